@@ -1,0 +1,17 @@
+/** The typed events the engine emits. The store, the session log and the reporters consume them. */
+import type { CheckResult, StageId, StageStatus } from './types.js';
+import type { HostConnectionState } from '../transport/types.js';
+
+export type EngineEvent =
+  | { type: 'host.state'; host: string; state: HostConnectionState; detail?: string }
+  | { type: 'stage.state'; stage: StageId; state: StageStatus }
+  | { type: 'cmd.start'; host: string; runId: string; stage: StageId; probe: string; commandLine: string; sudo: boolean }
+  | { type: 'cmd.output'; host: string; runId: string; stream: 'stdout' | 'stderr'; lines: string[] }
+  | {
+      type: 'cmd.exit'; host: string; runId: string; exitCode: number | null; signal: string | null;
+      durationMs: number; timedOut: boolean; cancelled: boolean;
+    }
+  | { type: 'check.result'; result: CheckResult }
+  | { type: 'engine.idle' };
+
+export type EngineListener = (event: EngineEvent) => void;

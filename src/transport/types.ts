@@ -1,0 +1,94 @@
+/**
+ * The transport contract: a Host runs commands and moves files. SSH (ssh2) and local (execa)
+ * implement it; the engine and checks only ever see this interface.
+ */
+
+/** What to run. `argv` is quoted word by word; `script` is sent on stdin to `bash -s`. */
+export type Command =
+  | { argv: readonly string[] }
+  | { script: string; args?: readonly string[] };
+
+export interface RunOptions {
+  /** Run as root through `sudo -n` (or `sudo -S` with a password sent on stdin). */
+  sudo?: boolean;
+  /** Bytes for the command's stdin (argv commands only; scripts use stdin themselves). */
+  stdin?: string | Buffer;
+  /** Kill the command after this many milliseconds (default: none). */
+  timeoutMs?: number;
+  /** Cancels the command: the remote process group is signalled and the promise settles. */
+  signal?: AbortSignal;
+  /** Extra environment, passed as quoted `NAME=value` assignments before the command. */
+  env?: Readonly<Record<string, string>>;
+  /** Raw chunks as they arrive (not normalised; the engine normalises once). */
+  onStdout?: (chunk: string) => void;
+  onStderr?: (chunk: string) => void;
+  /** Keep at most this many bytes of each stream in the result (default 64 MiB); the callbacks still see all. */
+  maxBufferBytes?: number;
+}
+
+export interface RunResult {
+  /** The exact command line that was sent (for evidence and the session log). */
+  commandLine: string;
+  exitCode: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+  durationMs: number;
+  timedOut: boolean;
+  cancelled: boolean;
+  /** True when a stream was longer than maxBufferBytes and its head was dropped. */
+  truncated: boolean;
+}
+
+export interface WriteFileOptions {
+  mode?: number;
+  sudo?: boolean;
+  /** Directory to copy the previous version into (default /var/lib/l20-setup/backup/<run-id>). */
+  backupDir?: string;
+}
+
+export interface WriteFileResult {
+  changed: boolean;
+  backupPath?: string;
+}
+
+export type HostConnectionState = 'idle' | 'connecting' | 'connected' | 'lost' | 'failed' | 'closed';
+
+export interface Host {
+  readonly name: string;
+  /** `address:port` for reports. */
+  readonly address: string;
+  connect(): Promise<void>;
+  run(command: Command, options?: RunOptions): Promise<RunResult>;
+  readFile(path: string, options?: { sudo?: boolean }): Promise<string>;
+  writeFileAtomic(path: string, content: string, options?: WriteFileOptions): Promise<WriteFileResult>;
+  onStateChange(listener: (state: HostConnectionState, detail?: string) => void): () => void;
+  close(): Promise<void>;
+}
+
+/** Raised for transport failures (not for non-zero exits, which are results). */
+export class TransportError extends Error {
+  constructor(
+    message: string,
+    readonly host: string,
+    readonly commandLine?: string,
+    readonly cause?: unknown,
+  ) {
+    super(message);
+    this.name = 'TransportError';
+  }
+}
+
+/** Raised when a host key is unknown (asks for trust) or has changed (refused). */
+export class HostKeyError extends Error {
+  constructor(
+    message: string,
+    readonly host: string,
+    readonly kind: 'unknown' | 'changed',
+    readonly presentedFingerprint: string,
+    readonly knownFingerprint?: string,
+  ) {
+    super(message);
+    this.name = 'HostKeyError';
+  }
+}
