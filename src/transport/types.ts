@@ -22,6 +22,8 @@ export interface RunOptions {
   /** Raw chunks as they arrive (not normalised; the engine normalises once). */
   onStdout?: (chunk: string) => void;
   onStderr?: (chunk: string) => void;
+  /** Called when the command actually starts (after waiting in the channel queue), with its line. */
+  onStart?: (commandLine: string) => void;
   /** Keep at most this many bytes of each stream in the result (default 64 MiB); the callbacks still see all. */
   maxBufferBytes?: number;
 }
@@ -72,7 +74,7 @@ export class TransportError extends Error {
     message: string,
     readonly host: string,
     readonly commandLine?: string,
-    readonly cause?: unknown,
+    override readonly cause?: unknown,
   ) {
     super(message);
     this.name = 'TransportError';

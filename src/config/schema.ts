@@ -1,0 +1,130 @@
+/**
+ * The cluster inventory and settings. Everything that ever reaches a command line is constrained
+ * here first (names, addresses, paths), and quoted again by the transport.
+ */
+import { z } from 'zod';
+
+/** Linux interface names: 1–15 bytes, no '/', ':' or whitespace, not '.' or '..' (dev_valid_name). */
+export const interfaceName = z
+  .string()
+  .regex(/^[A-Za-z0-9_.-]{1,15}$/, 'an interface name: 1–15 letters, digits, "_", "." or "-"')
+  .refine((s) => s !== '.' && s !== '..', 'an interface name other than "." or ".."');
+
+const hostLabel = /^(?!-)[A-Za-z0-9-]{1,63}(?<!-)$/;
+const ipv4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
+const ipv6 = /^[0-9A-Fa-f:.]{2,45}$/;
+
+export const hostAddress = z
+  .string()
+  .min(1, 'a host name or IP address')
+  .max(253, 'at most 253 characters')
+  .refine(
+    (s) => ipv4.test(s) || (s.includes(':') && ipv6.test(s)) || s.split('.').every((l) => hostLabel.test(l)),
+    'a DNS name, an IPv4 or an IPv6 address',
+  );
+
+export const hostName = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/, 'a short name: letters, digits, "_", "." or "-", at most 63, starting with a letter or digit');
+
+export const unixUser = z
+  .string()
+  .regex(/^[a-z_][a-z0-9_-]{0,31}$/, 'a POSIX user name: lower-case letters, digits, "_" or "-", at most 32');
+
+/** A local file path (identity files, known_hosts): absolute or ~-relative, printable, no NUL/newline. */
+export const localPath = z
+  .string()
+  .min(1)
+  .max(4096)
+  .regex(/^[^\u0000-\u001f\u007f]+$/, 'a file path without control characters')
+  .refine((s) => s.startsWith('/') || s.startsWith('~/') || s.startsWith('./') || !s.includes('\0'), 'a file path');
+
+export const authSchema = z.discriminatedUnion('method', [
+  z.object({ method: z.literal('agent') }).strict(),
+  z.object({ method: z.literal('identityFile'), path: localPath }).strict(),
+]);
+
+export const hostSchema = z
+  .object({
+    name: hostName,
+    /** Address to connect to; may be an alias of ~/.ssh/config (resolved as OpenSSH does). */
+    address: hostAddress,
+    port: z.number().int().min(1).max(65535).optional(),
+    user: unixUser.optional(),
+    auth: authSchema.optional(),
+    role: z.enum(['head', 'worker']),
+    mgmtInterface: interfaceName.optional(),
+    fabricPorts: z.array(interfaceName).max(16).optional(),
+    /** Extra known_hosts file checked before ~/.ssh/known_hosts (the lab writes its own). */
+    knownHostsFile: localPath.optional(),
+  })
+  .strict();
+
+export const networkSchema = z
+  .object({
+    design: z.enum(['A', 'B', 'tutorial']).default('A'),
+    mtu: z.number().int().min(1280).max(9216).default(9000),
+  })
+  .strict();
+
+export const qosSchema = z
+  .object({
+    /** PFC/ETS priority carrying RoCE (3 is the vendor default for lossless RoCE). */
+    priority: z.number().int().min(0).max(7).default(3),
+    /** DSCP value RoCE traffic is marked with; DSCP>>3 must equal the priority (26 → 3). */
+    dscp: z.number().int().min(0).max(63).default(26),
+    trust: z.enum(['dscp', 'pcp']).default('dscp'),
+  })
+  .strict();
+
+export const ncclSchema = z
+  .object({
+    gidIndex: z.union([z.literal('auto'), z.number().int().min(0).max(255)]).default('auto'),
+    crossNic: z.union([z.literal(0), z.literal(1), z.literal(2)]).default(0),
+    debug: z.enum(['WARN', 'INFO', 'TRACE', 'VERSION']).default('WARN'),
+  })
+  .strict();
+
+export const raySchema = z
+  .object({
+    port: z.number().int().min(1024).max(65535).default(6379),
+    dashboardPort: z.number().int().min(1024).max(65535).default(8265),
+  })
+  .strict();
+
+const modelId = z
+  .string()
+  .max(200)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*(\/[A-Za-z0-9][A-Za-z0-9._-]*)?$/, 'a Hugging Face model id such as "Qwen/Qwen2.5-7B-Instruct"');
+
+export const vllmSchema = z
+  .object({
+    model: modelId.default('Qwen/Qwen2.5-7B-Instruct'),
+    port: z.number().int().min(1024).max(65535).default(8000),
+    layout: z.enum(['auto', 'dp', 'tp-pp']).default('auto'),
+  })
+  .strict();
+
+export const clusterSchema = z
+  .object({
+    version: z.literal(1).default(1),
+    hosts: z
+      .array(hostSchema)
+      .min(1, 'at least one host')
+      .max(256)
+      .refine((hs) => new Set(hs.map((h) => h.name)).size === hs.length, 'unique host names'),
+    network: networkSchema.default({ design: 'A', mtu: 9000 }),
+    qos: qosSchema.default({ priority: 3, dscp: 26, trust: 'dscp' }),
+    nccl: ncclSchema.default({ gidIndex: 'auto', crossNic: 0, debug: 'WARN' }),
+    ray: raySchema.default({ port: 6379, dashboardPort: 8265 }),
+    vllm: vllmSchema.default({ model: 'Qwen/Qwen2.5-7B-Instruct', port: 8000, layout: 'auto' }),
+  })
+  .strict()
+  .refine((c) => c.qos.dscp >> 3 === c.qos.priority || c.qos.trust === 'pcp', {
+    message: 'qos.dscp >> 3 must equal qos.priority (DSCP 26 maps to priority 3)',
+    path: ['qos', 'dscp'],
+  });
+
+export type ClusterConfig = z.infer<typeof clusterSchema>;
+export type HostConfig = z.infer<typeof hostSchema>;
+export type ClusterInput = z.input<typeof clusterSchema>;

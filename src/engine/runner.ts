@@ -1,0 +1,218 @@
+/**
+ * The stage runner: for each host in parallel, probe → parse → evaluate; then the pair checks over
+ * every host's facts. It emits typed events and owns no UI. Probe failures become `fail`/`error`
+ * verdicts with the command, exit code and output as evidence — never exceptions to the caller.
+ */
+import type { Host, RunResult } from '../transport/types.js';
+import type { EngineEvent, EngineListener } from './events.js';
+import { OutputBatcher } from './output-batcher.js';
+import {
+  worstStatus,
+  type CheckResult,
+  type HostCheckDef,
+  type PairCheckDef,
+  type ProbeDef,
+  type StageDef,
+  type StageId,
+} from './types.js';
+
+const DEFAULT_PROBE_TIMEOUT_MS = 20_000;
+
+export interface StageOutcome {
+  stage: StageId;
+  results: CheckResult[];
+  /** Facts per host (absent for hosts that could not be reached). */
+  facts: Map<string, unknown>;
+}
+
+export class Engine {
+  private readonly listeners = new Set<EngineListener>();
+  private readonly controllers = new Set<AbortController>();
+  private running = 0;
+  private idleWaiters: Array<() => void> = [];
+  private seq = 0;
+  readonly facts = new Map<StageId, Map<string, unknown>>();
+
+  constructor(readonly hosts: readonly Host[]) {
+    for (const host of hosts) {
+      host.onStateChange((state, detail) =>
+        this.emit({ type: 'host.state', host: host.name, state, ...(detail ? { detail } : {}) }),
+      );
+    }
+  }
+
+  subscribe(listener: EngineListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private emit(event: EngineEvent): void {
+    for (const l of this.listeners) l(event);
+  }
+
+  /** Resolves when no stage is running (tests: act → await whenIdle → assert). */
+  whenIdle(): Promise<void> {
+    if (this.running === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  get busy(): boolean {
+    return this.running > 0;
+  }
+
+  /** Cancels every running command on every host. */
+  cancelAll(): void {
+    for (const c of this.controllers) c.abort();
+  }
+
+  /** Connects every host in parallel; unreachable hosts are reported through host.state, not thrown. */
+  async connectAll(): Promise<Map<string, Error>> {
+    const failures = new Map<string, Error>();
+    await Promise.all(
+      this.hosts.map(async (h) => {
+        try {
+          await h.connect();
+        } catch (err) {
+          failures.set(h.name, err as Error);
+          this.emit({ type: 'host.state', host: h.name, state: 'failed', detail: (err as Error).message });
+        }
+      }),
+    );
+    return failures;
+  }
+
+  async runStages(stages: readonly StageDef<any>[]): Promise<StageOutcome[]> {
+    const outcomes: StageOutcome[] = [];
+    for (const s of stages) outcomes.push(await this.runStage(s));
+    return outcomes;
+  }
+
+  async runStage<F>(stage: StageDef<F>): Promise<StageOutcome> {
+    this.running++;
+    const controller = new AbortController();
+    this.controllers.add(controller);
+    this.emit({ type: 'stage.state', stage: stage.id, state: 'running' });
+    const results: CheckResult[] = [];
+    const report = (r: CheckResult) => {
+      results.push(r);
+      this.emit({ type: 'check.result', result: r });
+    };
+    const factsByHost = new Map<string, F>();
+    try {
+      await Promise.all(
+        this.hosts.map(async (host) => {
+          const facts = await this.runHost(stage, host, controller.signal, report);
+          if (facts !== undefined) factsByHost.set(host.name, facts);
+        }),
+      );
+      const pairChecks = stage.checks.filter((c): c is PairCheckDef<F> => c.scope === 'pair');
+      const ordered = this.hosts.filter((h) => factsByHost.has(h.name)).map((h) => ({ host: h.name, facts: factsByHost.get(h.name) as F }));
+      for (const check of pairChecks) {
+        if (ordered.length < this.hosts.length) {
+          report({ id: check.id, stage: stage.id, host: null, status: 'skip', summary: 'skipped: not every host could be probed', evidence: `probed: ${ordered.map((o) => o.host).join(', ') || 'none'}` });
+          continue;
+        }
+        report(this.safeEvaluate(stage.id, check.id, null, () => check.evaluate(ordered)));
+      }
+      this.facts.set(stage.id, factsByHost as Map<string, unknown>);
+      this.emit({ type: 'stage.state', stage: stage.id, state: worstStatus(results.map((r) => r.status)) });
+      return { stage: stage.id, results, facts: factsByHost as Map<string, unknown> };
+    } finally {
+      this.controllers.delete(controller);
+      this.running--;
+      if (this.running === 0) {
+        this.emit({ type: 'engine.idle' });
+        const waiters = this.idleWaiters;
+        this.idleWaiters = [];
+        for (const w of waiters) w();
+      }
+    }
+  }
+
+  private async runHost<F>(
+    stage: StageDef<F>,
+    host: Host,
+    signal: AbortSignal,
+    report: (r: CheckResult) => void,
+  ): Promise<F | undefined> {
+    const hostChecks = stage.checks.filter((c): c is HostCheckDef<F> => c.scope === 'host');
+    const failAll = (status: 'error' | 'skip', summary: string, evidence: string) => {
+      for (const c of hostChecks) report({ id: c.id, stage: stage.id, host: host.name, status, summary, evidence });
+    };
+    try {
+      await host.connect();
+    } catch (err) {
+      failAll('error', `cannot connect to ${host.name}`, (err as Error).message);
+      return undefined;
+    }
+    const outputs: Record<string, RunResult> = {};
+    let transportError: Error | undefined;
+    await Promise.all(
+      stage.probes.map(async (probe) => {
+        try {
+          outputs[probe.id] = await this.runProbe(stage.id, host, probe, signal);
+        } catch (err) {
+          transportError ??= err as Error;
+        }
+      }),
+    );
+    if (signal.aborted) {
+      failAll('skip', 'cancelled by the operator', 'the stage was cancelled before its probes finished');
+      return undefined;
+    }
+    if (transportError) {
+      failAll('error', `lost ${host.name} while probing`, transportError.message);
+      return undefined;
+    }
+    let facts: F;
+    try {
+      facts = stage.collect({ host: host.name, results: outputs });
+    } catch (err) {
+      failAll('error', 'could not read the probe output', (err as Error).stack ?? String(err));
+      return undefined;
+    }
+    for (const check of hostChecks) {
+      report(this.safeEvaluate(stage.id, check.id, host.name, () => check.evaluate(facts, host.name)));
+    }
+    return facts;
+  }
+
+  private safeEvaluate(stage: StageId, id: string, host: string | null, fn: () => ReturnType<HostCheckDef<unknown>['evaluate']>): CheckResult {
+    try {
+      const v = fn();
+      return { id, stage, host, ...v };
+    } catch (err) {
+      return { id, stage, host, status: 'error', summary: 'the check itself failed (a bug in l20-setup)', evidence: (err as Error).stack ?? String(err) };
+    }
+  }
+
+  private async runProbe(stage: StageId, host: Host, probe: ProbeDef, signal: AbortSignal): Promise<RunResult> {
+    const runId = `${host.name}:${stage}:${probe.id}:${++this.seq}`;
+    const batcher = new OutputBatcher((stream, lines) => this.emit({ type: 'cmd.output', host: host.name, runId, stream, lines }));
+    let started = false;
+    try {
+      const result = await host.run(probe.command, {
+        sudo: probe.sudo ?? false,
+        timeoutMs: probe.timeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS,
+        signal,
+        onStdout: (c) => batcher.push('stdout', c),
+        onStderr: (c) => batcher.push('stderr', c),
+        onStart: (commandLine: string) => {
+          started = true;
+          this.emit({ type: 'cmd.start', host: host.name, runId, stage, probe: probe.id, commandLine, sudo: probe.sudo ?? false });
+        },
+      });
+      batcher.end();
+      if (!started) this.emit({ type: 'cmd.start', host: host.name, runId, stage, probe: probe.id, commandLine: result.commandLine, sudo: probe.sudo ?? false });
+      this.emit({
+        type: 'cmd.exit', host: host.name, runId, exitCode: result.exitCode, signal: result.signal,
+        durationMs: result.durationMs, timedOut: result.timedOut, cancelled: result.cancelled,
+      });
+      return result;
+    } catch (err) {
+      batcher.end();
+      this.emit({ type: 'cmd.exit', host: host.name, runId, exitCode: null, signal: null, durationMs: 0, timedOut: false, cancelled: signal.aborted });
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,201 @@
+/**
+ * One store for the whole UI: a pure reducer over engine events and UI actions. Screens read slices
+ * through selectors, so a tick of host A's output does not re-render host B's pane.
+ */
+import type { EngineEvent } from './events.js';
+import type { HostConnectionState } from '../transport/types.js';
+import { STAGE_IDS, worstStatus, type CheckResult, type StageId, type StageStatus } from './types.js';
+
+/** Lines of live output kept per host for its pane; the session log has everything. */
+export const PANE_LINES = 500;
+
+export interface CommandView {
+  runId: string;
+  stage: StageId;
+  probe: string;
+  commandLine: string;
+  sudo: boolean;
+  exitCode?: number | null;
+  durationMs?: number;
+  timedOut?: boolean;
+  cancelled?: boolean;
+  running: boolean;
+}
+
+export interface PaneState {
+  host: string;
+  address: string;
+  connection: HostConnectionState;
+  connectionDetail?: string;
+  /** Commands of the current stage run, in start order. */
+  commands: CommandView[];
+  /** The last PANE_LINES output lines of this host (stderr lines are marked). */
+  lines: Array<{ text: string; stderr: boolean }>;
+  /** Total lines seen, so views can show "… n earlier lines". */
+  totalLines: number;
+}
+
+export type Screen = 'setup' | 'pipeline' | 'stage';
+
+export interface UiState {
+  screen: Screen;
+  selectedStage: StageId;
+  /** Host shown in the left and right panes (indexes into hostOrder). */
+  leftHost: number;
+  rightHost: number;
+  confirmQuit: boolean;
+  /** A one-line message for the status bar. */
+  notice?: string;
+  showHelp: boolean;
+}
+
+export interface AppState {
+  hostOrder: string[];
+  panes: Record<string, PaneState>;
+  stages: Record<StageId, StageStatus>;
+  /** Check results of the latest run of each stage (host null = cluster check). */
+  checks: Record<StageId, CheckResult[]>;
+  busy: boolean;
+  ui: UiState;
+}
+
+export type UiAction =
+  | { type: 'ui.screen'; screen: Screen }
+  | { type: 'ui.selectStage'; stage: StageId }
+  | { type: 'ui.moveStage'; delta: number }
+  | { type: 'ui.cycleHost'; side: 'left' | 'right' }
+  | { type: 'ui.confirmQuit'; open: boolean }
+  | { type: 'ui.notice'; text?: string }
+  | { type: 'ui.toggleHelp' };
+
+export type Action = EngineEvent | UiAction;
+
+export function initialState(hosts: ReadonlyArray<{ name: string; address: string }>, screen: Screen = 'pipeline'): AppState {
+  const panes: Record<string, PaneState> = {};
+  for (const h of hosts) {
+    panes[h.name] = { host: h.name, address: h.address, connection: 'idle', commands: [], lines: [], totalLines: 0 };
+  }
+  const stages = Object.fromEntries(STAGE_IDS.map((id) => [id, 'pending'])) as Record<StageId, StageStatus>;
+  const checks = Object.fromEntries(STAGE_IDS.map((id) => [id, []])) as unknown as Record<StageId, CheckResult[]>;
+  return {
+    hostOrder: hosts.map((h) => h.name),
+    panes,
+    stages,
+    checks,
+    busy: false,
+    ui: { screen, selectedStage: 'inventory', leftHost: 0, rightHost: Math.min(1, hosts.length - 1), confirmQuit: false, showHelp: false },
+  };
+}
+
+function updatePane(state: AppState, host: string, f: (p: PaneState) => PaneState): AppState {
+  const pane = state.panes[host];
+  if (!pane) return state;
+  return { ...state, panes: { ...state.panes, [host]: f(pane) } };
+}
+
+function updateCommand(p: PaneState, runId: string, f: (c: CommandView) => CommandView): PaneState {
+  return { ...p, commands: p.commands.map((c) => (c.runId === runId ? f(c) : c)) };
+}
+
+export function reduce(state: AppState, action: Action): AppState {
+  switch (action.type) {
+    case 'host.state':
+      return updatePane(state, action.host, (p) => ({
+        ...p,
+        connection: action.state,
+        ...(action.detail !== undefined ? { connectionDetail: action.detail } : { connectionDetail: undefined }),
+      }));
+    case 'stage.state': {
+      const next: AppState = { ...state, stages: { ...state.stages, [action.stage]: action.state } };
+      if (action.state === 'running') {
+        // A new run of a stage replaces its previous results and the panes' command lists.
+        next.checks = { ...state.checks, [action.stage]: [] };
+        const panes: Record<string, PaneState> = {};
+        for (const [name, p] of Object.entries(state.panes)) panes[name] = { ...p, commands: [] };
+        next.panes = panes;
+        next.busy = true;
+      }
+      return next;
+    }
+    case 'cmd.start':
+      return updatePane(state, action.host, (p) => ({
+        ...p,
+        commands: [...p.commands, { runId: action.runId, stage: action.stage, probe: action.probe, commandLine: action.commandLine, sudo: action.sudo, running: true }],
+      }));
+    case 'cmd.output':
+      return updatePane(state, action.host, (p) => {
+        const added = action.lines.map((text) => ({ text, stderr: action.stream === 'stderr' }));
+        const lines = p.lines.length + added.length > PANE_LINES ? [...p.lines, ...added].slice(-PANE_LINES) : [...p.lines, ...added];
+        return { ...p, lines, totalLines: p.totalLines + added.length };
+      });
+    case 'cmd.exit':
+      return updatePane(state, action.host, (p) =>
+        updateCommand(p, action.runId, (c) => ({
+          ...c, running: false, exitCode: action.exitCode, durationMs: action.durationMs, timedOut: action.timedOut, cancelled: action.cancelled,
+        })),
+      );
+    case 'check.result': {
+      const stage = action.result.stage;
+      return { ...state, checks: { ...state.checks, [stage]: [...state.checks[stage], action.result] } };
+    }
+    case 'engine.idle':
+      return { ...state, busy: false };
+    case 'ui.screen':
+      return { ...state, ui: { ...state.ui, screen: action.screen } };
+    case 'ui.selectStage':
+      return { ...state, ui: { ...state.ui, selectedStage: action.stage } };
+    case 'ui.moveStage': {
+      const i = STAGE_IDS.indexOf(state.ui.selectedStage);
+      const j = Math.max(0, Math.min(STAGE_IDS.length - 1, i + action.delta));
+      return { ...state, ui: { ...state.ui, selectedStage: STAGE_IDS[j] ?? state.ui.selectedStage } };
+    }
+    case 'ui.cycleHost': {
+      const n = state.hostOrder.length;
+      if (n === 0) return state;
+      const key = action.side === 'left' ? 'leftHost' : 'rightHost';
+      return { ...state, ui: { ...state.ui, [key]: (state.ui[key] + 1) % n } };
+    }
+    case 'ui.confirmQuit':
+      return { ...state, ui: { ...state.ui, confirmQuit: action.open } };
+    case 'ui.notice':
+      return { ...state, ui: { ...state.ui, ...(action.text !== undefined ? { notice: action.text } : { notice: undefined }) } };
+    case 'ui.toggleHelp':
+      return { ...state, ui: { ...state.ui, showHelp: !state.ui.showHelp } };
+    default: {
+      const unreachable: never = action;
+      throw new Error(`unknown action ${JSON.stringify(unreachable)}`);
+    }
+  }
+}
+
+/** A minimal external store for useSyncExternalStore: dispatch, getState, subscribe. */
+export class Store {
+  private state: AppState;
+  private readonly listeners = new Set<() => void>();
+
+  constructor(initial: AppState) {
+    this.state = initial;
+  }
+
+  getState = (): AppState => this.state;
+
+  dispatch = (action: Action): void => {
+    const next = reduce(this.state, action);
+    if (next === this.state) return;
+    this.state = next;
+    for (const l of this.listeners) l();
+  };
+
+  subscribe = (listener: () => void): (() => void) => {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  };
+}
+
+/** Roll-up of one stage on one host (or the cluster row when host is null). */
+export function stageStatusFor(state: AppState, stage: StageId, host: string | null): StageStatus {
+  const overall = state.stages[stage];
+  const results = state.checks[stage].filter((c) => c.host === host);
+  if (results.length === 0) return overall === 'running' ? 'running' : 'pending';
+  return overall === 'running' ? 'running' : worstStatus(results.map((r) => r.status));
+}
