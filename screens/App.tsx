@@ -1,0 +1,118 @@
+/**
+ * The root: title bar, the current screen, footer. One dispatcher routes keys: global bindings
+ * first (Ctrl-C, quit, help), then the screen's table.
+ */
+import React from 'react';
+import { Box, Text, useInput } from 'ink';
+import Spinner from 'ink-spinner';
+import { STAGE_IDS } from '../src/engine/types.js';
+import { useController, useSelector, useStore } from './store-context.js';
+import { useTerminalSize } from './use-terminal-size.js';
+import { globalBindings, matches, pipelineBindings, stageBindings, setupBindings, type Binding } from './keys.js';
+import { Footer, HelpOverlay } from './widgets/Footer.js';
+import { PipelineView } from './pipeline/PipelineView.js';
+import { StageView } from './stage/StageView.js';
+import { SetupView } from './setup/SetupView.js';
+import { fit } from './format.js';
+
+export function App() {
+  const store = useStore();
+  const controller = useController();
+  const { columns, rows } = useTerminalSize();
+  const screen = useSelector((s) => s.ui.screen);
+  const busy = useSelector((s) => s.busy);
+  const confirmQuit = useSelector((s) => s.ui.confirmQuit);
+  const showHelp = useSelector((s) => s.ui.showHelp);
+  const notice = useSelector((s) => s.ui.notice);
+  const stage = useSelector((s) => s.ui.selectedStage);
+  const dispatch = store.dispatch;
+
+  const bindings: ReadonlyArray<Binding> = screen === 'pipeline' ? pipelineBindings : screen === 'stage' ? stageBindings : setupBindings;
+
+  useInput((input, key) => {
+    if (confirmQuit) {
+      if (input === 'y' || input === 'q' || (key.ctrl && input === 'c')) controller.quit();
+      else dispatch({ type: 'ui.confirmQuit', open: false });
+      return;
+    }
+    const g = globalBindings.find((b) => matches(b, input, key));
+    if (g && !(screen === 'setup' && g.command !== 'interrupt')) {
+      if (g.command === 'help') dispatch({ type: 'ui.toggleHelp' });
+      else if (g.command === 'interrupt') {
+        if (store.getState().busy) {
+          controller.cancel();
+          dispatch({ type: 'ui.notice', text: 'cancelled the running commands on every host; ^C again to quit' });
+        } else dispatch({ type: 'ui.confirmQuit', open: true });
+      } else if (g.command === 'quit') {
+        if (store.getState().busy) dispatch({ type: 'ui.confirmQuit', open: true });
+        else controller.quit();
+      }
+      return;
+    }
+    if (screen === 'pipeline') {
+      const b = pipelineBindings.find((x) => matches(x, input, key));
+      switch (b?.command) {
+        case 'up': dispatch({ type: 'ui.moveStage', delta: -1 }); break;
+        case 'down': dispatch({ type: 'ui.moveStage', delta: 1 }); break;
+        case 'open': dispatch({ type: 'ui.screen', screen: 'stage' }); break;
+        case 'run': runSelected(); break;
+        case 'runAll': controller.runAll(); dispatch({ type: 'ui.screen', screen: 'stage' }); break;
+        case 'setup': dispatch({ type: 'ui.screen', screen: 'setup' }); break;
+        default: break;
+      }
+    } else if (screen === 'stage') {
+      const b = stageBindings.find((x) => matches(x, input, key));
+      switch (b?.command) {
+        case 'back': dispatch({ type: 'ui.screen', screen: 'pipeline' }); break;
+        case 'run': runSelected(); break;
+        case 'cancel': controller.cancel(); break;
+        case 'left': dispatch({ type: 'ui.cycleHost', side: 'left' }); break;
+        case 'right': dispatch({ type: 'ui.cycleHost', side: 'right' }); break;
+        case 'prev': dispatch({ type: 'ui.moveStage', delta: -1 }); break;
+        case 'next': dispatch({ type: 'ui.moveStage', delta: 1 }); break;
+        default: break;
+      }
+    }
+  });
+
+  function runSelected() {
+    if (!controller.implementedStages.includes(stage)) {
+      dispatch({ type: 'ui.notice', text: `${stage} has no checks yet; implemented: ${controller.implementedStages.join(', ')}` });
+      return;
+    }
+    dispatch({ type: 'ui.notice' });
+    dispatch({ type: 'ui.screen', screen: 'stage' });
+    controller.runStage(stage);
+  }
+
+  // Leave one spare row: a frame as tall as the terminal makes Ink clear the whole screen.
+  const bodyHeight = Math.max(6, rows - 1 - 2 - 1);
+  const index = STAGE_IDS.indexOf(stage) + 1;
+  const title = screen === 'setup' ? 'setup' : screen === 'pipeline' ? 'pipeline' : `stage ${index}/${STAGE_IDS.length} ${stage} — ${controller.stageTitle(stage)}`;
+  return (
+    <Box flexDirection="column" width={columns} height={rows - 1}>
+      <Box>
+        <Text bold color="cyan" wrap="truncate">{fit(`l20-setup · ${title}`, columns - 12)}</Text>
+        <Text>{busy ? <Spinner type="dots" /> : ' '}</Text>
+        <Text wrap="truncate" dimColor>{busy ? ' running ' : ' idle    '}</Text>
+      </Box>
+      {showHelp ? (
+        <HelpOverlay bindings={bindings} width={columns} />
+      ) : screen === 'pipeline' ? (
+        <PipelineView width={columns} height={bodyHeight} />
+      ) : screen === 'stage' ? (
+        <StageView width={columns} height={bodyHeight} />
+      ) : (
+        <SetupView width={columns} height={bodyHeight} onDone={() => dispatch({ type: 'ui.screen', screen: 'pipeline' })} />
+      )}
+      {confirmQuit ? (
+        <Box flexDirection="column">
+          <Text color="red" wrap="truncate">{fit(busy ? 'Commands are running. Quit anyway (they are cancelled on every host)? y/n' : 'Quit l20-setup? y/n', columns)}</Text>
+          <Text> </Text>
+        </Box>
+      ) : (
+        <Footer bindings={bindings} width={columns} notice={notice} />
+      )}
+    </Box>
+  );
+}

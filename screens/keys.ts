@@ -1,0 +1,75 @@
+/**
+ * Keybindings are tables: the footer and the help overlay are generated from them, and the root
+ * dispatcher routes input through them (global first, then the screen's).
+ */
+import type { Key } from 'ink';
+
+export interface Binding<C extends string = string> {
+  keys: string[];
+  /** Display form, e.g. "↑↓". */
+  label: string;
+  command: C;
+  description: string;
+  /** The few words the footer shows. */
+  hint?: string;
+  showInFooter: boolean;
+}
+
+export function matches(binding: Binding, input: string, key: Key): boolean {
+  return binding.keys.some((k) => {
+    switch (k) {
+      case 'up': return key.upArrow;
+      case 'down': return key.downArrow;
+      case 'left': return key.leftArrow;
+      case 'right': return key.rightArrow;
+      case 'enter': return key.return;
+      case 'escape': return key.escape;
+      case 'tab': return key.tab && !key.shift;
+      case 'ctrl+c': return key.ctrl && input === 'c';
+      default: return !key.ctrl && !key.meta && input === k;
+    }
+  });
+}
+
+export const globalBindings: Binding<'quit' | 'help' | 'interrupt'>[] = [
+  { keys: ['ctrl+c'], label: '^C', command: 'interrupt', description: 'cancel running commands, then ask to quit', showInFooter: false },
+  { keys: ['q'], label: 'q', command: 'quit', description: 'quit (asks first while commands run)', hint: 'quit', showInFooter: true },
+  { keys: ['?'], label: '?', command: 'help', description: 'show or hide all keys', hint: 'help', showInFooter: true },
+];
+
+export const pipelineBindings: Binding<'up' | 'down' | 'open' | 'run' | 'runAll' | 'setup'>[] = [
+  { keys: ['up', 'k'], label: '↑↓', command: 'up', description: 'select stage', hint: 'stage', showInFooter: true },
+  { keys: ['down', 'j'], label: '', command: 'down', description: 'select next stage', showInFooter: false },
+  { keys: ['enter'], label: '⏎', command: 'open', description: 'open the stage view', hint: 'open', showInFooter: true },
+  { keys: ['r'], label: 'r', command: 'run', description: 'run the selected stage\'s checks on every host', hint: 'run', showInFooter: true },
+  { keys: ['a'], label: 'a', command: 'runAll', description: 'run every implemented stage\'s checks', hint: 'run all', showInFooter: true },
+  { keys: ['s'], label: 's', command: 'setup', description: 'edit hosts (setup)', hint: 'hosts', showInFooter: true },
+];
+
+export const stageBindings: Binding<'back' | 'run' | 'cancel' | 'left' | 'right' | 'prev' | 'next'>[] = [
+  { keys: ['escape', 'b'], label: 'esc', command: 'back', description: 'back to the pipeline', hint: 'back', showInFooter: true },
+  { keys: ['r'], label: 'r', command: 'run', description: 'run this stage\'s checks on every host', hint: 'run', showInFooter: true },
+  { keys: ['c'], label: 'c', command: 'cancel', description: 'cancel running commands', hint: 'cancel', showInFooter: true },
+  { keys: ['['], label: '[', command: 'left', description: 'show another host in the left pane', hint: 'left host', showInFooter: true },
+  { keys: [']'], label: ']', command: 'right', description: 'show another host in the right pane', hint: 'right host', showInFooter: true },
+  { keys: ['left', 'h'], label: '←→', command: 'prev', description: 'previous stage', hint: 'stage', showInFooter: true },
+  { keys: ['right', 'l'], label: '', command: 'next', description: 'next stage', showInFooter: false },
+];
+
+export const setupBindings: Binding<'up' | 'down' | 'edit' | 'add' | 'delete' | 'test' | 'save' | 'back'>[] = [
+  { keys: ['up', 'k'], label: '↑↓', command: 'up', description: 'select field', hint: 'field', showInFooter: true },
+  { keys: ['down', 'j'], label: '', command: 'down', description: 'select next field', showInFooter: false },
+  { keys: ['enter'], label: '⏎', command: 'edit', description: 'edit the field (⏎ again to keep, esc to undo)', hint: 'edit', showInFooter: true },
+  { keys: ['+'], label: '+', command: 'add', description: 'add a host', hint: 'add', showInFooter: true },
+  { keys: ['-'], label: '-', command: 'delete', description: 'remove the selected host', hint: 'remove', showInFooter: true },
+  { keys: ['t'], label: 't', command: 'test', description: 'test the connection of every host', hint: 'test', showInFooter: true },
+  { keys: ['w'], label: 'w', command: 'save', description: 'save the inventory', hint: 'save', showInFooter: true },
+  { keys: ['escape'], label: 'esc', command: 'back', description: 'back to the pipeline', hint: 'back', showInFooter: true },
+];
+
+export function footerText(bindings: ReadonlyArray<Binding>): string {
+  return bindings
+    .filter((b) => b.showInFooter)
+    .map((b) => `${b.label} ${b.hint ?? b.description}`)
+    .join('  ');
+}

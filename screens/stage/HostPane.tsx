@@ -1,0 +1,64 @@
+/**
+ * One host's pane: connection, the commands of this stage run, the live output (last lines that
+ * fit) and each check's verdict with its one-line reason. Every row is one truncated Text, so
+ * content can never change the layout's height.
+ */
+import React from 'react';
+import { Box, Text } from 'ink';
+import type { StageId } from '../../src/engine/types.js';
+import { useSelector } from '../store-context.js';
+import { fit, formatDuration, formatExit, STATUS_COLOR, STATUS_GLYPH } from '../format.js';
+
+const CONNECTION_COLOR: Record<string, string> = {
+  connected: 'green', connecting: 'cyan', lost: 'red', failed: 'red', closed: 'gray', idle: 'gray',
+};
+
+export function paneLayout(height: number, commandCount: number, checkCount: number) {
+  const inner = Math.max(4, height - 2); // border
+  const checks = Math.min(checkCount, Math.max(1, Math.floor((inner - 2) / 2)));
+  const commands = Math.min(commandCount, 3, Math.max(0, inner - 2 - checks - 2));
+  const output = Math.max(1, inner - 1 - commands - checks - 1);
+  return { inner, checks, commands, output };
+}
+
+export function HostPane(props: { host: string; stage: StageId; width: number; height: number }) {
+  const pane = useSelector((s) => s.panes[props.host]);
+  const checks = useSelector((s) => s.checks[props.stage]);
+  if (!pane) return null;
+  const mine = checks.filter((c) => c.host === props.host);
+  const w = Math.max(10, props.width - 4);
+  const layout = paneLayout(props.height, pane.commands.length, mine.length);
+  const commands = pane.commands.slice(-layout.commands);
+  const output = pane.lines.slice(-layout.output);
+  const padRows = layout.output - output.length;
+  const running = pane.commands.filter((c) => c.running).length;
+  return (
+    <Box flexDirection="column" borderStyle="round" borderColor={CONNECTION_COLOR[pane.connection] ?? 'gray'} width={props.width} height={props.height} paddingX={1}>
+      <Text wrap="truncate" bold>
+        {fit(`${pane.host}  ${pane.address}  ${pane.connection}${running ? `  ${running} running` : ''}${pane.connectionDetail && pane.connection !== 'connected' ? ` — ${pane.connectionDetail}` : ''}`, w)}
+      </Text>
+      {commands.map((c) => {
+        const st = c.running ? 'running' : c.exitCode === 0 ? 'pass' : 'warn';
+        const tail = c.running ? 'running' : `${formatExit(c.exitCode, c.timedOut, c.cancelled)} ${formatDuration(c.durationMs)}`;
+        return (
+          <Text key={c.runId} wrap="truncate" color={STATUS_COLOR[st]}>
+            {fit(`$ ${c.sudo ? '[root] ' : ''}${c.probe}: ${tail}`, w)}
+          </Text>
+        );
+      })}
+      <Text wrap="truncate" dimColor>{fit(`── output${pane.totalLines > output.length ? ` (last ${output.length} of ${pane.totalLines} lines; full text in the session log)` : ''}`, w)}</Text>
+      {output.map((l, i) => (
+        <Text key={`o${i}`} wrap="truncate" {...(l.stderr ? { color: 'yellow' } : {})}>{fit(l.text.replace(/\t/g, '  '), w)}</Text>
+      ))}
+      {Array.from({ length: padRows }, (_, i) => (
+        <Text key={`p${i}`}> </Text>
+      ))}
+      {mine.slice(0, layout.checks).map((c) => (
+        <Text key={c.id} wrap="truncate">
+          <Text color={STATUS_COLOR[c.status]}>{STATUS_GLYPH[c.status]} </Text>
+          {fit(`${c.id.replace(`${props.stage}.`, '')}  ${c.summary}`, w - 2)}
+        </Text>
+      ))}
+    </Box>
+  );
+}
