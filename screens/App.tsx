@@ -25,11 +25,17 @@ export function App() {
   const showHelp = useSelector((s) => s.ui.showHelp);
   const notice = useSelector((s) => s.ui.notice);
   const stage = useSelector((s) => s.ui.selectedStage);
+  const trust = useSelector((s) => s.ui.trust);
   const dispatch = store.dispatch;
 
   const bindings: ReadonlyArray<Binding> = screen === 'pipeline' ? pipelineBindings : screen === 'stage' ? stageBindings : setupBindings;
 
   useInput((input, key) => {
+    if (trust) {
+      if (input === 'y') controller.answerTrust(true);
+      else if (input === 'n' || key.escape) controller.answerTrust(false);
+      return;
+    }
     if (confirmQuit) {
       if (input === 'y' || input === 'q' || (key.ctrl && input === 'c')) controller.quit();
       else dispatch({ type: 'ui.confirmQuit', open: false });
@@ -105,7 +111,12 @@ export function App() {
       ) : (
         <SetupView width={columns} height={bodyHeight} onDone={() => dispatch({ type: 'ui.screen', screen: 'pipeline' })} />
       )}
-      {confirmQuit ? (
+      {trust ? (
+        <Box flexDirection="column">
+          <Text color="yellow" wrap="truncate">{fit(`${trust.host} (${trust.address}) presents an unknown ${trust.keyType} host key ${trust.fingerprint}`, columns)}</Text>
+          <Text color="yellow" wrap="truncate">{fit('Trust it and add it to ~/.ssh/known_hosts? Compare with `ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub` on the server. y/n', columns)}</Text>
+        </Box>
+      ) : confirmQuit ? (
         <Box flexDirection="column">
           <Text color="red" wrap="truncate">{fit(busy ? 'Commands are running. Quit anyway (they are cancelled on every host)? y/n' : 'Quit l20-setup? y/n', columns)}</Text>
           <Text> </Text>

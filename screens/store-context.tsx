@@ -1,25 +1,9 @@
 /** The store and the controller reach views through context; views subscribe to slices. */
 import React, { createContext, useContext, useSyncExternalStore } from 'react';
 import type { AppState, Store } from '../src/engine/store.js';
-import type { StageId } from '../src/engine/types.js';
-import type { HostConfig } from '../src/config/schema.js';
+import type { Controller } from '../src/engine/controller.js';
 
-/** What views may ask for; implemented outside the view layer (no SSH here). */
-export interface Controller {
-  runStage(stage: StageId): void;
-  runAll(): void;
-  cancel(): void;
-  quit(): void;
-  /** Setup screen: connect to a host and report, without saving anything. */
-  testConnection(host: HostConfig): Promise<{ ok: boolean; message: string }>;
-  /** Setup screen: validate and save; resolves with an error message or undefined on success. */
-  saveHosts(hosts: HostConfig[]): Promise<string | undefined>;
-  /** Stages that have checks implemented. */
-  implementedStages: readonly StageId[];
-  stageTitle(stage: StageId): string;
-  stagePurpose(stage: StageId): string;
-  initialHosts: HostConfig[];
-}
+export type { Controller };
 
 const StoreContext = createContext<Store | null>(null);
 const ControllerContext = createContext<Controller | null>(null);

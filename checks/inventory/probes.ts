@@ -8,6 +8,7 @@ import type { ProbeDef } from '../../src/engine/types.js';
 export const PCIE_SCRIPT = `devs=$( { lspci -D -d 10de:; lspci -D -d 15b3:; } | cut -d' ' -f1)
 all=
 for d in $devs; do
+  echo "pci_path $d $(readlink -f "/sys/bus/pci/devices/$d")"
   for seg in $(readlink -f "/sys/bus/pci/devices/$d" | tr / ' '); do
     case $seg in ????:??:??.?) all="$all $seg";; esac
   done

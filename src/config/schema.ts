@@ -57,6 +57,11 @@ export const hostSchema = z
     fabricPorts: z.array(interfaceName).max(16).optional(),
     /** Extra known_hosts file checked before ~/.ssh/known_hosts (the lab writes its own). */
     knownHostsFile: localPath.optional(),
+    /** Pins the host key: the connection is refused unless the key has this SHA256 fingerprint. */
+    hostKeyFingerprint: z
+      .string()
+      .regex(/^SHA256:[A-Za-z0-9+/]{43}$/, 'a SHA256 fingerprint as ssh-keygen -lf prints it (SHA256: and 43 base64 characters)')
+      .optional(),
   })
   .strict();
 

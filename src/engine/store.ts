@@ -47,6 +47,8 @@ export interface UiState {
   /** A one-line message for the status bar. */
   notice?: string;
   showHelp: boolean;
+  /** An unknown host key waiting for the operator's decision. */
+  trust?: { host: string; address: string; keyType: string; fingerprint: string };
 }
 
 export interface AppState {
@@ -66,9 +68,13 @@ export type UiAction =
   | { type: 'ui.cycleHost'; side: 'left' | 'right' }
   | { type: 'ui.confirmQuit'; open: boolean }
   | { type: 'ui.notice'; text?: string }
-  | { type: 'ui.toggleHelp' };
+  | { type: 'ui.toggleHelp' }
+  | { type: 'ui.trust'; prompt?: UiState['trust'] };
 
-export type Action = EngineEvent | UiAction;
+/** The host list changed (setup saved a new inventory). */
+export type SessionAction = { type: 'session.hosts'; hosts: ReadonlyArray<{ name: string; address: string }> };
+
+export type Action = EngineEvent | UiAction | SessionAction;
 
 export function initialState(hosts: ReadonlyArray<{ name: string; address: string }>, screen: Screen = 'pipeline'): AppState {
   const panes: Record<string, PaneState> = {};
@@ -140,6 +146,10 @@ export function reduce(state: AppState, action: Action): AppState {
     }
     case 'engine.idle':
       return { ...state, busy: false };
+    case 'session.hosts': {
+      const fresh = initialState(action.hosts, state.ui.screen);
+      return { ...fresh, ui: { ...state.ui, leftHost: 0, rightHost: Math.min(1, action.hosts.length - 1) } };
+    }
     case 'ui.screen':
       return { ...state, ui: { ...state.ui, screen: action.screen } };
     case 'ui.selectStage':
@@ -159,6 +169,8 @@ export function reduce(state: AppState, action: Action): AppState {
       return { ...state, ui: { ...state.ui, confirmQuit: action.open } };
     case 'ui.notice':
       return { ...state, ui: { ...state.ui, ...(action.text !== undefined ? { notice: action.text } : { notice: undefined }) } };
+    case 'ui.trust':
+      return { ...state, ui: { ...state.ui, ...(action.prompt ? { trust: action.prompt } : { trust: undefined }) } };
     case 'ui.toggleHelp':
       return { ...state, ui: { ...state.ui, showHelp: !state.ui.showHelp } };
     default: {

@@ -94,3 +94,22 @@ export class HostKeyError extends Error {
     this.name = 'HostKeyError';
   }
 }
+
+/**
+ * A command the transport ran for itself (readFile, writeFileAtomic's steps) exited non-zero or was killed.
+ * Carries the exit status and the last output lines (sanitized) for the report.
+ */
+export class CommandFailedError extends TransportError {
+  constructor(
+    message: string,
+    host: string,
+    commandLine: string,
+    readonly exitCode: number | null,
+    readonly signal: string | null,
+    readonly stderrLines: readonly string[],
+    readonly stdoutLines: readonly string[] = [],
+  ) {
+    super(message, host, commandLine);
+    this.name = 'CommandFailedError';
+  }
+}

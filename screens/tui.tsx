@@ -1,0 +1,61 @@
+/**
+ * Renders the app full screen. Ink 6.8 has no alternateScreen option, so we enter the alternate
+ * screen ourselves and leave it on every exit path (quit, signals, crashes).
+ */
+import React from 'react';
+import { render } from 'ink';
+import { App } from './App.js';
+import { Providers } from './store-context.js';
+import type { Store } from '../src/engine/store.js';
+import type { Controller } from '../src/engine/controller.js';
+
+const ENTER_ALT = '\u001b[?1049h';
+const LEAVE_ALT = '\u001b[?1049l';
+const SHOW_CURSOR = '\u001b[?25h';
+
+export async function renderApp(store: Store, controller: Controller & { whenQuit(): Promise<void> }): Promise<void> {
+  const out = process.stdout;
+  let restored = false;
+  const restore = () => {
+    if (restored) return;
+    restored = true;
+    out.write(LEAVE_ALT + SHOW_CURSOR);
+  };
+  out.write(ENTER_ALT);
+  const onSignal = (signal: NodeJS.Signals) => {
+    controller.quit();
+    instance.unmount();
+    restore();
+    process.exit(signal === 'SIGTERM' ? 143 : 129);
+  };
+  const onCrash = (err: unknown) => {
+    try {
+      instance.unmount();
+    } finally {
+      restore();
+      process.stderr.write(`l20-setup: internal error: ${err instanceof Error ? err.stack : String(err)}\n`);
+      process.exit(2);
+    }
+  };
+  process.on('exit', restore);
+  process.once('SIGTERM', onSignal);
+  process.once('SIGHUP', onSignal);
+  process.once('uncaughtException', onCrash);
+  const instance = render(
+    <Providers store={store} controller={controller}>
+      <App />
+    </Providers>,
+    { exitOnCtrlC: false, patchConsole: false, maxFps: 15, incrementalRendering: true },
+  );
+  try {
+    await controller.whenQuit();
+  } finally {
+    instance.unmount();
+    await instance.waitUntilExit().catch(() => undefined);
+    restore();
+    process.off('SIGTERM', onSignal);
+    process.off('SIGHUP', onSignal);
+    process.off('uncaughtException', onCrash);
+    process.off('exit', restore);
+  }
+}

@@ -1,0 +1,223 @@
+/**
+ * Command-line entry: verbs and flags (DESIGN.md "CLI contract"). The interactive TUI is loaded
+ * lazily from screens/ so `--version` and non-interactive verbs start fast and without React.
+ */
+import { parseArgs } from 'node:util';
+import { readFileSync } from 'node:fs';
+import { STAGE_IDS, type StageId } from './engine/types.js';
+import { Engine } from './engine/runner.js';
+import { SessionLog } from './engine/session-log.js';
+import { ConfigError } from './config/errors.js';
+import { openTarget, type Target } from './target.js';
+import { STAGES, stageById } from './stages.js';
+import { exitCodeFor, jsonReport, painter, plainReporter } from './report.js';
+import { HostKeyError } from './transport/types.js';
+import { Store, initialState } from './engine/store.js';
+import { TuiSession } from './session.js';
+import { SavedConfig } from './config/store.js';
+
+/** The package version, found by walking up from this file (works from src/ and from dist/src/). */
+function packageVersion(): string {
+  for (const rel of ['../package.json', '../../package.json']) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'l20-setup' && pkg.version) return pkg.version;
+    } catch {
+      // try the next level up
+    }
+  }
+  return 'unknown';
+}
+
+const VERSION = packageVersion();
+
+const VERBS = ['check', 'plan', 'apply', 'monitor', 'troubleshoot', 'lint', 'doctor', 'bundle', 'report', 'lab'] as const;
+
+const HELP: Record<string, string> = {
+  main: `l20-setup ${VERSION} — build and watch a two-node L20 RoCE v2 + GPUDirect + NCCL + Ray + vLLM cluster
+
+Usage:
+  l20-setup                       interactive TUI on the saved inventory (first run: setup screen)
+  l20-setup --lab [--scenario S]  the same, on a built-in two-host simulated lab
+  l20-setup check [--stage ID…] [TARGET] [--json]   read-only checks
+  l20-setup lab serve [--hosts N] [--scenario S] [--seed N] [--inventory-out FILE]
+
+TARGET: --lab [--scenario S] [--seed N] | --inventory FILE   (default: the saved inventory)
+Stages: ${STAGE_IDS.join(', ')}
+Coming in later releases: plan, apply, monitor, troubleshoot, lint, doctor, bundle, report.
+
+Options: --help, --version on every verb. NO_COLOR disables colour. Exit: 0 ok, 1 a check failed, 2 usage/config/connection error.`,
+  check: `Usage: l20-setup check [--stage ID …] [--lab [--scenario S] [--seed N] | --inventory FILE] [--json] [--verbose]
+
+Runs the read-only checks of the given stages (default: every implemented stage) on every host.
+Prints one line per check (with --verbose also every command and its output); --json prints the
+version-1 report. Exit 0 when nothing failed, 1 when a check failed, 2 on a usage, config or
+connection error. Stages: ${STAGE_IDS.join(', ')}`,
+  lab: `Usage: l20-setup lab serve [--hosts N] [--scenario S] [--seed N] [--inventory-out FILE]
+
+Runs simulated L20 servers (real SSH on 127.0.0.1) until interrupted. With --inventory-out, writes an
+inventory any other invocation can use (--inventory FILE), plus FILE.ssh_config for OpenSSH
+(ssh -F FILE.ssh_config l20-n1) and FILE.ansible.ini for Ansible.`,
+};
+
+class UsageError extends Error {}
+
+function parse(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      help: { type: 'boolean', short: 'h' },
+      version: { type: 'boolean', short: 'V' },
+      lab: { type: 'boolean' },
+      scenario: { type: 'string' },
+      seed: { type: 'string' },
+      hosts: { type: 'string' },
+      inventory: { type: 'string' },
+      'inventory-out': { type: 'string' },
+      stage: { type: 'string', multiple: true },
+      json: { type: 'boolean' },
+      verbose: { type: 'boolean', short: 'v' },
+    },
+  });
+}
+
+function intOption(name: string, value: string | undefined, min: number, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) throw new UsageError(`--${name} ${JSON.stringify(value)}: expected a whole number from ${min} to ${max}`);
+  return Number(value);
+}
+
+function stagesFrom(ids: string[] | undefined) {
+  const wanted = (ids ?? []).flatMap((s) => s.split(','));
+  for (const id of wanted) {
+    if (!STAGE_IDS.includes(id as StageId)) throw new UsageError(`--stage ${JSON.stringify(id)}: unknown stage; stages are ${STAGE_IDS.join(', ')}`);
+  }
+  if (wanted.length === 0) return [...STAGES];
+  const defs = wanted.map((id) => stageById(id as StageId));
+  const missing = wanted.filter((_, i) => !defs[i]);
+  if (missing.length > 0) throw new UsageError(`stage ${missing.join(', ')} has no checks yet in this release; implemented: ${STAGES.map((s) => s.id).join(', ')}`);
+  return defs.filter((d): d is NonNullable<typeof d> => !!d);
+}
+
+async function runCheck(values: ReturnType<typeof parse>['values']): Promise<number> {
+  const stages = stagesFrom(values.stage);
+  const target = await openTarget({
+    lab: values.lab ?? false,
+    ...(values.scenario ? { scenario: values.scenario } : {}),
+    ...(values.seed ? { seed: intOption('seed', values.seed, 0, 2 ** 31)! } : {}),
+    ...(values.inventory ? { inventory: values.inventory } : {}),
+  });
+  if (!target) {
+    process.stderr.write('l20-setup: no saved inventory yet. Run `l20-setup` to enter your hosts, or pass --inventory FILE or --lab.\n');
+    return 2;
+  }
+  const log = new SessionLog();
+  const engine = new Engine(target.hosts);
+  engine.subscribe((e) => log.record(e));
+  const paint = painter(!process.env.NO_COLOR && process.stdout.isTTY === true);
+  if (!values.json) engine.subscribe(plainReporter((l) => process.stdout.write(`${l}\n`), paint, values.verbose ?? false));
+  const stop = () => engine.cancelAll();
+  process.once('SIGINT', stop);
+  try {
+    const outcomes = await engine.runStages(stages);
+    const hosts = target.config.hosts.map((h, i) => ({ name: h.name, address: target.hosts[i]?.address ?? h.address }));
+    if (values.json) process.stdout.write(`${JSON.stringify(jsonReport(hosts, outcomes), null, 2)}\n`);
+    else {
+      const all = outcomes.flatMap((o) => o.results);
+      const count = (s: string) => all.filter((r) => r.status === s).length;
+      process.stdout.write(`${count('pass')} passed, ${count('warn')} warnings, ${count('fail')} failed, ${count('error')} errors, ${count('skip')} skipped — session log ${log.path}\n`);
+    }
+    return exitCodeFor(outcomes);
+  } finally {
+    process.off('SIGINT', stop);
+    await log.close();
+    await target.close();
+  }
+}
+
+async function runInteractive(values: ReturnType<typeof parse>['values']): Promise<number> {
+  if (!process.stdin.isTTY || !process.stdout.isTTY) {
+    process.stderr.write('l20-setup: the interactive UI needs a terminal; use `l20-setup check …` (plain or --json output) in pipes and CI.\n');
+    return 2;
+  }
+  let session: TuiSession | undefined;
+  const target = await openTarget({
+    lab: values.lab ?? false,
+    ...(values.scenario ? { scenario: values.scenario } : {}),
+    ...(values.seed ? { seed: intOption('seed', values.seed, 0, 2 ** 31)! } : {}),
+    ...(values.inventory ? { inventory: values.inventory } : {}),
+    onUnknownHostKey: (info) => session?.askTrust(info) ?? Promise.resolve(false),
+  });
+  const saved = values.lab || values.inventory ? undefined : new SavedConfig();
+  const hosts = target ? target.config.hosts.map((h, i) => ({ name: h.name, address: target.hosts[i]?.address ?? h.address })) : [];
+  const store = new Store(initialState(hosts, target ? 'pipeline' : 'setup'));
+  const log = new SessionLog();
+  session = new TuiSession(store, target, saved, log);
+  const { renderApp } = await import('../screens/tui.js');
+  try {
+    await renderApp(store, session);
+  } finally {
+    await session.close();
+    await log.close();
+  }
+  process.stdout.write(`l20-setup: session log ${log.path}\n`);
+  return 0;
+}
+
+async function runLabServe(values: ReturnType<typeof parse>['values']): Promise<number> {
+  const { serveLab } = await import('./lab-serve.js');
+  return serveLab({
+    hosts: intOption('hosts', values.hosts, 1, 256) ?? 2,
+    scenario: values.scenario ?? 'fresh',
+    seed: intOption('seed', values.seed, 0, 2 ** 31) ?? 1,
+    ...(values['inventory-out'] ? { inventoryOut: values['inventory-out'] } : {}),
+  });
+}
+
+export async function main(argv: string[]): Promise<number> {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(argv);
+  } catch (err) {
+    process.stderr.write(`l20-setup: ${(err as Error).message}\nRun \`l20-setup --help\` for usage.\n`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  const verb = positionals[0];
+  if (values.version) {
+    process.stdout.write(`${VERSION}\n`);
+    return 0;
+  }
+  if (verb !== undefined && !(VERBS as readonly string[]).includes(verb)) {
+    process.stderr.write(`l20-setup: unknown command ${JSON.stringify(verb)}; commands: ${VERBS.join(', ')}\n`);
+    return 2;
+  }
+  if (values.help) {
+    process.stdout.write(`${HELP[verb ?? 'main'] ?? `l20-setup ${verb}: not available in this release yet.\n\n${HELP.main}`}\n`);
+    return 0;
+  }
+  try {
+    if (verb === undefined) {
+      return await runInteractive(values);
+    }
+    if (verb === 'check') return await runCheck(values);
+    if (verb === 'lab') {
+      if (positionals[1] !== 'serve') throw new UsageError('usage: l20-setup lab serve [--hosts N] [--scenario S] [--seed N] [--inventory-out FILE]');
+      return await runLabServe(values);
+    }
+    process.stderr.write(`l20-setup ${verb}: not available in this release yet (see the issues); implemented: check, lab serve, and the TUI.\n`);
+    return 2;
+  } catch (err) {
+    if (err instanceof UsageError || err instanceof ConfigError) {
+      process.stderr.write(`l20-setup: ${err.message}\n`);
+      return 2;
+    }
+    if (err instanceof HostKeyError) {
+      process.stderr.write(`l20-setup: ${err.message}\n`);
+      return 2;
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,23 @@
+/** The contract between the views and the rest: what a screen may ask for (no SSH in views). */
+import type { StageId } from './types.js';
+import type { HostConfig } from '../config/schema.js';
+
+/** What views may ask for; implemented outside the view layer (no SSH here). */
+export interface Controller {
+  runStage(stage: StageId): void;
+  runAll(): void;
+  cancel(): void;
+  quit(): void;
+  /** Setup screen: connect to a host and report, without saving anything. */
+  testConnection(host: HostConfig): Promise<{ ok: boolean; message: string }>;
+  /** Answer to a pending host-key trust question. */
+  answerTrust(trust: boolean): void;
+  /** Setup screen: validate and save; resolves with an error message or undefined on success. */
+  saveHosts(hosts: HostConfig[]): Promise<string | undefined>;
+  /** Stages that have checks implemented. */
+  implementedStages: readonly StageId[];
+  stageTitle(stage: StageId): string;
+  stagePurpose(stage: StageId): string;
+  initialHosts: HostConfig[];
+}
+

@@ -1,0 +1,42 @@
+/** `l20-setup lab serve`: simulated hosts until interrupted, with inventories for us, OpenSSH and Ansible. */
+import { mkdirSync, writeFileSync, renameSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { labInventory, writeInventoryFile } from './target.js';
+
+function writeAtomic(path: string, text: string): void {
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, text, { mode: 0o600 });
+  renameSync(tmp, path);
+}
+
+export async function serveLab(options: { hosts: number; scenario: string; seed: number; inventoryOut?: string }): Promise<number> {
+  const { startLab } = await import('./lab/index.js');
+  const lab = await startLab({ hosts: options.hosts, scenario: options.scenario, seed: options.seed });
+  const out = options.inventoryOut ? resolve(options.inventoryOut) : undefined;
+  const dir = out ? `${out}.d` : resolve(`l20-lab-${process.pid}.d`);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const { config, files } = labInventory(lab, dir);
+  const lines = lab.hosts.map((h) => `${h.name}  ssh -i ${files.identityFile} -o UserKnownHostsFile=${files.knownHostsFile} -p ${h.port} ${h.user}@${h.address}   ${h.hostKeyFingerprint}`);
+  if (out) {
+    mkdirSync(dirname(out), { recursive: true });
+    await writeInventoryFile(out, config);
+    writeAtomic(
+      `${out}.ssh_config`,
+      lab.hosts.map((h) => `Host ${h.name}\n  HostName ${h.address}\n  Port ${h.port}\n  User ${h.user}\n  IdentityFile ${files.identityFile}\n  IdentitiesOnly yes\n  UserKnownHostsFile ${files.knownHostsFile}\n  StrictHostKeyChecking yes\n`).join('\n'),
+    );
+    writeAtomic(
+      `${out}.ansible.ini`,
+      `[l20]\n${lab.hosts.map((h) => `${h.name} ansible_host=${h.address} ansible_port=${h.port} ansible_user=${h.user} ansible_ssh_private_key_file=${files.identityFile} ansible_ssh_common_args='-o UserKnownHostsFile=${files.knownHostsFile}'`).join('\n')}\n`,
+    );
+  }
+  process.stdout.write(`l20-setup lab: ${lab.hosts.length} host(s), scenario ${options.scenario}, seed ${options.seed}\n${lines.join('\n')}\n`);
+  if (out) process.stdout.write(`inventory: ${out}  (also ${out}.ssh_config, ${out}.ansible.ini)\n`);
+  process.stdout.write('serving; Ctrl-C to stop\n');
+  await new Promise<void>((resolveStop) => {
+    const stop = () => resolveStop();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  await lab.close();
+  return 0;
+}

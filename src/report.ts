@@ -1,0 +1,92 @@
+/**
+ * Non-interactive output for the same events the TUI shows: plain lines when stdout is not a TTY,
+ * and the version-1 JSON report of DESIGN.md for --json.
+ */
+import type { EngineEvent } from './engine/events.js';
+import type { StageOutcome } from './engine/runner.js';
+import { STATUS_RANK, type CheckResult, type CheckStatus } from './engine/types.js';
+
+export interface Painter {
+  status(s: CheckStatus, text: string): string;
+  dim(text: string): string;
+}
+
+export function painter(color: boolean): Painter {
+  const codes: Record<CheckStatus, string> = { pass: '32', warn: '33', fail: '31', error: '35', skip: '90' };
+  return {
+    status: (s, t) => (color ? `\u001b[${codes[s]}m${t}\u001b[0m` : t),
+    dim: (t) => (color ? `\u001b[2m${t}\u001b[0m` : t),
+  };
+}
+
+/** Plain line reporter: `[host] $ command`, `[host] exit 0 (12ms)`, `[host] PASS id  summary`. */
+export function plainReporter(write: (line: string) => void, paint: Painter, verbose: boolean): (e: EngineEvent) => void {
+  return (e) => {
+    switch (e.type) {
+      case 'host.state':
+        if (e.state === 'failed' || e.state === 'lost') write(`[${e.host}] ${e.state}${e.detail ? `: ${e.detail}` : ''}`);
+        else if (verbose) write(paint.dim(`[${e.host}] ${e.state}`));
+        break;
+      case 'stage.state':
+        if (e.state === 'running') write(`== stage ${e.stage}`);
+        break;
+      case 'cmd.start':
+        if (verbose) write(paint.dim(`[${e.host}] $ ${e.commandLine}`));
+        break;
+      case 'cmd.output':
+        if (verbose) for (const l of e.lines) write(paint.dim(`[${e.host}] ${e.stream === 'stderr' ? '! ' : '  '}${l}`));
+        break;
+      case 'cmd.exit':
+        if (verbose) write(paint.dim(`[${e.host}] exit ${e.exitCode ?? (e.timedOut ? 'timeout' : 'none')} (${e.durationMs}ms)`));
+        break;
+      case 'check.result': {
+        const r = e.result;
+        write(`[${r.host ?? 'cluster'}] ${paint.status(r.status, r.status.toUpperCase().padEnd(5))} ${r.id}  ${r.summary}${r.rule ? ` (${r.rule})` : ''}`);
+        if (r.status !== 'pass' && r.status !== 'skip' && r.fix) write(`${' '.repeat((r.host ?? 'cluster').length + 3)}fix: ${r.fix}`);
+        break;
+      }
+      case 'engine.idle':
+        break;
+      default: {
+        const never: never = e;
+        throw new Error(`unhandled event ${JSON.stringify(never)}`);
+      }
+    }
+  };
+}
+
+export interface JsonReport {
+  version: 1;
+  hosts: Array<{ name: string; address: string }>;
+  stages: Array<{ id: string; status: CheckStatus; changed: number; checks: Array<Omit<CheckResult, 'stage'>>; steps: unknown[] }>;
+  summary: Record<CheckStatus | 'changed', number>;
+}
+
+function rollUp(results: CheckResult[]): CheckStatus {
+  let worst: CheckStatus = 'pass';
+  for (const r of results) if (STATUS_RANK[r.status] > STATUS_RANK[worst]) worst = r.status;
+  return worst;
+}
+
+export function jsonReport(hosts: Array<{ name: string; address: string }>, outcomes: StageOutcome[]): JsonReport {
+  const summary = { pass: 0, warn: 0, fail: 0, error: 0, skip: 0, changed: 0 };
+  const stages = outcomes.map((o) => {
+    for (const r of o.results) summary[r.status]++;
+    return {
+      id: o.stage,
+      status: rollUp(o.results),
+      changed: 0,
+      checks: o.results.map(({ stage: _stage, ...rest }) => ({ ...rest, fix: rest.fix ?? '', rule: rest.rule ?? null })) as Array<Omit<CheckResult, 'stage'>>,
+      steps: [],
+    };
+  });
+  return { version: 1, hosts, stages, summary };
+}
+
+/** 0 all passed (warn and skip allowed), 1 a check failed, 2 a host could not be reached or probed. */
+export function exitCodeFor(outcomes: StageOutcome[]): number {
+  const all = outcomes.flatMap((o) => o.results);
+  if (all.some((r) => r.status === 'error')) return 2;
+  if (all.some((r) => r.status === 'fail')) return 1;
+  return 0;
+}

@@ -1,0 +1,157 @@
+/**
+ * The interactive session: owns the engine and the target, feeds engine events into the store, and
+ * implements what the views may ask for (Controller). No UI code here.
+ */
+import type { Controller } from './engine/controller.js';
+import { Engine } from './engine/runner.js';
+import { SessionLog } from './engine/session-log.js';
+import type { Store } from './engine/store.js';
+import type { StageId } from './engine/types.js';
+import type { ClusterConfig, HostConfig } from './config/schema.js';
+import { ConfigError } from './config/errors.js';
+import { SavedConfig } from './config/store.js';
+import { hostFromConfig, hostsFromConfig, type Target } from './target.js';
+import { STAGES, STAGE_TITLES, stageById } from './stages.js';
+import { STAGE_IDS } from './engine/types.js';
+
+export interface TrustQuestion {
+  name: string;
+  host: string;
+  port: number;
+  fingerprint: string;
+  keyType: string;
+}
+
+export class TuiSession implements Controller {
+  private engine: Engine | undefined;
+  private unsubscribe: (() => void) | undefined;
+  private trustQueue: Array<{ q: TrustQuestion; resolve: (ok: boolean) => void }> = [];
+  readonly implementedStages: readonly StageId[] = STAGES.map((s) => s.id);
+  readonly initialHosts: HostConfig[];
+  private readonly quitPromise: Promise<void>;
+  private resolveQuit!: () => void;
+
+  constructor(
+    private readonly store: Store,
+    private target: Target | undefined,
+    private readonly saved: SavedConfig | undefined,
+    private readonly log: SessionLog,
+  ) {
+    this.initialHosts = target?.config.hosts ?? [];
+    this.quitPromise = new Promise((r) => (this.resolveQuit = r));
+    if (target) this.attach(target);
+  }
+
+  /** Resolves when the operator quits. */
+  whenQuit(): Promise<void> {
+    return this.quitPromise;
+  }
+
+  /** The trust callback handed to every SSH host of this session. */
+  askTrust = (q: TrustQuestion): Promise<boolean> =>
+    new Promise((resolve) => {
+      this.trustQueue.push({ q, resolve });
+      if (this.trustQueue.length === 1) this.showTrust();
+    });
+
+  private showTrust(): void {
+    const head = this.trustQueue[0];
+    this.store.dispatch({
+      type: 'ui.trust',
+      ...(head ? { prompt: { host: head.q.name, address: `${head.q.host}:${head.q.port}`, keyType: head.q.keyType, fingerprint: head.q.fingerprint } } : {}),
+    });
+  }
+
+  answerTrust(trust: boolean): void {
+    const head = this.trustQueue.shift();
+    head?.resolve(trust);
+    this.showTrust();
+  }
+
+  private attach(target: Target): void {
+    this.target = target;
+    this.engine = new Engine(target.hosts);
+    this.unsubscribe = this.engine.subscribe((e) => {
+      this.log.record(e);
+      this.store.dispatch(e);
+    });
+    void this.engine.connectAll();
+  }
+
+  runStage(stage: StageId): void {
+    const def = stageById(stage);
+    if (!this.engine || !def) return;
+    if (this.engine.busy) {
+      this.store.dispatch({ type: 'ui.notice', text: 'a stage is running; wait for it or press c to cancel' });
+      return;
+    }
+    void this.engine.runStage(def);
+  }
+
+  runAll(): void {
+    if (!this.engine || this.engine.busy) return;
+    void this.engine.runStages(STAGES);
+  }
+
+  cancel(): void {
+    this.engine?.cancelAll();
+  }
+
+  quit(): void {
+    this.engine?.cancelAll();
+    this.resolveQuit();
+  }
+
+  async testConnection(h: HostConfig): Promise<{ ok: boolean; message: string }> {
+    let host;
+    try {
+      host = hostFromConfig(h, { onUnknownHostKey: (info) => this.askTrust(info) });
+    } catch (err) {
+      return { ok: false, message: (err as Error).message };
+    }
+    try {
+      await host.connect();
+      const r = await host.run({ argv: ['uname', '-n'] }, { timeoutMs: 10_000 });
+      const sudo = await host.run({ argv: ['true'] }, { sudo: true, timeoutMs: 10_000 });
+      const name = r.stdout.trim().split('\n')[0] ?? '?';
+      return {
+        ok: r.exitCode === 0,
+        message: `connected to ${name} in ${r.durationMs} ms; sudo -n ${sudo.exitCode === 0 ? 'works' : 'needs a password (probes as root will fail)'}`,
+      };
+    } catch (err) {
+      return { ok: false, message: (err as Error).message.split('\n')[0] ?? 'failed' };
+    } finally {
+      await host.close();
+    }
+  }
+
+  async saveHosts(hosts: HostConfig[]): Promise<string | undefined> {
+    if (!this.saved) return 'this session runs on the built-in lab or an --inventory file; nothing is saved';
+    try {
+      const base: Partial<ClusterConfig> = this.target?.config ?? {};
+      const config = this.saved.save({ ...base, version: 1, hosts });
+      if (this.engine?.busy) this.engine.cancelAll();
+      this.unsubscribe?.();
+      await this.target?.close();
+      const next = hostsFromConfig(config, { onUnknownHostKey: (info) => this.askTrust(info) });
+      this.store.dispatch({ type: 'session.hosts', hosts: config.hosts.map((c, i) => ({ name: c.name, address: next[i]?.address ?? c.address })) });
+      this.attach({ config, hosts: next, source: this.saved.path, close: async () => { await Promise.all(next.map((x) => x.close())); } });
+      return undefined;
+    } catch (err) {
+      return err instanceof ConfigError ? err.problems.join('; ') : (err as Error).message;
+    }
+  }
+
+  stageTitle(stage: StageId): string {
+    return stageById(stage)?.title ?? STAGE_TITLES[stage];
+  }
+
+  stagePurpose(stage: StageId): string {
+    return stageById(stage)?.purpose ?? `${STAGE_TITLES[stage]} (stage ${STAGE_IDS.indexOf(stage) + 1}, not implemented yet)`;
+  }
+
+  async close(): Promise<void> {
+    this.unsubscribe?.();
+    await this.target?.close();
+  }
+}

@@ -1,0 +1,23 @@
+/** The registry of stages with checks. Later stages join this list as they are built. */
+import type { StageDef, StageId } from './engine/types.js';
+import { inventoryStage } from '../checks/inventory/index.js';
+
+export const STAGES: ReadonlyArray<StageDef<any>> = [inventoryStage];
+
+export function stageById(id: StageId): StageDef<any> | undefined {
+  return STAGES.find((s) => s.id === id);
+}
+
+export const STAGE_TITLES: Record<StageId, string> = {
+  inventory: 'hardware, OS, NICs, GPUs, topology, cabling',
+  os: 'sudo, base packages, time sync, memlock',
+  'nic-stack': 'rdma-core, DOCA-OFED or MLNX_OFED; firmware',
+  network: 'fabric addressing, MTU, bonds, firewall',
+  qos: 'DSCP trust and PFC on priority 3, both ends',
+  'rdma-link': 'ports, GIDs, MTU, ib_write_bw per cable',
+  'gpu-driver': 'one install method, open modules, persistence',
+  gpudirect: 'DMA-BUF or nvidia-peermem, ACS, IOMMU, P2P',
+  nccl: '/etc/nccl.conf from discovered names, all-reduce',
+  ray: 'units with pinned ports and fabric addresses',
+  vllm: 'model, layout, serve units, health, benchmark',
+};

@@ -1,0 +1,131 @@
+/**
+ * Resolves where to run: the built-in lab, an inventory file, or the saved inventory. Produces the
+ * cluster config and one transport Host per configured host.
+ */
+import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { tmpdir, homedir } from 'node:os';
+import { join } from 'node:path';
+import type { ClusterConfig, HostConfig } from './config/schema.js';
+import { loadInventoryFile, SavedConfig, writeInventoryFile } from './config/store.js';
+import { SshHost } from './transport/ssh.js';
+import { resolveSshConfig, defaultSshConfigContext } from './transport/ssh-config.js';
+import type { Host } from './transport/types.js';
+
+export interface TargetOptions {
+  lab?: boolean;
+  scenario?: string;
+  seed?: number;
+  inventory?: string;
+  /** Called for an unknown host key; resolve true to trust it (and record it in known_hosts). */
+  onUnknownHostKey?: (info: { host: string; port: number; fingerprint: string; keyType: string; name: string }) => Promise<boolean>;
+}
+
+export interface Target {
+  config: ClusterConfig;
+  hosts: Host[];
+  source: string;
+  close(): Promise<void>;
+}
+
+export interface LabFiles {
+  dir: string;
+  identityFile: string;
+  knownHostsFile: string;
+}
+
+/** Writes the lab's client key and known_hosts (mode 0600) and returns an inventory for it. */
+export function labInventory(
+  lab: { hosts: ReadonlyArray<{ name: string; address: string; port: number; user: string; hostKeyType: string; hostKeyBlob: Buffer; hostKeyFingerprint: string }>; clientPrivateKey: string },
+  dir: string,
+): { config: ClusterConfig; files: LabFiles } {
+  const identityFile = join(dir, 'id_ed25519');
+  const knownHostsFile = join(dir, 'known_hosts');
+  writeFileSync(identityFile, lab.clientPrivateKey, { mode: 0o600 });
+  writeFileSync(
+    knownHostsFile,
+    lab.hosts.map((h) => `[${h.address}]:${h.port} ${h.hostKeyType} ${h.hostKeyBlob.toString('base64')}\n`).join(''),
+    { mode: 0o600 },
+  );
+  const hosts: HostConfig[] = lab.hosts.map((h, i) => ({
+    name: h.name,
+    address: h.address,
+    port: h.port,
+    user: h.user,
+    auth: { method: 'identityFile', path: identityFile },
+    role: i === 0 ? 'head' : 'worker',
+    mgmtInterface: 'eno1',
+    knownHostsFile,
+    hostKeyFingerprint: h.hostKeyFingerprint,
+  }));
+  const config = { version: 1, hosts, network: { design: 'A', mtu: 9000 }, qos: { priority: 3, dscp: 26, trust: 'dscp' }, nccl: { gidIndex: 'auto', crossNic: 0, debug: 'WARN' }, ray: { port: 6379, dashboardPort: 8265 }, vllm: { model: 'Qwen/Qwen2.5-7B-Instruct', port: 8000, layout: 'auto' } } as ClusterConfig;
+  return { config, files: { dir, identityFile, knownHostsFile } };
+}
+
+export { writeInventoryFile };
+
+function expandHome(p: string): string {
+  return p.startsWith('~/') ? join(homedir(), p.slice(2)) : p;
+}
+
+/** Builds the transport for one configured host, honouring ~/.ssh/config for aliases. */
+export function hostFromConfig(h: HostConfig, options: Pick<TargetOptions, 'onUnknownHostKey'> = {}): Host {
+  const ssh = resolveSshConfig(h.address, defaultSshConfigContext());
+  const address = ssh.hostName ?? h.address;
+  const port = h.port ?? ssh.port ?? 22;
+  const user = h.user ?? ssh.user ?? process.env.USER ?? 'root';
+  const identityFiles = h.auth?.method === 'identityFile' ? [expandHome(h.auth.path)] : h.auth?.method === 'agent' ? [] : ssh.identityFiles;
+  const knownHostsFiles = [
+    ...(h.knownHostsFile ? [expandHome(h.knownHostsFile)] : []),
+    ...ssh.userKnownHostsFiles,
+  ];
+  return new SshHost({
+    name: h.name,
+    host: address,
+    port,
+    user,
+    identityFiles,
+    ...(h.auth?.method !== 'identityFile' && (ssh.identityAgent ?? process.env.SSH_AUTH_SOCK) && ssh.identityAgent !== 'none'
+      ? { agent: (ssh.identityAgent ?? process.env.SSH_AUTH_SOCK)! }
+      : {}),
+    knownHostsFiles,
+    ...(h.hostKeyFingerprint ? { expectedFingerprint: h.hostKeyFingerprint } : {}),
+    ...(options.onUnknownHostKey
+      ? { onUnknownHostKey: (info) => options.onUnknownHostKey!({ ...info, name: h.name }) }
+      : {}),
+  });
+}
+
+export function hostsFromConfig(config: ClusterConfig, options: Pick<TargetOptions, 'onUnknownHostKey'> = {}): Host[] {
+  return config.hosts.map((h) => hostFromConfig(h, options));
+}
+
+export async function openTarget(options: TargetOptions): Promise<Target | undefined> {
+  if (options.lab) {
+    const { startLab } = await import('./lab/index.js');
+    const lab = await startLab({ scenario: options.scenario ?? 'fresh', seed: options.seed ?? 1 });
+    const dir = mkdtempSync(join(tmpdir(), 'l20-lab-'));
+    const { config } = labInventory(lab, dir);
+    const hosts = hostsFromConfig(config, options);
+    return {
+      config, hosts, source: `built-in lab (scenario ${options.scenario ?? 'fresh'})`,
+      async close() {
+        await Promise.all(hosts.map((h) => h.close()));
+        await lab.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  }
+  let config: ClusterConfig | undefined;
+  let source: string;
+  if (options.inventory) {
+    config = await loadInventoryFile(options.inventory);
+    source = options.inventory;
+  } else {
+    const saved = new SavedConfig();
+    config = saved.load();
+    source = saved.path;
+  }
+  if (!config) return undefined;
+  const hosts = hostsFromConfig(config, options);
+  return { config, hosts, source, async close() { await Promise.all(hosts.map((h) => h.close())); } };
+}

@@ -1,0 +1,119 @@
+/**
+ * Shared pieces of the two Host implementations: stream collection (UTF-8 decoding across chunk
+ * boundaries, a bounded tail buffer) and the error built when a transport-internal command fails.
+ */
+import { StringDecoder } from 'node:string_decoder';
+import { sanitize } from '../util/sanitize.js';
+import { CommandFailedError, type RunResult } from './types.js';
+
+export const DEFAULT_MAX_BUFFER_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Collects one output stream: forwards decoded text to `onText` as it arrives (a StringDecoder keeps a
+ * multi-byte character split across chunks whole) and keeps at most `maxBytes` of the stream's tail.
+ */
+export class StreamCollector {
+  private readonly decoder = new StringDecoder('utf8');
+  private chunks: Buffer[] = [];
+  private size = 0;
+  truncated = false;
+  totalBytes = 0;
+
+  constructor(
+    private readonly maxBytes: number,
+    private readonly onText?: (text: string) => void,
+  ) {}
+
+  push(chunk: Buffer | string): void {
+    const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    if (buf.length === 0) return;
+    this.totalBytes += buf.length;
+    if (this.onText) {
+      const text = this.decoder.write(buf);
+      if (text !== '') this.safeCallback(text);
+    }
+    this.chunks.push(buf);
+    this.size += buf.length;
+    while (this.size > this.maxBytes && this.chunks.length > 0) {
+      const head = this.chunks[0] as Buffer;
+      const excess = this.size - this.maxBytes;
+      this.truncated = true;
+      if (head.length <= excess) {
+        this.chunks.shift();
+        this.size -= head.length;
+      } else {
+        this.chunks[0] = head.subarray(excess);
+        this.size -= excess;
+      }
+    }
+  }
+
+  /** Flushes the decoder to the callback and returns the kept tail as text. */
+  finish(): string {
+    if (this.onText) {
+      const rest = this.decoder.end();
+      if (rest !== '') this.safeCallback(rest);
+    }
+    let buf = this.chunks.length === 1 ? (this.chunks[0] as Buffer) : Buffer.concat(this.chunks);
+    this.chunks = [];
+    if (this.truncated) {
+      // The cut may have landed inside a multi-byte character: drop its continuation bytes.
+      let skip = 0;
+      while (skip < 3 && skip < buf.length && ((buf[skip] as number) & 0xc0) === 0x80) skip++;
+      buf = buf.subarray(skip);
+    }
+    return buf.toString('utf8');
+  }
+
+  private safeCallback(text: string): void {
+    try {
+      this.onText?.(text);
+    } catch {
+      // A throwing listener must not break the transport.
+    }
+  }
+}
+
+/** The last `max` non-empty lines of `text`, sanitized for display. */
+export function tailLines(text: string, max = 20): string[] {
+  const lines = text.split('\n').map((l) => sanitize(l.replace(/\r/g, ''))).filter((l) => l.trim() !== '');
+  return lines.slice(-max);
+}
+
+/** A CommandFailedError for a transport-internal command that did not succeed. */
+export function commandFailed(host: string, what: string, result: RunResult): CommandFailedError {
+  const stderrLines = tailLines(result.stderr);
+  const stdoutLines = tailLines(result.stdout, 5);
+  const status = result.timedOut
+    ? 'timed out'
+    : result.cancelled
+      ? 'was cancelled'
+      : result.exitCode !== null
+        ? `exited ${result.exitCode}`
+        : `was killed by ${result.signal ?? 'a signal'}`;
+  const detail = stderrLines.length > 0 ? `: ${stderrLines.slice(-3).join(' / ')}` : '';
+  return new CommandFailedError(
+    `${host}: ${what} failed (\`${result.commandLine}\` ${status})${detail}`,
+    host,
+    result.commandLine,
+    result.exitCode,
+    result.signal,
+    stderrLines,
+    stdoutLines,
+  );
+}
+
+/** A result for a command that was never started because it was cancelled first. */
+export function notStartedResult(commandLine: string, reason: 'cancelled' | 'timedOut'): RunResult {
+  return {
+    commandLine,
+    exitCode: null,
+    signal: null,
+    stdout: '',
+    stderr: '',
+    durationMs: 0,
+    timedOut: reason === 'timedOut',
+    cancelled: reason === 'cancelled',
+    truncated: false,
+  };
+}
