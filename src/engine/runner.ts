@@ -108,8 +108,9 @@ export class Engine {
       const pairChecks = stage.checks.filter((c): c is PairCheckDef<F> => c.scope === 'pair');
       const ordered = this.hosts.filter((h) => factsByHost.has(h.name)).map((h) => ({ host: h.name, facts: factsByHost.get(h.name) as F }));
       for (const check of pairChecks) {
-        if (ordered.length < this.hosts.length) {
-          report({ id: check.id, stage: stage.id, host: null, status: 'skip', summary: 'skipped: not every host could be probed', evidence: `probed: ${ordered.map((o) => o.host).join(', ') || 'none'}` });
+        if (controller.signal.aborted || ordered.length < this.hosts.length) {
+          const summary = controller.signal.aborted ? 'cancelled by the operator' : 'skipped: not every host could be probed';
+          report({ id: check.id, stage: stage.id, host: null, status: 'skip', summary, evidence: `probed: ${ordered.map((o) => o.host).join(', ') || 'none'}` });
           continue;
         }
         report(this.safeEvaluate(stage.id, check.id, null, () => check.evaluate(ordered)));
