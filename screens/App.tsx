@@ -113,8 +113,8 @@ export function App() {
       )}
       {trust ? (
         <Box flexDirection="column">
-          <Text color="yellow" wrap="truncate">{fit(`${trust.host} (${trust.address}) presents an unknown ${trust.keyType} host key ${trust.fingerprint}`, columns)}</Text>
-          <Text color="yellow" wrap="truncate">{fit('Trust it and add it to ~/.ssh/known_hosts? Compare with `ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub` on the server. y/n', columns)}</Text>
+          <Text color="yellow" wrap="truncate">{fit(`${trust.fingerprint} ${trust.keyType} — unknown host key of ${trust.host} (${trust.address})`, columns)}</Text>
+          <Text color="yellow" wrap="truncate">{fit('Trust it (added to ~/.ssh/known_hosts)? y/n — compare: ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub on the server', columns)}</Text>
         </Box>
       ) : confirmQuit ? (
         <Box flexDirection="column">

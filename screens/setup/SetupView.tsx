@@ -2,8 +2,8 @@
  * First-run setup: enter and edit hosts, test each connection, save. The draft is local to this
  * screen until saved; validation and saving happen in the controller (schema errors name the field).
  */
-import React, { useState } from 'react';
-import { Box, Text, useInput } from 'ink';
+import React, { useReducer, useRef, useState } from 'react';
+import { Box, Text, useInput, type Key } from 'ink';
 import type { HostConfig } from '../../src/config/schema.js';
 import { useController } from '../store-context.js';
 import { matches, setupBindings } from '../keys.js';
@@ -34,61 +34,99 @@ function withField(h: HostConfig, f: Field, value: string): HostConfig {
   }
 }
 
+interface Draft {
+  hosts: HostConfig[];
+  cursor: number;
+  editing: string | null;
+}
+
+type DraftAction =
+  | { type: 'move'; delta: number }
+  | { type: 'key'; input: string; key: Key }
+  | { type: 'startEdit' }
+  | { type: 'add' }
+  | { type: 'delete' };
+
+/**
+ * Keystrokes are reduced against the current draft, never a render's stale copy: keys typed or
+ * pasted faster than React renders must all land.
+ */
+function draftReducer(d: Draft, a: DraftAction): Draft {
+  const last = d.hosts.length * FIELDS.length - 1;
+  const row = Math.floor(d.cursor / FIELDS.length);
+  const field = FIELDS[d.cursor % FIELDS.length] as Field;
+  switch (a.type) {
+    case 'move':
+      return d.editing !== null ? d : { ...d, cursor: Math.max(0, Math.min(last, d.cursor + a.delta)) };
+    case 'startEdit': {
+      const h = d.hosts[row];
+      return h && d.editing === null ? { ...d, editing: fieldValue(h, field) } : d;
+    }
+    case 'key': {
+      if (d.editing === null) return d;
+      if (a.key.return) return { ...d, editing: null, hosts: d.hosts.map((h, i) => (i === row ? withField(h, field, d.editing ?? '') : h)) };
+      if (a.key.escape) return { ...d, editing: null };
+      if (a.key.backspace || a.key.delete) return { ...d, editing: d.editing.slice(0, -1) };
+      if (a.input && !a.key.ctrl && !a.key.meta) return { ...d, editing: d.editing + a.input.replace(/[\r\n]/g, '') };
+      return d;
+    }
+    case 'add':
+      return { ...d, hosts: [...d.hosts, { name: `l20-n${d.hosts.length + 1}`, address: '', role: 'worker' }] };
+    case 'delete':
+      return d.hosts.length > 1 ? { ...d, hosts: d.hosts.filter((_, i) => i !== row), cursor: 0 } : d;
+  }
+}
+
 export function SetupView(props: { width: number; height: number; onDone: () => void }) {
   const controller = useController();
-  const [hosts, setHosts] = useState<HostConfig[]>(() =>
-    controller.initialHosts.length > 0 ? controller.initialHosts : [
-      { name: 'l20-n1', address: '', role: 'head' },
-      { name: 'l20-n2', address: '', role: 'worker' },
+  const [draft, dispatch] = useReducer(draftReducer, undefined, () => ({
+    hosts: controller.initialHosts.length > 0 ? controller.initialHosts : [
+      { name: 'l20-n1', address: '', role: 'head' as const },
+      { name: 'l20-n2', address: '', role: 'worker' as const },
     ],
-  );
-  const [cursor, setCursor] = useState(0);
-  const [editing, setEditing] = useState<string | null>(null);
+    cursor: 0,
+    editing: null,
+  }));
+  // Side effects (test, save) read the latest draft through a ref.
+  const latest = useRef(draft);
+  latest.current = draft;
   const [results, setResults] = useState<Record<string, string>>({});
   const [message, setMessage] = useState('Enter each server: a name, its address (or ~/.ssh/config alias), SSH user and key.');
-  const row = Math.floor(cursor / FIELDS.length);
-  const field = FIELDS[cursor % FIELDS.length] as Field;
+  const { hosts, cursor, editing } = draft;
 
   useInput((input, key) => {
-    if (editing !== null) {
-      if (key.return) {
-        setHosts((hs) => hs.map((h, i) => (i === row ? withField(h, field, editing) : h)));
-        setEditing(null);
-      } else if (key.escape) setEditing(null);
-      else if (key.backspace || key.delete) setEditing((e) => (e ?? '').slice(0, -1));
-      else if (input && !key.ctrl && !key.meta) setEditing((e) => `${e ?? ''}${input}`);
+    if (latest.current.editing !== null) {
+      dispatch({ type: 'key', input, key });
+      // Enter/escape leave edit mode inside the reducer; mirror it for the next keystroke.
+      if (key.return || key.escape) latest.current = { ...latest.current, editing: null };
       return;
     }
+    if (key.leftArrow) return dispatch({ type: 'move', delta: -1 });
+    if (key.rightArrow) return dispatch({ type: 'move', delta: 1 });
     const b = setupBindings.find((x) => matches(x, input, key));
     if (!b) return;
     switch (b.command) {
-      case 'up': setCursor((c) => Math.max(0, c - FIELDS.length)); break;
-      case 'down': setCursor((c) => Math.min(hosts.length * FIELDS.length - 1, c + FIELDS.length)); break;
-      case 'edit': {
-        const h = hosts[row];
-        if (h) setEditing(fieldValue(h, field));
+      case 'up': dispatch({ type: 'move', delta: -FIELDS.length }); break;
+      case 'down': dispatch({ type: 'move', delta: FIELDS.length }); break;
+      case 'edit':
+        dispatch({ type: 'startEdit' });
+        latest.current = { ...latest.current, editing: '' };
         break;
-      }
-      case 'add':
-        setHosts((hs) => [...hs, { name: `l20-n${hs.length + 1}`, address: '', role: 'worker' }]);
-        break;
-      case 'delete':
-        if (hosts.length > 1) {
-          setHosts((hs) => hs.filter((_, i) => i !== row));
-          setCursor(0);
-        }
-        break;
-      case 'test':
+      case 'add': dispatch({ type: 'add' }); break;
+      case 'delete': dispatch({ type: 'delete' }); break;
+      case 'test': {
         setMessage('testing connections…');
+        const current = latest.current.hosts;
         void Promise.all(
-          hosts.map(async (h) => {
+          current.map(async (h) => {
             const r = await controller.testConnection(h);
             setResults((prev) => ({ ...prev, [h.name]: `${r.ok ? '✔' : '✘'} ${r.message}` }));
           }),
         ).then(() => setMessage('connection tests finished'));
         break;
+      }
       case 'save':
-        void controller.saveHosts(hosts).then((err) => {
+        void controller.saveHosts(latest.current.hosts).then((err) => {
           if (err) setMessage(err);
           else {
             setMessage('saved');
@@ -100,13 +138,6 @@ export function SetupView(props: { width: number; height: number; onDone: () => 
         props.onDone();
         break;
     }
-  });
-
-  // ←/→ move between fields of a row (not in the binding table: they are navigation within the grid).
-  useInput((_input, key) => {
-    if (editing !== null) return;
-    if (key.leftArrow) setCursor((c) => Math.max(0, c - 1));
-    if (key.rightArrow) setCursor((c) => Math.min(hosts.length * FIELDS.length - 1, c + 1));
   });
 
   const header = FIELDS.map((f) => fit(f === 'identityFile' ? 'key (empty: agent)' : f, WIDTHS[f])).join(' ');

@@ -58,8 +58,9 @@ function checkMode(mode: number): string {
  * Writes `content` to `path` only when it differs (content, or mode when `mode` is given):
  *   1. `stat -c '%a %F' -- PATH` and `cat -- PATH` read the current state (symlinks are followed);
  *   2. the original is copied to BACKUP_DIR/PATH with `install -D -p -m MODE`;
- *   3. the content goes on stdin to `install -m MODE /dev/stdin PATH.l20tmp.RANDOM` in the same directory
- *      (with sudo: `chown --reference=PATH` keeps the original owner);
+ *   3. `install -m MODE /dev/null PATH.l20tmp.RANDOM` creates the temporary file (same directory, final mode),
+ *      `dd of=TMP conv=fsync status=none` fills it from stdin (with sudo: `chown --reference=PATH` keeps
+ *      the original owner);
  *   4. `mv -f -- TMP PATH` renames it into place atomically; on failure the temporary file is removed.
  */
 export async function writeFileAtomicVia(
@@ -106,7 +107,14 @@ export async function writeFileAtomicVia(
   const removeTmp = async () => {
     await host.run({ argv: ['rm', '-f', '--', tmp] }, sudoOpt(sudo)).catch(() => undefined);
   };
-  const write = await host.run({ argv: ['install', '-m', modeText, '--', '/dev/stdin', tmp] }, { ...sudoOpt(sudo), stdin: content });
+  // The temporary file is created empty with its final mode first, so the content is never readable by
+  // others, then filled from stdin. `dd` reads fd 0 itself: opening /dev/stdin fails when stdin is a socket.
+  const create = await host.run({ argv: ['install', '-m', modeText, '--', '/dev/null', tmp] }, sudoOpt(sudo));
+  if (create.exitCode !== 0) {
+    await removeTmp();
+    throw commandFailed(host.name, `creating ${tmp}`, create);
+  }
+  const write = await host.run({ argv: ['dd', `of=${tmp}`, 'conv=fsync', 'status=none'] }, { ...sudoOpt(sudo), stdin: content });
   if (write.exitCode !== 0) {
     await removeTmp();
     throw commandFailed(host.name, `writing ${tmp}`, write);

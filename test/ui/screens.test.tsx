@@ -1,0 +1,146 @@
+import React from 'react';
+import { describe, expect, it, vi } from 'vitest';
+import { render } from 'ink-testing-library';
+import { App } from '../../screens/App.js';
+import { Providers } from '../../screens/store-context.js';
+import { initialState, Store } from '../../src/engine/store.js';
+import type { Controller } from '../../src/engine/controller.js';
+import { STAGE_TITLES } from '../../src/stages.js';
+
+const hosts = [{ name: 'l20-n1', address: '127.0.0.1:4001' }, { name: 'l20-n2', address: '127.0.0.1:4002' }];
+
+function controller(over: Partial<Controller> = {}): Controller {
+  return {
+    runStage: vi.fn(), runAll: vi.fn(), cancel: vi.fn(), quit: vi.fn(), answerTrust: vi.fn(),
+    testConnection: vi.fn(async () => ({ ok: true, message: 'connected to l20-n1 in 3 ms' })),
+    saveHosts: vi.fn(async () => undefined),
+    implementedStages: ['inventory'],
+    stageTitle: (s) => STAGE_TITLES[s],
+    stagePurpose: (s) => `purpose of ${s}`,
+    initialHosts: [],
+    ...over,
+  };
+}
+
+async function until(check: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (check()) return;
+    await new Promise((r) => setImmediate(r));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+function mount(store: Store, c: Controller) {
+  return render(
+    <Providers store={store} controller={c}>
+      <App />
+    </Providers>,
+  );
+}
+
+describe('pipeline and stage view', () => {
+  it('shows stages × hosts and runs the selected stage on r', async () => {
+    const store = new Store(initialState(hosts));
+    const c = controller();
+    const ui = mount(store, c);
+    const frame = ui.lastFrame() ?? '';
+    expect(frame).toContain('inventory');
+    expect(frame).toContain('l20-n1');
+    expect(frame).toContain('l20-n2');
+    expect(frame).toContain('cluster');
+    expect(frame).toContain('not yet'); // unimplemented stages say so
+    ui.stdin.write('r');
+    await until(() => (c.runStage as ReturnType<typeof vi.fn>).mock.calls.length === 1, 'runStage');
+    expect(c.runStage).toHaveBeenCalledWith('inventory');
+    await until(() => (ui.lastFrame() ?? '').includes('stage 1/11 inventory'), 'stage view');
+    ui.unmount();
+  });
+
+  it('renders both panes with commands, output and verdicts as events arrive', async () => {
+    const store = new Store({ ...initialState(hosts), ui: { ...initialState(hosts).ui, screen: 'stage' } });
+    const ui = mount(store, controller());
+    store.dispatch({ type: 'stage.state', stage: 'inventory', state: 'running' });
+    for (const h of ['l20-n1', 'l20-n2']) {
+      store.dispatch({ type: 'host.state', host: h, state: 'connected' });
+      store.dispatch({ type: 'cmd.start', host: h, runId: `${h}1`, stage: 'inventory', probe: 'kernel', commandLine: 'LC_ALL=C uname -r', sudo: false });
+      store.dispatch({ type: 'cmd.output', host: h, runId: `${h}1`, stream: 'stdout', lines: [`5.15.0-126-generic on ${h}`] });
+      store.dispatch({ type: 'cmd.exit', host: h, runId: `${h}1`, exitCode: 0, signal: null, durationMs: 42, timedOut: false, cancelled: false });
+    }
+    store.dispatch({ type: 'check.result', result: { id: 'inventory.os', stage: 'inventory', host: 'l20-n1', status: 'pass', summary: 'Ubuntu 22.04.5 LTS', evidence: '' } });
+    store.dispatch({ type: 'check.result', result: { id: 'inventory.os', stage: 'inventory', host: 'l20-n2', status: 'fail', summary: 'Ubuntu 20.04', evidence: '' } });
+    store.dispatch({ type: 'check.result', result: { id: 'inventory.pair-hardware', stage: 'inventory', host: null, status: 'pass', summary: '2 hosts match', evidence: '' } });
+    await until(() => (ui.lastFrame() ?? '').includes('2 hosts match'), 'cluster row');
+    const frame = ui.lastFrame() ?? '';
+    expect(frame).toContain('5.15.0-126-generic on l20-n1');
+    expect(frame).toContain('5.15.0-126-generic on l20-n2');
+    expect(frame).toContain('kernel: exit 0 42ms');
+    expect(frame).toMatch(/✔ os\s+Ubuntu 22\.04\.5 LTS/);
+    expect(frame).toMatch(/✘ os\s+Ubuntu 20\.04/);
+    ui.unmount();
+  });
+
+  it('Ctrl-C cancels while busy, asks before quitting, and q quits when idle', async () => {
+    const store = new Store(initialState(hosts));
+    const c = controller();
+    const ui = mount(store, c);
+    store.dispatch({ type: 'stage.state', stage: 'inventory', state: 'running' });
+    await until(() => store.getState().busy, 'busy');
+    ui.stdin.write('\u0003');
+    await until(() => (c.cancel as ReturnType<typeof vi.fn>).mock.calls.length === 1, 'cancel');
+    expect(c.quit).not.toHaveBeenCalled();
+    ui.stdin.write('q');
+    await until(() => (ui.lastFrame() ?? '').includes('Quit anyway'), 'confirm');
+    ui.stdin.write('n');
+    await until(() => !(ui.lastFrame() ?? '').includes('Quit anyway'), 'confirm closed');
+    store.dispatch({ type: 'engine.idle' });
+    ui.stdin.write('q');
+    await until(() => (c.quit as ReturnType<typeof vi.fn>).mock.calls.length === 1, 'quit');
+    ui.unmount();
+  });
+
+  it('asks the operator to trust an unknown host key, showing the fingerprint', async () => {
+    const store = new Store(initialState(hosts));
+    const c = controller();
+    const ui = mount(store, c);
+    store.dispatch({ type: 'ui.trust', prompt: { host: 'l20-n1', address: '10.0.0.1:22', keyType: 'ssh-ed25519', fingerprint: 'SHA256:abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQ' } });
+    await until(() => (ui.lastFrame() ?? '').includes('SHA256:abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQ'), 'prompt');
+    ui.stdin.write('y');
+    await until(() => (c.answerTrust as ReturnType<typeof vi.fn>).mock.calls.length === 1, 'answer');
+    expect(c.answerTrust).toHaveBeenCalledWith(true);
+    ui.unmount();
+  });
+});
+
+describe('setup screen', () => {
+  it('edits a host field, tests connections and saves', async () => {
+    const store = new Store(initialState([], 'setup'));
+    const c = controller();
+    const ui = mount(store, c);
+    expect(ui.lastFrame()).toContain('Setup');
+    // Move to the address field of the first host and type it.
+    // Keys sent back to back, faster than React renders: every one must land.
+    ui.stdin.write('\u001b[C');
+    ui.stdin.write('\r');
+    await until(() => (ui.lastFrame() ?? '').includes('▏'), 'edit mode');
+    for (const ch of '10.0.0.1') ui.stdin.write(ch);
+    await until(() => (ui.lastFrame() ?? '').includes('10.0.0.1▏'), 'typed');
+    ui.stdin.write('\r');
+    await until(() => !(ui.lastFrame() ?? '').includes('▏'), 'committed');
+    ui.stdin.write('t');
+    await until(() => (ui.lastFrame() ?? '').includes('✔ connected to l20-n1'), 'test result');
+    ui.stdin.write('w');
+    await until(() => (c.saveHosts as ReturnType<typeof vi.fn>).mock.calls.length === 1, 'save');
+    const saved = (c.saveHosts as ReturnType<typeof vi.fn>).mock.calls[0]![0] as Array<{ name: string; address: string }>;
+    expect(saved[0]).toMatchObject({ name: 'l20-n1', address: '10.0.0.1', role: 'head' });
+    ui.unmount();
+  });
+
+  it('shows the validation error when saving fails', async () => {
+    const store = new Store(initialState([], 'setup'));
+    const c = controller({ saveHosts: vi.fn(async () => 'hosts[0].address = "": expected a host name or IP address') });
+    const ui = mount(store, c);
+    ui.stdin.write('w');
+    await until(() => (ui.lastFrame() ?? '').includes('hosts[0].address'), 'error shown');
+    ui.unmount();
+  });
+});
