@@ -4,8 +4,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadInventoryFile, SavedConfig, validateCluster, writeInventoryFile } from '../../src/config/store.js';
 import { ConfigError } from '../../src/config/errors.js';
+import type { ClusterInput } from '../../src/config/schema.js';
 
-const good = {
+const good: ClusterInput = {
   hosts: [
     { name: 'l20-n1', address: '10.0.0.1', user: 'ubuntu', role: 'head', auth: { method: 'agent' } },
     { name: 'l20-n2', address: 'l20-n2.lab.example', port: 2222, role: 'worker', fabricPorts: ['ens1f0', 'ens1f1np1'] },
