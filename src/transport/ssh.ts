@@ -16,6 +16,7 @@
 import { readFileSync } from 'node:fs';
 import { Client, utils, type AnyAuthMethod, type ClientChannel, type ConnectConfig, type ParsedKey } from 'ssh2';
 import { buildCommand, type BuiltCommand } from './quote.js';
+import type { ResolvedSshConfig } from './ssh-config.js';
 import { appendKnownHost, fingerprintSha256, keyTypeOfBlob, knownKeyTypes, verifyHostKey } from './known-hosts.js';
 import { DEFAULT_BACKUP_ROOT, backupRunId, readFileVia, writeFileAtomicVia } from './files.js';
 import { DEFAULT_MAX_BUFFER_BYTES, StreamCollector, notStartedResult } from './output.js';
@@ -55,6 +56,11 @@ export interface SshHostOptions {
   agent?: string;
   /** known_hosts files to check, in order; a trusted new key is appended to the first. */
   knownHostsFiles: readonly string[];
+  /**
+   * A pinned host key fingerprint (`SHA256:…`, e.g. from the inventory). A different key is refused as
+   * 'changed'; the pinned key is accepted even when no known_hosts file lists it.
+   */
+  expectedFingerprint?: string;
   /** Asked when the host key is not in any known_hosts file: resolve true to trust (and record) it. */
   onUnknownHostKey?: (info: UnknownHostKeyInfo) => Promise<boolean>;
   /** SSH keepalive interval (default 5000 ms); 0 disables. */
@@ -474,6 +480,8 @@ export class SshHost implements Host {
       startTimer();
       try {
         client.connect(config);
+        // Many small request/reply packets per command: Nagle + delayed ACKs would add ~40 ms to each.
+        client.setNoDelay(true);
       } catch (err) {
         lastError = err as Error;
         fail();
@@ -496,6 +504,17 @@ export class SshHost implements Host {
     const keyType = keyTypeOfBlob(key) ?? 'unknown';
     const fingerprint = fingerprintSha256(key);
     if (this.trustedKeys.some((k) => k.equals(key))) return true;
+    const pinned = this.opts.expectedFingerprint?.trim();
+    if (pinned && pinned.replace(/=+$/, '') !== fingerprint) {
+      throw new HostKeyError(
+        `${this.name}: the host key of ${this.address} does not match the inventory: the server presented ${keyType} ${fingerprint}, ` +
+          `the inventory pins ${pinned}. Someone could be intercepting the connection, or the server was reinstalled; refusing to connect.`,
+        this.name,
+        'changed',
+        fingerprint,
+        pinned,
+      );
+    }
     const verdict = verifyHostKey(this.opts.knownHostsFiles, host, port, keyType, key);
     if (verdict.status === 'known') return true;
     if (verdict.status === 'changed') {
@@ -511,6 +530,7 @@ export class SshHost implements Host {
         verdict.knownFingerprint,
       );
     }
+    if (pinned) return true; // matches the pinned fingerprint; known_hosts has nothing for this key type
     const refuse = (why: string) =>
       new HostKeyError(`${this.name}: the host key of ${this.address} (${keyType} ${fingerprint}) is not known: ${why}`, this.name, 'unknown', fingerprint);
     if (!this.opts.onUnknownHostKey) throw refuse('no known_hosts entry and no one to ask; refusing');
@@ -782,4 +802,49 @@ export class SshHost implements Host {
     this.conn = undefined;
     this.setState('closed', 'closed');
   }
+}
+
+/**
+ * SshHost options from a resolved ~/.ssh/config entry. `unsupported` lists what the transport cannot do
+ * (ProxyJump, ProxyCommand): the caller should refuse or explain rather than connect directly.
+ * StrictHostKeyChecking: `yes` refuses unknown keys (no prompt), `accept-new` trusts and records them without
+ * asking, `ask`/`no` ask `onUnknownHostKey`. A changed key is always refused.
+ */
+export function sshHostOptionsFromConfig(
+  name: string,
+  cfg: ResolvedSshConfig,
+  extra: Partial<Pick<SshHostOptions, 'onUnknownHostKey' | 'sudoPassword' | 'maxSessions' | 'readyTimeoutMs' | 'privateKey' | 'passphrase'>> & {
+    /** Environment for SSH_AUTH_SOCK (default process.env). */
+    env?: Readonly<Record<string, string | undefined>>;
+  } = {},
+): { options: SshHostOptions; unsupported: string[] } {
+  const env = extra.env ?? process.env;
+  const unsupported: string[] = [];
+  if (cfg.proxyJump !== undefined) unsupported.push(`ProxyJump ${cfg.proxyJump}`);
+  if (cfg.proxyCommand !== undefined) unsupported.push(`ProxyCommand ${cfg.proxyCommand}`);
+  let agent: string | undefined;
+  if (cfg.identityAgent === undefined || cfg.identityAgent === 'SSH_AUTH_SOCK') agent = env.SSH_AUTH_SOCK;
+  else if (cfg.identityAgent === 'none') agent = undefined;
+  else if (cfg.identityAgent.startsWith('$')) agent = env[cfg.identityAgent.slice(1)];
+  else agent = cfg.identityAgent;
+
+  const options: SshHostOptions = {
+    name,
+    host: cfg.hostName,
+    port: cfg.port,
+    user: cfg.user,
+    identityFiles: cfg.identityFiles,
+    knownHostsFiles: [...cfg.userKnownHostsFiles, ...cfg.globalKnownHostsFiles],
+  };
+  if (agent) options.agent = agent;
+  if (cfg.serverAliveInterval > 0) {
+    options.keepaliveIntervalMs = cfg.serverAliveInterval * 1000;
+    options.keepaliveCountMax = cfg.serverAliveCountMax;
+  }
+  if (cfg.strictHostKeyChecking === 'accept-new') options.onUnknownHostKey = async () => true;
+  else if (cfg.strictHostKeyChecking !== 'yes' && extra.onUnknownHostKey) options.onUnknownHostKey = extra.onUnknownHostKey;
+  for (const key of ['sudoPassword', 'maxSessions', 'readyTimeoutMs', 'privateKey', 'passphrase'] as const) {
+    if (extra[key] !== undefined) (options as unknown as Record<string, unknown>)[key] = extra[key];
+  }
+  return { options, unsupported };
 }

@@ -137,7 +137,8 @@ describe('SshHost: commands', () => {
   });
 
   it('times out: TERM to the remote process group, the channel closes, the run resolves', async () => {
-    const host = makeHost(server);
+    const sent: string[] = [];
+    const host = makeHost(server, { debug: (m) => (m.includes('signal') ? sent.push(m) : undefined) });
     const pidFile = join(dir, 'timeout.pid');
     const result = await host.run({ argv: ['sh', '-c', 'echo $$ > "$1"; exec sleep 30', 'sh', pidFile] }, { timeoutMs: 300 });
     expect(result.timedOut).toBe(true);
@@ -146,7 +147,9 @@ describe('SshHost: commands', () => {
     expect(result.durationMs).toBeLessThan(5000);
     const pid = Number(readFileSync(pidFile, 'utf8'));
     await waitFor(() => isProcessGone(pid), 5000, 'the remote process to exit');
-    expect(server.stats.signals).toContain('TERM');
+    // The client sent the signal request (after its stdin EOF). ssh2's Server drops channel requests that
+    // arrive after EOF, so this test server kills the group when the channel closes; OpenSSH honours it.
+    expect(sent.some((m) => /CHANNEL_REQUEST \(r:\d+, signal: TERM\)/.test(m))).toBe(true);
   });
 
   it('cancels through an AbortSignal and the remote process is gone afterwards', async () => {
@@ -388,6 +391,29 @@ describe('SshHost: connection loss', () => {
     }
   });
 
+  it('detects a silent peer through keepalives', async () => {
+    const srv = await startTestServer();
+    try {
+      const kh = join(dir, 'kh-freeze');
+      writeFileSync(kh, knownLine(srv.port, srv.hostKeyBlob));
+      const host = makeHost(srv, { knownHostsFiles: [kh], keepaliveIntervalMs: 100, keepaliveCountMax: 2 });
+      const states: Array<[HostConnectionState, string | undefined]> = [];
+      host.onStateChange((s, d) => states.push([s, d]));
+      await host.connect();
+      const running = host.run({ argv: ['sleep', '30'] }).catch((e: unknown) => e);
+      await waitFor(() => srv.stats.execRequests.length === 1, 5000, 'the exec request');
+      srv.freezeConnections();
+      const err = await running;
+      expect(err).toBeInstanceOf(TransportError);
+      expect((err as TransportError).commandLine).toBe('LC_ALL=C sleep 30');
+      const lost = states.find((s) => s[0] === 'lost');
+      expect(lost?.[1]).toMatch(/keepalive/i);
+    } finally {
+      await Promise.all(hosts.splice(0).map((h) => h.close()));
+      await srv.close();
+    }
+  });
+
   it('fails with TransportError (no hang) when the server is unreachable', async () => {
     const srv = await startTestServer();
     const port = srv.port;
@@ -407,5 +433,140 @@ describe('SshHost: connection loss', () => {
     await host.close();
     expect(states.at(-1)).toBe('closed');
     await expect(host.run({ argv: ['true'] })).rejects.toBeInstanceOf(TransportError);
+  });
+});
+
+describe('SshHost: sudo password', () => {
+  const FAKE_SUDO = `#!/bin/sh
+# Fake sudo for tests: mode file says whether a password is needed; -S reads one line from stdin.
+mode=$(cat "$FAKE_SUDO_MODE_FILE")
+case "$1" in
+  -n) shift; [ "$1" = "--" ] && shift
+      [ "$mode" = nopasswd ] && exec "$@"
+      echo "sudo: a password is required" >&2; exit 1 ;;
+  -S) shift; [ "$1" = "-p" ] && shift 2; [ "$1" = "--" ] && shift
+      [ "$mode" = nopasswd ] && exec "$@"
+      IFS= read -r pw
+      [ "$pw" = "$FAKE_SUDO_PASSWORD" ] || { echo "sudo: incorrect password" >&2; exit 1; }
+      exec "$@" ;;
+esac
+echo "unexpected sudo call: $*" >&2; exit 2
+`;
+
+  for (const mode of ['passwd', 'nopasswd'] as const) {
+    it(`sends the password only when sudo asks for one (${mode})`, async () => {
+      const bin = mkdtempSync(join(dir, 'bin-'));
+      writeFileSync(join(bin, 'sudo'), FAKE_SUDO, { mode: 0o755 });
+      const modeFile = join(bin, 'mode');
+      writeFileSync(modeFile, mode);
+      const password = `s3cr'et pw`;
+      const srv = await startTestServer({
+        env: { PATH: `${bin}:${process.env.PATH ?? '/usr/bin:/bin'}`, FAKE_SUDO_MODE_FILE: modeFile, FAKE_SUDO_PASSWORD: password },
+      });
+      try {
+        const kh = join(dir, `kh-sudo-${mode}`);
+        writeFileSync(kh, knownLine(srv.port, srv.hostKeyBlob));
+        const host = makeHost(srv, { knownHostsFiles: [kh], sudoPassword: password });
+        const r = await host.run({ argv: ['cat'] }, { sudo: true, stdin: 'payload\n' });
+        expect(r.stderr).toBe('');
+        expect(r.stdout).toBe('payload\n'); // the password never reaches the command
+        expect(r.commandLine).not.toContain('s3cr');
+        expect(srv.stats.execRequests.every((c) => !c.includes('s3cr'))).toBe(true);
+        expect(r.commandLine.startsWith(mode === 'passwd' ? "sudo -S -p '' -- env LC_ALL=C" : 'sudo -n -- env LC_ALL=C')).toBe(true);
+
+        const file = join(bin, 'conf');
+        expect(await host.writeFileAtomic(file, 'root content\n', { sudo: true, backupDir: join(bin, 'bk') })).toEqual({ changed: true });
+        expect(readFileSync(file, 'utf8')).toBe('root content\n');
+        expect(await host.readFile(file, { sudo: true })).toBe('root content\n');
+        expect((await host.run({ script: 'echo "in script: $1"', args: ['x'] }, { sudo: true })).stdout).toBe('in script: x\n');
+      } finally {
+        await Promise.all(hosts.splice(0).map((h) => h.close()));
+        await srv.close();
+      }
+    });
+  }
+});
+
+describe('SshHost: keys and configuration', () => {
+  it('prefers the host key type already in known_hosts (server with ed25519 and ECDSA keys)', async () => {
+    const ecdsa = (await import('ssh2')).utils.generateKeyPairSync('ecdsa', { bits: 256 });
+    const srv = await startTestServer({ extraHostKeys: [ecdsa.private] });
+    try {
+      const { utils } = await import('ssh2');
+      const parsed = utils.parseKey(ecdsa.public);
+      if (parsed instanceof Error) throw parsed;
+      const blob = (Array.isArray(parsed) ? parsed[0] : parsed).getPublicSSH();
+      const kh = join(dir, 'kh-ecdsa');
+      writeFileSync(kh, `[127.0.0.1]:${srv.port} ecdsa-sha2-nistp256 ${blob.toString('base64')}\n`);
+      let asked = 0;
+      const host = makeHost(srv, {
+        knownHostsFiles: [kh],
+        onUnknownHostKey: async () => {
+          asked++;
+          return false;
+        },
+      });
+      await host.connect();
+      expect(asked).toBe(0);
+    } finally {
+      await Promise.all(hosts.splice(0).map((h) => h.close()));
+      await srv.close();
+    }
+  });
+
+  it('authenticates with identity files, skipping missing and unusable ones; explains when none works', async () => {
+    const keyDir = mkdtempSync(join(dir, 'keys-'));
+    const good = join(keyDir, 'id_good');
+    writeFileSync(good, server.clientPrivateKey, { mode: 0o600 });
+    const encrypted = join(keyDir, 'id_encrypted');
+    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', 'secret', '-f', encrypted]);
+    const host = makeHost(server, { privateKey: undefined, identityFiles: [join(keyDir, 'missing'), encrypted, good] });
+    expect((await host.run({ argv: ['echo', 'ok'] })).stdout).toBe('ok\n');
+
+    const none = makeHost(server, { privateKey: undefined, identityFiles: [join(keyDir, 'missing'), encrypted] });
+    const err = await none.connect().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TransportError);
+    expect((err as Error).message).toMatch(/no usable SSH key/);
+    expect((err as Error).message).toContain('id_encrypted');
+
+    const wrong = makeHost(server, { privateKey: generateEd25519().privateKey });
+    await expect(wrong.connect()).rejects.toThrow(/authentication/i);
+  });
+
+  it('builds SshHost options from a resolved ssh config', async () => {
+    const { resolveSshConfig } = await import('../../src/transport/ssh-config.js');
+    const { sshHostOptionsFromConfig } = await import('../../src/transport/ssh.js');
+    const cfgText = `Host gpu-a\n  HostName 10.0.0.11\n  User ubuntu\n  Port 2222\n  ServerAliveInterval 10\n  ServerAliveCountMax 4\n  StrictHostKeyChecking accept-new\n  ProxyJump bastion\n`;
+    const resolved = resolveSshConfig('gpu-a', {
+      homeDir: '/home/op',
+      localUser: 'op',
+      readFile: (p) => (p === '/home/op/.ssh/config' ? cfgText : undefined),
+    });
+    const { options, unsupported } = sshHostOptionsFromConfig('gpu-a', resolved, { env: { SSH_AUTH_SOCK: '/run/agent.sock' } });
+    expect(options).toMatchObject({
+      name: 'gpu-a',
+      host: '10.0.0.11',
+      port: 2222,
+      user: 'ubuntu',
+      agent: '/run/agent.sock',
+      keepaliveIntervalMs: 10_000,
+      keepaliveCountMax: 4,
+      knownHostsFiles: ['/home/op/.ssh/known_hosts', '/home/op/.ssh/known_hosts2', '/etc/ssh/ssh_known_hosts', '/etc/ssh/ssh_known_hosts2'],
+    });
+    expect(await options.onUnknownHostKey?.({ host: 'x', port: 1, fingerprint: 'f', keyType: 't' })).toBe(true);
+    expect(unsupported).toEqual(['ProxyJump bastion']);
+  });
+});
+
+describe('SshHost: pinned fingerprint', () => {
+  it('accepts the pinned key without a known_hosts entry and refuses another one as changed', async () => {
+    const empty = join(dir, 'kh-empty-pin');
+    const ok = makeHost(server, { knownHostsFiles: [empty], expectedFingerprint: fingerprintSha256(server.hostKeyBlob) });
+    await ok.connect();
+    const other = fingerprintSha256(generateEd25519().blob);
+    const sessions = server.stats.sessionsOpened;
+    const bad = makeHost(server, { knownHostsFiles: [knownHosts], expectedFingerprint: other, onUnknownHostKey: async () => true });
+    await expect(bad.connect()).rejects.toMatchObject({ name: 'HostKeyError', kind: 'changed', knownFingerprint: other });
+    expect(server.stats.sessionsOpened).toBe(sessions);
   });
 });

@@ -25,6 +25,8 @@ export interface TestServer {
   stats: TestServerStats;
   /** Ends every client connection (the client sees the connection drop). */
   dropConnections(): void;
+  /** Stops reading from every client connection: a peer that vanished without closing TCP. */
+  freezeConnections(): void;
   close(): Promise<void>;
 }
 
@@ -59,7 +61,16 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   }
 }
 
-export async function startTestServer(options: { maxSessions?: number; hostPrivateKey?: string } = {}): Promise<TestServer> {
+export interface TestServerOptions {
+  maxSessions?: number;
+  hostPrivateKey?: string;
+  /** More host keys the server can present (the client picks by its algorithm preference). */
+  extraHostKeys?: string[];
+  /** Extra environment for the commands (e.g. a PATH with a fake sudo). */
+  env?: Record<string, string>;
+}
+
+export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const maxSessions = options.maxSessions ?? 10;
   const host = options.hostPrivateKey !== undefined ? { privateKey: options.hostPrivateKey } : generateEd25519();
   const hostParsed = utils.parseKey(host.privateKey);
@@ -81,7 +92,7 @@ export async function startTestServer(options: { maxSessions?: number; hostPriva
   const connections = new Set<Connection>();
   const children = new Set<ChildProcess>();
 
-  const server = new Server({ hostKeys: [host.privateKey] }, (conn) => {
+  const server = new Server({ hostKeys: [host.privateKey, ...(options.extraHostKeys ?? [])] }, (conn) => {
     stats.connections++;
     connections.add(conn);
     // Refuse like OpenSSH's MaxSessions: "open failed".
@@ -130,7 +141,11 @@ export async function startTestServer(options: { maxSessions?: number; hostPriva
         session.on('exec', (acceptExec, _reject, info) => {
           stats.execRequests.push(info.command);
           const stream = acceptExec();
-          const proc = spawn('/bin/sh', ['-c', info.command], { detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+          const proc = spawn('/bin/sh', ['-c', info.command], {
+            detached: true,
+            stdio: ['pipe', 'pipe', 'pipe'],
+            env: { ...process.env, ...options.env },
+          });
           child = proc;
           children.add(proc);
           proc.stdin.on('error', () => undefined);
@@ -157,6 +172,8 @@ export async function startTestServer(options: { maxSessions?: number; hostPriva
     });
   });
 
+  // Like sshd (TCP_NODELAY for interactive sessions): no Nagle delay on small packets.
+  (server as unknown as { _srv: import('node:net').Server })._srv.on('connection', (socket) => socket.setNoDelay(true));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
   if (address === null || typeof address === 'string') throw new Error('no port');
@@ -170,9 +187,16 @@ export async function startTestServer(options: { maxSessions?: number; hostPriva
     dropConnections() {
       for (const c of connections) c.end();
     },
+    freezeConnections() {
+      for (const c of connections) {
+        const sock = (c as unknown as { _sock: import('node:net').Socket })._sock;
+        sock.pause();
+        sock.removeAllListeners('data');
+      }
+    },
     async close() {
       for (const child of children) killGroup(child, 'SIGKILL');
-      for (const c of connections) c.end();
+      for (const c of connections) (c as unknown as { _sock: import('node:net').Socket })._sock.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
