@@ -60,7 +60,8 @@ export function parseDpkgQuery(text: string): DpkgQueryFacts {
           compact({
             name: m[4],
             arch: m[5],
-            version: m[6],
+            // `<none>` is how dpkg -l spells "no version"; treat it as absent if a caller mixes formats.
+            version: m[6] === '<none>' ? undefined : m[6],
             status,
             installed: m[2] === 'i' || m[2] === 'W' || m[2] === 't',
             held: m[1] === 'h' ? true : undefined,

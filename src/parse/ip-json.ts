@@ -31,7 +31,10 @@ export const NetdevSchema = z.object({
   mac: z.string().optional(),
   linkType: z.string().optional(),
   master: z.string().optional(),
-  /** `linkinfo.info_kind`: `bond`, `vlan`, `bridge`, … */
+  /**
+   * `linkinfo.info_kind` (`bond`, `vlan`, `bridge`, …); for a plain member, iproute2's text name of
+   * its slave kind (`bond_slave`), so every bond-related device is recognisable from one field.
+   */
   linkKind: z.string().optional(),
   /** `linkinfo.info_slave_kind`: `bond` for a bond member. */
   slaveKind: z.string().optional(),
@@ -98,7 +101,8 @@ function parseNetdev(o: unknown): Netdev | undefined {
   const li = isRecord(o['linkinfo']) ? o['linkinfo'] : undefined;
   const slave = li && isRecord(li['info_slave_data']) ? li['info_slave_data'] : undefined;
   const data = li && isRecord(li['info_data']) ? li['info_data'] : undefined;
-  const linkKind = li ? str(li['info_kind']) : undefined;
+  const slaveKind = li ? str(li['info_slave_kind']) : undefined;
+  const linkKind = (li ? str(li['info_kind']) : undefined) ?? (slaveKind ? `${slaveKind}_slave` : undefined);
   const address = str(o['address']);
   const addrInfo = o['addr_info'];
   const permMac = slave ? str(slave['perm_hwaddr']) : undefined;
@@ -112,7 +116,7 @@ function parseNetdev(o: unknown): Netdev | undefined {
     linkType: str(o['link_type']),
     master: str(o['master']),
     linkKind,
-    slaveKind: li ? str(li['info_slave_kind']) : undefined,
+    slaveKind,
     permMac: permMac ? permMac.toLowerCase() : undefined,
     slaveState: slave ? str(slave['state']) : undefined,
     slaveMiiStatus: slave ? str(slave['mii_status']) : undefined,

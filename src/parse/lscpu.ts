@@ -41,7 +41,8 @@ function collectJson(entries: unknown, into: Record<string, string>): void {
 
 function collectText(text: string, into: Record<string, string>): void {
   for (const raw of text.split('\n')) {
-    const m = /^\s*([^:]+?):\s+(\S.*?)\s*$/.exec(raw);
+    // lscpu labels start with a capital (`Architecture`, `L1d`); `bash: lscpu: …` is not one.
+    const m = /^\s*([A-Z][^:]*?):\s+(\S.*?)\s*$/.exec(raw);
     if (!m || m[1] === undefined || m[2] === undefined) continue;
     if (!(m[1] in into)) into[m[1]] = m[2];
   }

@@ -177,7 +177,9 @@ function parseDeviceLine(bdfRaw: string, rest: string): LspciDevice | undefined 
 
 function parseLink(value: string): PciLink {
   const speed = /Speed\s+([\d.]+)\s*GT\/s(?:\s*\((\w+)\))?/i.exec(value);
-  const width = /Width\s+x(\d+)(?:\s*\((\w+)\))?/i.exec(value);
+  // pciutils always prints `, …` or ` (ok)` after the width; without either the line was cut and
+  // `x1` may be the start of `x16`.
+  const width = /Width\s+x(\d+)(?:\s*\((\w+)\)|(?=\s*,))/i.exec(value);
   return compact({
     speedGTs: speed ? toNum(speed[1]) : undefined,
     width: width ? toInt(width[1]) : undefined,

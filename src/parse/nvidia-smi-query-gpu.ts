@@ -10,7 +10,7 @@
  * the NVIDIA driver`, `Failed to initialize NVML: …`, `No devices were found`.
  */
 import { z } from 'zod';
-import { cleanLines, compact, guard, normalizeBdf, toInt, toNum, validate } from './common.js';
+import { cleanLines, compact, guard, normalizeBdf, toNum, validate } from './common.js';
 
 /** The fields `inventory.gpus` queries, in order. */
 export const INVENTORY_GPU_FIELDS = [
@@ -121,7 +121,8 @@ export function parseNvidiaSmiQueryGpu(text: string, options: QueryGpuOptions = 
       const flags: Partial<NvidiaSmiQueryGpuFacts> = {};
       let columns: string[] | undefined = options.fields ? options.fields.map((f) => f.trim()) : undefined;
       const units: Record<string, string> = {};
-      const dataRows: string[][] = [];
+      let dataRows: string[][] = [];
+      let headerSeen = false;
       for (const line of lines) {
         const t = line.trim();
         if (/NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver/i.test(t)) {
@@ -143,7 +144,8 @@ export function parseNvidiaSmiQueryGpu(text: string, options: QueryGpuOptions = 
         }
         if (!t.includes(',')) continue; // not CSV (junk, prompts)
         const cells = splitRow(t);
-        if (dataRows.length === 0 && cells.every((c) => HEADER_CELL.test(c))) {
+        if (!headerSeen && cells.every((c) => HEADER_CELL.test(c))) {
+          headerSeen = true;
           // A header: fields and their units. It overrides a caller field list (the driver may
           // rename fields, e.g. clocks_throttle_reasons.* → clocks_event_reasons.*).
           columns = cells.map((c) => {
@@ -155,9 +157,16 @@ export function parseNvidiaSmiQueryGpu(text: string, options: QueryGpuOptions = 
         }
         dataRows.push(cells);
       }
-      if (!columns && dataRows[0] && dataRows[0].length === INVENTORY_GPU_FIELDS.length) columns = [...INVENTORY_GPU_FIELDS];
+      if (!columns && dataRows.some((r) => r.length === INVENTORY_GPU_FIELDS.length)) columns = [...INVENTORY_GPU_FIELDS];
       if (!columns && dataRows.length > 0) flags.columnsUnknown = true;
       const cols = columns ?? [];
+      // Lines interleaved from other output can contain commas: a data row has exactly one cell per
+      // column, except the last, which may have been cut short.
+      if (cols.length > 0) {
+        dataRows = dataRows.filter(
+          (cells, r) => cells.length === cols.length || (r === dataRows.length - 1 && cells.length < cols.length),
+        );
+      }
       const lastRow = dataRows.length - 1;
       dataRows.forEach((cells, r) => {
         const values: Record<string, string | number | null> = {};
@@ -171,9 +180,10 @@ export function parseNvidiaSmiQueryGpu(text: string, options: QueryGpuOptions = 
         const s = (k: string): string | undefined => (typeof values[k] === 'string' ? (values[k] as string) : undefined);
         const n = (k: string): number | undefined => (typeof values[k] === 'number' ? (values[k] as number) : undefined);
         const busId = s('pci.bus_id') ?? s('gpu_bus_id');
+        const index = n('index');
         facts.gpus.push(
           compact({
-            index: n('index') !== undefined ? toInt(String(n('index'))) : undefined,
+            index: index !== undefined && Number.isInteger(index) ? index : undefined,
             name: s('name') ?? s('gpu_name'),
             uuid: s('uuid') ?? s('gpu_uuid'),
             busId,

@@ -43,9 +43,9 @@ export const NvidiaSmiTopoFactsSchema = z.object({
 });
 export type NvidiaSmiTopoFacts = z.infer<typeof NvidiaSmiTopoFactsSchema>;
 
-// Codes nvidia-smi prints; a row cut mid-cell leaves a fragment (`SY`) that is not one of them.
-const KNOWN_CODE = /^(?:X|SYS|NODE|PHB|PXB|PIX|PSB|SOC|NV\d+|C2C|N\/A)$/;
-const CODE_SHAPE = /^(?:[A-Z][A-Z0-9]*|N\/A)$/;
+// Codes nvidia-smi prints (and older drivers' SOC/PSB). A cell is accepted only if it is one of
+// these or a code the output's own Legend explains: a row cut mid-cell leaves a fragment (`SY`).
+const KNOWN_CODE = /^(?:X|SYS|NODE|PHB|PXB|PIX|PSB|SOC|NV\d+|C2C)$/;
 const AFFINITY_LABELS = ['CPU Affinity', 'NUMA Affinity', 'GPU NUMA ID'] as const;
 
 /** Splits a header row into device columns and the affinity labels after them. */
@@ -83,6 +83,19 @@ export function parseNvidiaSmiTopo(text: string): NvidiaSmiTopoFacts {
       const nicLegend: Record<string, string> = {};
       const legendCodes: string[] = [];
       let section: 'table' | 'legend' | 'nicLegend' = 'table';
+      // Legend codes first (they follow the table), so the table can accept codes it explains.
+      let inLegend = false;
+      const explained = new Set<string>();
+      for (const l of lines) {
+        const t = l.trim();
+        if (t === 'Legend:') inLegend = true;
+        else if (t === 'NIC Legend:') inLegend = false;
+        else if (inLegend) {
+          const m = /^([A-Z][A-Z0-9]*)\s+=\s/.exec(t);
+          if (m?.[1]) explained.add(m[1]);
+        }
+      }
+      const isCode = (c: string): boolean => KNOWN_CODE.test(c) || explained.has(c);
       const lastIdx = lines.map((l) => l.trim() !== '').lastIndexOf(true);
       lines.forEach((line, idx) => {
         const t = line.trim();
@@ -103,39 +116,39 @@ export function parseNvidiaSmiTopo(text: string): NvidiaSmiTopoFacts {
           header = parseHeader(t);
           return;
         }
+        const h = header;
         const tokens = t.split(/\s+/);
         const row = tokens[0] ?? '';
-        if (!header.devices.includes(row)) return;
-        const n = header.devices.length;
-        // Only the last line of the text can be cut; its final cell must be a known code.
-        const mayBeCut = idx === lastIdx;
+        if (!h.devices.includes(row)) return;
+        const n = h.devices.length;
         const cells: Record<string, string> = {};
         for (let c = 0; c < n && c + 1 < tokens.length; c++) {
           const code = tokens[c + 1] ?? '';
-          const isLast = c + 2 === tokens.length;
-          if (!CODE_SHAPE.test(code)) break;
-          if (mayBeCut && isLast && !KNOWN_CODE.test(code)) break;
-          cells[header.devices[c] ?? ''] = code;
+          if (!isCode(code)) break;
+          cells[h.devices[c] ?? ''] = code;
         }
         matrix[row] = { ...(matrix[row] ?? {}), ...cells };
-        const extra = tokens.slice(n + 1);
-        if (extra.length > 0 && header.labels.length > 0) {
-          const aff: Record<string, string> = {};
-          header.labels.forEach((label, k) => {
-            const v = extra[k];
-            if (v === undefined) return;
-            // A cut last cell is unreliable; keep it only if the row is not the last line.
-            if (mayBeCut && k === extra.length - 1 && k < header!.labels.length - 1) return;
-            aff[label] = v;
-          });
-          const numa = aff['NUMA Affinity'];
-          affinity[row] = compact({
-            cpuAffinity: aff['CPU Affinity'],
-            numaAffinity: numa,
-            numaNode: toInt(numa),
-            gpuNumaId: toInt(aff['GPU NUMA ID']),
-          });
-        }
+        // Affinity cells follow a complete set of matrix cells (GPU rows only; NIC rows have none).
+        const extra = Object.keys(cells).length === n ? tokens.slice(n + 1) : [];
+        if (extra.length === 0 || h.labels.length === 0) return;
+        // Only the last line of the text can be cut: there, a final cell that leaves labels unfilled
+        // may be partial (`0-3` of `0-31`) and is dropped.
+        const mayBeCut = idx === lastIdx;
+        const aff: Record<string, string> = {};
+        h.labels.forEach((label, k) => {
+          const v = extra[k];
+          if (v === undefined) return;
+          if (mayBeCut && k === extra.length - 1 && k < h.labels.length - 1) return;
+          aff[label] = v;
+        });
+        if (Object.keys(aff).length === 0) return;
+        const numa = aff['NUMA Affinity'];
+        affinity[row] = compact({
+          cpuAffinity: aff['CPU Affinity'],
+          numaAffinity: numa,
+          numaNode: toInt(numa),
+          gpuNumaId: toInt(aff['GPU NUMA ID']),
+        });
       });
       if (!header) return empty(lines.some((l) => l.trim() !== '') ? 'no topology header (GPU0 …) found' : 'empty output');
       const devices = header.devices;

@@ -47,7 +47,8 @@ export function buildCommand(command: Command, options: RunOptions = {}, sudoPas
   let line: string;
   if (options.sudo) {
     // env goes after sudo so it survives sudo's env_reset; `env` keeps it a plain argv.
-    const sudo = sudoPassword !== undefined ? "sudo -S -p '' --" : 'sudo -n --';
+    // -k: ignore cached credentials, so sudo always reads the password we send and never passes it on.
+    const sudo = sudoPassword !== undefined ? "sudo -k -S -p '' --" : 'sudo -n --';
     line = `${sudo} env ${envWords.join(' ')} ${body}`;
     if (sudoPassword !== undefined) {
       const pw = `${sudoPassword}\n`;

@@ -224,6 +224,13 @@ describe('parseLspci: verbose blocks', () => {
     expect(parseLspci(text).devices[0]?.acsCtl).toMatchObject({ UpstreamFwd: true, EgressCtrl: false, DirectTrans: false });
   });
 
+  it('does not read a width from a LnkSta line cut after `x1`', () => {
+    const text = '0000:18:00.0 3D controller: NVIDIA Corporation AD102GL [L20] (rev a1)\n\t\tLnkCap:\tPort #0, Speed 16GT/s, Width x16, ASPM not supported\n\t\tLnkSta:\tSpeed 16GT/s (ok), Width x1';
+    const d = parseLspci(text).devices[0];
+    expect(d?.lnkSta).toEqual({ speedGTs: 16, speedDowngraded: false });
+    expect(d?.downgraded).toBe(false);
+  });
+
   it('notes capabilities hidden from a non-root lspci', () => {
     const text = '0000:18:00.0 3D controller: NVIDIA Corporation AD102GL [L20] (rev a1)\n\tCapabilities: <access denied>\n';
     expect(parseLspci(text).devices[0]).toMatchObject({ capabilitiesDenied: true });
