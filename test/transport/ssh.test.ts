@@ -440,6 +440,7 @@ describe('SshHost: sudo password', () => {
   const FAKE_SUDO = `#!/bin/sh
 # Fake sudo for tests: mode file says whether a password is needed; -S reads one line from stdin.
 mode=$(cat "$FAKE_SUDO_MODE_FILE")
+[ "$1" = "-k" ] && shift  # -k: ignore cached credentials (always read the password when one is needed)
 case "$1" in
   -n) shift; [ "$1" = "--" ] && shift
       [ "$mode" = nopasswd ] && exec "$@"
@@ -472,7 +473,7 @@ echo "unexpected sudo call: $*" >&2; exit 2
         expect(r.stdout).toBe('payload\n'); // the password never reaches the command
         expect(r.commandLine).not.toContain('s3cr');
         expect(srv.stats.execRequests.every((c) => !c.includes('s3cr'))).toBe(true);
-        expect(r.commandLine.startsWith(mode === 'passwd' ? "sudo -S -p '' -- env LC_ALL=C" : 'sudo -n -- env LC_ALL=C')).toBe(true);
+        expect(r.commandLine.startsWith(mode === 'passwd' ? "sudo -k -S -p '' -- env LC_ALL=C" : 'sudo -n -- env LC_ALL=C')).toBe(true);
 
         const file = join(bin, 'conf');
         expect(await host.writeFileAtomic(file, 'root content\n', { sudo: true, backupDir: join(bin, 'bk') })).toEqual({ changed: true });
