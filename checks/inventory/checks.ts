@@ -107,14 +107,19 @@ export const pcieCheck: CheckDef<InventoryFacts> = {
     const rows: string[] = [];
     const slow: string[] = [];
     for (const l of endpoints) {
-      const want = gpuSet.has(l.bdf) ? { s: 16, w: 16 } : { s: 8, w: 8 };
+      const isGpu = gpuSet.has(l.bdf);
+      const want = isGpu ? { s: 16, w: 16 } : { s: 8, w: 8 };
       const row = `${l.bdf} LnkSta ${l.staSpeedGTs ?? '?'}GT/s x${l.staWidth ?? '?'} (LnkCap ${l.capSpeedGTs ?? '?'}GT/s x${l.capWidth ?? '?'}) NUMA ${l.numaNode ?? '?'}`;
       rows.push(row);
-      if (l.staSpeedGTs === undefined || l.staWidth === undefined || l.staSpeedGTs < want.s || l.staWidth < want.w) slow.push(row);
+      // R38: always compare the width. Idle GPUs drop their link to 2.5GT/s to save power, so a GPU's
+      // speed counts only through LnkCap (what the slot and device can do); NICs keep their speed.
+      const width = l.staWidth;
+      const speed = isGpu ? l.capSpeedGTs : l.staSpeedGTs;
+      if (width === undefined || speed === undefined || width < want.w || speed < want.s) slow.push(row);
     }
     if (endpoints.length === 0) return { status: 'fail', summary: 'no GPU or NIC PCIe details read', evidence: '(empty)', fix: 'check lspci -vv on the host' };
     if (slow.length > 0) {
-      return { status: 'warn', summary: `${slow.length} link(s) below GPU 16GT/s x16 or NIC 8GT/s x8`, evidence: lines(slow), fix: 'reseat the device or check BIOS PCIe settings; a downtrained link caps bandwidth', rule: 'R38' };
+      return { status: 'warn', summary: `${slow.length} link(s) below GPU 16GT/s x16 or NIC 8GT/s x8 (GPU speed from LnkCap: idle GPUs downclock the link)`, evidence: lines(slow), fix: 'reseat the device or check BIOS PCIe settings; a downtrained link caps bandwidth', rule: 'R38' };
     }
     return { status: 'pass', summary: `${endpoints.length} links at full speed (GPUs 16GT/s x16, NICs 8GT/s x8)`, evidence: lines(rows) };
   },
