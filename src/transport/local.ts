@@ -7,7 +7,7 @@
 import { execa } from 'execa';
 import { buildCommand, type BuiltCommand } from './quote.js';
 import { DEFAULT_BACKUP_ROOT, backupRunId, readFileVia, writeFileAtomicVia } from './files.js';
-import { DEFAULT_MAX_BUFFER_BYTES, StreamCollector, notStartedResult } from './output.js';
+import { DEFAULT_MAX_BUFFER_BYTES, StreamCollector, finishedResult, notStartedResult } from './output.js';
 import {
   TransportError,
   type Command,
@@ -148,17 +148,7 @@ export class LocalHost implements Host {
         // Could not start /bin/sh at all.
         throw new TransportError(`${this.name}: cannot run \`${line}\`: ${result.shortMessage}`, this.name, line, result);
       }
-      return {
-        commandLine: line,
-        exitCode: result.exitCode ?? null,
-        signal: result.signal ?? null,
-        stdout: stdout.finish(),
-        stderr: stderr.finish(),
-        durationMs: Date.now() - started,
-        timedOut: stopped === 'timedOut',
-        cancelled: stopped === 'cancelled',
-        truncated: stdout.truncated || stderr.truncated,
-      };
+      return finishedResult(line, started, stdout, stderr, { exitCode: result.exitCode ?? null, signal: result.signal ?? null }, stopped);
     } finally {
       if (timeoutTimer) clearTimeout(timeoutTimer);
       signal?.removeEventListener('abort', onAbort);

@@ -103,6 +103,31 @@ export function commandFailed(host: string, what: string, result: RunResult): Co
   );
 }
 
+/**
+ * The result of a command that ran, from its collected output. Both Host implementations settle a run
+ * through this, so the two cannot drift apart in what a RunResult reports.
+ */
+export function finishedResult(
+  commandLine: string,
+  started: number,
+  stdout: StreamCollector,
+  stderr: StreamCollector,
+  exit: { exitCode: number | null; signal: string | null },
+  stopped: 'timedOut' | 'cancelled' | null,
+): RunResult {
+  return {
+    commandLine,
+    exitCode: exit.exitCode,
+    signal: exit.signal,
+    stdout: stdout.finish(),
+    stderr: stderr.finish(),
+    durationMs: Date.now() - started,
+    timedOut: stopped === 'timedOut',
+    cancelled: stopped === 'cancelled',
+    truncated: stdout.truncated || stderr.truncated,
+  };
+}
+
 /** A result for a command that was never started because it was cancelled first. */
 export function notStartedResult(commandLine: string, reason: 'cancelled' | 'timedOut'): RunResult {
   return {

@@ -11,12 +11,26 @@
  * Limitation: `Match` blocks are skipped (treated as not matching) except `Match all`; a warning says so.
  * ProxyJump/ProxyCommand are returned so the caller can say they are not supported.
  *
- * Pure: all file access goes through the injected `readFile`/`listDir`.
+ * Pure: all file access goes through the injected `readFile`/`listDir`. This file is the resolver (matching,
+ * precedence, Include, defaults); line splitting and value parsing are in ssh-config-parse.ts, whose public
+ * functions are re-exported here for existing importers.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { homedir, hostname, userInfo } from 'node:os';
 import { posix } from 'node:path';
 import { matchPattern } from './known-hosts.js';
+import {
+  parseFlag,
+  parseInteger,
+  parseStrict,
+  percentExpand,
+  splitArgs,
+  splitConfigLine,
+  tildeExpand,
+  type StrictHostKeyChecking,
+} from './ssh-config-parse.js';
+
+export { percentExpand, splitArgs, splitConfigLine, type StrictHostKeyChecking } from './ssh-config-parse.js';
 
 export interface SshConfigContext {
   /** Home directory of the local user (for `~` and `%d`). */
@@ -38,8 +52,6 @@ export interface SshConfigFile {
   /** Base directory for relative Include paths: ~/.ssh for user files, /etc/ssh for system files. */
   kind: 'user' | 'system';
 }
-
-export type StrictHostKeyChecking = 'yes' | 'no' | 'ask' | 'accept-new';
 
 export interface ResolvedSshConfig {
   /** The alias that was resolved (what `Host` patterns were matched against). */
@@ -107,76 +119,6 @@ export function defaultSshConfigFiles(homeDir: string): SshConfigFile[] {
   ];
 }
 
-/**
- * Splits an argument string like OpenSSH's argv_split: whitespace separates, single or double quotes group,
- * a backslash escapes the next character (outside single quotes), an unquoted word starting with `#` ends
- * the line.
- */
-export function splitArgs(text: string): string[] {
-  const out: string[] = [];
-  let i = 0;
-  const n = text.length;
-  while (i < n) {
-    while (i < n && (text[i] === ' ' || text[i] === '\t')) i++;
-    if (i >= n) break;
-    if (text[i] === '#') break;
-    let word = '';
-    let quote: '"' | "'" | null = null;
-    for (; i < n; i++) {
-      const c = text[i] as string;
-      if (quote === null && (c === ' ' || c === '\t')) break;
-      if (c === '\\' && quote !== "'" && i + 1 < n) {
-        const next = text[i + 1] as string;
-        if (next === '\\' || next === '"' || next === "'" || next === ' ' || next === '\t') {
-          word += next;
-          i++;
-          continue;
-        }
-        word += c;
-        continue;
-      }
-      if (quote === null && (c === '"' || c === "'")) {
-        quote = c;
-        continue;
-      }
-      if (quote !== null && c === quote) {
-        quote = null;
-        continue;
-      }
-      word += c;
-    }
-    out.push(word);
-  }
-  return out;
-}
-
-/** Splits a config line into keyword and arguments (`key value`, `key=value`, `key = value`). */
-export function splitConfigLine(line: string): { keyword: string; rest: string } | null {
-  const m = /^[ \t]*([^ \t=]+)[ \t]*(?:=[ \t]*)?(.*)$/.exec(line.replace(/\r$/, ''));
-  if (!m || m[1] === undefined) return null;
-  if (m[1].startsWith('#')) return null;
-  return { keyword: m[1].toLowerCase(), rest: (m[2] ?? '').trim() };
-}
-
-function tildeExpand(path: string, homeDir: string): string {
-  if (path === '~') return homeDir;
-  if (path.startsWith('~/')) return posix.join(homeDir, path.slice(2));
-  return path;
-}
-
-/** Expands `%x` tokens from `tokens`; `%%` is a literal percent. Unknown tokens are left as they are. */
-export function percentExpand(text: string, tokens: Readonly<Record<string, string>>, unknown?: (token: string) => void): string {
-  return text.replace(/%(.)/g, (whole, ch: string) => {
-    if (ch === '%') return '%';
-    const v = tokens[ch];
-    if (v === undefined) {
-      unknown?.(whole);
-      return whole;
-    }
-    return v;
-  });
-}
-
 /** Expands a path pattern with `*`, `?` (and `[...]` treated literally) against the directory listing. */
 function globPaths(pattern: string, listDir: (path: string) => string[]): string[] {
   if (!/[*?]/.test(pattern)) return [pattern];
@@ -215,43 +157,6 @@ interface Collected {
   identityAgent?: string;
   proxyJump?: string;
   proxyCommand?: string;
-}
-
-function parseFlag(value: string | undefined): boolean | undefined {
-  switch (value?.toLowerCase()) {
-    case 'yes':
-    case 'true':
-      return true;
-    case 'no':
-    case 'false':
-      return false;
-    default:
-      return undefined;
-  }
-}
-
-function parseStrict(value: string | undefined): StrictHostKeyChecking | undefined {
-  switch (value?.toLowerCase()) {
-    case 'yes':
-    case 'true':
-      return 'yes';
-    case 'no':
-    case 'false':
-    case 'off':
-      return 'no';
-    case 'ask':
-      return 'ask';
-    case 'accept-new':
-      return 'accept-new';
-    default:
-      return undefined;
-  }
-}
-
-function parseInteger(value: string | undefined, min: number, max: number): number | undefined {
-  if (value === undefined || !/^\d+$/.test(value)) return undefined;
-  const n = Number(value);
-  return n >= min && n <= max ? n : undefined;
 }
 
 /**

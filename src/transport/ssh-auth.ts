@@ -1,0 +1,51 @@
+/**
+ * Builds the ssh2 authentication methods for an SshHost, in the order ssh tries them: the agent, then an
+ * inline private key, then the identity files. Keys are parsed up front rather than handed to ssh2 as
+ * paths, so an unreadable, encrypted or public-only key is skipped with a note instead of failing the whole
+ * connection; the notes end up in the error when no method works, which is where the operator looks.
+ */
+import { readFileSync } from 'node:fs';
+import { utils, type AnyAuthMethod, type ParsedKey } from 'ssh2';
+import type { SshHostOptions } from './ssh.js';
+
+export type AuthOptions = Pick<SshHostOptions, 'user' | 'agent' | 'privateKey' | 'passphrase' | 'identityFiles'>;
+
+export interface AuthMethods {
+  methods: AnyAuthMethod[];
+  /** Why keys were skipped, for the error message. */
+  notes: string[];
+}
+
+/** Missing identity files are skipped silently (OpenSSH's defaults usually do not all exist). */
+export function loadAuthMethods(opts: AuthOptions): AuthMethods {
+  const { user } = opts;
+  const methods: AnyAuthMethod[] = [];
+  const notes: string[] = [];
+  if (opts.agent) methods.push({ type: 'agent', username: user, agent: opts.agent });
+  const addKey = (data: Buffer | string, label: string) => {
+    const parsed = utils.parseKey(data, opts.passphrase);
+    if (parsed instanceof Error) {
+      notes.push(`${label}: ${parsed.message}`);
+      return;
+    }
+    const key = (Array.isArray(parsed) ? parsed[0] : parsed) as ParsedKey | undefined;
+    if (!key || key.getPrivatePEM() === null) {
+      notes.push(`${label}: not a private key`);
+      return;
+    }
+    methods.push({ type: 'publickey', username: user, key });
+  };
+  if (opts.privateKey !== undefined) addKey(opts.privateKey, 'privateKey');
+  for (const file of opts.identityFiles ?? []) {
+    let data: Buffer;
+    try {
+      data = readFileSync(file);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT') notes.push(`${file}: ${(err as Error).message}`);
+      continue;
+    }
+    addKey(data, file);
+  }
+  return { methods, notes };
+}

@@ -1,0 +1,133 @@
+/**
+ * Host key verification for SshHost, run from ssh2's async hostVerifier before any credentials are sent.
+ * A key in a known_hosts file (or matching the inventory's pinned fingerprint) is accepted; an unknown key
+ * is put to `onUnknownHostKey` (refused without one) and recorded when trusted; a changed or @revoked key
+ * is refused with a HostKeyError naming both fingerprints, because that is what a man in the middle looks
+ * like. It also picks the host key algorithms to offer, preferring the types already recorded for the host
+ * as OpenSSH does, so a server with several host keys presents the one we can check. The verifier lives as
+ * long as its SshHost, so a key the operator trusted is not asked about again on reconnect even when it
+ * could not be written to known_hosts.
+ */
+import type { SshHostOptions } from './ssh.js';
+import { appendKnownHost, fingerprintSha256, keyTypeOfBlob, knownKeyTypes, verifyHostKey } from './known-hosts.js';
+import { HostKeyError } from './types.js';
+
+export interface UnknownHostKeyInfo {
+  host: string;
+  port: number;
+  /** `SHA256:…` as `ssh-keygen -lf` prints it. */
+  fingerprint: string;
+  keyType: string;
+}
+
+/** The SshHost options verification reads; read at check time, as SshHost did. */
+export type HostKeyOptions = Pick<SshHostOptions, 'host' | 'knownHostsFiles' | 'expectedFingerprint' | 'onUnknownHostKey' | 'debug'>;
+
+/** ssh2's async hostVerifier signature. */
+export type HostVerifier = (key: Buffer, verify: (valid: boolean) => void) => void;
+
+const DEFAULT_HOST_KEY_ALGORITHMS = [
+  'ssh-ed25519',
+  'ecdsa-sha2-nistp256',
+  'ecdsa-sha2-nistp384',
+  'ecdsa-sha2-nistp521',
+  'rsa-sha2-512',
+  'rsa-sha2-256',
+  'ssh-rsa',
+];
+
+function hostKeyAlgorithmsFor(keyType: string): string[] {
+  if (keyType === 'ssh-rsa') return ['rsa-sha2-512', 'rsa-sha2-256', 'ssh-rsa'];
+  return DEFAULT_HOST_KEY_ALGORITHMS.includes(keyType) ? [keyType] : [];
+}
+
+export class HostKeyVerifier {
+  /** Keys the operator trusted in this session (in case recording them failed). */
+  private readonly trustedKeys: Buffer[] = [];
+
+  constructor(
+    private readonly name: string,
+    private readonly address: string,
+    private readonly port: number,
+    private readonly opts: HostKeyOptions,
+  ) {}
+
+  algorithms(): string[] {
+    // Like OpenSSH: prefer the key types already recorded for this host, so a server with several host keys
+    // presents the one we know.
+    const known = knownKeyTypes(this.opts.knownHostsFiles, this.opts.host, this.port);
+    const preferred = known.flatMap(hostKeyAlgorithmsFor);
+    return [...new Set([...preferred, ...DEFAULT_HOST_KEY_ALGORITHMS])];
+  }
+
+  /**
+   * An ssh2 hostVerifier around `check`. `timer` is paused while the key is checked (the operator may take
+   * a while to answer) and resumed once it is accepted; `onRefused` gets the reason before ssh2 is told.
+   */
+  hostVerifier(timer: { pause(): void; resume(): void }, onRefused: (err: unknown) => void): HostVerifier {
+    return (key, verify) => {
+      timer.pause();
+      this.check(key).then(
+        (ok) => {
+          timer.resume();
+          verify(ok);
+        },
+        (err: unknown) => {
+          onRefused(err);
+          verify(false);
+        },
+      );
+    };
+  }
+
+  /** Resolves true to accept the key; throws HostKeyError to refuse. */
+  async check(key: Buffer): Promise<boolean> {
+    const { host } = this.opts;
+    const port = this.port;
+    const keyType = keyTypeOfBlob(key) ?? 'unknown';
+    const fingerprint = fingerprintSha256(key);
+    if (this.trustedKeys.some((k) => k.equals(key))) return true;
+    const pinned = this.opts.expectedFingerprint?.trim();
+    if (pinned && pinned.replace(/=+$/, '') !== fingerprint) {
+      throw new HostKeyError(
+        `${this.name}: the host key of ${this.address} does not match the inventory: the server presented ${keyType} ${fingerprint}, ` +
+          `the inventory pins ${pinned}. Someone could be intercepting the connection, or the server was reinstalled; refusing to connect.`,
+        this.name,
+        'changed',
+        fingerprint,
+        pinned,
+      );
+    }
+    const verdict = verifyHostKey(this.opts.knownHostsFiles, host, port, keyType, key);
+    if (verdict.status === 'known') return true;
+    if (verdict.status === 'changed') {
+      const what = verdict.revoked
+        ? `the host key ${fingerprint} presented by ${this.address} is marked @revoked in ${verdict.file}:${verdict.line}`
+        : `the host key of ${this.address} has CHANGED: the server presented ${keyType} ${fingerprint}, but ${verdict.file}:${verdict.line} records ${verdict.knownFingerprint}`;
+      throw new HostKeyError(
+        `${this.name}: ${what}. Someone could be intercepting the connection, or the server was reinstalled; refusing to connect. ` +
+          `If the change is expected, remove the old key (ssh-keygen -R ${port === 22 ? host : `'[${host}]:${port}'`}) and connect again.`,
+        this.name,
+        'changed',
+        fingerprint,
+        verdict.knownFingerprint,
+      );
+    }
+    if (pinned) return true; // matches the pinned fingerprint; known_hosts has nothing for this key type
+    const refuse = (why: string) =>
+      new HostKeyError(`${this.name}: the host key of ${this.address} (${keyType} ${fingerprint}) is not known: ${why}`, this.name, 'unknown', fingerprint);
+    if (!this.opts.onUnknownHostKey) throw refuse('no known_hosts entry and no one to ask; refusing');
+    const trusted = await this.opts.onUnknownHostKey({ host, port, fingerprint, keyType });
+    if (!trusted) throw refuse('not trusted');
+    this.trustedKeys.push(Buffer.from(key));
+    const file = this.opts.knownHostsFiles[0];
+    if (file !== undefined) {
+      try {
+        appendKnownHost(file, host, port, keyType, key);
+      } catch (err) {
+        this.opts.debug?.(`could not record the host key in ${file}: ${(err as Error).message}`);
+      }
+    }
+    return true;
+  }
+}

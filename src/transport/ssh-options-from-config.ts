@@ -1,0 +1,52 @@
+/**
+ * Maps a resolved ~/.ssh/config entry (ssh-config.ts) onto SshHost options, so an inventory host can be
+ * reached the way the operator's own `ssh alias` reaches it. Kept out of ssh.ts because it is policy about
+ * OpenSSH settings, not connection handling; ssh.ts re-exports it for existing importers.
+ */
+import type { ResolvedSshConfig } from './ssh-config.js';
+import type { SshHostOptions } from './ssh.js';
+
+/**
+ * SshHost options from a resolved ~/.ssh/config entry. `unsupported` lists what the transport cannot do
+ * (ProxyJump, ProxyCommand): the caller should refuse or explain rather than connect directly.
+ * StrictHostKeyChecking: `yes` refuses unknown keys (no prompt), `accept-new` trusts and records them without
+ * asking, `ask`/`no` ask `onUnknownHostKey`. A changed key is always refused.
+ */
+export function sshHostOptionsFromConfig(
+  name: string,
+  cfg: ResolvedSshConfig,
+  extra: Partial<Pick<SshHostOptions, 'onUnknownHostKey' | 'sudoPassword' | 'maxSessions' | 'readyTimeoutMs' | 'privateKey' | 'passphrase'>> & {
+    /** Environment for SSH_AUTH_SOCK (default process.env). */
+    env?: Readonly<Record<string, string | undefined>>;
+  } = {},
+): { options: SshHostOptions; unsupported: string[] } {
+  const env = extra.env ?? process.env;
+  const unsupported: string[] = [];
+  if (cfg.proxyJump !== undefined) unsupported.push(`ProxyJump ${cfg.proxyJump}`);
+  if (cfg.proxyCommand !== undefined) unsupported.push(`ProxyCommand ${cfg.proxyCommand}`);
+  let agent: string | undefined;
+  if (cfg.identityAgent === undefined || cfg.identityAgent === 'SSH_AUTH_SOCK') agent = env.SSH_AUTH_SOCK;
+  else if (cfg.identityAgent === 'none') agent = undefined;
+  else if (cfg.identityAgent.startsWith('$')) agent = env[cfg.identityAgent.slice(1)];
+  else agent = cfg.identityAgent;
+
+  const options: SshHostOptions = {
+    name,
+    host: cfg.hostName,
+    port: cfg.port,
+    user: cfg.user,
+    identityFiles: cfg.identityFiles,
+    knownHostsFiles: [...cfg.userKnownHostsFiles, ...cfg.globalKnownHostsFiles],
+  };
+  if (agent) options.agent = agent;
+  if (cfg.serverAliveInterval > 0) {
+    options.keepaliveIntervalMs = cfg.serverAliveInterval * 1000;
+    options.keepaliveCountMax = cfg.serverAliveCountMax;
+  }
+  if (cfg.strictHostKeyChecking === 'accept-new') options.onUnknownHostKey = async () => true;
+  else if (cfg.strictHostKeyChecking !== 'yes' && extra.onUnknownHostKey) options.onUnknownHostKey = extra.onUnknownHostKey;
+  for (const key of ['sudoPassword', 'maxSessions', 'readyTimeoutMs', 'privateKey', 'passphrase'] as const) {
+    if (extra[key] !== undefined) (options as unknown as Record<string, unknown>)[key] = extra[key];
+  }
+  return { options, unsupported };
+}
