@@ -1,0 +1,105 @@
+/**
+ * The built-in simulated lab: one SSH server per simulated L20 server on 127.0.0.1, each backed
+ * by a model of the machine (hardware, PCI tree, netdevs, RDMA, packages, files) and a shell
+ * whose commands render that model the way the real tools print it. See STAGES.md §4.
+ */
+import { utils } from 'ssh2';
+import { createCluster } from './model/cluster.js';
+import type { Machine } from './model/types.js';
+import { resolveScenario, SCENARIOS } from './scenarios/index.js';
+import { HostServer, parsePublicKey, type LabHostStats } from './server.js';
+import { createShell } from './shell/shell.js';
+import { TOOLS } from './tools/index.js';
+import { createHash } from 'node:crypto';
+
+export { SCENARIOS };
+export type { LabHostStats };
+export type { Machine };
+
+export interface LabOptions {
+  hosts?: number;
+  scenario?: string;
+  seed?: number;
+  speed?: number | 'max';
+  maxSessions?: number;
+}
+
+export interface LabHost {
+  name: string;
+  address: '127.0.0.1';
+  port: number;
+  user: string;
+  hostKeyType: string;
+  hostKeyBlob: Buffer;
+  hostKeyFingerprint: string;
+  stats(): LabHostStats;
+  machine: Machine;
+}
+
+export interface Lab {
+  hosts: LabHost[];
+  clientPrivateKey: string;
+  clientPublicKey: string;
+  close(): Promise<void>;
+}
+
+/** `SHA256:` + unpadded base64 of the key blob's SHA-256, as `ssh-keygen -lf` prints it. */
+function fingerprint(blob: Buffer): string {
+  return `SHA256:${createHash('sha256').update(blob).digest('base64').replace(/=+$/, '')}`;
+}
+
+export async function startLab(options: LabOptions = {}): Promise<Lab> {
+  const hosts = options.hosts ?? 2;
+  const seed = options.seed ?? 1;
+  const speed = options.speed ?? 1;
+  const maxSessions = options.maxSessions ?? 10;
+  if (!Number.isInteger(hosts) || hosts < 1) throw new Error(`lab: hosts must be a positive integer, got ${hosts}`);
+  if (speed !== 'max' && !(speed > 0)) throw new Error(`lab: speed must be a positive number or 'max', got ${speed}`);
+  const scenarios = resolveScenario(options.scenario ?? 'fresh');
+
+  const cluster = createCluster(hosts, seed, speed);
+  for (const s of scenarios) s.apply(cluster);
+
+  const client = utils.generateKeyPairSync('ed25519', { comment: 'l20-setup-lab' });
+  const clientPublicKey = parsePublicKey(client.public);
+  const servers: HostServer[] = [];
+  const labHosts: LabHost[] = [];
+  try {
+    for (const machine of cluster.machines) {
+      const hostKey = utils.generateKeyPairSync('ed25519');
+      const blob = parsePublicKey(hostKey.public).getPublicSSH();
+      const shell = await createShell(machine, cluster, TOOLS);
+      const server = new HostServer({ machine, shell, hostPrivateKey: hostKey.private, clientPublicKey, maxSessions });
+      servers.push(server);
+      const port = await server.listen();
+      labHosts.push({
+        name: machine.hostname,
+        address: '127.0.0.1',
+        port,
+        user: machine.user.name,
+        hostKeyType: 'ssh-ed25519',
+        hostKeyBlob: blob,
+        hostKeyFingerprint: fingerprint(blob),
+        stats: () => ({ ...server.stats }),
+        machine,
+      });
+    }
+  } catch (err) {
+    await Promise.all(servers.map((s) => s.close()));
+    throw err;
+  }
+
+  let closing: Promise<void> | undefined;
+  return {
+    hosts: labHosts,
+    clientPrivateKey: client.private,
+    clientPublicKey: client.public,
+    close() {
+      closing ??= (async () => {
+        for (const m of cluster.machines) m.clock.close();
+        await Promise.all(servers.map((s) => s.close()));
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,236 @@
+/**
+ * The model of one simulated server. It is plain structured state: every tool renderer and every
+ * /proc or /sys file is computed from it on demand, so a command that changes state (later
+ * stages: netplan apply, apt-get install, modprobe, reboot) changes every view at once.
+ */
+import type { SimClock } from '../util/clock.js';
+
+/** PCIe link generation: 1 = 2.5GT/s … 5 = 32GT/s (the encoding of LnkCap/LnkSta). */
+export type PcieGen = 1 | 2 | 3 | 4 | 5;
+
+export interface PcieLink {
+  /** `Port #N` in LnkCap. */
+  port: number;
+  capGen: PcieGen;
+  capWidth: number;
+  staGen: PcieGen;
+  staWidth: number;
+}
+
+/** The seven ACS control/capability bits lspci prints, in its order. */
+export interface AcsFlags {
+  srcValid: boolean;
+  transBlk: boolean;
+  reqRedir: boolean;
+  cmpltRedir: boolean;
+  upstreamFwd: boolean;
+  egressCtrl: boolean;
+  directTrans: boolean;
+}
+
+export type PciKind =
+  | 'host-bridge'
+  | 'root-port'
+  | 'switch-up'
+  | 'switch-down'
+  | 'gpu'
+  | 'nic'
+  | 'mgmt-nic'
+  | 'bmc-bridge'
+  | 'bmc-vga';
+
+export interface PciBar {
+  index: number;
+  kind: 'mem32' | 'mem64' | 'io';
+  prefetchable: boolean;
+  address: bigint;
+  size: bigint;
+}
+
+export interface PciFunction {
+  /** `0000:18:00.0` */
+  bdf: string;
+  kind: PciKind;
+  vendorId: number;
+  deviceId: number;
+  subVendorId: number;
+  subDeviceId: number;
+  /** Base class, subclass, prog-if: 0x030200 for a 3D controller. */
+  classCode: number;
+  revision: number;
+  /** BDF of the bridge above it; absent for functions on a root bus. */
+  parent?: string;
+  /** sysfs root of its hierarchy: `pci0000:15`. */
+  rootBus: string;
+  numaNode: number;
+  link?: PcieLink;
+  /** Type-1 header data for bridges. */
+  bridge?: { secondary: number; subordinate: number; mem?: [number, number]; pref?: [bigint, bigint] };
+  /** ACS capability and control (bridges; the NIC has the capability but nothing enabled). */
+  acs?: { cap: AcsFlags; ctl: AcsFlags };
+  /** Physical slot number, set on devices sitting in a slot (drives `ens<slot>` naming). */
+  slot?: number;
+  /** Downstream ports that implement a slot print `(Slot+)`. */
+  hasSlot?: boolean;
+  driver?: string;
+  modules: string[];
+  irq: number;
+  bars: PciBar[];
+  rom?: { address: number; size: number; disabled: boolean };
+  /** Which capability layout the lspci renderer uses. */
+  profile: 'l20' | 'cx4lx' | 'pex-up' | 'pex-down' | 'spr-rp' | 'pch-rp' | 'i210' | 'host-bridge' | 'ast-bridge' | 'ast-vga';
+  /** Per-device serials (VPD, DSN). */
+  serial?: string;
+}
+
+export interface IpAddress {
+  family: 'inet' | 'inet6';
+  local: string;
+  prefixlen: number;
+  broadcast?: string;
+  scope: 'global' | 'link' | 'host';
+  /** Only IPv4 addresses carry a label in iproute2 output. */
+  label?: string;
+  noprefixroute?: boolean;
+  validLft: number;
+  preferredLft: number;
+}
+
+export interface NetDev {
+  ifindex: number;
+  name: string;
+  altnames: string[];
+  linkType: 'loopback' | 'ether';
+  /** PCI function backing it (absent for virtual devices). */
+  pci?: string;
+  driver?: string;
+  mac: string;
+  mtu: number;
+  minMtu: number;
+  maxMtu: number;
+  txqlen: number;
+  numTxQueues: number;
+  numRxQueues: number;
+  gsoMaxSize: number;
+  gsoMaxSegs: number;
+  adminUp: boolean;
+  /** Devices never brought up still show qdisc `noop`. */
+  qdisc: string;
+  addrGenMode: 'eui64' | 'none';
+  addresses: IpAddress[];
+  /** Link capability used by ethtool. */
+  phy?: 'cx4lx-sfp28' | 'i210-copper';
+  /** Speed when the link is up (Mb/s). */
+  linkSpeedMbps?: number;
+  /** ethtool -i data. */
+  firmware?: string;
+  msgLevel?: number;
+}
+
+export interface Route {
+  dst: string;
+  gateway?: string;
+  dev: string;
+  protocol: 'static' | 'kernel' | 'dhcp' | 'boot';
+  scope?: 'link' | 'host';
+  prefsrc?: string;
+  metric?: number;
+}
+
+export interface Neighbor {
+  dst: string;
+  dev: string;
+  lladdr?: string;
+  router?: boolean;
+  state: string;
+}
+
+export interface RdmaDevice {
+  name: string;
+  pci: string;
+  netdev: string;
+  port: number;
+  nodeGuid: string;
+  sysImageGuid: string;
+  hcaType: string;
+  boardId: string;
+}
+
+export interface Gpu {
+  index: number;
+  pci: string;
+  name: string;
+  uuid: string;
+  serial: string;
+  memoryMiB: number;
+  powerLimitW: number;
+  vbios: string;
+}
+
+export interface InstalledPackage {
+  name: string;
+  version: string;
+  arch: string;
+  /** dpkg `${db:Status-Abbrev}` (3 chars): `ii `, `rc `, `hi `… */
+  status: string;
+}
+
+export interface Cpu {
+  modelName: string;
+  vendor: string;
+  family: number;
+  model: number;
+  stepping: number;
+  sockets: number;
+  coresPerSocket: number;
+  threadsPerCore: number;
+  maxMHz: string;
+  minMHz: string;
+  bogoMips: string;
+  flags: string;
+  addressSizes: string;
+  /** Per-instance cache sizes in KiB. */
+  cacheKiB: { l1d: number; l1i: number; l2: number; l3: number };
+  vulnerabilities: Array<[string, string]>;
+}
+
+export interface OsInfo {
+  prettyName: string;
+  version: string;
+  versionId: string;
+  codename: string;
+  kernelRelease: string;
+  /** `uname -v`: `#136-Ubuntu SMP Wed Nov 6 10:38:22 UTC 2024` */
+  kernelVersion: string;
+  cmdline: string;
+}
+
+export interface Machine {
+  /** 1-based position in the lab: l20-n1 is 1. */
+  index: number;
+  hostname: string;
+  seed: number;
+  os: OsInfo;
+  cpu: Cpu;
+  /** /proc/meminfo values in kB, in kernel order. */
+  meminfo: Array<[string, number | string]>;
+  pci: PciFunction[];
+  netdevs: NetDev[];
+  routes: Route[];
+  neighbors: Neighbor[];
+  rdma: RdmaDevice[];
+  gpus: Gpu[];
+  packages: Map<string, InstalledPackage>;
+  /** Loaded kernel modules (lsmod order is newest first; kept as insertion order here). */
+  modules: string[];
+  /** The user the tool logs in as and whether `sudo -n` works for it. */
+  user: { name: string; uid: number; gid: number; home: string; sudoNoPasswd: boolean };
+  /** The management address the lab's SSH server stands for (SSH_CONNECTION). */
+  mgmt: { ifname: string; address: string; sshPort: number; clientAddress: string };
+  bootId: string;
+  clock: SimClock;
+  /** Set by the cluster: whether a cable with carrier ends at this port. */
+  carrier(ifname: string): boolean;
+  /** Incremented on every change so cached views (sysfs tree) are rebuilt. */
+  revision: number;
+}

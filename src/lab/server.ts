@@ -1,0 +1,262 @@
+/**
+ * The SSH face of one simulated server: an ssh2 Server on 127.0.0.1 that accepts only the lab's
+ * client key for the modelled user, limits concurrently open session channels per connection as
+ * OpenSSH's MaxSessions does, and runs exec requests in the machine's shell. Keepalive global
+ * requests are answered by ssh2 itself (REQUEST_FAILURE, like OpenSSH).
+ */
+import { Server, utils, type Connection, type ParsedKey, type ServerChannel, type Session } from 'ssh2';
+import type { Machine } from './model/types.js';
+import type { Shell } from './shell/shell.js';
+import { rng, type Rng } from './util/prng.js';
+
+export interface LabHostStats {
+  channelOpens: number;
+  execs: number;
+  maxConcurrentSessions: number;
+  refusedChannels: number;
+}
+
+export interface HostServerOptions {
+  machine: Machine;
+  shell: Shell;
+  hostPrivateKey: string;
+  clientPublicKey: ParsedKey;
+  maxSessions: number;
+}
+
+/** Ubuntu sshd_config `AcceptEnv LANG LC_*`. */
+const ACCEPT_ENV = /^(LANG|LC_[A-Z_]+)$/;
+const CHUNK = 64 * 1024;
+
+export class HostServer {
+  readonly stats: LabHostStats = { channelOpens: 0, execs: 0, maxConcurrentSessions: 0, refusedChannels: 0 };
+  private readonly server: Server;
+  private readonly clients = new Set<Connection>();
+  private concurrent = 0;
+  private sessionSeq = 0;
+  private readonly timing: Rng;
+
+  constructor(private readonly opts: HostServerOptions) {
+    this.timing = rng(opts.machine.seed, opts.machine.hostname, 'timing');
+    this.server = new Server({ hostKeys: [opts.hostPrivateKey] }, (client, info) => this.onConnection(client, info.port));
+  }
+
+  listen(): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(0, '127.0.0.1', () => {
+        const addr = this.server.address();
+        resolve(typeof addr === 'object' && addr ? addr.port : 0);
+      });
+    });
+  }
+
+  close(): Promise<void> {
+    for (const c of this.clients) c.end();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+
+  private onConnection(client: Connection, clientPort: number): void {
+    this.clients.add(client);
+    const user = this.opts.machine.user.name;
+    const allowed = this.opts.clientPublicKey;
+    const allowedBlob = allowed.getPublicSSH();
+    const open = new Set<Session>();
+    const sessionId = ++this.sessionSeq;
+    const signalTargets = new Map<number, (name: string) => void>();
+    interceptSignals(client, signalTargets);
+    client.on('authentication', (ctx) => {
+      if (ctx.method === 'publickey' && ctx.username === user && ctx.key.algo === allowed.type && ctx.key.data.equals(allowedBlob)) {
+        // Without a signature the client only asks whether the key would do.
+        if (!ctx.signature || !ctx.blob) return ctx.accept();
+        if (allowed.verify(ctx.blob, ctx.signature, ctx.hashAlgo)) return ctx.accept();
+      }
+      ctx.reject(['publickey']);
+    });
+    client.on('ready', () => {
+      client.on('session', (accept, reject) => {
+        if (open.size >= this.opts.maxSessions) {
+          this.stats.refusedChannels++;
+          reject();
+          return;
+        }
+        const session = accept();
+        this.stats.channelOpens++;
+        open.add(session);
+        this.concurrent++;
+        this.stats.maxConcurrentSessions = Math.max(this.stats.maxConcurrentSessions, this.concurrent);
+        session.once('close', () => {
+          if (open.delete(session)) this.concurrent--;
+        });
+        this.onSession(session, clientPort, sessionId, signalTargets);
+      });
+    });
+    client.on('error', () => undefined);
+    client.on('close', () => {
+      this.clients.delete(client);
+      this.concurrent -= open.size;
+      open.clear();
+    });
+  }
+
+  private onSession(session: Session, clientPort: number, sessionId: number, signalTargets: Map<number, (name: string) => void>): void {
+    const env: Record<string, string> = {};
+    session.on('env', (accept, reject, info) => {
+      if (ACCEPT_ENV.test(info.key)) {
+        env[info.key] = info.val;
+        accept?.();
+      } else reject?.();
+    });
+    session.on('pty', (accept) => accept?.());
+    session.on('window-change', (accept) => accept?.());
+    session.on('shell', (_accept, reject) => reject());
+    session.on('subsystem', (_accept, reject) => reject());
+    session.on('sftp', (_accept, reject) => reject());
+    session.on('auth-agent', (_accept, reject) => reject());
+    session.on('x11', (_accept, reject) => reject());
+    session.on('exec', (accept, _reject, info) => {
+      const channel = accept();
+      const ac = new AbortController();
+      let signalName: string | undefined;
+      const localId = (channel as unknown as { incoming?: { id?: number } }).incoming?.id;
+      if (localId !== undefined) {
+        signalTargets.set(localId, (name) => {
+          signalName = name;
+          ac.abort();
+        });
+        channel.once('close', () => signalTargets.delete(localId));
+      }
+      void this.runExec(channel, info.command, { ...env }, clientPort, sessionId, ac, () => signalName);
+    });
+  }
+
+  private sessionEnv(extra: Record<string, string>, clientPort: number, sessionId: number): Record<string, string> {
+    const m = this.opts.machine;
+    const u = m.user;
+    return {
+      LANG: 'C.UTF-8',
+      USER: u.name,
+      LOGNAME: u.name,
+      HOME: u.home,
+      PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/usr/games:/usr/local/games:/snap/bin',
+      SHELL: '/bin/bash',
+      MAIL: `/var/mail/${u.name}`,
+      SSH_CLIENT: `${m.mgmt.clientAddress} ${clientPort} ${m.mgmt.sshPort}`,
+      SSH_CONNECTION: `${m.mgmt.clientAddress} ${clientPort} ${m.mgmt.address} ${m.mgmt.sshPort}`,
+      XDG_SESSION_ID: String(sessionId),
+      XDG_SESSION_TYPE: 'tty',
+      XDG_SESSION_CLASS: 'user',
+      XDG_RUNTIME_DIR: `/run/user/${u.uid}`,
+      DBUS_SESSION_BUS_ADDRESS: `unix:path=/run/user/${u.uid}/bus`,
+      ...extra,
+    };
+  }
+
+  private async runExec(
+    channel: ServerChannel, command: string, extraEnv: Record<string, string>, clientPort: number, sessionId: number,
+    ac: AbortController, signalName: () => string | undefined,
+  ): Promise<void> {
+    this.stats.execs++;
+    let closed = false;
+    channel.once('close', () => {
+      closed = true;
+      ac.abort();
+    });
+    channel.on('error', () => undefined);
+    const stdin = await collectStdin(channel);
+    if (closed) return;
+    const m = this.opts.machine;
+    // Probes take 20–150 ms of modelled time (seeded), overlapping the interpreter's own time.
+    const delay = m.clock.sleep(this.timing.int(20, 150), ac.signal);
+    const result = await this.opts.shell.run({ commandLine: command, env: this.sessionEnv(extraEnv, clientPort, sessionId), stdin, signal: ac.signal });
+    await delay;
+    if (closed) return;
+    const sig = signalName();
+    // An aborted run keeps what it printed before the signal, minus the interpreter's own notice.
+    const stderr = ac.signal.aborted ? Buffer.from(result.stderr.toString('utf8').replace(/bash: execution aborted\n$/, '')) : result.stderr;
+    await writeAll(channel, channel, result.stdout, () => closed);
+    await writeAll(channel, channel.stderr, stderr, () => closed);
+    if (closed) return;
+    if (ac.signal.aborted && sig) channel.exit(sig, false, '');
+    else channel.exit(result.exitCode);
+    channel.end();
+  }
+}
+
+/**
+ * ssh2 hands `signal` requests to the Session only before exec starts; afterwards the request
+ * targets the exec channel and ssh2 refuses it without telling anyone. The lab wraps the
+ * connection's CHANNEL_REQUEST handler (ssh2 1.x internals, checked defensively) so a signal
+ * for a running command reaches it, as sshd delivers it to the process.
+ */
+function interceptSignals(client: Connection, targets: Map<number, (name: string) => void>): void {
+  const proto = (client as unknown as { _protocol?: { _handlers?: Record<string, unknown> } })._protocol;
+  const handlers = proto?._handlers;
+  const orig = handlers?.CHANNEL_REQUEST;
+  if (!handlers || typeof orig !== 'function') return;
+  handlers.CHANNEL_REQUEST = (p: unknown, recipient: number, type: string, wantReply: boolean, data: unknown): unknown => {
+    const target = type === 'signal' ? targets.get(recipient) : undefined;
+    if (target) {
+      target(String(data).replace(/^SIG/, ''));
+      return undefined;
+    }
+    return (orig as (...a: unknown[]) => unknown)(p, recipient, type, wantReply, data);
+  };
+}
+
+/**
+ * Stdin is whatever the client sends up to EOF. A client that sends neither data nor EOF (plain
+ * `ssh host cmd` keeps stdin open) gets the command run after 200 ms of silence.
+ */
+function collectStdin(channel: ServerChannel): Promise<Buffer> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let timer: NodeJS.Timeout | undefined;
+    const finish = (): void => {
+      if (timer === undefined) return;
+      clearTimeout(timer);
+      timer = undefined;
+      channel.off('data', onData);
+      channel.off('end', finish);
+      channel.off('close', finish);
+      channel.on('data', () => undefined); // keep the window open for late input
+      resolve(Buffer.concat(chunks));
+    };
+    const arm = (): void => {
+      if (timer !== undefined) clearTimeout(timer);
+      timer = setTimeout(finish, 200);
+    };
+    const onData = (d: Buffer): void => {
+      chunks.push(d);
+      arm();
+    };
+    arm();
+    channel.on('data', onData);
+    channel.once('end', finish);
+    channel.once('close', finish);
+  });
+}
+
+/** Writes in chunks and waits for 'drain' whenever ssh2's window is full. */
+async function writeAll(channel: ServerChannel, stream: NodeJS.WritableStream, data: Buffer, isClosed: () => boolean): Promise<void> {
+  for (let off = 0; off < data.length; off += CHUNK) {
+    if (isClosed()) return;
+    if (!stream.write(data.subarray(off, off + CHUNK))) {
+      await new Promise<void>((resolve) => {
+        const done = (): void => {
+          stream.removeListener('drain', done);
+          channel.removeListener('close', done);
+          resolve();
+        };
+        stream.once('drain', done);
+        channel.once('close', done);
+      });
+    }
+  }
+}
+
+export function parsePublicKey(openssh: string): ParsedKey {
+  const parsed = utils.parseKey(openssh);
+  if (parsed instanceof Error) throw parsed;
+  return parsed;
+}

@@ -1,0 +1,56 @@
+/**
+ * Running a script inside a command (bash -s, sudo, env). just-bash's sub-executions do not
+ * inherit the caller's exported variables reliably, so the child starts from an empty
+ * environment and a prelude exports exactly what a real child process would receive, then sets
+ * the positional parameters. That makes `sudo -n -- env LC_ALL=C bash -s -- a b` see LC_ALL, $1
+ * and $2, and nothing of the SSH session's environment that sudo's env_reset would drop.
+ */
+import { latin1FromBytes, type ExecResult, type ResolvedCommandContext } from 'just-bash';
+import { shellQuote } from './args.js';
+
+/** Shell variables bash maintains itself; exporting them would fail or lie. */
+const NOT_EXPORTABLE = new Set([
+  'UID', 'EUID', 'PPID', 'BASHPID', 'SHELLOPTS', 'BASHOPTS', 'PWD', 'OLDPWD', 'IFS', 'OPTIND', 'HOSTTYPE', 'MACHTYPE',
+  'OSTYPE', 'BASH', 'BASH_VERSION', 'RANDOM', 'SECONDS', 'LINENO', '_', 'PIPESTATUS', 'GROUPS',
+]);
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** The environment a child process of this command would inherit. */
+export function childEnv(ctx: ResolvedCommandContext): Record<string, string> {
+  if (ctx.exportedEnv) return { ...ctx.exportedEnv };
+  return Object.fromEntries(ctx.env);
+}
+
+export function exportPrelude(env: Record<string, string>): string {
+  const words = Object.entries(env)
+    .filter(([k]) => NAME.test(k) && !NOT_EXPORTABLE.has(k))
+    .map(([k, v]) => `${k}=${shellQuote(v)}`);
+  return words.length > 0 ? `export ${words.join(' ')}\n` : '';
+}
+
+export interface NestedOptions {
+  env: Record<string, string>;
+  positional?: readonly string[];
+  /** Bytes for the script's stdin (latin1-shaped); default none. */
+  stdin?: string;
+  /** `set` flags to apply first, e.g. ['-e', '-o pipefail']. */
+  setFlags?: readonly string[];
+  cwd?: string;
+}
+
+export async function runNested(ctx: ResolvedCommandContext, script: string, opts: NestedOptions): Promise<ExecResult> {
+  if (!ctx.exec) return { stdout: '', stderr: 'bash: cannot execute: no interpreter\n', exitCode: 126 };
+  let prelude = exportPrelude(opts.env);
+  if (opts.positional && opts.positional.length > 0) prelude += `set -- ${opts.positional.map(shellQuote).join(' ')}\n`;
+  for (const flag of opts.setFlags ?? []) prelude += `set ${flag}\n`;
+  const execOpts = {
+    cwd: opts.cwd ?? ctx.cwd,
+    replaceEnv: true,
+    env: {},
+    ...(ctx.signal ? { signal: ctx.signal } : {}),
+    ...(opts.stdin !== undefined ? { stdin: opts.stdin, stdinKind: 'bytes' as const } : {}),
+  };
+  return ctx.exec(prelude + script, execOpts);
+}
+
+export const stdinBytes = (ctx: ResolvedCommandContext): string => latin1FromBytes(ctx.stdin);

@@ -1,0 +1,52 @@
+/**
+ * Every modelled tool. Tools whose packages are absent on `fresh` (NVIDIA userspace, rdma-core
+ * utilities, lldpd, MLNX_OFED) are registered already, so that bash answers with the right
+ * not-found text today and the later stages only need to add their renderers and packages.
+ */
+import { fail } from '../shell/args.js';
+import { dpkgQuery, ping } from './dpkg-ping.js';
+import { ip } from './ip.js';
+import { lscpu } from './lscpu.js';
+import { lspci } from './lspci.js';
+import { ethtool, rdma } from './rdma-ethtool.js';
+import type { Tool } from './types.js';
+
+/** A tool the lab knows is installable but whose output is not modelled yet. */
+function pending(name: string, path: string, packages: readonly string[]): Tool {
+  return {
+    name,
+    path,
+    packages,
+    run: () => fail(1, `${name}: not modelled by this version of the l20-setup lab\n`),
+  };
+}
+
+const NVIDIA_UTILS = ['535', '535-server', '550', '550-server', '570', '570-server', '580', '580-server', '580-open']
+  .map((v) => `nvidia-utils-${v}`);
+const OFED_USERSPACE = ['mlnx-ofed-kernel-utils', 'doca-ofed-userspace'];
+
+export const TOOLS: readonly Tool[] = [
+  lspci,
+  ip,
+  rdma,
+  ethtool,
+  lscpu,
+  dpkgQuery,
+  ping,
+  pending('nvidia-smi', '/usr/bin/nvidia-smi', NVIDIA_UTILS),
+  pending('nvcc', '/usr/bin/nvcc', ['nvidia-cuda-toolkit', 'cuda-nvcc-12-8']),
+  pending('lldpcli', '/usr/sbin/lldpcli', ['lldpd']),
+  pending('lldpctl', '/usr/sbin/lldpctl', ['lldpd']),
+  pending('ofed_info', '/usr/bin/ofed_info', OFED_USERSPACE),
+  pending('ibdev2netdev', '/usr/bin/ibdev2netdev', OFED_USERSPACE),
+  pending('show_gids', '/usr/sbin/show_gids', OFED_USERSPACE),
+  pending('mlnx_qos', '/usr/bin/mlnx_qos', OFED_USERSPACE),
+  pending('ibstat', '/usr/sbin/ibstat', ['infiniband-diags']),
+  pending('ibstatus', '/usr/sbin/ibstatus', ['infiniband-diags']),
+  pending('ibv_devinfo', '/usr/bin/ibv_devinfo', ['ibverbs-utils']),
+  pending('ibv_devices', '/usr/bin/ibv_devices', ['ibverbs-utils']),
+  pending('ib_write_bw', '/usr/bin/ib_write_bw', ['perftest']),
+  pending('ib_read_bw', '/usr/bin/ib_read_bw', ['perftest']),
+  pending('ib_send_bw', '/usr/bin/ib_send_bw', ['perftest']),
+  pending('chronyc', '/usr/bin/chronyc', ['chrony']),
+];

@@ -1,0 +1,95 @@
+/**
+ * Test helpers: an ssh2 client for a lab host, exec with optional stdin, and a poller for
+ * conditions (tests wait for state, never for fixed time).
+ */
+import { Client, type ClientChannel } from 'ssh2';
+import type { Lab, LabHost } from '../../src/lab/index.js';
+
+export interface ExecResult {
+  stdout: Buffer;
+  stderr: Buffer;
+  code: number | null;
+  signal: string | null;
+}
+
+export function connect(lab: Lab, host: LabHost, opts: { privateKey?: string; username?: string; keepaliveInterval?: number } = {}): Promise<Client> {
+  return new Promise((resolve, reject) => {
+    const c = new Client();
+    c.once('ready', () => resolve(c));
+    c.once('error', reject);
+    c.connect({
+      host: host.address,
+      port: host.port,
+      username: opts.username ?? host.user,
+      privateKey: opts.privateKey ?? lab.clientPrivateKey,
+      readyTimeout: 10_000,
+      keepaliveInterval: opts.keepaliveInterval ?? 0,
+      keepaliveCountMax: 2,
+      hostVerifier: (key: Buffer) => key.equals(host.hostKeyBlob),
+    });
+  });
+}
+
+export function openExec(conn: Client, command: string): Promise<ClientChannel> {
+  return new Promise((resolve, reject) => conn.exec(command, (err, ch) => (err ? reject(err) : resolve(ch))));
+}
+
+export function collect(ch: ClientChannel): Promise<ExecResult> {
+  return new Promise((resolve) => {
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let code: number | null = null;
+    let signal: string | null = null;
+    ch.on('data', (d: Buffer) => out.push(d));
+    ch.stderr.on('data', (d: Buffer) => err.push(d));
+    ch.on('exit', (c: number | null, s?: string) => {
+      code = c;
+      signal = s ?? null;
+    });
+    ch.on('close', () => resolve({ stdout: Buffer.concat(out), stderr: Buffer.concat(err), code, signal }));
+  });
+}
+
+/** Runs `command`; writes `stdin` then EOF unless `stdin` is undefined and `eof` is false. */
+export async function exec(conn: Client, command: string, opts: { stdin?: string; eof?: boolean } = {}): Promise<ExecResult> {
+  const ch = await openExec(conn, command);
+  const done = collect(ch);
+  if (opts.stdin !== undefined) ch.write(opts.stdin);
+  if (opts.stdin !== undefined || opts.eof !== false) ch.end();
+  return done;
+}
+
+export const text = (r: ExecResult): { out: string; err: string; code: number | null } => ({ out: r.stdout.toString(), err: r.stderr.toString(), code: r.code });
+
+export async function waitFor(cond: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const start = Date.now();
+  while (!cond()) {
+    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setImmediate(r));
+  }
+}
+
+export function end(conn: Client): Promise<void> {
+  return new Promise((resolve) => {
+    conn.once('close', () => resolve());
+    conn.end();
+  });
+}
+
+/** The probes of STAGES.md §3.1 run as root through `bash -s`. */
+export const PCIE_SCRIPT = `devs=$( { lspci -D -d 10de:; lspci -D -d 15b3:; } | cut -d' ' -f1)
+all=
+for d in $devs; do
+  for seg in $(readlink -f "/sys/bus/pci/devices/$d" | tr / ' '); do
+    case $seg in ????:??:??.?) all="$all $seg";; esac
+  done
+done
+for b in $(printf '%s\\n' $all | sort -u); do
+  lspci -D -vv -s "$b"
+  echo "numa_node $b $(cat /sys/bus/pci/devices/$b/numa_node)"
+done
+`;
+
+export const ETHTOOL_SCRIPT = `for b in $(lspci -D -d 15b3: | cut -d' ' -f1); do for n in /sys/bus/pci/devices/$b/net/*; do i=\${n##*/}; echo "### ethtool $i"; ethtool "$i"; echo "### ethtool-i $i"; ethtool -i "$i"; done; done`;
+
+export const ROOT_BASH = 'sudo -n -- env LC_ALL=C bash -s --';
