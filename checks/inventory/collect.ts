@@ -9,7 +9,7 @@ import { parseLscpu } from '../../src/parse/lscpu.js';
 import { parseMeminfo } from '../../src/parse/meminfo.js';
 import { parseLspci, type LspciDevice } from '../../src/parse/lspci.js';
 import { parseIpJson, mergeIpJson, parseIpRoute } from '../../src/parse/ip-json.js';
-import { parseSysfsNet } from '../../src/parse/sysfs-net.js';
+import { parseSysfsNet, pciPathOf } from '../../src/parse/sysfs-net.js';
 import { parseRdmaLink } from '../../src/parse/rdma-link.js';
 import { parseEthtool, parseEthtoolInfo } from '../../src/parse/ethtool.js';
 import { parseNvidiaSmiTopo } from '../../src/parse/nvidia-smi-topo.js';
@@ -77,23 +77,22 @@ export function collectInventory({ host, results }: ProbeOutputs): InventoryFact
   const pcieText = r('pcie')?.stdout ?? '';
   // and `pci_path <bdf> <sysfs path>` lines (the same format as the sysfs-net probe).
   const numa = new Map<string, number>();
-  const pathLines: string[] = [];
+  const pciPaths = new Map<string, string[]>();
   const lspciText = pcieText
     .split('\n')
     .filter((l) => {
       const m = /^numa_node (\S+) (-?\d+)\s*$/.exec(l);
       if (m) numa.set(m[1]!, Number(m[2]));
       const p = /^pci_path (\S+) (.*)$/.exec(l);
-      if (p) pathLines.push(`${p[1]} ${p[2]}`);
+      if (p) pciPaths.set(p[1]!, pciPathOf(p[2]!).pciPath);
       return !m && !p;
     })
     .join('\n');
   const sysfs = parseSysfsNet(out('sysfs-net'));
-  const pciPaths = parseSysfsNet(pathLines.join('\n'));
   const verbose = parseLspci(lspciText).devices;
   const pathOf = (bdf: string): string[] => {
-    const direct = pciPaths.netdevs[bdf];
-    if (direct && direct.pciPath.length > 0) return direct.pciPath;
+    const direct = pciPaths.get(bdf);
+    if (direct && direct.length > 0) return direct;
     for (const e of Object.values(sysfs.netdevs)) if (e.bdf === bdf) return e.pciPath;
     return [];
   };

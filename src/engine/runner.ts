@@ -3,6 +3,7 @@
  * every host's facts. It emits typed events and owns no UI. Probe failures become `fail`/`error`
  * verdicts with the command, exit code and output as evidence — never exceptions to the caller.
  */
+import { setMaxListeners } from 'node:events';
 import type { Host, RunResult } from '../transport/types.js';
 import type { EngineEvent, EngineListener } from './events.js';
 import { OutputBatcher } from './output-batcher.js';
@@ -90,6 +91,8 @@ export class Engine {
   async runStage<F>(stage: StageDef<F>): Promise<StageOutcome> {
     this.running++;
     const controller = new AbortController();
+    // Every probe on every host listens to this one signal: more than Node's default 10 is expected.
+    setMaxListeners(0, controller.signal);
     this.controllers.add(controller);
     this.emit({ type: 'stage.state', stage: stage.id, state: 'running' });
     const results: CheckResult[] = [];

@@ -28,6 +28,24 @@ export type SysfsNetFacts = z.infer<typeof SysfsNetFactsSchema>;
 
 const SEGMENT_BDF = new RegExp(`^${BDF_PATTERN}$`);
 
+/**
+ * The PCI functions in a resolved sysfs device path, upstream first, and the function the path ends
+ * in (if any). `/sys/devices/…/0000:1a:00.0/net/ens1f0` (a readlink of the netdev itself) and
+ * `…/virtual/net/lo/device` both reduce to the segments before `net`.
+ */
+export function pciPathOf(path: string): { bdf: string | null; pciPath: string[]; segments: string[] } {
+  const segments = path.split('/').filter((s) => s !== '');
+  const netIdx = segments.lastIndexOf('net');
+  const devSegments = netIdx >= 0 ? segments.slice(0, netIdx) : segments;
+  const pciPath = devSegments
+    .filter((s) => SEGMENT_BDF.test(s))
+    .map((s) => normalizeBdf(s))
+    .filter((s): s is string => s !== undefined);
+  const last = devSegments[devSegments.length - 1];
+  const bdf = last !== undefined && SEGMENT_BDF.test(last) ? (normalizeBdf(last) ?? null) : null;
+  return { bdf, pciPath, segments };
+}
+
 export function parseSysfsNet(text: string): SysfsNetFacts {
   return guard(
     () => {
@@ -37,17 +55,7 @@ export function parseSysfsNet(text: string): SysfsNetFacts {
         if (!m || m[1] === undefined) continue;
         const ifname = m[1];
         const path = m[2] ?? '';
-        // `/sys/devices/…/0000:1a:00.0/net/ens1f0` (a readlink of the netdev itself) and
-        // `…/virtual/net/lo/device` both reduce to the segments before `net`.
-        const segments = path.split('/').filter((s) => s !== '');
-        const netIdx = segments.lastIndexOf('net');
-        const devSegments = netIdx >= 0 ? segments.slice(0, netIdx) : segments;
-        const pciPath = devSegments
-          .filter((s) => SEGMENT_BDF.test(s))
-          .map((s) => normalizeBdf(s))
-          .filter((s): s is string => s !== undefined);
-        const last = devSegments[devSegments.length - 1];
-        const bdf = last !== undefined && SEGMENT_BDF.test(last) ? (normalizeBdf(last) ?? null) : null;
+        const { bdf, pciPath, segments } = pciPathOf(path);
         const virtual = path === '' || segments.includes('virtual') || (bdf === null && pciPath.length === 0);
         netdevs[ifname] = compact({ bdf, pciPath, path, virtual });
       }
