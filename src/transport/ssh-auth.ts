@@ -5,7 +5,10 @@
  * connection; the notes end up in the error when no method works, which is where the operator looks.
  */
 import { readFileSync } from 'node:fs';
-import { utils, type AnyAuthMethod, type ParsedKey } from 'ssh2';
+// ssh2 is CommonJS: Node's ESM loader exposes only its default export at run time.
+import ssh2, { type AnyAuthMethod, type ParsedKey } from 'ssh2';
+
+const { utils } = ssh2;
 import type { SshHostOptions } from './ssh.js';
 
 export type AuthOptions = Pick<SshHostOptions, 'user' | 'agent' | 'privateKey' | 'passphrase' | 'identityFiles'>;

@@ -16,7 +16,10 @@
  * Here: the connection life cycle (connect, backoff, loss, close) and the Host methods. Beside it: ssh-host-key.ts,
  * ssh-auth.ts, ssh-channel-queue.ts, ssh-exec.ts and ssh-options-from-config.ts, each saying what it does.
  */
-import { Client, type ConnectConfig } from 'ssh2';
+// ssh2 is CommonJS: Node's ESM loader exposes only its default export at run time.
+import ssh2, { type ConnectConfig } from 'ssh2';
+
+const { Client } = ssh2;
 import { buildCommand, type BuiltCommand } from './quote.js';
 import { DEFAULT_BACKUP_ROOT, backupRunId, readFileVia, writeFileAtomicVia } from './files.js';
 import { notStartedResult } from './output.js';
