@@ -7,7 +7,8 @@ import { tmpdir, homedir } from 'node:os';
 import { join } from 'node:path';
 import type { ClusterConfig, HostConfig } from './config/schema.js';
 import { loadInventoryFile, SavedConfig, writeInventoryFile } from './config/store.js';
-import { SshHost } from './transport/ssh.js';
+import { SshHost, sshHostOptionsFromConfig } from './transport/ssh.js';
+import { ConfigError } from './config/errors.js';
 import { resolveSshConfig, defaultSshConfigContext } from './transport/ssh-config.js';
 import type { Host } from './transport/types.js';
 
@@ -67,32 +68,34 @@ function expandHome(p: string): string {
   return p.startsWith('~/') ? join(homedir(), p.slice(2)) : p;
 }
 
-/** Builds the transport for one configured host, honouring ~/.ssh/config for aliases. */
+/**
+ * Builds the transport for one configured host. The address may be an alias of ~/.ssh/config,
+ * resolved as OpenSSH would (HostName, Port, User, IdentityFile, UserKnownHostsFile, keepalives,
+ * StrictHostKeyChecking); fields set in the inventory win over the ssh config.
+ */
 export function hostFromConfig(h: HostConfig, options: Pick<TargetOptions, 'onUnknownHostKey'> = {}): Host {
-  const ssh = resolveSshConfig(h.address, defaultSshConfigContext());
-  const address = ssh.hostName ?? h.address;
-  const port = h.port ?? ssh.port ?? 22;
-  const user = h.user ?? ssh.user ?? process.env.USER ?? 'root';
-  const identityFiles = h.auth?.method === 'identityFile' ? [expandHome(h.auth.path)] : h.auth?.method === 'agent' ? [] : ssh.identityFiles;
-  const knownHostsFiles = [
-    ...(h.knownHostsFile ? [expandHome(h.knownHostsFile)] : []),
-    ...ssh.userKnownHostsFiles,
-  ];
-  return new SshHost({
-    name: h.name,
-    host: address,
-    port,
-    user,
-    identityFiles,
-    ...(h.auth?.method !== 'identityFile' && (ssh.identityAgent ?? process.env.SSH_AUTH_SOCK) && ssh.identityAgent !== 'none'
-      ? { agent: (ssh.identityAgent ?? process.env.SSH_AUTH_SOCK)! }
-      : {}),
-    knownHostsFiles,
-    ...(h.hostKeyFingerprint ? { expectedFingerprint: h.hostKeyFingerprint } : {}),
-    ...(options.onUnknownHostKey
-      ? { onUnknownHostKey: (info) => options.onUnknownHostKey!({ ...info, name: h.name }) }
-      : {}),
-  });
+  const resolved = resolveSshConfig(h.address, defaultSshConfigContext());
+  const ask = options.onUnknownHostKey;
+  const { options: ssh, unsupported } = sshHostOptionsFromConfig(h.name, resolved, ask ? { onUnknownHostKey: (info) => ask({ ...info, name: h.name }) } : {});
+  if (unsupported.length > 0) {
+    throw new ConfigError(
+      `${h.name}: ~/.ssh/config uses ${unsupported.join(', ')} for ${h.address}, which l20-setup cannot follow yet; give the inventory an address it can reach directly`,
+      'ssh config',
+      unsupported,
+    );
+  }
+  if (h.port !== undefined) ssh.port = h.port;
+  if (h.user !== undefined) ssh.user = h.user;
+  if (h.auth?.method === 'identityFile') {
+    ssh.identityFiles = [expandHome(h.auth.path)];
+    delete ssh.agent;
+  } else if (h.auth?.method === 'agent') {
+    ssh.identityFiles = [];
+    if (!ssh.agent) throw new ConfigError(`${h.name}: auth is ssh-agent but SSH_AUTH_SOCK is not set; start an agent (eval $(ssh-agent); ssh-add) or give an identity file`, 'auth', ['no agent']);
+  }
+  if (h.knownHostsFile) ssh.knownHostsFiles = [expandHome(h.knownHostsFile), ...ssh.knownHostsFiles];
+  if (h.hostKeyFingerprint) ssh.expectedFingerprint = h.hostKeyFingerprint;
+  return new SshHost(ssh);
 }
 
 export function hostsFromConfig(config: ClusterConfig, options: Pick<TargetOptions, 'onUnknownHostKey'> = {}): Host[] {

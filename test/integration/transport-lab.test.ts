@@ -1,6 +1,6 @@
 /** The SSH transport against the lab's real SSH servers. */
 import { createHash } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { utils } from 'ssh2';
@@ -8,6 +8,7 @@ import { SshHost } from '../../src/transport/ssh.js';
 import { HostKeyError } from '../../src/transport/types.js';
 import { fingerprintSha256 } from '../../src/transport/known-hosts.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
+import { hostFromConfig } from '../../src/target.js';
 
 describe('SSH transport against the lab', () => {
   let t: LabTarget;
@@ -89,6 +90,25 @@ describe('SSH transport against the lab', () => {
     const second = new SshHost({ ...opts, onUnknownHostKey: async () => { throw new Error('must not ask again'); } });
     expect((await second.run({ argv: ['true'] })).exitCode).toBe(0);
     await second.close();
+  });
+
+  it('reaches a host through a ~/.ssh/config alias, as OpenSSH would', async () => {
+    const home = join(t.dir, 'home');
+    mkdirSync(join(home, '.ssh'), { recursive: true, mode: 0o700 });
+    writeFileSync(
+      join(home, '.ssh', 'config'),
+      `Host gpu-*\n  User l20\n  IdentityFile ${t.identityFile}\n  UserKnownHostsFile ${t.knownHostsFile}\n\nHost gpu-b\n  HostName 127.0.0.1\n  Port ${t.lab.hosts[1]!.port}\n`,
+    );
+    const saved = process.env.HOME;
+    process.env.HOME = home;
+    try {
+      const host = hostFromConfig({ name: 'b', address: 'gpu-b', role: 'worker' });
+      expect(host.address).toBe(`127.0.0.1:${t.lab.hosts[1]!.port}`);
+      expect((await host.run({ argv: ['hostname'] })).stdout.trim()).toBe('l20-n2');
+      await host.close();
+    } finally {
+      process.env.HOME = saved;
+    }
   });
 
   it('refuses a changed host key, naming both fingerprints, and sends nothing', async () => {
