@@ -3,7 +3,8 @@
  * by a model of the machine (hardware, PCI tree, netdevs, RDMA, packages, files) and a shell
  * whose commands render that model the way the real tools print it. See STAGES.md §4.
  */
-import { utils } from 'ssh2';
+// ssh2 is CommonJS: under Node's ESM loader only its default export carries utils.
+import ssh2 from 'ssh2';
 import { createCluster } from './model/cluster.js';
 import type { Machine } from './model/types.js';
 import { resolveScenario, SCENARIOS } from './scenarios/index.js';
@@ -60,13 +61,13 @@ export async function startLab(options: LabOptions = {}): Promise<Lab> {
   const cluster = createCluster(hosts, seed, speed);
   for (const s of scenarios) s.apply(cluster);
 
-  const client = utils.generateKeyPairSync('ed25519', { comment: 'l20-setup-lab' });
+  const client = ssh2.utils.generateKeyPairSync('ed25519', { comment: 'l20-setup-lab' });
   const clientPublicKey = parsePublicKey(client.public);
   const servers: HostServer[] = [];
   const labHosts: LabHost[] = [];
   try {
     for (const machine of cluster.machines) {
-      const hostKey = utils.generateKeyPairSync('ed25519');
+      const hostKey = ssh2.utils.generateKeyPairSync('ed25519');
       const blob = parsePublicKey(hostKey.public).getPublicSSH();
       const shell = await createShell(machine, cluster, TOOLS);
       const server = new HostServer({ machine, shell, hostPrivateKey: hostKey.private, clientPublicKey, maxSessions });

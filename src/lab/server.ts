@@ -4,7 +4,9 @@
  * OpenSSH's MaxSessions does, and runs exec requests in the machine's shell. Keepalive global
  * requests are answered by ssh2 itself (REQUEST_FAILURE, like OpenSSH).
  */
-import { Server, utils, type Connection, type ParsedKey, type ServerChannel, type Session } from 'ssh2';
+import { setMaxListeners } from 'node:events';
+// ssh2 is CommonJS: under Node's ESM loader only its default export carries Server and utils.
+import ssh2, { type Connection, type ParsedKey, type ServerChannel, type Session } from 'ssh2';
 import type { Machine } from './model/types.js';
 import type { Shell } from './shell/shell.js';
 import { rng, type Rng } from './util/prng.js';
@@ -24,13 +26,15 @@ export interface HostServerOptions {
   maxSessions: number;
 }
 
+const { Server, utils } = ssh2;
+
 /** Ubuntu sshd_config `AcceptEnv LANG LC_*`. */
 const ACCEPT_ENV = /^(LANG|LC_[A-Z_]+)$/;
 const CHUNK = 64 * 1024;
 
 export class HostServer {
   readonly stats: LabHostStats = { channelOpens: 0, execs: 0, maxConcurrentSessions: 0, refusedChannels: 0 };
-  private readonly server: Server;
+  private readonly server: InstanceType<typeof Server>;
   private readonly clients = new Set<Connection>();
   private concurrent = 0;
   private sessionSeq = 0;
@@ -117,6 +121,8 @@ export class HostServer {
     session.on('exec', (accept, _reject, info) => {
       const channel = accept();
       const ac = new AbortController();
+      // Every nested shell and command of a script listens on this one signal.
+      setMaxListeners(0, ac.signal);
       let signalName: string | undefined;
       const localId = (channel as unknown as { incoming?: { id?: number } }).incoming?.id;
       if (localId !== undefined) {

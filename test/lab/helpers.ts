@@ -2,7 +2,9 @@
  * Test helpers: an ssh2 client for a lab host, exec with optional stdin, and a poller for
  * conditions (tests wait for state, never for fixed time).
  */
-import { Client, type ClientChannel } from 'ssh2';
+import ssh2, { type Client, type ClientChannel } from 'ssh2';
+
+const { Client: SshClient } = ssh2;
 import type { Lab, LabHost } from '../../src/lab/index.js';
 
 export interface ExecResult {
@@ -14,7 +16,7 @@ export interface ExecResult {
 
 export function connect(lab: Lab, host: LabHost, opts: { privateKey?: string; username?: string; keepaliveInterval?: number } = {}): Promise<Client> {
   return new Promise((resolve, reject) => {
-    const c = new Client();
+    const c = new SshClient();
     c.once('ready', () => resolve(c));
     c.once('error', reject);
     c.connect({

@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { utils, type Client } from 'ssh2';
+import ssh2, { type Client } from 'ssh2';
 import { SCENARIOS, startLab, type Lab, type LabHost } from '../../src/lab/index.js';
 import { collect, connect, end, exec, openExec, text, waitFor } from './helpers.js';
 
@@ -42,7 +42,7 @@ describe('lab SSH server', () => {
   });
 
   test('refuses other keys and other users', async () => {
-    const other = utils.generateKeyPairSync('ed25519');
+    const other = ssh2.utils.generateKeyPairSync('ed25519');
     await expect(connect(lab, host, { privateKey: other.private })).rejects.toThrow(/authentication/i);
     await expect(connect(lab, host, { username: 'root' })).rejects.toThrow(/authentication/i);
   });

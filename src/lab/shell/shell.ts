@@ -122,8 +122,9 @@ export async function createShell(machine: Machine, cluster: Cluster, tools: rea
     // The lab's own commands are trusted host code that waits on timers (simulated time); the
     // defense-in-depth sandbox would block setTimeout inside them.
     defenseInDepth: false,
-    // just-bash does not hand its abort signal to `sleep`; the exec's signal travels in async context.
-    sleep: (ms) => machine.clock.sleep(ms, currentSignal.getStore()).then(() => undefined),
+    // `sleep` waits wall-clock time at any speed (transport timeouts are tested with it). just-bash
+    // does not hand its abort signal to `sleep`; the exec's signal travels in async context.
+    sleep: (ms) => machine.clock.sleep(ms, currentSignal.getStore(), true).then(() => undefined),
     processInfo: { pid: 4242, ppid: 4241, uid: machine.user.uid, gid: machine.user.gid },
   });
 

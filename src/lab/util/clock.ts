@@ -34,10 +34,12 @@ export class SimClock {
 
   /**
    * Let `ms` of modelled time pass. Resolves false if aborted (or the lab closed) first; the
-   * simulated clock only advances by the time that really passed.
+   * simulated clock only advances by the time that really passed. `wallClock` waits the full
+   * `ms` whatever the speed: the shell's `sleep` is a request for real time (clients time out on
+   * it), while modelled operation durations shrink with the speed.
    */
-  sleep(ms: number, signal?: AbortSignal): Promise<boolean> {
-    const real = this.realMs(ms);
+  sleep(ms: number, signal?: AbortSignal, wallClock = false): Promise<boolean> {
+    const real = wallClock ? Math.max(0, ms) : this.realMs(ms);
     if (real === 0 || this.closed) {
       if (!this.closed) this.simulatedMs += Math.max(0, ms);
       return Promise.resolve(!this.closed && !signal?.aborted);
@@ -55,7 +57,7 @@ export class SimClock {
         clearTimeout(entry.timer);
         signal?.removeEventListener('abort', onAbort);
         const elapsedReal = completed ? real : Date.now() - started;
-        this.simulatedMs += this.speed === 'max' ? ms : elapsedReal * this.speed;
+        this.simulatedMs += wallClock ? elapsedReal : this.speed === 'max' ? ms : elapsedReal * this.speed;
         resolve(completed);
       };
       this.pending.add(entry);
