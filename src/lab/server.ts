@@ -174,7 +174,13 @@ export class HostServer {
     const m = this.opts.machine;
     // Probes take 20–150 ms of modelled time (seeded), overlapping the interpreter's own time.
     const delay = m.clock.sleep(this.timing.int(20, 150), ac.signal);
-    const result = await this.opts.shell.run({ commandLine: command, env: this.sessionEnv(extraEnv, clientPort, sessionId), stdin, signal: ac.signal });
+    let result;
+    try {
+      result = await this.opts.shell.run({ commandLine: command, env: this.sessionEnv(extraEnv, clientPort, sessionId), stdin, signal: ac.signal });
+    } catch (e) {
+      // A lab bug must not leave the client waiting on a channel that never closes.
+      result = { stdout: Buffer.alloc(0), stderr: Buffer.from(`l20-setup lab: internal error: ${(e as Error).message}\n`), exitCode: 255 };
+    }
     await delay;
     if (closed) return;
     const sig = signalName();

@@ -52,6 +52,22 @@ const MESSAGES: Record<string, string> = {
   ENODATA: 'no data available',
 };
 
+const ERRNO_TEXT: Record<string, string> = {
+  ENOENT: 'No such file or directory', EINVAL: 'Invalid argument', EISDIR: 'Is a directory', EACCES: 'Permission denied',
+  EPERM: 'Operation not permitted', ENOTDIR: 'Not a directory', ENODATA: 'No data available', ELOOP: 'Too many levels of symbolic links',
+};
+
+/** strerror() text for an error raised by a file system (`ENOENT: …` messages or a `code`). */
+export function errnoText(e: unknown): string {
+  const code = (e as { code?: string }).code ?? /^(E[A-Z]+)\b/.exec((e as Error).message ?? '')?.[1] ?? 'ENOENT';
+  return ERRNO_TEXT[code] ?? ERRNO_TEXT.ENOENT ?? code;
+}
+
+/** The path named in a Node-style error message (`…, open '/sys/x'`). */
+export function errorPath(e: unknown): string | undefined {
+  return /'([^']+)'\s*$/.exec((e as Error).message ?? '')?.[1];
+}
+
 /** Errors shaped like Node's (`ENOENT: no such file or directory, open '/x'`), which just-bash maps to messages. */
 export function vfsError(code: string, op: string, path: string): Error {
   const err = new Error(`${code}: ${MESSAGES[code] ?? code.toLowerCase()}, ${op} '${path}'`) as Error & { code: string };

@@ -5,6 +5,7 @@
  * for `head -c N /dev/zero` and byte-wise `tr` so 10 MB transport tests finish quickly.
  */
 import { defineCommand, latin1FromBytes, type Command, type ExecResult, type ResolvedCommandContext } from 'just-bash';
+import { errnoText } from '../fs/vfs.js';
 import type { Machine } from '../model/types.js';
 import { isRoot } from '../tools/types.js';
 import { getopt, has } from './args.js';
@@ -190,10 +191,6 @@ const tr = defineCommand('tr', async (args, ctx): Promise<ExecResult> => {
   return { stdout: outBuf.subarray(0, n).toString('latin1'), stderr: '', exitCode: 0, stdoutKind: 'bytes' };
 });
 
-const ERRNO_TEXT: Record<string, string> = {
-  ENOENT: 'No such file or directory', EINVAL: 'Invalid argument', EISDIR: 'Is a directory', EACCES: 'Permission denied',
-  EPERM: 'Operation not permitted', ENOTDIR: 'Not a directory', ENODATA: 'No data available',
-};
 
 /**
  * `cat FILE…` reporting the errno the model raises (a down port's `carrier` reads EINVAL as on
@@ -212,8 +209,7 @@ const cat = defineCommand('cat', async (args, ctx) => {
       if ((await ctx.fs.stat(path)).isDirectory) throw Object.assign(new Error('EISDIR'), { code: 'EISDIR' });
       out += ctx.fs.readFileBytes ? latin1FromBytes(await ctx.fs.readFileBytes(path)) : Buffer.from(await ctx.fs.readFileBuffer(path)).toString('latin1');
     } catch (e) {
-      const code = (e as { code?: string }).code ?? /^(E[A-Z]+)/.exec((e as Error).message)?.[1] ?? 'ENOENT';
-      err += `cat: ${f}: ${ERRNO_TEXT[code] ?? ERRNO_TEXT.ENOENT}\n`;
+      err += `cat: ${f}: ${errnoText(e)}\n`;
     }
   }
   return { stdout: out, stderr: err, exitCode: err ? 1 : 0, stdoutKind: 'bytes' };
@@ -233,6 +229,15 @@ function whichCommand(lookup: CommandLookup): Command {
   });
 }
 
+/** `date` reads the simulated clock (deterministic output), unless given a date to show. */
+function dateCommand(m: Machine): Command {
+  return defineCommand('date', async (args, ctx) => {
+    if (!ctx.origCommand) return { stdout: '', stderr: 'date: not available\n', exitCode: 1 };
+    const explicit = args.some((a) => /^(-[dfrs]|--(date|file|reference|set)(=|$))/.test(a));
+    return ctx.origCommand(explicit ? args : ['-d', `@${Math.floor(m.clock.now() / 1000)}`, ...args]);
+  });
+}
+
 export function coreutilCommands(m: Machine, lookup: CommandLookup): Command[] {
-  return [...identityCommands(m), readlink, head, tr, cat, whichCommand(lookup)];
+  return [...identityCommands(m), readlink, head, tr, cat, dateCommand(m), whichCommand(lookup)];
 }

@@ -7,6 +7,7 @@
  */
 import { latin1FromBytes, type ExecResult, type ResolvedCommandContext } from 'just-bash';
 import { shellQuote } from './args.js';
+import { rewriteNotFound } from './notfound.js';
 
 /** Shell variables bash maintains itself; exporting them would fail or lie. */
 const NOT_EXPORTABLE = new Set([
@@ -50,7 +51,9 @@ export async function runNested(ctx: ResolvedCommandContext, script: string, opt
     ...(ctx.signal ? { signal: ctx.signal } : {}),
     ...(opts.stdin !== undefined ? { stdin: opts.stdin, stdinKind: 'bytes' as const } : {}),
   };
-  return ctx.exec(prelude + script, execOpts);
+  const res = await ctx.exec(prelude + script, execOpts);
+  // Rewritten here, where the effective user (sudo apt install vs apt install) is known.
+  return { ...res, stderr: rewriteNotFound(res.stderr, opts.env.USER === 'root') };
 }
 
 export const stdinBytes = (ctx: ResolvedCommandContext): string => latin1FromBytes(ctx.stdin);

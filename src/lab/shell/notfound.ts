@@ -47,6 +47,15 @@ export function hasCnfEntry(command: string): boolean {
   return CNF[command] !== undefined;
 }
 
+/**
+ * The interpreter prints `bash: X: command not found` for every unknown command; for names the
+ * command-not-found database knows, Ubuntu prints its install hint instead.
+ */
+export function rewriteNotFound(stderr: string, root: boolean): string {
+  if (!stderr.includes(': command not found')) return stderr;
+  return stderr.replace(/^bash: ([^\s:]+): command not found\n/gm, (line, cmd: string) => (hasCnfEntry(cmd) ? commandNotFound(cmd, root).stderr : line));
+}
+
 export function commandNotFound(command: string, root: boolean): ExecResult {
   const candidates = CNF[command];
   if (!candidates) return { stdout: '', stderr: `bash: ${command}: command not found\n`, exitCode: 127 };

@@ -3,6 +3,10 @@
  * with /proc and /sys mounted from the model) with the modelled tools registered as commands.
  * Every exec request runs as a fresh shell in this one interpreter, so files written by one
  * command are seen by the next, as on a real host.
+ *
+ * A tool exists only while a package providing it is installed: its command and its stub in
+ * /usr/bin (which just-bash's PATH lookup needs) are added by syncCommands(), so `command -v`,
+ * `type` and bash's own not-found path behave as on the real host.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Bash, InMemoryFs, MountableFs, defineCommand, getCommandNames, type Command, type IFileSystem } from 'just-bash';
@@ -12,11 +16,11 @@ import type { Machine } from '../model/types.js';
 import { buildProcfs } from '../fs/procfs.js';
 import { BASE_DIRS, BASE_LINKS, baseFiles } from '../fs/rootfs.js';
 import { buildSysfs } from '../fs/sysfs.js';
-import { TreeFs } from '../fs/vfs.js';
+import { TreeFs, errnoText, errorPath } from '../fs/vfs.js';
 import { isRoot, type Tool } from '../tools/types.js';
 import { coreutilCommands } from './coreutils.js';
 import { exportPrelude } from './nested.js';
-import { commandNotFound } from './notfound.js';
+import { commandNotFound, rewriteNotFound } from './notfound.js';
 import { wrapperCommands, type CommandLookup } from './wrappers.js';
 
 export interface RunRequest {
@@ -35,6 +39,8 @@ export interface RunResult {
 export interface Shell {
   readonly fs: IFileSystem;
   run(req: RunRequest): Promise<RunResult>;
+  /** Adds or removes tool commands after the machine's packages changed. */
+  syncCommands(): Promise<void>;
 }
 
 /** Shell keywords and builtins: sudo/env cannot exec them. */
@@ -58,27 +64,46 @@ const LIMITS = {
   maxExecutionTimeMs: 24 * 3600 * 1000,
 };
 
-function toolCommand(tool: Tool, machine: Machine, cluster: Cluster): Command {
-  return defineCommand(tool.name, async (args, ctx) => {
-    const root = isRoot(ctx);
-    if (tool.packages && !tool.packages.some((p) => isInstalled(machine.packages, p))) return commandNotFound(tool.name, root);
-    return tool.run(args, { machine, cluster, ctx, root });
+const WRITES = new Set(['writeFile', 'appendFile', 'mkdir', 'cp', 'mv', 'symlink', 'link', 'utimes']);
+
+/**
+ * Stamps every file the shell writes with the simulated clock instead of the host's time, so
+ * `ls -l` and `stat` are as deterministic as the rest of the lab.
+ */
+function clockedFs(base: InMemoryFs, now: () => Date): InMemoryFs {
+  return new Proxy(base, {
+    get(target, prop, receiver) {
+      const value: unknown = Reflect.get(target, prop, receiver);
+      if (typeof prop !== 'string' || !WRITES.has(prop) || typeof value !== 'function') {
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      }
+      if (prop === 'utimes') return (path: string) => target.utimes(path, now(), now());
+      return async (...args: unknown[]) => {
+        const res: unknown = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+        const path = prop === 'symlink' || prop === 'link' || prop === 'cp' || prop === 'mv' ? args[1] : args[0];
+        if (typeof path === 'string' && prop !== 'symlink') await target.utimes(path, now(), now()).catch(() => undefined);
+        return res;
+      };
+    },
   });
 }
 
 const currentSignal = new AsyncLocalStorage<AbortSignal>();
 
 export async function createShell(machine: Machine, cluster: Cluster, tools: readonly Tool[]): Promise<Shell> {
-  const base = new InMemoryFs(baseFiles(machine));
-  for (const d of [...BASE_DIRS, '/root', machine.user.home, '/tmp']) await base.mkdir(d, { recursive: true });
+  const now = (): Date => new Date(machine.clock.now());
+  const base = clockedFs(new InMemoryFs(baseFiles(machine)), now);
+  for (const d of [...BASE_DIRS, '/root', machine.user.home, '/tmp', '/dev/fd']) await base.mkdir(d, { recursive: true });
   for (const [target, path] of BASE_LINKS) await base.symlink(target, path);
+  for (const f of ['null', 'zero', 'stdin', 'stdout', 'stderr']) await base.writeFile(`/dev/${f}`, '');
+  for (const p of Object.keys(baseFiles(machine))) await base.utimes(p, now(), now());
 
   const fs = new MountableFs({ base });
-  const mtime = (): Date => new Date(machine.clock.now());
   const bootTime = (): Date => new Date(machine.clock.now() - machine.clock.uptimeSeconds() * 1000);
   fs.mount('/sys', new TreeFs({ mountPoint: '/sys', root: () => buildSysfs(machine), version: () => machine.revision, fileSize: 4096, mtime: bootTime }));
-  fs.mount('/proc', new TreeFs({ mountPoint: '/proc', root: () => buildProcfs(machine), version: () => machine.revision, fileSize: 0, mtime }));
+  fs.mount('/proc', new TreeFs({ mountPoint: '/proc', root: () => buildProcfs(machine), version: () => machine.revision, fileSize: 0, mtime: now }));
 
+  const available = (t: Tool): boolean => !t.packages || t.packages.some((p) => isInstalled(machine.packages, p));
   const byName = new Map(tools.map((t) => [t.name, t]));
   const lookup: CommandLookup = {
     user: machine.user,
@@ -93,31 +118,35 @@ export async function createShell(machine: Machine, cluster: Cluster, tools: rea
       }
       if (SHELL_BUILTINS.has(name)) return undefined;
       const tool = byName.get(name);
-      if (tool) return !tool.packages || tool.packages.some((p) => isInstalled(machine.packages, p)) ? tool.path : undefined;
+      if (tool) return available(tool) ? tool.path : undefined;
       const known = ctx.getRegisteredCommands?.() ?? [];
       return known.includes(name) ? `/usr/bin/${name}` : undefined;
     },
   };
 
-  const customCommands = [
-    ...wrapperCommands(lookup),
-    ...coreutilCommands(machine, lookup),
-    ...tools.map((t) => toolCommand(t, machine, cluster)),
-  ];
-  // just-bash only lays out /dev and the command stubs on a bare InMemoryFs; it dispatches a
-  // registered command when PATH lookup finds its stub in /usr/bin (or /bin, a symlink here).
-  for (const d of ['/dev/fd']) await base.mkdir(d, { recursive: true });
-  for (const f of ['null', 'zero', 'stdin', 'stdout', 'stderr']) await base.writeFile(`/dev/${f}`, '');
-  for (const name of new Set([...getCommandNames(), ...customCommands.map((c) => c.name)])) {
+  const toolCommand = (tool: Tool): Command =>
+    defineCommand(tool.name, async (args, ctx) => {
+      const root = isRoot(ctx);
+      // Removed since the last sync: answer as bash would for a missing command.
+      if (!available(tool)) return commandNotFound(tool.name, root);
+      return tool.run(args, { machine, cluster, ctx, root });
+    });
+
+  const core = [...wrapperCommands(lookup), ...coreutilCommands(machine, lookup)];
+  const writeStub = async (name: string): Promise<void> => {
     await base.writeFile(`/usr/bin/${name}`, `#!/bin/bash\n# Built-in command: ${name}\n`);
     await base.chmod(`/usr/bin/${name}`, 0o755);
-  }
+  };
+  // just-bash lays out stubs only on a bare InMemoryFs; it dispatches a registered command when
+  // PATH lookup finds its stub in /usr/bin (or /bin, a symlink to it here).
+  for (const name of new Set([...getCommandNames(), ...core.map((c) => c.name)])) await writeStub(name);
 
+  const registered = new Set<string>();
   const bash = new Bash({
     fs,
     cwd: machine.user.home,
     env: { HOME: machine.user.home, USER: machine.user.name, PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' },
-    customCommands,
+    customCommands: core,
     executionLimits: LIMITS,
     // The lab's own commands are trusted host code that waits on timers (simulated time); the
     // defense-in-depth sandbox would block setTimeout inside them.
@@ -128,23 +157,47 @@ export async function createShell(machine: Machine, cluster: Cluster, tools: rea
     processInfo: { pid: 4242, ppid: 4241, uid: machine.user.uid, gid: machine.user.gid },
   });
 
+  const syncCommands = async (): Promise<void> => {
+    for (const tool of tools) {
+      const want = available(tool);
+      if (want && !registered.has(tool.name)) {
+        bash.registerCommand(toolCommand(tool));
+        registered.add(tool.name);
+      }
+      const stub = `/usr/bin/${tool.name}`;
+      if (want) await writeStub(tool.name);
+      else if (await base.exists(stub)) await base.rm(stub);
+    }
+  };
+  await syncCommands();
+
   return {
     fs,
+    syncCommands,
     async run(req) {
       // Export the session environment explicitly: values passed through exec options are not
       // exported to child commands by just-bash.
       const script = exportPrelude(req.env) + req.commandLine;
-      const res = await currentSignal.run(req.signal, () => bash.exec(script, {
-        cwd: req.env.HOME ?? machine.user.home,
-        replaceEnv: true,
-        env: {},
-        rawScript: true,
-        stdin: req.stdin.toString('latin1'),
-        stdinKind: 'bytes',
-        signal: req.signal,
-      }));
+      let res;
+      try {
+        res = await currentSignal.run(req.signal, () => bash.exec(script, {
+          cwd: req.env.HOME ?? machine.user.home,
+          replaceEnv: true,
+          env: {},
+          rawScript: true,
+          stdin: req.stdin.toString('latin1'),
+          stdinKind: 'bytes',
+          signal: req.signal,
+        }));
+      } catch (e) {
+        // just-bash lets a failed redirection write (a read-only sysfs attribute) escape exec();
+        // bash would report it and go on, the lab ends the command there.
+        const path = errorPath(e);
+        return { stdout: Buffer.alloc(0), stderr: Buffer.from(`bash: ${path ?? 'line 1'}: ${errnoText(e)}\n`), exitCode: 1 };
+      }
       const stdout = Buffer.from(res.stdout, res.stdoutKind === 'bytes' ? 'latin1' : 'utf8');
-      return { stdout, stderr: Buffer.from(res.stderr, 'utf8'), exitCode: res.exitCode };
+      const stderr = rewriteNotFound(res.stderr, req.env.USER === 'root');
+      return { stdout, stderr: Buffer.from(stderr, 'utf8'), exitCode: res.exitCode };
     },
   };
 }
