@@ -45,7 +45,7 @@ export async function renderApp(store: Store, controller: Controller & { whenQui
     <Providers store={store} controller={controller}>
       <App />
     </Providers>,
-    { exitOnCtrlC: false, patchConsole: false, maxFps: 15, incrementalRendering: true },
+    { exitOnCtrlC: false, patchConsole: false, maxFps: 15, incrementalRendering: false },
   );
   try {
     await controller.whenQuit();

@@ -15,6 +15,7 @@ export function PipelineView(props: { width: number; height: number }) {
   const checks = useSelector((s) => s.checks);
   const stages = useSelector((s) => s.stages);
   const state = { checks, stages } as Parameters<typeof stageStatusFor>[0];
+  const panes = useSelector((s) => s.panes);
   const columns: Array<string | null> = [...hostOrder, null];
   const cellWidth = Math.max(8, Math.min(16, Math.floor((props.width - STAGE_COL - 2) / columns.length)));
   const visibleColumns = columns.slice(0, Math.max(1, Math.floor((props.width - STAGE_COL - 2) / cellWidth)));
@@ -42,6 +43,17 @@ export function PipelineView(props: { width: number; height: number }) {
       })}
       <Text> </Text>
       <Text wrap="truncate" dimColor>{fit(`${selected}: ${controller.stagePurpose(selected)}`, props.width)}</Text>
+      <Text> </Text>
+      {hostOrder.slice(0, Math.max(1, props.height - STAGE_IDS.length - 6)).map((h) => {
+        const p = panes[h];
+        const color = p?.connection === 'connected' ? 'green' : p?.connection === 'failed' || p?.connection === 'lost' ? 'red' : 'gray';
+        return (
+          <Text key={h} wrap="truncate">
+            <Text color={color}>● </Text>
+            {fit(`${h}  ${p?.address ?? ''}  ${p?.connection ?? ''}${p?.connectionDetail && p.connection !== 'connected' ? ` — ${p.connectionDetail}` : ''}`, props.width - 2)}
+          </Text>
+        );
+      })}
     </Box>
   );
 }

@@ -9,6 +9,9 @@ import type { StageId } from '../../src/engine/types.js';
 import { useSelector } from '../store-context.js';
 import { fit, formatDuration, formatExit, STATUS_COLOR, STATUS_GLYPH } from '../format.js';
 
+/** Width of the probe tag in front of each output line (parallel probes interleave). */
+const PROBE_TAG = 12;
+
 const CONNECTION_COLOR: Record<string, string> = {
   connected: 'green', connecting: 'cyan', lost: 'red', failed: 'red', closed: 'gray', idle: 'gray',
 };
@@ -32,6 +35,8 @@ export function HostPane(props: { host: string; stage: StageId; width: number; h
   const output = pane.lines.slice(-layout.output);
   const padRows = layout.output - output.length;
   const running = pane.commands.filter((c) => c.running).length;
+  const finished = pane.commands.length - running;
+  const nonZero = pane.commands.filter((c) => !c.running && c.exitCode !== 0).length;
   return (
     <Box flexDirection="column" borderStyle="round" borderColor={CONNECTION_COLOR[pane.connection] ?? 'gray'} width={props.width} height={props.height} paddingX={1}>
       <Text wrap="truncate" bold>
@@ -46,9 +51,14 @@ export function HostPane(props: { host: string; stage: StageId; width: number; h
           </Text>
         );
       })}
-      <Text wrap="truncate" dimColor>{fit(`── output${pane.totalLines > output.length ? ` (last ${output.length} of ${pane.totalLines} lines; full text in the session log)` : ''}`, w)}</Text>
+      <Text wrap="truncate" dimColor>
+        {fit(`── ${finished}/${pane.commands.length} commands done${nonZero ? `, ${nonZero} exit≠0` : ''}${pane.totalLines > output.length ? ` · last ${output.length} of ${pane.totalLines} lines (all in the session log)` : ''}`, w)}
+      </Text>
       {output.map((l, i) => (
-        <Text key={`o${i}`} wrap="truncate" {...(l.stderr ? { color: 'yellow' } : {})}>{fit(l.text.replace(/\t/g, '  '), w)}</Text>
+        <Text key={`o${i}`} wrap="truncate">
+          <Text dimColor>{fit(l.probe, PROBE_TAG)}│</Text>
+          <Text {...(l.stderr ? { color: 'yellow' } : {})}>{fit(l.text.replace(/\t/g, '  '), w - PROBE_TAG - 1)}</Text>
+        </Text>
       ))}
       {Array.from({ length: padRows }, (_, i) => (
         <Text key={`p${i}`}> </Text>

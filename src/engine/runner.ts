@@ -118,6 +118,11 @@ export class Engine {
         }
         report(this.safeEvaluate(stage.id, check.id, null, () => check.evaluate(ordered)));
       }
+      // Events arrive as hosts finish; the outcome lists hosts in inventory order, cluster checks last.
+      const order = new Map<string | null, number>(this.hosts.map((h, i) => [h.name, i]));
+      order.set(null, this.hosts.length);
+      const checkOrder = new Map(stage.checks.map((c, i) => [c.id, i]));
+      results.sort((a, b) => (order.get(a.host)! - order.get(b.host)!) || (checkOrder.get(a.id)! - checkOrder.get(b.id)!));
       this.facts.set(stage.id, factsByHost as Map<string, unknown>);
       this.emit({ type: 'stage.state', stage: stage.id, state: worstStatus(results.map((r) => r.status)) });
       return { stage: stage.id, results, facts: factsByHost as Map<string, unknown> };

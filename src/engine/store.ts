@@ -29,8 +29,8 @@ export interface PaneState {
   connectionDetail?: string;
   /** Commands of the current stage run, in start order. */
   commands: CommandView[];
-  /** The last PANE_LINES output lines of this host (stderr lines are marked). */
-  lines: Array<{ text: string; stderr: boolean }>;
+  /** The last PANE_LINES output lines of this host (stderr lines are marked), with the probe that printed them. */
+  lines: Array<{ text: string; stderr: boolean; probe: string }>;
   /** Total lines seen, so views can show "… n earlier lines". */
   totalLines: number;
 }
@@ -130,7 +130,8 @@ export function reduce(state: AppState, action: Action): AppState {
       }));
     case 'cmd.output':
       return updatePane(state, action.host, (p) => {
-        const added = action.lines.map((text) => ({ text, stderr: action.stream === 'stderr' }));
+        const probe = p.commands.find((c) => c.runId === action.runId)?.probe ?? '';
+        const added = action.lines.map((text) => ({ text, stderr: action.stream === 'stderr', probe }));
         const lines = p.lines.length + added.length > PANE_LINES ? [...p.lines, ...added].slice(-PANE_LINES) : [...p.lines, ...added];
         return { ...p, lines, totalLines: p.totalLines + added.length };
       });

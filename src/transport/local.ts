@@ -122,6 +122,7 @@ export class LocalHost implements Host {
       ...(built.stdin !== undefined ? { input: built.stdin } : { stdin: 'ignore' as const }),
     });
     const pid = subprocess.pid;
+    options.onStart?.(line);
     if (pid !== undefined) {
       trackGroup(pid);
       this.mine.add(pid);

@@ -55,6 +55,8 @@ function driveChannel(conn: Connection, channel: ClientChannel, built: BuiltComm
   const maxBuffer = options.maxBufferBytes ?? DEFAULT_MAX_BUFFER_BYTES;
   const stdout = new StreamCollector(maxBuffer, options.onStdout);
   const stderr = new StreamCollector(maxBuffer, options.onStderr);
+  // The channel is open: the command leaves the queue and starts now.
+  options.onStart?.(line);
 
   return new Promise<RunResult>((resolve, reject) => {
     let exitCode: number | null = null;
