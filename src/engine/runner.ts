@@ -145,13 +145,14 @@ export class Engine {
     report: (r: CheckResult) => void,
   ): Promise<F | undefined> {
     const hostChecks = stage.checks.filter((c): c is HostCheckDef<F> => c.scope === 'host');
-    const failAll = (status: 'error' | 'skip', summary: string, evidence: string) => {
-      for (const c of hostChecks) report({ id: c.id, stage: stage.id, host: host.name, status, summary, evidence });
+    const failAll = (status: 'error' | 'skip', summary: string, evidence: string, fix?: string) => {
+      for (const c of hostChecks) report({ id: c.id, stage: stage.id, host: host.name, status, summary, evidence, ...(fix ? { fix } : {}) });
     };
     try {
       await host.connect();
     } catch (err) {
-      failAll('error', `cannot connect to ${host.name}`, (err as Error).message);
+      failAll('error', `cannot connect to ${host.name}`, (err as Error).message,
+        `check ${host.name}'s address, port, user and key in the inventory; \`ssh -p PORT USER@ADDRESS true\` must work without a password prompt`);
       return undefined;
     }
     const outputs: Record<string, RunResult> = {};

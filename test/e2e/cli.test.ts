@@ -66,8 +66,11 @@ describe('l20-setup CLI', () => {
     (await import('node:fs')).writeFileSync(inv, 'hosts:\n  - name: gone\n    address: 127.0.0.1\n    port: 1\n    user: nobody\n    role: head\n    auth: { method: identityFile, path: /nonexistent }\n');
     const r = await cli(['check', '--inventory', inv, '--json']);
     expect(r.code).toBe(2);
-    const report = JSON.parse(r.stdout) as { stages: Array<{ checks: Array<{ status: string; evidence: string }> }> };
-    expect(report.stages[0]!.checks.every((c) => c.status === 'error')).toBe(true);
+    const report = JSON.parse(r.stdout) as { stages: Array<{ checks: Array<{ host: string | null; status: string; evidence: string; fix: string }> }> };
+    const hostChecks = report.stages[0]!.checks.filter((c) => c.host === 'gone');
+    expect(hostChecks.length).toBe(11);
+    expect(hostChecks.every((c) => c.status === 'error' && c.evidence.includes('127.0.0.1:1') && c.fix.includes('ssh -p'))).toBe(true);
+    expect(report.stages[0]!.checks.filter((c) => c.host === null).every((c) => c.status === 'skip')).toBe(true);
   });
 
   it('reports usage and config errors with exit 2 and a message that says what to do', async () => {
