@@ -7,6 +7,7 @@
 import { setMaxListeners } from 'node:events';
 // ssh2 is CommonJS: under Node's ESM loader only its default export carries Server and utils.
 import ssh2, { type Connection, type ParsedKey, type ServerChannel, type Session } from 'ssh2';
+import { runInteractive } from './interactive.js';
 import type { Machine } from './model/types.js';
 import type { Shell } from './shell/shell.js';
 import { rng, type Rng } from './util/prng.js';
@@ -30,6 +31,7 @@ const { Server, utils } = ssh2;
 
 /** Ubuntu sshd_config `AcceptEnv LANG LC_*`. */
 const ACCEPT_ENV = /^(LANG|LC_[A-Z_]+)$/;
+
 const CHUNK = 64 * 1024;
 
 export class HostServer {
@@ -111,9 +113,22 @@ export class HostServer {
         accept?.();
       } else reject?.();
     });
-    session.on('pty', (accept) => accept?.());
+    let pty = false;
+    session.on('pty', (accept, _reject, info) => {
+      pty = true;
+      env.TERM = info.term || 'xterm';
+      accept?.();
+    });
     session.on('window-change', (accept) => accept?.());
-    session.on('shell', (_accept, reject) => reject());
+    session.on('shell', (accept) => {
+      const channel = accept();
+      this.stats.execs++;
+      channel.on('error', () => undefined);
+      runInteractive({
+        channel, pty, machine: this.opts.machine, shell: this.opts.shell, id: sessionId,
+        env: { ...this.sessionEnv(env, clientPort, sessionId), ...(pty ? { TERM: env.TERM ?? 'xterm' } : {}) },
+      });
+    });
     session.on('subsystem', (_accept, reject) => reject());
     session.on('sftp', (_accept, reject) => reject());
     session.on('auth-agent', (_accept, reject) => reject());

@@ -96,6 +96,33 @@ describe('lab SSH server', () => {
     expect(text(await exec(conn, 'sudo -n nosuchcmd'))).toEqual({ out: '', err: 'sudo: nosuchcmd: command not found\n', code: 1 });
   });
 
+  test('an interactive login shell works with and without a pty', async () => {
+    const withPty = await new Promise<ReturnType<typeof collect>>((resolve, reject) =>
+      conn.shell({ term: 'xterm', rows: 24, cols: 80 }, (err, ch) => {
+        if (err) return reject(err);
+        const done = collect(ch);
+        ch.write('cd /tmp\rpwd\rexit 4\r');
+        resolve(done);
+      }));
+    const p = await withPty;
+    const out = p.stdout.toString();
+    expect(out).toContain('l20@l20-n1:~$ cd /tmp\r\n');
+    // Typed-ahead lines are echoed at once, as a terminal does; pwd's output follows the next prompt.
+    expect(out).toContain('pwd\r\nexit 4\r\n');
+    expect(out).toMatch(/l20@l20-n1:\/tmp\$ \/tmp\r\n/);
+    expect(p.code).toBe(4);
+    const noPty = await new Promise<ReturnType<typeof collect>>((resolve, reject) =>
+      conn.shell(false, (err, ch) => {
+        if (err) return reject(err);
+        const done = collect(ch);
+        ch.end('echo a\ncd /etc\npwd\nfalse\n');
+        resolve(done);
+      }));
+    const q = await noPty;
+    expect(q.stdout.toString()).toBe('a\n/etc\n');
+    expect(q.code).toBe(1);
+  });
+
   test('a client that never sends EOF still gets its command run', async () => {
     const r = text(await exec(conn, 'echo no-eof', { eof: false }));
     expect(r).toEqual({ out: 'no-eof\n', err: '', code: 0 });

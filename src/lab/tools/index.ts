@@ -23,7 +23,10 @@ function pending(name: string, path: string, packages: readonly string[]): Tool 
 
 const NVIDIA_UTILS = ['535', '535-server', '550', '550-server', '570', '570-server', '580', '580-server', '580-open']
   .map((v) => `nvidia-utils-${v}`);
-const OFED_USERSPACE = ['mlnx-ofed-kernel-utils', 'doca-ofed-userspace'];
+/** MLNX_OFED / DOCA-OFED packaging: ofed_info in ofed-scripts, ibdev2netdev/show_gids in mlnx-ofed-kernel-utils, mlnx_qos in mlnx-tools. */
+const OFED_SCRIPTS = ['ofed-scripts'];
+const OFED_KERNEL_UTILS = ['mlnx-ofed-kernel-utils'];
+const MLNX_TOOLS = ['mlnx-tools'];
 
 export const TOOLS: readonly Tool[] = [
   lspci,
@@ -37,10 +40,10 @@ export const TOOLS: readonly Tool[] = [
   pending('nvcc', '/usr/bin/nvcc', ['nvidia-cuda-toolkit', 'cuda-nvcc-12-8']),
   pending('lldpcli', '/usr/sbin/lldpcli', ['lldpd']),
   pending('lldpctl', '/usr/sbin/lldpctl', ['lldpd']),
-  pending('ofed_info', '/usr/bin/ofed_info', OFED_USERSPACE),
-  pending('ibdev2netdev', '/usr/bin/ibdev2netdev', OFED_USERSPACE),
-  pending('show_gids', '/usr/sbin/show_gids', OFED_USERSPACE),
-  pending('mlnx_qos', '/usr/bin/mlnx_qos', OFED_USERSPACE),
+  pending('ofed_info', '/usr/bin/ofed_info', OFED_SCRIPTS),
+  pending('ibdev2netdev', '/usr/bin/ibdev2netdev', OFED_KERNEL_UTILS),
+  pending('show_gids', '/usr/sbin/show_gids', OFED_KERNEL_UTILS),
+  pending('mlnx_qos', '/usr/bin/mlnx_qos', MLNX_TOOLS),
   pending('ibstat', '/usr/sbin/ibstat', ['infiniband-diags']),
   pending('ibstatus', '/usr/sbin/ibstatus', ['infiniband-diags']),
   pending('ibv_devinfo', '/usr/bin/ibv_devinfo', ['ibverbs-utils']),
