@@ -56,6 +56,7 @@ export async function startLab(options: LabOptions = {}): Promise<Lab> {
   const maxSessions = options.maxSessions ?? 10;
   if (!Number.isInteger(hosts) || hosts < 1) throw new Error(`lab: hosts must be a positive integer, got ${hosts}`);
   if (speed !== 'max' && !(speed > 0)) throw new Error(`lab: speed must be a positive number or 'max', got ${speed}`);
+  if (!Number.isInteger(maxSessions) || maxSessions < 1) throw new Error(`lab: maxSessions must be a positive integer, got ${maxSessions}`);
   const scenarios = resolveScenario(options.scenario ?? 'fresh');
 
   const cluster = createCluster(hosts, seed, speed);
