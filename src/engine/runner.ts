@@ -7,6 +7,7 @@ import { setMaxListeners } from 'node:events';
 import type { Host, RunResult } from '../transport/types.js';
 import type { EngineEvent, EngineListener } from './events.js';
 import { OutputBatcher } from './output-batcher.js';
+import { sanitize } from '../util/sanitize.js';
 import {
   worstStatus,
   type CheckResult,
@@ -18,6 +19,19 @@ import {
 } from './types.js';
 
 const DEFAULT_PROBE_TIMEOUT_MS = 20_000;
+
+/**
+ * Verdicts quote remote output (a PRETTY_NAME, an error line): make them inert once, here, so no
+ * reporter, view or log can pass a control sequence to the operator's terminal.
+ */
+function inert(r: CheckResult): CheckResult {
+  return {
+    ...r,
+    summary: sanitize(r.summary),
+    evidence: sanitize(r.evidence),
+    ...(r.fix !== undefined ? { fix: sanitize(r.fix) } : {}),
+  };
+}
 
 export interface StageOutcome {
   stage: StageId;
@@ -37,7 +51,7 @@ export class Engine {
   constructor(readonly hosts: readonly Host[]) {
     for (const host of hosts) {
       host.onStateChange((state, detail) =>
-        this.emit({ type: 'host.state', host: host.name, state, ...(detail ? { detail } : {}) }),
+        this.emit({ type: 'host.state', host: host.name, state, ...(detail ? { detail: sanitize(detail) } : {}) }),
       );
     }
   }
@@ -97,8 +111,9 @@ export class Engine {
     this.emit({ type: 'stage.state', stage: stage.id, state: 'running' });
     const results: CheckResult[] = [];
     const report = (r: CheckResult) => {
-      results.push(r);
-      this.emit({ type: 'check.result', result: r });
+      const clean = inert(r);
+      results.push(clean);
+      this.emit({ type: 'check.result', result: clean });
     };
     const factsByHost = new Map<string, F>();
     try {

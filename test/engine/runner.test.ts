@@ -87,4 +87,12 @@ describe('Engine', () => {
     expect(outcome.results.every((r) => r.status === 'skip' && r.summary.includes('cancelled'))).toBe(true);
     release();
   });
+
+  it('makes control sequences in remote text inert in verdicts', async () => {
+    const evil = host('a', 'bad\u001b]52;c;ZXZpbA==\u0007\u001b[2J');
+    const outcome = await new Engine([evil]).runStage(stage);
+    const r = outcome.results.find((x) => x.id === 'inventory.release')!;
+    expect(r.summary).toBe('bad bad');
+    expect(r.evidence).not.toMatch(/[\u0000-\u0008\u001b\u007f]/);
+  });
 });
