@@ -18,6 +18,7 @@ import {
   type WriteFileOptions,
   type WriteFileResult,
 } from './types.js';
+import { StateEmitter, type StateListener } from './state-emitter.js';
 
 export interface LocalHostOptions {
   /** Inventory name (default "local"). */
@@ -30,7 +31,6 @@ export interface LocalHostOptions {
   defaultBackupDir?: string;
 }
 
-type StateListener = (state: HostConnectionState, detail?: string) => void;
 
 /** Process groups still running, killed if this process exits first. */
 const runningGroups = new Set<number>();
@@ -58,7 +58,7 @@ export class LocalHost implements Host {
   readonly name: string;
   readonly address = 'localhost';
   private state: HostConnectionState = 'idle';
-  private readonly listeners = new Set<StateListener>();
+  private readonly stateListeners = new StateEmitter();
   private readonly killGraceMs: number;
   private readonly defaultBackupDir: string;
   private readonly mine = new Set<number>();
@@ -71,20 +71,13 @@ export class LocalHost implements Host {
   }
 
   onStateChange(listener: StateListener): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    return this.stateListeners.add(listener);
   }
 
   private setState(state: HostConnectionState, detail?: string): void {
     if (this.state === state) return;
     this.state = state;
-    for (const l of [...this.listeners]) {
-      try {
-        l(state, detail);
-      } catch {
-        // listeners must not break the transport
-      }
-    }
+    this.stateListeners.emit(state, detail);
   }
 
   async connect(): Promise<void> {

@@ -38,6 +38,7 @@ import {
   type WriteFileOptions,
   type WriteFileResult,
 } from './types.js';
+import { StateEmitter, type StateListener } from './state-emitter.js';
 
 export type { UnknownHostKeyInfo } from './ssh-host-key.js';
 export { sshHostOptionsFromConfig } from './ssh-options-from-config.js';
@@ -83,7 +84,6 @@ export interface SshHostOptions {
   debug?: (message: string) => void;
 }
 
-type StateListener = (state: HostConnectionState, detail?: string) => void;
 
 export class SshHost implements Host {
   readonly name: string;
@@ -93,7 +93,7 @@ export class SshHost implements Host {
   private readonly maxSessions: number;
   private readonly defaultBackupDir: string;
   private state: HostConnectionState = 'idle';
-  private readonly listeners = new Set<StateListener>();
+  private readonly stateListeners = new StateEmitter();
   private conn: Connection | undefined;
   private connecting: Promise<Connection> | undefined;
   /** A host key problem: never retried automatically. */
@@ -120,20 +120,13 @@ export class SshHost implements Host {
   }
 
   onStateChange(listener: StateListener): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    return this.stateListeners.add(listener);
   }
 
   private setState(state: HostConnectionState, detail?: string): void {
     if (this.state === state && detail === undefined) return;
     this.state = state;
-    for (const l of [...this.listeners]) {
-      try {
-        l(state, detail);
-      } catch {
-        // listeners must not break the transport
-      }
-    }
+    this.stateListeners.emit(state, detail);
   }
 
   async connect(): Promise<void> {

@@ -78,20 +78,7 @@ export function end(conn: Client): Promise<void> {
   });
 }
 
-/** The probes of STAGES.md §3.1 run as root through `bash -s`. */
-export const PCIE_SCRIPT = `devs=$( { lspci -D -d 10de:; lspci -D -d 15b3:; } | cut -d' ' -f1)
-all=
-for d in $devs; do
-  for seg in $(readlink -f "/sys/bus/pci/devices/$d" | tr / ' '); do
-    case $seg in ????:??:??.?) all="$all $seg";; esac
-  done
-done
-for b in $(printf '%s\\n' $all | sort -u); do
-  lspci -D -vv -s "$b"
-  echo "numa_node $b $(cat /sys/bus/pci/devices/$b/numa_node)"
-done
-`;
-
-export const ETHTOOL_SCRIPT = `for b in $(lspci -D -d 15b3: | cut -d' ' -f1); do for n in /sys/bus/pci/devices/$b/net/*; do i=\${n##*/}; echo "### ethtool $i"; ethtool "$i"; echo "### ethtool-i $i"; ethtool -i "$i"; done; done`;
+/** The inventory stage's own probe scripts: the lab is tested with exactly what the stage runs. */
+export { PCIE_SCRIPT, ETHTOOL_SCRIPT } from '../../checks/inventory/probes.js';
 
 export const ROOT_BASH = 'sudo -n -- env LC_ALL=C bash -s --';
