@@ -3,12 +3,13 @@
  * first (Ctrl-C, quit, help), then the screen's table.
  */
 import React from 'react';
-import { Box, Text, useInput } from 'ink';
+import { Box, Text, useInput, type Key } from 'ink';
 import Spinner from 'ink-spinner';
 import { STAGE_IDS } from '../src/engine/types.js';
 import { useController, useSelector, useStore } from './store-context.js';
 import { useTerminalSize } from './use-terminal-size.js';
-import { globalBindings, matches, pipelineBindings, stageBindings, setupBindings, type Binding } from './keys.js';
+import { detailsBindings, globalBindings, matches, pipelineBindings, stageBindings, setupBindings, type Binding } from './keys.js';
+import { DetailsView } from './stage/DetailsView.js';
 import { Footer, HelpOverlay } from './widgets/Footer.js';
 import { PipelineView } from './pipeline/PipelineView.js';
 import { StageView } from './stage/StageView.js';
@@ -26,11 +27,23 @@ export function App() {
   const notice = useSelector((s) => s.ui.notice);
   const stage = useSelector((s) => s.ui.selectedStage);
   const trust = useSelector((s) => s.ui.trust);
+  const details = useSelector((s) => s.ui.details);
   const dispatch = store.dispatch;
 
-  const bindings: ReadonlyArray<Binding> = screen === 'pipeline' ? pipelineBindings : screen === 'stage' ? stageBindings : setupBindings;
+  const bindings: ReadonlyArray<Binding> =
+    screen === 'pipeline' ? pipelineBindings : screen === 'stage' ? (details !== null ? detailsBindings : stageBindings) : setupBindings;
 
+  // Keys typed faster than a render arrive as one chunk ("jjj"): handle them one by one, reading
+  // the store's current state rather than this render's copy.
   useInput((input, key) => {
+    if (input.length > 1 && !key.ctrl && !key.meta && !input.includes('\u001b')) {
+      for (const ch of input) handleKey(ch, key);
+    } else handleKey(input, key);
+  });
+
+  function handleKey(input: string, key: Key) {
+    const { ui } = store.getState();
+    const { trust, confirmQuit, details, screen, selectedStage: stage } = ui;
     if (trust) {
       if (input === 'y') controller.answerTrust(true);
       else if (input === 'n' || key.escape) controller.answerTrust(false);
@@ -66,6 +79,11 @@ export function App() {
         case 'setup': dispatch({ type: 'ui.screen', screen: 'setup' }); break;
         default: break;
       }
+    } else if (screen === 'stage' && details !== null) {
+      const b = detailsBindings.find((x) => matches(x, input, key));
+      if (b?.command === 'up') dispatch({ type: 'ui.details', index: details - 1 });
+      else if (b?.command === 'down') dispatch({ type: 'ui.details', index: Math.min(details + 1, store.getState().checks[stage].length - 1) });
+      else if (b?.command === 'close') dispatch({ type: 'ui.details', index: null });
     } else if (screen === 'stage') {
       const b = stageBindings.find((x) => matches(x, input, key));
       switch (b?.command) {
@@ -76,12 +94,14 @@ export function App() {
         case 'right': dispatch({ type: 'ui.cycleHost', side: 'right' }); break;
         case 'prev': dispatch({ type: 'ui.moveStage', delta: -1 }); break;
         case 'next': dispatch({ type: 'ui.moveStage', delta: 1 }); break;
+        case 'details': dispatch({ type: 'ui.details', index: 0 }); break;
         default: break;
       }
     }
-  });
+  }
 
   function runSelected() {
+    const stage = store.getState().ui.selectedStage;
     if (!controller.implementedStages.includes(stage)) {
       dispatch({ type: 'ui.notice', text: `${stage} has no checks yet; implemented: ${controller.implementedStages.join(', ')}` });
       return;
@@ -106,6 +126,8 @@ export function App() {
         <HelpOverlay bindings={bindings} width={columns} />
       ) : screen === 'pipeline' ? (
         <PipelineView width={columns} height={bodyHeight} />
+      ) : screen === 'stage' && details !== null ? (
+        <DetailsView width={columns} height={bodyHeight} />
       ) : screen === 'stage' ? (
         <StageView width={columns} height={bodyHeight} />
       ) : (

@@ -46,8 +46,9 @@ export const pipelineBindings: Binding<'up' | 'down' | 'open' | 'run' | 'runAll'
   { keys: ['s'], label: 's', command: 'setup', description: 'edit hosts (setup)', hint: 'hosts', showInFooter: true },
 ];
 
-export const stageBindings: Binding<'back' | 'run' | 'cancel' | 'left' | 'right' | 'prev' | 'next'>[] = [
+export const stageBindings: Binding<'back' | 'run' | 'cancel' | 'left' | 'right' | 'prev' | 'next' | 'details'>[] = [
   { keys: ['escape', 'b'], label: 'esc', command: 'back', description: 'back to the pipeline', hint: 'back', showInFooter: true },
+  { keys: ['d', 'enter'], label: 'd', command: 'details', description: 'verdict details: evidence and fix of every check', hint: 'details', showInFooter: true },
   { keys: ['r'], label: 'r', command: 'run', description: 'run this stage\'s checks on every host', hint: 'run', showInFooter: true },
   { keys: ['c'], label: 'c', command: 'cancel', description: 'cancel running commands', hint: 'cancel', showInFooter: true },
   { keys: ['['], label: '[', command: 'left', description: 'show another host in the left pane', hint: 'left host', showInFooter: true },
@@ -73,3 +74,9 @@ export function footerText(bindings: ReadonlyArray<Binding>): string {
     .map((b) => `${b.label} ${b.hint ?? b.description}`)
     .join('  ');
 }
+
+export const detailsBindings: Binding<'up' | 'down' | 'close'>[] = [
+  { keys: ['up', 'k'], label: '↑↓', command: 'up', description: 'previous check', hint: 'check', showInFooter: true },
+  { keys: ['down', 'j'], label: '', command: 'down', description: 'next check', showInFooter: false },
+  { keys: ['escape', 'd', 'b'], label: 'esc', command: 'close', description: 'back to the panes', hint: 'back', showInFooter: true },
+];

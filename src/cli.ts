@@ -155,6 +155,10 @@ async function runInteractive(values: ReturnType<typeof parse>['values']): Promi
   const store = new Store(initialState(hosts, target ? 'pipeline' : 'setup'));
   const log = new SessionLog();
   session = new TuiSession(store, target, saved, log);
+  // Ink decides at import time that a CI environment (CI=true) gets no live frames, only the last one
+  // at exit. We have checked that both ends are a terminal, so the operator is watching: keep it live.
+  delete process.env.CI;
+  delete process.env.CONTINUOUS_INTEGRATION;
   const { renderApp } = await import('../screens/tui.js');
   try {
     await renderApp(store, session);

@@ -47,6 +47,8 @@ export interface UiState {
   /** A one-line message for the status bar. */
   notice?: string;
   showHelp: boolean;
+  /** The stage view's verdict details: which check (index into the worst-first list) is open. */
+  details: number | null;
   /** An unknown host key waiting for the operator's decision. */
   trust?: { host: string; address: string; keyType: string; fingerprint: string };
 }
@@ -69,6 +71,7 @@ export type UiAction =
   | { type: 'ui.confirmQuit'; open: boolean }
   | { type: 'ui.notice'; text?: string }
   | { type: 'ui.toggleHelp' }
+  | { type: 'ui.details'; index: number | null }
   | { type: 'ui.trust'; prompt?: UiState['trust'] };
 
 /** The host list changed (setup saved a new inventory). */
@@ -89,7 +92,7 @@ export function initialState(hosts: ReadonlyArray<{ name: string; address: strin
     stages,
     checks,
     busy: false,
-    ui: { screen, selectedStage: 'inventory', leftHost: 0, rightHost: Math.min(1, hosts.length - 1), confirmQuit: false, showHelp: false },
+    ui: { screen, selectedStage: 'inventory', leftHost: 0, rightHost: Math.min(1, hosts.length - 1), confirmQuit: false, showHelp: false, details: null },
   };
 }
 
@@ -152,13 +155,13 @@ export function reduce(state: AppState, action: Action): AppState {
       return { ...fresh, ui: { ...state.ui, leftHost: 0, rightHost: Math.min(1, action.hosts.length - 1) } };
     }
     case 'ui.screen':
-      return { ...state, ui: { ...state.ui, screen: action.screen } };
+      return { ...state, ui: { ...state.ui, screen: action.screen, details: null } };
     case 'ui.selectStage':
-      return { ...state, ui: { ...state.ui, selectedStage: action.stage } };
+      return { ...state, ui: { ...state.ui, selectedStage: action.stage, details: null } };
     case 'ui.moveStage': {
       const i = STAGE_IDS.indexOf(state.ui.selectedStage);
       const j = Math.max(0, Math.min(STAGE_IDS.length - 1, i + action.delta));
-      return { ...state, ui: { ...state.ui, selectedStage: STAGE_IDS[j] ?? state.ui.selectedStage } };
+      return { ...state, ui: { ...state.ui, selectedStage: STAGE_IDS[j] ?? state.ui.selectedStage, details: null } };
     }
     case 'ui.cycleHost': {
       const n = state.hostOrder.length;
@@ -172,6 +175,8 @@ export function reduce(state: AppState, action: Action): AppState {
       return { ...state, ui: { ...state.ui, ...(action.text !== undefined ? { notice: action.text } : { notice: undefined }) } };
     case 'ui.trust':
       return { ...state, ui: { ...state.ui, ...(action.prompt ? { trust: action.prompt } : { trust: undefined }) } };
+    case 'ui.details':
+      return { ...state, ui: { ...state.ui, details: action.index === null ? null : Math.max(0, action.index) } };
     case 'ui.toggleHelp':
       return { ...state, ui: { ...state.ui, showHelp: !state.ui.showHelp } };
     default: {
@@ -203,6 +208,13 @@ export class Store {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   };
+}
+
+/** A stage's verdicts worst first (error, fail, warn, skip, pass), then hosts in inventory order. */
+export function checksWorstFirst(state: Pick<AppState, 'checks' | 'hostOrder'>, stage: StageId): CheckResult[] {
+  const rank = { error: 0, fail: 1, warn: 2, skip: 3, pass: 4 } as const;
+  const hostIndex = (h: string | null) => (h === null ? state.hostOrder.length : state.hostOrder.indexOf(h));
+  return [...state.checks[stage]].sort((a, b) => rank[a.status] - rank[b.status] || hostIndex(a.host) - hostIndex(b.host));
 }
 
 /** Roll-up of one stage on one host (or the cluster row when host is null). */

@@ -79,6 +79,24 @@ describe('pipeline and stage view', () => {
     ui.unmount();
   });
 
+  it('opens verdict details worst first, with evidence and fix', async () => {
+    const store = new Store({ ...initialState(hosts), ui: { ...initialState(hosts).ui, screen: 'stage' } });
+    const ui = mount(store, controller());
+    store.dispatch({ type: 'check.result', result: { id: 'inventory.os', stage: 'inventory', host: 'l20-n1', status: 'pass', summary: 'Ubuntu 22.04.5 LTS', evidence: 'VERSION_ID="22.04"' } });
+    store.dispatch({ type: 'check.result', result: { id: 'inventory.links', stage: 'inventory', host: 'l20-n2', status: 'fail', summary: 'ens1f0: Link detected: no', evidence: 'ens1f0: admin up, Speed Unknown!', fix: 'check the DAC cable' } });
+    ui.stdin.write('d');
+    await until(() => (ui.lastFrame() ?? '').includes('fix: check the DAC cable'), 'details of the worst check');
+    const frame = ui.lastFrame() ?? '';
+    expect(frame).toContain('l20-n2 · inventory.links · fail');
+    expect(frame).toContain('ens1f0: admin up, Speed Unknown!');
+    expect(frame.indexOf('inventory.links')).toBeLessThan(frame.indexOf('inventory.os'));
+    ui.stdin.write('j');
+    await until(() => (ui.lastFrame() ?? '').includes('VERSION_ID="22.04"'), 'second check');
+    ui.stdin.write('\u001b');
+    await until(() => (ui.lastFrame() ?? '').includes('cluster checks'), 'back to panes');
+    ui.unmount();
+  });
+
   it('Ctrl-C cancels while busy, asks before quitting, and q quits when idle', async () => {
     const store = new Store(initialState(hosts));
     const c = controller();
