@@ -8,6 +8,7 @@ import ssh2 from 'ssh2';
 import { createCluster } from './model/cluster.js';
 import type { Machine } from './model/types.js';
 import { resolveScenario, SCENARIOS } from './scenarios/index.js';
+import { generateEd25519 } from '../util/ssh-keys.js';
 import { HostServer, parsePublicKey, type LabHostStats } from './server.js';
 import { createShell } from './shell/shell.js';
 import { TOOLS } from './tools/index.js';
@@ -62,13 +63,13 @@ export async function startLab(options: LabOptions = {}): Promise<Lab> {
   const cluster = createCluster(hosts, seed, speed);
   for (const s of scenarios) s.apply(cluster);
 
-  const client = ssh2.utils.generateKeyPairSync('ed25519', { comment: 'l20-setup-lab' });
+  const client = generateEd25519('l20-setup-lab');
   const clientPublicKey = parsePublicKey(client.public);
   const servers: HostServer[] = [];
   const labHosts: LabHost[] = [];
   try {
     for (const machine of cluster.machines) {
-      const hostKey = ssh2.utils.generateKeyPairSync('ed25519');
+      const hostKey = generateEd25519();
       const blob = parsePublicKey(hostKey.public).getPublicSSH();
       const shell = await createShell(machine, cluster, TOOLS);
       const server = new HostServer({ machine, shell, hostPrivateKey: hostKey.private, clientPublicKey, maxSessions });

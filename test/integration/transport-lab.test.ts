@@ -3,12 +3,12 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { utils } from 'ssh2';
 import { SshHost } from '../../src/transport/ssh.js';
 import { HostKeyError } from '../../src/transport/types.js';
 import { fingerprintSha256 } from '../../src/transport/known-hosts.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
 import { hostFromConfig } from '../../src/target.js';
+import { generateEd25519 } from '../../src/util/ssh-keys.js';
 
 describe('SSH transport against the lab', () => {
   let t: LabTarget;
@@ -112,7 +112,7 @@ describe('SSH transport against the lab', () => {
   });
 
   it('refuses a changed host key, naming both fingerprints, and sends nothing', async () => {
-    const other = utils.generateKeyPairSync('ed25519');
+    const other = generateEd25519();
     const blob = Buffer.from(other.public.split(' ')[1]!, 'base64');
     const kh = join(t.dir, 'changed_known_hosts');
     writeFileSync(kh, `[127.0.0.1]:${labHost().port} ssh-ed25519 ${blob.toString('base64')}\n`);

@@ -14,7 +14,7 @@ export interface ExecResult {
   signal: string | null;
 }
 
-export function connect(lab: Lab, host: LabHost, opts: { privateKey?: string; username?: string; keepaliveInterval?: number } = {}): Promise<Client> {
+export function connect(lab: Lab, host: LabHost, opts: { privateKey?: string; username?: string; keepaliveInterval?: number; keepaliveCountMax?: number } = {}): Promise<Client> {
   return new Promise((resolve, reject) => {
     const c = new SshClient();
     c.once('ready', () => resolve(c));
@@ -26,7 +26,7 @@ export function connect(lab: Lab, host: LabHost, opts: { privateKey?: string; us
       privateKey: opts.privateKey ?? lab.clientPrivateKey,
       readyTimeout: 10_000,
       keepaliveInterval: opts.keepaliveInterval ?? 0,
-      keepaliveCountMax: 2,
+      keepaliveCountMax: opts.keepaliveCountMax ?? 2,
       hostVerifier: (key: Buffer) => key.equals(host.hostKeyBlob),
     });
   });

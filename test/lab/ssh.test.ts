@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import ssh2, { type Client } from 'ssh2';
 import { SCENARIOS, startLab, type Lab, type LabHost } from '../../src/lab/index.js';
 import { collect, connect, end, exec, openExec, text, waitFor } from './helpers.js';
+import { generateEd25519 } from '../../src/util/ssh-keys.js';
 
 let lab: Lab;
 let host: LabHost;
@@ -42,7 +43,7 @@ describe('lab SSH server', () => {
   });
 
   test('refuses other keys and other users', async () => {
-    const other = ssh2.utils.generateKeyPairSync('ed25519');
+    const other = generateEd25519();
     await expect(connect(lab, host, { privateKey: other.private })).rejects.toThrow(/authentication/i);
     await expect(connect(lab, host, { username: 'root' })).rejects.toThrow(/authentication/i);
   });
@@ -173,13 +174,25 @@ describe('real-time behaviour (speed 1)', () => {
 
   test('keepalive requests are answered', async () => {
     const h = slow.hosts[0] as LabHost;
-    const c = await connect(slow, h, { keepaliveInterval: 20 });
+    // keepaliveCountMax bounds the stall a loaded CI machine may cause; unanswered keepalives would
+    // still drop the connection after 10 × 50 ms.
+    const c = await connect(slow, h, { keepaliveInterval: 50, keepaliveCountMax: 10 });
     let closed = false;
     c.on('close', () => {
       closed = true;
     });
-    // ~15 keepalives go out during the command; two unanswered ones would drop the connection.
-    expect(text(await exec(c, 'sleep 0.3; echo ok')).out).toBe('ok\n');
+    let sent = 0;
+    const proto = (c as unknown as { _protocol?: { ping?: () => void } })._protocol;
+    if (proto?.ping) {
+      const ping = proto.ping.bind(proto);
+      proto.ping = () => {
+        sent++;
+        ping();
+      };
+    }
+    // ~20 keepalives go out during the command.
+    expect(text(await exec(c, 'sleep 1; echo ok')).out).toBe('ok\n');
+    expect(sent).toBeGreaterThan(5);
     expect(closed).toBe(false);
     await end(c);
   });

@@ -6,6 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { Server, utils, type Connection, type ParsedKey } from 'ssh2';
+import { generateEd25519 as generateValidEd25519 } from '../../../src/util/ssh-keys.js';
 
 export interface TestServerStats {
   connections: number;
@@ -31,7 +32,7 @@ export interface TestServer {
 }
 
 export function generateEd25519(): { privateKey: string; publicKey: string; blob: Buffer } {
-  const pair = utils.generateKeyPairSync('ed25519');
+  const pair = generateValidEd25519();
   const parsed = utils.parseKey(pair.private);
   if (parsed instanceof Error) throw parsed;
   return { privateKey: pair.private, publicKey: pair.public, blob: (parsed as ParsedKey).getPublicSSH() };
