@@ -41,10 +41,12 @@ Usage:
   l20-setup --lab [--scenario S]  the same, on a built-in two-host simulated lab
   l20-setup check [--stage ID…] [TARGET] [--json]   read-only checks
   l20-setup lab serve [--hosts N] [--scenario S] [--seed N] [--inventory-out FILE]
+  l20-setup lint FILE… [--json]        expert review of nccl.conf, netplan, scripts, vLLM/Ray command lines
+  l20-setup doctor FILE|- [--json]     read a pasted output (ibstat, mlnx_qos, NCCL logs, nvidia-smi, …)
 
 TARGET: --lab [--scenario S] [--seed N] | --inventory FILE   (default: the saved inventory)
 Stages: ${STAGE_IDS.join(', ')}
-Coming in later releases: plan, apply, monitor, troubleshoot, lint, doctor, bundle, report.
+Coming in later releases: plan, apply, monitor, troubleshoot, bundle, report.
 
 Options: --help, --version on every verb. NO_COLOR disables colour. Exit: 0 ok, 1 a check failed, 2 usage/config/connection error.`,
   check: `Usage: l20-setup check [--stage ID …] [--lab [--scenario S] [--seed N] | --inventory FILE] [--json] [--verbose]
@@ -53,6 +55,18 @@ Runs the read-only checks of the given stages (default: every implemented stage)
 Prints one line per check (with --verbose also every command and its output); --json prints the
 version-1 report. Exit 0 when nothing failed, 1 when a check failed, 2 on a usage, config or
 connection error. Stages: ${STAGE_IDS.join(', ')}`,
+  doctor: `Usage: l20-setup doctor FILE|- [--json]
+
+Reads a diagnostic output (ibstat, rdma link, mlnx_qos, ethtool, perftest, NCCL logs, nccl-tests,
+nvidia-smi, ray status, vLLM logs, dcgmi, …): detects its kind by content, reports the key facts and
+the findings (rule ids from RULES.md) with evidence and fix. Exit 0 nothing high or worse, 1 a blocker
+or high finding, 2 the file cannot be read. Unknown input is kind "unknown", exit 0.`,
+  lint: `Usage: l20-setup lint FILE… [--json]
+
+Reviews configuration: nccl.conf and env files, netplan YAML, shell scripts (mlnx_qos, ray, vllm,
+ib_write_bw lines), vLLM and Ray command lines, Python launchers using vllm.LLM — detected by content.
+Files are read together (cross-file facts). Exit 0 no blocker or high finding, 1 otherwise, 2 a file
+cannot be read.`,
   lab: `Usage: l20-setup lab serve [--hosts N] [--scenario S] [--seed N] [--inventory-out FILE]
 
 Runs simulated L20 servers (real SSH on 127.0.0.1) until interrupted. With --inventory-out, writes an
@@ -61,6 +75,11 @@ inventory any other invocation can use (--inventory FILE), plus FILE.ssh_config 
 };
 
 class UsageError extends Error {}
+
+/** Colour on a terminal unless NO_COLOR is set (https://no-color.org: any non-empty value). */
+function useColor(): boolean {
+  return !process.env.NO_COLOR && process.stdout.isTTY === true;
+}
 
 function parse(argv: string[]) {
   return parseArgs({
@@ -116,7 +135,7 @@ async function runCheck(values: ReturnType<typeof parse>['values']): Promise<num
   const log = new SessionLog();
   const engine = new Engine(target.hosts);
   engine.subscribe((e) => log.record(e));
-  const paint = painter(!process.env.NO_COLOR && process.stdout.isTTY === true);
+  const paint = painter(useColor());
   if (!values.json) engine.subscribe(plainReporter((l) => process.stdout.write(`${l}\n`), paint, values.verbose ?? false));
   const stop = () => engine.cancelAll();
   process.once('SIGINT', stop);
@@ -207,11 +226,23 @@ export async function main(argv: string[]): Promise<number> {
       return await runInteractive(values);
     }
     if (verb === 'check') return await runCheck(values);
+    if (verb === 'doctor') {
+      const file = positionals[1];
+      if (file === undefined || positionals.length > 2) throw new UsageError('usage: l20-setup doctor FILE|- [--json]  (one file; - reads standard input)');
+      const { runDoctor } = await import('./doctor/cli.js');
+      return await runDoctor({ file, json: values.json ?? false, color: useColor(), write: (s) => process.stdout.write(s), error: (s) => process.stderr.write(s) });
+    }
+    if (verb === 'lint') {
+      const files = positionals.slice(1);
+      if (files.length === 0) throw new UsageError('usage: l20-setup lint FILE… [--json]');
+      const { runLint } = await import('./lint/index.js');
+      return await runLint({ files, json: values.json ?? false, color: useColor(), write: (s) => process.stdout.write(s) });
+    }
     if (verb === 'lab') {
       if (positionals[1] !== 'serve') throw new UsageError('usage: l20-setup lab serve [--hosts N] [--scenario S] [--seed N] [--inventory-out FILE]');
       return await runLabServe(values);
     }
-    process.stderr.write(`l20-setup ${verb}: not available in this release yet (see the issues); implemented: check, lab serve, and the TUI.\n`);
+    process.stderr.write(`l20-setup ${verb}: not available in this release yet (see the issues); implemented: check, lint, doctor, lab serve, and the TUI.\n`);
     return 2;
   } catch (err) {
     if (err instanceof UsageError || err instanceof ConfigError) {

@@ -1,0 +1,3 @@
+import type { KindDef } from '../types.js';
+
+export const gpuKinds: KindDef[] = [];

@@ -1,0 +1,7 @@
+/** Every kind doctor knows, in one list; detection picks among them by content. */
+import type { KindDef } from './types.js';
+import { rdmaKinds } from './kinds/rdma.js';
+import { gpuKinds } from './kinds/gpu.js';
+import { configKinds } from './kinds/config.js';
+
+export const KINDS: readonly KindDef[] = [...rdmaKinds, ...gpuKinds, ...configKinds];
