@@ -1,20 +1,13 @@
 /**
  * Command-line entry: verbs and flags (DESIGN.md "CLI contract"). The interactive TUI is loaded
- * lazily from screens/ so `--version` and non-interactive verbs start fast and without React.
+ * lazily, verb by verb (src/commands/), so `--version` and light verbs start fast: no ssh2, React or parsers.
  */
 import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
-import { STAGE_IDS, type StageId } from './engine/types.js';
-import { Engine } from './engine/runner.js';
-import { SessionLog } from './engine/session-log.js';
+import { STAGE_IDS } from './engine/types.js';
 import { ConfigError } from './config/errors.js';
-import { openTarget, type Target } from './target.js';
-import { STAGES, stageById } from './stages.js';
-import { exitCodeFor, jsonReport, painter, plainReporter } from './report.js';
 import { HostKeyError } from './transport/types.js';
-import { Store, initialState } from './engine/store.js';
-import { TuiSession } from './session.js';
-import { SavedConfig } from './config/store.js';
+import { intOption, UsageError, useColor, type CliValues } from './commands/common.js';
 
 /** The package version, found by walking up from this file (works from src/ and from dist/src/). */
 function packageVersion(): string {
@@ -74,13 +67,6 @@ inventory any other invocation can use (--inventory FILE), plus FILE.ssh_config 
 (ssh -F FILE.ssh_config l20-n1) and FILE.ansible.ini for Ansible.`,
 };
 
-class UsageError extends Error {}
-
-/** Colour on a terminal unless NO_COLOR is set (https://no-color.org: any non-empty value). */
-function useColor(): boolean {
-  return !process.env.NO_COLOR && process.stdout.isTTY === true;
-}
-
 function parse(argv: string[]) {
   return parseArgs({
     args: argv,
@@ -102,94 +88,7 @@ function parse(argv: string[]) {
   });
 }
 
-function intOption(name: string, value: string | undefined, min: number, max: number): number | undefined {
-  if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) throw new UsageError(`--${name} ${JSON.stringify(value)}: expected a whole number from ${min} to ${max}`);
-  return Number(value);
-}
-
-function stagesFrom(ids: string[] | undefined) {
-  const wanted = (ids ?? []).flatMap((s) => s.split(','));
-  for (const id of wanted) {
-    if (!STAGE_IDS.includes(id as StageId)) throw new UsageError(`--stage ${JSON.stringify(id)}: unknown stage; stages are ${STAGE_IDS.join(', ')}`);
-  }
-  if (wanted.length === 0) return [...STAGES];
-  const defs = wanted.map((id) => stageById(id as StageId));
-  const missing = wanted.filter((_, i) => !defs[i]);
-  if (missing.length > 0) throw new UsageError(`stage ${missing.join(', ')} has no checks yet in this release; implemented: ${STAGES.map((s) => s.id).join(', ')}`);
-  return defs.filter((d): d is NonNullable<typeof d> => !!d);
-}
-
-async function runCheck(values: ReturnType<typeof parse>['values']): Promise<number> {
-  const stages = stagesFrom(values.stage);
-  const target = await openTarget({
-    lab: values.lab ?? false,
-    ...(values.scenario ? { scenario: values.scenario } : {}),
-    ...(values.seed ? { seed: intOption('seed', values.seed, 0, 2 ** 31)! } : {}),
-    ...(values.inventory ? { inventory: values.inventory } : {}),
-  });
-  if (!target) {
-    process.stderr.write('l20-setup: no saved inventory yet. Run `l20-setup` to enter your hosts, or pass --inventory FILE or --lab.\n');
-    return 2;
-  }
-  const log = new SessionLog();
-  const engine = new Engine(target.hosts);
-  engine.subscribe((e) => log.record(e));
-  const paint = painter(useColor());
-  if (!values.json) engine.subscribe(plainReporter((l) => process.stdout.write(`${l}\n`), paint, values.verbose ?? false));
-  const stop = () => engine.cancelAll();
-  process.once('SIGINT', stop);
-  try {
-    const outcomes = await engine.runStages(stages);
-    const hosts = target.config.hosts.map((h, i) => ({ name: h.name, address: target.hosts[i]?.address ?? h.address }));
-    if (values.json) process.stdout.write(`${JSON.stringify(jsonReport(hosts, outcomes), null, 2)}\n`);
-    else {
-      const all = outcomes.flatMap((o) => o.results);
-      const count = (s: string) => all.filter((r) => r.status === s).length;
-      process.stdout.write(`${count('pass')} passed, ${count('warn')} warnings, ${count('fail')} failed, ${count('error')} errors, ${count('skip')} skipped — session log ${log.path}\n`);
-    }
-    return exitCodeFor(outcomes);
-  } finally {
-    process.off('SIGINT', stop);
-    await log.close();
-    await target.close();
-  }
-}
-
-async function runInteractive(values: ReturnType<typeof parse>['values']): Promise<number> {
-  if (!process.stdin.isTTY || !process.stdout.isTTY) {
-    process.stderr.write('l20-setup: the interactive UI needs a terminal; use `l20-setup check …` (plain or --json output) in pipes and CI.\n');
-    return 2;
-  }
-  let session: TuiSession | undefined;
-  const target = await openTarget({
-    lab: values.lab ?? false,
-    ...(values.scenario ? { scenario: values.scenario } : {}),
-    ...(values.seed ? { seed: intOption('seed', values.seed, 0, 2 ** 31)! } : {}),
-    ...(values.inventory ? { inventory: values.inventory } : {}),
-    onUnknownHostKey: (info) => session?.askTrust(info) ?? Promise.resolve(false),
-  });
-  const saved = values.lab || values.inventory ? undefined : new SavedConfig();
-  const hosts = target ? target.config.hosts.map((h, i) => ({ name: h.name, address: target.hosts[i]?.address ?? h.address })) : [];
-  const store = new Store(initialState(hosts, target ? 'pipeline' : 'setup'));
-  const log = new SessionLog();
-  session = new TuiSession(store, target, saved, log);
-  // Ink decides at import time that a CI environment (CI=true) gets no live frames, only the last one
-  // at exit. We have checked that both ends are a terminal, so the operator is watching: keep it live.
-  delete process.env.CI;
-  delete process.env.CONTINUOUS_INTEGRATION;
-  const { renderApp } = await import('../screens/tui.js');
-  try {
-    await renderApp(store, session);
-  } finally {
-    await session.close();
-    await log.close();
-  }
-  process.stdout.write(`l20-setup: session log ${log.path}\n`);
-  return 0;
-}
-
-async function runLabServe(values: ReturnType<typeof parse>['values']): Promise<number> {
+async function runLabServe(values: CliValues): Promise<number> {
   const { serveLab } = await import('./lab-serve.js');
   return serveLab({
     hosts: intOption('hosts', values.hosts, 1, 256) ?? 2,
@@ -223,9 +122,13 @@ export async function main(argv: string[]): Promise<number> {
   }
   try {
     if (verb === undefined) {
+      const { runInteractive } = await import('./commands/interactive.js');
       return await runInteractive(values);
     }
-    if (verb === 'check') return await runCheck(values);
+    if (verb === 'check') {
+      const { runCheck } = await import('./commands/check.js');
+      return await runCheck(values);
+    }
     if (verb === 'doctor') {
       const file = positionals[1];
       if (file === undefined || positionals.length > 2) throw new UsageError('usage: l20-setup doctor FILE|- [--json]  (one file; - reads standard input)');

@@ -1,0 +1,27 @@
+/** Pieces every verb shares: usage errors, colour policy, numeric options, the parsed flag values. */
+export interface CliValues {
+  help?: boolean;
+  version?: boolean;
+  lab?: boolean;
+  scenario?: string;
+  seed?: string;
+  hosts?: string;
+  inventory?: string;
+  'inventory-out'?: string;
+  stage?: string[];
+  json?: boolean;
+  verbose?: boolean;
+}
+
+export class UsageError extends Error {}
+
+/** Colour on a terminal unless NO_COLOR is set (https://no-color.org: any non-empty value). */
+export function useColor(): boolean {
+  return !process.env.NO_COLOR && process.stdout.isTTY === true;
+}
+
+export function intOption(name: string, value: string | undefined, min: number, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) throw new UsageError(`--${name} ${JSON.stringify(value)}: expected a whole number from ${min} to ${max}`);
+  return Number(value);
+}
