@@ -90,10 +90,19 @@ export function parseIbdev2netdev(text: string): Ibdev2netdevFacts {
   return guard(
     () => {
       const links: Ibdev2netdevLink[] = [];
+      // `ibdev2netdev` then `ibdev2netdev -v` in one paste: one entry per device port, the richer line merged in.
+      const seen = new Map<string, Ibdev2netdevLink>();
       for (const line of cleanLines(text, { commands: ['ibdev2netdev'] })) {
         if (!/\bport\s+\d+/.test(line) || !(line.includes('==>') || /\bport\s+\d+\s+\(\s*[A-Z_]+\s*\)\s*$/.test(line))) continue;
         const link = parseIbdev2netdevLine(line);
-        if (link) links.push(link);
+        if (!link) continue;
+        const key = `${link.device}/${link.port}`;
+        const prev = seen.get(key);
+        if (prev) Object.assign(prev, link);
+        else {
+          seen.set(key, link);
+          links.push(link);
+        }
       }
       return validate(Ibdev2netdevFactsSchema, { links });
     },

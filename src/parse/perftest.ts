@@ -199,7 +199,7 @@ export function parsePerftest(text: string): PerftestFacts {
           out.peakNotMeasured = true;
           return;
         }
-        if (/^(?:Couldn't|Failed|Unable|Error|ERROR|Conflicting port|Requested MTU|Port number|Completion with error|\s*ibv_)/.test(t) && !/CPU Frequency/.test(t)) {
+        if (/^(?:Couldn't|Failed|Unable|Error|ERROR|Conflicting port|Requested MTU|Port number|Completion with error|ibv_\w+\(?\)? failed)/.test(t) && !/CPU Frequency/.test(t)) {
           errors.push(t);
           return;
         }
