@@ -606,7 +606,8 @@ const ethtoolI: KindDef<EthtoolInfoKindFacts> = {
       if (b.firmwareVersion) input.firmware = { version: b.firmwareVersion, evidence: `firmware-version: ${b.firmware}${b.busInfo ? ` (${b.busInfo})` : ''}`, line: lineNo(fi) };
       if (gen) input.device = { generation: gen, evidence: `firmware ${b.firmwareVersion} → ${gen}` };
       for (const d of d25NicStack(input)) {
-        const key = `${d.title}|${d.evidence.replace(/ \(.*?\)/g, '')}`;
+        // One finding per stack version and per firmware level, however many interfaces share it.
+        const key = `${d.title}|${d.severity === 'low' ? b.firmwareVersion : stack?.version}`;
         if (seen.has(key)) continue;
         seen.add(key);
         out.push(d);
@@ -663,7 +664,7 @@ const showCounters: KindDef<ShowCountersFacts> = {
   detect: (text) => by(text, /^[ \t]*Port[ \t]+\d+[ \t]+(?:hw[ \t]+)?counters:?[ \t]*$/m, 0.95),
   parse: parseShowCounters,
   findings(f, text) {
-    const d = d12PauseDrops({ counters: f.counters, lines: textLines(text), where: f.device, kind: 'show_counters' });
+    const d = d12PauseDrops({ counters: f.counters, lines: textLines(text), where: f.device, netdev: f.device ? netdevsInText(text).get(`${f.device}/${f.sections[0]?.port ?? 1}`) ?? `<netdev of ${f.device}>` : undefined, kind: 'show_counters' });
     return d ? [d] : [];
   },
   summary(f) {
@@ -706,7 +707,7 @@ const sysfsInfiniband: KindDef<SysfsInfinibandFacts> = {
       if (d) out.push(d);
     }
     for (const [key, counters] of Object.entries(f.counters)) {
-      const d = d12PauseDrops({ counters, lines, where: key, kind: 'sysfs-infiniband' });
+      const d = d12PauseDrops({ counters, lines, where: key, netdev: `<netdev of ${key.split('/')[0]}>`, kind: 'sysfs-infiniband' });
       if (d) out.push(d);
     }
     return out;
