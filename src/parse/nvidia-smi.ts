@@ -96,6 +96,23 @@ function unit(s: string | undefined, suffix: RegExp): number | undefined {
   return toNum(s.replace(suffix, ''));
 }
 
+/** `|    0   N/A  N/A      1032      C   python      745MiB |` (450+) or `|    0      1032      C   python   10781MiB |`. */
+function processRow(t: string): NvidiaSmiFacts['processes'][number] | undefined {
+  const tok = t.replace(/^\|/, '').replace(/\|$/, '').trim().split(/\s+/);
+  const gpu = toInt(tok[0]);
+  if (gpu === undefined || tok.length < 4) return undefined;
+  const memTok = tok[tok.length - 1] ?? '';
+  const mem = /^(\d+)MiB$/.exec(memTok);
+  if (!mem && memTok !== 'N/A') return undefined;
+  const gici = /^(?:\d+|N\/A)$/.test(tok[1] ?? '') && /^(?:\d+|N\/A)$/.test(tok[2] ?? '') && /^\d+$/.test(tok[3] ?? '') && tok.length >= 6;
+  const pidAt = gici ? 3 : 1;
+  const pid = toInt(tok[pidAt]);
+  const type = tok[pidAt + 1];
+  const name = tok.slice(pidAt + 2, -1).join(' ');
+  if (pid === undefined || type === undefined || !/^[CGM+]{1,3}$/.test(type) || name === '') return undefined;
+  return compact({ gpu, gi: gici ? tok[1] : undefined, ci: gici ? tok[2] : undefined, pid, type, name, memMiB: mem ? Number(mem[1]) : undefined });
+}
+
 function emptyScan(): NvidiaSmiScan {
   return { facts: { gpus: [], processes: [], errors: [] }, driverErrors: [], gpuLost: [], errRows: [], eccRows: [], mig: [] };
 }
@@ -154,21 +171,8 @@ function scanImpl(text: string): NvidiaSmiScan {
         f.noRunningProcesses = true;
         continue;
       }
-      const tok = (cells.join(' ').trim() || t.replace(/^\|/, '')).split(/\s+/);
-      const gpu = toInt(tok[0]);
-      if (gpu === undefined || tok.length < 4) continue;
-      const memTok = tok[tok.length - 1] ?? '';
-      const mem = /^(\d+)MiB$/.exec(memTok);
-      if (!mem && memTok !== 'N/A') continue;
-      const gici = /^(?:\d+|N\/A)$/.test(tok[1] ?? '') && /^(?:\d+|N\/A)$/.test(tok[2] ?? '') && /^\d+$/.test(tok[3] ?? '') && tok.length >= 6;
-      const pidAt = gici ? 3 : 1;
-      const pid = toInt(tok[pidAt]);
-      const type = tok[pidAt + 1];
-      const name = tok.slice(pidAt + 2, -1).join(' ');
-      if (pid === undefined || type === undefined || name === '') continue;
-      f.processes.push(
-        compact({ gpu, gi: gici ? tok[1] : undefined, ci: gici ? tok[2] : undefined, pid, type, name, memMiB: mem ? Number(mem[1]) : undefined }),
-      );
+      const p = processRow(t);
+      if (p) f.processes.push(p);
       continue;
     }
     if (section === 'mig') {
@@ -176,7 +180,12 @@ function scanImpl(text: string): NvidiaSmiScan {
       if (m) migDevices.push(compact({ gpu: Number(m[1]), gi: toInt(m[2]), ci: toInt(m[3]), mig: toInt(m[4]), memUsedMiB: Number(m[5]), memTotalMiB: Number(m[6]) }));
       continue;
     }
-    if (cells.length < 3) continue;
+    if (cells.length < 3) {
+      // A process row without its table header (`nvidia-smi | grep MiB`).
+      const p = cells.length <= 1 ? processRow(t) : undefined;
+      if (p) f.processes.push(p);
+      continue;
+    }
     const [c1 = '', c2 = '', c3 = ''] = cells;
     // Row 1: index, name, persistence | bus id, Disp.A | ECC
     const r1 = /^\s*(\d+)\s+(.*?)\s+(On|Off|N\/A)\s*$/.exec(c1);
