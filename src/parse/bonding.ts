@@ -78,7 +78,7 @@ const MODES: Array<[RegExp, string]> = [
   [/adaptive load balancing/i, 'balance-alb'],
 ];
 
-const KV = /^\s*([A-Za-z][A-Za-z0-9 ./()_-]*?)\s*:\s*(.*)$/;
+const KV = /^\s*([A-Za-z][^:]*):\s*(.*)$/;
 
 export function parseBonding(text: string): BondingFacts {
   return guard(
@@ -119,7 +119,7 @@ export function parseBonding(text: string): BondingFacts {
         }
         const m = KV.exec(line);
         if (!m || m[1] === undefined) continue;
-        const key = m[1];
+        const key = m[1].trim();
         const value = (m[2] ?? '').trim();
         if (key === 'Slave Interface') {
           if (value === '') continue;

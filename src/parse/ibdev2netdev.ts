@@ -61,10 +61,11 @@ export function parseIbdev2netdevLine(line: string): Ibdev2netdevLink | undefine
   let description: string | undefined;
   let fw: string | undefined;
   if (bdf !== undefined) {
-    const id = /^\(\s*(MT\w+)\s*-\s*([^)]*?)\s*\)/.exec(rest);
+    const id = /^\(\s*(MT\w+)\s*-([^)]*)\)/.exec(rest);
     if (id) {
       partType = id[1];
-      psid = id[2] && id[2] !== 'NA' ? id[2] : undefined;
+      const ps = (id[2] ?? '').trim();
+      psid = ps !== '' && ps !== 'NA' ? ps : undefined;
     }
     const afterId = id ? rest.slice(id[0].length) : rest;
     const fwAt = afterId.search(/(?:^|\s)fw\s+\S+\s+port\s+\d/);

@@ -137,10 +137,10 @@ export function parseMlnxQos(text: string): MlnxQosFacts {
           if (v) out.pfcBuffer = v;
           continue;
         }
-        if ((m = /^tc:\s*(\d+)\s+ratelimit:\s*([^,]+?)\s*,\s*tsa:\s*([a-z]+)(?:\s*,\s*bw:\s*(\d+(?:\.\d+)?)\s*%)?/i.exec(t))) {
+        if ((m = /^tc:\s*(\d+)\s+ratelimit:([^,]+),\s*tsa:\s*([a-z]+)(?:\s*,\s*bw:\s*(\d+(?:\.\d+)?)\s*%)?/i.exec(t))) {
           const n = toInt(m[1]);
           if (n === undefined) continue;
-          tc = compact({ tc: n, ratelimit: m[2], tsa: m[3], bwPct: m[4] !== undefined ? Number(m[4]) : undefined, priorities: [] as number[] });
+          tc = compact({ tc: n, ratelimit: m[2]?.trim() || undefined, tsa: m[3], bwPct: m[4] !== undefined ? Number(m[4]) : undefined, priorities: [] as number[] });
           out.tcs.push(tc);
           inDscp = false;
           continue;
