@@ -96,7 +96,8 @@ export function d10BondDegraded(f: BondingFacts, lines: readonly string[]): Find
     // header must be complete: the last header line the driver prints for this mode must be present.
     const last = is8023ad ? /^\s*Aggregator selection policy|^\s*bond \S+ has no active aggregator|^\s*Partner Mac Address:/ : /^\s*(?:Peer Notification Delay|Down Delay) \(ms\):\s*\d+\s*$|^\s*ARP IP target/;
     const i = find(last);
-    if (i >= 0) hits.push({ evidence: `${at(find(/^\s*Bonding Mode:/)).text} — no Slave Interface: section`, line: at(find(/^\s*Bonding Mode:/)).line, what: 'the bond has no slaves' });
+    // …and be followed by at least a line end, so it is not itself a cut line.
+    if (i >= 0 && i < lines.length - 1) hits.push({ evidence: `${at(find(/^\s*Bonding Mode:/)).text} — no Slave Interface: section`, line: at(find(/^\s*Bonding Mode:/)).line, what: 'the bond has no slaves' });
   }
   const speeds = new Map<number, string[]>();
   for (const s of f.slaves) if (s.speedMbps !== undefined) speeds.set(s.speedMbps, [...(speeds.get(s.speedMbps) ?? []), s.name]);
