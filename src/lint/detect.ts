@@ -28,6 +28,12 @@ export function looksBinary(text: string): boolean {
   return sample.length > 0 && bad / sample.length > 0.1;
 }
 
+/** A program a script runs: a known name, a `*.sh`/`*.run` file, or an executable path (not a sysfs/proc line). */
+export function isKnownCommand(program: string, argv0: string): boolean {
+  if (KNOWN_PROGRAMS.has(program) || /\.(?:sh|run)$/.test(program)) return true;
+  return /^(?:\.{1,2})?\/[\w.+/-]+$/.test(argv0) && !/^\/(?:sys|proc|dev)\//.test(argv0);
+}
+
 function isCommandish(line: string): boolean {
   const first = line.replace(/^(?:sudo\s+(?:-\S+\s+)*)?(?:[A-Za-z_]\w*=\S*\s+)*/, '').split(/[\s;|&]/)[0] ?? '';
   const prog = first.slice(first.lastIndexOf('/') + 1);
@@ -75,7 +81,7 @@ export function detectKind(input: string): LintKind {
 
   // Shell
   const cmds = parseShell(text.length > 2_000_000 ? text.slice(0, 2_000_000) : text).filter((c) => c.program !== '');
-  const known = cmds.filter((c) => KNOWN_PROGRAMS.has(c.program) || /\.(?:sh|run)$/.test(c.program) || c.argv[0]?.text.includes('/'));
+  const known = cmds.filter((c) => isKnownCommand(c.program, c.argv[0]?.text ?? ''));
   const shebang = /^#!\s*\/\S*(?:sh|bash|env\s+(?:ba)?sh)\b/.test(body[0] ?? '');
   if (shebang || (known.length > 0 && known.length >= cmds.length * 0.5 && prose <= commands)) {
     const main = cmds.filter((c) => !['set', 'source', '.', 'cd', 'export'].includes(c.program));
