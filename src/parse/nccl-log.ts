@@ -365,7 +365,7 @@ function scanIbErrors(s: NcclLogScan, msg: string, hit: () => LogHit): void {
     }
   }
   if (msg.includes('Got completion')) {
-    const m = /Got completion from peer\s+(\S+?),?\s+with\s+(?:error\s+(\d+)|status\s*=\s*(?:[A-Za-z_][^()=]{0,60}\()?(\d+))/.exec(msg);
+    const m = /Got completion from peer\s+(\S+?),?\s+with\s+(?:error\s+(\d+)|status\s*=\s*(?:[A-Za-z_][^()=]{0,60}\()?(\d+))(?=[\s,)])/.exec(msg);
     if (m) {
       const status = Number(m[2] ?? m[3]);
       const vendor = /vendor[ _]err\s*=?\s*(\d+)/.exec(msg);

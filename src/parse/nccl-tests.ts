@@ -74,22 +74,23 @@ function cell(s: string | undefined): number | null {
   return n === undefined ? null : n;
 }
 
-function parseRow(line: string, lineNo: number, format: 'wrong' | 'error' | undefined): NcclTestsRow | undefined {
+const COUNT = /^(?:\d+|N\/A)$/;
+
+function parseRow(line: string, lineNo: number, format: 'wrong' | 'error' | undefined, width: number | undefined): NcclTestsRow | undefined {
   const t = line.trim().split(/\s+/);
-  if (t.length < 7 || t.length > 14) return undefined;
+  if (t.length < 11 || t.length > 14) return undefined;
+  // With the column header known, a row has exactly its cells (a cut or interleaved row does not).
+  if (width !== undefined && t.length !== width) return undefined;
   const bytes = toInt(t[0]);
   const count = toInt(t[1]);
   if (bytes === undefined || count === undefined || !TYPE.test(t[2] ?? '')) return undefined;
   const rest = t.slice(3);
-  // Trailing cells: [time algbw busbw wrong] × 2, or × 1 when a test prints only out-of-place.
+  // Trailing cells: [time algbw busbw wrong] × 2 (out-of-place, in-place).
   let tail: string[];
   let lead: string[];
   if (rest.length >= 8 && rest.slice(-8).every((c) => NUMERIC.test(c))) {
     tail = rest.slice(-8);
     lead = rest.slice(0, -8);
-  } else if (rest.length >= 4 && rest.slice(-4).every((c) => NUMERIC.test(c))) {
-    tail = rest.slice(-4);
-    lead = rest.slice(0, -4);
   } else return undefined;
   if (lead.length > 2) return undefined;
   const row: NcclTestsRow = {
@@ -106,6 +107,8 @@ function parseRow(line: string, lineNo: number, format: 'wrong' | 'error' | unde
     else row.redop = l;
   }
   const errFmt = format === 'error' || (format === undefined && /[eE]/.test(tail[3] ?? ''));
+  // `#wrong` is a count: anything else means the cells are misaligned.
+  if (!errFmt && !(COUNT.test(tail[3] ?? '') && COUNT.test(tail[7] ?? ''))) return undefined;
   if (errFmt) row.errorOut = cell(tail[3]);
   else row.wrongOut = cell(tail[3]);
   if (tail.length === 8) {
@@ -125,6 +128,7 @@ export function parseNcclTests(text: string): NcclTestsFacts {
       const lines = logLines(text);
       const facts = empty();
       let format: 'wrong' | 'error' | undefined;
+      let width: number | undefined;
       let anyNa = false;
       const hosts = new Set<string>();
       for (let i = 0; i < lines.length; i++) {
@@ -163,6 +167,8 @@ export function parseNcclTests(text: string): NcclTestsFacts {
           }
           if (/\bsize\b.*\bcount\b.*\btype\b/.test(body)) {
             format = /#wrong/.test(body) ? 'wrong' : /\berror\b/.test(body) ? 'error' : format;
+            const cols = body.split(/\s+/).filter((c) => c !== '');
+            width = cols.length >= 11 && cols.length <= 14 ? cols.length : undefined;
             facts.format = format;
             continue;
           }
@@ -182,7 +188,12 @@ export function parseNcclTests(text: string): NcclTestsFacts {
         }
         const c0 = tl.charCodeAt(0);
         if (c0 >= 48 && c0 <= 57) {
-          const row = parseRow(tl, i + 1, format);
+          const row = parseRow(tl, i + 1, format, width);
+          // An unterminated last line may be cut inside its last cell: do not trust that cell.
+          if (row && i === lines.length - 1 && !text.endsWith('\n')) {
+            delete row.wrongIn;
+            delete row.errorIn;
+          }
           if (row) {
             facts.rows.push(row);
             if (row.wrongOut === null || row.wrongIn === null) anyNa = true;
