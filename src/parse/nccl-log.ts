@@ -190,6 +190,10 @@ function scanImpl(text: string): NcclLogScan {
     if (!hasNccl) {
       const v = /using nccl==(\d+\.\d+\.\d+)/.exec(raw);
       if (v) nccllessVersion ??= v[1];
+      // The same messages pasted without their `NCCL WARN` prefix.
+      if (mayRejectConfig(raw) && CONFIG_REJECTED.test(raw)) push(s.configRejected, hit());
+      if (raw.includes('ibv_modify_qp') || raw.includes('Got completion')) scanIbErrors(s, raw, hit);
+      if (/Bootstrap\s*:\s*no socket interface found|NET\/Socket\s*:\s*(?:No usable listening interface found|no interface found)/i.test(raw)) push(s.noSocketInterface, hit());
       continue;
     }
     const level = raw.includes('NCCL INFO') ? 'INFO' : raw.includes('NCCL WARN') ? 'WARN' : undefined;

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { NcclLogFacts } from '../../src/parse/nccl-log.js';
 import type { NcclTestsFacts } from '../../src/parse/nccl-tests.js';
 import type { TorchWatchdogFacts } from '../../src/parse/torch-nccl-watchdog.js';
+import { doctorText } from '../../src/doctor/doctor.js';
 import { doctorInput, expectDetected, finding, report, rules, run } from './gpu-helpers.js';
 
 const nccl = (f: string) => {
@@ -202,3 +203,24 @@ describe('torch NCCL watchdog', () => {
     expect(finding(findings, 'D07')).toMatchObject({ severity: 'high', line: 2 });
   });
 });
+
+describe('lone NCCL error lines (pasted without a log around them)', () => {
+  it('are an nccl-log and fire their rule', () => {
+    const cases: Array<[string, string]> = [
+      ['Unrecognized element token "COLLNET_CHAIN" when parsing "COLLNET_CHAIN"', 'D03'],
+      ['NET/IB: Got completion from peer 10.0.0.2<1234> with status=IBV_WC_RETRY_EXC_ERR(12) opcode=IBV_WC_RECV(128) vendor_err=129 hca mlx5_2', 'D04'],
+      ['misc/ibvwrap.cc:187 Call to ibv_modify_qp failed with error Network is unreachable', 'D05'],
+      ['Bootstrap : no socket interface found', 'D06'],
+    ];
+    for (const [line, rule] of cases) {
+      const r = report_(line);
+      expect(r.kind).toBe('nccl-log');
+      expect(r.findings.map((f) => f.rule)).toEqual([rule]);
+      expect(r.findings[0]).toMatchObject({ severity: 'blocker', line: 1 });
+    }
+  });
+});
+
+function report_(text: string) {
+  return doctorText(`${text}\n`).report;
+}

@@ -11,11 +11,10 @@
  * seldom hold an NCCL INFO line); NCCL and vLLM logs report D07 for the same lines themselves. `nvidia-smi -L`
  * and `nvidia-smi --version` are small extra kinds (`nvidia-smi-list`, `nvidia-smi-version`).
  */
-import { cleanText } from '../../parse/common.js';
 import { parseDcgmiDiag, type DcgmiDiagFacts } from '../../parse/dcgmi-diag.js';
 import { parseDcgmiDiscovery, type DcgmiDiscoveryFacts } from '../../parse/dcgmi-discovery.js';
 import { countIncludes, logLines } from '../../parse/log-lines.js';
-import { parseNcclLog, scanNcclLog, type NcclLogFacts } from '../../parse/nccl-log.js';
+import { CONFIG_REJECTED, parseNcclLog, scanNcclLog, type NcclLogFacts } from '../../parse/nccl-log.js';
 import { parseNcclTests, type NcclTestsFacts } from '../../parse/nccl-tests.js';
 import { parseNvcc, type NvccFacts } from '../../parse/nvcc.js';
 import { parseNvidiaDriverVersion, type NvidiaDriverVersionFacts } from '../../parse/nvidia-driver-version.js';
@@ -99,7 +98,9 @@ const ncclLog: KindDef<NcclLogFacts> = {
     if (n >= 3) return 0.9;
     if (n === 2) return 0.8;
     if (n === 1) return 0.6;
-    return /^NCCL version \d+\.\d+\.\d+/m.test(t) ? 0.55 : 0;
+    if (/^NCCL version \d+\.\d+\.\d+/m.test(t)) return 0.55;
+    // A lone NCCL error message pasted without its prefix.
+    return CONFIG_REJECTED.test(head(t, 16 * 1024)) || /Call to ibv_modify_qp failed|Got completion from peer \S+ with (?:error|status)|Bootstrap\s*:\s*no socket interface found/.test(head(t, 16 * 1024)) ? 0.55 : 0;
   },
   parse: parseNcclLog,
   findings: (_facts, text) => ncclLogFindings(text),
@@ -305,8 +306,8 @@ const nvidiaSmiQ: KindDef<NvidiaSmiQFacts> = {
   parse: parseNvidiaSmiQ,
   findings(f, text) {
     const s = scanNvidiaSmiQ(text);
-    const lines = logLines(text);
-    const where = (h: { line: number }): string => (lines[h.line - 1] ?? '').trim();
+    let lines: string[] | undefined;
+    const where = (h: { line: number }): string => ((lines ??= logLines(text))[h.line - 1] ?? '').trim();
     const d21 = s.hits.filter((h) => h.rule === 'D21').map((h) => ({ line: h.line, text: `GPU ${h.gpu}: ${h.field}: ${h.value}${f.format === 'xml' ? `  (${where(h)})` : ''}` }));
     const d23 = s.hits.filter((h) => h.rule === 'D23').map((h) => ({ line: h.line, text: `GPU ${h.gpu}: MIG Mode Current: ${h.value}`, gpu: h.gpu }));
     const d13 = f.errors.some((e) => SMI_DRIVER_ERROR.test(e)) ? d13NvidiaDriver(smiDriverHits(text)) : undefined;
@@ -381,7 +382,7 @@ const nvidiaDriverVersion: KindDef<NvidiaDriverVersionFacts> = {
 const nvidiaSmiTopo: KindDef<NvidiaSmiTopoFacts> = {
   kind: 'nvidia-smi-topo',
   detect(text) {
-    const t = cleanText(head(text, 64 * 1024));
+    const t = head(text, 64 * 1024);
     const at = lineIndexOf(t, /\bGPU0\b.*(?:CPU Affinity|\bGPU1\b|\bNIC0\b|\bmlx5_\d)/);
     // Another output above the matrix (`lsmod | grep nvidia` then `topo -m`) is the primary one.
     if (at >= 0) return at <= 2 ? 0.95 : 0.7;
