@@ -51,10 +51,11 @@ export function parseDcgmiDiag(text: string): DcgmiDiagFacts {
       let msgTarget: DcgmiDiagResult | undefined;
       const seen = new Set<string>();
       // Raw chunks of each Error/Warning text (cell content minus its one leading pad space), joined at the end.
-      const chunks = new Map<DcgmiDiagResult, string[]>();
-      const addChunk = (r: DcgmiDiagResult, c: string): void => {
+      // `removed`: characters of a label (`Error: `) taken off the chunk's start, so its text is that much narrower.
+      const chunks = new Map<DcgmiDiagResult, Array<{ c: string; removed: number }>>();
+      const addChunk = (r: DcgmiDiagResult, c: string, removed = 0): void => {
         const list = chunks.get(r) ?? [];
-        if (list.length < 400) list.push(c);
+        if (list.length < 400) list.push({ c, removed });
         chunks.set(r, list);
       };
       let duplicate = false;
@@ -105,6 +106,16 @@ export function parseDcgmiDiag(text: string): DcgmiDiagFacts {
             msgTarget = undefined;
             continue;
           }
+          // DCGM 4 puts `Error: …` / `Warning: …` in a sub-row under the test.
+          const sm = /^\s*(?:GPU\s*\d+\s*:\s*)?(?:Error|Warning|Info)\s*:\s*(.*)$/.exec(valueT);
+          if (sm && last && !duplicate) {
+            msgTarget = last;
+            if ((chunks.get(msgTarget) ?? []).length > 0) addChunk(msgTarget, '\u0000');
+            const body = value.replace(/^ /, '');
+            const rest = body.replace(/^\s*(?:GPU\s*\d+\s*:\s*)?(?:Error|Warning|Info)\s*:\s*/, '');
+            addChunk(msgTarget, rest, body.length - rest.length);
+            continue;
+          }
           // A wrapped continuation of the Error/Warning text: DCGM cuts mid-word, so concatenate as is.
           if (msgTarget && !duplicate) addChunk(msgTarget, value.replace(/^ /, ''));
           continue;
@@ -123,8 +134,12 @@ export function parseDcgmiDiag(text: string): DcgmiDiagFacts {
       // DCGM wraps at a fixed width mid-word: every chunk but the last fills the width exactly, so a chunk is
       // the cell text cut to the widest chunk (keeping a space that fell at the wrap), then concatenated.
       for (const [r, list] of chunks) {
-        const width = Math.max(...list.map((c) => c.replace(/\s+$/, '').length));
-        const parts = list.map((c) => (c === '\u0000' ? ' ' : c.length > width ? c.slice(0, width) : c.replace(/\s+$/, '')));
+        const width = Math.max(...list.map((x) => x.removed + x.c.replace(/\s+$/, '').length));
+        const parts = list.map(({ c, removed }) => {
+          if (c === '\u0000') return ' ';
+          const w = width - removed;
+          return c.length > w ? c.slice(0, w) : c.replace(/\s+$/, '');
+        });
         r.message = parts.join('').replace(/\s+/g, ' ').trim();
       }
       return validate(DcgmiDiagFactsSchema, compact(facts));

@@ -275,6 +275,13 @@ function scanImpl(text: string): NcclLogScan {
       scanIbErrors(s, msg, hit);
       continue;
     }
+    if (msg.startsWith('Using internal Network ')) {
+      // NCCL ≤ 2.3 wording.
+      const n = msg.slice(23).trim();
+      if (n) network = n;
+      if (/^Socket\b/.test(n)) push(s.usingNetworkSocket, hit());
+      continue;
+    }
     if (msg.startsWith('Using network ')) {
       const n = msg.slice(14).trim();
       if (n) network = n;

@@ -188,7 +188,8 @@ function scanImpl(text: string): NvidiaSmiScan {
     }
     const [c1 = '', c2 = '', c3 = ''] = cells;
     // Row 1: index, name, persistence | bus id, Disp.A | ECC
-    const r1 = /^\s*(\d+)\s+(.*?)\s+(On|Off|N\/A)\s*$/.exec(c1);
+    // Persistence-M (Linux) or the driver model TCC/WDDM (Windows) ends the first cell.
+    const r1 = /^\s*(\d+)\s+(.*?)\s+(On|Off|N\/A|TCC|WDDM|MCDM)\s*$/.exec(c1);
     const bus = BUS.exec(c2);
     if (r1 && bus) {
       if (cur) f.gpus.push(cur);

@@ -102,9 +102,10 @@ export function scanRayStatus(text: string): RayStatusScan {
         continue;
       }
       if (block === 'usage') {
-        const u = /^(\S+)\/(\S+)\s+(\S.*)$/.exec(t);
+        // ` 8.0/16.0 GPU (8.0 used of 8.0 reserved in placement groups)`: the name is the first word.
+        const u = /^(\S+)\/(\S+)\s+(\S+)/.exec(t);
         if (u?.[3]) {
-          const name = u[3].trim();
+          const name = u[3];
           if (!(name in f.usage)) f.usage[name] = { used: u[1] ?? '', total: u[2] ?? '' };
           if (name === 'GPU' && s.gpuLine === undefined) s.gpuLine = { line: i + 1, text: t };
         }

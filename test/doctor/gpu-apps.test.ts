@@ -155,3 +155,15 @@ describe('DCGM', () => {
     expect(nul.gpus[0]).toEqual({ id: 0, name: '<<<NULL>>>', busId: '00000000:4C:00.0', uuid: 'GPU-d6a2c177-4cd8-8d01-0310-79f2720f37de' });
   });
 });
+
+describe('format variants seen in other releases', () => {
+  it('Ray placement-group GPU counters; DCGM 4 Error sub-rows; Windows driver model column', () => {
+    const ray = run<RayStatusFacts>('ray-status', '======== Autoscaler status: 2025-01-01 00:00:00 ========\nNode status\n-----\nActive:\n 1 node_a\nIdle:\n 1 node_b\nPending:\n (no pending nodes)\nRecent failures:\n (no failures)\n\nResources\n-----\nUsage:\n 8.0/256.0 CPU\n 8.0/16.0 GPU (8.0 used of 8.0 reserved in placement groups)\n');
+    expect(ray.facts).toMatchObject({ nodesActive: 1, nodesIdle: 1, gpusUsed: 8, gpusTotal: 16 });
+    const dcgm = run<DcgmiDiagFacts>('dcgmi-diag', '| Diagnostic | Result |\n|-----  Hardware  ----------+------------------------------------------------|\n| memory                    | Fail                                           |\n|                           | GPU0: Fail                                     |\n|                           | Error: GPU 0 had an uncorrectable memory err   |\n|                           | or and is excluded.                            |\n');
+    expect(dcgm.facts.results[0]).toMatchObject({ test: 'memory', result: 'Fail', gpus: [{ gpu: 0, result: 'Fail' }], message: 'GPU 0 had an uncorrectable memory error and is excluded.' });
+    expect(finding(dcgm.findings, 'D18').fix).toContain('hardware');
+    const win = run<{ gpus: Array<{ name?: string }> }>('nvidia-smi', '| NVIDIA-SMI 546.12                 Driver Version: 546.12       CUDA Version: 12.3     |\n|   0  NVIDIA GeForce RTX 3090      WDDM  |   00000000:01:00.0  On |                  N/A |\n|  0%   45C    P8              25W / 350W |   1200MiB / 24576MiB |      3%      Default |\n');
+    expect(win.facts.gpus[0]?.name).toBe('NVIDIA GeForce RTX 3090');
+  });
+});
