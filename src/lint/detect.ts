@@ -37,7 +37,7 @@ export function isKnownCommand(program: string, argv0: string): boolean {
 function isCommandish(line: string): boolean {
   const first = line.replace(/^(?:sudo\s+(?:-\S+\s+)*)?(?:[A-Za-z_]\w*=\S*\s+)*/, '').split(/[\s;|&]/)[0] ?? '';
   const prog = first.slice(first.lastIndexOf('/') + 1);
-  return KNOWN_PROGRAMS.has(prog) || /^\.?\.?\/\S+|\S+\.(?:sh|run|py)$/.test(first) || /^#!/.test(line);
+  return KNOWN_PROGRAMS.has(prog) || /^\.{0,2}\//.test(first) || /\.(?:sh|run|py)$/.test(first) || line.startsWith('#!');
 }
 
 const ASSIGN_LINE = /^(?:export\s+)?[A-Za-z_][A-Za-z0-9_]*\s*=/;
@@ -52,6 +52,10 @@ export function detectKind(input: string): LintKind {
   const code = body.filter((l) => !l.startsWith('#'));
   if (code.length === 0) return 'unknown';
 
+  // fenced code blocks: Markdown, whatever the blocks hold (a netplan file has no ``` lines)
+  const fences = lines.filter((l) => /^\s*(?:```|~~~)/.test(l)).length;
+  if (fences >= 2) return 'markdown';
+
   // systemd unit: section headers and Key=Value lines
   if (body.some((l) => /^\[(?:Unit|Service|Install|Timer|Socket|Path|Mount)\]$/.test(l)) && code.filter((l) => /^\[[\w ]+\]$/.test(l) || /^[A-Za-z][\w]*\s*=/.test(l)).length >= code.length * 0.8) return 'systemd-unit';
 
@@ -62,11 +66,10 @@ export function detectKind(input: string): LintKind {
   }
 
   // Markdown / prose: fences, tables, or headings among prose lines
-  const fences = lines.filter((l) => /^\s*(?:```|~~~)/.test(l)).length;
   const tableSep = lines.some((l) => /^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)+\|?\s*$/.test(l));
   const prose = code.filter(PROSE_LINE).length;
   const commands = code.filter(isCommandish).length;
-  if (fences >= 2 || tableSep || (lines.some((l) => /^#{1,6}\s+\S/.test(l)) && prose > commands && prose >= 2)) return 'markdown';
+  if (fences === 1 || tableSep || (lines.some((l) => /^#{1,6}\s+\S/.test(l)) && prose > commands && prose >= 2)) return 'markdown';
 
   // Python
   if (code.some((l) => /^(?:import\s+[\w.]+|from\s+[\w.]+\s+import\s+)/.test(l)) || code.some((l) => /^(?:def|class)\s+\w+.*:$/.test(l))) return 'python-launcher';

@@ -52,7 +52,7 @@ const HEAD =
 const FIREWALL = /禁用防火墙|关闭防火墙|停用防火墙|disable (?:the |your )?firewall|turn off (?:the |your )?firewall|stop (?:the )?firewall/i;
 const MONITOR = /\b(iftop|nload|iptraf-ng|bmon|nethogs|tcpdump)\b/g;
 const CLAIM_WORD = /tokens?\/s|tok\/s|吞吐|throughput|TTFT|首token|延迟|latency|并发|concurren|QPS|req(?:uests)?\/s/i;
-const CLAIM_NUM = /\d[\d,.]*\s*(?:tokens?\/s|tok\/s|req\/s|QPS|ms)\b/i;
+const CLAIM_NUM = /(?<![\d,.])\d[\d,.]{0,20}\s*(?:tokens?\/s|tok\/s|req\/s|QPS|ms)\b/i;
 const NON_ASCII = /[^\x20-\x7e\t]/;
 
 /** Runs of printable ASCII (CJK text and backticks split them). */

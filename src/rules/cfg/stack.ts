@@ -94,7 +94,7 @@ function driverInstalls(file: CfgFile, c: ShellCommand): DriverInstall[] {
   if (r) {
     const name = r.file.text.slice(r.file.text.lastIndexOf('/') + 1);
     const cuda = /^cuda_(\d+\.\d+)(?:\.\d+)?_(\d{3})\.[\d.]+_linux/.exec(name);
-    const drv = /^NVIDIA-Linux-[\w-]+?-(\d{3})\.[\d.]+\.run$/.exec(name);
+    const drv = /^NVIDIA-Linux-[\w-]{1,40}?-(\d{3})\.[\d.]{1,20}\.run$/.exec(name);
     const flags = r.args.map((w) => w.text);
     if (drv) out.push({ file, c, line: r.file.line, method: 'runfile', branch: Number(drv[1]), what: name });
     else if (cuda && (flags.includes('--driver') || !flags.includes('--toolkit'))) out.push({ file, c, line: r.file.line, method: 'runfile', branch: Number(cuda[2]), what: `${name} --driver`, cuda: cuda[1] as string });
