@@ -89,6 +89,10 @@ export interface NcclLogScan {
   pluginLoadFailed: LogHit[];
   pluginSymbolMissing: LogHit[];
   pluginInitFailed: LogHit[];
+  /** `NET/Plugin: Could not find: libnccl-net.so` / `No plugin found (libnccl-net.so)`: normal unless requested. */
+  pluginNotFound: LogHit[];
+  /** `NET/Plugin: Plugin name set by env to …` (NCCL_NET_PLUGIN). */
+  pluginRequested: LogHit[];
   /** `Initialized NET plugin X` for a plugin other than IB/Socket. */
   pluginInitialized: LogHit[];
   usingNetwork: LogHit[];
@@ -128,6 +132,8 @@ function emptyScan(): NcclLogScan {
     pluginLoadFailed: [],
     pluginSymbolMissing: [],
     pluginInitFailed: [],
+    pluginNotFound: [],
+    pluginRequested: [],
     pluginInitialized: [],
     usingNetwork: [],
     loadedPlugin: [],
@@ -152,7 +158,7 @@ export const UNHANDLED = /unhandled (?:system|cuda) error|remote process exited 
 
 /** Cheap pre-check for CONFIG_REJECTED (case variants of its words). */
 export function mayRejectConfig(line: string): boolean {
-  return /nrecognized|ntries except|lgorithm\/protocol|nvalid usage/i.test(line);
+  return line.includes('nrecognized') || line.includes('ntries except') || line.includes('lgorithm/protocol') || line.includes('nvalid usage');
 }
 
 function scanImpl(text: string): NcclLogScan {
@@ -172,6 +178,7 @@ function scanImpl(text: string): NcclLogScan {
   let network: string | undefined;
   let fallbackNetwork: string | undefined;
   let nccllessVersion: string | undefined;
+  let lastPrefix = '';
 
   for (let i = 0; i < lines.length; i++) {
     const raw = lines[i] ?? '';
@@ -197,7 +204,7 @@ function scanImpl(text: string): NcclLogScan {
       continue;
     }
     const level = raw.includes('NCCL INFO') ? 'INFO' : raw.includes('NCCL WARN') ? 'WARN' : undefined;
-    const verM = /NCCL version (\d+\.\d+\.\d+)(\S*)/.exec(raw);
+    const verM = f.ncclVersion === undefined && raw.includes('NCCL version') ? /NCCL version (\d+\.\d+\.\d+)(\S*)/.exec(raw) : null;
     if (verM && f.ncclVersion === undefined) {
       f.ncclVersion = verM[1];
       f.ncclBuild = `${verM[1]}${verM[2] ?? ''}`;
@@ -208,8 +215,13 @@ function scanImpl(text: string): NcclLogScan {
     }
     const at = raw.indexOf(`NCCL ${level}`);
     const msg = raw.slice(at + 10).trim();
-    const pre = PREFIX.exec(raw.slice(0, at));
-    if (pre?.[1] && hosts.size < 1000) hosts.add(pre[1]);
+    // Consecutive lines mostly share a prefix (one rank): parse each distinct prefix once.
+    const preText = raw.slice(0, at);
+    if (preText !== lastPrefix) {
+      lastPrefix = preText;
+      const pre = PREFIX.exec(preText);
+      if (pre?.[1] && hosts.size < 1000) hosts.add(pre[1]);
+    }
 
     if (level === 'WARN') {
       f.warnCount++;
@@ -252,6 +264,10 @@ function scanImpl(text: string): NcclLogScan {
           push(s.pluginLoadFailed, hit());
         } else if (/Failed to find ncclNetPlugin_v\d+ symbol/.test(msg)) {
           push(s.pluginSymbolMissing, hit());
+        } else if (/Could not find:|No plugin found/.test(msg)) {
+          push(s.pluginNotFound, hit());
+        } else if (/Plugin name set by env to/.test(msg)) {
+          push(s.pluginRequested, hit());
         } else if (/Loaded net plugin\s+\S/.test(msg)) {
           push(s.loadedPlugin, hit());
           f.netPlugin = msg.replace(/^.*Loaded net plugin\s+/, '').trim();

@@ -202,7 +202,8 @@ function scanText(lines: string[]): NvidiaSmiQScan {
     map = new Map();
   };
   for (let i = 0; i < lines.length; i++) {
-    const raw = (lines[i] ?? '').replace(/\t/g, '    ');
+    const line = lines[i] ?? '';
+    const raw = line.includes('\t') ? line.replace(/\t/g, '    ') : line;
     const t = raw.trim();
     if (t === '' || /^=+\s*NVSMI LOG\s*=+$/.test(t)) continue;
     const indent = raw.length - raw.trimStart().length;
@@ -213,7 +214,7 @@ function scanText(lines: string[]): NvidiaSmiQScan {
       stack.length = 0;
       continue;
     }
-    if (/Failed to initialize NVML|NVIDIA-SMI has failed|No devices were found|Unable to determine the device handle/i.test(t)) {
+    if ((t.includes('NVML') || t.includes('NVIDIA-SMI') || t.includes('No devices') || t.includes('device handle')) && /Failed to initialize NVML|NVIDIA-SMI has failed|No devices were found|Unable to determine the device handle/i.test(t)) {
       if (facts.errors.length < 20) facts.errors.push(t);
       continue;
     }

@@ -224,3 +224,13 @@ describe('lone NCCL error lines (pasted without a log around them)', () => {
 function report_(text: string) {
   return doctorText(`${text}\n`).report;
 }
+
+describe('D22 and a requested plugin', () => {
+  it('Could not find is normal, unless NCCL_NET_PLUGIN asked for one', () => {
+    const notFound = 'n1:1:1 [0] NCCL INFO NET/Plugin: Could not find: libnccl-net-ofi.so. Using internal network plugin.';
+    const using = 'n1:1:1 [0] NCCL INFO Using network IB';
+    expect(log(notFound, using).findings).toEqual([]);
+    expect(rules(log('n1:1:1 [0] NCCL INFO NET/Plugin: Plugin name set by env to libnccl-net-ofi.so', notFound, using).findings)).toEqual(['D22']);
+    expect(rules(log('n1:1:1 [0] NCCL INFO NCCL_NET_PLUGIN set by environment to ofi', notFound, using).findings)).toEqual(['D22']);
+  });
+});

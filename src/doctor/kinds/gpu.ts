@@ -54,11 +54,27 @@ const head = (t: string, n = HEAD): string => (t.length > n ? t.slice(0, n) : t)
 const defined = (xs: Array<Finding | undefined>): Finding[] => xs.filter((x): x is Finding => x !== undefined);
 const fmt = (n: number | undefined, unit = ''): string => (n === undefined ? '?' : `${Math.round(n * 100) / 100}${unit}`);
 
-/** 0-based index of the first non-empty line matching `re` among the first `max` lines, or -1. */
+/** Cheap gate before any regex: does the text hold one of these literal strings? */
+const hasAny = (t: string, ...needles: string[]): boolean => needles.some((n) => t.includes(n));
+
+/** The first `n` lines of `text`, without splitting the rest. */
+function firstLines(text: string, n: number): string[] {
+  const out: string[] = [];
+  let at = 0;
+  while (out.length < n && at <= text.length) {
+    const nl = text.indexOf('\n', at);
+    const end = nl < 0 ? text.length : nl;
+    out.push(text.slice(at, Math.min(end, at + 4096)));
+    if (nl < 0) break;
+    at = nl + 1;
+  }
+  return out;
+}
+
+/** 0-based index of the first non-empty line matching `re` among the first `max` non-empty lines, or -1. */
 function lineIndexOf(text: string, re: RegExp, max = 40): number {
-  const lines = head(text, 64 * 1024).split('\n');
   let k = 0;
-  for (const l of lines) {
+  for (const l of firstLines(text, 400)) {
     if (l.trim() === '') continue;
     if (re.test(l)) return k;
     if (++k >= max) break;
@@ -98,9 +114,11 @@ const ncclLog: KindDef<NcclLogFacts> = {
     if (n >= 3) return 0.9;
     if (n === 2) return 0.8;
     if (n === 1) return 0.6;
-    if (/^NCCL version \d+\.\d+\.\d+/m.test(t)) return 0.55;
+    if (t.includes('NCCL version') && /^NCCL version \d+\.\d+\.\d+/m.test(t)) return 0.55;
     // A lone NCCL error message pasted without its prefix.
-    return CONFIG_REJECTED.test(head(t, 16 * 1024)) || /Call to ibv_modify_qp failed|Got completion from peer \S+ with (?:error|status)|Bootstrap\s*:\s*no socket interface found/.test(head(t, 16 * 1024)) ? 0.55 : 0;
+    const h = head(t, 16 * 1024);
+    if (!hasAny(h, 'ibv_modify_qp', 'Got completion', 'socket interface', 'nrecognized', 'ntries except', 'lgorithm/protocol', 'nvalid usage')) return 0;
+    return CONFIG_REJECTED.test(h) || /Call to ibv_modify_qp failed|Got completion from peer \S+ with (?:error|status)|Bootstrap\s*:\s*no socket interface found/.test(h) ? 0.55 : 0;
   },
   parse: parseNcclLog,
   findings: (_facts, text) => ncclLogFindings(text),
@@ -126,6 +144,7 @@ const ncclTests: KindDef<NcclTestsFacts> = {
   kind: 'nccl-tests',
   detect(text) {
     const t = head(text, 1024 * 1024);
+    if (!hasAny(t, 'busbw', 'nThread', 'Collective test', 'Avg bus bandwidth')) return 0;
     const header = /^#\s*nThread \d+ nGpus \d+/m.test(t) || /^#\s+size\s+count\s+type\b/m.test(t) || /^#\s*Collective test starting:/m.test(t);
     const rows = ROW.test(t);
     if (header && rows) return 0.95;
@@ -180,6 +199,7 @@ const torchWatchdog: KindDef<TorchWatchdogFacts> = {
   kind: 'torch-nccl-watchdog',
   detect(text) {
     const t = head(text);
+    if (!hasAny(t, 'atchdog', 'WorkNCCL')) return 0;
     if (/Watchdog caught collective operation timeout|Exception \(either an error or timeout\) detected by watchdog/i.test(t)) return 0.85;
     return /ProcessGroupNCCL/.test(t) && /WorkNCCL\(/.test(t) ? 0.75 : 0;
   },
@@ -214,9 +234,10 @@ const nvidiaSmi: KindDef<NvidiaSmiFacts> = {
   kind: 'nvidia-smi',
   detect(text) {
     const t = head(text, 64 * 1024);
-    if (/NVIDIA-SMI \d+\.\d+/.test(t) && /(?:Driver|KMD) Version:/.test(t)) return 0.95;
-    if (/^\|\s*(?:\d+%|N\/A|ERR!)\s+(?:\d+C|N\/A|ERR!)\s+P\d+\s/m.test(t) && /MiB\s*\/\s*\d+MiB/.test(t)) return 0.75;
+    if (t.includes('NVIDIA-SMI') && /NVIDIA-SMI \d+\.\d+/.test(t) && /(?:Driver|KMD) Version:/.test(t)) return 0.95;
+    if (t.includes('MiB') && /^\|\s*(?:\d+%|N\/A|ERR!)\s+(?:\d+C|N\/A|ERR!)\s+P\d+\s/m.test(t) && /MiB\s*\/\s*\d+MiB/.test(t)) return 0.75;
     if (/^\|\s+\d+\s+(?:N\/A|\d+)\s+(?:N\/A|\d+)\s+\d+\s+[CGM]\S{0,2}\s+\S.*\d+MiB\s*\|$/m.test(t)) return 0.6;
+    if (!hasAny(t, 'NVIDIA-SMI has failed', 'NVML', 'No devices were found', 'No NVIDIA graphics', 'version mismatch', 'device handle', 'fallen off the bus')) return 0;
     return SMI_DRIVER_ERROR.test(t) || /Unable to determine the device handle for GPU|GPU has fallen off the bus/.test(t) ? 0.6 : 0;
   },
   parse: parseNvidiaSmi,
@@ -254,7 +275,7 @@ const KNOWN_FIELD = /(?:^|,\s*)(?:index|name|uuid|gpu_uuid|gpu_name|gpu_bus_id|p
 const nvidiaSmiCsv: KindDef<NvidiaSmiCsvFacts> = {
   kind: 'nvidia-smi-csv',
   detect(text) {
-    const lines = head(text, 64 * 1024).split('\n').slice(0, 60).map((l) => l.trim()).filter((l) => l !== '');
+    const lines = firstLines(text, 60).map((l) => l.trim()).filter((l) => l !== '');
     const hi = lines.findIndex((l) => CSV_HEADER.test(l) && KNOWN_FIELD.test(l));
     if (hi >= 0) {
       const width = (lines[hi] ?? '').split(',').length;
@@ -299,6 +320,7 @@ const nvidiaSmiQ: KindDef<NvidiaSmiQFacts> = {
   kind: 'nvidia-smi-q',
   detect(text) {
     const t = head(text, 64 * 1024);
+    if (!hasAny(t, 'NVSMI LOG', 'nvidia_smi_log', 'Attached GPUs', 'Product Name')) return 0;
     if (/=+\s*NVSMI LOG\s*=+/.test(t) || /<nvidia_smi_log>/.test(t)) return 0.95;
     if (/^Attached GPUs\s*:/m.test(t) && /^GPU [0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:/m.test(t)) return 0.85;
     return /^\s+Product Name\s+:/m.test(t) && /^\s+(?:Bus Id|GPU UUID)\s+:/m.test(t) ? 0.7 : 0;
@@ -334,6 +356,7 @@ const nvidiaSmiDmon: KindDef<NvidiaSmiDmonFacts> = {
   kind: 'nvidia-smi-dmon',
   detect(text) {
     const t = head(text, 64 * 1024);
+    if (!t.includes('gpu')) return 0;
     if (/^#\s*(?:Date\s+Time\s+)?gpu\s+\S/m.test(t) && /^#\s*(?:\S+\s+\S+\s+)?Idx\b/m.test(t)) return 0.95;
     return /^#\s*gpu\s+(?:pwr|sm|pid)\b/m.test(t) ? 0.8 : 0;
   },
@@ -355,6 +378,7 @@ const nvcc: KindDef<NvccFacts> = {
   kind: 'nvcc',
   detect(text) {
     const t = head(text, 64 * 1024);
+    if (!hasAny(t, 'Cuda compil', 'nvcc')) return 0;
     const a = /Cuda compilation tools,\s*release \d+\.\d+/.test(t);
     const b = /nvcc: NVIDIA \(R\) Cuda compiler driver/.test(t);
     return a && b ? 0.8 : a || b ? 0.7 : 0;
@@ -366,7 +390,11 @@ const nvcc: KindDef<NvccFacts> = {
 
 const nvidiaDriverVersion: KindDef<NvidiaDriverVersionFacts> = {
   kind: 'nvidia-driver-version',
-  detect: (text) => (/NVRM version:\s*NVIDIA\b/.test(head(text, 64 * 1024)) ? 0.95 : /\/proc\/driver\/nvidia\/version: No such file/.test(head(text, 64 * 1024)) ? 0.7 : 0),
+  detect: (text) => {
+    const t = head(text, 64 * 1024);
+    if (!hasAny(t, 'NVRM version', '/proc/driver/nvidia/version')) return 0;
+    return /NVRM version:\s*NVIDIA\b/.test(t) ? 0.95 : /\/proc\/driver\/nvidia\/version: No such file/.test(t) ? 0.7 : 0;
+  },
   parse: parseNvidiaDriverVersion,
   findings: () => [],
   summary(f) {
@@ -383,6 +411,7 @@ const nvidiaSmiTopo: KindDef<NvidiaSmiTopoFacts> = {
   kind: 'nvidia-smi-topo',
   detect(text) {
     const t = head(text, 64 * 1024);
+    if (!hasAny(t, 'GPU0', 'X ', 'NIC')) return 0;
     const at = lineIndexOf(t, /\bGPU0\b.*(?:CPU Affinity|\bGPU1\b|\bNIC0\b|\bmlx5_\d)/);
     // Another output above the matrix (`lsmod | grep nvidia` then `topo -m`) is the primary one.
     if (at >= 0) return at <= 2 ? 0.95 : 0.7;
@@ -407,7 +436,7 @@ const nvidiaSmiTopo: KindDef<NvidiaSmiTopoFacts> = {
 
 const nvidiaSmiList: KindDef<NvidiaSmiListFacts> = {
   kind: 'nvidia-smi-list',
-  detect: (text) => (/^GPU \d+: .+ \(UUID: GPU-[0-9a-fA-F-]+\)/m.test(head(text, 64 * 1024)) ? 0.8 : 0),
+  detect: (text) => (text.includes('(UUID: GPU-') && /^GPU \d+: .+ \(UUID: GPU-[0-9a-fA-F-]+\)/m.test(head(text, 64 * 1024)) ? 0.8 : 0),
   parse: parseNvidiaSmiList,
   findings: () => [],
   summary: (f) => [['GPUs', `${f.gpus.length}${f.gpus[0]?.name ? ` × ${[...new Set(f.gpus.map((g) => g.name))].join(', ')}` : ''}`]],
@@ -415,7 +444,7 @@ const nvidiaSmiList: KindDef<NvidiaSmiListFacts> = {
 
 const nvidiaSmiVersion: KindDef<NvidiaSmiVersionFacts> = {
   kind: 'nvidia-smi-version',
-  detect: (text) => (/^NVIDIA-SMI version\s*:/m.test(head(text, 64 * 1024)) && /^DRIVER version\s*:/im.test(head(text, 64 * 1024)) ? 0.9 : 0),
+  detect: (text) => (text.includes('NVIDIA-SMI version') && /^NVIDIA-SMI version\s*:/m.test(head(text, 64 * 1024)) && /^DRIVER version\s*:/im.test(head(text, 64 * 1024)) ? 0.9 : 0),
   parse: parseNvidiaSmiVersion,
   findings: () => [],
   summary: (f) => [
@@ -430,6 +459,7 @@ const dcgmiDiag: KindDef<DcgmiDiagFacts> = {
   kind: 'dcgmi-diag',
   detect(text) {
     const t = head(text, 64 * 1024);
+    if (!t.includes('iagnostic')) return 0;
     if (/\|\s*Diagnostic\s*\|\s*Result\s*\|/.test(t)) return 0.95;
     return /Successfully ran diagnostic for group/.test(t) ? 0.85 : 0;
   },
@@ -453,6 +483,7 @@ const dcgmiDiscovery: KindDef<DcgmiDiscoveryFacts> = {
   kind: 'dcgmi-discovery',
   detect(text) {
     const t = head(text, 64 * 1024);
+    if (!hasAny(t, 'Device Information', 'PCI Bus ID')) return 0;
     if (/\|\s*GPU ID\s*\|\s*Device Information\s*\|/.test(t)) return 0.95;
     return /^\s*\d+ GPUs? found\.?\s*$/m.test(t) && /PCI Bus ID:/.test(t) ? 0.8 : 0;
   },
@@ -470,6 +501,7 @@ const rayStatus: KindDef<RayStatusFacts> = {
   kind: 'ray-status',
   detect(text) {
     const t = head(text, 64 * 1024);
+    if (!hasAny(t, 'Autoscaler status', 'Node status', 'Active:', 'Healthy:')) return 0;
     if (/=+\s*Autoscaler status\b/.test(t)) return 0.95;
     if (/^Node status\s*$/m.test(t) && /^Resources\s*$/m.test(t)) return 0.85;
     return /^(?:Active|Healthy):\s*$/m.test(t) && /^\s*\d+(?:\.\d+)?\/\d+(?:\.\d+)? (?:CPU|GPU)\b/m.test(t) ? 0.75 : 0;
@@ -491,6 +523,7 @@ const rayStart: KindDef<RayStartFacts> = {
   kind: 'ray-start',
   detect(text) {
     const t = head(text, 64 * 1024);
+    if (!hasAny(t, 'Ray runtime started', 'Local node IP')) return 0;
     const started = /^\s*Ray runtime started\.?\s*$/m.test(t);
     const ip = /^\s*Local node IP:\s*\S+/m.test(t);
     return started && ip ? 0.95 : started ? 0.85 : ip ? 0.6 : 0;
@@ -523,6 +556,10 @@ const vllmLog: KindDef<VllmLogFacts> = {
   kind: 'vllm-log',
   detect(text) {
     const t = head(text);
+    if (!hasAny(t, 'vLLM', 'vllm', 'LLM engine', 'APIServer', 'EngineCore', 'VllmWorker', 'RayWorkerWrapper')) {
+      // Only vLLM's logger prefix is left to recognise it by.
+      return (VLLM_MARKERS[7] as RegExp).test(t) ? 0.65 : 0;
+    }
     let n = 0;
     for (const re of VLLM_MARKERS) if (re.test(t)) n++;
     return n >= 2 ? 0.95 : n === 1 ? 0.65 : 0;
@@ -558,6 +595,7 @@ const vllmBench: KindDef<VllmBenchFacts> = {
   kind: 'vllm-bench',
   detect(text) {
     const t = head(text, 256 * 1024);
+    if (!hasAny(t, 'Benchmark Result', 'TTFT', 'throughput', 'Successful requests')) return 0;
     if (/=+\s*Serving Benchmark Result\s*=+/.test(t)) return 0.97;
     let n = 0;
     for (const re of [/^Successful requests:\s+\d/m, /^Request throughput \(req\/s\):\s+[\d.]/m, /^Mean TTFT \(ms\):\s+[\d.]/m, /^Output token throughput \(tok\/s\):\s+[\d.]/m]) if (re.test(t)) n++;

@@ -3,7 +3,8 @@
  * Fires on `NET/Plugin : Plugin load (<lib>) returned <errno> : <dlerror>`, `NET/Plugin: <lib>: <dlerror>`,
  * `Failed to find ncclNetPlugin_v<N> symbol` with no `Loaded net plugin`, `Failed to initialize NET plugin <name>`
  * (name not IB/Socket), and — the same condition seen later — a plugin that initialised (`Initialized NET plugin X`)
- * but was dropped for `Using network IB|Socket`. `Could not find: libnccl-net.so` / `No plugin found` alone is normal.
+ * but was dropped for `Using network IB|Socket`. `Could not find: libnccl-net.so` / `No plugin found` alone is normal,
+ * unless NCCL_NET_PLUGIN asked for a plugin (`Plugin name set by env to …`, or the variable echoed in the log).
  */
 import type { LogHit, NcclLogScan } from '../../parse/nccl-log.js';
 import type { Finding } from '../types.js';
@@ -14,6 +15,9 @@ export function d22NetPlugin(scan: NcclLogScan): Finding | undefined {
   const triggers: LogHit[] = [...scan.pluginLoadFailed, ...scan.pluginInitFailed];
   if (scan.pluginSymbolMissing.length > 0 && scan.loadedPlugin.length === 0) triggers.push(scan.pluginSymbolMissing[0] as LogHit);
   if (scan.pluginInitialized.length > 0 && internal && !usedPlugin) triggers.push(scan.pluginInitialized[0] as LogHit);
+  // `Could not find: libnccl-net.so` is the normal state, unless a plugin was asked for.
+  const asked = scan.pluginRequested[0] ?? (scan.facts.env.NCCL_NET_PLUGIN !== undefined && !/^none$/i.test(scan.facts.env.NCCL_NET_PLUGIN) ? scan.pluginNotFound[0] : undefined);
+  if (asked && scan.pluginNotFound.length > 0 && scan.loadedPlugin.length === 0) triggers.push(scan.pluginNotFound[0] as LogHit);
   triggers.sort((a, b) => a.line - b.line);
   const first = triggers[0];
   if (!first) return undefined;
