@@ -9,8 +9,13 @@ import { sanitize } from '../util/sanitize.js';
 import { KINDS } from './registry.js';
 import type { KindDef } from './types.js';
 
-/** Detection reads at most this much of the head: every format announces itself early. */
-const DETECT_HEAD_BYTES = 2 * 1024 * 1024;
+/**
+ * Detection reads the head: every format announces itself early. A first pass over 64 KB keeps doctor
+ * fast on big logs; only when nothing is recognised there does a second pass read up to 2 MB (an output
+ * pasted below a long preamble).
+ */
+const DETECT_HEAD_FAST = 64 * 1024;
+const DETECT_HEAD_MAX = 2 * 1024 * 1024;
 const THRESHOLD = 0.5;
 
 export interface DoctorReport {
@@ -40,13 +45,25 @@ function safe<T>(what: string, errors: string[], fn: () => T, fallback: T): T {
   }
 }
 
-export function detectKinds(text: string, kinds: readonly KindDef[] = KINDS): Array<{ kind: KindDef; score: number }> {
-  const head = text.length > DETECT_HEAD_BYTES ? text.slice(0, DETECT_HEAD_BYTES) : text;
+function scoreKinds(head: string, kinds: readonly KindDef[]): Array<{ kind: KindDef; score: number }> {
   const errors: string[] = [];
   return kinds
     .map((kind) => ({ kind, score: safe(kind.kind, errors, () => kind.detect(head), 0) }))
     .filter((k) => Number.isFinite(k.score) && k.score >= THRESHOLD)
     .sort((a, b) => b.score - a.score);
+}
+
+/** Cut at a line end so no detector sees a half line that the full text does not have. */
+function headOf(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const nl = text.lastIndexOf('\n', max);
+  return text.slice(0, nl > 0 ? nl + 1 : max);
+}
+
+export function detectKinds(text: string, kinds: readonly KindDef[] = KINDS): Array<{ kind: KindDef; score: number }> {
+  const fast = scoreKinds(headOf(text, DETECT_HEAD_FAST), kinds);
+  if (fast.length > 0 || text.length <= DETECT_HEAD_FAST) return fast;
+  return scoreKinds(headOf(text, DETECT_HEAD_MAX), kinds);
 }
 
 /** Reads one text. `bytes` may be anything: it is decoded as UTF-8 with replacement characters. */
