@@ -565,18 +565,8 @@ const vllmLog: KindDef<VllmLogFacts> = {
     return n >= 2 ? 0.95 : n === 1 ? 0.65 : 0;
   },
   parse: parseVllmLog,
-  findings(_f, text) {
-    const scan = scanNcclLog(text);
-    const nccl = [d01NcclSocket(scan), d04CompletionError(scan.completion), d05ModifyQp(scan.modifyQp), d06BootstrapNoInterface(scan.noSocketInterface, scan.facts.env)];
-    const related = defined(nccl).map((f) => f.rule);
-    return defined([
-      ...nccl,
-      d03NcclConfigRejected(scan.configRejected, scan.algoEnv),
-      d07CollectiveTimeout(scan.watchdog, [...related.filter((r) => r !== 'D01'), ...(scan.unhandled.length > 0 ? ['D17'] : [])]),
-      d16VllmLaunch(logLines(text)),
-      d17NcclUnhandled(scan.unhandled, related, scan.facts.errors),
-    ]);
-  },
+  // NCCL_DEBUG lines inside a vLLM log are an NCCL log too: every NCCL rule reads them (D17 points to the WARN).
+  findings: (_f, text) => defined([...ncclLogFindings(text), d16VllmLaunch(logLines(text))]),
   summary(f) {
     const rows: Array<[string, string]> = [];
     if (f.version) rows.push(['vLLM', f.version]);
