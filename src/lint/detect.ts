@@ -74,9 +74,11 @@ export function detectKind(input: string): LintKind {
   // Python
   if (code.some((l) => /^(?:import\s+[\w.]+|from\s+[\w.]+\s+import\s+)/.test(l)) || code.some((l) => /^(?:def|class)\s+\w+.*:$/.test(l))) return 'python-launcher';
 
-  // KEY=VALUE files
+  // KEY=VALUE files (a bare `NCCL_X` line is a malformed conf line, not a command)
+  const shebang = /^#!\s*\/\S*(?:sh|bash|env\s+(?:ba)?sh)\b/.test(body[0] ?? '');
   const assigns = code.filter((l) => ASSIGN_LINE.test(l));
-  if (assigns.length > 0 && assigns.length >= code.length * 0.6 && code.every((l) => ASSIGN_LINE.test(l) || !isCommandish(l))) {
+  const confish = code.filter((l) => ASSIGN_LINE.test(l) || /^NCCL_[A-Z0-9_]*\b/.test(l));
+  if (!shebang && assigns.length > 0 && confish.length >= code.length * 0.6 && code.every((l) => confish.includes(l) || !isCommandish(l))) {
     const keys = assigns.map((l) => l.replace(/^export\s+/, '').split('=')[0]?.trim() ?? '');
     const nccl = keys.filter((k) => /^NCCL_/.test(k)).length;
     return nccl > 0 && nccl >= keys.length / 2 ? 'nccl-conf' : 'env';
@@ -85,7 +87,6 @@ export function detectKind(input: string): LintKind {
   // Shell
   const cmds = parseShell(text.length > 2_000_000 ? text.slice(0, 2_000_000) : text).filter((c) => c.program !== '');
   const known = cmds.filter((c) => isKnownCommand(c.program, c.argv[0]?.text ?? ''));
-  const shebang = /^#!\s*\/\S*(?:sh|bash|env\s+(?:ba)?sh)\b/.test(body[0] ?? '');
   if (shebang || (known.length > 0 && known.length >= cmds.length * 0.5 && prose <= commands)) {
     const main = cmds.filter((c) => !['set', 'source', '.', 'cd', 'export'].includes(c.program));
     return !shebang && main.length === 1 && /^(?:ray|vllm|python[\d.]*)$/.test(main[0]?.program ?? '') ? 'command-line' : 'shell-script';

@@ -243,9 +243,14 @@ const WRAPPERS: Record<string, RegExp> = {
   xargs: /^-[IdLnPs]$/,
 };
 
+/** `$x` → `${x}`, so that expanding an inner loop variable cannot merge into an outer reference (`$i$j`). */
+function canon(text: string): string {
+  return text.includes('$') ? text.replace(/\$([A-Za-z_]\w*)/g, '${$1}') : text;
+}
+
 function subst(text: string, vars: Map<string, string>): string {
   if (!text.includes('$')) return text;
-  return text.replace(/\$\{([A-Za-z_]\w*)\}|\$([A-Za-z_]\w*)/g, (m, a?: string, b?: string) => vars.get((a ?? b) as string) ?? m);
+  return text.replace(/\$\{([A-Za-z_]\w*)\}/g, (m, a: string) => vars.get(a) ?? m);
 }
 
 function basename(p: string): string {
@@ -337,7 +342,7 @@ function parseWith(src: string, firstLine: number, vars: Map<string, string>, de
     }
   };
   for (const s of simples(tokenize(src, firstLine))) {
-    let w: Word[] = s.words.map((x) => ({ text: x.single ? x.text : subst(x.text, vars), line: x.line, quoted: x.quoted }));
+    let w: Word[] = s.words.map((x) => ({ text: x.single ? x.text : subst(canon(x.text), vars), line: x.line, quoted: x.quoted }));
     for (let guard = 0; guard < 10 && w.length > 0; guard++) {
       const k = (w[0] as Word).text;
       if (k === 'for' && !(w[0] as Word).quoted) {
