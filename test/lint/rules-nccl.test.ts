@@ -214,3 +214,13 @@ describe('R15 NCCL_CROSS_NIC under design A', () => {
     expect(ids(lintOne('NCCL_IB_TC=106\n'))).not.toContain('R15');
   });
 });
+
+describe('design detection across both hosts', () => {
+  it('two hosts\' design-A netplans together are still design A (R15 fires, R14 accepts the cable-1 port)', () => {
+    const node2 = DESIGN_A_NETPLAN.replace(/\.1\/24/g, '.2/24');
+    const r = lintMany({ n1: DESIGN_A_NETPLAN, n2: node2, conf: 'NCCL_SOCKET_IFNAME==ens1f0\nNCCL_IB_HCA==mlx5_0:1\n' });
+    expect(ids(r.conf ?? [])).toEqual(['R15']);
+    expect(ids(r.n1 ?? [])).toEqual([]);
+    expect(ids(r.n2 ?? [])).toEqual([]);
+  });
+});

@@ -182,3 +182,10 @@ describe('R50 performance claims', () => {
     expect(ids(lintOne(full))).not.toContain('R50');
   });
 });
+
+describe('R35 ulimit in a start script', () => {
+  it('a capped memlock before a job fires; unlimited does not', () => {
+    expect(only(lintOne(sh('ulimit -l 65536', 'ray start --head --node-ip-address=192.168.101.1')), 'R35')[0]?.line).toBe(2);
+    expect(ids(lintOne(sh('ulimit -l unlimited', 'ray start --head --node-ip-address=192.168.101.1')))).not.toContain('R35');
+  });
+});

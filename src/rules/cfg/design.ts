@@ -42,7 +42,7 @@ export function designOf(ctx: CfgContext): Design {
   const mgmt = mgmtDevices(ctx);
   const devs = allDevices(ctx);
   const slaves = new Set(devs.filter(({ d }) => d.type === 'bond').flatMap(({ d }) => d.interfaces));
-  const ports = devs.filter(({ d }) => d.type === 'ethernet' && !mgmt.has(d.name) && (d.addresses.length > 0 || slaves.has(d.name))).map(({ d }) => d.name);
+  const ports = [...new Set(devs.filter(({ d }) => d.type === 'ethernet' && !mgmt.has(d.name) && (d.addresses.length > 0 || slaves.has(d.name))).map(({ d }) => d.name))];
   const bonds = devs.filter(({ d }) => d.type === 'bond' && d.addresses.length > 0 && !mgmt.has(d.name));
   const hostOf = (d: NetplanDevice): number | undefined => {
     const a = d.addresses.map(ipv4Net).find(Boolean);
@@ -55,9 +55,17 @@ export function designOf(ctx: CfgContext): Design {
     const h = hostOf(first);
     return { kind, ports, bonds, control: first.name, ...(h !== undefined ? { hostIndex: h } : {}) };
   }
-  const addressed = devs.filter(({ d }) => d.type === 'ethernet' && !mgmt.has(d.name) && d.addresses.length > 0).map(({ d }) => d);
-  const nets = new Set(addressed.flatMap((d) => d.addresses.map((a) => ipv4Net(a)?.net)));
-  if (addressed.length >= 2 && nets.size >= addressed.length) {
+  // per netplan file (one host's view): several addressed fabric ports, each in its own subnet
+  let addressed: NetplanDevice[] = [];
+  for (const file of ctx.files) {
+    const mine = devs.filter(({ file: f, d }) => f === file && d.type === 'ethernet' && !mgmt.has(d.name) && d.addresses.length > 0).map(({ d }) => d);
+    const nets = new Set(mine.flatMap((d) => d.addresses.map((a) => ipv4Net(a)?.net)));
+    if (mine.length >= 2 && nets.size >= mine.length) {
+      addressed = mine;
+      break;
+    }
+  }
+  if (addressed.length >= 2) {
     const c1 = addressed.find((d) => d.addresses.some((a) => a.startsWith('192.168.101.'))) ?? addressed[0];
     const h = c1 ? hostOf(c1) : undefined;
     return { kind: 'A', ports, bonds, ...(c1 ? { control: c1.name } : {}), ...(h !== undefined ? { hostIndex: h } : {}) };

@@ -148,13 +148,13 @@ export const R50: CfgRule = {
     const bad = models.filter((m) => modelInfo(m).missing);
     if (models.length === 0 || bad.length === models.length) missing.push(bad.length > 0 ? `an existing model (${[...new Set(bad)].join(', ')} does not exist, R41)` : 'the model');
     if (!p.workload.lengths) missing.push('input and output lengths');
-    if (!p.workload.concurrency) missing.push('the concurrency');
-    if (!p.workload.prompts) missing.push('the prompt count');
-    if (!p.workload.layout) missing.push('the layout (TP/PP/DP)');
-    if (!p.workload.tool) missing.push('the tool (`vllm bench serve`)');
+    if (!p.workload.concurrency) missing.push('concurrency');
+    if (!p.workload.prompts) missing.push('prompt count');
+    if (!p.workload.layout) missing.push('layout (TP/PP/DP)');
+    if (!p.workload.tool) missing.push('tool (`vllm bench serve`)');
     if (missing.length === 0) return [];
     return p.claims.map((block) =>
-      mk(this, 'medium', f, block[0]?.line, `${block.map((r) => r.text).join(' ⏎ ')} → unverifiable: the text states no ${missing.join(', no ')}. "Max concurrency" is set by --max-num-seqs and the KV cache, not by the hardware`, 'Measure and report with the workload: `vllm bench serve --model <real model> --dataset-name random --random-input-len 512 --random-output-len 1024 --max-concurrency 64 --num-prompts 640 --seed 0`, stating model, quantization, TP/PP/DP, lengths, concurrency and prompt count.'),
+      mk(this, 'medium', f, block[0]?.line, `${block.map((r) => r.text).join(' ⏎ ')} → unverifiable: the text states none of: ${missing.join('; ')}. "Max concurrency" is set by --max-num-seqs and the KV cache, not by the hardware`, 'Measure and report with the workload: `vllm bench serve --model <real model> --dataset-name random --random-input-len 512 --random-output-len 1024 --max-concurrency 64 --num-prompts 640 --seed 0`, stating model, quantization, TP/PP/DP, lengths, concurrency and prompt count.'),
     );
   },
 };

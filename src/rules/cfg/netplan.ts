@@ -182,7 +182,7 @@ export const R22: CfgRule = {
             f,
             line,
             `${lineText(f, line)} (${d.name}) → \`netplan try\` prints "${d.name}: reverting custom parameters for bridges and bonds is not supported", applies nothing, and offers no rollback; over SSH a bad file then cuts the session`,
-            `Apply from the console/BMC, or arm a rollback first: \`sudo systemd-run --on-active=300 /bin/sh -c 'cp /root/netplan.bak/*.yaml /etc/netplan/ && netplan apply'\`, then \`sudo netplan generate && sudo netplan apply\`; cancel the timer once management and cluster paths are verified. (Design A has no bond: \`netplan try --timeout 120\` works.)`,
+            `Apply from the console/BMC, or back up and arm a rollback first: \`sudo cp -a /etc/netplan /root/netplan.bak && sudo systemd-run --unit=netplan-rollback --on-active=300 /bin/sh -c 'cp /root/netplan.bak/*.yaml /etc/netplan/ && netplan apply'\`, then \`sudo netplan generate && sudo netplan apply\`; cancel the timer (\`sudo systemctl stop netplan-rollback.timer\`) once management and cluster paths are verified. (Design A has no bond: \`netplan try --timeout 120\` works.)`,
           ),
         );
       }

@@ -195,6 +195,11 @@ export const R35: CfgRule = {
       out.push(mk(this, 'high', f, line, `${lim ? `${lim.key}=${lim.value}` : cmdText(f, job)} → a unit starting ${job.program} ${lim ? 'caps' : 'has no'} LimitMEMLOCK=infinity (limits.conf does not reach services): "Call to ibv_reg_mr failed with error Cannot allocate memory"`, 'Add `LimitMEMLOCK=infinity` to the [Service] section.'));
     }
     for (const c of commandsOf(f)) {
+      const l = c.program === 'ulimit' ? c.argv.findIndex((w) => /^-\w*l$/.test(w.text)) : -1;
+      const v = l > 0 ? c.argv[l + 1]?.text : undefined;
+      if (v && v !== 'unlimited' && commandsOf(f).some((x) => x.line > c.line && JOB.test(x.program))) {
+        out.push(mk(this, 'high', f, c.line, `${cmdText(f, c)} → locked memory capped at ${v} KiB for the jobs this script starts: "Call to ibv_reg_mr failed with error Cannot allocate memory"`, '`ulimit -l unlimited` (needs the hard limit: /etc/security/limits.d/90-l20-memlock.conf with `* hard memlock unlimited`).'));
+      }
       if (!(c.program === 'docker' || c.program === 'podman') || c.argv[1]?.text !== 'run') continue;
       const a = c.argv.map((w) => w.text).join(' ');
       if (!/--gpus|\/dev\/infiniband/.test(a) || /--privileged/.test(a)) continue;
