@@ -36,6 +36,7 @@ export function isKnownCommand(program: string, argv0: string): boolean {
 
 function isCommandish(line: string): boolean {
   const first = line.replace(/^(?:sudo\s+(?:-\S+\s+)*)?(?:[A-Za-z_]\w*=\S*\s+)*/, '').split(/[\s;|&]/)[0] ?? '';
+  if (/^[A-Za-z_]\w*=/.test(first)) return false; // only assignments on the line
   const prog = first.slice(first.lastIndexOf('/') + 1);
   return KNOWN_PROGRAMS.has(prog) || /^\.{0,2}\//.test(first) || /\.(?:sh|run|py)$/.test(first) || line.startsWith('#!');
 }
@@ -76,8 +77,9 @@ export function detectKind(input: string): LintKind {
 
   // KEY=VALUE files (a bare `NCCL_X` line is a malformed conf line, not a command)
   const shebang = /^#!\s*\/\S*(?:sh|bash|env\s+(?:ba)?sh)\b/.test(body[0] ?? '');
-  const assigns = code.filter((l) => ASSIGN_LINE.test(l));
-  const confish = code.filter((l) => ASSIGN_LINE.test(l) || /^NCCL_[A-Z0-9_]*\b/.test(l));
+  const assigns = code.filter((l) => ASSIGN_LINE.test(l) && !isCommandish(l.replace(/^export\s+/, '')));
+  // `NCCL_DEBUG=INFO torchrun …` is a command with an environment prefix, not a conf line
+  const confish = code.filter((l) => (ASSIGN_LINE.test(l) || /^NCCL_[A-Z0-9_]*\b/.test(l)) && !isCommandish(l.replace(/^export\s+/, '')));
   if (!shebang && assigns.length > 0 && confish.length >= code.length * 0.6 && code.every((l) => confish.includes(l) || !isCommandish(l))) {
     const keys = assigns.map((l) => l.replace(/^export\s+/, '').split('=')[0]?.trim() ?? '');
     const nccl = keys.filter((k) => /^NCCL_/.test(k)).length;
@@ -89,7 +91,7 @@ export function detectKind(input: string): LintKind {
   const known = cmds.filter((c) => isKnownCommand(c.program, c.argv[0]?.text ?? ''));
   if (shebang || (known.length > 0 && known.length >= cmds.length * 0.5 && prose <= commands)) {
     const main = cmds.filter((c) => !['set', 'source', '.', 'cd', 'export'].includes(c.program));
-    return !shebang && main.length === 1 && /^(?:ray|vllm|python[\d.]*)$/.test(main[0]?.program ?? '') ? 'command-line' : 'shell-script';
+    return !shebang && main.length === 1 ? 'command-line' : 'shell-script';
   }
   if (prose >= 1 && prose >= code.length / 2) return 'markdown';
   return 'unknown';

@@ -44,6 +44,7 @@ describe('detection by content', () => {
     ['vllm serve Qwen/Qwen2.5-7B-Instruct --tensor-parallel-size 2\n', 'command-line'],
     ['ray start --head --node-ip-address=192.168.101.1 \\\n  --port=6379\n', 'command-line'],
     ['from vllm import LLM\nllm = LLM(model="x")\n', 'python-launcher'],
+    ['NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET torchrun --nnodes 2 bench.py\n', 'command-line'],
     ['# Title\n\nSome prose that explains how the cluster is built and why.\n\n```bash\nufw disable\n```\n', 'markdown'],
     ['', 'empty'],
     ['   \n\n', 'empty'],

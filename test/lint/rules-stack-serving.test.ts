@@ -71,6 +71,14 @@ describe('R40 removed vLLM flags', () => {
   it('current flags are silent', () => expect(ids(lintOne('vllm serve m --distributed-executor-backend ray -tp 8\n'))).not.toContain('R40'));
 });
 
+describe('vLLM in a container', () => {
+  it('docker run of the vllm image is a launch: its flags are checked', () => {
+    const r = lintOne('docker run --gpus all --ipc host -v /models:/models -p 8000:8000 vllm/vllm-openai:v0.11.0 --model deepseek-ai/deepseek-v3-8b --tensor-parallel-size 16\n');
+    expect(ids(r)).toEqual(expect.arrayContaining(['R41', 'R42', 'R46', 'R35']));
+    expect(ids(lintOne('docker run --rm -it ubuntu:22.04 bash\n'))).toEqual([]);
+  });
+});
+
 describe('R41 model exists', () => {
   it.each(['deepseek-ai/deepseek-v3-8b', 'deepseek-ai/DeepSeek-V3-7B', 'deepseek-ai/DeepSeek-R1-14b'])('%s fires (blocker)', (m) => {
     expect(only(lintOne(`vllm serve ${m}\n`), 'R41')[0]?.severity).toBe('blocker');

@@ -97,6 +97,18 @@ const VLLM_BOOLEANS = new Set(
   ['headless', 'engine-use-ray', 'worker-use-ray', 'trust-remote-code', 'enforce-eager', 'disable-log-requests', 'disable-log-stats', 'enable-prefix-caching', 'enable-chunked-prefill', 'enable-expert-parallel', 'disable-custom-all-reduce', 'enable-auto-tool-choice'].map((x) => `--${x}`),
 );
 
+const DOCKER_BOOLEANS = /^(?:--rm|-d|--detach|-i|-t|-it|-ti|--interactive|--tty|--privileged|--init|-P|--publish-all|--read-only)$/;
+
+/** Index of the image in `docker run [options] image [args]`, or -1. */
+function dockerImage(argv: readonly Word[]): number {
+  for (let k = 2; k < argv.length; k++) {
+    const t = (argv[k] as Word).text;
+    if (!t.startsWith('-')) return k;
+    if (!t.includes('=') && !DOCKER_BOOLEANS.test(t)) k++;
+  }
+  return -1;
+}
+
 export interface VllmLaunch {
   via: 'serve' | 'api_server';
   model?: { value: string; line: number };
@@ -116,6 +128,13 @@ export function vllmLaunchOf(c: ShellCommand): VllmLaunch | undefined {
     if (m < 0 || !/^vllm\.entrypoints\.(?:openai\.)?api_server$/.test(mod)) return undefined;
     args = c.argv.slice(m + 2);
     via = 'api_server';
+  } else if ((c.program === 'docker' || c.program === 'podman') && sub(c, 1) === 'run') {
+    // the vllm/vllm-openai image runs `vllm serve` with the arguments after the image
+    const image = dockerImage(c.argv);
+    if (image < 0 || !/vllm/i.test(c.argv[image]?.text ?? '')) return undefined;
+    args = c.argv.slice(image + 1);
+    via = 'serve';
+    if (args[0]?.text === 'vllm' && args[1]?.text === 'serve') args = args.slice(2);
   } else return undefined;
   const norm = args.map((w) => {
     if (!w.text.startsWith('-')) return w;
