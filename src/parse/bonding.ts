@@ -10,7 +10,8 @@
  * irregular in pastes; blocks are found by their keys, not by spacing.
  */
 import { z } from 'zod';
-import { cleanLines, compact, guard, toInt, validate } from './common.js';
+import { compact, guard, toInt, validate } from './common.js';
+import { rdmaLines } from './rdma-util.js';
 
 export const BondSlaveSchema = z.object({
   name: z.string(),
@@ -86,7 +87,7 @@ export function parseBonding(text: string): BondingFacts {
       const out: BondingFacts = { slaves: [] };
       let slave: BondSlave | undefined;
       let section: 'bond' | 'agg' | 'actor' | 'partner' = 'bond';
-      for (const line of cleanLines(text)) {
+      for (const line of rdmaLines(text)) {
         const t = line.trim();
         if (t === '') continue;
         const cmd = /\/proc\/net\/bonding\/([\w.@-]+)/.exec(t);

@@ -4,7 +4,8 @@
  * A transcript with several invocations keeps each; the last printed mode is the current one.
  */
 import { z } from 'zod';
-import { cleanLines, compact, guard, toInt, validate } from './common.js';
+import { compact, guard, toInt, validate } from './common.js';
+import { rdmaLines } from './rdma-util.js';
 
 export const CmaRoceModeFactsSchema = z.object({
   device: z.string().optional(),
@@ -22,7 +23,7 @@ export function parseCmaRoceMode(text: string): CmaRoceModeFacts {
       const out: CmaRoceModeFacts = { history: [] };
       let pendingSet = false;
       let pendingDev: string | undefined;
-      for (const line of cleanLines(text)) {
+      for (const line of rdmaLines(text)) {
         const t = line.trim();
         if (t === '') continue;
         if (/\bcma_roce_mode\b/.test(t)) {

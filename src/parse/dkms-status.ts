@@ -4,7 +4,8 @@
  * followed by a note `(original_module exists)` / `(WARNING! Diff between built and installed module!)`.
  */
 import { z } from 'zod';
-import { cleanLines, compact, guard, validate } from './common.js';
+import { compact, guard, validate } from './common.js';
+import { rdmaLines } from './rdma-util.js';
 
 export const DkmsModuleSchema = z.object({
   name: z.string(),
@@ -28,7 +29,7 @@ export function parseDkmsStatus(text: string): DkmsStatusFacts {
     () => {
       const modules: DkmsModule[] = [];
       const warnings: string[] = [];
-      for (const line of cleanLines(text)) {
+      for (const line of rdmaLines(text)) {
         const t = line.trim();
         if (t === '') continue;
         if (/^(?:Warning|Error)\b/i.test(t)) {

@@ -5,7 +5,8 @@
  * line without its value is dropped.
  */
 import { z } from 'zod';
-import { cleanLines, guard, validate } from './common.js';
+import { guard, validate } from './common.js';
+import { rdmaLines } from './rdma-util.js';
 
 export const EthtoolStatsFactsSchema = z.object({
   /** The interface, when the command line was pasted (`ethtool -S eth01 | grep …`). */
@@ -28,7 +29,7 @@ export function parseEthtoolStats(text: string): EthtoolStatsFacts {
       let netdev: string | undefined;
       let grep: string | undefined;
       let header = false;
-      for (const line of cleanLines(text)) {
+      for (const line of rdmaLines(text)) {
         const t = line.trim();
         if (t === '') continue;
         const cmd = /\bethtool\s+(?:-S|--statistics)\s+([\w.@-]+)(?:\s*\|\s*grep\s+(.*))?$/.exec(t);

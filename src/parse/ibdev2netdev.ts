@@ -7,7 +7,8 @@
  * Pastes piped through `column -t` or with comments appended are read too; a cut line keeps what it has.
  */
 import { z } from 'zod';
-import { cleanLines, compact, guard, normalizeBdf, toInt, validate } from './common.js';
+import { compact, guard, normalizeBdf, toInt, validate } from './common.js';
+import { rdmaLines } from './rdma-util.js';
 
 export const Ibdev2netdevLinkSchema = z.object({
   device: z.string(),
@@ -93,7 +94,7 @@ export function parseIbdev2netdev(text: string): Ibdev2netdevFacts {
       const links: Ibdev2netdevLink[] = [];
       // `ibdev2netdev` then `ibdev2netdev -v` in one paste: one entry per device port, the richer line merged in.
       const seen = new Map<string, Ibdev2netdevLink>();
-      for (const line of cleanLines(text, { commands: ['ibdev2netdev'] })) {
+      for (const line of rdmaLines(text, { commands: ['ibdev2netdev'] })) {
         if (!/\bport\s+\d+/.test(line) || !(line.includes('==>') || /\bport\s+\d+\s+\(\s*[A-Z_]+\s*\)\s*$/.test(line))) continue;
         const link = parseIbdev2netdevLine(line);
         if (!link) continue;

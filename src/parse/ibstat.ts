@@ -8,8 +8,8 @@
  * errors.
  */
 import { z } from 'zod';
-import { cleanLines, compact, guard, toInt, validate } from './common.js';
-import { parseRateGbps, toIntAny } from './rdma-util.js';
+import { compact, guard, toInt, validate } from './common.js';
+import { parseRateGbps, toIntAny, rdmaLines } from './rdma-util.js';
 
 export const IbstatPortSchema = z.object({
   device: z.string(),
@@ -74,7 +74,7 @@ export function parseIbstat(text: string): IbstatFacts {
       const errors: string[] = [];
       let ca: IbstatCa | undefined;
       let port: IbstatPort | undefined;
-      for (const line of cleanLines(text, { commands: ['ibstat'] })) {
+      for (const line of rdmaLines(text, { commands: ['ibstat'] })) {
         const t = line.trim();
         if (t === '') continue;
         if (/^ibpanic:/.test(t) || /^ibwarn:/.test(t)) {

@@ -6,8 +6,8 @@
  * States are reported without their number (`ACTIVE`, `DOWN`, `Polling`).
  */
 import { z } from 'zod';
-import { cleanLines, compact, guard, toInt, validate } from './common.js';
-import { parseRateGbps, toIntAny } from './rdma-util.js';
+import { compact, guard, toInt, validate } from './common.js';
+import { parseRateGbps, toIntAny, rdmaLines } from './rdma-util.js';
 
 export const IbstatusPortSchema = z.object({
   device: z.string(),
@@ -49,7 +49,7 @@ export function parseIbstatus(text: string): IbstatusFacts {
     () => {
       const ports: IbstatusPort[] = [];
       let cur: IbstatusPort | undefined;
-      for (const line of cleanLines(text, { commands: ['ibstatus'] })) {
+      for (const line of rdmaLines(text, { commands: ['ibstatus'] })) {
         const h = HEAD_RE.exec(line);
         if (h && h[1] !== undefined) {
           const n = toInt(h[2]);

@@ -4,7 +4,8 @@
  * Pastes expand the TAB or re-indent; rows are read by shape.
  */
 import { z } from 'zod';
-import { cleanLines, guard, validate } from './common.js';
+import { guard, validate } from './common.js';
+import { rdmaLines } from './rdma-util.js';
 
 export const IbvDevicesFactsSchema = z.object({
   devices: z.array(z.object({ device: z.string(), guid: z.string() })),
@@ -17,7 +18,7 @@ export function parseIbvDevices(text: string): IbvDevicesFacts {
   return guard(
     () => {
       const devices: Array<{ device: string; guid: string }> = [];
-      for (const line of cleanLines(text, { commands: ['ibv_devices'] })) {
+      for (const line of rdmaLines(text, { commands: ['ibv_devices'] })) {
         const m = ROW_RE.exec(line);
         if (m && m[1] !== undefined && m[2] !== undefined) devices.push({ device: m[1], guid: m[2].toLowerCase() });
       }

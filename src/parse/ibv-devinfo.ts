@@ -10,8 +10,8 @@
  * An excerpt may start after the `hca_id:` line: ports are then reported without a device.
  */
 import { z } from 'zod';
-import { cleanLines, compact, guard, toInt, validate } from './common.js';
-import { gidIpv4 } from './rdma-util.js';
+import { compact, guard, toInt, validate } from './common.js';
+import { gidIpv4, rdmaLines } from './rdma-util.js';
 
 export const IbvPortSchema = z.object({
   /** Omitted when the excerpt starts after the `hca_id:` line. */
@@ -89,7 +89,7 @@ export function parseIbvDevinfo(text: string): IbvDevinfoFacts {
       let dev: IbvDevice | undefined;
       let port: IbvPort | undefined;
       let inList = false;
-      for (const line of cleanLines(text, { commands: ['ibv_devinfo'] })) {
+      for (const line of rdmaLines(text, { commands: ['ibv_devinfo'] })) {
         const t = line.trim();
         if (t === '') continue;
         if (/^No IB devices found/i.test(t)) {

@@ -10,7 +10,8 @@
  * ip-json.ts; the facts have the same `netdevs` shape.
  */
 import { z } from 'zod';
-import { cleanLines, compact, guard, toInt, validate } from './common.js';
+import { compact, guard, toInt, validate } from './common.js';
+import { rdmaLines } from './rdma-util.js';
 import { NetdevSchema, type IpAddress } from './ip-json.js';
 
 export const IpStatsSchema = z.record(z.string(), z.number());
@@ -120,7 +121,7 @@ export function parseIpLink(text: string): IpLinkFacts {
         });
         (n.addresses ??= []).push(a);
       };
-      for (const raw of cleanLines(text, { commands: ['ip'] })) {
+      for (const raw of rdmaLines(text, { commands: ['ip'] })) {
         // `ip -o` joins a link's lines with a literal backslash.
         const parts = raw.split(/\\\s+/);
         for (const line of parts) {

@@ -4,7 +4,8 @@
  * kept when the command line was pasted, so a rule can tell what the listing could have shown.
  */
 import { z } from 'zod';
-import { cleanLines, compact, guard, toInt, validate } from './common.js';
+import { compact, guard, toInt, validate } from './common.js';
+import { rdmaLines } from './rdma-util.js';
 
 export const LsmodModuleSchema = z.object({
   name: z.string(),
@@ -55,7 +56,7 @@ export function parseLsmod(text: string): LsmodFacts {
       const modules: LsmodModule[] = [];
       let full = false;
       let grep: LsmodFacts['grep'];
-      for (const line of cleanLines(text)) {
+      for (const line of rdmaLines(text)) {
         const t = line.trim();
         if (t === '') continue;
         if (/^Module\s+Size\s+Used by$/.test(t)) {

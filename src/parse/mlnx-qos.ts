@@ -10,7 +10,8 @@
  * TC blocks may be out of order (python dict order). Setting commands print the same status afterwards.
  */
 import { z } from 'zod';
-import { cleanLines, compact, guard, toInt, validate } from './common.js';
+import { compact, guard, toInt, validate } from './common.js';
+import { rdmaLines } from './rdma-util.js';
 
 export const MlnxQosTcSchema = z.object({
   tc: z.number().int(),
@@ -60,7 +61,7 @@ export function parseMlnxQos(text: string): MlnxQosFacts {
       let sawDscpRow = false;
       let inDscp = false;
       let tc: MlnxQosTc | undefined;
-      for (const line of cleanLines(text)) {
+      for (const line of rdmaLines(text)) {
         const t = line.trim();
         if (t === '') continue;
         const cmd = /(?:^|[\s/])mlnx_qos\s+(?:.*\s)?(?:-i|--interface)[\s=]+(\S+)/.exec(t);
@@ -91,7 +92,8 @@ export function parseMlnxQos(text: string): MlnxQosFacts {
           const prio = toInt(m[1]);
           const list = m[2] ?? '';
           // A cut row ends without the comma that terminates every value: drop its last entry.
-          const complete = list.trimEnd().endsWith(',') ? list : list.replace(/,?\s*\d*\s*$/, ',');
+          const trimmed = list.trimEnd();
+          const complete = trimmed.endsWith(',') ? trimmed : trimmed.slice(0, trimmed.lastIndexOf(',') + 1);
           if (prio !== undefined && (inDscp || sawDscpRow)) {
             sawDscpRow = true;
             for (const d of complete.split(',')) {

@@ -4,7 +4,8 @@
  * a new module starts at `filename:`. `modinfo: ERROR: Module <m> not found.` is kept as an error.
  */
 import { z } from 'zod';
-import { cleanLines, compact, guard, validate } from './common.js';
+import { compact, guard, validate } from './common.js';
+import { rdmaLines } from './rdma-util.js';
 
 export const ModinfoModuleSchema = z.object({
   name: z.string().optional(),
@@ -43,7 +44,7 @@ export function parseModinfo(text: string): ModinfoFacts {
       const modules: ModinfoModule[] = [];
       const errors: string[] = [];
       let cur: ModinfoModule | undefined;
-      for (const line of cleanLines(text)) {
+      for (const line of rdmaLines(text)) {
         const t = line.trim();
         if (/^modinfo: ERROR:/.test(t)) {
           errors.push(t);

@@ -6,7 +6,8 @@
  * `MST devices:` lists `/dev/mst/<dev> - <access>` with `domain:bus:dev.fn=…` continuation lines.
  */
 import { z } from 'zod';
-import { cleanLines, compact, guard, normalizeBdf, toInt, validate } from './common.js';
+import { compact, guard, normalizeBdf, toInt, validate } from './common.js';
+import { rdmaLines } from './rdma-util.js';
 
 export const MstDeviceSchema = z.object({
   type: z.string().optional(),
@@ -35,7 +36,7 @@ export function parseMstStatus(text: string): MstStatusFacts {
       const out: MstStatusFacts = { devices: [] };
       let table = false;
       let last: MstDevice | undefined;
-      for (const line of cleanLines(text)) {
+      for (const line of rdmaLines(text)) {
         const t = line.trim();
         if (t === '') continue;
         let m: RegExpExecArray | null;

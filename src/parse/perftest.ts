@@ -12,8 +12,8 @@
  * `\t\t` inside a row and of warnings (`Conflicting CPU frequency values detected`) between header and row.
  */
 import { z } from 'zod';
-import { cleanLines, compact, guard, toInt, toNum, validate } from './common.js';
-import { perftestGidIpv4 } from './rdma-util.js';
+import { compact, guard, toInt, toNum, validate } from './common.js';
+import { perftestGidIpv4, rdmaLines } from './rdma-util.js';
 
 export const PerftestBwRowSchema = z.object({
   bytes: z.number().int(),
@@ -152,7 +152,7 @@ export function parsePerftest(text: string): PerftestFacts {
       // The client's output starts with the dashed rule; the server's with its banner.
       let ruleFirst = false;
       let sawOther = false;
-      const lines = cleanLines(text);
+      const lines = rdmaLines(text);
       const lastIdx = (() => {
         for (let i = lines.length - 1; i >= 0; i--) if ((lines[i] ?? '').trim() !== '') return i;
         return -1;

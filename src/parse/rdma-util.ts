@@ -4,7 +4,7 @@
  * for detectors. Everything here is total (never throws) and linear in the input.
  */
 import { sanitize } from '../util/sanitize.js';
-import { isEditorMarker, toNum } from './common.js';
+import { cleanText, isEditorMarker, toNum, type CleanOptions } from './common.js';
 
 /**
  * The text's lines with their numbering kept (1-based index = array index + 1): CRLF handled, control
@@ -13,9 +13,19 @@ import { isEditorMarker, toNum } from './common.js';
 export function textLines(text: string): string[] {
   if (typeof text !== 'string' || text === '') return [];
   return text.split('\n').map((raw) => {
-    const l = sanitize(raw.replace(/\r+$/, '')).replace(/\s+$/, '');
+    const l = sanitize(raw.replace(/\r+$/, '')).trimEnd();
     return isEditorMarker(l) ? '' : l;
   });
+}
+
+/**
+ * `cleanLines` with a linear trailing-whitespace trim: cleaned text (common.ts `cleanText`) split into lines,
+ * each `trimEnd()`-ed. (A `/\s+$/` replace is quadratic on a long run of spaces not at the end.)
+ */
+export function rdmaLines(text: unknown, options: CleanOptions = {}): string[] {
+  return cleanText(text, options)
+    .split('\n')
+    .map((l) => l.trimEnd());
 }
 
 /** Index of the first line at or after `from` that satisfies `pred`, or -1. */

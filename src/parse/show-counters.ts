@@ -4,7 +4,8 @@
  * the pasted command line when present.
  */
 import { z } from 'zod';
-import { cleanLines, compact, guard, toInt, validate } from './common.js';
+import { compact, guard, toInt, validate } from './common.js';
+import { rdmaLines } from './rdma-util.js';
 
 export const ShowCountersPortSchema = z.object({
   port: z.number().int(),
@@ -31,7 +32,7 @@ export function parseShowCounters(text: string): ShowCountersFacts {
       const counters: Record<string, number> = {};
       let device: string | undefined;
       let cur: z.infer<typeof ShowCountersPortSchema> | undefined;
-      for (const line of cleanLines(text)) {
+      for (const line of rdmaLines(text)) {
         const t = line.trim();
         const cmd = /\bshow_counters\s+(?:-\S+\s+)*([\w.-]+)/.exec(t);
         if (cmd && !COUNTER_RE.test(t)) {

@@ -6,7 +6,8 @@
  * IB ports). Index numbers can have gaps; other vendors may list v2 rows only.
  */
 import { z } from 'zod';
-import { cleanLines, compact, guard, toInt, validate } from './common.js';
+import { compact, guard, toInt, validate } from './common.js';
+import { rdmaLines } from './rdma-util.js';
 
 export const ShowGidSchema = z.object({
   device: z.string(),
@@ -35,7 +36,7 @@ export function parseShowGids(text: string): ShowGidsFacts {
     () => {
       const gids: ShowGid[] = [];
       let nGidsFound: number | undefined;
-      for (const line of cleanLines(text, { commands: ['show_gids'] })) {
+      for (const line of rdmaLines(text, { commands: ['show_gids'] })) {
         const footer = /^\s*n_gids_found=(\d+)\s*$/.exec(line);
         if (footer) {
           nGidsFound = toInt(footer[1]);

@@ -66,7 +66,7 @@ function idx(lines: readonly string[], re: RegExp, from = 0, to = lines.length):
 function netdevsInText(text: string): Map<string, string> {
   const map = new Map<string, string>();
   if (text.includes('==>')) for (const l of parseIbdev2netdev(text).links) if (l.netdev) map.set(`${l.device}/${l.port}`, l.netdev);
-  if (/\bnetdev\s+\S/.test(text)) for (const p of parseRdmaLink(text).ports) if (p.netdev) map.set(`${p.device}/${p.port}`, p.netdev);
+  if (/\bnetdev\s+\S/.test(text)) for (const p of parseRdmaLink(boundBlanks(text)).ports) if (p.netdev) map.set(`${p.device}/${p.port}`, p.netdev);
   return map;
 }
 
@@ -100,7 +100,7 @@ function portStatesInText(text: string): Map<string, PortState> {
     for (const p of parseIbvDevinfo(text).ports)
       if (p.device) put(`${p.device}/${p.port}`, { active: isActiveState(p.state), ethernet: ll(p.linkLayer), evidence: `ibv_devinfo state: ${p.state ?? '?'}` });
   if (/\bstate\s+[A-Z_]+\s+physical_state/.test(text))
-    for (const p of parseRdmaLink(text).ports) put(`${p.device}/${p.port}`, { active: isActiveState(p.state), evidence: `rdma link state ${p.state ?? '?'}` });
+    for (const p of parseRdmaLink(boundBlanks(text)).ports) put(`${p.device}/${p.port}`, { active: isActiveState(p.state), evidence: `rdma link state ${p.state ?? '?'}` });
   if (text.includes('==>'))
     for (const l of parseIbdev2netdev(text).links)
       if (l.portState) put(`${l.device}/${l.port}`, { active: isActiveState(l.portState), evidence: `ibdev2netdev -v (${l.portState})` });
@@ -114,7 +114,7 @@ function lineRateInText(text: string, device: string | undefined): number | unde
     for (const [k, s] of states) if (k.startsWith(`${device}/`) && s.active !== false && s.rateGbps !== undefined) return s.rateGbps;
   }
   if (/^\s*Settings for \S+:/m.test(text)) {
-    const e = parseEthtool(text);
+    const e = parseEthtool(boundBlanks(text));
     if (e.speedMbps !== undefined && e.linkDetected !== false) return e.speedMbps / 1000;
   }
   if (!device) {
@@ -135,6 +135,14 @@ function countBy<T>(xs: readonly T[], f: (x: T) => string | undefined): string {
     if (k !== undefined) m.set(k, (m.get(k) ?? 0) + 1);
   }
   return [...m.entries()].map(([k, n]) => `${n} ${k}`).join(', ');
+}
+
+/**
+ * Bounds runs of blanks before handing text to the shared parsers whose `cleanLines` trims with `/\s+$/`
+ * (quadratic on a long blank run inside a line). Real outputs pad with at most a few dozen blanks.
+ */
+function boundBlanks(text: string): string {
+  return text.replace(/[ \t]{256,}/g, (m) => m.slice(0, 255));
 }
 
 const fmtGbps = (n: number | undefined): string => (n === undefined ? '?' : `${Math.round(n * 100) / 100} Gb/s`);
@@ -462,7 +470,7 @@ const rdmaLink: KindDef<RdmaLinkFacts> = {
     const json = /^\s*\[\s*\{[^\n]{0,200}"ifname"[^\n]{0,200}"physical_state"/.test(text) ? 0.9 : 0;
     return Math.max(json, by(text, /^[ \t]*(?:link[ \t]+|\d+\/\d+:[ \t]+)[^\s/]+\/\d+:?[ \t]+(?:state|subnet_prefix)[ \t]/m, 0.95));
   },
-  parse: parseRdmaLink,
+  parse: (text) => parseRdmaLink(boundBlanks(text)),
   findings(f, text) {
     const lines = textLines(text);
     const out: Finding[] = [];
@@ -557,7 +565,7 @@ const ethtool: KindDef<EthtoolFacts> = {
     if (keys >= 3 && /^[ \t]*Link detected:[ \t]*(?:yes|no)/m.test(text)) return by(text, /^[ \t]*(?:Supported ports|Supported link modes|Speed):/m, 0.8);
     return 0;
   },
-  parse: parseEthtool,
+  parse: (text) => parseEthtool(boundBlanks(text)),
   findings(f, text) {
     const d = d09EthernetLink(f, textLines(text));
     return d ? [d] : [];
@@ -587,7 +595,7 @@ const ethtoolI: KindDef<EthtoolInfoKindFacts> = {
     return more >= 2 ? scoreAt(0.95, d, text.length) : more === 1 ? scoreAt(0.75, d, text.length) : 0;
   },
   parse(text) {
-    const all = parseEthtoolInfoAll(text);
+    const all = parseEthtoolInfoAll(boundBlanks(text));
     const first = all[0] ?? { fields: {} };
     return all.length > 1 ? { ...first, interfaces: all } : first;
   },
@@ -755,7 +763,7 @@ const ofedInfo: KindDef<OfedInfoFacts> = {
     if (nonEmptyCount(text, 5) <= 2) return by(text, bare, 0.55);
     return 0;
   },
-  parse: parseOfedInfo,
+  parse: (text) => parseOfedInfo(boundBlanks(text)),
   findings(f, text) {
     if (!f.version) return [];
     const lines = textLines(text);
@@ -783,9 +791,9 @@ const lspci: KindDef<LspciFacts> = {
     const re = /^[ \t]*(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7][ \t]+[A-Z][A-Za-z /-]*(?:[ \t]\[[0-9a-f]{4}\])?:[ \t]+\S/m;
     return by(text, re, 0.9);
   },
-  parse: parseLspci,
+  parse: (text) => parseLspci(boundBlanks(text)),
   findings(f, text) {
-    const ofed = /(?:MLNX_OFED_LINUX|OFED-internal)-\d/.test(text) ? parseOfedInfo(text) : undefined;
+    const ofed = /(?:MLNX_OFED_LINUX|OFED-internal)-\d/.test(text) ? parseOfedInfo(boundBlanks(text)) : undefined;
     if (!ofed?.version) return [];
     const dev = f.devices.find((d) => d.vendorId === '15b3' && (d.deviceId === '1013' || d.deviceId === '1015'));
     if (!dev) return [];
@@ -873,8 +881,8 @@ const lsmod: KindDef<LsmodFacts> = {
     return rows * 2 >= nonEmptyCount(text, 20) ? scoreAt(0.6, first, text.length) : 0;
   },
   parse: parseLsmod,
-  findings(f) {
-    const d = d14Peermem(f);
+  findings(f, text) {
+    const d = d14Peermem(f, textLines(text));
     return d ? [d] : [];
   },
   summary(f) {
@@ -974,7 +982,7 @@ const ipLink: KindDef<IpKindFacts> = {
     return by(text, IP_ONELINE, 0.85);
   },
   parse(text) {
-    if (/^\s*[[{]/.test(text)) return { ...parseIpJson(text), format: 'json' as const };
+    if (/^\s*[[{]/.test(text)) return { ...parseIpJson(boundBlanks(text)), format: 'json' as const };
     return { ...parseIpLink(text), format: 'text' as const };
   },
   findings: () => [],

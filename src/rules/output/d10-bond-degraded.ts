@@ -92,12 +92,18 @@ export function d10BondDegraded(f: BondingFacts, lines: readonly string[]): Find
   if (churned.length) hits.push({ evidence: churned.join('; '), line: churnLine, what: 'LACP churned (negotiation failed)' });
 
   if (f.slaves.length === 0 && f.mode !== undefined) {
-    // A bond without slaves prints its header and nothing after; a cut paste would look the same, so the
-    // header must be complete: the last header line the driver prints for this mode must be present.
-    const last = is8023ad ? /^\s*Aggregator selection policy|^\s*bond \S+ has no active aggregator|^\s*Partner Mac Address:/ : /^\s*(?:Peer Notification Delay|Down Delay) \(ms\):\s*\d+\s*$|^\s*ARP IP target/;
-    const i = find(last);
-    // …and be followed by at least a line end, so it is not itself a cut line.
-    if (i >= 0 && i < lines.length - 1) hits.push({ evidence: `${at(find(/^\s*Bonding Mode:/)).text} — no Slave Interface: section`, line: at(find(/^\s*Bonding Mode:/)).line, what: 'the bond has no slaves' });
+    // A bond without slaves prints its header and nothing after; a cut paste looks the same. So the last
+    // non-blank line must be the last header line the driver prints for this mode, complete (a line end
+    // follows it).
+    let last = lines.length - 1;
+    while (last >= 0 && (lines[last] ?? '').trim() === '') last--;
+    const tail = is8023ad
+      ? /^\s*(?:Aggregator selection policy \(ad_select\):\s*\S+|bond \S+ has no active aggregator|Partner Mac Address:\s*[0-9a-f]{2}(?::[0-9a-f]{2}){5})\s*$/i
+      : /^\s*(?:(?:Peer Notification Delay|Down Delay) \(ms\):\s*\d+|ARP IP target\/s \(n\.n\.n\.n form\):.*\d|ARP Missed Max:\s*\d+)\s*$/;
+    if (last >= 0 && last < lines.length - 1 && tail.test(lines[last] ?? '')) {
+      const m = find(/^\s*Bonding Mode:/);
+      hits.push({ evidence: `${at(m).text} — no Slave Interface: section`, line: at(m).line, what: 'the bond has no slaves' });
+    }
   }
   const speeds = new Map<number, string[]>();
   for (const s of f.slaves) if (s.speedMbps !== undefined) speeds.set(s.speedMbps, [...(speeds.get(s.speedMbps) ?? []), s.name]);

@@ -24,8 +24,20 @@ export function grepWouldShowPeermem(grep: { pattern: string; flags?: string }):
   return PEERMEM.some((m) => re.test(`${m} 16384 0`));
 }
 
-export function d14Peermem(f: LsmodFacts): Finding | undefined {
+/**
+ * `lines`: the text the facts came from. Its last non-blank line must be a complete lsmod row (or the
+ * header, or a prompt): a listing that ends in a fragment was cut, and what is missing may be the module.
+ */
+export function d14Peermem(f: LsmodFacts, lines?: readonly string[]): Finding | undefined {
   if (f.modules.length === 0 && !f.full && !f.grep) return undefined;
+  if (lines) {
+    let last = lines.length - 1;
+    while (last >= 0 && (lines[last] ?? '').trim() === '') last--;
+    const l = (lines[last] ?? '').trim();
+    const complete =
+      /^[A-Za-z0-9_]+\s+\d+\s+-?\d+(?:\s+\S+)?$/.test(l) || /^Module\s+Size\s+Used by$/.test(l) || /lsmod\b/.test(l) || /^(?:\S+@\S+|\[[^\]]*\])\S*\s*[$#>]\s*$/.test(l) || /^[$#>]\s*$/.test(l);
+    if (!complete) return undefined;
+  }
   const decisive = f.full === true || (f.grep !== undefined && grepWouldShowPeermem(f.grep) === true);
   if (!decisive) return undefined;
   const present = f.modules.some((m) => (PEERMEM as readonly string[]).includes(m.name) || m.usedBy.some((u) => (PEERMEM as readonly string[]).includes(u)));
