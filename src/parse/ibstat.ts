@@ -52,9 +52,10 @@ export type IbstatFacts = z.infer<typeof IbstatFactsSchema>;
 
 // ibstat.c's port_state_str / port_phy_state_str; anything else (a cut `Acti`) is not a state.
 const STATES = new Set(['Down', 'Initializing', 'Armed', 'Active', '???']);
-const PHYS_STATES = new Set(['Sleep', 'Polling', 'Disabled', 'PortConfigurationTraining', 'LinkUp', 'LinkErrorRecovery', 'PhyTest', '???']);
+const PHYS_STATES = new Set(['No state change', 'Sleep', 'Polling', 'Disabled', 'PortConfigurationTraining', 'LinkUp', 'LinkErrorRecovery', 'PhyTest', '???']);
 
-const CA_RE = /^\s*CA:?\s+'([^']+)'\s*$/;
+// `CA 'mlx5_0'` (node types: CA, Switch, Router, iWARP RNIC); the per-port form prints `CA: 'mlx5_0'`.
+const CA_RE = /^\s*(?:CA|Switch|Router|iWARP RNIC|\?\?\?):?\s+'([^']+)'\s*$/;
 const PORT_RE = /^\s*Port\s+(\d+):\s*$/;
 const FIELD_RE = /^\s*([A-Za-z][A-Za-z ]*?):\s*(.*)$/;
 
@@ -99,7 +100,7 @@ export function parseIbstat(text: string): IbstatFacts {
         }
         const f = FIELD_RE.exec(line);
         if (!f || f[1] === undefined) continue;
-        const key = f[1].trim();
+        const key = f[1].trim().replace(/^(?:Switch|Router|iWARP RNIC) type$/, 'CA type');
         const value = (f[2] ?? '').trim();
         if (value === '') continue;
         if (port) {

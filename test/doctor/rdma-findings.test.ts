@@ -309,3 +309,19 @@ describe('kinds without output rules stay silent on their samples', () => {
     expect(r.summary.length).toBeGreaterThan(0);
   });
 });
+
+describe('ibstat per-port form and ConnectX-4 Lx firmware', () => {
+  it('`ibstat mlx5_1 1` prints `CA: ...` and unindented port fields', () => {
+    const text = "CA: 'mlx5_1'\nPort 1:\nState: Down\nPhysical state: Disabled\nRate: 25\nBase lid: 0\nLMC: 0\nSM lid: 0\nCapability mask: 0x00010000\nPort GUID: 0x0000000000000000\nLink layer: Ethernet\n";
+    const { facts, findings } = run('ibstat', text);
+    expect(facts.ports).toEqual([expect.objectContaining({ device: 'mlx5_1', port: 1, state: 'Down', physState: 'Disabled', rateGbps: 25, linkLayer: 'Ethernet' })]);
+    expect(rules(findings)).toEqual(['D08']);
+  });
+  it('MT4117 below firmware 14.32 → D25 low', () => {
+    const text = "CA 'mlx5_0'\n\tCA type: MT4117\n\tNumber of ports: 1\n\tFirmware version: 14.23.1020\n\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: 25\n\t\tLink layer: Ethernet\n";
+    const { findings, text: t } = run('ibstat', text);
+    expect(findings.map((f) => [f.rule, f.severity])).toEqual([['D25', 'low']]);
+    expect(lineAt(t, findings[0]!.line)).toBe('Firmware version: 14.23.1020');
+    expect(run('ibstat', text.replace('14.23.1020', '14.32.1010')).findings).toEqual([]);
+  });
+});
