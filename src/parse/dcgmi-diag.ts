@@ -134,11 +134,11 @@ export function parseDcgmiDiag(text: string): DcgmiDiagFacts {
       // DCGM wraps at a fixed width mid-word: every chunk but the last fills the width exactly, so a chunk is
       // the cell text cut to the widest chunk (keeping a space that fell at the wrap), then concatenated.
       for (const [r, list] of chunks) {
-        const width = Math.max(...list.map((x) => x.removed + x.c.replace(/\s+$/, '').length));
+        const width = Math.max(...list.map((x) => x.removed + x.c.trimEnd().length));
         const parts = list.map(({ c, removed }) => {
           if (c === '\u0000') return ' ';
           const w = width - removed;
-          return c.length > w ? c.slice(0, w) : c.replace(/\s+$/, '');
+          return c.length > w ? c.slice(0, w) : c.trimEnd();
         });
         r.message = parts.join('').replace(/\s+/g, ' ').trim();
       }

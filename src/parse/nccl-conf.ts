@@ -131,7 +131,7 @@ export function parseConfLine(rawLine: string, line: number): ConfEntry | ConfMa
   const eq = raw.indexOf('=');
   const entry: ConfEntry = {
     line,
-    raw: raw.replace(/\s+$/, ''),
+    raw: raw.trimEnd(),
     key: a.key,
     value: a.value,
     ncclKey: raw.slice(0, eq),

@@ -67,6 +67,7 @@ const EXPECTED: Record<string, string> = {
   'dcgmi-diag-r3': 'dcgmi-diag',
   'dcgmi-discovery-l': 'dcgmi-discovery',
   'netplan-get': 'netplan-yaml',
+  'netplan-status': 'netplan-status',
 };
 
 /** h200-x2 captures, by file name. */
