@@ -6,8 +6,22 @@
  * their line, and whatever parsed is still returned. Facts follow DOCTOR.md's `netplan-yaml` kind:
  * `{ethernets[], bonds[]: {name, interfaces[], mode, parameters}}`, plus bridges, vlans and line maps.
  */
-import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
+import { createRequire } from 'node:module';
 import type { Node as YamlNode, YAMLMap } from 'yaml';
+
+/**
+ * The yaml library costs ~20 ms to load; doctor and lint read most inputs without it, so it is
+ * loaded (synchronously, through its CommonJS build) the first time a netplan file is parsed.
+ */
+type YamlLib = typeof import('yaml');
+let yamlLib: YamlLib | undefined;
+function yaml(): YamlLib {
+  return (yamlLib ??= createRequire(import.meta.url)('yaml') as YamlLib);
+}
+const isMap = ((n: unknown) => yaml().isMap(n)) as YamlLib['isMap'];
+const isPair = ((n: unknown) => yaml().isPair(n)) as YamlLib['isPair'];
+const isScalar = ((n: unknown) => yaml().isScalar(n)) as YamlLib['isScalar'];
+const isSeq = ((n: unknown) => yaml().isSeq(n)) as YamlLib['isSeq'];
 
 export type NetplanValue = string | number | boolean;
 
@@ -131,8 +145,8 @@ export function parseNetplanYaml(text: string, firstLine = 1): NetplanFacts {
   if (typeof text !== 'string') return facts;
   const off = firstLine - 1;
   try {
-    const lc = new LineCounter();
-    const doc = parseDocument(text, { lineCounter: lc, uniqueKeys: false, prettyErrors: false, strict: false });
+    const lc = new (yaml().LineCounter)();
+    const doc = yaml().parseDocument(text, { lineCounter: lc, uniqueKeys: false, prettyErrors: false, strict: false });
     const lineOf = (node: unknown): number => {
       const r = (node as { range?: [number, number, number] } | null)?.range;
       return r ? lc.linePos(r[0]).line + off : firstLine;
