@@ -1,8 +1,8 @@
 /** Shared by the robustness tests: the fixture list and what a valid doctor report is. */
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { expect } from 'vitest';
-import type { DoctorReport } from '../../src/doctor/doctor.js';
+import { doctorText, type DoctorReport } from '../../src/doctor/doctor.js';
 
 export const FIXTURES = resolve(import.meta.dirname, '../fixtures');
 export function allFixtures(dir = FIXTURES): string[] {
@@ -26,3 +26,20 @@ export function expectValid(report: DoctorReport): void {
   expect(report.errors ?? []).toEqual([]);
 }
 
+
+/** Every fixture of one shard (of `shards`) read by doctor when cut at every 97th byte. */
+export function readCutsOfShard(shard: number, shards: number): void {
+  const files = allFixtures().filter((_, i) => i % shards === shard);
+  expect(files.length).toBeGreaterThan(20);
+  for (const file of files) {
+    const bytes = readFileSync(file);
+    for (let cut = 0; cut < bytes.length; cut += 97) {
+      const { report } = doctorText(bytes.subarray(0, cut));
+      try {
+        expectValid(report);
+      } catch (err) {
+        throw new Error(`${file} cut at ${cut}: ${(err as Error).message}`);
+      }
+    }
+  }
+}
