@@ -52,8 +52,8 @@ connection error. Stages: ${STAGE_IDS.join(', ')}`,
 
 Reads a diagnostic output (ibstat, rdma link, mlnx_qos, ethtool, perftest, NCCL logs, nccl-tests,
 nvidia-smi, ray status, vLLM logs, dcgmi, …): detects its kind by content, reports the key facts and
-the findings (rule ids from RULES.md) with evidence and fix. Exit 0 nothing high or worse, 1 a blocker
-or high finding, 2 the file cannot be read. Unknown input is kind "unknown", exit 0.`,
+the findings (rule ids from RULES.md) with evidence and fix. Exit 0 for any readable input (unknown
+input is kind "unknown"); 2 only when the file cannot be read.`,
   lint: `Usage: l20-setup lint FILE… [--json]
 
 Reviews configuration: nccl.conf and env files, netplan YAML, shell scripts (mlnx_qos, ray, vllm,

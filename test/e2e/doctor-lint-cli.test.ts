@@ -30,13 +30,14 @@ describe('l20-setup doctor', () => {
     expect(report.facts.network).toBe('Socket');
     const d01 = report.findings.find((f) => f.rule === 'D01');
     expect(d01?.evidence.length).toBeGreaterThan(0);
-    expect(r.code).toBe(report.findings.some((f) => f.severity === 'blocker' || f.severity === 'high') ? 1 : 0);
+    expect(r.code).toBe(0);
   });
 
   it('reads standard input, prints a human table, and says unknown for noise', async () => {
     const r = await cli(['doctor', '-'], 'CA \'mlx5_0\'\n\tCA type: MT4117\n\tNumber of ports: 1\n\tPort 1:\n\t\tState: Down\n\t\tPhysical state: Disabled\n\t\tRate: 40\n\t\tLink layer: Ethernet\n');
     expect(r.stdout).toContain('kind: ibstat');
     expect(r.stdout).toContain('D08');
+    expect(r.code).toBe(0); // a high finding is the output, not a failure of doctor
     const dir = mkdtempSync(join(tmpdir(), 'l20-doc-'));
     writeFileSync(join(dir, 'noise.bin'), randomBytes(4096));
     const n = await cli(['doctor', join(dir, 'noise.bin'), '--json']);
