@@ -184,7 +184,7 @@ export class HostServer {
       ac.abort();
     });
     channel.on('error', () => undefined);
-    const stdin = await collectStdin(channel);
+    const stdin = await collectStdin(channel, readsStdin(command));
     if (closed) return;
     const m = this.opts.machine;
     // Probes take 20–150 ms of modelled time (seeded), overlapping the interpreter's own time.
@@ -232,16 +232,34 @@ function interceptSignals(client: Connection, targets: Map<number, (name: string
 }
 
 /**
- * Stdin is whatever the client sends up to EOF. A client that sends neither data nor EOF (plain
- * `ssh host cmd` keeps stdin open) gets the command run after 200 ms of silence.
+ * Commands that certainly read their input from stdin (a script for `bash -s`, a password for
+ * `sudo -S`, file content for `install /dev/stdin` or `dd of=`): the lab waits for EOF, however long
+ * the client takes, as the real command would.
  */
-function collectStdin(channel: ServerChannel): Promise<Buffer> {
+const READS_STDIN = /(^|[\s;&|(])(ba)?sh\s+-s(\s|$)|\bsudo\s+(-k\s+)?-S\b|\/dev\/stdin|\bdd\b[^|;&]*\bof=/;
+
+export function readsStdin(command: string): boolean {
+  return READS_STDIN.test(command);
+}
+
+/**
+ * Stdin is whatever the client sends up to EOF. Once data has arrived we wait for EOF: input sent in
+ * pieces must never be cut. A client that sends neither data nor EOF (plain `ssh host cmd` from a
+ * terminal keeps stdin open) gets the command run after 2 s of silence — unless the command reads
+ * stdin for certain. The silence timer re-checks after one I/O poll (setImmediate), because on a
+ * loaded machine a timer can fire before socket data that has already arrived is processed.
+ */
+function collectStdin(channel: ServerChannel, waitForEof: boolean): Promise<Buffer> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
-    let timer: NodeJS.Timeout | undefined;
+    let done = false;
+    let timer: NodeJS.Timeout | undefined = waitForEof
+      ? undefined
+      : setTimeout(() => setImmediate(() => chunks.length === 0 && finish()), 2000);
     const finish = (): void => {
-      if (timer === undefined) return;
-      clearTimeout(timer);
+      if (done) return;
+      done = true;
+      if (timer !== undefined) clearTimeout(timer);
       timer = undefined;
       channel.off('data', onData);
       channel.off('end', finish);
@@ -249,15 +267,11 @@ function collectStdin(channel: ServerChannel): Promise<Buffer> {
       channel.on('data', () => undefined); // keep the window open for late input
       resolve(Buffer.concat(chunks));
     };
-    const arm = (): void => {
-      if (timer !== undefined) clearTimeout(timer);
-      timer = setTimeout(finish, 200);
-    };
     const onData = (d: Buffer): void => {
       chunks.push(d);
-      arm();
+      if (timer !== undefined) clearTimeout(timer);
+      timer = undefined;
     };
-    arm();
     channel.on('data', onData);
     channel.once('end', finish);
     channel.once('close', finish);
