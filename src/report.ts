@@ -4,7 +4,7 @@
  */
 import type { EngineEvent } from './engine/events.js';
 import type { StageOutcome } from './engine/runner.js';
-import { STATUS_RANK, type CheckResult, type CheckStatus } from './engine/types.js';
+import { worstStatus, type CheckResult, type CheckStatus } from './engine/types.js';
 
 export interface Painter {
   status(s: CheckStatus, text: string): string;
@@ -62,19 +62,13 @@ export interface JsonReport {
   summary: Record<CheckStatus | 'changed', number>;
 }
 
-function rollUp(results: CheckResult[]): CheckStatus {
-  let worst: CheckStatus = 'pass';
-  for (const r of results) if (STATUS_RANK[r.status] > STATUS_RANK[worst]) worst = r.status;
-  return worst;
-}
-
 export function jsonReport(hosts: Array<{ name: string; address: string }>, outcomes: StageOutcome[]): JsonReport {
   const summary = { pass: 0, warn: 0, fail: 0, error: 0, skip: 0, changed: 0 };
   const stages = outcomes.map((o) => {
     for (const r of o.results) summary[r.status]++;
     return {
       id: o.stage,
-      status: rollUp(o.results),
+      status: worstStatus(o.results.map((r) => r.status)),
       changed: 0,
       checks: o.results.map(({ stage: _stage, ...rest }) => ({ ...rest, fix: rest.fix ?? '', rule: rest.rule ?? null })) as Array<Omit<CheckResult, 'stage'>>,
       steps: [],

@@ -14,7 +14,7 @@ export function PipelineView(props: { width: number; height: number }) {
   const hostOrder = useSelector((s) => s.hostOrder);
   const checks = useSelector((s) => s.checks);
   const stages = useSelector((s) => s.stages);
-  const state = { checks, stages } as Parameters<typeof stageStatusFor>[0];
+  const state = { checks, stages };
   const panes = useSelector((s) => s.panes);
   const columns: Array<string | null> = [...hostOrder, null];
   const cellWidth = Math.max(8, Math.min(16, Math.floor((props.width - STAGE_COL - 2) / columns.length)));

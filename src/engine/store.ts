@@ -167,7 +167,14 @@ export function reduce(state: AppState, action: Action): AppState {
       const n = state.hostOrder.length;
       if (n === 0) return state;
       const key = action.side === 'left' ? 'leftHost' : 'rightHost';
-      return { ...state, ui: { ...state.ui, [key]: (state.ui[key] + 1) % n } };
+      const otherKey = action.side === 'left' ? 'rightHost' : 'leftHost';
+      const other = state.ui[otherKey];
+      // The two panes always show two different hosts: skip the other pane's host; with exactly
+      // two hosts that means swapping them.
+      let next = (state.ui[key] + 1) % n;
+      if (next === other && n > 1) next = (next + 1) % n;
+      if (n === 2) return { ...state, ui: { ...state.ui, [key]: other, [otherKey]: state.ui[key] } };
+      return { ...state, ui: { ...state.ui, [key]: next } };
     }
     case 'ui.confirmQuit':
       return { ...state, ui: { ...state.ui, confirmQuit: action.open } };
@@ -218,7 +225,7 @@ export function checksWorstFirst(state: Pick<AppState, 'checks' | 'hostOrder'>, 
 }
 
 /** Roll-up of one stage on one host (or the cluster row when host is null). */
-export function stageStatusFor(state: AppState, stage: StageId, host: string | null): StageStatus {
+export function stageStatusFor(state: Pick<AppState, 'stages' | 'checks'>, stage: StageId, host: string | null): StageStatus {
   const overall = state.stages[stage];
   const results = state.checks[stage].filter((c) => c.host === host);
   if (results.length === 0) return overall === 'running' ? 'running' : 'pending';

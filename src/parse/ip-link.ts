@@ -20,12 +20,10 @@ export const IpLinkNetdevSchema = NetdevSchema.extend({
   qdisc: z.string().optional(),
   /** `-s`: `rx_bytes`, `rx_packets`, `rx_errors`, `rx_dropped`, `rx_missed`, `rx_mcast`, `rx_crc`, `tx_carrier`, … */
   stats: IpStatsSchema.optional(),
-  bond: z
-    .object({
-      mode: z.string().optional(),
-      miimon: z.number().optional(),
-      xmitHashPolicy: z.string().optional(),
-      lacpRate: z.string().optional(),
+  // The text form prints more bond options than the JSON parser keeps: extend its bond shape.
+  bond: NetdevSchema.shape.bond
+    .unwrap()
+    .extend({
       updelay: z.number().optional(),
       downdelay: z.number().optional(),
       arpInterval: z.number().optional(),

@@ -42,47 +42,9 @@ import { StateEmitter, type StateListener } from './state-emitter.js';
 
 export type { UnknownHostKeyInfo } from './ssh-host-key.js';
 export { sshHostOptionsFromConfig } from './ssh-options-from-config.js';
+export type { SshHostOptions } from './ssh-options.js';
+import type { SshHostOptions } from './ssh-options.js';
 
-export interface SshHostOptions {
-  /** Inventory name (used in errors, logs and state details). */
-  name: string;
-  host: string;
-  port?: number;
-  user: string;
-  /** A private key (OpenSSH/PEM text or buffer). Tried before `identityFiles`. */
-  privateKey?: Buffer | string;
-  /** Passphrase for an encrypted `privateKey` / identity file. */
-  passphrase?: string;
-  /** Private key files, tried in order; missing or unreadable ones are skipped. */
-  identityFiles?: readonly string[];
-  /** ssh-agent socket (e.g. process.env.SSH_AUTH_SOCK); tried first when set. */
-  agent?: string;
-  /** known_hosts files to check, in order; a trusted new key is appended to the first. */
-  knownHostsFiles: readonly string[];
-  /**
-   * A pinned host key fingerprint (`SHA256:…`, e.g. from the inventory). A different key is refused as
-   * 'changed'; the pinned key is accepted even when no known_hosts file lists it.
-   */
-  expectedFingerprint?: string;
-  /** Asked when the host key is not in any known_hosts file: resolve true to trust (and record) it. */
-  onUnknownHostKey?: (info: UnknownHostKeyInfo) => Promise<boolean>;
-  /** SSH keepalive interval (default 5000 ms); 0 disables. */
-  keepaliveIntervalMs?: number;
-  /** Unanswered keepalives before the connection counts as lost (default 3). */
-  keepaliveCountMax?: number;
-  /** Most exec channels open at once (default 10, OpenSSH's MaxSessions default). */
-  maxSessions?: number;
-  /** Handshake + authentication limit (default 20000 ms); time spent in onUnknownHostKey is not counted. */
-  readyTimeoutMs?: number;
-  /** Password for `sudo -S`, sent on stdin only when the host's sudo asks for one. Never logged. */
-  sudoPassword?: string;
-  /** Wait before reconnecting after a loss (default 1000 ms; doubles after each failed attempt, max 30 s). */
-  reconnectBackoffMs?: number;
-  /** Backup folder for writeFileAtomic (default /var/lib/l20-setup/backup/<UTC timestamp of this host object>). */
-  defaultBackupDir?: string;
-  /** ssh2 debug output (may include key-exchange details; never includes passwords). */
-  debug?: (message: string) => void;
-}
 
 
 export class SshHost implements Host {

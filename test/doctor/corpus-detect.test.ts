@@ -6,69 +6,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { doctorText } from '../../src/doctor/doctor.js';
+import { KIND_BY_PREFIX } from './expected-kinds.js';
 
 const DIR = resolve(import.meta.dirname, '../fixtures');
 
-/** File-name prefix (before `__`) → the DOCTOR.md kind. */
-const EXPECTED: Record<string, string> = {
-  ibstat: 'ibstat',
-  ibstatus: 'ibstatus',
-  ibv_devices: 'ibv_devices',
-  'ibv_devinfo-l': 'ibv_devinfo',
-  'ibv_devinfo-v': 'ibv_devinfo',
-  show_gids: 'show_gids',
-  ibdev2netdev: 'ibdev2netdev',
-  'ibdev2netdev-v': 'ibdev2netdev',
-  'rdma-link': 'rdma-link',
-  mlnx_qos: 'mlnx_qos',
-  'proc-net-bonding': 'bonding',
-  ethtool: 'ethtool',
-  'ethtool-S': 'ethtool-S',
-  'ethtool-i': 'ethtool-i',
-  ib_write_bw: 'perftest',
-  ib_read_bw: 'perftest',
-  ib_send_bw: 'perftest',
-  ib_send_lat: 'perftest',
-  ib_read_lat: 'perftest',
-  'ofed_info-s': 'ofed_info',
-  'ofed_info-n': 'ofed_info',
-  'ofed_info-s-and-n': 'ofed_info',
-  ofed_info: 'ofed_info',
-  lspci: 'lspci',
-  'lspci-nn': 'lspci',
-  'lspci-vv': 'lspci',
-  'lspci-vvv': 'lspci',
-  lsmod: 'lsmod',
-  'lsmod-grep-nvidia': 'lsmod',
-  'proc-driver-nvidia-version': 'nvidia-driver-version',
-  'nvcc--version': 'nvcc',
-  'nvidia-smi': 'nvidia-smi',
-  'nvidia-smi-query-gpu': 'nvidia-smi-csv',
-  'nvidia-smi-query-compute-apps': 'nvidia-smi-csv',
-  'nvidia-smi-topo-m': 'nvidia-smi-topo',
-  'nvidia-smi-topo-mp': 'nvidia-smi-topo',
-  'nvidia-smi-q': 'nvidia-smi-q',
-  'nvidia-smi-q-d': 'nvidia-smi-q',
-  'nvidia-smi-q-x': 'nvidia-smi-q',
-  'nvidia-smi-dmon': 'nvidia-smi-dmon',
-  'nvidia-smi-dmon-s-pt': 'nvidia-smi-dmon',
-  'nvidia-smi-pmon': 'nvidia-smi-dmon',
-  'nccl-debug': 'nccl-log',
-  all_reduce_perf: 'nccl-tests',
-  'all_reduce_perf+nccl-debug': 'nccl-tests',
-  'gather_perf+nccl-debug': 'nccl-tests',
-  'ray-status': 'ray-status',
-  'ray-status-v': 'ray-status',
-  'ray-start-head': 'ray-start',
-  'vllm-serve': 'vllm-log',
-  'vllm-error': 'vllm-log',
-  benchmark_serving: 'vllm-bench',
-  'dcgmi-diag-r1': 'dcgmi-diag',
-  'dcgmi-diag-r3': 'dcgmi-diag',
-  'dcgmi-discovery-l': 'dcgmi-discovery',
-  'netplan-get': 'netplan-yaml',
-  'netplan-status': 'netplan-status',
-};
+
 
 /** h200-x2 captures, by file name. */
 const H200: Record<string, string> = {
@@ -98,7 +40,7 @@ describe('every real sample is detected as its kind', () => {
   const corpus = readdirSync(join(DIR, 'corpus')).filter((f) => f.includes('__'));
   for (const name of corpus) {
     const prefix = name.split('__')[0]!;
-    const expected = EXPECTED[prefix];
+    const expected = KIND_BY_PREFIX[prefix];
     it(`corpus/${name}`, () => {
       const { report } = doctorText(body(join(DIR, 'corpus', name)));
       if (expected) expect(report.kind).toBe(expected);

@@ -6,6 +6,7 @@ import type { Finding } from '../../src/rules/types.js';
 import { readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { loadFixture } from '../parse/fixtures.js';
+import { KIND_BY_PREFIX } from './expected-kinds.js';
 
 const DIR = resolve(import.meta.dirname, '../fixtures');
 
@@ -32,49 +33,11 @@ export function lineAt(text: string, n: number | undefined): string {
   return n === undefined ? '' : (text.split('\n')[n - 1] ?? '').trim();
 }
 
-/** File-name prefix → kind, for the families these kinds own. */
-export const RDMA_PREFIX: Record<string, string> = {
-  ibstat: 'ibstat',
-  ibstatus: 'ibstatus',
-  ibv_devices: 'ibv_devices',
-  'ibv_devinfo-l': 'ibv_devinfo',
-  'ibv_devinfo-v': 'ibv_devinfo',
-  show_gids: 'show_gids',
-  ibdev2netdev: 'ibdev2netdev',
-  'ibdev2netdev-v': 'ibdev2netdev',
-  'rdma-link': 'rdma-link',
-  mlnx_qos: 'mlnx_qos',
-  'proc-net-bonding': 'bonding',
-  ethtool: 'ethtool',
-  'ethtool-S': 'ethtool-S',
-  'ethtool-i': 'ethtool-i',
-  ib_write_bw: 'perftest',
-  ib_read_bw: 'perftest',
-  ib_send_bw: 'perftest',
-  ib_send_lat: 'perftest',
-  ib_read_lat: 'perftest',
-  'ofed_info-s': 'ofed_info',
-  'ofed_info-n': 'ofed_info',
-  'ofed_info-s-and-n': 'ofed_info',
-  ofed_info: 'ofed_info',
-  lspci: 'lspci',
-  'lspci-nn': 'lspci',
-  'lspci-vv': 'lspci',
-  'lspci-vvv': 'lspci',
-  lsmod: 'lsmod',
-  'lsmod-grep-nvidia': 'lsmod',
-  show_counters: 'show_counters',
-  'sysfs-infiniband': 'sysfs-infiniband',
-  modinfo: 'modinfo',
-  'mst-status': 'mst-status',
-  'mst-status-v': 'mst-status',
-  'dkms-status': 'dkms-status',
-  cma_roce_mode: 'cma_roce_mode',
-  'roce-validate': 'roce-validate',
-  'ip-d-j-addr': 'ip-link',
-  'ip-d-link': 'ip-link',
-  'ip-s-s-link': 'ip-link',
-};
+/** File-name prefix → kind, for the families the RDMA kinds own. */
+const RDMA_KIND_IDS = new Set(rdmaKinds.map((k) => k.kind));
+export const RDMA_PREFIX: Record<string, string> = Object.fromEntries(
+  Object.entries(KIND_BY_PREFIX).filter(([, kind]) => RDMA_KIND_IDS.has(kind)),
+);
 
 
 /** Every corpus sample of these kinds' families, with its kind. */

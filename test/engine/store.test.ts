@@ -49,10 +49,17 @@ describe('store reducer', () => {
     expect(s.ui.selectedStage).toBe('inventory');
     s = reduce(s, { type: 'ui.moveStage', delta: 2 });
     expect(s.ui.selectedStage).toBe('nic-stack');
+    // Two hosts: cycling a pane swaps them, never showing one host twice.
     s = reduce(s, { type: 'ui.cycleHost', side: 'left' });
-    expect(s.ui.leftHost).toBe(1);
-    s = reduce(s, { type: 'ui.cycleHost', side: 'left' });
-    expect(s.ui.leftHost).toBe(0);
+    expect([s.ui.leftHost, s.ui.rightHost]).toEqual([1, 0]);
+    s = reduce(s, { type: 'ui.cycleHost', side: 'right' });
+    expect([s.ui.leftHost, s.ui.rightHost]).toEqual([0, 1]);
+    // Four hosts: the left pane steps over the right pane's host.
+    let f = initialState([...hosts, { name: 'c', address: 'x:3' }, { name: 'd', address: 'x:4' }]);
+    f = reduce(f, { type: 'ui.cycleHost', side: 'left' });
+    expect([f.ui.leftHost, f.ui.rightHost]).toEqual([2, 1]);
+    f = reduce(f, { type: 'ui.cycleHost', side: 'right' });
+    expect([f.ui.leftHost, f.ui.rightHost]).toEqual([2, 3]);
   });
 
   it('Store notifies subscribers only on change', () => {
