@@ -33,13 +33,15 @@ Usage:
   l20-setup                       interactive TUI on the saved inventory (first run: setup screen)
   l20-setup --lab [--scenario S]  the same, on a built-in two-host simulated lab
   l20-setup check [--stage ID…] [TARGET] [--json]   read-only checks
+  l20-setup plan  [--stage ID…] [TARGET] [--json]   the commands and file diffs apply would run
+  l20-setup apply [--stage ID…] [TARGET] --yes [--allow-reboot] [--json]
   l20-setup lab serve [--hosts N] [--scenario S] [--seed N] [--inventory-out FILE]
   l20-setup lint FILE… [--json]        expert review of nccl.conf, netplan, scripts, vLLM/Ray command lines
   l20-setup doctor FILE|- [--json]     read a pasted output (ibstat, mlnx_qos, NCCL logs, nvidia-smi, …)
 
-TARGET: --lab [--scenario S] [--seed N] | --inventory FILE   (default: the saved inventory)
+TARGET: --lab [--scenario S] [--seed N] [--speed F|max] | --inventory FILE   (default: the saved inventory)
 Stages: ${STAGE_IDS.join(', ')}
-Coming in later releases: plan, apply, monitor, troubleshoot, bundle, report.
+Coming in later releases: monitor, troubleshoot, bundle, report.
 
 Options: --help, --version on every verb. NO_COLOR disables colour. Exit: 0 ok, 1 a check failed, 2 usage/config/connection error.`,
   check: `Usage: l20-setup check [--stage ID …] [--lab [--scenario S] [--seed N] | --inventory FILE] [--json] [--verbose]
@@ -48,6 +50,19 @@ Runs the read-only checks of the given stages (default: every implemented stage)
 Prints one line per check (with --verbose also every command and its output); --json prints the
 version-1 report. Exit 0 when nothing failed, 1 when a check failed, 2 on a usage, config or
 connection error. Stages: ${STAGE_IDS.join(', ')}`,
+  plan: `Usage: l20-setup plan [--stage ID …] [TARGET] [--json] [--verbose]
+
+Runs the checks, then shows for every step whose guard checks do not pass the exact commands and a
+unified diff of every file it would write, per host. Changes nothing. Later stages are planned against
+the hosts' current state, so their plans change as earlier stages are applied.`,
+  apply: `Usage: l20-setup apply [--stage ID …] [TARGET] --yes [--allow-reboot] [--json] [--verbose]
+
+Runs each stage's steps where their guard checks do not pass (a converged cluster reports changed: 0),
+then re-runs the stage's checks as verification, and stops at the first stage that does not verify.
+Files are written atomically with the previous version under /var/lib/l20-setup/backup/<run-id>/; a
+failing step is rolled back on its host. --yes confirms disruptive and network steps (network changes
+run under a timed rollback armed on each host); steps that reboot need --allow-reboot as well.
+Exit 0 when every check passes, 1 when a check or step failed, 2 on a usage or connection error.`,
   doctor: `Usage: l20-setup doctor FILE|- [--json]
 
 Reads a diagnostic output (ibstat, rdma link, mlnx_qos, ethtool, perftest, NCCL logs, nccl-tests,
@@ -84,16 +99,21 @@ function parse(argv: string[]) {
       stage: { type: 'string', multiple: true },
       json: { type: 'boolean' },
       verbose: { type: 'boolean', short: 'v' },
+      yes: { type: 'boolean', short: 'y' },
+      'allow-reboot': { type: 'boolean' },
+      speed: { type: 'string' },
     },
   });
 }
 
 async function runLabServe(values: CliValues): Promise<number> {
   const { serveLab } = await import('./lab-serve.js');
+  const { labSpeed } = await import('./commands/check.js');
   return serveLab({
     hosts: intOption('hosts', values.hosts, 1, 256) ?? 2,
     scenario: values.scenario ?? 'fresh',
     seed: intOption('seed', values.seed, 0, 2 ** 31) ?? 1,
+    ...(values.speed !== undefined ? { speed: labSpeed(values.speed)! } : {}),
     ...(values['inventory-out'] ? { inventoryOut: values['inventory-out'] } : {}),
   });
 }
@@ -125,9 +145,9 @@ export async function main(argv: string[]): Promise<number> {
       const { runInteractive } = await import('./commands/interactive.js');
       return await runInteractive(values);
     }
-    if (verb === 'check') {
+    if (verb === 'check' || verb === 'plan' || verb === 'apply') {
       const { runCheck } = await import('./commands/check.js');
-      return await runCheck(values);
+      return await runCheck(values, verb);
     }
     if (verb === 'doctor') {
       const file = positionals[1];
@@ -145,7 +165,7 @@ export async function main(argv: string[]): Promise<number> {
       if (positionals[1] !== 'serve') throw new UsageError('usage: l20-setup lab serve [--hosts N] [--scenario S] [--seed N] [--inventory-out FILE]');
       return await runLabServe(values);
     }
-    process.stderr.write(`l20-setup ${verb}: not available in this release yet (see the issues); implemented: check, lint, doctor, lab serve, and the TUI.\n`);
+    process.stderr.write(`l20-setup ${verb}: not available in this release yet (see the issues); implemented: check, plan, apply, lint, doctor, lab serve, and the TUI.\n`);
     return 2;
   } catch (err) {
     if (err instanceof UsageError || err instanceof ConfigError) {

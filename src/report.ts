@@ -45,6 +45,23 @@ export function plainReporter(write: (line: string) => void, paint: Painter, ver
         if (r.status !== 'pass' && r.status !== 'skip' && r.fix) write(`${' '.repeat((r.host ?? 'cluster').length + 3)}fix: ${r.fix}`);
         break;
       }
+      case 'step.start':
+        write(`[${e.host}] ▶ ${e.step} (${e.danger})`);
+        break;
+      case 'step.note':
+        write(`[${e.host ?? 'cluster'}] ${e.line}`);
+        break;
+      case 'step.result': {
+        const r = e.result;
+        const label = { planned: 'PLAN', applied: 'DONE', skipped: 'SKIP', failed: 'FAIL' }[r.status];
+        const paintAs = r.status === 'failed' ? 'fail' : r.status === 'applied' ? 'pass' : r.status === 'planned' ? 'warn' : 'skip';
+        if (r.status === 'skipped' && !verbose) break;
+        write(`[${r.host ?? 'cluster'}] ${paint.status(paintAs, label.padEnd(5))} ${r.id}  ${r.summary}`);
+        if (r.status === 'planned') for (const c of r.commands) write(`    ${c.split('\n').join('\n    ')}`);
+        if (r.status === 'planned' && r.diff) for (const l of r.diff.split('\n')) if (l !== '') write(`    ${l}`);
+        if (r.error) for (const l of r.error.split('\n')) write(`    ${l}`);
+        break;
+      }
       case 'engine.idle':
         break;
       default: {
@@ -69,11 +86,12 @@ export function jsonReport(hosts: Array<{ name: string; address: string }>, outc
     return {
       id: o.stage,
       status: worstStatus(o.results.map((r) => r.status)),
-      changed: 0,
+      changed: o.changed ?? 0,
       checks: o.results.map(({ stage: _stage, ...rest }) => ({ ...rest, fix: rest.fix ?? '', rule: rest.rule ?? null })) as Array<Omit<CheckResult, 'stage'>>,
-      steps: [],
+      steps: (o.steps ?? []).map(({ stage: _stage, ...rest }) => rest),
     };
   });
+  summary.changed = outcomes.reduce((n, o) => n + (o.changed ?? 0), 0);
   return { version: 1, hosts, stages, summary };
 }
 
@@ -82,5 +100,6 @@ export function exitCodeFor(outcomes: StageOutcome[]): number {
   const all = outcomes.flatMap((o) => o.results);
   if (all.some((r) => r.status === 'error')) return 2;
   if (all.some((r) => r.status === 'fail')) return 1;
+  if (outcomes.some((o) => o.steps?.some((s) => s.status === 'failed'))) return 1;
   return 0;
 }

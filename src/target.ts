@@ -15,6 +15,8 @@ import type { Host } from './transport/types.js';
 export interface TargetOptions {
   lab?: boolean;
   scenario?: string;
+  /** Lab time scale (1 = real time; 'max' drops the waits). */
+  speed?: number | 'max';
   seed?: number;
   inventory?: string;
   /** Called for an unknown host key; resolve true to trust it (and record it in known_hosts). */
@@ -105,7 +107,7 @@ export function hostsFromConfig(config: ClusterConfig, options: Pick<TargetOptio
 export async function openTarget(options: TargetOptions): Promise<Target | undefined> {
   if (options.lab) {
     const { startLab } = await import('./lab/index.js');
-    const lab = await startLab({ scenario: options.scenario ?? 'fresh', seed: options.seed ?? 1 });
+    const lab = await startLab({ scenario: options.scenario ?? 'fresh', seed: options.seed ?? 1, ...(options.speed !== undefined ? { speed: options.speed } : {}) });
     const dir = mkdtempSync(join(tmpdir(), 'l20-lab-'));
     const { config } = labInventory(lab, dir);
     const hosts = hostsFromConfig(config, options);

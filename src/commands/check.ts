@@ -1,6 +1,11 @@
-/** `l20-setup check`: read-only checks on every host, plain lines or the version-1 JSON report. */
+/**
+ * `l20-setup check`, `plan` and `apply`: the same target, engine and reporters; check only reads,
+ * plan computes every step's commands and diffs without changing anything, apply runs the steps whose
+ * guards do not pass and verifies. Plain lines, or the version-1 JSON report.
+ */
 import { STAGE_IDS, type StageId } from '../engine/types.js';
-import { Engine } from '../engine/runner.js';
+import { Engine, type StageOutcome } from '../engine/runner.js';
+import { StepExecutor } from '../engine/steps.js';
 import { SessionLog } from '../engine/session-log.js';
 import { openTarget } from '../target.js';
 import { STAGES, stageById } from '../stages.js';
@@ -16,15 +21,31 @@ export function stagesFrom(ids: string[] | undefined) {
   const defs = wanted.map((id) => stageById(id as StageId));
   const missing = wanted.filter((_, i) => !defs[i]);
   if (missing.length > 0) throw new UsageError(`stage ${missing.join(', ')} has no checks yet in this release; implemented: ${STAGES.map((s) => s.id).join(', ')}`);
-  return defs.filter((d): d is NonNullable<typeof d> => !!d);
+  // Stages always run in pipeline order, whatever order --stage named them in.
+  return defs.filter((d): d is NonNullable<typeof d> => !!d).sort((a, b) => STAGE_IDS.indexOf(a.id) - STAGE_IDS.indexOf(b.id));
 }
 
-export async function runCheck(values: CliValues): Promise<number> {
+export function labSpeed(value: string | undefined): number | 'max' | undefined {
+  if (value === undefined) return undefined;
+  if (value === 'max') return 'max';
+  const n = Number(value);
+  if (!/^\d+(\.\d+)?$/.test(value) || !(n > 0) || n > 10_000) throw new UsageError(`--speed ${JSON.stringify(value)}: expected a number above 0 (1 = real time, 50 for demos) or max`);
+  return n;
+}
+
+type Mode = 'check' | 'plan' | 'apply';
+
+export async function runCheck(values: CliValues, mode: Mode = 'check'): Promise<number> {
   const stages = stagesFrom(values.stage);
+  if (mode === 'apply' && !values.yes && !process.stdin.isTTY) {
+    throw new UsageError('apply changes the hosts: pass --yes to confirm its disruptive and network steps (or apply from the TUI, which asks per step)');
+  }
+  const speed = labSpeed(values.speed);
   const target = await openTarget({
     lab: values.lab ?? false,
     ...(values.scenario ? { scenario: values.scenario } : {}),
     ...(values.seed ? { seed: intOption('seed', values.seed, 0, 2 ** 31)! } : {}),
+    ...(speed !== undefined ? { speed } : {}),
     ...(values.inventory ? { inventory: values.inventory } : {}),
   });
   if (!target) {
@@ -32,20 +53,39 @@ export async function runCheck(values: CliValues): Promise<number> {
     return 2;
   }
   const log = new SessionLog();
-  const engine = new Engine(target.hosts);
+  const engine = new Engine(target.hosts, { config: target.config });
   engine.subscribe((e) => log.record(e));
   const paint = painter(useColor());
   if (!values.json) engine.subscribe(plainReporter((l) => process.stdout.write(`${l}\n`), paint, values.verbose ?? false));
   const stop = () => engine.cancelAll();
   process.once('SIGINT', stop);
   try {
-    const outcomes = await engine.runStages(stages);
+    const outcomes: StageOutcome[] = [];
+    if (mode === 'check') outcomes.push(...(await engine.runStages(stages)));
+    else {
+      const executor = new StepExecutor(engine, { dryRun: mode === 'plan', yes: values.yes ?? false, allowReboot: values['allow-reboot'] ?? false });
+      for (const stage of stages) {
+        const outcome = await executor.applyStage(stage);
+        outcomes.push(outcome);
+        // Later stages build on this one: stop at the first stage that does not verify.
+        const broken = outcome.results.some((r) => r.status === 'fail' || r.status === 'error') || outcome.steps?.some((s) => s.status === 'failed');
+        if (mode === 'apply' && broken) {
+          const rest = stages.slice(stages.indexOf(stage) + 1).map((s) => s.id);
+          if (rest.length > 0 && !values.json) process.stdout.write(`stopped after ${stage.id}: it does not verify; not run: ${rest.join(', ')}\n`);
+          break;
+        }
+      }
+    }
     const hosts = target.config.hosts.map((h, i) => ({ name: h.name, address: target.hosts[i]?.address ?? h.address }));
     if (values.json) process.stdout.write(`${JSON.stringify(jsonReport(hosts, outcomes), null, 2)}\n`);
     else {
       const all = outcomes.flatMap((o) => o.results);
       const count = (s: string) => all.filter((r) => r.status === s).length;
-      process.stdout.write(`${count('pass')} passed, ${count('warn')} warnings, ${count('fail')} failed, ${count('error')} errors, ${count('skip')} skipped — session log ${log.path}\n`);
+      const steps = outcomes.flatMap((o) => o.steps ?? []);
+      const stepLine = mode === 'check' ? '' : mode === 'plan'
+        ? `${steps.filter((s) => s.status === 'planned').length} steps planned — `
+        : `${outcomes.reduce((n, o) => n + (o.changed ?? 0), 0)} changed, ${steps.filter((s) => s.status === 'failed').length} steps failed — `;
+      process.stdout.write(`${stepLine}${count('pass')} passed, ${count('warn')} warnings, ${count('fail')} failed, ${count('error')} errors, ${count('skip')} skipped — session log ${log.path}\n`);
     }
     return exitCodeFor(outcomes);
   } finally {
@@ -54,4 +94,3 @@ export async function runCheck(values: CliValues): Promise<number> {
     await target.close();
   }
 }
-

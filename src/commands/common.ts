@@ -11,6 +11,9 @@ export interface CliValues {
   stage?: string[];
   json?: boolean;
   verbose?: boolean;
+  yes?: boolean;
+  'allow-reboot'?: boolean;
+  speed?: string;
 }
 
 export class UsageError extends Error {}

@@ -1,5 +1,5 @@
 /** The typed events the engine emits. The store, the session log and the reporters consume them. */
-import type { CheckResult, StageId, StageStatus } from './types.js';
+import type { CheckResult, Danger, StageId, StageStatus, StepResult } from './types.js';
 import type { HostConnectionState } from '../transport/types.js';
 
 export type EngineEvent =
@@ -12,6 +12,9 @@ export type EngineEvent =
       durationMs: number; timedOut: boolean; cancelled: boolean;
     }
   | { type: 'check.result'; result: CheckResult }
+  | { type: 'step.start'; stage: StageId; step: string; host: string; danger: Danger }
+  | { type: 'step.note'; stage: StageId; step: string; host: string | null; line: string }
+  | { type: 'step.result'; result: StepResult }
   | { type: 'engine.idle' };
 
 export type EngineListener = (event: EngineEvent) => void;

@@ -12,11 +12,17 @@ import {
   worstStatus,
   type CheckResult,
   type HostCheckDef,
+  type HostFacts,
+  type HostRunner,
   type PairCheckDef,
   type ProbeDef,
+  type StageContext,
   type StageDef,
   type StageId,
+  type StepResult,
 } from './types.js';
+import { clusterSchema, type ClusterConfig } from '../config/schema.js';
+import { backupRunId } from '../transport/files.js';
 
 const DEFAULT_PROBE_TIMEOUT_MS = 20_000;
 
@@ -38,6 +44,28 @@ export interface StageOutcome {
   results: CheckResult[];
   /** Facts per host (absent for hosts that could not be reached). */
   facts: Map<string, unknown>;
+  /** Apply/plan only: what each step did or would do, per host. */
+  steps?: StepResult[];
+  /** Steps that changed a host. */
+  changed?: number;
+}
+
+export interface EngineOptions {
+  config?: ClusterConfig;
+  runId?: string;
+}
+
+export interface RunStageOptions {
+  /** Re-checks between apply steps: facts and verdicts are returned but no check.result is emitted. */
+  quiet?: boolean;
+  signal?: AbortSignal;
+}
+
+/** Settings for hosts built without an inventory (tests, ad-hoc runs): every default of the schema. */
+function defaultConfig(hosts: readonly Host[]): ClusterConfig {
+  return clusterSchema.parse({
+    hosts: hosts.map((h, i) => ({ name: h.name, address: '127.0.0.1', role: i === 0 ? 'head' : 'worker' })),
+  });
 }
 
 export class Engine {
@@ -47,8 +75,14 @@ export class Engine {
   private idleWaiters: Array<() => void> = [];
   private seq = 0;
   readonly facts = new Map<StageId, Map<string, unknown>>();
+  readonly context: StageContext;
 
-  constructor(readonly hosts: readonly Host[]) {
+  constructor(readonly hosts: readonly Host[], options: EngineOptions = {}) {
+    this.context = {
+      config: options.config ?? defaultConfig(hosts),
+      hosts: hosts.map((h) => h.name),
+      runId: options.runId ?? backupRunId(),
+    };
     for (const host of hosts) {
       host.onStateChange((state, detail) =>
         this.emit({ type: 'host.state', host: host.name, state, ...(detail ? { detail: sanitize(detail) } : {}) }),
@@ -61,7 +95,8 @@ export class Engine {
     return () => this.listeners.delete(listener);
   }
 
-  private emit(event: EngineEvent): void {
+  /** Public for the step executor, which shares this engine's listeners. */
+  emit(event: EngineEvent): void {
     for (const l of this.listeners) l(event);
   }
 
@@ -102,45 +137,15 @@ export class Engine {
     return outcomes;
   }
 
-  async runStage<F>(stage: StageDef<F>): Promise<StageOutcome> {
+  /** Marks the engine busy for the duration of fn (whenIdle waits for it). */
+  async busyWhile<T>(fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
     this.running++;
     const controller = new AbortController();
     // Every probe on every host listens to this one signal: more than Node's default 10 is expected.
     setMaxListeners(0, controller.signal);
     this.controllers.add(controller);
-    this.emit({ type: 'stage.state', stage: stage.id, state: 'running' });
-    const results: CheckResult[] = [];
-    const report = (r: CheckResult) => {
-      const clean = inert(r);
-      results.push(clean);
-      this.emit({ type: 'check.result', result: clean });
-    };
-    const factsByHost = new Map<string, F>();
     try {
-      await Promise.all(
-        this.hosts.map(async (host) => {
-          const facts = await this.runHost(stage, host, controller.signal, report);
-          if (facts !== undefined) factsByHost.set(host.name, facts);
-        }),
-      );
-      const pairChecks = stage.checks.filter((c): c is PairCheckDef<F> => c.scope === 'pair');
-      const ordered = this.hosts.filter((h) => factsByHost.has(h.name)).map((h) => ({ host: h.name, facts: factsByHost.get(h.name) as F }));
-      for (const check of pairChecks) {
-        if (controller.signal.aborted || ordered.length < this.hosts.length) {
-          const summary = controller.signal.aborted ? 'cancelled by the operator' : 'skipped: not every host could be probed';
-          report({ id: check.id, stage: stage.id, host: null, status: 'skip', summary, evidence: `probed: ${ordered.map((o) => o.host).join(', ') || 'none'}` });
-          continue;
-        }
-        report(this.safeEvaluate(stage.id, check.id, null, () => check.evaluate(ordered)));
-      }
-      // Events arrive as hosts finish; the outcome lists hosts in inventory order, cluster checks last.
-      const order = new Map<string | null, number>(this.hosts.map((h, i) => [h.name, i]));
-      order.set(null, this.hosts.length);
-      const checkOrder = new Map(stage.checks.map((c, i) => [c.id, i]));
-      results.sort((a, b) => (order.get(a.host)! - order.get(b.host)!) || (checkOrder.get(a.id)! - checkOrder.get(b.id)!));
-      this.facts.set(stage.id, factsByHost as Map<string, unknown>);
-      this.emit({ type: 'stage.state', stage: stage.id, state: worstStatus(results.map((r) => r.status)) });
-      return { stage: stage.id, results, facts: factsByHost as Map<string, unknown> };
+      return await fn(controller.signal);
     } finally {
       this.controllers.delete(controller);
       this.running--;
@@ -153,8 +158,77 @@ export class Engine {
     }
   }
 
-  private async runHost<F>(
-    stage: StageDef<F>,
+  runStage<F, C = unknown>(stage: StageDef<F, C>, options: RunStageOptions = {}): Promise<StageOutcome> {
+    if (options.signal) return this.runStageWith(stage, options.signal, options.quiet ?? false);
+    return this.busyWhile((signal) => this.runStageWith(stage, signal, options.quiet ?? false));
+  }
+
+  /** A runner for cluster runs and steps: the command's output streams to the panes like a probe's. */
+  hostRunner(stage: StageId, signal: AbortSignal): HostRunner {
+    return async (hostName, label, command, opts = {}) => {
+      const host = this.hosts.find((h) => h.name === hostName);
+      if (!host) throw new Error(`unknown host ${hostName}`);
+      return this.runProbe(stage, host, {
+        id: label, command, sudo: opts.sudo ?? false, timeoutMs: opts.timeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS,
+        ...(opts.env ? { env: opts.env } : {}), ...(opts.stdin !== undefined ? { stdin: opts.stdin } : {}),
+      }, signal);
+    };
+  }
+
+  private async runStageWith<F, C>(stage: StageDef<F, C>, signal: AbortSignal, quiet: boolean): Promise<StageOutcome> {
+    const ctx = this.context;
+    if (!quiet) this.emit({ type: 'stage.state', stage: stage.id, state: 'running' });
+    const results: CheckResult[] = [];
+    const report = (r: CheckResult) => {
+      const clean = inert(r);
+      results.push(clean);
+      if (!quiet) this.emit({ type: 'check.result', result: clean });
+    };
+    const factsByHost = new Map<string, F>();
+    await Promise.all(
+      this.hosts.map(async (host) => {
+        const facts = await this.runHost(stage, host, signal, report);
+        if (facts !== undefined) factsByHost.set(host.name, facts);
+      }),
+    );
+    const pairChecks = stage.checks.filter((c): c is PairCheckDef<F, C> => c.scope === 'pair');
+    const ordered: HostFacts<F>[] = this.hosts.filter((h) => factsByHost.has(h.name)).map((h) => ({ host: h.name, facts: factsByHost.get(h.name) as F }));
+    const complete = !signal.aborted && ordered.length === this.hosts.length;
+    let cluster: C | undefined;
+    if (complete && stage.cluster && pairChecks.length > 0) {
+      try {
+        cluster = await stage.cluster({ ...ctx, facts: ordered, run: this.hostRunner(stage.id, signal), signal });
+      } catch (err) {
+        for (const check of pairChecks) {
+          report({ id: check.id, stage: stage.id, host: null, status: 'error', summary: 'the cluster run failed', evidence: (err as Error).message });
+        }
+        return this.finishStage(stage, results, factsByHost, quiet);
+      }
+    }
+    for (const check of pairChecks) {
+      if (!complete || signal.aborted) {
+        const summary = signal.aborted ? 'cancelled by the operator' : 'skipped: not every host could be probed';
+        report({ id: check.id, stage: stage.id, host: null, status: 'skip', summary, evidence: `probed: ${ordered.map((o) => o.host).join(', ') || 'none'}` });
+        continue;
+      }
+      report(this.safeEvaluate(stage.id, check.id, null, () => check.evaluate(ordered, { ...ctx, cluster })));
+    }
+    return this.finishStage(stage, results, factsByHost, quiet);
+  }
+
+  private finishStage<F, C>(stage: StageDef<F, C>, results: CheckResult[], factsByHost: Map<string, F>, quiet: boolean): StageOutcome {
+    // Events arrive as hosts finish; the outcome lists hosts in inventory order, cluster checks last.
+    const order = new Map<string | null, number>(this.hosts.map((h, i) => [h.name, i]));
+    order.set(null, this.hosts.length);
+    const checkOrder = new Map(stage.checks.map((c, i) => [c.id, i]));
+    results.sort((a, b) => (order.get(a.host)! - order.get(b.host)!) || (checkOrder.get(a.id)! - checkOrder.get(b.id)!));
+    this.facts.set(stage.id, factsByHost as Map<string, unknown>);
+    if (!quiet) this.emit({ type: 'stage.state', stage: stage.id, state: worstStatus(results.map((r) => r.status)) });
+    return { stage: stage.id, results, facts: factsByHost as Map<string, unknown> };
+  }
+
+  private async runHost<F, C>(
+    stage: StageDef<F, C>,
     host: Host,
     signal: AbortSignal,
     report: (r: CheckResult) => void,
@@ -191,13 +265,13 @@ export class Engine {
     }
     let facts: F;
     try {
-      facts = stage.collect({ host: host.name, results: outputs });
+      facts = stage.collect({ host: host.name, results: outputs }, this.context);
     } catch (err) {
       failAll('error', 'could not read the probe output', (err as Error).stack ?? String(err));
       return undefined;
     }
     for (const check of hostChecks) {
-      report(this.safeEvaluate(stage.id, check.id, host.name, () => check.evaluate(facts, host.name)));
+      report(this.safeEvaluate(stage.id, check.id, host.name, () => check.evaluate(facts, host.name, this.context)));
     }
     return facts;
   }
@@ -211,7 +285,12 @@ export class Engine {
     }
   }
 
-  private async runProbe(stage: StageId, host: Host, probe: ProbeDef, signal: AbortSignal): Promise<RunResult> {
+  private async runProbe(
+    stage: StageId,
+    host: Host,
+    probe: ProbeDef & { env?: Readonly<Record<string, string>>; stdin?: string },
+    signal: AbortSignal,
+  ): Promise<RunResult> {
     const runId = `${host.name}:${stage}:${probe.id}:${++this.seq}`;
     const batcher = new OutputBatcher((stream, lines) => this.emit({ type: 'cmd.output', host: host.name, runId, stream, lines }));
     let started = false;
@@ -220,6 +299,8 @@ export class Engine {
         sudo: probe.sudo ?? false,
         timeoutMs: probe.timeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS,
         signal,
+        ...(probe.env ? { env: probe.env } : {}),
+        ...(probe.stdin !== undefined ? { stdin: probe.stdin } : {}),
         onStdout: (c) => batcher.push('stdout', c),
         onStderr: (c) => batcher.push('stderr', c),
         onStart: (commandLine: string) => {

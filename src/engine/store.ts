@@ -4,7 +4,7 @@
  */
 import type { EngineEvent } from './events.js';
 import type { HostConnectionState } from '../transport/types.js';
-import { STAGE_IDS, worstStatus, type CheckResult, type StageId, type StageStatus } from './types.js';
+import { STAGE_IDS, worstStatus, type CheckResult, type StageId, type StageStatus, type StepResult } from './types.js';
 
 /** Lines of live output kept per host for its pane; the session log has everything. */
 export const PANE_LINES = 500;
@@ -59,6 +59,8 @@ export interface AppState {
   stages: Record<StageId, StageStatus>;
   /** Check results of the latest run of each stage (host null = cluster check). */
   checks: Record<StageId, CheckResult[]>;
+  /** Latest plan/apply result of each step on each host (a newer result for the same step and host replaces it). */
+  steps: Record<StageId, StepResult[]>;
   busy: boolean;
   ui: UiState;
 }
@@ -86,11 +88,13 @@ export function initialState(hosts: ReadonlyArray<{ name: string; address: strin
   }
   const stages = Object.fromEntries(STAGE_IDS.map((id) => [id, 'pending'])) as Record<StageId, StageStatus>;
   const checks = Object.fromEntries(STAGE_IDS.map((id) => [id, []])) as unknown as Record<StageId, CheckResult[]>;
+  const steps = Object.fromEntries(STAGE_IDS.map((id) => [id, []])) as unknown as Record<StageId, StepResult[]>;
   return {
     hostOrder: hosts.map((h) => h.name),
     panes,
     stages,
     checks,
+    steps,
     busy: false,
     ui: { screen, selectedStage: 'inventory', leftHost: 0, rightHost: Math.min(1, hosts.length - 1), confirmQuit: false, showHelp: false, details: null },
   };
@@ -100,6 +104,18 @@ function updatePane(state: AppState, host: string, f: (p: PaneState) => PaneStat
   const pane = state.panes[host];
   if (!pane) return state;
   return { ...state, panes: { ...state.panes, [host]: f(pane) } };
+}
+
+/** Lines the engine itself writes into panes (step markers, procedure notes), tagged with the step. */
+function appendLines(state: AppState, hosts: readonly string[], texts: readonly string[], probe: string): AppState {
+  let next = state;
+  for (const h of hosts) {
+    next = updatePane(next, h, (p) => {
+      const added = texts.map((text) => ({ text, stderr: false, probe }));
+      return { ...p, lines: [...p.lines, ...added].slice(-PANE_LINES), totalLines: p.totalLines + added.length };
+    });
+  }
+  return next;
 }
 
 function updateCommand(p: PaneState, runId: string, f: (c: CommandView) => CommandView): PaneState {
@@ -147,6 +163,15 @@ export function reduce(state: AppState, action: Action): AppState {
     case 'check.result': {
       const stage = action.result.stage;
       return { ...state, checks: { ...state.checks, [stage]: [...state.checks[stage], action.result] } };
+    }
+    case 'step.start':
+      return appendLines(state, [action.host], [`▶ ${action.step} (${action.danger})`], action.step);
+    case 'step.note':
+      return appendLines(state, action.host === null ? state.hostOrder : [action.host], [action.line], action.step);
+    case 'step.result': {
+      const r = action.result;
+      const kept = state.steps[r.stage].filter((s) => !(s.id === r.id && s.host === r.host));
+      return { ...state, steps: { ...state.steps, [r.stage]: [...kept, r] } };
     }
     case 'engine.idle':
       return { ...state, busy: false };

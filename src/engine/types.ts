@@ -3,6 +3,7 @@
  * Nothing here knows about SSH or the UI.
  */
 import type { Command, RunResult } from '../transport/types.js';
+import type { ClusterConfig } from '../config/schema.js';
 
 export const STAGE_IDS = [
   'inventory', 'os', 'nic-stack', 'network', 'qos', 'rdma-link',
@@ -37,32 +38,165 @@ export interface ProbeOutputs {
   results: Readonly<Record<string, RunResult>>;
 }
 
+/** What every check, probe collector and step sees of the cluster besides its own facts. */
+export interface StageContext {
+  config: ClusterConfig;
+  /** Host names in inventory order (node 1 first). */
+  hosts: readonly string[];
+  /** Names this run's backups, logs and transient units (`20261129T120000Z`). */
+  runId: string;
+}
+
+export interface HostFacts<F> {
+  host: string;
+  facts: F;
+}
+
 export interface HostCheckDef<F> {
   id: string;
   title: string;
   scope: 'host';
-  evaluate(facts: F, host: string): Verdict;
+  evaluate(facts: F, host: string, ctx: StageContext): Verdict;
 }
 
-export interface PairCheckDef<F> {
+export interface PairCheckDef<F, C = unknown> {
   id: string;
   title: string;
   scope: 'pair';
-  /** Facts of every host, in inventory order. */
-  evaluate(facts: ReadonlyArray<{ host: string; facts: F }>): Verdict;
+  /** Facts of every host, in inventory order; `cluster` is what the stage's cluster run returned. */
+  evaluate(facts: ReadonlyArray<HostFacts<F>>, ctx: StageContext & { cluster: C | undefined }): Verdict;
 }
 
-export type CheckDef<F> = HostCheckDef<F> | PairCheckDef<F>;
+export type CheckDef<F, C = unknown> = HostCheckDef<F> | PairCheckDef<F, C>;
 
-export interface StageDef<F = unknown> {
+/** Runs one command on one host as part of a cluster run or a step; output streams to the panes. */
+export type HostRunner = (
+  host: string,
+  label: string,
+  command: Command,
+  options?: { sudo?: boolean; timeoutMs?: number; env?: Readonly<Record<string, string>>; stdin?: string },
+) => Promise<RunResult>;
+
+export interface ClusterRunContext<F> extends StageContext {
+  facts: ReadonlyArray<HostFacts<F>>;
+  run: HostRunner;
+  signal: AbortSignal;
+}
+
+export interface StageDef<F = unknown, C = unknown> {
   id: StageId;
   title: string;
   /** What the stage is for, shown in the stage view. */
   purpose: string;
   probes: readonly ProbeDef[];
   /** Parse the probes' outputs into facts. Must not throw on odd output; record problems in the facts. */
-  collect(outputs: ProbeOutputs): F;
-  checks: readonly CheckDef<F>[];
+  collect(outputs: ProbeOutputs, ctx: StageContext): F;
+  /**
+   * Coordinated commands across hosts once every host's facts are in (ping per cable, ib_write_bw
+   * server then client, an all-reduce): what they measured feeds the pair checks. Must not throw
+   * for a failed measurement; return it as data.
+   */
+  cluster?(ctx: ClusterRunContext<F>): Promise<C>;
+  checks: readonly CheckDef<F, C>[];
+  /** Apply steps in order; each runs only where one of its guard checks does not pass. */
+  steps?: readonly StepDef<F>[];
+}
+
+/** STAGES.md §1: what a step may interrupt. */
+export type Danger = 'safe' | 'disruptive' | 'network' | 'reboot';
+
+/** A root-owned file a step writes (atomically, previous version backed up; skipped when identical). */
+export interface FileChange {
+  path: string;
+  content: string;
+  mode: number;
+}
+
+export interface StepCommand {
+  command: Command;
+  /** Default true: steps change the system. */
+  sudo?: boolean;
+  timeoutMs?: number;
+  /** Exit codes that count as success (default [0]). */
+  okExit?: readonly number[];
+}
+
+/** What a step would do on one host. */
+export interface StepPlan {
+  /** One line for the plan: what changes and why. */
+  summary: string;
+  files?: readonly FileChange[];
+  /** Files moved into the run's backup directory (e.g. the tutorial's netplan file on migration). */
+  removeFiles?: readonly string[];
+  /** Run after the files are in place, in order; the first failure stops the step and rolls it back. */
+  commands?: readonly StepCommand[];
+  /** Reboot afterwards and wait for the host to come back with a new boot id. */
+  reboot?: boolean;
+  /** Run (after the files are restored) when the step fails or is rolled back. */
+  rollback?: readonly StepCommand[];
+}
+
+export interface StepPlanContext<F> extends StageContext {
+  host: string;
+  hostIndex: number;
+  facts: F;
+  all: ReadonlyArray<HostFacts<F>>;
+  /** This stage's current check results (all hosts and pair checks). */
+  results: readonly CheckResult[];
+}
+
+export type StepStatus = 'planned' | 'applied' | 'skipped' | 'failed';
+
+export interface StepResult {
+  id: string;
+  stage: StageId;
+  host: string | null;
+  status: StepStatus;
+  danger: Danger;
+  summary: string;
+  /** The command lines run (or that would run), files first as `install` lines. */
+  commands: string[];
+  /** Unified diff of every file the step writes on this host. */
+  diff: string;
+  /** Whether the host was changed (files written, commands run). */
+  changed: boolean;
+  /** Why it failed: command, exit code and last output lines. */
+  error?: string;
+}
+
+/** The facilities a custom executor gets (network.apply's armed rollback and lockstep proof). */
+export interface StepExecContext<F> extends StageContext {
+  /** Hosts where a guard does not pass, in inventory order. */
+  targets: readonly string[];
+  all: ReadonlyArray<HostFacts<F>>;
+  results: readonly CheckResult[];
+  run: HostRunner;
+  /** Writes a file as the generic executor does; returns whether it changed and the diff. */
+  writeFile(host: string, file: FileChange): Promise<{ changed: boolean; diff: string; commandLine: string }>;
+  /** Opens a brand-new SSH connection to the host and runs `true` over it (proves the management path). */
+  probeFreshConnection(host: string): Promise<{ ok: boolean; detail: string }>;
+  /** Re-runs this stage's probes and checks quietly and returns the new results and facts. */
+  recheck(): Promise<{ results: CheckResult[]; facts: ReadonlyArray<HostFacts<F>> }>;
+  /** A line in both panes' output (what the procedure is doing and why). */
+  note(host: string | null, line: string): void;
+  /** Waits on the simulated or real clock; resolves early with false when cancelled. */
+  sleep(ms: number): Promise<boolean>;
+  signal: AbortSignal;
+  dryRun: boolean;
+}
+
+export interface StepDef<F> {
+  id: string;
+  title: string;
+  danger: Danger;
+  /** Check ids (host or pair); the step is needed on a host where any of them is not pass or skip. */
+  guards: readonly string[];
+  /** Hosts in parallel (default), one after another in inventory order, or in reverse (node 2 first). */
+  order?: 'parallel' | 'sequential' | 'reverse';
+  /** What the step would do on one host; null when there is nothing to do there. */
+  plan?(ctx: StepPlanContext<F>): StepPlan | null;
+  /** A whole-cluster procedure instead of plan (lockstep network changes); returns one result per target host. */
+  execute?(ctx: StepExecContext<F>): Promise<StepResult[]>;
 }
 
 export interface CheckResult {

@@ -340,6 +340,18 @@ export class SshHost implements Host {
     return writeFileAtomicVia(this, path, content, options, this.defaultBackupDir);
   }
 
+  async probeFreshConnection(timeoutMs: number): Promise<void> {
+    // A sibling with the same options: same keys, same host-key policy, its own TCP connection.
+    const probe = new SshHost({ ...this.opts, readyTimeoutMs: timeoutMs });
+    try {
+      await probe.connect();
+      const r = await probe.run({ argv: ['true'] }, { timeoutMs });
+      if (r.exitCode !== 0) throw new TransportError(`${this.name}: \`true\` over a new connection exited ${r.exitCode}`, this.name, r.commandLine);
+    } finally {
+      await probe.close();
+    }
+  }
+
   async close(): Promise<void> {
     this.closedByUser = true;
     const conn = this.conn;

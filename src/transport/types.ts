@@ -65,6 +65,11 @@ export interface Host {
   readFile(path: string, options?: { sudo?: boolean }): Promise<string>;
   writeFileAtomic(path: string, content: string, options?: WriteFileOptions): Promise<WriteFileResult>;
   onStateChange(listener: (state: HostConnectionState, detail?: string) => void): () => void;
+  /**
+   * Opens a brand-new connection, runs `true` over it and closes it; rejects when that fails. Proves
+   * the management path after a network change (an existing connection can outlive a broken path).
+   */
+  probeFreshConnection?(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -1,3 +1,4 @@
+import { testContext } from '../helpers/stage-context.js';
 import { describe, expect, it } from 'vitest';
 import * as c from '../../checks/inventory/checks.js';
 import type { InventoryFacts } from '../../checks/inventory/facts.js';
@@ -30,8 +31,10 @@ function facts(over: Partial<InventoryFacts> = {}, host = 'n1', macBase = 0x10):
   };
 }
 
-const host = (check: unknown, f: InventoryFacts) => (check as HostCheckDef<InventoryFacts>).evaluate(f, f.host);
-const pair = (check: unknown, fs: InventoryFacts[]) => (check as PairCheckDef<InventoryFacts>).evaluate(fs.map((f) => ({ host: f.host, facts: f })));
+const ctx = testContext();
+const host = (check: unknown, f: InventoryFacts) => (check as HostCheckDef<InventoryFacts>).evaluate(f, f.host, ctx);
+const pair = (check: unknown, fs: InventoryFacts[]) =>
+  (check as PairCheckDef<InventoryFacts>).evaluate(fs.map((f) => ({ host: f.host, facts: f })), { ...ctx, cluster: undefined });
 
 describe('inventory checks', () => {
   it('os: 22.04 + 5.15 generic passes, HWE warns, other releases fail', () => {

@@ -1,0 +1,40 @@
+/**
+ * Reboot a host and wait for it (STAGES.md §1): read the boot id, ask systemd to reboot, then poll with
+ * new connections until SSH answers with a different `/proc/sys/kernel/random/boot_id` (limit 15 min).
+ * The reboot command itself usually loses its connection; that is expected, not a failure.
+ */
+import type { Host } from '../transport/types.js';
+import type { HostRunner } from './types.js';
+
+const BOOT_ID = { argv: ['cat', '/proc/sys/kernel/random/boot_id'] } as const;
+
+export async function rebootAndWait(
+  host: Host,
+  run: HostRunner,
+  options: { timeoutMs: number; pollMs?: number },
+): Promise<{ ok: boolean; detail: string }> {
+  const before = await run(host.name, 'boot-id', BOOT_ID);
+  const oldId = before.stdout.trim();
+  if (before.exitCode !== 0 || oldId === '') return { ok: false, detail: `could not read the boot id before rebooting (exit ${before.exitCode})` };
+  try {
+    await run(host.name, 'reboot', { argv: ['systemctl', 'reboot'] }, { sudo: true, timeoutMs: 30_000 });
+  } catch {
+    // the connection dropping under the command is how a reboot looks from here
+  }
+  const started = Date.now();
+  const pollMs = options.pollMs ?? 2000;
+  let last = 'no answer yet';
+  while (Date.now() - started < options.timeoutMs) {
+    await new Promise((r) => setTimeout(r, pollMs));
+    try {
+      await host.connect();
+      const now = await host.run(BOOT_ID, { timeoutMs: 10_000 });
+      const id = now.stdout.trim();
+      if (now.exitCode === 0 && id !== '' && id !== oldId) return { ok: true, detail: `back after ${Math.round((Date.now() - started) / 1000)} s with boot id ${id}` };
+      last = id === oldId ? 'still the old boot id (the reboot has not happened yet)' : `boot id read failed (exit ${now.exitCode})`;
+    } catch (err) {
+      last = (err as Error).message;
+    }
+  }
+  return { ok: false, detail: `${host.name} did not come back within ${Math.round(options.timeoutMs / 60_000)} min: ${last}` };
+}

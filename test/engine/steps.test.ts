@@ -1,0 +1,184 @@
+import { describe, expect, it } from 'vitest';
+import { Engine } from '../../src/engine/runner.js';
+import { StepExecutor, type ApplyOptions } from '../../src/engine/steps.js';
+import type { EngineEvent } from '../../src/engine/events.js';
+import type { StageDef } from '../../src/engine/types.js';
+import type { Command, Host, HostConnectionState, RunOptions, RunResult, WriteFileOptions, WriteFileResult } from '../../src/transport/types.js';
+import { buildCommand } from '../../src/transport/quote.js';
+
+/** A host with files and a log of what ran: enough state for steps to change and checks to see it. */
+class StatefulHost implements Host {
+  readonly address: string;
+  readonly files = new Map<string, string>();
+  readonly ran: string[] = [];
+  failOn?: RegExp;
+  constructor(readonly name: string) {
+    this.address = `${name}.test:22`;
+  }
+  async connect(): Promise<void> {}
+  async run(command: Command, options: RunOptions = {}): Promise<RunResult> {
+    const { line } = buildCommand(command, options);
+    this.ran.push(line);
+    options.onStart?.(line);
+    const done = (exitCode: number, stdout = '', stderr = ''): RunResult => {
+      if (stdout) options.onStdout?.(stdout);
+      if (stderr) options.onStderr?.(stderr);
+      return { commandLine: line, exitCode, signal: null, stdout, stderr, durationMs: 1, timedOut: false, cancelled: false, truncated: false };
+    };
+    const argv = 'argv' in command ? command.argv : [];
+    if (this.failOn?.test(line)) return done(3, '', 'Job for demo.service failed.\nSee "systemctl status demo.service" for details.\n');
+    if (argv[0] === 'cat' && argv[1] === '--') {
+      const f = this.files.get(argv[2]!);
+      return f === undefined ? done(1, '', `cat: ${argv[2]}: No such file or directory\n`) : done(0, f);
+    }
+    if (argv[0] === 'cp') {
+      this.files.set(argv[4]!, this.files.get(argv[3]!) ?? '');
+      return done(0);
+    }
+    if (argv[0] === 'rm') {
+      this.files.delete(argv[3]!);
+      return done(0);
+    }
+    if (argv[0] === 'touch') {
+      this.files.set(argv[1]!, '');
+      return done(0);
+    }
+    return done(0);
+  }
+  async readFile(path: string): Promise<string> {
+    const f = this.files.get(path);
+    if (f === undefined) throw new Error(`no ${path}`);
+    return f;
+  }
+  async writeFileAtomic(path: string, content: string, options: WriteFileOptions = {}): Promise<WriteFileResult> {
+    const before = this.files.get(path);
+    if (before === content) return { changed: false };
+    let backupPath: string | undefined;
+    if (before !== undefined) {
+      backupPath = `${options.backupDir}${path}`;
+      this.files.set(backupPath, before);
+    }
+    this.files.set(path, content);
+    return backupPath ? { changed: true, backupPath } : { changed: true };
+  }
+  onStateChange(_l: (s: HostConnectionState, d?: string) => void): () => void {
+    return () => undefined;
+  }
+  async close(): Promise<void> {}
+}
+
+interface Facts { conf?: string; started: boolean }
+
+const CONF = '/etc/demo.conf';
+function stage(danger: 'safe' | 'disruptive' = 'safe', order?: 'reverse'): StageDef<Facts> {
+  return {
+    id: 'os',
+    title: 't',
+    purpose: 'p',
+    probes: [
+      { id: 'conf', command: { argv: ['cat', '--', CONF] } },
+      { id: 'started', command: { argv: ['cat', '--', '/run/demo.started'] } },
+    ],
+    collect: ({ results }) => ({
+      ...(results.conf?.exitCode === 0 ? { conf: results.conf.stdout } : {}),
+      started: results.started?.exitCode === 0,
+    }),
+    checks: [
+      {
+        id: 'os.demo', title: 'demo configured', scope: 'host',
+        evaluate: (f, _h, ctx) => (f.conf === `value=${ctx.config.qos.priority}\n` && f.started
+          ? { status: 'pass', summary: 'configured', evidence: f.conf }
+          : { status: 'fail', summary: 'not configured', evidence: f.conf ?? '(no file)', fix: 'apply os.demo' }),
+      },
+    ],
+    steps: [
+      {
+        id: 'os.demo', title: 'configure demo', danger, guards: ['os.demo'], ...(order ? { order } : {}),
+        plan: (ctx) => ({
+          summary: `write ${CONF} and start demo on ${ctx.host}`,
+          files: [{ path: CONF, content: `value=${ctx.config.qos.priority}\n`, mode: 0o644 }],
+          commands: [{ command: { argv: ['touch', '/run/demo.started'] } }],
+        }),
+      },
+    ],
+  };
+}
+
+const OPTS: ApplyOptions = { dryRun: false, yes: true, allowReboot: false };
+
+describe('StepExecutor', () => {
+  it('applies a needed step, verifies, and a second apply changes nothing', async () => {
+    const hosts = [new StatefulHost('n1'), new StatefulHost('n2')];
+    hosts[0]!.files.set(CONF, 'value=7\n');
+    const engine = new Engine(hosts, { runId: 'RUN1' });
+    const events: EngineEvent[] = [];
+    engine.subscribe((e) => events.push(e));
+    const first = await new StepExecutor(engine, OPTS).applyStage(stage());
+    expect(first.changed).toBe(2);
+    expect(first.steps?.map((s) => [s.host, s.status])).toEqual([['n1', 'applied'], ['n2', 'applied']]);
+    expect(first.results.every((r) => r.status === 'pass')).toBe(true);
+    // The previous version is kept in the run's backup directory.
+    expect(hosts[0]!.files.get(`/var/lib/l20-setup/backup/RUN1${CONF}`)).toBe('value=7\n');
+    expect(first.steps?.[0]?.diff).toContain('-value=7\n+value=3');
+    expect(events.some((e) => e.type === 'step.result' && e.result.status === 'applied')).toBe(true);
+
+    const second = await new StepExecutor(engine, OPTS).applyStage(stage());
+    expect(second.changed).toBe(0);
+    expect(second.steps?.every((s) => s.status === 'skipped' && /nothing to do/.test(s.summary))).toBe(true);
+  });
+
+  it('plan shows commands and a unified diff and changes nothing', async () => {
+    const hosts = [new StatefulHost('n1')];
+    const engine = new Engine(hosts);
+    const out = await new StepExecutor(engine, { ...OPTS, dryRun: true }).applyStage(stage());
+    const step = out.steps?.[0];
+    expect(step?.status).toBe('planned');
+    expect(step?.commands).toEqual(['sudo install -D -m 0644 -o root -g root /dev/stdin /etc/demo.conf', 'sudo touch /run/demo.started']);
+    expect(step?.diff).toContain('--- /dev/null\n+++ /etc/demo.conf');
+    expect(step?.diff).toContain('+value=3');
+    expect(hosts[0]!.files.has(CONF)).toBe(false);
+    expect(out.changed).toBe(0);
+  });
+
+  it('a failing command rolls the step back on that host and says why', async () => {
+    const hosts = [new StatefulHost('n1')];
+    hosts[0]!.files.set(CONF, 'old\n');
+    hosts[0]!.failOn = /touch/;
+    const out = await new StepExecutor(new Engine(hosts, { runId: 'R' }), OPTS).applyStage(stage());
+    const step = out.steps?.[0];
+    expect(step?.status).toBe('failed');
+    expect(step?.error).toMatch(/sudo touch \/run\/demo.started` on n1 exited 3/);
+    expect(step?.error).toContain('Job for demo.service failed.');
+    expect(step?.error).toContain(`restored ${CONF}`);
+    expect(hosts[0]!.files.get(CONF)).toBe('old\n');
+    expect(out.results.find((r) => r.id === 'os.demo')?.status).toBe('fail');
+  });
+
+  it('a disruptive step needs --yes or the confirmation callback, which names the hosts', async () => {
+    const hosts = [new StatefulHost('n1'), new StatefulHost('n2')];
+    const engine = new Engine(hosts);
+    const refused = await new StepExecutor(engine, { ...OPTS, yes: false }).applyStage(stage('disruptive'));
+    expect(refused.steps?.every((s) => s.status === 'skipped' && /needs confirmation/.test(s.summary))).toBe(true);
+    expect(hosts[0]!.files.has(CONF)).toBe(false);
+
+    const asked: string[][] = [];
+    const ok = await new StepExecutor(engine, { ...OPTS, yes: false, confirm: async (_s, _step, names, plans) => {
+      asked.push([...names]);
+      expect(plans.every((p) => p.diff.includes('+value=3'))).toBe(true);
+      return true;
+    } }).applyStage(stage('disruptive'));
+    expect(asked).toEqual([['n1', 'n2']]);
+    expect(ok.changed).toBe(2);
+  });
+
+  it('runs node 2 first for a reverse-ordered step', async () => {
+    const hosts = [new StatefulHost('n1'), new StatefulHost('n2')];
+    const engine = new Engine(hosts);
+    const starts: string[] = [];
+    engine.subscribe((e) => {
+      if (e.type === 'step.start') starts.push(e.host);
+    });
+    await new StepExecutor(engine, OPTS).applyStage(stage('safe', 'reverse'));
+    expect(starts).toEqual(['n2', 'n1']);
+  });
+});
