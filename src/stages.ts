@@ -1,10 +1,11 @@
 /** The registry of stages with checks. Later stages join this list as they are built. */
 import type { StageDef, StageId } from './engine/types.js';
 import { inventoryStage } from '../checks/inventory/index.js';
+import { osStage } from '../checks/os/index.js';
 
-export const STAGES: ReadonlyArray<StageDef<any>> = [inventoryStage];
+export const STAGES: ReadonlyArray<StageDef<any, any>> = [inventoryStage, osStage];
 
-export function stageById(id: StageId): StageDef<any> | undefined {
+export function stageById(id: StageId): StageDef<any, any> | undefined {
   return STAGES.find((s) => s.id === id);
 }
 
