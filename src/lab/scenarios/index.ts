@@ -1,15 +1,27 @@
 /**
- * Scenarios: named starting states applied to a freshly built cluster (STAGES.md §4.4). They
- * compose with `+` (`ready+link-down`), applied left to right. Only `fresh` exists so far; the
- * machine builder's defaults are exactly the `fresh` state, so it only asserts them.
+ * Scenarios: named starting states applied to a freshly built cluster (STAGES.md §4.4). They compose
+ * with `+` (`ready+link-down`), applied left to right. `ready` and `tutorial` are built from one part
+ * per stage (the files beside this one, in stage order); each fault scenario starts from `ready`
+ * (applied once, however many faults are composed) and changes what its row of §4.4 says.
  */
 import type { Cluster } from '../model/cluster.js';
+import * as os from './os.js';
+import * as nicStack from './nic-stack.js';
+import * as network from './network.js';
+import * as qos from './qos.js';
+import * as rdma from './rdma.js';
+import * as gpu from './gpu.js';
+import * as nccl from './nccl.js';
+import * as rayVllm from './ray-vllm.js';
 
 export interface Scenario {
   name: string;
   description: string;
   apply(cluster: Cluster): void;
 }
+
+/** Stage order: later parts may rely on earlier ones (names after rdma-core, addresses before GIDs). */
+const PARTS = [os, nicStack, network, qos, rdma, gpu, nccl, rayVllm];
 
 const fresh: Scenario = {
   name: 'fresh',
@@ -29,7 +41,54 @@ const fresh: Scenario = {
   },
 };
 
-const REGISTRY: readonly Scenario[] = [fresh];
+const readyClusters = new WeakSet<Cluster>();
+
+const ready: Scenario = {
+  name: 'ready',
+  description: 'every stage applied for design A: inbox stack with rocep… names, QoS unit, 580 open driver, DMA-BUF GDR, ACS off, nccl.conf, venv, Ray, vLLM serving an 8B model in DP 16',
+  apply(cluster) {
+    if (readyClusters.has(cluster)) return;
+    readyClusters.add(cluster);
+    fresh.apply(cluster);
+    for (const part of PARTS) part.ready(cluster);
+    for (const m of cluster.machines) m.revision++;
+  },
+};
+
+const tutorial: Scenario = {
+  name: 'tutorial',
+  description: 'the recipe as written: MLNX_OFED 23.10, 4-port balance-xor bond0, runtime-only mlnx_qos, nvidia-driver-535, peermem via /etc/modules, its nccl.conf, Ray on 0.0.0.0, its start_vllm.sh',
+  apply(cluster) {
+    fresh.apply(cluster);
+    for (const part of PARTS) part.tutorial(cluster);
+    for (const m of cluster.machines) m.revision++;
+  },
+};
+
+function fault(name: string, description: string, change: (cluster: Cluster) => void): Scenario {
+  return {
+    name,
+    description: `ready; ${description}`,
+    apply(cluster) {
+      ready.apply(cluster);
+      change(cluster);
+      for (const m of cluster.machines) m.revision++;
+    },
+  };
+}
+
+const REGISTRY: readonly Scenario[] = [
+  fresh,
+  ready,
+  tutorial,
+  fault('pfc-mismatch', 'node 2 PFC off on all four ports (trust dscp kept)', qos.pfcMismatch),
+  fault('mtu-mismatch', 'node 2 ens1f1 MTU 1500 (active_mtu 1024)', network.mtuMismatch),
+  fault('link-down', 'cable 4 (ens2f1 ↔ ens2f1) unplugged', network.linkDown),
+  fault('no-peermem', 'DOCA-OFED with the proprietary driver, nvidia-peermem not loaded: no GDR path', gpu.noPeermem),
+  fault('acs-enabled', "node 1's downstream ports above GPUs and NIC 1 have ACSCtl: SrcValid+", gpu.acsEnabled),
+  fault('wrong-gid', 'node 2 ens1f0 has an IPv6 ULA before its IPv4 (IPv4 v2 GID at index 5) and nccl.conf pins NCCL_IB_GID_INDEX=3', rdma.wrongGid),
+  fault('driver-mismatch', 'node 2 runs a 570.x open driver, node 1 580.x', gpu.driverMismatch),
+];
 
 export const SCENARIOS: readonly string[] = REGISTRY.map((s) => s.name);
 
