@@ -8,8 +8,9 @@ import Spinner from 'ink-spinner';
 import { STAGE_IDS } from '../src/engine/types.js';
 import { useController, useSelector, useStore } from './store-context.js';
 import { useTerminalSize } from './use-terminal-size.js';
-import { detailsBindings, globalBindings, matches, pipelineBindings, stageBindings, setupBindings, type Binding } from './keys.js';
+import { detailsBindings, globalBindings, matches, pipelineBindings, planBindings, stageBindings, setupBindings, type Binding } from './keys.js';
 import { DetailsView } from './stage/DetailsView.js';
+import { PlanView } from './stage/PlanView.js';
 import { Footer, HelpOverlay } from './widgets/Footer.js';
 import { PipelineView } from './pipeline/PipelineView.js';
 import { StageView } from './stage/StageView.js';
@@ -28,10 +29,12 @@ export function App() {
   const stage = useSelector((s) => s.ui.selectedStage);
   const trust = useSelector((s) => s.ui.trust);
   const details = useSelector((s) => s.ui.details);
+  const applyPhase = useSelector((s) => s.ui.apply?.phase);
   const dispatch = store.dispatch;
+  const planOpen = screen === 'stage' && (applyPhase === 'planning' || applyPhase === 'preview' || applyPhase === 'confirm');
 
   const bindings: ReadonlyArray<Binding> =
-    screen === 'pipeline' ? pipelineBindings : screen === 'stage' ? (details !== null ? detailsBindings : stageBindings) : setupBindings;
+    screen === 'pipeline' ? pipelineBindings : screen === 'stage' ? (planOpen ? planBindings : details !== null ? detailsBindings : stageBindings) : setupBindings;
 
   // Keys typed faster than a render arrive as one chunk ("jjj"): handle them one by one, reading
   // the store's current state rather than this render's copy.
@@ -68,6 +71,17 @@ export function App() {
       }
       return;
     }
+    const apply = ui.apply;
+    if (screen === 'stage' && apply && apply.phase !== 'applying') {
+      const b = planBindings.find((x) => matches(x, input, key));
+      if (b?.command === 'up') dispatch({ type: 'ui.scrollPlan', delta: -1 });
+      else if (b?.command === 'down') dispatch({ type: 'ui.scrollPlan', delta: 1 });
+      else if (apply.phase === 'confirm' && b?.command === 'yes') controller.answerStep(true);
+      else if (apply.phase === 'confirm' && b?.command === 'no') controller.answerStep(false);
+      else if (apply.phase === 'preview' && b?.command === 'yes') controller.applyStage(apply.stage);
+      else if (apply.phase === 'preview' && b?.command === 'no') dispatch({ type: 'ui.apply' });
+      return;
+    }
     if (screen === 'pipeline') {
       const b = pipelineBindings.find((x) => matches(x, input, key));
       switch (b?.command) {
@@ -95,6 +109,11 @@ export function App() {
         case 'prev': dispatch({ type: 'ui.moveStage', delta: -1 }); break;
         case 'next': dispatch({ type: 'ui.moveStage', delta: 1 }); break;
         case 'details': dispatch({ type: 'ui.details', index: 0 }); break;
+        case 'plan':
+          if (!controller.implementedStages.includes(stage)) dispatch({ type: 'ui.notice', text: `${stage} has no steps yet` });
+          else if (store.getState().busy) dispatch({ type: 'ui.notice', text: 'a stage is running; wait for it or press c to cancel' });
+          else controller.planStage(stage);
+          break;
         default: break;
       }
     }
@@ -126,6 +145,8 @@ export function App() {
         <HelpOverlay bindings={bindings} width={columns} />
       ) : screen === 'pipeline' ? (
         <PipelineView width={columns} height={bodyHeight} />
+      ) : planOpen ? (
+        <PlanView width={columns} height={bodyHeight} />
       ) : screen === 'stage' && details !== null ? (
         <DetailsView width={columns} height={bodyHeight} />
       ) : screen === 'stage' ? (

@@ -46,10 +46,11 @@ export const pipelineBindings: Binding<'up' | 'down' | 'open' | 'run' | 'runAll'
   { keys: ['s'], label: 's', command: 'setup', description: 'edit hosts (setup)', hint: 'hosts', showInFooter: true },
 ];
 
-export const stageBindings: Binding<'back' | 'run' | 'cancel' | 'left' | 'right' | 'prev' | 'next' | 'details'>[] = [
+export const stageBindings: Binding<'back' | 'run' | 'cancel' | 'left' | 'right' | 'prev' | 'next' | 'details' | 'plan'>[] = [
   { keys: ['escape', 'b'], label: 'esc', command: 'back', description: 'back to the pipeline', hint: 'back', showInFooter: true },
   { keys: ['d', 'enter'], label: 'd', command: 'details', description: 'verdict details: evidence and fix of every check', hint: 'details', showInFooter: true },
   { keys: ['r'], label: 'r', command: 'run', description: 'run this stage\'s checks on every host', hint: 'run', showInFooter: true },
+  { keys: ['a', 'p'], label: 'a', command: 'plan', description: 'apply: preview every step\'s commands and diffs per host, then y to apply', hint: 'apply', showInFooter: true },
   { keys: ['c'], label: 'c', command: 'cancel', description: 'cancel running commands', hint: 'cancel', showInFooter: true },
   { keys: ['['], label: '[', command: 'left', description: 'show another host in the left pane', hint: 'left host', showInFooter: true },
   { keys: [']'], label: ']', command: 'right', description: 'show another host in the right pane', hint: 'right host', showInFooter: true },
@@ -74,6 +75,13 @@ export function footerText(bindings: ReadonlyArray<Binding>): string {
     .map((b) => `${b.label} ${b.hint ?? b.description}`)
     .join('  ');
 }
+
+export const planBindings: Binding<'up' | 'down' | 'yes' | 'no'>[] = [
+  { keys: ['y'], label: 'y', command: 'yes', description: 'apply the previewed plan / confirm the dangerous step', hint: 'yes', showInFooter: true },
+  { keys: ['n', 'escape'], label: 'esc', command: 'no', description: 'close the preview / refuse the step (it is skipped)', hint: 'no', showInFooter: true },
+  { keys: ['up', 'k'], label: '↑↓', command: 'up', description: 'scroll the plan', hint: 'scroll', showInFooter: true },
+  { keys: ['down', 'j'], label: '', command: 'down', description: 'scroll down', showInFooter: false },
+];
 
 export const detailsBindings: Binding<'up' | 'down' | 'close'>[] = [
   { keys: ['up', 'k'], label: '↑↓', command: 'up', description: 'previous check', hint: 'check', showInFooter: true },

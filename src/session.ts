@@ -4,6 +4,7 @@
  */
 import type { Controller } from './engine/controller.js';
 import { Engine } from './engine/runner.js';
+import { StepExecutor } from './engine/steps.js';
 import { SessionLog } from './engine/session-log.js';
 import type { Store } from './engine/store.js';
 import type { StageId } from './engine/types.js';
@@ -24,6 +25,8 @@ export interface TrustQuestion {
 
 export class TuiSession implements Controller {
   private engine: Engine | undefined;
+  /** A dangerous step waiting for the operator's y/n. */
+  private pendingStep: ((yes: boolean) => void) | undefined;
   private unsubscribe: (() => void) | undefined;
   private trustQueue: Array<{ q: TrustQuestion; resolve: (ok: boolean) => void }> = [];
   readonly implementedStages: readonly StageId[] = STAGES.map((s) => s.id);
@@ -70,7 +73,7 @@ export class TuiSession implements Controller {
 
   private attach(target: Target): void {
     this.target = target;
-    this.engine = new Engine(target.hosts);
+    this.engine = new Engine(target.hosts, { config: target.config });
     this.unsubscribe = this.engine.subscribe((e) => {
       this.log.record(e);
       this.store.dispatch(e);
@@ -93,8 +96,70 @@ export class TuiSession implements Controller {
     void this.engine.runStages(STAGES);
   }
 
+  planStage(stage: StageId): void {
+    const def = stageById(stage);
+    if (!this.engine || !def) return;
+    if (this.engine.busy) {
+      this.store.dispatch({ type: 'ui.notice', text: 'a stage is running; wait for it or press c to cancel' });
+      return;
+    }
+    const engine = this.engine;
+    this.store.dispatch({ type: 'ui.apply', apply: { stage, phase: 'planning', scroll: 0 } });
+    void new StepExecutor(engine, { dryRun: true, yes: false, allowReboot: false }).applyStage(def).then(
+      (o) => {
+        const planned = (o.steps ?? []).filter((x) => x.status === 'planned').length;
+        this.store.dispatch({ type: 'ui.apply', apply: { stage, phase: 'preview', scroll: 0 } });
+        this.store.dispatch({ type: 'ui.notice', text: planned === 0 ? `${stage}: nothing to apply — every guard check passes` : `${stage}: ${planned} step(s) planned; y applies, esc closes` });
+      },
+      (err: unknown) => {
+        this.store.dispatch({ type: 'ui.apply' });
+        this.store.dispatch({ type: 'ui.notice', text: `planning ${stage} failed: ${(err as Error).message}` });
+      },
+    );
+  }
+
+  applyStage(stage: StageId): void {
+    const def = stageById(stage);
+    if (!this.engine || !def || this.engine.busy) return;
+    const engine = this.engine;
+    this.store.dispatch({ type: 'ui.apply', apply: { stage, phase: 'applying', scroll: 0 } });
+    // The operator confirmed the previewed plan; dangerous steps still ask, naming their hosts.
+    const executor = new StepExecutor(engine, {
+      dryRun: false, yes: false, allowReboot: true,
+      confirm: (_stage, step, hosts) => new Promise<boolean>((resolve) => {
+        this.pendingStep = resolve;
+        this.store.dispatch({ type: 'ui.apply', apply: { stage, phase: 'confirm', confirm: { step: step.id, danger: step.danger, hosts: [...hosts] }, scroll: 0 } });
+      }),
+    });
+    void executor.applyStage(def).then(
+      (o) => {
+        this.store.dispatch({ type: 'ui.apply' });
+        const steps = o.steps ?? [];
+        const failed = steps.filter((x) => x.status === 'failed').length;
+        const notPass = o.results.filter((r) => r.status === 'fail' || r.status === 'error').length;
+        this.store.dispatch({
+          type: 'ui.notice',
+          text: `${stage}: ${o.changed ?? 0} changed, ${failed} failed; verification: ${notPass === 0 ? 'every check passes or warns' : `${notPass} check(s) fail`}`,
+        });
+      },
+      (err: unknown) => {
+        this.store.dispatch({ type: 'ui.apply' });
+        this.store.dispatch({ type: 'ui.notice', text: `applying ${stage} failed: ${(err as Error).message}` });
+      },
+    );
+  }
+
+  answerStep(yes: boolean): void {
+    const resolve = this.pendingStep;
+    this.pendingStep = undefined;
+    const apply = this.store.getState().ui.apply;
+    if (apply) this.store.dispatch({ type: 'ui.apply', apply: { stage: apply.stage, phase: 'applying', scroll: 0 } });
+    resolve?.(yes);
+  }
+
   cancel(): void {
     this.engine?.cancelAll();
+    this.answerStep(false);
   }
 
   quit(): void {

@@ -12,9 +12,11 @@ export function StageView(props: { width: number; height: number }) {
   const left = useSelector((s) => s.ui.leftHost);
   const right = useSelector((s) => s.ui.rightHost);
   const checks = useSelector((s) => s.checks[stage]);
+  const steps = useSelector((s) => s.steps[stage]);
+  const stepLine = stepSummary(steps);
   const cluster = checks.filter((c) => c.host === null);
   const clusterRows = Math.min(Math.max(cluster.length, 1), 4);
-  const paneHeight = Math.max(8, props.height - 2 - clusterRows);
+  const paneHeight = Math.max(8, props.height - 2 - clusterRows - (stepLine ? 1 : 0));
   const shown = hostOrder.length > 1 && left !== right ? [hostOrder[left], hostOrder[right]] : [hostOrder[left]];
   const paneWidth = Math.floor(props.width / shown.length);
   const implemented = controller.implementedStages.includes(stage);
@@ -35,6 +37,17 @@ export function StageView(props: { width: number; height: number }) {
           </Text>
         ))
       )}
+      {stepLine ? <Text wrap="truncate">{fit(stepLine, props.width)}</Text> : null}
     </Box>
   );
+}
+
+/** One line for the stage's latest plan/apply: each step that did (or would do) something, per status. */
+function stepSummary(steps: ReadonlyArray<{ id: string; host: string | null; status: string }>): string {
+  const acted = steps.filter((s) => s.status !== 'skipped');
+  if (acted.length === 0) return steps.length > 0 ? 'steps: nothing to do — every guard check passes' : '';
+  const mark: Record<string, string> = { planned: '●', applied: '✔', failed: '✘' };
+  const byStep = new Map<string, string[]>();
+  for (const s of acted) byStep.set(`${mark[s.status] ?? '?'} ${s.id}`, [...(byStep.get(`${mark[s.status] ?? '?'} ${s.id}`) ?? []), s.host ?? 'cluster']);
+  return `steps: ${[...byStep].map(([k, hosts]) => `${k} (${hosts.join(', ')})`).join(' · ')}`;
 }

@@ -6,6 +6,12 @@ import type { HostConfig } from '../config/schema.js';
 export interface Controller {
   runStage(stage: StageId): void;
   runAll(): void;
+  /** Dry run of the stage's steps: commands and per-host diffs land in the store (ui.apply preview). */
+  planStage(stage: StageId): void;
+  /** Applies the stage; dangerous steps ask through ui.apply 'confirm' and answerStep. */
+  applyStage(stage: StageId): void;
+  /** Answer to a dangerous step's confirmation. */
+  answerStep(yes: boolean): void;
   cancel(): void;
   quit(): void;
   /** Setup screen: connect to a host and report, without saving anything. */

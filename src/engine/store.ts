@@ -4,7 +4,7 @@
  */
 import type { EngineEvent } from './events.js';
 import type { HostConnectionState } from '../transport/types.js';
-import { STAGE_IDS, worstStatus, type CheckResult, type StageId, type StageStatus, type StepResult } from './types.js';
+import { STAGE_IDS, worstStatus, type CheckResult, type Danger, type StageId, type StageStatus, type StepResult } from './types.js';
 
 /** Lines of live output kept per host for its pane; the session log has everything. */
 export const PANE_LINES = 500;
@@ -51,6 +51,18 @@ export interface UiState {
   details: number | null;
   /** An unknown host key waiting for the operator's decision. */
   trust?: { host: string; address: string; keyType: string; fingerprint: string };
+  /** Plan/apply of a stage from its view: the preview, a dangerous step's confirmation, or the run. */
+  apply?: ApplyUi;
+}
+
+export interface ApplyUi {
+  stage: StageId;
+  /** planning: computing the dry run; preview: showing it (y applies); applying: steps run (panes show output);
+   *  confirm: a dangerous step waits for y/n naming its hosts. */
+  phase: 'planning' | 'preview' | 'applying' | 'confirm';
+  confirm?: { step: string; danger: Danger; hosts: string[] };
+  /** First plan line shown (the plan scrolls). */
+  scroll: number;
 }
 
 export interface AppState {
@@ -74,7 +86,9 @@ export type UiAction =
   | { type: 'ui.notice'; text?: string }
   | { type: 'ui.toggleHelp' }
   | { type: 'ui.details'; index: number | null }
-  | { type: 'ui.trust'; prompt?: UiState['trust'] };
+  | { type: 'ui.trust'; prompt?: UiState['trust'] }
+  | { type: 'ui.apply'; apply?: ApplyUi }
+  | { type: 'ui.scrollPlan'; delta: number };
 
 /** The host list changed (setup saved a new inventory). */
 export type SessionAction = { type: 'session.hosts'; hosts: ReadonlyArray<{ name: string; address: string }> };
@@ -207,6 +221,10 @@ export function reduce(state: AppState, action: Action): AppState {
       return { ...state, ui: { ...state.ui, ...(action.text !== undefined ? { notice: action.text } : { notice: undefined }) } };
     case 'ui.trust':
       return { ...state, ui: { ...state.ui, ...(action.prompt ? { trust: action.prompt } : { trust: undefined }) } };
+    case 'ui.apply':
+      return { ...state, ui: { ...state.ui, ...(action.apply ? { apply: action.apply } : { apply: undefined }) } };
+    case 'ui.scrollPlan':
+      return state.ui.apply ? { ...state, ui: { ...state.ui, apply: { ...state.ui.apply, scroll: Math.max(0, state.ui.apply.scroll + action.delta) } } } : state;
     case 'ui.details':
       return { ...state, ui: { ...state.ui, details: action.index === null ? null : Math.max(0, action.index) } };
     case 'ui.toggleHelp':

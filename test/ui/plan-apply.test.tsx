@@ -1,0 +1,81 @@
+import React from 'react';
+import { describe, expect, it, vi } from 'vitest';
+import { render } from 'ink-testing-library';
+import { App } from '../../screens/App.js';
+import { Providers } from '../../screens/store-context.js';
+import { initialState, Store } from '../../src/engine/store.js';
+import type { Controller } from '../../src/engine/controller.js';
+import type { StepResult } from '../../src/engine/types.js';
+import { STAGE_TITLES } from '../../src/stages.js';
+import { planLines } from '../../screens/stage/plan-lines.js';
+
+const hosts = [{ name: 'l20-n1', address: '127.0.0.1:4001' }, { name: 'l20-n2', address: '127.0.0.1:4002' }];
+
+function controller(): Controller {
+  return {
+    runStage: vi.fn(), runAll: vi.fn(), cancel: vi.fn(), quit: vi.fn(), answerTrust: vi.fn(),
+    planStage: vi.fn(), applyStage: vi.fn(), answerStep: vi.fn(),
+    testConnection: vi.fn(async () => ({ ok: true, message: '' })), saveHosts: vi.fn(async () => undefined),
+    implementedStages: ['inventory', 'os', 'qos'], stageTitle: (s) => STAGE_TITLES[s], stagePurpose: (s) => `purpose of ${s}`, initialHosts: [],
+  };
+}
+
+async function until(check: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (check()) return;
+    await new Promise((r) => setImmediate(r));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+const step = (host: string, over: Partial<StepResult> = {}): StepResult => ({
+  id: 'qos.persist', stage: 'qos', host, status: 'planned', danger: 'disruptive', summary: `write the QoS script and unit on ${host}`,
+  commands: ['sudo install -D -m 0755 -o root -g root /dev/stdin /usr/local/sbin/l20-roce-qos', 'sudo systemctl restart l20-roce-qos.service'],
+  diff: `--- /dev/null\n+++ /usr/local/sbin/l20-roce-qos\n@@ -0,0 +1,2 @@\n+#!/bin/sh\n+for i in ens1f0 ens1f1; do :; done # ${host}\n`, changed: false, ...over,
+});
+
+describe('plan and apply from the stage view', () => {
+  it('a previews per-host diffs, y applies, a dangerous step asks naming its hosts', async () => {
+    const base = initialState(hosts);
+    const store = new Store({ ...base, ui: { ...base.ui, screen: 'stage', selectedStage: 'qos' } });
+    const c = controller();
+    const ui = render(<Providers store={store} controller={c}><App /></Providers>);
+    ui.stdin.write('a');
+    await until(() => (c.planStage as ReturnType<typeof vi.fn>).mock.calls.length === 1, 'planStage');
+    expect(c.planStage).toHaveBeenCalledWith('qos');
+
+    store.dispatch({ type: 'step.result', result: step('l20-n1') });
+    store.dispatch({ type: 'step.result', result: step('l20-n2') });
+    store.dispatch({ type: 'ui.apply', apply: { stage: 'qos', phase: 'preview', scroll: 0 } });
+    await until(() => (ui.lastFrame() ?? '').includes('plan for qos'), 'the preview');
+    const frame = ui.lastFrame() ?? '';
+    expect(frame).toContain('● l20-n1: write the QoS script and unit on l20-n1');
+    expect(frame).toContain('+for i in ens1f0 ens1f1; do :; done # l20-n2');
+    expect(frame).toContain('$ sudo systemctl restart l20-roce-qos.service');
+
+    ui.stdin.write('y');
+    await until(() => (c.applyStage as ReturnType<typeof vi.fn>).mock.calls.length === 1, 'applyStage');
+    store.dispatch({ type: 'ui.apply', apply: { stage: 'qos', phase: 'confirm', confirm: { step: 'qos.persist', danger: 'disruptive', hosts: ['l20-n2', 'l20-n1'] }, scroll: 0 } });
+    await until(() => (ui.lastFrame() ?? '').includes('Apply qos.persist (disruptive) on l20-n2, l20-n1?'), 'the confirmation');
+    ui.stdin.write('n');
+    await until(() => (c.answerStep as ReturnType<typeof vi.fn>).mock.calls.length === 1, 'answerStep');
+    expect(c.answerStep).toHaveBeenCalledWith(false);
+
+    // While applying, the panes are back and the step row reports the results.
+    store.dispatch({ type: 'ui.apply', apply: { stage: 'qos', phase: 'applying', scroll: 0 } });
+    store.dispatch({ type: 'step.result', result: step('l20-n2', { status: 'applied', changed: true }) });
+    store.dispatch({ type: 'step.result', result: step('l20-n1', { status: 'failed', error: 'exit 1' }) });
+    await until(() => (ui.lastFrame() ?? '').includes('steps: ✔ qos.persist (l20-n2) · ✘ qos.persist (l20-n1)'), 'the step row');
+    ui.unmount();
+  });
+
+  it('plan lines: the step under confirmation first, skipped hosts dimmed, diffs toned', () => {
+    const other: StepResult = { ...step('l20-n1'), id: 'qos.other', status: 'skipped', summary: 'nothing to do', commands: [], diff: '' };
+    const lines = planLines([other, step('l20-n1')], ['l20-n1', 'l20-n2'], 'qos.persist');
+    expect(lines[0]).toEqual({ text: 'qos.persist (disruptive)', tone: 'title' });
+    expect(lines.find((l) => l.text.includes('+#!/bin/sh'))?.tone).toBe('add');
+    expect(lines.find((l) => l.text.includes('@@'))?.tone).toBe('hunk');
+    expect(lines.find((l) => l.text === 'qos.other (disruptive) — nothing to do')).toBeDefined();
+    expect(lines.find((l) => l.text.includes('nothing to do') && l.text.startsWith('  -'))?.tone).toBe('dim');
+  });
+});
