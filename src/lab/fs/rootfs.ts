@@ -65,6 +65,8 @@ export function baseFiles(m: Machine): InitialFiles {
     '/root/.bashrc': '# ~/.bashrc: executed by bash(1) for non-login shells.\n',
     '/var/log/syslog': '',
     '/tmp/.keep': '',
+    // What the scenario left on the machine (configuration files, logs) overrides the defaults.
+    ...Object.fromEntries([...(m.files ?? [])].map(([path, f]) => [path, { content: f.content, mode: f.mode ?? 0o644 }])),
   };
 }
 

@@ -233,4 +233,10 @@ export interface Machine {
   carrier(ifname: string): boolean;
   /** Incremented on every change so cached views (sysfs tree) are rebuilt. */
   revision: number;
+  /**
+   * Files a scenario puts on the machine (path → content, mode default 0644), written over the base
+   * root file system when the machine's shell is created. Scenarios run before that; once the shell
+   * exists, files change through it (a command, or shell.fs).
+   */
+  files?: Map<string, { content: string; mode?: number }>;
 }
