@@ -5,6 +5,7 @@ import { SavedConfig } from '../config/store.js';
 import { openTarget } from '../target.js';
 import { TuiSession } from '../session.js';
 import { intOption, type CliValues } from './common.js';
+import { labSpeed } from './check.js';
 
 export async function runInteractive(values: CliValues): Promise<number> {
   if (!process.stdin.isTTY || !process.stdout.isTTY) {
@@ -16,6 +17,7 @@ export async function runInteractive(values: CliValues): Promise<number> {
     lab: values.lab ?? false,
     ...(values.scenario ? { scenario: values.scenario } : {}),
     ...(values.seed ? { seed: intOption('seed', values.seed, 0, 2 ** 31)! } : {}),
+    ...(values.speed !== undefined ? { speed: labSpeed(values.speed)! } : {}),
     ...(values.inventory ? { inventory: values.inventory } : {}),
     onUnknownHostKey: (info) => session?.askTrust(info) ?? Promise.resolve(false),
   });
