@@ -125,6 +125,38 @@ export interface NetDev {
   /** ethtool -i data. */
   firmware?: string;
   msgLevel?: number;
+  /** Bond this device is enslaved to; while enslaved `mac` is the bond's and `permMac` its own. */
+  master?: string;
+  permMac?: string;
+  /** Bond devices (netplan apply, `ip link add … type bond`): the bonding driver's state. */
+  bond?: BondInfo;
+}
+
+/** A bond as the kernel holds it (rendered by tools/bonding.ts: /proc/net/bonding, `ip -d link`). */
+export interface BondInfo {
+  /** The kernel's short mode name: `balance-rr`, `active-backup`, `balance-xor`, `802.3ad`, … */
+  mode: string;
+  miimon: number;
+  updelay: number;
+  downdelay: number;
+  /** `layer2` (the default), `layer2+3`, `layer3+4`, … */
+  xmitHashPolicy: string;
+  /** What the kernel reports; netplan/networkd pass `lacp-rate` only in 802.3ad, so other modes keep `slow`. */
+  lacpRate: 'slow' | 'fast';
+  /** Members in enslave order. */
+  slaves: string[];
+  /**
+   * RoCE LAG: set when the members are exactly the two PFs of one card in mode 1, 2 or 4. The
+   * per-port RDMA devices are then replaced by one `mlx5_bond_N` (kept here to restore on release).
+   */
+  lag?: { device: string; replaced: RdmaDevice[] };
+}
+
+/** The host firewall as loaded in the kernel (ufw); the lab's SSH server consults it. */
+export interface FirewallState {
+  active: boolean;
+  /** Loaded ALLOW IN rules: any interface / port / protocol where a field is absent. */
+  allowIn: Array<{ iface?: string; port?: number; proto?: 'tcp' | 'udp' }>;
 }
 
 export interface Route {
@@ -239,4 +271,6 @@ export interface Machine {
    * exists, files change through it (a command, or shell.fs).
    */
   files?: Map<string, { content: string; mode?: number }>;
+  /** ufw's runtime state (tools/ufw.ts); absent = inactive, as on a fresh install. */
+  firewall?: FirewallState;
 }
