@@ -199,6 +199,25 @@ export interface Gpu {
   vbios: string;
 }
 
+/**
+ * What apt keeps besides the dpkg status: which repositories' indices it has (it offers only their
+ * packages), which packages were installed as dependencies, the dpkg frontend lock, and whether
+ * a dpkg run was cut off (`dpkg was interrupted …` until `dpkg --configure -a`).
+ */
+export interface AptState {
+  /** Repository ids (apt/repos.ts) whose Packages index is on disk. */
+  lists: Set<string>;
+  /** Repositories an `apt-get update` of this lab run fetched: the next update says `Hit:`. */
+  fresh: Set<string>;
+  /** Automatically installed packages (`apt-mark showauto`). */
+  auto: Set<string>;
+  /** The command holding /var/lib/dpkg/lock-frontend while it runs. */
+  lock?: { pid: number; command: string };
+  interrupted: boolean;
+  /** Next system uid/gid adduser hands out (packages that create users). */
+  nextSystemId: number;
+}
+
 export interface InstalledPackage {
   name: string;
   version: string;
@@ -273,4 +292,6 @@ export interface Machine {
   files?: Map<string, { content: string; mode?: number }>;
   /** ufw's runtime state (tools/ufw.ts); absent = inactive, as on a fresh install. */
   firewall?: FirewallState;
+  /** APT's own bookkeeping (src/lab/apt/state.ts creates it on first use). */
+  apt?: AptState;
 }
