@@ -294,4 +294,31 @@ export interface Machine {
   firewall?: FirewallState;
   /** APT's own bookkeeping (src/lab/apt/state.ts creates it on first use). */
   apt?: AptState;
+  /** The NIC software stack beyond the distribution's (model/nic-stack.ts); absent = inbox mlx5 + distro rdma-core. */
+  ofed?: OfedStack;
+  /** Runtime DCB state per ConnectX PF, keyed by PCI address (model/qos.ts); absent = driver defaults. Lost at reboot and driver reload. */
+  qos?: Record<string, PortQos>;
 }
+
+/** An out-of-tree NIC stack (MLNX_OFED or DOCA-OFED) as installed on disk and as loaded. */
+export interface OfedStack {
+  flavor: 'mlnx_ofed' | 'doca';
+  /** Release as ofed_info prints it: `23.10-1.1.9.0` (MLNX_OFED), `24.10-1.1.4` (the OFED tree of DOCA-OFED). */
+  version: string;
+  /** Whether its mlx5_core is the loaded one (false until `openibd restart` or a reboot after installing). */
+  loaded: boolean;
+}
+
+/** DCB state of one mlx5 PF as the driver holds it (mlnx_qos and `dcb` read and change it). */
+export interface PortQos {
+  /** `OS controlled` (host) or `Firmware controlled` (the NIC's own LLDP/DCBX agent). */
+  dcbx: 'os' | 'firmware';
+  trust: 'pcp' | 'dscp';
+  /** Hardware DSCP → priority map (64 entries; the firmware default is DSCP >> 3). */
+  dscp2prio: number[];
+  /** The kernel's DCB APP table DSCP entries, in insertion order (what `dcb app show` lists). */
+  dscpApp: Array<[dscp: number, prio: number]>;
+  /** PFC enabled per priority 0–7. */
+  pfc: boolean[];
+}
+
