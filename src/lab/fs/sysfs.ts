@@ -8,6 +8,7 @@ import { posix } from 'node:path';
 import { sysfsDevicePath } from '../model/pci-topology.js';
 import type { Machine, NetDev, PciFunction, RdmaDevice } from '../model/types.js';
 import { dir, file, link, text, vfsError, type VDir, type VNode } from './vfs.js';
+import { rdmaPortEntries } from './rdma-sysfs.js';
 
 const hex = (n: number, w: number): string => `0x${n.toString(16).padStart(w, '0')}`;
 const SPEEDS = ['', '2.5 GT/s PCIe', '5.0 GT/s PCIe', '8.0 GT/s PCIe', '16.0 GT/s PCIe', '32.0 GT/s PCIe'];
@@ -96,6 +97,7 @@ function rdmaDir(m: Machine, r: RdmaDevice, selfDir: string, deviceDir: string):
         sm_lid: text('0x0\n'),
         lid_mask_count: text('0\n'),
         cap_mask: text('0x00010000\n'),
+        ...rdmaPortEntries(m, r, `${selfDir}/ports/${r.port}`),
       })),
     })),
   }));

@@ -152,6 +152,26 @@ export interface BondInfo {
   lag?: { device: string; replaced: RdmaDevice[] };
 }
 
+/** One entry of an RDMA port's GID table (`/sys/class/infiniband/<dev>/ports/1/gids/<n>` and gid_attrs). */
+export interface GidEntry {
+  /** Full form as sysfs prints it: `0000:0000:0000:0000:0000:ffff:c0a8:6501`. */
+  gid: string;
+  type: 'IB/RoCE v1' | 'RoCE v2';
+  /** The netdev the GID belongs to (a bond slave's port carries the bond's GIDs with ndev = bond). */
+  ndev: string;
+}
+
+/**
+ * RDMA state the kernel keeps at runtime (model/rdma.ts): per RDMA device the GID table (slots keep
+ * their index while their address lives; freed slots are reused) and the port's hw_counters, and per
+ * netdev the `ethtool -S` counters that traffic moved. Dropped at reboot and driver reload.
+ */
+export interface RdmaRuntime {
+  gids: Record<string, Array<GidEntry | null>>;
+  hwCounters: Record<string, Record<string, number>>;
+  ethtool: Record<string, Record<string, number>>;
+}
+
 /** The host firewall as loaded in the kernel (ufw); the lab's SSH server consults it. */
 export interface FirewallState {
   active: boolean;
@@ -298,6 +318,8 @@ export interface Machine {
   ofed?: OfedStack;
   /** Runtime DCB state per ConnectX PF, keyed by PCI address (model/qos.ts); absent = driver defaults. Lost at reboot and driver reload. */
   qos?: Record<string, PortQos>;
+  /** GID tables and RDMA/port counters the kernel keeps at runtime (model/rdma.ts creates it on first use). */
+  rdmaRuntime?: RdmaRuntime;
 }
 
 /** An out-of-tree NIC stack (MLNX_OFED or DOCA-OFED) as installed on disk and as loaded. */

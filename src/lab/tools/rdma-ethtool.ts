@@ -8,6 +8,7 @@
  */
 import type { Machine, NetDev } from '../model/types.js';
 import { fail, ok } from '../shell/args.js';
+import { ethtoolStatistics } from './ethtool-stats.js';
 import type { Tool } from './types.js';
 
 function rdmaState(m: Machine, netdev: string): [string, string] {
@@ -137,6 +138,7 @@ export const ethtool: Tool = {
       if (dev.linkType === 'loopback') return fail(71, 'Cannot get driver information: Operation not supported\n');
       return ok(driverInfo(m, dev));
     }
+    if (flag === '-S' || flag === '--statistics') return ethtoolStatistics(m, ifname);
     if (flag !== undefined) return fail(1, `ethtool: bad command line argument(s)\nFor more information run ethtool -h\n`);
     if (!dev) return fail(1, 'netlink error: no device matches name (offset 24)\nnetlink error: No such device\n');
     const r = settings(m, dev, root);
