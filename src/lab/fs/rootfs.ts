@@ -4,6 +4,7 @@
  * so stages that read or write /etc see what they would on the real host.
  */
 import type { InitialFiles } from 'just-bash';
+import { packageFiles } from '../apt/dpkg-db.js';
 import type { Machine } from '../model/types.js';
 
 export function osRelease(m: Machine): string {
@@ -65,6 +66,8 @@ export function baseFiles(m: Machine): InitialFiles {
     '/root/.bashrc': '# ~/.bashrc: executed by bash(1) for non-login shells.\n',
     '/var/log/syslog': '',
     '/tmp/.keep': '',
+    // Files of the installed packages (apt/dpkg-db.ts), then what the scenario left on the machine.
+    ...packageFiles(m),
     // What the scenario left on the machine (configuration files, logs) overrides the defaults.
     ...Object.fromEntries([...(m.files ?? [])].map(([path, f]) => [path, { content: f.content, mode: f.mode ?? 0o644 }])),
   };

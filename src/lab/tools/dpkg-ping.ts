@@ -1,84 +1,14 @@
 /**
- * dpkg-query (dpkg 1.21: -W/--show with -f/--showformat, `${field}` and `${field;width}`,
- * backslash escapes, glob patterns; unknown names → `dpkg-query: no packages found matching X`
- * on stderr, exit 1, after the matches) and ping from iputils 20211215 for the link-local probes
+ * dpkg-query (now with the rest of the dpkg/apt model in apt/dpkg-query.ts, re-exported here)
+ * and ping from iputils 20211215 for the link-local probes
  * of inventory.cabling: on a port without a usable IPv6 route the probe socket's connect() fails,
  * which iputils reports as `ping: connect: Network is unreachable` (exit 2) — source-derived.
  */
-import type { InstalledPackage, Machine } from '../model/types.js';
+import type { Machine } from '../model/types.js';
+export { dpkgQuery } from '../apt/dpkg-query.js';
 import { linkLocalFromMac } from '../model/machine.js';
 import { fail, getopt, value } from '../shell/args.js';
 import type { Tool, ToolEnv } from './types.js';
-
-const STATUS_WORDS: Record<string, string> = { i: 'installed', c: 'config-files', n: 'not-installed', U: 'unpacked', H: 'half-installed', F: 'half-configured' };
-const WANT_WORDS: Record<string, string> = { i: 'install', h: 'hold', r: 'deinstall', p: 'purge', u: 'unknown' };
-
-function field(p: InstalledPackage, name: string): string {
-  switch (name) {
-    case 'Package':
-      return p.name;
-    case 'binary:Package':
-      return p.name;
-    case 'Version':
-      return p.version;
-    case 'Architecture':
-      return p.arch;
-    case 'db:Status-Abbrev':
-      return p.status;
-    case 'db:Status-Want':
-      return WANT_WORDS[p.status[0] ?? 'u'] ?? 'unknown';
-    case 'db:Status-Status':
-      return STATUS_WORDS[p.status[1] ?? 'n'] ?? 'not-installed';
-    case 'Status':
-      return `${WANT_WORDS[p.status[0] ?? 'u']} ok ${STATUS_WORDS[p.status[1] ?? 'n']}`;
-    default:
-      return '';
-  }
-}
-
-function unescape(fmt: string): string {
-  return fmt.replace(/\\(.)/g, (_, c: string) => ({ n: '\n', t: '\t', r: '\r', '\\': '\\' } as Record<string, string>)[c] ?? c);
-}
-
-function render(fmt: string, p: InstalledPackage): string {
-  return unescape(fmt).replace(/\$\{([^};]+)(?:;(-?\d+))?\}/g, (_, name: string, width?: string) => {
-    const v = field(p, name);
-    if (width === undefined) return v;
-    const w = Number(width);
-    return w < 0 ? v.padEnd(-w) : v.padStart(w);
-  });
-}
-
-const globRe = (g: string): RegExp => new RegExp(`^${g.replace(/[.+^$(){}|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
-
-export const dpkgQuery: Tool = {
-  name: 'dpkg-query',
-  path: '/usr/bin/dpkg-query',
-  packages: ['dpkg'],
-  run(args, { machine }) {
-    const p = getopt(args, 'Wf:ls', { show: false, showformat: true, list: false, status: false });
-    if (p.error) return fail(2, `dpkg-query: error: unknown option ${p.error.option}\n\nType dpkg-query --help for help about querying packages.\n`);
-    if (!p.opts.some((o) => o.name === 'W' || o.name === 'show')) return fail(2, 'dpkg-query: error: need an action option\n');
-    // dpkg's option parser drops the '=' of `-f=FORMAT` (the usual `-f='${Package}\n'` spelling).
-    const fmt = (value(p, 'f', 'showformat') ?? '${binary:Package}\\t${Version}\\n').replace(/^=/, '');
-    const all = [...machine.packages.values()].sort((a, b) => a.name.localeCompare(b.name));
-    let stdout = '';
-    let stderr = '';
-    const patterns = p.operands.length > 0 ? p.operands : ['*'];
-    const seen = new Set<string>();
-    for (const pat of patterns) {
-      const re = globRe(pat);
-      const hits = all.filter((pkg) => re.test(pkg.name) && (pat.includes('*') || pat.includes('?') ? pkg.status[1] !== 'n' : true));
-      if (hits.length === 0) stderr += `dpkg-query: no packages found matching ${pat}\n`;
-      for (const h of hits) {
-        if (seen.has(h.name)) continue;
-        seen.add(h.name);
-        stdout += render(fmt, h);
-      }
-    }
-    return { stdout, stderr, exitCode: stderr ? 1 : 0 };
-  },
-};
 
 function pingUnreachable(): { stdout: string; stderr: string; exitCode: number } {
   return { stdout: '', stderr: 'ping: connect: Network is unreachable\n', exitCode: 2 };
