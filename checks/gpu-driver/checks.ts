@@ -61,8 +61,10 @@ export const methodCheck: CheckDef<GpuDriverFacts> = {
     if (f.runfile.uninstaller && apt.length > 0) problems.push('a runfile driver (/usr/bin/nvidia-uninstall) over the apt packages');
     else if (f.runfile.uninstaller) problems.push('a runfile driver (/usr/bin/nvidia-uninstall): apt cannot hold, update or remove it');
     if (apt.length > 0) {
-      for (const a of attempts) {
-        problems.push(`a runfile --driver install${a.branch ? ` (branch ${a.branch})` : ''} ran over the apt driver${a.existingPackage ? ' and stopped at "Existing package manager installation of the driver found": it installed nothing' : ''} (${a.path})`);
+      if (attempts.length > 0) {
+        const branch = attempts.find((a) => a.branch !== undefined)?.branch;
+        const stopped = attempts.some((a) => a.existingPackage);
+        problems.push(`a runfile --driver install${branch ? ` (branch ${branch})` : ''} ran over the apt driver${stopped ? ' and stopped at "Existing package manager installation of the driver found": it installed nothing' : ''} (${attempts.map((a) => a.path).join(', ')})`);
       }
     }
     if (branches.length > 1) problems.push(`packages of ${branches.length} branches (${branches.join(', ')})`);

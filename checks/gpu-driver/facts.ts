@@ -114,7 +114,8 @@ function runfileTraces(out: string): GpuDriverFacts['runfile'] {
     if (!cur || line.trim() === '') continue;
     cur.lines.push(line);
     if (/Existing package manager installation of the driver found/i.test(line)) cur.existingPackage = true;
-    const run = /_(\d{3})\.\d+(?:\.\d+)?_linux(?:_\w+)?\.run\b/.exec(line) ?? /NVIDIA-Linux-\w+-(\d{3})\.\d+/.exec(line);
+    // The driver the runfile carries: its file name, nvidia-installer's, or cuda-installer's component list.
+    const run = /_(\d{3})\.\d+(?:\.\d+)?_linux(?:_\w+)?\.run\b/.exec(line) ?? /NVIDIA-Linux-\w+-(\d{3})\.\d+/.exec(line) ?? /^\[INFO\]:\s+(\d{3})\.\d+\.\d+\s*$/.exec(line);
     if (run && cur.branch === undefined) cur.branch = Number(run[1]);
   }
   return { uninstaller, logs };
@@ -152,7 +153,8 @@ export function collectGpuDriver({ host, results }: ProbeOutputs): GpuDriverFact
     ? "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver"
     : qf.nvmlError ? `Failed to initialize NVML: ${qf.nvmlError}` : qf.notInstalled || q?.exitCode === 127 ? 'nvidia-smi: command not found' : qf.noDevices ? 'No devices were found' : undefined;
   const query = {
-    gpus: qf.gpus,
+    // An error text (Ubuntu's "Command 'nvidia-smi' not found, but can be installed with:") is no GPU row.
+    gpus: qError ? [] : qf.gpus,
     ...(qError ? { error: qError } : {}),
     evidence: q ? `$ ${q.commandLine}\n${text(q).trim()}` : 'nvidia-smi --query-gpu: not run',
   };

@@ -12,6 +12,9 @@ const apt = (...args: string[]): StepCommand => ({
   command: { argv: ['env', 'DEBIAN_FRONTEND=noninteractive', 'apt-get', ...args] }, timeoutMs: 30 * 60_000,
 });
 
+/** Package names of a driver branch, whatever Ubuntu calls the parts. */
+export const NVIDIA_PACKAGE = /^(?:nvidia-|libnvidia-|xserver-xorg-video-nvidia-)/;
+
 /** Holds every installed NVIDIA driver package, whatever the branch's package names are. */
 export const HOLD_SCRIPT = `pkgs=$(dpkg-query -W -f='\${db:Status-Abbrev} \${Package}\\n' 'nvidia-*' 'libnvidia-*' 'xserver-xorg-video-nvidia-*' 2>/dev/null | awk '$1 ~ /^[hi]i/ {print $2}')
 if [ -n "$pkgs" ]; then apt-mark hold $pkgs; fi
@@ -36,7 +39,7 @@ export const removeConflicts: StepDef<GpuDriverFacts> = {
     const branches = new Set(f.packages.map((p) => p.branch).filter((b): b is number => b !== undefined));
     const purge = f.packages.filter((p) => p.kind === 'cuda-drivers' || (branches.size > 1 && p.branch !== keep)).map((p) => p.name);
     if (purge.length > 0) {
-      const held = f.packages.filter((p) => p.held && purge.includes(p.name)).map((p) => p.name);
+      const held = f.holds.filter((p) => purge.includes(p));
       if (held.length > 0) commands.push({ command: { argv: ['apt-mark', 'unhold', ...held] } });
       commands.push(apt('purge', '-y', ...purge));
       what.push(`purge ${purge.join(' ')}`);
@@ -62,8 +65,8 @@ export const install: StepDef<GpuDriverFacts> = {
     const installed = pkg !== undefined && (!target || pkg.version === target);
     if (installed && f.loaded && f.loaded.open && f.loaded.version === want) return null;
     const commands: StepCommand[] = [];
-    const held = f.packages.filter((p) => p.held && p.name !== DRIVER_PACKAGE).map((p) => p.name);
-    // Held packages of another branch would make apt refuse to replace them.
+    // Held packages of the branch being replaced would make apt refuse to remove them.
+    const held = f.holds.filter((p) => NVIDIA_PACKAGE.test(p));
     if (held.length > 0 && !installed) commands.push({ command: { argv: ['apt-mark', 'unhold', ...held] } });
     if (!installed) commands.push(apt('install', '-y', target ? `${DRIVER_PACKAGE}=${target}` : DRIVER_PACKAGE));
     commands.push({ command: { script: HOLD_SCRIPT } });

@@ -65,8 +65,11 @@ export const peermemDmesgCheck: CheckDef<GpudirectFacts> = {
   id: 'gpudirect.peermem-dmesg', title: 'nvidia-peermem load errors in the kernel log', scope: 'host',
   evaluate(f) {
     const peermemPath = f.peermem.loaded || f.persisted.length > 0 || f.dmesg.peermemLines.length > 0;
-    if (!peermemPath) return { status: 'skip', rule: 'R34', summary: 'the peermem path is not used', evidence: f.dmesg.evidence };
-    if (!f.dmesg.ran) return { status: 'fail', rule: 'R34', summary: 'could not read the kernel log', evidence: f.dmesg.evidence, fix: 'sudo dmesg needs passwordless sudo (os.sudo)' };
+    if (!f.dmesg.ran) {
+      return peermemPath
+        ? { status: 'fail', rule: 'R34', summary: 'could not read the kernel log', evidence: f.dmesg.evidence, fix: 'sudo dmesg needs passwordless sudo (os.sudo)' }
+        : { status: 'skip', rule: 'R34', summary: 'the peermem path is not used (kernel log not read)', evidence: f.dmesg.evidence };
+    }
     if (f.dmesg.peermemErrors.length > 0) {
       return {
         status: f.peermem.loaded ? 'warn' : 'fail', rule: 'R34', summary: `nvidia-peermem failed to load: ${f.dmesg.peermemErrors[0]}`, evidence: f.dmesg.evidence,
@@ -75,7 +78,7 @@ export const peermemDmesgCheck: CheckDef<GpudirectFacts> = {
           : 'rebuild the driver\'s DKMS modules against the installed OFED (sudo dkms autoinstall), then apply gpudirect.peermem',
       };
     }
-    return { status: 'pass', rule: 'R34', summary: 'no peermem load errors in the kernel log', evidence: f.dmesg.evidence };
+    return { status: 'pass', rule: 'R34', summary: peermemPath ? 'no peermem load errors in the kernel log' : 'no peermem load errors in the kernel log (the path does not use nvidia-peermem)', evidence: f.dmesg.evidence };
   },
 };
 

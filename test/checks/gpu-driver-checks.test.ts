@@ -165,10 +165,13 @@ describe('gpu-driver steps', () => {
 
   it('install unholds another branch first (apt would refuse to replace held packages)', () => {
     const ref = facts();
-    const old = facts({ 'nvidia-version': run(OPEN_580.replace(/580\.126\.09/, '570.172.08')), packages: run(dpkg('570', '570.172.08-0ubuntu0.22.04.1', 'open')) }, 'l20-n2');
+    const old = facts({
+      'nvidia-version': run(OPEN_580.replace(/580\.126\.09/, '570.172.08')),
+      packages: run(dpkg('570', '570.172.08-0ubuntu0.22.04.1', 'open')),
+      holds: run('libnvidia-cfg1-570\nlinux-generic\nnvidia-driver-570-open\n'),
+    }, 'l20-n2');
     const p = plan(install, old, [ref, old])!;
-    const first = p.commands![0]!.command;
-    expect('argv' in first && first.argv.slice(0, 2)).toEqual(['apt-mark', 'unhold']);
+    expect(p.commands![0]!.command).toEqual({ argv: ['apt-mark', 'unhold', 'libnvidia-cfg1-570', 'nvidia-driver-570-open'] });
     expect(p.rollback?.[0] && 'argv' in p.rollback[0].command && p.rollback[0].command.argv.at(-1)).toBe('nvidia-driver-570-open=570.172.08-0ubuntu0.22.04.1');
   });
 
