@@ -48,7 +48,7 @@ function facts(over: Record<string, RunResult> = {}, host = 'l20-n1', n = 1): Ni
       'ibv-devinfo': run(devinfo(names)),
       ...over,
     },
-  }, ctx);
+  });
 }
 
 const host = (check: HostCheckDef<NicStackFacts>, f: NicStackFacts) => check.evaluate(f, f.host, ctx);

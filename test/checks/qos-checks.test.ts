@@ -50,7 +50,7 @@ function facts(over: Record<string, RunResult> = {}, host = 'l20-n1', n = 1): Qo
       'nccl-conf': run('', 1, 'cat: /etc/nccl.conf: No such file or directory\n'),
       ...over,
     },
-  }, ctx);
+  });
 }
 
 const host = (check: HostCheckDef<QosFacts>, f: QosFacts) => check.evaluate(f, f.host, ctx);

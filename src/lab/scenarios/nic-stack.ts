@@ -1,14 +1,49 @@
 /**
- * Scenario parts for the nic-stack stage (STAGES.md §4.4): `ready` puts this stage's end state (design A)
- * into the model exactly as applying the stage would leave it; `tutorial` the recipe's state as written.
- * Fault scenarios of this stage live here too. Filled in by whoever builds the stage's lab support.
+ * Scenario parts for the nic-stack stage (STAGES.md §4.4).
+ *
+ * `ready`: what nic-stack.install-inbox leaves once a reboot followed — Ubuntu's rdma-core family
+ * installed (with its dependencies, as apt pulls them) and the RDMA devices renamed `rocep…` by its
+ * udev rule. `tutorial`: the recipe's MLNX_OFED, as the nearest real build (23.10-1.1.9.0; the
+ * recipe's 23.10-1.1.8.0 was never published) installed with mlnxofedinstall and loaded: OFED's
+ * own rdma-core keeps the kernel's `mlx5_N` names, and ofed_info, ibdev2netdev and mlnx_qos exist.
  */
+import { versionsOf } from '../apt/archive.js';
+import { installInModel } from '../apt/dpkg-db.js';
 import type { Cluster } from '../model/cluster.js';
+import { MLNX_OFED_23_10_PACKAGES, OPENIBD_SCRIPT, nameRdmaDevices, putPackages } from '../model/nic-stack.js';
 
-export function ready(_cluster: Cluster): void {
-  // not modelled yet
+/** nic-stack.install-inbox's packages and the dependencies apt installs with them. */
+const INBOX = ['rdma-core', 'ibverbs-utils', 'rdmacm-utils', 'infiniband-diags', 'perftest'];
+const INBOX_DEPS = ['libibverbs1', 'ibverbs-providers', 'librdmacm1', 'libibumad3', 'libibmad5', 'libibnetdisc5'];
+
+/** The version apt installs from Ubuntu's pockets (the archive also holds DOCA's newer builds). */
+const jammy = (name: string): string => {
+  const v = versionsOf(name).find((p) => p.origins.some((o) => o.repo.startsWith('jammy')))?.version;
+  if (!v) throw new Error(`lab: ${name} is not in the jammy archive`);
+  return v;
+};
+
+export function ready(cluster: Cluster): void {
+  for (const m of cluster.machines) {
+    installInModel(m, [...INBOX.map((name) => ({ name, version: jammy(name) })), ...INBOX_DEPS.map((name) => ({ name, version: jammy(name), auto: true }))]);
+    nameRdmaDevices(m);
+  }
 }
 
-export function tutorial(_cluster: Cluster): void {
-  // not modelled yet
+/** What MLNX_OFED's uninstaller removes (a reduced /usr/sbin/ofed_uninstall.sh). */
+const OFED_UNINSTALL = `#!/bin/bash
+# ofed_uninstall.sh: remove the MLNX_OFED packages (the l20-setup lab's reduced version)
+if [ "$1" != --force ]; then echo "This program will uninstall all MLNX_OFED packages on your machine."; echo "Do you want to continue?[y/N]:"; read -r a; [ "$a" = y ] || exit 1; fi
+dpkg --purge ${MLNX_OFED_23_10_PACKAGES.map(([n]) => n).join(' ')}
+`;
+
+export function tutorial(cluster: Cluster): void {
+  for (const m of cluster.machines) {
+    putPackages(m, MLNX_OFED_23_10_PACKAGES);
+    m.ofed = { flavor: 'mlnx_ofed', version: '23.10-1.1.9.0', loaded: true };
+    m.files ??= new Map();
+    m.files.set('/etc/init.d/openibd', { content: OPENIBD_SCRIPT, mode: 0o755 });
+    m.files.set('/usr/sbin/ofed_uninstall.sh', { content: OFED_UNINSTALL, mode: 0o755 });
+    nameRdmaDevices(m);
+  }
 }

@@ -8,6 +8,7 @@
  */
 import type { Machine, NetDev } from '../model/types.js';
 import { fail, ok } from '../shell/args.js';
+import { mlx5LoadedVersion } from '../model/nic-stack.js';
 import { ethtoolStatistics } from './ethtool-stats.js';
 import type { Tool } from './types.js';
 
@@ -111,7 +112,8 @@ function settings(m: Machine, d: NetDev, root: boolean): { stdout: string; stder
 function driverInfo(m: Machine, d: NetDev): string {
   return [
     `driver: ${d.driver ?? ''}`,
-    `version: ${d.driver === 'mlx5_core' ? m.os.kernelRelease : d.driver === 'igb' ? m.os.kernelRelease : ''}`,
+    // An OFED's mlx5_core reports its release (corpus ethtool-i__cx7-mofed-23.10.txt); in-tree drivers the kernel's.
+    `version: ${d.driver === 'mlx5_core' ? mlx5LoadedVersion(m) : d.driver === 'igb' ? m.os.kernelRelease : ''}`,
     `firmware-version: ${d.firmware ?? ''}`,
     'expansion-rom-version: ',
     `bus-info: ${d.pci ?? ''}`,
