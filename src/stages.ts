@@ -2,10 +2,12 @@
 import type { StageDef, StageId } from './engine/types.js';
 import { inventoryStage } from '../checks/inventory/index.js';
 import { osStage } from '../checks/os/index.js';
+import { nicStackStage } from '../checks/nic-stack/index.js';
+import { qosStage } from '../checks/qos/index.js';
 import { gpuDriverStage } from '../checks/gpu-driver/index.js';
 import { gpudirectStage } from '../checks/gpudirect/index.js';
 
-export const STAGES: ReadonlyArray<StageDef<any, any>> = [inventoryStage, osStage, gpuDriverStage, gpudirectStage];
+export const STAGES: ReadonlyArray<StageDef<any, any>> = [inventoryStage, osStage, nicStackStage, qosStage, gpuDriverStage, gpudirectStage];
 
 export function stageById(id: StageId): StageDef<any, any> | undefined {
   return STAGES.find((s) => s.id === id);
