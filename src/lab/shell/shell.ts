@@ -20,6 +20,7 @@ import { TreeFs, errnoText, errorPath } from '../fs/vfs.js';
 import { isRoot, type Tool } from '../tools/types.js';
 import { coreutilCommands } from './coreutils.js';
 import { exportPrelude } from './nested.js';
+import { programCommand, programsPlugin } from './programs.js';
 import { commandNotFound, rewriteNotFound } from './notfound.js';
 import { wrapperCommands, type CommandLookup } from './wrappers.js';
 
@@ -132,7 +133,7 @@ export async function createShell(machine: Machine, cluster: Cluster, tools: rea
       return tool.run(args, { machine, cluster, ctx, root });
     });
 
-  const core = [...wrapperCommands(lookup), ...coreutilCommands(machine, lookup)];
+  const core = [...wrapperCommands(lookup), ...coreutilCommands(machine, lookup), programCommand(machine, cluster)];
   const writeStub = async (name: string): Promise<void> => {
     await base.writeFile(`/usr/bin/${name}`, `#!/bin/bash\n# Built-in command: ${name}\n`);
     await base.chmod(`/usr/bin/${name}`, 0o755);
@@ -169,6 +170,8 @@ export async function createShell(machine: Machine, cluster: Cluster, tools: rea
       else if (await base.exists(stub)) await base.rm(stub);
     }
   };
+  // Programs outside /usr/bin (a venv's torchrun, pip, python) run by absolute path (programs.ts).
+  bash.registerTransformPlugin(programsPlugin());
   await syncCommands();
 
   return {

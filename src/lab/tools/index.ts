@@ -9,6 +9,9 @@ import { ip } from './ip.js';
 import { lscpu } from './lscpu.js';
 import { lspci } from './lspci.js';
 import { ethtool, rdma } from './rdma-ethtool.js';
+import { python3 } from './venv.js';
+// Registers torchrun (programs run by path, shell/programs.ts); venv.js registers python and pip.
+import './torch-bench.js';
 import type { Tool } from './types.js';
 
 /** A tool the lab knows is installable but whose output is not modelled yet. */
@@ -52,4 +55,5 @@ export const TOOLS: readonly Tool[] = [
   pending('ib_read_bw', '/usr/bin/ib_read_bw', ['perftest']),
   pending('ib_send_bw', '/usr/bin/ib_send_bw', ['perftest']),
   pending('chronyc', '/usr/bin/chronyc', ['chrony']),
+  python3,
 ];

@@ -1,0 +1,99 @@
+/**
+ * The nccl stage against the lab over real SSH: `ready` passes with the modelled bandwidth, the
+ * tutorial fails where STAGES.md §4.4 says, `wrong-gid` fails the validation on ibv_modify_qp, and
+ * applying the stage's steps turns them to pass, a second apply changing nothing.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ncclStage } from '../../checks/nccl/index.js';
+import { osStage } from '../../checks/os/index.js';
+import type { CheckResult } from '../../src/engine/types.js';
+import { Engine } from '../../src/engine/runner.js';
+import { StepExecutor } from '../../src/engine/steps.js';
+import { clusterSchema } from '../../src/config/schema.js';
+import { labTarget, type LabTarget } from '../helpers/lab-target.js';
+
+const byId = (results: readonly CheckResult[], id: string, host: string | null = null): CheckResult => {
+  const r = results.find((x) => x.id === id && x.host === host);
+  if (!r) throw new Error(`no result ${id} ${host}`);
+  return r;
+};
+const notPassing = (results: readonly CheckResult[]) => results.filter((r) => r.status !== 'pass').map((r) => `${r.host}:${r.id} ${r.status} ${r.summary}\n${r.evidence}`);
+const apply = (engine: Engine) => new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: true }).applyStage(ncclStage);
+
+describe('nccl on ready', () => {
+  let t: LabTarget;
+  beforeAll(async () => {
+    t = await labTarget({ scenario: 'ready' });
+  });
+  afterAll(async () => t.close());
+
+  it('passes every check; inter-node busbw ≈ 8.4 GB/s over four rails with GDR, intra-node ≈ 19', async () => {
+    const engine = new Engine(t.hosts, { config: t.config });
+    const o = await engine.runStage(ncclStage);
+    expect(notPassing(o.results)).toEqual([]);
+    const v = byId(o.results, 'nccl.validation');
+    const inter = Number(/inter-node busbw ([\d.]+) GB\/s/.exec(v.summary)?.[1]);
+    expect(inter).toBeGreaterThan(8.2);
+    expect(inter).toBeLessThan(8.5);
+    expect(v.summary).toMatch(/intra-node l20-n1 1[89]\.\d+, l20-n2 1[89]\.\d+ GB\/s/);
+    // A second apply of a converged host changes nothing.
+    const again = await apply(engine);
+    expect(again.changed).toBe(0);
+  });
+});
+
+describe('nccl on the tutorial (design kept)', () => {
+  let t: LabTarget;
+  beforeAll(async () => {
+    t = await labTarget({ scenario: 'tutorial' });
+    t.config = clusterSchema.parse({ ...t.config, network: { ...t.config.network, design: 'tutorial' } });
+  });
+  afterAll(async () => t.close());
+
+  it('fails conf-lint on R01 and the validation on Unrecognized element token; applying nccl fixes both; a second apply changes nothing', async () => {
+    const engine = new Engine(t.hosts, { config: t.config });
+    const before = await engine.runStage(ncclStage);
+    for (const h of ['l20-n1', 'l20-n2']) expect(byId(before.results, 'nccl.conf-lint', h)).toMatchObject({ status: 'fail', rule: 'R01' });
+    expect(byId(before.results, 'nccl.hca-resolve', 'l20-n1')).toMatchObject({ status: 'warn', rule: 'R06' });
+    const v = byId(before.results, 'nccl.validation');
+    expect(v).toMatchObject({ status: 'fail', rule: 'D03' });
+    expect(v.evidence).toContain('Unrecognized element token "COLLNET_CHAIN" when parsing "COLLNET_CHAIN"');
+    expect(v.evidence).toContain('invalid usage');
+
+    // The os stage comes first in the pipeline: it installs python3-venv, which the venv needs.
+    await new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: true }).applyStage(osStage);
+    const applied = await apply(engine);
+    const failed = (applied.steps ?? []).filter((s) => s.status === 'failed');
+    expect(failed.map((s) => `${s.host} ${s.id}: ${s.error}`)).toEqual([]);
+    for (const h of ['l20-n1', 'l20-n2']) {
+      expect(byId(applied.results, 'nccl.conf-lint', h)).toMatchObject({ status: 'pass' });
+      expect(byId(applied.results, 'nccl.conf-names', h)).toMatchObject({ status: 'pass' });
+      expect(byId(applied.results, 'nccl.bench-tools', h)).toMatchObject({ status: 'pass' });
+    }
+    expect(byId(applied.results, 'nccl.validation').status).not.toBe('fail');
+    const again = await apply(engine);
+    expect(again.changed).toBe(0);
+  });
+});
+
+describe('nccl on wrong-gid', () => {
+  let t: LabTarget;
+  beforeAll(async () => {
+    t = await labTarget({ scenario: 'wrong-gid' });
+  });
+  afterAll(async () => t.close());
+
+  it('the pinned GID index fails the validation on ibv_modify_qp (D05); nccl.conf removes the pin and it passes', async () => {
+    const engine = new Engine(t.hosts, { config: t.config });
+    const before = await engine.runStage(ncclStage);
+    const v = byId(before.results, 'nccl.validation');
+    expect(v).toMatchObject({ status: 'fail', rule: 'D05' });
+    expect(v.summary).toContain('ibv_modify_qp failed');
+    expect(v.evidence).toMatch(/Call to ibv_modify_qp failed with 101 Network is unreachable, on dev rocep26s0f0:1, curr state INIT, next state RTR, local GID index 3/);
+    expect(byId(before.results, 'nccl.conf-lint', 'l20-n2')).toMatchObject({ status: 'fail', rule: 'R05' });
+
+    const applied = await apply(engine);
+    expect(notPassing(applied.results)).toEqual([]);
+    expect((await apply(engine)).changed).toBe(0);
+  });
+});
