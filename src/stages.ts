@@ -6,8 +6,9 @@ import { nicStackStage } from '../checks/nic-stack/index.js';
 import { qosStage } from '../checks/qos/index.js';
 import { gpuDriverStage } from '../checks/gpu-driver/index.js';
 import { gpudirectStage } from '../checks/gpudirect/index.js';
+import { ncclStage } from '../checks/nccl/index.js';
 
-export const STAGES: ReadonlyArray<StageDef<any, any>> = [inventoryStage, osStage, nicStackStage, qosStage, gpuDriverStage, gpudirectStage];
+export const STAGES: ReadonlyArray<StageDef<any, any>> = [inventoryStage, osStage, nicStackStage, qosStage, gpuDriverStage, gpudirectStage, ncclStage];
 
 export function stageById(id: StageId): StageDef<any, any> | undefined {
   return STAGES.find((s) => s.id === id);
