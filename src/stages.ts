@@ -4,11 +4,12 @@ import { inventoryStage } from '../checks/inventory/index.js';
 import { osStage } from '../checks/os/index.js';
 import { nicStackStage } from '../checks/nic-stack/index.js';
 import { qosStage } from '../checks/qos/index.js';
+import { rdmaLinkStage } from '../checks/rdma-link/index.js';
 import { gpuDriverStage } from '../checks/gpu-driver/index.js';
 import { gpudirectStage } from '../checks/gpudirect/index.js';
 import { ncclStage } from '../checks/nccl/index.js';
 
-export const STAGES: ReadonlyArray<StageDef<any, any>> = [inventoryStage, osStage, nicStackStage, qosStage, gpuDriverStage, gpudirectStage, ncclStage];
+export const STAGES: ReadonlyArray<StageDef<any, any>> = [inventoryStage, osStage, nicStackStage, qosStage, rdmaLinkStage, gpuDriverStage, gpudirectStage, ncclStage];
 
 export function stageById(id: StageId): StageDef<any, any> | undefined {
   return STAGES.find((s) => s.id === id);

@@ -21,11 +21,12 @@ for d in /sys/class/infiniband/*; do [ -e "$d" ] || continue; ibv_devinfo -d "\$
 export const PERFTEST_SCRIPT = 'command -v ib_write_bw\n';
 
 /**
- * Counters before and after the bandwidth runs (R29): every port's hw_counters as `grep -H` prints
- * them, then `ethtool -S` of each fabric netdev given as an argument.
+ * Counters before and after the bandwidth runs (R29): every port's hw_counters as `<path>:<value>`
+ * lines (the `grep -H .` form, written with cat so a minimal grep will do), then `ethtool -S` of each
+ * fabric netdev given as an argument.
  */
 export const COUNTERS_SCRIPT = `echo '### hw_counters'
-grep -H . /sys/class/infiniband/*/ports/1/hw_counters/* 2>/dev/null
+for f in /sys/class/infiniband/*/ports/1/hw_counters/*; do [ -r "$f" ] && echo "$f:$(cat "$f")"; done
 for i in "$@"; do echo "### ethtool -S $i"; ethtool -S "$i"; done
 `;
 
