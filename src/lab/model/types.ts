@@ -219,6 +219,47 @@ export interface Gpu {
   vbios: string;
 }
 
+/** The NVIDIA driver as the running kernel has it (model/nvidia.ts); what is installed comes from the dpkg database. */
+export interface NvidiaRuntime {
+  /** The loaded kernel module (absent: no NVIDIA module, nouveau drives the GPUs). */
+  loaded?: {
+    version: string;
+    open: boolean;
+    /** `root@l20-n1`: who built it (the open module's `Release Build (…)`). */
+    builder: string;
+    /** Build date as /proc/driver/nvidia/version prints it. */
+    built: string;
+  };
+  /** Persistence mode (nvidia-persistenced running, or `nvidia-smi -pm 1`); lost when the module unloads. */
+  persistence: boolean;
+  /** A driver installed by the .run installer (nvidia-installer), with /usr/bin/nvidia-uninstall. */
+  runfile?: { version: string; open: boolean };
+  /** UEFI Secure Boot (mokutil --sb-state); DKMS-built modules then need an enrolled MOK. */
+  secureBoot?: boolean;
+}
+
+/** Work running on a GPU (a CUDA process): nvidia-smi lists it and the telemetry follows its load. */
+export interface GpuWork {
+  /** GPU index. */
+  gpu: number;
+  pid: number;
+  /** Process name as nvidia-smi prints it (the executable path). */
+  name: string;
+  memMiB: number;
+  /** GPU utilisation it causes, 0–100. */
+  utilPct: number;
+  /** `C` compute, `G` graphics. */
+  type?: 'C' | 'G' | 'C+G';
+}
+
+/** Settings that take effect at boot: BIOS ACS per bridge, the kernel command line grub will boot. */
+export interface BootFirmware {
+  /** ACSCtl the BIOS sets at power-on, by bridge BDF (absent: all off). */
+  acs?: Record<string, AcsFlags>;
+  /** The command line update-grub generated for the next boot (absent: unchanged). */
+  grubCmdline?: string;
+}
+
 /**
  * What apt keeps besides the dpkg status: which repositories' indices it has (it offers only their
  * packages), which packages were installed as dependencies, the dpkg frontend lock, and whether
@@ -291,6 +332,12 @@ export interface Machine {
   neighbors: Neighbor[];
   rdma: RdmaDevice[];
   gpus: Gpu[];
+  /** NVIDIA driver runtime state (model/nvidia.ts creates it on first use). */
+  nvidia?: NvidiaRuntime;
+  /** CUDA processes on the GPUs (model/gpu-telemetry.ts); absent or empty: idle. */
+  gpuWork?: GpuWork[];
+  /** What the next boot applies (BIOS ACS, grub's command line). */
+  firmware?: BootFirmware;
   packages: Map<string, InstalledPackage>;
   /** Loaded kernel modules (lsmod order is newest first; kept as insertion order here). */
   modules: string[];

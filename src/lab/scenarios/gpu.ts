@@ -1,29 +1,196 @@
 /**
- * Scenario parts for the gpu-driver and gpudirect stage (STAGES.md §4.4): `ready` puts this stage's end state (design A)
- * into the model exactly as applying the stage would leave it; `tutorial` the recipe's state as written.
- * Fault scenarios of this stage live here too. Filled in by whoever builds the stage's lab support.
+ * Scenario parts for the gpu-driver and gpudirect stages (STAGES.md §4.4). `ready` is what applying
+ * both stages leaves on design A: nvidia-driver-580-server-open 580.126.09 (CUDA 13.0) from apt,
+ * held, loaded (open module → DMA-BUF), persistence daemon enabled, iommu=pt booted, ACS off (the
+ * BIOS default of the modelled servers). `tutorial` is the recipe as written: apt nvidia-driver-535
+ * (proprietary), the CUDA 12.3 runfile run over it with --driver --toolkit, which stopped at
+ * "Existing package manager installation of the driver found" and installed nothing (no nvcc), and
+ * nvidia-peermem from /etc/modules on its MLNX_OFED.
  */
+import { installInModel } from '../apt/dpkg-db.js';
+import { findVersion, parseDep, versionsOf, type ArchivePackage } from '../apt/archive.js';
 import type { Cluster } from '../model/cluster.js';
+import { bindGpus, installedModule, loadedFrom, runtime } from '../model/nvidia.js';
+import type { AcsFlags, Machine } from '../model/types.js';
 
-export function ready(_cluster: Cluster): void {
-  // not modelled yet
+export const READY_DRIVER = { pkg: 'nvidia-driver-580-server-open', version: '580.126.09-0ubuntu0.22.04.1' } as const;
+export const TUTORIAL_DRIVER = { pkg: 'nvidia-driver-535', version: '535.183.01-0ubuntu0.22.04.1' } as const;
+export const MISMATCH_DRIVER = { pkg: 'nvidia-driver-570-server-open', version: '570.172.08-0ubuntu0.22.04.1' } as const;
+export const PROPRIETARY_DRIVER = { pkg: 'nvidia-driver-580-server', version: '580.126.09-0ubuntu0.22.04.1' } as const;
+
+/** The packages apt would install for `pkg=version` on this machine: the version, then its dependencies' closure. */
+export function closure(m: Machine, pkg: string, version: string): Array<{ name: string; version: string; auto: boolean }> {
+  const out = new Map<string, ArchivePackage>();
+  const visit = (a: ArchivePackage): void => {
+    if (out.has(a.name)) return;
+    out.set(a.name, a);
+    for (const dep of a.depends ?? []) {
+      const alts = parseDep(dep);
+      // Already satisfied on the machine, or a name the archive leaves to the base system.
+      if (alts.some((x) => m.packages.get(x.name)?.status[1] === 'i' || out.has(x.name))) continue;
+      const alt = alts.find((x) => versionsOf(x.name).length > 0);
+      if (!alt) continue;
+      const exact = alt.rel === '=' && alt.version ? findVersion(alt.name, alt.version) : undefined;
+      const pick = exact ?? versionsOf(alt.name)[0];
+      if (pick) visit(pick);
+    }
+  };
+  const root = findVersion(pkg, version);
+  if (!root) throw new Error(`lab: ${pkg} ${version} is not in the lab's apt archive`);
+  visit(root);
+  return [...out.values()].map((a) => ({ name: a.name, version: a.version, auto: a.name !== pkg }));
 }
 
-export function tutorial(_cluster: Cluster): void {
-  // not modelled yet
+const NVIDIA_PACKAGE = /^(?:nvidia-|libnvidia-|xserver-xorg-video-nvidia-)/;
+
+/** What `apt-get install -y <driver>` then `apt-mark hold` of the NVIDIA packages leaves in dpkg. */
+export function installDriver(m: Machine, driver: { pkg: string; version: string }, hold: boolean): void {
+  installInModel(m, closure(m, driver.pkg, driver.version));
+  if (!hold) return;
+  for (const p of m.packages.values()) if (NVIDIA_PACKAGE.test(p.name) && p.status === 'ii ') p.status = 'hi ';
+}
+
+/** The state after a boot with the installed module: nvidia loaded (nouveau blacklisted), GPUs bound. */
+export function bootDriver(m: Machine, persistence: boolean): void {
+  const build = installedModule(m);
+  if (!build) return;
+  m.modules = [...m.modules.filter((x) => x !== 'nouveau'), 'nvidia', 'nvidia_modeset', 'nvidia_drm', 'nvidia_uvm'];
+  // The DKMS build ran when the package was installed, a while before this boot.
+  runtime(m).loaded = loadedFrom(m, build, m.clock.now() - 86_400_000);
+  runtime(m).persistence = persistence;
+  bindGpus(m);
+}
+
+/** The enable link `systemctl enable` creates (the lab's file system gets it with the scenario's files). */
+function enableUnit(m: Machine, unit: string, content: string): void {
+  (m.files ??= new Map()).set(`/etc/systemd/system/multi-user.target.wants/${unit}`, { content });
+}
+
+const PERSISTENCED = '[Unit]\nDescription=NVIDIA Persistence Daemon\nWants=syslog.target\nStopWhenUnneeded=true\nBefore=systemd-backlight@backlight:nvidia_0.service\n\n[Service]\nType=forking\nExecStart=/usr/bin/nvidia-persistenced --user nvidia-persistenced --verbose\nExecStopPost=/bin/rm -rf /var/run/nvidia-persistenced\n\n[Install]\nWantedBy=multi-user.target\n';
+
+/** iommu=pt in a grub drop-in, update-grub run and booted (gpudirect.iommu-pt). */
+export function bootIommuPt(m: Machine): void {
+  (m.files ??= new Map()).set('/etc/default/grub.d/90-l20-iommu.cfg', { content: '# l20-setup: IOMMU passthrough for GPU and NIC DMA (RULES.md R36)\nGRUB_CMDLINE_LINUX_DEFAULT="$GRUB_CMDLINE_LINUX_DEFAULT iommu=pt"\n' });
+  if (!/(^|\s)iommu=pt(\s|$)/.test(m.os.cmdline)) m.os.cmdline = `${m.os.cmdline} iommu=pt`;
+  (m.firmware ??= {}).grubCmdline = m.os.cmdline;
+}
+
+export function ready(cluster: Cluster): void {
+  for (const m of cluster.machines) {
+    installDriver(m, READY_DRIVER, true);
+    enableUnit(m, 'nvidia-persistenced.service', PERSISTENCED);
+    bootDriver(m, true);
+    bootIommuPt(m);
+    m.revision++;
+  }
+}
+
+/**
+ * What the CUDA 12.3.2 runfile (`sh cuda_12.3.2_545.23.08_linux.run --silent --driver --toolkit`) logs
+ * over an apt driver (STAGES.md §4.3): it detects the package-manager driver, refuses to continue and
+ * installs nothing — neither its 545 driver nor the toolkit (so no nvcc). Its detection line is the
+ * installer's; the run's lines are modelled after cuda-installer's log format.
+ */
+export const RUNFILE_LOG = [
+  '[INFO]: Driver installation detected by command: apt list --installed | grep -e nvidia-driver-[0-9][0-9][0-9] -e nvidia-[0-9][0-9][0-9]',
+  '[INFO]: Checking compiler version...',
+  '[INFO]: gcc location: /usr/bin/gcc',
+  '',
+  '[INFO]: gcc version: gcc version 11.4.0 (Ubuntu 11.4.0-1ubuntu1~22.04) ',
+  '',
+  '[INFO]: Initializing menu',
+  '[INFO]: nvidia-fs.setKOVersion(2.18.3)',
+  '[INFO]: Setup complete',
+  '[INFO]: Components to install: ',
+  '[INFO]: Driver',
+  '[INFO]: 545.23.08',
+  '[INFO]: CUDA Toolkit 12.3',
+  '[ERROR]: Existing package manager installation of the driver found. It is strongly recommended that you remove this before continuing.',
+  '[ERROR]: Install of driver component failed.',
+  '',
+].join('\n');
+
+export const RUNFILE = 'cuda_12.3.2_545.23.08_linux.run';
+
+/**
+ * The recipe's downloaded runfile as the lab carries it: a shell script standing in for the makeself
+ * archive. Run over an apt driver (`sudo sh cuda_12.3.2_545.23.08_linux.run --silent --driver
+ * --toolkit`) it does what the real one does there: logs the refusal and installs nothing. Without an
+ * apt driver the real runfile would install its 545 driver; the lab carries no such payload and says so.
+ */
+function runfileScript(): string {
+  return [
+    '#!/bin/sh',
+    '# This script was generated using Makeself 2.1.5',
+    `# (l20-setup lab stand-in for ${RUNFILE}: the refusal over an apt driver is modelled, the payload is not)`,
+    "if dpkg-query -W -f='${db:Status-Abbrev}\\n' 'nvidia-driver-*' 2>/dev/null | grep -q '^[hi]i'; then",
+    "  cat >> /var/log/cuda-installer.log <<'EOF'",
+    RUNFILE_LOG.replace(/\n$/, ''),
+    'EOF',
+    '  echo " Installation failed. See log at /var/log/cuda-installer.log for details."',
+    '  exit 1',
+    'fi',
+    'echo "l20-setup lab: this runfile carries no driver payload; install the driver from apt (gpu-driver.install)" >&2',
+    'exit 1',
+    '',
+  ].join('\n');
+}
+
+export function tutorial(cluster: Cluster): void {
+  for (const m of cluster.machines) {
+    installDriver(m, TUTORIAL_DRIVER, false);
+    // `sudo apt install -y nvidia-driver-535` enables the daemon; the recipe never rebooted before
+    // running the runfile, but the lab shows the host as the operator finds it later: rebooted.
+    enableUnit(m, 'nvidia-persistenced.service', PERSISTENCED);
+    bootDriver(m, true);
+    m.files ??= new Map();
+    m.files.set('/var/log/cuda-installer.log', { content: RUNFILE_LOG });
+    m.files.set(`${m.user.home}/${RUNFILE}`, { content: runfileScript(), mode: 0o644 });
+    // `echo "nvidia-peermem" | sudo tee -a /etc/modules`, and its modprobe worked on MLNX_OFED's ib_core.
+    m.files.set('/etc/modules', { content: '# /etc/modules: kernel modules to load at boot time.\n#\n# This file contains the names of kernel modules that should be loaded\n# at boot time, one per line. Lines beginning with "#" are ignored.\nnvidia-peermem\n' });
+    if (m.ofed?.loaded) m.modules.push('nvidia_peermem');
+    m.revision++;
+  }
 }
 
 /** `no-peermem`: DOCA-OFED with the proprietary driver flavour, nvidia-peermem neither loaded nor in modules-load.d: no GDR path. */
-export function noPeermem(_cluster: Cluster): void {
-  // not modelled yet
+export function noPeermem(cluster: Cluster): void {
+  for (const m of cluster.machines) {
+    // The proprietary flavour of the same version replaces the open one (apt conflicts), rebooted.
+    for (const name of [...m.packages.keys()]) if (NVIDIA_PACKAGE.test(name)) m.packages.delete(name);
+    installDriver(m, PROPRIETARY_DRIVER, true);
+    bootDriver(m, true);
+    installInModel(m, closure(m, 'doca-ofed', versionsOf('doca-ofed')[0]?.version ?? ''));
+    m.ofed = { flavor: 'doca', version: '24.10-1.1.4', loaded: true };
+    m.modules = m.modules.filter((x) => x !== 'nvidia_peermem');
+    m.revision++;
+  }
 }
 
-/** `acs-enabled`: node 1's downstream ports above GPUs and NIC 1 have `ACSCtl: SrcValid+`. */
-export function acsEnabled(_cluster: Cluster): void {
-  // not modelled yet
+/** ACS as a BIOS with "ACS enable" sets it: source validation and redirection on. */
+const ACS_ON: AcsFlags = { srcValid: true, transBlk: false, reqRedir: true, cmpltRedir: true, upstreamFwd: true, egressCtrl: false, directTrans: false };
+
+/** `acs-enabled`: node 1's downstream ports above GPUs and NIC 1 have `ACSCtl: SrcValid+` (from the BIOS, so every boot). */
+export function acsEnabled(cluster: Cluster): void {
+  const m = cluster.machines[0];
+  if (!m) return;
+  const nic1 = m.pci.filter((p) => p.kind === 'nic' && p.slot === 1).map((p) => p.parent);
+  const ports = m.pci.filter((p) => p.kind === 'switch-down' && p.acs && m.pci.some((c) => c.parent === p.bdf && (c.kind === 'gpu' || nic1.includes(p.bdf))));
+  m.firmware ??= {};
+  m.firmware.acs ??= {};
+  for (const p of ports) {
+    m.firmware.acs[p.bdf] = { ...ACS_ON };
+    p.acs!.ctl = { ...ACS_ON };
+  }
+  m.revision++;
 }
 
 /** `driver-mismatch`: node 2 runs a 570.x open driver, node 1 580.x. */
-export function driverMismatch(_cluster: Cluster): void {
-  // not modelled yet
+export function driverMismatch(cluster: Cluster): void {
+  const m = cluster.machines[1];
+  if (!m) return;
+  for (const name of [...m.packages.keys()]) if (NVIDIA_PACKAGE.test(name)) m.packages.delete(name);
+  installDriver(m, MISMATCH_DRIVER, true);
+  bootDriver(m, true);
+  m.revision++;
 }

@@ -12,6 +12,13 @@ import { ethtool, rdma } from './rdma-ethtool.js';
 import { python3 } from './venv.js';
 // Registers torchrun (programs run by path, shell/programs.ts); venv.js registers python and pip.
 import './torch-bench.js';
+import { nvidiaSmi } from './nvidia-smi.js';
+import { nvcc } from './nvcc.js';
+import { dkms } from './dkms.js';
+import { mokutil } from './mokutil.js';
+import { setpci } from './setpci.js';
+import { updateGrub } from './grub.js';
+import { ubuntuDrivers } from './ubuntu-drivers.js';
 import type { Tool } from './types.js';
 
 /** A tool the lab knows is installable but whose output is not modelled yet. */
@@ -24,8 +31,6 @@ function pending(name: string, path: string, packages: readonly string[]): Tool 
   };
 }
 
-const NVIDIA_UTILS = ['535', '535-server', '550', '550-server', '570', '570-server', '580', '580-server', '580-open']
-  .map((v) => `nvidia-utils-${v}`);
 /** MLNX_OFED / DOCA-OFED packaging: ofed_info in ofed-scripts, ibdev2netdev/show_gids in mlnx-ofed-kernel-utils, mlnx_qos in mlnx-tools. */
 const OFED_SCRIPTS = ['ofed-scripts'];
 const OFED_KERNEL_UTILS = ['mlnx-ofed-kernel-utils'];
@@ -39,8 +44,13 @@ export const TOOLS: readonly Tool[] = [
   lscpu,
   dpkgQuery,
   ping,
-  pending('nvidia-smi', '/usr/bin/nvidia-smi', NVIDIA_UTILS),
-  pending('nvcc', '/usr/bin/nvcc', ['nvidia-cuda-toolkit', 'cuda-nvcc-12-8']),
+  nvidiaSmi,
+  nvcc,
+  dkms,
+  mokutil,
+  setpci,
+  updateGrub,
+  ubuntuDrivers,
   pending('lldpcli', '/usr/sbin/lldpcli', ['lldpd']),
   pending('lldpctl', '/usr/sbin/lldpctl', ['lldpd']),
   pending('ofed_info', '/usr/bin/ofed_info', OFED_SCRIPTS),
