@@ -217,8 +217,15 @@ async function pipInstall(args: string[], env: ToolEnv, venv: PythonEnv): Promis
   const say = async (line: string): Promise<void> => {
     if (!quiet) await io.out(`${line}\n`);
   };
-  // Resolve: every requested distribution must exist in the index at a version it accepts.
+  const download = async (d: Distribution): Promise<boolean> => {
+    await say(`  Downloading ${d.wheel ?? `${d.name}-${d.version}-py3-none-any.whl`} (${d.size ?? '120 kB'})`);
+    if (!(await io.sleep(downloadMs(d.size)))) return false;
+    await say(`     ${'━'.repeat(40)} ${(d.size ?? '120 kB').replace(/^([\d.]+)/, '$1/$1')} 85.3 MB/s eta 0:00:00`);
+    return true;
+  };
+  // Resolve as pip does: each requirement as given, then the dependencies it brings, each downloaded once.
   const wanted = new Map<string, Distribution>();
+  const fetched = new Set<string>();
   for (const r of reqs) {
     const d = indexed(r.name);
     const have = venv.dists.get(normaliseName(r.name));
@@ -232,15 +239,15 @@ async function pipInstall(args: string[], env: ToolEnv, venv: PythonEnv): Promis
       await io.err(`ERROR: Could not find a version that satisfies the requirement ${r.text} (from versions: ${d ? d.version : 'none'})\nERROR: No matching distribution found for ${r.text}\n`);
       return io.result(1);
     }
+    if (!(await download(d))) return io.result(130);
+    fetched.add(d.name);
     for (const dep of dependencyClosure(d.name)) if (venv.dists.get(normaliseName(dep.name)) !== dep.version) wanted.set(dep.name, dep);
   }
   if (wanted.size === 0) return io.result(0);
-  const requested = new Set(reqs.map((r) => normaliseName(r.name)));
   for (const d of wanted.values()) {
-    if (!requested.has(normaliseName(d.name))) await say(`Collecting ${d.name}==${d.version}`);
-    await say(`  Downloading ${d.wheel ?? `${d.name}-${d.version}-py3-none-any.whl`} (${d.size ?? '120 kB'})`);
-    if (!(await io.sleep(downloadMs(d.size)))) return io.result(130);
-    await say(`     ${'━'.repeat(40)} ${(d.size ?? '120 kB').replace(/^([\d.]+)/, '$1/$1')} 85.3 MB/s eta 0:00:00`);
+    if (fetched.has(d.name)) continue;
+    await say(`Collecting ${d.name}==${d.version}`);
+    if (!(await download(d))) return io.result(130);
   }
   const order = [...wanted.values()].reverse();
   await say(`Installing collected packages: ${order.map((d) => d.name).join(', ')}`);
