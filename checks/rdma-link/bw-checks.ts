@@ -100,7 +100,8 @@ export const bwCheck: PairCheckDef<RdmaLinkFacts, RdmaLinkCluster> = {
     const gbps = cl.runs.filter((r) => r.gbps !== undefined).map((r) => r.gbps!);
     const commands = cl.runs.flatMap((r) => [r.serverLine, r.clientLine]);
     const bad = cl.runs.filter((r) => runStatus(r) !== 'pass');
-    const evidence = [`--tclass=${cl.tclass} (DSCP ${cl.tclass >> 2}), -D 10, -q per unit`, ...lines, '', ...commands, ...bad.flatMap((r) => ['', `${r.unit.label}:`, r.evidence])];
+    const strays = cl.strays.length > 0 ? ['', 'ended before the runs (stray servers holding ports):', ...cl.strays] : [];
+    const evidence = [`--tclass=${cl.tclass} (DSCP ${cl.tclass >> 2}), -D 10, -q per unit`, ...lines, '', ...commands, ...strays, ...bad.flatMap((r) => ['', `${r.unit.label}:`, r.evidence])];
     if (status === 'pass') {
       return { status, evidence: evidence.join('\n'), summary: `${cl.runs.length} × ${Math.min(...gbps).toFixed(1)}–${Math.max(...gbps).toFixed(1)} Gb/s (≥ ${BW_PASS * 100} % of line rate)` };
     }

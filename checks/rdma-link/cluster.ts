@@ -116,7 +116,9 @@ export function planUnits(all: ReadonlyArray<HostFacts<RdmaLinkFacts>>, config: 
     const port = f?.fabric.ports.find((p) => p.netdev === u.netdev);
     const k = port ? cableBySubnet(port.addresses) : undefined;
     const state = port?.rdmaState ?? port?.operstate ?? 'unknown';
-    skipped.push({ label: `${u.host}:${u.netdev}${k ? ` (cable ${k} by its subnet)` : ''}`, reason: `no peer seen on the port (RDMA ${state}): not tested` });
+    // A bond member has no address to ping from: only LLDP (lldpd on both hosts) names its peer.
+    const why = port?.master && state === 'ACTIVE' ? `enslaved to ${port.master}, its peer is known only through LLDP (lldpd: os.install-base)` : `no peer seen on the port (RDMA ${state})`;
+    skipped.push({ label: `${u.host}:${u.netdev}${k ? ` (cable ${k} by its subnet)` : ''}`, reason: `${why}: not tested` });
   }
   const ends = new Map<string, { cable: number; client: BwEnd; server: BwEnd }>();
   for (const c of cabling.cables) {
