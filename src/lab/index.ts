@@ -11,6 +11,7 @@ import { resolveScenario, SCENARIOS } from './scenarios/index.js';
 import { generateEd25519 } from '../util/ssh-keys.js';
 import { HostServer, parsePublicKey, type LabHostStats } from './server.js';
 import { createShell } from './shell/shell.js';
+import { coldBoot } from './system/boot.js';
 import { TOOLS } from './tools/index.js';
 import { createHash } from 'node:crypto';
 
@@ -72,8 +73,15 @@ export async function startLab(options: LabOptions = {}): Promise<Lab> {
       const hostKey = generateEd25519();
       const blob = parsePublicKey(hostKey.public).getPublicSSH();
       const shell = await createShell(machine, cluster, TOOLS);
+      // The machine has been up for a while: daemons of enabled units run (system/boot.ts).
+      await coldBoot(machine.system);
       const server = new HostServer({ machine, shell, hostPrivateKey: hostKey.private, clientPublicKey, maxSessions });
       servers.push(server);
+      // A reboot takes the host's SSH server down and brings it back on the same port.
+      machine.system.onPower((state) => {
+        if (state === 'down') server.suspend();
+        else void server.resume().catch(() => undefined);
+      });
       const port = await server.listen();
       labHosts.push({
         name: machine.hostname,
@@ -88,6 +96,7 @@ export async function startLab(options: LabOptions = {}): Promise<Lab> {
       });
     }
   } catch (err) {
+    cluster.clock.close();
     await Promise.all(servers.map((s) => s.close()));
     throw err;
   }
@@ -99,7 +108,7 @@ export async function startLab(options: LabOptions = {}): Promise<Lab> {
     clientPublicKey: client.public,
     close() {
       closing ??= (async () => {
-        for (const m of cluster.machines) m.clock.close();
+        cluster.clock.close();
         await Promise.all(servers.map((s) => s.close()));
       })();
       return closing;

@@ -41,28 +41,68 @@ export class HostServer {
   private concurrent = 0;
   private sessionSeq = 0;
   private readonly timing: Rng;
+  private port = 0;
+  /** The machine is down (rebooting): connections are refused. */
+  private down = false;
+  private closed = false;
 
   constructor(private readonly opts: HostServerOptions) {
     this.timing = rng(opts.machine.seed, opts.machine.hostname, 'timing');
     this.server = new Server({ hostKeys: [opts.hostPrivateKey] }, (client, info) => this.onConnection(client, info.port));
   }
 
-  listen(): Promise<number> {
+  listen(port = 0): Promise<number> {
     return new Promise((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(0, '127.0.0.1', () => {
+      const onError = (e: Error): void => reject(e);
+      this.server.once('error', onError);
+      this.server.listen(port, '127.0.0.1', () => {
+        this.server.off('error', onError);
         const addr = this.server.address();
-        resolve(typeof addr === 'object' && addr ? addr.port : 0);
+        this.port = typeof addr === 'object' && addr ? addr.port : 0;
+        resolve(this.port);
       });
     });
   }
 
   close(): Promise<void> {
+    this.closed = true;
     for (const c of this.clients) c.end();
     return new Promise((resolve) => this.server.close(() => resolve()));
   }
 
+  /**
+   * The machine went down (reboot): every session ends with its connection, as when sshd and
+   * the network go away, and the port refuses connections until resume().
+   */
+  suspend(): void {
+    if (this.down || this.closed) return;
+    this.down = true;
+    for (const c of this.clients) c.end();
+    this.server.close();
+  }
+
+  /** The machine is up again: listen on the same port. */
+  async resume(): Promise<void> {
+    if (!this.down || this.closed) return;
+    this.down = false;
+    // The port was ours a moment ago; retry briefly should the OS still hold it.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.listen(this.port);
+        return;
+      } catch (e) {
+        if (attempt >= 50 || this.closed) throw e;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  }
+
   private onConnection(client: Connection, clientPort: number): void {
+    if (this.down || this.closed) {
+      client.on('error', () => undefined);
+      client.end();
+      return;
+    }
     this.clients.add(client);
     const user = this.opts.machine.user.name;
     const allowed = this.opts.clientPublicKey;
@@ -189,9 +229,14 @@ export class HostServer {
     const m = this.opts.machine;
     // Probes take 20–150 ms of modelled time (seeded), overlapping the interpreter's own time.
     const delay = m.clock.sleep(this.timing.int(20, 150), ac.signal);
+    // Output the command produces while it runs goes out at once (system/live.ts).
+    const live = (stream: NodeJS.WritableStream) => (chunk: Buffer): Promise<void> => writeAll(channel, stream, chunk, () => closed);
     let result;
     try {
-      result = await this.opts.shell.run({ commandLine: command, env: this.sessionEnv(extraEnv, clientPort, sessionId), stdin, signal: ac.signal });
+      result = await this.opts.shell.run({
+        commandLine: command, env: this.sessionEnv(extraEnv, clientPort, sessionId), stdin, signal: ac.signal,
+        stdout: live(channel), stderr: live(channel.stderr),
+      });
     } catch (e) {
       // A lab bug must not leave the client waiting on a channel that never closes.
       result = { stdout: Buffer.alloc(0), stderr: Buffer.from(`l20-setup lab: internal error: ${(e as Error).message}\n`), exitCode: 255 };

@@ -3,7 +3,7 @@
  * fabric port has carrier when a cable is plugged into it and both ends are administratively up.
  * Scenarios cross or unplug cables by editing `cables`.
  */
-import type { Speed } from '../util/clock.js';
+import { SimClock, type Speed } from '../util/clock.js';
 import { createMachine, localCarrier } from './machine.js';
 import type { Machine } from './types.js';
 
@@ -20,6 +20,8 @@ export interface Cable {
 
 export interface Cluster {
   machines: Machine[];
+  /** The lab's one simulated clock (every machine's `clock`). */
+  clock: SimClock;
   cables: Cable[];
   machine(hostname: string): Machine | undefined;
   /** The other end of the cable in `host:ifname`, if one is plugged in. */
@@ -29,7 +31,8 @@ export interface Cluster {
 export const FABRIC_PORTS = ['ens1f0', 'ens1f1', 'ens2f0', 'ens2f1'] as const;
 
 export function createCluster(hosts: number, seed: number, speed: Speed): Cluster {
-  const machines = Array.from({ length: hosts }, (_, i) => createMachine({ index: i + 1, seed, speed }));
+  const clock = new SimClock(speed);
+  const machines = Array.from({ length: hosts }, (_, i) => createMachine({ index: i + 1, seed, speed, clock }));
   // Two nodes per back-to-back pair (no switch is modelled): n1<->n2, n3<->n4, … straight.
   const cables: Cable[] = [];
   for (let i = 0; i + 1 < machines.length; i += 2) {
@@ -40,6 +43,7 @@ export function createCluster(hosts: number, seed: number, speed: Speed): Cluste
   }
   const cluster: Cluster = {
     machines,
+    clock,
     cables,
     machine: (hostname) => machines.find((m) => m.hostname === hostname),
     peer(host, ifname) {
@@ -52,6 +56,7 @@ export function createCluster(hosts: number, seed: number, speed: Speed): Cluste
     },
   };
   for (const m of machines) {
+    m.system.cluster = cluster;
     m.carrier = (ifname) => {
       const local = localCarrier(m, ifname);
       if (local !== undefined) return local;

@@ -2,6 +2,7 @@
  * Builds the hardware and base software of one L20 server. Scenarios then adjust the state
  * (`fresh` keeps these defaults). Every per-machine identifier comes from rng(seed, host, …).
  */
+import { MachineSystem } from '../system/machine-system.js';
 import { SimClock, type Speed } from '../util/clock.js';
 import { macToString, rng } from '../util/prng.js';
 import { jammyBasePackages } from './packages.js';
@@ -93,9 +94,11 @@ export interface MachineOptions {
   index: number;
   seed: number;
   speed: Speed;
+  /** The lab's clock (shared by every machine of a cluster); a new one at `speed` if absent. */
+  clock?: SimClock;
 }
 
-export function createMachine({ index, seed, speed }: MachineOptions): Machine {
+export function createMachine({ index, seed, speed, clock }: MachineOptions): Machine {
   const hostname = `l20-n${index}`;
   const r = (subsystem: string): ReturnType<typeof rng> => rng(seed, hostname, subsystem);
   const pci = buildPciTree(r('pci'));
@@ -159,7 +162,7 @@ export function createMachine({ index, seed, speed }: MachineOptions): Machine {
   }));
   for (const p of pci) if (p.kind === 'nic' || p.kind === 'mgmt-nic') p.serial ??= `MT${r('serial').digits(4)}K${r('serial-' + p.bdf).digits(5)}`;
 
-  return {
+  const machine: Machine = {
     index, hostname, seed,
     os: {
       prettyName: 'Ubuntu 22.04.5 LTS', version: '22.04.5 LTS (Jammy Jellyfish)', versionId: '22.04', codename: 'jammy',
@@ -176,14 +179,18 @@ export function createMachine({ index, seed, speed }: MachineOptions): Machine {
     neighbors: [],
     rdma, gpus,
     packages: jammyBasePackages(),
-    modules: ['nouveau', 'mlx5_ib', 'ib_uverbs', 'ib_core', 'mlx5_core', 'mlxfw', 'igb', 'ast', 'nvidiafb'],
+    // Load order (lsmod prints newest first): what udev autoloads for this hardware.
+    modules: ['mlxfw', 'mlx5_core', 'ib_core', 'ib_uverbs', 'mlx5_ib', 'igb', 'ast', 'nouveau', 'nvidiafb'],
     user: { name: 'l20', uid: 1000, gid: 1000, home: '/home/l20', sudoNoPasswd: true },
     mgmt: { ifname: 'eno1', address: mgmtAddress, sshPort: 22, clientAddress: MGMT_CLIENT_ADDRESS },
     bootId: uuid(r('boot')),
-    clock: new SimClock(speed),
+    clock: clock ?? new SimClock(speed),
     carrier: () => false,
     revision: 0,
+    system: undefined as unknown as MachineSystem,
   };
+  machine.system = new MachineSystem(machine);
+  return machine;
 }
 
 /** carrier() for devices that are not cabled fabric ports: lo and an up management link. */

@@ -4,6 +4,7 @@
  * stages: netplan apply, apt-get install, modprobe, reboot) changes every view at once.
  */
 import type { SimClock } from '../util/clock.js';
+import type { MachineSystem } from '../system/machine-system.js';
 
 /** PCIe link generation: 1 = 2.5GT/s … 5 = 32GT/s (the encoding of LnkCap/LnkSta). */
 export type PcieGen = 1 | 2 | 3 | 4 | 5;
@@ -351,6 +352,8 @@ export interface Machine {
   carrier(ifname: string): boolean;
   /** Incremented on every change so cached views (sysfs tree) are rebuilt. */
   revision: number;
+  /** Boot state, processes, systemd, journal, kernel log, file owners (src/lab/system/). */
+  system: MachineSystem;
   /**
    * Files a scenario puts on the machine (path → content, mode default 0644), written over the base
    * root file system when the machine's shell is created. Scenarios run before that; once the shell

@@ -229,12 +229,117 @@ function whichCommand(lookup: CommandLookup): Command {
   });
 }
 
-/** `date` reads the simulated clock (deterministic output), unless given a date to show. */
+const DAY_NAMES = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
+const MONTH_NAMES = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+
+/** GNU date's `+FORMAT` conversions for a UTC instant (the lab's machines run in UTC). */
+export function formatDate(ms: number, fmt: string): string {
+  const d = new Date(ms);
+  const Y = d.getUTCFullYear();
+  const mo = d.getUTCMonth();
+  const day = d.getUTCDate();
+  const H = d.getUTCHours();
+  const M = d.getUTCMinutes();
+  const S = d.getUTCSeconds();
+  const wd = d.getUTCDay();
+  const yday = Math.floor((Date.UTC(Y, mo, day) - Date.UTC(Y, 0, 1)) / 86400000) + 1;
+  const isoWeek = (): [number, number] => {
+    const t = new Date(Date.UTC(Y, mo, day));
+    const dow = (wd + 6) % 7;
+    t.setUTCDate(t.getUTCDate() - dow + 3);
+    const firstThursday = new Date(Date.UTC(t.getUTCFullYear(), 0, 4));
+    const week = 1 + Math.round(((t.getTime() - firstThursday.getTime()) / 86400000 - 3 + ((firstThursday.getUTCDay() + 6) % 7)) / 7);
+    return [t.getUTCFullYear(), week];
+  };
+  const conv = (c: string): [string, number, string] | undefined => {
+    // [value, natural width, default pad character]
+    switch (c) {
+      case 'a': return [(DAY_NAMES[wd] as string).slice(0, 3), 0, ''];
+      case 'A': return [DAY_NAMES[wd] as string, 0, ''];
+      case 'b': case 'h': return [(MONTH_NAMES[mo] as string).slice(0, 3), 0, ''];
+      case 'B': return [MONTH_NAMES[mo] as string, 0, ''];
+      case 'c': return [formatDate(ms, '%a %b %e %H:%M:%S %Y'), 0, ''];
+      case 'C': return [String(Math.floor(Y / 100)), 2, '0'];
+      case 'd': return [String(day), 2, '0'];
+      case 'D': return [formatDate(ms, '%m/%d/%y'), 0, ''];
+      case 'e': return [String(day), 2, ' '];
+      case 'F': return [formatDate(ms, '%Y-%m-%d'), 0, ''];
+      case 'g': return [String(isoWeek()[0] % 100), 2, '0'];
+      case 'G': return [String(isoWeek()[0]), 0, ''];
+      case 'H': return [String(H), 2, '0'];
+      case 'I': return [String(H % 12 || 12), 2, '0'];
+      case 'j': return [String(yday), 3, '0'];
+      case 'k': return [String(H), 2, ' '];
+      case 'l': return [String(H % 12 || 12), 2, ' '];
+      case 'm': return [String(mo + 1), 2, '0'];
+      case 'M': return [String(M), 2, '0'];
+      case 'n': return ['\n', 0, ''];
+      case 'N': return [String((ms % 1000) * 1000000).padStart(9, '0'), 0, ''];
+      case 'p': return [H < 12 ? 'AM' : 'PM', 0, ''];
+      case 'P': return [H < 12 ? 'am' : 'pm', 0, ''];
+      case 'r': return [formatDate(ms, '%I:%M:%S %p'), 0, ''];
+      case 'R': return [formatDate(ms, '%H:%M'), 0, ''];
+      case 's': return [String(Math.floor(ms / 1000)), 0, ''];
+      case 'S': return [String(S), 2, '0'];
+      case 't': return ['\t', 0, ''];
+      case 'T': return [formatDate(ms, '%H:%M:%S'), 0, ''];
+      case 'u': return [String(wd || 7), 0, ''];
+      case 'V': return [String(isoWeek()[1]), 2, '0'];
+      case 'w': return [String(wd), 0, ''];
+      case 'U': return [String(Math.floor((yday + 6 - wd) / 7)), 2, '0'];
+      case 'W': return [String(Math.floor((yday + 6 - ((wd + 6) % 7)) / 7)), 2, '0'];
+      case 'x': return [formatDate(ms, '%m/%d/%y'), 0, ''];
+      case 'X': return [formatDate(ms, '%H:%M:%S'), 0, ''];
+      case 'y': return [String(Y % 100), 2, '0'];
+      case 'Y': return [String(Y), 0, ''];
+      case 'z': return ['+0000', 0, ''];
+      case 'Z': return ['UTC', 0, ''];
+      case '%': return ['%', 0, ''];
+      default: return undefined;
+    }
+  };
+  return fmt.replace(/%([-_0^#]?)(:{0,3})([a-zA-Z%])/g, (all, flag: string, colons: string, c: string) => {
+    if (c === 'z' && colons) return colons === ':' ? '+00:00' : colons === '::' ? '+00:00:00' : '+00';
+    const v = conv(c);
+    if (!v) return all;
+    let [text, width, pad] = v;
+    if (flag === '-') return text;
+    if (flag === '_') pad = ' ';
+    if (flag === '0') pad = '0';
+    if (flag === '^') text = text.toUpperCase();
+    return width > 0 && pad ? text.padStart(width, pad) : text;
+  });
+}
+
+/**
+ * `date` reads the simulated clock (millisecond precision, so `+%s.%N` moves between calls);
+ * given a date to show (-d, -r, -f, -s) it is the built-in date.
+ */
 function dateCommand(m: Machine): Command {
   return defineCommand('date', async (args, ctx) => {
-    if (!ctx.origCommand) return { stdout: '', stderr: 'date: not available\n', exitCode: 1 };
     const explicit = args.some((a) => /^(-[dfrs]|--(date|file|reference|set)(=|$))/.test(a));
-    return ctx.origCommand(explicit ? args : ['-d', `@${Math.floor(m.clock.now() / 1000)}`, ...args]);
+    if (explicit) return ctx.origCommand ? ctx.origCommand(args) : { stdout: '', stderr: 'date: not available\n', exitCode: 1 };
+    const now = m.clock.now();
+    let fmt = '%a %b %e %H:%M:%S %Z %Y';
+    for (const a of args) {
+      if (a.startsWith('+')) fmt = a.slice(1);
+      else if (a === '-u' || a === '--utc' || a === '--universal') continue;
+      else if (a === '-R' || a === '--rfc-email') fmt = '%a, %d %b %Y %H:%M:%S %z';
+      else if (/^(-I|--iso-8601)/.test(a)) {
+        const spec = a.replace(/^(-I|--iso-8601=?)/, '') || 'date';
+        const iso: Record<string, string> = {
+          date: '%Y-%m-%d', d: '%Y-%m-%d', hours: '%Y-%m-%dT%H%:z', h: '%Y-%m-%dT%H%:z', minutes: '%Y-%m-%dT%H:%M%:z', m: '%Y-%m-%dT%H:%M%:z',
+          seconds: '%Y-%m-%dT%H:%M:%S%:z', s: '%Y-%m-%dT%H:%M:%S%:z', ns: '%Y-%m-%dT%H:%M:%S,%N%:z', n: '%Y-%m-%dT%H:%M:%S,%N%:z',
+        };
+        const f = iso[spec];
+        if (!f) return { stdout: '', stderr: `date: invalid argument ‘${spec}’ for ‘--iso-8601’\nValid arguments are:\n  - ‘hours’\n  - ‘minutes’\n  - ‘date’\n  - ‘seconds’\n  - ‘ns’\nTry 'date --help' for more information.\n`, exitCode: 1 };
+        fmt = f;
+      } else if (/^--rfc-3339=/.test(a)) {
+        const spec = a.slice(11);
+        fmt = spec === 'date' ? '%Y-%m-%d' : spec === 'ns' ? '%Y-%m-%d %H:%M:%S.%N%:z' : '%Y-%m-%d %H:%M:%S%:z';
+      } else return { stdout: '', stderr: `date: invalid option -- '${a.replace(/^-+/, '').slice(0, 1)}'\nTry 'date --help' for more information.\n`, exitCode: 1 };
+    }
+    return { stdout: `${formatDate(now, fmt)}\n`, stderr: '', exitCode: 0 };
   });
 }
 

@@ -6,8 +6,11 @@
  * and $2, and nothing of the SSH session's environment that sudo's env_reset would drop.
  */
 import { latin1FromBytes, type ExecResult, type ResolvedCommandContext } from 'just-bash';
+import { errnoText, errorPath } from '../fs/vfs.js';
+import { currentLevel, runInLevel, type OutputSink } from '../system/exec-context.js';
+import { LIVE_ENV, nestedSinks } from '../system/live.js';
 import { shellQuote } from './args.js';
-import { rewriteNotFound } from './notfound.js';
+import { rewriteStderr } from './notfound.js';
 
 /** Shell variables bash maintains itself; exporting them would fail or lie. */
 const NOT_EXPORTABLE = new Set([
@@ -16,10 +19,11 @@ const NOT_EXPORTABLE = new Set([
 ]);
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-/** The environment a child process of this command would inherit. */
+/** The environment a child process of this command would inherit (without the lab's live-output marker). */
 export function childEnv(ctx: ResolvedCommandContext): Record<string, string> {
-  if (ctx.exportedEnv) return { ...ctx.exportedEnv };
-  return Object.fromEntries(ctx.env);
+  const env = ctx.exportedEnv ? { ...ctx.exportedEnv } : Object.fromEntries(ctx.env);
+  delete env[LIVE_ENV];
+  return env;
 }
 
 export function exportPrelude(env: Record<string, string>): string {
@@ -37,10 +41,13 @@ export interface NestedOptions {
   /** `set` flags to apply first, e.g. ['-e', '-o pipefail']. */
   setFlags?: readonly string[];
   cwd?: string;
+  /** Effective uid of the script (sudo: 0); default the caller's. */
+  uid?: number;
 }
 
 export async function runNested(ctx: ResolvedCommandContext, script: string, opts: NestedOptions): Promise<ExecResult> {
   if (!ctx.exec) return { stdout: '', stderr: 'bash: cannot execute: no interpreter\n', exitCode: 126 };
+  const exec = ctx.exec;
   let prelude = exportPrelude(opts.env);
   if (opts.positional && opts.positional.length > 0) prelude += `set -- ${opts.positional.map(shellQuote).join(' ')}\n`;
   for (const flag of opts.setFlags ?? []) prelude += `set ${flag}\n`;
@@ -51,9 +58,32 @@ export async function runNested(ctx: ResolvedCommandContext, script: string, opt
     ...(ctx.signal ? { signal: ctx.signal } : {}),
     ...(opts.stdin !== undefined ? { stdin: opts.stdin, stdinKind: 'bytes' as const } : {}),
   };
-  const res = await ctx.exec(prelude + script, execOpts);
+  const root = opts.env.USER === 'root';
+  // The script's output streams wherever this command's own output does (system/live.ts).
+  const parent = currentLevel();
+  const sinks = nestedSinks(ctx.env.get(LIVE_ENV), parent);
+  const level = {
+    ...(sinks.stdout ? { stdout: sinks.stdout } : {}),
+    ...(sinks.stderr ? { stderr: rewritingSink(sinks.stderr, root) } : {}),
+    transformNext: true,
+    uid: opts.uid ?? parent?.uid ?? 0,
+    ...(ctx.signal ?? parent?.signal ? { signal: ctx.signal ?? parent?.signal } : {}),
+  };
+  let res: ExecResult;
+  try {
+    res = await runInLevel(level, () => exec(prelude + script, execOpts));
+  } catch (e) {
+    // A redirection the file system refused escapes just-bash's exec(): the script ends there.
+    const code = (e as { code?: string }).code;
+    if (code === undefined || !/^E[A-Z]+$/.test(code)) throw e;
+    return { stdout: '', stderr: `bash: ${errorPath(e) ?? 'line 1'}: ${errnoText(e)}\n`, exitCode: 1 };
+  }
   // Rewritten here, where the effective user (sudo apt install vs apt install) is known.
-  return { ...res, stderr: rewriteNotFound(res.stderr, opts.env.USER === 'root') };
+  return { ...res, stderr: rewriteStderr(res.stderr, root) };
+}
+
+function rewritingSink(sink: OutputSink, root: boolean): OutputSink {
+  return (chunk) => sink(Buffer.from(rewriteStderr(chunk.toString('utf8'), root), 'utf8'));
 }
 
 export const stdinBytes = (ctx: ResolvedCommandContext): string => latin1FromBytes(ctx.stdin);

@@ -72,3 +72,22 @@ export function commandNotFound(command: string, root: boolean): ExecResult {
   }
   return { stdout: '', stderr: `${lines.join('\n')}\n`, exitCode: 127 };
 }
+
+/**
+ * just-bash's commands print a Node-style errno message (`EACCES: permission denied, mkdir
+ * '<path>'`) where coreutils print strerror(); the lab rewrites them to what the real tools print.
+ */
+const NODE_ERRNO: Record<string, string> = {
+  EACCES: 'Permission denied', EPERM: 'Operation not permitted', ENOENT: 'No such file or directory', ENOTDIR: 'Not a directory',
+  EISDIR: 'Is a directory', EEXIST: 'File exists', ENOTEMPTY: 'Directory not empty', EINVAL: 'Invalid argument',
+};
+
+export function rewriteErrno(stderr: string): string {
+  if (!/\bE[A-Z]+: /.test(stderr)) return stderr;
+  return stderr.replace(/\b(E[A-Z]+): [a-z ]+, [a-z]+ '[^'\n]*'/g, (all, code: string) => NODE_ERRNO[code] ?? all);
+}
+
+/** Every rewrite a command's stderr gets before it leaves the machine. */
+export function rewriteStderr(stderr: string, root: boolean): string {
+  return rewriteErrno(rewriteNotFound(stderr, root));
+}

@@ -8,7 +8,6 @@
  * /usr/bin (which just-bash's PATH lookup needs) are added by syncCommands(), so `command -v`,
  * `type` and bash's own not-found path behave as on the real host.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { Bash, InMemoryFs, MountableFs, defineCommand, getCommandNames, type Command, type IFileSystem } from 'just-bash';
 import type { Cluster } from '../model/cluster.js';
 import { isInstalled } from '../model/packages.js';
@@ -17,11 +16,16 @@ import { buildProcfs } from '../fs/procfs.js';
 import { BASE_DIRS, BASE_LINKS, baseFiles } from '../fs/rootfs.js';
 import { buildSysfs } from '../fs/sysfs.js';
 import { TreeFs, errnoText, errorPath } from '../fs/vfs.js';
+import { currentLevel, runInLevel, type OutputSink } from '../system/exec-context.js';
+import { LIVE_ERR, LIVE_OUT, liveOutputPlugin } from '../system/live.js';
+import { systemFs } from '../system/perms.js';
+import { withSystemProc } from '../system/procfs.js';
+import { systemCommands } from '../system/commands.js';
 import { isRoot, type Tool } from '../tools/types.js';
 import { coreutilCommands } from './coreutils.js';
 import { exportPrelude } from './nested.js';
 import { programCommand, programsPlugin } from './programs.js';
-import { commandNotFound, rewriteNotFound } from './notfound.js';
+import { commandNotFound, rewriteStderr } from './notfound.js';
 import { wrapperCommands, type CommandLookup } from './wrappers.js';
 
 export interface RunRequest {
@@ -29,6 +33,14 @@ export interface RunRequest {
   env: Record<string, string>;
   stdin: Buffer;
   signal: AbortSignal;
+  /**
+   * Where output goes while the command runs (streaming, system/live.ts); what is not written
+   * there comes back in the result. Without sinks everything comes back in the result.
+   */
+  stdout?: OutputSink;
+  stderr?: OutputSink;
+  /** Effective uid of the run (default: root when env.USER is root, else the machine's user). */
+  uid?: number;
 }
 
 export interface RunResult {
@@ -65,44 +77,25 @@ const LIMITS = {
   maxExecutionTimeMs: 24 * 3600 * 1000,
 };
 
-const WRITES = new Set(['writeFile', 'appendFile', 'mkdir', 'cp', 'mv', 'symlink', 'link', 'utimes']);
-
-/**
- * Stamps every file the shell writes with the simulated clock instead of the host's time, so
- * `ls -l` and `stat` are as deterministic as the rest of the lab.
- */
-function clockedFs(base: InMemoryFs, now: () => Date): InMemoryFs {
-  return new Proxy(base, {
-    get(target, prop, receiver) {
-      const value: unknown = Reflect.get(target, prop, receiver);
-      if (typeof prop !== 'string' || !WRITES.has(prop) || typeof value !== 'function') {
-        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-      }
-      if (prop === 'utimes') return (path: string) => target.utimes(path, now(), now());
-      return async (...args: unknown[]) => {
-        const res: unknown = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
-        const path = prop === 'symlink' || prop === 'link' || prop === 'cp' || prop === 'mv' ? args[1] : args[0];
-        if (typeof path === 'string' && prop !== 'symlink') await target.utimes(path, now(), now()).catch(() => undefined);
-        return res;
-      };
-    },
-  });
-}
-
-const currentSignal = new AsyncLocalStorage<AbortSignal>();
-
 export async function createShell(machine: Machine, cluster: Cluster, tools: readonly Tool[]): Promise<Shell> {
   const now = (): Date => new Date(machine.clock.now());
-  const base = clockedFs(new InMemoryFs(baseFiles(machine)), now);
-  for (const d of [...BASE_DIRS, '/root', machine.user.home, '/tmp', '/dev/fd']) await base.mkdir(d, { recursive: true });
-  for (const [target, path] of BASE_LINKS) await base.symlink(target, path);
-  for (const f of ['null', 'zero', 'stdin', 'stdout', 'stderr']) await base.writeFile(`/dev/${f}`, '');
-  for (const p of Object.keys(baseFiles(machine))) await base.utimes(p, now(), now());
+  const memory = new InMemoryFs(baseFiles(machine));
+  for (const d of [...BASE_DIRS, '/root', machine.user.home, '/tmp', '/var/tmp', '/dev/fd', `/run/user/${machine.user.uid}`]) await memory.mkdir(d, { recursive: true });
+  for (const [target, path] of BASE_LINKS) await memory.symlink(target, path);
+  for (const f of ['null', 'zero', 'stdin', 'stdout', 'stderr']) await memory.writeFile(`/dev/${f}`, '');
+  for (const f of [LIVE_OUT, LIVE_ERR]) await memory.writeFile(f, '');
+  for (const f of [LIVE_OUT, LIVE_ERR, '/dev/null']) await memory.chmod(f, 0o666);
+  for (const d of ['/tmp', '/var/tmp']) await memory.chmod(d, 0o1777);
+  await memory.chmod('/root', 0o700);
+  await memory.chmod(`/run/user/${machine.user.uid}`, 0o700);
+  for (const p of [...Object.keys(baseFiles(machine)), ...BASE_DIRS]) await memory.utimes(p, now(), now());
+  // Owners, permissions, file times from the simulated clock, live output devices (system/).
+  const base = systemFs(memory, machine.system.files, now, () => machine.user.uid);
 
   const fs = new MountableFs({ base });
-  const bootTime = (): Date => new Date(machine.clock.now() - machine.clock.uptimeSeconds() * 1000);
+  const bootTime = (): Date => new Date(machine.system.boot.at);
   fs.mount('/sys', new TreeFs({ mountPoint: '/sys', root: () => buildSysfs(machine), version: () => machine.revision, fileSize: 4096, mtime: bootTime }));
-  fs.mount('/proc', new TreeFs({ mountPoint: '/proc', root: () => buildProcfs(machine), version: () => machine.revision, fileSize: 0, mtime: now }));
+  fs.mount('/proc', new TreeFs({ mountPoint: '/proc', root: () => withSystemProc(buildProcfs(machine), machine), version: () => machine.revision + machine.system.procVersion(), fileSize: 0, mtime: now }));
 
   const available = (t: Tool): boolean => !t.packages || t.packages.some((p) => isInstalled(machine.packages, p));
   const byName = new Map(tools.map((t) => [t.name, t]));
@@ -133,16 +126,17 @@ export async function createShell(machine: Machine, cluster: Cluster, tools: rea
       return tool.run(args, { machine, cluster, ctx, root });
     });
 
-  const core = [...wrapperCommands(lookup), ...coreutilCommands(machine, lookup), programCommand(machine, cluster)];
+  const core = [...wrapperCommands(lookup), ...coreutilCommands(machine, lookup), ...systemCommands(machine), programCommand(machine, cluster)];
   const writeStub = async (name: string): Promise<void> => {
-    await base.writeFile(`/usr/bin/${name}`, `#!/bin/bash\n# Built-in command: ${name}\n`);
-    await base.chmod(`/usr/bin/${name}`, 0o755);
+    await memory.writeFile(`/usr/bin/${name}`, `#!/bin/bash\n# Built-in command: ${name}\n`);
+    await memory.chmod(`/usr/bin/${name}`, 0o755);
   };
   // just-bash lays out stubs only on a bare InMemoryFs; it dispatches a registered command when
   // PATH lookup finds its stub in /usr/bin (or /bin, a symlink to it here).
   for (const name of new Set([...getCommandNames(), ...core.map((c) => c.name)])) await writeStub(name);
 
   const registered = new Set<string>();
+  const builtins = new Set([...SHELL_BUILTINS, 'exec', 'eval', 'source', '.', 'kill', 'echo', 'printf', 'test', '[', 'true', 'false', 'pwd']);
   const bash = new Bash({
     fs,
     cwd: machine.user.home,
@@ -154,7 +148,7 @@ export async function createShell(machine: Machine, cluster: Cluster, tools: rea
     defenseInDepth: false,
     // `sleep` waits wall-clock time at any speed (transport timeouts are tested with it). just-bash
     // does not hand its abort signal to `sleep`; the exec's signal travels in async context.
-    sleep: (ms) => machine.clock.sleep(ms, currentSignal.getStore(), true).then(() => undefined),
+    sleep: (ms) => machine.clock.sleep(ms, currentLevel()?.signal, true).then(() => undefined),
     processInfo: { pid: 4242, ppid: 4241, uid: machine.user.uid, gid: machine.user.gid },
   });
 
@@ -167,23 +161,32 @@ export async function createShell(machine: Machine, cluster: Cluster, tools: rea
       }
       const stub = `/usr/bin/${tool.name}`;
       if (want) await writeStub(tool.name);
-      else if (await base.exists(stub)) await base.rm(stub);
+      else if (await memory.exists(stub)) await memory.rm(stub);
     }
   };
+  bash.registerTransformPlugin(liveOutputPlugin(builtins));
   // Programs outside /usr/bin (a venv's torchrun, pip, python) run by absolute path (programs.ts).
   bash.registerTransformPlugin(programsPlugin());
   await syncCommands();
 
-  return {
+  const shell: Shell = {
     fs,
     syncCommands,
     async run(req) {
       // Export the session environment explicitly: values passed through exec options are not
       // exported to child commands by just-bash.
       const script = exportPrelude(req.env) + req.commandLine;
+      const root = req.env.USER === 'root';
+      const level = {
+        ...(req.stdout ? { stdout: req.stdout } : {}),
+        ...(req.stderr ? { stderr: liveStderr(req.stderr, root) } : {}),
+        transformNext: true,
+        uid: req.uid ?? (root ? 0 : machine.user.uid),
+        signal: req.signal,
+      };
       let res;
       try {
-        res = await currentSignal.run(req.signal, () => bash.exec(script, {
+        res = await runInLevel(level, () => bash.exec(script, {
           cwd: req.env.HOME ?? machine.user.home,
           replaceEnv: true,
           env: {},
@@ -193,14 +196,21 @@ export async function createShell(machine: Machine, cluster: Cluster, tools: rea
           signal: req.signal,
         }));
       } catch (e) {
-        // just-bash lets a failed redirection write (a read-only sysfs attribute) escape exec();
-        // bash would report it and go on, the lab ends the command there.
+        // just-bash lets a failed redirection write (a read-only sysfs attribute, a file the user
+        // may not write) escape exec(); bash would report it and go on, the lab ends the command there.
         const path = errorPath(e);
         return { stdout: Buffer.alloc(0), stderr: Buffer.from(`bash: ${path ?? 'line 1'}: ${errnoText(e)}\n`), exitCode: 1 };
       }
       const stdout = Buffer.from(res.stdout, res.stdoutKind === 'bytes' ? 'latin1' : 'utf8');
-      const stderr = rewriteNotFound(res.stderr, req.env.USER === 'root');
+      const stderr = rewriteStderr(res.stderr, root);
       return { stdout, stderr: Buffer.from(stderr, 'utf8'), exitCode: res.exitCode };
     },
   };
+  machine.system.attachShell(shell);
+  return shell;
+}
+
+/** A live stderr sink that gets the same rewriting as a finished command's stderr. */
+export function liveStderr(sink: OutputSink, root: boolean): OutputSink {
+  return (chunk) => sink(Buffer.from(rewriteStderr(chunk.toString('utf8'), root), 'utf8'));
 }

@@ -157,7 +157,7 @@ function sudoCommand(lookup: CommandLookup): Command {
       SUDO_COMMAND: [path, ...argv.slice(1)].join(' '), SUDO_USER: lookup.user.name,
       SUDO_UID: String(lookup.user.uid), SUDO_GID: String(lookup.user.gid),
     });
-    return runNested(ctx, quoteArgv(argv), { env, stdin });
+    return runNested(ctx, quoteArgv(argv), { env, stdin, uid: 0 });
   });
 }
 

@@ -20,6 +20,7 @@ import { setpci } from './setpci.js';
 import { updateGrub } from './grub.js';
 import { ubuntuDrivers } from './ubuntu-drivers.js';
 import type { Tool } from './types.js';
+import { SYSTEM_TOOLS } from '../system/commands.js';
 
 /** A tool the lab knows is installable but whose output is not modelled yet. */
 function pending(name: string, path: string, packages: readonly string[]): Tool {
@@ -66,4 +67,5 @@ export const TOOLS: readonly Tool[] = [
   pending('ib_send_bw', '/usr/bin/ib_send_bw', ['perftest']),
   pending('chronyc', '/usr/bin/chronyc', ['chrony']),
   python3,
+  ...SYSTEM_TOOLS,
 ];

@@ -21,12 +21,14 @@
 import type { ExecResult } from 'just-bash';
 import type { Cluster } from '../model/cluster.js';
 import { entryModule } from '../model/python.js';
+import { addGpuWork, removeGpuWork } from '../model/gpu-telemetry.js';
 import type { Machine } from '../model/types.js';
 import { registerProgram, type ProgramInvocation } from '../shell/programs.js';
 import { toolIo, type ToolIo } from '../system/live.js';
 import { rng, type Rng } from '../util/prng.js';
 import { HostLogger, type RankIds } from './nccl-log.js';
-import { NCCL_VERSION, hostPlan, ipReachable, jobOutcome, ncclConfPaths, ncclSettings, type HostPlan, type JobOutcome } from './nccl.js';
+import { backendError, childFailed, tsPrefix, traceback } from './torch-errors.js';
+import { hostPlan, ipReachable, jobOutcome, ncclConfPaths, ncclSettings, type HostPlan, type JobOutcome } from './nccl.js';
 import { scriptEnv } from './venv.js';
 
 /** How the lab recognises the benchmark (its docstring's first line, checks/nccl/bench-script.ts). */
@@ -123,78 +125,6 @@ async function waitForPeers(rv: Rendezvous, m: Machine, signal: AbortSignal | un
   } finally {
     if (timer) clearTimeout(timer);
   }
-}
-
-// ---------------------------------------------------------------- output
-
-function tsPrefix(m: Machine, level: 'W' | 'E' | 'I', pid: number, where: string): string {
-  const d = new Date(m.clock.now());
-  const p2 = (n: number): string => String(n).padStart(2, '0');
-  const us = String(d.getUTCMilliseconds() * 1000).padStart(6, '0');
-  return `${level}${p2(d.getUTCMonth() + 1)}${p2(d.getUTCDate())} ${p2(d.getUTCHours())}:${p2(d.getUTCMinutes())}:${p2(d.getUTCSeconds())}.${us} ${pid} ${where}] `;
-}
-
-/** torch's DistBackendError text for an NCCL result (ProcessGroupNCCL / NCCLUtils). */
-function backendError(kind: 'invalid' | 'system' | 'internal' | 'remote', last: string): string[] {
-  const head = {
-    invalid: ['invalid usage (run with NCCL_DEBUG=WARN for details)', 'ncclInvalidUsage: This usually reflects invalid usage of NCCL library.'],
-    system: ['unhandled system error (run with NCCL_DEBUG=INFO for details)', 'ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error. '],
-    internal: ['internal error - please report this issue to the NCCL developers', 'ncclInternalError: Internal check failed.'],
-    remote: ['remote process exited or there was a network error', 'ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.'],
-  }[kind];
-  return [
-    `torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.cpp:77, ${head[0]}, NCCL version ${NCCL_VERSION}`,
-    head[1]!,
-    ...(kind === 'system' ? ['It can be also caused by unexpected exit of a remote peer, you can check NCCL warnings for failure information on the remote process.'] : []),
-    'Last error:',
-    last,
-  ];
-}
-
-function scriptLine(content: string, needle: string): number {
-  const i = content.split('\n').findIndex((l) => l.includes(needle));
-  return i + 1;
-}
-
-function traceback(rank: number, script: string, content: string, error: string[]): string {
-  const lines = [
-    'Traceback (most recent call last):',
-    `  File "${script}", line ${scriptLine(content, 'main()\n') || scriptLine(content, '    main()')}, in <module>`,
-    '    main()',
-    `  File "${script}", line ${scriptLine(content, 'dist.init_process_group(')}, in main`,
-    '    dist.init_process_group("nccl", device_id=device)',
-    ...error,
-  ];
-  return lines.map((l) => `[rank${rank}]: ${l}\n`).join('');
-}
-
-function childFailed(m: Machine, script: string, rank: number, localRank: number, pid: number, exitcode: number, startMs: number): string {
-  const t = new Date(startMs);
-  const p2 = (n: number): string => String(n).padStart(2, '0');
-  const time = `${t.getUTCFullYear()}-${p2(t.getUTCMonth() + 1)}-${p2(t.getUTCDate())}_${p2(t.getUTCHours())}:${p2(t.getUTCMinutes())}:${p2(t.getUTCSeconds())}`;
-  const bar = '='.repeat(60);
-  return [
-    'Traceback (most recent call last):',
-    '  File "/opt/l20/venv/bin/torchrun", line 8, in <module>',
-    '    sys.exit(main())',
-    'torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ',
-    bar,
-    `${script} FAILED`,
-    '-'.repeat(60),
-    'Failures:',
-    '  <NO_OTHER_FAILURES>',
-    '-'.repeat(60),
-    'Root Cause (first observed failure):',
-    '[0]:',
-    `  time      : ${time}`,
-    `  host      : ${m.hostname}`,
-    `  rank      : ${rank} (local_rank: ${localRank})`,
-    `  exitcode  : ${exitcode} (pid: ${pid})`,
-    '  error_file: <N/A>',
-    '  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html',
-    bar,
-    '',
-  ].join('\n');
 }
 
 function parseSize(t: string): number {
@@ -360,6 +290,24 @@ async function runJob(inv: ProgramInvocation, io: ToolIo, a: Args, bench: BenchA
   }
 
   await emitLines(io, log.complete);
+  // The ranks are CUDA processes now: nvidia-smi lists them and the GPUs show the load.
+  const bufMiB = Math.ceil((3 * bench.max) / 1024 ** 2);
+  for (const x of ranks) addGpuWork(m, { gpu: x.localRank, pid: x.pid, name: interp, memMiB: 1030 + bufMiB, utilPct: 97, type: 'C' });
+  try {
+    return await benchRows(io, a, bench, o, seq, world, m, ranks, log.failure, log.destroy, failNow);
+  } finally {
+    for (const x of ranks) removeGpuWork(m, x.pid);
+  }
+}
+
+/** Rank 0's result table, size by size at the modelled pace, or the failure that cuts it short. */
+async function benchRows(
+  io: ToolIo, a: Args, bench: BenchArgs, o: JobOutcome, seq: number, world: number, m: Machine, ranks: RankIds[],
+  failureLines: readonly string[], destroy: readonly string[],
+  failNow: (kind: 'invalid' | 'system' | 'internal' | 'remote', last: string, failing: RankIds[], code?: number) => Promise<ExecResult>,
+): Promise<ExecResult> {
+  const f = o.failure;
+  const plan = o.plans[a.nodeRank]!;
   const printer = a.nodeRank === 0 ? ranks.find((x) => x.rank === 0) : undefined;
   if (printer) await io.out(`# all_reduce sum float32, world=${world}\n`);
   const rowRng = rng(m.seed, 'nccl-rows', seq);
@@ -368,7 +316,7 @@ async function runJob(inv: ProgramInvocation, io: ToolIo, a: Args, bench: BenchA
       // The rail's first message larger than the smaller MTU: the receiver's QP errors out.
       if (!(await io.sleep(2000))) return io.result(130);
       if (f.host === plan.host) {
-        const failing = ranks.filter((x) => log.failure.some((l) => l.includes(`:${x.pid}:`)));
+        const failing = ranks.filter((x) => failureLines.some((l) => l.includes(`:${x.pid}:`)));
         return failNow('remote', `NET/IB : Got completion from peer with status=${f.status}`, failing.length > 0 ? failing : ranks.slice(0, 1), 1);
       }
       return failNow('remote', `socketProgress: Connection closed by remote peer ${f.host}`, ranks.slice(0, 1), 1);
@@ -377,7 +325,7 @@ async function runJob(inv: ProgramInvocation, io: ToolIo, a: Args, bench: BenchA
     if (!(await io.sleep(Math.max(1, res.spentUs / 1000)))) return io.result(130);
     if (printer) await io.out(`${res.text}\n`);
   }
-  await emitLines(io, log.destroy);
+  await emitLines(io, destroy);
   return io.result(0);
 }
 

@@ -1,0 +1,512 @@
+/**
+ * coreutils 8.32 file commands that need owners and modes (perms.ts): stat (`-c`/`--printf`
+ * formats, default layout; jammy's statx error wording), install (-D -d -m -o -g -p -t -T -v,
+ * /dev/stdin and /dev/null sources), chown (OWNER[:GROUP], --reference, -R), chmod (octal and
+ * symbolic modes, -R) and dd (if=/of=/conv=/status=). These are exactly what the transport's
+ * writeFileAtomic runs, with and without sudo.
+ */
+import { posix } from 'node:path';
+import { defineCommand, latin1FromBytes, type Command, type ExecResult, type FsStat, type ResolvedCommandContext } from 'just-bash';
+import { errnoText } from '../fs/vfs.js';
+import type { Machine } from '../model/types.js';
+import { fail } from '../shell/args.js';
+import { effectiveUid } from './exec-context.js';
+import type { Owner } from './perms.js';
+
+/** gnulib's quoting in the C locale and in UTF-8 ones. */
+function q(ctx: ResolvedCommandContext, s: string): string {
+  const loc = ctx.env.get('LC_ALL') || ctx.env.get('LC_MESSAGES') || ctx.env.get('LANG') || '';
+  return /utf-?8/i.test(loc) ? `‘${s}’` : `'${s}'`;
+}
+
+const CHAR_DEVICES: Record<string, [number, number]> = { '/dev/null': [1, 3], '/dev/zero': [1, 5], '/dev/full': [1, 7], '/dev/random': [1, 8], '/dev/urandom': [1, 9] };
+
+interface Accounts {
+  users: Map<number, string>;
+  groups: Map<number, string>;
+}
+
+async function accounts(ctx: ResolvedCommandContext): Promise<Accounts> {
+  const users = new Map<number, string>([[0, 'root']]);
+  const groups = new Map<number, string>([[0, 'root']]);
+  const read = (p: string): Promise<string> => ctx.fs.readFile(p).catch(() => '');
+  for (const line of (await read('/etc/passwd')).split('\n')) {
+    const f = line.split(':');
+    if (f.length > 3) users.set(Number(f[2]), f[0] as string);
+  }
+  for (const line of (await read('/etc/group')).split('\n')) {
+    const f = line.split(':');
+    if (f.length > 2) groups.set(Number(f[2]), f[0] as string);
+  }
+  return { users, groups };
+}
+
+/** The canonical path owners are keyed by (a symlink itself when `follow` is false). */
+async function ownerKey(ctx: ResolvedCommandContext, path: string, follow: boolean): Promise<string> {
+  if (follow) return ctx.fs.realpath(path).catch(() => path);
+  const dir = await ctx.fs.realpath(posix.dirname(path)).catch(() => posix.dirname(path));
+  return posix.join(dir, posix.basename(path));
+}
+
+function ownerOf(m: Machine, key: string): Owner {
+  return m.system.files.get(key);
+}
+
+function fileType(path: string, st: FsStat): string {
+  if (CHAR_DEVICES[path]) return 'character special file';
+  if (st.isSymbolicLink) return 'symbolic link';
+  if (st.isDirectory) return 'directory';
+  return st.size === 0 ? 'regular empty file' : 'regular file';
+}
+
+function modeString(path: string, st: FsStat): string {
+  const t = CHAR_DEVICES[path] ? 'c' : st.isSymbolicLink ? 'l' : st.isDirectory ? 'd' : '-';
+  const m = st.mode & 0o7777;
+  const bits = (shift: number, special: number, ch: string): string => {
+    const r = m & (4 << shift) ? 'r' : '-';
+    const w = m & (2 << shift) ? 'w' : '-';
+    const xOn = (m & (1 << shift)) !== 0;
+    const x = m & special ? (xOn ? ch : ch.toUpperCase()) : xOn ? 'x' : '-';
+    return r + w + x;
+  };
+  return t + bits(6, 0o4000, 's') + bits(3, 0o2000, 's') + bits(0, 0o1000, 't');
+}
+
+function human(ms: number): string {
+  const d = new Date(ms);
+  const p2 = (n: number): string => String(n).padStart(2, '0');
+  const frac = String((ms % 1000) * 1e6).padStart(9, '0');
+  return `${d.getUTCFullYear()}-${p2(d.getUTCMonth() + 1)}-${p2(d.getUTCDate())} ${p2(d.getUTCHours())}:${p2(d.getUTCMinutes())}:${p2(d.getUTCSeconds())}.${frac} +0000`;
+}
+
+function inode(path: string): number {
+  let h = 2166136261;
+  for (let i = 0; i < path.length; i++) h = Math.imul(h ^ path.charCodeAt(i), 16777619) >>> 0;
+  return 100000 + (h % 3000000);
+}
+
+function unescapePrintf(s: string): string {
+  return s.replace(/\\(n|t|\\|"|0[0-7]{0,3})/g, (_, c: string) => (c === 'n' ? '\n' : c === 't' ? '\t' : c === '\\' ? '\\' : c === '"' ? '"' : String.fromCharCode(parseInt(c, 8))));
+}
+
+export function statCommand(m: Machine): Command {
+  return defineCommand('stat', async (args, ctx): Promise<ExecResult> => {
+    let format: string | undefined;
+    let printf = false;
+    let follow = false;
+    let terse = false;
+    const files: string[] = [];
+    for (let i = 0; i < args.length; i++) {
+      const a = args[i] as string;
+      if (a === '--') {
+        files.push(...args.slice(i + 1));
+        break;
+      }
+      if (a === '-c' || a === '--format') format = args[++i];
+      else if (a.startsWith('--format=')) format = a.slice(9);
+      else if (a === '--printf') {
+        format = args[++i];
+        printf = true;
+      } else if (a.startsWith('--printf=')) {
+        format = a.slice(9);
+        printf = true;
+      } else if (a === '-L' || a === '--dereference') follow = true;
+      else if (a === '-t' || a === '--terse') terse = true;
+      else if (/^-c./.test(a)) format = a.slice(2);
+      else if (a.startsWith('-') && a !== '-') return fail(1, `stat: invalid option -- '${a.replace(/^-+/, '').slice(0, 1)}'\nTry 'stat --help' for more information.\n`);
+      else files.push(a);
+    }
+    if (files.length === 0) return fail(1, "stat: missing operand\nTry 'stat --help' for more information.\n");
+    const acct = await accounts(ctx);
+    let out = '';
+    let err = '';
+    for (const f of files) {
+      const path = ctx.fs.resolvePath(ctx.cwd, f);
+      let st: FsStat;
+      try {
+        st = follow ? await ctx.fs.stat(path) : await ctx.fs.lstat(path);
+      } catch (e) {
+        err += `stat: cannot statx ${q(ctx, f)}: ${errnoText(e)}\n`;
+        continue;
+      }
+      const real = await ownerKey(ctx, path, follow);
+      const own = path.startsWith('/proc') || path.startsWith('/sys') ? { uid: 0, gid: 0 } : ownerOf(m, real);
+      const mode = CHAR_DEVICES[path] ? 0o666 : st.mode & 0o7777;
+      const size = CHAR_DEVICES[path] ? 0 : st.size;
+      const mtime = st.mtime.getTime();
+      const uname = acct.users.get(own.uid) ?? String(own.uid);
+      const gname = acct.groups.get(own.gid) ?? String(own.gid);
+      const target = st.isSymbolicLink ? await ctx.fs.readlink(path).catch(() => '') : '';
+      const fields: Record<string, string> = {
+        a: mode.toString(8), A: modeString(path, { ...st, mode }), F: fileType(path, { ...st, size }), U: uname, G: gname, u: String(own.uid),
+        g: String(own.gid), n: f, N: st.isSymbolicLink ? `'${f}' -> '${target}'` : `'${f}'`, s: String(size), Y: String(Math.floor(mtime / 1000)),
+        y: human(mtime), X: String(Math.floor(mtime / 1000)), x: human(mtime), Z: String(Math.floor(mtime / 1000)), z: human(mtime),
+        W: '0', w: '-', i: String(inode(real)), h: st.isDirectory ? '2' : '1', b: String(Math.ceil(size / 512)), B: '512', o: '4096',
+        d: '64768', D: 'fd00', m: '/', t: CHAR_DEVICES[path] ? (CHAR_DEVICES[path] as [number, number])[0].toString(16) : '0',
+        T: CHAR_DEVICES[path] ? (CHAR_DEVICES[path] as [number, number])[1].toString(16) : '0', '%': '%',
+      };
+      if (format !== undefined) {
+        const fmt = printf ? unescapePrintf(format) : format;
+        out += fmt.replace(/%([a-zA-Z%])/g, (all, c: string) => fields[c] ?? all) + (printf ? '' : '\n');
+      } else if (terse) {
+        out += `${f} ${size} ${fields.b} ${mode.toString(16)} ${own.uid} ${own.gid} fd00 ${fields.i} ${fields.h} 0 0 ${fields.X} ${fields.Y} ${fields.Z} 0 4096\n`;
+      } else {
+        out += `  File: ${st.isSymbolicLink ? `${f} -> ${target}` : f}\n`;
+        out += `  Size: ${String(size).padEnd(10)}\tBlocks: ${String(fields.b).padEnd(10)} IO Block: 4096   ${fields.F}\n`;
+        out += `Device: fd00h/64768d\tInode: ${String(fields.i).padEnd(11)} Links: ${fields.h}\n`;
+        out += `Access: (${mode.toString(8).padStart(4, '0')}/${fields.A})  Uid: (${String(own.uid).padStart(5)}/${uname.padStart(8)})   Gid: (${String(own.gid).padStart(5)}/${gname.padStart(8)})\n`;
+        out += `Access: ${fields.x}\nModify: ${fields.y}\nChange: ${fields.z}\n Birth: -\n`;
+      }
+    }
+    return { stdout: out, stderr: err, exitCode: err ? 1 : 0 };
+  });
+}
+
+/** OWNER[:GROUP] / :GROUP / OWNER: → ids from /etc/passwd and /etc/group (numbers accepted). */
+function parseOwnerSpec(spec: string, acct: Accounts, current: Owner): Owner | string {
+  const [u, g] = spec.split(/[:.]/, 2) as [string, string | undefined];
+  const byName = (map: Map<number, string>, name: string): number | undefined => {
+    if (/^\d+$/.test(name)) return Number(name);
+    for (const [id, n] of map) if (n === name) return id;
+    return undefined;
+  };
+  let uid = current.uid;
+  let gid = current.gid;
+  if (u !== '') {
+    const id = byName(acct.users, u);
+    if (id === undefined) return `invalid user: '${spec}'`;
+    uid = id;
+    if (g === '' && spec.includes(':')) gid = id === 0 ? 0 : id;
+  }
+  if (g !== undefined && g !== '') {
+    const id = byName(acct.groups, g);
+    if (id === undefined) return `invalid group: '${spec}'`;
+    gid = id;
+  }
+  return { uid, gid };
+}
+
+async function walk(ctx: ResolvedCommandContext, path: string, recursive: boolean, visit: (p: string) => Promise<void>): Promise<void> {
+  await visit(path);
+  if (!recursive) return;
+  const st = await ctx.fs.lstat(path).catch(() => undefined);
+  if (!st?.isDirectory) return;
+  for (const n of await ctx.fs.readdir(path).catch(() => [] as string[])) await walk(ctx, posix.join(path, n), true, visit);
+}
+
+export function chownCommand(m: Machine): Command {
+  return defineCommand('chown', async (args, ctx) => {
+    let recursive = false;
+    let reference: string | undefined;
+    const rest: string[] = [];
+    for (let i = 0; i < args.length; i++) {
+      const a = args[i] as string;
+      if (a === '--') {
+        rest.push(...args.slice(i + 1));
+        break;
+      }
+      if (a === '-R' || a === '--recursive') recursive = true;
+      else if (a.startsWith('--reference=')) reference = a.slice(12);
+      else if (['-h', '-f', '-v', '-c', '--no-dereference', '--silent', '--quiet'].includes(a)) continue;
+      else if (a.startsWith('-') && a !== '-') return fail(1, `chown: invalid option -- '${a.slice(1, 2)}'\nTry 'chown --help' for more information.\n`);
+      else rest.push(a);
+    }
+    const acct = await accounts(ctx);
+    let want: Owner | undefined;
+    if (reference !== undefined) {
+      const rp = ctx.fs.resolvePath(ctx.cwd, reference);
+      if (!(await ctx.fs.exists(rp))) return fail(1, `chown: failed to get attributes of ${q(ctx, reference)}: No such file or directory\n`);
+      want = ownerOf(m, await ownerKey(ctx, rp, true));
+    }
+    const spec = want ? undefined : rest.shift();
+    const files = rest;
+    if (files.length === 0) return fail(1, `chown: missing operand${spec ? ` after ${q(ctx, spec)}` : ''}\nTry 'chown --help' for more information.\n`);
+    const uid = effectiveUid(m.user.uid);
+    let err = '';
+    for (const f of files) {
+      const path = ctx.fs.resolvePath(ctx.cwd, f);
+      if (!(await ctx.fs.exists(path))) {
+        err += `chown: cannot access ${q(ctx, f)}: No such file or directory\n`;
+        continue;
+      }
+      await walk(ctx, path, recursive, async (p) => {
+        const key = await ownerKey(ctx, p, true);
+        const cur = ownerOf(m, key);
+        const next = want ?? parseOwnerSpec(spec ?? '', acct, cur);
+        if (typeof next === 'string') {
+          err += `chown: ${next.replace(/'([^']*)'$/, (_, x: string) => q(ctx, x))}\n`;
+          return;
+        }
+        if (uid !== 0 && (next.uid !== cur.uid || next.uid !== uid || !m.system.files.groupsOf(uid).includes(next.gid))) {
+          err += `chown: changing ownership of ${q(ctx, p === path ? f : p)}: Operation not permitted\n`;
+          return;
+        }
+        m.system.files.set(key, next);
+      });
+    }
+    return { stdout: '', stderr: err, exitCode: err ? 1 : 0 };
+  });
+}
+
+/** Applies a chmod mode (octal or symbolic, comma-separated clauses) to `mode`. */
+export function applyMode(spec: string, mode: number, isDir: boolean): number | undefined {
+  if (/^[0-7]{1,4}$/.test(spec)) return parseInt(spec, 8);
+  let m = mode;
+  for (const clause of spec.split(',')) {
+    const c = /^([ugoa]*)([-+=])([rwxXst]*|[ugo])$/.exec(clause);
+    if (!c) return undefined;
+    const who = c[1] === '' || c[1] === 'a' ? 'ugo' : (c[1] as string);
+    let bits = 0;
+    for (const p of c[3] as string) {
+      if (p === 'r') bits |= 0o444;
+      if (p === 'w') bits |= 0o222;
+      if (p === 'x' || (p === 'X' && (isDir || (mode & 0o111) !== 0))) bits |= 0o111;
+      if (p === 's') bits |= 0o6000;
+      if (p === 't') bits |= 0o1000;
+    }
+    let mask = 0;
+    if (who.includes('u')) mask |= 0o4700;
+    if (who.includes('g')) mask |= 0o2070;
+    if (who.includes('o')) mask |= 0o1007;
+    const eff = bits & mask;
+    if (c[2] === '+') m |= eff;
+    else if (c[2] === '-') m &= ~eff;
+    else m = (m & ~mask) | eff;
+  }
+  return m;
+}
+
+export function chmodCommand(): Command {
+  return defineCommand('chmod', async (args, ctx) => {
+    let recursive = false;
+    const rest: string[] = [];
+    for (let i = 0; i < args.length; i++) {
+      const a = args[i] as string;
+      if (a === '--') {
+        rest.push(...args.slice(i + 1));
+        break;
+      }
+      if (a === '-R' || a === '--recursive') recursive = true;
+      else if (['-f', '-v', '-c', '--silent', '--quiet'].includes(a)) continue;
+      else if (/^-[rwxXst]+$/.test(a) && rest.length === 0) rest.push(a);
+      else if (a.startsWith('-') && a !== '-' && !/^-[0-7]+$/.test(a)) return fail(1, `chmod: invalid option -- '${a.slice(1, 2)}'\nTry 'chmod --help' for more information.\n`);
+      else rest.push(a);
+    }
+    const [spec, ...files] = rest;
+    if (spec === undefined || files.length === 0) return fail(1, `chmod: missing operand${spec ? ` after ${q(ctx, spec)}` : ''}\nTry 'chmod --help' for more information.\n`);
+    let err = '';
+    for (const f of files) {
+      const path = ctx.fs.resolvePath(ctx.cwd, f);
+      if (!(await ctx.fs.exists(path))) {
+        err += `chmod: cannot access ${q(ctx, f)}: No such file or directory\n`;
+        continue;
+      }
+      await walk(ctx, path, recursive, async (p) => {
+        const st = await ctx.fs.stat(p);
+        const next = applyMode(spec, st.mode & 0o7777, st.isDirectory);
+        if (next === undefined) {
+          err += `chmod: invalid mode: ${q(ctx, spec)}\n`;
+          return;
+        }
+        try {
+          await ctx.fs.chmod(p, next);
+        } catch (e) {
+          err += `chmod: changing permissions of ${q(ctx, p === path ? f : p)}: ${errnoText(e)}\n`;
+        }
+      });
+    }
+    if (/invalid mode/.test(err)) return fail(1, `${err.split('\n')[0]}\nTry 'chmod --help' for more information.\n`);
+    return { stdout: '', stderr: err, exitCode: err ? 1 : 0 };
+  });
+}
+
+/** Source bytes for install/dd: a file, or stdin for /dev/stdin, nothing for /dev/null. */
+async function readSource(ctx: ResolvedCommandContext, path: string): Promise<string> {
+  if (path === '/dev/stdin' || path === '-') return latin1FromBytes(ctx.stdin);
+  if (path === '/dev/null') return '';
+  if (path === '/dev/zero') return '';
+  const buf = await ctx.fs.readFileBuffer(path);
+  return Buffer.from(buf).toString('latin1');
+}
+
+export function installCommand(m: Machine): Command {
+  return defineCommand('install', async (args, ctx) => {
+    let makeLeading = false;
+    let dirs = false;
+    let mode = 0o755;
+    let owner: string | undefined;
+    let group: string | undefined;
+    let targetDir: string | undefined;
+    let noTargetDir = false;
+    let verbose = false;
+    const operands: string[] = [];
+    for (let i = 0; i < args.length; i++) {
+      const a = args[i] as string;
+      if (a === '--') {
+        operands.push(...args.slice(i + 1));
+        break;
+      }
+      const takes = (): string | undefined => args[++i];
+      if (a === '-m' || a === '--mode') {
+        const v = takes() ?? '';
+        const parsed = applyMode(v, 0o755, false);
+        if (parsed === undefined) return fail(1, `install: invalid mode ${q(ctx, v)}\n`);
+        mode = parsed;
+      } else if (a.startsWith('--mode=')) mode = applyMode(a.slice(7), 0o755, false) ?? mode;
+      else if (a === '-o' || a === '--owner') owner = takes();
+      else if (a.startsWith('--owner=')) owner = a.slice(8);
+      else if (a === '-g' || a === '--group') group = takes();
+      else if (a.startsWith('--group=')) group = a.slice(8);
+      else if (a === '-t' || a === '--target-directory') targetDir = takes();
+      else if (a.startsWith('--target-directory=')) targetDir = a.slice(19);
+      else if (/^-[DdpTvCcbs]+$/.test(a)) {
+        if (a.includes('D')) makeLeading = true;
+        if (a.includes('d')) dirs = true;
+        if (a.includes('T')) noTargetDir = true;
+        if (a.includes('v')) verbose = true;
+      } else if (/^-m[0-7]+$/.test(a)) mode = parseInt(a.slice(2), 8);
+      else if (['--preserve-timestamps', '--compare', '--no-target-directory', '--verbose'].includes(a)) {
+        if (a === '--no-target-directory') noTargetDir = true;
+        if (a === '--verbose') verbose = true;
+      } else if (a.startsWith('-') && a !== '-') return fail(1, `install: invalid option -- '${a.slice(1, 2)}'\nTry 'install --help' for more information.\n`);
+      else operands.push(a);
+    }
+    const acct = await accounts(ctx);
+    const uid = effectiveUid(m.user.uid);
+    let want: Owner | undefined;
+    if (owner !== undefined || group !== undefined) {
+      const parsed = parseOwnerSpec(`${owner ?? ''}${group !== undefined ? `:${group}` : ''}`, acct, { uid, gid: m.system.files.gidOf(uid) });
+      if (typeof parsed === 'string') return fail(1, `install: ${parsed.replace(/'([^']*)'$/, (_, x: string) => q(ctx, x))}\n`);
+      want = parsed;
+    }
+    let out = '';
+    let err = '';
+    const setOwner = async (path: string, shown: string): Promise<void> => {
+      if (!want) return;
+      const key = await ownerKey(ctx, path, true);
+      if (uid !== 0 && (want.uid !== uid || !m.system.files.groupsOf(uid).includes(want.gid))) {
+        err += `install: cannot change ownership of ${q(ctx, shown)}: Operation not permitted\n`;
+        return;
+      }
+      m.system.files.set(key, want);
+    };
+    const mkdirs = async (dir: string, shown: string): Promise<boolean> => {
+      try {
+        await ctx.fs.mkdir(dir, { recursive: true });
+        return true;
+      } catch (e) {
+        err += `install: cannot create directory ${q(ctx, shown)}: ${errnoText(e)}\n`;
+        return false;
+      }
+    };
+    if (dirs) {
+      if (operands.length === 0) return fail(1, "install: missing operand\nTry 'install --help' for more information.\n");
+      for (const d of operands) {
+        const path = ctx.fs.resolvePath(ctx.cwd, d);
+        if (!(await mkdirs(path, d))) continue;
+        await ctx.fs.chmod(path, mode).catch(() => undefined);
+        await setOwner(path, d);
+        if (verbose) out += `install: creating directory ${q(ctx, d)}\n`;
+      }
+      return { stdout: out, stderr: err, exitCode: err ? 1 : 0 };
+    }
+    const sources = targetDir !== undefined ? operands : operands.slice(0, -1);
+    const dest = targetDir ?? operands[operands.length - 1];
+    if (sources.length === 0 || dest === undefined) {
+      return fail(1, `install: missing destination file operand after ${q(ctx, operands[0] ?? '')}\nTry 'install --help' for more information.\n`);
+    }
+    const destPath = ctx.fs.resolvePath(ctx.cwd, dest);
+    if (makeLeading) {
+      const parent = targetDir !== undefined || sources.length > 1 ? destPath : posix.dirname(destPath);
+      if (!(await mkdirs(parent, posix.dirname(dest)))) return { stdout: out, stderr: err, exitCode: 1 };
+    }
+    const destIsDir = !noTargetDir && (await ctx.fs.stat(destPath).then((s) => s.isDirectory, () => false));
+    if (sources.length > 1 && !destIsDir) return fail(1, `install: target ${q(ctx, dest)} is not a directory\n`);
+    for (const src of sources) {
+      const srcPath = ctx.fs.resolvePath(ctx.cwd, src);
+      let content: string;
+      try {
+        const st = src === '/dev/stdin' || src === '/dev/null' ? undefined : await ctx.fs.stat(srcPath);
+        if (st?.isDirectory) {
+          err += `install: omitting directory ${q(ctx, src)}\n`;
+          continue;
+        }
+        content = await readSource(ctx, srcPath);
+      } catch (e) {
+        err += `install: cannot stat ${q(ctx, src)}: ${errnoText(e)}\n`;
+        continue;
+      }
+      const target = destIsDir ? posix.join(destPath, posix.basename(srcPath)) : destPath;
+      const shown = destIsDir ? posix.join(dest, posix.basename(src)) : dest;
+      try {
+        // install unlinks the destination and creates a new file (new owner: the installer).
+        if (await ctx.fs.lstat(target).then(() => true, () => false)) await ctx.fs.rm(target);
+        await ctx.fs.writeFile(target, content, 'binary');
+        await ctx.fs.chmod(target, mode);
+      } catch (e) {
+        err += `install: cannot create regular file ${q(ctx, shown)}: ${errnoText(e)}\n`;
+        continue;
+      }
+      await setOwner(target, shown);
+      if (verbose) out += `${q(ctx, src)} -> ${q(ctx, shown)}\n`;
+    }
+    return { stdout: out, stderr: err, exitCode: err ? 1 : 0 };
+  });
+}
+
+export function ddCommand(): Command {
+  return defineCommand('dd', async (args, ctx) => {
+    const opts: Record<string, string> = {};
+    for (const a of args) {
+      const eq = a.indexOf('=');
+      if (eq < 0) return fail(1, `dd: unrecognized operand ${q(ctx, a)}\nTry 'dd --help' for more information.\n`);
+      opts[a.slice(0, eq)] = a.slice(eq + 1);
+    }
+    const conv = (opts.conv ?? '').split(',');
+    const oflag = (opts.oflag ?? '').split(',');
+    let data: string;
+    try {
+      data = opts.if !== undefined ? await readSource(ctx, ctx.fs.resolvePath(ctx.cwd, opts.if)) : latin1FromBytes(ctx.stdin);
+    } catch (e) {
+      return fail(1, `dd: failed to open ${q(ctx, opts.if ?? '')}: ${errnoText(e)}\n`);
+    }
+    const bs = Number((opts.bs ?? '512').replace(/[kK]$/, '000').replace(/M$/, '000000'));
+    if (opts.count !== undefined) data = data.slice(0, Number(opts.count) * bs);
+    let stdout = '';
+    if (opts.of !== undefined) {
+      const path = ctx.fs.resolvePath(ctx.cwd, opts.of);
+      try {
+        if (oflag.includes('append')) await ctx.fs.appendFile(path, data, 'binary');
+        else if (conv.includes('notrunc') && (await ctx.fs.exists(path))) {
+          const old = Buffer.from(await ctx.fs.readFileBuffer(path)).toString('latin1');
+          await ctx.fs.writeFile(path, data + old.slice(data.length), 'binary');
+        } else await ctx.fs.writeFile(path, data, 'binary');
+      } catch (e) {
+        return fail(1, `dd: failed to open ${q(ctx, opts.of)}: ${errnoText(e)}\n`);
+      }
+    } else stdout = data;
+    let stderr = '';
+    if (opts.status !== 'none') {
+      const full = Math.floor(data.length / bs);
+      const part = data.length % bs ? 1 : 0;
+      const secs = 0.000042 + data.length / 2e9;
+      const rate = data.length / secs;
+      const unit = (n: number, k: number, names: string[]): string => {
+        let i = 0;
+        while (n >= k && i < names.length - 1) {
+          n /= k;
+          i++;
+        }
+        return `${n >= 100 || i === 0 ? Math.round(n) : n.toPrecision(2)} ${names[i]}`;
+      };
+      const size = data.length >= 1000 ? ` (${unit(data.length, 1000, ['B', 'kB', 'MB', 'GB'])}, ${unit(data.length, 1024, ['B', 'KiB', 'MiB', 'GiB'])})` : '';
+      if (opts.status !== 'noxfer') stderr = `${full}+${part} records in\n${full}+${part} records out\n`;
+      if (opts.status !== 'noxfer') stderr += `${data.length} bytes${size} copied, ${secs.toPrecision(2)} s, ${unit(rate, 1000, ['B/s', 'kB/s', 'MB/s', 'GB/s'])}\n`;
+    }
+    return { stdout, stderr, exitCode: 0, stdoutKind: 'bytes' };
+  });
+}
+
+export function fileCommands(m: Machine): Command[] {
+  return [statCommand(m), chownCommand(m), chmodCommand(), installCommand(m), ddCommand()];
+}

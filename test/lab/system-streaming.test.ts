@@ -1,0 +1,103 @@
+/**
+ * Streaming output through the real SSH transport: a command's output leaves while the command
+ * runs (in order with the rest of the script, also under sudo and bash -s), cancelling stops it,
+ * and a command piped onward delivers its output when it ends (the documented limit).
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { Host } from '../../src/transport/types.js';
+import { labTarget, type LabTarget } from '../helpers/lab-target.js';
+import { waitFor } from './helpers.js';
+
+let t: LabTarget;
+let host: Host;
+
+beforeAll(async () => {
+  t = await labTarget({ speed: 'max' });
+  host = t.hosts[0] as Host;
+});
+
+afterAll(async () => {
+  await t.close();
+});
+
+interface Chunk {
+  at: number;
+  text: string;
+}
+
+async function timed(command: Parameters<Host['run']>[0], opts: Parameters<Host['run']>[1] = {}): Promise<{ chunks: Chunk[]; end: number; result: Awaited<ReturnType<Host['run']>> }> {
+  const chunks: Chunk[] = [];
+  const result = await host.run(command, { ...opts, onStdout: (text) => chunks.push({ at: Date.now(), text }) });
+  return { chunks, end: Date.now(), result };
+}
+
+describe('streaming output', () => {
+  test('lines of a running script arrive in separate chunks before it exits', async () => {
+    const { chunks, end, result } = await timed({ script: 'for i in 1 2 3; do echo "line $i"; sleep 0.4; done\necho done\n' });
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toBe('line 1\nline 2\nline 3\ndone\n');
+    expect(chunks.length).toBeGreaterThanOrEqual(4);
+    // The first line left about 1.2 s (three sleeps) before the command ended.
+    expect(end - (chunks[0] as Chunk).at).toBeGreaterThan(800);
+    expect((chunks[0] as Chunk).text).toBe('line 1\n');
+  });
+
+  test('streams under sudo and env, in order with buffered constructs', async () => {
+    const script = [
+      'echo 1',
+      'x=$(echo 2); echo "$x"',
+      'f() { echo 3; }; f',
+      'echo 4 | cat',
+      '{ echo 5; } > /tmp/five; cat /tmp/five',
+      'echo err >&2',
+      'sleep 0.4',
+      'echo 6',
+    ].join('\n');
+    const { chunks, end, result } = await timed({ script: `${script}\n` }, { sudo: true });
+    expect(result.stdout).toBe('1\n2\n3\n4\n5\n6\n');
+    expect(result.stderr).toBe('err\n');
+    const five = chunks.findIndex((c) => c.text.includes('5'));
+    expect(five).toBeGreaterThanOrEqual(0);
+    expect(end - (chunks[five] as Chunk).at).toBeGreaterThan(250);
+  });
+
+  test('cancelling a streaming command stops it', async () => {
+    const ac = new AbortController();
+    const chunks: string[] = [];
+    const machine = t.lab.hosts[0]?.machine;
+    const running = host.run({ script: 'for i in $(seq 1 100); do echo "tick $i"; sleep 0.2; done\n' }, {
+      signal: ac.signal,
+      onStdout: (c) => {
+        chunks.push(c);
+        if (chunks.join('').includes('tick 2\n')) ac.abort();
+      },
+    });
+    const r = await running;
+    expect(r.cancelled).toBe(true);
+    expect(r.stdout).toMatch(/^tick 1\ntick 2\n/);
+    await waitFor(() => machine?.clock.activeWaits === 0, 'the remote loop to stop');
+    expect(r.stdout).not.toContain('tick 50');
+  });
+
+  test('a streaming command piped into another delivers when it ends', async () => {
+    const { chunks, result } = await timed({ script: 'for i in 1 2 3; do echo "line $i"; sleep 0.2; done | cat\n' });
+    expect(result.stdout).toBe('line 1\nline 2\nline 3\n');
+    expect(chunks.length).toBe(1);
+  });
+
+  test('a lab tool writes while it runs: journalctl -f follows a unit', async () => {
+    const ac = new AbortController();
+    let seen = '';
+    const follow = host.run({ argv: ['journalctl', '-f', '-o', 'cat', '-u', 'demo.service'] }, {
+      sudo: true, signal: ac.signal, onStdout: (c) => (seen += c),
+    });
+    await waitFor(() => seen.includes('-- Journal begins at'), 'journalctl to start following');
+    const started = await host.run({ argv: ['systemd-run', '--unit=demo', '/bin/sh', '-c', 'echo hello from demo'] }, { sudo: true });
+    expect(started.stderr).toBe('Running as unit: demo.service\n');
+    await waitFor(() => seen.includes('hello from demo'), 'the unit output to stream', 20_000);
+    ac.abort();
+    const r = await follow;
+    expect(r.cancelled).toBe(true);
+    expect(seen).toMatch(/Started \/bin\/sh -c echo hello from demo\.\nhello from demo\n/);
+  });
+});
