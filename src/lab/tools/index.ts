@@ -9,6 +9,8 @@ import { ip } from './ip.js';
 import { lscpu } from './lscpu.js';
 import { lspci } from './lspci.js';
 import { ethtool, rdma } from './rdma-ethtool.js';
+import { ibstat, showGids } from './ibstat.js';
+import { ibReadBw, ibSendBw, ibWriteBw } from './perftest.js';
 import { python3 } from './venv.js';
 // Registers torchrun (programs run by path, shell/programs.ts); venv.js registers python and pip.
 import './torch-bench.js';
@@ -56,15 +58,15 @@ export const TOOLS: readonly Tool[] = [
   pending('lldpctl', '/usr/sbin/lldpctl', ['lldpd']),
   pending('ofed_info', '/usr/bin/ofed_info', OFED_SCRIPTS),
   pending('ibdev2netdev', '/usr/bin/ibdev2netdev', OFED_KERNEL_UTILS),
-  pending('show_gids', '/usr/sbin/show_gids', OFED_KERNEL_UTILS),
+  showGids,
   pending('mlnx_qos', '/usr/bin/mlnx_qos', MLNX_TOOLS),
-  pending('ibstat', '/usr/sbin/ibstat', ['infiniband-diags']),
+  ibstat,
   pending('ibstatus', '/usr/sbin/ibstatus', ['infiniband-diags']),
   pending('ibv_devinfo', '/usr/bin/ibv_devinfo', ['ibverbs-utils']),
   pending('ibv_devices', '/usr/bin/ibv_devices', ['ibverbs-utils']),
-  pending('ib_write_bw', '/usr/bin/ib_write_bw', ['perftest']),
-  pending('ib_read_bw', '/usr/bin/ib_read_bw', ['perftest']),
-  pending('ib_send_bw', '/usr/bin/ib_send_bw', ['perftest']),
+  ibWriteBw,
+  ibReadBw,
+  ibSendBw,
   pending('chronyc', '/usr/bin/chronyc', ['chrony']),
   python3,
   ...SYSTEM_TOOLS,
