@@ -10,8 +10,6 @@ import { decideLayout } from '../vllm/plan.js';
 import type { SharedFacts } from '../vllm/shared-facts.js';
 
 export const RAY_BIN = '/opt/l20/venv/bin/ray';
-/** The worker's ExecStartPre probe: exits 0 once the head's GCS port accepts a connection. */
-export const WAIT_FOR_HEAD_CODE = 'import socket, sys; socket.create_connection((sys.argv[1], int(sys.argv[2])), 2)';
 /** Ports every node pins (firewall rules and R48 name them). */
 export const RAY_NODE_PORTS = ['--node-manager-port=6380', '--object-manager-port=6381', '--min-worker-port=10002', '--max-worker-port=19999', '--dashboard-agent-listen-port=52365', '--metrics-export-port=8080'];
 
@@ -53,8 +51,8 @@ export function rayUnit(config: ClusterConfig, hostIndex: number, user: string):
     'LimitMEMLOCK=infinity',
     'LimitNOFILE=65536',
     'Environment=RAY_USAGE_STATS_ENABLED=0',
-    // The address travels as argv, not inside the Python text: no quotes nested in quotes for systemd to unescape.
-    ...(head ? [] : [`ExecStartPre=/bin/sh -c 'until /opt/l20/venv/bin/python -c "${WAIT_FOR_HEAD_CODE}" ${ip1} ${config.ray.port}; do sleep 2; done'`]),
+    // systemd unquotes the double-quoted word (\" → "), so sh receives the Python text with plain quotes.
+    ...(head ? [] : [`ExecStartPre=/bin/sh -c "until /opt/l20/venv/bin/python -c 'import socket; socket.create_connection((\\"${ip1}\\", ${config.ray.port}), 2)'; do sleep 2; done"`]),
     fold('ExecStart', rayArgv(config, hostIndex)),
     `ExecStop=${RAY_BIN} stop`,
     'Restart=on-failure',

@@ -62,6 +62,7 @@ const BASE: Array<[name: string, version: string, arch: string]> = [
   ['procps', '2:3.3.17-6ubuntu2.1', 'amd64'],
   ['python3', '3.10.6-1~22.04.1', 'amd64'],
   ['python3-yaml', '5.4.1-1ubuntu1', 'amd64'],
+  ['rsync', '3.2.7-0ubuntu0.22.04.2', 'amd64'],
   ['rsyslog', '8.2112.0-2ubuntu2.2', 'amd64'],
   ['sed', '4.8-1ubuntu2', 'amd64'],
   ['sudo', '1.9.9-1ubuntu2.4', 'amd64'],

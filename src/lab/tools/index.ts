@@ -21,6 +21,16 @@ import { mokutil } from './mokutil.js';
 import { setpci } from './setpci.js';
 import { updateGrub } from './grub.js';
 import { ubuntuDrivers } from './ubuntu-drivers.js';
+import { curl } from './curl.js';
+import { ss } from './ss.js';
+import { rsync } from './rsync.js';
+import { openssl, sshKeygen } from './keys.js';
+import { du } from './du.js';
+// Register ray, vllm and hf (console scripts run by path) and the ray python one-liners.
+import './ray.js';
+import './ray-python.js';
+import './vllm.js';
+import './hf.js';
 import type { Tool } from './types.js';
 import { SYSTEM_TOOLS } from '../system/commands.js';
 
@@ -70,4 +80,10 @@ export const TOOLS: readonly Tool[] = [
   pending('chronyc', '/usr/bin/chronyc', ['chrony']),
   python3,
   ...SYSTEM_TOOLS,
+  curl,
+  ss,
+  rsync,
+  sshKeygen,
+  openssl,
+  du,
 ];
