@@ -214,7 +214,9 @@ export const validationCheck: PairCheckDef<NcclFacts, NcclCluster> = {
       ...c.skipped.map((s): Part => ({ status: 'fail', line: s })),
     ];
     const worst = parts.reduce<Status>((w, p) => (RANK[p.status] > RANK[w] ? p.status : w), 'pass');
-    const lead = parts.find((p) => p.status === worst && worst !== 'pass') ?? parts.find((p) => p.rule);
+    // The cause leads, not its echo on the other host (D17/D07: a peer went away).
+    const worstParts = parts.filter((p) => p.status === worst && worst !== 'pass');
+    const lead = [...worstParts].sort((a, b) => causeRank(a.rule) - causeRank(b.rule))[0] ?? parts.find((p) => p.rule);
     const inter = c.runs.find((r) => r.kind === 'inter');
     const interRow = inter ? Object.values(inter.table).map((t) => peakBusbw(t, THRESHOLDS.interMinBytes)).find(Boolean) : undefined;
     const intraRows = c.runs.filter((r) => r.kind === 'intra').flatMap((r) => Object.entries(r.table).map(([h, t]) => `${h} ${peakBusbw(t, THRESHOLDS.intraBytes)?.busbwGBps.toFixed(2) ?? '?'}`));
@@ -229,6 +231,14 @@ export const validationCheck: PairCheckDef<NcclFacts, NcclCluster> = {
     };
   },
 };
+
+/** Root causes before their consequences; unknown rules and rule-less parts keep their order. */
+const CAUSE_ORDER = ['D03', 'D05', 'D04', 'D06', 'D01', 'D02', 'D20'];
+
+function causeRank(rule: string | undefined): number {
+  const i = rule ? CAUSE_ORDER.indexOf(rule) : -1;
+  return i >= 0 ? i : CAUSE_ORDER.length;
+}
 
 function validationFix(p: Part | undefined): string {
   switch (p?.rule) {

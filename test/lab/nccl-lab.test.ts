@@ -97,3 +97,31 @@ describe('nccl on wrong-gid', () => {
     expect((await apply(engine)).changed).toBe(0);
   });
 });
+
+describe('nccl.validation on the faults of other stages (STAGES.md §4.3 NCCL)', () => {
+  const validation = async (scenario: string): Promise<CheckResult> => {
+    const t = await labTarget({ scenario });
+    try {
+      const o = await new Engine(t.hosts, { config: t.config }).runStage(ncclStage);
+      return byId(o.results, 'nccl.validation');
+    } finally {
+      await t.close();
+    }
+  };
+  const busbw = (r: CheckResult) => Number(/inter-node busbw ([\d.]+) GB\/s/.exec(r.summary)?.[1]);
+
+  it('mtu-mismatch: a local length completion error on the 1500-MTU side (D04)', async () => {
+    const v = await validation('mtu-mismatch');
+    expect(v).toMatchObject({ status: 'fail', rule: 'D04', summary: expect.stringContaining('inter l20-n2: D04 RDMA completion error 1') });
+  });
+  it('no-peermem: no GDR path, GPU Direct RDMA Disabled (D02 warn), busbw −10 %', async () => {
+    const v = await validation('no-peermem');
+    expect(v).toMatchObject({ status: 'warn', rule: 'D02' });
+    expect(busbw(v)).toBeCloseTo(8.35 * 0.9, 0);
+  });
+  it('pfc-mismatch: the all-reduce still passes its threshold at × 0.6', async () => {
+    const v = await validation('pfc-mismatch');
+    expect(v.status).toBe('pass');
+    expect(busbw(v)).toBeCloseTo(8.35 * 0.6, 0);
+  });
+});
