@@ -29,10 +29,11 @@ export function ensureDesignA(lab: Lab): void {
       d.qdisc = 'mq';
       d.mtu = 9000;
       const ip = `192.168.10${k + 1}.${m.index}`;
-      d.addresses = [
-        { family: 'inet6', local: linkLocalFromMac(d.mac), prefixlen: 64, scope: 'link', validLft: 4294967295, preferredLft: 4294967295 },
-        { family: 'inet', local: ip, prefixlen: 24, broadcast: `192.168.10${k + 1}.255`, scope: 'global', label: n, validLft: 4294967295, preferredLft: 4294967295 },
-      ];
+      // Added after whatever a scenario already put there (wrong-gid's ULA), link-local first.
+      if (!d.addresses.some((a) => a.family === 'inet6' && a.scope === 'link')) {
+        d.addresses.unshift({ family: 'inet6', local: linkLocalFromMac(d.mac), prefixlen: 64, scope: 'link', validLft: 4294967295, preferredLft: 4294967295 });
+      }
+      d.addresses.push({ family: 'inet', local: ip, prefixlen: 24, broadcast: `192.168.10${k + 1}.255`, scope: 'global', label: n, validLft: 4294967295, preferredLft: 4294967295 });
       m.routes.push({ dst: `192.168.10${k + 1}.0/24`, dev: n, protocol: 'kernel', scope: 'link', prefsrc: ip });
     });
     syncGids(m);
