@@ -125,3 +125,27 @@ describe('nccl.validation on the faults of other stages (STAGES.md §4.3 NCCL)',
     expect(busbw(v)).toBeCloseTo(8.35 * 0.6, 0);
   });
 });
+
+describe('nccl applied after the earlier stages (ready without this stage)', () => {
+  let t: LabTarget;
+  beforeAll(async () => {
+    t = await labTarget({ scenario: 'ready' });
+    for (const h of t.hosts) {
+      const r = await h.run({ argv: ['rm', '-rf', '/opt/l20', '/etc/nccl.conf'] }, { sudo: true });
+      expect(r.exitCode).toBe(0);
+    }
+  });
+  afterAll(async () => t.close());
+
+  it('writes nccl.conf, builds the venv, installs the benchmark; everything passes; a second apply changes nothing', async () => {
+    const engine = new Engine(t.hosts, { config: t.config });
+    const before = await engine.runStage(ncclStage);
+    expect(byId(before.results, 'nccl.validation')).toMatchObject({ status: 'fail', summary: expect.stringContaining('apply nccl.bench-tools') });
+    const applied = await apply(engine);
+    expect(applied.steps?.filter((s) => s.status === 'applied').map((s) => `${s.host} ${s.id}`).sort()).toEqual(['l20-n1 nccl.bench-tools', 'l20-n1 nccl.conf', 'l20-n2 nccl.bench-tools', 'l20-n2 nccl.conf']);
+    expect(notPassing(applied.results)).toEqual([]);
+    const conf = await t.hosts[1]!.run({ argv: ['stat', '-c', '%a', '/etc/nccl.conf'] });
+    expect(conf.stdout.trim()).toBe('644');
+    expect((await apply(engine)).changed).toBe(0);
+  });
+});
