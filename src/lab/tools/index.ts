@@ -15,6 +15,8 @@ import { python3 } from './venv.js';
 // Registers torchrun (programs run by path, shell/programs.ts); venv.js registers python and pip.
 import './torch-bench.js';
 import { nvidiaSmi } from './nvidia-smi.js';
+// Registers the NVIDIA kernel modules, boot hooks and nvidia-persistenced with the system layer.
+import './nvidia-system.js';
 import { nvcc } from './nvcc.js';
 import { dkms } from './dkms.js';
 import { mokutil } from './mokutil.js';
