@@ -41,6 +41,8 @@ export interface RunRequest {
   stderr?: OutputSink;
   /** Effective uid of the run (default: root when env.USER is root, else the machine's user). */
   uid?: number;
+  /** Working directory (default: env.HOME, else the user's home). */
+  cwd?: string;
 }
 
 export interface RunResult {
@@ -187,7 +189,7 @@ export async function createShell(machine: Machine, cluster: Cluster, tools: rea
       let res;
       try {
         res = await runInLevel(level, () => bash.exec(script, {
-          cwd: req.env.HOME ?? machine.user.home,
+          cwd: req.cwd ?? req.env.HOME ?? machine.user.home,
           replaceEnv: true,
           env: {},
           rawScript: true,

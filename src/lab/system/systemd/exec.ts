@@ -7,7 +7,6 @@
  * process table while it lasts.
  */
 import { quoteArgv } from '../../shell/args.js';
-import type { Machine } from '../../model/types.js';
 import { rng } from '../../util/prng.js';
 import { SYSTEM_ACCOUNTS } from '../base-units.js';
 import { runInLevel, type OutputSink } from '../exec-context.js';

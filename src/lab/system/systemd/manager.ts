@@ -9,103 +9,26 @@
 import { posix } from 'node:path';
 import { runInLevel } from '../exec-context.js';
 import type { MachineSystem } from '../machine-system.js';
-import type { ExitStatus } from '../processes.js';
-import type { ClockTimer } from '../../util/clock.js';
-import {
-  parseOutputTarget, runServiceCommand, serviceEnvironment, serviceIdentity, serviceLimits, serviceOutput, type OutputTarget,
-} from './exec.js';
-import { parseExecLine, parseTimespan, parseUnitFile, unitBool, unitList, unitValue, unitValues, type ExecCommand, type UnitFile } from './unit-file.js';
+import { runServiceCommand, serviceEnvironment, serviceIdentity, serviceLimits, serviceOutput, type OutputTarget } from './exec.js';
+import { bootUnits } from './boot-units.js';
+import { startService } from './service-start.js';
+import { TRANSIENT_DIR, UNIT_DIRS, unitName, type ActiveState, type JobResult, type UnitRuntime } from './types.js';
+import { parseExecLine, parseTimespan, parseUnitFile, unitValue, unitValues } from './unit-file.js';
 
-export type ActiveState = 'active' | 'reloading' | 'inactive' | 'failed' | 'activating' | 'deactivating';
-
-export const UNIT_DIRS = ['/etc/systemd/system', '/run/systemd/system', '/lib/systemd/system'];
-/** Where transient units live (systemd-run). */
-export const TRANSIENT_DIR = '/run/systemd/transient';
-
-export interface ExecRecord {
-  /** `ExecStart`, `ExecStartPre` … */
-  key: string;
-  pid: number;
-  raw: string;
-  status: ExitStatus;
-}
-
-export interface TimerState {
-  /** The unit it activates. */
-  unit: string;
-  onActiveMs: number;
-  accuracyMs: number;
-  due?: number;
-  handle?: ClockTimer;
-  lastTrigger?: number;
-}
-
-export interface UnitRuntime {
-  name: string;
-  kind: 'service' | 'timer';
-  loadState: 'loaded' | 'not-found' | 'masked';
-  file: UnitFile | undefined;
-  /** The unit file it was loaded from (FragmentPath). */
-  path: string | undefined;
-  /** The file's text when loaded: a different text on disk means "changed on disk". */
-  text: string | undefined;
-  transient: boolean;
-  /** Transient: unload when inactive or failed (`--collect`). */
-  collect: boolean;
-  description: string;
-  active: ActiveState;
-  sub: string;
-  result: string;
-  mainPid: number;
-  execMain?: ExecRecord & { startAt: number; exitAt?: number };
-  /** Commands that ran and ended, for `status` (`Process: 1234 ExecStart=… (code=exited, status=0/SUCCESS)`). */
-  ran: ExecRecord[];
-  nRestarts: number;
-  invocations: number;
-  stateChangeAt: number;
-  activeEnterAt?: number;
-  activeExitAt?: number;
-  inactiveEnterAt?: number;
-  inactiveExitAt?: number;
-  /** Recent start times (StartLimitBurst= within StartLimitIntervalSec=). */
-  starts: number[];
-  /** Present while the service runs. */
-  run?: { stop: AbortController; done: Promise<void> };
-  /** Transient service output set by systemd-run -p. */
-  output?: { stdout: OutputTarget; stderr: OutputTarget };
-  timer?: TimerState;
-}
-
-export type JobResult = { ok: true; warnings: string[] } | { ok: false; error: string; warnings: string[] };
-
-/** `foo` → `foo.service`; names with a known suffix stay. */
-export function unitName(arg: string): string {
-  return /\.(service|timer|target|socket|mount|path|slice|scope|device|swap|automount)$/.test(arg) ? arg : `${arg}.service`;
-}
-
-const BOOT_STATIC = ['systemd-journald.service', 'systemd-udevd.service', 'dbus.service', 'systemd-logind.service'];
-
-function exitStatusText(s: ExitStatus): { code: string; status: string } {
-  if (s.signal) return { code: 'killed', status: s.signal };
-  const n = s.code ?? 0;
-  const names: Record<number, string> = { 0: 'SUCCESS', 1: 'FAILURE', 2: 'INVALIDARGUMENT', 3: 'NOTIMPLEMENTED', 4: 'NOPERMISSION', 5: 'NOTINSTALLED', 6: 'NOTCONFIGURED', 7: 'NOTRUNNING', 203: 'EXEC', 217: 'USER' };
-  return { code: 'exited', status: `${n}/${names[n] ?? 'n/a'}` };
-}
-
-export { exitStatusText };
+export * from './types.js';
 
 export class Systemd {
   readonly units = new Map<string, UnitRuntime>();
   /** Order in which units were started this boot (shutdown stops them in reverse). */
-  private startOrder: string[] = [];
+  startOrder: string[] = [];
 
-  constructor(private readonly sys: MachineSystem) {}
+  constructor(readonly sys: MachineSystem) {}
 
-  private now(): number {
+  now(): number {
     return this.sys.now();
   }
 
-  private log(unit: string | undefined, message: string, at = this.now()): void {
+  log(unit: string | undefined, message: string, at = this.now()): void {
     this.sys.journal.add({ at, boot: this.sys.boot.count, ident: 'systemd', pid: 1, ...(unit ? { unit } : {}), message });
   }
 
@@ -193,7 +116,7 @@ export class Systemd {
     this.log(undefined, 'Reloading.');
   }
 
-  private setState(u: UnitRuntime, active: ActiveState, sub: string): void {
+  setState(u: UnitRuntime, active: ActiveState, sub: string): void {
     const t = this.now();
     const wasActive = u.active === 'active' || u.active === 'reloading';
     const isActive = active === 'active' || active === 'reloading';
@@ -208,12 +131,12 @@ export class Systemd {
     u.stateChangeAt = t;
   }
 
-  private serviceType(u: UnitRuntime): string {
+  serviceType(u: UnitRuntime): string {
     return unitValue(u.file, 'Service', 'Type') ?? (unitValues(u.file, 'Service', 'ExecStart').length === 0 ? 'oneshot' : 'simple');
   }
 
   /** Unloads a transient unit that is done, and a transient service no loaded timer refers to. */
-  private collect(u: UnitRuntime): void {
+  collect(u: UnitRuntime): void {
     if (!u.transient) return;
     const idle = u.active === 'inactive' || (u.active === 'failed' && u.collect);
     if (!idle) return;
@@ -259,7 +182,7 @@ export class Systemd {
       return { ok: true, warnings };
     }
     if (u.active === 'active' || u.active === 'activating' || u.active === 'reloading') return { ok: true, warnings };
-    const job = this.startService(u);
+    const job = startService(this, u);
     if (opts.noBlock) {
       void job;
       return { ok: true, warnings };
@@ -270,207 +193,6 @@ export class Systemd {
       ? `Job for ${u.name} failed.\nSee "systemctl status ${u.name}" and "journalctl -xeu ${u.name}" for details.`
       : `Job for ${u.name} failed because the control process exited with error code.\nSee "systemctl status ${u.name}" and "journalctl -xeu ${u.name}" for details.`;
     return { ok: false, error: why, warnings };
-  }
-
-  private startLimitHit(u: UnitRuntime): boolean {
-    const interval = parseTimespan(unitValue(u.file, 'Unit', 'StartLimitIntervalSec') ?? '10s') ?? 10000;
-    const burst = Number(unitValue(u.file, 'Unit', 'StartLimitBurst') ?? '5');
-    const t = this.now();
-    u.starts = u.starts.filter((s) => t - s < interval);
-    if (u.starts.length >= burst) return true;
-    u.starts.push(t);
-    return false;
-  }
-
-  /** Runs the start job; true when the unit reached active (or, for oneshots, finished well). */
-  private async startService(u: UnitRuntime): Promise<boolean> {
-    const sys = this.sys;
-    if (this.startLimitHit(u)) {
-      this.log(u.name, `${u.name}: Start request repeated too quickly.`);
-      this.log(u.name, `${u.name}: Failed with result 'start-limit-hit'.`);
-      this.log(u.name, `Failed to start ${u.description}.`);
-      u.result = 'start-limit-hit';
-      this.setState(u, 'failed', 'failed');
-      this.collect(u);
-      return false;
-    }
-    for (const c of unitList(u.file, 'Unit', 'Conflicts')) {
-      const other = this.units.get(unitName(c));
-      if (other && (other.active === 'active' || other.active === 'activating')) await this.stop(other.name);
-    }
-    u.invocations++;
-    u.ran = [];
-    u.result = 'success';
-    u.mainPid = 0;
-    const type = this.serviceType(u);
-    this.setState(u, 'activating', type === 'oneshot' ? 'start' : 'start-pre');
-    if (!this.startOrder.includes(u.name)) this.startOrder.push(u.name);
-    if (type === 'oneshot' || type === 'notify' || type === 'forking' || unitValues(u.file, 'Service', 'ExecStartPre').length > 0) this.log(u.name, `Starting ${u.description}...`);
-
-    const fail = (result: string, failedToStart: boolean): false => {
-      u.result = result;
-      this.log(u.name, `${u.name}: Failed with result '${result}'.`);
-      if (failedToStart) this.log(u.name, `Failed to start ${u.description}.`);
-      this.setState(u, 'failed', 'failed');
-      this.collect(u);
-      return false;
-    };
-
-    const id = await serviceIdentity(sys, u.file);
-    if (!id) {
-      this.log(u.name, `${u.name}: Failed to determine user credentials: No such process`);
-      this.log(u.name, `${u.name}: Failed at step USER spawning ${unitValues(u.file, 'Service', 'ExecStart')[0] ?? ''}: No such process`);
-      this.log(u.name, `${u.name}: Main process exited, code=exited, status=217/USER`);
-      return fail('exit-code', true);
-    }
-    let env: Record<string, string>;
-    try {
-      env = await serviceEnvironment(sys, u.name, u.file, id, u.invocations);
-    } catch (e) {
-      this.log(u.name, `${u.name}: ${(e as Error).message}`);
-      return fail('resources', true);
-    }
-    const cmds = (key: string): ExecCommand[] => unitValues(u.file, 'Service', key).map((l) => parseExecLine(l, env)).filter((c): c is ExecCommand => c !== undefined);
-    const out = u.output ?? {
-      stdout: parseOutputTarget(unitValue(u.file, 'Service', 'StandardOutput'), { kind: 'journal' }),
-      stderr: parseOutputTarget(unitValue(u.file, 'Service', 'StandardError'), { kind: 'inherit' }),
-    };
-    let current = { ident: u.name.replace(/\.service$/, ''), pid: 0 };
-    const output = await serviceOutput(sys, u.name, out.stdout, out.stderr, () => current.ident, () => current.pid);
-    const limits = serviceLimits(u.file);
-    const cwd = unitValue(u.file, 'Service', 'WorkingDirectory')?.replace(/^-/, '').replace(/^~$/, id.home) ?? '/';
-    const stop = new AbortController();
-    let finished!: () => void;
-    u.run = { stop, done: new Promise<void>((r) => (finished = r)) };
-
-    /** Runs one control command to its end; false when it failed (and the failure counts). */
-    const control = async (key: string, c: ExecCommand): Promise<ExitStatus> => {
-      const st = await runServiceCommand(sys, {
-        unit: u.name, command: c, env, id, limits, output, cwd, stop: stop.signal,
-        started: (p) => (current = { ident: p.comm, pid: p.pid }),
-      });
-      u.ran.push({ key, pid: current.pid, raw: c.raw, status: st });
-      return st;
-    };
-    const failedStatus = (st: ExitStatus): boolean => st.signal !== null || st.code !== 0;
-    const logExit = (who: string, st: ExitStatus): void => {
-      const t = exitStatusText(st);
-      this.log(u.name, `${u.name}: ${who} process exited, code=${t.code}, status=${t.status}`);
-    };
-    const finish = (): void => {
-      output.flush();
-      u.run = undefined;
-      finished();
-    };
-
-    for (const c of cmds('ExecStartPre')) {
-      const st = await control('ExecStartPre', c);
-      if (failedStatus(st) && !c.ignoreFailure) {
-        logExit('Control', st);
-        finish();
-        return fail(stop.signal.aborted ? 'signal' : 'exit-code', true);
-      }
-    }
-
-    const main = cmds('ExecStart');
-    if (type === 'oneshot') {
-      u.execMain = undefined;
-      for (const c of main) {
-        const startAt = this.now();
-        const st = await control('ExecStart', c);
-        u.execMain = { key: 'ExecStart', pid: current.pid, raw: c.raw, status: st, startAt, exitAt: this.now() };
-        if (failedStatus(st) && !c.ignoreFailure) {
-          logExit('Main', st);
-          finish();
-          return fail(st.signal ? 'signal' : 'exit-code', true);
-        }
-      }
-      for (const c of cmds('ExecStartPost')) await control('ExecStartPost', c);
-      finish();
-      if (unitBool(u.file, 'Service', 'RemainAfterExit', false)) {
-        this.setState(u, 'active', 'exited');
-      } else {
-        this.log(u.name, `${u.name}: Deactivated successfully.`);
-        this.setState(u, 'inactive', 'dead');
-      }
-      this.log(u.name, `Finished ${u.description}.`);
-      this.collect(u);
-      return true;
-    }
-
-    const first = main[0];
-    if (!first) {
-      finish();
-      this.log(u.name, `${u.name}: Service has no ExecStart=, ExecStop=, or SuccessAction=. Refusing.`);
-      return fail('resources', true);
-    }
-    let readyResolve!: (ok: boolean) => void;
-    const ready = new Promise<boolean>((r) => (readyResolve = r));
-    const startAt = this.now();
-    // simple/exec services are started once forked, notify ones once they say so; the state
-    // changes right then, before the program's first output reaches the journal.
-    const becomeActive = (): void => {
-      if (!u.run || u.active !== 'activating') return;
-      this.setState(u, 'active', 'running');
-      this.log(u.name, `Started ${u.description}.`);
-      readyResolve(true);
-    };
-    const mainRun = runServiceCommand(sys, {
-      unit: u.name, command: first, env, id, limits, output, cwd, stop: stop.signal,
-      started: (p) => {
-        current = { ident: p.comm, pid: p.pid };
-        u.mainPid = p.pid;
-        u.execMain = { key: 'ExecStart', pid: p.pid, raw: first.raw, status: { code: null, signal: null }, startAt };
-        if (type !== 'notify') becomeActive();
-      },
-      ready: () => {
-        if (type === 'notify') becomeActive();
-      },
-    });
-    void mainRun.then(async (st) => {
-      if (u.execMain) Object.assign(u.execMain, { status: st, exitAt: this.now() });
-      u.mainPid = 0;
-      readyResolve(false);
-      finish();
-      await this.mainExited(u, st, stop.signal.aborted);
-    });
-    const isReady = await ready;
-    if (!isReady) return u.active === 'inactive' || u.active === 'active';
-    for (const c of cmds('ExecStartPost')) await control('ExecStartPost', c);
-    return true;
-  }
-
-  /** The main process of a running service ended (by itself, or because the unit is stopping). */
-  private async mainExited(u: UnitRuntime, st: ExitStatus, stopping: boolean): Promise<void> {
-    for (const p of this.sys.processes.list()) if (p.unit === u.name) this.sys.processes.signal(p.pid, 'KILL', 0);
-    if (stopping) return;
-    // systemd counts SIGHUP, SIGINT, SIGTERM and SIGPIPE as a clean exit of a service.
-    const failed = st.signal !== null ? !['HUP', 'INT', 'TERM', 'PIPE'].includes(st.signal) : st.code !== 0;
-    if (!failed) {
-      this.log(u.name, `${u.name}: Deactivated successfully.`);
-      this.setState(u, 'inactive', 'dead');
-      this.collect(u);
-      return;
-    }
-    const t = exitStatusText(st);
-    this.log(u.name, `${u.name}: Main process exited, code=${t.code}, status=${t.status}`);
-    u.result = st.signal ? 'signal' : 'exit-code';
-    this.log(u.name, `${u.name}: Failed with result '${u.result}'.`);
-    const restart = unitValue(u.file, 'Service', 'Restart') ?? 'no';
-    if (restart === 'always' || restart === 'on-failure' || (restart === 'on-abnormal' && st.signal !== null)) {
-      this.setState(u, 'activating', 'auto-restart');
-      const delay = parseTimespan(unitValue(u.file, 'Service', 'RestartSec') ?? '100ms') ?? 100;
-      if (!(await this.sys.machine.clock.idle(delay))) return;
-      if (u.sub !== 'auto-restart') return;
-      u.nRestarts++;
-      this.log(u.name, `${u.name}: Scheduled restart job, restart counter is at ${u.nRestarts}.`);
-      this.log(u.name, `Stopped ${u.description}.`);
-      this.setState(u, 'inactive', 'dead');
-      await this.startService(u);
-      return;
-    }
-    this.setState(u, 'failed', 'failed');
-    this.collect(u);
   }
 
   /** `systemctl stop`: ExecStop=, then SIGTERM to the unit's processes, waiting for the main one. */
@@ -579,58 +301,9 @@ export class Systemd {
     return [...this.units.values()].filter((u) => u.kind === 'timer' && (all || u.active === 'active'));
   }
 
-  /** Units enabled by [Install] symlinks in /etc/systemd/system/*.wants|*.requires. */
-  async enabledUnits(): Promise<string[]> {
-    return runInLevel({ transformNext: false, uid: 0 }, async () => {
-      const fs = this.sys.shell.fs;
-      const out: string[] = [];
-      let dirs: string[] = [];
-      try {
-        dirs = (await fs.readdir('/etc/systemd/system')).filter((d) => /\.(wants|requires)$/.test(d)).sort();
-      } catch {
-        return out;
-      }
-      for (const d of dirs) {
-        for (const n of (await fs.readdir(`/etc/systemd/system/${d}`).catch(() => [] as string[])).sort()) if (!out.includes(n)) out.push(n);
-      }
-      return out;
-    });
-  }
-
-  /**
-   * Starts what a boot starts: core static units, then enabled ones ordered by After=. `cold`: the
-   * lab's initial boot — oneshots are recorded as having run at boot (the scenario set their
-   * effects), daemons start.
-   */
-  async bootUnits(cold: boolean): Promise<void> {
-    const names = [...BOOT_STATIC, ...(await this.enabledUnits()).filter((n) => !BOOT_STATIC.includes(n))];
-    const loaded: UnitRuntime[] = [];
-    for (const n of names) {
-      const u = await this.load(n);
-      if (u.loadState === 'loaded') loaded.push(u);
-    }
-    let step = 0;
-    for (const u of orderByAfter(loaded)) {
-      if (u.active !== 'inactive' && u.active !== 'failed') continue;
-      // The initial boot happened minutes ago: its events carry boot-time stamps.
-      if (cold) this.sys.pinTime(this.sys.boot.at + 4200 + 137 * step++);
-      if (cold && u.kind === 'service' && this.serviceType(u) === 'oneshot') {
-        const at = this.sys.now();
-        this.log(u.name, `Starting ${u.description}...`, at);
-        u.invocations++;
-        if (unitBool(u.file, 'Service', 'RemainAfterExit', false)) this.setState(u, 'active', 'exited');
-        else this.log(u.name, `${u.name}: Deactivated successfully.`, at);
-        this.log(u.name, `Finished ${u.description}.`, at);
-        for (const k of ['stateChangeAt', 'activeEnterAt', 'inactiveExitAt'] as const) if (u[k] !== undefined) u[k] = at;
-        continue;
-      }
-      try {
-        await this.start(u.name);
-      } finally {
-        if (cold) this.sys.pinTime(undefined);
-      }
-    }
-    this.sys.pinTime(undefined);
+  /** Starts what a boot starts (boot-units.ts). */
+  bootUnits(cold: boolean): Promise<void> {
+    return bootUnits(this, cold);
   }
 
   /** Shutdown: every running unit stops, newest first; transient units are gone afterwards. */
@@ -643,22 +316,4 @@ export class Systemd {
     this.units.clear();
     this.startOrder = [];
   }
-}
-
-/** Orders units so that each comes after the units its After= names (stable otherwise). */
-function orderByAfter(units: UnitRuntime[]): UnitRuntime[] {
-  const out: UnitRuntime[] = [];
-  const seen = new Set<string>();
-  const byName = new Map(units.map((u) => [u.name, u]));
-  const visit = (u: UnitRuntime, depth: number): void => {
-    if (seen.has(u.name) || depth > 50) return;
-    seen.add(u.name);
-    for (const a of unitList(u.file, 'Unit', 'After')) {
-      const dep = byName.get(a);
-      if (dep) visit(dep, depth + 1);
-    }
-    out.push(u);
-  };
-  for (const u of units) visit(u, 0);
-  return out;
 }
