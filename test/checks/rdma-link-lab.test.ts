@@ -1,11 +1,13 @@
 /**
  * The rdma-link stage against the lab over real SSH: `ready` passes every check; each fault scenario
  * fails the checks STAGES.md §4.4 names, with their rule ids. The stage has no apply steps: its
- * failures are fixed by the network and qos stages, whose own tests apply them.
+ * verdicts name the stage that fixes them (qos.persist is applied here for pfc-mismatch).
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { rdmaLinkStage } from '../../checks/rdma-link/index.js';
+import { qosStage } from '../../checks/qos/index.js';
 import { Engine, type StageOutcome } from '../../src/engine/runner.js';
+import { StepExecutor } from '../../src/engine/steps.js';
 import type { CheckResult } from '../../src/engine/types.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
 import { clusterOf, ensureDesignA, machine, startServer } from '../lab/rdma-link-helpers.js';
@@ -97,7 +99,7 @@ describe('rdma-link on the lab', () => {
     expect(one(o, 'rdma-link.bw-aggregate').status).toBe('warn');
   });
 
-  it('pfc-mismatch: node 2 PFC off → bw fails short of line rate with drops and retransmissions; counters R29', async () => {
+  it('pfc-mismatch: node 2 PFC off → bw fails short of line rate with drops and retransmissions, counters R29; qos.persist fixes it', async () => {
     const o = await stageOn('pfc-mismatch');
     const bw = one(o, 'rdma-link.bw');
     expect(['warn', 'fail']).toContain(bw.status);
@@ -107,6 +109,11 @@ describe('rdma-link on the lab', () => {
     expect(c).toMatchObject({ status: 'fail', rule: 'R29' });
     expect(c.evidence).toMatch(/l20-n1 ens\S+ tx_prio3_pause: \d+ → \d+/);
     expect(c.evidence).toMatch(/out_of_sequence|packet_seq_err|local_ack_timeout_err/);
+    // The fix the verdicts name: qos.persist on both hosts; then the class is lossless again.
+    const applied = await new StepExecutor(new Engine(t!.hosts, { config: t!.config }), { dryRun: false, yes: true, allowReboot: true }).applyStage(qosStage);
+    expect(applied.steps?.some((s) => s.status === 'applied')).toBe(true);
+    const after = await new Engine(t!.hosts, { config: t!.config }).runStage(rdmaLinkStage);
+    expect(show(after.results.filter((r) => r.status !== 'pass' && r.status !== 'skip'))).toEqual([]);
   });
 });
 
