@@ -200,6 +200,7 @@ export const countersCheck: PairCheckDef<RdmaLinkFacts, RdmaLinkCluster> = {
   evaluate(_all, ctx) {
     const cl = ctx.cluster;
     if (!cl) return noCluster();
+    if (cl.runs.length === 0 && cl.aggregate.length === 0) return { status: 'skip', summary: 'no test ran: nothing to compare the counters around', evidence: cl.skipped.map((x) => `${x.label}: ${x.reason}`).join('\n') || 'no cables' };
     const f = counterFindings(cl, ctx);
     const prio = ctx.config.qos.priority;
     const evidence = [

@@ -97,6 +97,9 @@ describe('rdma-link.counters (R29)', () => {
     expect(evalPair(countersCheck, cluster({ before: [snap('l20-n2', { ens1f0: { rx_discards_phy: 0 } })], after: [snap('l20-n2', { ens1f0: { rx_discards_phy: 7 } })] }))).toMatchObject({ status: 'warn', rule: 'R29' });
     expect(evalPair(countersCheck, cluster({ before: [snap('l20-n2', { ens1f0: { tx_prio0_pause: 0 } })], after: [snap('l20-n2', { ens1f0: { tx_prio0_pause: 3 } })] }))).toMatchObject({ status: 'warn', summary: 'pause outside priority 3' });
   });
+  it('skips when no test ran', () => {
+    expect(evalPair(countersCheck, cluster({ runs: [], aggregate: [] })).status).toBe('skip');
+  });
   it('fails when retransmission counters grow while the bandwidth falls short', () => {
     const before = [snap('l20-n1', {}, { rocep26s0f0: { local_ack_timeout_err: 0 } })];
     const after = [snap('l20-n1', {}, { rocep26s0f0: { local_ack_timeout_err: 4 } })];
