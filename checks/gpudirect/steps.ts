@@ -8,6 +8,7 @@ import { ACS_SCRIPT_PATH, ACS_UNIT, ACS_UNIT_PATH, IOMMU_GRUB_FILE, PEERMEM_CONF
 
 export const PEERMEM_CONTENT = '# l20-setup: GPUDirect RDMA through the OFED/DOCA peer-memory ib_core (proprietary driver)\nnvidia-peermem\n';
 
+/** ExecStart names the interpreter, so the boot unit still runs if the script lost its exec bit (copied by hand, config management). */
 export const ACS_UNIT_CONTENT = `[Unit]
 Description=l20-setup: PCIe ACS off above the GPUs and fabric NICs (P2P and GPUDirect RDMA)
 Before=nvidia-persistenced.service
@@ -15,7 +16,7 @@ Before=nvidia-persistenced.service
 [Service]
 Type=oneshot
 RemainAfterExit=yes
-ExecStart=${ACS_SCRIPT_PATH}
+ExecStart=/bin/sh ${ACS_SCRIPT_PATH}
 
 [Install]
 WantedBy=multi-user.target
