@@ -9,6 +9,9 @@ import { ip } from './ip.js';
 import { lscpu } from './lscpu.js';
 import { lspci } from './lspci.js';
 import { ethtool, rdma } from './rdma-ethtool.js';
+import { ibdev2netdev, ibvDevices, ibvDevinfo, ofedInfo } from './ofed.js';
+import { dcb, mlnxQos } from './mlnx-qos.js';
+import { wget } from './wget.js';
 import { ibstat, showGids } from './ibstat.js';
 import { ibReadBw, ibSendBw, ibWriteBw } from './perftest.js';
 import { python3 } from './venv.js';
@@ -46,11 +49,6 @@ function pending(name: string, path: string, packages: readonly string[]): Tool 
   };
 }
 
-/** MLNX_OFED / DOCA-OFED packaging: ofed_info in ofed-scripts, ibdev2netdev/show_gids in mlnx-ofed-kernel-utils, mlnx_qos in mlnx-tools. */
-const OFED_SCRIPTS = ['ofed-scripts'];
-const OFED_KERNEL_UTILS = ['mlnx-ofed-kernel-utils'];
-const MLNX_TOOLS = ['mlnx-tools'];
-
 export const TOOLS: readonly Tool[] = [
   lspci,
   ip,
@@ -68,14 +66,16 @@ export const TOOLS: readonly Tool[] = [
   ubuntuDrivers,
   pending('lldpcli', '/usr/sbin/lldpcli', ['lldpd']),
   pending('lldpctl', '/usr/sbin/lldpctl', ['lldpd']),
-  pending('ofed_info', '/usr/bin/ofed_info', OFED_SCRIPTS),
-  pending('ibdev2netdev', '/usr/bin/ibdev2netdev', OFED_KERNEL_UTILS),
+  ofedInfo,
+  ibdev2netdev,
   showGids,
-  pending('mlnx_qos', '/usr/bin/mlnx_qos', MLNX_TOOLS),
+  mlnxQos,
+  dcb,
+  wget,
   ibstat,
   pending('ibstatus', '/usr/sbin/ibstatus', ['infiniband-diags']),
-  pending('ibv_devinfo', '/usr/bin/ibv_devinfo', ['ibverbs-utils']),
-  pending('ibv_devices', '/usr/bin/ibv_devices', ['ibverbs-utils']),
+  ibvDevinfo,
+  ibvDevices,
   ibWriteBw,
   ibReadBw,
   ibSendBw,
