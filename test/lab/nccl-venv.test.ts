@@ -61,3 +61,21 @@ describe('python3 and the cluster venv on a fresh host', () => {
     expect(await sh(h, '/opt/l20/venv/bin/torchrun --bogus x')).toMatchObject({ code: 2, err: expect.stringContaining('unrecognized arguments: --bogus') });
   });
 });
+
+describe('torchrun whose peer never comes', () => {
+  let t: LabTarget;
+  beforeAll(async () => {
+    // A fast numeric speed: torch's 900 s store timeout is down to the 5 s of real time a peer is always given.
+    t = await labTarget({ scenario: 'ready', speed: 100_000 });
+  });
+  afterAll(async () => t.close());
+
+  it('times out (900 s modelled, 5 s real at least), and the next run on the same port is not joined to it', async () => {
+    const args = '--nnodes 2 --nproc-per-node 8 --node-rank 1 --master-addr 192.168.101.1 --master-port 29510 /opt/l20/bin/l20-allreduce-bench.py';
+    const lone = await sh(t.hosts[1]!, `/opt/l20/venv/bin/torchrun ${args}`);
+    expect(lone).toMatchObject({ code: 1, err: expect.stringContaining('Timed out after 901 seconds waiting for clients. 1/2 clients joined.') });
+    const [a, b] = await Promise.all([0, 1].map((i) => sh(t.hosts[i]!, `/opt/l20/venv/bin/torchrun ${args.replace('--node-rank 1', `--node-rank ${i}`)} --max-bytes 1M`)));
+    expect([a!.code, b!.code]).toEqual([0, 0]);
+    expect(a!.out).toContain('# all_reduce sum float32, world=16');
+  });
+});

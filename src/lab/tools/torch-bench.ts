@@ -12,8 +12,7 @@
  *
  * Time: Python and CUDA start-up, NCCL init and every size's warmup + timed iterations take their
  * modelled time (≈ 25–45 s for an inter-node run at speed 1). A peer that never comes times out
- * after torch's 900 s store timeout at numeric speeds; at speed 'max' (no modelled waiting) after
- * 60 s of real time.
+ * after torch's 900 s store timeout, scaled by the lab speed, but not before 5 s of real time.
  *
  * Formats: torchrun's log lines and error block follow fixtures/h200-x2/nccl_info_torch_allreduce.txt
  * and torch/distributed/elastic's source; torch's NCCL error text is ProcessGroupNCCL's.
@@ -34,7 +33,7 @@ import { scriptEnv } from './venv.js';
 /** How the lab recognises the benchmark (its docstring's first line, checks/nccl/bench-script.ts). */
 export const BENCH_MARK = 'l20-setup all-reduce benchmark';
 const STORE_TIMEOUT_MS = 900_000;
-const MAX_SPEED_PEER_WAIT_MS = 60_000;
+const PEER_GRACE_MS = 5_000;
 
 interface Args {
   nnodes: number;
@@ -113,12 +112,16 @@ function join(cluster: Cluster, key: string, nnodes: number, p: Participant): Re
   return rv;
 }
 
-/** Waits for every node; false on timeout or cancel. */
+/**
+ * Waits for every node; false on timeout or cancel. The other nodes are real SSH commands arriving in
+ * real time, so the bound is torch's store timeout scaled by the lab speed but never under
+ * PEER_GRACE_MS of real time (at 'max' or very fast speeds the scaled timeout is shorter than a
+ * second connection takes to arrive).
+ */
 async function waitForPeers(rv: Rendezvous, m: Machine, signal: AbortSignal | undefined): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
-  const bound = m.clock.speed === 'max'
-    ? new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), MAX_SPEED_PEER_WAIT_MS); })
-    : m.clock.sleep(STORE_TIMEOUT_MS, signal).then(() => false);
+  const realMs = Math.max(m.clock.realMs(STORE_TIMEOUT_MS), PEER_GRACE_MS);
+  const bound = new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), realMs); });
   const aborted = new Promise<boolean>((resolve) => signal?.addEventListener('abort', () => resolve(false), { once: true }));
   try {
     return await Promise.race([rv.done.then(() => true), bound, aborted]);
@@ -219,7 +222,9 @@ async function torchrun(inv: ProgramInvocation): Promise<ExecResult> {
   }
   const plan = hostPlan(m, ncclSettings(processEnv, files));
 
-  const key = `${a.masterAddr}:${a.masterPort}`;
+  // Loopback is each host's own: only a routable master address joins hosts together.
+  const loopback = /^(127\.|localhost$|::1$)/.test(a.masterAddr);
+  const key = `${loopback ? `${m.hostname}/` : ''}${a.masterAddr}:${a.masterPort}`;
   if (a.nnodes > 1 && a.nodeRank !== 0 && !ipReachable(cluster, m, a.masterAddr)) {
     await io.sleep(STORE_TIMEOUT_MS);
     await io.err(`torch.distributed.DistNetworkError: The client socket has timed out after ${STORE_TIMEOUT_MS}ms while trying to connect to (${a.masterAddr}, ${a.masterPort}).\n`);
@@ -227,8 +232,12 @@ async function torchrun(inv: ProgramInvocation): Promise<ExecResult> {
   }
   const rv = join(cluster, key, a.nnodes, { nodeRank: a.nodeRank, machine: m, plan });
   if (!(await waitForPeers(rv, m, io.signal))) {
+    const joined = rv.members.size;
+    // This node leaves the store: a later run must not meet its ghost.
+    rv.members.delete(a.nodeRank);
+    if (rendezvous.get(cluster)?.get(key) === rv && rv.members.size === 0) rendezvous.get(cluster)?.delete(key);
     if (io.signal?.aborted) return io.result(130);
-    await io.err(`torch.distributed.DistStoreError: Timed out after ${STORE_TIMEOUT_MS / 1000 + 1} seconds waiting for clients. ${rv.members.size}/${a.nnodes} clients joined.\n`);
+    await io.err(`torch.distributed.DistStoreError: Timed out after ${STORE_TIMEOUT_MS / 1000 + 1} seconds waiting for clients. ${joined}/${a.nnodes} clients joined.\n`);
     return io.result(1);
   }
   const plans = [...rv.members.entries()].sort(([x], [y]) => x - y).map(([, p]) => p.plan);
