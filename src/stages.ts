@@ -8,8 +8,10 @@ import { rdmaLinkStage } from '../checks/rdma-link/index.js';
 import { gpuDriverStage } from '../checks/gpu-driver/index.js';
 import { gpudirectStage } from '../checks/gpudirect/index.js';
 import { ncclStage } from '../checks/nccl/index.js';
+import { rayStage } from '../checks/ray/index.js';
+import { vllmStage } from '../checks/vllm/index.js';
 
-export const STAGES: ReadonlyArray<StageDef<any, any>> = [inventoryStage, osStage, nicStackStage, qosStage, rdmaLinkStage, gpuDriverStage, gpudirectStage, ncclStage];
+export const STAGES: ReadonlyArray<StageDef<any, any>> = [inventoryStage, osStage, nicStackStage, qosStage, rdmaLinkStage, gpuDriverStage, gpudirectStage, ncclStage, rayStage, vllmStage];
 
 export function stageById(id: StageId): StageDef<any, any> | undefined {
   return STAGES.find((s) => s.id === id);

@@ -9,6 +9,11 @@ import { decideLayout, serveArgs, vllmUnit } from './plan.js';
 
 const WILDCARD = /^(?:0\.0\.0\.0|::|\*)$/;
 
+/** API keys never reach evidence, whatever a log or a unit may carry. */
+export function redact(text: string): string {
+  return text.replace(/(--api-key[= ])(?!\$\{)\S+/g, '$1<redacted>').replace(/(L20_API_KEY=|'api_key': \[?')[^\s',\]]+/g, '$1<redacted>').replace(/(Authorization: Bearer )(?!\$)\S+/gi, '$1<redacted>');
+}
+
 export function hostIndex(ctx: StageContext, host: string): number {
   return Math.max(0, ctx.hosts.indexOf(host));
 }
@@ -165,7 +170,7 @@ export const unitsCheck: CheckDef<VllmFacts> = {
     if (f.unit.file !== want) return { status: 'fail', summary: 'l20-vllm.service differs from the plan (model, layout, addresses or limits changed)', evidence: `${state}\n--- installed\n${f.unit.file}--- planned\n${want}`, fix: 'apply vllm.units' };
     const run = lastRun(f.journal);
     const log = parseVllmLog(run);
-    const tail = run.split('\n').filter((l) => l.trim()).slice(-12).join('\n');
+    const tail = redact(run.split('\n').filter((l) => l.trim()).slice(-12).join('\n'));
     if (f.unit.active !== 'active') {
       return { status: 'fail', summary: `l20-vllm.service is ${f.unit.active ?? 'not running'}${log.errors[0] ? `: ${log.errors[0]}` : ''}`, evidence: `${state}\n${f.journalEvidence}\n${tail}`, fix: 'read `journalctl -u l20-vllm.service`; apply vllm.units after fixing the cause' };
     }

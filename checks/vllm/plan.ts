@@ -56,6 +56,7 @@ export function decideLayout(config: ClusterConfig, facts: SharedFacts, nodes: n
     return { advice, override, layout: { tp: 1, pp: 1, dp: G * nodes, dpLocal: G, backend: 'mp' }, usesRay: false, lines };
   }
   if (advice.ok === false && advice.rule === 'R43') return { advice, override, problem: advice.reason, lines };
+  if (shape.heads % G !== 0) return { advice, override, problem: `layout override "tp-pp" needs TP ${G} to divide the ${shape.heads} attention heads of ${shape.id}`, lines };
   return { advice, override, layout: { tp: G, pp: nodes, dp: 1, dpLocal: 1, backend: 'ray' }, usesRay: true, lines };
 }
 

@@ -3,6 +3,7 @@
  * cluster key) and units (API key file, unit, ufw rule, start node 2 first, wait for /health).
  */
 import type { StepDef, StepExecContext, StepResult } from '../../src/engine/types.js';
+import { quoteArgv } from '../../src/transport/quote.js';
 import { controlAddress } from '../common/design.js';
 import { modelPath } from './catalog.js';
 import type { VllmFacts } from './facts.js';
@@ -72,10 +73,10 @@ const modelSync: StepDef<VllmFacts> = {
     const download = [`${VENV_BIN}/hf`, 'download', id, '--local-dir', path];
     const rsync = (ip: string): string[] => ['rsync', '-a', '--info=progress2', '-e', `ssh -i ${CLUSTER_KEY} -o BatchMode=yes -o StrictHostKeyChecking=accept-new`, `${path}/`, `${ip}:${path}/`];
     const out: StepResult[] = [];
-    const srcCmds = ref?.configSha ? [] : [`sudo ${mkdir(src).join(' ')}`, download.join(' ')];
+    const srcCmds = ref?.configSha ? [] : [`sudo ${quoteArgv(mkdir(src))}`, quoteArgv(download)];
     if (ctx.dryRun) {
       if (ctx.targets.includes(src)) out.push(result(ctx, src, srcCmds.length ? 'planned' : 'skipped', srcCmds.length ? `download ${id} to ${path}` : `${path} already on ${src}`, srcCmds, false));
-      for (const h of needs) out.push(result(ctx, h, 'planned', `copy ${path} from ${src} over the fabric`, [`${src}: ${rsync(controlAddress(ctx.config.network.design, ctx.hosts.indexOf(h))).join(' ')}`], false));
+      for (const h of needs) out.push(result(ctx, h, 'planned', `copy ${path} from ${src} over the fabric`, [`${src}: ${quoteArgv(rsync(controlAddress(ctx.config.network.design, ctx.hosts.indexOf(h))))}`], false));
       return out;
     }
     let srcChanged = false;
@@ -99,7 +100,7 @@ const modelSync: StepDef<VllmFacts> = {
     const srcIp = controlAddress(ctx.config.network.design, 0);
     for (const h of needs) {
       const ip = controlAddress(ctx.config.network.design, ctx.hosts.indexOf(h));
-      const cmds = [`${h}: authorize ${CLUSTER_KEY}.pub from="${srcIp}"`, `${h}: sudo ${mkdir(h).join(' ')}`, `${src}: ${rsync(ip).join(' ')}`];
+      const cmds = [`${h}: authorize ${CLUSTER_KEY}.pub from="${srcIp}"`, `${h}: sudo ${quoteArgv(mkdir(h))}`, `${src}: ${quoteArgv(rsync(ip))}`];
       const a = await ctx.run(h, 'vllm.model-sync', { script: AUTHORIZE_SCRIPT, args: [pub, srcIp] });
       const d = a.exitCode === 0 ? await ctx.run(h, 'vllm.model-sync', { argv: mkdir(h) }, { sudo: true }) : a;
       const c = d.exitCode === 0 ? await ctx.run(src, 'vllm.model-sync', { argv: rsync(ip) }, { timeoutMs: 6 * 3600_000 }) : d;

@@ -216,7 +216,8 @@ export function engineMath(shape: ModelShape, a: Pick<ServeArgs, 'tp' | 'pp' | '
   const kvBytes = budget - weights - 1.6 * GiB;
   const kvTokens = Math.max(0, Math.floor(kvBytes / kvBytesPerToken / 16) * 16);
   const params = shape.weightBytes / (shape.quantization ? 1 : 2);
-  const allReduceUs = a.tp === 1 ? 0 : a.tp === 2 ? 9 : 28;
+  // Small all-reduces: vLLM's custom kernel over P2P for TP 2; beyond two PCIe GPUs NCCL across both sockets.
+  const allReduceUs = a.tp === 1 ? 0 : a.tp === 2 ? 9 : 90;
   return {
     weightsGiB: weights / GiB,
     budgetGiB: budget / GiB,

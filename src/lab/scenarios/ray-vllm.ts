@@ -18,7 +18,7 @@ import { decideLayout, serveArgs, vllmUnit } from '../../../checks/vllm/plan.js'
 import type { SharedFacts } from '../../../checks/vllm/shared-facts.js';
 import type { Cluster } from '../model/cluster.js';
 import { hfModel, modelFiles } from '../model/hf-models.js';
-import { pythonEnvOf, SYSTEM_PYTHON } from '../model/python.js';
+import { CLUSTER_VENV, pythonEnvOf, SYSTEM_PYTHON } from '../model/python.js';
 import type { Machine } from '../model/types.js';
 import { registerBootHook } from '../system/boot.js';
 import { sessionLimits } from '../system/limits.js';
@@ -133,7 +133,9 @@ registerBootHook('up', 'tutorial-ray', async ({ machine: m, system, cluster, col
   const args = handStarted.get(m);
   if (!cold || !args || !cluster) return;
   handStarted.delete(m);
-  const py = await pythonEnvOf(system.shell.fs, SYSTEM_PYTHON, m.user.home, false);
+  // The operator's `pip install` in the user site, else (on `ready`) the cluster venv's ray.
+  let py = await pythonEnvOf(system.shell.fs, SYSTEM_PYTHON, m.user.home, false);
+  if (!py.dists.get('ray')) py = await pythonEnvOf(system.shell.fs, `${CLUSTER_VENV}/bin/python3`, m.user.home, false);
   if (!py.dists.get('ray')) return;
   const limits = await sessionLimits(system.shell.fs, m.user.name, []);
   const uid = m.user.uid;

@@ -9,6 +9,7 @@
 import { posix } from 'node:path';
 import type { Cluster } from '../model/cluster.js';
 import { hfModel } from '../model/hf-models.js';
+import { clusterNodes, rayNode } from '../model/ray-runtime.js';
 import { listensOn } from '../model/sockets.js';
 import type { Machine } from '../model/types.js';
 import { engineMath, endServer, markEngineReady, registerServer, remoteEngines, servingChanged, vllmListening, waitServingChange, type ModelShape, type ServeArgs, type VllmServer } from '../model/vllm-runtime.js';
@@ -126,6 +127,13 @@ export async function runServe(io: ServeIo, argv: readonly string[]): Promise<nu
   const shape = await loadShape(io, a.model);
   if (typeof shape === 'string') return fatal(who, shape, ['  File "/opt/l20/venv/lib/python3.10/site-packages/vllm/transformers_utils/config.py", line 542, in get_config', '    raise ValueError(error_message) from e']);
   if (shape.heads % a.tp !== 0) return fatal(who, `ValueError: Total number of attention heads (${shape.heads}) must be divisible by tensor parallel size (${a.tp}).`);
+  if (a.backend === 'ray') {
+    // The engine joins the running Ray cluster and places tp × pp workers in it.
+    const node = rayNode(m);
+    if (!node) return fatal(who, 'ConnectionError: Could not find any running Ray instance. Please specify the one to connect to by setting `--address` flag or `RAY_ADDRESS` environment variable.');
+    const gpus = clusterNodes(io.cluster, node.gcs).reduce((x, n) => x + n.node.gpus, 0);
+    if (gpus < a.tp * a.pp) return fatal(who, `ValueError: The number of required GPUs exceeds the total number of available GPUs in the placement group. Required: ${a.tp * a.pp}, available: ${gpus}.`);
+  }
   const perNode = a.backend === 'ray' ? a.tp : a.tp * a.pp * a.dpLocal;
   if (perNode > m.gpus.length) return fatal(who, `ValueError: World size (${perNode}) is larger than the number of available GPUs (${m.gpus.length}) in this node.`);
   const math = engineMath(shape, a, a.backend === 'ray' && a.pp > 1);
