@@ -166,6 +166,16 @@ describe('the NCCL model on the ready cluster', () => {
     expect(scanNcclLog(log(o, 0)).facts.hcas).toHaveLength(3);
   });
 
+  it('the bootstrap address out of reach (cable 1 unplugged): the other node cannot connect, node 1 sees it go', () => {
+    const c = ready();
+    c.cables[0]!.plugged = false;
+    const o = job(c);
+    expect(o.failure).toMatchObject({ kind: 'bootstrap', host: 'l20-n2', peer: '192.168.101.1' });
+    expect(log(o, 1)).toMatch(/NCCL WARN socketStartConnect: Connect to 192\.168\.101\.1<\d+> failed : Software caused connection abort/);
+    expect(log(o, 0)).toMatch(/NCCL WARN socketProgress: Connection closed by remote peer l20-n2<\d+>/);
+    expect(log(o, 0)).not.toContain('Init COMPLETE');
+  });
+
   it('no NVIDIA driver: CUDA fails before NCCL says anything', () => {
     const c = ready();
     delete c.machines[0]!.nvidia?.loaded;

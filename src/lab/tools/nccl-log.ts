@@ -231,7 +231,14 @@ export class HostLogger {
   /** A failure while connecting: ibv_modify_qp on this host, or the peer went away. */
   private connectFailure(): boolean {
     const f = this.input.outcome.failure;
-    if (!f || f.kind === 'invalid-usage' || f.kind === 'completion' || f.kind === 'no-socket' || f.kind === 'cuda') return false;
+    if (!f || f.kind === 'invalid-usage' || f.kind === 'completion') return false;
+    if (f.kind === 'bootstrap' && f.host === this.plan.host) {
+      for (const r of this.input.ranks) {
+        this.warn(this.lines.failure, r, 'misc/socket.cc:481', `socketStartConnect: Connect to ${f.peer}<${40000 + this.input.rng.int(0, 20000)}> failed : Software caused connection abort`);
+        this.trail(this.lines.failure, r, NCCL_RESULT.systemError, ['misc/socket.cc:564', 'misc/socket.cc:668', 'bootstrap.cc:297', 'init.cc:1385', 'init.cc:1785', 'group.cc:87|[Async thread]']);
+      }
+      return true;
+    }
     if (f.kind === 'modify-qp' && f.host === this.plan.host) {
       const text = f.errno === 101 ? 'Network is unreachable' : f.errno === 110 ? 'Connection timed out' : 'Invalid argument';
       const qp = `on dev ${f.device.rdma.name}:${f.device.rdma.port}, curr state INIT, next state RTR, local GID index ${f.device.gidIndex}, local GID ${f.localGid}, remote GID ${f.remoteGid}`;

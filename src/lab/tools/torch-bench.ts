@@ -285,6 +285,8 @@ async function runJob(inv: ProgramInvocation, io: ToolIo, a: Args, bench: BenchA
     switch (f.kind) {
       case 'invalid-usage':
         return plan.algoError ? failNow('invalid', plan.algoError, ranks) : failNow('remote', `socketProgress: Connection closed by remote peer ${f.host}`, ranks);
+      case 'bootstrap':
+        return here ? failNow('system', `socketStartConnect: Connect to ${f.peer} failed : Software caused connection abort`, ranks) : failNow('remote', `socketProgress: Connection closed by remote peer ${f.host}`, ranks);
       case 'no-socket':
         return here ? failNow('internal', 'Bootstrap : no socket interface found', ranks) : failNow('remote', 'socketProgress: Connection closed by remote peer', ranks);
       case 'modify-qp': {
