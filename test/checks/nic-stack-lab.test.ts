@@ -4,6 +4,7 @@ import { nicStackStage, type NicStackFacts } from '../../checks/nic-stack/index.
 import { Engine } from '../../src/engine/runner.js';
 import { StepExecutor } from '../../src/engine/steps.js';
 import type { CheckResult } from '../../src/engine/types.js';
+import { reboot } from '../../src/lab/system/boot.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
 
 const notPass = (rs: readonly CheckResult[]) => rs.filter((r) => r.status !== 'pass').map((r) => `${r.host}:${r.id} ${r.status} ${r.summary}`);
@@ -70,5 +71,40 @@ describe('nic-stack on the fresh lab', () => {
     // The next driver registration applies rdma-core's naming rule.
     const r = await t.hosts[0]!.run({ script: 'modprobe -r mlx5_ib && modprobe mlx5_ib && ibv_devices' }, { sudo: true });
     expect(r.stdout).toContain('rocep26s0f0');
+  });
+});
+
+describe('nic-stack on a host with a short-lived MLNX_OFED branch (the non-default DOCA path)', () => {
+  let t: LabTarget;
+  beforeAll(async () => {
+    t = await labTarget({ scenario: 'tutorial' });
+    // The tutorial's bundle, but from the short-lived 23.04 branch: nic-stack.flavor warns (R30).
+    for (const h of t.lab.hosts) h.machine.ofed!.version = '23.04-1.1.3.0';
+  });
+  afterAll(async () => t.close());
+
+  it('install-doca removes MLNX_OFED and installs DOCA-OFED 2.9.1 LTS; after the reload every check passes', async () => {
+    const before = await new Engine(t.hosts, { config: t.config }).runStage(nicStackStage);
+    expect(notPass(before.results)).toEqual([
+      'l20-n1:nic-stack.flavor warn MLNX_OFED 23.04-1.1.3.0 is on the short-lived 23.04 branch (LTS: 4.9, 5.4, 5.8, 23.10, 24.10)',
+      'l20-n2:nic-stack.flavor warn MLNX_OFED 23.04-1.1.3.0 is on the short-lived 23.04 branch (LTS: 4.9, 5.4, 5.8, 23.10, 24.10)',
+    ]);
+    const first = await apply(t);
+    const steps = first.steps?.filter((s) => s.status === 'applied') ?? [];
+    expect(steps.map((s) => `${s.host}:${s.id}`)).toEqual(['l20-n1:nic-stack.install-doca', 'l20-n2:nic-stack.install-doca']);
+    expect(steps[0]?.commands).toEqual([
+      'sudo /usr/sbin/ofed_uninstall.sh --force',
+      'sudo wget -q -O /tmp/doca-host_2.9.1-018000-24.10-ubuntu2204_amd64.deb https://www.mellanox.com/downloads/DOCA/DOCA_v2.9.1/host/doca-host_2.9.1-018000-24.10-ubuntu2204_amd64.deb',
+      'sudo dpkg -i /tmp/doca-host_2.9.1-018000-24.10-ubuntu2204_amd64.deb',
+      'sudo apt-get update',
+      'sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y doca-ofed',
+      'sudo /etc/init.d/openibd restart',
+    ]);
+    expect((await apply(t)).changed).toBe(0);
+    for (const h of t.lab.hosts) await reboot(h.machine.system);
+    const after = await new Engine(t.hosts, { config: t.config }).runStage(nicStackStage);
+    expect(notPass(after.results)).toEqual([]);
+    expect(after.results.find((r) => r.id === 'nic-stack.parity')?.summary).toContain('DOCA 24.10-1.1.4');
+    expect((after.facts.get('l20-n1') as NicStackFacts).ibvDevices).toEqual(['mlx5_0', 'mlx5_1', 'mlx5_2', 'mlx5_3']);
   });
 });

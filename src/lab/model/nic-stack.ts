@@ -39,16 +39,35 @@ export const MLNX_OFED_23_10_PACKAGES: ReadonlyArray<[name: string, version: str
   ['perftest', '23.10.0-0.29.g0705c22.2310119'],
 ];
 
-/** The out-of-tree stack installed on disk: MLNX_OFED as the scenario left it, or DOCA-OFED from apt. */
+/** What each bundle's presence is read from in the dpkg database. */
+const BUNDLE_PACKAGE = { mlnx_ofed: 'mlnx-ofed-all', doca: 'doca-ofed' } as const;
+
+/**
+ * The stack whose mlx5_core runs, once a removal or an install made it differ from what is on disk
+ * (the kernel keeps the module it loaded until the next reload); null = the inbox driver.
+ */
+const running = new WeakMap<Machine, OfedStack | null>();
+
+/**
+ * The out-of-tree stack installed on disk: MLNX_OFED as the scenario left it, or DOCA-OFED from apt.
+ * `m.ofed` follows the dpkg database: purging the bundle drops it, installing doca-ofed creates it.
+ */
 export function installedOfed(m: Machine): OfedStack | undefined {
-  if (m.ofed?.flavor === 'doca' && !isInstalled(m.packages, 'doca-ofed')) delete m.ofed;
-  if (!m.ofed && isInstalled(m.packages, 'doca-ofed')) m.ofed = { flavor: 'doca', version: DOCA_OFED_VERSION, loaded: false };
+  if (m.ofed && !isInstalled(m.packages, BUNDLE_PACKAGE[m.ofed.flavor])) {
+    if (m.ofed.loaded && !running.has(m)) running.set(m, { ...m.ofed });
+    delete m.ofed;
+  }
+  if (!m.ofed && isInstalled(m.packages, BUNDLE_PACKAGE.doca)) {
+    if (!running.has(m)) running.set(m, null);
+    m.ofed = { flavor: 'doca', version: DOCA_OFED_VERSION, loaded: false };
+  }
   return m.ofed;
 }
 
 /** The OFED the running mlx5_core comes from; undefined for the kernel's inbox driver. */
 export function loadedOfed(m: Machine): OfedStack | undefined {
   const o = installedOfed(m);
+  if (running.has(m)) return running.get(m) ?? undefined;
   return o?.loaded ? o : undefined;
 }
 
@@ -105,6 +124,7 @@ export function nameRdmaDevices(m: Machine): void {
 export function mlx5Reloaded(m: Machine): void {
   const o = installedOfed(m);
   if (o) o.loaded = true;
+  running.delete(m);
   nameRdmaDevices(m);
   resetQos(m);
   resetRdmaRuntime(m);

@@ -34,7 +34,7 @@ export function ready(cluster: Cluster): void {
 const OFED_UNINSTALL = `#!/bin/bash
 # ofed_uninstall.sh: remove the MLNX_OFED packages (the l20-setup lab's reduced version)
 if [ "$1" != --force ]; then echo "This program will uninstall all MLNX_OFED packages on your machine."; echo "Do you want to continue?[y/N]:"; read -r a; [ "$a" = y ] || exit 1; fi
-dpkg --purge ${MLNX_OFED_23_10_PACKAGES.map(([n]) => n).join(' ')}
+env DEBIAN_FRONTEND=noninteractive apt-get remove --purge -y ${MLNX_OFED_23_10_PACKAGES.map(([n]) => n).join(' ')}
 `;
 
 export function tutorial(cluster: Cluster): void {
