@@ -19,7 +19,8 @@ export const FABRIC_PROBES: readonly ProbeDef[] = [
   { id: 'ssh-connection', command: { script: SSH_CONNECTION_SCRIPT } },
   { id: 'route-default', command: { argv: ['ip', '-j', 'route', 'show', 'default'] } },
   { id: 'rdma-link', command: { argv: ['rdma', 'link', 'show'] } },
-  { id: 'lldp', command: { argv: ['lldpcli', '-f', 'json', 'show', 'neighbors'] } },
+  // lldpd's control socket is root:_lldpd 0660: an ordinary login user cannot read it.
+  { id: 'lldp', command: { argv: ['lldpcli', '-f', 'json', 'show', 'neighbors'] }, sudo: true },
   { id: 'neighbours', command: { script: NEIGHBOUR_SCRIPT } },
 ];
 
@@ -30,6 +31,8 @@ export interface FabricPort {
   /** `0000:1a:00`: the two ports of one dual-port card share it. */
   card: string;
   mac?: string;
+  /** Own MAC of a bond member (its `mac` is the bond's). */
+  permMac?: string;
   mtu?: number;
   adminUp: boolean;
   operstate?: string;
@@ -70,6 +73,7 @@ export function fabricFromInventory(inv: InventoryFacts): FabricFacts {
         adminUp: n.adminUp,
         addresses: n.addresses.filter((a) => !a.includes(':')),
         ...(n.mac ? { mac: n.mac.toLowerCase() } : {}),
+        ...(n.permMac ? { permMac: n.permMac.toLowerCase() } : {}),
         ...(n.mtu !== undefined ? { mtu: n.mtu } : {}),
         ...(n.operstate ? { operstate: n.operstate } : {}),
         ...(n.master ? { master: n.master } : {}),
@@ -105,12 +109,26 @@ export interface CablingMap {
  */
 export function cablingMap(all: ReadonlyArray<HostFacts<FabricFacts>>): CablingMap {
   const macOwner = new Map<string, CableEnd[]>();
+  const own = (mac: string, end: CableEnd) => {
+    const list = macOwner.get(mac) ?? [];
+    if (!list.some((e) => e.host === end.host && e.netdev === end.netdev)) macOwner.set(mac, [...list, end]);
+  };
   for (const a of all) {
     for (const p of a.facts.ports) {
-      if (!p.mac) continue;
-      macOwner.set(p.mac, [...(macOwner.get(p.mac) ?? []), { host: a.host, netdev: p.netdev }]);
+      if (p.mac) own(p.mac, { host: a.host, netdev: p.netdev });
+      if (p.permMac) own(p.permMac, { host: a.host, netdev: p.netdev });
     }
   }
+  /** LLDP names the peer port exactly: by its permanent MAC (lldpd's default) or its interface name. */
+  const lldpPeer = (nb: Neighbour, self: string): CableEnd[] => {
+    const id = nb.peerPort?.toLowerCase();
+    if (!id) return [];
+    const byMac = (macOwner.get(id) ?? []).filter((e) => e.host !== self);
+    if (byMac.length > 0) return byMac;
+    const names = [nb.peerPort, nb.peerPortDescr].filter((x): x is string => !!x);
+    const hosts = all.filter((h) => h.host !== self && (!nb.peerSystem || h.host === nb.peerSystem || h.facts.host === nb.peerSystem));
+    return hosts.flatMap((h) => h.facts.ports.filter((p) => names.includes(p.netdev)).map((p) => ({ host: h.host, netdev: p.netdev })));
+  };
   const pairs = new Map<string, [CableEnd, CableEnd]>();
   const unknown: CableEnd[] = [];
   const loops: Array<[CableEnd, CableEnd]> = [];
@@ -122,17 +140,18 @@ export function cablingMap(all: ReadonlyArray<HostFacts<FabricFacts>>): CablingM
         unknown.push(local);
         continue;
       }
-      let peers = nb.peerMacs.flatMap((m) => macOwner.get(m.toLowerCase()) ?? []);
-      // A shared (bond) MAC names several ports: LLDP's port id picks the one.
-      if (peers.length > 1 && nb.peerPort) peers = peers.filter((p) => p.netdev === nb.peerPort);
+      const viaLldp = lldpPeer(nb, a.host);
+      let peers = viaLldp.length > 0 ? viaLldp : nb.peerMacs.flatMap((m) => macOwner.get(m.toLowerCase()) ?? []);
+      // A shared (bond) MAC names several ports and LLDP did not settle it: the cable is not known.
       const remote = peers.filter((p) => p.host !== a.host);
       const self = peers.filter((p) => p.host === a.host && p.netdev !== port.netdev);
       if (self.length > 0 && remote.length === 0) loops.push([local, self[0]!]);
       if (remote.length !== 1) {
-        if (remote.length === 0 && self.length === 0) unknown.push(local);
+        if (self.length === 0) unknown.push(local);
         continue;
       }
-      const ends = [local, remote[0]!].sort((x, y) => all.findIndex((h) => h.host === x.host) - all.findIndex((h) => h.host === y.host)) as [CableEnd, CableEnd];
+      peers = remote;
+      const ends = [local, peers[0]!].sort((x, y) => all.findIndex((h) => h.host === x.host) - all.findIndex((h) => h.host === y.host)) as [CableEnd, CableEnd];
       pairs.set(ends.map((e) => `${e.host}:${e.netdev}`).join('|'), ends);
     }
   }

@@ -120,6 +120,7 @@ export function collectInventory({ host, results }: ProbeOutputs): InventoryFact
       adminUp: (n.flags ?? []).includes('UP'),
       addresses: (n.addresses ?? []).map((a) => `${a.local}/${a.prefixlen ?? '?'}`),
       ...(n.mac ? { mac: n.mac } : {}),
+      ...(n.permMac ? { permMac: n.permMac } : {}),
       ...(n.mtu !== undefined ? { mtu: n.mtu } : {}),
       ...(n.operstate ? { operstate: n.operstate } : {}),
       ...(n.master ? { master: n.master } : {}),
@@ -208,6 +209,8 @@ export function collectInventory({ host, results }: ProbeOutputs): InventoryFact
       state: 'up',
       ...(l?.chassisName ? { peerSystem: l.chassisName } : {}),
       ...(l?.peerPortId ? { peerPort: l.peerPortId } : {}),
+      ...(l?.peerPortIdType ? { peerPortIdType: l.peerPortIdType } : {}),
+      ...(l?.peerPortDescr ? { peerPortDescr: l.peerPortDescr } : {}),
     });
   }
 

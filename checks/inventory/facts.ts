@@ -30,6 +30,8 @@ export interface Netdev {
   name: string;
   bdf: string | null;
   mac?: string;
+  /** A bond member's own MAC (its `mac` is the bond's); LLDP identifies the port by it. */
+  permMac?: string;
   mtu?: number;
   operstate?: string;
   adminUp: boolean;
@@ -62,7 +64,10 @@ export interface Neighbour {
   /** Peer MACs seen on this port (IPv6 all-nodes neighbours), or LLDP's peer. */
   peerMacs: string[];
   peerSystem?: string;
+  /** LLDP port id as sent: a MAC (lldpd's default: the port's permanent MAC) or an interface name. */
   peerPort?: string;
+  peerPortIdType?: string;
+  peerPortDescr?: string;
   state: 'down' | 'up';
 }
 

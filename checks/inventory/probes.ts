@@ -70,6 +70,7 @@ export const inventoryProbes: readonly ProbeDef[] = [
   { id: 'dpkg', command: { argv: ['dpkg-query', '-W', '-f=${db:Status-Abbrev} ${Package} ${Version}\\n', ...STACK_PACKAGES] } },
   { id: 'nvidia-version', command: { argv: ['cat', '/proc/driver/nvidia/version'] } },
   { id: 'gpu-query', command: { argv: ['nvidia-smi', '--query-gpu=index,name,uuid,pci.bus_id,memory.total,driver_version,pcie.link.gen.current,pcie.link.width.current', '--format=csv,noheader,nounits'] } },
-  { id: 'lldp', command: { argv: ['lldpcli', '-f', 'json', 'show', 'neighbors'] } },
+  // lldpd's control socket is root:_lldpd 0660: an ordinary login user cannot read it.
+  { id: 'lldp', command: { argv: ['lldpcli', '-f', 'json', 'show', 'neighbors'] }, sudo: true },
   { id: 'neighbours', command: { script: NEIGHBOUR_SCRIPT } },
 ];

@@ -29,6 +29,30 @@ describe('cabling map', () => {
     expect(m.cables.map((c) => `${c.index} ${c.ends[0].netdev}-${c.ends[1].netdev}`)).toEqual(['1 ens1f0-ens1f1', '2 ens1f1-ens1f0', '3 ens2f0-ens2f0', '4 ens2f1-ens2f1']);
     expect(m.unknown).toEqual([]);
   });
+  it('bond members share a MAC: LLDP port ids (permanent MACs) name the peer port', () => {
+    const all = hosts([1, 0, 2, 3]);
+    for (const h of all) {
+      const bondMac = h.facts.ports[0]!.mac!;
+      for (const p of h.facts.ports) {
+        p.permMac = p.mac!;
+        p.mac = bondMac;
+      }
+    }
+    // Each port's neighbour: the bond MAC of the other host (useless) plus LLDP's port id.
+    for (const h of all) {
+      const other = all.find((x) => x !== h)!;
+      h.facts.neighbours = h.facts.ports.map((p, i) => {
+        const peerIndex = h.host === 'l20-n1' ? [1, 0, 2, 3][i]! : [1, 0, 2, 3].indexOf(i);
+        return { port: p.netdev, peerMacs: [other.facts.ports[0]!.mac!], state: 'up' as const, peerPort: other.facts.ports[peerIndex]!.permMac!, peerPortIdType: 'mac', peerSystem: other.host };
+      });
+    }
+    const m = cablingMap(all);
+    expect(m.cables.map((c) => `${c.ends[0].netdev}-${c.ends[1].netdev}`)).toEqual(['ens1f0-ens1f1', 'ens1f1-ens1f0', 'ens2f0-ens2f0', 'ens2f1-ens2f1']);
+    // Without LLDP the shared MAC names four ports: unknown, never guessed.
+    for (const h of all) h.facts.neighbours = h.facts.neighbours.map(({ peerPort: _p, peerPortIdType: _t, ...rest }) => rest);
+    expect(cablingMap(all).cables).toEqual([]);
+  });
+
   it('reports down ports as unknown, never guesses', () => {
     const m = cablingMap(hosts([0, 1, 2, 3], [3]));
     expect(m.cables).toHaveLength(3);

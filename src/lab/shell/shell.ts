@@ -125,7 +125,8 @@ export async function createShell(machine: Machine, cluster: Cluster, tools: rea
       const root = isRoot(ctx);
       // Removed since the last sync: answer as bash would for a missing command.
       if (!available(tool)) return commandNotFound(tool.name, root);
-      return tool.run(args, { machine, cluster, ctx, root });
+      // apt-get and dpkg add and remove commands while they run.
+      return tool.run(args, { machine, cluster, ctx, root, syncCommands: () => syncCommands() });
     });
 
   const core = [...wrapperCommands(lookup), ...coreutilCommands(machine, lookup), ...systemCommands(machine), programCommand(machine, cluster)];

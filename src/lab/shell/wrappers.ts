@@ -143,6 +143,12 @@ function sudoCommand(lookup: CommandLookup): Command {
         : 'sudo: a terminal is required to read the password; either use the -S option to read from standard input or configure an askpass helper\nsudo: a password is required\n';
       return { stdout: '', stderr: msg, exitCode: 1 };
     }
+    // `sudo VAR=value cmd`: a command spec of ALL lets the caller set variables (sudoers(5)).
+    const assigned: Record<string, string> = {};
+    for (; i < args.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(args[i] as string); i++) {
+      const a = args[i] as string;
+      assigned[a.slice(0, a.indexOf('='))] = a.slice(a.indexOf('=') + 1);
+    }
     const argv = args.slice(i);
     if (argv.length === 0) {
       return { stdout: '', stderr: 'usage: sudo -h | -K | -k | -V\nusage: sudo -v [-ABknS] [-g group] [-h host] [-p prompt] [-u user]\n', exitCode: 1 };
@@ -157,6 +163,7 @@ function sudoCommand(lookup: CommandLookup): Command {
       SUDO_COMMAND: [path, ...argv.slice(1)].join(' '), SUDO_USER: lookup.user.name,
       SUDO_UID: String(lookup.user.uid), SUDO_GID: String(lookup.user.gid),
     });
+    Object.assign(env, assigned);
     return runNested(ctx, quoteArgv(argv), { env, stdin, uid: 0 });
   });
 }

@@ -36,6 +36,8 @@ import './ray.js';
 import './ray-python.js';
 import './vllm.js';
 import './hf.js';
+import { OS_TOOLS } from './os-tools.js';
+import { APT_TOOLS } from '../apt/index.js';
 import type { Tool } from './types.js';
 import { SYSTEM_TOOLS } from '../system/commands.js';
 
@@ -80,6 +82,8 @@ export const TOOLS: readonly Tool[] = [
   ibReadBw,
   ibSendBw,
   pending('chronyc', '/usr/bin/chronyc', ['chrony']),
+  ...APT_TOOLS,
+  ...OS_TOOLS,
   python3,
   ...SYSTEM_TOOLS,
   curl,

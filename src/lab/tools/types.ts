@@ -14,6 +14,8 @@ export interface ToolEnv {
   ctx: ResolvedCommandContext;
   /** Effective uid 0 (run through sudo). */
   root: boolean;
+  /** Re-registers commands after the machine's packages changed (apt-get, dpkg). */
+  syncCommands?: () => Promise<void>;
 }
 
 export interface Tool {
