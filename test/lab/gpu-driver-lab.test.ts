@@ -205,6 +205,8 @@ describe('tutorial: apt nvidia-driver-535 plus the CUDA runfile with --driver', 
       expect(find(o, 'gpu-driver.open', 'l20-n1')?.status).toBe('warn');
       expect(find(o, 'gpu-driver.toolkit', 'l20-n1')?.summary).toContain('no nvcc');
       expect((await t.hosts[0]!.run({ script: 'nvcc --version' })).exitCode).toBe(127);
+      // The proprietary module's /proc wording (no "Open", the NVIDIA build date).
+      expect(parseNvidiaDriverVersion((await t.hosts[0]!.run({ argv: ['cat', '/proc/driver/nvidia/version'] })).stdout)).toMatchObject({ version: '535.183.01', openKernelModule: false, build: 'Sun May 12 19:39:15 UTC 2024' });
       // Re-running the recipe's runfile over the apt driver refuses again and installs nothing.
       const again = await t.hosts[0]!.run({ script: 'sudo sh cuda_12.3.2_545.23.08_linux.run --silent --driver --toolkit' });
       expect(again).toMatchObject({ exitCode: 1, stdout: ' Installation failed. See log at /var/log/cuda-installer.log for details.\n' });
