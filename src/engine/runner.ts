@@ -58,6 +58,8 @@ export interface EngineOptions {
 export interface RunStageOptions {
   /** Re-checks between apply steps: facts and verdicts are returned but no check.result is emitted. */
   quiet?: boolean;
+  /** Skip the stage's cluster run and the pair checks reading it (validation benchmarks between steps). */
+  skipCluster?: boolean;
   signal?: AbortSignal;
 }
 
@@ -159,8 +161,8 @@ export class Engine {
   }
 
   runStage<F, C = unknown>(stage: StageDef<F, C>, options: RunStageOptions = {}): Promise<StageOutcome> {
-    if (options.signal) return this.runStageWith(stage, options.signal, options.quiet ?? false);
-    return this.busyWhile((signal) => this.runStageWith(stage, signal, options.quiet ?? false));
+    const run = (signal: AbortSignal) => this.runStageWith(stage, signal, options.quiet ?? false, options.skipCluster ?? false);
+    return options.signal ? run(options.signal) : this.busyWhile(run);
   }
 
   /** A runner for cluster runs and steps: the command's output streams to the panes like a probe's. */
@@ -175,7 +177,7 @@ export class Engine {
     };
   }
 
-  private async runStageWith<F, C>(stage: StageDef<F, C>, signal: AbortSignal, quiet: boolean): Promise<StageOutcome> {
+  private async runStageWith<F, C>(stage: StageDef<F, C>, signal: AbortSignal, quiet: boolean, skipCluster: boolean): Promise<StageOutcome> {
     const ctx = this.context;
     if (!quiet) this.emit({ type: 'stage.state', stage: stage.id, state: 'running' });
     const results: CheckResult[] = [];
@@ -191,7 +193,8 @@ export class Engine {
         if (facts !== undefined) factsByHost.set(host.name, facts);
       }),
     );
-    const pairChecks = stage.checks.filter((c): c is PairCheckDef<F, C> => c.scope === 'pair');
+    // Without the cluster run its pair checks have nothing to read: they are left out, not guessed.
+    const pairChecks = stage.checks.filter((c): c is PairCheckDef<F, C> => c.scope === 'pair' && !(skipCluster && stage.cluster));
     const ordered: HostFacts<F>[] = this.hosts.filter((h) => factsByHost.has(h.name)).map((h) => ({ host: h.name, facts: factsByHost.get(h.name) as F }));
     const complete = !signal.aborted && ordered.length === this.hosts.length;
     let cluster: C | undefined;

@@ -110,7 +110,11 @@ export class StepExecutor {
         }
         if (!this.options.dryRun && results.some((r) => r.changed)) {
           changedAny = true;
-          outcome = await this.engine.runStage(stage, { signal, quiet: true });
+          // Facts and host checks are re-read; the validation run (minutes) waits for the final verification,
+          // so pair checks that read it keep their previous verdicts meanwhile.
+          const refreshed = await this.engine.runStage(stage, { signal, quiet: true, skipCluster: true });
+          const fresh = new Set(refreshed.results.map((r) => `${r.host}:${r.id}`));
+          outcome = { ...refreshed, results: [...refreshed.results, ...outcome.results.filter((r) => !fresh.has(`${r.host}:${r.id}`))] };
         }
       }
       if (changedAny && !signal.aborted) outcome = await this.engine.runStage(stage, { signal });
