@@ -9,7 +9,7 @@ import { vllmStage } from '../../checks/vllm/index.js';
 import { BENCH_SCRIPT } from '../../checks/vllm/pair-checks.js';
 import { Engine } from '../../src/engine/runner.js';
 import { StepExecutor } from '../../src/engine/steps.js';
-import type { CheckResult } from '../../src/engine/types.js';
+import type { CheckResult, StageDef } from '../../src/engine/types.js';
 import { parseVllmBench } from '../../src/parse/vllm-bench.js';
 import { parseVllmLog } from '../../src/parse/vllm-log.js';
 import type { Host } from '../../src/transport/types.js';
@@ -45,7 +45,7 @@ describe('vllm on the ready lab', () => {
   });
 
   it('a second apply of both stages changes nothing', async () => {
-    for (const stage of [rayStage, vllmStage]) {
+    for (const stage of [rayStage, vllmStage] as Array<StageDef<any, any>>) {
       const o = await new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: true }).applyStage(stage);
       expect(o.changed, stage.id).toBe(0);
     }
