@@ -8,6 +8,7 @@
  * nvidia-peermem from /etc/modules on its MLNX_OFED.
  */
 import { installInModel } from '../apt/dpkg-db.js';
+import { installedUnits } from '../apt/services.js';
 import { findVersion, parseDep, versionsOf, type ArchivePackage } from '../apt/archive.js';
 import type { Cluster } from '../model/cluster.js';
 import { bindGpus, installedModule, loadedFrom, runtime } from '../model/nvidia.js';
@@ -61,12 +62,14 @@ export function bootDriver(m: Machine, persistence: boolean): void {
   bindGpus(m);
 }
 
-/** The enable link `systemctl enable` creates (the lab's file system gets it with the scenario's files). */
-function enableUnit(m: Machine, unit: string, content: string): void {
-  (m.files ??= new Map()).set(`/etc/systemd/system/multi-user.target.wants/${unit}`, { content });
+/**
+ * The enable link the package's postinst creates for a unit it ships (a file with the unit's text
+ * stands in for the symlink: the lab's scenario files are plain files).
+ */
+function enablePackageUnit(m: Machine, unit: string): void {
+  const u = installedUnits(m).find((x) => x.name === unit);
+  if (u) (m.files ??= new Map()).set(`/etc/systemd/system/multi-user.target.wants/${unit}`, { content: u.content });
 }
-
-const PERSISTENCED = '[Unit]\nDescription=NVIDIA Persistence Daemon\nWants=syslog.target\nStopWhenUnneeded=true\nBefore=systemd-backlight@backlight:nvidia_0.service\n\n[Service]\nType=forking\nExecStart=/usr/bin/nvidia-persistenced --user nvidia-persistenced --verbose\nExecStopPost=/bin/rm -rf /var/run/nvidia-persistenced\n\n[Install]\nWantedBy=multi-user.target\n';
 
 /** iommu=pt in a grub drop-in, update-grub run and booted (gpudirect.iommu-pt). */
 export function bootIommuPt(m: Machine): void {
@@ -78,7 +81,7 @@ export function bootIommuPt(m: Machine): void {
 export function ready(cluster: Cluster): void {
   for (const m of cluster.machines) {
     installDriver(m, READY_DRIVER, true);
-    enableUnit(m, 'nvidia-persistenced.service', PERSISTENCED);
+    enablePackageUnit(m, 'nvidia-persistenced.service');
     bootDriver(m, true);
     bootIommuPt(m);
     m.revision++;
@@ -141,7 +144,7 @@ export function tutorial(cluster: Cluster): void {
     installDriver(m, TUTORIAL_DRIVER, false);
     // `sudo apt install -y nvidia-driver-535` enables the daemon; the recipe never rebooted before
     // running the runfile, but the lab shows the host as the operator finds it later: rebooted.
-    enableUnit(m, 'nvidia-persistenced.service', PERSISTENCED);
+    enablePackageUnit(m, 'nvidia-persistenced.service');
     bootDriver(m, true);
     m.files ??= new Map();
     m.files.set('/var/log/cuda-installer.log', { content: RUNFILE_LOG });
