@@ -65,7 +65,8 @@ describe('NVIDIA driver packages', () => {
 describe('CUDA repository', () => {
   test('cuda-keyring adds the repository; toolkit and NCCL come from it after apt-get update', async () => {
     expect((await run('apt-cache policy libnccl2')).err).toBe('N: Unable to locate package libnccl2\n');
-    await run('cd /tmp && touch cuda-keyring_1.1-1_all.deb');
+    const get = await run('cd /tmp && wget -q https://developer.download.nvidia.com/compute/cuda/repos/ubuntu2204/x86_64/cuda-keyring_1.1-1_all.deb && ls cuda-keyring_1.1-1_all.deb');
+    expect(get).toEqual({ out: 'cuda-keyring_1.1-1_all.deb\n', err: '', code: 0 });
     const k = await run('cd /tmp && sudo dpkg -i cuda-keyring_1.1-1_all.deb');
     expect(k.out).toContain('Setting up cuda-keyring (1.1-1) ...\n');
     expect((await run('cat /etc/apt/sources.list.d/cuda-ubuntu2204-x86_64.list')).out).toBe(

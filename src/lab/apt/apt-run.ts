@@ -166,7 +166,7 @@ export async function executePlan(io: AptIo, plan: Plan, opts: RunOptions): Prom
     }
   }
   for (const [i, p] of installs.entries()) {
-    const t = packageTiming(p, m.seed, m.hostname);
+    const t = packageTiming(p, m.seed, m.hostname, opts.requested.has(p.name));
     const q = qualifiedName(p.name);
     if (plan.fresh.has(p.name)) await io.out(`Selecting previously unselected package ${q}.\n`);
     if (i === 0) await io.out(readingDatabase(m));
@@ -177,7 +177,7 @@ export async function executePlan(io: AptIo, plan: Plan, opts: RunOptions): Prom
     await unpack(m, io.env.ctx.fs, p);
   }
   for (const p of installs) {
-    const t = packageTiming(p, m.seed, m.hostname);
+    const t = packageTiming(p, m.seed, m.hostname, opts.requested.has(p.name));
     await io.out(`Setting up ${qualifiedName(p.name)} (${p.version}) ...\n`);
     if (!(await io.sleep(t.setup))) return fail();
     const lines = await configure(m, io.env.ctx.fs, p);

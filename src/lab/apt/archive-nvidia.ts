@@ -77,7 +77,7 @@ function driverBranch(b: Branch): ArchivePackage[] {
       depends: ['dkms', eq(`nvidia-kernel-common-${us}`), eq(`nvidia-kernel-source-${ks}`)],
       modules: KOS, dkms: { module: dkmsModule, version: b.version },
       setup: ['update-initramfs: deferring update (trigger activated)', ...dkmsBuildLines(dkmsModule, b.version, KOS)],
-      triggers: ['initramfs-tools'], ms: 38_000,
+      triggers: ['initramfs-tools'], ms: 25_000,
     }),
     part(`nvidia-kernel-source-${ks}`, 'nvidia-kernel-source', 'kernel', `NVIDIA kernel source package${b.open ? ' (open)' : ''}`, b.open ? 18_900_000 : 44_600_000, b.open ? 112_000 : 66_000),
     part(`nvidia-kernel-common-${us}`, 'nvidia-kernel-common', 'kernel', 'Shared files used with the kernel module', 114_000, 640, {

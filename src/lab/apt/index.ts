@@ -10,6 +10,8 @@ import { aptMark } from './apt-mark.js';
 import { dpkg } from './dpkg.js';
 // Side effect: package scripts drive the lab's systemd; the archive's daemons become service programs.
 import './systemd-bridge.js';
+// Side effect: cuda-keyring's .deb can be fetched with wget.
+import './downloads.js';
 
 export const APT_TOOLS: readonly Tool[] = [aptGet, apt, aptCache, aptMark, dpkg];
 
@@ -18,6 +20,6 @@ export { aptInstallInModel, staticView } from './model-install.js';
 export { debFileName, debPackage } from './dpkg.js';
 export { findVersion, versionsOf, type ArchivePackage } from './archive.js';
 export { aptState, installedVersion } from './state.js';
-export { installedUnits, setServiceBackend, type ServiceBackend } from './services.js';
+export { installedUnits, serviceBackend, setServiceBackend, type ServiceBackend } from './services.js';
 export { DRIVER_580_SERVER_OPEN } from './archive-nvidia.js';
 export { DOCA_VERSION } from './repos.js';
