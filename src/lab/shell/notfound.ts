@@ -28,8 +28,8 @@ const NVIDIA_UTILS: Candidate[] = [
 /** command → packages that ship it in jammy (main/universe/restricted/multiverse). */
 const CNF: Record<string, Candidate[]> = {
   'nvidia-smi': NVIDIA_UTILS,
-  lldpcli: [['lldpd', '1.0.13-1ubuntu0.1']],
-  lldpctl: [['lldpd', '1.0.13-1ubuntu0.1']],
+  lldpcli: [['lldpd', '1.0.13-1']],
+  lldpctl: [['lldpd', '1.0.13-1']],
   ibstat: [['infiniband-diags', '39.0-1']],
   ibstatus: [['infiniband-diags', '39.0-1']],
   ibv_devinfo: [['ibverbs-utils', '39.0-1']],
