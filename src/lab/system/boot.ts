@@ -145,7 +145,11 @@ function baseProcesses(sys: MachineSystem): void {
 export async function coldBoot(sys: MachineSystem): Promise<void> {
   sys.bootIds[0] = sys.machine.bootId;
   await installBaseUnits(sys);
-  if (sys.processes.list().length === 0) baseProcesses(sys);
+  if (sys.processes.list().length === 0) {
+    sys.pinTime(sys.boot.at);
+    baseProcesses(sys);
+    sys.pinTime(undefined);
+  }
   kernelBanner(sys);
   for (const mod of sys.machine.modules) {
     const def = registeredModules().find((d) => d.name === mod);

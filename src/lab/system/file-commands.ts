@@ -358,6 +358,67 @@ export function ddCommand(): Command {
   });
 }
 
+/**
+ * rm: `-f` silences only missing files, as in coreutils — a directory the user may not write
+ * still fails (`Permission denied`), which just-bash's rm would swallow.
+ */
+export function rmCommand(): Command {
+  return defineCommand('rm', async (args, ctx) => {
+    let force = false;
+    let recursive = false;
+    let dirs = false;
+    let verbose = false;
+    const files: string[] = [];
+    for (let i = 0; i < args.length; i++) {
+      const a = args[i] as string;
+      if (a === '--') {
+        files.push(...args.slice(i + 1));
+        break;
+      }
+      if (a === '--force') force = true;
+      else if (a === '--recursive') recursive = true;
+      else if (a === '--dir') dirs = true;
+      else if (a === '--verbose') verbose = true;
+      else if (/^-[frRdviI]+$/.test(a)) {
+        if (a.includes('f')) force = true;
+        if (/[rR]/.test(a)) recursive = true;
+        if (a.includes('d')) dirs = true;
+        if (a.includes('v')) verbose = true;
+      } else if (a.startsWith('-') && a !== '-') return fail(1, `rm: invalid option -- '${a.slice(1, 2)}'\nTry 'rm --help' for more information.\n`);
+      else files.push(a);
+    }
+    if (files.length === 0) return force ? { stdout: '', stderr: '', exitCode: 0 } : fail(1, "rm: missing operand\nTry 'rm --help' for more information.\n");
+    let out = '';
+    let err = '';
+    for (const f of files) {
+      const path = ctx.fs.resolvePath(ctx.cwd, f);
+      if (/(^|\/)\.\.?$/.test(f)) {
+        err += `rm: refusing to remove '.' or '..' directory: skipping ${q(ctx, f)}\n`;
+        continue;
+      }
+      const st = await ctx.fs.lstat(path).catch(() => undefined);
+      if (!st) {
+        if (!force) err += `rm: cannot remove ${q(ctx, f)}: No such file or directory\n`;
+        continue;
+      }
+      if (st.isDirectory && !recursive) {
+        const empty = (await ctx.fs.readdir(path).catch(() => ['x'])).length === 0;
+        if (!dirs || !empty) {
+          err += `rm: cannot remove ${q(ctx, f)}: Is a directory\n`;
+          continue;
+        }
+      }
+      try {
+        await ctx.fs.rm(path, { recursive, force: true });
+        if (verbose) out += `removed ${st.isDirectory ? 'directory ' : ''}${q(ctx, f)}\n`;
+      } catch (e) {
+        err += `rm: cannot remove ${q(ctx, f)}: ${errnoText(e)}\n`;
+      }
+    }
+    return { stdout: out, stderr: err, exitCode: err ? 1 : 0 };
+  });
+}
+
 export function fileCommands(m: Machine): Command[] {
-  return [statCommand(m), chownCommand(m), chmodCommand(), installCommand(m), ddCommand()];
+  return [statCommand(m), chownCommand(m), chmodCommand(), installCommand(m), ddCommand(), rmCommand()];
 }

@@ -157,7 +157,9 @@ export function systemFs(base: InMemoryFs, owners: FileOwners, now: () => Date, 
     else await checkParent(p, 'open');
     const real = await canonical(p);
     await (base[op] as (p: string, c: FileContent, o?: unknown) => Promise<void>)(real, content, options);
-    if (!exists) await created(real);
+    // Writing into an existing file keeps its mode (the in-memory fs would reset it).
+    if (exists) await base.chmod(real, exists.mode & 0o7777);
+    else await created(real);
     await stamp(real);
   };
 

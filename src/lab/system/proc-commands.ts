@@ -70,7 +70,8 @@ const COLUMNS: Record<string, Column> = {
 };
 
 function render(procs: Process[], m: Machine, cols: Array<{ col: Column; header: string }>, headers: boolean): string {
-  const cell = (c: Column, v: string, last: boolean): string => (last ? v : c.right ? v.padStart(c.width) : v.padEnd(c.width));
+  // Right-aligned columns are always padded; a left-aligned last column is not.
+  const cell = (c: Column, v: string, last: boolean): string => (c.right ? v.padStart(c.width) : last ? v : v.padEnd(c.width));
   let out = '';
   if (headers && cols.some((c) => c.header !== '')) out += `${cols.map((c, i) => cell(c.col, c.header, i === cols.length - 1)).join(' ').trimEnd()}\n`;
   for (const p of procs) out += `${cols.map((c, i) => cell(c.col, c.col.get(p, m), i === cols.length - 1)).join(' ')}\n`;

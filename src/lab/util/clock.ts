@@ -182,6 +182,9 @@ export class SimClock {
   private fireTimer(entry: TimerEntry): void {
     if (entry.cancelled || !this.timers.delete(entry)) return;
     if (entry.real) clearTimeout(entry.real);
+    // A real timeout can end a hair early: the clock never reads before a timer's due time.
+    const early = entry.due - this.now();
+    if (early > 0) this.offsetMs += early;
     entry.fire();
   }
 
