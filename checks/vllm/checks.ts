@@ -52,6 +52,7 @@ export const flagsCheck: CheckDef<VllmFacts> = {
       }
       return { status: 'fail', rule: 'R40', summary: 'cannot list the installed vLLM\'s flags: `vllm serve --help=all` did not run', evidence, fix: 'apply nccl.bench-tools (the cluster venv /opt/l20/venv with the pinned vLLM)' };
     }
+    if (all.length === 0) return { status: 'pass', rule: 'R40', summary: 'no vLLM command on this host to check', evidence };
     const known = new Set(f.helpFlags);
     const unknown = all.filter((x) => !known.has(x));
     if (unknown.length > 0) {

@@ -71,7 +71,7 @@ const modelSync: StepDef<VllmFacts> = {
     const needs = ctx.targets.filter((h) => h !== src && !(ref?.configSha && present(h)?.configSha === ref.configSha && present(h)?.indexSha === ref.indexSha && present(h)?.du === ref.du));
     const mkdir = (h: string): string[] => ['install', '-d', '-m', '0755', '-o', ctx.all.find((x) => x.host === h)?.facts.user ?? user, '-g', ctx.all.find((x) => x.host === h)?.facts.user ?? user, path];
     const download = [`${VENV_BIN}/hf`, 'download', id, '--local-dir', path];
-    const rsync = (ip: string): string[] => ['rsync', '-a', '--info=progress2', '-e', `ssh -i ${CLUSTER_KEY} -o BatchMode=yes -o StrictHostKeyChecking=accept-new`, `${path}/`, `${ip}:${path}/`];
+    const rsync = (ip: string): string[] => ['rsync', '-a', '--delete', '--info=progress2', '-e', `ssh -i ${CLUSTER_KEY} -o BatchMode=yes -o StrictHostKeyChecking=accept-new`, `${path}/`, `${ip}:${path}/`];
     const out: StepResult[] = [];
     const srcCmds = ref?.configSha ? [] : [`sudo ${quoteArgv(mkdir(src))}`, quoteArgv(download)];
     if (ctx.dryRun) {

@@ -106,7 +106,7 @@ describe('vllm on the ready lab', () => {
     const o = await new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: true }).applyStage(vllmStage);
     const sync = (o.steps ?? []).filter((s) => s.id === 'vllm.model-sync');
     expect(sync.map((s) => [s.host, s.status, s.changed])).toEqual([['l20-n1', 'applied', true], ['l20-n2', 'applied', true]]);
-    expect(sync[1]!.commands.join('\n')).toContain("rsync -a --info=progress2 -e 'ssh -i ~/.ssh/l20_cluster -o BatchMode=yes -o StrictHostKeyChecking=accept-new' /opt/l20/models/Qwen2.5-7B-Instruct/ 192.168.101.2:/opt/l20/models/Qwen2.5-7B-Instruct/");
+    expect(sync[1]!.commands.join('\n')).toContain("rsync -a --delete --info=progress2 -e 'ssh -i ~/.ssh/l20_cluster -o BatchMode=yes -o StrictHostKeyChecking=accept-new' /opt/l20/models/Qwen2.5-7B-Instruct/ 192.168.101.2:/opt/l20/models/Qwen2.5-7B-Instruct/");
     expect(show(o.results.filter((r) => r.status !== 'pass'))).toEqual([]);
     const [n1, n2] = t.hosts;
     const du = async (h: Host): Promise<string> => (await sh(h, 'du -sb /opt/l20/models/Qwen2.5-7B-Instruct | cut -f1')).out;
@@ -115,6 +115,14 @@ describe('vllm on the ready lab', () => {
     expect((await sh(n2!, 'cat ~/.ssh/authorized_keys')).out).toMatch(/^from="192\.168\.101\.1" ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI\S+ l20-cluster@l20-n1\n$/m);
     const again = await new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: true }).applyStage(vllmStage);
     expect(again.changed).toBe(0);
+    // A damaged copy (a shard gone, a stray file) differs in size; the sync makes it exact again.
+    await sh(n2!, 'rm /opt/l20/models/Qwen2.5-7B-Instruct/model-00004-of-00004.safetensors && echo x > /opt/l20/models/Qwen2.5-7B-Instruct/stray');
+    const damaged = await engine.runStage(vllmStage);
+    expect(damaged.results.find((r) => r.id === 'vllm.model')).toMatchObject({ status: 'fail', summary: 'the copies of /opt/l20/models/Qwen2.5-7B-Instruct differ (size)' });
+    const fixed = await new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: true }).applyStage(vllmStage);
+    expect((fixed.steps ?? []).filter((s) => s.status === 'applied').map((s) => [s.id, s.host, s.changed])).toEqual([['vllm.model-sync', 'l20-n1', false], ['vllm.model-sync', 'l20-n2', true]]);
+    expect(fixed.results.find((r) => r.id === 'vllm.model')?.status).toBe('pass');
+    expect((await sh(n2!, 'ls /opt/l20/models/Qwen2.5-7B-Instruct/stray 2>&1')).code).toBe(2);
   });
 });
 

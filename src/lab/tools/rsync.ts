@@ -76,6 +76,7 @@ export const rsync: Tool = {
     let rsh = 'ssh';
     let rsyncPath = 'rsync';
     let progress = false;
+    let del = false;
     const operands: string[] = [];
     for (let i = 0; i < args.length; i++) {
       const a = args[i] as string;
@@ -84,7 +85,8 @@ export const rsync: Tool = {
       else if (a.startsWith('--rsync-path=')) rsyncPath = a.slice(13);
       else if (a === '--rsync-path') rsyncPath = args[++i] ?? 'rsync';
       else if (a === '--info=progress2' || a === '--progress' || a === '-P') progress = true;
-      else if (/^-[avzhrltpgoDHAXSP]+$/.test(a) || a === '--delete' || a === '--partial') continue;
+      else if (a === '--delete') del = true;
+      else if (/^-[avzhrltpgoDHAXSP]+$/.test(a) || a === '--partial') continue;
       else if (a === '--version') return { stdout: `rsync  version ${VERSION}  protocol version 31\n`, stderr: '', exitCode: 0 };
       else if (a.startsWith('-')) return { stdout: '', stderr: `rsync: ${a}: unknown option\nrsync error: syntax or usage error (code 1) at main.c(1795) [client=${VERSION}]\n`, exitCode: 1 };
       else operands.push(a);
@@ -151,6 +153,11 @@ export const rsync: Tool = {
     let files = 0;
     const write = async (): Promise<void> => {
       await tfs.mkdir(dstRoot, { recursive: true });
+      if (del && srcIsDir) {
+        // --delete: what the receiver has and the sender does not goes away (deepest first).
+        const want = new Set(entries.map((e) => e.rel));
+        for (const e of (await walk(tfs, dstRoot)).reverse()) if (!want.has(e.rel)) await tfs.rm(posix.join(dstRoot, e.rel), { recursive: true, force: true });
+      }
       for (const e of entries) {
         const from = e.rel ? posix.join(srcRoot, e.rel) : srcRoot;
         const to = e.rel ? posix.join(dstRoot, e.rel) : dstRoot;
