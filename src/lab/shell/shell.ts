@@ -139,7 +139,9 @@ export async function createShell(machine: Machine, cluster: Cluster, tools: rea
   for (const name of new Set([...getCommandNames(), ...core.map((c) => c.name)])) await writeStub(name);
 
   const registered = new Set<string>();
-  const builtins = new Set([...SHELL_BUILTINS, 'exec', 'eval', 'source', '.', 'kill', 'echo', 'printf', 'test', '[', 'true', 'false', 'pwd']);
+  // Commands that never get the live-output marker (system/live.ts): builtins, and printenv, which
+  // would print it.
+  const builtins = new Set([...SHELL_BUILTINS, 'exec', 'eval', 'source', '.', 'kill', 'echo', 'printf', 'test', '[', 'true', 'false', 'pwd', 'printenv']);
   const bash = new Bash({
     fs,
     cwd: machine.user.home,

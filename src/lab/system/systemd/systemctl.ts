@@ -5,12 +5,11 @@
 import { posix } from 'node:path';
 import type { ExecResult, ResolvedCommandContext } from 'just-bash';
 import { runInLevel } from '../exec-context.js';
-import { systemdTime } from '../journal.js';
 import type { MachineSystem } from '../machine-system.js';
 import { requestReboot } from '../boot.js';
 import { isUtf8Locale, renderShow, renderStatus, renderTimers, unitProperties } from './render.js';
 import { unitName, type Systemd, type UnitRuntime } from './manager.js';
-import { unitList, unitValues } from './unit-file.js';
+import { unitList } from './unit-file.js';
 
 interface Options {
   now: boolean;
@@ -144,6 +143,7 @@ function standardTimers(sys: MachineSystem): Array<{ next: number; last?: number
 }
 
 export async function systemctl(sys: MachineSystem, args: string[], ctx: ResolvedCommandContext, root: boolean): Promise<ExecResult> {
+  if (args[0] === '--version') args = ['version', ...args.slice(1)];
   const parsed = parse(args);
   if (typeof parsed === 'string') return res('', `${parsed}\n`, 1);
   const o = parsed;
@@ -155,7 +155,6 @@ export async function systemctl(sys: MachineSystem, args: string[], ctx: Resolve
   const warn = (ws: string[]): string => ws.map((w) => `${w}\n`).join('');
 
   switch (verb) {
-    case '--version':
     case 'version':
       return res('systemd 249 (249.11-0ubuntu3.12)\n+PAM +AUDIT +SELINUX +APPARMOR +IMA +SMACK +SECCOMP +GCRYPT +GNUTLS +OPENSSL +ACL +BLKID +CURL +ELFUTILS +FIDO2 +IDN2 -IDN +IPTC +KMOD +LIBCRYPTSETUP +LIBFDISK +PCRE2 -PWQUALITY -P11KIT -QRENCODE +BZIP2 +LZ4 +XZ +ZLIB +ZSTD -XKBCOMMON +UTMP +SYSVINIT default-hierarchy=unified\n', '', 0);
     case 'daemon-reload': {
@@ -217,9 +216,10 @@ export async function systemctl(sys: MachineSystem, args: string[], ctx: Resolve
             await sys.shell.fs.rm(link);
             err += `Removed ${link}.\n`;
           }
-          sd.units.delete(n);
         }
       });
+      // systemctl reloads the manager after (un)masking: a running unit keeps running, masked.
+      await sd.reload();
       return res('', err, 0);
     }
     case 'is-active':
@@ -316,4 +316,3 @@ export async function systemctl(sys: MachineSystem, args: string[], ctx: Resolve
   }
 }
 
-export { systemdTime, unitValues };
