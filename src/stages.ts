@@ -3,6 +3,7 @@ import type { StageDef, StageId } from './engine/types.js';
 import { inventoryStage } from '../checks/inventory/index.js';
 import { osStage } from '../checks/os/index.js';
 import { nicStackStage } from '../checks/nic-stack/index.js';
+import { networkStage } from '../checks/network/index.js';
 import { qosStage } from '../checks/qos/index.js';
 import { rdmaLinkStage } from '../checks/rdma-link/index.js';
 import { gpuDriverStage } from '../checks/gpu-driver/index.js';
@@ -11,7 +12,7 @@ import { ncclStage } from '../checks/nccl/index.js';
 import { rayStage } from '../checks/ray/index.js';
 import { vllmStage } from '../checks/vllm/index.js';
 
-export const STAGES: ReadonlyArray<StageDef<any, any>> = [inventoryStage, osStage, nicStackStage, qosStage, rdmaLinkStage, gpuDriverStage, gpudirectStage, ncclStage, rayStage, vllmStage];
+export const STAGES: ReadonlyArray<StageDef<any, any>> = [inventoryStage, osStage, nicStackStage, networkStage, qosStage, rdmaLinkStage, gpuDriverStage, gpudirectStage, ncclStage, rayStage, vllmStage];
 
 export function stageById(id: StageId): StageDef<any, any> | undefined {
   return STAGES.find((s) => s.id === id);

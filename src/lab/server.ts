@@ -8,6 +8,7 @@ import { setMaxListeners } from 'node:events';
 // ssh2 is CommonJS: under Node's ESM loader only its default export carries Server and utils.
 import ssh2, { type Connection, type ParsedKey, type ServerChannel, type Session } from 'ssh2';
 import { runInteractive } from './interactive.js';
+import { connectionRefused, managementCut, onManagementChange, UNREACHABLE_ATTEMPT_MS } from './tools/mgmt-path.js';
 import type { Machine } from './model/types.js';
 import type { Shell } from './shell/shell.js';
 import { rng, type Rng } from './util/prng.js';
@@ -49,6 +50,10 @@ export class HostServer {
   constructor(private readonly opts: HostServerOptions) {
     this.timing = rng(opts.machine.seed, opts.machine.hostname, 'timing');
     this.server = new Server({ hostKeys: [opts.hostPrivateKey] }, (client, info) => this.onConnection(client, info.port));
+    // Management lost its address or link (netplan apply, ip): every session's TCP path is gone.
+    onManagementChange(opts.machine, () => {
+      if (managementCut(opts.machine)) for (const c of this.clients) c.end();
+    });
   }
 
   listen(port = 0): Promise<number> {
@@ -99,6 +104,15 @@ export class HostServer {
 
   private onConnection(client: Connection, clientPort: number): void {
     if (this.down || this.closed) {
+      client.on('error', () => undefined);
+      client.end();
+      return;
+    }
+    if (connectionRefused(this.opts.machine)) {
+      // Management cut or firewalled: the client waits out its connect timeout. At 'max' only
+      // modelled waits move the clock, and this wait is what lets a rollback timer come due.
+      const clock = this.opts.machine.clock;
+      if (clock.speed === 'max') void clock.sleep(UNREACHABLE_ATTEMPT_MS);
       client.on('error', () => undefined);
       client.end();
       return;

@@ -5,6 +5,8 @@
  */
 import type { Machine } from '../model/types.js';
 import { dir, file, text, type VDir, type VNode } from './vfs.js';
+import { procNetBonding } from '../tools/bonding.js';
+import { effectiveUid } from '../system/exec-context.js';
 import { nvidiaProcEntries } from '../tools/nvidia-proc.js';
 
 export function renderMeminfo(m: Machine): string {
@@ -61,6 +63,8 @@ export function buildProcfs(m: Machine): VDir {
       loadavg: text('0.08 0.05 0.01 1/1520 4242\n'),
       modules: file(() => m.modules.map((mod) => `${mod} 65536 0 - Live 0x0000000000000000\n`).join('')),
       driver: dir(() => ({ rtc: text('rtc_time\t: 09:00:00\n'), ...nvidiaProcEntries(m) })),
+      // Bonding's view of each bond; the 802.3ad details are root-only (CAP_NET_ADMIN).
+      net: dir(() => ({ bonding: procNetBonding(m, () => effectiveUid(m.user.uid) === 0) })),
       sys: dir(() => ({
         kernel: dir(() => ({
           hostname: file(() => `${m.hostname}\n`),

@@ -5,6 +5,7 @@
  */
 import { SimClock, type Speed } from '../util/clock.js';
 import { createMachine, localCarrier } from './machine.js';
+import { carrierOverride } from '../tools/bonding.js';
 import type { Machine } from './types.js';
 
 export interface CableEnd {
@@ -60,6 +61,9 @@ export function createCluster(hosts: number, seed: number, speed: Speed): Cluste
     m.carrier = (ifname) => {
       const local = localCarrier(m, ifname);
       if (local !== undefined) return local;
+      // Bonds (a member with carrier) and ports inside a post-MTU-change flap: tools/bonding.ts.
+      const override = carrierOverride(m, ifname);
+      if (override !== undefined) return override;
       const self = m.netdevs.find((d) => d.name === ifname);
       const end = cluster.peer(m.hostname, ifname);
       if (!self?.adminUp || !end) return false;

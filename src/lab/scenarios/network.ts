@@ -1,24 +1,125 @@
 /**
- * Scenario parts for the network stage (STAGES.md §4.4): `ready` puts this stage's end state (design A)
- * into the model exactly as applying the stage would leave it; `tutorial` the recipe's state as written.
- * Fault scenarios of this stage live here too. Filled in by whoever builds the stage's lab support.
+ * Scenario parts for the network stage (STAGES.md §4.4).
+ *
+ * `ready`: what network.write, network.apply, network.mgmt-routes and network.firewall leave for
+ * design A — /etc/netplan/60-l20-fabric.yaml (0600, the file network.write renders), cable k's
+ * subnet 192.168.10k.0/24 on both ends (host i = .i), MTU 9000, the management file with a default
+ * route instead of gateway4, ufw active with ALLOW IN on every fabric port and SSH on management.
+ * `tutorial`: the recipe's /etc/netplan/02-bond-roce.yaml (0644, as an editor leaves it) applied —
+ * a 4-port balance-xor bond0 on 192.168.100.i/24 (lacp-rate dropped by networkd, no RoCE LAG),
+ * the installer's management file with gateway4, the firewall off.
  */
+import { renderFabricFile, withDefaultRoute } from '../../../checks/network/netplan-file.js';
+import { FABRIC_FILE } from '../../../checks/network/probes.js';
+import type { DesignPlan } from '../../../checks/common/design.js';
 import type { Cluster } from '../model/cluster.js';
+import type { Machine, NetDev } from '../model/types.js';
+import { mgmtNetplan } from '../fs/rootfs.js';
+import { createBond, enslave, registerCluster } from '../tools/bonding.js';
+import { addAddress, clearFlaps, setLinkUp } from '../tools/netdev-ops.js';
+import { renderUserRules, ufwConf, type UfwRule } from '../tools/ufw.js';
 
-export function ready(_cluster: Cluster): void {
-  // not modelled yet
+/** The run id in the header of the ready scenario's fabric file (an apply before the lab's epoch). */
+export const READY_RUN_ID = '20250106T083000Z';
+
+function fabricPorts(m: Machine): NetDev[] {
+  return m.netdevs.filter((d) => d.driver === 'mlx5_core').sort((a, b) => (a.pci ?? '').localeCompare(b.pci ?? ''));
 }
 
-export function tutorial(_cluster: Cluster): void {
-  // not modelled yet
+/** Cable k (1-based) of a port: the position of node 1's end among node 1's ports. */
+function cableIndex(cluster: Cluster, m: Machine, port: string): number | undefined {
+  const first = cluster.machines[0];
+  if (!first) return undefined;
+  const end = m === first ? { host: m.hostname, ifname: port } : cluster.peer(m.hostname, port);
+  if (!end || end.host !== first.hostname) return undefined;
+  const i = fabricPorts(first).findIndex((d) => d.name === end.ifname);
+  return i < 0 ? undefined : i + 1;
+}
+
+function setFile(m: Machine, path: string, content: string, mode: number): void {
+  (m.files ??= new Map()).set(path, { content, mode });
+}
+
+export function ready(cluster: Cluster): void {
+  registerCluster(cluster);
+  for (const m of cluster.machines) {
+    const plan: DesignPlan = { design: 'A', interfaces: [], control: { netdev: '', address: '', subnet: '192.168.101.0/24' } };
+    for (const d of fabricPorts(m)) {
+      const k = cableIndex(cluster, m, d.name);
+      if (k === undefined) continue;
+      d.mtu = 9000;
+      setLinkUp(m, d);
+      addAddress(m, d, { family: 'inet', local: `192.168.${100 + k}.${m.index}`, prefixlen: 24 });
+      plan.interfaces.push({ name: d.name, kind: 'ethernet', addresses: [`192.168.${100 + k}.${m.index}/24`], mtu: 9000, rail: k });
+    }
+    plan.interfaces.sort((a, b) => (a.rail ?? 0) - (b.rail ?? 0));
+    const first = plan.interfaces[0];
+    if (first) plan.control = { netdev: first.name, address: `192.168.101.${m.index}`, subnet: '192.168.101.0/24' };
+    setFile(m, FABRIC_FILE, renderFabricFile(plan, READY_RUN_ID), 0o600);
+    const mgmt = withDefaultRoute(mgmtNetplan(m), m.mgmt.ifname);
+    if (mgmt) setFile(m, '/etc/netplan/01-netcfg.yaml', mgmt.text, 0o600);
+    const rules: UfwRule[] = [
+      { action: 'allow', iface: m.mgmt.ifname, port: m.mgmt.sshPort, proto: 'tcp' },
+      ...fabricPorts(m).map((d): UfwRule => ({ action: 'allow', iface: d.name })),
+    ];
+    setFile(m, '/etc/ufw/ufw.conf', ufwConf(true), 0o644);
+    setFile(m, '/etc/ufw/user.rules', renderUserRules(rules, false), 0o640);
+    setFile(m, '/etc/ufw/user6.rules', renderUserRules(rules, true), 0o640);
+    m.firewall = { active: true, allowIn: rules.map((r) => ({ ...(r.iface ? { iface: r.iface } : {}), ...(r.port !== undefined ? { port: r.port } : {}), ...(r.proto ? { proto: r.proto } : {}) })) };
+    clearFlaps(m);
+    m.revision++;
+  }
+}
+
+/** The tutorial's 02-bond-roce.yaml, its address set for host i as the comment asks. */
+export function tutorialBondFile(i: number): string {
+  return `# /etc/netplan/02-bond-roce.yaml
+network:
+  version: 2
+  ethernets:
+    ens1f0: { mtu: 9000 }
+    ens1f1: { mtu: 9000 }
+    ens2f0: { mtu: 9000 }
+    ens2f1: { mtu: 9000 }
+  bonds:
+    bond0:
+      interfaces: [ens1f0, ens1f1, ens2f0, ens2f1]
+      parameters:
+        mode: balance-xor
+        mii-monitor-interval: 100
+        transmit-hash-policy: layer3+4
+        lacp-rate: fast
+      mtu: 9000
+      addresses: [192.168.100.${i}/24] # 另一台用192.168.100.2
+`;
+}
+
+export function tutorial(cluster: Cluster): void {
+  registerCluster(cluster);
+  for (const m of cluster.machines) {
+    const ports = fabricPorts(m);
+    // networkd passes lacp-rate only in 802.3ad: the kernel keeps slow (R18).
+    const bond = createBond(m, 'bond0', { mode: 'balance-xor', miimon: 100, xmitHashPolicy: 'layer3+4' });
+    bond.mtu = 9000;
+    for (const d of ports) {
+      d.mtu = 9000;
+      enslave(m, bond, d);
+    }
+    setLinkUp(m, bond);
+    addAddress(m, bond, { family: 'inet', local: `192.168.100.${m.index}`, prefixlen: 24 });
+    setFile(m, '/etc/netplan/02-bond-roce.yaml', tutorialBondFile(m.index), 0o644);
+    clearFlaps(m);
+    m.revision++;
+  }
 }
 
 /** `mtu-mismatch`: node 2 `ens1f1` MTU 1500 (active_mtu 1024). */
-export function mtuMismatch(_cluster: Cluster): void {
-  // not modelled yet
+export function mtuMismatch(cluster: Cluster): void {
+  const d = cluster.machines[1]?.netdevs.find((x) => x.name === 'ens1f1');
+  if (d) d.mtu = 1500;
 }
 
 /** `link-down`: cable 4 (`ens2f1 ↔ ens2f1`) unplugged. */
-export function linkDown(_cluster: Cluster): void {
-  // not modelled yet
+export function linkDown(cluster: Cluster): void {
+  for (const c of cluster.cables) if (c.a.ifname === 'ens2f1' && c.b.ifname === 'ens2f1') c.plugged = false;
 }

@@ -4,7 +4,13 @@
  * not-found text today and the later stages only need to add their renderers and packages.
  */
 import { fail } from '../shell/args.js';
-import { dpkgQuery, ping } from './dpkg-ping.js';
+import { dpkgQuery } from './dpkg-ping.js';
+import { ping } from './ping.js';
+import { netplan } from './netplan.js';
+import { ufw } from './ufw.js';
+import { lldpcli, lldpctl } from './lldp.js';
+// Registers the network's reboot hooks (bonds and addresses dropped, netplan and ufw at boot).
+import './network-boot.js';
 import { ip } from './ip.js';
 import { lscpu } from './lscpu.js';
 import { lspci } from './lspci.js';
@@ -66,8 +72,10 @@ export const TOOLS: readonly Tool[] = [
   setpci,
   updateGrub,
   ubuntuDrivers,
-  pending('lldpcli', '/usr/sbin/lldpcli', ['lldpd']),
-  pending('lldpctl', '/usr/sbin/lldpctl', ['lldpd']),
+  lldpcli,
+  lldpctl,
+  netplan,
+  ufw,
   ofedInfo,
   ibdev2netdev,
   showGids,

@@ -8,6 +8,8 @@
 import type { IpAddress, Machine, NetDev, Route } from '../model/types.js';
 import { fail, ok } from '../shell/args.js';
 import type { Tool } from './types.js';
+import { bondFlag, bondLinkinfo, bondLinkinfoText } from './bonding.js';
+import { ipChange, isIpChange } from './ip-change.js';
 
 interface Opts {
   json: boolean;
@@ -18,8 +20,11 @@ interface Opts {
 function flags(m: Machine, d: NetDev): string[] {
   if (d.linkType === 'loopback') return d.adminUp ? ['LOOPBACK', 'UP', 'LOWER_UP'] : ['LOOPBACK'];
   const carrier = m.carrier(d.name);
-  if (!d.adminUp) return ['BROADCAST', 'MULTICAST'];
-  return carrier ? ['BROADCAST', 'MULTICAST', 'UP', 'LOWER_UP'] : ['NO-CARRIER', 'BROADCAST', 'MULTICAST', 'UP'];
+  // Bonds print MASTER and their members SLAVE, after MULTICAST in iproute2's flag order.
+  const role = bondFlag(d);
+  const base = ['BROADCAST', 'MULTICAST', ...(role ? [role] : [])];
+  if (!d.adminUp) return base;
+  return carrier ? [...base, 'UP', 'LOWER_UP'] : ['NO-CARRIER', ...base, 'UP'];
 }
 
 function operstate(m: Machine, d: NetDev): string {
@@ -28,15 +33,18 @@ function operstate(m: Machine, d: NetDev): string {
 }
 
 function linkJson(m: Machine, d: NetDev, o: Opts, isLink: boolean): Record<string, unknown> {
-  const j: Record<string, unknown> = {
-    ifindex: d.ifindex, ifname: d.name, flags: flags(m, d), mtu: d.mtu, qdisc: d.qdisc, operstate: operstate(m, d),
-  };
+  const j: Record<string, unknown> = { ifindex: d.ifindex, ifname: d.name, flags: flags(m, d), mtu: d.mtu, qdisc: d.qdisc };
+  if (d.master) j.master = d.master;
+  j.operstate = operstate(m, d);
   if (isLink) j.linkmode = 'DEFAULT';
   Object.assign(j, { group: 'default', txqlen: d.txqlen, link_type: d.linkType, address: d.mac,
     broadcast: d.linkType === 'loopback' ? '00:00:00:00:00:00' : 'ff:ff:ff:ff:ff:ff' });
   if (o.details) {
+    Object.assign(j, { promiscuity: 0, min_mtu: d.minMtu, max_mtu: d.maxMtu });
+    const li = bondLinkinfo(m, d);
+    if (li) j.linkinfo = li;
     Object.assign(j, {
-      promiscuity: 0, min_mtu: d.minMtu, max_mtu: d.maxMtu, inet6_addr_gen_mode: d.addrGenMode, num_tx_queues: d.numTxQueues,
+      inet6_addr_gen_mode: d.addrGenMode, num_tx_queues: d.numTxQueues,
       num_rx_queues: d.numRxQueues, gso_max_size: d.gsoMaxSize, gso_max_segs: d.gsoMaxSegs,
     });
     if (d.pci) Object.assign(j, { parentbus: 'pci', parentdev: d.pci });
@@ -59,10 +67,13 @@ function addrJson(a: IpAddress): Record<string, unknown> {
 const lft = (n: number): string => (n === 4294967295 ? 'forever' : `${n}sec`);
 
 function linkText(m: Machine, d: NetDev, o: Opts, isLink: boolean): string {
-  let s = `${d.ifindex}: ${d.name}: <${flags(m, d).join(',')}> mtu ${d.mtu} qdisc ${d.qdisc} state ${operstate(m, d)}${isLink ? ' mode DEFAULT' : ''} group default qlen ${d.txqlen}\n`;
+  let s = `${d.ifindex}: ${d.name}: <${flags(m, d).join(',')}> mtu ${d.mtu} qdisc ${d.qdisc}${d.master ? ` master ${d.master}` : ''} state ${operstate(m, d)}${isLink ? ' mode DEFAULT' : ''} group default qlen ${d.txqlen}\n`;
   s += `    link/${d.linkType} ${d.mac} brd ${d.linkType === 'loopback' ? '00:00:00:00:00:00' : 'ff:ff:ff:ff:ff:ff'}`;
   if (o.details) {
-    s += ` promiscuity 0 minmtu ${d.minMtu} maxmtu ${d.maxMtu} addrgenmode ${d.addrGenMode} numtxqueues ${d.numTxQueues} numrxqueues ${d.numRxQueues} gso_max_size ${d.gsoMaxSize} gso_max_segs ${d.gsoMaxSegs} `;
+    s += ` promiscuity 0 minmtu ${d.minMtu} maxmtu ${d.maxMtu} `;
+    const li = bondLinkinfoText(m, d);
+    if (li) s += `\n    ${li}`;
+    s += `addrgenmode ${d.addrGenMode} numtxqueues ${d.numTxQueues} numrxqueues ${d.numRxQueues} gso_max_size ${d.gsoMaxSize} gso_max_segs ${d.gsoMaxSegs} `;
     if (d.pci) s += `parentbus pci parentdev ${d.pci} `;
   }
   s += '\n';
@@ -124,7 +135,8 @@ export const ip: Tool = {
   name: 'ip',
   path: '/usr/sbin/ip',
   packages: ['iproute2'],
-  run(args, { machine: m }) {
+  run(args, env) {
+    const m = env.machine;
     const o: Opts = { json: false, details: false };
     let i = 0;
     for (; i < args.length && (args[i] as string).startsWith('-'); i++) {
@@ -138,8 +150,14 @@ export const ip: Tool = {
     }
     const obj = args[i] ?? '';
     const sub = args.slice(i + 1);
-    const { dev, rest } = parseSelector(sub);
-    const devs = m.netdevs.filter((d) => dev === undefined || d.name === dev);
+    if (isIpChange(obj, sub)) return ipChange(obj, sub, env);
+    const { dev, rest: selected } = parseSelector(sub);
+    // `type bond` / `type bond_slave` narrows link and addr listings to bonds or their members.
+    const typeAt = selected.indexOf('type');
+    const kind = typeAt >= 0 ? selected[typeAt + 1] : undefined;
+    const rest = typeAt >= 0 ? selected.filter((_, k) => k !== typeAt && k !== typeAt + 1) : selected;
+    const ofKind = (d: NetDev): boolean => kind === undefined || (kind === 'bond' ? d.bond !== undefined : kind === 'bond_slave' ? d.master !== undefined : false);
+    const devs = m.netdevs.filter((d) => (dev === undefined || d.name === dev) && ofKind(d));
     if (dev !== undefined && devs.length === 0) return fail(1, `Device "${dev}" does not exist.\n`);
 
     if (matchSub(obj, 'link')) {

@@ -1,0 +1,118 @@
+/**
+ * network.firewall (STAGES.md §3.4; R48, R46): ufw on, with ALLOW IN for each fabric interface and
+ * the SSH port on management, under an armed rollback. Inter-node traffic (NCCL, Ray, vLLM, torch,
+ * MPI) arrives on the fabric and needs no port rules; hardware RoCE bypasses netfilter anyway.
+ *
+ *  1. Arm on every host: `systemd-run --unit=l20-ufw-rollback-<run> --on-active=120 ufw --force disable`.
+ *  2. `ufw allow in on <mgmt> to any port <ssh> proto tcp`; `ufw allow in on <if>` per fabric interface.
+ *  3. `ufw --force enable`.
+ *  4. Prove: a NEW SSH connection (ufw keeps established sessions, so only a new one shows a
+ *     lock-out) and the stage's reachability and firewall checks.
+ *  5. Confirm (stop the timers), or disable at once where reachable and let the timer do it elsewhere.
+ */
+import type { StepDef, StepExecContext, StepResult } from '../../src/engine/types.js';
+import { quoteArgv } from '../../src/transport/quote.js';
+import type { RunResult } from '../../src/transport/types.js';
+import { fabricL3Names } from './checks-host.js';
+import { sshPort, type NetworkFacts } from './facts.js';
+
+export const UFW_WINDOW_S = 120;
+const RECONNECT_PAUSE_MS = 500;
+
+async function firewall(ctx: StepExecContext<NetworkFacts>): Promise<StepResult[]> {
+  const u = `l20-ufw-rollback-${ctx.runId}`;
+  const plans = ctx.targets.map((host) => {
+    const f = ctx.all.find((a) => a.host === host)!.facts;
+    const mgmt = f.fabric.mgmt.netdev;
+    const rules = [
+      ...(mgmt ? [['allow', 'in', 'on', mgmt, 'to', 'any', 'port', String(sshPort(f)), 'proto', 'tcp']] : []),
+      ...fabricL3Names(f).map((n) => ['allow', 'in', 'on', n]),
+    ];
+    return { host, mgmt, rules };
+  });
+  const log = new Map(plans.map((p) => [p.host, [] as string[]]));
+  const result = (host: string, status: StepResult['status'], changed: boolean, error?: string): StepResult => {
+    const p = plans.find((x) => x.host === host)!;
+    return {
+      id: 'network.firewall', stage: 'network', host, status, danger: 'network', commands: log.get(host) ?? [], diff: '', changed,
+      summary: `ufw: allow ${p.rules.map((r) => r.slice(1).join(' ')).join('; ')}; enable — under a ${UFW_WINDOW_S} s rollback timer`,
+      ...(error ? { error } : {}),
+    };
+  };
+  const cmd = (argv: string[]): string[] => argv;
+  const steps = (p: (typeof plans)[number]): string[][] => [
+    // systemd-run resolves `ufw` through PATH into the unit's ExecStart (/usr/sbin/ufw on Ubuntu).
+    cmd(['systemd-run', `--unit=${u}`, `--on-active=${UFW_WINDOW_S}`, 'ufw', '--force', 'disable']),
+    ...p.rules.map((r) => ['ufw', ...r]),
+    ['ufw', '--force', 'enable'],
+  ];
+  if (ctx.dryRun) {
+    for (const p of plans) log.get(p.host)!.push(...steps(p).map((a) => `sudo ${quoteArgv(a)}`), `(prove: new SSH connection, network.reachability) then sudo systemctl stop ${u}.timer`);
+    return plans.map((p) => result(p.host, 'planned', false));
+  }
+  const refused = plans.filter((p) => !p.mgmt);
+  if (refused.length > 0) return plans.map((p) => result(p.host, 'failed', false, `refused: the management interface of ${refused.map((r) => r.host).join(', ')} is unknown, so its SSH rule cannot be written`));
+  const run = async (host: string, argv: string[]): Promise<RunResult> => {
+    log.get(host)!.push(`sudo ${quoteArgv(argv)}`);
+    try {
+      return await ctx.run(host, 'network.firewall', { argv }, { sudo: true, timeoutMs: 60_000 });
+    } catch (err) {
+      return { commandLine: argv.join(' '), exitCode: null, signal: null, stdout: '', stderr: (err as Error).message, durationMs: 0, timedOut: false, cancelled: false, truncated: false };
+    }
+  };
+  const armed: string[] = [];
+  for (const p of plans) {
+    const all = steps(p);
+    for (const [i, argv] of all.entries()) {
+      const r = await run(p.host, argv);
+      if (i === 0 && r.exitCode === 0) armed.push(p.host);
+      if (r.exitCode !== 0) {
+        for (const h of armed) {
+          await run(h, ['ufw', '--force', 'disable']);
+          await run(h, ['systemctl', 'stop', `${u}.timer`]);
+        }
+        return plans.map((x) => result(x.host, 'failed', armed.includes(x.host), `\`${argv.join(' ')}\` on ${p.host} exited ${r.exitCode}: ${(r.stderr || r.stdout).trim()}; firewall disabled again where it was touched`));
+      }
+    }
+  }
+  const armedAt = Date.now();
+  const problems: string[] = [];
+  const fresh = new Map<string, boolean>();
+  for (const h of ctx.hosts) {
+    const p = await ctx.probeFreshConnection(h);
+    fresh.set(h, p.ok);
+    if (!p.ok) problems.push(`${h}: no new SSH connection: ${p.detail}`);
+  }
+  if (problems.length === 0) {
+    const re = await ctx.recheck();
+    for (const r of re.results.filter((x) => ['network.reachability', 'network.firewall'].includes(x.id) && x.status !== 'pass')) problems.push(`${r.host ?? 'cluster'} ${r.id}: ${r.summary}`);
+  }
+  if (problems.length === 0) {
+    for (const p of plans) await run(p.host, ['systemctl', 'stop', `${u}.timer`]);
+    ctx.note(null, 'firewall enabled and proved on every host; rollback timers stopped');
+    return plans.map((p) => result(p.host, 'applied', true));
+  }
+  const how = new Map<string, string>();
+  for (const p of plans) {
+    if (fresh.get(p.host) === false) continue;
+    const off = await run(p.host, ['ufw', '--force', 'disable']);
+    await run(p.host, ['systemctl', 'stop', `${u}.timer`]);
+    how.set(p.host, off.exitCode === 0 ? 'disabled again at once' : `ufw --force disable failed (exit ${off.exitCode}); the timer stays armed`);
+  }
+  const deadline = armedAt + (UFW_WINDOW_S + 120) * 1000;
+  for (const p of plans.filter((x) => !how.has(x.host))) {
+    ctx.note(p.host, `locked out: waiting for ${u}.timer to disable the firewall`);
+    let back = false;
+    while (!back && Date.now() < deadline && !ctx.signal.aborted) {
+      back = (await ctx.probeFreshConnection(p.host)).ok;
+      if (!back) await ctx.sleep(RECONNECT_PAUSE_MS);
+    }
+    how.set(p.host, back ? 'locked out; the rollback timer disabled the firewall and SSH works again' : 'still locked out: use the console');
+  }
+  return plans.map((p) => result(p.host, 'failed', true, `not confirmed — ${problems.join('; ')}\n${p.host}: ${how.get(p.host)}`));
+}
+
+export const firewallStep: StepDef<NetworkFacts> = {
+  id: 'network.firewall', title: 'ufw on: fabric and SSH admitted (armed rollback)', danger: 'network', guards: ['network.firewall'],
+  execute: firewall,
+};

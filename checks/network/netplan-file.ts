@@ -1,0 +1,69 @@
+/**
+ * The files the network stage writes, rendered with the yaml library (never by string splicing):
+ * /etc/netplan/60-l20-fabric.yaml for design A or B (STAGES.md §3.4 network.write), and the
+ * management file with `gateway4` turned into a default route (network.mgmt-routes, R21).
+ */
+import { readFileSync } from 'node:fs';
+import { Document, isMap, parseDocument, type YAMLMap } from 'yaml';
+import type { DesignPlan } from '../common/design.js';
+
+let cachedVersion: string | undefined;
+
+/** l20-setup's version for file headers (package.json next to the sources or the build). */
+export function toolVersion(): string {
+  if (cachedVersion) return cachedVersion;
+  for (const rel of ['../../package.json', '../../../package.json']) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'l20-setup' && pkg.version) return (cachedVersion = pkg.version);
+    } catch {
+      // the next level up
+    }
+  }
+  return (cachedVersion = 'unknown');
+}
+
+export const HEADER_RE = /^# l20-setup \S+ run \S+ design (\S+) — fabric only\n/;
+
+/** The fabric file for a design plan (A: one flow map per port; B: ports plus two bonds). */
+export function renderFabricFile(plan: DesignPlan, runId: string, version = toolVersion()): string {
+  const ethernets: Record<string, unknown> = {};
+  const bonds: Record<string, unknown> = {};
+  for (const i of plan.interfaces) {
+    if (i.kind === 'ethernet') ethernets[i.name] = i.addresses.length > 0 ? { mtu: i.mtu, addresses: i.addresses } : { mtu: i.mtu };
+    else bonds[i.name] = { interfaces: i.slaves ?? [], mtu: i.mtu, addresses: i.addresses, parameters: i.parameters ?? {} };
+  }
+  const network: Record<string, unknown> = { version: 2, renderer: 'networkd', ethernets };
+  if (Object.keys(bonds).length > 0) network.bonds = bonds;
+  const doc = new Document({ network });
+  for (const section of ['ethernets', 'bonds']) {
+    const m = doc.getIn(['network', section], true);
+    if (!isMap(m)) continue;
+    for (const item of (m as YAMLMap).items) if (isMap(item.value)) item.value.flow = true;
+  }
+  return `# l20-setup ${version} run ${runId} design ${plan.design} — fabric only\n${doc.toString({ flowCollectionPadding: false, lineWidth: 0 })}`;
+}
+
+/** The body without the header line (what decides whether the file must be rewritten). */
+export function fabricBody(text: string): string {
+  return text.replace(HEADER_RE, '');
+}
+
+/**
+ * A management file with `gateway4: X` of `netdev` replaced by `routes: [{to: default, via: X}]`
+ * (appended to existing routes), comments and everything else kept; undefined when there is none.
+ */
+export function withDefaultRoute(text: string, netdev: string): { text: string; gateway: string } | undefined {
+  const doc = parseDocument(text);
+  if (doc.errors.length > 0) return undefined;
+  const path = ['network', 'ethernets', netdev];
+  const gw = doc.getIn([...path, 'gateway4']);
+  if (gw === undefined || gw === null) return undefined;
+  const gateway = String(gw);
+  doc.deleteIn([...path, 'gateway4']);
+  const routes = doc.getIn([...path, 'routes']);
+  const entry = doc.createNode({ to: 'default', via: gateway });
+  if (routes && typeof routes === 'object' && 'items' in (routes as object)) (routes as { items: unknown[] }).items.push(entry);
+  else doc.setIn([...path, 'routes'], doc.createNode([{ to: 'default', via: gateway }]));
+  return { text: doc.toString({ indentSeq: false, lineWidth: 0 }), gateway };
+}
