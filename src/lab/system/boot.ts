@@ -56,6 +56,11 @@ export function registerBootHook(phase: BootPhase, name: string, run: Hook['run'
   else HOOKS.push(hook);
 }
 
+/** Runtime state a reboot drops (QoS, ACS writes, addresses nothing configures): a 'shutdown' hook. */
+export function onReboot(name: string, drop: (ctx: BootHookContext) => void | Promise<void>): void {
+  registerBootHook('shutdown', name, drop);
+}
+
 async function runHooks(sys: MachineSystem, phase: BootPhase, cold: boolean): Promise<void> {
   for (const h of HOOKS) {
     if (h.phase !== phase || (cold && !h.cold)) continue;
