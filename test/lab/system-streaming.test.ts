@@ -85,6 +85,34 @@ describe('streaming output', () => {
     expect(chunks.length).toBe(1);
   });
 
+  test("a detached step's log grows while it runs (systemd-run, StandardOutput=append:)", async () => {
+    const fs = t.lab.hosts[0]?.machine.system.shell.fs;
+    const log = '/var/log/l20-setup/run1/step.log';
+    expect((await host.run({ argv: ['mkdir', '-p', '/var/log/l20-setup/run1'] }, { sudo: true })).exitCode).toBe(0);
+    const r = await host.run({
+      argv: ['systemd-run', '--unit=l20-step-run1', '--collect', '-p', `StandardOutput=append:${log}`, '-p', 'StandardError=inherit',
+        '/bin/sh', '-c', 'for i in 1 2 3; do echo "step $i"; sleep 0.4; done; echo "oops" >&2'],
+    }, { sudo: true });
+    expect(r.stderr).toBe('Running as unit: l20-step-run1.service\n');
+    const read = (): Promise<string> => (fs ? fs.readFile(log) : Promise.resolve(''));
+    let seen = '';
+    await waitFor(() => {
+      void read().then((s) => (seen = s));
+      return seen.startsWith('step 1\n');
+    }, 'the first line in the log');
+    expect(seen).not.toContain('step 3');
+    await waitFor(() => {
+      void read().then((s) => (seen = s));
+      return seen.endsWith('oops\n');
+    }, 'the step to finish', 20_000);
+    expect(seen).toBe('step 1\nstep 2\nstep 3\noops\n');
+
+    const noDir = await host.run({ argv: ['systemd-run', '--unit=l20-step-nodir', '-p', 'StandardOutput=append:/var/log/missing/x.log', '/bin/true'] }, { sudo: true });
+    expect(noDir.exitCode).toBe(0);
+    const status = await host.run({ argv: ['journalctl', '-u', 'l20-step-nodir', '-o', 'cat', '-q'] });
+    expect(status.stdout).toContain('l20-step-nodir.service: Failed to set up standard output: No such file or directory\nl20-step-nodir.service: Failed at step STDOUT spawning /bin/true: No such file or directory\n');
+  });
+
   test('a lab tool writes while it runs: journalctl -f follows a unit', async () => {
     const ac = new AbortController();
     let seen = '';

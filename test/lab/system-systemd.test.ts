@@ -161,7 +161,7 @@ WantedBy=multi-user.target
     await waitFor(() => host.machine.system.systemd.units.get('l20-test-daemon.service')?.sub === 'running', 'the service to run again');
     expect((await run('systemctl show -p NRestarts,MainPID --value l20-test-daemon')).out).not.toContain(`\n${main}\n`);
     expect((await run('systemctl show -p NRestarts --value l20-test-daemon')).out).toBe('1\n');
-    expect((await run('journalctl -u l20-test-daemon -o cat -q')).out).toContain('l20-test-daemon.service: Main process exited, code=killed, status=KILL\n');
+    expect((await run('journalctl -u l20-test-daemon -o cat -q')).out).toContain('l20-test-daemon.service: Main process exited, code=killed, status=9/KILL\n');
 
     expect(await run('sudo systemctl stop l20-test-daemon')).toEqual({ out: '', err: '', code: 0 });
     expect((await run('pgrep -f /opt/test/bin/daemon')).code).toBe(1);

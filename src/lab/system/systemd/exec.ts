@@ -103,6 +103,13 @@ function journalSink(sys: MachineSystem, unit: string, ident: () => string, pid:
   };
 }
 
+/** A StandardOutput=/StandardError= file systemd could not open (status 209/210). */
+export class OutputSetupError extends Error {
+  constructor(readonly step: 'STDOUT' | 'STDERR') {
+    super(`Failed to set up standard ${step === 'STDOUT' ? 'output' : 'error'}: No such file or directory`);
+  }
+}
+
 export interface ServiceOutput {
   stdout: OutputSink;
   stderr: OutputSink;
@@ -126,10 +133,16 @@ export async function serviceOutput(sys: MachineSystem, unit: string, stdout: Ou
       return j.sink;
     }
     const path = t.path;
+    // systemd opens the file (O_CREAT) before the process starts; a missing directory fails the
+    // start at step STDOUT/STDERR.
     await runInLevel({ ...ROOT }, async () => {
+      const parent = path.slice(0, path.lastIndexOf('/')) || '/';
+      if (!(await sys.shell.fs.stat(parent)).isDirectory) throw new Error('ENOTDIR');
       if (t.kind === 'file') await sys.shell.fs.writeFile(path, '');
       else if (!(await sys.shell.fs.exists(path))) await sys.shell.fs.writeFile(path, '');
-    }).catch(() => undefined);
+    }).catch(() => {
+      throw new OutputSetupError(t === stdout ? 'STDOUT' : 'STDERR');
+    });
     return (chunk) => runInLevel({ ...ROOT }, () => sys.shell.fs.appendFile(path, chunk.toString('latin1'), 'binary')).catch(() => undefined);
   };
   const out = await make(stdout);

@@ -6,7 +6,7 @@
  */
 import type { ExitStatus } from '../processes.js';
 import {
-  parseOutputTarget, runServiceCommand, serviceEnvironment, serviceIdentity, serviceLimits, serviceOutput,
+  OutputSetupError, parseOutputTarget, runServiceCommand, serviceEnvironment, serviceIdentity, serviceLimits, serviceOutput,
 } from './exec.js';
 import type { Systemd } from './manager.js';
 import { exitStatusText, unitName, type UnitRuntime } from './types.js';
@@ -76,7 +76,24 @@ export async function startService(sd: Systemd, u: UnitRuntime): Promise<boolean
     stderr: parseOutputTarget(unitValue(u.file, 'Service', 'StandardError'), { kind: 'inherit' }),
   };
   let current = { ident: u.name.replace(/\.service$/, ''), pid: 0 };
-  const output = await serviceOutput(sys, u.name, out.stdout, out.stderr, () => current.ident, () => current.pid);
+  let output: Awaited<ReturnType<typeof serviceOutput>>;
+  try {
+    output = await serviceOutput(sys, u.name, out.stdout, out.stderr, () => current.ident, () => current.pid);
+  } catch (e) {
+    if (!(e instanceof OutputSetupError)) throw e;
+    const exe = unitValues(u.file, 'Service', 'ExecStart').map((l) => parseExecLine(l, env)).find((c) => c !== undefined)?.argv[0] ?? '';
+    // A simple service counts as started once forked: the child's failure comes after the job.
+    const simple = type === 'simple';
+    if (simple) {
+      sd.setState(u, 'active', 'running');
+      sd.log(u.name, `Started ${u.description}.`);
+    }
+    sd.log(u.name, `${u.name}: ${e.message}`);
+    sd.log(u.name, `${u.name}: Failed at step ${e.step} spawning ${exe}: No such file or directory`);
+    sd.log(u.name, `${u.name}: Main process exited, code=exited, status=${e.step === 'STDOUT' ? '209/STDOUT' : '210/STDERR'}`);
+    fail('exit-code', !simple);
+    return simple;
+  }
   const limits = serviceLimits(u.file);
   const cwd = unitValue(u.file, 'Service', 'WorkingDirectory')?.replace(/^-/, '').replace(/^~$/, id.home) ?? '/';
   const stop = new AbortController();

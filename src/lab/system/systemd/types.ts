@@ -1,7 +1,7 @@
 /**
  * The shapes of systemd's unit state in the lab (manager.ts keeps them, render.ts prints them).
  */
-import type { ExitStatus } from '../processes.js';
+import { SIGNALS, type ExitStatus } from '../processes.js';
 import type { ClockTimer } from '../../util/clock.js';
 import type { OutputTarget } from './exec.js';
 import type { UnitFile } from './unit-file.js';
@@ -73,9 +73,13 @@ export function unitName(arg: string): string {
   return /\.(service|timer|target|socket|mount|path|slice|scope|device|swap|automount)$/.test(arg) ? arg : `${arg}.service`;
 }
 
+/** `code=exited, status=1/FAILURE`, `code=killed, status=9/KILL` as systemd words an exit. */
 export function exitStatusText(s: ExitStatus): { code: string; status: string } {
-  if (s.signal) return { code: 'killed', status: s.signal };
+  if (s.signal) return { code: 'killed', status: `${SIGNALS.indexOf(s.signal)}/${s.signal}` };
   const n = s.code ?? 0;
-  const names: Record<number, string> = { 0: 'SUCCESS', 1: 'FAILURE', 2: 'INVALIDARGUMENT', 3: 'NOTIMPLEMENTED', 4: 'NOPERMISSION', 5: 'NOTINSTALLED', 6: 'NOTCONFIGURED', 7: 'NOTRUNNING', 203: 'EXEC', 217: 'USER' };
+  const names: Record<number, string> = {
+    0: 'SUCCESS', 1: 'FAILURE', 2: 'INVALIDARGUMENT', 3: 'NOTIMPLEMENTED', 4: 'NOPERMISSION', 5: 'NOTINSTALLED', 6: 'NOTCONFIGURED',
+    7: 'NOTRUNNING', 200: 'CHDIR', 203: 'EXEC', 209: 'STDOUT', 210: 'STDERR', 217: 'USER',
+  };
   return { code: 'exited', status: `${n}/${names[n] ?? 'n/a'}` };
 }
