@@ -3,7 +3,7 @@
  * carry RDMA (R16), netplan hygiene through lint's own rules (R18–R22), stale bonds (R23), LACP
  * (design B) and the firewall (R48, R46).
  */
-import type { CheckDef, StageContext, Verdict } from '../../src/engine/types.js';
+import type { CheckDef } from '../../src/engine/types.js';
 import { buildFile, contextOf } from '../../src/lint/build.js';
 import { runCfgRules } from '../../src/rules/cfg/index.js';
 import { SEVERITY_RANK, sortFindings, type Finding } from '../../src/rules/types.js';
@@ -203,4 +203,3 @@ export const firewallCheck: CheckDef<NetworkFacts> = {
 
 export const networkHostChecks: readonly CheckDef<NetworkFacts>[] = [designCheck, bondLagCheck, netplanLintCheck, staleDevicesCheck, lacpCheck, firewallCheck];
 
-export type { StageContext, Verdict };

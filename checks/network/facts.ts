@@ -106,8 +106,9 @@ export function collectNetwork(outputs: ProbeOutputs): NetworkFacts {
     if (s.tag === 'pending') pendingSnapshot = true;
     if (s.tag !== 'file') continue;
     const mode = /^[0-7]{3,4}$/.test(s.rest.trim()) ? parseInt(s.rest.trim(), 8) : 0o644;
-    // The script prints an empty line after each file so a file without a final newline stays apart.
-    netplanFiles.push({ path: s.name, mode, text: s.body.replace(/\n$/, '') });
+    // The script prints an empty line after each file so one without a final newline stays apart;
+    // the text is taken to end in exactly one newline.
+    netplanFiles.push({ path: s.name, mode, text: `${s.body.replace(/\n+$/, '')}\n` });
   }
 
   const merged = parseMerged(results['netplan-get']);

@@ -112,7 +112,7 @@ function writePlan(ctx: StepPlanContext<NetworkFacts>): StepPlan | null {
   const current = f.netplanFiles.find((x) => x.path === FABRIC_FILE);
   let content = renderFabricFile(plan, ctx.runId);
   // Same body as the file in place: keep it, header and all (its run id says when it was written).
-  if (current && fabricBody(current.text.endsWith('\n') ? current.text : `${current.text}\n`) === fabricBody(content)) content = current.text.endsWith('\n') ? current.text : `${current.text}\n`;
+  if (current && fabricBody(current.text) === fabricBody(content)) content = current.text;
   const addrs = plan.interfaces.filter((i) => i.addresses.length > 0).map((i) => `${i.name} ${i.addresses.join(', ')}`).join('; ');
   const moved = conflicts.map((c) => c.path);
   const mgmtDescribed = f.merged.ethernets[mgmt] !== undefined;
@@ -165,7 +165,7 @@ function mgmtRouteChange(f: NetworkFacts): { path: string; content: string; gate
   const mgmt = f.fabric.mgmt.netdev;
   if (!mgmt) return undefined;
   for (const file of f.netplanFiles) {
-    const w = withDefaultRoute(file.text.endsWith('\n') ? file.text : `${file.text}\n`, mgmt);
+    const w = withDefaultRoute(file.text, mgmt);
     if (w) return { path: file.path, content: w.text, gateway: w.gateway, mode: 0o600 };
   }
   return undefined;

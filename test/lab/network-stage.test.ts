@@ -10,6 +10,7 @@ import { StepExecutor } from '../../src/engine/steps.js';
 import type { CheckResult } from '../../src/engine/types.js';
 import { networkStage } from '../../checks/network/index.js';
 import { osStage } from '../../checks/os/index.js';
+import { clusterSchema } from '../../src/config/schema.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
 import { connect, end, exec, text } from './helpers.js';
 
@@ -79,6 +80,25 @@ describe('network from fresh', () => {
     expect(again.changed).toBe(0);
     expect(notPassing(again)).toEqual([]);
   }, 60_000);
+});
+
+describe('network design B from fresh', () => {
+  it('two 802.3ad bonds, one per card: RoCE LAG devices, LACP partners, both subnets proved', async () => {
+    const t = await labTarget({ scenario: 'fresh' });
+    try {
+      const config = clusterSchema.parse({ ...t.config, network: { design: 'B', mtu: 9000 } });
+      const ex = new StepExecutor(new Engine(t.hosts, { config }), { dryRun: false, yes: true, allowReboot: true });
+      await ex.applyStage(osStage);
+      const o = await ex.applyStage(networkStage);
+      expect(notPassing(o)).toEqual([]);
+      expect(result(o, 'network.bond-lag', 'l20-n2')).toMatchObject({ status: 'pass', summary: 'bond0, bond1: RoCE LAG formed' });
+      expect(result(o, 'network.lacp', 'l20-n1')?.status).toBe('pass');
+      expect(result(o, 'network.reachability')?.summary).toMatch(/^2 fabric subnet\(s\) reachable/);
+      expect(await shell(t, 0, 'rdma link show')).toBe('link mlx5_bond_0/1 state ACTIVE physical_state LINK_UP netdev bond0 \nlink mlx5_bond_1/1 state ACTIVE physical_state LINK_UP netdev bond1 \n');
+    } finally {
+      await t.close();
+    }
+  }, 180_000);
 });
 
 describe('network on the tutorial', () => {

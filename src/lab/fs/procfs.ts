@@ -5,7 +5,7 @@
  */
 import type { Machine } from '../model/types.js';
 import { dir, file, text, type VDir, type VNode } from './vfs.js';
-import { procNetBonding } from '../tools/bonding.js';
+import { procNetBonding } from '../tools/bonding-render.js';
 import { effectiveUid } from '../system/exec-context.js';
 import { nvidiaProcEntries } from '../tools/nvidia-proc.js';
 

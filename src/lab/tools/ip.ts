@@ -8,7 +8,7 @@
 import type { IpAddress, Machine, NetDev, Route } from '../model/types.js';
 import { fail, ok } from '../shell/args.js';
 import type { Tool } from './types.js';
-import { bondFlag, bondLinkinfo, bondLinkinfoText } from './bonding.js';
+import { bondFlag, bondLinkinfo, bondLinkinfoText } from './bonding-render.js';
 import { ipChange, isIpChange } from './ip-change.js';
 
 interface Opts {
