@@ -153,6 +153,10 @@ describe('lldp, ufw, ping and the management path on the ready lab', () => {
     expect(user.err).toMatch(/unable to connect to socket \/run\/lldpd\.socket/);
   });
 
+  it('netplan try without a terminal fails in tcgetattr before trying anything', async () => {
+    expect(await sh(c1, 'sudo netplan try')).toEqual({ code: 0, err: '', out: "\nAn error occured: (25, 'Inappropriate ioctl for device')\n\nReverting.\n" });
+  });
+
   it('ufw status verbose lists ALLOW IN per fabric port and SSH on management', async () => {
     const u = parseUfwStatus((await sh(c1, 'sudo ufw status verbose')).out, '', 0);
     expect(u.active).toBe(true);

@@ -5,12 +5,14 @@
  * - get: the merged configuration (netplan-config.ts); `--root-dir DIR` reads DIR/{lib,etc,run}/netplan.
  * - generate: validates; errors exit 1; GLib warnings (world-readable files, `gateway4`) on stderr.
  * - apply: generate, then renders the configuration into the machine (netplan-apply.ts); takes ≈3 s.
- * - try: refuses a configuration whose bonds or bridges have `parameters` — prints `<bond>: reverting
- *   custom parameters for bridges and bonds is not supported`, a blank line, `Please carefully review
- *   the configuration and use 'netplan apply' directly.` and exits 78 (EX_CONFIG, R22); otherwise it
- *   applies and, with no ENTER before the timeout (default 120 s), restores the previous files and
- *   re-applies them.
- * Needs root except `get` and `generate --root-dir`.
+ * - try (try_command.py, terminal.py): refuses a configuration whose bonds or bridges have
+ *   `parameters` — prints `<bond>: reverting custom parameters for bridges and bonds is not
+ *   supported`, a blank line, `Please carefully review the configuration and use 'netplan apply'
+ *   directly.` and exits 78 (EX_CONFIG, R22). Without a terminal (an exec channel without a pty)
+ *   tcgetattr fails before anything is applied: `An error occured: (25, 'Inappropriate ioctl for
+ *   device')`, `Reverting.`. On a terminal it applies, counts down, and with no ENTER before the
+ *   timeout (default 120 s) restores the previous files and re-applies them.
+ * apply and generate need root (generate writes under /run); the non-root wording is approximate.
  */
 import { decodeBytesToUtf8, type IFileSystem } from 'just-bash';
 import type { Cluster } from '../model/cluster.js';
@@ -107,23 +109,32 @@ export const netplan: Tool = {
         return { stdout: '', stderr: warn, exitCode: 0 };
       }
       case 'try': {
-        if (!env.root) return fail(1, 'Error: Must be run as root\n');
         const cfg = await loadConfig(fs);
+        // is_revertable() runs first and refuses bond/bridge parameters (R22).
         const refused = cfg.netdefs.filter((n) => (n.type === 'bond' || n.type === 'bridge') && n.hasParameters);
         if (refused.length > 0) {
           const lines = refused.map((n) => `${n.name}: reverting custom parameters for bridges and bonds is not supported\n`).join('');
           return { stdout: `${lines}\nPlease carefully review the configuration and use 'netplan apply' directly.\n`, stderr: '', exitCode: EX_CONFIG };
         }
         if (cfg.errors.length > 0) return fail(1, `${cfg.errors.join('\n')}\n`);
+        if (!env.ctx.env.get('TERM')) {
+          // Terminal(stdin) calls tcgetattr before anything is backed up or applied; the error path
+          // "reverts", which re-applies what the files say.
+          applyNetplan(m, env.cluster, cfg);
+          notifyManagement(m);
+          return { stdout: "\nAn error occured: (25, 'Inappropriate ioctl for device')\n\nReverting.\n", stderr: '', exitCode: 0 };
+        }
         const timeout = Number(value(p, 'timeout') ?? '120');
         const before = await snapshot(fs);
         applyNetplan(m, env.cluster, cfg);
         notifyManagement(m);
-        let out = `Do you want to keep these settings?\n\n\nPress ENTER before the timeout to accept the new configuration\n\n\n`;
-        if (decodeBytesToUtf8(env.ctx.stdin).includes('\n')) return { stdout: `${out}Configuration accepted.\n`, stderr: '', exitCode: 0 };
-        out += `Changes will revert in ${timeout} seconds\n`;
-        if (!(await m.clock.sleep(timeout * 1000, env.ctx.signal))) return { stdout: out, stderr: '', exitCode: 130 };
-        // Revert: the files as they were, applied again.
+        let out = 'Do you want to keep these settings?\n\n\nPress ENTER before the timeout to accept the new configuration\n\n\n';
+        if (decodeBytesToUtf8(env.ctx.stdin).includes('\n')) return { stdout: `${out}Changes will revert in ${String(timeout).padStart(2)} seconds\r\nConfiguration accepted.\n`, stderr: '', exitCode: 0 };
+        for (let left = timeout; left > 0; left--) {
+          out += `Changes will revert in ${String(left).padStart(2)} seconds\r`;
+          if (!(await m.clock.sleep(1000, env.ctx.signal))) return { stdout: out, stderr: '', exitCode: 130 };
+        }
+        // Reverted: the files as they were, applied again.
         for (const f of await readNetplanFiles(fs)) if (!before.has(f.path)) await fs.rm(f.path);
         for (const [path, text] of before) await fs.writeFile(path, text);
         await applyFromFiles(m, env.cluster, fs);
@@ -136,7 +147,7 @@ export const netplan: Tool = {
   },
 };
 
-/** What a non-root generate prints: it cannot write the backend configuration under /run. */
+/** A non-root generate cannot write the backend configuration under /run (approximate wording). */
 function glibNoPermission(m: Machine): string {
   return `\n** (generate:${nextPid(m)}): ERROR **: ${glibTime(m.clock.now())}: Failed to create directory /run/systemd/network: Permission denied\n`;
 }
