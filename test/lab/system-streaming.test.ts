@@ -50,12 +50,14 @@ describe('streaming output', () => {
       'echo 4 | cat',
       '{ echo 5; } > /tmp/five; cat /tmp/five',
       'echo err >&2',
+      'x=$(echo 7; echo sub-err >&2); echo "$x" >/dev/null',
       'sleep 0.4',
       'echo 6',
     ].join('\n');
     const { chunks, end, result } = await timed({ script: `${script}\n` }, { sudo: true });
     expect(result.stdout).toBe('1\n2\n3\n4\n5\n6\n');
-    expect(result.stderr).toBe('err\n');
+    // The substitution's stderr is kept (it leaves when the script ends, after the live lines).
+    expect(result.stderr).toBe('err\nsub-err\n');
     const five = chunks.findIndex((c) => c.text.includes('5'));
     expect(five).toBeGreaterThanOrEqual(0);
     expect(end - (chunks[five] as Chunk).at).toBeGreaterThan(250);

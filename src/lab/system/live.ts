@@ -147,8 +147,10 @@ class Marker {
   private simple(c: SimpleCommandNode, map: FdMap): void {
     if (map.out === '-' && map.err === '-') return;
     const name = wordText(c.name);
-    // `exec` without a command would make the redirection permanent for the whole script.
-    if (name === 'exec') return;
+    // `exec` without a command would make the redirection permanent for the whole script. An
+    // assignment alone (`x=$(cmd)`) is left as it is: just-bash would drop its command
+    // substitution's stderr if the statement had a redirection.
+    if (name === 'exec' || c.name === null) return;
     const own = c.redirections as unknown as Redirection[];
     const eff = applyRedirections(map, own);
     const added: Redirection[] = [];
