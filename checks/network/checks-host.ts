@@ -132,7 +132,8 @@ export const netplanLintCheck: CheckDef<NetworkFacts> = {
     return {
       status, rule: worst.rule,
       summary: findings.map((x) => `${x.rule} ${x.title}`).filter((v, i, a) => a.indexOf(v) === i).join('; '),
-      evidence: `${listing}\n${findings.map((x) => `${x.rule} (${x.severity}) ${x.source ?? ''} ${x.evidence}`).join('\n')}`,
+      // lint's evidence mostly starts with the file's line; the source (`path:line`) says where.
+      evidence: `${listing}\n${findings.map((x) => `${x.rule} (${x.severity}) ${x.source && !x.evidence.startsWith(x.source.split(':')[0] as string) ? `${x.source} ` : ''}${x.evidence}`).join('\n')}`,
       fix: gatewayOnly ? 'apply network.mgmt-routes (gateway4 → a default route, under an armed rollback)' : findings.map((x) => `${x.rule}: ${x.fix}`).join('\n'),
     };
   },

@@ -82,10 +82,10 @@ function conflictingFiles(f: NetworkFacts): Array<{ path: string; mgmt: boolean 
 const PENDING_SNAPSHOT = `set -eu
 run=$1; shift
 p=${PENDING_DIR}
-[ -f "$p/netplan.tar" ] && exit 0
+if [ -f "$p/netplan.tar" ]; then exit 0; fi
 t="$p/tree"
 rm -rf "$t"; mkdir -p "$t"
-for f in /etc/netplan/*.yaml; do [ -e "$f" ] && cp -p "$f" "$t/"; done
+for f in /etc/netplan/*.yaml; do if [ -e "$f" ]; then cp -p "$f" "$t/"; fi; done
 for f in "$@"; do
   b="${DEFAULT_BACKUP_ROOT}/$run$f"
   if [ -f "$b" ]; then cp -p "$b" "$t/\${f##*/}"; else rm -f "$t/\${f##*/}"; fi

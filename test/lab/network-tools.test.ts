@@ -151,6 +151,12 @@ describe('lldp, ufw, ping and the management path on the ready lab', () => {
     const user = await sh(c1, 'lldpcli -f json show neighbors');
     expect(user.code).toBe(1);
     expect(user.err).toMatch(/unable to connect to socket \/run\/lldpd\.socket/);
+    // The peer's lldpd stopped: it no longer announces itself (and its own lldpcli has no daemon).
+    await sh(c2, 'sudo systemctl stop lldpd');
+    expect(parseLldpNeighbors((await sh(c1, 'sudo lldpcli -f json show neighbors')).out).neighbors).toEqual([]);
+    expect((await sh(c2, 'sudo lldpcli show neighbors')).code).toBe(1);
+    await sh(c2, 'sudo systemctl start lldpd');
+    expect(parseLldpNeighbors((await sh(c1, 'sudo lldpcli -f json show neighbors')).out).neighbors).toHaveLength(4);
   });
 
   it('netplan try without a terminal fails in tcgetattr before trying anything', async () => {

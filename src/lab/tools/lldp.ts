@@ -26,9 +26,10 @@ export interface LldpNeighbourView {
 
 const seen = new WeakMap<Machine, Map<string, number>>();
 
-/** Whether lldpd runs on the machine (installed packages start it; a stopped unit is not modelled yet). */
+/** Whether lldpd runs: installed, and its unit not stopped (a unit systemd has not loaded counts as running, as the package starts it). */
 export function lldpdRunning(m: Machine): boolean {
-  return isInstalled(m.packages, 'lldpd');
+  const unit = m.system?.systemd.units.get('lldpd.service');
+  return isInstalled(m.packages, 'lldpd') && (unit === undefined || unit.active === 'active');
 }
 
 /** The neighbours lldpd on `m` has heard, in local ifindex order. */
