@@ -196,6 +196,7 @@ describe('lldp, ufw, ping and the management path on the ready lab', () => {
     const neigh = JSON.parse((await sh(c1, 'ip -j neigh show 192.168.102.2')).out) as Array<{ dev: string; lladdr: string }>;
     const peer = parseIpJson((await sh(c2, 'ip -j link show dev ens1f1')).out).netdevs[0]?.mac;
     expect(neigh).toEqual([{ dst: '192.168.102.2', dev: 'ens1f1', lladdr: peer, state: ['REACHABLE'] }]);
+    expect(JSON.parse((await sh(c1, 'ip -j neigh show 192.168.199.9')).out)).toEqual([]);
   });
 
   it('a reboot keeps what netplan and ufw describe and drops runtime-only addresses', async () => {

@@ -183,7 +183,10 @@ export const ip: Tool = {
       return ok(out(o, routes.map(routeJson), routes.map(routeText).join('')));
     }
     if (matchSub(obj, 'neighbour') || matchSub(obj, 'neighbor')) {
-      const ns = m.neighbors.filter((n) => (dev === undefined || n.dev === dev) && (!o.family || n.dst.includes(':') === (o.family === 'inet6')));
+      // `ip neigh show 192.168.101.2`: an address selects that entry (`to` may precede it).
+      const to = rest.filter((w) => w !== 'to').find((w) => /^[0-9a-fA-F:.]+$/.test(w) && /[.:]/.test(w));
+      const ns = m.neighbors.filter((n) => (dev === undefined || n.dev === dev) && (to === undefined || n.dst === to) &&
+        (!o.family || n.dst.includes(':') === (o.family === 'inet6')));
       const json = ns.map((n) => ({ dst: n.dst, ...(dev === undefined ? { dev: n.dev } : {}), ...(n.lladdr ? { lladdr: n.lladdr } : {}), ...(n.router ? { router: null } : {}), state: [n.state] }));
       const text = ns.map((n) => `${n.dst} ${dev === undefined ? `dev ${n.dev} ` : ''}${n.lladdr ? `lladdr ${n.lladdr} ` : ''}${n.router ? 'router ' : ''}${n.state}\n`).join('');
       return ok(out(o, json, text));
