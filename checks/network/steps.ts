@@ -97,12 +97,32 @@ rm -rf "$t"
 /** netplan must still describe management after the write (it did before). */
 const MGMT_STILL_DESCRIBED = '[ "$(netplan get "ethernets.$1")" != null ] || { echo "the new configuration no longer describes $1" >&2; exit 1; }\n';
 
+/** Design B needs both ports of each card cabled to one card of one peer (STAGES.md §2); why not, if not. */
+function b2bSplit(all: StepPlanContext<NetworkFacts>['all'], cabling: ReturnType<typeof networkCabling>, host: string): string | undefined {
+  const cardOf = (h: string, n: string): string | undefined => all.find((a) => a.host === h)?.facts.fabric.ports.find((p) => p.netdev === n)?.card;
+  const mine = all.find((a) => a.host === host)?.facts.fabric.ports ?? [];
+  for (const c of new Set(mine.map((p) => p.card))) {
+    const peers = new Set(mine.filter((p) => p.card === c).map((p) => {
+      const cable = cabling.cables.find((k) => k.ends.some((e) => e.host === host && e.netdev === p.netdev));
+      const far = cable?.ends.find((e) => !(e.host === host && e.netdev === p.netdev));
+      return far ? `${far.host}:${cardOf(far.host, far.netdev) ?? '?'}` : 'uncabled';
+    }));
+    if (peers.size !== 1 || peers.has('uncabled')) return `design B needs both ports of card ${c} cabled to one card of one peer; they reach ${[...peers].join(', ')}`;
+  }
+  return undefined;
+}
+
 function writePlan(ctx: StepPlanContext<NetworkFacts>): StepPlan | null {
   const f = ctx.facts;
   const design = ctx.config.network.design;
   if (design === 'tutorial') return null; // "keep": the operator's files stand
-  const plan = designPlan(ctx.config, ctx.hostIndex, f.fabric, networkCabling(ctx.all), ctx.all.length);
+  const cabling = networkCabling(ctx.all);
+  const plan = designPlan(ctx.config, ctx.hostIndex, f.fabric, cabling, ctx.all.length);
   if (typeof plan === 'string') return refuse(plan);
+  if (plan.design === 'B') {
+    const split = b2bSplit(ctx.all, cabling, ctx.host);
+    if (split) return refuse(split);
+  }
   const mgmt = f.fabric.mgmt.netdev;
   if (!mgmt) return refuse('the management interface is unknown (SSH_CONNECTION matches no netdev)');
   if (plan.interfaces.some((i) => i.name === mgmt || i.slaves?.includes(mgmt))) return refuse(`the design would configure the management interface ${mgmt}`);

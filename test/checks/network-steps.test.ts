@@ -102,6 +102,18 @@ describe('network.write', () => {
   });
 });
 
+describe('network.write for design B', () => {
+  it('plans the bonds when each card is cabled to one peer card, and refuses a crossed cabling', () => {
+    const ctxB = testContext(undefined, { network: { design: 'B', mtu: 9000 } });
+    expect(plan('network.write', all('ready'), 0, ctxB)?.summary).toBe('write /etc/netplan/60-l20-fabric.yaml (design B: bond0 192.168.110.1/24; bond1 192.168.111.1/24, MTU 9000)');
+    // Node 2's LLDP sees ens1f1 and ens2f0 swapped: card 1's ports now reach two different peer cards.
+    const crossed = all('ready', (r, host) => {
+      if (host === 'l20-n1') r.lldp!.stdout = r.lldp!.stdout.replace(/"ens1f1": \{/, '"TMP": {').replace(/"ens2f0": \{/, '"ens1f1": {').replace(/"TMP": \{/, '"ens2f0": {');
+    });
+    expect(plan('network.write', crossed, 0, ctxB)?.summary).toMatch(/^refused: design B needs both ports of card 0000:1a:00 cabled to one card of one peer; they reach l20-n2:0000:1a:00, l20-n2:0000:9a:00$/);
+  });
+});
+
 describe('network.discover-cabling', () => {
   it('brings only down, unconfigured ports up and waits for their neighbours; nothing to do when all are up', () => {
     const p = plan('network.discover-cabling', all('fresh'));
