@@ -94,8 +94,29 @@ tar -C "$t" -cpf "$p/netplan.tar" .
 rm -rf "$t"
 `;
 
-/** netplan must still describe management after the write (it did before). */
-const MGMT_STILL_DESCRIBED = '[ "$(netplan get "ethernets.$1")" != null ] || { echo "the new configuration no longer describes $1" >&2; exit 1; }\n';
+/** netplan's merged view of management after the write must be what it was before ($2). */
+const MGMT_UNCHANGED = `now=$(netplan get "ethernets.$1")
+if [ "$now" != "$2" ]; then
+  printf 'the new configuration changes %s\\nbefore:\\n%s\\nafter:\\n%s\\n' "$1" "$2" "$now" >&2
+  exit 1
+fi
+`;
+
+/**
+ * What `netplan get ethernets.<netdev>` prints, cut from the full `netplan get` output (the same
+ * emitter: the device's lines under `ethernets:`, six spaces less indented); `null` when absent.
+ */
+export function mergedSubtree(full: string, netdev: string): string {
+  const lines = full.split('\n');
+  const start = lines.findIndex((l, i) => l === `    ${netdev}:` && lines.slice(0, i).reverse().find((x) => /^ {2}\S/.test(x)) === '  ethernets:');
+  if (start < 0) return 'null';
+  const body: string[] = [];
+  for (const l of lines.slice(start + 1)) {
+    if (l.trim() !== '' && !l.startsWith('      ')) break;
+    body.push(l.slice(6));
+  }
+  return body.join('\n').replace(/\n+$/, '');
+}
 
 /** Design B needs both ports of each card cabled to one card of one peer (STAGES.md §2); why not, if not. */
 function b2bSplit(all: StepPlanContext<NetworkFacts>['all'], cabling: ReturnType<typeof networkCabling>, host: string): string | undefined {
@@ -135,14 +156,13 @@ function writePlan(ctx: StepPlanContext<NetworkFacts>): StepPlan | null {
   if (current && fabricBody(current.text) === fabricBody(content)) content = current.text;
   const addrs = plan.interfaces.filter((i) => i.addresses.length > 0).map((i) => `${i.name} ${i.addresses.join(', ')}`).join('; ');
   const moved = conflicts.map((c) => c.path);
-  const mgmtDescribed = f.merged.ethernets[mgmt] !== undefined;
   return {
     summary: `write ${FABRIC_FILE} (design ${plan.design}: ${addrs}, MTU ${ctx.config.network.mtu})${moved.length ? `; move ${moved.join(', ')} to the backup directory` : ''}`,
     files: [{ path: FABRIC_FILE, content, mode: 0o600 }],
     removeFiles: moved,
     commands: [
       { command: { argv: ['netplan', 'generate'] } },
-      ...(mgmtDescribed ? [{ command: { script: MGMT_STILL_DESCRIBED, args: [mgmt] } }] : []),
+      ...(f.merged.ok ? [{ command: { script: MGMT_UNCHANGED, args: [mgmt, mergedSubtree(f.merged.text, mgmt)] } }] : []),
       { command: { script: PENDING_SNAPSHOT, args: [ctx.runId, FABRIC_FILE, ...moved] } },
     ],
   };

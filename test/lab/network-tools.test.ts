@@ -14,6 +14,7 @@ import { parseNetplanYaml } from '../../src/parse/netplan-yaml.js';
 import { parseRdmaLink } from '../../src/parse/rdma-link.js';
 import { parseUfwStatus } from '../../checks/network/ufw-status.js';
 import { addAddress } from '../../src/lab/tools/netdev-ops.js';
+import { mergedSubtree } from '../../checks/network/steps.js';
 import { notifyManagement } from '../../src/lab/tools/mgmt-path.js';
 import { connect, end, exec, text } from './helpers.js';
 
@@ -58,6 +59,9 @@ describe('netplan, bonding and RoCE LAG on the tutorial lab', () => {
     expect(r.err).toMatch(/\*\* \(process:\d+\): WARNING \*\*: \d\d:\d\d:\d\d\.\d{3}: Permissions for \/etc\/netplan\/02-bond-roce\.yaml are too open\./);
     expect(r.err).toContain('`gateway4` has been deprecated, use default routes instead.');
     expect((await sh(c1, 'sudo netplan get ethernets.eno1.addresses')).out).toBe('- "10.0.0.1/24"\n');
+    // network.write compares a device's subtree cut from the full view with what netplan prints for it.
+    expect(`${mergedSubtree(r.out, 'eno1')}\n`).toBe((await sh(c1, 'sudo netplan get ethernets.eno1')).out);
+    expect(mergedSubtree(r.out, 'ens9f9')).toBe((await sh(c1, 'sudo netplan get ethernets.ens9f9')).out.trim());
   });
 
   it('netplan try refuses bond parameters with exit 78 (R22)', async () => {
