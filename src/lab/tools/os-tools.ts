@@ -166,4 +166,27 @@ async function ulimit(args: string[], env: Parameters<Tool['run']>[1]): Promise<
 
 export const ulimitTool: Tool = { name: 'ulimit', path: '/usr/bin/ulimit', run: ulimit };
 
-export const OS_TOOLS: readonly Tool[] = [timedatectlTool, ulimitTool];
+// --- umask ----------------------------------------------------------------------------------
+
+/**
+ * bash's `umask` builtin. Ubuntu's defaults: 0002 for users (USERGROUPS_ENAB), 0022 for root. Setting
+ * one validates it as bash does and succeeds; the lab does not mask the modes of files created after it
+ * (scripts that care, like the tool's own, chmod explicitly), which the README notes.
+ */
+function umask(args: string[], env: Parameters<Tool['run']>[1]): ExecResult {
+  const current = env.root ? 0o022 : 0o002;
+  const symbolic = args[0] === '-S';
+  const rest = symbolic ? args.slice(1) : args;
+  if (rest.length === 0) {
+    if (!symbolic) return { stdout: `${current.toString(8).padStart(4, '0')}\n`, stderr: '', exitCode: 0 };
+    const who = (shift: number) => { const bits = (~current >> shift) & 7; return `${bits & 4 ? 'r' : ''}${bits & 2 ? 'w' : ''}${bits & 1 ? 'x' : ''}`; };
+    return { stdout: `u=${who(6)},g=${who(3)},o=${who(0)}\n`, stderr: '', exitCode: 0 };
+  }
+  const value = rest[0]!;
+  if (/^[0-7]{1,4}$/.test(value) || /^[ugoa]*[-+=][rwx]*(,[ugoa]*[-+=][rwx]*)*$/.test(value)) return { stdout: '', stderr: '', exitCode: 0 };
+  return { stdout: '', stderr: /^\d+$/.test(value) ? `bash: umask: ${value}: octal number out of range\n` : `bash: umask: \`${value[0]}': invalid symbolic mode character\n`, exitCode: 1 };
+}
+
+export const umaskTool: Tool = { name: 'umask', path: '/usr/bin/umask', run: umask };
+
+export const OS_TOOLS: readonly Tool[] = [timedatectlTool, ulimitTool, umaskTool];
