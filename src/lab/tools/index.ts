@@ -4,7 +4,7 @@
  * not-found text today and the later stages only need to add their renderers and packages.
  */
 import { fail } from '../shell/args.js';
-import { dpkgQuery } from './dpkg-ping.js';
+import { dpkgQuery } from '../apt/dpkg-query.js';
 import { ping } from './ping.js';
 import { netplan } from './netplan.js';
 import { ufw } from './ufw.js';
@@ -20,6 +20,8 @@ import { dcb, mlnxQos } from './mlnx-qos.js';
 import { wget } from './wget.js';
 import { ibstat, showGids } from './ibstat.js';
 import { ibReadBw, ibSendBw, ibWriteBw } from './perftest.js';
+import { OS_TOOLS } from './os-tools.js';
+import { APT_TOOLS } from '../apt/index.js';
 import { python3 } from './venv.js';
 // Registers torchrun (programs run by path, shell/programs.ts); venv.js registers python and pip.
 import './torch-bench.js';
@@ -42,8 +44,6 @@ import './ray.js';
 import './ray-python.js';
 import './vllm.js';
 import './hf.js';
-import { OS_TOOLS } from './os-tools.js';
-import { APT_TOOLS } from '../apt/index.js';
 import type { Tool } from './types.js';
 import { SYSTEM_TOOLS } from '../system/commands.js';
 
@@ -92,8 +92,8 @@ export const TOOLS: readonly Tool[] = [
   pending('chronyc', '/usr/bin/chronyc', ['chrony']),
   ...APT_TOOLS,
   ...OS_TOOLS,
-  python3,
   ...SYSTEM_TOOLS,
+  python3,
   curl,
   ss,
   rsync,
