@@ -17,6 +17,14 @@ import { StageView } from './stage/StageView.js';
 import { SetupView } from './setup/SetupView.js';
 import { fit } from './format.js';
 
+/** A key of a chunk typed faster than a render ("jj⏎"): Enter and Tab inside it are still Enter and Tab. */
+function keyOf(ch: string, chunk: Key): Key {
+  const plain = { ...chunk, return: false, tab: false };
+  if (ch === '\r' || ch === '\n') return { ...plain, return: true };
+  if (ch === '\t') return { ...plain, tab: true };
+  return plain;
+}
+
 export function App() {
   const store = useStore();
   const controller = useController();
@@ -40,7 +48,7 @@ export function App() {
   // the store's current state rather than this render's copy.
   useInput((input, key) => {
     if (input.length > 1 && !key.ctrl && !key.meta && !input.includes('\u001b')) {
-      for (const ch of input) handleKey(ch, key);
+      for (const ch of input) handleKey(ch, keyOf(ch, key));
     } else handleKey(input, key);
   });
 

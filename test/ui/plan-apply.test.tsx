@@ -69,6 +69,15 @@ describe('plan and apply from the stage view', () => {
     ui.unmount();
   });
 
+  it('keys typed faster than a render, Enter included, are all handled ("jjjj⏎" opens stage 5)', async () => {
+    const store = new Store(initialState(hosts));
+    const ui = render(<Providers store={store} controller={controller()}><App /></Providers>);
+    ui.stdin.write('jjjj\r');
+    await until(() => (ui.lastFrame() ?? '').includes('stage 5/11 qos'), 'the qos stage view');
+    expect(store.getState().ui.screen).toBe('stage');
+    ui.unmount();
+  });
+
   it('plan lines: the step under confirmation first, skipped hosts dimmed, diffs toned', () => {
     const other: StepResult = { ...step('l20-n1'), id: 'qos.other', status: 'skipped', summary: 'nothing to do', commands: [], diff: '' };
     const lines = planLines([other, step('l20-n1')], ['l20-n1', 'l20-n2'], 'qos.persist');
