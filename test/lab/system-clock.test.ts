@@ -24,6 +24,15 @@ describe('SimClock', () => {
     expect(c.activeTimers).toBe(0);
   });
 
+  test('a NaN or infinite wait is refused loudly and leaves the clock where it was', async () => {
+    const c = new SimClock('max');
+    await expect(c.sleep(Infinity)).rejects.toThrow(/a wait of Infinity ms/);
+    await expect(c.advance(Number.NaN)).rejects.toThrow(/a jump of NaN ms/);
+    expect(c.now()).toBe(LAB_EPOCH_MS);
+    expect(new Date(c.now()).toISOString()).toMatch(/^\d{4}-/);
+    c.close();
+  });
+
   test("at 'max' idle() waits for jumps made elsewhere; a chain of idles follows one advance", async () => {
     const c = new SimClock('max');
     let ticks = 0;

@@ -166,7 +166,10 @@ function row(o: JobOutcome, world: number, size: number, b: BenchArgs, r: Rng): 
   const bytes = count * 4;
   const bf = world > 1 ? (2 * (world - 1)) / world : 0;
   const jitter = 1 + (r.next() - 0.5) * 0.01;
-  const us = (o.latencyUs + (bytes * bf) / (o.busbwGBps * 1000)) * jitter;
+  // A job that fails later (a completion error at its first large message) still moves the small
+  // messages before it at the socket fallback's rate rather than at 0 GB/s.
+  const rate = o.busbwGBps > 0 ? o.busbwGBps : 1;
+  const us = (o.latencyUs + (bytes * bf) / (rate * 1000)) * jitter;
   const algbw = bytes / us / 1e3;
   const busbw = algbw * bf;
   const text = `${String(bytes).padStart(12)} ${us.toFixed(1).padStart(10)}us algbw ${algbw.toFixed(2).padStart(8)} GB/s busbw ${busbw.toFixed(2).padStart(8)} GB/s`;

@@ -67,6 +67,8 @@ export class SimClock {
    * out on it), while modelled operation durations shrink with the speed.
    */
   sleep(ms: number, signal?: AbortSignal, wallClock = false): Promise<boolean> {
+    // A NaN or infinite wait is a modelling bug; at 'max' it would push the clock past any valid date.
+    if (!Number.isFinite(ms)) return Promise.reject(new Error(`lab clock: a wait of ${ms} ms (a bug in the lab model)`));
     if (this.closed || signal?.aborted) return Promise.resolve(false);
     const real = wallClock ? Math.max(0, ms) : this.realMs(ms);
     if (real === 0) {
@@ -146,6 +148,7 @@ export class SimClock {
    * further timers inside the jump. Jumps run one after another.
    */
   advance(ms: number): Promise<void> {
+    if (!Number.isFinite(ms)) return Promise.reject(new Error(`lab clock: a jump of ${ms} ms (a bug in the lab model)`));
     const run = this.advancing.then(async () => {
       if (this.closed || !(ms > 0)) return;
       const target = this.now() + ms;
