@@ -58,7 +58,8 @@ the hosts' current state, so their plans change as earlier stages are applied.`,
   apply: `Usage: l20-setup apply [--stage ID …] [TARGET] --yes [--allow-reboot] [--json] [--verbose]
 
 Runs each stage's steps where their guard checks do not pass (a converged cluster reports changed: 0),
-then re-runs the stage's checks as verification, and stops at the first stage that does not verify.
+then re-runs the stage's checks as verification; it stops at a stage that cannot fix a check its own
+steps guard (stages failing only on checks a later stage fixes are checked again at the end).
 Files are written atomically with the previous version under /var/lib/l20-setup/backup/<run-id>/; a
 failing step is rolled back on its host. --yes confirms disruptive and network steps (network changes
 run under a timed rollback armed on each host); steps that reboot need --allow-reboot as well.

@@ -64,16 +64,10 @@ export async function runCheck(values: CliValues, mode: Mode = 'check'): Promise
     if (mode === 'check') outcomes.push(...(await engine.runStages(stages)));
     else {
       const executor = new StepExecutor(engine, { dryRun: mode === 'plan', yes: values.yes ?? false, allowReboot: values['allow-reboot'] ?? false });
-      for (const stage of stages) {
-        const outcome = await executor.applyStage(stage);
-        outcomes.push(outcome);
-        // Later stages build on this one: stop at the first stage that does not verify.
-        const broken = outcome.results.some((r) => r.status === 'fail' || r.status === 'error') || outcome.steps?.some((s) => s.status === 'failed');
-        if (mode === 'apply' && broken) {
-          const rest = stages.slice(stages.indexOf(stage) + 1).map((s) => s.id);
-          if (rest.length > 0 && !values.json) process.stdout.write(`stopped after ${stage.id}: it does not verify; not run: ${rest.join(', ')}\n`);
-          break;
-        }
+      const run = await executor.applyStages(stages);
+      outcomes.push(...run.outcomes);
+      if (run.stoppedAfter && run.notRun.length > 0 && !values.json) {
+        process.stdout.write(`stopped after ${run.stoppedAfter}: it could not fix its own checks; not run: ${run.notRun.join(', ')}\n`);
       }
     }
     const hosts = target.config.hosts.map((h, i) => ({ name: h.name, address: target.hosts[i]?.address ?? h.address }));

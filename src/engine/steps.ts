@@ -90,6 +90,41 @@ export class StepExecutor {
     return r.exitCode === 0 ? r.stdout : undefined;
   }
 
+  /**
+   * Applies stages in pipeline order. A stage that cannot fix itself — a step failed, a check errored,
+   * or a check one of its own steps guards still fails — stops the run: later stages build on it.
+   * Failures no step of the stage guards (its tests, an operator's script, a file a later stage writes,
+   * e.g. a pinned GID index in nccl.conf failing rdma-link) do not stop it; such stages are checked
+   * again at the end, after the later stages had their chance.
+   */
+  async applyStages(stages: ReadonlyArray<StageDef<any, any>>): Promise<{ outcomes: StageOutcome[]; stoppedAfter?: StageDef<any, any>['id']; notRun: string[] }> {
+    const outcomes: StageOutcome[] = [];
+    const recheck: number[] = [];
+    let stoppedAfter: StageDef<any, any>['id'] | undefined;
+    for (const stage of stages) {
+      const outcome = await this.applyStage(stage);
+      outcomes.push(outcome);
+      const failing = outcome.results.filter((r) => r.status === 'fail' || r.status === 'error');
+      const guarded = new Set((stage.steps ?? []).flatMap((x: StepDef<unknown>) => x.guards));
+      const stuck = outcome.steps?.some((x) => x.status === 'failed') || failing.some((r) => r.status === 'error' || guarded.has(r.id));
+      if (!this.options.dryRun && stuck) {
+        stoppedAfter = stage.id;
+        break;
+      }
+      if (failing.length > 0) recheck.push(outcomes.length - 1);
+    }
+    if (!this.options.dryRun && outcomes.some((o) => o.changed)) {
+      for (const i of recheck) {
+        const before = outcomes[i]!;
+        const stage = stages.find((x) => x.id === before.stage)!;
+        const again = await this.engine.runStage(stage);
+        outcomes[i] = { ...again, steps: before.steps ?? [], changed: before.changed ?? 0 };
+      }
+    }
+    const notRun = stoppedAfter ? stages.slice(stages.findIndex((x) => x.id === stoppedAfter) + 1).map((x) => x.id) : [];
+    return { outcomes, ...(stoppedAfter ? { stoppedAfter } : {}), notRun };
+  }
+
   /** Plans (and unless dry-run, applies) every step of a stage; verifies when anything changed. */
   async applyStage<F, C>(stage: StageDef<F, C>): Promise<StageOutcome> {
     return this.engine.busyWhile(async (signal) => {

@@ -182,3 +182,35 @@ describe('StepExecutor', () => {
     expect(starts).toEqual(['n2', 'n1']);
   });
 });
+
+describe('StepExecutor.applyStages', () => {
+  /** A test-only stage (no steps) that fails while the conf pins a value a later stage removes. */
+  const tests: StageDef<Facts> = {
+    id: 'rdma-link', title: 't', purpose: 'p',
+    probes: [{ id: 'conf', command: { argv: ['cat', '--', CONF] } }],
+    collect: ({ results }) => ({ ...(results.conf?.exitCode === 0 ? { conf: results.conf.stdout } : {}), started: true }),
+    checks: [{
+      id: 'rdma-link.pinned', title: 'p', scope: 'host',
+      evaluate: (f) => (f.conf?.includes('pinned') ? { status: 'fail', summary: 'a pinned value breaks the link test', evidence: f.conf } : { status: 'pass', summary: 'ok', evidence: '' }),
+    }],
+  };
+
+  it('does not stop at a stage whose failure no step of its own guards, and re-checks it at the end', async () => {
+    const hosts = [new StatefulHost('n1')];
+    hosts[0]!.files.set(CONF, 'pinned\n');
+    const engine = new Engine(hosts);
+    const fixer = { ...stage(), id: 'nccl' as const };
+    const run = await new StepExecutor(engine, OPTS).applyStages([tests, fixer]);
+    expect(run.stoppedAfter).toBeUndefined();
+    expect(run.outcomes.map((o) => [o.stage, o.results.every((r) => r.status === 'pass')])).toEqual([['rdma-link', true], ['nccl', true]]);
+  });
+
+  it('stops at a stage that cannot fix a check its own steps guard, and names what did not run', async () => {
+    const hosts = [new StatefulHost('n1')];
+    hosts[0]!.failOn = /touch/;
+    const run = await new StepExecutor(new Engine(hosts), OPTS).applyStages([stage(), { ...tests, checks: [] }]);
+    expect(run.stoppedAfter).toBe('os');
+    expect(run.notRun).toEqual(['rdma-link']);
+    expect(run.outcomes).toHaveLength(1);
+  });
+});
