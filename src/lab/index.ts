@@ -5,7 +5,7 @@
  */
 // ssh2 is CommonJS: under Node's ESM loader only its default export carries utils.
 import ssh2 from 'ssh2';
-import { createCluster } from './model/cluster.js';
+import { createCluster, type Cluster } from './model/cluster.js';
 import type { Machine } from './model/types.js';
 import { resolveScenario, SCENARIOS } from './scenarios/index.js';
 import { generateEd25519 } from '../util/ssh-keys.js';
@@ -41,6 +41,8 @@ export interface LabHost {
 
 export interface Lab {
   hosts: LabHost[];
+  /** The model behind the hosts: tests and fault injection change it (unplug a cable, …), then bump revisions. */
+  cluster: Cluster;
   clientPrivateKey: string;
   clientPublicKey: string;
   close(): Promise<void>;
@@ -104,6 +106,7 @@ export async function startLab(options: LabOptions = {}): Promise<Lab> {
   let closing: Promise<void> | undefined;
   return {
     hosts: labHosts,
+    cluster,
     clientPrivateKey: client.private,
     clientPublicKey: client.public,
     close() {
