@@ -3,24 +3,11 @@
  * lazily, verb by verb (src/commands/), so `--version` and light verbs start fast: no ssh2, React or parsers.
  */
 import { parseArgs } from 'node:util';
-import { readFileSync } from 'node:fs';
+import { packageVersion } from './util/version.js';
 import { STAGE_IDS } from './engine/types.js';
 import { ConfigError } from './config/errors.js';
 import { HostKeyError } from './transport/types.js';
 import { intOption, UsageError, useColor, type CliValues } from './commands/common.js';
-
-/** The package version, found by walking up from this file (works from src/ and from dist/src/). */
-function packageVersion(): string {
-  for (const rel of ['../package.json', '../../package.json']) {
-    try {
-      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'l20-setup' && pkg.version) return pkg.version;
-    } catch {
-      // try the next level up
-    }
-  }
-  return 'unknown';
-}
 
 const VERSION = packageVersion();
 

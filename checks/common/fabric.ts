@@ -9,20 +9,11 @@
 import type { HostFacts, ProbeDef, ProbeOutputs } from '../../src/engine/types.js';
 import { collectInventory } from '../inventory/collect.js';
 import type { InventoryFacts, Netdev, Neighbour, RdmaPort } from '../inventory/facts.js';
-import { NEIGHBOUR_SCRIPT, SSH_CONNECTION_SCRIPT, SYSFS_NET_SCRIPT } from '../inventory/probes.js';
+import { inventoryProbes } from '../inventory/probes.js';
 
-export const FABRIC_PROBES: readonly ProbeDef[] = [
-  { id: 'lspci-nics', command: { argv: ['lspci', '-D', '-nn', '-d', '15b3:'] } },
-  { id: 'ip-link', command: { argv: ['ip', '-j', '-d', 'link', 'show'] } },
-  { id: 'ip-addr', command: { argv: ['ip', '-j', 'addr', 'show'] } },
-  { id: 'sysfs-net', command: { script: SYSFS_NET_SCRIPT } },
-  { id: 'ssh-connection', command: { script: SSH_CONNECTION_SCRIPT } },
-  { id: 'route-default', command: { argv: ['ip', '-j', 'route', 'show', 'default'] } },
-  { id: 'rdma-link', command: { argv: ['rdma', 'link', 'show'] } },
-  // lldpd's control socket is root:_lldpd 0660: an ordinary login user cannot read it.
-  { id: 'lldp', command: { argv: ['lldpcli', '-f', 'json', 'show', 'neighbors'] }, sudo: true },
-  { id: 'neighbours', command: { script: NEIGHBOUR_SCRIPT } },
-];
+/** The inventory probes a stage needs to re-discover the fabric: the same commands, one definition. */
+const FABRIC_PROBE_IDS = new Set(['lspci-nics', 'ip-link', 'ip-addr', 'sysfs-net', 'ssh-connection', 'route-default', 'rdma-link', 'lldp', 'neighbours']);
+export const FABRIC_PROBES: readonly ProbeDef[] = inventoryProbes.filter((p) => FABRIC_PROBE_IDS.has(p.id));
 
 /** One ConnectX physical function as the fabric sees it. */
 export interface FabricPort {

@@ -5,7 +5,7 @@
  * The file is generated from names discovered this stage, never hard-coded (R07), and never sets
  * NCCL_ALGO, NCCL_IB_GID_INDEX, NCCL_NET_GDR_LEVEL, NCCL_BUFFSIZE, NCCL_IB_CUDA_SUPPORT or debug variables.
  */
-import { readFileSync } from 'node:fs';
+import { packageVersion } from '../../src/util/version.js';
 import type { ClusterConfig } from '../../src/config/schema.js';
 import { railSubnet } from '../common/design.js';
 import type { FabricFacts, FabricPort } from '../common/fabric.js';
@@ -14,18 +14,6 @@ import type { NcclFacts } from './facts.js';
 export const NCCL_CONF = '/etc/nccl.conf';
 /** What marks a file this stage wrote (its first line). */
 export const GENERATED_MARK = '# l20-setup ';
-
-function packageVersion(): string {
-  for (const rel of ['../../package.json', '../../../package.json']) {
-    try {
-      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'l20-setup' && pkg.version) return pkg.version;
-    } catch {
-      // one level further up (dist/)
-    }
-  }
-  return 'unknown';
-}
 
 const VERSION = packageVersion();
 

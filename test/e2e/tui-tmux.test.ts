@@ -30,6 +30,28 @@ async function waitFor(pred: (s: string) => boolean, what: string, timeoutMs = 3
   throw new Error(`timed out waiting for ${what}; screen:\n${last}`);
 }
 
+
+/** A tmux session running a shell in the repository, with a fresh HOME: keys in, screens out. */
+function terminal(name: string) {
+  const home = mkdtempSync(join(tmpdir(), 'l20-e2e-home-'));
+  tmux('-f', '/dev/null', 'new-session', '-d', '-s', name, '-x', '160', '-y', '48', '-c', ROOT,
+    `env HOME=${home} XDG_STATE_HOME=${home}/state TERM=xterm-256color bash --norc --noprofile`);
+  const shot = () => tmux('capture-pane', '-p', '-t', name);
+  return {
+    keys: (...keys: string[]) => tmux('send-keys', '-t', name, ...keys),
+    async until(pred: (s: string) => boolean, what: string, timeoutMs = 60_000): Promise<string> {
+      const deadline = Date.now() + timeoutMs;
+      let last = '';
+      while (Date.now() < deadline) {
+        last = shot();
+        if (pred(last)) return last;
+        await new Promise((r) => setTimeout(r, 50)); // polling interval for the condition, not a fixed wait
+      }
+      throw new Error(`timed out waiting for ${what}; screen:\n${last}`);
+    },
+  };
+}
+
 describe('TUI in a real terminal (tmux)', () => {
   afterAll(() => {
     try {
@@ -67,79 +89,53 @@ describe('TUI in a real terminal (tmux)', () => {
   });
 
   it('applies a stage from its view: preview with per-host diffs, y, live output in both panes, verified', async () => {
-    const home = mkdtempSync(join(tmpdir(), 'l20-e2e-home-'));
-    tmux('-f', '/dev/null', 'new-session', '-d', '-s', 'apply', '-x', '160', '-y', '48', '-c', ROOT,
-      `env HOME=${home} XDG_STATE_HOME=${home}/state TERM=xterm-256color bash --norc --noprofile`);
-    const shot = () => tmux('capture-pane', '-p', '-t', 'apply');
-    const until = async (pred: (s: string) => boolean, what: string, timeoutMs = 60_000) => {
-      const deadline = Date.now() + timeoutMs;
-      let last = '';
-      while (Date.now() < deadline) {
-        last = shot();
-        if (pred(last)) return last;
-        await new Promise((r) => setTimeout(r, 50)); // polling interval for the condition
-      }
-      throw new Error(`timed out waiting for ${what}; screen:\n${last}`);
-    };
-    tmux('send-keys', '-t', 'apply', 'node bin/l20-setup.js --lab --speed max; echo EXIT-CODE=$?', 'Enter');
-    await until((s) => s.includes('l20-setup · pipeline') && s.includes('l20-n2'), 'the pipeline');
-    tmux('send-keys', '-t', 'apply', 'j');
-    tmux('send-keys', '-t', 'apply', 'Enter');
-    await until((s) => s.includes('stage 2/11 os'), 'the os stage view');
-    tmux('send-keys', '-t', 'apply', 'a');
-    const preview = await until((s) => s.includes('plan for os') && s.includes('y apply'), 'the plan preview');
+    const t = terminal('apply');
+    t.keys('node bin/l20-setup.js --lab --speed max; echo EXIT-CODE=$?', 'Enter');
+    await t.until((s) => s.includes('l20-setup · pipeline') && s.includes('l20-n2'), 'the pipeline');
+    t.keys('j');
+    t.keys('Enter');
+    await t.until((s) => s.includes('stage 2/11 os'), 'the os stage view');
+    t.keys('a');
+    const preview = await t.until((s) => s.includes('plan for os') && s.includes('y apply'), 'the plan preview');
     expect(preview).toMatch(/● l20-n1: write \/etc\/security\/limits\.d\/90-l20-memlock\.conf/);
     expect(preview).toMatch(/● l20-n2: /);
     expect(preview).toContain('+* hard memlock unlimited');
     expect(preview).toContain('$ sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y chrony');
-    tmux('send-keys', '-t', 'apply', 'y');
-    const done = await until((s) => /os: \d+ changed, 0 failed; verification: every check passes/.test(s) && /idle/.test(s), 'the apply to finish', 120_000);
+    t.keys('y');
+    const done = await t.until((s) => /os: \d+ changed, 0 failed; verification: every check passes/.test(s) && /idle/.test(s), 'the apply to finish', 120_000);
     // Live output reached both panes (apt's transcript), and the step row names both hosts.
     expect(done).toMatch(/steps: .*✔ os\.install-base \(l20-n1, l20-n2\)|steps: .*✔ os\.install-base \(l20-n2, l20-n1\)/);
     const rows = done.split('\n');
     expect(rows.some((l) => (l.match(/✔ memlock/g) ?? []).length === 2)).toBe(true);
     expect(done).not.toMatch(/✘/);
-    tmux('send-keys', '-t', 'apply', 'q');
-    await until((s) => s.includes('EXIT-CODE=0'), 'exit 0');
+    t.keys('q');
+    await t.until((s) => s.includes('EXIT-CODE=0'), 'exit 0');
   }, 180_000);
 
   it('a disruptive step asks for confirmation naming its host (qos on pfc-mismatch), then verifies', async () => {
-    const home = mkdtempSync(join(tmpdir(), 'l20-e2e-home-'));
-    tmux('-f', '/dev/null', 'new-session', '-d', '-s', 'qos', '-x', '160', '-y', '48', '-c', ROOT,
-      `env HOME=${home} XDG_STATE_HOME=${home}/state TERM=xterm-256color bash --norc --noprofile`);
-    const shot = () => tmux('capture-pane', '-p', '-t', 'qos');
-    const until = async (pred: (s: string) => boolean, what: string, timeoutMs = 60_000) => {
-      const deadline = Date.now() + timeoutMs;
-      let last = '';
-      while (Date.now() < deadline) {
-        last = shot();
-        if (pred(last)) return last;
-        await new Promise((r) => setTimeout(r, 50)); // polling interval for the condition
-      }
-      throw new Error(`timed out waiting for ${what}; screen:\n${last}`);
-    };
-    tmux('send-keys', '-t', 'qos', 'node bin/l20-setup.js --lab --scenario pfc-mismatch --speed max; echo EXIT-CODE=$?', 'Enter');
-    await until((s) => s.includes('l20-setup · pipeline') && s.includes('l20-n2'), 'the pipeline');
-    for (let i = 0; i < 4; i++) tmux('send-keys', '-t', 'qos', 'j');
-    tmux('send-keys', '-t', 'qos', 'Enter');
-    await until((s) => s.includes('stage 5/11 qos'), 'the qos stage view');
-    tmux('send-keys', '-t', 'qos', 'r');
-    const failing = await until((s) => /✘ qos\.pair/.test(s) && /idle/.test(s), 'the failing pair check');
+    const t = terminal('qos');
+    t.keys('node bin/l20-setup.js --lab --scenario pfc-mismatch --speed max; echo EXIT-CODE=$?', 'Enter');
+    await t.until((s) => s.includes('l20-setup · pipeline') && s.includes('l20-n2'), 'the pipeline');
+    for (let i = 0; i < 4; i++) t.keys('j');
+    t.keys('Enter');
+    await t.until((s) => s.includes('stage 5/11 qos'), 'the qos stage view');
+    t.keys('r');
+    const failing = await t.until((s) => /✘ qos\.pair/.test(s) && /idle/.test(s), 'the failing pair check');
     expect(failing).toMatch(/✘ pfc/); // node 2's PFC is off
-    tmux('send-keys', '-t', 'qos', 'a');
-    const preview = await until((s) => s.includes('plan for qos') && s.includes('y apply'), 'the plan preview');
+    t.keys('a');
+    const preview = await t.until((s) => s.includes('plan for qos') && s.includes('y apply'), 'the plan preview');
     expect(preview).toMatch(/● l20-n2: dscp trust .*PFC on priority 3/);
     expect(preview).toMatch(/- l20-n1: nothing to do/);
-    tmux('send-keys', '-t', 'qos', 'y');
-    const ask = await until((s) => s.includes('Apply qos.persist (disruptive) on l20-n2? y yes'), 'the confirmation naming the host');
+    t.keys('y');
+    const ask = await t.until((s) => s.includes('Apply qos.persist (disruptive) on l20-n2? y yes'), 'the confirmation naming the host');
     expect(ask).not.toMatch(/on l20-n1, l20-n2\?/);
-    tmux('send-keys', '-t', 'qos', 'y');
-    const done = await until((s) => /qos: 1 changed, 0 failed; verification: every check passes/.test(s) && /idle/.test(s), 'the apply to finish');
+    t.keys('y');
+    const done = await t.until((s) => /qos: 1 changed, 0 failed; verification: every check passes/.test(s) && /idle/.test(s), 'the apply to finish');
     expect(done).toMatch(/steps: ✔ qos\.persist \(l20-n2\)/);
     expect(done).toMatch(/✔ qos\.pair/);
     expect(done).not.toMatch(/✘/);
-    tmux('send-keys', '-t', 'qos', 'q');
-    await until((s) => s.includes('EXIT-CODE=0'), 'exit 0');
+    t.keys('q');
+    await t.until((s) => s.includes('EXIT-CODE=0'), 'exit 0');
   }, 180_000);
 });
 

@@ -5,6 +5,7 @@
  * The few with files the stages read ship them here: ufw's state files (ufw status), the
  * systemd-timesyncd unit (replaced by chrony), PAM's limits.conf (ulimit -l), apt's sources.list.
  */
+import { renderUserRules } from '../tools/ufw.js';
 import { jammyBasePackages } from '../model/packages.js';
 import { pkg, unit } from './archive-build.js';
 import type { ArchivePackage, PackageFile } from './archive.js';
@@ -129,37 +130,6 @@ IPT_SYSCTL=/etc/ufw/sysctl.conf
 IPT_MODULES=""
 `;
 
-/** ufw's rule store: `### tuple ###` comments are what `ufw status` lists. */
-export function ufwUserRules(v6: boolean, tuples: readonly string[] = []): string {
-  const chain = v6 ? 'ufw6' : 'ufw';
-  const chains = ['user-input', 'user-output', 'user-forward', 'before-logging-input', 'before-logging-output', 'before-logging-forward',
-    'user-logging-input', 'user-logging-output', 'user-logging-forward', 'after-logging-input', 'after-logging-output',
-    'after-logging-forward', 'logging-deny', 'logging-allow', 'user-limit', 'user-limit-accept'];
-  return [
-    '*filter',
-    ...chains.map((c) => `:${chain}-${c} - [0:0]`),
-    '### RULES ###',
-    ...tuples.map((t) => `\n### tuple ### ${t}`),
-    '',
-    '### END RULES ###',
-    '',
-    '### LOGGING ###',
-    `-A ${chain}-after-logging-input -j LOG --log-prefix "[UFW BLOCK] " -m limit --limit 3/min --limit-burst 10`,
-    `-A ${chain}-after-logging-forward -j LOG --log-prefix "[UFW BLOCK] " -m limit --limit 3/min --limit-burst 10`,
-    `-I ${chain}-logging-deny -m conntrack --ctstate INVALID -j RETURN -m limit --limit 3/min --limit-burst 10`,
-    `-A ${chain}-logging-deny -j LOG --log-prefix "[UFW BLOCK] " -m limit --limit 3/min --limit-burst 10`,
-    `-A ${chain}-logging-allow -j LOG --log-prefix "[UFW ALLOW] " -m limit --limit 3/min --limit-burst 10`,
-    '### END LOGGING ###',
-    '',
-    '### RATE LIMITING ###',
-    `-A ${chain}-user-limit -m limit --limit 3/minute -j LOG --log-prefix "[UFW LIMIT BLOCK] "`,
-    `-A ${chain}-user-limit -j REJECT`,
-    `-A ${chain}-user-limit-accept -j ACCEPT`,
-    '### END RATE LIMITING ###',
-    'COMMIT',
-    '',
-  ].join('\n');
-}
 
 const TIMESYNCD_UNIT = unit({
   Unit: [
@@ -259,8 +229,8 @@ const FILES: Record<string, Record<string, PackageFile | string>> = {
   ufw: {
     '/etc/ufw/ufw.conf': { content: UFW_CONF, conffile: true },
     '/etc/default/ufw': { content: UFW_DEFAULT, conffile: true },
-    '/etc/ufw/user.rules': { content: ufwUserRules(false), mode: 0o640 },
-    '/etc/ufw/user6.rules': { content: ufwUserRules(true), mode: 0o640 },
+    '/etc/ufw/user.rules': { content: renderUserRules([], false), mode: 0o640 },
+    '/etc/ufw/user6.rules': { content: renderUserRules([], true), mode: 0o640 },
   },
 };
 
