@@ -75,8 +75,10 @@ export const DOCA_PACKAGES: readonly ArchivePackage[] = [
   m('infiniband-diags', RDMA, 'net', 'InfiniBand diagnostic programs', 262_000, 1_040, { depends: ['libibumad3'] }),
   m('ibacm', RDMA, 'net', 'InfiniBand Communication Manager Assistant (ACM)', 84_000, 288, { depends: ['libibumad3', 'libibverbs1'] }),
   m('srptools', RDMA, 'net', 'Tools for Infiniband attached storage (SRP)', 46_000, 160, { depends: ['libibumad3', 'libibverbs1'] }),
-  m('libibverbs-dev', RDMA, 'libdevel', 'Development files for the libibverbs library', 654_000, 3_480, { multiArch: 'same', depends: ['libibverbs1', 'ibverbs-providers'] }),
-  m('librdmacm-dev', RDMA, 'libdevel', 'Development files for the librdmacm library', 118_000, 690, { multiArch: 'same', depends: ['librdmacm1', 'libibverbs-dev'] }),
+  // rdma-core's debian/control ties the -dev packages to their libraries' exact build
+  // (`= ${binary:Version}`), so installing them upgrades jammy's libibverbs1/librdmacm1 too.
+  m('libibverbs-dev', RDMA, 'libdevel', 'Development files for the libibverbs library', 654_000, 3_480, { multiArch: 'same', depends: [`ibverbs-providers (= ${RDMA})`, `libibverbs1 (= ${RDMA})`] }),
+  m('librdmacm-dev', RDMA, 'libdevel', 'Development files for the librdmacm library', 118_000, 690, { multiArch: 'same', depends: ['libibverbs-dev', `librdmacm1 (= ${RDMA})`] }),
   m('perftest', '24.10.0-0.66.g5b2ee1e.2410068', 'net', 'Infiniband verbs performance tests', 172_000, 812, { depends: ['libibverbs1', 'librdmacm1', 'libibumad3'] }),
   m('mstflint', '4.30.0-1.2410068', 'net', 'Mellanox firmware burning application', 2_450_000, 11_060),
   m('mlnx-iproute2', '6.10.0-1.2410068', 'net', 'Networking and traffic control tools (NVIDIA networking features)', 1_090_000, 3_610),

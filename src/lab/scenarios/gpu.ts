@@ -8,6 +8,14 @@
  * nvidia-peermem from /etc/modules on its MLNX_OFED.
  */
 import { installInModel } from '../apt/dpkg-db.js';
+import { aptInstallInModel } from '../apt/model-install.js';
+import { DOCA_VERSION, type RepoId } from '../apt/repos.js';
+import { aptState } from '../apt/state.js';
+import { NCCL_CONF } from '../../../checks/nccl/conf.js';
+import { clusterSchema } from '../../config/schema.js';
+import { mlx5Reloaded } from '../model/nic-stack.js';
+import { portQos, setPfc, setTrust } from '../model/qos.js';
+import { readyNcclConf } from './nccl.js';
 import { installedUnits } from '../apt/services.js';
 import { findVersion, parseDep, versionsOf, type ArchivePackage } from '../apt/archive.js';
 import type { Cluster } from '../model/cluster.js';
@@ -55,7 +63,8 @@ export function installDriver(m: Machine, driver: { pkg: string; version: string
 export function bootDriver(m: Machine, persistence: boolean): void {
   const build = installedModule(m);
   if (!build) return;
-  m.modules = [...m.modules.filter((x) => x !== 'nouveau'), 'nvidia', 'nvidia_modeset', 'nvidia_drm', 'nvidia_uvm'];
+  const nvidia = ['nvidia', 'nvidia_modeset', 'nvidia_drm', 'nvidia_uvm'];
+  m.modules = [...m.modules.filter((x) => x !== 'nouveau' && !nvidia.includes(x)), ...nvidia];
   // The DKMS build ran when the package was installed, a while before this boot.
   runtime(m).loaded = loadedFrom(m, build, m.clock.now() - 86_400_000);
   runtime(m).persistence = persistence;
@@ -156,16 +165,60 @@ export function tutorial(cluster: Cluster): void {
   }
 }
 
-/** `no-peermem`: DOCA-OFED with the proprietary driver flavour, nvidia-peermem neither loaded nor in modules-load.d: no GDR path. */
+/** Ubuntu's pockets and the DOCA-Host local repository, as apt sees them once doca-host is in and `apt-get update` ran. */
+const WITH_DOCA: readonly RepoId[] = ['jammy', 'jammy-updates', 'jammy-security', 'jammy-backports', 'doca'];
+
+/** The QoS defaults of the lab's configuration (the qos part's `ready` uses the same). */
+const QOS = clusterSchema.parse({ hosts: [{ name: 'h', address: '127.0.0.1', role: 'head' }] }).qos;
+
+/**
+ * What l20-roce-qos.service leaves at boot once mlnx-tools is installed: its script takes the
+ * `mlnx_qos --trust dscp --pfc …` branch (checks/qos/script.ts), so trust is set directly (the
+ * driver publishes its whole DSCP map) instead of through one `dcb app` entry.
+ */
+function bootQosWithMlnxTools(m: Machine): void {
+  const pfs = m.netdevs.filter((d) => d.driver === 'mlx5_core' && d.pci).map((d) => d.name);
+  for (const name of pfs) {
+    const q = portQos(m, name);
+    if (!q) continue;
+    setTrust(q, QOS.trust);
+    setPfc(q, Array.from({ length: 8 }, (_, i) => i === QOS.priority));
+  }
+}
+
+/** Points nccl.conf's NCCL_IB_HCA line at the devices' current names, as the nccl stage writes it; other lines stay. */
+function renameNcclHca(cluster: Cluster, m: Machine): void {
+  const file = m.files?.get(NCCL_CONF);
+  const hca = readyNcclConf(cluster, m)?.split('\n').find((l) => l.startsWith('NCCL_IB_HCA='));
+  if (!file || !hca) return;
+  file.content = file.content.split('\n').map((l) => (l.startsWith('NCCL_IB_HCA=') ? hca : l)).join('\n');
+}
+
+/**
+ * `no-peermem`: the operator moved a `ready` host to DOCA-OFED and the proprietary driver flavour,
+ * rebooted, and never set up nvidia-peermem (neither loaded nor in modules-load.d): no GDR path.
+ * The packages are what the real commands leave: `dpkg -i doca-host_….deb` (its local repository
+ * and sources list), `apt-get update`, `apt-get install -y doca-ofed` (DOCA's rdma-core family
+ * upgrades jammy's in place, so later apt runs find every dependency met), and `apt-get install -y
+ * nvidia-driver-580-server=…` (apt swaps out the open flavour; the NVIDIA packages held again).
+ * After the reboot DOCA's mlx5 driver runs, its rdma-core keeps the kernel's `mlx5_N` names,
+ * nccl.conf names those (as the nccl stage would regenerate it), and the QoS unit's mlnx_qos
+ * branch set trust and PFC.
+ */
 export function noPeermem(cluster: Cluster): void {
   for (const m of cluster.machines) {
-    // The proprietary flavour of the same version replaces the open one (apt conflicts), rebooted.
-    for (const name of [...m.packages.keys()]) if (NVIDIA_PACKAGE.test(name)) m.packages.delete(name);
-    installDriver(m, PROPRIETARY_DRIVER, true);
+    installInModel(m, [{ name: 'doca-host', version: DOCA_VERSION }]);
+    aptState(m).lists.add('doca');
+    aptInstallInModel(m, ['doca-ofed'], { repos: WITH_DOCA });
+    for (const p of m.packages.values()) if (NVIDIA_PACKAGE.test(p.name) && p.status === 'hi ') p.status = 'ii ';
+    aptInstallInModel(m, [{ name: PROPRIETARY_DRIVER.pkg, version: PROPRIETARY_DRIVER.version }], { repos: WITH_DOCA });
+    for (const p of m.packages.values()) if (NVIDIA_PACKAGE.test(p.name) && p.status === 'ii ') p.status = 'hi ';
+    // The reboot: DOCA's mlx5 registers the devices afresh (mlx5_N), DCB and GID state start over.
+    mlx5Reloaded(m);
+    bootQosWithMlnxTools(m);
     bootDriver(m, true);
-    installInModel(m, closure(m, 'doca-ofed', versionsOf('doca-ofed')[0]?.version ?? ''));
-    m.ofed = { flavor: 'doca', version: '24.10-1.1.4', loaded: true };
     m.modules = m.modules.filter((x) => x !== 'nvidia_peermem');
+    renameNcclHca(cluster, m);
     m.revision++;
   }
 }
