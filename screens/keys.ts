@@ -58,13 +58,14 @@ export const stageBindings: Binding<'back' | 'run' | 'cancel' | 'left' | 'right'
   { keys: ['right', 'l'], label: '', command: 'next', description: 'next stage', showInFooter: false },
 ];
 
-export const setupBindings: Binding<'up' | 'down' | 'edit' | 'add' | 'delete' | 'test' | 'save' | 'back'>[] = [
+export const setupBindings: Binding<'up' | 'down' | 'edit' | 'add' | 'delete' | 'test' | 'save' | 'back' | 'design'>[] = [
   { keys: ['up', 'k'], label: '↑↓', command: 'up', description: 'select field', hint: 'field', showInFooter: true },
   { keys: ['down', 'j'], label: '', command: 'down', description: 'select next field', showInFooter: false },
   { keys: ['enter'], label: '⏎', command: 'edit', description: 'edit the field (⏎ again to keep, esc to undo)', hint: 'edit', showInFooter: true },
   { keys: ['+'], label: '+', command: 'add', description: 'add a host', hint: 'add', showInFooter: true },
   { keys: ['-'], label: '-', command: 'delete', description: 'remove the selected host', hint: 'remove', showInFooter: true },
   { keys: ['t'], label: 't', command: 'test', description: 'test the connection of every host', hint: 'test', showInFooter: true },
+  { keys: ['n'], label: 'n', command: 'design', description: 'network design: A (default), B or tutorial — its consequences are shown below', hint: 'design', showInFooter: true },
   { keys: ['w'], label: 'w', command: 'save', description: 'save the inventory', hint: 'save', showInFooter: true },
   { keys: ['escape'], label: 'esc', command: 'back', description: 'back to the pipeline', hint: 'back', showInFooter: true },
 ];

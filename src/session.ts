@@ -31,6 +31,7 @@ export class TuiSession implements Controller {
   private trustQueue: Array<{ q: TrustQuestion; resolve: (ok: boolean) => void }> = [];
   readonly implementedStages: readonly StageId[] = STAGES.map((s) => s.id);
   readonly initialHosts: HostConfig[];
+  readonly initialDesign: ClusterConfig['network']['design'];
   private readonly quitPromise: Promise<void>;
   private resolveQuit!: () => void;
 
@@ -41,6 +42,7 @@ export class TuiSession implements Controller {
     private readonly log: SessionLog,
   ) {
     this.initialHosts = target?.config.hosts ?? [];
+    this.initialDesign = target?.config.network.design ?? 'A';
     this.quitPromise = new Promise((r) => (this.resolveQuit = r));
     if (target) this.attach(target);
   }
@@ -190,11 +192,11 @@ export class TuiSession implements Controller {
     }
   }
 
-  async saveHosts(hosts: HostConfig[]): Promise<string | undefined> {
+  async saveHosts(hosts: HostConfig[], network?: { design: ClusterConfig['network']['design'] }): Promise<string | undefined> {
     if (!this.saved) return 'this session runs on the built-in lab or an --inventory file; nothing is saved';
     try {
       const base: Partial<ClusterConfig> = this.target?.config ?? {};
-      const config = this.saved.save({ ...base, version: 1, hosts });
+      const config = this.saved.save({ ...base, version: 1, hosts, ...(network ? { network: { ...(base.network ?? { mtu: 9000 }), design: network.design } } : {}) });
       if (this.engine?.busy) this.engine.cancelAll();
       this.unsubscribe?.();
       await this.target?.close();

@@ -4,7 +4,7 @@
  */
 import React, { useReducer, useRef, useState } from 'react';
 import { Box, Text, useInput, type Key } from 'ink';
-import type { HostConfig } from '../../src/config/schema.js';
+import type { ClusterConfig, HostConfig } from '../../src/config/schema.js';
 import { useController } from '../store-context.js';
 import { matches, setupBindings } from '../keys.js';
 import { fit } from '../format.js';
@@ -34,10 +34,33 @@ function withField(h: HostConfig, f: Field, value: string): HostConfig {
   }
 }
 
+type Design = ClusterConfig['network']['design'];
+const DESIGNS: readonly Design[] = ['A', 'B', 'tutorial'];
+
+/** STAGES.md §2 in the operator's words: what each design builds and what it costs. */
+export const DESIGN_CONSEQUENCES: Record<Design, string[]> = {
+  A: [
+    'A — one subnet per cable (default): 192.168.101–104.0/24, MTU 9000, one RDMA device per port.',
+    'NCCL drives the four ports as rails (≈ 4 × 25 Gb/s); control traffic uses cable 1.',
+    'A failed cable costs one rail, nothing else.',
+  ],
+  B: [
+    'B — one 802.3ad RoCE-LAG bond per NIC: bond0/bond1, 192.168.110/111.0/24, one mlx5_bond each.',
+    'Per-NIC failover; both ports of each NIC must be cabled to one peer NIC.',
+    'A QP still uses one port: NCCL needs NCCL_IB_QPS_PER_CONNECTION=2.',
+  ],
+  tutorial: [
+    'tutorial — the recipe\'s 4-port balance-xor bond0, 192.168.100.0/24: allowed, findings stand.',
+    'No RoCE LAG; bond0\'s GIDs on all four devices (retry errors across cables) (R16, R18, R22, R23).',
+    'One TCP flow gets 25G, not 100G; DCB cannot be set on the bond (R25).',
+  ],
+};
+
 interface Draft {
   hosts: HostConfig[];
   cursor: number;
   editing: string | null;
+  design: Design;
 }
 
 type DraftAction =
@@ -45,7 +68,8 @@ type DraftAction =
   | { type: 'key'; input: string; key: Key }
   | { type: 'startEdit' }
   | { type: 'add' }
-  | { type: 'delete' };
+  | { type: 'delete' }
+  | { type: 'design' };
 
 /**
  * Keystrokes are reduced against the current draft, never a render's stale copy: keys typed or
@@ -74,6 +98,8 @@ function draftReducer(d: Draft, a: DraftAction): Draft {
       return { ...d, hosts: [...d.hosts, { name: `l20-n${d.hosts.length + 1}`, address: '', role: 'worker' }] };
     case 'delete':
       return d.hosts.length > 1 ? { ...d, hosts: d.hosts.filter((_, i) => i !== row), cursor: 0 } : d;
+    case 'design':
+      return d.editing !== null ? d : { ...d, design: DESIGNS[(DESIGNS.indexOf(d.design) + 1) % DESIGNS.length]! };
   }
 }
 
@@ -86,13 +112,14 @@ export function SetupView(props: { width: number; height: number; onDone: () => 
     ],
     cursor: 0,
     editing: null,
+    design: controller.initialDesign ?? 'A',
   }));
   // Side effects (test, save) read the latest draft through a ref.
   const latest = useRef(draft);
   latest.current = draft;
   const [results, setResults] = useState<Record<string, string>>({});
   const [message, setMessage] = useState('Enter each server: a name, its address (or ~/.ssh/config alias), SSH user and key.');
-  const { hosts, cursor, editing } = draft;
+  const { hosts, cursor, editing, design } = draft;
 
   useInput((input, key) => {
     if (latest.current.editing !== null) {
@@ -114,6 +141,7 @@ export function SetupView(props: { width: number; height: number; onDone: () => 
         break;
       case 'add': dispatch({ type: 'add' }); break;
       case 'delete': dispatch({ type: 'delete' }); break;
+      case 'design': dispatch({ type: 'design' }); break;
       case 'test': {
         setMessage('testing connections…');
         const current = latest.current.hosts;
@@ -126,7 +154,7 @@ export function SetupView(props: { width: number; height: number; onDone: () => 
         break;
       }
       case 'save':
-        void controller.saveHosts(latest.current.hosts).then((err) => {
+        void controller.saveHosts(latest.current.hosts, { design: latest.current.design }).then((err) => {
           if (err) setMessage(err);
           else {
             setMessage('saved');
@@ -158,6 +186,11 @@ export function SetupView(props: { width: number; height: number; onDone: () => 
           </Box>
           <Text wrap="truncate" dimColor>{fit(`  ${results[h.name] ?? ''}`, props.width)}</Text>
         </Box>
+      ))}
+      <Text> </Text>
+      <Text wrap="truncate" bold>{fit(`Network design: ${DESIGNS.map((x) => (x === design ? `[${x}]` : x)).join('  ')}   (n changes it)`, props.width)}</Text>
+      {DESIGN_CONSEQUENCES[design].map((l, i) => (
+        <Text key={i} wrap="truncate" dimColor>{fit(`  ${l}`, props.width)}</Text>
       ))}
       <Text> </Text>
       <Text wrap="truncate" color="yellow">{fit(message, props.width)}</Text>

@@ -1,6 +1,8 @@
 /** The contract between the views and the rest: what a screen may ask for (no SSH in views). */
 import type { StageId } from './types.js';
-import type { HostConfig } from '../config/schema.js';
+import type { ClusterConfig, HostConfig } from '../config/schema.js';
+
+type Design = ClusterConfig['network']['design'];
 
 /** What views may ask for; implemented outside the view layer (no SSH here). */
 export interface Controller {
@@ -19,11 +21,13 @@ export interface Controller {
   /** Answer to a pending host-key trust question. */
   answerTrust(trust: boolean): void;
   /** Setup screen: validate and save; resolves with an error message or undefined on success. */
-  saveHosts(hosts: HostConfig[]): Promise<string | undefined>;
+  saveHosts(hosts: HostConfig[], network?: { design: Design }): Promise<string | undefined>;
   /** Stages that have checks implemented. */
   implementedStages: readonly StageId[];
   stageTitle(stage: StageId): string;
   stagePurpose(stage: StageId): string;
   initialHosts: HostConfig[];
+  /** The network design of the current inventory (STAGES.md §2). */
+  initialDesign?: Design;
 }
 

@@ -147,10 +147,19 @@ describe('setup screen', () => {
     await until(() => !(ui.lastFrame() ?? '').includes('▏'), 'committed');
     ui.stdin.write('t');
     await until(() => (ui.lastFrame() ?? '').includes('✔ connected to l20-n1'), 'test result');
+    // The network design with its consequences; n cycles A → B → tutorial.
+    expect(ui.lastFrame()).toContain('Network design: [A]  B  tutorial');
+    expect(ui.lastFrame()).toContain('one subnet per cable');
+    ui.stdin.write('n');
+    await until(() => (ui.lastFrame() ?? '').includes('Network design: A  [B]  tutorial'), 'design B');
+    expect(ui.lastFrame()).toContain('802.3ad RoCE-LAG bond per NIC');
+    ui.stdin.write('n');
+    await until(() => (ui.lastFrame() ?? '').includes('DCB cannot be set on the bond (R25)'), 'the tutorial design and its consequences');
     ui.stdin.write('w');
     await until(() => (c.saveHosts as ReturnType<typeof vi.fn>).mock.calls.length === 1, 'save');
     const saved = (c.saveHosts as ReturnType<typeof vi.fn>).mock.calls[0]![0] as Array<{ name: string; address: string }>;
     expect(saved[0]).toMatchObject({ name: 'l20-n1', address: '10.0.0.1', role: 'head' });
+    expect((c.saveHosts as ReturnType<typeof vi.fn>).mock.calls[0]![1]).toEqual({ design: 'tutorial' });
     ui.unmount();
   });
 
