@@ -40,6 +40,10 @@ const SCENARIOS: Record<string, Expect> = {
       for (const m of t.lab.cluster.machines) m.revision++;
     },
   },
+  'no-peermem': {
+    fails: ['l20-n1:gpudirect.path/R34', 'l20-n2:gpudirect.path/R34', 'cluster:nccl.validation/D02'],
+    also: ['gpu-driver.open', 'os.holds'],
+  },
   'acs-enabled': { fails: ['l20-n1:gpudirect.acs/R36'] },
   'wrong-gid': {
     fails: ['cluster:rdma-link.gids/R05', 'cluster:nccl.validation/D05'],
