@@ -2,7 +2,7 @@
 import type { CheckDef, HostCheckDef, HostFacts, PairCheckDef, StageContext, Verdict } from '../../src/engine/types.js';
 import { lintText } from '../../src/lint/index.js';
 import { cablingMap, type CablingMap } from '../common/fabric.js';
-import type { PortQosFacts, QosFacts } from './facts.js';
+import type { PortQosFacts, QosFacts, QosScript } from './facts.js';
 import { QOS_SCRIPT_PATH, QOS_UNIT } from './probes.js';
 import { pfcVector, qosScript, qosUnit } from './script.js';
 
@@ -91,17 +91,40 @@ export const dcbxCheck: HostCheckDef<QosFacts> = {
   },
 };
 
+/**
+ * R25 is a blocker because a DCB command on a bond exits 1 and aborts the `set -e` script around it —
+ * which matters for a script something runs (a unit, rc.local, cron, an interface hook). A script that
+ * nothing on the host runs (the tutorial's ~/pfc.sh, typed once by the operator) aborts nothing: it
+ * stands as a warning, so the operator learns it is wrong without the run being held up by a file
+ * l20-setup never edits; the PFs' live state is what qos.trust/qos.pfc judge.
+ */
 export const targetsCheck: HostCheckDef<QosFacts> = {
   id: 'qos.targets', title: 'DCB commands target physical ports only', scope: 'host',
   evaluate(f) {
     if (f.scripts.length === 0) return { status: 'pass', summary: 'no script on the host runs DCB commands besides the ones checked live', evidence: 'scanned /usr/local/{sbin,bin}, /etc/rc.local, /etc/systemd/system/*.service, if-up.d, networkd-dispatcher, /root/*.sh, /home/*/*.sh', rule: 'R25' };
-    const findings = f.scripts.flatMap((s) => lintText(s.text, s.path).findings.filter((x) => x.rule === 'R25').map((x) => ({ path: s.path, x })));
-    const evidence = [...f.scripts.map((s) => `${s.path} (runs DCB commands)`), ...findings.map(({ path, x }) => `${path}:${x.line ?? '?'}: ${x.evidence}`)].join('\n');
-    if (findings.length > 0) {
-      const paths = [...new Set(findings.map((x) => x.path))];
-      return { status: 'fail', summary: `${paths.join(', ')} set${paths.length === 1 ? 's' : ''} DCB on a bond or virtual device: the command exits 1 and aborts a set -e script`, evidence, fix: `${findings[0]?.x.fix ?? 'delete the lines'} (l20-setup does not edit operator scripts; ${QOS_SCRIPT_PATH} sets the PFs)`, rule: 'R25' };
+    const flagged = f.scripts
+      .map((s) => ({ s, findings: lintText(s.text, s.path).findings.filter((x) => x.rule === 'R25') }))
+      .filter((x) => x.findings.length > 0);
+    const about = (s: QosScript): string => {
+      const runner = s.runBy.length > 0 ? `run by ${s.runBy.join(', ')}` : 'nothing on the host runs it (no unit, rc.local, crontab, if-up.d or networkd-dispatcher hook names it)';
+      return `${s.path} (runs DCB commands; mode ${s.mode ?? '?'}; ${runner})`;
+    };
+    const evidence = [...f.scripts.map(about), ...flagged.flatMap(({ s, findings }) => findings.map((x) => `${s.path}:${x.line ?? '?'}: ${x.evidence}`))].join('\n');
+    if (flagged.length === 0) return { status: 'pass', summary: `${f.scripts.length} script${f.scripts.length === 1 ? '' : 's'} with DCB commands, all on physical ports`, evidence, rule: 'R25' };
+    const fix = `${flagged[0]!.findings[0]!.fix} (l20-setup does not edit operator scripts; ${QOS_SCRIPT_PATH} sets the PFs)`;
+    const running = flagged.filter((x) => x.s.runBy.length > 0);
+    if (running.length > 0) {
+      const paths = running.map((x) => x.s.path);
+      return { status: 'fail', summary: `${paths.join(', ')} set${paths.length === 1 ? 's' : ''} DCB on a bond or virtual device and ${paths.length === 1 ? 'runs' : 'run'} unattended (${running.flatMap((x) => x.s.runBy).join(', ')}): the command exits 1 and aborts a set -e script`, evidence, fix, rule: 'R25' };
     }
-    return { status: 'pass', summary: `${f.scripts.length} script${f.scripts.length === 1 ? '' : 's'} with DCB commands, all on physical ports`, evidence, rule: 'R25' };
+    const paths = flagged.map((x) => x.s.path);
+    const byHand = flagged.map(({ s }) => (/^\s*set\s+-[a-zA-Z]*e/m.test(s.text) ? `${s.path} stops at its first bond line (set -e)` : `${s.path} applies its PF lines, then its bond lines fail and it exits 1`));
+    return {
+      status: 'warn',
+      summary: `${paths.join(', ')}: the operator's script${paths.length === 1 ? '' : 's'} set${paths.length === 1 ? 's' : ''} DCB on a bond or virtual device; nothing on the host runs ${paths.length === 1 ? 'it' : 'them'}, so nothing is aborted — run by hand, ${byHand.join('; ')}`,
+      evidence: `${paths.join(', ')}: the operator's file${paths.length === 1 ? '' : 's'}, left as found (l20-setup never edits it); a warning, not a blocker, because nothing runs it unattended\n${evidence}`,
+      fix, rule: 'R25',
+    };
   },
 };
 

@@ -34,14 +34,50 @@ export interface QosPersistence {
   raw: string;
 }
 
+/** A file on the host that runs DCB commands, and what (if anything) runs it unattended. */
+export interface QosScript {
+  path: string;
+  text: string;
+  /** Octal mode as `stat -c %a` prints it. */
+  mode?: string;
+  /**
+   * What runs it without an operator: the file itself when it lives where systemd, rc.local, ifupdown
+   * or networkd-dispatcher execute files, else the units, rc.local, crontabs and hooks that name it.
+   */
+  runBy: string[];
+}
+
+/** Files executed unattended by where they are (a unit, rc.local, an if-up.d or networkd-dispatcher hook). */
+export function autorunLocation(path: string): string | undefined {
+  if (path === '/etc/rc.local') return 'rc-local.service at boot';
+  if (/^\/etc\/systemd\/system\/[^/]+\.service$/.test(path)) return 'a systemd unit';
+  if (path.startsWith('/etc/network/if-up.d/')) return 'ifupdown when an interface comes up';
+  if (path.startsWith('/etc/networkd-dispatcher/')) return 'networkd-dispatcher on link state changes';
+  return undefined;
+}
+
+/** `### file` sections with the `### mode` and `### runby` lines that follow each (QOS_SCRIPTS_SCRIPT). */
+export function collectScripts(stdout: string): QosScript[] {
+  const out: QosScript[] = [];
+  for (const s of sections(stdout)) {
+    const cur = out[out.length - 1];
+    if (s.tag === 'file') {
+      const where = autorunLocation(s.name);
+      out.push({ path: s.name, text: `${s.body.replace(/\n+$/, '')}\n`, runBy: where ? [`${s.name} itself (${where})`] : [] });
+    } else if (s.tag === 'mode' && cur && /^\d+$/.test(s.name)) cur.mode = s.name;
+    else if (s.tag === 'runby' && cur && s.name) cur.runBy.push(s.name);
+  }
+  return out;
+}
+
 export interface QosFacts {
   host: string;
   fabric: FabricFacts;
   tool?: 'mlnx_qos' | 'dcb';
   ports: PortQosFacts[];
   persistence: QosPersistence;
-  /** Scripts on the host that run DCB commands (path → text). */
-  scripts: Array<{ path: string; text: string }>;
+  /** Scripts on the host that run DCB commands. */
+  scripts: QosScript[];
   /** NCCL_IB_TC from /etc/nccl.conf, when the file sets it. */
   ncclIbTc?: string;
   ncclConfEvidence: string;
@@ -171,7 +207,7 @@ export function collectQos(outputs: ProbeOutputs): QosFacts {
     raw: [`systemctl is-enabled → ${enabledText || '(nothing)'}`, `systemctl show → ${part('show').trim().split('\n').join(' ')}`, `lldpad: ${part('lldpad').trim() || '?'}`].join('\n'),
   };
 
-  const scripts = sections(results.scripts?.stdout ?? '').filter((s) => s.tag === 'file').map((s) => ({ path: s.name, text: `${s.body.replace(/\n+$/, '')}\n` }));
+  const scripts = collectScripts(results.scripts?.stdout ?? '');
 
   const nc = results['nccl-conf'];
   const conf = nc?.exitCode === 0 ? parseNcclConf(nc.stdout) : undefined;

@@ -39,14 +39,24 @@ echo "### lldpad"; systemctl is-active lldpad.service 2>&1
 
 /**
  * Scripts on the host that run DCB commands (operator scripts, units, rc.local): each is linted for
- * DCB on bonds, VLANs and bridges (R25). Read as root (/root).
+ * DCB on bonds, VLANs and bridges (R25). R25 is a blocker for a script that runs, so each one is
+ * followed by its mode and by the files that run things unattended (units, rc.local, crontabs,
+ * if-up.d, networkd-dispatcher) naming it — `### runby <file>` — which tells a boot- or
+ * cron-time script from one an operator typed once and left in a home directory. Read as root
+ * (/root, the user crontabs).
  */
 export const QOS_SCRIPTS_SCRIPT = `for f in /usr/local/sbin/* /usr/local/bin/* /etc/rc.local /etc/systemd/system/*.service /etc/network/if-up.d/* /etc/networkd-dispatcher/*/* /root/*.sh /home/*/*.sh; do
   [ -f "$f" ] || continue
   grep -qE '(^|[^[:alnum:]_-])(mlnx_qos|dcb)([[:space:]]|$)' "$f" 2>/dev/null || continue
   echo "### file $f"
   cat "$f"
+  echo
+  echo "### mode $(stat -c %a "$f")"
+  for c in /etc/rc.local /etc/systemd/system/*.service /etc/crontab /etc/cron.d/* /var/spool/cron/crontabs/* /etc/network/if-up.d/* /etc/networkd-dispatcher/*/*; do
+    if [ -f "$c" ] && [ "$c" != "$f" ] && grep -qF -- "\${f##*/}" "$c" 2>/dev/null; then echo "### runby $c"; fi
+  done
 done
+exit 0
 `;
 
 export const qosProbes: readonly ProbeDef[] = [

@@ -101,13 +101,34 @@ describe('qos checks', () => {
     expect(host(c.dcbxCheck, facts({ persistence: run(persistence({ lldpad: 'active' })) }))).toMatchObject({ status: 'fail', rule: 'R28', fix: expect.stringContaining('lldpad') });
   });
 
-  it('targets (R25): the tutorial pfc.sh with its bond0 lines fails; the l20-roce-qos script passes', () => {
+  it('targets (R25): the tutorial pfc.sh that nothing runs is a warning about the operator\'s file; the l20-roce-qos script passes', () => {
     const pfc = loadFixture('tutorial/pfc.sh');
-    const f = facts({ scripts: run(`### file /home/l20/pfc.sh\n${pfc}### file ${QOS_SCRIPT_PATH}\n${qosScript(PFS, ctx.config.qos)}`) });
+    const ours = `### file ${QOS_SCRIPT_PATH}\n${qosScript(PFS, ctx.config.qos)}\n### mode 755\n### runby ${QOS_UNIT_PATH}\n`;
+    const f = facts({ scripts: run(`### file /home/l20/pfc.sh\n${pfc}\n### mode 644\n${ours}`) });
+    expect(f.scripts.map((s) => [s.path, s.mode, s.runBy])).toEqual([['/home/l20/pfc.sh', '644', []], [QOS_SCRIPT_PATH, '755', [QOS_UNIT_PATH]]]);
     const v = host(c.targetsCheck, f);
-    expect(v).toMatchObject({ status: 'fail', rule: 'R25', summary: expect.stringContaining('/home/l20/pfc.sh') });
-    expect(v.evidence).toContain('bond0');
+    expect(v).toMatchObject({
+      status: 'warn', rule: 'R25',
+      summary: "/home/l20/pfc.sh: the operator's script sets DCB on a bond or virtual device; nothing on the host runs it, so nothing is aborted — run by hand, /home/l20/pfc.sh applies its PF lines, then its bond lines fail and it exits 1",
+      fix: expect.stringContaining('l20-setup does not edit operator scripts'),
+    });
+    expect(v.evidence).toContain("/home/l20/pfc.sh: the operator's file, left as found (l20-setup never edits it)");
+    expect(v.evidence).toContain('/home/l20/pfc.sh (runs DCB commands; mode 644; nothing on the host runs it');
+    expect(v.evidence).toContain('/home/l20/pfc.sh:7: sudo mlnx_qos -i bond0 --trust dscp → bond0 is a bond');
+    expect(v.evidence).toContain(`${QOS_SCRIPT_PATH} (runs DCB commands; mode 755; run by ${QOS_UNIT_PATH})`);
+    // With set -e, by hand it stops at the first bond line.
+    const strict = host(c.targetsCheck, facts({ scripts: run(`### file /root/qos.sh\nset -euo pipefail\n${pfc}\n### mode 755\n`) }));
+    expect(strict).toMatchObject({ status: 'warn', summary: expect.stringContaining('/root/qos.sh stops at its first bond line (set -e)') });
     expect(host(c.targetsCheck, facts({ scripts: run('') }))).toMatchObject({ status: 'pass' });
+  });
+
+  it('targets (R25): a bond line in a script something runs unattended fails — named by cron, or a unit itself', () => {
+    const pfc = loadFixture('tutorial/pfc.sh');
+    const cron = host(c.targetsCheck, facts({ scripts: run(`### file /home/l20/pfc.sh\n${pfc}\n### mode 755\n### runby /etc/crontab\n`) }));
+    expect(cron).toMatchObject({ status: 'fail', rule: 'R25', summary: '/home/l20/pfc.sh sets DCB on a bond or virtual device and runs unattended (/etc/crontab): the command exits 1 and aborts a set -e script' });
+    const unit = '[Service]\nType=oneshot\nExecStart=/usr/bin/mlnx_qos -i bond0 --trust dscp\n';
+    const v = host(c.targetsCheck, facts({ scripts: run(`### file /etc/systemd/system/bond-qos.service\n${unit}\n### mode 644\n`) }));
+    expect(v).toMatchObject({ status: 'fail', rule: 'R25', summary: expect.stringContaining('runs unattended (/etc/systemd/system/bond-qos.service itself (a systemd unit))') });
   });
 
   it('persistence (R27): no unit, a stale script, a disabled or failed unit each fail', () => {

@@ -1,7 +1,7 @@
 /**
  * The qos stage against the lab over real SSH: ready passes; pfc-mismatch fails qos.pair (R26) and is
  * fixed on node 2 alone; the tutorial's runtime-only settings fail persistence (R27) and its pfc.sh
- * fails targets (R25); fresh converges. Every apply is followed by one that changes nothing.
+ * is a targets warning (R25: the operator's file, which nothing on the host runs); fresh converges. Every apply is followed by one that changes nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { qosStage, type QosFacts } from '../../checks/qos/index.js';
@@ -61,24 +61,34 @@ describe('qos on the tutorial lab', () => {
   });
   afterAll(async () => t.close());
 
-  it('the runtime settings pass, persistence fails (R27) and pfc.sh fails targets (R25)', async () => {
+  it('the runtime settings pass, persistence fails (R27) and pfc.sh, which nothing runs, is a targets warning (R25)', async () => {
     const o = await check(t);
     expect(notPass(o.results)).toEqual([
-      'l20-n1:qos.persistence fail R27', 'l20-n1:qos.targets fail R25',
-      'l20-n2:qos.persistence fail R27', 'l20-n2:qos.targets fail R25',
+      'l20-n1:qos.persistence fail R27', 'l20-n1:qos.targets warn R25',
+      'l20-n2:qos.persistence fail R27', 'l20-n2:qos.targets warn R25',
     ]);
-    expect((o.facts.get('l20-n1') as QosFacts).tool).toBe('mlnx_qos');
-    expect(o.results.find((r) => r.id === 'qos.targets')?.evidence).toContain('/home/l20/pfc.sh');
+    const f = o.facts.get('l20-n1') as QosFacts;
+    expect(f.tool).toBe('mlnx_qos');
+    expect(f.scripts.map((s) => [s.path, s.mode, s.runBy])).toEqual([['/home/l20/pfc.sh', '644', []]]);
+    expect(o.results.find((r) => r.id === 'qos.targets')?.evidence).toContain("/home/l20/pfc.sh: the operator's file, left as found");
   });
 
   it('qos.persist installs the unit (node 2 first, mlnx_qos branch); the operator script stays a finding; nothing left to change', async () => {
     const first = await apply(t);
     expect(first.steps?.filter((s) => s.status === 'applied').map((s) => s.host)).toEqual(['l20-n2', 'l20-n1']);
-    expect(notPass(first.results)).toEqual(['l20-n1:qos.targets fail R25', 'l20-n2:qos.targets fail R25']);
+    expect(notPass(first.results)).toEqual(['l20-n1:qos.targets warn R25', 'l20-n2:qos.targets warn R25']);
     expect((await apply(t)).changed).toBe(0);
     // After a reboot the unit puts trust and PFC back.
     await reboot(t.lab.hosts[0]!.machine.system);
-    expect(notPass((await check(t)).results)).toEqual(['l20-n1:qos.targets fail R25', 'l20-n2:qos.targets fail R25']);
+    expect(notPass((await check(t)).results)).toEqual(['l20-n1:qos.targets warn R25', 'l20-n2:qos.targets warn R25']);
+  });
+
+  it('once cron runs pfc.sh at boot its bond lines are a blocker (R25) on that host', async () => {
+    const w = await t.hosts[1]!.run({ script: 'echo "@reboot root /bin/bash /home/l20/pfc.sh" > /etc/cron.d/l20-pfc' }, { sudo: true });
+    expect(w.exitCode).toBe(0);
+    const o = await check(t);
+    expect(notPass(o.results)).toEqual(['l20-n1:qos.targets warn R25', 'l20-n2:qos.targets fail R25']);
+    expect(o.results.find((r) => r.id === 'qos.targets' && r.host === 'l20-n2')?.summary).toContain('runs unattended (/etc/cron.d/l20-pfc)');
   });
 });
 
