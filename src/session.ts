@@ -125,6 +125,7 @@ export class TuiSession implements Controller {
     if (!this.engine || !def || this.engine.busy) return;
     const engine = this.engine;
     this.store.dispatch({ type: 'ui.apply', apply: { stage, phase: 'applying', scroll: 0 } });
+    this.store.dispatch({ type: 'ui.notice', text: `applying ${stage} on ${this.store.getState().hostOrder.join(', ')}… (c cancels)` });
     // The operator confirmed the previewed plan; dangerous steps still ask, naming their hosts.
     const executor = new StepExecutor(engine, {
       dryRun: false, yes: false, allowReboot: true,

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Client } from 'ssh2';
 import { startLab, type Lab, type LabHost } from '../../src/lab/index.js';
 import { LAB_EPOCH_MS, SimClock } from '../../src/lab/util/clock.js';
+import { formatDate } from '../../src/lab/shell/coreutils.js';
 import { connect, end, exec, text } from './helpers.js';
 
 describe('SimClock', () => {
@@ -22,6 +23,12 @@ describe('SimClock', () => {
     expect(c.activeTimers).toBe(1);
     c.close();
     expect(c.activeTimers).toBe(0);
+  });
+
+  test('date +%s.%N prints whole nanoseconds even when the clock has sub-millisecond fractions', () => {
+    // (doubles near 1.7e12 ms keep about a microsecond of the fraction: the last digits are float noise)
+    expect(formatDate(LAB_EPOCH_MS + 1234.5678, '%s.%N')).toMatch(new RegExp(`^${Math.floor((LAB_EPOCH_MS + 1234) / 1000)}\\.23456\\d{4}$`));
+    expect(formatDate(LAB_EPOCH_MS + 0.25, '%s.%N')).toMatch(/^\d+\.000250\d{3}$/);
   });
 
   test('a NaN or infinite wait is refused loudly and leaves the clock where it was', async () => {

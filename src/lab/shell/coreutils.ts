@@ -274,7 +274,8 @@ export function formatDate(ms: number, fmt: string): string {
       case 'm': return [String(mo + 1), 2, '0'];
       case 'M': return [String(M), 2, '0'];
       case 'n': return ['\n', 0, ''];
-      case 'N': return [String((ms % 1000) * 1000000).padStart(9, '0'), 0, ''];
+      // The clock has sub-millisecond fractions at real-time speeds: nanoseconds are a 9-digit integer.
+      case 'N': return [String(Math.floor((ms % 1000) * 1_000_000)).padStart(9, '0'), 0, ''];
       case 'p': return [H < 12 ? 'AM' : 'PM', 0, ''];
       case 'P': return [H < 12 ? 'am' : 'pm', 0, ''];
       case 'r': return [formatDate(ms, '%I:%M:%S %p'), 0, ''];
