@@ -4,7 +4,8 @@ import { lintText } from '../../src/lint/index.js';
 import { VLLM_REMOVED_FLAGS } from '../../src/rules/cfg/data.js';
 import { parseVllmLog } from '../../src/parse/vllm-log.js';
 import { describeLayout, type Layout } from './advisor.js';
-import type { Deployed, VllmFacts } from './facts.js';
+import { deployedFrom, type Deployed, type VllmFacts } from './facts.js';
+import { VLLM_UNIT } from './probes.js';
 import { decideLayout, serveArgs, vllmUnit } from './plan.js';
 
 const WILDCARD = /^(?:0\.0\.0\.0|::|\*)$/;
@@ -31,37 +32,67 @@ function lintOf(d: Deployed, rules: readonly string[]): { rule: string; text: st
   return lintText(d.text, d.source).findings.filter((x) => rules.includes(x.rule)).map((x) => ({ rule: x.rule, text: `${x.rule}: ${x.evidence}` }));
 }
 
+/**
+ * Operator launch scripts (~/start_vllm.sh) that l20-vllm.service has replaced, with the flags of theirs
+ * the installed vLLM rejects. They are the operator's files: l20-setup never edits them, and nothing on
+ * the host runs them once the unit serves, so what is wrong with them is a warning, not a blocker.
+ */
+function supersededLaunchers(f: VllmFacts): Array<{ source: string; bad: string[]; values: Map<string, string> }> {
+  if (f.deployed?.source !== VLLM_UNIT) return [];
+  const known = f.helpFlags ? new Set(f.helpFlags) : undefined;
+  return f.launchers
+    .map((l) => deployedFrom(l.path, l.text))
+    .filter((d): d is Deployed => d?.launch.cli !== undefined)
+    .map((d) => ({ source: d.source, values: d.flags, bad: [...d.flags.keys()].filter((x) => VLLM_REMOVED_FLAGS[x] || (known && !known.has(x))) }))
+    .filter((x) => x.bad.length > 0);
+}
+
 export const flagsCheck: CheckDef<VllmFacts> = {
   id: 'vllm.flags', title: 'every flag exists in the installed vLLM', scope: 'host',
   evaluate(f, host, ctx) {
-    const plan = plannedArgv(f, host, ctx);
-    const planned = 'argv' in plan && plan.argv ? plan.argv.filter((w) => w.startsWith('-')) : [];
-    const deployed = f.deployed ? [...f.deployed.flags.keys()] : [];
-    const all = [...new Set([...planned, ...deployed])];
-    const removed = deployed.filter((x) => VLLM_REMOVED_FLAGS[x]);
-    const version = f.versions.vllmCli ?? f.versions.vllm;
-    const evidence = [f.helpEvidence, `planned: ${planned.join(' ') || '(none)'}`, f.deployed ? `deployed (${f.deployed.source}): ${deployed.join(' ') || '(none)'}` : 'deployed: nothing'].join('\n');
-    const fixFor = (bad: string[]): string => {
-      const known = bad.filter((x) => VLLM_REMOVED_FLAGS[x]).map((x) => VLLM_REMOVED_FLAGS[x]!.fix);
-      const src = f.deployed && f.deployed.source !== 'l20-vllm.service' ? `; ${f.deployed.source} is not used once the unit runs` : '';
-      return [...known, `apply vllm.units: the unit carries only flags of the installed vLLM${src}`].join('; ');
+    const verdict = unitFlags(f, host, ctx);
+    const stale = verdict.status === 'pass' ? supersededLaunchers(f) : [];
+    if (stale.length === 0) return verdict;
+    const word = (x: string, v: Map<string, string>): string => (v.get(x) ? `${x} ${v.get(x)}` : x);
+    const lines = stale.map((x) => `${x.source}: the operator's file, left as found (l20-setup never edits it); ${VLLM_UNIT} serves instead and nothing on the host runs it; it passes ${x.bad.map((b) => `${b}${VLLM_REMOVED_FLAGS[b] ? ` (${VLLM_REMOVED_FLAGS[b]!.why})` : ''}`).join(', ')}`);
+    return {
+      status: 'warn', rule: 'R40',
+      summary: `${stale.map((x) => x.source).join(', ')} (the operator's, unused: ${VLLM_UNIT} serves) would exit with "error: unrecognized arguments: ${stale[0]!.bad.map((b) => word(b, stale[0]!.values)).join(' ')}"; the unit's flags pass (${verdict.summary})`,
+      evidence: `${lines.join('\n')}\n${verdict.evidence}`,
+      fix: [...new Set(stale.flatMap((x) => x.bad).filter((b) => VLLM_REMOVED_FLAGS[b]).map((b) => VLLM_REMOVED_FLAGS[b]!.fix))].concat(`or delete ${stale.map((x) => x.source).join(', ')}: ${VLLM_UNIT} is how this host serves`).join('; '),
     };
-    if (!f.helpFlags) {
-      if (removed.length > 0) {
-        return { status: 'fail', rule: 'R40', summary: `${f.deployed!.source} passes ${removed.join(', ')}: vLLM exits with "error: unrecognized arguments: ${removed.map((x) => (f.deployed!.flags.get(x) ? `${x} ${f.deployed!.flags.get(x)}` : x)).join(' ')}"`, evidence, fix: fixFor(removed) };
-      }
-      return { status: 'fail', rule: 'R40', summary: 'cannot list the installed vLLM\'s flags: `vllm serve --help=all` did not run', evidence, fix: 'apply nccl.bench-tools (the cluster venv /opt/l20/venv with the pinned vLLM)' };
-    }
-    if (all.length === 0) return { status: 'pass', rule: 'R40', summary: 'no vLLM command on this host to check', evidence };
-    const known = new Set(f.helpFlags);
-    const unknown = all.filter((x) => !known.has(x));
-    if (unknown.length > 0) {
-      const where = unknown.map((x) => `${x} (${deployed.includes(x) ? f.deployed!.source : 'planned'}${VLLM_REMOVED_FLAGS[x] ? `: ${VLLM_REMOVED_FLAGS[x]!.why}` : ''})`);
-      return { status: 'fail', rule: 'R40', summary: `not in \`vllm serve --help=all\` of vLLM ${version ?? '?'}: ${where.join(', ')}`, evidence, fix: fixFor(unknown) };
-    }
-    return { status: 'pass', rule: 'R40', summary: `all ${all.length} flags are options of vLLM ${version ?? '?'}`, evidence };
   },
 };
+
+/** The flags of what this host runs or will run: the unit (or the plan), else the operator's launcher it would replace. */
+function unitFlags(f: VllmFacts, host: string, ctx: StageContext): Verdict {
+  const plan = plannedArgv(f, host, ctx);
+  const planned = 'argv' in plan && plan.argv ? plan.argv.filter((w) => w.startsWith('-')) : [];
+  const deployed = f.deployed ? [...f.deployed.flags.keys()] : [];
+  const all = [...new Set([...planned, ...deployed])];
+  const removed = deployed.filter((x) => VLLM_REMOVED_FLAGS[x]);
+  const version = f.versions.vllmCli ?? f.versions.vllm;
+  const evidence = [f.helpEvidence, `planned: ${planned.join(' ') || '(none)'}`, f.deployed ? `deployed (${f.deployed.source}): ${deployed.join(' ') || '(none)'}` : 'deployed: nothing'].join('\n');
+  const fixFor = (bad: string[]): string => {
+    const known = bad.filter((x) => VLLM_REMOVED_FLAGS[x]).map((x) => VLLM_REMOVED_FLAGS[x]!.fix);
+    const src = f.deployed && f.deployed.source !== 'l20-vllm.service' ? `; ${f.deployed.source} is not used once the unit runs` : '';
+    return [...known, `apply vllm.units: the unit carries only flags of the installed vLLM${src}`].join('; ');
+  };
+  if (!f.helpFlags) {
+    if (removed.length > 0) {
+      return { status: 'fail', rule: 'R40', summary: `${f.deployed!.source} passes ${removed.join(', ')}: vLLM exits with "error: unrecognized arguments: ${removed.map((x) => (f.deployed!.flags.get(x) ? `${x} ${f.deployed!.flags.get(x)}` : x)).join(' ')}"`, evidence, fix: fixFor(removed) };
+    }
+    return { status: 'fail', rule: 'R40', summary: 'cannot list the installed vLLM\'s flags: `vllm serve --help=all` did not run', evidence, fix: 'apply nccl.bench-tools (the cluster venv /opt/l20/venv with the pinned vLLM)' };
+  }
+  if (all.length === 0) return { status: 'pass', rule: 'R40', summary: 'no vLLM command on this host to check', evidence };
+  const known = new Set(f.helpFlags);
+  const unknown = all.filter((x) => !known.has(x));
+  if (unknown.length > 0) {
+    const where = unknown.map((x) => `${x} (${deployed.includes(x) ? f.deployed!.source : 'planned'}${VLLM_REMOVED_FLAGS[x] ? `: ${VLLM_REMOVED_FLAGS[x]!.why}` : ''})`);
+    return { status: 'fail', rule: 'R40', summary: `not in \`vllm serve --help=all\` of vLLM ${version ?? '?'}: ${where.join(', ')}`, evidence, fix: fixFor(unknown) };
+  }
+  return { status: 'pass', rule: 'R40', summary: `all ${all.length} flags are options of vLLM ${version ?? '?'}`, evidence };
+}
 
 function sameLayout(a: Layout, d: Deployed): boolean {
   const l = d.launch;

@@ -112,10 +112,15 @@ const modelSync: StepDef<VllmFacts> = {
   },
 };
 
+const UNIT_GUARDS = ['vllm.units', 'vllm.layout', 'vllm.exposure', 'vllm.flags'];
+
 const units: StepDef<VllmFacts> = {
   id: 'vllm.units', title: 'API key, vLLM units (node 2 first), wait for /health', danger: 'disruptive',
-  guards: ['vllm.units', 'vllm.layout', 'vllm.exposure', 'vllm.flags'], order: 'reverse',
+  guards: UNIT_GUARDS, order: 'reverse',
   plan(ctx) {
+    // vllm.flags warns about the operator's superseded start scripts only; re-deploying the unit would not change them.
+    const failing = ctx.results.filter((r) => r.host === ctx.host && UNIT_GUARDS.includes(r.id) && r.status !== 'pass' && r.status !== 'skip');
+    if (failing.length > 0 && failing.every((r) => r.id === 'vllm.flags' && r.status === 'warn')) return null;
     const d = decideLayout(ctx.config, ctx.facts, ctx.hosts.length);
     if (!d.layout) return null;
     const argv = serveArgs(ctx.config, ctx.hostIndex, d.layout, ctx.facts.mgmtAddress ?? '');

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { exposureCheck, flagsCheck, layoutCheck, redact, unitsCheck } from '../../checks/vllm/checks.js';
 import { collectVllm, type VllmFacts } from '../../checks/vllm/facts.js';
 import { benchCheck, healthCheck, modelCheck, versionsCheck, type VllmCluster } from '../../checks/vllm/pair-checks.js';
-import type { CheckDef, HostCheckDef, PairCheckDef, Verdict } from '../../src/engine/types.js';
+import type { CheckDef, CheckResult, HostCheckDef, PairCheckDef, Verdict } from '../../src/engine/types.js';
+import { vllmStage } from '../../checks/vllm/index.js';
 import { parseVllmBench } from '../../src/parse/vllm-bench.js';
 import type { RunResult } from '../../src/transport/types.js';
 import { testContext } from '../helpers/stage-context.js';
@@ -59,6 +60,24 @@ describe('vllm host checks', () => {
     const old = host(flagsCheck, facts(0, { help: run(HELP.replace(/ {2}--data-parallel-address[^\n]*\n[^\n]*\n/, '')) }));
     expect(old).toMatchObject({ status: 'fail', rule: 'R40' });
     expect(old.summary).toContain('--data-parallel-address (l20-vllm.service)');
+  });
+
+  it('vllm.flags (R40): once the unit serves, the operator\'s start_vllm.sh is a warning about that file, and vllm.units leaves it alone', () => {
+    const f = facts(0, { launchers: run(`### launcher /home/l20/start_vllm.sh\n${TUTORIAL_START_VLLM}`) });
+    const v = host(flagsCheck, f);
+    expect(v).toMatchObject({
+      status: 'warn', rule: 'R40',
+      summary: '/home/l20/start_vllm.sh (the operator\'s, unused: l20-vllm.service serves) would exit with "error: unrecognized arguments: --engine-use-ray --ray-address auto"; the unit\'s flags pass (all 8 flags are options of vLLM 0.11.0)',
+      fix: expect.stringContaining('or delete /home/l20/start_vllm.sh: l20-vllm.service is how this host serves'),
+    });
+    expect(v.evidence).toContain("/home/l20/start_vllm.sh: the operator's file, left as found (l20-setup never edits it); l20-vllm.service serves instead and nothing on the host runs it; it passes --engine-use-ray (removed in vllm-project/vllm#8126), --ray-address (never existed");
+    // The warning alone gives the unit step nothing to do; a failing unit check still does.
+    const units = vllmStage.steps!.find((s) => s.id === 'vllm.units')!;
+    const planCtx = (results: CheckResult[]) => ({ ...ctx, host: 'l20-n1', hostIndex: 0, facts: f, all: [{ host: 'l20-n1', facts: f }], results });
+    const flags = { id: 'vllm.flags', host: 'l20-n1', ...v } as CheckResult;
+    expect(units.plan!(planCtx([flags]))).toBeNull();
+    const down = { id: 'vllm.units', host: 'l20-n1', status: 'fail', summary: 'inactive', evidence: '' } as CheckResult;
+    expect(units.plan!(planCtx([flags, down]))?.summary).toContain('serve Qwen/Qwen2.5-7B-Instruct');
   });
 
   it('vllm.layout (R42/R43): the tutorial\'s TP 16, a unit that differs from the advice, a model that cannot fit', () => {
