@@ -5,23 +5,19 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Client } from 'ssh2';
-import { startLab, type Lab, type LabHost } from '../../src/lab/index.js';
-import { connect, end, exec, text } from './helpers.js';
+import type { Lab } from '../../src/lab/index.js';
+import { closeLab, openLab, sh } from './helpers.js';
 
 let lab: Lab;
 let n1: Client;
-const run = async (cmd: string) => text(await exec(n1, `LC_ALL=C ${cmd}`));
+const run = (cmd: string) => sh(n1, `LC_ALL=C ${cmd}`);
 const METHOD = "dpkg-query -W -f='${db:Status-Abbrev} ${Package} ${Version}\\n' 'nvidia-driver-*' 'nvidia-dkms-*' 'linux-modules-nvidia-*' 'cuda-drivers*'";
 
 beforeAll(async () => {
-  lab = await startLab({ speed: 'max', hosts: 1 });
-  n1 = await connect(lab, lab.hosts[0] as LabHost);
+  ({ lab, conn: n1 } = await openLab({ hosts: 1 }));
 });
 
-afterAll(async () => {
-  await end(n1);
-  await lab.close();
-});
+afterAll(() => closeLab(lab, n1));
 
 describe('NVIDIA driver packages', () => {
   test('the tutorial driver, then the 580 server-open driver replaces it', async () => {

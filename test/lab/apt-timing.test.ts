@@ -5,24 +5,19 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Client } from 'ssh2';
-import { startLab, type Lab, type LabHost } from '../../src/lab/index.js';
-import { collect, connect, end, exec, openExec, text, waitFor } from './helpers.js';
+import type { Lab, LabHost } from '../../src/lab/index.js';
+import { closeLab, collect, openExec, openLab, sh, waitFor } from './helpers.js';
 
 let lab: Lab;
 let host: LabHost;
 let c: Client;
-const run = async (cmd: string) => text(await exec(c, `LC_ALL=C ${cmd}`));
+const run = (cmd: string) => sh(c, `LC_ALL=C ${cmd}`);
 
 beforeAll(async () => {
-  lab = await startLab({ speed: 25, hosts: 1 });
-  host = lab.hosts[0] as LabHost;
-  c = await connect(lab, host);
+  ({ lab, host, conn: c } = await openLab({ speed: 25, hosts: 1 }));
 });
 
-afterAll(async () => {
-  await end(c);
-  await lab.close();
-});
+afterAll(() => closeLab(lab, c));
 
 describe('apt-get at speed 25', () => {
   test('output arrives in pieces while the packages install, and takes modelled seconds per package', async () => {
@@ -62,10 +57,8 @@ describe('apt-get at speed 25', () => {
 
   test('a run cut off while configuring leaves dpkg interrupted until dpkg --configure -a', async () => {
     // Slow enough that the signal surely lands while chrony's postinst runs.
-    const slow = await startLab({ speed: 4, hosts: 1 });
-    const host = slow.hosts[0] as LabHost;
-    const c = await connect(slow, host);
-    const run = async (cmd: string) => text(await exec(c, `LC_ALL=C ${cmd}`));
+    const { lab: slow, host, conn: c } = await openLab({ speed: 4, hosts: 1 });
+    const run = (cmd: string) => sh(c, `LC_ALL=C ${cmd}`);
     const ch = await openExec(c, 'sudo apt-get install -y chrony');
     const done = collect(ch);
     // No EOF (signals need an open channel): the lab starts the command after 2 s of silence.
@@ -80,7 +73,6 @@ describe('apt-get at speed 25', () => {
     expect(fix.out).toBe('Setting up chrony (4.2-2ubuntu2.1) ...\n\nCreating config file /etc/chrony/chrony.conf with new version\n\nCreating config file /etc/chrony/chrony.keys with new version\ndpkg-statoverride: warning: --update given but /var/log/chrony does not exist\nCreated symlink /etc/systemd/system/chronyd.service → /lib/systemd/system/chrony.service.\nCreated symlink /etc/systemd/system/multi-user.target.wants/chrony.service → /lib/systemd/system/chrony.service.\n');
     expect((await run("dpkg-query -W -f='${db:Status-Abbrev} ${Package}\\n' chrony")).out).toBe('ii  chrony\n');
     expect((await run('sudo apt-get install -y -qq jq')).code).toBe(0);
-    await end(c);
-    await slow.close();
+    await closeLab(slow, c);
   });
 });

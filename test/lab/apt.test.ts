@@ -5,25 +5,20 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Client } from 'ssh2';
-import { startLab, type Lab, type LabHost } from '../../src/lab/index.js';
-import { connect, end, exec, text } from './helpers.js';
+import type { Lab } from '../../src/lab/index.js';
+import { closeLab, openLabPair, sh } from './helpers.js';
 
 let lab: Lab;
 let n1: Client;
 let n2: Client;
-const run = async (c: Client, cmd: string) => text(await exec(c, `LC_ALL=C ${cmd}`));
+const run = (c: Client, cmd: string) => sh(c, `LC_ALL=C ${cmd}`);
 const STATUS = "dpkg-query -W -f='${db:Status-Abbrev} ${Package} ${Version}\\n'";
 
 beforeAll(async () => {
-  lab = await startLab({ speed: 'max' });
-  n1 = await connect(lab, lab.hosts[0] as LabHost);
-  n2 = await connect(lab, lab.hosts[1] as LabHost);
+  ({ lab, n1, n2 } = await openLabPair());
 });
 
-afterAll(async () => {
-  await Promise.all([end(n1), end(n2)]);
-  await lab.close();
-});
+afterAll(() => closeLab(lab, n1, n2));
 
 describe('apt-get install', () => {
   test('lldpd: the jammy transcript, then dpkg says ii and lldpcli exists', async () => {
@@ -97,11 +92,11 @@ describe('apt-get install', () => {
   });
 
   test('without -y apt asks, and with no answer on stdin it aborts', async () => {
-    const r = text(await exec(n1, 'sudo apt-get install jq', { stdin: '' }));
+    const r = await sh(n1, 'sudo apt-get install jq', '');
     expect(r.out).toMatch(/The following NEW packages will be installed:\n {2}jq libjq1 libonig5\n0 upgraded, 3 newly installed, 0 to remove and 0 not upgraded\.\n.*Do you want to continue\? \[Y\/n\] Abort\.\n$/s);
     expect(r.code).toBe(1);
     expect((await run(n1, `${STATUS} jq`)).err).toBe('dpkg-query: no packages found matching jq\n');
-    const yes = text(await exec(n1, 'sudo apt-get install jq', { stdin: 'y\n' }));
+    const yes = await sh(n1, 'sudo apt-get install jq', 'y\n');
     expect(yes.code).toBe(0);
     expect((await run(n1, `${STATUS} jq`)).out).toBe('ii  jq 1.6-2.1ubuntu3\n');
   });

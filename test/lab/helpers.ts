@@ -5,7 +5,8 @@
 import ssh2, { type Client, type ClientChannel } from 'ssh2';
 
 const { Client: SshClient } = ssh2;
-import type { Lab, LabHost } from '../../src/lab/index.js';
+import { startLab, type Lab, type LabHost, type LabOptions } from '../../src/lab/index.js';
+import { reboot } from '../../src/lab/system/boot.js';
 
 export interface ExecResult {
   stdout: Buffer;
@@ -61,7 +62,45 @@ export async function exec(conn: Client, command: string, opts: { stdin?: string
   return done;
 }
 
-export const text = (r: ExecResult): { out: string; err: string; code: number | null } => ({ out: r.stdout.toString(), err: r.stderr.toString(), code: r.code });
+export interface TextResult {
+  out: string;
+  err: string;
+  code: number | null;
+}
+
+export const text = (r: ExecResult): TextResult => ({ out: r.stdout.toString(), err: r.stderr.toString(), code: r.code });
+
+/** Runs `command` (writing `stdin`, then EOF, when given) and returns its output as text. */
+export async function sh(conn: Client, command: string, stdin?: string): Promise<TextResult> {
+  return text(await exec(conn, command, stdin === undefined ? {} : { stdin }));
+}
+
+/** A lab (speed 'max' unless `options` say otherwise) with one client connected to host `index`. */
+export async function openLab(options: LabOptions = {}, index = 0): Promise<{ lab: Lab; host: LabHost; conn: Client }> {
+  const lab = await startLab({ speed: 'max', ...options });
+  const host = lab.hosts[index]!;
+  return { lab, host, conn: await connect(lab, host) };
+}
+
+/** A lab with one client on each of its first two hosts. */
+export async function openLabPair(options: LabOptions = {}): Promise<{ lab: Lab; n1: Client; n2: Client }> {
+  const { lab, conn: n1 } = await openLab(options, 0);
+  return { lab, n1, n2: await connect(lab, lab.hosts[1]!) };
+}
+
+/** Ends the clients, then closes the lab. */
+export async function closeLab(lab: Lab, ...conns: Client[]): Promise<void> {
+  for (const c of conns) await end(c);
+  await lab.close();
+}
+
+/** Ends `conn`, reboots host `index` (the model's reboot, no SSH) and returns a new client to it. */
+export async function rebootAndReconnect(lab: Lab, conn: Client, index: number): Promise<Client> {
+  const host = lab.hosts[index]!;
+  await end(conn);
+  await reboot(host.machine.system);
+  return connect(lab, host);
+}
 
 export async function waitFor(cond: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
   const start = Date.now();

@@ -5,25 +5,20 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Client } from 'ssh2';
-import { startLab, type Lab, type LabHost } from '../../src/lab/index.js';
-import { connect, end, ETHTOOL_SCRIPT, exec, PCIE_SCRIPT, ROOT_BASH, text } from './helpers.js';
+import type { Lab } from '../../src/lab/index.js';
+import { closeLab, ETHTOOL_SCRIPT, exec, openLab, openLabPair, PCIE_SCRIPT, ROOT_BASH, sh, text } from './helpers.js';
 
 let lab: Lab;
 let n1: Client;
 let n2: Client;
-const run = async (c: Client, cmd: string) => text(await exec(c, `LC_ALL=C ${cmd}`));
-const root = async (c: Client, script: string) => text(await exec(c, ROOT_BASH, { stdin: script }));
+const run = (c: Client, cmd: string) => sh(c, `LC_ALL=C ${cmd}`);
+const root = (c: Client, script: string) => sh(c, ROOT_BASH, script);
 
 beforeAll(async () => {
-  lab = await startLab({ speed: 'max' });
-  n1 = await connect(lab, lab.hosts[0] as LabHost);
-  n2 = await connect(lab, lab.hosts[1] as LabHost);
+  ({ lab, n1, n2 } = await openLabPair());
 });
 
-afterAll(async () => {
-  await Promise.all([end(n1), end(n2)]);
-  await lab.close();
-});
+afterAll(() => closeLab(lab, n1, n2));
 
 describe('inventory probes on fresh', () => {
   test('os, kernel, hostname', async () => {
@@ -196,10 +191,8 @@ describe('determinism', () => {
     const m2 = await macs(n2);
     expect(m1.some((m) => m2.includes(m))).toBe(false);
 
-    const again = await startLab({ speed: 'max' });
-    const other = await startLab({ speed: 'max', seed: 2, hosts: 1 });
-    const c2 = await connect(again, again.hosts[0] as LabHost);
-    const c3 = await connect(other, other.hosts[0] as LabHost);
+    const { lab: again, conn: c2 } = await openLab();
+    const { lab: other, conn: c3 } = await openLab({ seed: 2, hosts: 1 });
     try {
       for (const p of PROBES) {
         const [a, b] = await Promise.all([exec(n1, p), exec(c2, p)]);
@@ -208,8 +201,7 @@ describe('determinism', () => {
       }
       expect(await macs(c3)).not.toEqual(m1);
     } finally {
-      await Promise.all([end(c2), end(c3)]);
-      await Promise.all([again.close(), other.close()]);
+      await Promise.all([closeLab(again, c2), closeLab(other, c3)]);
     }
   });
 });

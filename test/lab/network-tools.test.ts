@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from 'ssh2';
-import { startLab, type Lab } from '../../src/lab/index.js';
+import type { Lab } from '../../src/lab/index.js';
 import { parseBonding } from '../../src/parse/bonding.js';
 import { parseIpJson } from '../../src/parse/ip-json.js';
 import { parseIpLink } from '../../src/parse/ip-link.js';
@@ -16,9 +16,7 @@ import { parseUfwStatus } from '../../checks/network/ufw-status.js';
 import { addAddress } from '../../src/lab/tools/netdev-ops.js';
 import { mergedSubtree } from '../../checks/network/steps.js';
 import { notifyManagement } from '../../src/lab/tools/mgmt-path.js';
-import { connect, end, exec, text } from './helpers.js';
-
-const sh = async (c: Client, cmd: string, stdin?: string) => text(await exec(c, cmd, stdin === undefined ? {} : { stdin }));
+import { closeLab, connect, end, openLab, openLabPair, sh } from './helpers.js';
 
 /** A new connection: `ok`, or `refused` when the server ends it before the handshake completes. */
 async function tryConnect(lab: Lab, i: number): Promise<'ok' | 'refused'> {
@@ -42,13 +40,9 @@ describe('netplan, bonding and RoCE LAG on the tutorial lab', () => {
   let lab: Lab;
   let c1: Client;
   beforeAll(async () => {
-    lab = await startLab({ scenario: 'tutorial', speed: 'max' });
-    c1 = await connect(lab, lab.hosts[0]!);
+    ({ lab, conn: c1 } = await openLab({ scenario: 'tutorial' }));
   });
-  afterAll(async () => {
-    await end(c1);
-    await lab.close();
-  });
+  afterAll(() => closeLab(lab, c1));
 
   it('netplan get merges the files as netplan prints them and warns about gateway4 and open modes', async () => {
     const r = await sh(c1, 'sudo netplan get');
@@ -133,15 +127,9 @@ describe('lldp, ufw, ping and the management path on the ready lab', () => {
   let c1: Client;
   let c2: Client;
   beforeAll(async () => {
-    lab = await startLab({ scenario: 'ready', speed: 'max' });
-    c1 = await connect(lab, lab.hosts[0]!);
-    c2 = await connect(lab, lab.hosts[1]!);
+    ({ lab, n1: c1, n2: c2 } = await openLabPair({ scenario: 'ready' }));
   });
-  afterAll(async () => {
-    await end(c1);
-    await end(c2);
-    await lab.close();
-  });
+  afterAll(() => closeLab(lab, c1, c2));
 
   it('lldpcli names the peer port of every cable, by its own MAC; the socket is root-only', async () => {
     const r = await sh(c1, 'sudo lldpcli -f json show neighbors');

@@ -5,34 +5,25 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from 'ssh2';
-import { startLab, type Lab } from '../../src/lab/index.js';
+import type { Lab } from '../../src/lab/index.js';
 import { parseEthtoolInfo } from '../../src/parse/ethtool.js';
 import { parseIbdev2netdev } from '../../src/parse/ibdev2netdev.js';
 import { parseIbvDevices } from '../../src/parse/ibv-devices.js';
 import { parseIbvDevinfo } from '../../src/parse/ibv-devinfo.js';
 import { parseOfedInfo } from '../../src/parse/ofed-info.js';
 import { parseRdmaLink } from '../../src/parse/rdma-link.js';
-import { reboot } from '../../src/lab/system/boot.js';
-import { connect, end, exec, text } from './helpers.js';
+import { closeLab, openLab, rebootAndReconnect, sh } from './helpers.js';
 
 const ROCE = ['rocep26s0f0', 'rocep26s0f1', 'rocep154s0f0', 'rocep154s0f1'];
 const KERNEL = ['mlx5_0', 'mlx5_1', 'mlx5_2', 'mlx5_3'];
-
-async function sh(c: Client, cmd: string): Promise<{ out: string; err: string; code: number | null }> {
-  return text(await exec(c, cmd));
-}
 
 describe('nic-stack tools: ready (inbox rdma-core, rebooted)', () => {
   let lab: Lab;
   let c: Client;
   beforeAll(async () => {
-    lab = await startLab({ speed: 'max', scenario: 'ready' });
-    c = await connect(lab, lab.hosts[0]!);
+    ({ lab, conn: c } = await openLab({ scenario: 'ready' }, 0));
   });
-  afterAll(async () => {
-    await end(c);
-    await lab.close();
-  });
+  afterAll(() => closeLab(lab, c));
 
   it('ibv_devices and ibv_devinfo list one Ethernet port per rocep… device, vendor_part_id 4117', async () => {
     const devs = await sh(c, 'ibv_devices');
@@ -63,13 +54,9 @@ describe('nic-stack tools: fresh → install rdma-core → names change only at 
   let lab: Lab;
   let c: Client;
   beforeAll(async () => {
-    lab = await startLab({ speed: 'max', scenario: 'fresh' });
-    c = await connect(lab, lab.hosts[1]!);
+    ({ lab, conn: c } = await openLab({ scenario: 'fresh' }, 1));
   });
-  afterAll(async () => {
-    await end(c);
-    await lab.close();
-  });
+  afterAll(() => closeLab(lab, c));
 
   it('fresh has kernel names and no verbs tools', async () => {
     expect(await sh(c, 'ibv_devices')).toMatchObject({ code: 127 });
@@ -104,13 +91,9 @@ describe('nic-stack tools: tutorial (MLNX_OFED 23.10-1.1.9.0 loaded)', () => {
   let lab: Lab;
   let c: Client;
   beforeAll(async () => {
-    lab = await startLab({ speed: 'max', scenario: 'tutorial' });
-    c = await connect(lab, lab.hosts[0]!);
+    ({ lab, conn: c } = await openLab({ scenario: 'tutorial' }, 0));
   });
-  afterAll(async () => {
-    await end(c);
-    await lab.close();
-  });
+  afterAll(() => closeLab(lab, c));
 
   it('ofed_info, ethtool -i and modinfo report the OFED release; devices keep kernel names', async () => {
     expect(parseOfedInfo((await sh(c, 'ofed_info -s')).out)).toMatchObject({ flavor: 'MLNX_OFED', version: '23.10-1.1.9.0' });
@@ -137,10 +120,7 @@ describe('nic-stack tools: tutorial (MLNX_OFED 23.10-1.1.9.0 loaded)', () => {
   });
 
   it('a reboot loads the installed OFED driver; devices keep kernel names', async () => {
-    const m = lab.hosts[0]!.machine;
-    await end(c);
-    await reboot(m.system);
-    c = await connect(lab, lab.hosts[0]!);
+    c = await rebootAndReconnect(lab, c, 0);
     expect(parseIbvDevices((await sh(c, 'ibv_devices')).out).devices.map((d) => d.device)).toEqual(KERNEL);
     expect(parseEthtoolInfo((await sh(c, 'ethtool -i ens1f0')).out).version).toBe('23.10-1.1.9');
   });

@@ -4,29 +4,24 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Client } from 'ssh2';
-import { startLab, type Lab, type LabHost } from '../../src/lab/index.js';
+import type { Lab } from '../../src/lab/index.js';
 import { Engine, type StageOutcome } from '../../src/engine/runner.js';
 import { StepExecutor } from '../../src/engine/steps.js';
 import { osStage } from '../../checks/os/index.js';
 import { labTarget } from '../helpers/lab-target.js';
-import { connect, end, exec, text } from './helpers.js';
+import { closeLab, exec, openLab, openLabPair, sh, text } from './helpers.js';
 
 let lab: Lab;
 let n1: Client;
 let n2: Client;
-const run = async (c: Client, cmd: string) => text(await exec(c, `LC_ALL=C ${cmd}`));
+const run = (c: Client, cmd: string) => sh(c, `LC_ALL=C ${cmd}`);
 const PACKAGES = "dpkg-query -W '-f=${db:Status-Abbrev} ${Package} ${Version}\\n' chrony pciutils ethtool iproute2 jq curl python3-venv lldpd ibutils ifenslave ntp";
 
 beforeAll(async () => {
-  lab = await startLab({ speed: 'max' });
-  n1 = await connect(lab, lab.hosts[0] as LabHost);
-  n2 = await connect(lab, lab.hosts[1] as LabHost);
+  ({ lab, n1, n2 } = await openLabPair());
 });
 
-afterAll(async () => {
-  await Promise.all([end(n1), end(n2)]);
-  await lab.close();
-});
+afterAll(() => closeLab(lab, n1, n2));
 
 describe('os probes on fresh', () => {
   test('sudo, hostname, holds', async () => {
@@ -93,9 +88,8 @@ describe('os probes after the apply steps', () => {
 
 describe('os probes on the ready and tutorial scenarios', () => {
   test('ready: every os check passes', async () => {
-    const ready = await startLab({ speed: 'max', scenario: 'ready', hosts: 1 });
-    const c = await connect(ready, ready.hosts[0] as LabHost);
-    const r = async (cmd: string) => text(await exec(c, `LC_ALL=C ${cmd}`));
+    const { lab: ready, conn: c } = await openLab({ scenario: 'ready', hosts: 1 });
+    const r = (cmd: string) => run(c, cmd);
     try {
       const pk = await r(PACKAGES);
       for (const p of ['chrony', 'pciutils', 'ethtool', 'iproute2', 'jq', 'curl', 'python3-venv', 'lldpd']) expect(pk.out).toMatch(new RegExp(`^ii  ${p} `, 'm'));
@@ -109,15 +103,13 @@ describe('os probes on the ready and tutorial scenarios', () => {
       expect((await r('apt-mark showauto')).out).toContain('libsnmp40\n');
       expect((await r("dpkg-query -W -f='${db:Status-Abbrev} ${Package}\\n' systemd-timesyncd")).out).toBe('rc  systemd-timesyncd\n');
     } finally {
-      await end(c);
-      await ready.close();
+      await closeLab(ready, c);
     }
   });
 
   test('tutorial: ntp instead of chrony, ifenslave with ifupdown, ibutils; no memlock, nothing held', async () => {
-    const tut = await startLab({ speed: 'max', scenario: 'tutorial', hosts: 1 });
-    const c = await connect(tut, tut.hosts[0] as LabHost);
-    const r = async (cmd: string) => text(await exec(c, `LC_ALL=C ${cmd}`));
+    const { lab: tut, conn: c } = await openLab({ scenario: 'tutorial', hosts: 1 });
+    const r = (cmd: string) => run(c, cmd);
     try {
       const pk = await r(PACKAGES);
       expect(pk.out).toMatch(/^ii {2}ibutils 1\.5\.7\+0\.2\.gbd7e502-3\n/m);
@@ -129,8 +121,7 @@ describe('os probes on the ready and tutorial scenarios', () => {
       expect((await r("bash -lc 'ulimit -l'")).out).toBe('8192\n');
       expect((await r('apt-mark showhold')).out).toBe('');
     } finally {
-      await end(c);
-      await tut.close();
+      await closeLab(tut, c);
     }
   });
 });

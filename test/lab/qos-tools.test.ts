@@ -5,15 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from 'ssh2';
-import { startLab, type Lab } from '../../src/lab/index.js';
-import { reboot } from '../../src/lab/system/boot.js';
+import type { Lab } from '../../src/lab/index.js';
 import { parseMlnxQos } from '../../src/parse/mlnx-qos.js';
 import { loadFixture } from '../parse/fixtures.js';
-import { connect, end, exec, text } from './helpers.js';
-
-async function sh(c: Client, cmd: string): Promise<{ out: string; err: string; code: number | null }> {
-  return text(await exec(c, cmd));
-}
+import { closeLab, openLab, rebootAndReconnect, sh } from './helpers.js';
 
 /** Lines whose values are per-card (buffer sizes) or newer than the sample (default priority) are left out. */
 const comparable = (t: string): string[] => t.split('\n').filter((l) => l !== '' && !/^(Receive buffer size|default priority:|\s+buffer\s|mlnx_qos -i)/.test(l));
@@ -22,13 +17,9 @@ describe('mlnx_qos on the tutorial lab (MLNX_OFED 23.10)', () => {
   let lab: Lab;
   let c: Client;
   beforeAll(async () => {
-    lab = await startLab({ speed: 'max', scenario: 'tutorial' });
-    c = await connect(lab, lab.hosts[0]!);
+    ({ lab, conn: c } = await openLab({ scenario: 'tutorial' }, 0));
   });
-  afterAll(async () => {
-    await end(c);
-    await lab.close();
-  });
+  afterAll(() => closeLab(lab, c));
 
   it('the PFs show what the tutorial set by hand, in the corpus layout (trust dscp, default map, PFC on 3)', async () => {
     const r = await sh(c, 'sudo mlnx_qos -i ens1f0');
@@ -68,9 +59,7 @@ describe('mlnx_qos on the tutorial lab (MLNX_OFED 23.10)', () => {
   });
 
   it('a reboot drops the runtime settings: nothing persisted them (R27)', async () => {
-    await end(c);
-    await reboot(lab.hosts[0]!.machine.system);
-    c = await connect(lab, lab.hosts[0]!);
+    c = await rebootAndReconnect(lab, c, 0);
     expect(parseMlnxQos((await sh(c, 'sudo mlnx_qos -i ens1f0')).out)).toMatchObject({ trust: 'pcp', pfc: [0, 0, 0, 0, 0, 0, 0, 0] });
   });
 });
@@ -79,13 +68,9 @@ describe('dcb and the QoS unit on the ready lab (inbox stack)', () => {
   let lab: Lab;
   let c: Client;
   beforeAll(async () => {
-    lab = await startLab({ speed: 'max', scenario: 'ready' });
-    c = await connect(lab, lab.hosts[1]!);
+    ({ lab, conn: c } = await openLab({ scenario: 'ready' }, 1));
   });
-  afterAll(async () => {
-    await end(c);
-    await lab.close();
-  });
+  afterAll(() => closeLab(lab, c));
 
   it('shows the APP entry (numeric and named), PFC on 3 and OS-owned DCBX, iproute2 5.15 layout', async () => {
     expect(await sh(c, 'dcb -N app show dev ens2f0 dscp-prio')).toMatchObject({ code: 0, out: 'dscp-prio 26:3 \n' });
@@ -111,10 +96,7 @@ describe('dcb and the QoS unit on the ready lab (inbox stack)', () => {
   });
 
   it('a reboot drops the settings and the enabled unit puts them back at boot', async () => {
-    const m = lab.hosts[1]!.machine;
-    await end(c);
-    await reboot(m.system);
-    c = await connect(lab, lab.hosts[1]!);
+    c = await rebootAndReconnect(lab, c, 1);
     for (const pf of ['ens1f0', 'ens1f1', 'ens2f0', 'ens2f1']) {
       expect((await sh(c, `dcb -N app show dev ${pf} dscp-prio`)).out).toBe('dscp-prio 26:3 \n');
       expect((await sh(c, `dcb pfc show dev ${pf} prio-pfc`)).out).toContain(' 3:on ');

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import ssh2, { type Client } from 'ssh2';
 import { SCENARIOS, startLab, type Lab, type LabHost } from '../../src/lab/index.js';
-import { collect, connect, end, exec, openExec, text, waitFor } from './helpers.js';
+import { closeLab, collect, connect, end, exec, openExec, openLab, text, waitFor } from './helpers.js';
 import { generateEd25519 } from '../../src/util/ssh-keys.js';
 
 let lab: Lab;
@@ -14,15 +14,10 @@ let host: LabHost;
 let conn: Client;
 
 beforeAll(async () => {
-  lab = await startLab({ speed: 'max' });
-  host = lab.hosts[0] as LabHost;
-  conn = await connect(lab, host);
+  ({ lab, host, conn } = await openLab());
 });
 
-afterAll(async () => {
-  await end(conn);
-  await lab.close();
-});
+afterAll(() => closeLab(lab, conn));
 
 describe('lab SSH server', () => {
   test('describes its hosts and keys', () => {
@@ -164,13 +159,9 @@ describe('real-time behaviour (speed 1)', () => {
   let slow: Lab;
   let slowConn: Client;
   beforeAll(async () => {
-    slow = await startLab({ hosts: 1, speed: 1 });
-    slowConn = await connect(slow, slow.hosts[0] as LabHost);
+    ({ lab: slow, conn: slowConn } = await openLab({ hosts: 1, speed: 1 }));
   });
-  afterAll(async () => {
-    await end(slowConn);
-    await slow.close();
-  });
+  afterAll(() => closeLab(slow, slowConn));
 
   test('keepalive requests are answered', async () => {
     const h = slow.hosts[0] as LabHost;

@@ -5,10 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Client } from 'ssh2';
-import { startLab, type Lab, type LabHost } from '../../src/lab/index.js';
+import type { Lab, LabHost } from '../../src/lab/index.js';
 import { LAB_EPOCH_MS, SimClock } from '../../src/lab/util/clock.js';
 import { formatDate } from '../../src/lab/shell/coreutils.js';
-import { connect, end, exec, text } from './helpers.js';
+import { closeLab, exec, openLab, text } from './helpers.js';
 
 describe('SimClock', () => {
   test("at 'max' modelled waits jump the clock and fire the timers they pass, in order", async () => {
@@ -75,14 +75,9 @@ describe('time over SSH', () => {
   let host: LabHost;
   let conn: Client;
   beforeAll(async () => {
-    lab = await startLab({ speed: 'max' });
-    host = lab.hosts[0] as LabHost;
-    conn = await connect(lab, host);
+    ({ lab, host, conn } = await openLab());
   });
-  afterAll(async () => {
-    await end(conn);
-    await lab.close();
-  });
+  afterAll(() => closeLab(lab, conn));
 
   test('date, uptime and /proc/uptime read the simulated clock; both hosts share it', async () => {
     const r = text(await exec(conn, 'date +%s.%N; date -Is; date -u; date +%F_%T; uptime; cat /proc/uptime'));

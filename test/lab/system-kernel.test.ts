@@ -5,9 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Client } from 'ssh2';
-import { startLab, type Lab, type LabHost } from '../../src/lab/index.js';
+import type { Lab, LabHost } from '../../src/lab/index.js';
 import { registerKernelModule } from '../../src/lab/system/kernel.js';
-import { connect, end, exec, text } from './helpers.js';
+import { closeLab, openLab, sh, type TextResult } from './helpers.js';
 
 let lab: Lab;
 let host: LabHost;
@@ -24,18 +24,13 @@ registerKernelModule({
   load: () => (peerApi ? undefined : { error: 'Invalid argument', dmesg: ['lab_test_peer: Unknown symbol ib_register_peer_memory_client (err -2)'] }),
 });
 
-const run = async (command: string): Promise<{ out: string; err: string; code: number | null }> => text(await exec(conn, command));
+const run = (command: string): Promise<TextResult> => sh(conn, command);
 
 beforeAll(async () => {
-  lab = await startLab({ speed: 'max' });
-  host = lab.hosts[0] as LabHost;
-  conn = await connect(lab, host);
+  ({ lab, host, conn } = await openLab());
 });
 
-afterAll(async () => {
-  await end(conn);
-  await lab.close();
-});
+afterAll(() => closeLab(lab, conn));
 
 describe('kernel modules', () => {
   test('lsmod prints newest first with sizes and holders', async () => {

@@ -4,24 +4,19 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Client } from 'ssh2';
-import { startLab, type Lab, type LabHost } from '../../src/lab/index.js';
-import { connect, end, exec, text } from './helpers.js';
+import type { Lab, LabHost } from '../../src/lab/index.js';
+import { closeLab, openLab, sh, type TextResult } from './helpers.js';
 
 let lab: Lab;
 let host: LabHost;
 let conn: Client;
-const run = async (command: string): Promise<{ out: string; err: string; code: number | null }> => text(await exec(conn, command));
+const run = (command: string): Promise<TextResult> => sh(conn, command);
 
 beforeAll(async () => {
-  lab = await startLab({ speed: 'max' });
-  host = lab.hosts[0] as LabHost;
-  conn = await connect(lab, host);
+  ({ lab, host, conn } = await openLab());
 });
 
-afterAll(async () => {
-  await end(conn);
-  await lab.close();
-});
+afterAll(() => closeLab(lab, conn));
 
 describe('processes', () => {
   test('ps formats', async () => {

@@ -5,10 +5,9 @@
  * by hand, /run, /tmp, processes), boot hooks having run.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { Client } from 'ssh2';
 import { startLab, type Lab, type LabHost } from '../../src/lab/index.js';
 import { registerBootHook } from '../../src/lab/system/boot.js';
-import { collect, connect, end, exec, openExec, text, waitFor } from './helpers.js';
+import { collect, connect, end, openExec, sh, waitFor } from './helpers.js';
 
 let lab: Lab;
 let host: LabHost;
@@ -20,10 +19,6 @@ registerBootHook('shutdown', 'lab-test', ({ machine, cold }) => {
 registerBootHook('modules', 'lab-test', ({ machine }) => {
   hookCalls.push(`modules ${machine.hostname} dummy=${machine.modules.includes('dummy')}`);
 });
-
-async function run(conn: Client, command: string, stdin?: string): Promise<{ out: string; err: string; code: number | null }> {
-  return text(await exec(conn, command, stdin === undefined ? {} : { stdin }));
-}
 
 beforeAll(async () => {
   // 90 s of boot at speed 45: about two seconds of refused connections.
@@ -38,23 +33,23 @@ afterAll(async () => {
 describe('reboot', () => {
   test('non-root callers are refused', async () => {
     const c = await connect(lab, host);
-    expect(await run(c, 'reboot')).toEqual({
+    expect(await sh(c, 'reboot')).toEqual({
       out: '', code: 1,
       err: 'Failed to set wall message, ignoring: Interactive authentication required.\nFailed to reboot system via logind: Interactive authentication required.\nFailed to open initctl fifo: Permission denied\nFailed to talk to init daemon.\n',
     });
-    expect((await run(c, 'systemctl reboot')).err).toContain('Failed to reboot system via logind: Interactive authentication required.\n');
+    expect((await sh(c, 'systemctl reboot')).err).toContain('Failed to reboot system via logind: Interactive authentication required.\n');
     await end(c);
   });
 
   test('sudo reboot: the session drops, SSH is refused while booting, the machine comes back', async () => {
     const c = await connect(lab, host);
-    await run(c, 'sudo install -D -m 644 /dev/stdin /etc/modules-load.d/lab.conf', '# lab test\ndummy\n');
-    await run(c, 'sudo install -D -m 755 /dev/stdin /usr/local/sbin/l20-boot-seen', '#!/bin/sh\ncat /proc/sys/kernel/random/boot_id > /var/lib/l20-boot.seen\n');
-    await run(c, 'sudo install -D -m 644 /dev/stdin /etc/systemd/system/l20-boot-seen.service',
+    await sh(c, 'sudo install -D -m 644 /dev/stdin /etc/modules-load.d/lab.conf', '# lab test\ndummy\n');
+    await sh(c, 'sudo install -D -m 755 /dev/stdin /usr/local/sbin/l20-boot-seen', '#!/bin/sh\ncat /proc/sys/kernel/random/boot_id > /var/lib/l20-boot.seen\n');
+    await sh(c, 'sudo install -D -m 644 /dev/stdin /etc/systemd/system/l20-boot-seen.service',
       '[Unit]\nDescription=Record the boot id\n\n[Service]\nType=oneshot\nExecStart=/usr/local/sbin/l20-boot-seen\n\n[Install]\nWantedBy=multi-user.target\n');
-    expect((await run(c, 'sudo systemctl enable l20-boot-seen.service')).code).toBe(0);
-    await run(c, 'sudo modprobe rdma_ucm; touch /tmp/scratch; sudo touch /run/l20-runtime');
-    const oldBoot = (await run(c, 'cat /proc/sys/kernel/random/boot_id')).out;
+    expect((await sh(c, 'sudo systemctl enable l20-boot-seen.service')).code).toBe(0);
+    await sh(c, 'sudo modprobe rdma_ucm; touch /tmp/scratch; sudo touch /run/l20-runtime');
+    const oldBoot = (await sh(c, 'cat /proc/sys/kernel/random/boot_id')).out;
     expect(oldBoot).toMatch(/^[0-9a-f-]{36}\n$/);
 
     const ch = await openExec(c, 'sudo reboot');
@@ -69,23 +64,23 @@ describe('reboot', () => {
 
     await waitFor(() => host.machine.system.boot.power === 'up', 'the host to boot', 30_000);
     const c2 = await connect(lab, host);
-    const newBoot = (await run(c2, 'cat /proc/sys/kernel/random/boot_id')).out;
+    const newBoot = (await sh(c2, 'cat /proc/sys/kernel/random/boot_id')).out;
     expect(newBoot).toMatch(/^[0-9a-f-]{36}\n$/);
     expect(newBoot).not.toBe(oldBoot);
-    expect((await run(c2, 'cat /var/lib/l20-boot.seen')).out).toBe(newBoot);
-    expect((await run(c2, 'systemctl show -p ActiveState,Result --value l20-boot-seen')).out).toBe('success\ninactive\n');
-    const lsmod = (await run(c2, 'lsmod')).out;
+    expect((await sh(c2, 'cat /var/lib/l20-boot.seen')).out).toBe(newBoot);
+    expect((await sh(c2, 'systemctl show -p ActiveState,Result --value l20-boot-seen')).out).toBe('success\ninactive\n');
+    const lsmod = (await sh(c2, 'lsmod')).out;
     expect(lsmod).toMatch(/\ndummy +16384  0\n/);
     expect(lsmod).not.toContain('rdma_ucm');
-    expect((await run(c2, 'ls /tmp/scratch /run/l20-runtime')).code).not.toBe(0);
-    expect((await run(c2, 'uptime -p')).out).toMatch(/^up [0-9]+ minutes?\n$/);
-    const newSshd = (await run(c2, 'pgrep -x sshd')).out;
+    expect((await sh(c2, 'ls /tmp/scratch /run/l20-runtime')).code).not.toBe(0);
+    expect((await sh(c2, 'uptime -p')).out).toMatch(/^up [0-9]+ minutes?\n$/);
+    const newSshd = (await sh(c2, 'pgrep -x sshd')).out;
     expect(newSshd).toMatch(/^\d+\n$/);
-    expect((await run(c2, 'systemctl is-active ssh cron')).out).toBe('active\nactive\n');
+    expect((await sh(c2, 'systemctl is-active ssh cron')).out).toBe('active\nactive\n');
     // The journal is persistent: the earlier boot's entries stay, -b shows this boot's only.
-    const all = (await run(c2, 'journalctl -u ssh -o short --no-pager')).out;
+    const all = (await sh(c2, 'journalctl -u ssh -o short --no-pager')).out;
     expect(all.match(/^-- Boot [0-9a-f]{32} --$/gm)).toEqual([`-- Boot ${newBoot.trim().replace(/-/g, '')} --`]);
-    expect((await run(c2, 'journalctl -b -u ssh -o cat -q')).out).toBe('Starting OpenBSD Secure Shell server...\nStarted OpenBSD Secure Shell server.\n');
+    expect((await sh(c2, 'journalctl -b -u ssh -o cat -q')).out).toBe('Starting OpenBSD Secure Shell server...\nStarted OpenBSD Secure Shell server.\n');
     expect(hookCalls).toEqual(['shutdown l20-n1 cold=false', 'modules l20-n1 dummy=true']);
     // The other host never went down.
     expect(lab.hosts[1]?.machine.system.boot.count).toBe(0);

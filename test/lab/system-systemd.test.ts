@@ -7,9 +7,9 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Client } from 'ssh2';
-import { startLab, type Lab, type LabHost } from '../../src/lab/index.js';
+import type { Lab, LabHost } from '../../src/lab/index.js';
 import { registerServiceProgram } from '../../src/lab/system/systemd/programs.js';
-import { connect, end, exec, text, waitFor } from './helpers.js';
+import { closeLab, openLab, sh, waitFor, type TextResult } from './helpers.js';
 
 let lab: Lab;
 let host: LabHost;
@@ -30,8 +30,7 @@ registerServiceProgram({
   },
 });
 
-const run = async (command: string, stdin?: string): Promise<{ out: string; err: string; code: number | null }> =>
-  text(await exec(conn, command, stdin === undefined ? {} : { stdin }));
+const run = (command: string, stdin?: string): Promise<TextResult> => sh(conn, command, stdin);
 
 async function installFile(path: string, content: string, mode = '644'): Promise<void> {
   const r = await run(`sudo -n -- install -D -m ${mode} -o root -g root /dev/stdin ${path}`, content);
@@ -39,15 +38,10 @@ async function installFile(path: string, content: string, mode = '644'): Promise
 }
 
 beforeAll(async () => {
-  lab = await startLab({ speed: 'max' });
-  host = lab.hosts[0] as LabHost;
-  conn = await connect(lab, host);
+  ({ lab, host, conn } = await openLab());
 });
 
-afterAll(async () => {
-  await end(conn);
-  await lab.close();
-});
+afterAll(() => closeLab(lab, conn));
 
 const QOS_UNIT = `[Unit]
 Description=L20 RoCE QoS
