@@ -219,11 +219,41 @@ function mapping(words: string[], key: (k: string) => number | undefined, max: n
 const num = (k: string): number | undefined => (/^\d+$/.test(k) ? Number(k) : undefined);
 const dscpKey = (k: string): number | undefined => num(k) ?? DSCP_BY_NAME.get(k.toLowerCase());
 
+/** What a dcb object command returns (the Tool's result, before it is renamed to stdout/stderr/exitCode). */
+interface DcbResult {
+  out: string;
+  err: string;
+  code: number;
+}
+
+const DONE: DcbResult = { out: '', err: '', code: 0 };
+/** A setting command run without root: the kernel refuses the netlink write. */
+const NOT_PERMITTED: DcbResult = { out: '', err: 'Attribute write: Operation not permitted\n', code: 1 };
+
 /** The device a dcb command targets, or the error dcb prints (`perror("Attribute read")`). */
 function dcbTarget(m: Machine, dev: string): PortQos | string {
   if (!m.netdevs.some((d) => d.name === dev)) return 'Attribute read: No such device\n';
   const q = dcbNetdev(m, dev) ? portQos(m, dev) : undefined;
   return q ?? 'Attribute read: Operation not supported\n';
+}
+
+/**
+ * `dcb OBJECT VERB dev DEV …` up to the device, as every object parses it: the verb (one of `verbs`,
+ * by prefix), the device and its QoS state, or what dcb prints instead. `dcb app` repeats its usage
+ * after an unknown verb (`usageOnUnknown`); pfc and dcbx do not.
+ */
+function dcbCommand(m: Machine, object: string, verbs: readonly string[], words: string[], usageOnUnknown = false): { verb: string; dev: string; q: PortQos } | DcbResult {
+  const cmd = words.shift();
+  const usage = `Usage: dcb ${object} help\n`;
+  if (cmd === undefined || matches(cmd, 'help')) return { out: '', err: usage, code: 0 };
+  const verb = verbs.find((v) => matches(cmd, v));
+  if (!verb) return { out: '', err: `What is "${cmd}"?\n${usageOnUnknown ? usage : ''}`, code: 1 };
+  if (!matches(words[0], 'dev')) return { out: '', err: `Expected \`dev DEV', not \`${words[0] ?? ''}'`, code: 1 };
+  words.shift();
+  const dev = words.shift() ?? '';
+  const q = dcbTarget(m, dev);
+  if (typeof q === 'string') return { out: '', err: q, code: 1 };
+  return { verb, dev, q };
 }
 
 function appShow(q: PortQos, o: DcbOpts): string {
@@ -254,17 +284,10 @@ function pfcShow(m: Machine, dev: string, q: PortQos, o: DcbOpts, what: string[]
   return what.map((w) => `${parts[Object.keys(parts).find((k) => matches(w, k)) ?? ''] ?? ''}\n`).join('');
 }
 
-function dcbApp(m: Machine, root: boolean, o: DcbOpts, words: string[]): { out: string; err: string; code: number } {
-  const cmd = words.shift();
-  const usage = 'Usage: dcb app help\n';
-  if (cmd === undefined || matches(cmd, 'help')) return { out: '', err: usage, code: 0 };
-  const verb = ['show', 'flush', 'add', 'del', 'replace'].find((v) => matches(cmd, v));
-  if (!verb) return { out: '', err: `What is "${cmd}"?\n${usage}`, code: 1 };
-  if (!matches(words[0], 'dev')) return { out: '', err: `Expected \`dev DEV', not \`${words[0] ?? ''}'`, code: 1 };
-  words.shift();
-  const dev = words.shift() ?? '';
-  const q = dcbTarget(m, dev);
-  if (typeof q === 'string') return { out: '', err: q, code: 1 };
+function dcbApp(m: Machine, root: boolean, o: DcbOpts, words: string[]): DcbResult {
+  const c = dcbCommand(m, 'app', ['show', 'flush', 'add', 'del', 'replace'], words, true);
+  if ('code' in c) return c;
+  const { verb, q } = c;
   if (verb === 'show') {
     if (words.some((w) => !['dscp-prio', 'ethtype-prio', 'default-prio', 'stream-port-prio', 'dgram-port-prio', 'port-prio'].some((k) => matches(w, k)))) {
       return { out: '', err: `What is "${words.find((w) => !matches(w, 'dscp-prio'))}"?\n`, code: 1 };
@@ -272,10 +295,10 @@ function dcbApp(m: Machine, root: boolean, o: DcbOpts, words: string[]): { out: 
     return { out: words.length === 0 || words.some((w) => matches(w, 'dscp-prio')) ? appShow(q, o) : '', err: '', code: 0 };
   }
   if (verb === 'flush') {
-    if (!root) return { out: '', err: 'Attribute write: Operation not permitted\n', code: 1 };
+    if (!root) return NOT_PERMITTED;
     for (const [d, p] of [...q.dscpApp]) delDscpApp(q, d, p);
     m.revision++;
-    return { out: '', err: '', code: 0 };
+    return DONE;
   }
   const want: Array<[number, number]> = [];
   while (words.length > 0) {
@@ -288,7 +311,7 @@ function dcbApp(m: Machine, root: boolean, o: DcbOpts, words: string[]): { out: 
       want.push([d, Number(v)]);
     }
   }
-  if (!root) return { out: '', err: 'Attribute write: Operation not permitted\n', code: 1 };
+  if (!root) return NOT_PERMITTED;
   if (verb === 'add') for (const [d, p] of want) addDscpApp(q, d, p);
   else if (verb === 'del') for (const [d, p] of want) delDscpApp(q, d, p);
   else {
@@ -297,19 +320,13 @@ function dcbApp(m: Machine, root: boolean, o: DcbOpts, words: string[]): { out: 
     for (const [d, p] of [...q.dscpApp]) if (want.some(([wd]) => wd === d) && !want.some(([wd, wp]) => wd === d && wp === p)) delDscpApp(q, d, p);
   }
   m.revision++;
-  return { out: '', err: '', code: 0 };
+  return DONE;
 }
 
-function dcbPfc(m: Machine, root: boolean, o: DcbOpts, words: string[]): { out: string; err: string; code: number } {
-  const cmd = words.shift();
-  if (cmd === undefined || matches(cmd, 'help')) return { out: '', err: 'Usage: dcb pfc help\n', code: 0 };
-  const verb = ['show', 'set'].find((v) => matches(cmd, v));
-  if (!verb) return { out: '', err: `What is "${cmd}"?\n`, code: 1 };
-  if (!matches(words[0], 'dev')) return { out: '', err: `Expected \`dev DEV', not \`${words[0] ?? ''}'`, code: 1 };
-  words.shift();
-  const dev = words.shift() ?? '';
-  const q = dcbTarget(m, dev);
-  if (typeof q === 'string') return { out: '', err: q, code: 1 };
+function dcbPfc(m: Machine, root: boolean, o: DcbOpts, words: string[]): DcbResult {
+  const c = dcbCommand(m, 'pfc', ['show', 'set'], words);
+  if ('code' in c) return c;
+  const { verb, dev, q } = c;
   if (verb === 'show') return { out: pfcShow(m, dev, q, o, words), err: '', code: 0 };
   const pfc = [...q.pfc];
   while (words.length > 0) {
@@ -324,22 +341,16 @@ function dcbPfc(m: Machine, root: boolean, o: DcbOpts, words: string[]): { out: 
     } else if (matches(kw, 'delay') || matches(kw, 'macsec-bypass')) words.shift();
     else return { out: '', err: `What is "${kw}"?\n`, code: 1 };
   }
-  if (!root) return { out: '', err: 'Attribute write: Operation not permitted\n', code: 1 };
+  if (!root) return NOT_PERMITTED;
   setPfc(q, pfc);
   m.revision++;
-  return { out: '', err: '', code: 0 };
+  return DONE;
 }
 
-function dcbDcbx(m: Machine, root: boolean, o: DcbOpts, words: string[]): { out: string; err: string; code: number } {
-  const cmd = words.shift();
-  if (cmd === undefined || matches(cmd, 'help')) return { out: '', err: 'Usage: dcb dcbx help\n', code: 0 };
-  const verb = ['show', 'set'].find((v) => matches(cmd, v));
-  if (!verb) return { out: '', err: `What is "${cmd}"?\n`, code: 1 };
-  if (!matches(words[0], 'dev')) return { out: '', err: `Expected \`dev DEV', not \`${words[0] ?? ''}'`, code: 1 };
-  words.shift();
-  const dev = words.shift() ?? '';
-  const q = dcbTarget(m, dev);
-  if (typeof q === 'string') return { out: '', err: q, code: 1 };
+function dcbDcbx(m: Machine, root: boolean, o: DcbOpts, words: string[]): DcbResult {
+  const c = dcbCommand(m, 'dcbx', ['show', 'set'], words);
+  if ('code' in c) return c;
+  const { verb, q } = c;
   if (verb === 'show') {
     // mlx5 reports CEE and IEEE capability, plus HOST while the OS owns DCBX.
     if (o.json) return { out: `${JSON.stringify({ ...(q.dcbx === 'os' ? { host: true } : {}), cee: true, ieee: true })}\n`, err: '', code: 0 };
@@ -347,12 +358,12 @@ function dcbDcbx(m: Machine, root: boolean, o: DcbOpts, words: string[]): { out:
   }
   const flags = words.map((w) => ['host', 'lld-managed', 'cee', 'ieee', 'static'].find((f) => matches(w, f)));
   if (flags.some((f) => f === undefined)) return { out: '', err: `What is "${words[flags.indexOf(undefined)]}"?\n`, code: 1 };
-  if (!root) return { out: '', err: 'Attribute write: Operation not permitted\n', code: 1 };
+  if (!root) return NOT_PERMITTED;
   // mlx5 refuses LLD-managed mode (the kernel answers with a non-zero DCB status).
   if (flags.includes('lld-managed')) return { out: '', err: 'Error when attempting to set attribute: Operation not permitted\nAttribute write: Operation not permitted\n', code: 1 };
   q.dcbx = flags.includes('host') ? 'os' : 'firmware';
   m.revision++;
-  return { out: '', err: '', code: 0 };
+  return DONE;
 }
 
 export const dcb: Tool = {
@@ -374,7 +385,7 @@ export const dcb: Tool = {
     }
     const obj = words.shift();
     if (obj === undefined || matches(obj, 'help')) return ok('', DCB_HELP);
-    let r: { out: string; err: string; code: number };
+    let r: DcbResult;
     if (matches(obj, 'app')) r = dcbApp(m, root, o, words);
     else if (matches(obj, 'pfc')) r = dcbPfc(m, root, o, words);
     else if (matches(obj, 'dcbx')) r = dcbDcbx(m, root, o, words);
