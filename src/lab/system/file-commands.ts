@@ -10,6 +10,7 @@ import { errnoText } from '../fs/vfs.js';
 import type { Machine } from '../model/types.js';
 import { fail } from '../shell/args.js';
 import { effectiveUid } from './exec-context.js';
+import { invalidOption, missingOperand, scanArgs } from './coreutils-args.js';
 import { accounts, ownerKey, q, statCommand } from './file-info.js';
 import { applyMode, chmodCommand, chownCommand, parseOwnerSpec } from './owner-commands.js';
 import type { Owner } from './perms.js';
@@ -34,24 +35,18 @@ export function installCommand(m: Machine): Command {
     let noTargetDir = false;
     let verbose = false;
     const operands: string[] = [];
-    for (let i = 0; i < args.length; i++) {
-      const a = args[i] as string;
-      if (a === '--') {
-        operands.push(...args.slice(i + 1));
-        break;
-      }
-      const takes = (): string | undefined => args[++i];
+    const bad = scanArgs(args, operands, (a, value) => {
       if (a === '-m' || a === '--mode') {
-        const v = takes() ?? '';
+        const v = value() ?? '';
         const parsed = applyMode(v, 0o755, false);
         if (parsed === undefined) return fail(1, `install: invalid mode ${q(ctx, v)}\n`);
         mode = parsed;
       } else if (a.startsWith('--mode=')) mode = applyMode(a.slice(7), 0o755, false) ?? mode;
-      else if (a === '-o' || a === '--owner') owner = takes();
+      else if (a === '-o' || a === '--owner') owner = value();
       else if (a.startsWith('--owner=')) owner = a.slice(8);
-      else if (a === '-g' || a === '--group') group = takes();
+      else if (a === '-g' || a === '--group') group = value();
       else if (a.startsWith('--group=')) group = a.slice(8);
-      else if (a === '-t' || a === '--target-directory') targetDir = takes();
+      else if (a === '-t' || a === '--target-directory') targetDir = value();
       else if (a.startsWith('--target-directory=')) targetDir = a.slice(19);
       else if (/^-[DdpTvCcbs]+$/.test(a)) {
         if (a.includes('D')) makeLeading = true;
@@ -62,9 +57,10 @@ export function installCommand(m: Machine): Command {
       else if (['--preserve-timestamps', '--compare', '--no-target-directory', '--verbose'].includes(a)) {
         if (a === '--no-target-directory') noTargetDir = true;
         if (a === '--verbose') verbose = true;
-      } else if (a.startsWith('-') && a !== '-') return fail(1, `install: invalid option -- '${a.slice(1, 2)}'\nTry 'install --help' for more information.\n`);
+      } else if (a.startsWith('-') && a !== '-') return invalidOption('install', a.slice(1, 2));
       else operands.push(a);
-    }
+    });
+    if (bad) return bad;
     const acct = await accounts(ctx);
     const uid = effectiveUid(m.user.uid);
     let want: Owner | undefined;
@@ -212,12 +208,7 @@ export function rmCommand(): Command {
     let dirs = false;
     let verbose = false;
     const files: string[] = [];
-    for (let i = 0; i < args.length; i++) {
-      const a = args[i] as string;
-      if (a === '--') {
-        files.push(...args.slice(i + 1));
-        break;
-      }
+    const bad = scanArgs(args, files, (a) => {
       if (a === '--force') force = true;
       else if (a === '--recursive') recursive = true;
       else if (a === '--dir') dirs = true;
@@ -227,10 +218,11 @@ export function rmCommand(): Command {
         if (/[rR]/.test(a)) recursive = true;
         if (a.includes('d')) dirs = true;
         if (a.includes('v')) verbose = true;
-      } else if (a.startsWith('-') && a !== '-') return fail(1, `rm: invalid option -- '${a.slice(1, 2)}'\nTry 'rm --help' for more information.\n`);
+      } else if (a.startsWith('-') && a !== '-') return invalidOption('rm', a.slice(1, 2));
       else files.push(a);
-    }
-    if (files.length === 0) return force ? { stdout: '', stderr: '', exitCode: 0 } : fail(1, "rm: missing operand\nTry 'rm --help' for more information.\n");
+    });
+    if (bad) return bad;
+    if (files.length === 0) return force ? { stdout: '', stderr: '', exitCode: 0 } : missingOperand('rm');
     let out = '';
     let err = '';
     for (const f of files) {

@@ -7,7 +7,7 @@ import { posix } from 'node:path';
 import { defineCommand, type Command, type ExecResult, type FsStat, type ResolvedCommandContext } from 'just-bash';
 import { errnoText } from '../fs/vfs.js';
 import type { Machine } from '../model/types.js';
-import { fail } from '../shell/args.js';
+import { invalidOption, missingOperand, scanArgs } from './coreutils-args.js';
 import type { Owner } from './perms.js';
 
 /** gnulib's quoting in the C locale and in UTF-8 ones. */
@@ -93,16 +93,11 @@ export function statCommand(m: Machine): Command {
     let follow = false;
     let terse = false;
     const files: string[] = [];
-    for (let i = 0; i < args.length; i++) {
-      const a = args[i] as string;
-      if (a === '--') {
-        files.push(...args.slice(i + 1));
-        break;
-      }
-      if (a === '-c' || a === '--format') format = args[++i];
+    const bad = scanArgs(args, files, (a, value) => {
+      if (a === '-c' || a === '--format') format = value();
       else if (a.startsWith('--format=')) format = a.slice(9);
       else if (a === '--printf') {
-        format = args[++i];
+        format = value();
         printf = true;
       } else if (a.startsWith('--printf=')) {
         format = a.slice(9);
@@ -110,10 +105,11 @@ export function statCommand(m: Machine): Command {
       } else if (a === '-L' || a === '--dereference') follow = true;
       else if (a === '-t' || a === '--terse') terse = true;
       else if (/^-c./.test(a)) format = a.slice(2);
-      else if (a.startsWith('-') && a !== '-') return fail(1, `stat: invalid option -- '${a.replace(/^-+/, '').slice(0, 1)}'\nTry 'stat --help' for more information.\n`);
+      else if (a.startsWith('-') && a !== '-') return invalidOption('stat', a.replace(/^-+/, '').slice(0, 1));
       else files.push(a);
-    }
-    if (files.length === 0) return fail(1, "stat: missing operand\nTry 'stat --help' for more information.\n");
+    });
+    if (bad) return bad;
+    if (files.length === 0) return missingOperand('stat');
     const acct = await accounts(ctx);
     let out = '';
     let err = '';

@@ -7,6 +7,7 @@ import { defineCommand, type Command, type ResolvedCommandContext } from 'just-b
 import { errnoText } from '../fs/vfs.js';
 import type { Machine } from '../model/types.js';
 import { fail } from '../shell/args.js';
+import { invalidOption, missingOperand, scanArgs } from './coreutils-args.js';
 import { effectiveUid } from './exec-context.js';
 import { accounts, ownerKey, ownerOf, q, type Accounts } from './file-info.js';
 import type { Owner } from './perms.js';
@@ -43,23 +44,40 @@ async function walk(ctx: ResolvedCommandContext, path: string, recursive: boolea
   for (const n of await ctx.fs.readdir(path).catch(() => [] as string[])) await walk(ctx, posix.join(path, n), true, visit);
 }
 
+/**
+ * chown's and chmod's walk over their operands: a missing one is reported as coreutils words it,
+ * each existing one (with -R, its tree) goes to `visit` with the name to print for it (the operand
+ * as typed, or the path below it). Returns what they wrote to stderr.
+ */
+async function eachOperand(ctx: ResolvedCommandContext, cmd: string, files: readonly string[], recursive: boolean, visit: (p: string, shown: string) => Promise<string>): Promise<string> {
+  let err = '';
+  for (const f of files) {
+    const path = ctx.fs.resolvePath(ctx.cwd, f);
+    if (!(await ctx.fs.exists(path))) {
+      err += `${cmd}: cannot access ${q(ctx, f)}: No such file or directory\n`;
+      continue;
+    }
+    await walk(ctx, path, recursive, async (p) => {
+      const e = await visit(p, p === path ? f : p);
+      err += e;
+    });
+  }
+  return err;
+}
+
 export function chownCommand(m: Machine): Command {
   return defineCommand('chown', async (args, ctx) => {
     let recursive = false;
     let reference: string | undefined;
     const rest: string[] = [];
-    for (let i = 0; i < args.length; i++) {
-      const a = args[i] as string;
-      if (a === '--') {
-        rest.push(...args.slice(i + 1));
-        break;
-      }
+    const bad = scanArgs(args, rest, (a) => {
       if (a === '-R' || a === '--recursive') recursive = true;
       else if (a.startsWith('--reference=')) reference = a.slice(12);
-      else if (['-h', '-f', '-v', '-c', '--no-dereference', '--silent', '--quiet'].includes(a)) continue;
-      else if (a.startsWith('-') && a !== '-') return fail(1, `chown: invalid option -- '${a.slice(1, 2)}'\nTry 'chown --help' for more information.\n`);
+      else if (['-h', '-f', '-v', '-c', '--no-dereference', '--silent', '--quiet'].includes(a)) return undefined;
+      else if (a.startsWith('-') && a !== '-') return invalidOption('chown', a.slice(1, 2));
       else rest.push(a);
-    }
+    });
+    if (bad) return bad;
     const acct = await accounts(ctx);
     let want: Owner | undefined;
     if (reference !== undefined) {
@@ -69,30 +87,19 @@ export function chownCommand(m: Machine): Command {
     }
     const spec = want ? undefined : rest.shift();
     const files = rest;
-    if (files.length === 0) return fail(1, `chown: missing operand${spec ? ` after ${q(ctx, spec)}` : ''}\nTry 'chown --help' for more information.\n`);
+    if (files.length === 0) return missingOperand('chown', spec && q(ctx, spec));
     const uid = effectiveUid(m.user.uid);
-    let err = '';
-    for (const f of files) {
-      const path = ctx.fs.resolvePath(ctx.cwd, f);
-      if (!(await ctx.fs.exists(path))) {
-        err += `chown: cannot access ${q(ctx, f)}: No such file or directory\n`;
-        continue;
+    const err = await eachOperand(ctx, 'chown', files, recursive, async (p, shown) => {
+      const key = await ownerKey(ctx, p, true);
+      const cur = ownerOf(m, key);
+      const next = want ?? parseOwnerSpec(spec ?? '', acct, cur);
+      if (typeof next === 'string') return `chown: ${next.replace(/'([^']*)'$/, (_, x: string) => q(ctx, x))}\n`;
+      if (uid !== 0 && (next.uid !== cur.uid || next.uid !== uid || !m.system.files.groupsOf(uid).includes(next.gid))) {
+        return `chown: changing ownership of ${q(ctx, shown)}: Operation not permitted\n`;
       }
-      await walk(ctx, path, recursive, async (p) => {
-        const key = await ownerKey(ctx, p, true);
-        const cur = ownerOf(m, key);
-        const next = want ?? parseOwnerSpec(spec ?? '', acct, cur);
-        if (typeof next === 'string') {
-          err += `chown: ${next.replace(/'([^']*)'$/, (_, x: string) => q(ctx, x))}\n`;
-          return;
-        }
-        if (uid !== 0 && (next.uid !== cur.uid || next.uid !== uid || !m.system.files.groupsOf(uid).includes(next.gid))) {
-          err += `chown: changing ownership of ${q(ctx, p === path ? f : p)}: Operation not permitted\n`;
-          return;
-        }
-        m.system.files.set(key, next);
-      });
-    }
+      m.system.files.set(key, next);
+      return '';
+    });
     return { stdout: '', stderr: err, exitCode: err ? 1 : 0 };
   });
 }
@@ -129,41 +136,27 @@ export function chmodCommand(): Command {
   return defineCommand('chmod', async (args, ctx) => {
     let recursive = false;
     const rest: string[] = [];
-    for (let i = 0; i < args.length; i++) {
-      const a = args[i] as string;
-      if (a === '--') {
-        rest.push(...args.slice(i + 1));
-        break;
-      }
+    const bad = scanArgs(args, rest, (a) => {
       if (a === '-R' || a === '--recursive') recursive = true;
-      else if (['-f', '-v', '-c', '--silent', '--quiet'].includes(a)) continue;
+      else if (['-f', '-v', '-c', '--silent', '--quiet'].includes(a)) return undefined;
       else if (/^-[rwxXst]+$/.test(a) && rest.length === 0) rest.push(a);
-      else if (a.startsWith('-') && a !== '-' && !/^-[0-7]+$/.test(a)) return fail(1, `chmod: invalid option -- '${a.slice(1, 2)}'\nTry 'chmod --help' for more information.\n`);
+      else if (a.startsWith('-') && a !== '-' && !/^-[0-7]+$/.test(a)) return invalidOption('chmod', a.slice(1, 2));
       else rest.push(a);
-    }
+    });
+    if (bad) return bad;
     const [spec, ...files] = rest;
-    if (spec === undefined || files.length === 0) return fail(1, `chmod: missing operand${spec ? ` after ${q(ctx, spec)}` : ''}\nTry 'chmod --help' for more information.\n`);
-    let err = '';
-    for (const f of files) {
-      const path = ctx.fs.resolvePath(ctx.cwd, f);
-      if (!(await ctx.fs.exists(path))) {
-        err += `chmod: cannot access ${q(ctx, f)}: No such file or directory\n`;
-        continue;
+    if (spec === undefined || files.length === 0) return missingOperand('chmod', spec && q(ctx, spec));
+    const err = await eachOperand(ctx, 'chmod', files, recursive, async (p, shown) => {
+      const st = await ctx.fs.stat(p);
+      const next = applyMode(spec, st.mode & 0o7777, st.isDirectory);
+      if (next === undefined) return `chmod: invalid mode: ${q(ctx, spec)}\n`;
+      try {
+        await ctx.fs.chmod(p, next);
+        return '';
+      } catch (e) {
+        return `chmod: changing permissions of ${q(ctx, shown)}: ${errnoText(e)}\n`;
       }
-      await walk(ctx, path, recursive, async (p) => {
-        const st = await ctx.fs.stat(p);
-        const next = applyMode(spec, st.mode & 0o7777, st.isDirectory);
-        if (next === undefined) {
-          err += `chmod: invalid mode: ${q(ctx, spec)}\n`;
-          return;
-        }
-        try {
-          await ctx.fs.chmod(p, next);
-        } catch (e) {
-          err += `chmod: changing permissions of ${q(ctx, p === path ? f : p)}: ${errnoText(e)}\n`;
-        }
-      });
-    }
+    });
     if (/invalid mode/.test(err)) return fail(1, `${err.split('\n')[0]}\nTry 'chmod --help' for more information.\n`);
     return { stdout: '', stderr: err, exitCode: err ? 1 : 0 };
   });
