@@ -4,6 +4,7 @@
  * Ubuntu's sudo 1.9.9 sets them). Each re-enters the interpreter through runNested.
  */
 import { decodeBytesToUtf8, defineCommand, type Command, type ResolvedCommandContext } from 'just-bash';
+import { leadingOptions } from '../system/arg-loops.js';
 import { quoteArgv } from './args.js';
 import { childEnv, runNested, stdinBytes } from './nested.js';
 
@@ -81,20 +82,17 @@ function envCommand(lookup: CommandLookup): Command {
   return defineCommand('env', async (args, ctx) => {
     const before = childEnv(ctx);
     let env = { ...before };
-    let i = 0;
-    for (; i < args.length; i++) {
-      const a = args[i] as string;
-      if (a === '--') {
-        i++;
-        break;
-      }
+    const start = leadingOptions(args, (a, next) => {
       if (a === '-i' || a === '--ignore-environment' || a === '-') env = {};
-      else if (a === '-u' || a === '--unset') delete env[args[++i] ?? ''];
+      else if (a === '-u' || a === '--unset') delete env[next() ?? ''];
       else if (a.startsWith('--unset=')) delete env[a.slice(8)];
       else if (a.startsWith('-u') && a.length > 2) delete env[a.slice(2)];
       else if (a.startsWith('-') && a !== '-') return { stdout: '', stderr: `env: invalid option -- '${a.slice(1, 2)}'\nTry 'env --help' for more information.\n`, exitCode: 125 };
-      else break;
-    }
+      else return 'command';
+      return undefined;
+    });
+    if (typeof start !== 'number') return start;
+    let i = start;
     for (; i < args.length && /^[^=]+=/.test(args[i] as string); i++) {
       const a = args[i] as string;
       const eq = a.indexOf('=');
@@ -114,24 +112,21 @@ function sudoCommand(lookup: CommandLookup): Command {
   return defineCommand('sudo', async (args, ctx) => {
     let nonInteractive = false;
     let readStdin = false;
-    let i = 0;
-    for (; i < args.length; i++) {
-      const a = args[i] as string;
-      if (a === '--') {
-        i++;
-        break;
-      }
-      if (!a.startsWith('-') || a === '-') break;
+    const start = leadingOptions(args, (a, next) => {
+      if (!a.startsWith('-') || a === '-') return 'command';
       if (a === '--non-interactive') nonInteractive = true;
       else if (a === '--stdin') readStdin = true;
-      else if (a === '--prompt' || a === '-p' || a === '-u' || a === '--user' || a === '-g') i++;
-      else if (a.startsWith('--prompt=') || a.startsWith('--user=') || a === '--preserve-env' || a === '--set-home' || a === '--login') continue;
+      else if (a === '--prompt' || a === '-p' || a === '-u' || a === '--user' || a === '-g') next();
+      else if (a.startsWith('--prompt=') || a.startsWith('--user=') || a === '--preserve-env' || a === '--set-home' || a === '--login') return undefined;
       else if (/^-[nSEHiksAbp]+$/.test(a)) {
         if (a.includes('n')) nonInteractive = true;
         if (a.includes('S')) readStdin = true;
-        if (a.endsWith('p')) i++;
+        if (a.endsWith('p')) next();
       } else return { stdout: '', stderr: `sudo: invalid option -- '${a.slice(1, 2)}'\nusage: sudo -h | -K | -k | -V\n`, exitCode: 1 };
-    }
+      return undefined;
+    });
+    if (typeof start !== 'number') return start;
+    let i = start;
     let stdin = stdinBytes(ctx);
     if (readStdin) {
       // The password line (accepted whatever it is): sudo reads it before running the command.

@@ -10,7 +10,7 @@ import { errnoText } from '../fs/vfs.js';
 import type { Machine } from '../model/types.js';
 import { fail } from '../shell/args.js';
 import { effectiveUid } from './exec-context.js';
-import { invalidOption, missingOperand, scanArgs } from './coreutils-args.js';
+import { invalidOption, missingOperand, scanArgs } from './arg-loops.js';
 import { accounts, ownerKey, q, statCommand } from './file-info.js';
 import { applyMode, chmodCommand, chownCommand, parseOwnerSpec } from './owner-commands.js';
 import type { Owner } from './perms.js';

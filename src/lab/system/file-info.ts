@@ -7,7 +7,7 @@ import { posix } from 'node:path';
 import { defineCommand, type Command, type ExecResult, type FsStat, type ResolvedCommandContext } from 'just-bash';
 import { errnoText } from '../fs/vfs.js';
 import type { Machine } from '../model/types.js';
-import { invalidOption, missingOperand, scanArgs } from './coreutils-args.js';
+import { invalidOption, missingOperand, scanArgs } from './arg-loops.js';
 import type { Owner } from './perms.js';
 
 /** gnulib's quoting in the C locale and in UTF-8 ones. */

@@ -7,7 +7,7 @@ import { defineCommand, type Command, type ResolvedCommandContext } from 'just-b
 import { errnoText } from '../fs/vfs.js';
 import type { Machine } from '../model/types.js';
 import { fail } from '../shell/args.js';
-import { invalidOption, missingOperand, scanArgs } from './coreutils-args.js';
+import { invalidOption, missingOperand, scanArgs } from './arg-loops.js';
 import { effectiveUid } from './exec-context.js';
 import { accounts, ownerKey, ownerOf, q, type Accounts } from './file-info.js';
 import type { Owner } from './perms.js';

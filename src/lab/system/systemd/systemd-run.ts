@@ -4,6 +4,7 @@
  * /run/systemd/transient as systemd does, so `systemctl cat/status/show` see them.
  */
 import type { ExecResult, ResolvedCommandContext } from 'just-bash';
+import { leadingOptions } from '../arg-loops.js';
 import { runInLevel } from '../exec-context.js';
 import type { MachineSystem } from '../machine-system.js';
 import { formatTimespan, parseTimespan } from './unit-file.js';
@@ -28,19 +29,13 @@ export async function systemdRun(sys: MachineSystem, args: string[], ctx: Resolv
   const props: string[] = [];
   const timerProps: string[] = [];
   const env: string[] = [];
-  let i = 0;
-  for (; i < args.length; i++) {
-    const a = args[i] as string;
-    if (a === '--') {
-      i++;
-      break;
-    }
-    if (!a.startsWith('-')) break;
+  const start = leadingOptions(args, (a, next) => {
+    if (!a.startsWith('-')) return 'command';
     const eq = a.indexOf('=');
     const name = a.startsWith('--') && eq > 0 ? a.slice(0, eq) : a;
     let value: string | undefined;
     if (TAKES_VALUE.has(name)) {
-      value = a.startsWith('--') && eq > 0 ? a.slice(eq + 1) : /^-[upE]./.test(a) ? a.slice(2) : args[++i];
+      value = a.startsWith('--') && eq > 0 ? a.slice(eq + 1) : /^-[upE]./.test(a) ? a.slice(2) : next();
       if (value === undefined) return res('', `systemd-run: option '${name}' requires an argument\n`, 1);
     }
     const key = /^-[upE]./.test(a) ? a.slice(0, 2) : name;
@@ -88,8 +83,10 @@ export async function systemdRun(sys: MachineSystem, args: string[], ctx: Resolv
       default:
         if (!TAKES_VALUE.has(name)) return res('', `systemd-run: unrecognized option '${a}'\n`, 1);
     }
-  }
-  const argv = args.slice(i);
+    return undefined;
+  });
+  if (typeof start !== 'number') return start;
+  const argv = args.slice(start);
   if (argv.length === 0) return res('', 'Command line to execute required.\n', 1);
   if (!root) return res('', `Failed to start transient ${onActive ? 'timer' : 'service'} unit: Interactive authentication required.\n`, 1);
 
