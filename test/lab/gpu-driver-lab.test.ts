@@ -17,6 +17,7 @@ import { parseDkmsStatus } from '../../src/parse/dkms-status.js';
 import { parseLsmod } from '../../src/parse/lsmod.js';
 import { addGpuWork, removeGpuWork } from '../../src/lab/model/gpu-telemetry.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
+import { withLabTarget } from './helpers.js';
 
 const notPassing = (o: StageOutcome): string[] => o.results.filter((r) => r.status !== 'pass').map((r) => `${r.host ?? 'pair'}:${r.id} ${r.status} ${r.summary}`);
 const find = (o: StageOutcome, id: string, host: string | null): CheckResult | undefined => o.results.find((r) => r.id === id && r.host === host);
@@ -134,93 +135,78 @@ describe('gpu-driver on the ready lab', () => {
 });
 
 describe('gpu-driver from a fresh host (nouveau, no driver)', () => {
-  it('apt installs the driver but nothing loads until the reboot; the install step reboots into it and a second apply changes nothing', async () => {
-    const t = await labTarget({ scenario: 'fresh' });
-    try {
-      const h = t.hosts[1]!;
-      await h.run({ argv: ['apt-get', 'install', '-y', 'nvidia-driver-580-server-open'] }, { sudo: true });
-      const smi = await h.run({ argv: ['nvidia-smi'] });
-      expect(smi).toMatchObject({ exitCode: 9, stdout: expect.stringContaining("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver") });
-      expect((await h.run({ argv: ['lsmod'] })).stdout).toMatch(/^nouveau /m);
-      expect((await h.run({ script: 'sudo modprobe nvidia 2>&1; echo "exit $?"' })).stdout).toBe("modprobe: ERROR: could not insert 'nvidia': No such device\nexit 1\n");
+  it('apt installs the driver but nothing loads until the reboot; the install step reboots into it and a second apply changes nothing', () => withLabTarget({ scenario: 'fresh' }, async (t) => {
+    const h = t.hosts[1]!;
+    await h.run({ argv: ['apt-get', 'install', '-y', 'nvidia-driver-580-server-open'] }, { sudo: true });
+    const smi = await h.run({ argv: ['nvidia-smi'] });
+    expect(smi).toMatchObject({ exitCode: 9, stdout: expect.stringContaining("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver") });
+    expect((await h.run({ argv: ['lsmod'] })).stdout).toMatch(/^nouveau /m);
+    expect((await h.run({ script: 'sudo modprobe nvidia 2>&1; echo "exit $?"' })).stdout).toBe("modprobe: ERROR: could not insert 'nvidia': No such device\nexit 1\n");
 
-      const before = await new Engine(t.hosts, { config: t.config }).runStage(gpuDriverStage);
-      expect(find(before, 'gpu-driver.loaded', 'l20-n1')).toMatchObject({ status: 'fail', summary: expect.stringContaining('no NVIDIA driver installed') });
-      expect(find(before, 'gpu-driver.loaded', 'l20-n2')).toMatchObject({ status: 'fail', summary: expect.stringContaining('reboot is pending') });
-      expect(find(before, 'gpu-driver.gpus', 'l20-n2')?.summary).toContain("couldn't communicate");
+    const before = await new Engine(t.hosts, { config: t.config }).runStage(gpuDriverStage);
+    expect(find(before, 'gpu-driver.loaded', 'l20-n1')).toMatchObject({ status: 'fail', summary: expect.stringContaining('no NVIDIA driver installed') });
+    expect(find(before, 'gpu-driver.loaded', 'l20-n2')).toMatchObject({ status: 'fail', summary: expect.stringContaining('reboot is pending') });
+    expect(find(before, 'gpu-driver.gpus', 'l20-n2')?.summary).toContain("couldn't communicate");
 
-      const { first, second } = await applyTwice(t);
-      expect((first.steps ?? []).filter((s) => s.status === 'applied').map((s) => `${s.host}:${s.id}`)).toEqual(['l20-n1:gpu-driver.install', 'l20-n2:gpu-driver.install']);
-      expect(notPassing(first)).toEqual([]);
-      expect(second.changed).toBe(0);
-      // Nothing runs on them yet: idle L20s sit in P8 at 24–34 W.
-      const idle = parseNvidiaSmi((await h.run({ argv: ['nvidia-smi'] })).stdout);
-      expect(idle.noRunningProcesses).toBe(true);
-      for (const g of idle.gpus) {
-        expect(g).toMatchObject({ persistenceMode: 'On', perfState: 'P8', utilPct: 0, memUsedMiB: 0 });
-        expect(g.powerW).toBeGreaterThanOrEqual(24);
-        expect(g.powerW).toBeLessThanOrEqual(34);
-      }
-    } finally {
-      await t.close();
+    const { first, second } = await applyTwice(t);
+    expect((first.steps ?? []).filter((s) => s.status === 'applied').map((s) => `${s.host}:${s.id}`)).toEqual(['l20-n1:gpu-driver.install', 'l20-n2:gpu-driver.install']);
+    expect(notPassing(first)).toEqual([]);
+    expect(second.changed).toBe(0);
+    // Nothing runs on them yet: idle L20s sit in P8 at 24–34 W.
+    const idle = parseNvidiaSmi((await h.run({ argv: ['nvidia-smi'] })).stdout);
+    expect(idle.noRunningProcesses).toBe(true);
+    for (const g of idle.gpus) {
+      expect(g).toMatchObject({ persistenceMode: 'On', perfState: 'P8', utilPct: 0, memUsedMiB: 0 });
+      expect(g.powerW).toBeGreaterThanOrEqual(24);
+      expect(g.powerW).toBeLessThanOrEqual(34);
     }
-  });
+  }));
 });
 
 describe('driver-mismatch: node 2 on 570, node 1 on 580', () => {
-  it('fails parity (R47); new userspace over the loaded 570 module is the NVML mismatch; install + reboot aligns both', async () => {
-    const t = await labTarget({ scenario: 'driver-mismatch' });
-    try {
-      const engine = new Engine(t.hosts, { config: t.config });
-      const o = await engine.runStage(gpuDriverStage);
-      expect(find(o, 'gpu-driver.parity', null)).toMatchObject({ status: 'fail', rule: 'R47', evidence: expect.stringContaining('l20-n2: 570.172.08 open') });
-      expect(notPassing(o).filter((x) => !x.startsWith('pair:'))).toEqual([]);
+  it('fails parity (R47); new userspace over the loaded 570 module is the NVML mismatch; install + reboot aligns both', () => withLabTarget({ scenario: 'driver-mismatch' }, async (t) => {
+    const engine = new Engine(t.hosts, { config: t.config });
+    const o = await engine.runStage(gpuDriverStage);
+    expect(find(o, 'gpu-driver.parity', null)).toMatchObject({ status: 'fail', rule: 'R47', evidence: expect.stringContaining('l20-n2: 570.172.08 open') });
+    expect(notPassing(o).filter((x) => !x.startsWith('pair:'))).toEqual([]);
 
-      const n2 = t.hosts[1]!;
-      const up = await n2.run({ script: 'apt-mark unhold $(apt-mark showhold | grep nvidia) >/dev/null\nDEBIAN_FRONTEND=noninteractive apt-get install -y nvidia-driver-580-server-open' }, { sudo: true });
-      expect(up.exitCode).toBe(0);
-      const mismatch = await n2.run({ argv: ['nvidia-smi'] });
-      expect(mismatch).toMatchObject({ exitCode: 18, stdout: 'Failed to initialize NVML: Driver/library version mismatch\nNVML library version: 580.126\n' });
-      expect(find(await engine.runStage(gpuDriverStage), 'gpu-driver.loaded', 'l20-n2')).toMatchObject({ status: 'fail', summary: expect.stringContaining('userspace 580.126.09 over the loaded 570.172.08') });
+    const n2 = t.hosts[1]!;
+    const up = await n2.run({ script: 'apt-mark unhold $(apt-mark showhold | grep nvidia) >/dev/null\nDEBIAN_FRONTEND=noninteractive apt-get install -y nvidia-driver-580-server-open' }, { sudo: true });
+    expect(up.exitCode).toBe(0);
+    const mismatch = await n2.run({ argv: ['nvidia-smi'] });
+    expect(mismatch).toMatchObject({ exitCode: 18, stdout: 'Failed to initialize NVML: Driver/library version mismatch\nNVML library version: 580.126\n' });
+    expect(find(await engine.runStage(gpuDriverStage), 'gpu-driver.loaded', 'l20-n2')).toMatchObject({ status: 'fail', summary: expect.stringContaining('userspace 580.126.09 over the loaded 570.172.08') });
 
-      const { first, second } = await applyTwice(t);
-      expect((first.steps ?? []).filter((s) => s.changed).map((s) => `${s.host}:${s.id}`)).toEqual(['l20-n2:gpu-driver.install']);
-      expect(notPassing(first)).toEqual([]);
-      expect(second.changed).toBe(0);
-    } finally {
-      await t.close();
-    }
-  });
+    const { first, second } = await applyTwice(t);
+    expect((first.steps ?? []).filter((s) => s.changed).map((s) => `${s.host}:${s.id}`)).toEqual(['l20-n2:gpu-driver.install']);
+    expect(notPassing(first)).toEqual([]);
+    expect(second.changed).toBe(0);
+  }));
 });
 
 describe('tutorial: apt nvidia-driver-535 plus the CUDA runfile with --driver', () => {
-  it('fails R32 with the runfile\'s log, warns R33 and proprietary; remove-conflicts then install converge', async () => {
-    const t = await labTarget({ scenario: 'tutorial' });
-    try {
-      const o = await new Engine(t.hosts, { config: t.config }).runStage(gpuDriverStage);
-      const method = find(o, 'gpu-driver.method', 'l20-n1');
-      expect(method).toMatchObject({ status: 'fail', rule: 'R32', summary: expect.stringContaining('(branch 545)') });
-      expect(method?.evidence).toContain('[ERROR]: Existing package manager installation of the driver found');
-      expect(find(o, 'gpu-driver.branch', 'l20-n2')).toMatchObject({ status: 'warn', rule: 'R33', summary: expect.stringContaining('535.183.01') });
-      expect(find(o, 'gpu-driver.open', 'l20-n1')?.status).toBe('warn');
-      expect(find(o, 'gpu-driver.toolkit', 'l20-n1')?.summary).toContain('no nvcc');
-      expect((await t.hosts[0]!.run({ script: 'nvcc --version' })).exitCode).toBe(127);
-      // The proprietary module's /proc wording (no "Open", the NVIDIA build date).
-      expect(parseNvidiaDriverVersion((await t.hosts[0]!.run({ argv: ['cat', '/proc/driver/nvidia/version'] })).stdout)).toMatchObject({ version: '535.183.01', openKernelModule: false, build: 'Sun May 12 19:39:15 UTC 2024' });
-      // Re-running the recipe's runfile over the apt driver refuses again and installs nothing.
-      const again = await t.hosts[0]!.run({ script: 'sudo sh cuda_12.3.2_545.23.08_linux.run --silent --driver --toolkit' });
-      expect(again).toMatchObject({ exitCode: 1, stdout: ' Installation failed. See log at /var/log/cuda-installer.log for details.\n' });
-      expect((await t.hosts[0]!.run({ script: 'command -v nvcc; ls /usr/bin/nvidia-uninstall' })).exitCode).not.toBe(0);
+  it('fails R32 with the runfile\'s log, warns R33 and proprietary; remove-conflicts then install converge', () => withLabTarget({ scenario: 'tutorial' }, async (t) => {
+    const o = await new Engine(t.hosts, { config: t.config }).runStage(gpuDriverStage);
+    const method = find(o, 'gpu-driver.method', 'l20-n1');
+    expect(method).toMatchObject({ status: 'fail', rule: 'R32', summary: expect.stringContaining('(branch 545)') });
+    expect(method?.evidence).toContain('[ERROR]: Existing package manager installation of the driver found');
+    expect(find(o, 'gpu-driver.branch', 'l20-n2')).toMatchObject({ status: 'warn', rule: 'R33', summary: expect.stringContaining('535.183.01') });
+    expect(find(o, 'gpu-driver.open', 'l20-n1')?.status).toBe('warn');
+    expect(find(o, 'gpu-driver.toolkit', 'l20-n1')?.summary).toContain('no nvcc');
+    expect((await t.hosts[0]!.run({ script: 'nvcc --version' })).exitCode).toBe(127);
+    // The proprietary module's /proc wording (no "Open", the NVIDIA build date).
+    expect(parseNvidiaDriverVersion((await t.hosts[0]!.run({ argv: ['cat', '/proc/driver/nvidia/version'] })).stdout)).toMatchObject({ version: '535.183.01', openKernelModule: false, build: 'Sun May 12 19:39:15 UTC 2024' });
+    // Re-running the recipe's runfile over the apt driver refuses again and installs nothing.
+    const again = await t.hosts[0]!.run({ script: 'sudo sh cuda_12.3.2_545.23.08_linux.run --silent --driver --toolkit' });
+    expect(again).toMatchObject({ exitCode: 1, stdout: ' Installation failed. See log at /var/log/cuda-installer.log for details.\n' });
+    expect((await t.hosts[0]!.run({ script: 'command -v nvcc; ls /usr/bin/nvidia-uninstall' })).exitCode).not.toBe(0);
 
-      const { first, second } = await applyTwice(t);
-      expect((first.steps ?? []).filter((s) => s.changed).map((s) => s.id)).toEqual(['gpu-driver.remove-conflicts', 'gpu-driver.remove-conflicts', 'gpu-driver.install', 'gpu-driver.install']);
-      expect(notPassing(first)).toEqual([]);
-      expect(second.changed).toBe(0);
-      // The failed runfile's log is kept in the run's backup directory, not deleted.
-      const kept = await t.hosts[0]!.run({ script: 'ls /var/lib/l20-setup/backup/*/var/log/' }, { sudo: true });
-      expect(kept.stdout).toContain('cuda-installer.log');
-    } finally {
-      await t.close();
-    }
-  });
+    const { first, second } = await applyTwice(t);
+    expect((first.steps ?? []).filter((s) => s.changed).map((s) => s.id)).toEqual(['gpu-driver.remove-conflicts', 'gpu-driver.remove-conflicts', 'gpu-driver.install', 'gpu-driver.install']);
+    expect(notPassing(first)).toEqual([]);
+    expect(second.changed).toBe(0);
+    // The failed runfile's log is kept in the run's backup directory, not deleted.
+    const kept = await t.hosts[0]!.run({ script: 'ls /var/lib/l20-setup/backup/*/var/log/' }, { sudo: true });
+    expect(kept.stdout).toContain('cuda-installer.log');
+  }));
 });

@@ -12,6 +12,7 @@ import { parseLsmod } from '../../src/parse/lsmod.js';
 import { parseLspci } from '../../src/parse/lspci.js';
 import { rebootAndWait } from '../../src/engine/reboot.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
+import { withLabTarget } from './helpers.js';
 
 const notPassing = (o: StageOutcome): string[] => o.results.filter((r) => r.status !== 'pass').map((r) => `${r.host ?? 'pair'}:${r.id} ${r.status} ${r.summary}`);
 const find = (o: StageOutcome, id: string, host: string | null): CheckResult | undefined => o.results.find((r) => r.id === id && r.host === host);
@@ -57,70 +58,55 @@ describe('gpudirect on the ready lab', () => {
 });
 
 describe('acs-enabled: the BIOS turns ACS on above node 1\'s GPUs and NIC 1', () => {
-  it('fails R36 with the bridges\' ACSCtl lines; acs-off clears it now and after every reboot', async () => {
-    const t = await labTarget({ scenario: 'acs-enabled' });
-    try {
-      const engine = new Engine(t.hosts, { config: t.config });
-      const o = await engine.runStage(gpudirectStage);
-      const acs = find(o, 'gpudirect.acs', 'l20-n1');
-      expect(acs).toMatchObject({ status: 'fail', rule: 'R36' });
-      expect(acs?.evidence).toContain('0000:17:00.0 ACSCtl:\tSrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans- (above 0000:18:00.0)');
-      expect(find(o, 'gpudirect.acs', 'l20-n2')?.status).toBe('pass');
-      const exec = new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: true });
-      const first = await exec.applyStage(gpudirectStage);
-      expect((first.steps ?? []).filter((s) => s.changed).map((s) => `${s.host}:${s.id}`)).toEqual(['l20-n1:gpudirect.acs-off']);
-      expect(notPassing(first)).toEqual([]);
-      expect((await exec.applyStage(gpudirectStage)).changed).toBe(0);
+  it('fails R36 with the bridges\' ACSCtl lines; acs-off clears it now and after every reboot', () => withLabTarget({ scenario: 'acs-enabled' }, async (t) => {
+    const engine = new Engine(t.hosts, { config: t.config });
+    const o = await engine.runStage(gpudirectStage);
+    const acs = find(o, 'gpudirect.acs', 'l20-n1');
+    expect(acs).toMatchObject({ status: 'fail', rule: 'R36' });
+    expect(acs?.evidence).toContain('0000:17:00.0 ACSCtl:\tSrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans- (above 0000:18:00.0)');
+    expect(find(o, 'gpudirect.acs', 'l20-n2')?.status).toBe('pass');
+    const exec = new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: true });
+    const first = await exec.applyStage(gpudirectStage);
+    expect((first.steps ?? []).filter((s) => s.changed).map((s) => `${s.host}:${s.id}`)).toEqual(['l20-n1:gpudirect.acs-off']);
+    expect(notPassing(first)).toEqual([]);
+    expect((await exec.applyStage(gpudirectStage)).changed).toBe(0);
 
-      const h = t.hosts[0]!;
-      expect((await h.run({ argv: ['systemctl', 'is-enabled', 'l20-acs-off.service'] })).stdout).toBe('enabled\n');
-      const r = await rebootAndWait(h, (host, label, command, options) => h.run(command, options ?? {}), { timeoutMs: 60_000 });
-      expect(r.ok).toBe(true);
-      expect(notPassing(await engine.runStage(gpudirectStage))).toEqual([]);
-    } finally {
-      await t.close();
-    }
-  });
+    const h = t.hosts[0]!;
+    expect((await h.run({ argv: ['systemctl', 'is-enabled', 'l20-acs-off.service'] })).stdout).toBe('enabled\n');
+    const r = await rebootAndWait(h, (host, label, command, options) => h.run(command, options ?? {}), { timeoutMs: 60_000 });
+    expect(r.ok).toBe(true);
+    expect(notPassing(await engine.runStage(gpudirectStage))).toEqual([]);
+  }));
 });
 
 describe('no-peermem: DOCA-OFED with the proprietary driver and no nvidia-peermem', () => {
-  it('has no GPUDirect path (R34); the peermem step loads and persists it; a second apply changes nothing', async () => {
-    const t = await labTarget({ scenario: 'no-peermem' });
-    try {
-      const engine = new Engine(t.hosts, { config: t.config });
-      const o = await engine.runStage(gpudirectStage);
-      for (const host of ['l20-n1', 'l20-n2']) {
-        expect(find(o, 'gpudirect.path', host)).toMatchObject({ status: 'warn', rule: 'R34', summary: expect.stringContaining('no GPUDirect RDMA path') });
-      }
-      const exec = new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: true });
-      const first = await exec.applyStage(gpudirectStage);
-      expect((first.steps ?? []).filter((s) => s.changed).map((s) => `${s.host}:${s.id}`)).toEqual(['l20-n1:gpudirect.peermem', 'l20-n2:gpudirect.peermem']);
-      expect(notPassing(first)).toEqual([]);
-      expect(find(first, 'gpudirect.path', 'l20-n2')?.summary).toContain('nvidia-peermem: loaded on the DOCA-OFED ib_core');
-      expect((await exec.applyStage(gpudirectStage)).changed).toBe(0);
-      const lsmod = parseLsmod((await t.hosts[0]!.run({ argv: ['lsmod'] })).stdout);
-      expect(lsmod.modules.find((m) => m.name === 'ib_core')?.usedBy).toContain('nvidia_peermem');
-    } finally {
-      await t.close();
+  it('has no GPUDirect path (R34); the peermem step loads and persists it; a second apply changes nothing', () => withLabTarget({ scenario: 'no-peermem' }, async (t) => {
+    const engine = new Engine(t.hosts, { config: t.config });
+    const o = await engine.runStage(gpudirectStage);
+    for (const host of ['l20-n1', 'l20-n2']) {
+      expect(find(o, 'gpudirect.path', host)).toMatchObject({ status: 'warn', rule: 'R34', summary: expect.stringContaining('no GPUDirect RDMA path') });
     }
-  });
+    const exec = new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: true });
+    const first = await exec.applyStage(gpudirectStage);
+    expect((first.steps ?? []).filter((s) => s.changed).map((s) => `${s.host}:${s.id}`)).toEqual(['l20-n1:gpudirect.peermem', 'l20-n2:gpudirect.peermem']);
+    expect(notPassing(first)).toEqual([]);
+    expect(find(first, 'gpudirect.path', 'l20-n2')?.summary).toContain('nvidia-peermem: loaded on the DOCA-OFED ib_core');
+    expect((await exec.applyStage(gpudirectStage)).changed).toBe(0);
+    const lsmod = parseLsmod((await t.hosts[0]!.run({ argv: ['lsmod'] })).stdout);
+    expect(lsmod.modules.find((m) => m.name === 'ib_core')?.usedBy).toContain('nvidia_peermem');
+  }));
 });
 
 describe('gpudirect from fresh', () => {
-  it('IOMMU translated warns (R36); iommu-pt writes grub.d, runs update-grub and reboots into iommu=pt', async () => {
-    const t = await labTarget({ scenario: 'fresh' });
-    try {
-      const engine = new Engine(t.hosts, { config: t.config });
-      const o = await engine.runStage(gpudirectStage);
-      expect(find(o, 'gpudirect.iommu', 'l20-n1')).toMatchObject({ status: 'warn', rule: 'R36', evidence: expect.stringContaining('iommu: Default domain type: Translated') });
-      const exec = new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: true });
-      const first = await exec.applyStage(gpudirectStage);
-      expect((first.steps ?? []).filter((s) => s.changed).map((s) => `${s.host}:${s.id}`)).toEqual(['l20-n1:gpudirect.iommu-pt', 'l20-n2:gpudirect.iommu-pt']);
-      expect(find(first, 'gpudirect.iommu', 'l20-n2')).toMatchObject({ status: 'pass', evidence: expect.stringContaining('Passthrough (set via kernel command line)') });
-      expect((await t.hosts[0]!.run({ argv: ['grep', '-c', 'iommu=pt', '/boot/grub/grub.cfg'] })).stdout).toBe('1\n');
-      expect((await exec.applyStage(gpudirectStage)).changed).toBe(0);
-    } finally {
-      await t.close();
-    }
-  });
+  it('IOMMU translated warns (R36); iommu-pt writes grub.d, runs update-grub and reboots into iommu=pt', () => withLabTarget({ scenario: 'fresh' }, async (t) => {
+    const engine = new Engine(t.hosts, { config: t.config });
+    const o = await engine.runStage(gpudirectStage);
+    expect(find(o, 'gpudirect.iommu', 'l20-n1')).toMatchObject({ status: 'warn', rule: 'R36', evidence: expect.stringContaining('iommu: Default domain type: Translated') });
+    const exec = new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: true });
+    const first = await exec.applyStage(gpudirectStage);
+    expect((first.steps ?? []).filter((s) => s.changed).map((s) => `${s.host}:${s.id}`)).toEqual(['l20-n1:gpudirect.iommu-pt', 'l20-n2:gpudirect.iommu-pt']);
+    expect(find(first, 'gpudirect.iommu', 'l20-n2')).toMatchObject({ status: 'pass', evidence: expect.stringContaining('Passthrough (set via kernel command line)') });
+    expect((await t.hosts[0]!.run({ argv: ['grep', '-c', 'iommu=pt', '/boot/grub/grub.cfg'] })).stdout).toBe('1\n');
+    expect((await exec.applyStage(gpudirectStage)).changed).toBe(0);
+  }));
 });

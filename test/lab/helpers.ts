@@ -7,6 +7,8 @@ import ssh2, { type Client, type ClientChannel } from 'ssh2';
 const { Client: SshClient } = ssh2;
 import { startLab, type Lab, type LabHost, type LabOptions } from '../../src/lab/index.js';
 import { reboot } from '../../src/lab/system/boot.js';
+import type { Host, RunOptions } from '../../src/transport/types.js';
+import { labTarget, type LabTarget } from '../helpers/lab-target.js';
 
 export interface ExecResult {
   stdout: Buffer;
@@ -115,6 +117,22 @@ export function end(conn: Client): Promise<void> {
     conn.once('close', () => resolve());
     conn.end();
   });
+}
+
+/** Runs `body` on a lab of its own reached through the real transport, closed afterwards whatever `body` did. */
+export async function withLabTarget<T>(options: LabOptions, body: (t: LabTarget) => Promise<T>): Promise<T> {
+  const t = await labTarget(options);
+  try {
+    return await body(t);
+  } finally {
+    await t.close();
+  }
+}
+
+/** Runs `script` on `h` through the transport and returns its output as text, as `sh` does over ssh2. */
+export async function runScript(h: Host, script: string, options: RunOptions = {}): Promise<TextResult> {
+  const r = await h.run({ script }, options);
+  return { out: r.stdout, err: r.stderr, code: r.exitCode };
 }
 
 /** The inventory stage's own probe scripts: the lab is tested with exactly what the stage runs. */

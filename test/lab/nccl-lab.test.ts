@@ -11,6 +11,7 @@ import { Engine } from '../../src/engine/runner.js';
 import { StepExecutor } from '../../src/engine/steps.js';
 import { clusterSchema } from '../../src/config/schema.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
+import { withLabTarget } from './helpers.js';
 
 const byId = (results: readonly CheckResult[], id: string, host: string | null = null): CheckResult => {
   const r = results.find((x) => x.id === id && x.host === host);
@@ -99,15 +100,10 @@ describe('nccl on wrong-gid', () => {
 });
 
 describe('nccl.validation on the faults of other stages (STAGES.md §4.3 NCCL)', () => {
-  const validation = async (scenario: string): Promise<CheckResult> => {
-    const t = await labTarget({ scenario });
-    try {
-      const o = await new Engine(t.hosts, { config: t.config }).runStage(ncclStage);
-      return byId(o.results, 'nccl.validation');
-    } finally {
-      await t.close();
-    }
-  };
+  const validation = (scenario: string): Promise<CheckResult> => withLabTarget({ scenario }, async (t) => {
+    const o = await new Engine(t.hosts, { config: t.config }).runStage(ncclStage);
+    return byId(o.results, 'nccl.validation');
+  });
   const busbw = (r: CheckResult) => Number(/inter-node busbw ([\d.]+) GB\/s/.exec(r.summary)?.[1]);
 
   it('mtu-mismatch: a local length completion error on the 1500-MTU side (D04)', async () => {

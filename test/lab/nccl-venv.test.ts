@@ -5,11 +5,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
 import type { Host } from '../../src/transport/types.js';
+import { runScript, type TextResult } from './helpers.js';
 
-async function sh(h: Host, script: string, sudo = false, onStdout?: (c: string) => void) {
-  const r = await h.run({ script }, { sudo, timeoutMs: 120_000, ...(onStdout ? { onStdout } : {}) });
-  return { out: r.stdout, err: r.stderr, code: r.exitCode };
-}
+const sh = (h: Host, script: string, sudo = false, onStdout?: (c: string) => void): Promise<TextResult> =>
+  runScript(h, script, { sudo, timeoutMs: 120_000, ...(onStdout ? { onStdout } : {}) });
 
 describe('python3 and the cluster venv on a fresh host', () => {
   let t: LabTarget;

@@ -12,7 +12,7 @@ import { networkStage } from '../../checks/network/index.js';
 import { osStage } from '../../checks/os/index.js';
 import { clusterSchema } from '../../src/config/schema.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
-import { connect, end, exec, text } from './helpers.js';
+import { connect, end, sh, withLabTarget } from './helpers.js';
 
 const notPassing = (o: StageOutcome): string[] => o.results.filter((r) => r.status !== 'pass' && r.status !== 'skip').map((r) => `${r.host ?? 'pair'}:${r.id} ${r.status} ${r.summary}`);
 const result = (o: StageOutcome, id: string, host: string | null = null): CheckResult | undefined => o.results.find((r) => r.id === id && r.host === host);
@@ -20,7 +20,7 @@ const result = (o: StageOutcome, id: string, host: string | null = null): CheckR
 async function shell(t: LabTarget, i: number, cmd: string): Promise<string> {
   const c = await connect(t.lab, t.lab.hosts[i]!);
   try {
-    return text(await exec(c, cmd)).out;
+    return (await sh(c, cmd)).out;
   } finally {
     await end(c);
   }
@@ -83,22 +83,17 @@ describe('network from fresh', () => {
 });
 
 describe('network design B from fresh', () => {
-  it('two 802.3ad bonds, one per card: RoCE LAG devices, LACP partners, both subnets proved', async () => {
-    const t = await labTarget({ scenario: 'fresh' });
-    try {
-      const config = clusterSchema.parse({ ...t.config, network: { design: 'B', mtu: 9000 } });
-      const ex = new StepExecutor(new Engine(t.hosts, { config }), { dryRun: false, yes: true, allowReboot: true });
-      await ex.applyStage(osStage);
-      const o = await ex.applyStage(networkStage);
-      expect(notPassing(o)).toEqual([]);
-      expect(result(o, 'network.bond-lag', 'l20-n2')).toMatchObject({ status: 'pass', summary: 'bond0, bond1: RoCE LAG formed' });
-      expect(result(o, 'network.lacp', 'l20-n1')?.status).toBe('pass');
-      expect(result(o, 'network.reachability')?.summary).toMatch(/^2 fabric subnet\(s\) reachable/);
-      expect(await shell(t, 0, 'rdma link show')).toBe('link mlx5_bond_0/1 state ACTIVE physical_state LINK_UP netdev bond0 \nlink mlx5_bond_1/1 state ACTIVE physical_state LINK_UP netdev bond1 \n');
-    } finally {
-      await t.close();
-    }
-  }, 180_000);
+  it('two 802.3ad bonds, one per card: RoCE LAG devices, LACP partners, both subnets proved', () => withLabTarget({ scenario: 'fresh' }, async (t) => {
+    const config = clusterSchema.parse({ ...t.config, network: { design: 'B', mtu: 9000 } });
+    const ex = new StepExecutor(new Engine(t.hosts, { config }), { dryRun: false, yes: true, allowReboot: true });
+    await ex.applyStage(osStage);
+    const o = await ex.applyStage(networkStage);
+    expect(notPassing(o)).toEqual([]);
+    expect(result(o, 'network.bond-lag', 'l20-n2')).toMatchObject({ status: 'pass', summary: 'bond0, bond1: RoCE LAG formed' });
+    expect(result(o, 'network.lacp', 'l20-n1')?.status).toBe('pass');
+    expect(result(o, 'network.reachability')?.summary).toMatch(/^2 fabric subnet\(s\) reachable/);
+    expect(await shell(t, 0, 'rdma link show')).toBe('link mlx5_bond_0/1 state ACTIVE physical_state LINK_UP netdev bond0 \nlink mlx5_bond_1/1 state ACTIVE physical_state LINK_UP netdev bond1 \n');
+  }), 180_000);
 });
 
 describe('network on the tutorial', () => {
@@ -147,31 +142,21 @@ describe('network on the tutorial', () => {
 });
 
 describe('network on the fault scenarios', () => {
-  it('mtu-mismatch fails network.mtu (R24, cable 2 ends differ) and jumbo reachability; apply fixes it', async () => {
-    const t = await labTarget({ scenario: 'mtu-mismatch' });
-    try {
-      const engine = new Engine(t.hosts, { config: t.config });
-      const o = await engine.runStage(networkStage);
-      expect(notPassing(o).map((x) => x.split(' ')[0])).toEqual(['pair:network.mtu', 'pair:network.reachability']);
-      expect(result(o, 'network.mtu')).toMatchObject({ rule: 'R24', summary: expect.stringContaining('MTU differs at the ends of a cable') });
-      expect(result(o, 'network.mtu')?.evidence).toContain('cable 2: l20-n1:ens1f1 9000 ≠ l20-n2:ens1f1 1500');
-      expect(result(o, 'network.reachability')).toMatchObject({ status: 'fail', rule: 'R24' });
-      const fixed = await new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: true }).applyStage(networkStage);
-      expect(notPassing(fixed)).toEqual([]);
-    } finally {
-      await t.close();
-    }
-  }, 120_000);
+  it('mtu-mismatch fails network.mtu (R24, cable 2 ends differ) and jumbo reachability; apply fixes it', () => withLabTarget({ scenario: 'mtu-mismatch' }, async (t) => {
+    const engine = new Engine(t.hosts, { config: t.config });
+    const o = await engine.runStage(networkStage);
+    expect(notPassing(o).map((x) => x.split(' ')[0])).toEqual(['pair:network.mtu', 'pair:network.reachability']);
+    expect(result(o, 'network.mtu')).toMatchObject({ rule: 'R24', summary: expect.stringContaining('MTU differs at the ends of a cable') });
+    expect(result(o, 'network.mtu')?.evidence).toContain('cable 2: l20-n1:ens1f1 9000 ≠ l20-n2:ens1f1 1500');
+    expect(result(o, 'network.reachability')).toMatchObject({ status: 'fail', rule: 'R24' });
+    const fixed = await new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: true }).applyStage(networkStage);
+    expect(notPassing(fixed)).toEqual([]);
+  }), 120_000);
 
-  it('link-down fails reachability on cable 4 and names the unplugged ports', async () => {
-    const t = await labTarget({ scenario: 'link-down' });
-    try {
-      const o = await new Engine(t.hosts, { config: t.config }).runStage(networkStage);
-      expect(notPassing(o).map((x) => x.split(' ')[0])).toEqual(['pair:network.cabling', 'pair:network.reachability']);
-      expect(result(o, 'network.reachability')).toMatchObject({ rule: 'R17', summary: expect.stringContaining('192.168.104.0/24') });
-      expect(result(o, 'network.cabling')?.summary).toContain('l20-n1:ens2f1, l20-n2:ens2f1');
-    } finally {
-      await t.close();
-    }
-  }, 60_000);
+  it('link-down fails reachability on cable 4 and names the unplugged ports', () => withLabTarget({ scenario: 'link-down' }, async (t) => {
+    const o = await new Engine(t.hosts, { config: t.config }).runStage(networkStage);
+    expect(notPassing(o).map((x) => x.split(' ')[0])).toEqual(['pair:network.cabling', 'pair:network.reachability']);
+    expect(result(o, 'network.reachability')).toMatchObject({ rule: 'R17', summary: expect.stringContaining('192.168.104.0/24') });
+    expect(result(o, 'network.cabling')?.summary).toContain('l20-n1:ens2f1, l20-n2:ens2f1');
+  }), 60_000);
 });

@@ -8,8 +8,7 @@ import type { Lab } from '../../src/lab/index.js';
 import { Engine, type StageOutcome } from '../../src/engine/runner.js';
 import { StepExecutor } from '../../src/engine/steps.js';
 import { osStage } from '../../checks/os/index.js';
-import { labTarget } from '../helpers/lab-target.js';
-import { closeLab, exec, openLab, openLabPair, sh, text } from './helpers.js';
+import { closeLab, exec, openLab, openLabPair, sh, text, withLabTarget } from './helpers.js';
 
 let lab: Lab;
 let n1: Client;
@@ -127,21 +126,16 @@ describe('os probes on the ready and tutorial scenarios', () => {
 });
 
 describe('the os stage against the lab', () => {
-  test('fresh fails packages, time sync and memlock; applying fixes them; a second apply changes nothing', async () => {
-    const t = await labTarget({ scenario: 'fresh' });
-    try {
-      const engine = new Engine(t.hosts, { config: t.config });
-      const status = (o: StageOutcome): string[] => o.results.filter((r) => r.host === 'l20-n1').map((r) => `${r.id} ${r.status}`);
-      const before = await engine.runStage(osStage, {});
-      expect(status(before)).toEqual(['os.sudo pass', 'os.packages fail', 'os.time-sync fail', 'os.memlock fail', 'os.holds warn']);
-      const exec = new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: false });
-      const first = await exec.applyStage(osStage);
-      expect((first.steps ?? []).filter((s) => s.changed && s.host === 'l20-n1').map((s) => s.id)).toEqual(['os.install-base', 'os.memlock', 'os.holds']);
-      expect(first.results.filter((r) => r.status !== 'pass').map((r) => `${r.host}:${r.id} ${r.summary}`)).toEqual([]);
-      const second = await exec.applyStage(osStage);
-      expect(second.changed).toBe(0);
-    } finally {
-      await t.close();
-    }
-  });
+  test('fresh fails packages, time sync and memlock; applying fixes them; a second apply changes nothing', () => withLabTarget({ scenario: 'fresh' }, async (t) => {
+    const engine = new Engine(t.hosts, { config: t.config });
+    const status = (o: StageOutcome): string[] => o.results.filter((r) => r.host === 'l20-n1').map((r) => `${r.id} ${r.status}`);
+    const before = await engine.runStage(osStage, {});
+    expect(status(before)).toEqual(['os.sudo pass', 'os.packages fail', 'os.time-sync fail', 'os.memlock fail', 'os.holds warn']);
+    const exec = new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: false });
+    const first = await exec.applyStage(osStage);
+    expect((first.steps ?? []).filter((s) => s.changed && s.host === 'l20-n1').map((s) => s.id)).toEqual(['os.install-base', 'os.memlock', 'os.holds']);
+    expect(first.results.filter((r) => r.status !== 'pass').map((r) => `${r.host}:${r.id} ${r.summary}`)).toEqual([]);
+    const second = await exec.applyStage(osStage);
+    expect(second.changed).toBe(0);
+  }));
 });

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { CommandFailedError, type Host } from '../../src/transport/types.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
+import { runScript, type TextResult } from './helpers.js';
 
 let t: LabTarget;
 let h: Host;
@@ -19,10 +20,7 @@ afterAll(async () => {
   await t.close();
 });
 
-const sh = async (script: string, sudo = false): Promise<{ out: string; err: string; code: number | null }> => {
-  const r = await h.run({ script }, sudo ? { sudo: true } : {});
-  return { out: r.stdout, err: r.stderr, code: r.exitCode };
-};
+const sh = (script: string, sudo = false): Promise<TextResult> => runScript(h, script, sudo ? { sudo: true } : {});
 
 describe('permissions and writeFileAtomic', () => {
   test('a root-owned file written with sudo: created, unchanged on a rewrite, backed up on a change', async () => {

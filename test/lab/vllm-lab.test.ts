@@ -14,13 +14,11 @@ import { parseVllmBench } from '../../src/parse/vllm-bench.js';
 import { parseVllmLog } from '../../src/parse/vllm-log.js';
 import type { Host } from '../../src/transport/types.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
+import { runScript, withLabTarget, type TextResult } from './helpers.js';
 
 const show = (rs: readonly CheckResult[]): string[] => rs.map((r) => `${r.host ?? 'pair'}:${r.id} ${r.status} ${r.summary}`);
 
-async function sh(h: Host, script: string, sudo = false): Promise<{ out: string; err: string; code: number | null }> {
-  const r = await h.run({ script }, { sudo, timeoutMs: 60_000 });
-  return { out: r.stdout, err: r.stderr, code: r.exitCode };
-}
+const sh = (h: Host, script: string, sudo = false): Promise<TextResult> => runScript(h, script, { sudo, timeoutMs: 60_000 });
 
 describe('vllm on the ready lab', () => {
   let t: LabTarget;
@@ -127,18 +125,13 @@ describe('vllm on the ready lab', () => {
 });
 
 describe('vllm bench serve', () => {
-  async function benchOnce(seed: number): Promise<string> {
-    const t = await labTarget({ scenario: 'ready', seed });
-    try {
-      const r = await t.hosts[0]!.run({ script: BENCH_SCRIPT, args: ['10.0.0.1', '8000', 'Qwen2.5-7B-Instruct', '/opt/l20/models/Qwen2.5-7B-Instruct', 'DP16'] }, { sudo: true, timeoutMs: 60_000 });
-      expect(r.exitCode).toBe(0);
-      const saved = await t.hosts[0]!.run({ script: 'ls /var/lib/l20-setup/bench/ && cat /var/lib/l20-setup/bench/*.json' }, { sudo: true });
-      expect(saved.stdout).toMatch(/^vllm-infqps-concurrency64-Qwen2\.5-7B-Instruct-\d{8}-\d{6}\.json\n\{"date": "\d{8}-\d{6}", .*"layout": "DP16"\}$/);
-      return r.stdout.slice(r.stdout.indexOf('============ Serving Benchmark Result'));
-    } finally {
-      await t.close();
-    }
-  }
+  const benchOnce = (seed: number): Promise<string> => withLabTarget({ scenario: 'ready', seed }, async (t) => {
+    const r = await t.hosts[0]!.run({ script: BENCH_SCRIPT, args: ['10.0.0.1', '8000', 'Qwen2.5-7B-Instruct', '/opt/l20/models/Qwen2.5-7B-Instruct', 'DP16'] }, { sudo: true, timeoutMs: 60_000 });
+    expect(r.exitCode).toBe(0);
+    const saved = await t.hosts[0]!.run({ script: 'ls /var/lib/l20-setup/bench/ && cat /var/lib/l20-setup/bench/*.json' }, { sudo: true });
+    expect(saved.stdout).toMatch(/^vllm-infqps-concurrency64-Qwen2\.5-7B-Instruct-\d{8}-\d{6}\.json\n\{"date": "\d{8}-\d{6}", .*"layout": "DP16"\}$/);
+    return r.stdout.slice(r.stdout.indexOf('============ Serving Benchmark Result'));
+  });
 
   it('prints a plausible result block, the same for the same seed', async () => {
     const a = await benchOnce(7);
