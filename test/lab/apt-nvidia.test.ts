@@ -13,9 +13,7 @@ let n1: Client;
 const run = (cmd: string) => sh(n1, `LC_ALL=C ${cmd}`);
 const METHOD = "dpkg-query -W -f='${db:Status-Abbrev} ${Package} ${Version}\\n' 'nvidia-driver-*' 'nvidia-dkms-*' 'linux-modules-nvidia-*' 'cuda-drivers*'";
 
-beforeAll(async () => {
-  ({ lab, conn: n1 } = await openLab({ hosts: 1 }));
-});
+beforeAll(async () => { ({ lab, conn: n1 } = await openLab({ hosts: 1 })); });
 
 afterAll(() => closeLab(lab, n1));
 

@@ -13,9 +13,7 @@ let host: LabHost;
 let c: Client;
 const run = (cmd: string) => sh(c, `LC_ALL=C ${cmd}`);
 
-beforeAll(async () => {
-  ({ lab, host, conn: c } = await openLab({ speed: 25, hosts: 1 }));
-});
+beforeAll(async () => { ({ lab, host, conn: c } = await openLab({ speed: 25, hosts: 1 })); });
 
 afterAll(() => closeLab(lab, c));
 

@@ -14,9 +14,7 @@ let n2: Client;
 const run = (c: Client, cmd: string) => sh(c, `LC_ALL=C ${cmd}`);
 const STATUS = "dpkg-query -W -f='${db:Status-Abbrev} ${Package} ${Version}\\n'";
 
-beforeAll(async () => {
-  ({ lab, n1, n2 } = await openLabPair());
-});
+beforeAll(async () => { ({ lab, n1, n2 } = await openLabPair()); });
 
 afterAll(() => closeLab(lab, n1, n2));
 

@@ -32,12 +32,8 @@ async function applyTwice(t: LabTarget): Promise<{ first: StageOutcome; second: 
 
 describe('gpu-driver on the ready lab', () => {
   let t: LabTarget;
-  beforeAll(async () => {
-    t = await labTarget({ scenario: 'ready' });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  beforeAll(async () => { t = await labTarget({ scenario: 'ready' }); });
+  afterAll(() => t.close());
   const run = async (script: string, sudo = false) => t.hosts[0]!.run({ script }, { sudo });
 
   it('nvidia-smi prints the R580 table of 8 L20s serving vLLM (a context each: P0), as the corpus parser reads it', async () => {

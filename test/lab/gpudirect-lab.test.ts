@@ -19,12 +19,8 @@ const find = (o: StageOutcome, id: string, host: string | null): CheckResult | u
 
 describe('gpudirect on the ready lab', () => {
   let t: LabTarget;
-  beforeAll(async () => {
-    t = await labTarget({ scenario: 'ready' });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  beforeAll(async () => { t = await labTarget({ scenario: 'ready' }); });
+  afterAll(() => t.close());
 
   it('every check passes: DMA-BUF, ACS off, iommu=pt booted, P2P inside each socket', async () => {
     const o = await new Engine(t.hosts, { config: t.config }).runStage(gpudirectStage);

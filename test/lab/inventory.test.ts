@@ -14,9 +14,7 @@ let n2: Client;
 const run = (c: Client, cmd: string) => sh(c, `LC_ALL=C ${cmd}`);
 const root = (c: Client, script: string) => sh(c, ROOT_BASH, script);
 
-beforeAll(async () => {
-  ({ lab, n1, n2 } = await openLabPair());
-});
+beforeAll(async () => { ({ lab, n1, n2 } = await openLabPair()); });
 
 afterAll(() => closeLab(lab, n1, n2));
 

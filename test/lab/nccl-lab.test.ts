@@ -23,10 +23,8 @@ const apply = (engine: Engine) => new StepExecutor(engine, { dryRun: false, yes:
 
 describe('nccl on ready', () => {
   let t: LabTarget;
-  beforeAll(async () => {
-    t = await labTarget({ scenario: 'ready' });
-  });
-  afterAll(async () => t.close());
+  beforeAll(async () => { t = await labTarget({ scenario: 'ready' }); });
+  afterAll(() => t.close());
 
   it('passes every check; inter-node busbw ≈ 8.4 GB/s over four rails with GDR, intra-node ≈ 19', async () => {
     const engine = new Engine(t.hosts, { config: t.config });
@@ -49,7 +47,7 @@ describe('nccl on the tutorial (design kept)', () => {
     t = await labTarget({ scenario: 'tutorial' });
     t.config = clusterSchema.parse({ ...t.config, network: { ...t.config.network, design: 'tutorial' } });
   });
-  afterAll(async () => t.close());
+  afterAll(() => t.close());
 
   it('fails conf-lint on R01 and the validation on Unrecognized element token; applying nccl fixes both; a second apply changes nothing', async () => {
     const engine = new Engine(t.hosts, { config: t.config });
@@ -79,10 +77,8 @@ describe('nccl on the tutorial (design kept)', () => {
 
 describe('nccl on wrong-gid', () => {
   let t: LabTarget;
-  beforeAll(async () => {
-    t = await labTarget({ scenario: 'wrong-gid' });
-  });
-  afterAll(async () => t.close());
+  beforeAll(async () => { t = await labTarget({ scenario: 'wrong-gid' }); });
+  afterAll(() => t.close());
 
   it('the pinned GID index fails the validation on ibv_modify_qp (D05); nccl.conf removes the pin and it passes', async () => {
     const engine = new Engine(t.hosts, { config: t.config });
@@ -131,7 +127,7 @@ describe('nccl applied after the earlier stages (ready without this stage)', () 
       expect(r.exitCode).toBe(0);
     }
   });
-  afterAll(async () => t.close());
+  afterAll(() => t.close());
 
   it('writes nccl.conf, builds the venv, installs the benchmark; everything passes; a second apply changes nothing', async () => {
     const engine = new Engine(t.hosts, { config: t.config });

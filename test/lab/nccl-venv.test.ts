@@ -17,7 +17,7 @@ describe('python3 and the cluster venv on a fresh host', () => {
     t = await labTarget({ scenario: 'fresh' });
     h = t.hosts[0]!;
   });
-  afterAll(async () => t.close());
+  afterAll(() => t.close());
 
   it('jammy python3 has no torch; a venv needs python3-venv (ensurepip), as on Ubuntu', async () => {
     expect(await sh(h, 'python3 --version')).toMatchObject({ out: 'Python 3.10.12\n', code: 0 });
@@ -67,7 +67,7 @@ describe('torchrun whose peer never comes', () => {
     // A fast numeric speed: torch's 900 s store timeout is down to the 5 s of real time a peer is always given.
     t = await labTarget({ scenario: 'ready', speed: 100_000 });
   });
-  afterAll(async () => t.close());
+  afterAll(() => t.close());
 
   it('times out (900 s modelled, 5 s real at least), and the next run on the same port is not joined to it', async () => {
     const args = '--nnodes 2 --nproc-per-node 8 --node-rank 1 --master-addr 192.168.101.1 --master-port 29510 /opt/l20/bin/l20-allreduce-bench.py';

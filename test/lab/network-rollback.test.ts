@@ -27,9 +27,7 @@ describe('network.apply rolls back a change that cuts management', () => {
     const w = await ex.applyStage(only('network.discover-cabling', 'network.write'));
     expect(w.steps?.filter((s) => s.id === 'network.write').map((s) => s.status)).toEqual(['applied', 'applied']);
   }, 120_000);
-  afterAll(async () => {
-    await t.close();
-  });
+  afterAll(() => t.close());
 
   it('the unreachable host is restored by its timer, the other at once, and the tool says so', async () => {
     // A fabric route that captures the management return path (to the SSH client) on node 2 only.
@@ -70,9 +68,7 @@ describe('network.firewall lets the timer disable a firewall that locked SSH out
       await end(c);
     }
   }, 60_000);
-  afterAll(async () => {
-    await t.close();
-  });
+  afterAll(() => t.close());
 
   it('reports the lock-out and the timer that ended it', async () => {
     const engine = new Engine(t.hosts, { config: t.config });

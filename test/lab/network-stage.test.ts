@@ -31,9 +31,7 @@ describe('network on ready', () => {
   beforeAll(async () => {
     t = await labTarget({ scenario: 'ready' });
   }, 60_000);
-  afterAll(async () => {
-    await t.close();
-  });
+  afterAll(() => t.close());
 
   it('passes every check (LAG and LACP skip under design A)', async () => {
     const o = await new Engine(t.hosts, { config: t.config }).runStage(networkStage);
@@ -54,9 +52,7 @@ describe('network from fresh', () => {
     await ex.applyStage(osStage); // lldpd, which maps the cables
     first = await ex.applyStage(networkStage);
   }, 180_000);
-  afterAll(async () => {
-    await t.close();
-  });
+  afterAll(() => t.close());
 
   it('discovers the cabling, writes and applies design A under an armed rollback, fixes gateway4 and enables the firewall', () => {
     const applied = (id: string) => (first.steps ?? []).filter((s) => s.id === id).map((s) => `${s.host} ${s.status}`);
@@ -105,9 +101,7 @@ describe('network on the tutorial', () => {
     engine = new Engine(t.hosts, { config: t.config });
     before = await engine.runStage(networkStage);
   }, 60_000);
-  afterAll(async () => {
-    await t.close();
-  });
+  afterAll(() => t.close());
 
   it("shows the recipe's mistakes with their rule ids and evidence", () => {
     expect(result(before, 'network.design', 'l20-n1')).toMatchObject({ status: 'fail', rule: 'R16', summary: 'live design is tutorial, chosen A' });

@@ -39,9 +39,7 @@ const put = (c: Client, path: string, content: string, mode = '600') => sh(c, `s
 describe('netplan, bonding and RoCE LAG on the tutorial lab', () => {
   let lab: Lab;
   let c1: Client;
-  beforeAll(async () => {
-    ({ lab, conn: c1 } = await openLab({ scenario: 'tutorial' }));
-  });
+  beforeAll(async () => { ({ lab, conn: c1 } = await openLab({ scenario: 'tutorial' })); });
   afterAll(() => closeLab(lab, c1));
 
   it('netplan get merges the files as netplan prints them and warns about gateway4 and open modes', async () => {
@@ -126,9 +124,7 @@ describe('lldp, ufw, ping and the management path on the ready lab', () => {
   let lab: Lab;
   let c1: Client;
   let c2: Client;
-  beforeAll(async () => {
-    ({ lab, n1: c1, n2: c2 } = await openLabPair({ scenario: 'ready' }));
-  });
+  beforeAll(async () => { ({ lab, n1: c1, n2: c2 } = await openLabPair({ scenario: 'ready' })); });
   afterAll(() => closeLab(lab, c1, c2));
 
   it('lldpcli names the peer port of every cable, by its own MAC; the socket is root-only', async () => {

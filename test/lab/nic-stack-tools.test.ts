@@ -20,9 +20,7 @@ const KERNEL = ['mlx5_0', 'mlx5_1', 'mlx5_2', 'mlx5_3'];
 describe('nic-stack tools: ready (inbox rdma-core, rebooted)', () => {
   let lab: Lab;
   let c: Client;
-  beforeAll(async () => {
-    ({ lab, conn: c } = await openLab({ scenario: 'ready' }, 0));
-  });
+  beforeAll(async () => { ({ lab, conn: c } = await openLab({ scenario: 'ready' }, 0)); });
   afterAll(() => closeLab(lab, c));
 
   it('ibv_devices and ibv_devinfo list one Ethernet port per rocep… device, vendor_part_id 4117', async () => {
@@ -53,9 +51,7 @@ describe('nic-stack tools: ready (inbox rdma-core, rebooted)', () => {
 describe('nic-stack tools: fresh → install rdma-core → names change only at the driver reload', () => {
   let lab: Lab;
   let c: Client;
-  beforeAll(async () => {
-    ({ lab, conn: c } = await openLab({ scenario: 'fresh' }, 1));
-  });
+  beforeAll(async () => { ({ lab, conn: c } = await openLab({ scenario: 'fresh' }, 1)); });
   afterAll(() => closeLab(lab, c));
 
   it('fresh has kernel names and no verbs tools', async () => {
@@ -90,9 +86,7 @@ describe('nic-stack tools: fresh → install rdma-core → names change only at 
 describe('nic-stack tools: tutorial (MLNX_OFED 23.10-1.1.9.0 loaded)', () => {
   let lab: Lab;
   let c: Client;
-  beforeAll(async () => {
-    ({ lab, conn: c } = await openLab({ scenario: 'tutorial' }, 0));
-  });
+  beforeAll(async () => { ({ lab, conn: c } = await openLab({ scenario: 'tutorial' }, 0)); });
   afterAll(() => closeLab(lab, c));
 
   it('ofed_info, ethtool -i and modinfo report the OFED release; devices keep kernel names', async () => {

@@ -30,10 +30,8 @@ async function checkAll(engine: Engine): Promise<StageOutcome[]> {
 
 describe('no-peermem: DOCA-OFED from its repository, the proprietary 580 driver, no nvidia-peermem', () => {
   let t: LabTarget;
-  beforeAll(async () => {
-    t = await labTarget({ scenario: 'no-peermem', speed: 'max' });
-  });
-  afterAll(async () => t.close());
+  beforeAll(async () => { t = await labTarget({ scenario: 'no-peermem', speed: 'max' }); });
+  afterAll(() => t.close());
 
   it('is what installing DOCA-OFED through apt leaves: its rdma-core family, its source list, apt consistent', async () => {
     for (const h of t.hosts) {

@@ -16,9 +16,7 @@ let n2: Client;
 const run = (c: Client, cmd: string) => sh(c, `LC_ALL=C ${cmd}`);
 const PACKAGES = "dpkg-query -W '-f=${db:Status-Abbrev} ${Package} ${Version}\\n' chrony pciutils ethtool iproute2 jq curl python3-venv lldpd ibutils ifenslave ntp";
 
-beforeAll(async () => {
-  ({ lab, n1, n2 } = await openLabPair());
-});
+beforeAll(async () => { ({ lab, n1, n2 } = await openLabPair()); });
 
 afterAll(() => closeLab(lab, n1, n2));
 

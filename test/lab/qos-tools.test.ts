@@ -16,9 +16,7 @@ const comparable = (t: string): string[] => t.split('\n').filter((l) => l !== ''
 describe('mlnx_qos on the tutorial lab (MLNX_OFED 23.10)', () => {
   let lab: Lab;
   let c: Client;
-  beforeAll(async () => {
-    ({ lab, conn: c } = await openLab({ scenario: 'tutorial' }, 0));
-  });
+  beforeAll(async () => { ({ lab, conn: c } = await openLab({ scenario: 'tutorial' }, 0)); });
   afterAll(() => closeLab(lab, c));
 
   it('the PFs show what the tutorial set by hand, in the corpus layout (trust dscp, default map, PFC on 3)', async () => {
@@ -67,9 +65,7 @@ describe('mlnx_qos on the tutorial lab (MLNX_OFED 23.10)', () => {
 describe('dcb and the QoS unit on the ready lab (inbox stack)', () => {
   let lab: Lab;
   let c: Client;
-  beforeAll(async () => {
-    ({ lab, conn: c } = await openLab({ scenario: 'ready' }, 1));
-  });
+  beforeAll(async () => { ({ lab, conn: c } = await openLab({ scenario: 'ready' }, 1)); });
   afterAll(() => closeLab(lab, c));
 
   it('shows the APP entry (numeric and named), PFC on 3 and OS-owned DCBX, iproute2 5.15 layout', async () => {

@@ -21,12 +21,8 @@ const apply = (engine: Engine, stage: StageDef<any, any>) => new StepExecutor(en
 
 describe('the tutorial as written', () => {
   let t: LabTarget;
-  beforeAll(async () => {
-    t = await labTarget({ scenario: 'tutorial' });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  beforeAll(async () => { t = await labTarget({ scenario: 'tutorial' }); });
+  afterAll(() => t.close());
 
   it('fails ray.node-ips (R45), ray.exposure (R46), vllm.flags (R40) and vllm.model (R41)', async () => {
     const engine = new Engine(t.hosts, { config: t.config });
@@ -61,9 +57,7 @@ describe('the tutorial\'s Ray and start script on an otherwise ready cluster', (
     t = await labTarget({ scenario: 'tutorial-serving' });
     engine = new Engine(t.hosts, { config: t.config });
   });
-  afterAll(async () => {
-    await t.close();
-  });
+  afterAll(() => t.close());
 
   it('applying ray stops the unused Ray; applying vllm deploys the units; everything passes but a warning about start_vllm.sh; a second apply changes nothing', async () => {
     const before = await engine.runStage(rayStage);
@@ -100,9 +94,7 @@ describe('a layout that needs Ray: TP 8 × PP 2 by override', () => {
     // The gated Llama needs a Hub token for hf download (what `hf auth login` leaves).
     await t.hosts[0]!.run({ script: 'mkdir -p ~/.cache/huggingface && echo hf_lab_token > ~/.cache/huggingface/token' });
   });
-  afterAll(async () => {
-    await t.close();
-  });
+  afterAll(() => t.close());
 
   it('brings up the head, then the worker, on their control addresses; Ray sees 2 nodes and 16 GPUs', async () => {
     const o = await apply(engine, rayStage);

@@ -20,9 +20,7 @@ describe('rdma-link tools on the ready lab', () => {
     t = await labTarget({ scenario: 'ready' });
     ensureDesignA(t.lab);
   });
-  afterAll(async () => {
-    await t.close();
-  });
+  afterAll(() => t.close());
 
   const dev = (h: number, netdev: string) => t.lab.hosts[h]!.machine.rdma.find((r) => r.netdev === netdev)!.name;
 
@@ -88,12 +86,8 @@ describe('rdma-link tools on the ready lab', () => {
 
 describe('ib_write_bw over the tutorial\'s 4-port bond', () => {
   let t: LabTarget;
-  beforeAll(async () => {
-    t = await labTarget({ scenario: 'tutorial' });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  beforeAll(async () => { t = await labTarget({ scenario: 'tutorial' }); });
+  afterAll(() => t.close());
   const dev = (h: number, netdev: string) => t.lab.hosts[h]!.machine.rdma.find((r) => r.netdev === netdev)!.name;
   const pairTest = async (serverPort: string, port: number): Promise<RunResult> => {
     const server = await startServer(t.lab, t.hosts[1]!, 1, ['ib_write_bw', '-d', dev(1, serverPort), '-x', '3', '-F', '--report_gbits', '-q', '4', '-D', '10', '--tclass=106', '-p', String(port)], port);

@@ -13,9 +13,7 @@ let lab: Lab;
 let host: LabHost;
 let conn: Client;
 
-beforeAll(async () => {
-  ({ lab, host, conn } = await openLab());
-});
+beforeAll(async () => { ({ lab, host, conn } = await openLab()); });
 
 afterAll(() => closeLab(lab, conn));
 
@@ -158,9 +156,7 @@ describe('lab SSH server', () => {
 describe('real-time behaviour (speed 1)', () => {
   let slow: Lab;
   let slowConn: Client;
-  beforeAll(async () => {
-    ({ lab: slow, conn: slowConn } = await openLab({ hosts: 1, speed: 1 }));
-  });
+  beforeAll(async () => { ({ lab: slow, conn: slowConn } = await openLab({ hosts: 1, speed: 1 })); });
   afterAll(() => closeLab(slow, slowConn));
 
   test('keepalive requests are answered', async () => {

@@ -74,9 +74,7 @@ describe('time over SSH', () => {
   let lab: Lab;
   let host: LabHost;
   let conn: Client;
-  beforeAll(async () => {
-    ({ lab, host, conn } = await openLab());
-  });
+  beforeAll(async () => { ({ lab, host, conn } = await openLab()); });
   afterAll(() => closeLab(lab, conn));
 
   test('date, uptime and /proc/uptime read the simulated clock; both hosts share it', async () => {

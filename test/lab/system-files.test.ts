@@ -16,9 +16,7 @@ beforeAll(async () => {
   h = t.hosts[0] as Host;
 });
 
-afterAll(async () => {
-  await t.close();
-});
+afterAll(() => t.close());
 
 const sh = (script: string, sudo = false): Promise<TextResult> => runScript(h, script, sudo ? { sudo: true } : {});
 

@@ -26,9 +26,7 @@ registerKernelModule({
 
 const run = (command: string): Promise<TextResult> => sh(conn, command);
 
-beforeAll(async () => {
-  ({ lab, host, conn } = await openLab());
-});
+beforeAll(async () => { ({ lab, host, conn } = await openLab()); });
 
 afterAll(() => closeLab(lab, conn));
 

@@ -12,9 +12,7 @@ let host: LabHost;
 let conn: Client;
 const run = (command: string): Promise<TextResult> => sh(conn, command);
 
-beforeAll(async () => {
-  ({ lab, host, conn } = await openLab());
-});
+beforeAll(async () => { ({ lab, host, conn } = await openLab()); });
 
 afterAll(() => closeLab(lab, conn));
 

@@ -26,9 +26,7 @@ beforeAll(async () => {
   host = lab.hosts[0] as LabHost;
 });
 
-afterAll(async () => {
-  await lab.close();
-});
+afterAll(() => lab.close());
 
 describe('reboot', () => {
   test('non-root callers are refused', async () => {

@@ -16,9 +16,7 @@ beforeAll(async () => {
   host = t.hosts[0] as Host;
 });
 
-afterAll(async () => {
-  await t.close();
-});
+afterAll(() => t.close());
 
 interface Chunk {
   at: number;

@@ -37,9 +37,7 @@ async function installFile(path: string, content: string, mode = '644'): Promise
   expect(r).toEqual({ out: '', err: '', code: 0 });
 }
 
-beforeAll(async () => {
-  ({ lab, host, conn } = await openLab());
-});
+beforeAll(async () => { ({ lab, host, conn } = await openLab()); });
 
 afterAll(() => closeLab(lab, conn));
 

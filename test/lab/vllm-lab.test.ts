@@ -27,9 +27,7 @@ describe('vllm on the ready lab', () => {
     t = await labTarget({ scenario: 'ready' });
     engine = new Engine(t.hosts, { config: t.config });
   });
-  afterAll(async () => {
-    await t.close();
-  });
+  afterAll(() => t.close());
 
   it('passes every vllm check; ray is skipped because the 8B model runs data parallel', async () => {
     const v = await engine.runStage(vllmStage);
