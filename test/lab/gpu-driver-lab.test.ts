@@ -5,8 +5,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine, type StageOutcome } from '../../src/engine/runner.js';
-import { StepExecutor } from '../../src/engine/steps.js';
-import type { CheckResult } from '../../src/engine/types.js';
 import { gpuDriverStage } from '../../checks/gpu-driver/index.js';
 import { parseNvidiaSmi } from '../../src/parse/nvidia-smi.js';
 import { parseNvidiaSmiQueryGpu } from '../../src/parse/nvidia-smi-query-gpu.js';
@@ -17,14 +15,11 @@ import { parseDkmsStatus } from '../../src/parse/dkms-status.js';
 import { parseLsmod } from '../../src/parse/lsmod.js';
 import { addGpuWork, removeGpuWork } from '../../src/lab/model/gpu-telemetry.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
-import { withLabTarget } from './helpers.js';
-
-const notPassing = (o: StageOutcome): string[] => o.results.filter((r) => r.status !== 'pass').map((r) => `${r.host ?? 'pair'}:${r.id} ${r.status} ${r.summary}`);
-const find = (o: StageOutcome, id: string, host: string | null): CheckResult | undefined => o.results.find((r) => r.id === id && r.host === host);
+import { applier, find, notPassing, withLabTarget } from './helpers.js';
 
 async function applyTwice(t: LabTarget): Promise<{ first: StageOutcome; second: StageOutcome }> {
   const engine = new Engine(t.hosts, { config: t.config });
-  const exec = new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: true });
+  const exec = applier(engine);
   const first = await exec.applyStage(gpuDriverStage);
   const second = await exec.applyStage(gpuDriverStage);
   return { first, second };
@@ -124,7 +119,7 @@ describe('gpu-driver on the ready lab', () => {
     await run('systemctl stop nvidia-persistenced', true);
     const engine = new Engine(t.hosts, { config: t.config });
     expect(find(await engine.runStage(gpuDriverStage), 'gpu-driver.persistence', 'l20-n1')).toMatchObject({ status: 'warn', summary: expect.stringContaining('persistence mode off on 8 GPUs, nvidia-persistenced inactive') });
-    const applied = await new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: true }).applyStage(gpuDriverStage);
+    const applied = await applier(engine).applyStage(gpuDriverStage);
     expect((applied.steps ?? []).filter((x) => x.changed).map((x) => `${x.host}:${x.id}`)).toEqual(['l20-n1:gpu-driver.persistence']);
     expect(notPassing(applied)).toEqual([]);
   });

@@ -4,18 +4,13 @@
  * reboots, and iommu=pt through update-grub and a reboot.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Engine, type StageOutcome } from '../../src/engine/runner.js';
-import { StepExecutor } from '../../src/engine/steps.js';
-import type { CheckResult } from '../../src/engine/types.js';
+import { Engine } from '../../src/engine/runner.js';
 import { gpudirectStage } from '../../checks/gpudirect/index.js';
 import { parseLsmod } from '../../src/parse/lsmod.js';
 import { parseLspci } from '../../src/parse/lspci.js';
 import { rebootAndWait } from '../../src/engine/reboot.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
-import { withLabTarget } from './helpers.js';
-
-const notPassing = (o: StageOutcome): string[] => o.results.filter((r) => r.status !== 'pass').map((r) => `${r.host ?? 'pair'}:${r.id} ${r.status} ${r.summary}`);
-const find = (o: StageOutcome, id: string, host: string | null): CheckResult | undefined => o.results.find((r) => r.id === id && r.host === host);
+import { applier, find, notPassing, withLabTarget } from './helpers.js';
 
 describe('gpudirect on the ready lab', () => {
   let t: LabTarget;
@@ -61,7 +56,7 @@ describe('acs-enabled: the BIOS turns ACS on above node 1\'s GPUs and NIC 1', ()
     expect(acs).toMatchObject({ status: 'fail', rule: 'R36' });
     expect(acs?.evidence).toContain('0000:17:00.0 ACSCtl:\tSrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans- (above 0000:18:00.0)');
     expect(find(o, 'gpudirect.acs', 'l20-n2')?.status).toBe('pass');
-    const exec = new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: true });
+    const exec = applier(engine);
     const first = await exec.applyStage(gpudirectStage);
     expect((first.steps ?? []).filter((s) => s.changed).map((s) => `${s.host}:${s.id}`)).toEqual(['l20-n1:gpudirect.acs-off']);
     expect(notPassing(first)).toEqual([]);
@@ -82,7 +77,7 @@ describe('no-peermem: DOCA-OFED with the proprietary driver and no nvidia-peerme
     for (const host of ['l20-n1', 'l20-n2']) {
       expect(find(o, 'gpudirect.path', host)).toMatchObject({ status: 'warn', rule: 'R34', summary: expect.stringContaining('no GPUDirect RDMA path') });
     }
-    const exec = new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: true });
+    const exec = applier(engine);
     const first = await exec.applyStage(gpudirectStage);
     expect((first.steps ?? []).filter((s) => s.changed).map((s) => `${s.host}:${s.id}`)).toEqual(['l20-n1:gpudirect.peermem', 'l20-n2:gpudirect.peermem']);
     expect(notPassing(first)).toEqual([]);
@@ -98,7 +93,7 @@ describe('gpudirect from fresh', () => {
     const engine = new Engine(t.hosts, { config: t.config });
     const o = await engine.runStage(gpudirectStage);
     expect(find(o, 'gpudirect.iommu', 'l20-n1')).toMatchObject({ status: 'warn', rule: 'R36', evidence: expect.stringContaining('iommu: Default domain type: Translated') });
-    const exec = new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: true });
+    const exec = applier(engine);
     const first = await exec.applyStage(gpudirectStage);
     expect((first.steps ?? []).filter((s) => s.changed).map((s) => `${s.host}:${s.id}`)).toEqual(['l20-n1:gpudirect.iommu-pt', 'l20-n2:gpudirect.iommu-pt']);
     expect(find(first, 'gpudirect.iommu', 'l20-n2')).toMatchObject({ status: 'pass', evidence: expect.stringContaining('Passthrough (set via kernel command line)') });

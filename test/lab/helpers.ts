@@ -9,6 +9,9 @@ import { startLab, type Lab, type LabHost, type LabOptions } from '../../src/lab
 import { reboot } from '../../src/lab/system/boot.js';
 import type { Host, RunOptions } from '../../src/transport/types.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
+import type { Engine, StageOutcome } from '../../src/engine/runner.js';
+import { StepExecutor } from '../../src/engine/steps.js';
+import type { CheckResult } from '../../src/engine/types.js';
 
 export interface ExecResult {
   stdout: Buffer;
@@ -134,6 +137,15 @@ export async function runScript(h: Host, script: string, options: RunOptions = {
   const r = await h.run({ script }, options);
   return { out: r.stdout, err: r.stderr, code: r.exitCode };
 }
+
+/** A StepExecutor as `l20-setup apply --yes` makes one: for real, no questions, reboots allowed. */
+export const applier = (engine: Engine): StepExecutor => new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: true });
+
+/** A stage's results that did not pass, one line each (host, id, status, summary): `toEqual([])` shows what failed. */
+export const notPassing = (o: StageOutcome): string[] => o.results.filter((r) => r.status !== 'pass').map((r) => `${r.host ?? 'pair'}:${r.id} ${r.status} ${r.summary}`);
+
+/** The result of check `id` on `host` (null: a pair check). */
+export const find = (o: StageOutcome, id: string, host: string | null): CheckResult | undefined => o.results.find((r) => r.id === id && r.host === host);
 
 /** The inventory stage's own probe scripts: the lab is tested with exactly what the stage runs. */
 export { PCIE_SCRIPT, ETHTOOL_SCRIPT } from '../../checks/inventory/probes.js';

@@ -8,10 +8,9 @@ import { ncclStage } from '../../checks/nccl/index.js';
 import { osStage } from '../../checks/os/index.js';
 import type { CheckResult } from '../../src/engine/types.js';
 import { Engine } from '../../src/engine/runner.js';
-import { StepExecutor } from '../../src/engine/steps.js';
 import { clusterSchema } from '../../src/config/schema.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
-import { withLabTarget } from './helpers.js';
+import { applier, withLabTarget } from './helpers.js';
 
 const byId = (results: readonly CheckResult[], id: string, host: string | null = null): CheckResult => {
   const r = results.find((x) => x.id === id && x.host === host);
@@ -19,7 +18,7 @@ const byId = (results: readonly CheckResult[], id: string, host: string | null =
   return r;
 };
 const notPassing = (results: readonly CheckResult[]) => results.filter((r) => r.status !== 'pass').map((r) => `${r.host}:${r.id} ${r.status} ${r.summary}\n${r.evidence}`);
-const apply = (engine: Engine) => new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: true }).applyStage(ncclStage);
+const apply = (engine: Engine) => applier(engine).applyStage(ncclStage);
 
 describe('nccl on ready', () => {
   let t: LabTarget;
@@ -60,7 +59,7 @@ describe('nccl on the tutorial (design kept)', () => {
     expect(v.evidence).toContain('invalid usage');
 
     // The os stage comes first in the pipeline: it installs python3-venv, which the venv needs.
-    await new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: true }).applyStage(osStage);
+    await applier(engine).applyStage(osStage);
     const applied = await apply(engine);
     const failed = (applied.steps ?? []).filter((s) => s.status === 'failed');
     expect(failed.map((s) => `${s.host} ${s.id}: ${s.error}`)).toEqual([]);

@@ -6,12 +6,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from 'ssh2';
 import { Engine } from '../../src/engine/runner.js';
-import { StepExecutor } from '../../src/engine/steps.js';
+import type { StepExecutor } from '../../src/engine/steps.js';
 import type { StageDef } from '../../src/engine/types.js';
 import { networkStage, type NetworkFacts, type ReachCluster } from '../../checks/network/index.js';
 import { osStage } from '../../checks/os/index.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
-import { connect, end, exec, text } from './helpers.js';
+import { applier, connect, end, exec, text } from './helpers.js';
 
 const only = (...ids: string[]): StageDef<NetworkFacts, ReachCluster> => ({ ...networkStage, steps: (networkStage.steps ?? []).filter((s) => ids.includes(s.id)) });
 
@@ -22,7 +22,7 @@ describe('network.apply rolls back a change that cuts management', () => {
   beforeAll(async () => {
     t = await labTarget({ scenario: 'fresh' });
     engine = new Engine(t.hosts, { config: t.config });
-    ex = new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: true });
+    ex = applier(engine);
     await ex.applyStage(osStage);
     const w = await ex.applyStage(only('network.discover-cabling', 'network.write'));
     expect(w.steps?.filter((s) => s.id === 'network.write').map((s) => s.status)).toEqual(['applied', 'applied']);
@@ -72,7 +72,7 @@ describe('network.firewall lets the timer disable a firewall that locked SSH out
 
   it('reports the lock-out and the timer that ended it', async () => {
     const engine = new Engine(t.hosts, { config: t.config });
-    const ex = new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: true });
+    const ex = applier(engine);
     // Fault: node 2's sshd moves to port 2222 while the tool is connected (its session stays on 22),
     // so the rule the step writes for port 22 does not admit new connections once ufw is enabled.
     const m2 = t.lab.hosts[1]!.machine;

@@ -6,13 +6,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine, type StageOutcome } from '../../src/engine/runner.js';
-import { StepExecutor } from '../../src/engine/steps.js';
+import type { StepExecutor } from '../../src/engine/steps.js';
 import type { CheckResult } from '../../src/engine/types.js';
 import { networkStage } from '../../checks/network/index.js';
 import { osStage } from '../../checks/os/index.js';
 import { clusterSchema } from '../../src/config/schema.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
-import { connect, end, sh, withLabTarget } from './helpers.js';
+import { applier, connect, end, sh, withLabTarget } from './helpers.js';
 
 const notPassing = (o: StageOutcome): string[] => o.results.filter((r) => r.status !== 'pass' && r.status !== 'skip').map((r) => `${r.host ?? 'pair'}:${r.id} ${r.status} ${r.summary}`);
 const result = (o: StageOutcome, id: string, host: string | null = null): CheckResult | undefined => o.results.find((r) => r.id === id && r.host === host);
@@ -48,7 +48,7 @@ describe('network from fresh', () => {
   beforeAll(async () => {
     t = await labTarget({ scenario: 'fresh' });
     const engine = new Engine(t.hosts, { config: t.config });
-    ex = new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: true });
+    ex = applier(engine);
     await ex.applyStage(osStage); // lldpd, which maps the cables
     first = await ex.applyStage(networkStage);
   }, 180_000);
@@ -81,7 +81,7 @@ describe('network from fresh', () => {
 describe('network design B from fresh', () => {
   it('two 802.3ad bonds, one per card: RoCE LAG devices, LACP partners, both subnets proved', () => withLabTarget({ scenario: 'fresh' }, async (t) => {
     const config = clusterSchema.parse({ ...t.config, network: { design: 'B', mtu: 9000 } });
-    const ex = new StepExecutor(new Engine(t.hosts, { config }), { dryRun: false, yes: true, allowReboot: true });
+    const ex = applier(new Engine(t.hosts, { config }));
     await ex.applyStage(osStage);
     const o = await ex.applyStage(networkStage);
     expect(notPassing(o)).toEqual([]);
@@ -121,7 +121,7 @@ describe('network on the tutorial', () => {
   });
 
   it('migrates to design A: bond deleted, its file moved to the backup directory, every check passing', async () => {
-    const ex = new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: true });
+    const ex = applier(engine);
     await ex.applyStage(osStage);
     const o = await ex.applyStage(networkStage);
     const write = (o.steps ?? []).find((s) => s.id === 'network.write' && s.host === 'l20-n1');
@@ -143,7 +143,7 @@ describe('network on the fault scenarios', () => {
     expect(result(o, 'network.mtu')).toMatchObject({ rule: 'R24', summary: expect.stringContaining('MTU differs at the ends of a cable') });
     expect(result(o, 'network.mtu')?.evidence).toContain('cable 2: l20-n1:ens1f1 9000 ≠ l20-n2:ens1f1 1500');
     expect(result(o, 'network.reachability')).toMatchObject({ status: 'fail', rule: 'R24' });
-    const fixed = await new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: true }).applyStage(networkStage);
+    const fixed = await applier(engine).applyStage(networkStage);
     expect(notPassing(fixed)).toEqual([]);
   }), 120_000);
 

@@ -7,12 +7,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine, type StageOutcome } from '../../src/engine/runner.js';
-import { StepExecutor } from '../../src/engine/steps.js';
 import { parseDpkgQuery } from '../../src/parse/dpkg-query.js';
 import { parseLsmod } from '../../src/parse/lsmod.js';
 import { parseRdmaLink } from '../../src/parse/rdma-link.js';
 import { STAGES } from '../../src/stages.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
+import { applier } from './helpers.js';
 
 const HOSTS = ['l20-n1', 'l20-n2'];
 const DOCA_RDMA = '2410mlnx54-1.2410068';
@@ -71,7 +71,7 @@ describe('no-peermem: DOCA-OFED from its repository, the proprietary 580 driver,
       'pair:nccl.validation warn D02',
     ].sort());
 
-    const exec = new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: true });
+    const exec = applier(engine);
     const first: StageOutcome[] = [];
     for (const stage of STAGES) first.push(await exec.applyStage(stage));
     const steps = first.flatMap((o) => o.steps ?? []);

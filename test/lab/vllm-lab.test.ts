@@ -8,13 +8,12 @@ import { rayStage } from '../../checks/ray/index.js';
 import { vllmStage } from '../../checks/vllm/index.js';
 import { BENCH_SCRIPT } from '../../checks/vllm/pair-checks.js';
 import { Engine } from '../../src/engine/runner.js';
-import { StepExecutor } from '../../src/engine/steps.js';
 import type { CheckResult, StageDef } from '../../src/engine/types.js';
 import { parseVllmBench } from '../../src/parse/vllm-bench.js';
 import { parseVllmLog } from '../../src/parse/vllm-log.js';
 import type { Host } from '../../src/transport/types.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
-import { runScript, withLabTarget, type TextResult } from './helpers.js';
+import { applier, runScript, withLabTarget, type TextResult } from './helpers.js';
 
 const show = (rs: readonly CheckResult[]): string[] => rs.map((r) => `${r.host ?? 'pair'}:${r.id} ${r.status} ${r.summary}`);
 
@@ -42,7 +41,7 @@ describe('vllm on the ready lab', () => {
 
   it('a second apply of both stages changes nothing', async () => {
     for (const stage of [rayStage, vllmStage] as Array<StageDef<any, any>>) {
-      const o = await new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: true }).applyStage(stage);
+      const o = await applier(engine).applyStage(stage);
       expect(o.changed, stage.id).toBe(0);
     }
   });
@@ -99,7 +98,7 @@ describe('vllm on the ready lab', () => {
     for (const h of t.hosts) expect((await sh(h, 'rm -rf /opt/l20/models', true)).code).toBe(0);
     const before = await engine.runStage(vllmStage);
     expect(before.results.find((r) => r.id === 'vllm.model')).toMatchObject({ status: 'fail', rule: 'R41' });
-    const o = await new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: true }).applyStage(vllmStage);
+    const o = await applier(engine).applyStage(vllmStage);
     const sync = (o.steps ?? []).filter((s) => s.id === 'vllm.model-sync');
     expect(sync.map((s) => [s.host, s.status, s.changed])).toEqual([['l20-n1', 'applied', true], ['l20-n2', 'applied', true]]);
     expect(sync[1]!.commands.join('\n')).toContain("rsync -a --delete --info=progress2 -e 'ssh -i ~/.ssh/l20_cluster -o BatchMode=yes -o StrictHostKeyChecking=accept-new' /opt/l20/models/Qwen2.5-7B-Instruct/ 192.168.101.2:/opt/l20/models/Qwen2.5-7B-Instruct/");
@@ -109,13 +108,13 @@ describe('vllm on the ready lab', () => {
     expect(await du(n1!)).toBe(await du(n2!));
     expect(Number(await du(n1!))).toBeGreaterThan(15_231_233_024);
     expect((await sh(n2!, 'cat ~/.ssh/authorized_keys')).out).toMatch(/^from="192\.168\.101\.1" ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI\S+ l20-cluster@l20-n1\n$/m);
-    const again = await new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: true }).applyStage(vllmStage);
+    const again = await applier(engine).applyStage(vllmStage);
     expect(again.changed).toBe(0);
     // A damaged copy (a shard gone, a stray file) differs in size; the sync makes it exact again.
     await sh(n2!, 'rm /opt/l20/models/Qwen2.5-7B-Instruct/model-00004-of-00004.safetensors && echo x > /opt/l20/models/Qwen2.5-7B-Instruct/stray');
     const damaged = await engine.runStage(vllmStage);
     expect(damaged.results.find((r) => r.id === 'vllm.model')).toMatchObject({ status: 'fail', summary: 'the copies of /opt/l20/models/Qwen2.5-7B-Instruct differ (size)' });
-    const fixed = await new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: true }).applyStage(vllmStage);
+    const fixed = await applier(engine).applyStage(vllmStage);
     expect((fixed.steps ?? []).filter((s) => s.status === 'applied').map((s) => [s.id, s.host, s.changed])).toEqual([['vllm.model-sync', 'l20-n1', false], ['vllm.model-sync', 'l20-n2', true]]);
     expect(fixed.results.find((r) => r.id === 'vllm.model')?.status).toBe('pass');
     expect((await sh(n2!, 'ls /opt/l20/models/Qwen2.5-7B-Instruct/stray 2>&1')).code).toBe(2);
