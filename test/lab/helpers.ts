@@ -1,6 +1,8 @@
 /**
- * Test helpers: an ssh2 client for a lab host, exec with optional stdin, and a poller for
- * conditions (tests wait for state, never for fixed time).
+ * Test helpers for the lab: a lab with ssh2 clients (openLab, openLabPair, closeLab, a reboot that
+ * reconnects), exec with optional stdin and its output as text (sh), a poller for conditions
+ * (tests wait for state, never for fixed time); through the real transport, a lab of a test's own
+ * (withLabTarget), scripts as text (runScript) and the stage helpers (applier, notPassing, find).
  */
 import ssh2, { type Client, type ClientChannel } from 'ssh2';
 
