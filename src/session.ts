@@ -109,9 +109,10 @@ export class TuiSession implements Controller {
     this.store.dispatch({ type: 'ui.apply', apply: { stage, phase: 'planning', scroll: 0 } });
     void new StepExecutor(engine, { dryRun: true, yes: false, allowReboot: false }).applyStage(def).then(
       (o) => {
-        const planned = (o.steps ?? []).filter((x) => x.status === 'planned').length;
+        const planned = (o.steps ?? []).some((x) => x.status === 'planned');
         this.store.dispatch({ type: 'ui.apply', apply: { stage, phase: 'preview', scroll: 0 } });
-        this.store.dispatch({ type: 'ui.notice', text: planned === 0 ? `${stage}: nothing to apply — every guard check passes` : `${stage}: ${planned} step(s) planned; y applies, esc closes` });
+        // The preview's header counts the steps and hosts; the notice only says what to do.
+        this.store.dispatch({ type: 'ui.notice', text: planned ? `${stage}: plan ready; y applies, esc closes` : `${stage}: nothing to apply — every guard check passes` });
       },
       (err: unknown) => {
         this.store.dispatch({ type: 'ui.apply' });

@@ -7,7 +7,7 @@ import { parse as parseYaml } from 'yaml';
 import type { StepDef, StepPlan, StepPlanContext } from '../../src/engine/types.js';
 import { designPlan } from '../common/design.js';
 import { DEFAULT_BACKUP_ROOT } from '../../src/transport/files.js';
-import { armedApply, type ArmedTarget } from './armed.js';
+import { armedApply, ROLLBACK_WINDOW_S, type ArmedTarget } from './armed.js';
 import { networkCabling } from './cabling.js';
 import { fabricBonds } from './checks-host.js';
 import { fabricPorts, type NetworkFacts } from './facts.js';
@@ -194,7 +194,7 @@ const apply: StepDef<NetworkFacts> = {
       stepId: 'network.apply', danger: 'network', targets, proofs, fromPending: true,
       summary: (h) => {
         const t = targets.find((x) => x.host === h)!;
-        return `netplan apply under a ${180} s rollback timer${t.deleteFirst.length ? ` after deleting ${t.deleteFirst.join(', ')}` : ''}; prove with a new SSH connection and pings on every subnet`;
+        return `netplan apply under a ${ROLLBACK_WINDOW_S} s rollback timer${t.deleteFirst.length ? ` after deleting ${t.deleteFirst.join(', ')}` : ''}; prove with a new SSH connection and pings on every subnet`;
       },
     });
   },

@@ -7,7 +7,7 @@ import React from 'react';
 import { Box, Text } from 'ink';
 import { useSelector } from '../store-context.js';
 import { fit } from '../format.js';
-import { planLines, type PlanLine } from './plan-lines.js';
+import { plannedCount, planLines, type PlanLine } from './plan-lines.js';
 
 const COLOR: Partial<Record<PlanLine['tone'], string>> = { title: 'cyan', add: 'green', remove: 'red', hunk: 'magenta', error: 'red', command: 'yellow' };
 
@@ -20,9 +20,11 @@ export function PlanView(props: { width: number; height: number }) {
     apply.phase === 'planning' ? `planning ${apply.stage}: running its checks and computing every step…`
       : apply.phase === 'confirm' && apply.confirm
         ? `Apply ${apply.confirm.step} (${apply.confirm.danger}) on ${apply.confirm.hosts.join(', ')}? y yes · n no (skips it)`
-        : `plan for ${apply.stage}: ${steps.filter((s) => s.status === 'planned').length} step(s) to run — y apply on ${hostOrder.join(', ')} · esc close`;
+        : `plan for ${apply.stage}: ${plannedCount(steps)} to run — y apply · esc close`;
   const lines = planLines(steps, hostOrder, apply.confirm?.step);
-  const rows = Math.max(1, props.height - 1);
+  // Header, the window, and the "more lines" row all fit in the height: a frame taller than its box
+  // loses its top rows — the header, where a dangerous step asks its question.
+  const rows = Math.max(1, props.height - (lines.length > props.height - 1 ? 2 : 1));
   const first = Math.min(apply.scroll, Math.max(0, lines.length - rows));
   const shown = lines.slice(first, first + rows);
   return (

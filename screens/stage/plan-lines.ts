@@ -24,7 +24,8 @@ export function planLines(steps: readonly StepResult[], hostOrder: readonly stri
     for (const s of forStep) {
       out.push({ text: `  ${MARK[s.status]} ${s.host ?? 'cluster'}: ${s.summary}`, tone: s.status === 'skipped' ? 'dim' : s.status === 'failed' ? 'error' : 'host' });
       if (s.status === 'skipped') continue;
-      for (const c of s.commands) for (const l of c.split('\n')) out.push({ text: `      $ ${l}`, tone: 'command' });
+      // A script shows as one command: its first line after `$`, the rest indented under it.
+      for (const c of s.commands) c.split('\n').forEach((l, i) => out.push({ text: `      ${i === 0 ? '$' : ' '} ${l}`, tone: 'command' }));
       for (const l of s.diff.split('\n')) {
         if (l === '') continue;
         const tone: PlanLine['tone'] = l.startsWith('+++') || l.startsWith('---') ? 'dim' : l.startsWith('+') ? 'add' : l.startsWith('-') ? 'remove' : l.startsWith('@@') ? 'hunk' : 'plain';
@@ -34,4 +35,12 @@ export function planLines(steps: readonly StepResult[], hostOrder: readonly stri
     }
   }
   return out;
+}
+
+/** "2 steps on 2 hosts": what a plan would run, counted as the operator reads it. */
+export function plannedCount(steps: readonly StepResult[]): string {
+  const planned = steps.filter((s) => s.status === 'planned');
+  const ids = new Set(planned.map((s) => s.id)).size;
+  const hosts = new Set(planned.map((s) => s.host ?? 'cluster')).size;
+  return `${ids} step${ids === 1 ? '' : 's'} on ${hosts} host${hosts === 1 ? '' : 's'}`;
 }

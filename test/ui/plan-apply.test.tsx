@@ -7,7 +7,7 @@ import { initialState, Store } from '../../src/engine/store.js';
 import type { Controller } from '../../src/engine/controller.js';
 import type { StepResult } from '../../src/engine/types.js';
 import { STAGE_TITLES } from '../../src/stages.js';
-import { planLines } from '../../screens/stage/plan-lines.js';
+import { plannedCount, planLines } from '../../screens/stage/plan-lines.js';
 
 const hosts = [{ name: 'l20-n1', address: '127.0.0.1:4001' }, { name: 'l20-n2', address: '127.0.0.1:4002' }];
 
@@ -78,12 +78,29 @@ describe('plan and apply from the stage view', () => {
     ui.unmount();
   });
 
+  it('a long plan keeps its header (the dangerous step\'s question) on screen', async () => {
+    const base = initialState(hosts);
+    const store = new Store({ ...base, ui: { ...base.ui, screen: 'stage', selectedStage: 'qos' } });
+    const ui = render(<Providers store={store} controller={controller()}><App /></Providers>);
+    const long = Array.from({ length: 80 }, (_, i) => `sudo step-command-${i}`);
+    store.dispatch({ type: 'step.result', result: step('l20-n1', { commands: long }) });
+    store.dispatch({ type: 'step.result', result: step('l20-n2', { commands: long }) });
+    store.dispatch({ type: 'ui.apply', apply: { stage: 'qos', phase: 'confirm', confirm: { step: 'qos.persist', danger: 'disruptive', hosts: ['l20-n2'] }, scroll: 0 } });
+    await until(() => (ui.lastFrame() ?? '').includes('more lines'), 'the long plan');
+    expect(ui.lastFrame()).toContain('Apply qos.persist (disruptive) on l20-n2? y yes');
+    ui.unmount();
+  });
+
   it('plan lines: the step under confirmation first, skipped hosts dimmed, diffs toned', () => {
     const other: StepResult = { ...step('l20-n1'), id: 'qos.other', status: 'skipped', summary: 'nothing to do', commands: [], diff: '' };
     const lines = planLines([other, step('l20-n1')], ['l20-n1', 'l20-n2'], 'qos.persist');
     expect(lines[0]).toEqual({ text: 'qos.persist (disruptive)', tone: 'title' });
     expect(lines.find((l) => l.text.includes('+#!/bin/sh'))?.tone).toBe('add');
     expect(lines.find((l) => l.text.includes('@@'))?.tone).toBe('hunk');
+    // A multi-line script is one command: `$` on its first line only.
+    const script = planLines([{ ...step('l20-n1'), commands: ["sudo bash -s <<'EOF'\nset -e\nEOF"], diff: '' }], ['l20-n1']);
+    expect(script.filter((l) => l.tone === 'command').map((l) => l.text)).toEqual(["      $ sudo bash -s <<'EOF'", '        set -e', '        EOF']);
+    expect(plannedCount([step('l20-n1'), step('l20-n2'), { ...step('l20-n1'), id: 'qos.other' }])).toBe('2 steps on 2 hosts');
     expect(lines.find((l) => l.text === 'qos.other (disruptive) — nothing to do')).toBeDefined();
     expect(lines.find((l) => l.text.includes('nothing to do') && l.text.startsWith('  -'))?.tone).toBe('dim');
   });

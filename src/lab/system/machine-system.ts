@@ -7,7 +7,9 @@
 import type { IFileSystem } from 'just-bash';
 import type { Cluster } from '../model/cluster.js';
 import type { Machine } from '../model/types.js';
-import { runInLevel, type OutputSink } from './exec-context.js';
+// Types only: the shell imports this module at run time, not the other way round.
+import type { RunRequest, RunResult } from '../shell/shell.js';
+import { runInLevel } from './exec-context.js';
 import { Journal } from './journal.js';
 import { KernelLog } from './kernel.js';
 import { FileOwners } from './perms.js';
@@ -17,16 +19,7 @@ import { Systemd } from './systemd/manager.js';
 /** What systemd needs of the machine's shell (shell/shell.ts implements it). */
 export interface ShellRunner {
   readonly fs: IFileSystem;
-  run(req: {
-    commandLine: string;
-    env: Record<string, string>;
-    stdin: Buffer;
-    signal: AbortSignal;
-    stdout?: OutputSink;
-    stderr?: OutputSink;
-    uid?: number;
-    cwd?: string;
-  }): Promise<{ stdout: Buffer; stderr: Buffer; exitCode: number }>;
+  run(req: RunRequest): Promise<RunResult>;
   syncCommands(): Promise<void>;
 }
 
