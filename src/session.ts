@@ -14,6 +14,7 @@ import { SavedConfig } from './config/store.js';
 import { hostFromConfig, hostsFromConfig, type Target } from './target.js';
 import { STAGES, STAGE_TITLES, stageById } from './stages.js';
 import { STAGE_IDS } from './engine/types.js';
+import type { Timebase } from './monitor/series.js';
 
 export interface TrustQuestion {
   name: string;
@@ -169,6 +170,18 @@ export class TuiSession implements Controller {
   quit(): void {
     this.engine?.cancelAll();
     this.resolveQuit();
+  }
+
+  openMonitor(): void {
+    this.store.dispatch({ type: 'monitor.open' });
+  }
+
+  closeMonitor(): void {
+    this.store.dispatch({ type: 'monitor.close' });
+  }
+
+  monitorTimebase(timebase?: Timebase): void {
+    this.store.dispatch({ type: 'monitor.timebase', ...(timebase ? { timebase } : {}) });
   }
 
   async testConnection(h: HostConfig): Promise<{ ok: boolean; message: string }> {

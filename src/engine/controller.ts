@@ -1,6 +1,7 @@
 /** The contract between the views and the rest: what a screen may ask for (no SSH in views). */
 import type { StageId } from './types.js';
 import type { ClusterConfig, HostConfig } from '../config/schema.js';
+import type { Timebase } from '../monitor/series.js';
 
 type Design = ClusterConfig['network']['design'];
 
@@ -29,5 +30,11 @@ export interface Controller {
   initialHosts: HostConfig[];
   /** The network design of the current inventory (STAGES.md §2). */
   initialDesign?: Design;
+  /** Opens the live monitor (starting its samplers on first use; they keep sampling until quit). */
+  openMonitor(): void;
+  /** Back to the screen the monitor was opened from; sampling goes on, so history keeps growing. */
+  closeMonitor(): void;
+  /** Switches the sparklines' timebase (1m → 10m → 1h → 1m without an argument). */
+  monitorTimebase(timebase?: Timebase): void;
 }
 

@@ -5,6 +5,8 @@
 import type { EngineEvent } from './events.js';
 import type { HostConnectionState } from '../transport/types.js';
 import { STAGE_IDS, worstStatus, type CheckResult, type Danger, type StageId, type StageStatus, type StepResult } from './types.js';
+import type { MonitorFrame } from '../monitor/types.js';
+import { TIMEBASES, type Timebase } from '../monitor/series.js';
 
 /** Lines of live output kept per host for its pane; the session log has everything. */
 export const PANE_LINES = 500;
@@ -35,7 +37,20 @@ export interface PaneState {
   totalLines: number;
 }
 
-export type Screen = 'setup' | 'pipeline' | 'stage';
+export type Screen = 'setup' | 'pipeline' | 'stage' | 'monitor';
+
+/** The live monitor: the newest frame, the chosen timebase and which hosts are shown. */
+export interface MonitorUi {
+  frame: MonitorFrame | null;
+  timebase: Timebase;
+  /** Hosts shown side by side (indexes into the frame's hosts); with more than two, a grid picks them. */
+  left: number;
+  right: number;
+  /** The grid's cursor (index into the frame's hosts, in the grid's order). */
+  cursor: number;
+  /** The screen the monitor key came from (the key again, or esc, goes back there). */
+  returnTo: Screen;
+}
 
 export interface UiState {
   screen: Screen;
@@ -75,6 +90,7 @@ export interface AppState {
   steps: Record<StageId, StepResult[]>;
   busy: boolean;
   ui: UiState;
+  monitor: MonitorUi;
 }
 
 export type UiAction =
@@ -88,7 +104,13 @@ export type UiAction =
   | { type: 'ui.details'; index: number | null }
   | { type: 'ui.trust'; prompt?: UiState['trust'] }
   | { type: 'ui.apply'; apply?: ApplyUi }
-  | { type: 'ui.scrollPlan'; delta: number };
+  | { type: 'ui.scrollPlan'; delta: number }
+  | { type: 'monitor.open' }
+  | { type: 'monitor.close' }
+  | { type: 'monitor.frame'; frame: MonitorFrame }
+  | { type: 'monitor.timebase'; timebase?: Timebase }
+  | { type: 'monitor.cursor'; delta: number }
+  | { type: 'monitor.show'; side: 'left' | 'right' };
 
 /** The host list changed (setup saved a new inventory). */
 export type SessionAction = { type: 'session.hosts'; hosts: ReadonlyArray<{ name: string; address: string }> };
@@ -110,6 +132,7 @@ export function initialState(hosts: ReadonlyArray<{ name: string; address: strin
     checks,
     steps,
     busy: false,
+    monitor: { frame: null, timebase: '1m', left: 0, right: Math.min(1, hosts.length - 1), cursor: 0, returnTo: 'pipeline' },
     ui: { screen, selectedStage: 'inventory', leftHost: 0, rightHost: Math.min(1, hosts.length - 1), confirmQuit: false, showHelp: false, details: null },
   };
 }
@@ -191,7 +214,7 @@ export function reduce(state: AppState, action: Action): AppState {
       return { ...state, busy: false };
     case 'session.hosts': {
       const fresh = initialState(action.hosts, state.ui.screen);
-      return { ...fresh, ui: { ...state.ui, leftHost: 0, rightHost: Math.min(1, action.hosts.length - 1) } };
+      return { ...fresh, ui: { ...state.ui, leftHost: 0, rightHost: Math.min(1, action.hosts.length - 1) }, monitor: { ...fresh.monitor, returnTo: state.monitor.returnTo } };
     }
     case 'ui.screen':
       return { ...state, ui: { ...state.ui, screen: action.screen, details: null } };
@@ -227,6 +250,31 @@ export function reduce(state: AppState, action: Action): AppState {
       return state.ui.apply ? { ...state, ui: { ...state.ui, apply: { ...state.ui.apply, scroll: Math.max(0, state.ui.apply.scroll + action.delta) } } } : state;
     case 'ui.details':
       return { ...state, ui: { ...state.ui, details: action.index === null ? null : Math.max(0, action.index) } };
+    case 'monitor.open':
+      if (state.ui.screen === 'monitor') return state;
+      return { ...state, monitor: { ...state.monitor, returnTo: state.ui.screen }, ui: { ...state.ui, screen: 'monitor', details: null } };
+    case 'monitor.close':
+      return state.ui.screen === 'monitor' ? { ...state, ui: { ...state.ui, screen: state.monitor.returnTo } } : state;
+    case 'monitor.frame': {
+      const n = action.frame.sample.hosts.length;
+      const clamp = (i: number): number => Math.max(0, Math.min(Math.max(0, n - 1), i));
+      const m = state.monitor;
+      return { ...state, monitor: { ...m, frame: action.frame, left: clamp(m.left), right: clamp(m.right), cursor: clamp(m.cursor) } };
+    }
+    case 'monitor.timebase': {
+      const next = action.timebase ?? TIMEBASES[(TIMEBASES.indexOf(state.monitor.timebase) + 1) % TIMEBASES.length] ?? '1m';
+      return { ...state, monitor: { ...state.monitor, timebase: next } };
+    }
+    case 'monitor.cursor': {
+      const n = state.monitor.frame?.sample.hosts.length ?? state.hostOrder.length;
+      if (n === 0) return state;
+      return { ...state, monitor: { ...state.monitor, cursor: (state.monitor.cursor + action.delta + n * 64) % n } };
+    }
+    case 'monitor.show': {
+      const m = state.monitor;
+      if (action.side === 'left') return { ...state, monitor: { ...m, left: m.cursor, right: m.right === m.cursor ? m.left : m.right } };
+      return { ...state, monitor: { ...m, right: m.cursor, left: m.left === m.cursor ? m.right : m.left } };
+    }
     case 'ui.toggleHelp':
       return { ...state, ui: { ...state.ui, showHelp: !state.ui.showHelp } };
     default: {

@@ -12,7 +12,7 @@ const hosts = [{ name: 'l20-n1', address: '127.0.0.1:4001' }, { name: 'l20-n2', 
 function controller(over: Partial<Controller> = {}): Controller {
   return {
     runStage: vi.fn(), runAll: vi.fn(), cancel: vi.fn(), quit: vi.fn(), answerTrust: vi.fn(),
-    planStage: vi.fn(), applyStage: vi.fn(), answerStep: vi.fn(),
+    planStage: vi.fn(), applyStage: vi.fn(), answerStep: vi.fn(), openMonitor: vi.fn(), closeMonitor: vi.fn(), monitorTimebase: vi.fn(),
     testConnection: vi.fn(async () => ({ ok: true, message: 'connected to l20-n1 in 3 ms' })),
     saveHosts: vi.fn(async () => undefined),
     implementedStages: ['inventory'],
