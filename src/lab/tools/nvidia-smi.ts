@@ -11,8 +11,15 @@
  * them. Without a loaded module: `NVIDIA-SMI has failed because it couldn't communicate with the
  * NVIDIA driver…` (exit 9); userspace newer than the module: `Failed to initialize NVML:
  * Driver/library version mismatch` (exit 18).
+ *
+ * Loop mode (`-l [SEC]`, `--loop=SEC`, `-lms [MS]`, `--loop-ms=MS`; `-l` alone is 5 s as the man page
+ * says) prints a block every interval until the client cancels, as the real tool runs until Ctrl+C:
+ * the CSV header only before the first block (fixtures/h200-x2/query-gpu_lms500_busy.txt is a
+ * noheader capture, one row per GPU per block), each block sampled at its own time. A driver that
+ * fails fails at once, before any loop.
  */
 import type { ExecResult } from 'just-bash';
+import { toolIo } from '../system/live.js';
 import { cudaOf, runtime, smiFailure } from '../model/nvidia.js';
 import { gpuSample, workOn, type GpuSample } from '../model/gpu-telemetry.js';
 import type { Gpu, Machine } from '../model/types.js';
@@ -114,7 +121,8 @@ const FIELDS: Record<string, Field> = {
   compute_mode: { header: 'compute_mode', value: () => 'Default' },
   'mig.mode.current': { header: 'mig.mode.current', value: () => null },
   display_active: { header: 'display_active', value: () => 'Disabled' },
-  'clocks_event_reasons.active': { header: 'clocks_event_reasons.active', value: (c) => (c.s.pstate === 'P8' ? '0x0000000000000001' : '0x0000000000000000') },
+  // NVML's bits: 0x1 GpuIdle, 0x4 SwPowerCap (a board held at its power limit under load).
+  'clocks_event_reasons.active': { header: 'clocks_event_reasons.active', value: (c) => (c.s.pstate === 'P8' ? '0x0000000000000001' : c.s.powerW >= c.s.powerCapW * 0.97 ? '0x0000000000000004' : '0x0000000000000000') },
 };
 const ALIASES: Record<string, string> = {
   gpu_name: 'name', gpu_uuid: 'uuid', gpu_serial: 'serial', gpu_bus_id: 'pci.bus_id', 'clocks.sm': 'clocks.current.sm', 'clocks.gr': 'clocks.current.graphics',
@@ -257,7 +265,14 @@ function topo(m: Machine, args: string[]): ExecResult {
   return fail(255, '', `ERROR: Option ${flag ?? ''} is not recognized. Please run 'nvidia-smi topo -h' for help.\n\n`);
 }
 
-function run(args: string[], { machine: m, root }: ToolEnv): ExecResult {
+/** Interval of `-l [SEC]` / `-lms [MS]` when no number follows (the man page's default for `-l`). */
+const DEFAULT_LOOP_MS = 5000;
+
+/** What one invocation prints: a block at a given time (`first`: the header goes only there). */
+type Block = (now: number, first: boolean) => ExecResult;
+
+function run(args: string[], env: ToolEnv): ExecResult | Promise<ExecResult> {
+  const { machine: m, root } = env;
   const now = m.clock.now();
   // These answer without talking to the driver.
   if (args[0] === '-h' || args[0] === '--help') return ok(`NVIDIA System Management Interface -- v${runtime(m).loaded?.version ?? '580.126.09'}\n`);
@@ -274,18 +289,33 @@ function run(args: string[], { machine: m, root }: ToolEnv): ExecResult {
   let format: string | undefined;
   let pm: string | undefined;
   let list = false;
+  let loopMs: number | undefined;
+  const missing = (name: string): ExecResult => fail(255, '', `ERROR: Option ${name} is missing its value. Please run 'nvidia-smi -h' for help.\n\n`);
   for (let i = 0; i < args.length; i++) {
     const a = args[i] as string;
     const [name, inline] = a.startsWith('--') && a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
     const take = (): string | undefined => inline ?? args[++i];
     const need = (v: string | undefined): v is string => v !== undefined;
+    // The loop interval is optional: a number after the option is its value, anything else is not.
+    const interval = (scale: number): number | ExecResult => {
+      const v = inline ?? (/^\d+$/.test(args[i + 1] ?? '') ? args[++i] : undefined);
+      if (v === undefined) return DEFAULT_LOOP_MS;
+      if (!/^\d+$/.test(v) || Number(v) === 0) return fail(255, '', `ERROR: Invalid value "${v}" for option ${name}. Please run 'nvidia-smi -h' for help.\n\n`);
+      return Number(v) * scale;
+    };
     switch (name) {
       case '-L': case '--list-gpus': list = true; break;
-      case '-i': case '--id': { const v = take(); if (!need(v)) return fail(255, '', `ERROR: Option ${name} is missing its value. Please run 'nvidia-smi -h' for help.\n\n`); id = v; break; }
-      case '--query-gpu': { const v = take(); if (!need(v)) return fail(255, '', `ERROR: Option ${name} is missing its value. Please run 'nvidia-smi -h' for help.\n\n`); query = v; break; }
-      case '--query-compute-apps': { const v = take(); if (!need(v)) return fail(255, '', `ERROR: Option ${name} is missing its value. Please run 'nvidia-smi -h' for help.\n\n`); apps = v; break; }
-      case '--format': { const v = take(); if (!need(v)) return fail(255, '', `ERROR: Option ${name} is missing its value. Please run 'nvidia-smi -h' for help.\n\n`); format = v; break; }
-      case '-pm': case '--persistence-mode': { const v = take(); if (!need(v)) return fail(255, '', `ERROR: Option ${name} is missing its value. Please run 'nvidia-smi -h' for help.\n\n`); pm = v; break; }
+      case '-i': case '--id': { const v = take(); if (!need(v)) return missing(name); id = v; break; }
+      case '--query-gpu': { const v = take(); if (!need(v)) return missing(name); query = v; break; }
+      case '--query-compute-apps': { const v = take(); if (!need(v)) return missing(name); apps = v; break; }
+      case '--format': { const v = take(); if (!need(v)) return missing(name); format = v; break; }
+      case '-pm': case '--persistence-mode': { const v = take(); if (!need(v)) return missing(name); pm = v; break; }
+      case '-l': case '--loop': case '-lms': case '--loop-ms': {
+        const v = interval(name === '-l' || name === '--loop' ? 1000 : 1);
+        if (typeof v !== 'number') return v;
+        loopMs = v;
+        break;
+      }
       default: return fail(255, '', `ERROR: Option ${a} is not recognized. Please run 'nvidia-smi -h' for help.\n\n`);
     }
   }
@@ -296,12 +326,39 @@ function run(args: string[], { machine: m, root }: ToolEnv): ExecResult {
     if (pm !== '0' && pm !== '1' && pm !== 'ENABLED' && pm !== 'DISABLED') return fail(255, '', `ERROR: Invalid value "${pm}" for option -pm. Please run 'nvidia-smi -h' for help.\n\n`);
     return persistenceMode(m, gpus, pm === '1' || pm === 'ENABLED', root);
   }
+  let block: Block;
   if (query !== undefined || apps !== undefined) {
     const fmt = parseFormat(format);
     if (typeof fmt === 'string') return fail(2, '', `${fmt}\n\n`);
-    return query !== undefined ? queryGpu(m, gpus, query, fmt, now) : queryApps(m, gpus, apps as string, fmt, now);
+    block = (t, first) => {
+      const f = { ...fmt, header: fmt.header && first };
+      return query !== undefined ? queryGpu(m, gpus, query, f, t) : queryApps(m, gpus, apps as string, f, t);
+    };
+  } else block = (t) => ok(renderTable(m, gpus, t));
+  if (loopMs === undefined) return block(now, true);
+  const first = block(now, true);
+  // A bad field fails before anything loops.
+  if (first.exitCode !== 0) return first;
+  return loop(env, loopMs, block, first);
+}
+
+/**
+ * Loop mode: a block now and one every `intervalMs` until the client cancels (the real tool runs
+ * until Ctrl+C). At a numeric lab speed the interval is modelled time, so the timestamps step by it.
+ * At 'max' the modelled clock only moves by jumps, and a poller that never ends would drive it ahead
+ * as fast as its reader drains the stream (every other command's timers with it); there the loop
+ * waits real time as the shell's `sleep` does, and the clock follows what really passed.
+ */
+async function loop(env: ToolEnv, intervalMs: number, block: Block, first: ExecResult): Promise<ExecResult> {
+  const m = env.machine;
+  const io = toolIo(env.ctx, m.clock);
+  const wait = (): Promise<boolean> => (m.clock.speed === 'max' ? m.clock.sleep(intervalMs, io.signal, true) : io.sleep(intervalMs));
+  let next = first;
+  for (;;) {
+    await io.out(next.stdout);
+    if (!(await wait())) return io.result(130);
+    next = block(m.clock.now(), false);
   }
-  return ok(renderTable(m, gpus, now));
 }
 
 export const nvidiaSmi: Tool = {
