@@ -7,8 +7,15 @@
  *   with EINVAL for an empty slot (`cat: …: Invalid argument`), which is why scripts add `2>/dev/null`;
  * - `ports/1/hw_counters/<name>`: one decimal per file (the mlx5 set of a ConnectX-4 Lx; the names
  *   follow fixtures/corpus/show_counters__mlx5_0-roce-hw-counters-nonzero-errors.txt).
+ * - `ports/1/counters/port_{xmit,rcv}_data` in 4-byte words (octets / 4, as the IB PMA counts) and
+ *   `port_{xmit,rcv}_packets` from the port's RDMA (vport) counters. A RoCE LAG device (its netdev is
+ *   the bond) counts the traffic of both of its card's ports, as mlx5 queries the LAG's vport.
+ *
+ * Every read first settles the traffic in flight (model/traffic.ts), so the counters move while a
+ * test or a job runs.
  */
 import { ethtoolCounter, gidTable, GID_TABLE_LEN, hwCounter, ZERO_GID } from '../model/rdma.js';
+import { settleTraffic } from '../model/traffic.js';
 import type { Machine, RdmaDevice } from '../model/types.js';
 import { dir, file, vfsError, type VNode } from './vfs.js';
 
@@ -24,7 +31,22 @@ export const HW_COUNTERS = [
 ] as const;
 
 export function hwCounterValue(m: Machine, r: RdmaDevice, name: string): number {
+  settleTraffic(m);
   return name === 'lifespan' ? 10 + hwCounter(m, r.name, name) : hwCounter(m, r.name, name);
+}
+
+/** The ethtool ports an RDMA device's counters come from: its port, or a LAG's two PFs on its card. */
+function counterPorts(m: Machine, r: RdmaDevice): string[] {
+  const d = m.netdevs.find((x) => x.name === r.netdev);
+  if (!d?.bond) return [r.netdev];
+  const card = r.pci.slice(0, r.pci.lastIndexOf('.'));
+  return d.bond.slaves.filter((s) => m.netdevs.find((x) => x.name === s)?.pci?.startsWith(`${card}.`));
+}
+
+/** A port counter of `r` with the traffic in flight settled. */
+function portCounter(m: Machine, r: RdmaDevice, name: string): number {
+  settleTraffic(m);
+  return counterPorts(m, r).reduce((sum, p) => sum + ethtoolCounter(m, p, name), 0);
 }
 
 /** A directory of files `0` … `255` (one per GID slot). */
@@ -45,7 +67,7 @@ export function rdmaPortEntries(m: Machine, r: RdmaDevice, portDir: string): Rec
     return `${kind === 'types' ? e.type : e.ndev}\n`;
   };
   // Port data counters in 4-byte words as the IB PMA reports them; RoCE traffic moves them too.
-  const words = (name: string) => Math.floor(ethtoolCounter(m, r.netdev, name) / 4);
+  const words = (name: string) => Math.floor(portCounter(m, r, name) / 4);
   return {
     gids: indexed((i) => `${entry(i)?.gid ?? ZERO_GID}\n`),
     gid_attrs: dir(() => ({
@@ -56,8 +78,8 @@ export function rdmaPortEntries(m: Machine, r: RdmaDevice, portDir: string): Rec
     counters: dir(() => ({
       port_rcv_data: file(() => `${words('rx_vport_rdma_unicast_bytes')}\n`),
       port_xmit_data: file(() => `${words('tx_vport_rdma_unicast_bytes')}\n`),
-      port_rcv_packets: file(() => `${ethtoolCounter(m, r.netdev, 'rx_vport_rdma_unicast_packets')}\n`),
-      port_xmit_packets: file(() => `${ethtoolCounter(m, r.netdev, 'tx_vport_rdma_unicast_packets')}\n`),
+      port_rcv_packets: file(() => `${portCounter(m, r, 'rx_vport_rdma_unicast_packets')}\n`),
+      port_xmit_packets: file(() => `${portCounter(m, r, 'tx_vport_rdma_unicast_packets')}\n`),
       port_rcv_errors: file(() => '0\n'),
       port_xmit_discards: file(() => '0\n'),
     })),

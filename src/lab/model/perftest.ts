@@ -11,10 +11,10 @@
  *   `tx_prioN_pause` on the PFC end, out_of_sequence at the responder and packet_seq_err /
  *   local_ack_timeout_err at the requester. With PFC at both ends the receiver pauses now and then.
  * - counters: the vport RDMA, physical-port, per-priority and packet-size counters of both ports and
- *   the responder's rx_write_requests.
+ *   the responder's rx_write_requests, moving over the test's time (`startFlow`, model/traffic.ts).
  */
 import { pfcEnabled, portQos } from './qos.js';
-import { addEthtoolCounter, addHwCounter } from './rdma.js';
+import { startTraffic, type CounterDelta, type TrafficHandle } from './traffic.js';
 import type { Machine } from './types.js';
 import { rng } from '../util/prng.js';
 
@@ -97,8 +97,14 @@ function sizeBucket(bytes: number): string {
   return 'rx_8192_to_10239_bytes_phy';
 }
 
-/** Moves the counters of both ends for `bytes` of payload written in `messages` messages. */
-export function recordFlow(f: Flow, res: FlowResult, bytes: number, messages: number, r: ReturnType<typeof rng>): void {
+/**
+ * What `bytes` of payload written in `messages` messages add to the counters of both ends (the draws
+ * from `r` happen here, in the order recording them always had).
+ */
+export function flowCounters(f: Flow, res: FlowResult, bytes: number, messages: number, r: ReturnType<typeof rng>): CounterDelta[] {
+  const out: CounterDelta[] = [];
+  const addEthtoolCounter = (machine: Machine, key: string, name: string, total: number): void => void out.push({ machine, kind: 'ethtool', key, name, total });
+  const addHwCounter = (machine: Machine, key: string, name: string, total: number): void => void out.push({ machine, kind: 'hw', key, name, total });
   const packets = Math.ceil(bytes / f.mtuBytes);
   const wire = bytes + packets * (ROCE_WIRE_OVERHEAD - 20);
   const { sender: s, receiver: d } = f;
@@ -157,6 +163,18 @@ export function recordFlow(f: Flow, res: FlowResult, bytes: number, messages: nu
   addEthtoolCounter(d, f.receiverPort, `rx_prio${res.receiverPriority}_bytes`, wire);
   addEthtoolCounter(d, f.receiverPort, sizeBucket(f.mtuBytes + ROCE_WIRE_OVERHEAD - 20), packets);
   addHwCounter(d, f.receiverDevice, 'rx_write_requests', messages);
-  s.revision++;
-  d.revision++;
+  return out;
+}
+
+/** Moves the counters of both ends at once for `bytes` of payload written in `messages` messages. */
+export function recordFlow(f: Flow, res: FlowResult, bytes: number, messages: number, r: ReturnType<typeof rng>): void {
+  startTraffic(flowCounters(f, res, bytes, messages, r), 0, 0).finish();
+}
+
+/**
+ * The same counters moving over [start, end] of simulated time: readers see the flow's rate while
+ * it runs (model/traffic.ts); `finish()` at the end leaves what recordFlow would.
+ */
+export function startFlow(f: Flow, res: FlowResult, bytes: number, messages: number, r: ReturnType<typeof rng>, start: number, end: number): TrafficHandle {
+  return startTraffic(flowCounters(f, res, bytes, messages, r), start, end);
 }

@@ -8,13 +8,14 @@
  * the driver's per_prio_pfc strings (en_stats.c): for every PFC-enabled priority `rx_prioN_pause`,
  * `rx_prioN_pause_duration`, `tx_prioN_pause`, `tx_prioN_pause_duration`, `rx_prioN_pause_transition`
  * — source-derived, no sample with PFC on — and the `global` set only while no priority has PFC (the
- * port runs 802.3x pause or PFC, not both). Values are what the lab's traffic moved (model/rdma.ts);
- * everything else stays 0.
+ * port runs 802.3x pause or PFC, not both). Values are what the lab's traffic moved (model/rdma.ts),
+ * flows in flight settled up to now first (model/traffic.ts); everything else stays 0.
  *
  * igb (management port): a short set; bonds and loopback have no statistics (`no stats available`).
  */
 import { pfcEnabled } from '../model/qos.js';
 import { ethtoolCounter } from '../model/rdma.js';
+import { settleTraffic } from '../model/traffic.js';
 import type { Machine, NetDev } from '../model/types.js';
 import { fail, ok } from '../shell/args.js';
 
@@ -87,6 +88,7 @@ function render(m: Machine, d: NetDev, names: readonly string[]): string {
 export function ethtoolStatistics(m: Machine, ifname: string | undefined) {
   const d = m.netdevs.find((x) => x.name === ifname);
   if (!d) return fail(96, 'Cannot get stats strings information: No such device\n');
+  settleTraffic(m);
   if (d.driver === 'mlx5_core') {
     const pfc = Array.from({ length: 8 }, (_, p) => pfcEnabled(m, d.name, p));
     return ok(render(m, d, mlx5CounterNames(pfc)));

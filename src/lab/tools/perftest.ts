@@ -6,7 +6,8 @@
  * client (`… <peer-ip>`) opens the TCP control connection (model/rdma-path.ts decides whether it gets
  * through), both print the test parameters and their QPs' addresses, and the client writes for `-D`
  * seconds (or `-n` messages) at the rate model/perftest.ts gives, streaming its lines as they happen.
- * The server prints the client's result row. A QP whose packets reach no HCA that owns it ends in the
+ * The server prints the client's result row. The counters of both ports move over the test's time
+ * (model/traffic.ts), so a monitor sampling them meanwhile sees the rate. A QP whose packets reach no HCA that owns it ends in the
  * completion error NCCL and perftest show for it (status 12, transport retry counter exceeded).
  *
  * Output: perftest_parameters.c's ctx_print_test_info (TAB pairs between the two header columns,
@@ -15,7 +16,7 @@
  * ib_write_bw__roce-server-duration-raw-tabs-TRUNCATED.txt (server). perftest 4.4+0.37 (jammy).
  */
 import type { Cluster } from '../model/cluster.js';
-import { flowRate, MAX_MPPS, recordFlow, runRng, type Flow } from '../model/perftest.js';
+import { flowRate, MAX_MPPS, runRng, startFlow, type Flow } from '../model/perftest.js';
 import { activeMtu, gidTable, gidToIpv4, ibMtuForNetdevMtu, rdmaPortState } from '../model/rdma.js';
 import { physicalPorts, qpPath, tcpPath } from '../model/rdma-path.js';
 import type { Machine, RdmaDevice } from '../model/types.js';
@@ -330,9 +331,16 @@ async function measure(env: ToolEnv, io: ToolIo, p: PerftestParams, device: Rdma
     const seconds = p.duration ?? Math.max(0.001, (p.iters * size * 8) / (gbps * 1e9));
     const iters = p.duration !== undefined ? Math.round((gbps * 1e9 * seconds) / 8 / size) : p.iters;
     const wait = p.duration !== undefined ? (seconds + 2) * 1000 : seconds * 1000 + 50;
-    if (!(await io.sleep(wait))) return null;
+    // The bytes move while the test writes (a second of warm-up first with -D), so counters read
+    // meanwhile show the rate; a killed client keeps what it sent.
     const total = iters * size;
-    for (const { f, res } of flowsDone) recordFlow(f, res, total / flowsDone.length, Math.ceil(iters / flowsDone.length), r);
+    const from = m.clock.now() + (p.duration !== undefined ? 1000 : 25);
+    const traffic = flowsDone.map(({ f, res }) => startFlow(f, res, total / flowsDone.length, Math.ceil(iters / flowsDone.length), r, from, from + seconds * 1000));
+    if (!(await io.sleep(wait))) {
+      for (const t of traffic) t.stop();
+      return null;
+    }
+    for (const t of traffic) t.finish();
     flowsDone = [];
     const peak = p.duration !== undefined ? 0 : gbps * (1.001 + r.next() * 0.004);
     out += row(p, size, iters, peak, gbps, iters / seconds / 1e6);
