@@ -9,7 +9,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Host } from '../../src/transport/types.js';
+import type { LabTarget } from '../helpers/lab-target.js';
 import { waitFor, withLabTarget } from './helpers.js';
+import { ensureDesignA, startServer } from './rdma-link-helpers.js';
 
 const GPU_FIELDS = 'timestamp,index,uuid,name,utilization.gpu,memory.used,memory.total,temperature.gpu,power.draw,power.limit,clocks.sm,clocks.max.sm,pstate,clocks_event_reasons.active';
 
@@ -61,6 +63,95 @@ describe('nvidia-smi loop mode', () => {
       const bad = await t.hosts[0]!.run({ argv: ['nvidia-smi', '--query-gpu=index,bogus', '--format=csv,noheader,nounits', '-l', '1'] });
       expect(bad.exitCode).toBe(2);
       expect(bad.stdout + bad.stderr).toContain('Field "bogus" is not a valid field to query.');
+    });
+  });
+});
+
+/**
+ * The monitor's fabric loop, cut to what the test reads: every RDMA port's uptime-stamped counters,
+ * `N` samples `GAP` real seconds apart.
+ */
+const FABRIC_LOOP = `
+i=0
+while [ $i -lt "$1" ]; do
+  read -r up idle < /proc/uptime
+  for n in /sys/class/net/*; do
+    for ib in "$n"/device/infiniband/*; do
+      [ -d "$ib" ] || continue
+      read -r xmit < "$ib/ports/1/counters/port_xmit_data"
+      read -r tb < "$n/statistics/tx_bytes"
+      read -r op < "$n/operstate"
+      st=$(ethtool -S "\${n##*/}" | grep -E 'tx_prio[0-7]_pause:|rx_discards_phy:|tx_vport_rdma_unicast_bytes:' | tr -d ' ' | tr '\\n' ' ')
+      echo "S $up \${n##*/} \${ib##*/} $op $xmit $tb $st"
+    done
+  done
+  i=$((i+1))
+  sleep "$2"
+done
+`;
+
+interface Sample { up: number; port: string; device: string; oper: string; xmitWords: number; txBytes: number; stats: Record<string, number> }
+
+function samples(out: string, port: string): Sample[] {
+  return out.split('\n').filter((l) => l.startsWith('S ')).map((l) => {
+    const [, up, p, device, oper, xmit, tb, ...rest] = l.trim().split(' ');
+    const stats = Object.fromEntries(rest.map((kv) => kv.split(':')).map(([k, v]) => [k!, Number(v)]));
+    return { up: Number(up), port: p!, device: device!, oper: oper!, xmitWords: Number(xmit), txBytes: Number(tb), stats };
+  }).filter((x) => x.port === port);
+}
+
+/** Gb/s between consecutive samples of one port, from `value` (bytes) over /proc/uptime. */
+function rates(s: Sample[], value: (x: Sample) => number): number[] {
+  return s.slice(1).map((x, i) => ((value(x) - value(s[i]!)) * 8) / (x.up - s[i]!.up) / 1e9);
+}
+
+/** ib_write_bw from node 1's ens1f0 to node 2's for `seconds`, while node 1 runs the fabric loop. */
+async function sampleDuringBw(t: LabTarget, seconds: number): Promise<{ port: Sample[]; client: string }> {
+  ensureDesignA(t.lab);
+  const dev = (h: number) => t.lab.hosts[h]!.machine.rdma.find((r) => r.netdev === 'ens1f0')!.name;
+  const args = ['-x', '3', '-F', '--report_gbits', '-q', '1', '-D', String(seconds), '--tclass=106', '-p', '18700'];
+  const server = await startServer(t.lab, t.hosts[1]!, 1, ['ib_write_bw', '-d', dev(1), ...args], 18700);
+  // Speed 10: 0.3 s of real time between samples is 3 s of lab time.
+  const loop = t.hosts[0]!.run({ script: FABRIC_LOOP, args: [String(Math.ceil(seconds / 3) + 4), '0.3'] });
+  const client = await t.hosts[0]!.run({ argv: ['ib_write_bw', '-d', dev(0), ...args, '192.168.101.2'] });
+  await server.done;
+  const r = await loop;
+  expect(r.exitCode, r.stderr).toBe(0);
+  expect(client.exitCode, client.stderr).toBe(0);
+  return { port: samples(r.stdout, 'ens1f0'), client: client.stdout };
+}
+
+describe('fabric counters move while traffic runs', () => {
+  it('a sysfs/ethtool loop sees ≈ 24 Gb/s of RDMA leaving the sending port during ib_write_bw; netdev statistics stay near idle', async () => {
+    await withLabTarget({ scenario: 'ready', speed: 10 }, async (t) => {
+      const { port } = await sampleDuringBw(t, 30);
+      expect(port.length).toBeGreaterThan(5);
+      expect(port[0]).toMatchObject({ oper: 'up' });
+      const rdma = rates(port, (x) => x.xmitWords * 4);
+      // Samples wholly inside the test see the steady rate; none sees more than the link carries.
+      const busy = rdma.filter((g) => g > 1);
+      expect(busy.length).toBeGreaterThanOrEqual(3);
+      expect(Math.max(...rdma)).toBeLessThan(24.5);
+      expect(busy.filter((g) => g > 23 && g < 24.5).length).toBeGreaterThanOrEqual(2);
+      // port_xmit_data is octets / 4 of the same bytes ethtool's vport RDMA counter shows.
+      const last = port[port.length - 1]!;
+      expect(last.xmitWords).toBe(Math.floor(last.stats.tx_vport_rdma_unicast_bytes! / 4));
+      expect(Math.max(...rates(port, (x) => x.txBytes))).toBeLessThan(0.01);
+    });
+  });
+
+  it('under pfc-mismatch the PFC end\'s tx_prio3_pause rises during the test, not in one lump at its end', async () => {
+    await withLabTarget({ scenario: 'pfc-mismatch', speed: 10 }, async (t) => {
+      const { port } = await sampleDuringBw(t, 30);
+      const pauses = port.map((x) => x.stats.tx_prio3_pause ?? 0);
+      const steps = pauses.slice(1).map((p, i) => p - pauses[i]!);
+      expect(steps.filter((d) => d > 0).length).toBeGreaterThanOrEqual(3);
+      expect(pauses[pauses.length - 1]).toBeGreaterThan(pauses[0]!);
+      const rdma = rates(port, (x) => x.xmitWords * 4).filter((g) => g > 1);
+      expect(Math.max(...rdma)).toBeLessThan(20.5);
+      // The receiver drops what it cannot hold: its discards grew too.
+      const n2 = await t.hosts[1]!.run({ argv: ['ethtool', '-S', 'ens1f0'] });
+      expect(Number(/rx_discards_phy: (\d+)/.exec(n2.stdout)?.[1])).toBeGreaterThan(0);
     });
   });
 });

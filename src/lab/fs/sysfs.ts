@@ -3,12 +3,25 @@
  * `readlink -f /sys/bus/pci/devices/<bdf>` yields the bridges above a device), bus/class
  * symlinks, netdev and RDMA attributes. Attribute formats follow the kernel's show() functions
  * (e.g. `current_link_speed` = "16.0 GT/s PCIe", unreadable `carrier`/`speed` on a down link).
+ *
+ * `/sys/class/net/<if>/statistics/*` (net-sysfs.c's NETSTAT group, one decimal per file) are the
+ * kernel's rtnl_link_stats64: for mlx5 what mlx5e_get_stats folds from the driver's software and port
+ * counters (the `ethtool -S` names below), for a bond the sum of its slaves (bond_get_stats), for other
+ * devices the same-named ethtool counters. RDMA bypasses the kernel, so RoCE traffic moves the RDMA
+ * counters (`ports/1/counters`, the vport_rdma ethtool counters) and not these; they carry only what
+ * the kernel sends, which in the lab is near idle. Traffic in flight is settled before every read.
+ *
+ * `/sys/class/net/<if>/device` is the port's PCI function, so `device/infiniband/<dev>` lists the
+ * RDMA device registered on that function: each PF's own, and for a RoCE LAG `mlx5_bond_N` under the
+ * first PF only (mlx5_ib registers the LAG device on the master PF; the second PF has none).
  */
 import { posix } from 'node:path';
 import { sysfsDevicePath } from '../model/pci-topology.js';
 import type { Machine, NetDev, PciFunction, RdmaDevice } from '../model/types.js';
 import { dir, file, link, text, vfsError, type VDir, type VNode } from './vfs.js';
 import { rdmaPortEntries } from './rdma-sysfs.js';
+import { ethtoolCounter } from '../model/rdma.js';
+import { settleTraffic } from '../model/traffic.js';
 
 const hex = (n: number, w: number): string => `0x${n.toString(16).padStart(w, '0')}`;
 const SPEEDS = ['', '2.5 GT/s PCIe', '5.0 GT/s PCIe', '8.0 GT/s PCIe', '16.0 GT/s PCIe', '32.0 GT/s PCIe'];
@@ -41,6 +54,42 @@ function cpuMask(m: Machine, node: number): string {
   return words.join(',');
 }
 
+/** The rtnl_link_stats64 fields net-sysfs exposes, in its attribute order. */
+const NETSTAT = [
+  'rx_packets', 'tx_packets', 'rx_bytes', 'tx_bytes', 'rx_errors', 'tx_errors', 'rx_dropped', 'tx_dropped', 'multicast',
+  'collisions', 'rx_length_errors', 'rx_over_errors', 'rx_crc_errors', 'rx_frame_errors', 'rx_fifo_errors', 'rx_missed_errors',
+  'tx_aborted_errors', 'tx_carrier_errors', 'tx_fifo_errors', 'tx_heartbeat_errors', 'tx_window_errors', 'rx_compressed',
+  'tx_compressed', 'rx_nohandler',
+] as const;
+
+/** mlx5e_get_stats: which driver counters each kernel statistic comes from (unlisted ones stay 0). */
+const MLX5_NETSTAT: Partial<Record<(typeof NETSTAT)[number], readonly string[]>> = {
+  rx_packets: ['rx_packets'], tx_packets: ['tx_packets'], rx_bytes: ['rx_bytes'], tx_bytes: ['tx_bytes'],
+  rx_dropped: ['rx_out_of_buffer'], tx_dropped: ['tx_queue_dropped'],
+  rx_length_errors: ['rx_in_range_len_errors_phy', 'rx_out_of_range_len_phy', 'rx_oversize_pkts_phy'],
+  rx_crc_errors: ['rx_crc_errors_phy'], tx_aborted_errors: ['tx_discards_phy'],
+  rx_errors: ['rx_in_range_len_errors_phy', 'rx_out_of_range_len_phy', 'rx_oversize_pkts_phy', 'rx_crc_errors_phy'],
+  tx_errors: ['tx_discards_phy'], multicast: ['rx_vport_multicast_packets'],
+};
+
+function netStat(m: Machine, dev: NetDev, name: (typeof NETSTAT)[number]): number {
+  if (dev.bond) {
+    return dev.bond.slaves.reduce((sum, s) => {
+      const slave = m.netdevs.find((x) => x.name === s);
+      return sum + (slave ? netStat(m, slave, name) : 0);
+    }, 0);
+  }
+  const from = dev.driver === 'mlx5_core' ? MLX5_NETSTAT[name] ?? [] : [name];
+  return from.reduce((sum, c) => sum + ethtoolCounter(m, dev.name, c), 0);
+}
+
+function statisticsDir(m: Machine, dev: NetDev): VDir {
+  return dir(() => Object.fromEntries(NETSTAT.map((n) => [n, file(() => {
+    settleTraffic(m);
+    return `${netStat(m, dev, n)}\n`;
+  }, 0o444)])));
+}
+
 /** Relative symlink from the directory `fromDir` to `target` (both absolute, under /sys). */
 const rel = (fromDir: string, target: string): VNode => link(posix.relative(fromDir, target));
 
@@ -68,6 +117,7 @@ function netdevDir(m: Machine, dev: NetDev, selfDir: string, deviceDir?: string)
       tx_queue_len: file(() => `${dev.txqlen}\n`),
       type: text(dev.linkType === 'loopback' ? '772\n' : '1\n'),
       subsystem: rel(selfDir, '/sys/class/net'),
+      statistics: statisticsDir(m, dev),
     };
     if (deviceDir) e.device = rel(selfDir, deviceDir);
     return e;
