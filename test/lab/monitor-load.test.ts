@@ -8,6 +8,10 @@
  * move while a modelled test runs; rates are computed against /proc/uptime as the monitor does.
  */
 import { describe, expect, it } from 'vitest';
+import { ncclStage } from '../../checks/nccl/index.js';
+import { Engine } from '../../src/engine/runner.js';
+import { ethtoolCounter } from '../../src/lab/model/rdma.js';
+import { FABRIC_PORTS } from '../../src/lab/model/cluster.js';
 import type { Host } from '../../src/transport/types.js';
 import type { LabTarget } from '../helpers/lab-target.js';
 import { waitFor, withLabTarget } from './helpers.js';
@@ -152,6 +156,21 @@ describe('fabric counters move while traffic runs', () => {
       // The receiver drops what it cannot hold: its discards grew too.
       const n2 = await t.hosts[1]!.run({ argv: ['ethtool', '-S', 'ens1f0'] });
       expect(Number(/rx_discards_phy: (\d+)/.exec(n2.stdout)?.[1])).toBeGreaterThan(0);
+    });
+  });
+});
+
+describe('the NCCL all-reduce benchmark carries its bytes over the rails', () => {
+  it('nccl validation on ready moves the RDMA counters of all four ports on both hosts, both directions', async () => {
+    await withLabTarget({ scenario: 'ready' }, async (t) => {
+      const ms = t.lab.hosts.map((h) => h.machine);
+      const sent = () => ms.map((m) => FABRIC_PORTS.map((p) => ethtoolCounter(m, p, 'tx_vport_rdma_unicast_bytes')));
+      const before = sent();
+      const o = await new Engine(t.hosts, { config: t.config }).runStage(ncclStage);
+      expect(o.results.find((r) => r.id === 'nccl.validation')?.status).toBe('pass');
+      const after = sent();
+      // Up to 1 GiB buffers: gigabytes per rail and direction.
+      after.forEach((ports, h) => ports.forEach((v, i) => expect(v - before[h]![i]!).toBeGreaterThan(1e9)));
     });
   });
 });

@@ -10,6 +10,9 @@
  * warnings, the NCCL log of its 8 ranks (nccl-log.ts), rank 0's result table, and on failure the
  * ranks' Python tracebacks with torch's DistBackendError text and torchrun's ChildFailedError block.
  *
+ * Traffic: while each size runs, its inter-node bytes flow over the job's rails (model/traffic.ts),
+ * so the ports' RDMA counters move during the run.
+ *
  * Time: Python and CUDA start-up, NCCL init and every size's warmup + timed iterations take their
  * modelled time (≈ 25–45 s for an inter-node run at speed 1). A peer that never comes times out
  * after torch's 900 s store timeout, scaled by the lab speed, but not before 5 s of real time.
@@ -21,6 +24,8 @@ import type { ExecResult } from 'just-bash';
 import type { Cluster } from '../model/cluster.js';
 import { entryModule } from '../model/python.js';
 import { addGpuWork, removeGpuWork } from '../model/gpu-telemetry.js';
+import { flowRate, startFlow, type Flow } from '../model/perftest.js';
+import type { TrafficHandle } from '../model/traffic.js';
 import type { Machine } from '../model/types.js';
 import { registerProgram, type ProgramInvocation } from '../shell/programs.js';
 import { toolIo, type ToolIo } from '../system/live.js';
@@ -174,6 +179,28 @@ function row(o: JobOutcome, world: number, size: number, b: BenchArgs, r: Rng): 
   const busbw = algbw * bf;
   const text = `${String(bytes).padStart(12)} ${us.toFixed(1).padStart(10)}us algbw ${algbw.toFixed(2).padStart(8)} GB/s busbw ${busbw.toFixed(2).padStart(8)} GB/s`;
   return { text, spentUs: us * (b.warmup + b.iters + 2) };
+}
+
+/**
+ * The inter-node bytes of one size's iterations on this node's rails, as flows from its device to the
+ * next node's (each node registers what it sends, so both directions move): a ring all-reduce sends
+ * 2(n-1)/n of the buffer per iteration, spread over the rails, in NCCL's 512 KiB chunks.
+ */
+function railTraffic(o: JobOutcome, nodeRank: number, world: number, size: number, b: BenchArgs, seq: number, now: number, ms: number): TrafficHandle[] {
+  if (o.network !== 'IB' || o.rails.length === 0 || o.plans.length !== 2) return [];
+  const bytes = Math.max(1, Math.floor(size / 4)) * 4;
+  const perRail = (bytes * ((2 * (world - 1)) / world) * (b.warmup + b.iters + 2)) / o.rails.length;
+  const me = o.plans[nodeRank]!;
+  const peer = o.plans[1 - nodeRank]!;
+  const r = rng(me.machine.seed, me.host, 'nccl-traffic', seq, size);
+  return o.rails.map((rail) => {
+    const [mine, theirs] = nodeRank === 0 ? [rail.a, rail.b] : [rail.b, rail.a];
+    const f: Flow = {
+      sender: me.machine, senderPort: mine.netdev, senderDevice: mine.rdma.name, receiver: peer.machine, receiverPort: theirs.netdev, receiverDevice: theirs.rdma.name,
+      tclass: me.tc, sl: 0, mtuBytes: Math.min(mine.mtuBytes, theirs.mtuBytes), linkGbps: 25, share: 1,
+    };
+    return startFlow(f, flowRate(f, r), perRail, Math.max(1, Math.ceil(perRail / 524_288)), r, now, now + ms);
+  });
 }
 
 async function emitLines(io: ToolIo, lines: readonly string[]): Promise<void> {
@@ -336,7 +363,13 @@ async function benchRows(
       return failNow('remote', `socketProgress: Connection closed by remote peer ${f.host}`, ranks.slice(0, 1), 1);
     }
     const res = row(o, world, size, bench, rowRng);
-    if (!(await io.sleep(Math.max(1, res.spentUs / 1000)))) return io.result(130);
+    const ms = Math.max(1, res.spentUs / 1000);
+    const traffic = railTraffic(o, a.nodeRank, world, size, bench, seq, m.clock.now(), ms);
+    if (!(await io.sleep(ms))) {
+      for (const t of traffic) t.stop();
+      return io.result(130);
+    }
+    for (const t of traffic) t.finish();
     if (printer) await io.out(`${res.text}\n`);
   }
   await emitLines(io, destroy);
