@@ -2,19 +2,21 @@
  * The root: title bar, the current screen, footer. One dispatcher routes keys: global bindings
  * first (Ctrl-C, quit, help), then the screen's table.
  */
-import React from 'react';
+import React, { useState } from 'react';
 import { Box, Text, useInput, type Key } from 'ink';
 import Spinner from 'ink-spinner';
 import { STAGE_IDS } from '../src/engine/types.js';
 import { useController, useSelector, useStore } from './store-context.js';
 import { useTerminalSize } from './use-terminal-size.js';
-import { detailsBindings, globalBindings, matches, pipelineBindings, planBindings, stageBindings, setupBindings, type Binding } from './keys.js';
+import { detailsBindings, globalBindings, matches, monitorBindings, monitorKey, pipelineBindings, planBindings, stageBindings, setupBindings, type Binding } from './keys.js';
 import { DetailsView } from './stage/DetailsView.js';
 import { PlanView } from './stage/PlanView.js';
 import { Footer, HelpOverlay } from './widgets/Footer.js';
 import { PipelineView } from './pipeline/PipelineView.js';
 import { StageView } from './stage/StageView.js';
 import { SetupView } from './setup/SetupView.js';
+import { MonitorView } from './monitor/MonitorView.js';
+import { nextMetric, type GpuMetric } from './monitor/monitor-lines.js';
 import { fit } from './format.js';
 
 /** A key of a chunk typed faster than a render ("jj⏎"): Enter and Tab inside it are still Enter and Tab. */
@@ -40,9 +42,18 @@ export function App() {
   const applyPhase = useSelector((s) => s.ui.apply?.phase);
   const dispatch = store.dispatch;
   const planOpen = screen === 'stage' && (applyPhase === 'planning' || applyPhase === 'preview' || applyPhase === 'confirm');
+  // The GPU rows' sparkline metric: a view choice that no engine code reads, so it stays here.
+  const [gpuMetric, setGpuMetric] = useState<GpuMetric>('util');
 
+  // Every screen offers the monitor key except setup (its own table has it: the view owns the keys
+  // while a field is edited), the monitor itself, and a dangerous step's question, which must stay
+  // on screen until answered.
+  const screenBindings: ReadonlyArray<Binding> =
+    screen === 'pipeline' ? pipelineBindings : planOpen ? planBindings : details !== null ? detailsBindings : stageBindings;
   const bindings: ReadonlyArray<Binding> =
-    screen === 'pipeline' ? pipelineBindings : screen === 'stage' ? (planOpen ? planBindings : details !== null ? detailsBindings : stageBindings) : setupBindings;
+    screen === 'monitor' ? monitorBindings
+      : screen === 'setup' ? setupBindings
+        : applyPhase === 'confirm' ? screenBindings : [...screenBindings, monitorKey];
 
   // Keys typed faster than a render arrive as one chunk ("jjj"): handle them one by one, reading
   // the store's current state rather than this render's copy.
@@ -77,6 +88,26 @@ export function App() {
         if (store.getState().busy) dispatch({ type: 'ui.confirmQuit', open: true });
         else controller.quit();
       }
+      return;
+    }
+    if (screen === 'monitor') {
+      const b = monitorBindings.find((x) => matches(x, input, key));
+      switch (b?.command) {
+        case 'back': controller.closeMonitor(); break;
+        case 'timebase': controller.monitorTimebase(); break;
+        case 'metric': setGpuMetric(nextMetric); break;
+        case 'prevHost': dispatch({ type: 'monitor.cursor', delta: -1 }); break;
+        case 'nextHost': dispatch({ type: 'monitor.cursor', delta: 1 }); break;
+        case 'showLeft': dispatch({ type: 'monitor.show', side: 'left' }); break;
+        case 'showRight': dispatch({ type: 'monitor.show', side: 'right' }); break;
+        default: break;
+      }
+      return;
+    }
+    // The monitor opens from the pipeline, the stage panes, details and the plan preview alike
+    // (watching the hosts while a stage applies is the point); setup handles m itself.
+    if (screen !== 'setup' && ui.apply?.phase !== 'confirm' && matches(monitorKey, input, key)) {
+      controller.openMonitor();
       return;
     }
     const apply = ui.apply;
@@ -141,7 +172,7 @@ export function App() {
   // Leave one spare row: a frame as tall as the terminal makes Ink clear the whole screen.
   const bodyHeight = Math.max(6, rows - 1 - 2 - 1);
   const index = STAGE_IDS.indexOf(stage) + 1;
-  const title = screen === 'setup' ? 'setup' : screen === 'pipeline' ? 'pipeline' : `stage ${index}/${STAGE_IDS.length} ${stage} — ${controller.stageTitle(stage)}`;
+  const title = screen === 'setup' ? 'setup' : screen === 'pipeline' ? 'pipeline' : screen === 'monitor' ? 'monitor' : `stage ${index}/${STAGE_IDS.length} ${stage} — ${controller.stageTitle(stage)}`;
   return (
     <Box flexDirection="column" width={columns} height={rows - 1}>
       <Box>
@@ -153,6 +184,8 @@ export function App() {
         <HelpOverlay bindings={bindings} width={columns} />
       ) : screen === 'pipeline' ? (
         <PipelineView width={columns} height={bodyHeight} />
+      ) : screen === 'monitor' ? (
+        <MonitorView width={columns} height={bodyHeight} metric={gpuMetric} />
       ) : planOpen ? (
         <PlanView width={columns} height={bodyHeight} />
       ) : screen === 'stage' && details !== null ? (

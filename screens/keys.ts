@@ -58,7 +58,22 @@ export const stageBindings: Binding<'back' | 'run' | 'cancel' | 'left' | 'right'
   { keys: ['right', 'l'], label: '', command: 'next', description: 'next stage', showInFooter: false },
 ];
 
-export const setupBindings: Binding<'up' | 'down' | 'edit' | 'add' | 'delete' | 'test' | 'save' | 'back' | 'design'>[] = [
+/** From every screen but the monitor itself (and setup only while no field is being edited). */
+export const monitorKey: Binding<'monitor'> = {
+  keys: ['m'], label: 'm', command: 'monitor', description: 'live monitor: GPUs, ports, vLLM and alerts of every host (m again comes back)', hint: 'monitor', showInFooter: true,
+};
+
+export const monitorBindings: Binding<'back' | 'timebase' | 'metric' | 'prevHost' | 'nextHost' | 'showLeft' | 'showRight'>[] = [
+  { keys: ['m', 'escape'], label: 'esc', command: 'back', description: 'back to the screen the monitor was opened from (sampling goes on)', hint: 'back', showInFooter: true },
+  { keys: ['t'], label: 't', command: 'timebase', description: 'sparkline timebase: last minute → 10 minutes → hour', hint: 'timebase', showInFooter: true },
+  { keys: ['s'], label: 's', command: 'metric', description: 'GPU sparkline: util → mem → power → temp → SM clock', hint: 'gpu metric', showInFooter: true },
+  { keys: ['left', 'h'], label: '←→', command: 'prevHost', description: 'move the host picker\'s cursor (more than two hosts)', hint: 'host', showInFooter: true },
+  { keys: ['right', 'l'], label: '', command: 'nextHost', description: 'move the host picker\'s cursor right', showInFooter: false },
+  { keys: ['['], label: '[', command: 'showLeft', description: 'show the cursor\'s host in the left column', hint: 'left', showInFooter: true },
+  { keys: [']'], label: ']', command: 'showRight', description: 'show the cursor\'s host in the right column', hint: 'right', showInFooter: true },
+];
+
+export const setupBindings: Binding<'up' | 'down' | 'edit' | 'add' | 'delete' | 'test' | 'save' | 'back' | 'design' | 'monitor'>[] = [
   { keys: ['up', 'k'], label: '↑↓', command: 'up', description: 'select field', hint: 'field', showInFooter: true },
   { keys: ['down', 'j'], label: '', command: 'down', description: 'select next field', showInFooter: false },
   { keys: ['enter'], label: '⏎', command: 'edit', description: 'edit the field (⏎ again to keep, esc to undo)', hint: 'edit', showInFooter: true },
@@ -68,6 +83,7 @@ export const setupBindings: Binding<'up' | 'down' | 'edit' | 'add' | 'delete' | 
   { keys: ['n'], label: 'n', command: 'design', description: 'network design: A (default), B or tutorial — its consequences are shown below', hint: 'design', showInFooter: true },
   { keys: ['w'], label: 'w', command: 'save', description: 'save the inventory', hint: 'save', showInFooter: true },
   { keys: ['escape'], label: 'esc', command: 'back', description: 'back to the pipeline', hint: 'back', showInFooter: true },
+  monitorKey,
 ];
 
 export function footerText(bindings: ReadonlyArray<Binding>): string {

@@ -183,7 +183,7 @@ const PORT_COLS: Column[] = [
   { key: 'link', width: 4, rank: 0, align: 'right' },
   { key: 'tx', width: 9, rank: 0, align: 'right' },
   { key: 'rx', width: 9, rank: 1, align: 'right' },
-  { key: 'pause', width: 10, rank: 2 },
+  { key: 'pause', width: 11, rank: 2 },
   { key: 'disc', width: 6, rank: 3, align: 'right' },
   { key: 'spark', width: 8, rank: 4, flex: true },
 ];
@@ -228,7 +228,10 @@ export function portRow(port: PortReading, history: History, width: number, seve
  */
 export function vllmLines(v: VllmReading, history: History, width: number): [string, string] {
   const ttft = v.ttftMs === null ? NONE : `${Math.round(v.ttftMs)}ms`;
-  const numbers = `vLLM  run ${v.running ?? NONE}  wait ${v.waiting ?? NONE}  gen ${rate(v.generationTokensPerSec)} tok/s  KV ${pct(v.kvCacheUsagePct)}  TTFT ${ttft}  ${v.url}`;
+  const parts = [`run ${v.running ?? NONE}`, `wait ${v.waiting ?? NONE}`, `gen ${rate(v.generationTokensPerSec)} tok/s`, `KV ${pct(v.kvCacheUsagePct)}`, `TTFT ${ttft}`];
+  // Two spaces between the numbers when they fit; one when the column is narrow (TTFT must show).
+  const roomy = `vLLM  ${parts.join('  ')}`;
+  const numbers = Array.from(roomy).length <= width ? `${roomy}  ${v.url}` : `vLLM ${parts.join(' ').replace('gen ', '')} ${v.url}`;
   const points = history[seriesKey.vllm('tokens')] ?? [];
   const max = Math.max(1, ...points.filter((p): p is number => p !== null));
   const label = 'tok/s ';

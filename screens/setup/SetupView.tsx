@@ -142,6 +142,7 @@ export function SetupView(props: { width: number; height: number; onDone: () => 
       case 'add': dispatch({ type: 'add' }); break;
       case 'delete': dispatch({ type: 'delete' }); break;
       case 'design': dispatch({ type: 'design' }); break;
+      case 'monitor': controller.openMonitor(); break;
       case 'test': {
         setMessage('testing connections…');
         const current = latest.current.hosts;

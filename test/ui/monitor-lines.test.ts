@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Alert, GpuReading, PortReading } from '../../src/monitor/types.js';
 import {
   alertLines, bar, celsius, chooseColumns, gbps, gib, gpuHeader, gpuRange, gpuRow, mhz, nextMetric, pauseText, portHeader, portRow,
-  processLine, rate, sparkline, vllmLines, watts,
+  processLine, rate, sparkline, vllmLines, watts, type GpuMetric,
 } from '../../screens/monitor/monitor-lines.js';
 
 const width = (s: string): number => Array.from(s).length;
@@ -59,7 +59,7 @@ describe('numbers', () => {
   });
 
   it('cycles the GPU sparkline metric util → mem → power → temp → sm → util', () => {
-    const seen = ['util' as const];
+    const seen: GpuMetric[] = ['util'];
     for (let i = 0; i < 5; i++) seen.push(nextMetric(seen[seen.length - 1]!));
     expect(seen).toEqual(['util', 'mem', 'power', 'temp', 'sm', 'util']);
   });
