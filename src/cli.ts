@@ -22,13 +22,15 @@ Usage:
   l20-setup check [--stage ID…] [TARGET] [--json]   read-only checks
   l20-setup plan  [--stage ID…] [TARGET] [--json]   the commands and file diffs apply would run
   l20-setup apply [--stage ID…] [TARGET] --yes [--allow-reboot] [--json]
+  l20-setup monitor [TARGET] [--once] [--json] [--interval MS] [--record FILE | --replay FILE]
+                                  live GPUs, fabric ports (RDMA, PFC pauses, discards) and vLLM per host
   l20-setup lab serve [--hosts N] [--scenario S] [--seed N] [--inventory-out FILE]
   l20-setup lint FILE… [--json]        expert review of nccl.conf, netplan, scripts, vLLM/Ray command lines
   l20-setup doctor FILE|- [--json]     read a pasted output (ibstat, mlnx_qos, NCCL logs, nvidia-smi, …)
 
 TARGET: --lab [--scenario S] [--seed N] [--speed F|max] | --inventory FILE   (default: the saved inventory)
 Stages: ${STAGE_IDS.join(', ')}
-Coming in later releases: monitor, troubleshoot, bundle, report.
+Coming in later releases: troubleshoot, bundle, report.
 
 Options: --help, --version on every verb. NO_COLOR disables colour. Exit: 0 ok, 1 a check failed, 2 usage/config/connection error.`,
   check: `Usage: l20-setup check [--stage ID …] [--lab [--scenario S] [--seed N] | --inventory FILE] [--json] [--verbose]
@@ -51,6 +53,17 @@ Files are written atomically with the previous version under /var/lib/l20-setup/
 failing step is rolled back on its host. --yes confirms disruptive and network steps (network changes
 run under a timed rollback armed on each host); steps that reboot need --allow-reboot as well.
 Exit 0 when every check passes, 1 when a check or step failed, 2 on a usage or connection error.`,
+  monitor: `Usage: l20-setup monitor [--lab [--scenario S] | --inventory FILE] [--once] [--json] [--interval MS] [--record FILE | --replay FILE]
+
+Watches every host: per GPU utilisation, memory, temperature, power against its cap, SM clock and
+processes; per fabric port tx/rx Gb/s (kernel plus RDMA counters), PFC pause frames per second per
+priority, discards; vLLM's running/waiting requests, tokens/s, KV cache and time to first token.
+Two long-lived commands per host (nvidia-smi -lms and one shell loop over sysfs), never one per sample.
+On a terminal: the monitor screen (also \`m\` in the TUI). Otherwise a line per host per sample, or
+JSONL with --json. --once prints one complete sample (DESIGN.md shape with --json) after about one
+interval; --record FILE appends every sample as JSONL; --replay FILE plays a recording.
+--lab watches the built-in lab serving (scenario ready by default) with benchmark traffic on it.
+Exit 0; 2 when no host could be sampled or on a usage error.`,
   doctor: `Usage: l20-setup doctor FILE|- [--json]
 
 Reads a diagnostic output (ibstat, rdma link, mlnx_qos, ethtool, perftest, NCCL logs, nccl-tests,
@@ -90,6 +103,10 @@ function parse(argv: string[]) {
       yes: { type: 'boolean', short: 'y' },
       'allow-reboot': { type: 'boolean' },
       speed: { type: 'string' },
+      once: { type: 'boolean' },
+      interval: { type: 'string' },
+      record: { type: 'string' },
+      replay: { type: 'string' },
     },
   });
 }
@@ -137,6 +154,11 @@ export async function main(argv: string[]): Promise<number> {
       const { runCheck } = await import('./commands/check.js');
       return await runCheck(values, verb);
     }
+    if (verb === 'monitor') {
+      if (positionals.length > 1) throw new UsageError(`monitor takes no arguments (got ${JSON.stringify(positionals[1])}); TARGET is --lab or --inventory FILE`);
+      const { runMonitor } = await import('./commands/monitor.js');
+      return await runMonitor(values);
+    }
     if (verb === 'doctor') {
       const file = positionals[1];
       if (file === undefined || positionals.length > 2) throw new UsageError('usage: l20-setup doctor FILE|- [--json]  (one file; - reads standard input)');
@@ -153,10 +175,14 @@ export async function main(argv: string[]): Promise<number> {
       if (positionals[1] !== 'serve') throw new UsageError('usage: l20-setup lab serve [--hosts N] [--scenario S] [--seed N] [--inventory-out FILE]');
       return await runLabServe(values);
     }
-    process.stderr.write(`l20-setup ${verb}: not available in this release yet (see the issues); implemented: check, plan, apply, lint, doctor, lab serve, and the TUI.\n`);
+    process.stderr.write(`l20-setup ${verb}: not available in this release yet (see the issues); implemented: check, plan, apply, monitor, lint, doctor, lab serve, and the TUI.\n`);
     return 2;
   } catch (err) {
     if (err instanceof UsageError || err instanceof ConfigError) {
+      process.stderr.write(`l20-setup: ${err.message}\n`);
+      return 2;
+    }
+    if (err instanceof Error && err.name === 'RecordingError') {
       process.stderr.write(`l20-setup: ${err.message}\n`);
       return 2;
     }

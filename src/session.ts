@@ -15,6 +15,22 @@ import { hostFromConfig, hostsFromConfig, type Target } from './target.js';
 import { STAGES, STAGE_TITLES, stageById } from './stages.js';
 import { STAGE_IDS } from './engine/types.js';
 import type { Timebase } from './monitor/series.js';
+import { MonitorSession } from './monitor/session.js';
+import type { MonitorFrame } from './monitor/types.js';
+
+/** Where monitor frames come from: live samplers, or a recording played back. */
+export interface FrameSource {
+  start(): void;
+  stop(): void | Promise<void>;
+  setTimebase(timebase: Timebase): void;
+  subscribe(listener: (frame: MonitorFrame) => void): () => void;
+}
+
+export interface SessionOptions {
+  monitor?: { intervalMs?: number; recordFile?: string };
+  /** Frames from elsewhere (a replay) instead of sampling the target. */
+  monitorSource?: FrameSource;
+}
 
 export interface TrustQuestion {
   name: string;
@@ -36,11 +52,14 @@ export class TuiSession implements Controller {
   private readonly quitPromise: Promise<void>;
   private resolveQuit!: () => void;
 
+  private monitor: FrameSource | undefined;
+
   constructor(
     private readonly store: Store,
     private target: Target | undefined,
     private readonly saved: SavedConfig | undefined,
     private readonly log: SessionLog,
+    private readonly options: SessionOptions = {},
   ) {
     this.initialHosts = target?.config.hosts ?? [];
     this.initialDesign = target?.config.network.design ?? 'A';
@@ -174,6 +193,7 @@ export class TuiSession implements Controller {
 
   openMonitor(): void {
     this.store.dispatch({ type: 'monitor.open' });
+    this.startMonitor();
   }
 
   closeMonitor(): void {
@@ -182,6 +202,24 @@ export class TuiSession implements Controller {
 
   monitorTimebase(timebase?: Timebase): void {
     this.store.dispatch({ type: 'monitor.timebase', ...(timebase ? { timebase } : {}) });
+    this.monitor?.setTimebase(this.store.getState().monitor.timebase);
+  }
+
+  /** Samplers start the first time the monitor opens and run until quit, so history keeps growing. */
+  private startMonitor(): void {
+    if (this.monitor) return;
+    const source = this.options.monitorSource ?? (this.target ? new MonitorSession(this.target.hosts, { intervalMs: this.options.monitor?.intervalMs ?? 1_000, config: this.target.config, ...(this.options.monitor?.recordFile ? { recordFile: this.options.monitor.recordFile } : {}) }) : undefined);
+    if (!source) return;
+    this.monitor = source;
+    source.setTimebase(this.store.getState().monitor.timebase);
+    source.subscribe((frame) => this.store.dispatch({ type: 'monitor.frame', frame }));
+    source.start();
+  }
+
+  private async stopMonitor(): Promise<void> {
+    const m = this.monitor;
+    this.monitor = undefined;
+    await m?.stop();
   }
 
   async testConnection(h: HostConfig): Promise<{ ok: boolean; message: string }> {
@@ -214,6 +252,7 @@ export class TuiSession implements Controller {
       const config = this.saved.save({ ...base, version: 1, hosts, ...(network ? { network: { ...(base.network ?? { mtu: 9000 }), design: network.design } } : {}) });
       if (this.engine?.busy) this.engine.cancelAll();
       this.unsubscribe?.();
+      await this.stopMonitor();
       await this.target?.close();
       const next = hostsFromConfig(config, { onUnknownHostKey: (info) => this.askTrust(info) });
       this.store.dispatch({ type: 'session.hosts', hosts: config.hosts.map((c, i) => ({ name: c.name, address: next[i]?.address ?? c.address })) });
@@ -234,6 +273,7 @@ export class TuiSession implements Controller {
 
   async close(): Promise<void> {
     this.unsubscribe?.();
+    await this.stopMonitor();
     await this.target?.close();
   }
 }

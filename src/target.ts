@@ -17,6 +17,8 @@ export interface TargetOptions {
   scenario?: string;
   /** Lab time scale (1 = real time; 'max' drops the waits). */
   speed?: number | 'max';
+  /** Lab only: keep benchmark traffic running on it (vLLM requests, RDMA), so the monitor has something to show. */
+  load?: boolean;
   seed?: number;
   inventory?: string;
   /** Called for an unknown host key; resolve true to trust it (and record it in known_hosts). */

@@ -14,6 +14,10 @@ export interface CliValues {
   yes?: boolean;
   'allow-reboot'?: boolean;
   speed?: string;
+  once?: boolean;
+  interval?: string;
+  record?: string;
+  replay?: string;
 }
 
 export class UsageError extends Error {}

@@ -1,17 +1,20 @@
 /** The interactive TUI: loads React and Ink only here, after checking that a person is at a terminal. */
 import { SessionLog } from '../engine/session-log.js';
-import { Store, initialState } from '../engine/store.js';
+import { Store, initialState, type Screen } from '../engine/store.js';
 import { SavedConfig } from '../config/store.js';
-import { openTarget } from '../target.js';
-import { TuiSession } from '../session.js';
+import { openTarget, type Target } from '../target.js';
+import { TuiSession, type FrameSource, type SessionOptions } from '../session.js';
 import { intOption, type CliValues } from './common.js';
 import { labSpeed } from './check.js';
 
+function needsTerminal(): boolean {
+  if (process.stdin.isTTY && process.stdout.isTTY) return false;
+  process.stderr.write('l20-setup: the interactive UI needs a terminal; use `l20-setup check …` (plain or --json output) in pipes and CI.\n');
+  return true;
+}
+
 export async function runInteractive(values: CliValues): Promise<number> {
-  if (!process.stdin.isTTY || !process.stdout.isTTY) {
-    process.stderr.write('l20-setup: the interactive UI needs a terminal; use `l20-setup check …` (plain or --json output) in pipes and CI.\n');
-    return 2;
-  }
+  if (needsTerminal()) return 2;
   let session: TuiSession | undefined;
   const target = await openTarget({
     lab: values.lab ?? false,
@@ -22,10 +25,35 @@ export async function runInteractive(values: CliValues): Promise<number> {
     onUnknownHostKey: (info) => session?.askTrust(info) ?? Promise.resolve(false),
   });
   const saved = values.lab || values.inventory ? undefined : new SavedConfig();
-  const hosts = target ? target.config.hosts.map((h, i) => ({ name: h.name, address: target.hosts[i]?.address ?? h.address })) : [];
-  const store = new Store(initialState(hosts, target ? 'pipeline' : 'setup'));
+  return runTui(target, saved, target ? 'pipeline' : 'setup', {}, (s) => (session = s));
+}
+
+/** The TUI on an opened target, starting on `screen` (the monitor verb starts on the monitor). */
+export async function runInteractiveOn(target: Target, options: { screen: Screen } & SessionOptions): Promise<number> {
+  if (needsTerminal()) return 2;
+  return runTui(target, undefined, options.screen, options);
+}
+
+/** The TUI showing a recording: the monitor screen fed by the replay, no hosts to reach. */
+export async function runReplayInteractive(source: FrameSource & { samples: ReadonlyArray<{ hosts: ReadonlyArray<{ name: string }> }> }): Promise<number> {
+  if (needsTerminal()) return 2;
+  return runTui(undefined, undefined, 'monitor', { monitorSource: source }, undefined, source.samples[0]?.hosts.map((h) => ({ name: h.name, address: 'recorded' })) ?? []);
+}
+
+async function runTui(
+  target: Target | undefined,
+  saved: SavedConfig | undefined,
+  screen: Screen,
+  options: SessionOptions,
+  created?: (s: TuiSession) => void,
+  recordedHosts?: Array<{ name: string; address: string }>,
+): Promise<number> {
+  const hosts = target ? target.config.hosts.map((h, i) => ({ name: h.name, address: target.hosts[i]?.address ?? h.address })) : (recordedHosts ?? []);
+  const store = new Store(initialState(hosts, screen === 'monitor' ? 'pipeline' : screen));
   const log = new SessionLog();
-  session = new TuiSession(store, target, saved, log);
+  const session = new TuiSession(store, target, saved, log, options);
+  created?.(session);
+  if (screen === 'monitor') session.openMonitor();
   // Ink decides at import time that a CI environment (CI=true) gets no live frames, only the last one
   // at exit. We have checked that both ends are a terminal, so the operator is watching: keep it live.
   delete process.env.CI;
@@ -40,4 +68,3 @@ export async function runInteractive(values: CliValues): Promise<number> {
   process.stdout.write(`l20-setup: session log ${log.path}\n`);
   return 0;
 }
-

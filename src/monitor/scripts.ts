@@ -16,7 +16,8 @@
  *   R <netdev> <port_xmit_data> <port_rcv_data> <out_of_buffer>   (RDMA counters; words of 4 octets)
  *   E <netdev>  then `ethtool -S` lines (`     rx_prio3_pause: 12`)
  *   A  then `--query-compute-apps` CSV lines, then A.          (every APPS_EVERY frames)
- *   M  then the vLLM metric lines, then M.                    (every METRICS_EVERY frames, if a port is set)
+ *   M  then the vLLM metric lines, then M.                    (every METRICS_EVERY frames, if a port is set;
+ *                                                               from loopback, else the SSH session's server address)
  *   X  then Xid lines from the kernel log, then X. <1 readable | 0 not> (every XID_EVERY frames)
  *   Z                                              frame ends
  * A missing file prints `-` in its place.
@@ -82,6 +83,10 @@ rd() { v=-; { read -r v _ < "$1"; } 2>/dev/null; [ -n "$v" ] || v=-; }
 if dmesg >/dev/null 2>&1; then dm() { dmesg; }; dmok=1
 elif journalctl -k -q -n 1 >/dev/null 2>&1; then dm() { journalctl -k -q -o cat --no-pager -n 2000; }; dmok=1
 else dm() { :; }; dmok=0; fi
+# vLLM binds its API to the management address (RULES.md R46), which is the address this SSH
+# session came in on; try loopback first for a server bound to all interfaces.
+set -- \${SSH_CONNECTION:-}; mg=\${3:-}
+case $mg in *:*) mg="[$mg]" ;; esac
 i=0
 while :; do
   rd /proc/uptime; printf 'B %s\\n' "$v"
@@ -105,7 +110,9 @@ while :; do
     printf 'A\\n'; nvidia-smi --query-compute-apps=${APPS_FIELDS.join(',')} --format=csv,noheader,nounits 2>/dev/null; printf 'A.\\n'
   fi
 ${port === null ? '' : `  if [ $((i % ${METRICS_EVERY})) -eq 0 ]; then
-    printf 'M\\n'; curl -s -m 1 http://127.0.0.1:${port}/metrics | grep -E '^(${grepMetrics})[{ ]'; printf 'M.\\n'
+    printf 'M\\n'
+    for h in 127.0.0.1 $mg; do curl -sf -m 1 "http://$h:${port}/metrics" && break; done | grep -E '^(${grepMetrics})[{ ]'
+    printf 'M.\\n'
   fi
 `}  if [ $((i % ${XID_EVERY})) -eq 0 ]; then
     printf 'X\\n'; dm 2>/dev/null | grep 'NVRM: Xid' | tail -n 5; printf 'X. %s\\n' "$dmok"
