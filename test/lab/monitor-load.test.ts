@@ -12,6 +12,8 @@ import { ncclStage } from '../../checks/nccl/index.js';
 import { Engine } from '../../src/engine/runner.js';
 import { ethtoolCounter } from '../../src/lab/model/rdma.js';
 import { FABRIC_PORTS } from '../../src/lab/model/cluster.js';
+import { BENCH_SCRIPT } from '../../checks/vllm/pair-checks.js';
+import { parseVllmBench } from '../../src/parse/vllm-bench.js';
 import type { Host } from '../../src/transport/types.js';
 import type { LabTarget } from '../helpers/lab-target.js';
 import { waitFor, withLabTarget } from './helpers.js';
@@ -173,4 +175,74 @@ describe('the NCCL all-reduce benchmark carries its bytes over the rails', () =>
       after.forEach((ports, h) => ports.forEach((v, i) => expect(v - before[h]![i]!).toBeGreaterThan(1e9)));
     });
   });
+});
+
+/** The monitor's vLLM and GPU sampling: uptime, /metrics (engine 0's moving series), GPU 0's utilisation. */
+const SERVING_LOOP = `
+i=0
+while [ $i -lt "$1" ]; do
+  read -r up idle < /proc/uptime
+  echo "T $up"
+  curl -s -m 1 http://10.0.0.1:8000/metrics | grep -E '^vllm:(num_requests_running|kv_cache_usage_perc|generation_tokens_total|prompt_tokens_total|time_to_first_token_seconds_(sum|count))[{]engine="0"'
+  echo "U $(nvidia-smi -i 0 --query-gpu=utilization.gpu --format=csv,noheader,nounits)"
+  i=$((i+1))
+  sleep "$2"
+done
+`;
+
+interface MetricsSample { up: number; util: number; m: Record<string, number> }
+
+function metricSamples(out: string): MetricsSample[] {
+  const res: MetricsSample[] = [];
+  for (const l of out.split('\n')) {
+    if (l.startsWith('T ')) res.push({ up: Number(l.slice(2)), util: NaN, m: {} });
+    else if (l.startsWith('U ')) res[res.length - 1]!.util = Number(l.slice(2));
+    else if (l.startsWith('vllm:')) res[res.length - 1]!.m[l.slice(5, l.indexOf('{'))] = Number(l.slice(l.lastIndexOf(' ') + 1));
+  }
+  return res;
+}
+
+describe('vLLM under vllm bench serve', () => {
+  it('/metrics moves at the bench\'s rates while it runs (running, KV cache, tokens, TTFT histogram) and the GPUs are busy; the totals match the printed result', async () => {
+    await withLabTarget({ scenario: 'ready', speed: 100 }, async (t) => {
+      const bench = t.hosts[0]!.run({ script: BENCH_SCRIPT, args: ['10.0.0.1', '8000', 'Qwen2.5-7B-Instruct', '/opt/l20/models/Qwen2.5-7B-Instruct', 'DP16'] }, { sudo: true });
+      // Speed 100: 0.1 s between samples is 10 s of lab time; the bench runs a few minutes of it.
+      const loop = await t.hosts[0]!.run({ script: SERVING_LOOP, args: ['30', '0.1'] });
+      const b = await bench;
+      expect(b.exitCode, b.stdout.slice(-2000)).toBe(0);
+      const result = parseVllmBench(b.stdout.slice(b.stdout.indexOf('============ Serving Benchmark Result')));
+      const s = metricSamples(loop.stdout);
+      const busy = s.filter((x) => (x.m.num_requests_running ?? 0) > 0);
+      expect(busy.length).toBeGreaterThanOrEqual(3);
+      // 64 concurrent requests over 16 engines: 4 each on engine 0, its KV cache partly used.
+      for (const x of busy) {
+        expect(x.m.num_requests_running).toBe(4);
+        expect(x.m.kv_cache_usage_perc).toBeGreaterThan(0);
+        expect(x.m.kv_cache_usage_perc).toBeLessThan(1);
+        expect(x.util).toBeGreaterThan(90);
+      }
+      // Generation counters climb between samples at about the bench's per-engine rate.
+      const rate = [] as number[];
+      for (let i = 1; i < busy.length; i++) {
+        const a = busy[i - 1]!;
+        const c = busy[i]!;
+        rate.push(((c.m.generation_tokens_total ?? 0) - (a.m.generation_tokens_total ?? 0)) / (c.up - a.up));
+      }
+      const perEngine = result.outputTokThroughput! / 16;
+      expect(rate.some((r) => r > perEngine * 0.7 && r < perEngine * 1.3)).toBe(true);
+      expect(busy[busy.length - 1]!.m.time_to_first_token_seconds_count).toBeGreaterThan(0);
+      // Idle again after the bench: nothing running, GPUs back at the loaded-engine level.
+      const after = metricSamples((await t.hosts[0]!.run({ script: SERVING_LOOP, args: ['1', '0'] })).stdout)[0]!;
+      expect(after.m.num_requests_running).toBe(0);
+      expect(after.util).toBe(0);
+      // All engines together: the bench's totals and its mean TTFT.
+      const all = await t.hosts[0]!.run({ argv: ['curl', '-s', 'http://10.0.0.1:8000/metrics'] });
+      const sum = (name: string) => all.stdout.split('\n').filter((l) => l.startsWith(`${name}{`)).reduce((x, l) => x + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+      expect(sum('vllm:generation_tokens_total')).toBe(result.totalGeneratedTokens);
+      expect(sum('vllm:prompt_tokens_total')).toBe(result.totalInputTokens);
+      expect(sum('vllm:request_success_total')).toBe(640);
+      expect((sum('vllm:time_to_first_token_seconds_sum') / sum('vllm:time_to_first_token_seconds_count')) * 1000).toBeCloseTo(result.meanTtftMs!, 1);
+      expect(all.stdout).toContain('vllm:time_to_first_token_seconds_bucket{engine="0",model_name="Qwen2.5-7B-Instruct",le="+Inf"} 40.0');
+    });
+  }, 60_000);
 });

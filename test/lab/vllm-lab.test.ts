@@ -81,7 +81,8 @@ describe('vllm on the ready lab', () => {
   it('the API wants its key on /v1 and serves /health and /metrics without it; node 2\'s firewall drops the port', async () => {
     const h = t.hosts[0]!;
     const r = await sh(h, 'curl -sS -o /dev/null -w "%{http_code}\\n" http://10.0.0.1:8000/health; curl -sS -w "\\n%{http_code}\\n" http://10.0.0.1:8000/v1/models; curl -fsS http://10.0.0.1:8000/v1/models; echo "exit $?"; curl -sS http://10.0.0.1:8000/metrics | grep -c "^vllm:"; curl -sS -m 2 http://10.0.0.2:8000/health');
-    expect(r.out).toBe('200\n{"error":"Unauthorized"}\n401\nexit 22\n6\n');
+    // /metrics: 16 engines (DP 16) × (6 gauges/counters + the TTFT histogram's 23 buckets, _count, _sum).
+    expect(r.out).toBe('200\n{"error":"Unauthorized"}\n401\nexit 22\n496\n');
     expect(r.err).toBe('curl: (22) The requested URL returned error: 401\ncurl: (28) Connection timed out after 2001 milliseconds\n');
   });
 

@@ -1,6 +1,7 @@
 /**
  * curl 7.81 (jammy) over the lab's network, for the HTTP endpoints the stages read: vLLM's /health,
- * /v1/models (Bearer API key), /version and /metrics (Prometheus), and Ray's dashboard. Connections
+ * /v1/models (Bearer API key), /version and /metrics (Prometheus, model/vllm-load.ts: moving while a
+ * bench runs), and Ray's dashboard. Connections
  * follow the network model (routes, cables, ufw) and the listening sockets; a vLLM still loading
  * has its port bound but answers nothing (the request times out), as a real one does.
  *
@@ -12,6 +13,7 @@ import type { ExecResult } from 'just-bash';
 import { tcpPath } from '../model/rdma-path.js';
 import { listensOn } from '../model/sockets.js';
 import { vllmServer, waitServingChange, type VllmServer } from '../model/vllm-runtime.js';
+import { vllmMetrics } from '../model/vllm-load.js';
 import { toolIo } from '../system/live.js';
 import type { Tool, ToolEnv } from './types.js';
 import { VLLM_VERSION } from './vllm-serve.js';
@@ -29,7 +31,7 @@ function vllmRoute(s: VllmServer, method: string, path: string, headers: string[
   const p = path.split('?')[0] ?? '/';
   if (p === '/health') return { code: 200, body: '', type: 'text/plain' };
   if (p === '/version') return json(200, { version: VLLM_VERSION });
-  if (p === '/metrics') return { code: 200, body: metrics(s), type: 'text/plain; version=0.0.4; charset=utf-8' };
+  if (p === '/metrics') return { code: 200, body: vllmMetrics(s, s.machine.clock.now()), type: 'text/plain; version=0.0.4; charset=utf-8' };
   if (p.startsWith('/v1/')) {
     const auth = headers.find((h) => /^authorization:/i.test(h))?.replace(/^authorization:\s*/i, '');
     if (s.args.apiKey && auth !== `Bearer ${s.args.apiKey}`) return json(401, { error: 'Unauthorized' });
@@ -39,19 +41,6 @@ function vllmRoute(s: VllmServer, method: string, path: string, headers: string[
     }
   }
   return json(404, { detail: 'Not Found' });
-}
-
-function metrics(s: VllmServer): string {
-  const l = `model_name="${s.args.servedName}"`;
-  const rows: Array<[string, string, string, number]> = [
-    ['vllm:num_requests_running', 'gauge', 'Number of requests in model execution batches.', 0],
-    ['vllm:num_requests_waiting', 'gauge', 'Number of requests waiting to be processed.', 0],
-    ['vllm:kv_cache_usage_perc', 'gauge', 'KV-cache usage. 1 means 100 percent usage.', 0],
-    ['vllm:prompt_tokens_total', 'counter', 'Number of prefill tokens processed.', s.served.promptTokens],
-    ['vllm:generation_tokens_total', 'counter', 'Number of generation tokens processed.', s.served.generationTokens],
-    ['vllm:request_success_total', 'counter', 'Count of successfully processed requests.', s.served.requests],
-  ];
-  return rows.map(([n, t, h, v]) => `# HELP ${n} ${h}\n# TYPE ${n} ${t}\n${n}{engine="0",${l}} ${v.toFixed(1)}\n`).join('');
 }
 
 async function attempt(env: ToolEnv, host: string, port: number, method: string, path: string, headers: string[], maxS: number | undefined): Promise<Attempt> {

@@ -10,6 +10,7 @@
 import { posix } from 'node:path';
 import type { ExecResult } from 'just-bash';
 import { engineMath, vllmListening, type VllmServer } from '../model/vllm-runtime.js';
+import { endLoad, startLoad } from '../model/vllm-load.js';
 import type { ProgramInvocation } from '../shell/programs.js';
 import { toolIo } from '../system/live.js';
 import { rng } from '../util/prng.js';
@@ -122,18 +123,23 @@ export async function benchServe(inv: ProgramInvocation, args: readonly string[]
   const n = (runs.get(m) ?? 0) + 1;
   runs.set(m, n);
   const b = benchNumbers(s, w, [m.seed, m.hostname, 'vllm-bench', num('--seed', 0), s.args.dp, s.args.tp, s.args.pp, w.prompts, w.concurrency, n]);
-  // The engines are busy for the run: nvidia-smi shows it.
-  for (const wk of m.gpuWork ?? []) if (s.engines.some((e) => e.pid === wk.pid)) wk.utilPct = 96;
+  // The engines are busy for the run (nvidia-smi shows it on every node of the group) and /metrics
+  // moves at the run's rates (model/vllm-load.ts).
+  startLoad(inv.cluster, s, { ...w, totalInput: b.totalInput, ttftMs: b.ttft }, m.clock.now(), b.durationS);
   const steps = 4;
-  for (let i = 1; i <= steps; i++) {
-    if (!(await io.sleep((b.durationS * 1000) / steps))) break;
-    const done = Math.round((w.prompts * i) / steps);
-    await io.err(`\r${String(Math.round((100 * done) / w.prompts)).padStart(3)}%|${'█'.repeat(Math.round((10 * done) / w.prompts)).padEnd(10)}| ${done}/${w.prompts} [${fmtT(b.durationS * i / steps)}<${fmtT(b.durationS * (steps - i) / steps)}, ${(w.prompts / b.durationS).toFixed(2)}it/s]${i === steps ? '\n' : ''}`);
+  let completed = true;
+  try {
+    for (let i = 1; i <= steps; i++) {
+      if (!(await io.sleep((b.durationS * 1000) / steps))) {
+        completed = false;
+        break;
+      }
+      const done = Math.round((w.prompts * i) / steps);
+      await io.err(`\r${String(Math.round((100 * done) / w.prompts)).padStart(3)}%|${'█'.repeat(Math.round((10 * done) / w.prompts)).padEnd(10)}| ${done}/${w.prompts} [${fmtT(b.durationS * i / steps)}<${fmtT(b.durationS * (steps - i) / steps)}, ${(w.prompts / b.durationS).toFixed(2)}it/s]${i === steps ? '\n' : ''}`);
+    }
+  } finally {
+    endLoad(s, completed, m.clock.now());
   }
-  for (const wk of m.gpuWork ?? []) if (s.engines.some((e) => e.pid === wk.pid)) wk.utilPct = 0;
-  s.served.requests += b.completed;
-  s.served.promptTokens += b.totalInput;
-  s.served.generationTokens += b.totalOutput;
   const ttft = [...b.ttft].sort((x, y) => x - y);
   const tpot = [...b.tpot].sort((x, y) => x - y);
   const mean = (xs: number[]): number => xs.reduce((x, y) => x + y, 0) / xs.length;
