@@ -67,7 +67,7 @@ export function parseAppLine(line: string): AppRow | null {
   const f = line.split(',').map((s) => s.trim());
   if (f.length < 4 || !/^(GPU|MIG)-/.test(f[0] ?? '') || !/^\d+$/.test(f[1] ?? '')) return null;
   // A process name may itself contain commas; the memory is the last field.
-  return { gpuUuid: f[0] as string, pid: Number(f[1]), name: f.slice(2, -1).join(',') || '?', memUsedMiB: value(f[f.length - 1]) };
+  return { gpuUuid: f[0] as string, pid: Number(f[1]), name: f.slice(2, -1).join(', ') || '?', memUsedMiB: value(f[f.length - 1]) };
 }
 
 export interface PortCounters {
