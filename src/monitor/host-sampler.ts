@@ -103,7 +103,7 @@ export class HostSampler {
       error: stale ? (errors[0] ?? `no data for ${Math.round((this.now() - newest) / 1000)} s`) : (errors[0] ?? null),
       gpus,
       ports: cur ? portReadings(cur, prev, this.opts.rocePriority ?? 3) : [],
-      vllm: mCur && this.opts.vllmPort !== null ? vllmReading(mCur, mPrev, `:${this.opts.vllmPort}/metrics (loopback or the management address)`) : null,
+      vllm: mCur && this.opts.vllmPort !== null ? vllmReading(mCur, mPrev, `:${this.opts.vllmPort}/metrics`) : null,
       xids: [...this.xids],
     };
   }
