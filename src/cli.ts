@@ -24,7 +24,7 @@ Usage:
   l20-setup apply [--stage ID…] [TARGET] --yes [--allow-reboot] [--json]
   l20-setup monitor [TARGET] [--once] [--json] [--interval MS] [--record FILE | --replay FILE]
                                   live GPUs, fabric ports (RDMA, PFC pauses, discards) and vLLM per host
-  l20-setup lab serve [--hosts N] [--scenario S] [--seed N] [--inventory-out FILE]
+  l20-setup lab serve [--hosts N] [--scenario S] [--seed N] [--inventory-out FILE] [--load]
   l20-setup lint FILE… [--json]        expert review of nccl.conf, netplan, scripts, vLLM/Ray command lines
   l20-setup doctor FILE|- [--json]     read a pasted output (ibstat, mlnx_qos, NCCL logs, nvidia-smi, …)
 
@@ -76,9 +76,10 @@ Reviews configuration: nccl.conf and env files, netplan YAML, shell scripts (mln
 ib_write_bw lines), vLLM and Ray command lines, Python launchers using vllm.LLM — detected by content.
 Files are read together (cross-file facts). Exit 0 no blocker or high finding, 1 otherwise, 2 a file
 cannot be read.`,
-  lab: `Usage: l20-setup lab serve [--hosts N] [--scenario S] [--seed N] [--inventory-out FILE]
+  lab: `Usage: l20-setup lab serve [--hosts N] [--scenario S] [--seed N] [--inventory-out FILE] [--load]
 
-Runs simulated L20 servers (real SSH on 127.0.0.1) until interrupted. With --inventory-out, writes an
+Runs simulated L20 servers (real SSH on 127.0.0.1) until interrupted. --load keeps work on them
+(vllm bench serve against the head, ib_write_bw rail after rail) for the monitor to watch. With --inventory-out, writes an
 inventory any other invocation can use (--inventory FILE), plus FILE.ssh_config for OpenSSH
 (ssh -F FILE.ssh_config l20-n1) and FILE.ansible.ini for Ansible.`,
 };
@@ -107,6 +108,7 @@ function parse(argv: string[]) {
       interval: { type: 'string' },
       record: { type: 'string' },
       replay: { type: 'string' },
+      load: { type: 'boolean' },
     },
   });
 }
@@ -120,6 +122,7 @@ async function runLabServe(values: CliValues): Promise<number> {
     seed: intOption('seed', values.seed, 0, 2 ** 31) ?? 1,
     ...(values.speed !== undefined ? { speed: labSpeed(values.speed)! } : {}),
     ...(values['inventory-out'] ? { inventoryOut: values['inventory-out'] } : {}),
+    ...(values.load ? { load: true } : {}),
   });
 }
 
@@ -172,7 +175,7 @@ export async function main(argv: string[]): Promise<number> {
       return await runLint({ files, json: values.json ?? false, color: useColor(), write: (s) => process.stdout.write(s) });
     }
     if (verb === 'lab') {
-      if (positionals[1] !== 'serve') throw new UsageError('usage: l20-setup lab serve [--hosts N] [--scenario S] [--seed N] [--inventory-out FILE]');
+      if (positionals[1] !== 'serve') throw new UsageError('usage: l20-setup lab serve [--hosts N] [--scenario S] [--seed N] [--inventory-out FILE] [--load]');
       return await runLabServe(values);
     }
     process.stderr.write(`l20-setup ${verb}: not available in this release yet (see the issues); implemented: check, plan, apply, monitor, lint, doctor, lab serve, and the TUI.\n`);

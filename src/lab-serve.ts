@@ -9,9 +9,10 @@ function writeAtomic(path: string, text: string): void {
   renameSync(tmp, path);
 }
 
-export async function serveLab(options: { hosts: number; scenario: string; seed: number; speed?: number | 'max'; inventoryOut?: string }): Promise<number> {
+export async function serveLab(options: { hosts: number; scenario: string; seed: number; speed?: number | 'max'; inventoryOut?: string; load?: boolean }): Promise<number> {
   const { startLab } = await import('./lab/index.js');
   const lab = await startLab({ hosts: options.hosts, scenario: options.scenario, seed: options.seed, ...(options.speed !== undefined ? { speed: options.speed } : {}) });
+  const load = options.load ? await (await import('./lab/load.js')).startLabLoad(lab) : undefined;
   const out = options.inventoryOut ? resolve(options.inventoryOut) : undefined;
   const dir = out ? `${out}.d` : resolve(`l20-lab-${process.pid}.d`);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -37,6 +38,7 @@ export async function serveLab(options: { hosts: number; scenario: string; seed:
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
+  await load?.stop();
   await lab.close();
   return 0;
 }

@@ -113,9 +113,11 @@ export async function openTarget(options: TargetOptions): Promise<Target | undef
     const dir = mkdtempSync(join(tmpdir(), 'l20-lab-'));
     const { config } = labInventory(lab, dir);
     const hosts = hostsFromConfig(config, options);
+    const load = options.load ? await (await import('./lab/load.js')).startLabLoad(lab) : undefined;
     return {
       config, hosts, source: `built-in lab (scenario ${options.scenario ?? 'fresh'})`,
       async close() {
+        await load?.stop();
         await Promise.all(hosts.map((h) => h.close()));
         await lab.close();
         rmSync(dir, { recursive: true, force: true });

@@ -258,8 +258,11 @@ export function processLine(gpus: ReadonlyArray<GpuReading>, width: number): str
   const groups = new Map<string, { count: number; mem: number[]; gpus: number[] }>();
   for (const g of gpus) {
     for (const p of g.processes) {
-      // nvidia-smi prints the executable's full path; the last part is what tells them apart.
-      const name = p.name.split('/').pop() || p.name;
+      // nvidia-smi prints the executable's full path; the last part is what tells them apart. Workers
+      // of one job differ only by a trailing rank ("VLLM::EngineCore_DP3", "ray::RayWorkerWrapper-2"):
+      // one group, with the rank dropped.
+      const base = p.name.split('/').pop() || p.name;
+      const name = base.replace(/(?:[_-](?:DP|TP|PP|rank)?\d+|(?:DP|TP|PP)\d+)$/, '') || base;
       const e = groups.get(name) ?? { count: 0, mem: [], gpus: [] };
       e.count++;
       if (p.memUsedMiB !== null) e.mem.push(p.memUsedMiB);

@@ -18,6 +18,7 @@ export interface CliValues {
   interval?: string;
   record?: string;
   replay?: string;
+  load?: boolean;
 }
 
 export class UsageError extends Error {}

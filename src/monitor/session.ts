@@ -75,6 +75,9 @@ export class MonitorSession {
   private readonly history = new MonitorHistory();
   private readonly listeners = new Set<Listener>();
   private timer: NodeJS.Timeout | undefined;
+  /** The tick schedule: samples are stamped with their slot, not with the timer's jitter. */
+  private nextTickAt = 0;
+  private stopped = false;
   private timebase: Timebase = '1m';
   private record: WriteStream | undefined;
   private readonly dataWaiters = new Set<() => void>();
@@ -103,11 +106,29 @@ export class MonitorSession {
   start(): void {
     if (this.opts.recordFile) this.record = createWriteStream(this.opts.recordFile, { flags: 'a', mode: 0o600 });
     for (const s of this.samplers) s.start();
-    this.timer = setInterval(() => this.tick(), this.opts.intervalMs);
+    this.nextTickAt = this.now() + this.opts.intervalMs;
+    this.schedule();
+  }
+
+  /**
+   * One sample per slot of a fixed schedule. A timer drifts and jitters (two samples in one 1 s
+   * history bucket, none in the next, shows as a gap); stamping each sample with its slot keeps the
+   * buckets regular, and a late timer (a busy event loop) skips the slots it missed.
+   */
+  private schedule(): void {
+    this.timer = setTimeout(() => {
+      const slot = this.nextTickAt;
+      const now = this.now();
+      const behind = Math.max(0, Math.floor((now - slot) / this.opts.intervalMs));
+      this.nextTickAt = slot + (behind + 1) * this.opts.intervalMs;
+      this.tick(slot + behind * this.opts.intervalMs);
+      if (!this.stopped) this.schedule();
+    }, Math.max(0, this.nextTickAt - this.now()));
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.timer);
+    this.stopped = true;
+    clearTimeout(this.timer);
     await Promise.all(this.samplers.map((s) => s.stop()));
     const rec = this.record;
     this.record = undefined;
@@ -130,12 +151,12 @@ export class MonitorSession {
   }
 
   /** Assembles the current sample (alerts included) without recording it. */
-  sample(): MonitorSample {
+  sample(at = this.now()): MonitorSample {
     const raw = this.samplers.map((s) => s.snapshot());
     const speeds = raw.flatMap((h) => h.ports.map((p) => p.speedGbps ?? 0));
     const expected = speeds.length ? Math.max(...speeds) || null : null;
     const hosts: HostSample[] = raw.map((h) => ({ ...h, alerts: hostAlerts(h, expected) }));
-    return { version: 1, time: new Date(this.now()).toISOString(), hosts };
+    return { version: 1, time: new Date(at).toISOString(), hosts };
   }
 
   /** Waits until every host is ready (or the deadline passes) and returns one complete sample. */
@@ -160,8 +181,8 @@ export class MonitorSession {
     return this.sample();
   }
 
-  private tick(): void {
-    const sample = this.sample();
+  private tick(at: number): void {
+    const sample = this.sample(at);
     this.latest = sample;
     this.history.add(sample);
     this.record?.write(`${JSON.stringify(sample)}\n`);

@@ -136,6 +136,9 @@ describe('vLLM, processes and alerts', () => {
     const mixed = [worker(0), worker(1), gpu(5, { processes: [{ pid: 9, name: 'python3', memUsedMiB: 1024 }, { pid: 10, name: 'python3', memUsedMiB: 2048 }] })];
     expect(processLine(mixed, 100).trimEnd()).toBe('VllmWorker ×2 · 38.1 GiB each · gpu0–1  python3 ×2 · 1.0–2.0 GiB · gpu5');
     expect(processLine([gpu(0)], 30).trimEnd()).toBe('processes: none on the GPUs');
+    // Ranks of one job group together; a version digit in a name is not a rank.
+    const ranked = [0, 1, 2].map((i) => ({ ...gpu(i), processes: [{ pid: 10 + i, name: `VLLM::EngineCore_DP${i}`, memUsedMiB: 41461 }] }));
+    expect(processLine([...ranked, { ...gpu(3), processes: [{ pid: 9, name: 'python3', memUsedMiB: 1024 }] }], 100).trimEnd()).toBe('VLLM::EngineCore ×3 · 40.5 GiB each · gpu0–2  python3 ×1 · 1.0 GiB · gpu3');
     expect(width(processLine([0, 1, 2, 3].map(worker), 20))).toBe(20);
     expect(gpuRange([5, 0, 1, 2, 7])).toBe('gpu0–2,5,7');
   });
