@@ -19,6 +19,7 @@ import type { Machine, PortQos } from '../model/types.js';
 import { PRIO_COUNT, addDscpApp, dcbNetdev, delDscpApp, portQos, setPfc, setTrust } from '../model/qos.js';
 import { fail, ok } from '../shell/args.js';
 import type { Tool } from './types.js';
+import { settleTraffic } from '../model/traffic.js';
 
 // ---------------------------------------------------------------------------------------------
 // mlnx_qos
@@ -265,6 +266,7 @@ function appShow(q: PortQos, o: DcbOpts): string {
 }
 
 function pfcShow(m: Machine, dev: string, q: PortQos, o: DcbOpts, what: string[]): string {
+  settleTraffic(m); // pauses of flows still running count up to now
   const counters = m.rdmaRuntime?.ethtool[dev] ?? {};
   const row = (kind: 'tx' | 'rx'): string => Array.from({ length: PRIO_COUNT }, (_, i) => `${i}:${counters[`${kind}_prio${i}_pause`] ?? 0} `).join('');
   const parts: Record<string, string> = {
