@@ -58,6 +58,9 @@ async function runTui(
   // at exit. We have checked that both ends are a terminal, so the operator is watching: keep it live.
   delete process.env.CI;
   delete process.env.CONTINUOUS_INTEGRATION;
+  // React and its reconciler pick their build when first imported: without this the development
+  // build runs, checking every render (the monitor redraws every second; it costs several times the CPU).
+  process.env.NODE_ENV ??= 'production';
   const { renderApp } = await import('../../screens/tui.js');
   try {
     await renderApp(store, session);
