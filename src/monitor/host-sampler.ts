@@ -191,6 +191,7 @@ const EVENT_REASON_SETS = GPU_FIELD_SETS - 1;
 
 function describeEnd(channel: Channel, r: RunResult): string {
   const what = channel === 'gpu' ? 'nvidia-smi' : 'counter loop';
+  if (channel === 'gpu' && r.exitCode === 127) return 'nvidia-smi is not installed (no NVIDIA driver yet: stage gpu-driver)';
   const last = `${r.stderr}\n${r.stdout}`.split('\n').map((l) => l.trim()).filter(Boolean).slice(-1)[0];
   const how = r.timedOut ? 'timed out' : r.cancelled ? 'was cancelled (no output)' : r.signal ? `was killed by ${r.signal}` : `exited with ${r.exitCode}`;
   return `${what} ${how}${last ? `: ${last}` : ''}`;

@@ -74,6 +74,8 @@ export interface PortCounters {
   netdev: string;
   rdmaDevice: string | null;
   operstate: string;
+  /** IFF_UP from the interface flags: false = administratively down (not configured), null = unknown. */
+  adminUp: boolean | null;
   speedMbps: number | null;
   txBytes: number | null;
   rxBytes: number | null;
@@ -130,11 +132,12 @@ export class LoopFrameParser {
     const [tag, ...w] = line.trim().split(/\s+/);
     switch (tag) {
       case 'N': {
-        const [netdev, rdma, operstate, speed, tx, rx, dropped] = w;
+        const [netdev, rdma, operstate, speed, tx, rx, dropped, flags] = w;
         if (!netdev) return;
         const speedMbps = num(speed);
+        const adminUp = flags && /^0x[0-9a-f]+$/i.test(flags) ? (Number.parseInt(flags, 16) & 0x1) === 1 : null;
         f.ports.push({
-          netdev, rdmaDevice: rdma && rdma !== '-' ? rdma : null, operstate: operstate ?? '-',
+          netdev, rdmaDevice: rdma && rdma !== '-' ? rdma : null, operstate: operstate ?? '-', adminUp,
           speedMbps: speedMbps !== null && speedMbps > 0 ? speedMbps : null,
           txBytes: num(tx), rxBytes: num(rx), rxDropped: num(dropped), xmitWords: null, rcvWords: null, outOfBuffer: null, ethtool: {},
         });

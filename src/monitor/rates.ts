@@ -56,6 +56,7 @@ export function portReadings(cur: LoopFrame, prev: LoopFrame | null, rocePriorit
       rdmaDevice: p.rdmaDevice,
       speedGbps: p.speedMbps === null ? null : p.speedMbps / 1000,
       up: p.operstate === 'up',
+      adminUp: p.adminUp,
       txGbps: round(sumOrNull(kernelTx, rdmaTxBits), 2),
       rxGbps: round(sumOrNull(kernelRx, rdmaRxBits), 2),
       rdmaTxGbps: round(rdmaTxBits, 2),

@@ -18,7 +18,7 @@ const gpu = z.object({
 });
 const rates = z.record(z.string(), z.number());
 const port = z.object({
-  netdev: z.string(), rdmaDevice: z.string().nullable(), speedGbps: n, up: z.boolean(), txGbps: n, rxGbps: n,
+  netdev: z.string(), rdmaDevice: z.string().nullable(), speedGbps: n, up: z.boolean(), adminUp: z.boolean().nullable().default(null), txGbps: n, rxGbps: n,
   rdmaTxGbps: n.default(null), rdmaRxGbps: n.default(null), pauseRxPerSec: rates, pauseTxPerSec: rates, discardsPerSec: n,
   outOfBufferPerSec: n.default(null),
 });

@@ -12,7 +12,7 @@
  *
  * Frame protocol of the loop (one tag per line; values are raw counters, the client computes rates):
  *   B <uptime s>                                   frame begins (host clock, from /proc/uptime)
- *   N <netdev> <rdma dev> <operstate> <speed Mb/s> <tx_bytes> <rx_bytes> <rx_dropped>
+ *   N <netdev> <rdma dev> <operstate> <speed Mb/s> <tx_bytes> <rx_bytes> <rx_dropped> <flags (IFF_UP = 0x1)>
  *   R <netdev> <port_xmit_data> <port_rcv_data> <out_of_buffer>   (RDMA counters; words of 4 octets)
  *   E <netdev>  then `ethtool -S` lines (`     rx_prio3_pause: 12`)
  *   A  then `--query-compute-apps` CSV lines, then A.          (every APPS_EVERY frames)
@@ -97,8 +97,8 @@ while :; do
     ${filter}
     devs="$devs $n"
     rd "$d/operstate"; o=$v; rd "$d/speed"; s=$v
-    rd "$d/statistics/tx_bytes"; t=$v; rd "$d/statistics/rx_bytes"; x=$v; rd "$d/statistics/rx_dropped"; q=$v
-    printf 'N %s %s %s %s %s %s %s\\n' "$n" "$r" "$o" "$s" "$t" "$x" "$q"
+    rd "$d/statistics/tx_bytes"; t=$v; rd "$d/statistics/rx_bytes"; x=$v; rd "$d/statistics/rx_dropped"; q=$v; rd "$d/flags"
+    printf 'N %s %s %s %s %s %s %s %s\\n' "$n" "$r" "$o" "$s" "$t" "$x" "$q" "$v"
     c=/sys/class/infiniband/$r/ports/1
     rd "$c/counters/port_xmit_data"; t=$v; rd "$c/counters/port_rcv_data"; x=$v; rd "$c/hw_counters/out_of_buffer"; q=$v
     printf 'R %s %s %s %s\\n' "$n" "$t" "$x" "$q"

@@ -53,7 +53,10 @@ const totalPauses = (p: PortReading): number =>
 
 function portAlerts(p: PortReading, expectedGbps: number | null): Alert[] {
   const subject = p.netdev;
-  if (!p.up) return [{ kind: 'port-down', subject, severity: 'fail', message: `${p.netdev} is down` }];
+  if (!p.up && p.adminUp === false) {
+    return [{ kind: 'port-down', subject, severity: 'warn', message: `${p.netdev} is administratively down (not brought up yet: stage network)` }];
+  }
+  if (!p.up) return [{ kind: 'port-down', subject, severity: 'fail', message: `${p.netdev} is up but has no link (cable, peer port or transceiver)` }];
   const out: Alert[] = [];
   if (expectedGbps !== null && p.speedGbps !== null && p.speedGbps < expectedGbps) {
     out.push({ kind: 'port-speed', subject, severity: 'warn', message: `${p.netdev} runs at ${p.speedGbps} Gb/s, below ${expectedGbps} Gb/s` });

@@ -34,6 +34,8 @@ export interface PortReading {
   /** Negotiated speed; null while the link is down. */
   speedGbps: number | null;
   up: boolean;
+  /** false: the interface is administratively down (not brought up yet), as opposed to a lost link. */
+  adminUp: boolean | null;
   /** Everything the port sent/received: netdev (kernel) bytes plus RDMA bytes, which bypass the kernel. */
   txGbps: number | null;
   rxGbps: number | null;

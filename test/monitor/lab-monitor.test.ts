@@ -85,6 +85,32 @@ describe('monitor on the lab', () => {
   }, 90_000);
 });
 
+describe('monitor on a fresh lab (nothing installed yet)', () => {
+  let t: LabTarget;
+  beforeAll(async () => {
+    t = await labTarget({ speed: 1, scenario: 'fresh' });
+  });
+  afterAll(async () => t?.close());
+
+  it('says the driver is missing and that the ports are not brought up yet, rather than broken', async () => {
+    const session = new MonitorSession(t.hosts, { intervalMs: 300, config: t.config });
+    session.start();
+    try {
+      const s = await session.once(15_000);
+      for (const h of s.hosts) {
+        expect(h.stale).toBe(false);
+        expect(h.gpus).toEqual([]);
+        expect(h.error).toBe('nvidia-smi is not installed (no NVIDIA driver yet: stage gpu-driver)');
+        expect(h.ports).toHaveLength(4);
+        expect(h.alerts.map((a) => [a.kind, a.severity])).toEqual(h.ports.map(() => ['port-down', 'warn']));
+        expect(h.vllm).toBeNull();
+      }
+    } finally {
+      await session.stop();
+    }
+  }, 60_000);
+});
+
 function check(sample: MonitorSample): void {
   expect(sample.version).toBe(1);
   expect(sample.hosts.map((h) => h.name)).toEqual(['l20-n1', 'l20-n2']);

@@ -69,9 +69,9 @@ describe('host loop frames', () => {
     const fs = frames([
       'Welcome to Ubuntu 22.04',
       'B 100.50',
-      'N ens1f0 mlx5_0 up 25000 1000 2000 3 ',
+      'N ens1f0 mlx5_0 up 25000 1000 2000 3 0x1003',
       'R ens1f0 250 500 7',
-      'N ens1f1 mlx5_1 down -1 - - -',
+      'N ens1f1 mlx5_1 down -1 - - - 0x1002',
       'R ens1f1 - - -',
       'E ens1f0',
       '     rx_prio3_pause: 12',
@@ -89,8 +89,8 @@ describe('host loop frames', () => {
     ]);
     expect(fs).toHaveLength(1);
     const [f] = fs;
-    expect(f?.ports[0]).toMatchObject({ netdev: 'ens1f0', rdmaDevice: 'mlx5_0', operstate: 'up', speedMbps: 25000, txBytes: 1000, rxBytes: 2000, rxDropped: 3, xmitWords: 250, rcvWords: 500, outOfBuffer: 7, ethtool: { rx_prio3_pause: 12, tx_prio3_pause: 4, rx_discards_phy: 9 } });
-    expect(f?.ports[1]).toMatchObject({ netdev: 'ens1f1', operstate: 'down', speedMbps: null, txBytes: null, xmitWords: null, ethtool: { tx_vport_rdma_unicast_bytes: 4096 } });
+    expect(f?.ports[0]).toMatchObject({ netdev: 'ens1f0', rdmaDevice: 'mlx5_0', operstate: 'up', adminUp: true, speedMbps: 25000, txBytes: 1000, rxBytes: 2000, rxDropped: 3, xmitWords: 250, rcvWords: 500, outOfBuffer: 7, ethtool: { rx_prio3_pause: 12, tx_prio3_pause: 4, rx_discards_phy: 9 } });
+    expect(f?.ports[1]).toMatchObject({ netdev: 'ens1f1', operstate: 'down', adminUp: false, speedMbps: null, txBytes: null, xmitWords: null, ethtool: { tx_vport_rdma_unicast_bytes: 4096 } });
     expect(f?.metrics).toHaveLength(1);
     expect(f?.xids?.lines[0]).toContain('Xid (PCI:0000:3b:00): 79');
   });

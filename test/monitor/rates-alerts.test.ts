@@ -6,7 +6,7 @@ import { Series, SeriesBook } from '../../src/monitor/series.js';
 import type { GpuReading, HostSample, PortReading } from '../../src/monitor/types.js';
 
 function port(over: Partial<PortCounters>): PortCounters {
-  return { netdev: 'ens1f0', rdmaDevice: 'mlx5_0', operstate: 'up', speedMbps: 25000, txBytes: 0, rxBytes: 0, rxDropped: 0, xmitWords: 0, rcvWords: 0, outOfBuffer: 0, ethtool: {}, ...over };
+  return { netdev: 'ens1f0', rdmaDevice: 'mlx5_0', operstate: 'up', adminUp: true, speedMbps: 25000, txBytes: 0, rxBytes: 0, rxDropped: 0, xmitWords: 0, rcvWords: 0, outOfBuffer: 0, ethtool: {}, ...over };
 }
 const frame = (uptime: number, ...ports: PortCounters[]): LoopFrame => ({ uptime, ports });
 
@@ -57,7 +57,7 @@ function gpu(over: Partial<GpuReading>): GpuReading {
   return { index: 0, name: 'NVIDIA L20', uuid: 'GPU-x', utilPct: 50, memUsedMiB: 1, memTotalMiB: 46068, tempC: 60, powerW: 200, powerCapW: 350, smClockMHz: 2520, smClockMaxMHz: 2520, pstate: 'P0', eventReasons: 0, processes: [], ...over };
 }
 function portReading(over: Partial<PortReading>): PortReading {
-  return { netdev: 'ens1f0', rdmaDevice: 'mlx5_0', speedGbps: 25, up: true, txGbps: 20, rxGbps: 20, rdmaTxGbps: 20, rdmaRxGbps: 20, pauseRxPerSec: { '3': 0 }, pauseTxPerSec: { '3': 0 }, discardsPerSec: 0, outOfBufferPerSec: 0, ...over };
+  return { netdev: 'ens1f0', rdmaDevice: 'mlx5_0', speedGbps: 25, up: true, adminUp: true, txGbps: 20, rxGbps: 20, rdmaTxGbps: 20, rdmaRxGbps: 20, pauseRxPerSec: { '3': 0 }, pauseTxPerSec: { '3': 0 }, discardsPerSec: 0, outOfBufferPerSec: 0, ...over };
 }
 function host(over: Partial<Omit<HostSample, 'alerts'>>): Omit<HostSample, 'alerts'> {
   return { name: 'l20-n1', stale: false, updated: null, error: null, gpus: [], ports: [], vllm: null, xids: [], ...over };
@@ -91,7 +91,9 @@ describe('thresholds', () => {
   });
 
   it('flags a port down or slower than its peers, Xid lines, and a stale host alone', () => {
-    expect(hostAlerts(host({ ports: [portReading({ up: false })] }), 25)).toMatchObject([{ kind: 'port-down' }]);
+    expect(hostAlerts(host({ ports: [portReading({ up: false })] }), 25)).toMatchObject([{ kind: 'port-down', severity: 'fail', message: 'ens1f0 is up but has no link (cable, peer port or transceiver)' }]);
+    // Not brought up yet (a fresh host before the network stage) is not a broken link.
+    expect(hostAlerts(host({ ports: [portReading({ up: false, adminUp: false })] }), 25)).toMatchObject([{ kind: 'port-down', severity: 'warn' }]);
     expect(hostAlerts(host({ ports: [portReading({ speedGbps: 10 })] }), 25)).toMatchObject([{ kind: 'port-speed', severity: 'warn' }]);
     expect(hostAlerts(host({ xids: ['[ 5.1] NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.'] }), 25)).toMatchObject([{ kind: 'xid', message: 'NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.' }]);
     expect(hostAlerts(host({ stale: true, error: 'connection lost', ports: [portReading({ up: false })] }), 25)).toEqual([{ kind: 'stale', subject: 'l20-n1', severity: 'fail', message: 'l20-n1 not answering: connection lost' }]);

@@ -16,7 +16,7 @@ function gpu(index: number, over: Partial<GpuReading> = {}): GpuReading {
 
 function port(over: Partial<PortReading> = {}): PortReading {
   return {
-    netdev: 'ens1f0np0', rdmaDevice: 'mlx5_0', speedGbps: 25, up: true, txGbps: 21.7, rxGbps: 21.5, rdmaTxGbps: 21.0, rdmaRxGbps: 20.9,
+    netdev: 'ens1f0np0', rdmaDevice: 'mlx5_0', speedGbps: 25, up: true, adminUp: true, txGbps: 21.7, rxGbps: 21.5, rdmaTxGbps: 21.0, rdmaRxGbps: 20.9,
     pauseRxPerSec: { '3': 1234 }, pauseTxPerSec: { '3': 0 }, discardsPerSec: 0, outOfBufferPerSec: 0, ...over,
   };
 }

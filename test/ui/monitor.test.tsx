@@ -90,7 +90,7 @@ function gpu(index: number): GpuReading {
 
 function port(i: number): PortReading {
   return {
-    netdev: NETDEVS[i]!, rdmaDevice: `mlx5_${i}`, speedGbps: 25, up: true, txGbps: 21.7, rxGbps: 21.5, rdmaTxGbps: 21, rdmaRxGbps: 20.9,
+    netdev: NETDEVS[i]!, rdmaDevice: `mlx5_${i}`, speedGbps: 25, up: true, adminUp: true, txGbps: 21.7, rxGbps: 21.5, rdmaTxGbps: 21, rdmaRxGbps: 20.9,
     pauseRxPerSec: { '3': 120 }, pauseTxPerSec: { '3': 0 }, discardsPerSec: 0, outOfBufferPerSec: 0,
   };
 }
