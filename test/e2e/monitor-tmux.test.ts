@@ -1,0 +1,105 @@
+/**
+ * The monitor in a real terminal: `l20-setup monitor --lab` under tmux shows both hosts' 8 GPUs and
+ * 4 ports with values that move between frames, switches the timebase, and a recording plays back
+ * in the same screen.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const SOCKET = `l20mon-${process.pid}`;
+
+function tmux(...args: string[]): string {
+  return execFileSync('tmux', ['-L', SOCKET, ...args], { encoding: 'utf8' });
+}
+
+function terminal(name: string, cols = 200, rows = 50) {
+  const home = mkdtempSync(join(tmpdir(), 'l20-mon-home-'));
+  tmux('-f', '/dev/null', 'new-session', '-d', '-s', name, '-x', String(cols), '-y', String(rows), '-c', ROOT,
+    `env HOME=${home} XDG_STATE_HOME=${home}/state TERM=xterm-256color bash --norc --noprofile`);
+  tmux('set-option', '-t', name, 'remain-on-exit', 'on');
+  const shot = () => tmux('capture-pane', '-p', '-t', name);
+  return {
+    home,
+    shot,
+    keys: (...keys: string[]) => tmux('send-keys', '-t', name, ...keys),
+    async until(pred: (s: string) => boolean, what: string, timeoutMs = 60_000): Promise<string> {
+      const deadline = Date.now() + timeoutMs;
+      let last = '';
+      while (Date.now() < deadline) {
+        last = shot();
+        if (pred(last)) return last;
+        await new Promise((r) => setTimeout(r, 50)); // polling interval for the condition, not a fixed wait
+      }
+      throw new Error(`timed out waiting for ${what}; screen:\n${last}`);
+    },
+  };
+}
+
+/** GPU rows of the two columns: lines starting with a GPU index and a util bar. */
+const gpuRows = (s: string): string[] => s.split('\n').filter((l) => /^\s+[0-7] ▕/.test(l));
+const sampleTime = (s: string): string | undefined => /sample (\d\d:\d\d:\d\d)/.exec(s)?.[1];
+
+describe('monitor in a real terminal (tmux)', () => {
+  afterAll(() => {
+    try {
+      tmux('kill-server');
+    } catch {
+      // already gone
+    }
+  });
+
+  it('shows both hosts\' GPUs and ports with moving values, switches the timebase, records and quits cleanly', async () => {
+    const t = terminal('live');
+    const rec = join(t.home, 'rec.jsonl');
+    t.keys(`clear; node bin/l20-setup.js monitor --lab --record ${rec}; echo EXIT-CODE=$?`, 'Enter');
+    const first = await t.until((s) => s.includes('l20-setup · monitor') && gpuRows(s).length === 8 && /96%/.test(s), 'both hosts busy');
+    // Side by side: each GPU row carries both hosts (the column rule between them).
+    for (const row of gpuRows(first)) expect(row).toMatch(/│\s+[0-7] ▕/);
+    expect(first.match(/ens[12]f[01] /g)?.length).toBe(8);
+    expect(first).toMatch(/l20-n1 .*8 GPUs · 4 ports/);
+    expect(first).toMatch(/l20-n2 .*8 GPUs · 4 ports/);
+    expect(first).toMatch(/vLLM\s+run \d+/);
+    // Values move: a later frame shows another sample and different numbers (power, temperature, rates).
+    const later = await t.until((s) => sampleTime(s) !== sampleTime(first) && gpuRows(s).join() !== gpuRows(first).join(), 'a new frame with new values', 15_000);
+    expect(later).toMatch(/\d+\.\d\s+\d+%/); // a port rate with its % of line rate
+    t.keys('t');
+    await t.until((s) => /timebase 10m/.test(s), 'timebase 10m');
+    t.keys('t');
+    await t.until((s) => /timebase 1h/.test(s), 'timebase 1h');
+    t.keys('q');
+    const after = await t.until((s) => /EXIT-CODE=\d/.test(s), 'the exit', 30_000);
+    expect(after).toContain('EXIT-CODE=0');
+    expect(existsSync(rec)).toBe(true);
+    // At least the two frames seen above, one line each, in time order.
+    const times = readFileSync(rec, 'utf8').split('\n').filter(Boolean).map((l) => Date.parse((JSON.parse(l) as { time: string }).time));
+    expect(times.length).toBeGreaterThanOrEqual(2);
+    expect([...times].sort((a, b) => a - b)).toEqual(times);
+
+    // The recording plays back in the same screen.
+    t.keys(`clear; node bin/l20-setup.js monitor --replay ${rec}; echo EXIT-CODE=$?`, 'Enter');
+    const replay = await t.until((s) => /replay \d+\/\d+/.test(s) && gpuRows(s).length === 8, 'the replay');
+    expect(replay).toContain('rec.jsonl');
+    t.keys('q');
+    await t.until((s) => (s.match(/EXIT-CODE=0/g) ?? []).length === 1 && !s.includes('l20-setup · monitor'), 'the replay to quit', 30_000);
+  }, 120_000);
+
+  it('opens from the pipeline with m and goes back with esc, sampling on', async () => {
+    const t = terminal('tui', 160, 45);
+    t.keys('clear; node bin/l20-setup.js --lab --scenario ready; echo EXIT-CODE=$?', 'Enter');
+    await t.until((s) => s.includes('l20-setup · pipeline'), 'the pipeline');
+    t.keys('m');
+    const mon = await t.until((s) => s.includes('l20-setup · monitor') && gpuRows(s).length === 8, 'the monitor with both hosts');
+    expect(mon).toMatch(/esc back\s+t timebase/);
+    t.keys('Escape');
+    await t.until((s) => s.includes('l20-setup · pipeline'), 'back to the pipeline');
+    t.keys('m');
+    // Sampling went on while the pipeline showed: the history is there at once.
+    await t.until((s) => s.includes('l20-setup · monitor') && gpuRows(s).length === 8, 'the monitor again', 10_000);
+    t.keys('q');
+    await t.until((s) => /EXIT-CODE=0/.test(s), 'the exit', 30_000);
+  }, 90_000);
+});
