@@ -3,40 +3,17 @@
  * 4 ports with values that move between frames, switches the timebase, and a recording plays back
  * in the same screen.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { tmuxServer } from '../helpers/tmux.js';
 
-const ROOT = resolve(import.meta.dirname, '../..');
-const SOCKET = `l20mon-${process.pid}`;
-
-function tmux(...args: string[]): string {
-  return execFileSync('tmux', ['-L', SOCKET, ...args], { encoding: 'utf8' });
-}
+const server = tmuxServer(`l20mon-${process.pid}`);
 
 function terminal(name: string, cols = 200, rows = 50) {
-  const home = mkdtempSync(join(tmpdir(), 'l20-mon-home-'));
-  tmux('-f', '/dev/null', 'new-session', '-d', '-s', name, '-x', String(cols), '-y', String(rows), '-c', ROOT,
-    `env HOME=${home} XDG_STATE_HOME=${home}/state TERM=xterm-256color bash --norc --noprofile`);
-  tmux('set-option', '-t', name, 'remain-on-exit', 'on');
-  const shot = () => tmux('capture-pane', '-p', '-t', name);
-  return {
-    home,
-    shot,
-    keys: (...keys: string[]) => tmux('send-keys', '-t', name, ...keys),
-    async until(pred: (s: string) => boolean, what: string, timeoutMs = 60_000): Promise<string> {
-      const deadline = Date.now() + timeoutMs;
-      let last = '';
-      while (Date.now() < deadline) {
-        last = shot();
-        if (pred(last)) return last;
-        await new Promise((r) => setTimeout(r, 50)); // polling interval for the condition, not a fixed wait
-      }
-      throw new Error(`timed out waiting for ${what}; screen:\n${last}`);
-    },
-  };
+  const t = server.terminal(name, cols, rows);
+  server.tmux('set-option', '-t', name, 'remain-on-exit', 'on');
+  return t;
 }
 
 /** GPU rows of the two columns: lines starting with a GPU index and a util bar. */
@@ -44,13 +21,7 @@ const gpuRows = (s: string): string[] => s.split('\n').filter((l) => /^\s+[0-7] 
 const sampleTime = (s: string): string | undefined => /sample (\d\d:\d\d:\d\d)/.exec(s)?.[1];
 
 describe('monitor in a real terminal (tmux)', () => {
-  afterAll(() => {
-    try {
-      tmux('kill-server');
-    } catch {
-      // already gone
-    }
-  });
+  afterAll(() => server.close());
 
   it('shows both hosts\' GPUs and ports with moving values, switches the timebase, records and quits cleanly', async () => {
     const t = terminal('live');
@@ -64,8 +35,11 @@ describe('monitor in a real terminal (tmux)', () => {
     expect(first).toMatch(/l20-n2 .*8 GPUs · 4 ports/);
     expect(first).toMatch(/vLLM\s+run \d+/);
     // Values move: a later frame shows another sample and different numbers (power, temperature, rates).
-    const later = await t.until((s) => sampleTime(s) !== sampleTime(first) && gpuRows(s).join() !== gpuRows(first).join(), 'a new frame with new values', 15_000);
-    expect(later).toMatch(/\d+\.\d\s+\d+%/); // a port rate with its % of line rate
+    await t.until((s) => sampleTime(s) !== sampleTime(first) && gpuRows(s).join() !== gpuRows(first).join(), 'a new frame with new values', 15_000);
+    // The load's ib_write_bw on rail 1, in Gb/s and % of 25G.
+    const atLineRate = /ens1f0\s.*\s2\d\.\d\s+[89]\d%/;
+    // Node 1 sends at about line rate (left of the rule) and node 2 receives it (right of the rule).
+    await t.until((s) => s.split('\n').some((l) => atLineRate.test(l.split('│')[0] ?? '') && atLineRate.test(l.split('│')[1] ?? '')), 'rail 1 carrying RDMA both ends', 30_000);
     t.keys('t');
     await t.until((s) => /timebase 10m/.test(s), 'timebase 10m');
     t.keys('t');

@@ -7,24 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
 import { startLabLoad, type LabLoad } from '../../src/lab/load.js';
 import { MonitorSession } from '../../src/monitor/session.js';
-import type { MonitorFrame } from '../../src/monitor/types.js';
+import { frameWhere } from '../helpers/monitor.js';
 
-function frameWhere(session: MonitorSession, ok: (f: MonitorFrame) => boolean, what: string, timeoutMs: number): Promise<MonitorFrame> {
-  return new Promise((resolve, reject) => {
-    let last: MonitorFrame | undefined;
-    const timer = setTimeout(() => {
-      off();
-      reject(new Error(`timed out waiting for ${what}; last sample: ${JSON.stringify(last?.sample.hosts.map((h) => ({ ports: h.ports, alerts: h.alerts })))}`));
-    }, timeoutMs);
-    const off = session.subscribe((f) => {
-      last = f;
-      if (!ok(f)) return;
-      clearTimeout(timer);
-      off();
-      resolve(f);
-    });
-  });
-}
 
 describe('monitor on the lab under load, node 2 without PFC', () => {
   let t: LabTarget;

@@ -6,24 +6,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
 import { MonitorSession } from '../../src/monitor/session.js';
-import type { MonitorFrame, MonitorSample } from '../../src/monitor/types.js';
+import { frameWhere } from '../helpers/monitor.js';
+import type { MonitorSample } from '../../src/monitor/types.js';
 import { notifyManagement } from '../../src/lab/tools/mgmt-path.js';
 
-/** Resolves with the first frame that satisfies `ok`. */
-function frameWhere(session: MonitorSession, ok: (f: MonitorFrame) => boolean, what: string, timeoutMs = 30_000): Promise<MonitorFrame> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      off();
-      reject(new Error(`timed out waiting for ${what}`));
-    }, timeoutMs);
-    const off = session.subscribe((f) => {
-      if (!ok(f)) return;
-      clearTimeout(timer);
-      off();
-      resolve(f);
-    });
-  });
-}
 
 describe('monitor on the lab', () => {
   let t: LabTarget;
