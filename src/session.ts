@@ -197,6 +197,11 @@ export class TuiSession implements Controller {
   }
 
   closeMonitor(): void {
+    if (!this.target) {
+      // A replay has no hosts behind it: the stage screens would have nothing to run.
+      this.store.dispatch({ type: 'ui.notice', text: 'playing a recording: there are no hosts to go back to (q quits)' });
+      return;
+    }
     this.store.dispatch({ type: 'monitor.close' });
   }
 
