@@ -76,7 +76,9 @@ export class HostSampler {
 
   /** Complete once both streams delivered: a GPU block and two loop frames (rates need two). */
   get ready(): boolean {
-    return this.frames.length >= 2 && (this.gpus.size > 0 || this.errors.gpu !== undefined);
+    // A vLLM that answered once needs a second reading for its rates.
+    const vllmPending = this.metrics.length === 1 && (this.metrics[0]?.lines.length ?? 0) > 0;
+    return this.frames.length >= 2 && !vllmPending && (this.gpus.size > 0 || this.errors.gpu !== undefined);
   }
 
   get stale(): boolean {

@@ -16,8 +16,8 @@
  *   R <netdev> <port_xmit_data> <port_rcv_data> <out_of_buffer>   (RDMA counters; words of 4 octets)
  *   E <netdev>  then `ethtool -S` lines (`     rx_prio3_pause: 12`)
  *   A  then `--query-compute-apps` CSV lines, then A.          (every APPS_EVERY frames)
- *   M  then the vLLM metric lines, then M.                    (every METRICS_EVERY frames, if a port is set;
- *                                                               from loopback, else the SSH session's server address)
+ *   M  then the vLLM metric lines, then M.  (every frame when a port is set — tokens/s is a rate between
+ *      two readings; from loopback, else the SSH session's server address)
  *   X  then Xid lines from the kernel log, then X. <1 readable | 0 not> (every XID_EVERY frames)
  *   Z                                              frame ends
  * A missing file prints `-` in its place.
@@ -39,7 +39,6 @@ export const EVENT_REASON_FIELDS = ['clocks_event_reasons.active', 'clocks_throt
 export const APPS_FIELDS = ['gpu_uuid', 'pid', 'process_name', 'used_memory'] as const;
 
 export const APPS_EVERY = 5;
-export const METRICS_EVERY = 2;
 export const XID_EVERY = 10;
 
 /** The vLLM series the loop keeps (grep on the host, so a large /metrics page never crosses the wire). */
@@ -109,11 +108,9 @@ while :; do
   if [ $((i % ${APPS_EVERY})) -eq 0 ]; then
     printf 'A\\n'; nvidia-smi --query-compute-apps=${APPS_FIELDS.join(',')} --format=csv,noheader,nounits 2>/dev/null; printf 'A.\\n'
   fi
-${port === null ? '' : `  if [ $((i % ${METRICS_EVERY})) -eq 0 ]; then
-    printf 'M\\n'
-    for h in 127.0.0.1 $mg; do curl -sf -m 1 "http://$h:${port}/metrics" && break; done | grep -E '^(${grepMetrics})[{ ]'
-    printf 'M.\\n'
-  fi
+${port === null ? '' : `  printf 'M\\n'
+  for h in 127.0.0.1 $mg; do curl -sf -m 1 "http://$h:${port}/metrics" && break; done | grep -E '^(${grepMetrics})[{ ]'
+  printf 'M.\\n'
 `}  if [ $((i % ${XID_EVERY})) -eq 0 ]; then
     printf 'X\\n'; dm 2>/dev/null | grep 'NVRM: Xid' | tail -n 5; printf 'X. %s\\n' "$dmok"
   fi

@@ -65,7 +65,8 @@ describe('l20-setup monitor', () => {
     const s = JSON.parse(r.stdout) as MonitorSample;
     expectDesignShape(s);
     // The lab serves a model on the head: vLLM's metrics are there.
-    expect(s.hosts[0]?.vllm).toMatchObject({ running: expect.any(Number), waiting: expect.any(Number), kvCacheUsagePct: expect.any(Number) });
+    // Two readings of its counters: tokens/s is a rate, not null.
+    expect(s.hosts[0]?.vllm).toMatchObject({ running: expect.any(Number), waiting: expect.any(Number), kvCacheUsagePct: expect.any(Number), generationTokensPerSec: expect.any(Number) });
   }, 60_000);
 
   it('--lab --once prints a line per host and port without a terminal', async () => {
