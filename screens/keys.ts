@@ -105,3 +105,27 @@ export const detailsBindings: Binding<'up' | 'down' | 'close'>[] = [
   { keys: ['down', 'j'], label: '', command: 'down', description: 'next check', showInFooter: false },
   { keys: ['escape', 'd', 'b'], label: 'esc', command: 'close', description: 'back to the panes', hint: 'back', showInFooter: true },
 ];
+
+/** From the pipeline and the stage panes: the troubleshoot screen on the symptom catalog. */
+export const troubleshootKey: Binding<'troubleshoot'> = {
+  keys: ['x'], label: 'x', command: 'troubleshoot', description: 'troubleshoot: pick a symptom, probe both hosts, see the cause and fix it', hint: 'troubleshoot', showInFooter: true,
+};
+
+/** From a check (details: the selected one; stage panes: the worst): the symptom whose causes it shows. */
+export const troubleshootCheckKey: Binding<'troubleshootCheck'> = {
+  keys: ['T'], label: 'T', command: 'troubleshootCheck', description: 'troubleshoot this check: open the symptom it belongs to and probe it', hint: 'troubleshoot', showInFooter: true,
+};
+
+// ↑↓ move between symptoms and j/k scroll the evidence: both are needed at once (read a diagnosis,
+// step to the next symptom), so they cannot share keys the way other screens' ↑↓ and j/k do.
+export const troubleshootBindings: Binding<'up' | 'down' | 'scrollUp' | 'scrollDown' | 'run' | 'runAll' | 'fix' | 'cancel' | 'back'>[] = [
+  { keys: ['up'], label: '↑↓', command: 'up', description: 'select symptom', hint: 'symptom', showInFooter: true },
+  { keys: ['down'], label: '', command: 'down', description: 'select next symptom', showInFooter: false },
+  { keys: ['enter'], label: '⏎', command: 'run', description: 'run the symptom\'s probes on every host and diagnose', hint: 'run', showInFooter: true },
+  { keys: ['a'], label: 'a', command: 'runAll', description: 'run every symptom in turn', hint: 'run all', showInFooter: true },
+  { keys: ['f'], label: 'f', command: 'fix', description: 'fix: the fix stage\'s plan preview (diff per host), y applies, then the symptom runs again', hint: 'fix', showInFooter: true },
+  { keys: ['k'], label: 'jk', command: 'scrollUp', description: 'scroll the diagnosis and evidence up', hint: 'scroll', showInFooter: true },
+  { keys: ['j'], label: '', command: 'scrollDown', description: 'scroll the diagnosis and evidence down', showInFooter: false },
+  { keys: ['c'], label: 'c', command: 'cancel', description: 'cancel the running probes', hint: 'cancel', showInFooter: true },
+  { keys: ['escape', 'b'], label: 'esc', command: 'back', description: 'back to the screen troubleshoot was opened from', hint: 'back', showInFooter: true },
+];

@@ -7,6 +7,7 @@ import type { HostConnectionState } from '../transport/types.js';
 import { STAGE_IDS, worstStatus, type CheckResult, type Danger, type StageId, type StageStatus, type StepResult } from './types.js';
 import type { MonitorFrame } from '../monitor/types.js';
 import { TIMEBASES, type Timebase } from '../monitor/series.js';
+import type { Diagnosis } from '../troubleshoot/types.js';
 
 /** Lines of live output kept per host for its pane; the session log has everything. */
 export const PANE_LINES = 500;
@@ -37,7 +38,7 @@ export interface PaneState {
   totalLines: number;
 }
 
-export type Screen = 'setup' | 'pipeline' | 'stage' | 'monitor';
+export type Screen = 'setup' | 'pipeline' | 'stage' | 'monitor' | 'troubleshoot';
 
 /** The live monitor: the newest frame, the chosen timebase and which hosts are shown. */
 export interface MonitorUi {
@@ -50,6 +51,30 @@ export interface MonitorUi {
   cursor: number;
   /** The screen the monitor key came from (the key again, or esc, goes back there). */
   returnTo: Screen;
+}
+
+/** A symptom as the troubleshoot screen lists it (the catalog's reasoning stays in the session). */
+export interface SymptomSummary {
+  id: string;
+  title: string;
+  observed: string;
+}
+
+/** The troubleshoot screen: the catalog, the cursor, what is being probed and the latest diagnoses. */
+export interface TroubleshootUi {
+  symptoms: SymptomSummary[];
+  cursor: number;
+  /** The symptom whose probes run now (null when none). */
+  running: string | null;
+  /** The diagnosis shown: the latest one of the cursor's symptom (kept in `diagnoses`). */
+  diagnosis: Diagnosis | null;
+  /** Latest diagnosis of every symptom run this session, for the list's status marks. */
+  diagnoses: Record<string, Diagnosis>;
+  /** A fix on its way through the stage's plan/apply: when that apply ends, the symptom runs again (verify). */
+  fixing: { symptom: string; stage: StageId } | null;
+  returnTo: Screen;
+  /** First evidence line shown (the diagnosis scrolls). */
+  scroll: number;
 }
 
 export interface UiState {
@@ -91,6 +116,7 @@ export interface AppState {
   busy: boolean;
   ui: UiState;
   monitor: MonitorUi;
+  troubleshoot: TroubleshootUi;
 }
 
 export type UiAction =
@@ -110,7 +136,14 @@ export type UiAction =
   | { type: 'monitor.frame'; frame: MonitorFrame }
   | { type: 'monitor.timebase'; timebase?: Timebase }
   | { type: 'monitor.cursor'; delta: number }
-  | { type: 'monitor.show'; side: 'left' | 'right' };
+  | { type: 'monitor.show'; side: 'left' | 'right' }
+  | { type: 'troubleshoot.open'; symptoms?: SymptomSummary[]; select?: string }
+  | { type: 'troubleshoot.close' }
+  | { type: 'troubleshoot.cursor'; delta: number }
+  | { type: 'troubleshoot.running'; symptom: string | null }
+  | { type: 'troubleshoot.diagnosis'; diagnosis: Diagnosis }
+  | { type: 'troubleshoot.scroll'; delta: number }
+  | { type: 'troubleshoot.fixing'; fixing: TroubleshootUi['fixing'] };
 
 /** The host list changed (setup saved a new inventory). */
 export type SessionAction = { type: 'session.hosts'; hosts: ReadonlyArray<{ name: string; address: string }> };
@@ -133,6 +166,7 @@ export function initialState(hosts: ReadonlyArray<{ name: string; address: strin
     steps,
     busy: false,
     monitor: { frame: null, timebase: '1m', left: 0, right: Math.min(1, hosts.length - 1), cursor: 0, returnTo: 'pipeline' },
+    troubleshoot: { symptoms: [], cursor: 0, running: null, diagnosis: null, diagnoses: {}, fixing: null, returnTo: 'pipeline', scroll: 0 },
     ui: { screen, selectedStage: 'inventory', leftHost: 0, rightHost: Math.min(1, hosts.length - 1), confirmQuit: false, showHelp: false, details: null },
   };
 }
@@ -214,7 +248,11 @@ export function reduce(state: AppState, action: Action): AppState {
       return { ...state, busy: false };
     case 'session.hosts': {
       const fresh = initialState(action.hosts, state.ui.screen);
-      return { ...fresh, ui: { ...state.ui, leftHost: 0, rightHost: Math.min(1, action.hosts.length - 1) }, monitor: { ...fresh.monitor, returnTo: state.monitor.returnTo } };
+      return {
+        ...fresh, ui: { ...state.ui, leftHost: 0, rightHost: Math.min(1, action.hosts.length - 1) }, monitor: { ...fresh.monitor, returnTo: state.monitor.returnTo },
+        // Diagnoses were of the old hosts: the catalog and where to go back stay, the verdicts go.
+        troubleshoot: { ...fresh.troubleshoot, symptoms: state.troubleshoot.symptoms, cursor: state.troubleshoot.cursor, returnTo: state.troubleshoot.returnTo },
+      };
     }
     case 'ui.screen':
       return { ...state, ui: { ...state.ui, screen: action.screen, details: null } };
@@ -244,8 +282,11 @@ export function reduce(state: AppState, action: Action): AppState {
       return { ...state, ui: { ...state.ui, ...(action.text !== undefined ? { notice: action.text } : { notice: undefined }) } };
     case 'ui.trust':
       return { ...state, ui: { ...state.ui, ...(action.prompt ? { trust: action.prompt } : { trust: undefined }) } };
-    case 'ui.apply':
-      return { ...state, ui: { ...state.ui, ...(action.apply ? { apply: action.apply } : { apply: undefined }) } };
+    case 'ui.apply': {
+      const next = { ...state, ui: { ...state.ui, ...(action.apply ? { apply: action.apply } : { apply: undefined }) } };
+      // A fix's preview closed without applying: nothing will need verifying.
+      return !action.apply && state.ui.apply?.phase === 'preview' && state.troubleshoot.fixing ? { ...next, troubleshoot: { ...next.troubleshoot, fixing: null } } : next;
+    }
     case 'ui.scrollPlan':
       return state.ui.apply ? { ...state, ui: { ...state.ui, apply: { ...state.ui.apply, scroll: Math.max(0, state.ui.apply.scroll + action.delta) } } } : state;
     case 'ui.details':
@@ -275,8 +316,57 @@ export function reduce(state: AppState, action: Action): AppState {
       if (action.side === 'left') return { ...state, monitor: { ...m, left: m.cursor, right: m.right === m.cursor ? m.left : m.right } };
       return { ...state, monitor: { ...m, right: m.cursor, left: m.left === m.cursor ? m.right : m.left } };
     }
+    case 'troubleshoot.open':
+    case 'troubleshoot.close':
+    case 'troubleshoot.cursor':
+    case 'troubleshoot.running':
+    case 'troubleshoot.diagnosis':
+    case 'troubleshoot.scroll':
+    case 'troubleshoot.fixing':
+      return reduceTroubleshoot(state, action);
     case 'ui.toggleHelp':
       return { ...state, ui: { ...state.ui, showHelp: !state.ui.showHelp } };
+    default: {
+      const unreachable: never = action;
+      throw new Error(`unknown action ${JSON.stringify(unreachable)}`);
+    }
+  }
+}
+
+type TroubleshootAction = Extract<UiAction, { type: `troubleshoot.${string}` }>;
+
+function reduceTroubleshoot(state: AppState, action: TroubleshootAction): AppState {
+  const t = state.troubleshoot;
+  /** The cursor moved or a diagnosis arrived: show the cursor's latest diagnosis from its top. */
+  const show = (next: TroubleshootUi): TroubleshootUi => {
+    const id = next.symptoms[next.cursor]?.id;
+    const diagnosis = (id !== undefined ? next.diagnoses[id] : undefined) ?? null;
+    return diagnosis === next.diagnosis ? next : { ...next, diagnosis, scroll: 0 };
+  };
+  switch (action.type) {
+    case 'troubleshoot.open': {
+      const symptoms = action.symptoms ?? t.symptoms;
+      const selected = action.select !== undefined ? symptoms.findIndex((s) => s.id === action.select) : -1;
+      const cursor = selected >= 0 ? selected : Math.min(t.cursor, Math.max(0, symptoms.length - 1));
+      // Back from a fix's plan/apply in the stage view, esc still leads where troubleshooting began.
+      const returnTo = state.ui.screen === 'troubleshoot' || t.fixing ? t.returnTo : state.ui.screen;
+      return { ...state, troubleshoot: show({ ...t, symptoms, cursor, returnTo }), ui: { ...state.ui, screen: 'troubleshoot', details: null } };
+    }
+    case 'troubleshoot.close':
+      return state.ui.screen === 'troubleshoot' ? { ...state, ui: { ...state.ui, screen: t.returnTo } } : state;
+    case 'troubleshoot.cursor': {
+      const n = t.symptoms.length;
+      if (n === 0) return state;
+      return { ...state, troubleshoot: show({ ...t, cursor: Math.max(0, Math.min(n - 1, t.cursor + action.delta)) }) };
+    }
+    case 'troubleshoot.running':
+      return { ...state, troubleshoot: { ...t, running: action.symptom } };
+    case 'troubleshoot.diagnosis':
+      return { ...state, troubleshoot: show({ ...t, diagnoses: { ...t.diagnoses, [action.diagnosis.symptom]: action.diagnosis } }) };
+    case 'troubleshoot.scroll':
+      return { ...state, troubleshoot: { ...t, scroll: Math.max(0, t.scroll + action.delta) } };
+    case 'troubleshoot.fixing':
+      return { ...state, troubleshoot: { ...t, fixing: action.fixing } };
     default: {
       const unreachable: never = action;
       throw new Error(`unknown action ${JSON.stringify(unreachable)}`);

@@ -1,0 +1,88 @@
+/**
+ * The troubleshoot screen as lines: the symptom list's rows, and a diagnosis with its evidence side
+ * by side (host A | host B, the differing lines marked with ≠ as well as coloured, so the mark reads
+ * without colour). Pure, so the layout is unit-tested; the view only windows and colours it.
+ */
+import type { SymptomSummary } from '../../src/engine/store.js';
+import type { Comparison, Diagnosis } from '../../src/troubleshoot/types.js';
+import type { CheckStatus } from '../../src/engine/types.js';
+import { fit, STATUS_GLYPH } from '../format.js';
+
+export type TroubleTone = 'title' | 'found' | 'clear' | 'inconclusive' | 'fix' | 'differ' | 'same' | 'header' | 'dim' | 'plain' | CheckStatus;
+
+export interface TroubleLine {
+  text: string;
+  tone: TroubleTone;
+}
+
+/** The list's mark of a symptom: its latest verdict, or that it runs now, or that it has not run. */
+export const SYMPTOM_MARK = {
+  none: { glyph: '·', color: 'gray' },
+  running: { glyph: '…', color: 'cyan' },
+  found: { glyph: '✘', color: 'red' },
+  clear: { glyph: '✔', color: 'green' },
+  inconclusive: { glyph: '?', color: 'yellow' },
+} as const;
+
+export type SymptomMark = keyof typeof SYMPTOM_MARK;
+
+export function symptomMark(diagnosis: Diagnosis | undefined, running: boolean): SymptomMark {
+  return running ? 'running' : diagnosis?.status ?? 'none';
+}
+
+/** One list row: the mark, then the title cut to the column. */
+export function symptomRow(s: SymptomSummary, mark: SymptomMark, width: number): string {
+  return `${SYMPTOM_MARK[mark].glyph} ${fit(s.title, Math.max(1, width - 2))}`;
+}
+
+/** The marker column of a comparison row: ≠ where the hosts differ. */
+export const DIFFER_MARK = '≠';
+
+const clean = (l: string): string => l.replace(/\t/g, '  ');
+
+/**
+ * One comparison as two columns. Shown hosts: `hosts` (the panes' pair) where the comparison has
+ * them, else its first two; with one host, one column.
+ */
+export function comparisonLines(c: Comparison, hosts: readonly string[], width: number): TroubleLine[] {
+  const present = Object.keys(c.byHost);
+  const picked = [...hosts.filter((h) => present.includes(h)), ...present.filter((h) => !hosts.includes(h))].slice(0, 2);
+  const columns = picked.map((h) => c.byHost[h] ?? []);
+  const rows = Math.max(0, ...columns.map((l) => l.length));
+  const differing = new Set(c.differing);
+  const out: TroubleLine[] = [
+    { text: `── ${c.label}: ${differing.size === 0 ? 'the same on every host' : `${differing.size} line${differing.size === 1 ? '' : 's'} differ${differing.size === 1 ? 's' : ''} (${DIFFER_MARK})`}`, tone: 'title' },
+  ];
+  if (picked.length === 0) return [...out, { text: '   no output to compare', tone: 'dim' }];
+  const col = picked.length === 2 ? Math.max(4, Math.floor((width - 2 - 3) / 2)) : Math.max(4, width - 2);
+  const row = (cells: string[]): string => cells.map((x) => fit(clean(x), col)).join(' │ ');
+  out.push({ text: `  ${row(picked)}`, tone: 'header' });
+  for (let i = 0; i < rows; i++) {
+    const d = differing.has(i);
+    out.push({ text: `${d ? DIFFER_MARK : ' '} ${row(columns.map((l) => l[i] ?? ''))}`, tone: d ? 'differ' : 'same' });
+  }
+  return out;
+}
+
+const HEADLINE: Record<Diagnosis['status'], string> = {
+  found: 'cause found',
+  clear: 'clear: every probe passes',
+  inconclusive: 'inconclusive: something does not pass that no known cause explains',
+};
+
+/** The diagnosis: verdict, cause, rules and hosts, fix, the checks it rests on, then the evidence side by side. */
+export function diagnosisLines(d: Diagnosis, hosts: readonly string[], width: number): TroubleLine[] {
+  const out: TroubleLine[] = [{ text: `${SYMPTOM_MARK[d.status].glyph} ${d.title} — ${HEADLINE[d.status]}`, tone: d.status }];
+  if (d.cause) out.push({ text: `cause: ${d.cause}`, tone: 'plain' });
+  const where = [d.rules.length > 0 ? `rules ${d.rules.join(', ')}` : '', d.hosts.length > 0 ? `on ${d.hosts.join(', ')}` : d.status === 'found' ? 'cluster-wide' : '']
+    .filter(Boolean).join(' · ');
+  if (where) out.push({ text: where, tone: 'plain' });
+  for (const l of d.evidence.split('\n').filter(Boolean)) out.push({ text: `  ${clean(l)}`, tone: 'dim' });
+  if (d.status !== 'clear' && d.fix) out.push({ text: `fix: ${d.fix}${d.fixStages.length > 0 ? ` — f plans ${d.fixStages.join(' then ')}` : ''}`, tone: 'fix' });
+  if (d.checks.length > 0) {
+    out.push({ text: '', tone: 'plain' });
+    for (const c of d.checks) out.push({ text: `${STATUS_GLYPH[c.status]} ${(c.host ?? 'cluster').padEnd(10)} ${c.id}${c.rule ? ` (${c.rule})` : ''}  ${c.summary}`, tone: c.status });
+  }
+  for (const c of d.comparisons) out.push({ text: '', tone: 'plain' }, ...comparisonLines(c, hosts, width));
+  return out;
+}

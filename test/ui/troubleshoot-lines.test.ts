@@ -1,0 +1,119 @@
+import { describe, expect, it } from 'vitest';
+import { initialState, reduce, type AppState } from '../../src/engine/store.js';
+import { comparisonLines, diagnosisLines, DIFFER_MARK, symptomMark, symptomRow } from '../../screens/troubleshoot/troubleshoot-lines.js';
+import { pfcDiagnosis, PFC_OFF, PFC_ON, symptoms } from './troubleshoot-fixtures.js';
+
+const hosts = [{ name: 'l20-n1', address: '127.0.0.1:4001' }, { name: 'l20-n2', address: '127.0.0.1:4002' }];
+
+function apply(state: AppState, ...actions: Parameters<typeof reduce>[1][]): AppState {
+  return actions.reduce(reduce, state);
+}
+
+describe('troubleshoot slice', () => {
+  it('opens from a screen with the catalog and a selected symptom, and esc goes back there', () => {
+    const s = apply(initialState(hosts), { type: 'ui.screen', screen: 'stage' }, { type: 'troubleshoot.open', symptoms, select: 'pfc-one-side' });
+    expect(s.ui.screen).toBe('troubleshoot');
+    expect(s.troubleshoot.cursor).toBe(1);
+    expect(s.troubleshoot.returnTo).toBe('stage');
+    // Opening again from the screen itself keeps where to go back.
+    const again = reduce(s, { type: 'troubleshoot.open', select: 'mtu-mismatch' });
+    expect(again.troubleshoot.returnTo).toBe('stage');
+    expect(again.troubleshoot.cursor).toBe(2);
+    expect(reduce(again, { type: 'troubleshoot.close' }).ui.screen).toBe('stage');
+  });
+
+  it('an unknown symptom keeps the cursor; the cursor stays inside the list', () => {
+    const s = apply(initialState(hosts), { type: 'troubleshoot.open', symptoms, select: 'nope' }, { type: 'troubleshoot.cursor', delta: -5 });
+    expect(s.troubleshoot.cursor).toBe(0);
+    expect(apply(s, { type: 'troubleshoot.cursor', delta: 9 }).troubleshoot.cursor).toBe(2);
+  });
+
+  it('shows the cursor\'s latest diagnosis from its top; another symptom\'s result only marks the list', () => {
+    let s = apply(initialState(hosts), { type: 'troubleshoot.open', symptoms, select: 'pfc-one-side' }, { type: 'troubleshoot.running', symptom: 'pfc-one-side' });
+    expect(s.troubleshoot.running).toBe('pfc-one-side');
+    s = apply(s, { type: 'troubleshoot.diagnosis', diagnosis: pfcDiagnosis() }, { type: 'troubleshoot.running', symptom: null }, { type: 'troubleshoot.scroll', delta: 3 });
+    expect(s.troubleshoot.diagnosis?.causeId).toBe('pfc-off');
+    expect(s.troubleshoot.scroll).toBe(3);
+    s = reduce(s, { type: 'troubleshoot.diagnosis', diagnosis: pfcDiagnosis({ symptom: 'mtu-mismatch', status: 'clear' }) });
+    expect(s.troubleshoot.diagnosis?.symptom).toBe('pfc-one-side');
+    expect(s.troubleshoot.scroll).toBe(3);
+    s = reduce(s, { type: 'troubleshoot.cursor', delta: 1 });
+    expect(s.troubleshoot.diagnosis?.symptom).toBe('mtu-mismatch');
+    expect(s.troubleshoot.scroll).toBe(0);
+    s = reduce(s, { type: 'troubleshoot.cursor', delta: -2 });
+    expect(s.troubleshoot.diagnosis).toBeNull();
+    expect(apply(s, { type: 'troubleshoot.scroll', delta: -4 }).troubleshoot.scroll).toBe(0);
+  });
+
+  it('a fix closed at its preview is forgotten; one that applies keeps troubleshooting\'s way back', () => {
+    let s = apply(initialState(hosts), { type: 'troubleshoot.open', symptoms }, { type: 'troubleshoot.fixing', fixing: { symptom: 'pfc-one-side', stage: 'qos' } },
+      { type: 'ui.screen', screen: 'stage' }, { type: 'ui.apply', apply: { stage: 'qos', phase: 'preview', scroll: 0 } });
+    expect(reduce(s, { type: 'ui.apply' }).troubleshoot.fixing).toBeNull();
+    s = apply(s, { type: 'ui.apply', apply: { stage: 'qos', phase: 'applying', scroll: 0 } }, { type: 'ui.apply' });
+    expect(s.troubleshoot.fixing).toEqual({ symptom: 'pfc-one-side', stage: 'qos' });
+    s = reduce(s, { type: 'troubleshoot.open', select: 'pfc-one-side' });
+    expect(s.ui.screen).toBe('troubleshoot');
+    expect(s.troubleshoot.returnTo).toBe('pipeline');
+  });
+
+  it('a new inventory drops the diagnoses but keeps the catalog', () => {
+    const s = apply(initialState(hosts), { type: 'troubleshoot.open', symptoms }, { type: 'troubleshoot.diagnosis', diagnosis: pfcDiagnosis() },
+      { type: 'session.hosts', hosts: [{ name: 'gpu-a', address: '10.0.0.1' }] });
+    expect(s.troubleshoot.symptoms).toHaveLength(3);
+    expect(s.troubleshoot.diagnoses).toEqual({});
+  });
+});
+
+describe('troubleshoot lines', () => {
+  it('the list marks each symptom\'s latest verdict, or that it runs', () => {
+    expect(symptomMark(undefined, false)).toBe('none');
+    expect(symptomMark(pfcDiagnosis(), true)).toBe('running');
+    expect(symptomMark(pfcDiagnosis(), false)).toBe('found');
+    expect(symptomRow(symptoms[1]!, 'found', 20)).toBe('✘ PFC configured on…');
+    expect(symptomRow(symptoms[0]!, 'clear', 40)).toBe(`✔ ${'NCCL runs over TCP sockets'.padEnd(38)}`);
+  });
+
+  it('a comparison is two columns with the differing lines marked ≠', () => {
+    const lines = comparisonLines(pfcDiagnosis().comparisons[0]!, ['l20-n1', 'l20-n2'], 61);
+    expect(lines[0]).toEqual({ text: '── mlnx_qos -i ens1f0: 2 lines differ (≠)', tone: 'title' });
+    expect(lines[1]!.text).toMatch(/^ {2}l20-n1 +│ l20-n2 +$/);
+    const body = lines.slice(2);
+    expect(body).toHaveLength(PFC_ON.length);
+    const enabled = body.find((l) => l.text.includes('enabled'))!;
+    expect(enabled.tone).toBe('differ');
+    expect(enabled.text.startsWith(`${DIFFER_MARK} `)).toBe(true);
+    const [a, b] = enabled.text.slice(2).split(' │ ');
+    expect(a).toMatch(/^ {2}enabled {5}0 {3}0 {3}0 {3}1/); // the tab drawn as two spaces
+    expect(b).toMatch(/^ {2}enabled {5}0 {3}0 {3}0 {3}0/);
+    expect(Array.from(enabled.text)).toHaveLength(61);
+    const trust = body.find((l) => l.text.includes('Priority trust state'))!;
+    expect(trust.tone).toBe('same');
+    expect(trust.text.startsWith('  ')).toBe(true);
+  });
+
+  it('the panes\' host pair picks the columns; with one host, one column; lines missing on a host are blank', () => {
+    const three = { label: 'x', byHost: { 'l20-n1': ['a'], 'l20-n2': ['a', 'b'], 'l20-n3': ['c'] }, differing: [0, 1] };
+    const lines = comparisonLines(three, ['l20-n3', 'l20-n1'], 41);
+    expect(lines[1]!.text).toMatch(/^ {2}l20-n3 +│ l20-n1 +$/);
+    expect(comparisonLines(three, ['l20-n2', 'l20-n1'], 41)[3]!.text).toMatch(/^≠ b +│ +$/);
+    const one = comparisonLines({ label: 'y', byHost: { 'l20-n1': ['only'] }, differing: [] }, ['l20-n1'], 30);
+    expect(one[0]!.text).toBe('── y: the same on every host');
+    expect(one[2]).toEqual({ text: `  ${'only'.padEnd(28)}`, tone: 'same' });
+  });
+
+  it('a found diagnosis: verdict, cause, rules and hosts, fix with its stage, the checks, then the evidence side by side', () => {
+    const lines = diagnosisLines(pfcDiagnosis(), ['l20-n1', 'l20-n2'], 80);
+    const texts = lines.map((l) => l.text);
+    expect(lines[0]).toEqual({ text: '✘ PFC configured on one side only — cause found', tone: 'found' });
+    expect(texts).toContain('cause: PFC is off on priority 3 of l20-n2\'s RoCE ports while l20-n1 has it on');
+    expect(texts).toContain('rules R26 · on l20-n2');
+    expect(lines.find((l) => l.text.startsWith('fix:'))).toEqual({ text: 'fix: trust DSCP and enable PFC on priority 3 on every RoCE port (the qos stage) — f plans qos', tone: 'fix' });
+    expect(lines.find((l) => l.text.includes('qos.pfc'))).toEqual({ text: '✘ l20-n2     qos.pfc (R26)  PFC off on priority 3 (ens1f0, ens1f1)', tone: 'fail' });
+    expect(texts.indexOf('── mlnx_qos -i ens1f0: 2 lines differ (≠)')).toBeGreaterThan(texts.findIndex((t) => t.includes('qos.pfc')));
+  });
+
+  it('a clear diagnosis offers no fix', () => {
+    const lines = diagnosisLines(pfcDiagnosis({ status: 'clear', cause: null, rules: [], hosts: [], evidence: '', checks: [], comparisons: [] }), ['l20-n1', 'l20-n2'], 80);
+    expect(lines).toEqual([{ text: '✔ PFC configured on one side only — clear: every probe passes', tone: 'clear' }]);
+  });
+});
