@@ -48,6 +48,8 @@ export interface StageOutcome {
   steps?: StepResult[];
   /** Steps that changed a host. */
   changed?: number;
+  /** Each reachable host's raw probe results by probe id (troubleshoot compares them side by side). */
+  outputs?: Map<string, Readonly<Record<string, RunResult>>>;
 }
 
 export interface EngineOptions {
@@ -60,6 +62,11 @@ export interface RunStageOptions {
   quiet?: boolean;
   /** Skip the stage's cluster run and the pair checks reading it (validation benchmarks between steps). */
   skipCluster?: boolean;
+  /**
+   * With skipCluster: pair checks that read only the hosts' facts, never the cluster run (network.mtu,
+   * rdma-link.gids …), evaluated anyway — troubleshoot's quick probes compare the hosts without benchmarks.
+   */
+  pairChecksWithoutCluster?: readonly string[];
   signal?: AbortSignal;
 }
 
@@ -161,7 +168,7 @@ export class Engine {
   }
 
   runStage<F, C = unknown>(stage: StageDef<F, C>, options: RunStageOptions = {}): Promise<StageOutcome> {
-    const run = (signal: AbortSignal) => this.runStageWith(stage, signal, options.quiet ?? false, options.skipCluster ?? false);
+    const run = (signal: AbortSignal) => this.runStageWith(stage, signal, options.quiet ?? false, options.skipCluster ?? false, options.pairChecksWithoutCluster ?? []);
     return options.signal ? run(options.signal) : this.busyWhile(run);
   }
 
@@ -177,7 +184,7 @@ export class Engine {
     };
   }
 
-  private async runStageWith<F, C>(stage: StageDef<F, C>, signal: AbortSignal, quiet: boolean, skipCluster: boolean): Promise<StageOutcome> {
+  private async runStageWith<F, C>(stage: StageDef<F, C>, signal: AbortSignal, quiet: boolean, skipCluster: boolean, factOnlyPairChecks: readonly string[] = []): Promise<StageOutcome> {
     const ctx = this.context;
     if (!quiet) this.emit({ type: 'stage.state', stage: stage.id, state: 'running' });
     const results: CheckResult[] = [];
@@ -187,25 +194,26 @@ export class Engine {
       if (!quiet) this.emit({ type: 'check.result', result: clean });
     };
     const factsByHost = new Map<string, F>();
+    const outputsByHost = new Map<string, Readonly<Record<string, RunResult>>>();
     await Promise.all(
       this.hosts.map(async (host) => {
-        const facts = await this.runHost(stage, host, signal, report);
+        const facts = await this.runHost(stage, host, signal, report, (outputs) => outputsByHost.set(host.name, outputs));
         if (facts !== undefined) factsByHost.set(host.name, facts);
       }),
     );
     // Without the cluster run its pair checks have nothing to read: they are left out, not guessed.
-    const pairChecks = stage.checks.filter((c): c is PairCheckDef<F, C> => c.scope === 'pair' && !(skipCluster && stage.cluster));
+    const pairChecks = stage.checks.filter((c): c is PairCheckDef<F, C> => c.scope === 'pair' && (!(skipCluster && stage.cluster) || factOnlyPairChecks.includes(c.id)));
     const ordered: HostFacts<F>[] = this.hosts.filter((h) => factsByHost.has(h.name)).map((h) => ({ host: h.name, facts: factsByHost.get(h.name) as F }));
     const complete = !signal.aborted && ordered.length === this.hosts.length;
     let cluster: C | undefined;
-    if (complete && stage.cluster && pairChecks.length > 0) {
+    if (complete && stage.cluster && !skipCluster && pairChecks.length > 0) {
       try {
         cluster = await stage.cluster({ ...ctx, facts: ordered, run: this.hostRunner(stage.id, signal), signal });
       } catch (err) {
         for (const check of pairChecks) {
           report({ id: check.id, stage: stage.id, host: null, status: 'error', summary: 'the cluster run failed', evidence: (err as Error).message });
         }
-        return this.finishStage(stage, results, factsByHost, quiet);
+        return this.finishStage(stage, results, factsByHost, quiet, outputsByHost);
       }
     }
     for (const check of pairChecks) {
@@ -216,10 +224,10 @@ export class Engine {
       }
       report(this.safeEvaluate(stage.id, check.id, null, () => check.evaluate(ordered, { ...ctx, cluster })));
     }
-    return this.finishStage(stage, results, factsByHost, quiet);
+    return this.finishStage(stage, results, factsByHost, quiet, outputsByHost);
   }
 
-  private finishStage<F, C>(stage: StageDef<F, C>, results: CheckResult[], factsByHost: Map<string, F>, quiet: boolean): StageOutcome {
+  private finishStage<F, C>(stage: StageDef<F, C>, results: CheckResult[], factsByHost: Map<string, F>, quiet: boolean, outputs?: Map<string, Readonly<Record<string, RunResult>>>): StageOutcome {
     // Events arrive as hosts finish; the outcome lists hosts in inventory order, cluster checks last.
     const order = new Map<string | null, number>(this.hosts.map((h, i) => [h.name, i]));
     order.set(null, this.hosts.length);
@@ -227,7 +235,7 @@ export class Engine {
     results.sort((a, b) => (order.get(a.host)! - order.get(b.host)!) || (checkOrder.get(a.id)! - checkOrder.get(b.id)!));
     this.facts.set(stage.id, factsByHost as Map<string, unknown>);
     if (!quiet) this.emit({ type: 'stage.state', stage: stage.id, state: worstStatus(results.map((r) => r.status)) });
-    return { stage: stage.id, results, facts: factsByHost as Map<string, unknown> };
+    return { stage: stage.id, results, facts: factsByHost as Map<string, unknown>, ...(outputs ? { outputs } : {}) };
   }
 
   private async runHost<F, C>(
@@ -235,6 +243,7 @@ export class Engine {
     host: Host,
     signal: AbortSignal,
     report: (r: CheckResult) => void,
+    keepOutputs?: (outputs: Readonly<Record<string, RunResult>>) => void,
   ): Promise<F | undefined> {
     const hostChecks = stage.checks.filter((c): c is HostCheckDef<F> => c.scope === 'host');
     const failAll = (status: 'error' | 'skip', summary: string, evidence: string, fix?: string) => {
@@ -266,6 +275,7 @@ export class Engine {
       failAll('error', `lost ${host.name} while probing`, transportError.message);
       return undefined;
     }
+    keepOutputs?.(outputs);
     let facts: F;
     try {
       facts = stage.collect({ host: host.name, results: outputs }, this.context);

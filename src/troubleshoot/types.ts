@@ -10,13 +10,18 @@ import type { CheckResult, StageId } from '../engine/types.js';
 /** One possible cause of a symptom, recognised from the failing checks of its stages. */
 export interface CauseDef {
   id: string;
-  /** The cause shows when a check whose id starts with one of `checks` (or carries one of `rules`) is not passing. */
+  /**
+   * The cause shows when a check whose id starts with one of `checks` (or carries one of `rules`) is not passing.
+   * Given both, a check must match both (qos.pair with R26 is PFC, with R08 trust); statuses default to fail and warn.
+   */
   when: { checks?: readonly string[]; rules?: readonly string[]; statuses?: ReadonlyArray<'fail' | 'warn' | 'error'> };
   /** What is wrong, for the operator (one sentence). */
   cause: string;
   rules: readonly string[];
   /** What fixes it, in words; the fix itself is the symptom's fixStages. */
   fix: string;
+  /** This cause's repair when it is not the symptom's fixStages (a GID missing for want of an address: network). */
+  fixStages?: readonly StageId[];
 }
 
 /** Raw outputs to compare host by host (a stage probe's stdout), with the differing lines marked. */
@@ -24,6 +29,8 @@ export interface CompareDef {
   stage: StageId;
   probe: string;
   label: string;
+  /** Keep only lines matching this regular expression (source text): the ACS lines of a long `lspci -vv`. */
+  match?: string;
 }
 
 export interface SymptomDef {
