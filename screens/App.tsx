@@ -8,7 +8,7 @@ import Spinner from 'ink-spinner';
 import { STAGE_IDS } from '../src/engine/types.js';
 import { useController, useSelector, useStore } from './store-context.js';
 import { useTerminalSize } from './use-terminal-size.js';
-import { detailsBindings, globalBindings, matches, monitorBindings, monitorKey, pipelineBindings, planBindings, stageBindings, setupBindings, type Binding } from './keys.js';
+import { detailsBindings, globalBindings, matches, monitorBindings, monitorKey, pipelineBindings, planBindings, stageBindings, setupBindings, troubleshootBindings, troubleshootCheckKey, troubleshootKey, type Binding } from './keys.js';
 import { DetailsView } from './stage/DetailsView.js';
 import { PlanView } from './stage/PlanView.js';
 import { Footer, HelpOverlay } from './widgets/Footer.js';
@@ -16,6 +16,9 @@ import { PipelineView } from './pipeline/PipelineView.js';
 import { StageView } from './stage/StageView.js';
 import { SetupView } from './setup/SetupView.js';
 import { MonitorView } from './monitor/MonitorView.js';
+import { TroubleshootView } from './troubleshoot/TroubleshootView.js';
+import { checksWorstFirst } from '../src/engine/store.js';
+import { symptomIdForCheck } from '../src/troubleshoot/lookup.js';
 import { nextMetric, type GpuMetric } from './monitor/monitor-lines.js';
 import { fit } from './format.js';
 
@@ -48,8 +51,14 @@ export function App() {
   // Every screen offers the monitor key except setup (its own table has it: the view owns the keys
   // while a field is edited), the monitor itself, and a dangerous step's question, which must stay
   // on screen until answered.
+  // Troubleshoot opens from the pipeline and the panes (x), and on a check's symptom (T) from the
+  // panes and details — not over a plan or an apply, whose keys must stay the plan's.
   const screenBindings: ReadonlyArray<Binding> =
-    screen === 'pipeline' ? pipelineBindings : planOpen ? planBindings : details !== null ? detailsBindings : stageBindings;
+    screen === 'pipeline' ? [...pipelineBindings, troubleshootKey]
+      : screen === 'troubleshoot' ? troubleshootBindings
+        : planOpen ? planBindings
+          : details !== null ? [...detailsBindings, troubleshootCheckKey]
+            : applyPhase ? stageBindings : [...stageBindings, troubleshootKey, troubleshootCheckKey];
   const bindings: ReadonlyArray<Binding> =
     screen === 'monitor' ? monitorBindings
       : screen === 'setup' ? setupBindings
@@ -110,6 +119,18 @@ export function App() {
       controller.openMonitor();
       return;
     }
+    if (screen === 'troubleshoot') {
+      troubleshootKeys(input, key);
+      return;
+    }
+    if ((screen === 'pipeline' || (screen === 'stage' && !ui.apply && details === null)) && matches(troubleshootKey, input, key)) {
+      controller.openTroubleshoot();
+      return;
+    }
+    if (screen === 'stage' && !ui.apply && matches(troubleshootCheckKey, input, key)) {
+      troubleshootCheck(details);
+      return;
+    }
     const apply = ui.apply;
     if (screen === 'stage' && apply && apply.phase !== 'applying') {
       const b = planBindings.find((x) => matches(x, input, key));
@@ -158,6 +179,38 @@ export function App() {
     }
   }
 
+  function troubleshootKeys(input: string, key: Key) {
+    const t = store.getState().troubleshoot;
+    const current = t.symptoms[t.cursor]?.id;
+    const b = troubleshootBindings.find((x) => matches(x, input, key));
+    switch (b?.command) {
+      case 'up': dispatch({ type: 'troubleshoot.cursor', delta: -1 }); break;
+      case 'down': dispatch({ type: 'troubleshoot.cursor', delta: 1 }); break;
+      case 'scrollUp': dispatch({ type: 'troubleshoot.scroll', delta: -1 }); break;
+      case 'scrollDown': dispatch({ type: 'troubleshoot.scroll', delta: 1 }); break;
+      case 'run': if (current) controller.runSymptom(current); break;
+      case 'runAll': controller.runAllSymptoms(); break;
+      case 'fix': if (current) controller.fixSymptom(current); break;
+      case 'cancel': controller.cancel(); break;
+      case 'back': dispatch({ type: 'troubleshoot.close' }); break;
+      default: break;
+    }
+  }
+
+  /** T: the symptom of the selected check in details, or of the stage's worst not-passing check in the panes. */
+  function troubleshootCheck(details: number | null) {
+    const s = store.getState();
+    const list = checksWorstFirst(s, s.ui.selectedStage);
+    const check = details !== null ? list[Math.min(details, list.length - 1)] : list.find((c) => c.status !== 'pass' && c.status !== 'skip');
+    if (!check) {
+      dispatch({ type: 'ui.notice', text: `no failing check in ${s.ui.selectedStage} to troubleshoot — x opens the symptom list` });
+      return;
+    }
+    const symptom = symptomIdForCheck(check);
+    if (symptom) controller.openTroubleshoot(symptom);
+    else dispatch({ type: 'ui.notice', text: `no symptom in the catalog reads ${check.id} — x opens the symptom list` });
+  }
+
   function runSelected() {
     const stage = store.getState().ui.selectedStage;
     if (!controller.implementedStages.includes(stage)) {
@@ -172,7 +225,7 @@ export function App() {
   // Leave one spare row: a frame as tall as the terminal makes Ink clear the whole screen.
   const bodyHeight = Math.max(6, rows - 1 - 2 - 1);
   const index = STAGE_IDS.indexOf(stage) + 1;
-  const title = screen === 'setup' ? 'setup' : screen === 'pipeline' ? 'pipeline' : screen === 'monitor' ? 'monitor' : `stage ${index}/${STAGE_IDS.length} ${stage} — ${controller.stageTitle(stage)}`;
+  const title = screen === 'setup' || screen === 'pipeline' || screen === 'monitor' || screen === 'troubleshoot' ? screen : `stage ${index}/${STAGE_IDS.length} ${stage} — ${controller.stageTitle(stage)}`;
   return (
     <Box flexDirection="column" width={columns} height={rows - 1}>
       <Box>
@@ -186,6 +239,8 @@ export function App() {
         <PipelineView width={columns} height={bodyHeight} />
       ) : screen === 'monitor' ? (
         <MonitorView width={columns} height={bodyHeight} metric={gpuMetric} />
+      ) : screen === 'troubleshoot' ? (
+        <TroubleshootView width={columns} height={bodyHeight} />
       ) : planOpen ? (
         <PlanView width={columns} height={bodyHeight} />
       ) : screen === 'stage' && details !== null ? (

@@ -17,6 +17,9 @@ import { STAGE_IDS } from './engine/types.js';
 import type { Timebase } from './monitor/series.js';
 import { MonitorSession } from './monitor/session.js';
 import type { MonitorFrame } from './monitor/types.js';
+import type { SymptomDef } from './troubleshoot/types.js';
+import { diagnose } from './troubleshoot/engine.js';
+import { SYMPTOMS } from '../checks/troubleshoot/symptoms.js';
 
 /** Where monitor frames come from: live samplers, or a recording played back. */
 export interface FrameSource {
@@ -53,6 +56,9 @@ export class TuiSession implements Controller {
   private resolveQuit!: () => void;
 
   private monitor: FrameSource | undefined;
+  private readonly symptoms: readonly SymptomDef[] = SYMPTOMS;
+  /** Set by cancel: a run of every symptom stops after the one being probed. */
+  private symptomsCancelled = false;
 
   constructor(
     private readonly store: Store,
@@ -157,6 +163,7 @@ export class TuiSession implements Controller {
     });
     void executor.applyStage(def).then(
       (o) => {
+        const fixing = this.store.getState().troubleshoot.fixing;
         this.store.dispatch({ type: 'ui.apply' });
         const steps = o.steps ?? [];
         const failed = steps.filter((x) => x.status === 'failed').length;
@@ -165,10 +172,13 @@ export class TuiSession implements Controller {
           type: 'ui.notice',
           text: `${stage}: ${o.changed ?? 0} changed, ${failed} failed; verification: ${notPass === 0 ? 'every check passes or warns' : `${notPass} check(s) fail`}`,
         });
+        if (fixing?.stage === stage) this.verifyFix(fixing.symptom);
       },
       (err: unknown) => {
+        const fixing = this.store.getState().troubleshoot.fixing;
         this.store.dispatch({ type: 'ui.apply' });
         this.store.dispatch({ type: 'ui.notice', text: `applying ${stage} failed: ${(err as Error).message}` });
+        if (fixing?.stage === stage) this.verifyFix(fixing.symptom);
       },
     );
   }
@@ -182,6 +192,7 @@ export class TuiSession implements Controller {
   }
 
   cancel(): void {
+    if (this.store.getState().troubleshoot.running !== null) this.symptomsCancelled = true;
     this.engine?.cancelAll();
     this.answerStep(false);
   }
@@ -225,6 +236,78 @@ export class TuiSession implements Controller {
     const m = this.monitor;
     this.monitor = undefined;
     await m?.stop();
+  }
+
+  openTroubleshoot(symptom?: string): void {
+    this.store.dispatch({
+      type: 'troubleshoot.open',
+      symptoms: this.symptoms.map((s) => ({ id: s.id, title: s.title, observed: s.observed })),
+      ...(symptom !== undefined ? { select: symptom } : {}),
+    });
+    if (symptom !== undefined && this.symptoms.some((s) => s.id === symptom)) this.runSymptom(symptom);
+  }
+
+  runSymptom(symptom: string): void {
+    void this.diagnoseInTurn([symptom]);
+  }
+
+  runAllSymptoms(): void {
+    void this.diagnoseInTurn(this.symptoms.map((s) => s.id));
+  }
+
+  /**
+   * A fix goes the stages' way: the stage view opens on the diagnosis's first fix stage with its
+   * plan preview (every step's commands and per-host diffs; y applies, dangerous steps ask), and when
+   * that apply ends the symptom runs again — the verification.
+   */
+  fixSymptom(symptom: string): void {
+    const d = this.store.getState().troubleshoot.diagnoses[symptom];
+    const stage = d?.fixStages[0];
+    const notice = (text: string) => this.store.dispatch({ type: 'ui.notice', text });
+    if (!d) return notice('run it first (⏎): the fix follows from the diagnosis');
+    if (d.status === 'clear') return notice(`${d.title}: clear — nothing to fix`);
+    if (!stage) return notice(`${d.title}: no stage fixes this — ${d.fix}`);
+    if (this.engine?.busy) return notice('probes are running; wait for them or press c to cancel');
+    this.store.dispatch({ type: 'troubleshoot.fixing', fixing: { symptom, stage } });
+    this.store.dispatch({ type: 'ui.selectStage', stage });
+    this.store.dispatch({ type: 'ui.screen', screen: 'stage' });
+    this.planStage(stage);
+  }
+
+  /** The fix's apply ended (well or not): back on the symptom, probing it again. */
+  private verifyFix(symptom: string): void {
+    this.store.dispatch({ type: 'troubleshoot.open', select: symptom });
+    this.store.dispatch({ type: 'troubleshoot.fixing', fixing: null });
+    this.runSymptom(symptom);
+  }
+
+  /** Diagnoses symptoms one after another, each result into the store as it arrives. */
+  private async diagnoseInTurn(ids: readonly string[]): Promise<void> {
+    const engine = this.engine;
+    const notice = (text: string) => this.store.dispatch({ type: 'ui.notice', text });
+    if (!engine) return notice('no hosts to probe (playing a recording?)');
+    if (engine.busy || this.store.getState().troubleshoot.running !== null) return notice('probes are running; wait for them or press c to cancel');
+    this.symptomsCancelled = false;
+    const found: string[] = [];
+    try {
+      for (const id of ids) {
+        const def = this.symptoms.find((s) => s.id === id);
+        if (!def) continue;
+        if (this.symptomsCancelled) break;
+        this.store.dispatch({ type: 'troubleshoot.running', symptom: id });
+        notice(`probing "${def.title}" on ${this.store.getState().hostOrder.join(', ')}… (c cancels)`);
+        const [d] = await diagnose(engine, [def]);
+        if (!d) continue;
+        this.store.dispatch({ type: 'troubleshoot.diagnosis', diagnosis: d });
+        if (d.status === 'found') found.push(d.title);
+        if (ids.length === 1) notice(`${d.title}: ${d.status === 'found' ? `${d.cause ?? 'cause found'}${d.rules.length ? ` (${d.rules.join(', ')})` : ''} — f fixes` : d.status}`);
+      }
+      if (ids.length > 1) notice(this.symptomsCancelled ? 'cancelled' : found.length === 0 ? 'no symptom shows on these hosts' : `found: ${found.join('; ')}`);
+    } catch (err) {
+      notice(`troubleshooting failed: ${(err as Error).message}`);
+    } finally {
+      this.store.dispatch({ type: 'troubleshoot.running', symptom: null });
+    }
   }
 
   async testConnection(h: HostConfig): Promise<{ ok: boolean; message: string }> {

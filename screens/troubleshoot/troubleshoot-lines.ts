@@ -78,7 +78,8 @@ export function diagnosisLines(d: Diagnosis, hosts: readonly string[], width: nu
     .filter(Boolean).join(' · ');
   if (where) out.push({ text: where, tone: 'plain' });
   for (const l of d.evidence.split('\n').filter(Boolean)) out.push({ text: `  ${clean(l)}`, tone: 'dim' });
-  if (d.status !== 'clear' && d.fix) out.push({ text: `fix: ${d.fix}${d.fixStages.length > 0 ? ` — f plans ${d.fixStages.join(' then ')}` : ''}`, tone: 'fix' });
+  // The key comes first: a long fix text is cut at the right edge.
+  if (d.status !== 'clear' && d.fix) out.push({ text: `fix${d.fixStages.length > 0 ? ` (f plans ${d.fixStages.join(' then ')})` : ''}: ${d.fix}`, tone: 'fix' });
   if (d.checks.length > 0) {
     out.push({ text: '', tone: 'plain' });
     for (const c of d.checks) out.push({ text: `${STATUS_GLYPH[c.status]} ${(c.host ?? 'cluster').padEnd(10)} ${c.id}${c.rule ? ` (${c.rule})` : ''}  ${c.summary}`, tone: c.status });

@@ -36,5 +36,13 @@ export interface Controller {
   closeMonitor(): void;
   /** Switches the sparklines' timebase (1m → 10m → 1h → 1m without an argument). */
   monitorTimebase(timebase?: Timebase): void;
+  /** Opens the troubleshoot screen on the catalog; with a symptom id, selects it and runs its probes at once. */
+  openTroubleshoot(symptom?: string): void;
+  /** Runs the symptom's read-only probes on every host (live output in the panes); the diagnosis lands in the store. */
+  runSymptom(symptom: string): void;
+  /** Every symptom of the catalog in turn, each diagnosis as it arrives. */
+  runAllSymptoms(): void;
+  /** The diagnosis's first fix stage through the stage view's plan preview (y applies); when that apply ends, the symptom runs again. */
+  fixSymptom(symptom: string): void;
 }
 

@@ -1,36 +1,22 @@
 /**
  * From a check the operator is looking at to the symptom that explains it: the TUI's `T` key on a
- * failing check opens the troubleshoot screen on that symptom. A cause names the checks it reads by
- * id prefix (or by rule id); the longest prefix wins, so `qos.pair` finds the PFC symptom before a
- * symptom that only names the whole `qos` stage.
+ * check opens the troubleshoot screen on that symptom. Matching is the diagnosis's own (match.ts: a
+ * cause names its checks by id, and by rule where both are given), so `T` on qos.pair failing with
+ * R26 lands on the PFC symptom, and on rdma-link.bw failing with R24 on the MTU one.
  */
 import type { CheckResult } from '../engine/types.js';
+import { SYMPTOMS } from '../../checks/troubleshoot/symptoms.js';
+import { looksAt, matchesCause } from './match.js';
 import type { SymptomDef } from './types.js';
 
-/** How well one cause matches the check: the length of its longest matching check prefix, a rule match just above nothing. */
-function score(check: Pick<CheckResult, 'id' | 'rule'>, symptom: SymptomDef): number {
-  let best = 0;
-  for (const cause of symptom.causes) {
-    for (const prefix of cause.when.checks ?? []) {
-      if (check.id.startsWith(prefix)) best = Math.max(best, prefix.length + 1);
-    }
-    // A rule the cause is recognised by counts more than one it merely cites.
-    if (check.rule !== undefined && (cause.when.rules ?? []).includes(check.rule)) best = Math.max(best, 1);
-    if (check.rule !== undefined && cause.rules.includes(check.rule)) best = Math.max(best, 0.5);
-  }
-  return best;
+/**
+ * The symptom whose causes read this check: one a cause would report with the check's status first,
+ * else one that merely looks at the check; catalog order breaks ties. Undefined when none reads it.
+ */
+export function symptomForCheck(check: CheckResult, symptoms: readonly SymptomDef[] = SYMPTOMS): SymptomDef | undefined {
+  return symptoms.find((s) => s.causes.some((c) => matchesCause(c, check))) ?? symptoms.find((s) => s.causes.some((c) => looksAt(c, check)));
 }
 
-/** The catalog's symptom whose causes read this check (catalog order breaks ties); undefined when none does. */
-export function symptomForCheck(check: Pick<CheckResult, 'id' | 'rule'>, symptoms: readonly SymptomDef[]): SymptomDef | undefined {
-  let found: SymptomDef | undefined;
-  let best = 0;
-  for (const s of symptoms) {
-    const n = score(check, s);
-    if (n > best) {
-      best = n;
-      found = s;
-    }
-  }
-  return found;
+export function symptomIdForCheck(check: CheckResult): string | undefined {
+  return symptomForCheck(check)?.id;
 }

@@ -70,6 +70,7 @@ function controller(): Controller {
   return {
     runStage: vi.fn(), runAll: vi.fn(), cancel: vi.fn(), quit: vi.fn(), answerTrust: vi.fn(),
     planStage: vi.fn(), applyStage: vi.fn(), answerStep: vi.fn(), openMonitor: vi.fn(), closeMonitor: vi.fn(), monitorTimebase: vi.fn(),
+    openTroubleshoot: vi.fn(), runSymptom: vi.fn(), runAllSymptoms: vi.fn(), fixSymptom: vi.fn(),
     testConnection: vi.fn(async () => ({ ok: true, message: '' })), saveHosts: vi.fn(async () => undefined),
     implementedStages: ['inventory'], stageTitle: (s) => STAGE_TITLES[s], stagePurpose: (s) => `purpose of ${s}`, initialHosts: [],
   };

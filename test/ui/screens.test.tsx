@@ -13,6 +13,7 @@ function controller(over: Partial<Controller> = {}): Controller {
   return {
     runStage: vi.fn(), runAll: vi.fn(), cancel: vi.fn(), quit: vi.fn(), answerTrust: vi.fn(),
     planStage: vi.fn(), applyStage: vi.fn(), answerStep: vi.fn(), openMonitor: vi.fn(), closeMonitor: vi.fn(), monitorTimebase: vi.fn(),
+    openTroubleshoot: vi.fn(), runSymptom: vi.fn(), runAllSymptoms: vi.fn(), fixSymptom: vi.fn(),
     testConnection: vi.fn(async () => ({ ok: true, message: 'connected to l20-n1 in 3 ms' })),
     saveHosts: vi.fn(async () => undefined),
     implementedStages: ['inventory'],

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { initialState, reduce, type AppState } from '../../src/engine/store.js';
 import { comparisonLines, diagnosisLines, DIFFER_MARK, symptomMark, symptomRow } from '../../screens/troubleshoot/troubleshoot-lines.js';
-import { pfcDiagnosis, PFC_OFF, PFC_ON, symptoms } from './troubleshoot-fixtures.js';
+import { pfcDiagnosis, PFC_ON, symptoms } from './troubleshoot-fixtures.js';
+import { symptomForCheck } from '../../src/troubleshoot/lookup.js';
+import type { CheckResult } from '../../src/engine/types.js';
 
 const hosts = [{ name: 'l20-n1', address: '127.0.0.1:4001' }, { name: 'l20-n2', address: '127.0.0.1:4002' }];
 
@@ -107,7 +109,7 @@ describe('troubleshoot lines', () => {
     expect(lines[0]).toEqual({ text: '✘ PFC configured on one side only — cause found', tone: 'found' });
     expect(texts).toContain('cause: PFC is off on priority 3 of l20-n2\'s RoCE ports while l20-n1 has it on');
     expect(texts).toContain('rules R26 · on l20-n2');
-    expect(lines.find((l) => l.text.startsWith('fix:'))).toEqual({ text: 'fix: trust DSCP and enable PFC on priority 3 on every RoCE port (the qos stage) — f plans qos', tone: 'fix' });
+    expect(lines.find((l) => l.text.startsWith('fix'))).toEqual({ text: 'fix (f plans qos): trust DSCP and enable PFC on priority 3 on every RoCE port (the qos stage)', tone: 'fix' });
     expect(lines.find((l) => l.text.includes('qos.pfc'))).toEqual({ text: '✘ l20-n2     qos.pfc (R26)  PFC off on priority 3 (ens1f0, ens1f1)', tone: 'fail' });
     expect(texts.indexOf('── mlnx_qos -i ens1f0: 2 lines differ (≠)')).toBeGreaterThan(texts.findIndex((t) => t.includes('qos.pfc')));
   });
@@ -115,5 +117,23 @@ describe('troubleshoot lines', () => {
   it('a clear diagnosis offers no fix', () => {
     const lines = diagnosisLines(pfcDiagnosis({ status: 'clear', cause: null, rules: [], hosts: [], evidence: '', checks: [], comparisons: [] }), ['l20-n1', 'l20-n2'], 80);
     expect(lines).toEqual([{ text: '✔ PFC configured on one side only — clear: every probe passes', tone: 'clear' }]);
+  });
+});
+
+describe('symptomForCheck', () => {
+  const r = (id: string, status: CheckResult['status'], rule?: string): CheckResult => ({
+    id, stage: id.split('.')[0] as CheckResult['stage'], host: null, status, summary: '', evidence: '', ...(rule ? { rule } : {}),
+  });
+  it('finds the catalog symptom whose cause reads the check, by id and rule', () => {
+    expect(symptomForCheck(r('qos.pair', 'fail', 'R26'))?.id).toBe('pfc-one-side');
+    expect(symptomForCheck(r('network.mtu', 'fail', 'R24'))?.id).toBe('mtu-mismatch');
+    expect(symptomForCheck(r('gpudirect.acs', 'fail', 'R36'))?.id).toBe('acs');
+    expect(symptomForCheck(r('inventory.os', 'fail'))).toBeUndefined();
+  });
+  it('a symptom whose cause would report the check\'s status comes before one that only looks at it', () => {
+    const only = { id: 'looks', title: '', observed: '', stages: ['qos'] as const, causes: [{ id: 'x', when: { checks: ['qos.pfc'], statuses: ['error' as const] }, cause: '', rules: [], fix: '' }], fixStages: [] };
+    const reports = { ...only, id: 'reports', causes: [{ id: 'y', when: { checks: ['qos.pfc'] }, cause: '', rules: [], fix: '' }] };
+    expect(symptomForCheck(r('qos.pfc', 'fail'), [only, reports])?.id).toBe('reports');
+    expect(symptomForCheck(r('qos.pfc', 'pass'), [only, reports])?.id).toBe('looks');
   });
 });
