@@ -5,6 +5,7 @@
 import { parseArgs } from 'node:util';
 import { packageVersion } from './util/version.js';
 import { STAGE_IDS } from './engine/types.js';
+import { SYMPTOM_IDS } from '../checks/troubleshoot/symptoms.js';
 import { ConfigError } from './config/errors.js';
 import { HostKeyError } from './transport/types.js';
 import { intOption, UsageError, useColor, type CliValues } from './commands/common.js';
@@ -27,10 +28,11 @@ Usage:
   l20-setup lab serve [--hosts N] [--scenario S] [--seed N] [--inventory-out FILE] [--load]
   l20-setup lint FILE… [--json]        expert review of nccl.conf, netplan, scripts, vLLM/Ray command lines
   l20-setup doctor FILE|- [--json]     read a pasted output (ibstat, mlnx_qos, NCCL logs, nvidia-smi, …)
+  l20-setup troubleshoot [SYMPTOM] [TARGET] [--json]   from a symptom to its cause on every host, and its fix
 
 TARGET: --lab [--scenario S] [--seed N] [--speed F|max] | --inventory FILE   (default: the saved inventory)
 Stages: ${STAGE_IDS.join(', ')}
-Coming in later releases: troubleshoot, bundle, report.
+Coming in later releases: bundle, report.
 
 Options: --help, --version on every verb. NO_COLOR disables colour. Exit: 0 ok, 1 a check failed, 2 usage/config/connection error.`,
   check: `Usage: l20-setup check [--stage ID …] [--lab [--scenario S] [--seed N] | --inventory FILE] [--json] [--verbose]
@@ -70,6 +72,16 @@ Reads a diagnostic output (ibstat, rdma link, mlnx_qos, ethtool, perftest, NCCL 
 nvidia-smi, ray status, vLLM logs, dcgmi, …): detects its kind by content, reports the key facts and
 the findings (rule ids from RULES.md) with evidence and fix. Exit 0 for any readable input (unknown
 input is kind "unknown"); 2 only when the file cannot be read.`,
+  troubleshoot: `Usage: l20-setup troubleshoot [SYMPTOM] [--lab [--scenario S] | --inventory FILE] [--json] [--verbose]
+
+Probes a known bring-up failure on every host and names its cause, with rule ids, the hosts it shows
+on, the evidence and the fix (the stages to apply). With a SYMPTOM its probes run with their
+benchmarks (ib_write_bw, the NCCL all-reduce) where it needs them, and the outputs of both hosts
+are printed side by side (≠ marks the differing lines); without one every symptom is probed with
+the quick read-only checks only. --json prints { "version": 1, "diagnoses": [...] }.
+Symptoms: ${SYMPTOM_IDS.join(', ')}
+Exit 0 nothing found, 1 a cause was found (or a probe fails that no cause explains), 2 on an unknown
+symptom, a usage or connection error.`,
   lint: `Usage: l20-setup lint FILE… [--json]
 
 Reviews configuration: nccl.conf and env files, netplan YAML, shell scripts (mlnx_qos, ray, vllm,
@@ -173,6 +185,10 @@ export async function main(argv: string[]): Promise<number> {
       if (files.length === 0) throw new UsageError('usage: l20-setup lint FILE… [--json]');
       const { runLint } = await import('./lint/index.js');
       return await runLint({ files, json: values.json ?? false, color: useColor(), write: (s) => process.stdout.write(s) });
+    }
+    if (verb === 'troubleshoot') {
+      const { runTroubleshoot } = await import('./commands/troubleshoot.js');
+      return await runTroubleshoot(values, positionals.slice(1));
     }
     if (verb === 'lab') {
       if (positionals[1] !== 'serve') throw new UsageError('usage: l20-setup lab serve [--hosts N] [--scenario S] [--seed N] [--inventory-out FILE] [--load]');

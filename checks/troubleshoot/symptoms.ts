@@ -198,6 +198,8 @@ export const SYMPTOMS: readonly SymptomDef[] = [
         id: 'no-roce-lag', when: { checks: ['network.bond-lag', 'network.design', 'network.lacp'], rules: ['R16'] }, rules: ['R16'],
         cause: 'the RDMA ports are slaves of a Linux bond that is no RoCE LAG: one queue pair uses one port, and the bond\'s GIDs spill onto every device',
         fix: 'migrate to design A (apply network: one subnet per cable, no bond over RDMA ports), or a RoCE LAG of the two PFs of one card',
+        // The migration needs the cabling map, which over a bond only LLDP gives: lldpd comes with os.install-base.
+        fixStages: ['os', 'network'],
       },
       {
         id: 'lag-one-member', when: { checks: ['rdma-link.lag', 'rdma-link.cross-pair', 'rdma-link.gids'], rules: ['R16'] }, rules: ['R16'],

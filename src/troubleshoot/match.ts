@@ -40,9 +40,12 @@ export function matchesCause(cause: CauseDef, r: CheckResult): boolean {
   return (statuses as readonly string[]).includes(r.status) && looksAt(cause, r);
 }
 
-/** Checks any cause of the symptom looks at by id (rule and status aside): the symptom's probes. */
+/**
+ * Checks any cause of the symptom looks at (status aside): the symptom's probes. Rules count: an
+ * rdma-link.gids failing with R05 is the GID symptom's, not the bond symptom's (which reads it for R16).
+ */
 function probesOf(symptom: SymptomDef, results: readonly CheckResult[]): CheckResult[] {
-  return results.filter((r) => symptom.causes.some((c) => (c.when.checks ? idMatches(c.when.checks, r.id) : looksAt(c, r))));
+  return results.filter((r) => symptom.causes.some((c) => looksAt(c, r)));
 }
 
 /** Hosts a diagnosis shows on: host checks' hosts, else the hosts a cluster check's summary names. */
@@ -88,6 +91,17 @@ function outputLines(r: RunResult | undefined, match: RegExp | undefined): strin
   return kept.length === 1 && kept[0] === '' ? [] : kept;
 }
 
+/** Per host, the lines some other host does not print at all (outputs of different lengths still line up by content). */
+export function linesMissingElsewhere(byHost: Readonly<Record<string, readonly string[]>>): Record<string, number[]> {
+  const entries = Object.entries(byHost);
+  const sets = new Map(entries.map(([h, l]) => [h, new Set(l)]));
+  const out: Record<string, number[]> = {};
+  for (const [h, lines] of entries) {
+    out[h] = entries.length < 2 ? [] : lines.flatMap((l, i) => (entries.some(([o]) => o !== h && !sets.get(o)!.has(l)) ? [i] : []));
+  }
+  return out;
+}
+
 /** One probe's output per host (hosts in inventory order), differing lines marked. */
 export function buildComparison(def: CompareDef, runs: readonly StageRun[], hosts: readonly string[]): Comparison | undefined {
   const run = runs.find((r) => r.stage === def.stage);
@@ -95,7 +109,7 @@ export function buildComparison(def: CompareDef, runs: readonly StageRun[], host
   const match = def.match ? new RegExp(def.match) : undefined;
   const byHost: Record<string, string[]> = {};
   for (const h of hosts) byHost[h] = outputLines(run.outputs.get(h)?.[def.probe], match);
-  return { label: def.label, byHost, differing: differingLines(byHost) };
+  return { label: def.label, byHost, differing: differingLines(byHost), differingByHost: linesMissingElsewhere(byHost) };
 }
 
 /**

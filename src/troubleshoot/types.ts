@@ -54,6 +54,8 @@ export interface Comparison {
   byHost: Record<string, string[]>;
   /** Indexes of lines that are not the same on every host. */
   differing: number[];
+  /** Per host, indexes of its lines that another host does not print anywhere (marks by content when line counts differ). */
+  differingByHost?: Record<string, number[]>;
 }
 
 export interface Diagnosis {
