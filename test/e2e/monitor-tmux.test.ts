@@ -27,10 +27,10 @@ describe('monitor in a real terminal (tmux)', () => {
     const t = terminal('live');
     const rec = join(t.home, 'rec.jsonl');
     t.keys(`clear; node bin/l20-setup.js monitor --lab --record ${rec}; echo EXIT-CODE=$?`, 'Enter');
-    const first = await t.until((s) => s.includes('l20-setup · monitor') && gpuRows(s).length === 8 && /96%/.test(s), 'both hosts busy');
+    // The GPU stream and the counter loop arrive independently: wait for both hosts' GPUs and ports.
+    const first = await t.until((s) => s.includes('l20-setup · monitor') && gpuRows(s).length === 8 && /96%/.test(s) && s.match(/ens[12]f[01] /g)?.length === 8, 'both hosts busy, with their ports');
     // Side by side: each GPU row carries both hosts (the column rule between them).
     for (const row of gpuRows(first)) expect(row).toMatch(/│\s+[0-7] ▕/);
-    expect(first.match(/ens[12]f[01] /g)?.length).toBe(8);
     expect(first).toMatch(/l20-n1 .*8 GPUs · 4 ports/);
     expect(first).toMatch(/l20-n2 .*8 GPUs · 4 ports/);
     expect(first).toMatch(/vLLM\s+run \d+/);
