@@ -41,11 +41,16 @@ export function matchesCause(cause: CauseDef, r: CheckResult): boolean {
 }
 
 /**
- * Checks any cause of the symptom looks at (status aside): the symptom's probes. Rules count: an
- * rdma-link.gids failing with R05 is the GID symptom's, not the bond symptom's (which reads it for R16).
+ * Checks any cause of the symptom reads (status aside): the symptom's probes. A rule another symptom
+ * owns takes a check out (rdma-link.gids failing with R05 is the GID symptom's, not the bond one's,
+ * which reads it for R16); a check without a rule (an error, a plain pass) stays in.
  */
 function probesOf(symptom: SymptomDef, results: readonly CheckResult[]): CheckResult[] {
-  return results.filter((r) => symptom.causes.some((c) => looksAt(c, r)));
+  return results.filter((r) => symptom.causes.some((c) => {
+    const { checks, rules } = c.when;
+    if (!checks) return looksAt(c, r);
+    return idMatches(checks, r.id) && (!rules || r.rule === undefined || rules.includes(r.rule));
+  }));
 }
 
 /** Hosts a diagnosis shows on: host checks' hosts, else the hosts a cluster check's summary names. */
