@@ -188,6 +188,9 @@ export function App() {
       case 'down': dispatch({ type: 'troubleshoot.cursor', delta: 1 }); break;
       case 'scrollUp': dispatch({ type: 'troubleshoot.scroll', delta: -1 }); break;
       case 'scrollDown': dispatch({ type: 'troubleshoot.scroll', delta: 1 }); break;
+      // A page: the body less a row of overlap, so the last line read stays in view.
+      case 'pageUp': dispatch({ type: 'troubleshoot.scroll', delta: -Math.max(1, rows - 6) }); break;
+      case 'pageDown': dispatch({ type: 'troubleshoot.scroll', delta: Math.max(1, rows - 6) }); break;
       case 'run': if (current) controller.runSymptom(current); break;
       case 'runAll': controller.runAllSymptoms(); break;
       case 'fix': if (current) controller.fixSymptom(current); break;

@@ -25,6 +25,8 @@ export function matches(binding: Binding, input: string, key: Key): boolean {
       case 'enter': return key.return;
       case 'escape': return key.escape;
       case 'tab': return key.tab && !key.shift;
+      case 'pageup': return key.pageUp;
+      case 'pagedown': return key.pageDown;
       case 'ctrl+c': return key.ctrl && input === 'c';
       default: return !key.ctrl && !key.meta && input === k;
     }
@@ -118,7 +120,7 @@ export const troubleshootCheckKey: Binding<'troubleshootCheck'> = {
 
 // ↑↓ move between symptoms and j/k scroll the evidence: both are needed at once (read a diagnosis,
 // step to the next symptom), so they cannot share keys the way other screens' ↑↓ and j/k do.
-export const troubleshootBindings: Binding<'up' | 'down' | 'scrollUp' | 'scrollDown' | 'run' | 'runAll' | 'fix' | 'cancel' | 'back'>[] = [
+export const troubleshootBindings: Binding<'up' | 'down' | 'scrollUp' | 'scrollDown' | 'pageUp' | 'pageDown' | 'run' | 'runAll' | 'fix' | 'cancel' | 'back'>[] = [
   { keys: ['up'], label: '↑↓', command: 'up', description: 'select symptom', hint: 'symptom', showInFooter: true },
   { keys: ['down'], label: '', command: 'down', description: 'select next symptom', showInFooter: false },
   { keys: ['enter'], label: '⏎', command: 'run', description: 'run the symptom\'s probes on every host and diagnose', hint: 'run', showInFooter: true },
@@ -126,6 +128,8 @@ export const troubleshootBindings: Binding<'up' | 'down' | 'scrollUp' | 'scrollD
   { keys: ['f'], label: 'f', command: 'fix', description: 'fix: the fix stage\'s plan preview (diff per host), y applies, then the symptom runs again', hint: 'fix', showInFooter: true },
   { keys: ['k'], label: 'jk', command: 'scrollUp', description: 'scroll the diagnosis and evidence up', hint: 'scroll', showInFooter: true },
   { keys: ['j'], label: '', command: 'scrollDown', description: 'scroll the diagnosis and evidence down', showInFooter: false },
+  { keys: ['pageup'], label: 'PgUp', command: 'pageUp', description: 'scroll the diagnosis up a page', showInFooter: false },
+  { keys: ['pagedown'], label: 'PgDn', command: 'pageDown', description: 'scroll the diagnosis down a page', showInFooter: false },
   { keys: ['c'], label: 'c', command: 'cancel', description: 'cancel the running probes', hint: 'cancel', showInFooter: true },
   { keys: ['escape', 'b'], label: 'esc', command: 'back', description: 'back to the screen troubleshoot was opened from', hint: 'back', showInFooter: true },
 ];

@@ -57,6 +57,8 @@ export class TuiSession implements Controller {
 
   private monitor: FrameSource | undefined;
   private readonly symptoms: readonly SymptomDef[] = SYMPTOMS;
+  /** The symptom probed again after its fix applied: its verdict says whether the fix held. */
+  private verifying: string | undefined;
   /** Set by cancel: a run of every symptom stops after the one being probed. */
   private symptomsCancelled = false;
 
@@ -278,6 +280,7 @@ export class TuiSession implements Controller {
   private verifyFix(symptom: string): void {
     this.store.dispatch({ type: 'troubleshoot.open', select: symptom });
     this.store.dispatch({ type: 'troubleshoot.fixing', fixing: null });
+    this.verifying = symptom;
     this.runSymptom(symptom);
   }
 
@@ -285,8 +288,10 @@ export class TuiSession implements Controller {
   private async diagnoseInTurn(ids: readonly string[]): Promise<void> {
     const engine = this.engine;
     const notice = (text: string) => this.store.dispatch({ type: 'ui.notice', text });
-    if (!engine) return notice('no hosts to probe (playing a recording?)');
-    if (engine.busy || this.store.getState().troubleshoot.running !== null) return notice('probes are running; wait for them or press c to cancel');
+    if (!engine || engine.busy || this.store.getState().troubleshoot.running !== null) {
+      this.verifying = undefined;
+      return notice(engine ? 'probes are running; wait for them or press c to cancel' : 'no hosts to probe (playing a recording?)');
+    }
     this.symptomsCancelled = false;
     const found: string[] = [];
     try {
@@ -300,12 +305,15 @@ export class TuiSession implements Controller {
         if (!d) continue;
         this.store.dispatch({ type: 'troubleshoot.diagnosis', diagnosis: d });
         if (d.status === 'found') found.push(d.title);
-        if (ids.length === 1) notice(`${d.title}: ${d.status === 'found' ? `${d.cause ?? 'cause found'}${d.rules.length ? ` (${d.rules.join(', ')})` : ''} — f fixes` : d.status}`);
+        const verdict = d.status === 'found' ? `${d.cause ?? 'cause found'}${d.rules.length ? ` (${d.rules.join(', ')})` : ''} — f fixes` : d.status;
+        if (this.verifying === id) notice(`${d.title}: ${d.status === 'clear' ? 'clear after the fix — verified' : `still ${verdict}`}`);
+        else if (ids.length === 1) notice(`${d.title}: ${verdict}`);
       }
       if (ids.length > 1) notice(this.symptomsCancelled ? 'cancelled' : found.length === 0 ? 'no symptom shows on these hosts' : `found: ${found.join('; ')}`);
     } catch (err) {
       notice(`troubleshooting failed: ${(err as Error).message}`);
     } finally {
+      this.verifying = undefined;
       this.store.dispatch({ type: 'troubleshoot.running', symptom: null });
     }
   }

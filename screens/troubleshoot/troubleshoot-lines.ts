@@ -70,20 +70,43 @@ const HEADLINE: Record<Diagnosis['status'], string> = {
   inconclusive: 'inconclusive: something does not pass that no known cause explains',
 };
 
-/** The diagnosis: verdict, cause, rules and hosts, fix, the checks it rests on, then the evidence side by side. */
+/** Words wrapped to the width (a word longer than the width is cut by the row's truncation); continuation rows indented. */
+export function wrapText(text: string, width: number, indent = '  '): string[] {
+  const rows: string[] = [];
+  let row = '';
+  for (const word of text.split(/\s+/).filter(Boolean)) {
+    const next = row === '' ? word : `${row} ${word}`;
+    if (Array.from(next).length <= width || row === '' || row === indent) row = next;
+    else {
+      rows.push(row);
+      row = `${indent}${word}`;
+    }
+  }
+  if (row !== '') rows.push(row);
+  return rows;
+}
+
+/**
+ * The diagnosis: verdict, cause, rules and hosts, fix, the checks it rests on, the outputs side by
+ * side, and last the checks' full evidence (long: it would push the comparison off the screen).
+ */
 export function diagnosisLines(d: Diagnosis, hosts: readonly string[], width: number): TroubleLine[] {
   const out: TroubleLine[] = [{ text: `${SYMPTOM_MARK[d.status].glyph} ${d.title} — ${HEADLINE[d.status]}`, tone: d.status }];
-  if (d.cause) out.push({ text: `cause: ${d.cause}`, tone: 'plain' });
+  const para = (text: string, tone: TroubleTone) => out.push(...wrapText(text, width).map((t) => ({ text: t, tone })));
+  if (d.cause) para(`cause: ${d.cause}`, 'plain');
   const where = [d.rules.length > 0 ? `rules ${d.rules.join(', ')}` : '', d.hosts.length > 0 ? `on ${d.hosts.join(', ')}` : d.status === 'found' ? 'cluster-wide' : '']
     .filter(Boolean).join(' · ');
   if (where) out.push({ text: where, tone: 'plain' });
-  for (const l of d.evidence.split('\n').filter(Boolean)) out.push({ text: `  ${clean(l)}`, tone: 'dim' });
-  // The key comes first: a long fix text is cut at the right edge.
-  if (d.status !== 'clear' && d.fix) out.push({ text: `fix${d.fixStages.length > 0 ? ` (f plans ${d.fixStages.join(' then ')})` : ''}: ${d.fix}`, tone: 'fix' });
+  if (d.status !== 'clear' && d.fix) para(`fix${d.fixStages.length > 0 ? ` (f plans ${d.fixStages.join(' then ')})` : ''}: ${d.fix}`, 'fix');
   if (d.checks.length > 0) {
     out.push({ text: '', tone: 'plain' });
     for (const c of d.checks) out.push({ text: `${STATUS_GLYPH[c.status]} ${(c.host ?? 'cluster').padEnd(10)} ${c.id}${c.rule ? ` (${c.rule})` : ''}  ${c.summary}`, tone: c.status });
   }
   for (const c of d.comparisons) out.push({ text: '', tone: 'plain' }, ...comparisonLines(c, hosts, width));
+  const evidence = d.evidence.split('\n').filter(Boolean);
+  if (evidence.length > 0) {
+    out.push({ text: '', tone: 'plain' }, { text: 'evidence:', tone: 'title' });
+    for (const l of evidence) out.push({ text: `  ${clean(l)}`, tone: 'dim' });
+  }
   return out;
 }

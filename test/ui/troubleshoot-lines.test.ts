@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { initialState, reduce, type AppState } from '../../src/engine/store.js';
-import { comparisonLines, diagnosisLines, DIFFER_MARK, symptomMark, symptomRow } from '../../screens/troubleshoot/troubleshoot-lines.js';
+import { comparisonLines, diagnosisLines, DIFFER_MARK, symptomMark, symptomRow, wrapText } from '../../screens/troubleshoot/troubleshoot-lines.js';
 import { pfcDiagnosis, PFC_ON, symptoms } from './troubleshoot-fixtures.js';
 import { symptomForCheck } from '../../src/troubleshoot/lookup.js';
 import type { CheckResult } from '../../src/engine/types.js';
@@ -104,7 +104,7 @@ describe('troubleshoot lines', () => {
   });
 
   it('a found diagnosis: verdict, cause, rules and hosts, fix with its stage, the checks, then the evidence side by side', () => {
-    const lines = diagnosisLines(pfcDiagnosis(), ['l20-n1', 'l20-n2'], 80);
+    const lines = diagnosisLines(pfcDiagnosis(), ['l20-n1', 'l20-n2'], 120);
     const texts = lines.map((l) => l.text);
     expect(lines[0]).toEqual({ text: '✘ PFC configured on one side only — cause found', tone: 'found' });
     expect(texts).toContain('cause: PFC is off on priority 3 of l20-n2\'s RoCE ports while l20-n1 has it on');
@@ -112,6 +112,17 @@ describe('troubleshoot lines', () => {
     expect(lines.find((l) => l.text.startsWith('fix'))).toEqual({ text: 'fix (f plans qos): trust DSCP and enable PFC on priority 3 on every RoCE port (the qos stage)', tone: 'fix' });
     expect(lines.find((l) => l.text.includes('qos.pfc'))).toEqual({ text: '✘ l20-n2     qos.pfc (R26)  PFC off on priority 3 (ens1f0, ens1f1)', tone: 'fail' });
     expect(texts.indexOf('── mlnx_qos -i ens1f0: 2 lines differ (≠)')).toBeGreaterThan(texts.findIndex((t) => t.includes('qos.pfc')));
+    // The checks' full evidence comes last: it is long, and the comparison is what the operator reads.
+    expect(texts.indexOf('  l20-n2 ens1f0: pfc enabled 0 0 0 0 0 0 0 0')).toBeGreaterThan(texts.indexOf('evidence:'));
+    expect(texts.indexOf('evidence:')).toBeGreaterThan(texts.indexOf('── mlnx_qos -i ens1f0: 2 lines differ (≠)'));
+  });
+
+  it('a long cause wraps at word boundaries, continuation rows indented', () => {
+    const lines = diagnosisLines(pfcDiagnosis(), ['l20-n1', 'l20-n2'], 40);
+    const cause = lines.slice(1, lines.findIndex((l) => l.text.startsWith('rules')));
+    expect(cause.map((l) => l.text)).toEqual(['cause: PFC is off on priority 3 of', "  l20-n2's RoCE ports while l20-n1 has", '  it on']);
+    expect(cause.every((l) => Array.from(l.text).length <= 40)).toBe(true);
+    expect(wrapText('averyveryverylongword x', 8)).toEqual(['averyveryverylongword', '  x']);
   });
 
   it('a clear diagnosis offers no fix', () => {
