@@ -166,7 +166,8 @@ export const SYMPTOMS: readonly SymptomDef[] = [
       },
     ],
     fixStages: ['qos'],
-    compare: [{ stage: 'qos', probe: 'qos', label: 'mlnx_qos per port (trust, PFC, DSCP map)', match: '^###|trust|enabled|dscp|^\\s*prio:|PFC|pfc' }],
+    // mlnx_qos where an OFED installed it, iproute2's dcb on the inbox stack: the same facts, either tool's lines.
+    compare: [{ stage: 'qos', probe: 'qos', label: 'mlnx_qos / dcb per port (trust, PFC, DSCP map)', match: '^### (?!exit)|trust|enabled|dscp|prio|pfc|PFC|dcbx|DCBX' }],
   },
   {
     id: 'mgmt-bound',

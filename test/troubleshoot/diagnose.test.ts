@@ -148,13 +148,13 @@ describe('comparisons', () => {
   it('builds one from the probes\' stdout, filtered by the match and made inert', () => {
     const d = sym('pfc-one-side');
     const runs = [run('qos', [], false, {
-      'l20-n1': { qos: '### mlnx_qos ens1f0\nDCBX mode: OS controlled\nPriority trust state: dscp\n\tenabled     0   0   0   1   0   0   0   0\n' },
+      'l20-n1': { qos: '### mlnx_qos ens1f0\nDCBX mode: OS controlled\nPriority trust state: dscp\n\tenabled     0   0   0   1   0   0   0   0\n### exit ens1f0 0\nReceive buffer size (bytes): 130944\n' },
       'l20-n2': { qos: '### mlnx_qos ens1f0\nDCBX mode: OS controlled\nPriority trust state: dscp\u001b[31m\n\tenabled     0   0   0   0   0   0   0   0\n' },
     })];
     const c = buildComparison(d.compare![0]!, runs, HOSTS)!;
-    expect(c.byHost['l20-n1']).toEqual(['### mlnx_qos ens1f0', 'Priority trust state: dscp', '\tenabled     0   0   0   1   0   0   0   0']);
-    expect(c.byHost['l20-n2']![1]).toBe('Priority trust state: dscp');
-    expect(c.differing).toEqual([2]);
+    expect(c.byHost['l20-n1']).toEqual(['### mlnx_qos ens1f0', 'DCBX mode: OS controlled', 'Priority trust state: dscp', '\tenabled     0   0   0   1   0   0   0   0']);
+    expect(c.byHost['l20-n2']![2]).toBe('Priority trust state: dscp');
+    expect(c.differing).toEqual([3]);
     const full = diagnoseSymptom(d, runs, HOSTS);
     expect(full.comparisons.map((x) => x.label)).toEqual([d.compare![0]!.label]);
   });
