@@ -29,10 +29,11 @@ Usage:
   l20-setup lint FILE… [--json]        expert review of nccl.conf, netplan, scripts, vLLM/Ray command lines
   l20-setup doctor FILE|- [--json]     read a pasted output (ibstat, mlnx_qos, NCCL logs, nvidia-smi, …)
   l20-setup troubleshoot [SYMPTOM] [TARGET] [--json]   from a symptom to its cause on every host, and its fix
+  l20-setup bundle [TARGET] [--out FILE]           evidence bundle for support (.tar.gz, secrets redacted)
+  l20-setup report [TARGET] [--format md|html] [--out FILE]   stages, host diff, performance vs the tutorial
 
 TARGET: --lab [--scenario S] [--seed N] [--speed F|max] | --inventory FILE   (default: the saved inventory)
 Stages: ${STAGE_IDS.join(', ')}
-Coming in later releases: bundle, report.
 
 Options: --help, --version on every verb. NO_COLOR disables colour. Exit: 0 ok, 1 a check failed, 2 usage/config/connection error.`,
   check: `Usage: l20-setup check [--stage ID …] [--lab [--scenario S] [--seed N] | --inventory FILE] [--json] [--verbose]
@@ -94,6 +95,27 @@ Runs simulated L20 servers (real SSH on 127.0.0.1) until interrupted. --load kee
 (vllm bench serve against the head, ib_write_bw rail after rail) for the monitor to watch. With --inventory-out, writes an
 inventory any other invocation can use (--inventory FILE), plus FILE.ssh_config for OpenSSH
 (ssh -F FILE.ssh_config l20-n1) and FILE.ansible.ini for Ansible.`,
+  bundle: `Usage: l20-setup bundle [--lab [--scenario S] | --inventory FILE] [--out FILE]
+
+Collects from every host what NCCL and NVIDIA support ask for: versions (kernel, OS, driver, CUDA,
+OFED/DOCA, rdma-core, vLLM, Ray, torch, NCCL), nvidia-smi -q and topo -m, rdma link, ibv_devinfo -v,
+GID tables, mlnx_qos (or dcb) and ethtool -S of every fabric port (twice, a few seconds apart, with
+the counters that moved), kernel messages about mlx5/NVRM/Xid/peermem/ACS/AER (root, through sudo),
+nccl.conf and NCCL env, netplan, the l20 env files and units, saved results under /var/lib/l20-setup,
+and every stage's read-only checks (benchmarks are not run). One .tar.gz with SUMMARY.md first
+(hosts, versions side by side, failing checks with rule ids and fixes, what each file is), then
+<host>/<command>.txt files that start with the exact command line and exit code. API keys, tokens,
+passwords and private keys are redacted from every file; SUMMARY.md says how many.
+Default FILE: ./l20-bundle-<run-id>.tar.gz, written atomically with mode 0600.
+Exit 0 when written, 2 when a host could not be reached (the bundle is still written) or on a usage error.`,
+  report: `Usage: l20-setup report [--lab [--scenario S] | --inventory FILE] [--format md|html] [--out FILE]
+
+Runs every stage's checks with their benchmarks (ib_write_bw per cable, the NCCL all-reduce, vllm
+bench serve) and reports each stage's state with its evidence, a side-by-side diff of the hosts'
+configurations (nccl.conf, netplan, QoS per port, driver/OFED versions: lines that differ are marked)
+and the measured performance next to the tutorial's claims. Markdown on stdout by default; --format
+html writes one self-contained HTML file (no external resources); --out FILE writes to FILE instead.
+Exit 0 when nothing failed, 1 when a check failed, 2 on a usage or connection error.`,
 };
 
 function parse(argv: string[]) {
@@ -121,6 +143,8 @@ function parse(argv: string[]) {
       record: { type: 'string' },
       replay: { type: 'string' },
       load: { type: 'boolean' },
+      out: { type: 'string', short: 'o' },
+      format: { type: 'string' },
     },
   });
 }
@@ -194,7 +218,17 @@ export async function main(argv: string[]): Promise<number> {
       if (positionals[1] !== 'serve') throw new UsageError('usage: l20-setup lab serve [--hosts N] [--scenario S] [--seed N] [--inventory-out FILE] [--load]');
       return await runLabServe(values);
     }
-    process.stderr.write(`l20-setup ${verb}: not available in this release yet (see the issues); implemented: check, plan, apply, monitor, lint, doctor, lab serve, and the TUI.\n`);
+    if (verb === 'bundle') {
+      if (positionals.length > 1) throw new UsageError(`bundle takes no arguments (got ${JSON.stringify(positionals[1])}); TARGET is --lab or --inventory FILE, the archive --out FILE`);
+      const { runBundle } = await import('./commands/bundle.js');
+      return await runBundle(values);
+    }
+    if (verb === 'report') {
+      if (positionals.length > 1) throw new UsageError(`report takes no arguments (got ${JSON.stringify(positionals[1])}); TARGET is --lab or --inventory FILE`);
+      const { runReport } = await import('./commands/report-cmd.js');
+      return await runReport(values);
+    }
+    process.stderr.write(`l20-setup ${verb}: not available in this release yet (see the issues); implemented: check, plan, apply, monitor, troubleshoot, lint, doctor, bundle, report, lab serve, and the TUI.\n`);
     return 2;
   } catch (err) {
     if (err instanceof UsageError || err instanceof ConfigError) {

@@ -14,6 +14,8 @@ export interface CollectedFile {
   what: string;
   text: string;
   exitCode: number | null;
+  /** What the command printed (stdout, filtered, then stderr), without the header: what the report compares. */
+  output: string;
 }
 
 export interface HostCollection {
@@ -55,6 +57,11 @@ function filtered(text: string, filter: BundleCommand['filter']): { text: string
   const lines = text.split('\n');
   const kept = lines.filter((l, i) => i === 0 && /^\s*PID\b/.test(l) ? true : filter.re.test(l));
   return { text: kept.join('\n'), note: `# kept ${kept.length} of ${lines.filter((l) => l !== '').length} lines: ${filter.why}` };
+}
+
+function outputOf(r: RunResult, filter?: BundleCommand['filter']): string {
+  const out = filtered(r.stdout, filter).text.replace(/\n+$/, '');
+  return sanitize(r.stderr.trim() ? `${out}\n${r.stderr.replace(/\n+$/, '')}` : out);
 }
 
 export function renderRun(command: Command, r: RunResult, filter?: BundleCommand['filter']): string {
@@ -125,7 +132,7 @@ async function ethtoolBeforeAfter(host: Host, ports: readonly string[], seconds:
       '', `# after`, renderRun(ethtoolStats(p), a).trimEnd(),
       '', `# delta over ${seconds} s (counters that changed, largest first)`, sanitize(deltaText),
     ].join('\n');
-    return { file: `ethtool-S-${p}.txt`, what: `ethtool -S ${p} twice, ${seconds} s apart, and the counters that moved`, text: `${text}\n`, exitCode: a.exitCode };
+    return { file: `ethtool-S-${p}.txt`, what: `ethtool -S ${p} twice, ${seconds} s apart, and the counters that moved`, text: `${text}\n`, exitCode: a.exitCode, output: sanitize(deltaText) };
   });
 }
 
@@ -143,12 +150,12 @@ export async function collectHost(host: Host, options: CollectOptions): Promise<
     const discovery = await run(host, { command: { script: DISCOVER_SCRIPT } }, signal);
     const found = parseDiscovery(discovery.stdout);
     const ports = options.fabricPorts && options.fabricPorts.length > 0 ? [...options.fabricPorts] : found.ports;
-    files.push({ file: 'fabric-ports.txt', what: 'the ConnectX netdevs the per-port files cover', text: renderRun({ script: DISCOVER_SCRIPT }, discovery), exitCode: discovery.exitCode });
+    files.push({ file: 'fabric-ports.txt', what: 'the ConnectX netdevs the per-port files cover', text: renderRun({ script: DISCOVER_SCRIPT }, discovery), exitCode: discovery.exitCode, output: outputOf(discovery) });
     const commands = [...hostCommands().filter((c) => !options.configOnly || CONFIG_FILES.has(c.file)), ...ports.flatMap((p) => portCommands(p, found.mlnxQos).filter((c) => !options.configOnly || !c.file.startsWith('ethtool-')))];
     const byFile = new Map<string, CollectedFile>();
     await pool(commands, PARALLEL, async (c) => {
       const r = await run(host, c, signal);
-      byFile.set(c.file, { file: c.file, what: c.what, text: renderRun(c.command, r, c.filter), exitCode: r.exitCode });
+      byFile.set(c.file, { file: c.file, what: c.what, text: renderRun(c.command, r, c.filter), exitCode: r.exitCode, output: outputOf(r, c.filter) });
     });
     // Catalogue order, not completion order: the archive reads the same on every run.
     for (const c of commands) files.push(byFile.get(c.file)!);

@@ -49,7 +49,7 @@ echo '### nvcc'; nvcc --version 2>&1 | grep -m1 -E 'release|not found'
 echo '### ofed'; ofed_info -s 2>&1 | head -n 1
 echo '### mlx5_core'; modinfo -F version mlx5_core 2>&1 | head -n 1
 echo '### packages'; dpkg-query -W -f='\${Package} \${Version}\\n' rdma-core ibverbs-providers libibverbs1 perftest mlnx-tools doca-ofed mlnx-ofed-kernel-dkms libnccl2 2>/dev/null
-echo '### python'; if [ -x ${CLUSTER_VENV}/bin/python ]; then ${CLUSTER_VENV}/bin/python -c 'import vllm, ray, torch; print("vllm", vllm.__version__); print("ray", ray.__version__); print("torch", torch.__version__); print("nccl", ".".join(map(str, torch.cuda.nccl.version())))' 2>&1 | tail -n 4; else echo 'no ${CLUSTER_VENV}'; fi
+echo '### python'; if [ -x ${CLUSTER_VENV}/bin/python ]; then ${CLUSTER_VENV}/bin/python -c 'import vllm, ray, torch; print(vllm.__version__, ray.__version__, torch.__version__, torch.cuda.nccl.version())' 2>&1 | tail -n 4; else echo 'no ${CLUSTER_VENV}'; fi
 true
 `;
 

@@ -14,6 +14,7 @@ import type { ClusterConfig } from '../config/schema.js';
 import type { Host } from '../transport/types.js';
 import { jsonReport } from '../report.js';
 import { STAGES } from '../stages.js';
+import { FACT_PAIR_CHECKS } from '../../checks/troubleshoot/symptoms.js';
 import { packageVersion } from '../util/version.js';
 import { collectHost, type HostCollection } from './collect.js';
 import { Redactor } from './redact.js';
@@ -52,10 +53,16 @@ export interface Bundle {
   collections: HostCollection[];
 }
 
-/** Runs every stage's read-only checks, with the benchmark stages' cluster runs left out. */
+/**
+ * Runs every stage's read-only checks. The benchmark stages' cluster runs are left out; their pair
+ * checks that compare only the hosts' facts (GIDs, active MTU, versions) still run.
+ */
 export async function readOnlyChecks(engine: Engine, stages: ReadonlyArray<StageDef<any, any>>): Promise<StageOutcome[]> {
   const outcomes: StageOutcome[] = [];
-  for (const s of stages) outcomes.push(await engine.runStage(s, { skipCluster: BENCHMARK_STAGES.has(s.id) }));
+  for (const s of stages) {
+    const bench = BENCHMARK_STAGES.has(s.id);
+    outcomes.push(await engine.runStage(s, bench ? { skipCluster: true, pairChecksWithoutCluster: FACT_PAIR_CHECKS } : {}));
+  }
   return outcomes;
 }
 

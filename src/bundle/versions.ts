@@ -85,12 +85,17 @@ export function parseVersionsText(text: string): HostVersions {
           else if (name === 'libnccl2') v.libnccl2 = version;
         }
         break;
-      case 'python':
-        for (const line of body.split('\n')) {
-          const m = /^(vllm|ray|torch|nccl) (\S+)$/.exec(line.trim());
-          if (m) v[m[1] as 'vllm' | 'ray' | 'torch' | 'nccl'] = m[2]!;
+      case 'python': {
+        // One line: `vllm ray torch (major, minor, patch)` — torch.cuda.nccl.version() is a tuple.
+        const m = /^(\S+) (\S+) (\S+) \((\d+), (\d+), (\d+)\)$/m.exec(body);
+        if (m) {
+          v.vllm = m[1]!;
+          v.ray = m[2]!;
+          v.torch = m[3]!;
+          v.nccl = `${m[4]}.${m[5]}.${m[6]}`;
         }
         break;
+      }
       default:
         break;
     }

@@ -1,0 +1,63 @@
+/**
+ * `l20-setup report [TARGET] [--format md|html] [--out FILE]`: every stage's checks with their
+ * benchmarks, the hosts' configurations side by side and the performance against the tutorial's
+ * claims (src/reports). Markdown to stdout by default; progress on stderr.
+ */
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { basename, dirname, join, resolve } from 'node:path';
+import { openTarget } from '../target.js';
+import { backupRunId } from '../transport/files.js';
+import { gatherReport } from '../reports/data.js';
+import { renderMarkdown } from '../reports/markdown.js';
+import { renderHtml } from '../reports/html.js';
+import { labSpeed } from './check.js';
+import { intOption, UsageError, type CliValues } from './common.js';
+
+function writeAtomic(path: string, text: string): void {
+  const tmp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+  try {
+    writeFileSync(tmp, text, { mode: 0o600, flag: 'wx' });
+    renameSync(tmp, path);
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    throw err;
+  }
+}
+
+export async function runReport(values: CliValues & { out?: string; format?: string }): Promise<number> {
+  const format = values.format ?? 'md';
+  if (format !== 'md' && format !== 'html') throw new UsageError(`--format ${JSON.stringify(format)}: expected md or html`);
+  const speed = labSpeed(values.speed);
+  const target = await openTarget({
+    lab: values.lab ?? false,
+    ...(values.scenario ? { scenario: values.scenario } : {}),
+    ...(values.seed ? { seed: intOption('seed', values.seed, 0, 2 ** 31)! } : {}),
+    ...(speed !== undefined ? { speed } : {}),
+    ...(values.inventory ? { inventory: values.inventory } : {}),
+  });
+  if (!target) {
+    process.stderr.write('l20-setup: no saved inventory yet. Run `l20-setup` to enter your hosts, or pass --inventory FILE or --lab.\n');
+    return 2;
+  }
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  process.once('SIGINT', stop);
+  try {
+    const data = await gatherReport({
+      config: target.config, hosts: target.hosts, source: target.source, runId: backupRunId(), signal: controller.signal,
+      progress: (l) => process.stderr.write(`l20-setup report: ${l}\n`),
+    });
+    const text = format === 'html' ? renderHtml(data) : renderMarkdown(data);
+    if (values.out) {
+      const out = resolve(values.out);
+      writeAtomic(out, text);
+      process.stderr.write(`l20-setup report: wrote ${out}\n`);
+    } else process.stdout.write(text);
+    if (data.counts.error > 0) return 2;
+    return data.counts.fail > 0 ? 1 : 0;
+  } finally {
+    process.off('SIGINT', stop);
+    await target.close();
+  }
+}
