@@ -40,26 +40,68 @@ export const DIFFER_MARK = '≠';
 
 const clean = (l: string): string => l.replace(/\t/g, '  ');
 
+/** One row of a side-by-side view: a line of each host ('' where one host has none), and whether they differ. */
+export interface AlignedRow {
+  left: string;
+  right: string;
+  differ: boolean;
+}
+
+/**
+ * Two hosts' outputs aligned like a side-by-side diff: lines both print (longest common subsequence)
+ * share a row, and within a run of changes the two sides' lines pair up row by row, so a line one
+ * host prints and the other does not shifts nothing after it, and a changed line sits beside its
+ * counterpart (`3:on` next to `3:off`).
+ */
+export function alignLines(a: readonly string[], b: readonly string[]): AlignedRow[] {
+  // lcs[i][j]: length of the longest common subsequence of a[i..] and b[j..].
+  const lcs = Array.from({ length: a.length + 1 }, () => new Array<number>(b.length + 1).fill(0));
+  for (let i = a.length - 1; i >= 0; i--) {
+    for (let j = b.length - 1; j >= 0; j--) lcs[i]![j] = a[i] === b[j] ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
+  }
+  const rows: AlignedRow[] = [];
+  let onlyA: string[] = [];
+  let onlyB: string[] = [];
+  const flush = () => {
+    for (let k = 0; k < Math.max(onlyA.length, onlyB.length); k++) rows.push({ left: onlyA[k] ?? '', right: onlyB[k] ?? '', differ: true });
+    onlyA = [];
+    onlyB = [];
+  };
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) {
+    if (i < a.length && j < b.length && a[i] === b[j]) {
+      flush();
+      rows.push({ left: a[i]!, right: b[j]!, differ: false });
+      i++;
+      j++;
+    } else if (j >= b.length || (i < a.length && lcs[i + 1]![j]! >= lcs[i]![j + 1]!)) onlyA.push(a[i++]!);
+    else onlyB.push(b[j++]!);
+  }
+  flush();
+  return rows;
+}
+
 /**
  * One comparison as two columns. Shown hosts: `hosts` (the panes' pair) where the comparison has
- * them, else its first two; with one host, one column.
+ * them, else its first two; with one host, one column. The two are aligned as a diff of their own
+ * lines, so the count and the ≠ marks are of the pair shown.
  */
 export function comparisonLines(c: Comparison, hosts: readonly string[], width: number): TroubleLine[] {
   const present = Object.keys(c.byHost);
   const picked = [...hosts.filter((h) => present.includes(h)), ...present.filter((h) => !hosts.includes(h))].slice(0, 2);
-  const columns = picked.map((h) => c.byHost[h] ?? []);
-  const rows = Math.max(0, ...columns.map((l) => l.length));
-  const differing = new Set(c.differing);
+  const [a = [], b] = picked.map((h) => c.byHost[h] ?? []);
+  const rows = b ? alignLines(a, b) : a.map((l) => ({ left: l, right: '', differ: false }));
+  const n = rows.filter((r) => r.differ).length;
   const out: TroubleLine[] = [
-    { text: `── ${c.label}: ${differing.size === 0 ? 'the same on every host' : `${differing.size} line${differing.size === 1 ? '' : 's'} differ${differing.size === 1 ? 's' : ''} (${DIFFER_MARK})`}`, tone: 'title' },
+    { text: `── ${c.label}: ${n === 0 ? `the same on ${picked.length > 1 ? 'both hosts' : 'the host'}` : `${n} line${n === 1 ? '' : 's'} differ${n === 1 ? 's' : ''} (${DIFFER_MARK})`}`, tone: 'title' },
   ];
   if (picked.length === 0) return [...out, { text: '   no output to compare', tone: 'dim' }];
   const col = picked.length === 2 ? Math.max(4, Math.floor((width - 2 - 3) / 2)) : Math.max(4, width - 2);
   const row = (cells: string[]): string => cells.map((x) => fit(clean(x), col)).join(' │ ');
   out.push({ text: `  ${row(picked)}`, tone: 'header' });
-  for (let i = 0; i < rows; i++) {
-    const d = differing.has(i);
-    out.push({ text: `${d ? DIFFER_MARK : ' '} ${row(columns.map((l) => l[i] ?? ''))}`, tone: d ? 'differ' : 'same' });
+  for (const r of rows) {
+    out.push({ text: `${r.differ ? DIFFER_MARK : ' '} ${row(b ? [r.left, r.right] : [r.left])}`, tone: r.differ ? 'differ' : 'same' });
   }
   return out;
 }

@@ -39,7 +39,7 @@ describe('troubleshoot in a real terminal (tmux)', () => {
     expect(found).toContain('✘ PFC configured on one side only — cause found');
     expect(found).toMatch(/rules R26\b.* · on l20-n2/);
     expect(found).toContain('fix (f plans qos)');
-    expect(found).toMatch(/── mlnx_qos per port.*: \d+ lines? differs? \(≠\)/);
+    expect(found).toMatch(/── mlnx_qos.* per port.*: \d+ lines? differs? \(≠\)/);
     expect(found).toMatch(/ l20-n1 +│ l20-n2/);
     // Node 1 has PFC on priority 3, node 2 has it off: the row is marked ≠ and carries both.
     const marked = pfcRows(found);
@@ -59,7 +59,7 @@ describe('troubleshoot in a real terminal (tmux)', () => {
     // The apply ends, the screen comes back to the symptom and probes it again: clear.
     const clear = await t.until((s) => s.includes('l20-setup · troubleshoot') && s.includes('clear after the fix — verified') && /idle/.test(s), 'the verification', 120_000);
     expect(clear).toContain('✔ PFC configured on one side only — clear: every probe passes');
-    expect(clear).toMatch(/── mlnx_qos per port.*: the same on every host/);
+    expect(clear).toMatch(/── mlnx_qos.* per port.*: the same on both hosts/);
     expect(clear).not.toMatch(/│≠ /);
     expect(pfcRows(clear).length).toBeGreaterThan(0);
     for (const r of pfcRows(clear)) expect(r).toMatch(/3:on .*│ .*3:on /);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { initialState, reduce, type AppState } from '../../src/engine/store.js';
-import { comparisonLines, diagnosisLines, DIFFER_MARK, symptomMark, symptomRow, wrapText } from '../../screens/troubleshoot/troubleshoot-lines.js';
+import { alignLines, comparisonLines, diagnosisLines, DIFFER_MARK, symptomMark, symptomRow, wrapText } from '../../screens/troubleshoot/troubleshoot-lines.js';
 import { pfcDiagnosis, PFC_ON, symptoms } from './troubleshoot-fixtures.js';
 import { symptomForCheck } from '../../src/troubleshoot/lookup.js';
 import type { CheckResult } from '../../src/engine/types.js';
@@ -93,13 +93,30 @@ describe('troubleshoot lines', () => {
     expect(trust.text.startsWith('  ')).toBe(true);
   });
 
+  it('aligns the two hosts like a diff: a line one host alone prints shifts nothing, a changed line sits beside its counterpart', () => {
+    expect(alignLines(['a', 'extra', 'b', '3:on', 'c'], ['a', 'b', '3:off', 'c', 'tail'])).toEqual([
+      { left: 'a', right: 'a', differ: false },
+      { left: 'extra', right: '', differ: true },
+      { left: 'b', right: 'b', differ: false },
+      { left: '3:on', right: '3:off', differ: true },
+      { left: 'c', right: 'c', differ: false },
+      { left: '', right: 'tail', differ: true },
+    ]);
+    expect(alignLines([], [])).toEqual([]);
+    const c = { label: 'z', byHost: { 'l20-n1': ['a', 'extra', 'b'], 'l20-n2': ['a', 'b'] }, differing: [1, 2] };
+    const lines = comparisonLines(c, ['l20-n1', 'l20-n2'], 41);
+    expect(lines[0]!.text).toBe('── z: 1 line differs (≠)');
+    expect(lines.slice(2).map((l) => l.tone)).toEqual(['same', 'differ', 'same']);
+  });
+
   it('the panes\' host pair picks the columns; with one host, one column; lines missing on a host are blank', () => {
     const three = { label: 'x', byHost: { 'l20-n1': ['a'], 'l20-n2': ['a', 'b'], 'l20-n3': ['c'] }, differing: [0, 1] };
     const lines = comparisonLines(three, ['l20-n3', 'l20-n1'], 41);
     expect(lines[1]!.text).toMatch(/^ {2}l20-n3 +│ l20-n1 +$/);
+    expect(lines[2]!.text).toMatch(/^≠ c +│ a +$/);
     expect(comparisonLines(three, ['l20-n2', 'l20-n1'], 41)[3]!.text).toMatch(/^≠ b +│ +$/);
     const one = comparisonLines({ label: 'y', byHost: { 'l20-n1': ['only'] }, differing: [] }, ['l20-n1'], 30);
-    expect(one[0]!.text).toBe('── y: the same on every host');
+    expect(one[0]!.text).toBe('── y: the same on the host');
     expect(one[2]).toEqual({ text: `  ${'only'.padEnd(28)}`, tone: 'same' });
   });
 
