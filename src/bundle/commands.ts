@@ -122,7 +122,7 @@ export function hostCommands(): BundleCommand[] {
     { file: 'nccl-conf.txt', what: 'NCCL configuration files ($NCCL_CONF_FILE or ~/.nccl.conf, /etc/nccl.conf)', command: { script: NCCL_CONF_SCRIPT } },
     { file: 'nccl-env.txt', what: 'NCCL_* and GLOO_SOCKET_IFNAME in a login shell', command: { argv: ['bash', '-lc', "printenv | grep -E '^(NCCL_|GLOO_SOCKET_IFNAME=)' || true"] } },
     { file: 'nccl-units.txt', what: 'systemd units that set NCCL_* variables', command: { script: NCCL_UNITS_SCRIPT } },
-    { file: 'env-files.txt', what: '/etc/l20/*.env, /etc/environment and l20-* units (secrets redacted) (root)', command: { script: ENV_FILES_SCRIPT }, sudo: true },
+    { file: 'env-files.txt', what: '/etc/l20/*.env, /etc/environment and l20-* units, secrets redacted (root)', command: { script: ENV_FILES_SCRIPT }, sudo: true },
     { file: 'netplan.txt', what: 'every netplan YAML file (root)', command: { script: NETPLAN_SCRIPT }, sudo: true },
     { file: 'processes.txt', what: 'vLLM, Ray, torchrun and perftest processes (ps)', command: { argv: ['ps', '-eo', 'pid,user,etime,args'] }, filter: { re: PROCESS_FILTER, why: 'the header and lines naming vllm, ray, torchrun, python, ib_write_bw or nvidia-persistenced' } },
     { file: 'journal-l20-units.txt', what: 'the last 200 journal lines of l20-vllm and l20-ray (root)', command: { argv: ['journalctl', '--no-pager', '-n', '200', '-u', 'l20-vllm.service', '-u', 'l20-ray.service'] }, sudo: true },

@@ -30,7 +30,9 @@ function configMd(s: ConfigSection): string[] {
 function failingLines(d: ReportData): string[] {
   const bad = d.stages.flatMap((s) => s.checks).filter((c) => c.status === 'fail' || c.status === 'error');
   if (bad.length === 0) return [];
-  return [...bad.map((c) => `- ${c.status.toUpperCase()} \`${c.id}\` on ${c.host ?? 'the cluster'}${c.rule ? ` (${c.rule})` : ''}: ${c.summary.replace(/\n/g, ' ')}`), ''];
+  const lines = bad.slice(0, 12).map((c) => `- ${c.status.toUpperCase()} \`${c.id}\` on ${c.host ?? 'the cluster'}${c.rule ? ` (${c.rule})` : ''}: ${c.summary.replace(/\n/g, ' ')}`);
+  if (bad.length > 12) lines.push(`- and ${bad.length - 12} more under "Checks and evidence"`);
+  return [...lines, ''];
 }
 
 export function renderMarkdown(d: ReportData): string {
