@@ -284,8 +284,12 @@ export class TuiSession implements Controller {
     this.runSymptom(symptom);
   }
 
-  /** Diagnoses symptoms one after another, each result into the store as it arrives. */
-  private async diagnoseInTurn(ids: readonly string[]): Promise<void> {
+  /**
+   * One symptom: its probes (with its benchmarks where it needs them), the result into the store.
+   * Several: one quick read-only run of the stages they share, every diagnosis into the store.
+   */
+  private async diagnoseInTurn(wanted: readonly string[]): Promise<void> {
+    let ids = wanted;
     const engine = this.engine;
     const notice = (text: string) => this.store.dispatch({ type: 'ui.notice', text });
     if (!engine || engine.busy || this.store.getState().troubleshoot.running !== null) {
@@ -295,6 +299,19 @@ export class TuiSession implements Controller {
     this.symptomsCancelled = false;
     const found: string[] = [];
     try {
+      if (ids.length > 1) {
+        // Every symptom at once, as the CLI does without a symptom: one read-only run of the stages
+        // they share (quick probes, no benchmarks), instead of the stages again for each symptom.
+        const defs = ids.map((id) => this.symptoms.find((s) => s.id === id)).filter((d): d is SymptomDef => d !== undefined);
+        this.store.dispatch({ type: 'troubleshoot.running', symptom: defs[0]?.id ?? ids[0] ?? '' });
+        notice(`probing every symptom's quick checks on ${this.store.getState().hostOrder.join(', ')}… (c cancels)`);
+        const all = this.symptomsCancelled ? [] : await diagnose(engine, defs, { benchmarks: false });
+        for (const d of all) {
+          this.store.dispatch({ type: 'troubleshoot.diagnosis', diagnosis: d });
+          if (d.status === 'found') found.push(d.title);
+        }
+        ids = [];
+      }
       for (const id of ids) {
         const def = this.symptoms.find((s) => s.id === id);
         if (!def) continue;
@@ -309,7 +326,7 @@ export class TuiSession implements Controller {
         if (this.verifying === id) notice(`${d.title}: ${d.status === 'clear' ? 'clear after the fix — verified' : `still ${verdict}`}`);
         else if (ids.length === 1) notice(`${d.title}: ${verdict}`);
       }
-      if (ids.length > 1) notice(this.symptomsCancelled ? 'cancelled' : found.length === 0 ? 'no symptom shows on these hosts' : `found: ${found.join('; ')}`);
+      if (wanted.length > 1) notice(this.symptomsCancelled ? 'cancelled' : found.length === 0 ? 'no symptom shows on these hosts' : `found: ${found.join('; ')}`);
     } catch (err) {
       notice(`troubleshooting failed: ${(err as Error).message}`);
     } finally {

@@ -63,6 +63,9 @@ describe('troubleshoot in a real terminal (tmux)', () => {
     expect(clear).not.toMatch(/│≠ /);
     expect(pfcRows(clear).length).toBeGreaterThan(0);
     for (const r of pfcRows(clear)) expect(r).toMatch(/3:on .*│ .*3:on /);
+    // Every symptom at once (one quick run of the stages they share): nothing shows any more.
+    t.keys('a');
+    await t.until((s) => s.includes('no symptom shows on these hosts') && /idle/.test(s), 'every symptom clear', 120_000);
     t.keys('Escape');
     await t.until((s) => s.includes('l20-setup · pipeline'), 'back to the pipeline, where troubleshooting began');
     t.keys('q');
