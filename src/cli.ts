@@ -151,7 +151,7 @@ function parse(argv: string[]) {
 
 async function runLabServe(values: CliValues): Promise<number> {
   const { serveLab } = await import('./lab-serve.js');
-  const { labSpeed } = await import('./commands/check.js');
+  const { labSpeed } = await import('./commands/target-from-cli.js');
   return serveLab({
     hosts: intOption('hosts', values.hosts, 1, 256) ?? 2,
     scenario: values.scenario ?? 'fresh',

@@ -3,25 +3,14 @@
  * (src/bundle). Progress goes to stderr, the archive's path and a one-line verdict to stdout.
  */
 import { resolve } from 'node:path';
-import { openTarget } from '../target.js';
 import { backupRunId } from '../transport/files.js';
 import { buildBundle, defaultBundleName, writeBundleFile } from '../bundle/index.js';
-import { labSpeed } from './check.js';
-import { intOption, type CliValues } from './common.js';
+import { targetFromCli } from './target-from-cli.js';
+import type { CliValues } from './common.js';
 
 export async function runBundle(values: CliValues & { out?: string }): Promise<number> {
-  const speed = labSpeed(values.speed);
-  const target = await openTarget({
-    lab: values.lab ?? false,
-    ...(values.scenario ? { scenario: values.scenario } : {}),
-    ...(values.seed ? { seed: intOption('seed', values.seed, 0, 2 ** 31)! } : {}),
-    ...(speed !== undefined ? { speed } : {}),
-    ...(values.inventory ? { inventory: values.inventory } : {}),
-  });
-  if (!target) {
-    process.stderr.write('l20-setup: no saved inventory yet. Run `l20-setup` to enter your hosts, or pass --inventory FILE or --lab.\n');
-    return 2;
-  }
+  const target = await targetFromCli(values);
+  if (!target) return 2;
   const runId = backupRunId();
   const out = resolve(values.out ?? defaultBundleName(runId));
   const controller = new AbortController();

@@ -7,10 +7,10 @@ import { STAGE_IDS, type StageId } from '../engine/types.js';
 import { Engine, type StageOutcome } from '../engine/runner.js';
 import { StepExecutor } from '../engine/steps.js';
 import { SessionLog } from '../engine/session-log.js';
-import { openTarget } from '../target.js';
+import { targetFromCli } from './target-from-cli.js';
 import { STAGES, stageById } from '../stages.js';
 import { exitCodeFor, jsonReport, painter, plainReporter } from '../report.js';
-import { intOption, UsageError, useColor, type CliValues } from './common.js';
+import { UsageError, useColor, type CliValues } from './common.js';
 
 export function stagesFrom(ids: string[] | undefined) {
   const wanted = (ids ?? []).flatMap((s) => s.split(','));
@@ -25,13 +25,6 @@ export function stagesFrom(ids: string[] | undefined) {
   return defs.filter((d): d is NonNullable<typeof d> => !!d).sort((a, b) => STAGE_IDS.indexOf(a.id) - STAGE_IDS.indexOf(b.id));
 }
 
-export function labSpeed(value: string | undefined): number | 'max' | undefined {
-  if (value === undefined) return undefined;
-  if (value === 'max') return 'max';
-  const n = Number(value);
-  if (!/^\d+(\.\d+)?$/.test(value) || !(n > 0) || n > 10_000) throw new UsageError(`--speed ${JSON.stringify(value)}: expected a number above 0 (1 = real time, 50 for demos) or max`);
-  return n;
-}
 
 type Mode = 'check' | 'plan' | 'apply';
 
@@ -40,18 +33,8 @@ export async function runCheck(values: CliValues, mode: Mode = 'check'): Promise
   if (mode === 'apply' && !values.yes && !process.stdin.isTTY) {
     throw new UsageError('apply changes the hosts: pass --yes to confirm its disruptive and network steps (or apply from the TUI, which asks per step)');
   }
-  const speed = labSpeed(values.speed);
-  const target = await openTarget({
-    lab: values.lab ?? false,
-    ...(values.scenario ? { scenario: values.scenario } : {}),
-    ...(values.seed ? { seed: intOption('seed', values.seed, 0, 2 ** 31)! } : {}),
-    ...(speed !== undefined ? { speed } : {}),
-    ...(values.inventory ? { inventory: values.inventory } : {}),
-  });
-  if (!target) {
-    process.stderr.write('l20-setup: no saved inventory yet. Run `l20-setup` to enter your hosts, or pass --inventory FILE or --lab.\n');
-    return 2;
-  }
+  const target = await targetFromCli(values);
+  if (!target) return 2;
   const log = new SessionLog();
   const engine = new Engine(target.hosts, { config: target.config });
   engine.subscribe((e) => log.record(e));

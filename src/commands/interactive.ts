@@ -5,7 +5,7 @@ import { SavedConfig } from '../config/store.js';
 import { openTarget, type Target } from '../target.js';
 import { TuiSession, type FrameSource, type SessionOptions } from '../session.js';
 import { intOption, type CliValues } from './common.js';
-import { labSpeed } from './check.js';
+import { labSpeed } from './target-from-cli.js';
 
 function needsTerminal(): boolean {
   if (process.stdin.isTTY && process.stdout.isTTY) return false;

@@ -4,13 +4,13 @@
  * sample (JSONL with --json); --once prints one complete sample (rates need two readings, so it takes
  * about one interval) and exits. --record appends every sample as JSONL; --replay plays a recording.
  */
-import { openTarget, type Target } from '../target.js';
+import type { Target } from '../target.js';
 import { MonitorSession } from '../monitor/session.js';
 import { readRecording, ReplaySource } from '../monitor/replay.js';
 import { formatSampleLines } from '../monitor/plain.js';
 import type { MonitorSample } from '../monitor/types.js';
 import { intOption, UsageError, type CliValues } from './common.js';
-import { labSpeed } from './check.js';
+import { labSpeed, targetFromCli } from './target-from-cli.js';
 
 type MonitorValues = CliValues;
 
@@ -32,18 +32,9 @@ export async function runMonitor(values: MonitorValues): Promise<number> {
   const interactive = process.stdin.isTTY === true && process.stdout.isTTY === true && !values.once && !values.json;
   if (values.replay) return replay(values, interactive);
 
-  const speed = labSpeed(values.speed);
-  const target = await openTarget({
-    lab: values.lab ?? false,
-    // The monitor watches a running cluster: the lab starts serving, in real time, with work on it.
-    ...(values.lab ? { scenario: values.scenario ?? 'ready', speed: speed ?? 1, load: true } : {}),
-    ...(values.seed ? { seed: intOption('seed', values.seed, 0, 2 ** 31)! } : {}),
-    ...(values.inventory ? { inventory: values.inventory } : {}),
-  });
-  if (!target) {
-    process.stderr.write('l20-setup: no saved inventory yet. Run `l20-setup` to enter your hosts, or pass --inventory FILE or --lab.\n');
-    return 2;
-  }
+  // The monitor watches a running cluster: the lab starts serving, in real time, with work on it.
+  const target = await targetFromCli(values, values.lab ? { scenario: values.scenario ?? 'ready', speed: labSpeed(values.speed) ?? 1, load: true } : {});
+  if (!target) return 2;
   if (interactive) return interactiveMonitor(target, values, intervalMs);
   const session = new MonitorSession(target.hosts, { intervalMs, config: target.config, ...(values.record ? { recordFile: values.record } : {}) });
   try {

@@ -6,13 +6,12 @@
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join, resolve } from 'node:path';
-import { openTarget } from '../target.js';
 import { backupRunId } from '../transport/files.js';
 import { gatherReport } from '../reports/data.js';
 import { renderMarkdown } from '../reports/markdown.js';
 import { renderHtml } from '../reports/html.js';
-import { labSpeed } from './check.js';
-import { intOption, UsageError, type CliValues } from './common.js';
+import { targetFromCli } from './target-from-cli.js';
+import { UsageError, type CliValues } from './common.js';
 
 function writeAtomic(path: string, text: string): void {
   const tmp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
@@ -28,18 +27,8 @@ function writeAtomic(path: string, text: string): void {
 export async function runReport(values: CliValues & { out?: string; format?: string }): Promise<number> {
   const format = values.format ?? 'md';
   if (format !== 'md' && format !== 'html') throw new UsageError(`--format ${JSON.stringify(format)}: expected md or html`);
-  const speed = labSpeed(values.speed);
-  const target = await openTarget({
-    lab: values.lab ?? false,
-    ...(values.scenario ? { scenario: values.scenario } : {}),
-    ...(values.seed ? { seed: intOption('seed', values.seed, 0, 2 ** 31)! } : {}),
-    ...(speed !== undefined ? { speed } : {}),
-    ...(values.inventory ? { inventory: values.inventory } : {}),
-  });
-  if (!target) {
-    process.stderr.write('l20-setup: no saved inventory yet. Run `l20-setup` to enter your hosts, or pass --inventory FILE or --lab.\n');
-    return 2;
-  }
+  const target = await targetFromCli(values);
+  if (!target) return 2;
   const controller = new AbortController();
   const stop = () => controller.abort();
   process.once('SIGINT', stop);

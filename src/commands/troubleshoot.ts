@@ -6,13 +6,12 @@
  */
 import { Engine } from '../engine/runner.js';
 import { SessionLog } from '../engine/session-log.js';
-import { openTarget } from '../target.js';
 import { painter, plainReporter } from '../report.js';
 import { diagnose } from '../troubleshoot/engine.js';
 import type { Diagnosis, TroubleshootReport } from '../troubleshoot/types.js';
 import { SYMPTOMS, SYMPTOM_IDS, symptomById } from '../../checks/troubleshoot/symptoms.js';
-import { labSpeed } from './check.js';
-import { intOption, UsageError, useColor, type CliValues } from './common.js';
+import { targetFromCli } from './target-from-cli.js';
+import { UsageError, useColor, type CliValues } from './common.js';
 
 export function symptomsFrom(id: string | undefined) {
   if (id === undefined) return SYMPTOMS;
@@ -54,18 +53,8 @@ export function diagnosisLines(d: Diagnosis, color: boolean, detail: boolean): s
 export async function runTroubleshoot(values: CliValues, positionals: readonly string[]): Promise<number> {
   if (positionals.length > 1) throw new UsageError(`troubleshoot takes one SYMPTOM at most (got ${positionals.map((p) => JSON.stringify(p)).join(' ')}); symptoms: ${SYMPTOM_IDS.join(', ')}`);
   const symptoms = symptomsFrom(positionals[0]);
-  const speed = labSpeed(values.speed);
-  const target = await openTarget({
-    lab: values.lab ?? false,
-    ...(values.scenario ? { scenario: values.scenario } : {}),
-    ...(values.seed ? { seed: intOption('seed', values.seed, 0, 2 ** 31)! } : {}),
-    ...(speed !== undefined ? { speed } : {}),
-    ...(values.inventory ? { inventory: values.inventory } : {}),
-  });
-  if (!target) {
-    process.stderr.write('l20-setup: no saved inventory yet. Run `l20-setup` to enter your hosts, or pass --inventory FILE or --lab.\n');
-    return 2;
-  }
+  const target = await targetFromCli(values);
+  if (!target) return 2;
   const log = new SessionLog();
   const engine = new Engine(target.hosts, { config: target.config });
   engine.subscribe((e) => log.record(e));
