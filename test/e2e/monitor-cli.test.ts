@@ -1,27 +1,14 @@
 /** `l20-setup monitor` as scripts use it: one sample as JSON, plain lines, a JSONL recording and its replay. */
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { MonitorSample } from '../../src/monitor/types.js';
+import { BIN, cli as run, cliEnv } from '../helpers/cli.js';
 
-const ROOT = resolve(import.meta.dirname, '../..');
-const BIN = join(ROOT, 'bin/l20-setup.js');
-const run = promisify(execFile);
-const home = mkdtempSync(join(tmpdir(), 'l20-mon-home-'));
-const env = { ...process.env, HOME: home, XDG_STATE_HOME: join(home, 'state'), XDG_CONFIG_HOME: join(home, 'config'), NO_COLOR: '1' };
-
-async function cli(args: string[]) {
-  try {
-    const r = await run(process.execPath, [BIN, ...args], { env, maxBuffer: 64 * 1024 * 1024 });
-    return { code: 0, stdout: r.stdout, stderr: r.stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const env = cliEnv();
+const cli = (args: string[]) => run(args, env);
 
 /** Every field DESIGN.md's `monitor --once --json` shape names, with values a real L20 host could show. */
 function expectDesignShape(s: MonitorSample): void {

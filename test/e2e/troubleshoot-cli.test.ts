@@ -1,26 +1,6 @@
 /** `l20-setup troubleshoot` through the built binary: DESIGN.md's JSON, the plain diagnosis, exit codes. */
-import { execFile } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-
-const ROOT = resolve(import.meta.dirname, '../..');
-const BIN = join(ROOT, 'bin/l20-setup.js');
-const run = promisify(execFile);
-
-async function cli(args: string[]) {
-  const home = mkdtempSync(join(tmpdir(), 'l20-ts-home-'));
-  const env = { ...process.env, HOME: home, XDG_STATE_HOME: join(home, 'state'), XDG_CONFIG_HOME: join(home, 'config'), NO_COLOR: '1' };
-  try {
-    const r = await run(process.execPath, [BIN, ...args], { env, maxBuffer: 64 * 1024 * 1024 });
-    return { code: 0, stdout: r.stdout, stderr: r.stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+import { cli } from '../helpers/cli.js';
 
 interface Report {
   version: number;

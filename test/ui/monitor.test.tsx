@@ -6,9 +6,9 @@ import { App } from '../../screens/App.js';
 import { Providers } from '../../screens/store-context.js';
 import { initialState, Store } from '../../src/engine/store.js';
 import type { Controller } from '../../src/engine/controller.js';
+import { fakeController } from '../helpers/fake-controller.js';
 import type { Screen } from '../../src/engine/store.js';
 import { seriesKey, type Alert, type GpuReading, type HostSample, type MonitorFrame, type PortReading } from '../../src/monitor/types.js';
-import { STAGE_TITLES } from '../../src/stages.js';
 import { hostColumnLines, monitorLayout, pickerItems, pickerWindow } from '../../screens/monitor/layout.js';
 
 // ── A terminal of a given size (ink-testing-library's has 100 columns and no rows) ────────────────
@@ -66,15 +66,7 @@ async function until(check: () => boolean, what: string): Promise<void> {
   throw new Error(`timed out waiting for ${what}`);
 }
 
-function controller(): Controller {
-  return {
-    runStage: vi.fn(), runAll: vi.fn(), cancel: vi.fn(), quit: vi.fn(), answerTrust: vi.fn(),
-    planStage: vi.fn(), applyStage: vi.fn(), answerStep: vi.fn(), openMonitor: vi.fn(), closeMonitor: vi.fn(), monitorTimebase: vi.fn(),
-    openTroubleshoot: vi.fn(), runSymptom: vi.fn(), runAllSymptoms: vi.fn(), fixSymptom: vi.fn(),
-    testConnection: vi.fn(async () => ({ ok: true, message: '' })), saveHosts: vi.fn(async () => undefined),
-    implementedStages: ['inventory'], stageTitle: (s) => STAGE_TITLES[s], stagePurpose: (s) => `purpose of ${s}`, initialHosts: [],
-  };
-}
+const controller = (): Controller => fakeController({}, ['inventory']);
 const calls = (f: unknown): number => (f as ReturnType<typeof vi.fn>).mock.calls.length;
 
 // ── A frame like the sampler publishes: hosts × 8 L20 × 4 ConnectX ports, vLLM, 60-point histories ─

@@ -5,21 +5,13 @@ import { App } from '../../screens/App.js';
 import { Providers } from '../../screens/store-context.js';
 import { initialState, Store } from '../../src/engine/store.js';
 import type { Controller } from '../../src/engine/controller.js';
+import { fakeController } from '../helpers/fake-controller.js';
 import type { StepResult } from '../../src/engine/types.js';
-import { STAGE_TITLES } from '../../src/stages.js';
 import { plannedCount, planLines } from '../../screens/stage/plan-lines.js';
 
 const hosts = [{ name: 'l20-n1', address: '127.0.0.1:4001' }, { name: 'l20-n2', address: '127.0.0.1:4002' }];
 
-function controller(): Controller {
-  return {
-    runStage: vi.fn(), runAll: vi.fn(), cancel: vi.fn(), quit: vi.fn(), answerTrust: vi.fn(),
-    planStage: vi.fn(), applyStage: vi.fn(), answerStep: vi.fn(), openMonitor: vi.fn(), closeMonitor: vi.fn(), monitorTimebase: vi.fn(),
-    openTroubleshoot: vi.fn(), runSymptom: vi.fn(), runAllSymptoms: vi.fn(), fixSymptom: vi.fn(),
-    testConnection: vi.fn(async () => ({ ok: true, message: '' })), saveHosts: vi.fn(async () => undefined),
-    implementedStages: ['inventory', 'os', 'qos'], stageTitle: (s) => STAGE_TITLES[s], stagePurpose: (s) => `purpose of ${s}`, initialHosts: [],
-  };
-}
+const controller = (): Controller => fakeController({}, ['inventory', 'os', 'qos']);
 
 async function until(check: () => boolean, what: string): Promise<void> {
   for (let i = 0; i < 200; i++) {

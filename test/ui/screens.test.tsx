@@ -5,24 +5,12 @@ import { App } from '../../screens/App.js';
 import { Providers } from '../../screens/store-context.js';
 import { initialState, Store } from '../../src/engine/store.js';
 import type { Controller } from '../../src/engine/controller.js';
-import { STAGE_TITLES } from '../../src/stages.js';
+import { fakeController } from '../helpers/fake-controller.js';
 
 const hosts = [{ name: 'l20-n1', address: '127.0.0.1:4001' }, { name: 'l20-n2', address: '127.0.0.1:4002' }];
 
-function controller(over: Partial<Controller> = {}): Controller {
-  return {
-    runStage: vi.fn(), runAll: vi.fn(), cancel: vi.fn(), quit: vi.fn(), answerTrust: vi.fn(),
-    planStage: vi.fn(), applyStage: vi.fn(), answerStep: vi.fn(), openMonitor: vi.fn(), closeMonitor: vi.fn(), monitorTimebase: vi.fn(),
-    openTroubleshoot: vi.fn(), runSymptom: vi.fn(), runAllSymptoms: vi.fn(), fixSymptom: vi.fn(),
-    testConnection: vi.fn(async () => ({ ok: true, message: 'connected to l20-n1 in 3 ms' })),
-    saveHosts: vi.fn(async () => undefined),
-    implementedStages: ['inventory'],
-    stageTitle: (s) => STAGE_TITLES[s],
-    stagePurpose: (s) => `purpose of ${s}`,
-    initialHosts: [],
-    ...over,
-  };
-}
+const controller = (over: Partial<Controller> = {}): Controller =>
+  fakeController({ testConnection: vi.fn(async () => ({ ok: true, message: 'connected to l20-n1 in 3 ms' })), ...over });
 
 async function until(check: () => boolean, what: string): Promise<void> {
   for (let i = 0; i < 200; i++) {
