@@ -88,6 +88,20 @@ async function benchOn(ctx: ClusterRunContext<NcclFacts>, host: string, args: st
   return hostRun(host, r);
 }
 
+/** Where a host keeps its validation logs (the bundle collects them; support asks for them). */
+export const NCCL_LOG_DIR = '/var/lib/l20-setup/nccl';
+
+/**
+ * Keeps a run's NCCL_DEBUG=INFO output on its host, written atomically (tmp + rename, 0600, root),
+ * named by run id and kind. Best effort: a host that cannot store it still has its verdict.
+ */
+async function keepLog(ctx: ClusterRunContext<NcclFacts>, run: HostRun, kind: BenchRun['kind']): Promise<void> {
+  const path = `${NCCL_LOG_DIR}/${ctx.runId.replace(/[^0-9A-Za-z]/g, '')}-${kind}.log`;
+  const store = 'umask 077; mkdir -p "${1%/*}" && cat > "$1.tmp" && chmod 600 "$1.tmp" && mv -f "$1.tmp" "$1"';
+  const header = `# ${run.commandLine}\n# exit ${run.exitCode ?? 'none'}${run.timedOut ? ' (timed out)' : ''}, ${run.durationMs} ms, NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET\n`;
+  await ctx.run(run.host, 'nccl-keep-log', { argv: ['sh', '-c', store, 'sh', path] }, { sudo: true, stdin: header + run.output, timeoutMs: 30_000 }).catch(() => undefined);
+}
+
 /** The cluster run: intra-node on every host (in parallel), then one job across all hosts. */
 export async function validateRun(ctx: ClusterRunContext<NcclFacts>): Promise<NcclCluster> {
   const skipped: string[] = [];
@@ -99,6 +113,7 @@ export async function validateRun(ctx: ClusterRunContext<NcclFacts>): Promise<Nc
   }
   const intra = await Promise.all(ctx.hosts.map((h) => benchOn(ctx, h, ['1', '0', '127.0.0.1', String(MASTER_PORT)])));
   runs.push({ kind: 'intra', hosts: intra, table: Object.fromEntries(intra.map((h) => [h.host, parseTorchAllreduce(h.output)])) });
+  await Promise.all(intra.map((r) => keepLog(ctx, r, 'intra')));
   if (ctx.hosts.length < 2 || ctx.signal.aborted) return { runs, skipped };
   const master = controlAddress(ctx.config.network.design, 0);
   const head = ctx.facts[0]!.facts;
@@ -109,6 +124,7 @@ export async function validateRun(ctx: ClusterRunContext<NcclFacts>): Promise<Nc
   const n = String(ctx.hosts.length);
   const inter = await Promise.all(ctx.hosts.map((h, i) => benchOn(ctx, h, [n, String(i), master, String(MASTER_PORT)])));
   runs.push({ kind: 'inter', hosts: inter, table: { [ctx.hosts[0]!]: parseTorchAllreduce(inter[0]!.output) } });
+  await Promise.all(inter.map((r) => keepLog(ctx, r, 'inter')));
   return { runs, skipped };
 }
 

@@ -5,6 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ncclStage } from '../../checks/nccl/index.js';
+import { NCCL_LOG_DIR } from '../../checks/nccl/validation.js';
+import { STATE_SCRIPT } from '../../src/bundle/commands.js';
 import { osStage } from '../../checks/os/index.js';
 import type { CheckResult } from '../../src/engine/types.js';
 import { Engine } from '../../src/engine/runner.js';
@@ -37,6 +39,26 @@ describe('nccl on ready', () => {
     // A second apply of a converged host changes nothing.
     const again = await apply(engine);
     expect(again.changed).toBe(0);
+  });
+
+  it('keeps every run\'s NCCL_DEBUG=INFO log on its host (root only), where the support bundle collects it', async () => {
+    const engine = new Engine(t.hosts, { config: t.config });
+    await engine.runStage(ncclStage);
+    const id = engine.context.runId.replace(/[^0-9A-Za-z]/g, '');
+    for (const [i, h] of t.hosts.entries()) {
+      for (const kind of ['intra', 'inter']) {
+        const path = `${NCCL_LOG_DIR}/${id}-${kind}.log`;
+        const log = await h.readFile(path, { sudo: true });
+        expect(log.split('\n')[0]).toMatch(/^# \S/); // the command line it ran
+        expect((await h.run({ argv: ['stat', '-c', '%a %U', path] }, { sudo: true })).stdout.trim()).toBe('600 root');
+        expect(log).toMatch(/^# exit 0, \d+ ms, NCCL_DEBUG=INFO/m);
+        expect(log).toMatch(/NCCL INFO/);
+        if (kind === 'inter' && i === 0) expect(log).toMatch(/NET\/IB/);
+      }
+      const listing = await h.run({ script: STATE_SCRIPT }, { sudo: true });
+      // The bundle's state listing names it (and prints the newest logs whole).
+      expect(listing.stdout).toMatch(new RegExp(`^${id}-inter\\.log$`, 'm'));
+    }
   });
 });
 
