@@ -40,6 +40,28 @@ describe('monitor on the lab', () => {
     }
   }, 60_000);
 
+  it('raises an Xid from the kernel log as an alert on that host, and keeps it', async () => {
+    const session = new MonitorSession(t.hosts, { intervalMs: 200, config: t.config });
+    session.start();
+    try {
+      await session.once(15_000);
+      const xid = "NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.";
+      t.lab.hosts[0]!.machine.system.kernel.log(xid, 3);
+      // The kernel log is read every XID_EVERY frames: a few seconds at most at this interval.
+      const f = await frameWhere(session, (x) => (x.sample.hosts[0]?.alerts.some((a) => a.kind === 'xid') ?? false), 'the Xid alert', 15_000);
+      const h = f.sample.hosts[0]!;
+      expect(h.xids).toHaveLength(1);
+      expect(h.xids[0]).toContain('Xid (PCI:0000:3b:00): 79');
+      expect(h.alerts.find((a) => a.kind === 'xid')).toMatchObject({ severity: 'fail', subject: 'l20-n1', message: xid });
+      expect(f.sample.hosts[1]?.alerts.some((a) => a.kind === 'xid')).toBe(false);
+      // Past the next kernel-log reading it is still there: an Xid does not scroll away.
+      const later = await frameWhere(session, (x) => Date.parse(x.sample.time) > Date.parse(f.sample.time) + 2_500, 'a later frame', 15_000);
+      expect(later.sample.hosts[0]?.alerts.filter((a) => a.kind === 'xid')).toHaveLength(1);
+    } finally {
+      await session.stop();
+    }
+  }, 60_000);
+
   it('marks a host stale within seconds when its management path is cut, keeps the other live, and reconnects', async () => {
     const session = new MonitorSession(t.hosts, { intervalMs: 300, config: t.config, staleMs: 1_500 });
     session.start();
