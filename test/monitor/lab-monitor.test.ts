@@ -78,8 +78,12 @@ describe('monitor on the lab', () => {
       expect(stale.sample.hosts[1]?.alerts[0]).toMatchObject({ kind: 'stale', severity: 'fail' });
       // The other host keeps updating while n2 is gone.
       const before = Date.parse(stale.sample.hosts[0]?.updated ?? '');
-      const later = await frameWhere(session, (f) => Date.parse(f.sample.hosts[0]?.updated ?? '') > before + 500, 'l20-n1 updates');
+      // A frame two 1 s history buckets on: its open bucket holds only samples taken while n2 was stale
+      // (the stale frame's own bucket may still average in n2's last live sample).
+      const gapFrom = Math.floor(Date.parse(stale.sample.time) / 1_000) * 1_000 + 2_000;
+      const later = await frameWhere(session, (f) => Date.parse(f.sample.hosts[0]?.updated ?? '') > before + 500 && Date.parse(f.sample.time) >= gapFrom, 'l20-n1 updates');
       expect(later.sample.hosts[0]?.stale).toBe(false);
+      expect(later.sample.hosts[1]?.stale).toBe(true);
       expect(later.history['l20-n2']?.['gpu0.util']?.at(-1)).toBeNull(); // the gap shows in the history
       mgmt.adminUp = true;
       m.revision++;
