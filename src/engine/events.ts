@@ -1,5 +1,5 @@
 /** The typed events the engine emits. The store, the session log and the reporters consume them. */
-import type { CheckResult, Danger, StageId, StageStatus, StepResult } from './types.js';
+import type { CheckResult, Danger, StageId, StageStatus, StepCommand, StepResult } from './types.js';
 import type { HostConnectionState } from '../transport/types.js';
 
 export type EngineEvent =
@@ -12,9 +12,21 @@ export type EngineEvent =
       durationMs: number; timedOut: boolean; cancelled: boolean;
     }
   | { type: 'check.result'; result: CheckResult }
-  | { type: 'step.start'; stage: StageId; step: string; host: string; danger: Danger }
+  | { type: 'step.start'; stage: StageId; step: string; host: string; danger: Danger; undo?: StepUndo }
   | { type: 'step.note'; stage: StageId; step: string; host: string | null; line: string }
   | { type: 'step.result'; result: StepResult }
   | { type: 'engine.idle' };
+
+/**
+ * What undoing a step that was cut short takes, recorded before it changes anything (the crash journal
+ * keeps it): the files it writes (and whether each existed, so a file without a backup is known to be
+ * new), the files it moves into the backup directory, and its rollback commands.
+ */
+export interface StepUndo {
+  backupDir: string;
+  files: ReadonlyArray<{ path: string; existed: boolean }>;
+  removeFiles: readonly string[];
+  rollback: readonly StepCommand[];
+}
 
 export type EngineListener = (event: EngineEvent) => void;

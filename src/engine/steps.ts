@@ -9,6 +9,7 @@
  */
 import { posix } from 'node:path';
 import type { Engine, StageOutcome } from './runner.js';
+import type { StepUndo } from './events.js';
 import type {
   CheckResult,
   Danger,
@@ -299,7 +300,8 @@ export class StepExecutor {
   }
 
   private async execute(stage: StageDef<any, any>, step: StepDef<unknown>, host: string, plan: StepPlan, preview: StepResult, run: HostRunner): Promise<StepResult> {
-    this.engine.emit({ type: 'step.start', stage: stage.id, step: step.id, host, danger: step.danger });
+    const undo = await this.undoFor(host, plan);
+    this.engine.emit({ type: 'step.start', stage: stage.id, step: step.id, host, danger: step.danger, undo });
     const written: Array<{ path: string; backupPath?: string }> = [];
     const moved: Array<{ path: string; backupPath: string }> = [];
     let changed = false;
@@ -342,6 +344,28 @@ export class StepExecutor {
       return await fail(`${(err as Error).message}`);
     }
     return { ...preview, status: 'applied', changed };
+  }
+
+  /**
+   * What undoing this step would take, read before it changes anything: one command learns which of its
+   * files exist now (a file written later without a backup was new, and rollback removes it).
+   */
+  private async undoFor(host: string, plan: StepPlan): Promise<StepUndo> {
+    const paths = (plan.files ?? []).map((f) => f.path);
+    let existing: string[] = [];
+    if (paths.length > 0) {
+      const r = await this.host(host).run(
+        { script: 'for p in "$@"; do if [ -e "$p" ]; then echo 1; else echo 0; fi; done\n', args: paths },
+        { sudo: true, timeoutMs: 20_000 },
+      );
+      existing = r.stdout.split('\n');
+    }
+    return {
+      backupDir: this.backupDir(),
+      files: paths.map((path, i) => ({ path, existed: existing[i] === '1' })),
+      removeFiles: plan.removeFiles ?? [],
+      rollback: plan.rollback ?? [],
+    };
   }
 
   /** Restores written files from their backups (new files are removed), then the step's rollback commands. */
