@@ -37,6 +37,8 @@ export interface LabHost {
   hostKeyFingerprint: string;
   stats(): LabHostStats;
   machine: Machine;
+  /** Fault injection: drop every SSH connection of this host at a chosen command (see HostServer.dropAt). */
+  faults: Pick<HostServer, 'dropAt' | 'cancelDrop' | 'dropArmed'>;
 }
 
 export interface Lab {
@@ -95,6 +97,7 @@ export async function startLab(options: LabOptions = {}): Promise<Lab> {
         hostKeyFingerprint: fingerprint(blob),
         stats: () => ({ ...server.stats }),
         machine,
+        faults: server,
       });
     }
   } catch (err) {

@@ -15,6 +15,8 @@ import { rng, type Rng } from './util/prng.js';
 
 export interface LabHostStats {
   channelOpens: number;
+  /** Connections dropped by fault injection (dropAt). */
+  injectedDrops: number;
   execs: number;
   maxConcurrentSessions: number;
   refusedChannels: number;
@@ -36,7 +38,7 @@ const ACCEPT_ENV = /^(LANG|LC_[A-Z_]+)$/;
 const CHUNK = 64 * 1024;
 
 export class HostServer {
-  readonly stats: LabHostStats = { channelOpens: 0, execs: 0, maxConcurrentSessions: 0, refusedChannels: 0 };
+  readonly stats: LabHostStats = { channelOpens: 0, injectedDrops: 0, execs: 0, maxConcurrentSessions: 0, refusedChannels: 0 };
   private readonly server: InstanceType<typeof Server>;
   private readonly clients = new Set<Connection>();
   private concurrent = 0;
@@ -46,6 +48,8 @@ export class HostServer {
   /** The machine is down (rebooting): connections are refused. */
   private down = false;
   private closed = false;
+  /** An armed fault: drop the connections at the `remaining`-th command from now. */
+  private drop: { remaining: number; phase: 'before' | 'after' } | undefined;
 
   constructor(private readonly opts: HostServerOptions) {
     this.timing = rng(opts.machine.seed, opts.machine.hostname, 'timing');
@@ -100,6 +104,37 @@ export class HostServer {
         await new Promise((r) => setTimeout(r, 100));
       }
     }
+  }
+
+  /**
+   * Fault injection: every connection of this host drops (as when a path goes away mid-session) at the
+   * `n`-th command from now — `before` it runs (it never ran) or `after` it ran, before its output and exit
+   * status reach the client (it ran, and the client cannot know). The port keeps listening, so a
+   * reconnect works. One fault at a time; arming again replaces it.
+   */
+  dropAt(n: number, phase: 'before' | 'after'): void {
+    if (!Number.isInteger(n) || n < 1) throw new Error(`dropAt: n must be a positive integer, got ${n}`);
+    this.drop = { remaining: n, phase };
+  }
+
+  cancelDrop(): void {
+    this.drop = undefined;
+  }
+
+  dropArmed(): boolean {
+    return this.drop !== undefined;
+  }
+
+  /** True when this command is the one the armed fault waits for, in this phase (then the fault is spent). */
+  private dropNow(phase: 'before' | 'after', counted: boolean): boolean {
+    const d = this.drop;
+    if (!d) return false;
+    if (counted) d.remaining--;
+    if (d.remaining > 0 || d.phase !== phase) return false;
+    this.drop = undefined;
+    this.stats.injectedDrops++;
+    for (const c of this.clients) c.end();
+    return true;
   }
 
   private onConnection(client: Connection, clientPort: number): void {
@@ -240,6 +275,7 @@ export class HostServer {
     channel.on('error', () => undefined);
     const stdin = await collectStdin(channel, readsStdin(command));
     if (closed) return;
+    if (this.dropNow('before', true)) return;
     const m = this.opts.machine;
     // Probes take 20–150 ms of modelled time (seeded), overlapping the interpreter's own time.
     const delay = m.clock.sleep(this.timing.int(20, 150), ac.signal);
@@ -257,6 +293,7 @@ export class HostServer {
     }
     await delay;
     if (closed) return;
+    if (this.dropNow('after', false)) return;
     const sig = signalName();
     // An aborted run keeps what it printed before the signal, minus the interpreter's own notice.
     const stderr = ac.signal.aborted ? Buffer.from(result.stderr.toString('utf8').replace(/bash: execution aborted\n$/, '')) : result.stderr;

@@ -58,7 +58,8 @@ function checkMode(mode: number): string {
  * Writes `content` to `path` only when it differs (content, or mode when `mode` is given):
  *   1. `stat -c '%a %F' -- PATH` and `cat -- PATH` read the current state (symlinks are followed);
  *   2. the original is copied to BACKUP_DIR/PATH with `install -D -p -m MODE`;
- *   3. `install -m MODE /dev/null PATH.l20tmp.RANDOM` creates the temporary file (same directory, final mode),
+ *   3. leftovers of an earlier cut-short write (`PATH.l20tmp.*`, found with find -name, the name escaped) are
+ *      removed; `install -m MODE /dev/null PATH.l20tmp.RANDOM` creates the temporary file (same directory, final mode),
  *      `dd of=TMP conv=fsync status=none` fills it from stdin (with sudo: `chown --reference=PATH` keeps
  *      the original owner);
  *   4. `mv -f -- TMP PATH` renames it into place atomically; on failure the temporary file is removed.
@@ -103,6 +104,16 @@ export async function writeFileAtomicVia(
     if (backup.exitCode !== 0) throw commandFailed(host.name, `backing up ${target} to ${backupPath}`, backup);
   }
 
+  // A write cut short earlier (a dropped connection, a killed tool) can leave its temporary file beside
+  // the target; it is removed before this write makes its own, so none outlives a completed write.
+  const leftovers = await host.run(
+    {
+      script: '[ -d "$1" ] || exit 0\nexec find "$1" -maxdepth 1 -type f -name "$2" -delete\n',
+      args: [posix.dirname(target), `${escapeGlob(posix.basename(target))}.l20tmp.*`],
+    },
+    sudoOpt(sudo),
+  );
+  if (leftovers.exitCode !== 0) throw commandFailed(host.name, `removing earlier temporary files beside ${target}`, leftovers);
   const tmp = `${target}.l20tmp.${randomBytes(6).toString('hex')}`;
   const removeTmp = async () => {
     await host.run({ argv: ['rm', '-f', '--', tmp] }, sudoOpt(sudo)).catch(() => undefined);
@@ -132,4 +143,9 @@ export async function writeFileAtomicVia(
     throw commandFailed(host.name, `renaming ${tmp} to ${target}`, move);
   }
   return backupPath === undefined ? { changed: true } : { changed: true, backupPath };
+}
+
+/** A literal name as a find(1)/fnmatch pattern: the pattern characters are escaped. */
+export function escapeGlob(name: string): string {
+  return name.replace(/[\\*?[\]]/g, (c) => `\\${c}`);
 }

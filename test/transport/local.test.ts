@@ -82,6 +82,21 @@ describe('LocalHost', () => {
     expect((err as CommandFailedError).exitCode).toBe(1);
   });
 
+  it('writeFileAtomic removes the temporary files of an earlier cut-short write, and only those', async () => {
+    // Glob characters in the name must match literally: 'a[1].conf' must not touch 'a1.conf.l20tmp.*'.
+    const file = join(dir, 'a[1]*.conf');
+    const leftover = `${file}.l20tmp.0123456789ab`;
+    const other = join(dir, 'a1x.conf.l20tmp.0123456789ab');
+    const unrelated = join(dir, 'a[1]*.conf.bak');
+    for (const f of [leftover, other, unrelated]) writeFileSync(f, 'half');
+    expect(await host.writeFileAtomic(file, 'whole\n', { backupDir: join(dir, 'bk3') })).toEqual({ changed: true });
+    expect(readFileSync(file, 'utf8')).toBe('whole\n');
+    expect(existsSync(leftover)).toBe(false);
+    expect(existsSync(other)).toBe(true);
+    expect(existsSync(unrelated)).toBe(true);
+    expect(readdirSync(dir).filter((n) => n.startsWith('a[1]*.conf.l20tmp.'))).toEqual([]);
+  });
+
   it('never lets an argv word change the command (canary)', async () => {
     const canary = join(dir, 'canary');
     const word = `'; touch ${canary}; echo '`;
