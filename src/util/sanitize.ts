@@ -1,29 +1,43 @@
 /**
  * Remote output is untrusted: it must never drive the operator's terminal. We remove every C0/C1
- * control except tab and newline, every ESC sequence (CSI, OSC, DCS, APC, PM, SOS and two-byte
- * escapes), and Unicode bidi overrides/isolates, which can make text render in a misleading order.
+ * control except tab and newline, every escape sequence (CSI, OSC, DCS, APC, PM, SOS, screen's
+ * ESC k title, and the two- and three-byte escapes such as ESC c or ESC ( 0), in their 7-bit and
+ * 8-bit (C1) forms, and Unicode bidi overrides/isolates/marks, which can make text render in a
+ * misleading order. Bytes are decoded before this (StringDecoder in transport/output.ts): invalid
+ * UTF-8 arrives here as U+FFFD, so the C1 forms below are the UTF-8 encoded code points U+0080–U+009F.
  */
 
-// ESC [ … final   |  ESC ] … (BEL | ESC \)   |  ESC P/X/^/_ … ESC \   |  ESC + one char
-const ESCAPES = /\u001b(?:\[[0-?]*[ -/]*[@-~]|\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|[PX^_][^\u001b]*(?:\u001b\\)?|[@-Z\\-_]|.)?/gs;
-// C1 CSI/OSC introducers used by some terminals as 8-bit controls.
-const C1_SEQUENCES = /[\u009b][0-?]*[ -/]*[@-~]|[\u009d\u0090\u0098\u009e\u009f][^\u009c\u0007]*(?:\u009c|\u0007)?/g;
+/*
+ * One left-to-right pass over every sequence form, so one sequence's terminator is never taken for
+ * another's text (removing ESC \ first would leave a C1 OSC running to the end of the line).
+ *   CSI     ESC [ or U+009B, parameters, intermediates, final byte
+ *   OSC     ESC ] or U+009D … BEL or ST (ESC \ or U+009C); an unterminated one runs to the end of its line
+ *   strings ESC P/X/^/_/k or U+0090/98/9E/9F … ST; an ESC inside (tmux passthrough doubles them) stays in the string
+ *   escapes ESC, intermediates (ESC ( 0, ESC # 8), one final byte (ESC c, ESC 7)
+ *   ESC     anything else: the ESC and the one code point after it, unless that is a control (a terminal
+ *           executes a control met inside a sequence; CONTROLS below removes it, but keeps tab and newline)
+ * No sequence crosses a newline: an unterminated OSC must not swallow the lines after it (the evidence).
+ */
+const SEQUENCES =
+  // eslint-disable-next-line no-control-regex
+  /(?:\u001b\[|\u009b)[0-?]*[ -/]*[@-~]|(?:\u001b\]|\u009d)[^\u0007\u001b\u009c\n]*(?:\u0007|\u001b\\|\u009c)?|(?:\u001b[PX^_k]|[\u0090\u0098\u009e\u009f])(?:[^\u001b\u009c\n]|\u001b[^\\\n])*(?:\u001b\\|\u009c)?|\u001b[ -/]*[0-~]|\u001b[^\u0000-\u001f]?/gu;
 // eslint-disable-next-line no-control-regex
 const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
 const BIDI = /[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]/g;
 
 /** Removes control sequences; keeps text, tabs and newlines. `\r` is removed too (callers collapse it first). */
 export function sanitize(text: string): string {
-  return text.replace(ESCAPES, '').replace(C1_SEQUENCES, '').replace(CONTROLS, '').replace(BIDI, '');
+  return text.replace(SEQUENCES, '').replace(CONTROLS, '').replace(BIDI, '');
 }
 
 /**
  * A carriage return inside a line is a progress redraw: keep what the terminal would finally show
- * (the text after the last `\r`, overlaid on what came before it).
+ * (the text after the last `\r`, overlaid on what came before it). Escape sequences take no columns,
+ * so they go first: a coloured progress line must not overlay its redraw onto half an escape.
  */
 export function collapseCarriageReturns(line: string): string {
   if (!line.includes('\r')) return line;
-  const parts = line.replace(/\r+$/, '').split('\r');
+  const parts = line.replace(SEQUENCES, '').replace(/\r+$/, '').split('\r');
   let shown = '';
   for (const part of parts) shown = part + shown.slice(part.length);
   return shown;
