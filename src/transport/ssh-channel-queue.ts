@@ -3,7 +3,8 @@
  * connection (10 by default) and says so only by failing the channel open ("open failed"), so commands
  * queue for a slot here instead of failing: ChannelSlots is a counting semaphore whose limit shrinks to what
  * the server actually accepted, and `openExecChannel` waits for a slot, asks for the exec channel and, when
- * the server refuses it, waits for one of our channels to close and retries at the head of the queue. It
+ * the server refuses it, retries at the head of the queue (waiting for one of our channels to close once the
+ * limit has shrunk). It
  * also tells "the command never reached the server" (NotSentError, safe to retry on a new connection) apart
  * from failures after the exec request may have been sent (never retried, so nothing runs twice).
  */
@@ -20,6 +21,8 @@ export class NotSentError extends Error {
 /** Slots for exec channels on one connection: a counting semaphore whose limit can shrink. */
 export class ChannelSlots {
   inUse = 0;
+  /** Channels that were open and have ended (slots given back unused do not count): see openExecChannel. */
+  ended = 0;
   private waiters: Array<{ grant: () => void; fail: (err: Error) => void }> = [];
   private releaseWatchers: Array<() => void> = [];
   private disposedWith: Error | undefined;
@@ -52,6 +55,12 @@ export class ChannelSlots {
       if (front) this.waiters.unshift(waiter);
       else this.waiters.push(waiter);
     });
+  }
+
+  /** An open channel has ended: counts it and frees its slot. */
+  channelEnded(): void {
+    this.ended++;
+    this.release();
   }
 
   release(): void {
@@ -144,6 +153,7 @@ export async function openExecChannel(
   label: ConnectionLabel,
 ): Promise<ClientChannel | null> {
   let refusalsWithNothingOpen = 0;
+  let endedAtLastRefusal: number | undefined;
   let front = false;
   for (;;) {
     try {
@@ -175,9 +185,13 @@ export async function openExecChannel(
       if (!isChannelOpenFailure(err)) {
         throw new TransportError(`${label.name}: cannot start \`${line}\`: ${(err as Error).message}`, label.name, line, err);
       }
-      // The server has fewer session slots than we thought (OpenSSH MaxSessions): shrink the limit to what
-      // it accepts, wait for one of our channels to close, and try again at the head of the queue.
-      conn.slots.limit = Math.max(1, Math.min(conn.slots.limit, conn.slots.inUse));
+      // The server refused a session (OpenSSH MaxSessions). That can be transient: sshd frees a session only
+      // once it has processed our close of its channel, which may arrive in the same batch as this open, so
+      // shrinking the limit on every refusal ratchets it down for good (10 parallel pollers fell to 3). Shrink
+      // it to what we have open only when a retry is refused with none of our channels ended in between; then
+      // try again at the head of the queue.
+      if (endedAtLastRefusal === conn.slots.ended) conn.slots.limit = Math.max(1, Math.min(conn.slots.limit, conn.slots.inUse));
+      endedAtLastRefusal = conn.slots.ended;
       front = true;
       if (conn.slots.inUse === 0) {
         refusalsWithNothingOpen++;

@@ -72,7 +72,7 @@ function driveChannel(conn: Connection, channel: ClientChannel, built: BuiltComm
       if (closeFallback) clearTimeout(closeFallback);
       signal?.removeEventListener('abort', onAbort);
       conn.active.delete(active);
-      conn.slots.release();
+      conn.slots.channelEnded();
     };
     const finish = () => {
       if (done) return;

@@ -1,0 +1,425 @@
+/**
+ * A real OpenSSH sshd on loopback for the transport's reliability tests (test/sshd/), so SshHost is checked
+ * against the server it meets in production rather than only against ssh2's Server.
+ *
+ *   const sshd = await startSshd();                       // in beforeAll
+ *   const host = new SshHost(sshd.hostOptions(sshd.users.nopw));
+ *   ...
+ *   await sshd.stop();                                    // in afterAll (close your hosts first)
+ *
+ * What it sets up (needs root and /usr/sbin/sshd, sudo, visudo: .ci/run installs them; there is no skipping):
+ * - Two local accounts, created when missing and reused otherwise: `l20t-nopw` (passwordless sudo) and `l20t-pw`
+ *   (sudo asks for its password). Their sudo rules live in /etc/sudoers.d/l20t-test-users (checked with
+ *   `visudo -cf`, mode 0440). l20t-pw gets a new random password at every start, set through chpasswd's stdin
+ *   and kept only in memory (`users.pwPassword`); a second harness started meanwhile in another test file
+ *   replaces it, so tests that sudo with the password belong in one file.
+ * - A temp dir (mode 0755: sshd reads authorized_keys with the user's privileges) holding a fresh ed25519 host
+ *   key, a fresh ed25519 client key (0600, for this process only), authorized_keys with that client key for
+ *   both users (AuthorizedKeysFile points here, hence StrictModes no: /tmp is world-writable), a known_hosts
+ *   file with the first host key, the sshd_config and the server log (LogLevel VERBOSE, sshd -E).
+ * - sshd on 127.0.0.1 and a free port: pubkey authentication only, MaxSessions 10, UsePAM yes (works here:
+ *   pam_loginuid does not refuse the session), logins limited to the two accounts.
+ * The accounts and the sudoers file stay after stop(); the temp dir and every sshd process go.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createConnection, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { SshHostOptions } from '../../src/transport/ssh-options.js';
+
+export const SSHD = '/usr/sbin/sshd';
+export const NOPW_USER = 'l20t-nopw';
+export const PW_USER = 'l20t-pw';
+const SUDOERS_FILE = '/etc/sudoers.d/l20t-test-users';
+
+export interface SshdUsers {
+  /** Passwordless sudo. */
+  nopw: string;
+  /** sudo needs `pwPassword`. */
+  pw: string;
+  /** Generated at this start; never written to a file or passed in argv. */
+  pwPassword: string;
+}
+
+export interface Sshd {
+  readonly address: '127.0.0.1';
+  readonly port: number;
+  /** `SHA256:…` exactly as `ssh-keygen -lf` prints it; the new key's after rotateHostKey(). */
+  readonly hostKeyFingerprint: string;
+  /** The host key's .pub line (`ssh-ed25519 AAAA… comment`); the new key's after rotateHostKey(). */
+  readonly hostPublicKeyLine: string;
+  /** A known_hosts file (0600) listing the host key sshd started with; rotateHostKey() leaves it alone. */
+  readonly knownHostsPath: string;
+  /** The ed25519 client key both users accept. */
+  readonly clientKeyPath: string;
+  readonly users: SshdUsers;
+  /** The sshd log (sshd -E, LogLevel VERBOSE): connections, "Accepted publickey …", session starts and closes. */
+  readonly logPath: string;
+  /** The harness's temp dir (removed by stop()). */
+  readonly dir: string;
+  /** The listening sshd's pid; its descendants are the per-connection processes and the users' commands. */
+  readonly pid: number;
+  readLog(): string;
+  /** SshHost options for `user` on this server: the client key and knownHostsPath; `extra` overrides. */
+  hostOptions(user: string, extra?: Partial<SshHostOptions>): SshHostOptions;
+  /**
+   * Restarts sshd on the same port with a new host key, as a reinstalled server would come back; the old
+   * sshd's connections are cut.
+   */
+  rotateHostKey(): Promise<void>;
+  /** Kills sshd and its connections' processes and removes the temp dir. */
+  stop(): Promise<void>;
+}
+
+export interface ProcessInfo {
+  pid: number;
+  ppid: number;
+  uid: number;
+  /** argv joined with spaces ('' for kernel threads). */
+  args: string;
+}
+
+/** A snapshot of /proc; processes that exit while it is read are left out. */
+export function listProcesses(): ProcessInfo[] {
+  const out: ProcessInfo[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // The command name in parentheses may hold spaces and parentheses: fields resume after the last ')'.
+      const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (rest[0] === 'Z') continue; // a zombie has exited; only its parent has not reaped it yet
+      const status = readFileSync(`/proc/${entry}/status`, 'utf8');
+      const uid = Number(/^Uid:\s+(\d+)/m.exec(status)?.[1] ?? -1);
+      const args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0+$/, '').replace(/\0/g, ' ');
+      out.push({ pid: Number(entry), ppid: Number(rest[1]), uid, args });
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return out;
+}
+
+/** `root` and everything below it, from one snapshot. */
+export function processTree(root: number, procs: readonly ProcessInfo[] = listProcesses()): ProcessInfo[] {
+  const found: ProcessInfo[] = [];
+  const pids = new Set([root]);
+  let grew = true;
+  while (grew) {
+    grew = false;
+    for (const p of procs) {
+      if (!pids.has(p.pid) && pids.has(p.ppid)) {
+        pids.add(p.pid);
+        grew = true;
+      }
+    }
+  }
+  for (const p of procs) if (pids.has(p.pid)) found.push(p);
+  return found;
+}
+
+export function uidOf(user: string): number {
+  return Number(execFileSync('id', ['-u', user], { encoding: 'utf8' }).trim());
+}
+
+/** Polls `condition` every 20 ms until it holds; throws naming `what` after `timeoutMs`. */
+export async function waitFor(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await condition()) return;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+function run(cmd: string, args: readonly string[], input?: string): string {
+  try {
+    return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'], ...(input !== undefined ? { input } : {}) });
+  } catch (err) {
+    const e = err as { stderr?: string; message: string };
+    throw new Error(`${cmd} ${args.join(' ')} failed: ${(e.stderr ?? '').trim() || e.message}`);
+  }
+}
+
+function userExists(user: string): boolean {
+  try {
+    execFileSync('id', ['-u', user], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function ensureUser(user: string): void {
+  if (!userExists(user)) {
+    try {
+      run('useradd', ['--create-home', '--shell', '/bin/bash', user]);
+    } catch (err) {
+      // Another test file's harness may have created it a moment ago.
+      if (!userExists(user)) throw err;
+    }
+  }
+}
+
+/** Both accounts and their sudo rules; returns l20t-pw's new password. */
+function ensureUsers(): string {
+  ensureUser(NOPW_USER);
+  ensureUser(PW_USER);
+  // useradd leaves the password field '!', which sshd treats as a locked account; '*' only rules out passwords.
+  run('usermod', ['-p', '*', NOPW_USER]);
+  const password = randomBytes(18).toString('base64url');
+  run('chpasswd', [], `${PW_USER}:${password}\n`);
+
+  const rules =
+    '# l20-setup real-sshd tests (test/helpers/sshd.ts): throwaway loopback accounts.\n' +
+    `${NOPW_USER} ALL=(ALL:ALL) NOPASSWD: ALL\n` +
+    `${PW_USER} ALL=(ALL:ALL) ALL\n` +
+    `Defaults:${PW_USER} lecture=never\n`;
+  let current: string | undefined;
+  try {
+    current = readFileSync(SUDOERS_FILE, 'utf8');
+  } catch {
+    current = undefined;
+  }
+  if (current !== rules) {
+    // sudo ignores names with a dot, so the candidate is inert until checked and renamed into place.
+    const candidate = `${SUDOERS_FILE}.${process.pid}.tmp`;
+    writeFileSync(candidate, rules, { mode: 0o440 });
+    try {
+      run('visudo', ['-cf', candidate]);
+      chmodSync(candidate, 0o440);
+      renameSync(candidate, SUDOERS_FILE);
+    } finally {
+      rmSync(candidate, { force: true });
+    }
+  }
+  return password;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+function acceptsTcp(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const sock = createConnection({ host: '127.0.0.1', port });
+    sock.once('connect', () => {
+      sock.destroy();
+      resolve(true);
+    });
+    sock.once('error', () => resolve(false));
+  });
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
+  } catch {
+    return false;
+  }
+}
+
+/** TERM, then KILL whatever is still there after 5 s. */
+async function killAll(pids: readonly number[]): Promise<void> {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGTERM');
+    } catch {
+      // already gone
+    }
+  }
+  try {
+    await waitFor(() => pids.every((p) => !isAlive(p)), 'sshd processes to exit', 5000);
+  } catch {
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    await waitFor(() => pids.every((p) => !isAlive(p)), 'sshd processes to die after SIGKILL', 5000);
+  }
+}
+
+function opensshVersion(): number {
+  const out = (() => {
+    try {
+      return execFileSync(SSHD, ['-V'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    } catch (err) {
+      return String((err as { stderr?: string }).stderr ?? '');
+    }
+  })();
+  const m = /OpenSSH_(\d+)\.(\d+)/.exec(out);
+  return m ? Number(m[1]) + Number(m[2]) / 100 : 0;
+}
+
+function newHostKey(dir: string): { fingerprint: string; publicLine: string; path: string } {
+  const path = join(dir, 'ssh_host_ed25519_key');
+  rmSync(path, { force: true });
+  rmSync(`${path}.pub`, { force: true });
+  run('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'l20t-sshd-host', '-f', path]);
+  const fingerprint = run('ssh-keygen', ['-lf', `${path}.pub`]).split(/\s+/)[1] ?? '';
+  if (!fingerprint.startsWith('SHA256:')) throw new Error(`ssh-keygen -lf printed no SHA256 fingerprint for ${path}.pub`);
+  return { fingerprint, publicLine: readFileSync(`${path}.pub`, 'utf8').trim(), path };
+}
+
+function sshdConfig(dir: string, port: number, hostKey: string): string {
+  const lines = [
+    '# Written by test/helpers/sshd.ts for one test run.',
+    'ListenAddress 127.0.0.1',
+    `Port ${port}`,
+    `HostKey ${hostKey}`,
+    `PidFile ${join(dir, 'sshd.pid')}`,
+    `AuthorizedKeysFile ${join(dir, 'authorized_keys')}`,
+    // The keys file sits under /tmp (world-writable), which StrictModes would refuse.
+    'StrictModes no',
+    'PubkeyAuthentication yes',
+    'PasswordAuthentication no',
+    'KbdInteractiveAuthentication no',
+    'UsePAM yes',
+    'PermitRootLogin no',
+    `AllowUsers ${NOPW_USER} ${PW_USER}`,
+    'MaxSessions 10',
+    'LogLevel VERBOSE',
+    'PrintMotd no',
+    'X11Forwarding no',
+  ];
+  // OpenSSH 9.8+ shuts a source address out for a while after "crashes" (a killed session process, which
+  // the connection-loss test does on purpose) and failed logins; every test here comes from 127.0.0.1.
+  if (opensshVersion() >= 9.08) lines.push('PerSourcePenalties no');
+  return `${lines.join('\n')}\n`;
+}
+
+/** Starts sshd and resolves once its port accepts TCP connections; rejects with sshd's own words if it exits. */
+async function launch(configPath: string, logPath: string, port: number): Promise<ChildProcess> {
+  run(SSHD, ['-t', '-f', configPath]); // config errors, with sshd's message
+  const child = spawn(SSHD, ['-D', '-e', '-f', configPath, '-E', logPath], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  let exited: string | undefined;
+  child.once('exit', (code, signal) => (exited = `sshd exited (${code ?? signal}) before listening: ${stderr.trim()} ${readLogFile(logPath).trim()}`));
+  await waitFor(async () => {
+    if (exited) throw new Error(exited);
+    return acceptsTcp(port);
+  }, `sshd to listen on 127.0.0.1:${port}`);
+  return child;
+}
+
+/** sshd -E ends its lines with CRLF; tests match on whole lines. */
+function readLogFile(path: string): string {
+  try {
+    return readFileSync(path, 'utf8').replace(/\r\n/g, '\n');
+  } catch {
+    return '';
+  }
+}
+
+export async function startSshd(): Promise<Sshd> {
+  if (!existsSync(SSHD) || process.getuid?.() !== 0) {
+    throw new Error(
+      `the real-sshd tests need ${SSHD} and root (found: sshd ${existsSync(SSHD) ? 'present' : 'missing'}, uid ${process.getuid?.()}): ` +
+        '.ci/run installs openssh-server and sudo; run as root',
+    );
+  }
+  for (const tool of ['/usr/bin/sudo', '/usr/sbin/visudo']) {
+    if (!existsSync(tool)) throw new Error(`${tool} is missing: .ci/run installs openssh-server and sudo; run as root`);
+  }
+  const pwPassword = ensureUsers();
+  mkdirSync('/run/sshd', { recursive: true, mode: 0o755 }); // privilege separation dir; sshd refuses to start without it
+
+  const dir = mkdtempSync(join(tmpdir(), 'l20-sshd-'));
+  chmodSync(dir, 0o755);
+  const clientKeyPath = join(dir, 'client_ed25519');
+  run('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'l20t-sshd-client', '-f', clientKeyPath]);
+  writeFileSync(join(dir, 'authorized_keys'), readFileSync(`${clientKeyPath}.pub`), { mode: 0o644 });
+  chmodSync(join(dir, 'authorized_keys'), 0o644);
+
+  const port = await freePort();
+  const logPath = join(dir, 'sshd.log');
+  const configPath = join(dir, 'sshd_config');
+  let key = newHostKey(dir);
+  const knownHostsPath = join(dir, 'known_hosts');
+  const [keyType, keyBlob] = key.publicLine.split(/\s+/);
+  writeFileSync(knownHostsPath, `[127.0.0.1]:${port} ${keyType} ${keyBlob}\n`, { mode: 0o600 });
+  writeFileSync(configPath, sshdConfig(dir, port, key.path), { mode: 0o644 });
+
+  let child: ChildProcess;
+  try {
+    child = await launch(configPath, logPath, port);
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+  // A worker that dies without afterAll must not leave sshd listening.
+  const killOnExit = () => {
+    try {
+      child.kill('SIGKILL');
+    } catch {
+      // gone
+    }
+  };
+  process.once('exit', killOnExit);
+
+  const stopServer = async () => {
+    const pid = child.pid;
+    if (pid === undefined) return;
+    await killAll(processTree(pid).map((p) => p.pid));
+  };
+
+  const sshd: Sshd = {
+    address: '127.0.0.1',
+    port,
+    get hostKeyFingerprint() {
+      return key.fingerprint;
+    },
+    get hostPublicKeyLine() {
+      return key.publicLine;
+    },
+    knownHostsPath,
+    clientKeyPath,
+    users: { nopw: NOPW_USER, pw: PW_USER, pwPassword },
+    logPath,
+    dir,
+    get pid() {
+      return child.pid ?? -1;
+    },
+    readLog: () => readLogFile(logPath),
+    hostOptions: (user, extra = {}) => ({
+      name: `sshd-${user}`,
+      host: '127.0.0.1',
+      port,
+      user,
+      identityFiles: [clientKeyPath],
+      knownHostsFiles: [knownHostsPath],
+      reconnectBackoffMs: 100,
+      ...extra,
+    }),
+    async rotateHostKey() {
+      await stopServer();
+      key = newHostKey(dir);
+      child = await launch(configPath, logPath, port);
+    },
+    async stop() {
+      process.removeListener('exit', killOnExit);
+      await stopServer();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return sshd;
+}
