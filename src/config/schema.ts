@@ -4,10 +4,14 @@
  */
 import { z } from 'zod';
 
-/** Linux interface names: 1–15 bytes, no '/', ':' or whitespace, not '.' or '..' (dev_valid_name). */
+/**
+ * Linux interface names: 1–15 bytes, no '/', ':' or whitespace, not '.' or '..' (dev_valid_name).
+ * Stricter than the kernel in one way: no leading '-', since the name is a positional argument of
+ * ethtool, mlnx_qos and dcb, which would read "-s" or "--help" as an option (quoting cannot help).
+ */
 export const interfaceName = z
   .string()
-  .regex(/^[A-Za-z0-9_.-]{1,15}$/, 'an interface name: 1–15 letters, digits, "_", "." or "-"')
+  .regex(/^[A-Za-z0-9_.][A-Za-z0-9_.-]{0,14}$/, 'an interface name: 1–15 letters, digits, "_", "." or "-", not starting with "-"')
   .refine((s) => s !== '.' && s !== '..', 'an interface name other than "." or ".."');
 
 const hostLabel = /^(?!-)[A-Za-z0-9-]{1,63}(?<!-)$/;
@@ -31,13 +35,17 @@ export const unixUser = z
   .string()
   .regex(/^[a-z_][a-z0-9_-]{0,31}$/, 'a POSIX user name: lower-case letters, digits, "_" or "-", at most 32');
 
-/** A local file path (identity files, known_hosts): absolute or ~-relative, printable, no NUL/newline. */
+/**
+ * A local file path (identity files, known_hosts): printable, no NUL/newline, and not starting with
+ * "-", which ssh, scp or rsync would read as an option if the path ever reaches their command line
+ * (a file whose name starts with "-" is still reachable as ./-name).
+ */
 export const localPath = z
   .string()
   .min(1)
   .max(4096)
   .regex(/^[^\u0000-\u001f\u007f]+$/, 'a file path without control characters')
-  .refine((s) => s.startsWith('/') || s.startsWith('~/') || s.startsWith('./') || !s.includes('\0'), 'a file path');
+  .refine((s) => !s.startsWith('-'), 'a file path not starting with "-" (write ./-name for such a file)');
 
 export const authSchema = z.discriminatedUnion('method', [
   z.object({ method: z.literal('agent') }).strict(),
@@ -117,7 +125,15 @@ export const clusterSchema = z
       .array(hostSchema)
       .min(1, 'at least one host')
       .max(256)
-      .refine((hs) => new Set(hs.map((h) => h.name)).size === hs.length, 'unique host names'),
+      // The issue points at the second host with the name, so the message names that field.
+      .superRefine((hs, ctx) => {
+        const first = new Map<string, number>();
+        hs.forEach((h, i) => {
+          const j = first.get(h.name);
+          if (j === undefined) first.set(h.name, i);
+          else ctx.addIssue({ code: 'custom', message: `unique host names (hosts[${j}] has this name too)`, path: [i, 'name'] });
+        });
+      }),
     network: networkSchema.default({ design: 'A', mtu: 9000 }),
     qos: qosSchema.default({ priority: 3, dscp: 26, trust: 'dscp' }),
     nccl: ncclSchema.default({ gidIndex: 'auto', crossNic: 0, debug: 'WARN' }),

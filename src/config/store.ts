@@ -8,13 +8,37 @@ import { dirname } from 'node:path';
 import Conf from 'conf';
 import YAML from 'yaml';
 import { clusterSchema, type ClusterConfig, type ClusterInput } from './schema.js';
-import { ConfigError, describeIssues } from './errors.js';
+import { asciiSafe, ConfigError, describeIssues } from './errors.js';
+
+/**
+ * A parser's complaint, one line: JSON.parse quotes the bad input in its message (ESC, CR, bidi
+ * overrides and all), so it is escaped to printable ASCII and cut like a shown value.
+ */
+function parserMessage(err: unknown, fallback: string): string {
+  const line = asciiSafe((err as Error)?.message?.split('\n')[0] || fallback);
+  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
+}
+
+const MAX_SHOWN = 20;
+
+/**
+ * YAML, where a warning (an unknown tag such as !!js/function) is an error: YAML.parse would print
+ * it to stderr with the file's line in it, raw, and carry on.
+ */
+function parseYaml(text: string): unknown {
+  const doc = YAML.parseDocument(text);
+  const problem = doc.errors[0] ?? doc.warnings[0];
+  if (problem) throw problem;
+  return doc.toJS();
+}
 
 export function validateCluster(input: unknown, source: string): ClusterConfig {
   const result = clusterSchema.safeParse(input);
   if (result.success) return result.data;
   const problems = describeIssues(result.error, input);
-  throw new ConfigError(`invalid configuration in ${source}:\n  ${problems.join('\n  ')}`, source, problems);
+  // A file of 100,000 bad entries gets a readable message; every problem stays in .problems.
+  const shown = problems.length > MAX_SHOWN ? [...problems.slice(0, MAX_SHOWN), `… and ${problems.length - MAX_SHOWN} more problems`] : problems;
+  throw new ConfigError(`invalid configuration in ${source}:\n  ${shown.join('\n  ')}`, source, problems);
 }
 
 export async function loadInventoryFile(path: string): Promise<ClusterConfig> {
@@ -25,11 +49,13 @@ export async function loadInventoryFile(path: string): Promise<ClusterConfig> {
     const code = (err as NodeJS.ErrnoException).code ?? 'error';
     throw new ConfigError(`cannot read inventory ${path} (${code}); pass an existing file to --inventory`, path, [code]);
   }
+  // Editors on Windows start UTF-8 files with a byte order mark; neither parser skips it.
+  if (text.startsWith('\uFEFF')) text = text.slice(1);
   let data: unknown;
   try {
-    data = path.endsWith('.json') || text.trimStart().startsWith('{') ? JSON.parse(text) : YAML.parse(text);
+    data = path.endsWith('.json') || text.trimStart().startsWith('{') ? JSON.parse(text) : parseYaml(text);
   } catch (err) {
-    const msg = (err as Error).message.split('\n')[0] ?? 'parse error';
+    const msg = parserMessage(err, 'parse error');
     throw new ConfigError(`inventory ${path} is not valid JSON or YAML: ${msg}`, path, [msg]);
   }
   return validateCluster(data, path);
@@ -59,7 +85,7 @@ export class SavedConfig {
         clearInvalidConfig: false,
       });
     } catch (err) {
-      const msg = (err as Error).message.split('\n')[0] ?? 'unreadable';
+      const msg = parserMessage(err, 'unreadable');
       throw new ConfigError(`the saved inventory cannot be read (${msg}); fix or remove the file, or run with --inventory FILE`, 'saved inventory', [msg]);
     }
   }
