@@ -22,6 +22,7 @@
 import type { CheckResult, StepExecContext, StepResult } from '../../src/engine/types.js';
 import { quoteArgv } from '../../src/transport/quote.js';
 import type { RunResult } from '../../src/transport/types.js';
+import { runAcrossLoss, type AfterLoss } from './across-loss.js';
 import type { NetworkFacts } from './facts.js';
 import { NETPLAN_STATE, PENDING_DIR, ROLLBACK_SCRIPT } from './probes.js';
 
@@ -147,15 +148,21 @@ export async function armedApply(ctx: StepExecContext<NetworkFacts>, o: ArmedOpt
     return o.targets.map((t) => result(t.host, 'planned', false));
   }
 
-  /** A root command on one host; a lost connection is a result (exit null), never an exception. */
+  const applyUnit = `l20-${o.stepId.replace('.', '-')}-${ctx.runId}`;
+  /**
+   * A root command on one host; a lost connection is waited out and the command repeated where that is
+   * safe (across-loss.ts) — the timer is armed once, the detached apply is waited for — and a connection
+   * that stays lost is a result (exit null), never an exception.
+   */
   const run = async (host: string, label: string, argvOrScript: { argv: string[] } | { script: string; args?: string[] }, timeoutMs = 60_000): Promise<RunResult> => {
     const l = logs.get(host)!;
     l.commands.push('argv' in argvOrScript ? `sudo ${quoteArgv(argvOrScript.argv)}` : `sudo bash -s ${quoteArgv(argvOrScript.args ?? [])} <<'EOF' … EOF (${label})`);
-    try {
-      return await ctx.run(host, `${o.stepId}:${label}`, argvOrScript, { sudo: true, timeoutMs });
-    } catch (err) {
-      return { commandLine: label, exitCode: null, signal: null, stdout: '', stderr: (err as Error).message, durationMs: 0, timedOut: false, cancelled: false, truncated: false };
-    }
+    const after: AfterLoss = label === 'arm'
+      ? { tookEffect: async () => (await ctx.run(host, `${o.stepId}:timers`, { argv: ['systemctl', 'list-timers', '--all', `${u}.timer`] }, { sudo: true, timeoutMs: 60_000 })).stdout.includes(`${u}.timer`) }
+      : label === 'apply'
+        ? { settle: () => settleUnit(ctx, host, `${o.stepId}:apply`, applyUnit, timeoutMs) }
+        : 'repeat';
+    return runAcrossLoss(ctx, host, `${o.stepId}:${label}`, argvOrScript, timeoutMs, after);
   };
   const tail = (r: { stdout: string; stderr: string }): string => `${r.stdout}\n${r.stderr}`.split('\n').filter((x) => x.trim()).slice(-4).join('\n');
 
@@ -212,7 +219,6 @@ export async function armedApply(ctx: StepExecContext<NetworkFacts>, o: ArmedOpt
   ctx.note(null, `rollback timers armed on ${armed.join(', ')} (${window} s); applying`);
 
   // 4. Apply everywhere (lockstep), detached from the SSH session.
-  const applyUnit = `l20-${o.stepId.replace('.', '-')}-${ctx.runId}`;
   await Promise.all(o.targets.map(async (t) => {
     for (const b of t.deleteFirst) await run(t.host, 'delete-bond', { argv: ['ip', 'link', 'delete', 'dev', b] });
     const r = await run(t.host, 'apply', {
@@ -296,4 +302,14 @@ export async function armedApply(ctx: StepExecContext<NetworkFacts>, o: ArmedOpt
     logs.get(t.host)!.notes.push(`verify: ${same ? 'the old addresses are back' : `addresses now ${addrs(now) || 'unknown'}, before ${addrs(before)}`}`);
   }
   return o.targets.map((t) => result(t.host, 'failed', true, `not confirmed — ${problems.join('; ')}\n${t.host}: ${how.get(t.host) ?? 'not rolled back'}`));
+}
+
+/** Waits (bounded) until a transient unit started with `systemd-run --wait` is no longer active. */
+async function settleUnit(ctx: StepExecContext<NetworkFacts>, host: string, label: string, unitName: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline && !ctx.signal.aborted) {
+    const r = await ctx.run(host, label, { argv: ['systemctl', 'is-active', '--quiet', unitName] }, { sudo: true, timeoutMs: 30_000 });
+    if (r.exitCode !== 0) return;
+    await ctx.sleep(RECONNECT_PAUSE_MS);
+  }
 }

@@ -13,6 +13,7 @@
 import type { StepDef, StepExecContext, StepResult } from '../../src/engine/types.js';
 import { quoteArgv } from '../../src/transport/quote.js';
 import type { RunResult } from '../../src/transport/types.js';
+import { runAcrossLoss, type AfterLoss } from './across-loss.js';
 import { fabricL3Names } from './checks-host.js';
 import { sshPort, type NetworkFacts } from './facts.js';
 
@@ -52,13 +53,14 @@ async function firewall(ctx: StepExecContext<NetworkFacts>): Promise<StepResult[
   }
   const refused = plans.filter((p) => !p.mgmt);
   if (refused.length > 0) return plans.map((p) => result(p.host, 'failed', false, `refused: the management interface of ${refused.map((r) => r.host).join(', ')} is unknown, so its SSH rule cannot be written`));
+  // A lost connection is waited out (across-loss.ts): ufw and systemctl commands are safe to repeat; the
+  // timer is armed once (systemd-run refuses a unit that exists, so a listed timer counts as armed).
   const run = async (host: string, argv: string[]): Promise<RunResult> => {
     log.get(host)!.push(`sudo ${quoteArgv(argv)}`);
-    try {
-      return await ctx.run(host, 'network.firewall', { argv }, { sudo: true, timeoutMs: 60_000 });
-    } catch (err) {
-      return { commandLine: argv.join(' '), exitCode: null, signal: null, stdout: '', stderr: (err as Error).message, durationMs: 0, timedOut: false, cancelled: false, truncated: false };
-    }
+    const after: AfterLoss = argv[0] === 'systemd-run'
+      ? { tookEffect: async () => (await ctx.run(host, 'network.firewall', { argv: ['systemctl', 'list-timers', '--all', `${u}.timer`] }, { sudo: true, timeoutMs: 60_000 })).stdout.includes(`${u}.timer`) }
+      : 'repeat';
+    return runAcrossLoss(ctx, host, 'network.firewall', { argv }, 60_000, after);
   };
   const armed: string[] = [];
   for (const p of plans) {

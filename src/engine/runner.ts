@@ -4,7 +4,7 @@
  * verdicts with the command, exit code and output as evidence — never exceptions to the caller.
  */
 import { setMaxListeners } from 'node:events';
-import type { Host, RunResult } from '../transport/types.js';
+import { ConnectionLostError, type Host, type RunResult } from '../transport/types.js';
 import type { EngineEvent, EngineListener } from './events.js';
 import { OutputBatcher } from './output-batcher.js';
 import { sanitize } from '../util/sanitize.js';
@@ -258,8 +258,8 @@ export class Engine {
     }
     const outputs: Record<string, RunResult> = {};
     let transportError: Error | undefined;
-    await Promise.all(
-      stage.probes.map(async (probe) => {
+    const runProbes = (probes: typeof stage.probes) => Promise.all(
+      probes.map(async (probe) => {
         try {
           outputs[probe.id] = await this.runProbe(stage.id, host, probe, signal);
         } catch (err) {
@@ -267,6 +267,13 @@ export class Engine {
         }
       }),
     );
+    await runProbes(stage.probes);
+    // Probes only read: those a lost connection cut short run once more over a new one (the transport
+    // reconnects with backoff), so one dropped connection does not turn a stage's checks into errors.
+    if (transportError instanceof ConnectionLostError && !signal.aborted) {
+      transportError = undefined;
+      await runProbes(stage.probes.filter((p) => outputs[p.id] === undefined));
+    }
     if (signal.aborted) {
       failAll('skip', 'cancelled by the operator', 'the stage was cancelled before its probes finished');
       return undefined;

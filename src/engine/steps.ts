@@ -23,7 +23,7 @@ import type {
   StepPlan,
   StepResult,
 } from './types.js';
-import type { Host } from '../transport/types.js';
+import { ConnectionLostError, type Host } from '../transport/types.js';
 import { DEFAULT_BACKUP_ROOT } from '../transport/files.js';
 import { quoteArgv } from '../transport/quote.js';
 import { fileDiff } from './diff.js';
@@ -40,6 +40,16 @@ export interface ApplyOptions {
   /** Asked (TUI) for a dangerous step when `yes` is false; names the hosts it will touch. */
   confirm?: (stage: string, step: StepDef<unknown>, hosts: readonly string[], plans: readonly StepResult[]) => Promise<boolean>;
   rebootTimeoutMs?: number;
+  /** How long a host that lost its connection during a step is waited for before the step fails (default 120 s). */
+  reconnectTimeoutMs?: number;
+}
+
+/** How often one step on one host may lose its connection and resume before apply gives up on it. */
+const MAX_RESUMES = 5;
+
+/** Adds an entry once per path (a resumed step meets the same files again). */
+function remember<T extends { path: string }>(list: T[], entry: T): void {
+  if (!list.some((x) => x.path === entry.path)) list.push(entry);
 }
 
 const NEEDS_CONFIRMATION: ReadonlySet<Danger> = new Set(['disruptive', 'network', 'reboot']);
@@ -189,30 +199,7 @@ export class StepExecutor {
       if (!this.options.dryRun && !(await this.confirmed(stage, step, targets, []))) {
         return [...out, ...targets.map((h) => skipped(stage, step, h, this.refusal(step)))];
       }
-      const exec: StepExecContext<unknown> = {
-        ...ctx, targets, all, results, run, signal, dryRun: this.options.dryRun,
-        writeFile: (h, f) => this.writeFile(h, f),
-        probeFreshConnection: (h) => this.probeFresh(h),
-        recheck: async () => {
-          const o = await this.engine.runStage(stage, { signal, quiet: true });
-          return { results: o.results, facts: ctx.hosts.filter((h) => o.facts.has(h)).map((h) => ({ host: h, facts: o.facts.get(h) })) };
-        },
-        note: (h, line) => this.engine.emit({ type: 'step.note', stage: stage.id, step: step.id, host: h, line: sanitize(line) }),
-        sleep: (ms) => new Promise<boolean>((resolve) => {
-          if (signal.aborted) return resolve(false);
-          const t = setTimeout(() => { signal.removeEventListener('abort', onAbort); resolve(true); }, ms);
-          const onAbort = () => { clearTimeout(t); resolve(false); };
-          signal.addEventListener('abort', onAbort, { once: true });
-        }),
-      };
-      try {
-        return [...out, ...(await step.execute(exec))];
-      } catch (err) {
-        return [...out, ...targets.map((h): StepResult => ({
-          id: step.id, stage: stage.id, host: h, status: 'failed', danger: step.danger,
-          summary: 'the step itself failed', commands: [], diff: '', changed: false, error: sanitize((err as Error).stack ?? String(err)),
-        }))];
-      }
+      return [...out, ...(await this.runProcedure(stage, step, targets, all, results, run, signal))];
     }
 
     // Plans first (all hosts), so a confirmation can show every host's diff before anything runs.
@@ -243,6 +230,101 @@ export class StepExecutor {
       for (const p of seq) out.push(await this.execute(stage, step, p.host, p.plan!, p.preview, run));
     }
     return out;
+  }
+
+  /**
+   * A step with its own procedure (the armed network changes). Its commands wait out a lost connection
+   * themselves (checks/network/across-loss.ts); should a host still end failed after losing its
+   * connection during the procedure, the stage is probed again once it answers and the procedure runs
+   * again where its guards still fail — it starts from the host's current state, as any apply does.
+   */
+  private async runProcedure(
+    stage: StageDef<any, any>,
+    step: StepDef<unknown>,
+    targets: string[],
+    all: HostFacts<unknown>[],
+    results: readonly CheckResult[],
+    run: HostRunner,
+    signal: AbortSignal,
+  ): Promise<StepResult[]> {
+    const ctx = this.engine.context;
+    const none: StepUndo = { backupDir: this.backupDir(), files: [], removeFiles: [], rollback: [] };
+    if (!this.options.dryRun) for (const h of targets) this.engine.emit({ type: 'step.start', stage: stage.id, step: step.id, host: h, danger: step.danger, undo: none });
+    const note = (h: string | null, line: string) => this.engine.emit({ type: 'step.note', stage: stage.id, step: step.id, host: h, line: sanitize(line) });
+    const sleep = (ms: number) => new Promise<boolean>((resolve) => {
+      if (signal.aborted) return resolve(false);
+      const t = setTimeout(() => { signal.removeEventListener('abort', onAbort); resolve(true); }, ms);
+      const onAbort = () => { clearTimeout(t); resolve(false); };
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+    const once = async (hosts: string[], facts: HostFacts<unknown>[], current: readonly CheckResult[]): Promise<{ results: StepResult[]; lost: Set<string> }> => {
+      const lost = new Set<string>();
+      const offs = hosts.map((h) => this.host(h).onStateChange((state) => {
+        if (state === 'lost' || state === 'failed') lost.add(h);
+      }));
+      const exec: StepExecContext<unknown> = {
+        ...ctx, targets: hosts, all: facts, results: current, run, signal, dryRun: this.options.dryRun,
+        writeFile: (h, f) => this.writeFileAcrossLoss(h, f, note),
+        probeFreshConnection: (h) => this.probeFresh(h),
+        awaitHost: (h) => this.awaitHost(h),
+        recheck: async () => {
+          const o = await this.engine.runStage(stage, { signal, quiet: true });
+          return { results: o.results, facts: ctx.hosts.filter((h) => o.facts.has(h)).map((h) => ({ host: h, facts: o.facts.get(h) })) };
+        },
+        note,
+        sleep,
+      };
+      try {
+        return { results: await step.execute!(exec), lost };
+      } catch (err) {
+        return {
+          results: hosts.map((h): StepResult => ({
+            id: step.id, stage: stage.id, host: h, status: 'failed', danger: step.danger,
+            summary: 'the step itself failed', commands: [], diff: '', changed: false, error: sanitize((err as Error).stack ?? String(err)),
+          })),
+          lost,
+        };
+      } finally {
+        for (const off of offs) off();
+      }
+    };
+    let attempt = await once(targets, all, results);
+    for (let resumes = 1; resumes <= 2 && !this.options.dryRun && !signal.aborted; resumes++) {
+      const cut = attempt.results.filter((r) => r.status === 'failed' && r.host !== null && attempt.lost.has(r.host)).map((r) => r.host!);
+      if (cut.length === 0) break;
+      const unreachable: string[] = [];
+      for (const h of cut) if (!(await this.awaitHost(h)).ok) unreachable.push(h);
+      if (unreachable.length > 0) break;
+      note(null, `${step.id} failed after the connection to ${cut.join(', ')} was lost; probing again and resuming where its guards still fail`);
+      const fresh = await this.engine.runStage(stage, { signal, quiet: true });
+      const facts = ctx.hosts.filter((h) => fresh.facts.has(h)).map((h) => ({ host: h, facts: fresh.facts.get(h) }));
+      const again = ctx.hosts.filter((h) => targets.includes(h) && failingGuards(step, fresh.results, h).length > 0);
+      const settled = attempt.results.map((r): StepResult => {
+        if (r.host === null || !cut.includes(r.host) || again.includes(r.host)) return r;
+        const { error: _lostError, ...rest } = r;
+        return { ...rest, status: 'applied', changed: true, summary: `${r.summary} (in place after a lost connection: its guards pass)` };
+      });
+      if (again.length === 0) {
+        attempt = { results: settled, lost: new Set() };
+        break;
+      }
+      const next = await once(again, facts, fresh.results);
+      attempt = { results: [...settled.filter((r) => !again.includes(r.host ?? '')), ...next.results], lost: next.lost };
+    }
+    return attempt.results;
+  }
+
+  /** ctx.writeFile for procedures: a lost connection is waited out and the write repeated (it compares first). */
+  private async writeFileAcrossLoss(host: string, f: FileChange, note: (h: string | null, line: string) => void): ReturnType<StepExecutor['writeFile']> {
+    try {
+      return await this.writeFile(host, f);
+    } catch (err) {
+      if (!(err instanceof ConnectionLostError)) throw err;
+      const back = await this.awaitHost(host);
+      if (!back.ok) throw err;
+      note(host, `writing ${f.path}: the connection was lost; ${host} answers again (${back.detail}); writing it again`);
+      return this.writeFile(host, f);
+    }
   }
 
   private refusal(step: StepDef<unknown>): string {
@@ -299,51 +381,102 @@ export class StepExecutor {
     }
   }
 
+  /**
+   * Runs one host's plan. A connection lost part-way (ConnectionLostError) is not a failure of the step:
+   * nothing is rolled back over a dead connection; the host is waited for (backoff, bounded) and the plan
+   * runs again from its start — files already in place compare equal and are not written twice, moved files
+   * are skipped, and step commands are idempotent by contract — so the host ends as if nothing happened.
+   * Any other failure rolls back what this step changed, across every attempt.
+   */
   private async execute(stage: StageDef<any, any>, step: StepDef<unknown>, host: string, plan: StepPlan, preview: StepResult, run: HostRunner): Promise<StepResult> {
-    const undo = await this.undoFor(host, plan);
-    this.engine.emit({ type: 'step.start', stage: stage.id, step: step.id, host, danger: step.danger, undo });
     const written: Array<{ path: string; backupPath?: string }> = [];
     const moved: Array<{ path: string; backupPath: string }> = [];
     let changed = false;
+    let undo: StepUndo | undefined;
     const fail = async (why: string): Promise<StepResult> => {
       const rollback = await this.rollback(host, written, moved, plan.rollback ?? [], run);
       return { ...preview, status: 'failed', changed, error: sanitize(`${why}${rollback ? `\nrollback: ${rollback}` : ''}`) };
     };
-    try {
-      for (const f of plan.files ?? []) {
-        const r = await this.writeFile(host, f);
-        if (r.changed) {
+    for (let attempt = 1; ; attempt++) {
+      let writing: string | undefined;
+      try {
+        if (!undo) {
+          undo = await this.undoFor(host, plan);
+          this.engine.emit({ type: 'step.start', stage: stage.id, step: step.id, host, danger: step.danger, undo });
+        }
+        for (const f of plan.files ?? []) {
+          writing = f.path;
+          const r = await this.writeFile(host, f);
+          writing = undefined;
+          if (r.changed) {
+            changed = true;
+            remember(written, { path: f.path, ...(r.backupPath ? { backupPath: r.backupPath } : {}) });
+          }
+        }
+        for (const path of plan.removeFiles ?? []) {
+          const backupPath = posix.join(this.backupDir(), path);
+          const r = await run(host, `${step.id}:remove`, {
+            script: 'test -e "$1" || exit 0\nmkdir -p "$(dirname "$2")" && mv -f -- "$1" "$2"\n', args: [path, backupPath],
+          }, { sudo: true });
+          if (r.exitCode !== 0) return await fail(`moving ${path} to ${backupPath} failed (exit ${r.exitCode}): ${tail(r.stderr || r.stdout)}`);
           changed = true;
-          written.push({ path: f.path, ...(r.backupPath ? { backupPath: r.backupPath } : {}) });
+          remember(moved, { path, backupPath });
         }
-      }
-      for (const path of plan.removeFiles ?? []) {
-        const backupPath = posix.join(this.backupDir(), path);
-        const r = await run(host, `${step.id}:remove`, {
-          script: 'test -e "$1" || exit 0\nmkdir -p "$(dirname "$2")" && mv -f -- "$1" "$2"\n', args: [path, backupPath],
-        }, { sudo: true });
-        if (r.exitCode !== 0) return await fail(`moving ${path} to ${backupPath} failed (exit ${r.exitCode}): ${tail(r.stderr || r.stdout)}`);
-        changed = true;
-        moved.push({ path, backupPath });
-      }
-      for (const c of plan.commands ?? []) {
-        const r = await run(host, step.id, c.command, { sudo: c.sudo ?? true, timeoutMs: c.timeoutMs ?? 20 * 60_000 });
-        changed = true;
-        const ok = (c.okExit ?? [0]).includes(r.exitCode ?? -1);
-        if (!ok) {
-          const status = r.timedOut ? 'timed out' : r.cancelled ? 'was cancelled' : `exited ${r.exitCode ?? r.signal}`;
-          return await fail(`\`${displayCommand(c).split('\n')[0]}\` on ${host} ${status}\n${tail(`${r.stdout}\n${r.stderr}`)}`);
+        for (const c of plan.commands ?? []) {
+          const r = await run(host, step.id, c.command, { sudo: c.sudo ?? true, timeoutMs: c.timeoutMs ?? 20 * 60_000 });
+          changed = true;
+          const ok = (c.okExit ?? [0]).includes(r.exitCode ?? -1);
+          if (!ok) {
+            const status = r.timedOut ? 'timed out' : r.cancelled ? 'was cancelled' : `exited ${r.exitCode ?? r.signal}`;
+            return await fail(`\`${displayCommand(c).split('\n')[0]}\` on ${host} ${status}\n${tail(`${r.stdout}\n${r.stderr}`)}`);
+          }
         }
+        if (plan.reboot) {
+          changed = true;
+          const r = await rebootAndWait(this.host(host), run, { timeoutMs: this.options.rebootTimeoutMs ?? 15 * 60_000 });
+          if (!r.ok) return { ...preview, status: 'failed', changed, error: r.detail };
+        }
+        return { ...preview, status: 'applied', changed };
+      } catch (err) {
+        if (!(err instanceof ConnectionLostError)) return await fail(`${(err as Error).message}`);
+        // A write cut short may have replaced the file (or made it) without telling us: roll it back too.
+        if (writing !== undefined && undo) {
+          const existed = undo.files.find((f) => f.path === writing)?.existed ?? true;
+          remember(written, { path: writing, ...(existed ? { backupPath: posix.join(this.backupDir(), writing) } : {}) });
+        }
+        const note = (line: string) => this.engine.emit({ type: 'step.note', stage: stage.id, step: step.id, host, line: sanitize(line) });
+        note(`connection lost during ${step.id}: ${err.message}`);
+        if (attempt > MAX_RESUMES) {
+          return { ...preview, status: 'failed', changed, error: sanitize(`the connection to ${host} was lost ${attempt} times during this step; stopped (nothing rolled back over a lost connection). Run apply again when ${host} is stable: every step starts from the host's current state.\n${err.message}`) };
+        }
+        const back = await this.awaitHost(host);
+        if (!back.ok) {
+          return { ...preview, status: 'failed', changed, error: sanitize(`the connection to ${host} was lost during this step and it did not answer again (${back.detail}); nothing was rolled back. Run apply again when ${host} answers: every step starts from the host's current state.\n${err.message}`) };
+        }
+        note(`${host} answers again (${back.detail}); resuming ${step.id} from its start (attempt ${attempt + 1}): files in place compare equal, commands are idempotent`);
       }
-      if (plan.reboot) {
-        changed = true;
-        const r = await rebootAndWait(this.host(host), run, { timeoutMs: this.options.rebootTimeoutMs ?? 15 * 60_000 });
-        if (!r.ok) return { ...preview, status: 'failed', changed, error: r.detail };
-      }
-    } catch (err) {
-      return await fail(`${(err as Error).message}`);
     }
-    return { ...preview, status: 'applied', changed };
+  }
+
+  /** Waits for a host that lost its connection to run `true` again: backoff from 1 s doubling to 15 s, bounded. */
+  private async awaitHost(name: string): Promise<{ ok: boolean; detail: string }> {
+    const host = this.host(name);
+    const started = Date.now();
+    const limit = this.options.reconnectTimeoutMs ?? 120_000;
+    let pause = 1000;
+    let last = '';
+    for (let tries = 1; ; tries++) {
+      try {
+        const r = await host.run({ argv: ['true'] }, { timeoutMs: 15_000 });
+        if (r.exitCode === 0) return { ok: true, detail: `reconnected after ${((Date.now() - started) / 1000).toFixed(1)} s, ${tries} ${tries === 1 ? 'try' : 'tries'}` };
+        last = `\`true\` exited ${r.exitCode ?? r.signal}`;
+      } catch (err) {
+        last = (err as Error).message;
+      }
+      if (Date.now() - started + pause > limit) return { ok: false, detail: `${tries} tries in ${Math.round((Date.now() - started) / 1000)} s; last: ${last}` };
+      await new Promise((resolve) => setTimeout(resolve, pause));
+      pause = Math.min(15_000, pause * 2);
+    }
   }
 
   /**
@@ -379,7 +512,9 @@ export class StepExecutor {
     const notes: string[] = [];
     for (const w of [...written].reverse()) {
       const r = w.backupPath
-        ? await run(host, 'rollback', { argv: ['cp', '-p', '--', w.backupPath, w.path] }, { sudo: true })
+        // The backup may be missing for a write a lost connection cut short before it made one: then the
+        // file was never replaced, and there is nothing to restore.
+        ? await run(host, 'rollback', { script: 'if [ -e "$2" ]; then cp -p -- "$2" "$1"; fi\n', args: [w.path, w.backupPath] }, { sudo: true })
         : await run(host, 'rollback', { argv: ['rm', '-f', '--', w.path] }, { sudo: true });
       notes.push(`${w.backupPath ? 'restored' : 'removed'} ${w.path}${r.exitCode === 0 ? '' : ` (failed: exit ${r.exitCode})`}`);
     }

@@ -175,6 +175,11 @@ export interface StepExecContext<F> extends StageContext {
   writeFile(host: string, file: FileChange): Promise<{ changed: boolean; diff: string; commandLine: string }>;
   /** Opens a brand-new SSH connection to the host and runs `true` over it (proves the management path). */
   probeFreshConnection(host: string): Promise<{ ok: boolean; detail: string }>;
+  /**
+   * Waits for a host whose connection was lost to answer again (the transport reconnects with backoff);
+   * ok false when it did not within the apply's bound.
+   */
+  awaitHost(host: string): Promise<{ ok: boolean; detail: string }>;
   /** Re-runs this stage's probes and checks quietly and returns the new results and facts. */
   recheck(): Promise<{ results: CheckResult[]; facts: ReadonlyArray<HostFacts<F>> }>;
   /** A line in both panes' output (what the procedure is doing and why). */

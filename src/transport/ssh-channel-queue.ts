@@ -9,7 +9,7 @@
  * from failures after the exec request may have been sent (never retried, so nothing runs twice).
  */
 import type { Client, ClientChannel } from 'ssh2';
-import { TransportError } from './types.js';
+import { ConnectionLostError, TransportError } from './types.js';
 
 /** The server refused the channel or the connection went away before the exec request was sent. */
 export class NotSentError extends Error {
@@ -177,7 +177,7 @@ export async function openExecChannel(
     } catch (err) {
       conn.slots.release();
       if (conn.gone) {
-        const lost = new TransportError(`${label.name}: connection to ${label.address} lost`, label.name, line, err);
+        const lost = new ConnectionLostError(`${label.name}: connection to ${label.address} lost`, label.name, line, err);
         // "Unable to exec": the exec request may have reached the server; do not run it twice.
         if (err instanceof Error && /Unable to exec/.test(err.message)) throw lost;
         throw new NotSentError(lost);

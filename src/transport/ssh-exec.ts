@@ -10,7 +10,7 @@ import type { ClientChannel } from 'ssh2';
 import type { BuiltCommand } from './quote.js';
 import { DEFAULT_MAX_BUFFER_BYTES, StreamCollector, finishedResult, notStartedResult } from './output.js';
 import { openExecChannel, type ActiveRun, type Connection, type ConnectionLabel } from './ssh-channel-queue.js';
-import { TransportError, type RunOptions, type RunResult } from './types.js';
+import { ConnectionLostError, TransportError, type RunOptions, type RunResult } from './types.js';
 
 /**
  * Sends a signal request for the channel. ssh2's `channel.signal()` is a no-op once our side has sent EOF
@@ -99,7 +99,7 @@ function driveChannel(conn: Connection, channel: ClientChannel, built: BuiltComm
         cleanup();
         stdout.finish();
         stderr.finish();
-        reject(new TransportError(`${err.message} while running \`${line}\``, hostName, line, err));
+        reject(new ConnectionLostError(`${err.message} while running \`${line}\``, hostName, line, err));
       },
     };
     conn.active.add(active);

@@ -28,6 +28,7 @@ import { ChannelSlots, NotSentError, sleep, type Connection } from './ssh-channe
 import { execOnConnection } from './ssh-exec.js';
 import { HostKeyVerifier, type UnknownHostKeyInfo } from './ssh-host-key.js';
 import {
+  ConnectionLostError,
   HostKeyError,
   TransportError,
   type Command,
@@ -266,7 +267,7 @@ export class SshHost implements Host {
     } catch {
       // already gone
     }
-    const err = new TransportError(`${this.name}: connection to ${this.address} lost: ${reason}`, this.name);
+    const err = new ConnectionLostError(`${this.name}: connection to ${this.address} lost: ${reason}`, this.name);
     conn.slots.dispose(err);
     for (const run of [...conn.active]) run.onLost(err);
     conn.active.clear();
@@ -315,7 +316,7 @@ export class SshHost implements Host {
         if (signal?.aborted) return notStartedResult(built.line, 'cancelled');
         if (err instanceof HostKeyError) throw err;
         const e = err instanceof TransportError ? err : new TransportError(String(err), this.name, undefined, err);
-        throw new TransportError(`${e.message} (command not sent: ${built.line})`, this.name, built.line, e);
+        throw new ConnectionLostError(`${e.message} (command not sent: ${built.line})`, this.name, built.line, e);
       }
       try {
         return await execOnConnection(conn, built, options, this);
@@ -325,7 +326,7 @@ export class SshHost implements Host {
             retried = true;
             continue;
           }
-          throw new TransportError(`${err.error.message} (command not sent: ${built.line})`, this.name, built.line, err.error);
+          throw new ConnectionLostError(`${err.error.message} (command not sent: ${built.line})`, this.name, built.line, err.error);
         }
         throw err;
       }

@@ -86,6 +86,18 @@ export class TransportError extends Error {
   }
 }
 
+/**
+ * The connection went away while the command ran, or no connection could be had to send it: the host
+ * may answer again, and whether a command that was running finished is unknown. (Not for non-zero exits,
+ * nor host key problems.)
+ */
+export class ConnectionLostError extends TransportError {
+  constructor(message: string, host: string, commandLine?: string, cause?: unknown) {
+    super(message, host, commandLine, cause);
+    this.name = 'ConnectionLostError';
+  }
+}
+
 /** Raised when a host key is unknown (asks for trust) or has changed (refused). */
 export class HostKeyError extends Error {
   constructor(
