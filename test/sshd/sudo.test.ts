@@ -1,0 +1,117 @@
+/**
+ * Real OpenSSH + real sudo: a sudo password goes on stdin only (never argv, logs or files); a wrong or
+ * missing password fails clearly instead of hanging; passwordless sudo needs no password (issue 7).
+ */
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SshHost } from '../../src/transport/ssh.js';
+import { processTree, startSshd, waitFor, type Sshd } from '../helpers/sshd.js';
+
+let sshd: Sshd;
+const hosts: SshHost[] = [];
+
+beforeAll(async () => {
+  sshd = await startSshd();
+});
+
+afterAll(async () => {
+  await Promise.all(hosts.map((h) => h.close()));
+  await sshd?.stop();
+});
+
+function makeHost(user: string, sudoPassword?: string): SshHost {
+  const host = new SshHost(sshd.hostOptions(user, sudoPassword === undefined ? {} : { sudoPassword }));
+  hosts.push(host);
+  return host;
+}
+
+/** pid → which of argv/environ contains `secret`, for every process on this machine. */
+function processesHolding(secret: string): string[] {
+  const found: string[] = [];
+  for (const pid of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
+    for (const what of ['cmdline', 'environ']) {
+      try {
+        if (readFileSync(`/proc/${pid}/${what}`).includes(secret)) found.push(`${pid} ${what}`);
+      } catch {
+        // exited, or a kernel thread
+      }
+    }
+  }
+  return found;
+}
+
+/** Regular files under `dir` (recursively) whose content contains `secret`. */
+function filesHolding(dir: string, secret: string): string[] {
+  const found: string[] = [];
+  const walk = (d: string) => {
+    for (const name of readdirSync(d)) {
+      const p = join(d, name);
+      const st = statSync(p, { throwIfNoEntry: false });
+      if (!st) continue;
+      if (st.isDirectory()) walk(p);
+      else if (st.isFile() && readFileSync(p).includes(secret)) found.push(p);
+    }
+  };
+  walk(dir);
+  return found;
+}
+
+describe('real sshd: sudo', () => {
+  it('runs as root with the password on stdin only: not in any argv or environment, log or file', async () => {
+    const password = sshd.users.pwPassword;
+    const host = makeHost(sshd.users.pw, password);
+    const id = await host.run({ argv: ['id', '-u'] }, { sudo: true });
+    expect(id).toMatchObject({ exitCode: 0, stdout: '0\n' });
+    expect(id.commandLine).toBe("sudo -k -S -p '' -- env LC_ALL=C id -u");
+    expect(id.stdout + id.stderr).not.toContain(password);
+
+    // While a sudo command runs, look at every process on the machine.
+    const long = host.run({ argv: ['sleep', '5'] }, { sudo: true });
+    await waitFor(
+      () => processTree(sshd.pid).some((p) => p.uid === 0 && p.args === 'sleep 5'),
+      'sleep 5 to run as root under this sshd',
+    );
+    expect(processesHolding('sleep\x005')).not.toEqual([]); // the scan does see the running command's argv
+    expect(processesHolding(password)).toEqual([]);
+    const done = await long;
+    expect(done).toMatchObject({ exitCode: 0, stdout: '', stderr: '' });
+
+    expect(sshd.readLog()).not.toContain(password);
+    for (const log of ['/var/log/auth.log', '/var/log/secure', '/var/log/sudo.log']) {
+      if (existsSync(log)) expect(readFileSync(log, 'utf8')).not.toContain(password);
+    }
+    expect(filesHolding(sshd.dir, password)).toEqual([]);
+    expect(filesHolding(`/home/${sshd.users.pw}`, password)).toEqual([]);
+  });
+
+  it('fails a wrong password with sudo\'s own message, without hanging', async () => {
+    const wrong = `wrong-${sshd.users.pwPassword}`;
+    const host = makeHost(sshd.users.pw, wrong);
+    const r = await host.run({ argv: ['id', '-u'] }, { sudo: true, timeoutMs: 30_000 });
+    expect(r.timedOut).toBe(false);
+    expect(r.exitCode).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/^sudo: 1 incorrect password attempt$/m);
+    expect(r.stderr).not.toContain(wrong);
+  });
+
+  it('says sudo wants a password when none is configured, without hanging', async () => {
+    const host = makeHost(sshd.users.pw);
+    const r = await host.run({ argv: ['id', '-u'] }, { sudo: true, timeoutMs: 30_000 });
+    expect(r).toMatchObject({ exitCode: 1, timedOut: false, stdout: '' });
+    expect(r.commandLine).toBe('sudo -n -- env LC_ALL=C id -u');
+    expect(r.stderr).toMatch(/^sudo: a password is required$/m);
+  });
+
+  it('runs passwordless sudo with sudo -n, and never sends a configured password where sudo asks none', async () => {
+    const plain = makeHost(sshd.users.nopw);
+    expect(await plain.run({ argv: ['id', '-u'] }, { sudo: true })).toMatchObject({ exitCode: 0, stdout: '0\n' });
+
+    // With a password configured but not needed, it must not end up on the command's stdin.
+    const withPassword = makeHost(sshd.users.nopw, 'not-needed-here');
+    const cat = await withPassword.run({ argv: ['cat'] }, { sudo: true });
+    expect(cat).toMatchObject({ exitCode: 0, stdout: '' });
+    expect(cat.commandLine).toBe('sudo -n -- env LC_ALL=C cat');
+  });
+});
