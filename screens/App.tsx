@@ -8,11 +8,12 @@ import Spinner from 'ink-spinner';
 import { STAGE_IDS } from '../src/engine/types.js';
 import { useController, useSelector, useStore } from './store-context.js';
 import { useTerminalSize } from './use-terminal-size.js';
-import { detailsBindings, globalBindings, matches, monitorBindings, monitorKey, pipelineBindings, planBindings, stageBindings, setupBindings, troubleshootBindings, troubleshootCheckKey, troubleshootKey, type Binding } from './keys.js';
+import { detailsBindings, globalBindings, journalBindings, matches, monitorBindings, monitorKey, pipelineBindings, planBindings, stageBindings, setupBindings, troubleshootBindings, troubleshootCheckKey, troubleshootKey, type Binding } from './keys.js';
 import { DetailsView } from './stage/DetailsView.js';
 import { PlanView } from './stage/PlanView.js';
 import { Footer, HelpOverlay } from './widgets/Footer.js';
 import { PipelineView } from './pipeline/PipelineView.js';
+import { JournalModal } from './pipeline/JournalModal.js';
 import { StageView } from './stage/StageView.js';
 import { SetupView } from './setup/SetupView.js';
 import { MonitorView } from './monitor/MonitorView.js';
@@ -43,6 +44,7 @@ export function App() {
   const trust = useSelector((s) => s.ui.trust);
   const details = useSelector((s) => s.ui.details);
   const applyPhase = useSelector((s) => s.ui.apply?.phase);
+  const journalOpen = useSelector((s) => s.ui.journal !== undefined);
   const dispatch = store.dispatch;
   const planOpen = screen === 'stage' && (applyPhase === 'planning' || applyPhase === 'preview' || applyPhase === 'confirm');
   // The GPU rows' sparkline metric: a view choice that no engine code reads, so it stays here.
@@ -54,7 +56,8 @@ export function App() {
   // Troubleshoot opens from the pipeline and the panes (x), and on a check's symptom (T) from the
   // panes and details — not over a plan or an apply, whose keys must stay the plan's.
   const screenBindings: ReadonlyArray<Binding> =
-    screen === 'pipeline' ? [...pipelineBindings, troubleshootKey]
+    screen === 'pipeline' && journalOpen ? journalBindings
+    : screen === 'pipeline' ? [...pipelineBindings, troubleshootKey]
       : screen === 'troubleshoot' ? troubleshootBindings
         : planOpen ? planBindings
           : details !== null ? [...detailsBindings, troubleshootCheckKey]
@@ -62,7 +65,7 @@ export function App() {
   const bindings: ReadonlyArray<Binding> =
     screen === 'monitor' ? monitorBindings
       : screen === 'setup' ? setupBindings
-        : applyPhase === 'confirm' ? screenBindings : [...screenBindings, monitorKey];
+        : applyPhase === 'confirm' || (screen === 'pipeline' && journalOpen) ? screenBindings : [...screenBindings, monitorKey];
 
   // Keys typed faster than a render arrive as one chunk ("jjj"): handle them one by one, reading
   // the store's current state rather than this render's copy.
@@ -97,6 +100,14 @@ export function App() {
         if (store.getState().busy) dispatch({ type: 'ui.confirmQuit', open: true });
         else controller.quit();
       }
+      return;
+    }
+    // The interrupted apply's modal holds the pipeline until the operator decides (or leaves it for later).
+    if (screen === 'pipeline' && ui.journal) {
+      const b = journalBindings.find((x) => matches(x, input, key));
+      if (ui.journal.phase === 'ask' && b?.command === 'resume') controller.resumeInterrupted();
+      else if (ui.journal.phase === 'ask' && b?.command === 'rollback') controller.rollbackInterrupted();
+      else if (b?.command === 'later') controller.dismissInterrupted();
       return;
     }
     if (screen === 'monitor') {
@@ -238,6 +249,8 @@ export function App() {
       </Box>
       {showHelp ? (
         <HelpOverlay bindings={bindings} width={columns} />
+      ) : screen === 'pipeline' && journalOpen ? (
+        <JournalModal width={columns} height={bodyHeight} />
       ) : screen === 'pipeline' ? (
         <PipelineView width={columns} height={bodyHeight} />
       ) : screen === 'monitor' ? (

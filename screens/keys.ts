@@ -102,6 +102,13 @@ export const planBindings: Binding<'up' | 'down' | 'yes' | 'no'>[] = [
   { keys: ['down', 'j'], label: '', command: 'down', description: 'scroll down', showInFooter: false },
 ];
 
+/** The pipeline's modal for an interrupted apply found at start. */
+export const journalBindings: Binding<'resume' | 'rollback' | 'later'>[] = [
+  { keys: ['r'], label: 'r', command: 'resume', description: 'resume: apply the interrupted stage and the stages after it', hint: 'resume', showInFooter: true },
+  { keys: ['b'], label: 'b', command: 'rollback', description: 'roll back the steps that were in flight, then stop', hint: 'roll back', showInFooter: true },
+  { keys: ['escape'], label: 'esc', command: 'later', description: 'decide later (the journal stays) / close', hint: 'later', showInFooter: true },
+];
+
 export const detailsBindings: Binding<'up' | 'down' | 'close'>[] = [
   { keys: ['up', 'k'], label: '↑↓', command: 'up', description: 'previous check', hint: 'check', showInFooter: true },
   { keys: ['down', 'j'], label: '', command: 'down', description: 'next check', showInFooter: false },

@@ -23,6 +23,7 @@ Usage:
   l20-setup check [--stage ID…] [TARGET] [--json]   read-only checks
   l20-setup plan  [--stage ID…] [TARGET] [--json]   the commands and file diffs apply would run
   l20-setup apply [--stage ID…] [TARGET] --yes [--allow-reboot] [--json]
+  l20-setup apply [TARGET] --resume --yes [--allow-reboot] | --rollback   after an interrupted apply
   l20-setup monitor [TARGET] [--once] [--json] [--interval MS] [--record FILE | --replay FILE]
                                   live GPUs, fabric ports (RDMA, PFC pauses, discards) and vLLM per host
   l20-setup lab serve [--hosts N] [--scenario S] [--seed N] [--inventory-out FILE] [--load]
@@ -55,7 +56,17 @@ steps guard (stages failing only on checks a later stage fixes are checked again
 Files are written atomically with the previous version under /var/lib/l20-setup/backup/<run-id>/; a
 failing step is rolled back on its host. --yes confirms disruptive and network steps (network changes
 run under a timed rollback armed on each host); steps that reboot need --allow-reboot as well.
-Exit 0 when every check passes, 1 when a check or step failed, 2 on a usage or connection error.`,
+Exit 0 when every check passes, 1 when a check or step failed, 2 on a usage or connection error.
+
+Crash journal: while it runs, apply keeps what is in flight on which host (and what undoing it takes)
+in $XDG_STATE_HOME/l20-setup/journal/ (default ~/.local/state); a normal end removes it. If the tool
+was killed, the next apply on the same hosts refuses (exit 2) and says what was in flight; check,
+plan and the TUI warn. Then:
+  --resume     re-runs the interrupted stage and the stages after it (steps re-plan from the hosts'
+               current state); with --yes [--allow-reboot] as usual
+  --rollback   undoes the in-flight steps: files restored from the run's backup, files they created
+               removed, temporary files removed, their rollback commands run; then stops (no --yes needed)
+An apply still running in another terminal is reported as running and never rolled back.`,
   monitor: `Usage: l20-setup monitor [--lab [--scenario S] | --inventory FILE] [--once] [--json] [--interval MS] [--record FILE | --replay FILE]
 
 Watches every host: per GPU utilisation, memory, temperature, power against its cap, SM clock and
@@ -137,6 +148,8 @@ function parse(argv: string[]) {
       verbose: { type: 'boolean', short: 'v' },
       yes: { type: 'boolean', short: 'y' },
       'allow-reboot': { type: 'boolean' },
+      resume: { type: 'boolean' },
+      rollback: { type: 'boolean' },
       speed: { type: 'string' },
       once: { type: 'boolean' },
       interval: { type: 'string' },

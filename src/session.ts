@@ -7,7 +7,7 @@ import { Engine } from './engine/runner.js';
 import { StepExecutor } from './engine/steps.js';
 import { SessionLog } from './engine/session-log.js';
 import type { Store } from './engine/store.js';
-import type { StageId } from './engine/types.js';
+import type { Danger, StageId } from './engine/types.js';
 import type { ClusterConfig, HostConfig } from './config/schema.js';
 import { ConfigError } from './config/errors.js';
 import { SavedConfig } from './config/store.js';
@@ -20,6 +20,7 @@ import type { MonitorFrame } from './monitor/types.js';
 import type { SymptomDef } from './troubleshoot/types.js';
 import { diagnose } from './troubleshoot/engine.js';
 import { SYMPTOMS } from '../checks/troubleshoot/symptoms.js';
+import { TuiJournal } from './session-journal.js';
 
 /** Where monitor frames come from: live samplers, or a recording played back. */
 export interface FrameSource {
@@ -61,6 +62,8 @@ export class TuiSession implements Controller {
   private verifying: string | undefined;
   /** Set by cancel: a run of every symptom stops after the one being probed. */
   private symptomsCancelled = false;
+  /** The crash journal: an interrupted apply found at start, and the journal of every apply from here. */
+  private readonly journal: TuiJournal;
 
   constructor(
     private readonly store: Store,
@@ -72,6 +75,7 @@ export class TuiSession implements Controller {
     this.initialHosts = target?.config.hosts ?? [];
     this.initialDesign = target?.config.network.design ?? 'A';
     this.quitPromise = new Promise((r) => (this.resolveQuit = r));
+    this.journal = new TuiJournal(store);
     if (target) this.attach(target);
   }
 
@@ -108,7 +112,10 @@ export class TuiSession implements Controller {
       this.log.record(e);
       this.store.dispatch(e);
     });
-    void this.engine.connectAll();
+    // Rolling back needs the hosts: the journal's modal opens once they are connected (or failed).
+    void this.engine.connectAll().then(() => {
+      if (this.target === target) this.journal.check(target);
+    });
   }
 
   runStage(stage: StageId): void {
@@ -163,7 +170,8 @@ export class TuiSession implements Controller {
         this.store.dispatch({ type: 'ui.apply', apply: { stage, phase: 'confirm', confirm: { step: step.id, danger: step.danger, hosts: [...hosts] }, scroll: 0 } });
       }),
     });
-    void executor.applyStage(def).then(
+    const journal = this.target ? this.journal.open(engine, this.target, [def]) : undefined;
+    void executor.applyStage(def).finally(() => journal?.finish()).then(
       (o) => {
         const fixing = this.store.getState().troubleshoot.fixing;
         this.store.dispatch({ type: 'ui.apply' });
@@ -184,6 +192,24 @@ export class TuiSession implements Controller {
       },
     );
   }
+
+  /** As an apply from the stage view: dangerous steps ask (naming their hosts) in the stage they belong to. */
+  resumeInterrupted(): void {
+    if (this.engine && this.target) this.journal.resume(this.engine, this.target, new StepExecutor(this.engine, { dryRun: false, yes: false, allowReboot: true, confirm: this.askStep }));
+  }
+
+  rollbackInterrupted(): void {
+    if (this.engine) this.journal.rollback(this.engine);
+  }
+
+  dismissInterrupted(): void {
+    this.journal.dismiss();
+  }
+
+  private askStep = (stage: string, step: { id: string; danger: Danger }, hosts: readonly string[]): Promise<boolean> => new Promise<boolean>((resolve) => {
+    this.pendingStep = resolve;
+    this.store.dispatch({ type: 'ui.apply', apply: { stage: stage as StageId, phase: 'confirm', confirm: { step: step.id, danger: step.danger, hosts: [...hosts] }, scroll: 0 } });
+  });
 
   answerStep(yes: boolean): void {
     const resolve = this.pendingStep;

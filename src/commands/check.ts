@@ -11,6 +11,7 @@ import { targetFromCli } from './target-from-cli.js';
 import { STAGES, stageById } from '../stages.js';
 import { exitCodeFor, jsonReport, painter, plainReporter } from '../report.js';
 import { UsageError, useColor, type CliValues } from './common.js';
+import { checkJournalFlags, journalGate, openApplyJournal, repairBeforeResume, runRollback } from './apply-journal.js';
 
 export function stagesFrom(ids: string[] | undefined) {
   const wanted = (ids ?? []).flatMap((s) => s.split(','));
@@ -30,11 +31,25 @@ type Mode = 'check' | 'plan' | 'apply';
 
 export async function runCheck(values: CliValues, mode: Mode = 'check'): Promise<number> {
   const stages = stagesFrom(values.stage);
-  if (mode === 'apply' && !values.yes && !process.stdin.isTTY) {
+  checkJournalFlags(values, mode);
+  // A rollback undoes what an interrupted apply left; it needs no confirmation of dangerous steps.
+  if (mode === 'apply' && !values.yes && !values.rollback && !process.stdin.isTTY) {
     throw new UsageError('apply changes the hosts: pass --yes to confirm its disruptive and network steps (or apply from the TUI, which asks per step)');
   }
   const target = await targetFromCli(values);
   if (!target) return 2;
+  // Before anything runs: an interrupted apply's journal is reported, and apply waits for a decision.
+  let gate: ReturnType<typeof journalGate>;
+  try {
+    gate = journalGate(values, mode, target);
+  } catch (err) {
+    await target.close();
+    throw err;
+  }
+  if (gate.kind === 'exit') {
+    await target.close();
+    return gate.code;
+  }
   const log = new SessionLog();
   const engine = new Engine(target.hosts, { config: target.config });
   engine.subscribe((e) => log.record(e));
@@ -43,11 +58,20 @@ export async function runCheck(values: CliValues, mode: Mode = 'check'): Promise
   const stop = () => engine.cancelAll();
   process.once('SIGINT', stop);
   try {
+    if (gate.kind === 'rollback') return await runRollback(engine, gate.found, values.json ?? false);
     const outcomes: StageOutcome[] = [];
     if (mode === 'check') outcomes.push(...(await engine.runStages(stages)));
     else {
       const executor = new StepExecutor(engine, { dryRun: mode === 'plan', yes: values.yes ?? false, allowReboot: values['allow-reboot'] ?? false });
-      const run = await executor.applyStages(stages);
+      const applying = gate.stages ?? stages;
+      if (gate.resumed) await repairBeforeResume(engine, gate.resumed);
+      const journal = mode === 'apply' ? openApplyJournal(engine, target, applying, gate.carry) : undefined;
+      let run: Awaited<ReturnType<StepExecutor['applyStages']>>;
+      try {
+        run = await executor.applyStages(applying);
+      } finally {
+        journal?.finish();
+      }
       outcomes.push(...run.outcomes);
       if (run.stoppedAfter && run.notRun.length > 0 && !values.json) {
         process.stdout.write(`stopped after ${run.stoppedAfter}: it could not fix its own checks; not run: ${run.notRun.join(', ')}\n`);

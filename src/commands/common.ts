@@ -13,6 +13,9 @@ export interface CliValues {
   verbose?: boolean;
   yes?: boolean;
   'allow-reboot'?: boolean;
+  /** apply after an interrupted apply: re-run from the interrupted stage, or undo its in-flight steps. */
+  resume?: boolean;
+  rollback?: boolean;
   speed?: string;
   once?: boolean;
   interval?: string;

@@ -6,6 +6,7 @@ import { openTarget, type Target } from '../target.js';
 import { TuiSession, type FrameSource, type SessionOptions } from '../session.js';
 import { intOption, type CliValues } from './common.js';
 import { labSpeed } from './target-from-cli.js';
+import { journalGate } from './apply-journal.js';
 
 function needsTerminal(): boolean {
   if (process.stdin.isTTY && process.stdout.isTTY) return false;
@@ -24,6 +25,8 @@ export async function runInteractive(values: CliValues): Promise<number> {
     ...(values.inventory ? { inventory: values.inventory } : {}),
     onUnknownHostKey: (info) => session?.askTrust(info) ?? Promise.resolve(false),
   });
+  // An interrupted apply is told here too (left on the terminal after the TUI ends); the TUI asks in a modal.
+  if (target) journalGate(values, 'check', target);
   const saved = values.lab || values.inventory ? undefined : new SavedConfig();
   return runTui(target, saved, target ? 'pipeline' : 'setup', {}, (s) => (session = s));
 }

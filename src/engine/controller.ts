@@ -15,6 +15,12 @@ export interface Controller {
   applyStage(stage: StageId): void;
   /** Answer to a dangerous step's confirmation. */
   answerStep(yes: boolean): void;
+  /** The interrupted apply of the start modal (ui.journal): apply its stage and the ones after it. */
+  resumeInterrupted(): void;
+  /** Undo the interrupted apply's in-flight steps; the modal shows what was restored or removed per host. */
+  rollbackInterrupted(): void;
+  /** Close the modal; the journal stays for later. */
+  dismissInterrupted(): void;
   cancel(): void;
   quit(): void;
   /** Setup screen: connect to a host and report, without saving anything. */

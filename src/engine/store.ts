@@ -9,6 +9,7 @@ import type { MonitorFrame } from '../monitor/types.js';
 import { reduceTroubleshoot } from './store-troubleshoot.js';
 import { TIMEBASES, type Timebase } from '../monitor/series.js';
 import type { Diagnosis } from '../troubleshoot/types.js';
+import type { JournalUi } from './journal-text.js';
 
 /** Lines of live output kept per host for its pane; the session log has everything. */
 export const PANE_LINES = 500;
@@ -94,6 +95,8 @@ export interface UiState {
   trust?: { host: string; address: string; keyType: string; fingerprint: string };
   /** Plan/apply of a stage from its view: the preview, a dangerous step's confirmation, or the run. */
   apply?: ApplyUi;
+  /** An interrupted apply found at start: the pipeline's modal (resume, roll back, later). */
+  journal?: JournalUi;
 }
 
 export interface ApplyUi {
@@ -131,6 +134,7 @@ export type UiAction =
   | { type: 'ui.details'; index: number | null }
   | { type: 'ui.trust'; prompt?: UiState['trust'] }
   | { type: 'ui.apply'; apply?: ApplyUi }
+  | { type: 'ui.journal'; journal?: JournalUi }
   | { type: 'ui.scrollPlan'; delta: number }
   | { type: 'monitor.open' }
   | { type: 'monitor.close' }
@@ -288,6 +292,8 @@ export function reduce(state: AppState, action: Action): AppState {
       // A fix's preview closed without applying: nothing will need verifying.
       return !action.apply && state.ui.apply?.phase === 'preview' && state.troubleshoot.fixing ? { ...next, troubleshoot: { ...next.troubleshoot, fixing: null } } : next;
     }
+    case 'ui.journal':
+      return { ...state, ui: { ...state.ui, ...(action.journal ? { journal: action.journal } : { journal: undefined }) } };
     case 'ui.scrollPlan':
       return state.ui.apply ? { ...state, ui: { ...state.ui, apply: { ...state.ui.apply, scroll: Math.max(0, state.ui.apply.scroll + action.delta) } } } : state;
     case 'ui.details':

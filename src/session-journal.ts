@@ -1,0 +1,137 @@
+/**
+ * The crash journal in the TUI: after connecting, an interrupted apply on these hosts opens the
+ * pipeline's modal (store ui.journal); r resumes it (the interrupted stage and the ones after it, as
+ * the stage view applies: dangerous steps still ask), b rolls its in-flight steps back, esc leaves the
+ * decision for later (the journal stays; an apply from here keeps those steps in it until they run).
+ * Every apply from the TUI keeps a journal, so killing the TUI mid-apply is recoverable the same way.
+ */
+import { ApplyJournal, findInterruptedApply, removeJournal, resumeStages, type FoundJournal } from './engine/journal.js';
+import { repairInterrupted, rollbackComplete, rollbackInterrupted, rollbackLines } from './engine/journal-rollback.js';
+import { journalUi } from './engine/journal-text.js';
+import type { Engine } from './engine/runner.js';
+import type { StepExecutor } from './engine/steps.js';
+import type { Store } from './engine/store.js';
+import type { StageDef, StageId } from './engine/types.js';
+import type { Target } from './target.js';
+import { targetKey } from './commands/apply-journal.js';
+import { stageById } from './stages.js';
+
+type Interrupted = Extract<FoundJournal, { state: 'interrupted' }>;
+
+export class TuiJournal {
+  /** The interrupted apply the operator has not resolved yet (esc keeps it here). */
+  private found: Interrupted | undefined;
+
+  constructor(private readonly store: Store) {}
+
+  private notice(text: string): void {
+    this.store.dispatch({ type: 'ui.notice', text });
+  }
+
+  /** Looks for this target's journal (call once the hosts are connected): interrupted → the modal. */
+  check(target: Target): void {
+    let found: FoundJournal | undefined;
+    try {
+      found = findInterruptedApply(targetKey(target));
+    } catch (err) {
+      this.notice(`cannot read the crash journal: ${(err as Error).message}`);
+      return;
+    }
+    this.found = undefined;
+    if (!found) return;
+    if (found.state === 'corrupt') this.notice(`the crash journal was unreadable (${found.problem}); moved aside to ${found.movedTo}`);
+    else if (found.state === 'running') this.notice(`an apply is running on these hosts (pid ${found.journal.pid}); wait for it before applying`);
+    else {
+      this.found = found;
+      this.store.dispatch({ type: 'ui.journal', journal: journalUi(found.journal) });
+    }
+  }
+
+  /** The journal of an apply from the TUI; carries the unresolved interrupted steps. */
+  open(engine: Engine, target: Target, stages: ReadonlyArray<{ id: StageId }>, carry = this.found?.journal.inFlight): ApplyJournal {
+    return new ApplyJournal({
+      key: targetKey(target), runId: engine.context.runId, source: target.source,
+      hosts: target.hosts.map((h) => ({ name: h.name, address: h.address })), stages: stages.map((s) => s.id),
+      ...(carry ? { carry } : {}),
+      onError: (err) => this.notice(`cannot write the crash journal: ${err.message}`),
+    }).attach(engine);
+  }
+
+  /** r: applies the interrupted stage and the ones after it, in the stage view (panes, confirmations). */
+  resume(engine: Engine, target: Target, executor: StepExecutor): void {
+    const found = this.found;
+    if (!found) return;
+    if (engine.busy) return this.notice('a stage is running; wait for it or press c to cancel');
+    const ids = resumeStages(found.journal);
+    const defs = ids.map((id) => stageById(id)).filter((d): d is StageDef<any, any> => d !== undefined);
+    const first = defs[0];
+    if (!first) return;
+    const journal = this.open(engine, target, defs, found.journal.inFlight);
+    this.found = undefined;
+    const show = (stage: StageId) => {
+      this.store.dispatch({ type: 'ui.selectStage', stage });
+      this.store.dispatch({ type: 'ui.apply', apply: { stage, phase: 'applying', scroll: 0 } });
+    };
+    this.store.dispatch({ type: 'ui.journal' });
+    this.store.dispatch({ type: 'ui.screen', screen: 'stage' });
+    show(first.id);
+    this.notice(`resuming run ${found.journal.runId}: ${ids.join(', ')} on ${this.store.getState().hostOrder.join(', ')}… (c cancels)`);
+    // The stage view follows the apply from stage to stage (not while a step waits for its y/n).
+    const follow = engine.subscribe((e) => {
+      if (e.type === 'stage.state' && e.state === 'running' && ids.includes(e.stage) && this.store.getState().ui.apply?.phase !== 'confirm') show(e.stage);
+    });
+    // A package command the kill cut short is finished first (apt refuses to install until it is).
+    void repairInterrupted(engine, found.journal).then((repaired) => {
+      const failed = repaired.flatMap((r) => r.actions).filter((a) => !a.ok).length;
+      if (repaired.length) this.notice(`dpkg --configure -a on ${repaired.map((r) => r.host).join(', ')}${failed ? ` (${failed} failed)` : ''}; resuming…`);
+      return executor.applyStages(defs);
+    }).then(
+      (run) => {
+        const steps = run.outcomes.flatMap((o) => o.steps ?? []);
+        const notPass = run.outcomes.flatMap((o) => o.results).filter((r) => r.status === 'fail' || r.status === 'error').length;
+        this.notice(`resumed ${ids.join(', ')}: ${run.outcomes.reduce((n, o) => n + (o.changed ?? 0), 0)} changed, ${steps.filter((x) => x.status === 'failed').length} failed; ` +
+          `${run.stoppedAfter && run.notRun.length ? `stopped after ${run.stoppedAfter}; ` : ''}verification: ${notPass === 0 ? 'every check passes or warns' : `${notPass} check(s) fail`}`);
+      },
+      (err: unknown) => this.notice(`resuming failed: ${(err as Error).message}`),
+    ).finally(() => {
+      follow();
+      journal.finish();
+      this.store.dispatch({ type: 'ui.apply' });
+    });
+  }
+
+  /** b: undoes the in-flight steps; the modal shows what was restored or removed on each host. */
+  rollback(engine: Engine): void {
+    const found = this.found;
+    const ui = this.store.getState().ui.journal;
+    if (!found || !ui || ui.phase !== 'ask') return;
+    if (engine.busy) return this.notice('a stage is running; wait for it or press c to cancel');
+    this.store.dispatch({ type: 'ui.journal', journal: { ...ui, phase: 'rolling-back' } });
+    this.notice(`rolling back run ${found.journal.runId} on ${[...new Set(found.journal.inFlight.map((x) => x.host))].join(', ')}…`);
+    void rollbackInterrupted(engine, found.journal).then(
+      (results) => {
+        const complete = rollbackComplete(results);
+        if (complete) {
+          removeJournal(found.path);
+          this.found = undefined;
+        }
+        const last = complete
+          ? 'rolled back; journal removed. Later stages were not run: apply them from the pipeline when ready.'
+          : `not everything was rolled back; the journal stays (${found.path}).`;
+        this.store.dispatch({ type: 'ui.journal', journal: { ...ui, phase: 'done', lines: [...rollbackLines(results), last] } });
+        this.notice(complete ? 'rolled back — esc closes' : 'rollback incomplete — esc closes');
+      },
+      (err: unknown) => {
+        this.store.dispatch({ type: 'ui.journal', journal: { ...ui, phase: 'done', lines: [`rollback failed: ${(err as Error).message}`] } });
+      },
+    );
+  }
+
+  /** esc: closes the modal; an undecided journal stays on disk for the next start. */
+  dismiss(): void {
+    const ui = this.store.getState().ui.journal;
+    if (!ui || ui.phase === 'rolling-back') return;
+    this.store.dispatch({ type: 'ui.journal' });
+    if (ui.phase === 'ask') this.notice('the interrupted apply stays recorded; restart l20-setup to decide, or apply its stage again');
+  }
+}

@@ -1,0 +1,211 @@
+/**
+ * The crash journal file: what each step event writes, atomically (a new inode per write, no
+ * temporary file left, mode 0600 in a 0700 directory); removed at a normal end, kept while a step is
+ * in flight; a live pid is "running", a dead one "interrupted"; a corrupt file is moved aside to
+ * .corrupt and named; resume starts at the earliest interrupted stage; the CLI's wording.
+ */
+import { spawn } from 'node:child_process';
+import { closeSync, existsSync, openSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ApplyJournal, findInterruptedApply, journalKey, journalPath, processAlive, resumeStages, type JournalFile, type JournalStep } from '../../src/engine/journal.js';
+import { describeFound, journalUi } from '../../src/engine/journal-text.js';
+import { globLiteral, interruptedPackageCommand } from '../../src/engine/journal-rollback.js';
+import type { StepUndo } from '../../src/engine/events.js';
+import type { StepResult } from '../../src/engine/types.js';
+
+const undo: StepUndo = {
+  backupDir: '/var/lib/l20-setup/backup/20261130T010000Z',
+  files: [{ path: '/etc/nccl.conf', existed: true }, { path: '/usr/local/bin/l20-allreduce-bench.py', existed: false }],
+  removeFiles: [],
+  rollback: [{ command: { argv: ['systemctl', 'daemon-reload'] } }],
+};
+
+function result(id: string, host: string, status: StepResult['status'], stage: StepResult['stage'] = 'nccl'): StepResult {
+  return { id, stage, host, status, danger: 'safe', summary: '', commands: [], diff: '', changed: status === 'applied' };
+}
+
+/** A pid that certainly belongs to no process: a child that has exited and been reaped. */
+async function deadPid(): Promise<number> {
+  const child = spawn(process.execPath, ['-e', '']);
+  await new Promise((r) => child.once('exit', r));
+  return child.pid!;
+}
+
+let dir: string;
+const now = () => new Date(Date.UTC(2026, 10, 30, 1, 33, 16));
+const open = (extra: Partial<ConstructorParameters<typeof ApplyJournal>[0]> = {}) => new ApplyJournal({
+  key: 'k1', runId: '20261130T013300Z', source: '/tmp/inv.json',
+  hosts: [{ name: 'l20-n1', address: '127.0.0.1:2201' }, { name: 'l20-n2', address: '127.0.0.1:2202' }],
+  stages: ['nccl', 'ray', 'vllm'], dir, now, ...extra,
+});
+const read = (path: string) => JSON.parse(readFileSync(path, 'utf8')) as JournalFile;
+
+beforeEach(() => {
+  dir = join(mkdtempSync(join(tmpdir(), 'l20-journal-')), 'journal');
+});
+afterEach(() => rmSync(join(dir, '..'), { recursive: true, force: true }));
+
+describe('ApplyJournal', () => {
+  it('records step.start with its undo, the running command, the result; every write atomic, 0600 in a 0700 directory', () => {
+    const j = open();
+    const path = journalPath('k1', dir);
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect(read(path)).toMatchObject({ version: 1, pid: process.pid, runId: '20261130T013300Z', stages: ['nccl', 'ray', 'vllm'], stage: null, inFlight: [], done: [] });
+
+    // A reader holding the old file keeps reading it whole: a write replaces the file (rename), never rewrites it in place.
+    const before = readFileSync(path, 'utf8');
+    const held = openSync(path, 'r');
+    j.handle({ type: 'stage.state', stage: 'nccl', state: 'running' });
+    j.handle({ type: 'step.start', stage: 'nccl', step: 'nccl.bench-tools', host: 'l20-n1', danger: 'safe', undo });
+    expect(readFileSync(held, 'utf8')).toBe(before);
+    closeSync(held);
+    j.handle({ type: 'cmd.start', host: 'l20-n1', runId: 'r1', stage: 'nccl', probe: 'nccl.bench-tools', commandLine: 'sudo -n -- /opt/l20/venv/bin/pip install vllm==0.11.0', sudo: true });
+    // A probe of another stage or host is not the step's command.
+    j.handle({ type: 'cmd.start', host: 'l20-n2', runId: 'r2', stage: 'nccl', probe: 'nccl-conf', commandLine: 'cat /etc/nccl.conf', sudo: false });
+    const mid = read(path);
+    expect(mid.stage).toBe('nccl');
+    expect(mid.inFlight).toEqual([{
+      host: 'l20-n1', stage: 'nccl', step: 'nccl.bench-tools', danger: 'safe', startedAt: '2026-11-30T01:33:16.000Z', undo,
+      command: 'sudo -n -- /opt/l20/venv/bin/pip install vllm==0.11.0',
+    }]);
+    // No temporary file is left next to it.
+    expect(readdirSync(dir)).toEqual(['k1.json']);
+
+    j.handle({ type: 'step.result', result: result('nccl.bench-tools', 'l20-n1', 'applied') });
+    j.handle({ type: 'step.result', result: result('nccl.bench-tools', 'l20-n2', 'skipped') });
+    const after = read(path);
+    expect(after.inFlight).toEqual([]);
+    // A skip that ends nothing in flight changes no host: it reaches the disk with the next write, not one of its own.
+    expect(after.done).toEqual([{ host: 'l20-n1', stage: 'nccl', step: 'nccl.bench-tools', status: 'applied' }]);
+    expect(j.snapshot.done).toEqual([
+      { host: 'l20-n1', stage: 'nccl', step: 'nccl.bench-tools', status: 'applied' },
+      { host: 'l20-n2', stage: 'nccl', step: 'nccl.bench-tools', status: 'skipped' },
+    ]);
+    j.finish();
+    expect(existsSync(path)).toBe(false);
+  });
+
+  it('a failed step (rolled back by the executor) is no longer in flight: a run ending with failures removes the journal', () => {
+    const j = open();
+    j.handle({ type: 'step.start', stage: 'nccl', step: 'nccl.conf', host: 'l20-n2', danger: 'safe', undo });
+    j.handle({ type: 'step.result', result: result('nccl.conf', 'l20-n2', 'failed') });
+    j.finish();
+    expect(existsSync(journalPath('k1', dir))).toBe(false);
+  });
+
+  it('keeps the file while a step is in flight at finish; the furthest stage reached stays (re-checks of earlier stages do not move it back)', () => {
+    const j = open();
+    j.handle({ type: 'stage.state', stage: 'ray', state: 'running' });
+    j.handle({ type: 'stage.state', stage: 'nccl', state: 'running' });
+    j.handle({ type: 'step.start', stage: 'ray', step: 'ray.units', host: 'l20-n1', danger: 'disruptive', undo });
+    j.finish();
+    const kept = read(journalPath('k1', dir));
+    expect(kept.stage).toBe('ray');
+    expect(kept.inFlight.map((x) => x.step)).toEqual(['ray.units']);
+  });
+
+  it('carries an interrupted run\'s steps until this run finishes the same step on the same host', () => {
+    const carried: JournalStep = { host: 'l20-n2', stage: 'nccl', step: 'nccl.bench-tools', danger: 'safe', startedAt: '2026-11-30T01:00:00.000Z', undo };
+    const j = open({ carry: [carried] });
+    const path = journalPath('k1', dir);
+    expect(read(path).inFlight).toEqual([carried]);
+    j.handle({ type: 'step.result', result: result('nccl.bench-tools', 'l20-n1', 'skipped') });
+    expect(read(path).inFlight).toEqual([carried]);
+    j.handle({ type: 'step.result', result: result('nccl.bench-tools', 'l20-n2', 'skipped') });
+    expect(read(path).inFlight).toEqual([]);
+    j.finish();
+    expect(existsSync(path)).toBe(false);
+  });
+});
+
+describe('findInterruptedApply', () => {
+  it('none without a file; running while the writer lives; interrupted once its pid is gone', async () => {
+    expect(findInterruptedApply('k1', dir)).toBeUndefined();
+    const j = open();
+    j.handle({ type: 'step.start', stage: 'nccl', step: 'nccl.bench-tools', host: 'l20-n1', danger: 'safe', undo });
+    expect(processAlive(process.pid)).toBe(true);
+    const live = findInterruptedApply('k1', dir);
+    expect(live?.state).toBe('running');
+
+    const path = journalPath('k1', dir);
+    const pid = await deadPid();
+    expect(processAlive(pid)).toBe(false);
+    writeFileSync(path, JSON.stringify({ ...read(path), pid }));
+    const found = findInterruptedApply('k1', dir);
+    expect(found?.state).toBe('interrupted');
+    if (found?.state !== 'interrupted') throw new Error('unreachable');
+    expect(found.journal.inFlight[0]?.undo).toEqual(undo);
+  });
+
+  it('a corrupt file is named, moved aside to .corrupt (kept), never deleted; a second one gets its own name', () => {
+    const path = journalPath('k1', dir);
+    open();
+    writeFileSync(path, '{"version": 1, "runId": "x", "pid": 12');
+    const a = findInterruptedApply('k1', dir);
+    expect(a).toMatchObject({ state: 'corrupt', path, movedTo: `${path}.corrupt` });
+    expect(existsSync(path)).toBe(false);
+    expect(readFileSync(`${path}.corrupt`, 'utf8')).toBe('{"version": 1, "runId": "x", "pid": 12');
+    expect(describeFound(a!, '--inventory inv.json').join('\n')).toContain(`the crash journal ${path} is unreadable`);
+
+    writeFileSync(path, JSON.stringify({ version: 2, runId: 'x' }));
+    const b = findInterruptedApply('k1', dir);
+    if (b?.state !== 'corrupt') throw new Error(`expected corrupt, got ${b?.state}`);
+    expect(b.problem).toMatch(/version/);
+    expect(b.movedTo).toMatch(/k1\.json\.\d{8}T\d+Z\.corrupt$/);
+    expect(readdirSync(dir).sort()).toEqual(['k1.json.corrupt', b.movedTo.split('/').pop()].sort());
+  });
+});
+
+describe('journal keys, resume stages and wording', () => {
+  it('one key per source and host addresses; an inventory file by its absolute path', () => {
+    const cwd = process.cwd();
+    const base = join(dir, '..');
+    writeFileSync(join(base, 'inv.json'), '{}');
+    process.chdir(base);
+    try {
+      expect(journalKey('inv.json', ['127.0.0.1:2201'])).toBe(journalKey(join(base, 'inv.json'), ['127.0.0.1:2201']));
+    } finally {
+      process.chdir(cwd);
+    }
+    expect(journalKey('/x/inv.json', ['a:22', 'b:22'])).not.toBe(journalKey('/x/inv.json', ['a:22', 'c:22']));
+    expect(journalKey('/x/inv.json', ['a:22'])).not.toBe(journalKey('/y/inv.json', ['a:22']));
+    expect(journalKey('/x/inv.json', ['a:22'])).toMatch(/^[0-9a-f]{20}$/);
+  });
+
+  it('resume starts at the earliest stage with a step in flight, else where it stopped, else the first asked for', () => {
+    const step = (stage: JournalStep['stage']): JournalStep => ({ host: 'h', stage, step: `${stage}.x`, danger: 'safe', startedAt: '', undo: null });
+    const all = ['inventory', 'os', 'nic-stack', 'network', 'qos'] as const;
+    expect(resumeStages({ stages: [...all], stage: 'qos', inFlight: [step('qos'), step('network')] })).toEqual(['network', 'qos']);
+    expect(resumeStages({ stages: [...all], stage: 'nic-stack', inFlight: [] })).toEqual(['nic-stack', 'network', 'qos']);
+    expect(resumeStages({ stages: ['os', 'qos'], stage: null, inFlight: [] })).toEqual(['os', 'qos']);
+  });
+
+  it('the CLI message names each host, step, stage and time, what undoing takes, and both ways on', () => {
+    const journal: JournalFile = {
+      version: 1, runId: '20261130T013300Z', pid: 4242, startedAt: '2026-11-30T01:33:00.000Z', updatedAt: '2026-11-30T01:33:20.000Z',
+      source: '/tmp/inv.json', hosts: [], stages: ['nccl', 'ray', 'vllm'], stage: 'nccl', done: [],
+      inFlight: [{ host: 'l20-n1', stage: 'nccl', step: 'nccl.bench-tools', danger: 'safe', startedAt: '2026-11-30T01:33:16.000Z', undo, command: 'sudo -n -- pip install x' }],
+    };
+    const text = describeFound({ state: 'interrupted', path: '/s/journal/k.json', journal }, '--inventory inv.json').join('\n');
+    expect(text).toContain('l20-n1  nccl.bench-tools (stage nccl, safe) in flight since 2026-11-30 01:33:16 UTC — running: sudo -n -- pip install x');
+    expect(text).toContain('writes /etc/nccl.conf, /usr/local/bin/l20-allreduce-bench.py (new); 1 rollback command(s)');
+    expect(text).toContain('l20-setup apply --resume --inventory inv.json --yes [--allow-reboot]   re-runs nccl and the stages after it (ray, vllm)');
+    expect(text).toContain('l20-setup apply --rollback --inventory inv.json');
+    const running = describeFound({ state: 'running', path: '/s/journal/k.json', journal }, '').join('\n');
+    expect(running).toContain('an apply is running on these hosts (run 20261130T013300Z, pid 4242');
+    expect(running).not.toContain('--rollback');
+    expect(journalUi(journal)).toMatchObject({ phase: 'ask', resumeStages: ['nccl', 'ray', 'vllm'], inFlight: [{ host: 'l20-n1', step: 'nccl.bench-tools', since: '2026-11-30 01:33:16 UTC' }] });
+  });
+
+  it('glob-escapes names for find -name; tells package commands from others', () => {
+    expect(globLiteral('we[ir]d*.conf?')).toBe('we[[]ir]d[*].conf[?]');
+    expect(globLiteral('plain.conf')).toBe('plain.conf');
+    expect(interruptedPackageCommand({ command: 'sudo -n -- env LC_ALL=C env DEBIAN_FRONTEND=noninteractive apt-get install -y chrony' })).toBe(true);
+    expect(interruptedPackageCommand({ command: 'sudo -n -- /usr/bin/dpkg -i x.deb' })).toBe(true);
+    expect(interruptedPackageCommand({ command: 'sudo -n -- /opt/l20/venv/bin/pip install vllm' })).toBe(false);
+    expect(interruptedPackageCommand({})).toBe(false);
+  });
+});
