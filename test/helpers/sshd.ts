@@ -10,9 +10,9 @@
  * What it sets up (needs root and /usr/sbin/sshd, sudo, visudo: .ci/run installs them; there is no skipping):
  * - Two local accounts, created when missing and reused otherwise: `l20t-nopw` (passwordless sudo) and `l20t-pw`
  *   (sudo asks for its password). Their sudo rules live in /etc/sudoers.d/l20t-test-users (checked with
- *   `visudo -cf`, mode 0440). l20t-pw gets a new random password at every start, set through chpasswd's stdin
- *   and kept only in memory (`users.pwPassword`); a second harness started meanwhile in another test file
- *   replaces it, so tests that sudo with the password belong in one file.
+ *   `visudo -cf`, mode 0440). l20t-pw gets a new random password when a test first reads `users.pwPassword`,
+ *   set through chpasswd's stdin and kept only in memory; reading it in two test files at once would have them
+ *   replace each other's, so tests that sudo with the password belong in one file (test/sshd/sudo.test.ts).
  * - A temp dir (mode 0755: sshd reads authorized_keys with the user's privileges) holding a fresh ed25519 host
  *   key, a fresh ed25519 client key (0600, for this process only), authorized_keys with that client key for
  *   both users (AuthorizedKeysFile points here, hence StrictModes no: /tmp is world-writable), a known_hosts
@@ -23,11 +23,14 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SshHostOptions } from '../../src/transport/ssh-options.js';
+import { isAlive, processTree, waitFor } from './processes.js';
+
+export { listProcesses, processTree, uidOf, waitFor, type ProcessInfo } from './processes.js';
 
 export const SSHD = '/usr/sbin/sshd';
 export const NOPW_USER = 'l20t-nopw';
@@ -39,8 +42,8 @@ export interface SshdUsers {
   nopw: string;
   /** sudo needs `pwPassword`. */
   pw: string;
-  /** Generated at this start; never written to a file or passed in argv. */
-  pwPassword: string;
+  /** Generated and set on first read; never written to a file or passed in argv. */
+  readonly pwPassword: string;
 }
 
 export interface Sshd {
@@ -73,67 +76,6 @@ export interface Sshd {
   stop(): Promise<void>;
 }
 
-export interface ProcessInfo {
-  pid: number;
-  ppid: number;
-  uid: number;
-  /** argv joined with spaces ('' for kernel threads). */
-  args: string;
-}
-
-/** A snapshot of /proc; processes that exit while it is read are left out. */
-export function listProcesses(): ProcessInfo[] {
-  const out: ProcessInfo[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      // The command name in parentheses may hold spaces and parentheses: fields resume after the last ')'.
-      const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (rest[0] === 'Z') continue; // a zombie has exited; only its parent has not reaped it yet
-      const status = readFileSync(`/proc/${entry}/status`, 'utf8');
-      const uid = Number(/^Uid:\s+(\d+)/m.exec(status)?.[1] ?? -1);
-      const args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0+$/, '').replace(/\0/g, ' ');
-      out.push({ pid: Number(entry), ppid: Number(rest[1]), uid, args });
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return out;
-}
-
-/** `root` and everything below it, from one snapshot. */
-export function processTree(root: number, procs: readonly ProcessInfo[] = listProcesses()): ProcessInfo[] {
-  const found: ProcessInfo[] = [];
-  const pids = new Set([root]);
-  let grew = true;
-  while (grew) {
-    grew = false;
-    for (const p of procs) {
-      if (!pids.has(p.pid) && pids.has(p.ppid)) {
-        pids.add(p.pid);
-        grew = true;
-      }
-    }
-  }
-  for (const p of procs) if (pids.has(p.pid)) found.push(p);
-  return found;
-}
-
-export function uidOf(user: string): number {
-  return Number(execFileSync('id', ['-u', user], { encoding: 'utf8' }).trim());
-}
-
-/** Polls `condition` every 20 ms until it holds; throws naming `what` after `timeoutMs`. */
-export async function waitFor(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await condition()) return;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 function run(cmd: string, args: readonly string[], input?: string): string {
   try {
     return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'], ...(input !== undefined ? { input } : {}) });
@@ -152,25 +94,36 @@ function userExists(user: string): boolean {
   }
 }
 
-function ensureUser(user: string): void {
-  if (!userExists(user)) {
-    try {
-      run('useradd', ['--create-home', '--shell', '/bin/bash', user]);
-    } catch (err) {
-      // Another test file's harness may have created it a moment ago.
-      if (!userExists(user)) throw err;
-    }
+/**
+ * Test files start their harnesses in parallel workers, so two may create the same account at once, and the
+ * shadow tools refuse while another holds /etc/passwd's lock: retry until the account is there.
+ */
+async function ensureUser(user: string): Promise<void> {
+  let lastError = '';
+  try {
+    await waitFor(() => {
+      if (userExists(user)) return true;
+      try {
+        run('useradd', ['--create-home', '--shell', '/bin/bash', user]);
+      } catch (err) {
+        lastError = (err as Error).message;
+      }
+      return userExists(user);
+    }, `account ${user} to exist`);
+  } catch (err) {
+    throw new Error(`${(err as Error).message}; last error: ${lastError}`);
   }
 }
 
-/** Both accounts and their sudo rules; returns l20t-pw's new password. */
-function ensureUsers(): string {
-  ensureUser(NOPW_USER);
-  ensureUser(PW_USER);
-  // useradd leaves the password field '!', which sshd treats as a locked account; '*' only rules out passwords.
-  run('usermod', ['-p', '*', NOPW_USER]);
-  const password = randomBytes(18).toString('base64url');
-  run('chpasswd', [], `${PW_USER}:${password}\n`);
+/** Both accounts and their sudo rules. */
+async function ensureUsers(): Promise<void> {
+  for (const user of [NOPW_USER, PW_USER]) {
+    await ensureUser(user);
+    // useradd leaves the password field '!', which sshd treats as a locked account unless PAM decides; '*' only
+    // rules out passwords. A password l20t-pw already has is left alone (another file's test may be using it).
+    const field = readFileSync('/etc/shadow', 'utf8').split('\n').find((l) => l.startsWith(`${user}:`))?.split(':')[1] ?? '';
+    if (field.startsWith('!')) run('usermod', ['-p', '*', user]);
+  }
 
   const rules =
     '# l20-setup real-sshd tests (test/helpers/sshd.ts): throwaway loopback accounts.\n' +
@@ -195,6 +148,11 @@ function ensureUsers(): string {
       rmSync(candidate, { force: true });
     }
   }
+}
+
+function newPwPassword(): string {
+  const password = randomBytes(18).toString('base64url');
+  run('chpasswd', [], `${PW_USER}:${password}\n`);
   return password;
 }
 
@@ -218,20 +176,6 @@ function acceptsTcp(port: number): Promise<boolean> {
     });
     sock.once('error', () => resolve(false));
   });
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return !stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
-  } catch {
-    return false;
-  }
 }
 
 /** TERM, then KILL whatever is still there after 5 s. */
@@ -340,7 +284,7 @@ export async function startSshd(): Promise<Sshd> {
   for (const tool of ['/usr/bin/sudo', '/usr/sbin/visudo']) {
     if (!existsSync(tool)) throw new Error(`${tool} is missing: .ci/run installs openssh-server and sudo; run as root`);
   }
-  const pwPassword = ensureUsers();
+  await ensureUsers();
   mkdirSync('/run/sshd', { recursive: true, mode: 0o755 }); // privilege separation dir; sshd refuses to start without it
 
   const dir = mkdtempSync(join(tmpdir(), 'l20-sshd-'));
@@ -354,6 +298,7 @@ export async function startSshd(): Promise<Sshd> {
   const logPath = join(dir, 'sshd.log');
   const configPath = join(dir, 'sshd_config');
   let key = newHostKey(dir);
+  let pwPassword: string | undefined;
   const knownHostsPath = join(dir, 'known_hosts');
   const [keyType, keyBlob] = key.publicLine.split(/\s+/);
   writeFileSync(knownHostsPath, `[127.0.0.1]:${port} ${keyType} ${keyBlob}\n`, { mode: 0o600 });
@@ -393,7 +338,13 @@ export async function startSshd(): Promise<Sshd> {
     },
     knownHostsPath,
     clientKeyPath,
-    users: { nopw: NOPW_USER, pw: PW_USER, pwPassword },
+    users: {
+      nopw: NOPW_USER,
+      pw: PW_USER,
+      get pwPassword() {
+        return (pwPassword ??= newPwPassword());
+      },
+    },
     logPath,
     dir,
     get pid() {

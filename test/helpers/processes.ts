@@ -1,0 +1,83 @@
+/**
+ * What runs on this machine, read from /proc, for the real-sshd tests (test/helpers/sshd.ts): they check on
+ * the server side that a command is running, that it is gone after a cancel, and which sshd process serves
+ * which connection.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
+
+export interface ProcessInfo {
+  pid: number;
+  ppid: number;
+  uid: number;
+  /** argv joined with spaces ('' for kernel threads). */
+  args: string;
+}
+
+/** A snapshot of /proc; processes that exit while it is read are left out. */
+export function listProcesses(): ProcessInfo[] {
+  const out: ProcessInfo[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // The command name in parentheses may hold spaces and parentheses: fields resume after the last ')'.
+      const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (rest[0] === 'Z') continue; // a zombie has exited; only its parent has not reaped it yet
+      const status = readFileSync(`/proc/${entry}/status`, 'utf8');
+      const uid = Number(/^Uid:\s+(\d+)/m.exec(status)?.[1] ?? -1);
+      const args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0+$/, '').replace(/\0/g, ' ');
+      out.push({ pid: Number(entry), ppid: Number(rest[1]), uid, args });
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return out;
+}
+
+/** `root` and everything below it, from one snapshot. */
+export function processTree(root: number, procs: readonly ProcessInfo[] = listProcesses()): ProcessInfo[] {
+  const found: ProcessInfo[] = [];
+  const pids = new Set([root]);
+  let grew = true;
+  while (grew) {
+    grew = false;
+    for (const p of procs) {
+      if (!pids.has(p.pid) && pids.has(p.ppid)) {
+        pids.add(p.pid);
+        grew = true;
+      }
+    }
+  }
+  for (const p of procs) if (pids.has(p.pid)) found.push(p);
+  return found;
+}
+
+export function uidOf(user: string): number {
+  return Number(execFileSync('id', ['-u', user], { encoding: 'utf8' }).trim());
+}
+
+/** Polls `condition` every 20 ms until it holds; throws naming `what` after `timeoutMs`. */
+export async function waitFor(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await condition()) return;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Running (not exited, not a zombie waiting to be reaped). */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
+  } catch {
+    return false;
+  }
+}
