@@ -27,8 +27,8 @@ afterAll(async () => {
 });
 
 /**
- * Counts itself in and out of $D/now under flock, appending the count after each entry to $D/<tag>.peaks,
- * then prints its own number.
+ * Counts itself in and out of $D/now under flock, appending the count after each entry to $D/$TAG.peaks,
+ * prints its own number and sleeps $S seconds (0.2 unless given) in between.
  */
 const COUNTED = `
 exec 9>>"$D/lock"
