@@ -14,7 +14,8 @@ export function JournalModal(props: { width: number; height: number }) {
   const inner = Math.max(10, props.width - 4);
   const stages = j.resumeStages;
   const rows: Array<{ text: string; color?: string; dim?: boolean; bold?: boolean }> = [
-    { text: `An apply on these hosts was interrupted (run ${j.runId}, pid ${j.pid}, started ${j.startedAt}).`, bold: true },
+    { text: 'An apply on these hosts was interrupted.', bold: true },
+    { text: `run ${j.runId}, pid ${j.pid} (gone), started ${j.startedAt}`, dim: true },
     { text: j.inFlight.length ? 'In flight when it stopped:' : `No step was in flight; it stopped in stage ${j.stage ?? stages[0] ?? '?'}.` },
   ];
   for (const x of j.inFlight) {
@@ -26,7 +27,7 @@ export function JournalModal(props: { width: number; height: number }) {
   if (j.phase === 'ask') {
     rows.push(
       { text: `r  resume: apply ${stages[0] ?? '?'}${stages.length > 1 ? ` and the stages after it (${stages.slice(1).join(', ')})` : ''}; dangerous steps still ask`, color: 'cyan' },
-      { text: 'b  roll back: restore the files from their backups, remove new ones, run the steps\' rollback commands; then stop', color: 'cyan' },
+      { text: 'b  roll back: undo the in-flight steps (backups restored, new files removed), then stop', color: 'cyan' },
       { text: 'esc  decide later (the journal stays)', color: 'cyan' },
     );
   } else if (j.phase === 'rolling-back') {

@@ -8,11 +8,14 @@ import { spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApplyJournal, findInterruptedApply, journalKey, journalPath, processAlive, resumeStages, type JournalFile, type JournalStep } from '../../src/engine/journal.js';
 import { describeFound, journalUi } from '../../src/engine/journal-text.js';
 import { globLiteral, interruptedPackageCommand } from '../../src/engine/journal-rollback.js';
 import type { StepUndo } from '../../src/engine/events.js';
+import { checkJournalFlags, journalGate, targetKey } from '../../src/commands/apply-journal.js';
+import { UsageError } from '../../src/commands/common.js';
+import type { Target } from '../../src/target.js';
 import type { StepResult } from '../../src/engine/types.js';
 
 const undo: StepUndo = {
@@ -207,5 +210,76 @@ describe('journal keys, resume stages and wording', () => {
     expect(interruptedPackageCommand({ command: 'sudo -n -- /usr/bin/dpkg -i x.deb' })).toBe(true);
     expect(interruptedPackageCommand({ command: 'sudo -n -- /opt/l20/venv/bin/pip install vllm' })).toBe(false);
     expect(interruptedPackageCommand({})).toBe(false);
+  });
+});
+
+describe('the CLI gate (journalGate)', () => {
+  // The gate reads only the hosts' names and addresses.
+  const target = { source: '/tmp/l20-gate-inv.json', hosts: [{ name: 'l20-n1', address: '127.0.0.1:2201' }] as unknown as Target['hosts'] };
+  const gate = async (values: Parameters<typeof journalGate>[0], mode: Parameters<typeof journalGate>[1]) => {
+    const saved = process.env.XDG_STATE_HOME;
+    process.env.XDG_STATE_HOME = join(dir, '..', 'state');
+    let err = '';
+    const spy = vi.spyOn(process.stderr, 'write').mockImplementation((s) => ((err += String(s)), true));
+    try {
+      return { gate: journalGate(values, mode, target), err };
+    } finally {
+      spy.mockRestore();
+      if (saved === undefined) delete process.env.XDG_STATE_HOME;
+      else process.env.XDG_STATE_HOME = saved;
+    }
+  };
+  const leave = async (pid: number) => {
+    const saved = process.env.XDG_STATE_HOME;
+    process.env.XDG_STATE_HOME = join(dir, '..', 'state');
+    try {
+      const j = new ApplyJournal({ key: targetKey(target), runId: 'R1', source: target.source, hosts: [{ name: 'l20-n1', address: '127.0.0.1:2201' }], stages: ['os', 'qos'], now });
+      j.handle({ type: 'step.start', stage: 'os', step: 'os.memlock', host: 'l20-n1', danger: 'safe', undo });
+      writeFileSync(j.path, JSON.stringify({ ...j.snapshot, pid }));
+    } finally {
+      if (saved === undefined) delete process.env.XDG_STATE_HOME;
+      else process.env.XDG_STATE_HOME = saved;
+    }
+  };
+
+  it('no journal: everything runs; --resume and --rollback have nothing to do (exit 0)', async () => {
+    expect((await gate({}, 'apply')).gate).toEqual({ kind: 'run' });
+    expect(await gate({ resume: true }, 'apply')).toMatchObject({ gate: { kind: 'exit', code: 0 }, err: expect.stringContaining('nothing to resume') });
+    expect(await gate({ rollback: true }, 'apply')).toMatchObject({ gate: { kind: 'exit', code: 0 }, err: expect.stringContaining('nothing to roll back') });
+  });
+
+  it('an apply running in another process: apply refuses (exit 2), plan warns and runs; never a rollback', async () => {
+    await leave(process.pid);
+    const apply = await gate({ inventory: 'inv.json' }, 'apply');
+    expect(apply.gate).toEqual({ kind: 'exit', code: 2 });
+    expect(apply.err).toContain(`an apply is running on these hosts (run R1, pid ${process.pid}`);
+    expect(apply.err).toContain(`wait for pid ${process.pid} to finish`);
+    expect((await gate({ rollback: true }, 'apply')).gate).toEqual({ kind: 'exit', code: 2 });
+    const plan = await gate({}, 'plan');
+    expect(plan.gate).toEqual({ kind: 'run' });
+    expect(plan.err).toContain('an apply is running');
+  });
+
+  it('interrupted: apply refuses (exit 2); --resume runs from the step\'s stage carrying it; --rollback rolls it back; check warns', async () => {
+    await leave(await deadPid());
+    const refused = await gate({ inventory: 'inv.json', yes: true }, 'apply');
+    expect(refused.gate).toEqual({ kind: 'exit', code: 2 });
+    expect(refused.err).toContain('l20-n1  os.memlock (stage os, safe) in flight since 2026-11-30 01:33:16 UTC');
+    expect(refused.err).toContain('l20-setup apply --resume --inventory inv.json --yes [--allow-reboot]   re-runs os and the stages after it (qos)');
+    const resume = await gate({ resume: true }, 'apply');
+    if (resume.gate.kind !== 'run') throw new Error(`expected run, got ${resume.gate.kind}`);
+    expect(resume.gate.stages?.map((s) => s.id)).toEqual(['os', 'qos']);
+    expect(resume.gate.carry?.map((x) => `${x.host} ${x.step}`)).toEqual(['l20-n1 os.memlock']);
+    expect((await gate({ rollback: true }, 'apply')).gate.kind).toBe('rollback');
+    const check = await gate({}, 'check');
+    expect(check.gate).toEqual({ kind: 'run' });
+    expect(check.err).toContain('was interrupted');
+  });
+
+  it('flags: only apply takes them, one at a time, without --stage', () => {
+    expect(() => checkJournalFlags({ resume: true }, 'check')).toThrow(UsageError);
+    expect(() => checkJournalFlags({ resume: true, rollback: true }, 'apply')).toThrow('pick one');
+    expect(() => checkJournalFlags({ rollback: true, stage: ['os'] }, 'apply')).toThrow('leave out --stage');
+    expect(() => checkJournalFlags({ resume: true }, 'apply')).not.toThrow();
   });
 });
