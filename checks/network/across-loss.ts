@@ -7,13 +7,14 @@
  *     it runs again;
  *   - { tookEffect }: not safe to repeat (systemd-run --unit=NAME refuses an existing unit): a check says
  *     whether the first run took effect; if so that counts as success, else it runs again;
- *   - { settle }: started detached (systemd-run --wait of `netplan apply`): it goes on without the
- *     session, so the procedure waits for it to settle and then proves the result as usual.
+ *   - 'report': the change itself (`netplan apply`, detached in its own unit): a lost connection may be
+ *     the change cutting the path, which only the procedure's proof (a new connection, the checks) and
+ *     the host's rollback timer can settle, so the loss is the answer at once, without waiting.
  */
 import type { StepExecContext } from '../../src/engine/types.js';
 import { ConnectionLostError, type Command, type RunResult } from '../../src/transport/types.js';
 
-export type AfterLoss = 'repeat' | { tookEffect: () => Promise<boolean> } | { settle: () => Promise<void> };
+export type AfterLoss = 'repeat' | 'report' | { tookEffect: () => Promise<boolean> };
 
 function lostResult(label: string, err: unknown): RunResult {
   return { commandLine: label, exitCode: null, signal: null, stdout: '', stderr: (err as Error).message, durationMs: 0, timedOut: false, cancelled: false, truncated: false };
@@ -35,15 +36,11 @@ export async function runAcrossLoss(
   try {
     return await ctx.run(host, label, command, { sudo: true, timeoutMs });
   } catch (err) {
-    if (!(err instanceof ConnectionLostError) || ctx.signal.aborted) return lostResult(label, err);
+    if (!(err instanceof ConnectionLostError) || ctx.signal.aborted || after === 'report') return lostResult(label, err);
     const back = await ctx.awaitHost(host);
     if (!back.ok) return lostResult(label, err);
     ctx.note(host, `${label}: the connection was lost while it ran; ${host} answers again (${back.detail})`);
     try {
-      if (typeof after === 'object' && 'settle' in after) {
-        await after.settle();
-        return okResult(label, 'ran detached from the lost session; settled');
-      }
       if (typeof after === 'object' && (await after.tookEffect())) return okResult(label, 'took effect before the connection was lost');
       return await ctx.run(host, label, command, { sudo: true, timeoutMs });
     } catch (again) {

@@ -151,17 +151,15 @@ export async function armedApply(ctx: StepExecContext<NetworkFacts>, o: ArmedOpt
   const applyUnit = `l20-${o.stepId.replace('.', '-')}-${ctx.runId}`;
   /**
    * A root command on one host; a lost connection is waited out and the command repeated where that is
-   * safe (across-loss.ts) — the timer is armed once, the detached apply is waited for — and a connection
-   * that stays lost is a result (exit null), never an exception.
+   * safe (across-loss.ts) — the timer is armed once; a loss during the apply itself is left to the proof —
+   * and a connection that stays lost is a result (exit null), never an exception.
    */
   const run = async (host: string, label: string, argvOrScript: { argv: string[] } | { script: string; args?: string[] }, timeoutMs = 60_000): Promise<RunResult> => {
     const l = logs.get(host)!;
     l.commands.push('argv' in argvOrScript ? `sudo ${quoteArgv(argvOrScript.argv)}` : `sudo bash -s ${quoteArgv(argvOrScript.args ?? [])} <<'EOF' … EOF (${label})`);
     const after: AfterLoss = label === 'arm'
       ? { tookEffect: async () => (await ctx.run(host, `${o.stepId}:timers`, { argv: ['systemctl', 'list-timers', '--all', `${u}.timer`] }, { sudo: true, timeoutMs: 60_000 })).stdout.includes(`${u}.timer`) }
-      : label === 'apply'
-        ? { settle: () => settleUnit(ctx, host, `${o.stepId}:apply`, applyUnit, timeoutMs) }
-        : 'repeat';
+      : label === 'apply' ? 'report' : 'repeat';
     return runAcrossLoss(ctx, host, `${o.stepId}:${label}`, argvOrScript, timeoutMs, after);
   };
   const tail = (r: { stdout: string; stderr: string }): string => `${r.stdout}\n${r.stderr}`.split('\n').filter((x) => x.trim()).slice(-4).join('\n');
@@ -302,14 +300,4 @@ export async function armedApply(ctx: StepExecContext<NetworkFacts>, o: ArmedOpt
     logs.get(t.host)!.notes.push(`verify: ${same ? 'the old addresses are back' : `addresses now ${addrs(now) || 'unknown'}, before ${addrs(before)}`}`);
   }
   return o.targets.map((t) => result(t.host, 'failed', true, `not confirmed — ${problems.join('; ')}\n${t.host}: ${how.get(t.host) ?? 'not rolled back'}`));
-}
-
-/** Waits (bounded) until a transient unit started with `systemd-run --wait` is no longer active. */
-async function settleUnit(ctx: StepExecContext<NetworkFacts>, host: string, label: string, unitName: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline && !ctx.signal.aborted) {
-    const r = await ctx.run(host, label, { argv: ['systemctl', 'is-active', '--quiet', unitName] }, { sudo: true, timeoutMs: 30_000 });
-    if (r.exitCode !== 0) return;
-    await ctx.sleep(RECONNECT_PAUSE_MS);
-  }
 }

@@ -29,6 +29,12 @@ import { quoteArgv } from '../transport/quote.js';
 import { fileDiff } from './diff.js';
 import { sanitize } from '../util/sanitize.js';
 import { rebootAndWait } from './reboot.js';
+import { awaitHost, displayCommand, remember, rollbackStep, undoFor } from './step-host.js';
+import { failingGuards } from './guards.js';
+import { runProcedure, type ProcedureDeps } from './procedure.js';
+
+export { displayCommand } from './step-host.js';
+export { failingGuards } from './guards.js';
 
 export interface ApplyOptions {
   /** Plan only: compute commands and diffs, change nothing. */
@@ -47,25 +53,7 @@ export interface ApplyOptions {
 /** How often one step on one host may lose its connection and resume before apply gives up on it. */
 const MAX_RESUMES = 5;
 
-/** Adds an entry once per path (a resumed step meets the same files again). */
-function remember<T extends { path: string }>(list: T[], entry: T): void {
-  if (!list.some((x) => x.path === entry.path)) list.push(entry);
-}
-
 const NEEDS_CONFIRMATION: ReadonlySet<Danger> = new Set(['disruptive', 'network', 'reboot']);
-
-/** Guard checks that do not pass on this host (a failing pair check counts for every host). */
-export function failingGuards(step: StepDef<unknown>, results: readonly CheckResult[], host: string): CheckResult[] {
-  return results.filter((r) => step.guards.includes(r.id) && (r.host === host || r.host === null) && r.status !== 'pass' && r.status !== 'skip');
-}
-
-/** How a command reads in a plan: argv quoted as the shell would need it; scripts as a here-document. */
-export function displayCommand(c: StepCommand): string {
-  const sudo = c.sudo ?? true ? 'sudo ' : '';
-  if ('argv' in c.command) return `${sudo}${quoteArgv(c.command.argv)}`;
-  const args = c.command.args?.length ? ` ${quoteArgv(c.command.args)}` : '';
-  return `${sudo}bash -s${args} <<'EOF'\n${c.command.script.replace(/\n$/, '')}\nEOF`;
-}
 
 function fileCommand(f: FileChange): string {
   return `sudo install -D -m ${f.mode.toString(8).padStart(4, '0')} -o root -g root /dev/stdin ${quoteArgv([f.path])}`;
@@ -90,6 +78,10 @@ export class StepExecutor {
     const h = this.engine.hosts.find((x) => x.name === name);
     if (!h) throw new Error(`unknown host ${name}`);
     return h;
+  }
+
+  private reconnectTimeoutMs(): number {
+    return this.options.reconnectTimeoutMs ?? 120_000;
   }
 
   private backupDir(): string {
@@ -199,7 +191,11 @@ export class StepExecutor {
       if (!this.options.dryRun && !(await this.confirmed(stage, step, targets, []))) {
         return [...out, ...targets.map((h) => skipped(stage, step, h, this.refusal(step)))];
       }
-      return [...out, ...(await this.runProcedure(stage, step, targets, all, results, run, signal))];
+      const deps: ProcedureDeps = {
+        engine: this.engine, dryRun: this.options.dryRun, backupDir: this.backupDir(), reconnectTimeoutMs: this.reconnectTimeoutMs(),
+        host: (name) => this.host(name), writeFile: (h, f) => this.writeFile(h, f),
+      };
+      return [...out, ...(await runProcedure(deps, stage, step, targets, all, results, run, signal))];
     }
 
     // Plans first (all hosts), so a confirmation can show every host's diff before anything runs.
@@ -232,101 +228,6 @@ export class StepExecutor {
     return out;
   }
 
-  /**
-   * A step with its own procedure (the armed network changes). Its commands wait out a lost connection
-   * themselves (checks/network/across-loss.ts); should a host still end failed after losing its
-   * connection during the procedure, the stage is probed again once it answers and the procedure runs
-   * again where its guards still fail — it starts from the host's current state, as any apply does.
-   */
-  private async runProcedure(
-    stage: StageDef<any, any>,
-    step: StepDef<unknown>,
-    targets: string[],
-    all: HostFacts<unknown>[],
-    results: readonly CheckResult[],
-    run: HostRunner,
-    signal: AbortSignal,
-  ): Promise<StepResult[]> {
-    const ctx = this.engine.context;
-    const none: StepUndo = { backupDir: this.backupDir(), files: [], removeFiles: [], rollback: [] };
-    if (!this.options.dryRun) for (const h of targets) this.engine.emit({ type: 'step.start', stage: stage.id, step: step.id, host: h, danger: step.danger, undo: none });
-    const note = (h: string | null, line: string) => this.engine.emit({ type: 'step.note', stage: stage.id, step: step.id, host: h, line: sanitize(line) });
-    const sleep = (ms: number) => new Promise<boolean>((resolve) => {
-      if (signal.aborted) return resolve(false);
-      const t = setTimeout(() => { signal.removeEventListener('abort', onAbort); resolve(true); }, ms);
-      const onAbort = () => { clearTimeout(t); resolve(false); };
-      signal.addEventListener('abort', onAbort, { once: true });
-    });
-    const once = async (hosts: string[], facts: HostFacts<unknown>[], current: readonly CheckResult[]): Promise<{ results: StepResult[]; lost: Set<string> }> => {
-      const lost = new Set<string>();
-      const offs = hosts.map((h) => this.host(h).onStateChange((state) => {
-        if (state === 'lost' || state === 'failed') lost.add(h);
-      }));
-      const exec: StepExecContext<unknown> = {
-        ...ctx, targets: hosts, all: facts, results: current, run, signal, dryRun: this.options.dryRun,
-        writeFile: (h, f) => this.writeFileAcrossLoss(h, f, note),
-        probeFreshConnection: (h) => this.probeFresh(h),
-        awaitHost: (h) => this.awaitHost(h),
-        recheck: async () => {
-          const o = await this.engine.runStage(stage, { signal, quiet: true });
-          return { results: o.results, facts: ctx.hosts.filter((h) => o.facts.has(h)).map((h) => ({ host: h, facts: o.facts.get(h) })) };
-        },
-        note,
-        sleep,
-      };
-      try {
-        return { results: await step.execute!(exec), lost };
-      } catch (err) {
-        return {
-          results: hosts.map((h): StepResult => ({
-            id: step.id, stage: stage.id, host: h, status: 'failed', danger: step.danger,
-            summary: 'the step itself failed', commands: [], diff: '', changed: false, error: sanitize((err as Error).stack ?? String(err)),
-          })),
-          lost,
-        };
-      } finally {
-        for (const off of offs) off();
-      }
-    };
-    let attempt = await once(targets, all, results);
-    for (let resumes = 1; resumes <= 2 && !this.options.dryRun && !signal.aborted; resumes++) {
-      const cut = attempt.results.filter((r) => r.status === 'failed' && r.host !== null && attempt.lost.has(r.host)).map((r) => r.host!);
-      if (cut.length === 0) break;
-      const unreachable: string[] = [];
-      for (const h of cut) if (!(await this.awaitHost(h)).ok) unreachable.push(h);
-      if (unreachable.length > 0) break;
-      note(null, `${step.id} failed after the connection to ${cut.join(', ')} was lost; probing again and resuming where its guards still fail`);
-      const fresh = await this.engine.runStage(stage, { signal, quiet: true });
-      const facts = ctx.hosts.filter((h) => fresh.facts.has(h)).map((h) => ({ host: h, facts: fresh.facts.get(h) }));
-      const again = ctx.hosts.filter((h) => targets.includes(h) && failingGuards(step, fresh.results, h).length > 0);
-      const settled = attempt.results.map((r): StepResult => {
-        if (r.host === null || !cut.includes(r.host) || again.includes(r.host)) return r;
-        const { error: _lostError, ...rest } = r;
-        return { ...rest, status: 'applied', changed: true, summary: `${r.summary} (in place after a lost connection: its guards pass)` };
-      });
-      if (again.length === 0) {
-        attempt = { results: settled, lost: new Set() };
-        break;
-      }
-      const next = await once(again, facts, fresh.results);
-      attempt = { results: [...settled.filter((r) => !again.includes(r.host ?? '')), ...next.results], lost: next.lost };
-    }
-    return attempt.results;
-  }
-
-  /** ctx.writeFile for procedures: a lost connection is waited out and the write repeated (it compares first). */
-  private async writeFileAcrossLoss(host: string, f: FileChange, note: (h: string | null, line: string) => void): ReturnType<StepExecutor['writeFile']> {
-    try {
-      return await this.writeFile(host, f);
-    } catch (err) {
-      if (!(err instanceof ConnectionLostError)) throw err;
-      const back = await this.awaitHost(host);
-      if (!back.ok) throw err;
-      note(host, `writing ${f.path}: the connection was lost; ${host} answers again (${back.detail}); writing it again`);
-      return this.writeFile(host, f);
-    }
-  }
-
   private refusal(step: StepDef<unknown>): string {
     if (step.danger === 'reboot' && !this.options.allowReboot) return 'not run: this step reboots the host; pass --allow-reboot';
     return `not run: a ${step.danger} step needs confirmation (--yes, or confirm in the TUI)`;
@@ -347,38 +248,26 @@ export class StepExecutor {
       const before = await this.currentContent(host, f.path);
       if (before === f.content) continue; // modes are re-asserted by the write itself
       commands.push(fileCommand(f));
-      diffs.push(fileDiff(f.path, before, f.content));
+      diffs.push(sanitize(fileDiff(f.path, before, f.content)));
     }
     for (const path of plan.removeFiles ?? []) {
       const before = await this.currentContent(host, path);
       if (before === undefined) continue;
       commands.push(`sudo mv ${quoteArgv([path, posix.join(this.backupDir(), path)])}`);
-      diffs.push(fileDiff(path, before, undefined));
+      diffs.push(sanitize(fileDiff(path, before, undefined)));
     }
-    commands.push(...(plan.commands ?? []).map(displayCommand));
+    commands.push(...(plan.commands ?? []).map((c) => sanitize(displayCommand(c))));
     if (plan.reboot) commands.push('sudo systemctl reboot   # then wait for SSH and a new boot id');
-    if (commands.length === 0) return skipped(stage, step, host, `already in place: ${plan.summary}`);
-    return { id: step.id, stage: stage.id, host, status: 'planned', danger: step.danger, summary: plan.summary, commands, diff: diffs.join(''), changed: false };
+    // A file's current content is the host's output: sanitized like every other (a diff shows it).
+    const summary = sanitize(plan.summary);
+    if (commands.length === 0) return skipped(stage, step, host, `already in place: ${summary}`);
+    return { id: step.id, stage: stage.id, host, status: 'planned', danger: step.danger, summary, commands, diff: diffs.join(''), changed: false };
   }
 
   private async writeFile(host: string, f: FileChange): Promise<{ changed: boolean; diff: string; commandLine: string; backupPath?: string }> {
     const before = await this.currentContent(host, f.path);
     const r = await this.host(host).writeFileAtomic(f.path, f.content, { mode: f.mode, sudo: true, backupDir: this.backupDir() });
-    return { changed: r.changed, diff: r.changed ? fileDiff(f.path, before, f.content) : '', commandLine: fileCommand(f), ...(r.backupPath ? { backupPath: r.backupPath } : {}) };
-  }
-
-  private async probeFresh(name: string): Promise<{ ok: boolean; detail: string }> {
-    const host = this.host(name);
-    try {
-      if (host.probeFreshConnection) await host.probeFreshConnection(15_000);
-      else {
-        const r = await host.run({ argv: ['true'] }, { timeoutMs: 15_000 });
-        if (r.exitCode !== 0) return { ok: false, detail: `true exited ${r.exitCode}` };
-      }
-      return { ok: true, detail: `a new connection to ${host.address} works` };
-    } catch (err) {
-      return { ok: false, detail: sanitize((err as Error).message) };
-    }
+    return { changed: r.changed, diff: r.changed ? sanitize(fileDiff(f.path, before, f.content)) : '', commandLine: fileCommand(f), ...(r.backupPath ? { backupPath: r.backupPath } : {}) };
   }
 
   /**
@@ -389,19 +278,19 @@ export class StepExecutor {
    * Any other failure rolls back what this step changed, across every attempt.
    */
   private async execute(stage: StageDef<any, any>, step: StepDef<unknown>, host: string, plan: StepPlan, preview: StepResult, run: HostRunner): Promise<StepResult> {
-    const written: Array<{ path: string; backupPath?: string }> = [];
+    const written: Array<{ path: string; backupPath?: string; uncertain?: boolean }> = [];
     const moved: Array<{ path: string; backupPath: string }> = [];
     let changed = false;
     let undo: StepUndo | undefined;
     const fail = async (why: string): Promise<StepResult> => {
-      const rollback = await this.rollback(host, written, moved, plan.rollback ?? [], run);
+      const rollback = await rollbackStep(host, written, moved, plan.rollback ?? [], run);
       return { ...preview, status: 'failed', changed, error: sanitize(`${why}${rollback ? `\nrollback: ${rollback}` : ''}`) };
     };
     for (let attempt = 1; ; attempt++) {
       let writing: string | undefined;
       try {
         if (!undo) {
-          undo = await this.undoFor(host, plan);
+          undo = await undoFor(this.host(host), plan, this.backupDir());
           this.engine.emit({ type: 'step.start', stage: stage.id, step: step.id, host, danger: step.danger, undo });
         }
         for (const f of plan.files ?? []) {
@@ -442,14 +331,14 @@ export class StepExecutor {
         // A write cut short may have replaced the file (or made it) without telling us: roll it back too.
         if (writing !== undefined && undo) {
           const existed = undo.files.find((f) => f.path === writing)?.existed ?? true;
-          remember(written, { path: writing, ...(existed ? { backupPath: posix.join(this.backupDir(), writing) } : {}) });
+          remember(written, { path: writing, uncertain: true, ...(existed ? { backupPath: posix.join(this.backupDir(), writing) } : {}) });
         }
         const note = (line: string) => this.engine.emit({ type: 'step.note', stage: stage.id, step: step.id, host, line: sanitize(line) });
         note(`connection lost during ${step.id}: ${err.message}`);
         if (attempt > MAX_RESUMES) {
           return { ...preview, status: 'failed', changed, error: sanitize(`the connection to ${host} was lost ${attempt} times during this step; stopped (nothing rolled back over a lost connection). Run apply again when ${host} is stable: every step starts from the host's current state.\n${err.message}`) };
         }
-        const back = await this.awaitHost(host);
+        const back = await awaitHost(this.host(host), this.reconnectTimeoutMs());
         if (!back.ok) {
           return { ...preview, status: 'failed', changed, error: sanitize(`the connection to ${host} was lost during this step and it did not answer again (${back.detail}); nothing was rolled back. Run apply again when ${host} answers: every step starts from the host's current state.\n${err.message}`) };
         }
@@ -458,74 +347,5 @@ export class StepExecutor {
     }
   }
 
-  /** Waits for a host that lost its connection to run `true` again: backoff from 1 s doubling to 15 s, bounded. */
-  private async awaitHost(name: string): Promise<{ ok: boolean; detail: string }> {
-    const host = this.host(name);
-    const started = Date.now();
-    const limit = this.options.reconnectTimeoutMs ?? 120_000;
-    let pause = 1000;
-    let last = '';
-    for (let tries = 1; ; tries++) {
-      try {
-        const r = await host.run({ argv: ['true'] }, { timeoutMs: 15_000 });
-        if (r.exitCode === 0) return { ok: true, detail: `reconnected after ${((Date.now() - started) / 1000).toFixed(1)} s, ${tries} ${tries === 1 ? 'try' : 'tries'}` };
-        last = `\`true\` exited ${r.exitCode ?? r.signal}`;
-      } catch (err) {
-        last = (err as Error).message;
-      }
-      if (Date.now() - started + pause > limit) return { ok: false, detail: `${tries} tries in ${Math.round((Date.now() - started) / 1000)} s; last: ${last}` };
-      await new Promise((resolve) => setTimeout(resolve, pause));
-      pause = Math.min(15_000, pause * 2);
-    }
-  }
 
-  /**
-   * What undoing this step would take, read before it changes anything: one command learns which of its
-   * files exist now (a file written later without a backup was new, and rollback removes it).
-   */
-  private async undoFor(host: string, plan: StepPlan): Promise<StepUndo> {
-    const paths = (plan.files ?? []).map((f) => f.path);
-    let existing: string[] = [];
-    if (paths.length > 0) {
-      const r = await this.host(host).run(
-        { script: 'for p in "$@"; do if [ -e "$p" ]; then echo 1; else echo 0; fi; done\n', args: paths },
-        { sudo: true, timeoutMs: 20_000 },
-      );
-      existing = r.stdout.split('\n');
-    }
-    return {
-      backupDir: this.backupDir(),
-      files: paths.map((path, i) => ({ path, existed: existing[i] === '1' })),
-      removeFiles: plan.removeFiles ?? [],
-      rollback: plan.rollback ?? [],
-    };
-  }
-
-  /** Restores written files from their backups (new files are removed), then the step's rollback commands. */
-  private async rollback(
-    host: string,
-    written: ReadonlyArray<{ path: string; backupPath?: string }>,
-    moved: ReadonlyArray<{ path: string; backupPath: string }>,
-    commands: readonly StepCommand[],
-    run: HostRunner,
-  ): Promise<string> {
-    const notes: string[] = [];
-    for (const w of [...written].reverse()) {
-      const r = w.backupPath
-        // The backup may be missing for a write a lost connection cut short before it made one: then the
-        // file was never replaced, and there is nothing to restore.
-        ? await run(host, 'rollback', { script: 'if [ -e "$2" ]; then cp -p -- "$2" "$1"; fi\n', args: [w.path, w.backupPath] }, { sudo: true })
-        : await run(host, 'rollback', { argv: ['rm', '-f', '--', w.path] }, { sudo: true });
-      notes.push(`${w.backupPath ? 'restored' : 'removed'} ${w.path}${r.exitCode === 0 ? '' : ` (failed: exit ${r.exitCode})`}`);
-    }
-    for (const m of [...moved].reverse()) {
-      const r = await run(host, 'rollback', { argv: ['mv', '-f', '--', m.backupPath, m.path] }, { sudo: true });
-      notes.push(`restored ${m.path}${r.exitCode === 0 ? '' : ` (failed: exit ${r.exitCode})`}`);
-    }
-    for (const c of commands) {
-      const r = await run(host, 'rollback', c.command, { sudo: c.sudo ?? true, timeoutMs: c.timeoutMs ?? 10 * 60_000 });
-      notes.push(`${displayCommand(c).split('\n')[0]} → exit ${r.exitCode}`);
-    }
-    return notes.join('; ');
-  }
 }

@@ -1,0 +1,127 @@
+/**
+ * Steps with a procedure of their own (`execute`: the armed network changes), run for the executor in
+ * steps.ts, including their resume after a lost connection.
+ */
+import type { Engine } from './runner.js';
+import type { StepUndo } from './events.js';
+import type { CheckResult, FileChange, HostFacts, HostRunner, StageDef, StepDef, StepExecContext, StepResult } from './types.js';
+import { ConnectionLostError, type Host } from '../transport/types.js';
+import { sanitize } from '../util/sanitize.js';
+import { awaitHost, probeFresh } from './step-host.js';
+import { failingGuards } from './guards.js';
+
+/** What a procedure needs from the executor. */
+export interface ProcedureDeps {
+  engine: Engine;
+  dryRun: boolean;
+  backupDir: string;
+  reconnectTimeoutMs: number;
+  host(name: string): Host;
+  writeFile(host: string, f: FileChange): Promise<{ changed: boolean; diff: string; commandLine: string; backupPath?: string }>;
+}
+
+/**
+ * A step with its own procedure (the armed network changes). Its commands wait out a lost connection
+ * themselves (checks/network/across-loss.ts); should a host still end failed after losing its session
+ * while every new connection to it worked (the path was never cut), the stage is probed again and the
+ * procedure runs once more where its guards still fail — from the host's current state, as any apply.
+ */
+export async function runProcedure(
+  x: ProcedureDeps,
+  stage: StageDef<any, any>,
+  step: StepDef<unknown>,
+  targets: string[],
+  all: HostFacts<unknown>[],
+  results: readonly CheckResult[],
+  run: HostRunner,
+  signal: AbortSignal,
+): Promise<StepResult[]> {
+  const ctx = x.engine.context;
+  const none: StepUndo = { backupDir: x.backupDir, files: [], removeFiles: [], rollback: [] };
+  if (!x.dryRun) for (const h of targets) x.engine.emit({ type: 'step.start', stage: stage.id, step: step.id, host: h, danger: step.danger, undo: none });
+  const note = (h: string | null, line: string) => x.engine.emit({ type: 'step.note', stage: stage.id, step: step.id, host: h, line: sanitize(line) });
+  const sleep = (ms: number) => new Promise<boolean>((resolve) => {
+    if (signal.aborted) return resolve(false);
+    const t = setTimeout(() => { signal.removeEventListener('abort', onAbort); resolve(true); }, ms);
+    const onAbort = () => { clearTimeout(t); resolve(false); };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  const once = async (hosts: string[], facts: HostFacts<unknown>[], current: readonly CheckResult[]): Promise<{ results: StepResult[]; lost: Set<string> }> => {
+    const lost = new Set<string>();
+    // A host a new connection could not reach had its path cut (by the change, or the network): that is
+    // the procedure's own business (its proof and rollback timer), never a reason to run it again.
+    const cutPath = new Set<string>();
+    const offs = hosts.map((h) => x.host(h).onStateChange((state) => {
+      if (state === 'lost' || state === 'failed') lost.add(h);
+    }));
+    const exec: StepExecContext<unknown> = {
+      ...ctx, targets: hosts, all: facts, results: current, run, signal, dryRun: x.dryRun,
+      writeFile: (h, f) => writeFileAcrossLoss(x, h, f, note),
+      probeFreshConnection: async (h) => {
+        const r = await probeFresh(x.host(h));
+        if (!r.ok) cutPath.add(h);
+        return r;
+      },
+      awaitHost: (h) => awaitHost(x.host(h), x.reconnectTimeoutMs),
+      recheck: async () => {
+        const o = await x.engine.runStage(stage, { signal, quiet: true });
+        return { results: o.results, facts: ctx.hosts.filter((h) => o.facts.has(h)).map((h) => ({ host: h, facts: o.facts.get(h) })) };
+      },
+      note,
+      sleep,
+    };
+    try {
+      const results = await step.execute!(exec);
+      for (const h of cutPath) lost.delete(h);
+      return { results, lost };
+    } catch (err) {
+      return {
+        results: hosts.map((h): StepResult => ({
+          id: step.id, stage: stage.id, host: h, status: 'failed', danger: step.danger,
+          summary: 'the step itself failed', commands: [], diff: '', changed: false, error: sanitize((err as Error).stack ?? String(err)),
+        })),
+        lost,
+      };
+    } finally {
+      for (const off of offs) off();
+    }
+  };
+  let attempt = await once(targets, all, results);
+  // Only a session that dropped while the path stayed good (every new connection worked) is resumed, once.
+  for (let resumes = 1; resumes <= 1 && !x.dryRun && !signal.aborted; resumes++) {
+    const cut = attempt.results.filter((r) => r.status === 'failed' && r.host !== null && attempt.lost.has(r.host)).map((r) => r.host!);
+    if (cut.length === 0) break;
+    const unreachable: string[] = [];
+    for (const h of cut) if (!(await awaitHost(x.host(h), x.reconnectTimeoutMs)).ok) unreachable.push(h);
+    if (unreachable.length > 0) break;
+    note(null, `${step.id} failed after the connection to ${cut.join(', ')} was lost; probing again and resuming where its guards still fail`);
+    const fresh = await x.engine.runStage(stage, { signal, quiet: true });
+    const facts = ctx.hosts.filter((h) => fresh.facts.has(h)).map((h) => ({ host: h, facts: fresh.facts.get(h) }));
+    const again = ctx.hosts.filter((h) => targets.includes(h) && failingGuards(step, fresh.results, h).length > 0);
+    const settled = attempt.results.map((r): StepResult => {
+      if (r.host === null || !cut.includes(r.host) || again.includes(r.host)) return r;
+      const { error: _lostError, ...rest } = r;
+      return { ...rest, status: 'applied', changed: true, summary: `${r.summary} (in place after a lost connection: its guards pass)` };
+    });
+    if (again.length === 0) {
+      attempt = { results: settled, lost: new Set() };
+      break;
+    }
+    const next = await once(again, facts, fresh.results);
+    attempt = { results: [...settled.filter((r) => !again.includes(r.host ?? '')), ...next.results], lost: next.lost };
+  }
+  return attempt.results;
+}
+
+/** ctx.writeFile for procedures: a lost connection is waited out and the write repeated (it compares first). */
+async function writeFileAcrossLoss(x: ProcedureDeps, host: string, f: FileChange, note: (h: string | null, line: string) => void): ReturnType<ProcedureDeps['writeFile']> {
+  try {
+    return await x.writeFile(host, f);
+  } catch (err) {
+    if (!(err instanceof ConnectionLostError)) throw err;
+    const back = await awaitHost(x.host(host), x.reconnectTimeoutMs);
+    if (!back.ok) throw err;
+    note(host, `writing ${f.path}: the connection was lost; ${host} answers again (${back.detail}); writing it again`);
+    return x.writeFile(host, f);
+  }
+}
