@@ -8,7 +8,9 @@ import { STAGE_IDS } from './engine/types.js';
 import { SYMPTOM_IDS } from '../checks/troubleshoot/symptoms.js';
 import { ConfigError } from './config/errors.js';
 import { HostKeyError } from './transport/types.js';
-import { intOption, UsageError, useColor, type CliValues } from './commands/common.js';
+// Error messages can quote what was typed or what a host sent: no control sequence reaches the terminal.
+import { sanitize } from './util/sanitize.js';
+import { checkScenario, intOption, UsageError, useColor, type CliValues } from './commands/common.js';
 
 const VERSION = packageVersion();
 
@@ -34,6 +36,8 @@ Usage:
   l20-setup report [TARGET] [--format md|html] [--out FILE]   stages, host diff, performance vs the tutorial
 
 TARGET: --lab [--scenario S] [--seed N] [--speed F|max] | --inventory FILE   (default: the saved inventory)
+sudo on the hosts: passwordless (sudo -n), or --ask-sudo-password (prompt, echo off) | --sudo-password-stdin
+  (first line of standard input); the password stays in memory, goes to sudo -S on stdin, never to argv/files/logs
 Stages: ${STAGE_IDS.join(', ')}
 
 Options: --help, --version on every verb. NO_COLOR disables colour. Exit: 0 ok, 1 a check failed, 2 usage/config/connection error.`,
@@ -156,6 +160,8 @@ function parse(argv: string[]) {
       record: { type: 'string' },
       replay: { type: 'string' },
       load: { type: 'boolean' },
+      'ask-sudo-password': { type: 'boolean' },
+      'sudo-password-stdin': { type: 'boolean' },
       out: { type: 'string', short: 'o' },
       format: { type: 'string' },
     },
@@ -163,6 +169,7 @@ function parse(argv: string[]) {
 }
 
 async function runLabServe(values: CliValues): Promise<number> {
+  await checkScenario(values.scenario);
   const { serveLab } = await import('./lab-serve.js');
   const { labSpeed } = await import('./commands/target-from-cli.js');
   return serveLab({
@@ -180,7 +187,7 @@ export async function main(argv: string[]): Promise<number> {
   try {
     parsed = parse(argv);
   } catch (err) {
-    process.stderr.write(`l20-setup: ${(err as Error).message}\nRun \`l20-setup --help\` for usage.\n`);
+    process.stderr.write(`l20-setup: ${sanitize((err as Error).message)}\nRun \`l20-setup --help\` for usage.\n`);
     return 2;
   }
   const { values, positionals } = parsed;
@@ -190,7 +197,7 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (verb !== undefined && !(VERBS as readonly string[]).includes(verb)) {
-    process.stderr.write(`l20-setup: unknown command ${JSON.stringify(verb)}; commands: ${VERBS.join(', ')}\n`);
+    process.stderr.write(`l20-setup: unknown command ${sanitize(JSON.stringify(verb))}; commands: ${VERBS.join(', ')}\n`);
     return 2;
   }
   if (values.help) {
@@ -245,15 +252,15 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   } catch (err) {
     if (err instanceof UsageError || err instanceof ConfigError) {
-      process.stderr.write(`l20-setup: ${err.message}\n`);
+      process.stderr.write(`l20-setup: ${sanitize(err.message)}\n`);
       return 2;
     }
     if (err instanceof Error && err.name === 'RecordingError') {
-      process.stderr.write(`l20-setup: ${err.message}\n`);
+      process.stderr.write(`l20-setup: ${sanitize(err.message)}\n`);
       return 2;
     }
     if (err instanceof HostKeyError) {
-      process.stderr.write(`l20-setup: ${err.message}\n`);
+      process.stderr.write(`l20-setup: ${sanitize(err.message)}\n`);
       return 2;
     }
     throw err;

@@ -34,6 +34,8 @@ export interface SessionOptions {
   monitor?: { intervalMs?: number; recordFile?: string };
   /** Frames from elsewhere (a replay) instead of sampling the target. */
   monitorSource?: FrameSource;
+  /** For hosts the setup screen adds: the sudo password typed at start (memory only). */
+  sudoPassword?: string;
 }
 
 export interface TrustQuestion {
@@ -361,10 +363,17 @@ export class TuiSession implements Controller {
     }
   }
 
+  private hostOptions(): Parameters<typeof hostsFromConfig>[1] {
+    return {
+      onUnknownHostKey: (info) => this.askTrust(info),
+      ...(this.options.sudoPassword !== undefined ? { sudoPassword: this.options.sudoPassword } : {}),
+    };
+  }
+
   async testConnection(h: HostConfig): Promise<{ ok: boolean; message: string }> {
     let host;
     try {
-      host = hostFromConfig(h, { onUnknownHostKey: (info) => this.askTrust(info) });
+      host = hostFromConfig(h, this.hostOptions());
     } catch (err) {
       return { ok: false, message: (err as Error).message };
     }
@@ -393,7 +402,7 @@ export class TuiSession implements Controller {
       this.unsubscribe?.();
       await this.stopMonitor();
       await this.target?.close();
-      const next = hostsFromConfig(config, { onUnknownHostKey: (info) => this.askTrust(info) });
+      const next = hostsFromConfig(config, this.hostOptions());
       this.store.dispatch({ type: 'session.hosts', hosts: config.hosts.map((c, i) => ({ name: c.name, address: next[i]?.address ?? c.address })) });
       this.attach({ config, hosts: next, source: this.saved.path, close: async () => { await Promise.all(next.map((x) => x.close())); } });
       return undefined;

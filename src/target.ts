@@ -21,6 +21,12 @@ export interface TargetOptions {
   load?: boolean;
   seed?: number;
   inventory?: string;
+  /**
+   * The sudo password for hosts whose sudo asks for one (the same on every host). Kept in memory only:
+   * sent on the command's stdin to `sudo -S` only after `sudo -n true` showed it is needed, never in argv,
+   * files, logs or reports.
+   */
+  sudoPassword?: string;
   /** Called for an unknown host key; resolve true to trust it (and record it in known_hosts). */
   onUnknownHostKey?: (info: { host: string; port: number; fingerprint: string; keyType: string; name: string }) => Promise<boolean>;
 }
@@ -77,10 +83,13 @@ function expandHome(p: string): string {
  * resolved as OpenSSH would (HostName, Port, User, IdentityFile, UserKnownHostsFile, keepalives,
  * StrictHostKeyChecking); fields set in the inventory win over the ssh config.
  */
-export function hostFromConfig(h: HostConfig, options: Pick<TargetOptions, 'onUnknownHostKey'> = {}): Host {
+export function hostFromConfig(h: HostConfig, options: Pick<TargetOptions, 'onUnknownHostKey' | 'sudoPassword'> = {}): Host {
   const resolved = resolveSshConfig(h.address, defaultSshConfigContext());
   const ask = options.onUnknownHostKey;
-  const { options: ssh, unsupported } = sshHostOptionsFromConfig(h.name, resolved, ask ? { onUnknownHostKey: (info) => ask({ ...info, name: h.name }) } : {});
+  const { options: ssh, unsupported } = sshHostOptionsFromConfig(h.name, resolved, {
+    ...(ask ? { onUnknownHostKey: (info) => ask({ ...info, name: h.name }) } : {}),
+    ...(options.sudoPassword !== undefined ? { sudoPassword: options.sudoPassword } : {}),
+  });
   if (unsupported.length > 0) {
     throw new ConfigError(
       `${h.name}: ~/.ssh/config uses ${unsupported.join(', ')} for ${h.address}, which l20-setup cannot follow yet; give the inventory an address it can reach directly`,
@@ -102,7 +111,7 @@ export function hostFromConfig(h: HostConfig, options: Pick<TargetOptions, 'onUn
   return new SshHost(ssh);
 }
 
-export function hostsFromConfig(config: ClusterConfig, options: Pick<TargetOptions, 'onUnknownHostKey'> = {}): Host[] {
+export function hostsFromConfig(config: ClusterConfig, options: Pick<TargetOptions, 'onUnknownHostKey' | 'sudoPassword'> = {}): Host[] {
   return config.hosts.map((h) => hostFromConfig(h, options));
 }
 

@@ -22,6 +22,8 @@ export interface CliValues {
   record?: string;
   replay?: string;
   load?: boolean;
+  'ask-sudo-password'?: boolean;
+  'sudo-password-stdin'?: boolean;
 }
 
 export class UsageError extends Error {}
@@ -35,4 +37,14 @@ export function intOption(name: string, value: string | undefined, min: number, 
   if (value === undefined) return undefined;
   if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) throw new UsageError(`--${name} ${JSON.stringify(value)}: expected a whole number from ${min} to ${max}`);
   return Number(value);
+}
+
+/** A lab scenario spec (`a+b`) checked before anything starts: an unknown name is a usage error naming the known ones. */
+export async function checkScenario(spec: string | undefined): Promise<void> {
+  if (spec === undefined) return;
+  const { SCENARIOS } = await import('../lab/scenarios/index.js');
+  const { asciiSafe } = await import('../config/errors.js');
+  for (const name of spec.split('+')) {
+    if (!SCENARIOS.includes(name.trim())) throw new UsageError(`--scenario: unknown lab scenario "${asciiSafe(name.slice(0, 80))}"; known: ${SCENARIOS.join(', ')}`);
+  }
 }

@@ -4,9 +4,10 @@ import { Store, initialState, type Screen } from '../engine/store.js';
 import { SavedConfig } from '../config/store.js';
 import { openTarget, type Target } from '../target.js';
 import { TuiSession, type FrameSource, type SessionOptions } from '../session.js';
-import { intOption, type CliValues } from './common.js';
+import { checkScenario, intOption, type CliValues } from './common.js';
 import { labSpeed } from './target-from-cli.js';
 import { journalGate } from './apply-journal.js';
+import { sudoPasswordFromCli } from './sudo-password.js';
 
 function needsTerminal(): boolean {
   if (process.stdin.isTTY && process.stdout.isTTY) return false;
@@ -17,7 +18,11 @@ function needsTerminal(): boolean {
 export async function runInteractive(values: CliValues): Promise<number> {
   if (needsTerminal()) return 2;
   let session: TuiSession | undefined;
+  // Asked before Ink takes the terminal; the TUI reads its keys from stdin, so never --sudo-password-stdin.
+  if (values.lab) await checkScenario(values.scenario);
+  const sudoPassword = await sudoPasswordFromCli(values, true);
   const target = await openTarget({
+    ...(sudoPassword !== undefined ? { sudoPassword } : {}),
     lab: values.lab ?? false,
     ...(values.scenario ? { scenario: values.scenario } : {}),
     ...(values.seed ? { seed: intOption('seed', values.seed, 0, 2 ** 31)! } : {}),
@@ -28,7 +33,7 @@ export async function runInteractive(values: CliValues): Promise<number> {
   // An interrupted apply is told here too (left on the terminal after the TUI ends); the TUI asks in a modal.
   if (target) journalGate(values, 'check', target);
   const saved = values.lab || values.inventory ? undefined : new SavedConfig();
-  return runTui(target, saved, target ? 'pipeline' : 'setup', {}, (s) => (session = s));
+  return runTui(target, saved, target ? 'pipeline' : 'setup', sudoPassword !== undefined ? { sudoPassword } : {}, (s) => (session = s));
 }
 
 /** The TUI on an opened target, starting on `screen` (the monitor verb starts on the monitor). */

@@ -3,7 +3,8 @@
  * or the saved inventory — opened once, the same way for every verb.
  */
 import { openTarget, type Target, type TargetOptions } from '../target.js';
-import { intOption, UsageError, type CliValues } from './common.js';
+import { checkScenario, intOption, UsageError, type CliValues } from './common.js';
+import { sudoPasswordFromCli } from './sudo-password.js';
 
 export function labSpeed(value: string | undefined): number | 'max' | undefined {
   if (value === undefined) return undefined;
@@ -16,7 +17,10 @@ export function labSpeed(value: string | undefined): number | 'max' | undefined 
 /** The target, or undefined after telling the operator that there is no inventory yet (exit 2). */
 export async function targetFromCli(values: CliValues, extra: Partial<TargetOptions> = {}): Promise<Target | undefined> {
   const speed = labSpeed(values.speed);
+  if (values.lab) await checkScenario(values.scenario);
+  const sudoPassword = await sudoPasswordFromCli(values, false);
   const target = await openTarget({
+    ...(sudoPassword !== undefined ? { sudoPassword } : {}),
     lab: values.lab ?? false,
     ...(values.scenario ? { scenario: values.scenario } : {}),
     ...(values.seed ? { seed: intOption('seed', values.seed, 0, 2 ** 31)! } : {}),
