@@ -19,6 +19,7 @@
  *   file with the first host key, the sshd_config and the server log (LogLevel VERBOSE, sshd -E).
  * - sshd on 127.0.0.1 and a free port: pubkey authentication only, MaxSessions 10, UsePAM yes (works here:
  *   pam_loginuid does not refuse the session), logins limited to the two accounts.
+ * - `l20t-cli`: a second password-sudo account with its own password (`users.cliPassword`), for the CLI secrets test.
  * The accounts and the sudoers file stay after stop(); the temp dir and every sshd process go.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -35,6 +36,8 @@ export { listProcesses, processTree, uidOf, waitFor, type ProcessInfo } from './
 export const SSHD = '/usr/sbin/sshd';
 export const NOPW_USER = 'l20t-nopw';
 export const PW_USER = 'l20t-pw';
+/** A second password-sudo account, for the CLI secrets test (its own password, so it never races l20t-pw's). */
+export const CLI_USER = 'l20t-cli';
 const SUDOERS_FILE = '/etc/sudoers.d/l20t-test-users';
 
 export interface SshdUsers {
@@ -44,6 +47,9 @@ export interface SshdUsers {
   pw: string;
   /** Generated and set on first read; never written to a file or passed in argv. */
   readonly pwPassword: string;
+  /** sudo needs `cliPassword` (set on first read, like pwPassword). */
+  cli: string;
+  readonly cliPassword: string;
 }
 
 export interface Sshd {
@@ -117,7 +123,7 @@ async function ensureUser(user: string): Promise<void> {
 
 /** Both accounts and their sudo rules. */
 async function ensureUsers(): Promise<void> {
-  for (const user of [NOPW_USER, PW_USER]) {
+  for (const user of [NOPW_USER, PW_USER, CLI_USER]) {
     await ensureUser(user);
     // useradd leaves the password field '!', which sshd treats as a locked account unless PAM decides; '*' only
     // rules out passwords. A password l20t-pw already has is left alone (another file's test may be using it).
@@ -129,7 +135,9 @@ async function ensureUsers(): Promise<void> {
     '# l20-setup real-sshd tests (test/helpers/sshd.ts): throwaway loopback accounts.\n' +
     `${NOPW_USER} ALL=(ALL:ALL) NOPASSWD: ALL\n` +
     `${PW_USER} ALL=(ALL:ALL) ALL\n` +
-    `Defaults:${PW_USER} lecture=never\n`;
+    `Defaults:${PW_USER} lecture=never\n` +
+    `${CLI_USER} ALL=(ALL:ALL) ALL\n` +
+    `Defaults:${CLI_USER} lecture=never\n`;
   let current: string | undefined;
   try {
     current = readFileSync(SUDOERS_FILE, 'utf8');
@@ -150,9 +158,9 @@ async function ensureUsers(): Promise<void> {
   }
 }
 
-function newPwPassword(): string {
+function newPwPassword(user = PW_USER): string {
   const password = randomBytes(18).toString('base64url');
-  run('chpasswd', [], `${PW_USER}:${password}\n`);
+  run('chpasswd', [], `${user}:${password}\n`);
   return password;
 }
 
@@ -238,7 +246,7 @@ function sshdConfig(dir: string, port: number, hostKey: string): string {
     'KbdInteractiveAuthentication no',
     'UsePAM yes',
     'PermitRootLogin no',
-    `AllowUsers ${NOPW_USER} ${PW_USER}`,
+    `AllowUsers ${NOPW_USER} ${PW_USER} ${CLI_USER}`,
     'MaxSessions 10',
     'LogLevel VERBOSE',
     'PrintMotd no',
@@ -299,6 +307,7 @@ export async function startSshd(): Promise<Sshd> {
   const configPath = join(dir, 'sshd_config');
   let key = newHostKey(dir);
   let pwPassword: string | undefined;
+  let cliPassword: string | undefined;
   const knownHostsPath = join(dir, 'known_hosts');
   const [keyType, keyBlob] = key.publicLine.split(/\s+/);
   writeFileSync(knownHostsPath, `[127.0.0.1]:${port} ${keyType} ${keyBlob}\n`, { mode: 0o600 });
@@ -343,6 +352,10 @@ export async function startSshd(): Promise<Sshd> {
       pw: PW_USER,
       get pwPassword() {
         return (pwPassword ??= newPwPassword());
+      },
+      cli: CLI_USER,
+      get cliPassword() {
+        return (cliPassword ??= newPwPassword(CLI_USER));
       },
     },
     logPath,

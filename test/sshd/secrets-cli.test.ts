@@ -1,0 +1,143 @@
+/**
+ * Secrets never leave memory (issue 7): the real CLI, against a real sshd whose user needs a sudo password,
+ * given that password on standard input. A random password is planted; while each verb runs no process on
+ * the machine has it in argv or environment, and afterwards it is in no file the tool wrote — the session
+ * logs, the configuration directory, the support bundle (unpacked), the report — nor in its output, nor in
+ * the server's log. sudo did use it: a root-only probe succeeded. An inventory that tries to carry a password
+ * is refused without echoing it. Figures: `secrets: N places searched, 0 found`.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BIN, cliEnv } from '../helpers/cli.js';
+import { startSshd, type Sshd } from '../helpers/sshd.js';
+
+let sshd: Sshd;
+let home: string;
+let inventory: string;
+let password: string;
+let searched = 0;
+
+beforeAll(async () => {
+  sshd = await startSshd();
+  password = sshd.users.cliPassword;
+  home = mkdtempSync(join(tmpdir(), 'l20-secrets-'));
+  inventory = join(home, 'inventory.json');
+  writeFileSync(inventory, JSON.stringify({
+    version: 1,
+    hosts: [{
+      name: 'sshd-a', address: '127.0.0.1', port: sshd.port, user: sshd.users.cli, role: 'head',
+      auth: { method: 'identityFile', path: sshd.clientKeyPath }, knownHostsFile: sshd.knownHostsPath,
+    }],
+  }));
+});
+
+afterAll(async () => {
+  await sshd?.stop();
+});
+
+/** Every process's argv and environment that hold `secret`. */
+function processesHolding(secret: string): string[] {
+  const found: string[] = [];
+  for (const pid of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
+    for (const what of ['cmdline', 'environ']) {
+      try {
+        if (readFileSync(`/proc/${pid}/${what}`).includes(secret)) found.push(`${pid} ${what}`);
+      } catch {
+        // exited, or a kernel thread
+      }
+    }
+  }
+  return found;
+}
+
+/** Files under `dir` that hold `secret`; a .tar.gz is searched unpacked. */
+function filesHolding(dir: string, secret: string): string[] {
+  const found: string[] = [];
+  const walk = (d: string) => {
+    for (const name of readdirSync(d)) {
+      const p = join(d, name);
+      const st = statSync(p, { throwIfNoEntry: false });
+      if (!st) continue;
+      if (st.isDirectory()) walk(p);
+      else if (st.isFile()) {
+        searched++;
+        const raw = readFileSync(p);
+        const bytes = p.endsWith('.gz') ? gunzipSync(raw) : raw;
+        if (bytes.includes(secret)) found.push(p);
+      }
+    }
+  };
+  walk(dir);
+  return found;
+}
+
+/** Runs the CLI with the password on stdin, scanning every process on the machine while it runs. */
+async function cliWithPassword(args: string[], stdin = `${password}\n`): Promise<{ code: number; stdout: string; stderr: string; exposed: string[]; scans: number }> {
+  const child = spawn(process.execPath, [BIN, ...args], { env: cliEnv(home), stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  child.stdin.end(stdin);
+  const exposed = new Set<string>();
+  let scans = 0;
+  let exited = false;
+  const done = new Promise<number>((resolve) => child.once('close', (code) => { exited = true; resolve(code ?? -1); }));
+  while (!exited) {
+    for (const p of processesHolding(password)) exposed.add(p);
+    scans++;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return { code: await done, stdout, stderr, exposed: [...exposed], scans };
+}
+
+describe('the sudo password stays in memory', () => {
+  it('check: sudo works with it (a root-only probe succeeds), and it is in no argv, environment, output or file', async () => {
+    const r = await cliWithPassword(['check', '--inventory', inventory, '--stage', 'network', '--sudo-password-stdin', '--json']);
+    expect(r.stderr).not.toMatch(/internal error/);
+    expect([0, 1]).toContain(r.code);
+    expect(r.scans).toBeGreaterThan(1);
+    expect(r.exposed).toEqual([]);
+    expect(r.stdout + r.stderr).not.toContain(password);
+    // sudo used it: the session log has sudo commands that ran as root and exited 0.
+    const logs = join(home, 'state', 'l20-setup', 'sessions');
+    const events = readdirSync(logs).flatMap((f) => readFileSync(join(logs, f), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>));
+    const sudoRuns = new Set(events.filter((e) => e.type === 'cmd.start' && e.sudo === true).map((e) => e.runId));
+    const okSudo = events.filter((e) => e.type === 'cmd.exit' && sudoRuns.has(e.runId) && e.exitCode === 0);
+    expect(sudoRuns.size).toBeGreaterThan(0);
+    expect(okSudo.length).toBeGreaterThan(0);
+    expect(filesHolding(home, password)).toEqual([]);
+  }, 120_000);
+
+  it('bundle and report: the archive (unpacked) and the report do not hold it', async () => {
+    const bundle = await cliWithPassword(['bundle', '--inventory', inventory, '--sudo-password-stdin', '--out', join(home, 'bundle.tar.gz')]);
+    expect(bundle.stderr).not.toMatch(/internal error/);
+    expect(bundle.exposed).toEqual([]);
+    expect(statSync(join(home, 'bundle.tar.gz')).size).toBeGreaterThan(1000);
+    const report = await cliWithPassword(['report', '--inventory', inventory, '--sudo-password-stdin', '--out', join(home, 'report.md')]);
+    expect(report.stderr).not.toMatch(/internal error/);
+    expect(report.exposed).toEqual([]);
+    expect(readFileSync(join(home, 'report.md'), 'utf8')).toMatch(/sshd-a/);
+    for (const r of [bundle, report]) expect(r.stdout + r.stderr).not.toContain(password);
+    expect(filesHolding(home, password)).toEqual([]);
+    expect(sshd.readLog()).not.toContain(password);
+    searched += 3; // both outputs and the server log
+    console.log(`secrets: ${searched} places searched (files under the tool's home incl. the unpacked bundle, session logs, report; outputs; sshd log) plus every process's argv and environment while it ran: 0 found`);
+  }, 300_000);
+
+  it('an inventory that carries a password is refused without echoing it, and nothing is saved', async () => {
+    const bad = join(home, 'bad.json');
+    const inv = JSON.parse(readFileSync(inventory, 'utf8')) as { hosts: Array<Record<string, unknown>> };
+    inv.hosts[0]!.sudoPassword = password;
+    writeFileSync(bad, JSON.stringify(inv));
+    const r = await cliWithPassword(['check', '--inventory', bad, '--stage', 'os']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/sudoPassword/);
+    expect(r.stderr + r.stdout).not.toContain(password);
+    expect(filesHolding(home, password).filter((f) => f !== bad)).toEqual([]);
+  }, 60_000);
+});
