@@ -17,6 +17,8 @@ export const JOURNAL_VERSION = 1;
 
 /** A step that had started on a host and not reported its result when the journal was last written. */
 export interface JournalStep {
+  /** The run that started it: this one, or an interrupted one whose step a resume carries. */
+  runId: string;
   host: string;
   stage: StageId;
   step: string;
@@ -74,7 +76,7 @@ const journalSchema = z.object({
   stages: z.array(stageId),
   stage: stageId.nullable(),
   inFlight: z.array(z.object({
-    host: z.string(), stage: stageId, step: z.string(), danger: z.enum(['safe', 'disruptive', 'network', 'reboot']),
+    runId: z.string(), host: z.string(), stage: stageId, step: z.string(), danger: z.enum(['safe', 'disruptive', 'network', 'reboot']),
     startedAt: z.string(), undo: undoSchema.nullable(), command: z.string().optional(),
   })),
   done: z.array(z.object({ host: z.string().nullable(), stage: stageId, step: z.string(), status: z.enum(['planned', 'applied', 'skipped', 'failed']) })),
@@ -239,14 +241,19 @@ export class ApplyJournal {
         d.stage = e.stage;
         break;
       case 'step.start':
-        d.inFlight = d.inFlight.filter((x) => !(x.host === e.host && x.step === e.step));
-        d.inFlight.push({ host: e.host, stage: e.stage, step: e.step, danger: e.danger, startedAt: this.now().toISOString(), undo: e.undo ?? null });
+        // A carried entry of the same step stays beside the new attempt: its undo goes back to before the crash.
+        d.inFlight = d.inFlight.filter((x) => !(x.host === e.host && x.step === e.step && x.runId === d.runId));
+        d.inFlight.push({ runId: d.runId, host: e.host, stage: e.stage, step: e.step, danger: e.danger, startedAt: this.now().toISOString(), undo: e.undo ?? null });
         break;
       case 'step.result': {
         const r = e.result;
         if (r.status === 'planned') return;
         const before = d.inFlight.length;
-        d.inFlight = d.inFlight.filter((x) => !(x.step === r.id && (r.host === null || x.host === r.host)));
+        // This run's step ended: applied, or failed and rolled back by the executor. A carried one is
+        // settled only when the host reached the step's state (applied, or its guards pass now); a
+        // step that failed again or was not run keeps it, so a rollback can still go back past the crash.
+        const settles = (x: JournalStep) => x.runId === d.runId || r.status === 'applied' || (r.status === 'skipped' && !r.summary.startsWith('not run'));
+        d.inFlight = d.inFlight.filter((x) => !(x.step === r.id && (r.host === null || x.host === r.host) && settles(x)));
         d.done.push({ host: r.host, stage: r.stage, step: r.id, status: r.status });
         // Nothing started and nothing was in flight: a skip changes no host, no write needed.
         if (before === d.inFlight.length && r.status === 'skipped') return;

@@ -26,7 +26,7 @@ printf 'E\\n' > "${BACKUP}/etc/l20j/e.conf"
 `;
 
 const entry = (host: string): JournalStep => ({
-  host, stage: 'os', step: 'test.step', danger: 'safe', startedAt: '2026-11-30T01:33:16.000Z',
+  runId: '20261130T013300Z', host, stage: 'os', step: 'test.step', danger: 'safe', startedAt: '2026-11-30T01:33:16.000Z',
   command: 'sudo -n -- systemctl restart something',
   undo: {
     backupDir: BACKUP,
@@ -97,7 +97,7 @@ describe('rollback of an interrupted step on the lab', () => {
     aptState(m).interrupted = true;
     const refused = await t.hosts[1]!.run({ argv: ['apt-get', 'install', '-y', 'jq'] }, { sudo: true });
     expect(refused.stderr).toContain('dpkg was interrupted');
-    const killed: JournalStep = { host: 'l20-n2', stage: 'os', step: 'os.install-base', danger: 'safe', startedAt: '2026-11-30T01:33:16.000Z', undo: null, command: 'sudo -n -- env LC_ALL=C env DEBIAN_FRONTEND=noninteractive apt-get install -y chrony jq' };
+    const killed: JournalStep = { runId: '20261130T013300Z', host: 'l20-n2', stage: 'os', step: 'os.install-base', danger: 'safe', startedAt: '2026-11-30T01:33:16.000Z', undo: null, command: 'sudo -n -- env LC_ALL=C env DEBIAN_FRONTEND=noninteractive apt-get install -y chrony jq' };
     const engine = new Engine(t.hosts, { config: t.config });
     const repaired = await repairInterrupted(engine, { inFlight: [killed, { ...killed, host: 'l20-n1', command: 'sudo -n -- pip install x' }] });
     expect(repaired.map((r) => [r.host, r.actions.map((a) => `${a.kind} ${a.what} ${a.ok}`)])).toEqual([['l20-n2', ['repaired dpkg --configure -a true']]]);

@@ -71,7 +71,7 @@ describe('ApplyJournal', () => {
     const mid = read(path);
     expect(mid.stage).toBe('nccl');
     expect(mid.inFlight).toEqual([{
-      host: 'l20-n1', stage: 'nccl', step: 'nccl.bench-tools', danger: 'safe', startedAt: '2026-11-30T01:33:16.000Z', undo,
+      runId: '20261130T013300Z', host: 'l20-n1', stage: 'nccl', step: 'nccl.bench-tools', danger: 'safe', startedAt: '2026-11-30T01:33:16.000Z', undo,
       command: 'sudo -n -- /opt/l20/venv/bin/pip install vllm==0.11.0',
     }]);
     // No temporary file is left next to it.
@@ -111,7 +111,7 @@ describe('ApplyJournal', () => {
   });
 
   it('carries an interrupted run\'s steps until this run finishes the same step on the same host', () => {
-    const carried: JournalStep = { host: 'l20-n2', stage: 'nccl', step: 'nccl.bench-tools', danger: 'safe', startedAt: '2026-11-30T01:00:00.000Z', undo };
+    const carried: JournalStep = { runId: '20261130T010000Z', host: 'l20-n2', stage: 'nccl', step: 'nccl.bench-tools', danger: 'safe', startedAt: '2026-11-30T01:00:00.000Z', undo };
     const j = open({ carry: [carried] });
     const path = journalPath('k1', dir);
     expect(read(path).inFlight).toEqual([carried]);
@@ -121,6 +121,20 @@ describe('ApplyJournal', () => {
     expect(read(path).inFlight).toEqual([]);
     j.finish();
     expect(existsSync(path)).toBe(false);
+  });
+});
+
+describe('carried steps survive what does not settle them', () => {
+  it('a new attempt of the carried step that fails (or is not run) keeps the carried undo beside it; the rollback order is newest first', () => {
+    const carried: JournalStep = { runId: '20261130T010000Z', host: 'l20-n1', stage: 'nccl', step: 'nccl.bench-tools', danger: 'safe', startedAt: '2026-11-30T01:00:00.000Z', undo };
+    const j = open({ carry: [carried, { ...carried, host: 'l20-n2' }] });
+    j.handle({ type: 'step.start', stage: 'nccl', step: 'nccl.bench-tools', host: 'l20-n1', danger: 'safe', undo: { ...undo, backupDir: '/var/lib/l20-setup/backup/20261130T013300Z' } });
+    expect(j.snapshot.inFlight.map((x) => `${x.host} ${x.runId}`)).toEqual(['l20-n1 20261130T010000Z', 'l20-n2 20261130T010000Z', 'l20-n1 20261130T013300Z']);
+    j.handle({ type: 'step.result', result: result('nccl.bench-tools', 'l20-n1', 'failed') });
+    j.handle({ type: 'step.result', result: { ...result('nccl.bench-tools', 'l20-n2', 'skipped'), summary: 'not run: l20-n2 could not be probed' } });
+    expect(j.snapshot.inFlight.map((x) => `${x.host} ${x.runId}`)).toEqual(['l20-n1 20261130T010000Z', 'l20-n2 20261130T010000Z']);
+    j.finish();
+    expect(read(journalPath('k1', dir)).inFlight).toHaveLength(2);
   });
 });
 
@@ -179,7 +193,7 @@ describe('journal keys, resume stages and wording', () => {
   });
 
   it('resume starts at the earliest stage with a step in flight, else where it stopped, else the first asked for', () => {
-    const step = (stage: JournalStep['stage']): JournalStep => ({ host: 'h', stage, step: `${stage}.x`, danger: 'safe', startedAt: '', undo: null });
+    const step = (stage: JournalStep['stage']): JournalStep => ({ runId: 'R', host: 'h', stage, step: `${stage}.x`, danger: 'safe', startedAt: '', undo: null });
     const all = ['inventory', 'os', 'nic-stack', 'network', 'qos'] as const;
     expect(resumeStages({ stages: [...all], stage: 'qos', inFlight: [step('qos'), step('network')] })).toEqual(['network', 'qos']);
     expect(resumeStages({ stages: [...all], stage: 'nic-stack', inFlight: [] })).toEqual(['nic-stack', 'network', 'qos']);
@@ -190,7 +204,7 @@ describe('journal keys, resume stages and wording', () => {
     const journal: JournalFile = {
       version: 1, runId: '20261130T013300Z', pid: 4242, startedAt: '2026-11-30T01:33:00.000Z', updatedAt: '2026-11-30T01:33:20.000Z',
       source: '/tmp/inv.json', hosts: [], stages: ['nccl', 'ray', 'vllm'], stage: 'nccl', done: [],
-      inFlight: [{ host: 'l20-n1', stage: 'nccl', step: 'nccl.bench-tools', danger: 'safe', startedAt: '2026-11-30T01:33:16.000Z', undo, command: 'sudo -n -- pip install x' }],
+      inFlight: [{ runId: '20261130T013300Z', host: 'l20-n1', stage: 'nccl', step: 'nccl.bench-tools', danger: 'safe', startedAt: '2026-11-30T01:33:16.000Z', undo, command: 'sudo -n -- pip install x' }],
     };
     const text = describeFound({ state: 'interrupted', path: '/s/journal/k.json', journal }, '--inventory inv.json').join('\n');
     expect(text).toContain('l20-n1  nccl.bench-tools (stage nccl, safe) in flight since 2026-11-30 01:33:16 UTC — running: sudo -n -- pip install x');

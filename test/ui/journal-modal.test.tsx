@@ -19,7 +19,7 @@ const journal: JournalFile = {
   version: 1, runId: '20261130T013300Z', pid: 4242, startedAt: '2026-11-30T01:33:00.000Z', updatedAt: '2026-11-30T01:33:20.000Z',
   source: '/tmp/inv.json', hosts, stages: ['qos', 'rdma-link'], stage: 'qos', done: [],
   inFlight: ['l20-n2', 'l20-n1'].map((host) => ({
-    host, stage: 'qos' as const, step: 'qos.persist', danger: 'disruptive' as const, startedAt: '2026-11-30T01:33:16.000Z',
+    runId: '20261130T013300Z', host, stage: 'qos' as const, step: 'qos.persist', danger: 'disruptive' as const, startedAt: '2026-11-30T01:33:16.000Z',
     command: 'sudo -n -- systemctl restart l20-roce-qos.service',
     undo: { backupDir: '/var/lib/l20-setup/backup/20261130T013300Z', files: [{ path: '/usr/local/sbin/l20-roce-qos', existed: true }], removeFiles: [], rollback: [] },
   })),
