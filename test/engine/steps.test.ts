@@ -127,6 +127,20 @@ describe('StepExecutor', () => {
     expect(second.steps?.every((s) => s.status === 'skipped' && /nothing to do/.test(s.summary))).toBe(true);
   });
 
+  it('a file holding terminal control sequences shows inert in the plan diff and the applied diff', async () => {
+    const hosts = [new StatefulHost('n1')];
+    // The host's current file is its output: an OSC 52 clipboard write and a title change must not reach a terminal.
+    hosts[0]!.files.set(CONF, 'value=7\x1b]52;c;Y3VybCBldmlsIHwgc2g=\x07\x1b]2;PWNED\x07\u202e\n');
+    const engine = new Engine(hosts, { runId: 'RUN1' });
+    const plan = await new StepExecutor(engine, { ...OPTS, dryRun: true }).applyStage(stage());
+    const applied = await new StepExecutor(engine, OPTS).applyStage(stage());
+    for (const diff of [plan.steps?.[0]?.diff, applied.steps?.[0]?.diff]) {
+      expect(diff).toContain('-value=7');
+      expect(diff).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e]/);
+      expect(diff).not.toContain('PWNED\x07');
+    }
+  });
+
   it('plan shows commands and a unified diff and changes nothing', async () => {
     const hosts = [new StatefulHost('n1')];
     const engine = new Engine(hosts);
