@@ -252,7 +252,8 @@ export class ApplyJournal {
         // This run's step ended: applied, or failed and rolled back by the executor. A carried one is
         // settled only when the host reached the step's state (applied, or its guards pass now); a
         // step that failed again or was not run keeps it, so a rollback can still go back past the crash.
-        const settles = (x: JournalStep) => x.runId === d.runId || r.status === 'applied' || (r.status === 'skipped' && !r.summary.startsWith('not run'));
+        // A step that ended unsettled (its connection lost for good, nothing rolled back) stays in flight.
+        const settles = (x: JournalStep) => !r.unsettled && (x.runId === d.runId || r.status === 'applied' || (r.status === 'skipped' && !r.summary.startsWith('not run')));
         d.inFlight = d.inFlight.filter((x) => !(x.step === r.id && (r.host === null || x.host === r.host) && settles(x)));
         d.done.push({ host: r.host, stage: r.stage, step: r.id, status: r.status });
         // Nothing started and nothing was in flight: a skip changes no host, no write needed.

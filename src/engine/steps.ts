@@ -336,11 +336,11 @@ export class StepExecutor {
         const note = (line: string) => this.engine.emit({ type: 'step.note', stage: stage.id, step: step.id, host, line: sanitize(line) });
         note(`connection lost during ${step.id}: ${err.message}`);
         if (attempt > MAX_RESUMES) {
-          return { ...preview, status: 'failed', changed, error: sanitize(`the connection to ${host} was lost ${attempt} times during this step; stopped (nothing rolled back over a lost connection). Run apply again when ${host} is stable: every step starts from the host's current state.\n${err.message}`) };
+          return { ...preview, status: 'failed', changed, unsettled: true, error: sanitize(`the connection to ${host} was lost ${attempt} times during this step; stopped (nothing rolled back over a lost connection). Run apply again when ${host} is stable: every step starts from the host's current state.\n${err.message}`) };
         }
         const back = await awaitHost(this.host(host), this.reconnectTimeoutMs());
         if (!back.ok) {
-          return { ...preview, status: 'failed', changed, error: sanitize(`the connection to ${host} was lost during this step and it did not answer again (${back.detail}); nothing was rolled back. Run apply again when ${host} answers: every step starts from the host's current state.\n${err.message}`) };
+          return { ...preview, status: 'failed', changed, unsettled: true, error: sanitize(`the connection to ${host} was lost during this step and it did not answer again (${back.detail}); nothing was rolled back. Run apply again when ${host} answers: every step starts from the host's current state.\n${err.message}`) };
         }
         note(`${host} answers again (${back.detail}); resuming ${step.id} from its start (attempt ${attempt + 1}): files in place compare equal, commands are idempotent`);
       }

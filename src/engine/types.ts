@@ -162,6 +162,11 @@ export interface StepResult {
   changed: boolean;
   /** Why it failed: command, exit code and last output lines. */
   error?: string;
+  /**
+   * The step ended without finishing or being rolled back (its host's connection was lost and did not come
+   * back): the host may be part-way through it. The crash journal keeps it for `apply --resume`/`--rollback`.
+   */
+  unsettled?: boolean;
 }
 
 /** The facilities a custom executor gets (network.apply's armed rollback and lockstep proof). */

@@ -12,6 +12,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApplyJournal, findInterruptedApply, journalKey, journalPath, processAlive, resumeStages, type JournalFile, type JournalStep } from '../../src/engine/journal.js';
 import { describeFound, journalUi } from '../../src/engine/journal-text.js';
 import { globLiteral, interruptedPackageCommand } from '../../src/engine/journal-rollback.js';
+import { buildCommand } from '../../src/transport/quote.js';
 import type { StepUndo } from '../../src/engine/events.js';
 import { checkJournalFlags, journalGate, targetKey } from '../../src/commands/apply-journal.js';
 import { UsageError } from '../../src/commands/common.js';
@@ -97,6 +98,16 @@ describe('ApplyJournal', () => {
     j.handle({ type: 'step.result', result: result('nccl.conf', 'l20-n2', 'failed') });
     j.finish();
     expect(existsSync(journalPath('k1', dir))).toBe(false);
+  });
+
+  it('a step that ended unsettled (its connection lost for good, nothing rolled back) stays in flight: the journal is kept', () => {
+    const j = open();
+    j.handle({ type: 'step.start', stage: 'nccl', step: 'nccl.conf', host: 'l20-n2', danger: 'safe', undo });
+    j.handle({ type: 'step.result', result: { ...result('nccl.conf', 'l20-n2', 'failed'), unsettled: true } });
+    j.finish();
+    const kept = read(journalPath('k1', dir));
+    expect(kept.inFlight.map((x) => `${x.host} ${x.step}`)).toEqual(['l20-n2 nccl.conf']);
+    expect(kept.inFlight[0]?.undo).toEqual(undo);
   });
 
   it('keeps the file while a step is in flight at finish; the furthest stage reached stays (re-checks of earlier stages do not move it back)', () => {
@@ -221,6 +232,10 @@ describe('journal keys, resume stages and wording', () => {
     expect(globLiteral('we[ir]d*.conf?')).toBe('we[[]ir]d[*].conf[?]');
     expect(globLiteral('plain.conf')).toBe('plain.conf');
     expect(interruptedPackageCommand({ command: 'sudo -n -- env LC_ALL=C env DEBIAN_FRONTEND=noninteractive apt-get install -y chrony' })).toBe(true);
+    // The line as the transport sends it now: the sudo wrapper (src/transport/quote.ts) before the command.
+    const sudoLine = (argv: string[]) => buildCommand({ argv }, { sudo: true }).line;
+    expect(interruptedPackageCommand({ command: sudoLine(['env', 'DEBIAN_FRONTEND=noninteractive', 'apt-get', 'install', '-y', 'chrony']) })).toBe(true);
+    expect(interruptedPackageCommand({ command: sudoLine(['/opt/l20/venv/bin/pip', 'install', 'vllm']) })).toBe(false);
     expect(interruptedPackageCommand({ command: 'sudo -n -- /usr/bin/dpkg -i x.deb' })).toBe(true);
     expect(interruptedPackageCommand({ command: 'sudo -n -- /opt/l20/venv/bin/pip install vllm' })).toBe(false);
     expect(interruptedPackageCommand({})).toBe(false);
