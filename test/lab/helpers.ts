@@ -10,6 +10,7 @@ const { Client: SshClient } = ssh2;
 import { startLab, type Lab, type LabHost, type LabOptions } from '../../src/lab/index.js';
 import { reboot } from '../../src/lab/system/boot.js';
 import type { Host, RunOptions } from '../../src/transport/types.js';
+import { buildCommand } from '../../src/transport/quote.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
 import type { Engine, StageOutcome } from '../../src/engine/runner.js';
 import { StepExecutor } from '../../src/engine/steps.js';
@@ -152,4 +153,5 @@ export const find = (o: StageOutcome, id: string, host: string | null): CheckRes
 /** The inventory stage's own probe scripts: the lab is tested with exactly what the stage runs. */
 export { PCIE_SCRIPT, ETHTOOL_SCRIPT } from '../../checks/inventory/probes.js';
 
-export const ROOT_BASH = 'sudo -n -- env LC_ALL=C bash -s --';
+/** A root script exactly as the transport sends it: `sudo -n -- bash -c '<wrapper>' l20 env LC_ALL=C bash -s --`. */
+export const ROOT_BASH = buildCommand({ script: '' }, { sudo: true }).line;

@@ -8,6 +8,7 @@ import ssh2, { type Client } from 'ssh2';
 import { SCENARIOS, startLab, type Lab, type LabHost } from '../../src/lab/index.js';
 import { closeLab, collect, connect, end, exec, openExec, openLab, text, waitFor } from './helpers.js';
 import { generateEd25519 } from '../../src/util/ssh-keys.js';
+import { buildCommand, quoteArgv, SUDO_WRAPPER_ARGV } from '../../src/transport/quote.js';
 
 let lab: Lab;
 let host: LabHost;
@@ -88,6 +89,25 @@ describe('lab SSH server', () => {
     expect(text(await exec(conn, 'LC_ALL=C env | grep ^LC_ALL=')).out).toBe('LC_ALL=C\n');
     expect(text(await exec(conn, 'env FOO=bar bash -c \'echo $FOO\'')).out).toBe('bar\n');
     expect(text(await exec(conn, 'sudo -n nosuchcmd'))).toEqual({ out: '', err: 'sudo: nosuchcmd: command not found\n', code: 1 });
+  });
+
+  test("the transport's sudo lines (a bash wrapper that passes a cancel on) run the command inside as before", async () => {
+    const script = buildCommand({ script: 'echo "$1|$2|$#|$(whoami)|LC_ALL=$LC_ALL|${SSH_CONNECTION:-unset}"; exit 3\n', args: ['a', 'b c'] }, { sudo: true });
+    expect(script.line).toContain(`sudo -n -- ${quoteArgv(SUDO_WRAPPER_ARGV)} env LC_ALL=C bash -s -- a 'b c'`);
+    expect(text(await exec(conn, script.line, { stdin: String(script.stdin) }))).toEqual({ out: 'a|b c|2|root|LC_ALL=C|unset\n', err: '', code: 3 });
+
+    // sudo -S: the password line goes to sudo, the rest of stdin to the command.
+    const content = 'line one\nsecret-looking line\n\nlast, no newline';
+    const dd = buildCommand({ argv: ['dd', 'of=/root/l20-wrapped', 'status=none'] }, { sudo: true, stdin: content }, 'pw');
+    expect(text(await exec(conn, dd.line, { stdin: String(dd.stdin) }))).toEqual({ out: '', err: '', code: 0 });
+    expect(text(await exec(conn, buildCommand({ argv: ['cat', '/root/l20-wrapped'] }, { sudo: true }).line))).toEqual({ out: content, err: '', code: 0 });
+
+    // sudo records the command it ran: the wrapper with the command as its arguments.
+    const env = text(await exec(conn, buildCommand({ argv: ['printenv', 'SUDO_COMMAND'] }, { sudo: true }).line));
+    expect(env.out).toMatch(/^\/usr\/bin\/bash -c trap .* l20 env LC_ALL=C printenv SUDO_COMMAND\n$/);
+    const missing = text(await exec(conn, buildCommand({ argv: ['no-such-tool'] }, { sudo: true }).line));
+    expect(missing).toMatchObject({ out: '', code: 127 });
+    expect(missing.err).toMatch(/^env: .no-such-tool.: No such file or directory\n$/); // env's own message, not bash's
   });
 
   test('an interactive login shell works with and without a pty', async () => {

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fingerprintSha256, verifyHostKey } from '../../src/transport/known-hosts.js';
+import { quoteArgv, SUDO_WRAPPER_ARGV } from '../../src/transport/quote.js';
 import { SshHost, type SshHostOptions, type UnknownHostKeyInfo } from '../../src/transport/ssh.js';
 import { CommandFailedError, HostKeyError, TransportError, type HostConnectionState } from '../../src/transport/types.js';
 import { generateEd25519, isProcessGone, startTestServer, waitFor, type TestServer } from './helpers/ssh-server.js';
@@ -473,7 +474,8 @@ echo "unexpected sudo call: $*" >&2; exit 2
         expect(r.stdout).toBe('payload\n'); // the password never reaches the command
         expect(r.commandLine).not.toContain('s3cr');
         expect(srv.stats.execRequests.every((c) => !c.includes('s3cr'))).toBe(true);
-        expect(r.commandLine.startsWith(mode === 'passwd' ? "sudo -k -S -p '' -- env LC_ALL=C" : 'sudo -n -- env LC_ALL=C')).toBe(true);
+        const wrapper = quoteArgv(SUDO_WRAPPER_ARGV);
+        expect(r.commandLine).toBe(mode === 'passwd' ? `sudo -k -S -p '' -- ${wrapper} env LC_ALL=C cat` : `sudo -n -- ${wrapper} env LC_ALL=C cat`);
 
         const file = join(bin, 'conf');
         expect(await host.writeFileAtomic(file, 'root content\n', { sudo: true, backupDir: join(bin, 'bk') })).toEqual({ changed: true });

@@ -4,6 +4,7 @@
  * Ubuntu's sudo 1.9.9 sets them). Each re-enters the interpreter through runNested.
  */
 import { decodeBytesToUtf8, defineCommand, type Command, type ResolvedCommandContext } from 'just-bash';
+import { insideSudoWrapper } from '../../transport/quote.js';
 import { leadingOptions } from '../system/arg-loops.js';
 import { quoteArgv } from './args.js';
 import { childEnv, runNested, stdinBytes } from './nested.js';
@@ -159,7 +160,11 @@ function sudoCommand(lookup: CommandLookup): Command {
       SUDO_UID: String(lookup.user.uid), SUDO_GID: String(lookup.user.gid),
     });
     Object.assign(env, assigned);
-    return runNested(ctx, quoteArgv(argv), { env, stdin, uid: 0 });
+    // The transport runs sudo commands below a bash whose only job is to pass a cancel on to the
+    // command's process group (src/transport/quote.ts); a lab cancel aborts the whole run anyway, so the
+    // lab runs the command inside it directly, exactly as without the wrapper.
+    const command = insideSudoWrapper(argv) ?? argv;
+    return runNested(ctx, quoteArgv(command), { env, stdin, uid: 0 });
   });
 }
 
