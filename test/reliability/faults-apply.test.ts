@@ -16,18 +16,7 @@ import type { EngineEvent } from '../../src/engine/events.js';
 import type { CheckResult, StepResult } from '../../src/engine/types.js';
 import { STAGES } from '../../src/stages.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
-
-/** mulberry32: a small seeded PRNG, so a failing trial can be replayed from its seed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 as rng } from '../helpers/fuzz.js';
 
 interface Trial { host: string; step: string; n: number; phase: 'before' | 'after'; dropsBefore: number; fired?: boolean }
 

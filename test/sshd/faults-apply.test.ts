@@ -16,6 +16,7 @@ import type { StageDef } from '../../src/engine/types.js';
 import { clusterSchema } from '../../src/config/schema.js';
 import { SshHost } from '../../src/transport/ssh.js';
 import { listProcesses, startSshd, type Sshd } from '../helpers/sshd.js';
+import { mulberry32 as rng } from '../helpers/fuzz.js';
 
 let sshd: Sshd;
 let root: string;
@@ -28,17 +29,6 @@ afterAll(async () => {
   await sshd?.stop();
   rmSync(root, { recursive: true, force: true });
 });
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Facts { done: boolean }
 
