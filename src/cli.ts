@@ -6,10 +6,10 @@ import { parseArgs } from 'node:util';
 import { packageVersion } from './util/version.js';
 import { STAGE_IDS } from './engine/types.js';
 import { SYMPTOM_IDS } from '../checks/troubleshoot/symptoms.js';
-import { ConfigError } from './config/errors.js';
+import { asciiSafe, ConfigError } from './config/errors.js';
 import { HostKeyError } from './transport/types.js';
 // Error messages can quote what was typed or what a host sent: no control sequence reaches the terminal.
-import { sanitize } from './util/sanitize.js';
+import { escapeInvisible } from './util/sanitize.js';
 import { checkScenario, intOption, UsageError, useColor, type CliValues } from './commands/common.js';
 
 const VERSION = packageVersion();
@@ -187,7 +187,8 @@ export async function main(argv: string[]): Promise<number> {
   try {
     parsed = parse(argv);
   } catch (err) {
-    process.stderr.write(`l20-setup: ${sanitize((err as Error).message)}\nRun \`l20-setup --help\` for usage.\n`);
+    // Node's message quotes the option as typed: escaped, so it is named exactly and drives no terminal.
+    process.stderr.write(`l20-setup: ${asciiSafe((err as Error).message)}\nRun \`l20-setup --help\` for usage.\n`);
     return 2;
   }
   const { values, positionals } = parsed;
@@ -197,7 +198,7 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (verb !== undefined && !(VERBS as readonly string[]).includes(verb)) {
-    process.stderr.write(`l20-setup: unknown command ${sanitize(JSON.stringify(verb))}; commands: ${VERBS.join(', ')}\n`);
+    process.stderr.write(`l20-setup: unknown command "${asciiSafe(verb)}"; commands: ${VERBS.join(', ')}\n`);
     return 2;
   }
   if (values.help) {
@@ -252,15 +253,15 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   } catch (err) {
     if (err instanceof UsageError || err instanceof ConfigError) {
-      process.stderr.write(`l20-setup: ${sanitize(err.message)}\n`);
+      process.stderr.write(`l20-setup: ${escapeInvisible(err.message)}\n`);
       return 2;
     }
     if (err instanceof Error && err.name === 'RecordingError') {
-      process.stderr.write(`l20-setup: ${sanitize(err.message)}\n`);
+      process.stderr.write(`l20-setup: ${escapeInvisible(err.message)}\n`);
       return 2;
     }
     if (err instanceof HostKeyError) {
-      process.stderr.write(`l20-setup: ${sanitize(err.message)}\n`);
+      process.stderr.write(`l20-setup: ${escapeInvisible(err.message)}\n`);
       return 2;
     }
     throw err;

@@ -5,6 +5,7 @@
 import type { EngineEvent } from './engine/events.js';
 import type { StageOutcome } from './engine/runner.js';
 import { worstStatus, type CheckResult, type CheckStatus } from './engine/types.js';
+import { withoutSudoWrapper } from './transport/quote.js';
 
 export interface Painter {
   status(s: CheckStatus, text: string): string;
@@ -31,7 +32,7 @@ export function plainReporter(write: (line: string) => void, paint: Painter, ver
         if (e.state === 'running') write(`== stage ${e.stage}`);
         break;
       case 'cmd.start':
-        if (verbose) write(paint.dim(`[${e.host}] $ ${e.commandLine}`));
+        if (verbose) write(paint.dim(`[${e.host}] $ ${withoutSudoWrapper(e.commandLine)}`));
         break;
       case 'cmd.output':
         if (verbose) for (const l of e.lines) write(paint.dim(`[${e.host}] ${e.stream === 'stderr' ? '! ' : '  '}${l}`));

@@ -7,6 +7,7 @@
 import type { Command, Host, RunResult } from '../transport/types.js';
 import { sanitize } from '../util/sanitize.js';
 import { ethtoolStats, hostCommands, parseDiscovery, portCommands, DISCOVER_SCRIPT, type BundleCommand } from './commands.js';
+import { withoutSudoWrapper } from '../transport/quote.js';
 
 export interface CollectedFile {
   /** Name inside the host's folder. */
@@ -42,9 +43,9 @@ const PARALLEL = 4;
 
 /** The command line block a file starts with: the line as sent, and a script's text after it. */
 export function commandHeader(r: Pick<RunResult, 'commandLine'>, command: Command): string {
-  if ('argv' in command) return `$ ${r.commandLine}`;
+  if ('argv' in command) return `$ ${withoutSudoWrapper(r.commandLine)}`;
   const body = command.script.endsWith('\n') ? command.script : `${command.script}\n`;
-  return `$ ${r.commandLine} <<'L20_SCRIPT'\n${body}L20_SCRIPT`;
+  return `$ ${withoutSudoWrapper(r.commandLine)} <<'L20_SCRIPT'\n${body}L20_SCRIPT`;
 }
 
 function exitLine(r: RunResult): string {

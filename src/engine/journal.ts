@@ -12,6 +12,7 @@ import { z } from 'zod';
 import type { EngineEvent, StepUndo } from './events.js';
 import { STAGE_IDS, type Danger, type StageId, type StepStatus } from './types.js';
 import { stateDir } from './session-log.js';
+import { withoutSudoWrapper } from '../transport/quote.js';
 
 export const JOURNAL_VERSION = 1;
 
@@ -263,7 +264,8 @@ export class ApplyJournal {
       case 'cmd.start': {
         const x = d.inFlight.find((s) => s.host === e.host && (e.probe === s.step || e.probe.startsWith(`${s.step}:`) || e.probe === 'rollback'));
         if (!x) return;
-        x.command = e.commandLine.length > COMMAND_CHARS ? `${e.commandLine.slice(0, COMMAND_CHARS)}…` : e.commandLine;
+        const line = withoutSudoWrapper(e.commandLine);
+        x.command = line.length > COMMAND_CHARS ? `${line.slice(0, COMMAND_CHARS)}…` : line;
         break;
       }
       default:

@@ -10,6 +10,7 @@ import { reduceTroubleshoot } from './store-troubleshoot.js';
 import { TIMEBASES, type Timebase } from '../monitor/series.js';
 import type { Diagnosis } from '../troubleshoot/types.js';
 import type { JournalUi } from './journal-text.js';
+import { withoutSudoWrapper } from '../transport/quote.js';
 
 /** Lines of live output kept per host for its pane; the session log has everything. */
 export const PANE_LINES = 500;
@@ -221,7 +222,7 @@ export function reduce(state: AppState, action: Action): AppState {
     case 'cmd.start':
       return updatePane(state, action.host, (p) => ({
         ...p,
-        commands: [...p.commands, { runId: action.runId, stage: action.stage, probe: action.probe, commandLine: action.commandLine, sudo: action.sudo, running: true }],
+        commands: [...p.commands, { runId: action.runId, stage: action.stage, probe: action.probe, commandLine: withoutSudoWrapper(action.commandLine), sudo: action.sudo, running: true }],
       }));
     case 'cmd.output':
       return updatePane(state, action.host, (p) => {

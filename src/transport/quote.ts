@@ -54,6 +54,15 @@ export function insideSudoWrapper(argv: readonly string[]): string[] | undefined
 }
 
 /**
+ * A command line as the operator reads it: the sudo wrapper (plumbing that makes a cancel reach every root
+ * process) left out, `sudo -n -- bash -c '…' l20 env LC_ALL=C id -u` → `sudo -n -- env LC_ALL=C id -u`.
+ * The session log keeps the exact line that was sent.
+ */
+export function withoutSudoWrapper(line: string): string {
+  return line.split(` ${quoteArgv(SUDO_WRAPPER_ARGV)} `).join(' ');
+}
+
+/**
  * Builds the line for a Command: `LC_ALL=C` always (parsers read the C locale), quoted env assignments,
  * `sudo -n --` for root (or `sudo -S -p ''` reading a password from stdin) with the wrapper above, then the
  * argv or `bash -s`:

@@ -70,3 +70,13 @@ export class LineSplitter {
     return [last];
   }
 }
+
+/**
+ * For messages that quote what was typed (usage errors): every control, bidi, zero-width and BOM
+ * character shown as a \u escape — nothing can drive the terminal or hide or reorder text, and the
+ * value is still named exactly. Newlines and tabs stay; other text (…, —, accents) is untouched.
+ */
+export function escapeInvisible(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/gu, (c) => `\\u${c.codePointAt(0)!.toString(16).padStart(4, '0')}`);
+}

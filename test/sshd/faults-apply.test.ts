@@ -15,7 +15,7 @@ import { StepExecutor } from '../../src/engine/steps.js';
 import type { StageDef } from '../../src/engine/types.js';
 import { clusterSchema } from '../../src/config/schema.js';
 import { SshHost } from '../../src/transport/ssh.js';
-import { listProcesses, startSshd, type Sshd } from '../helpers/sshd.js';
+import { processTree, startSshd, type Sshd } from '../helpers/sshd.js';
 import { mulberry32 as rng } from '../helpers/fuzz.js';
 
 let sshd: Sshd;
@@ -83,7 +83,8 @@ describe('real sshd: connections killed at random points of an apply step', () =
         const killer = (async () => {
           while (!stepStarted) await new Promise((r) => setTimeout(r, 5));
           await new Promise((r) => setTimeout(r, delay));
-          const session = listProcesses().filter((p) => p.args === `sshd: ${sshd.users.nopw}@notty`);
+          // This test's own sshd only: other test files run their own servers for the same accounts.
+          const session = processTree(sshd.pid).filter((p) => p.args === `sshd: ${sshd.users.nopw}@notty`);
           for (const p of session) {
             try {
               process.kill(p.pid, 'SIGKILL');

@@ -83,8 +83,9 @@ describe('real sshd: hung commands and silent hosts', () => {
 
     const running = engine.runStage(slowStage);
     // Both probes are running on the server; then b's session goes silent.
-    await waitFor(() => listProcesses().filter((p) => p.args === 'sleep 3').length >= 2, 'both probes to run');
-    const session = listProcesses().filter((p) => p.args.startsWith(`sshd: ${sshd.users.cli}`));
+    await waitFor(() => processTree(sshd.pid).filter((p) => p.args === 'sleep 3').length >= 2, 'both probes to run');
+    // This test's own sshd only: other test files run their own servers for the same accounts.
+    const session = processTree(sshd.pid).filter((p) => p.args.startsWith(`sshd: ${sshd.users.cli}`));
     expect(session.length).toBeGreaterThan(0);
     // The whole host goes silent for b: its session and the listener (new connections get no answer either).
     // a's connection is already up and its session processes keep running.

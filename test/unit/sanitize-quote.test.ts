@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { collapseCarriageReturns, LineSplitter, sanitize } from '../../src/util/sanitize.js';
 import { spawn, spawnSync } from 'node:child_process';
-import { buildCommand, insideSudoWrapper, quoteArgv, quoteWord, SUDO_WRAPPER_ARGV, SUDO_WRAPPER_SCRIPT } from '../../src/transport/quote.js';
+import { buildCommand, insideSudoWrapper, quoteArgv, quoteWord, SUDO_WRAPPER_ARGV, SUDO_WRAPPER_SCRIPT, withoutSudoWrapper } from '../../src/transport/quote.js';
 import { isAlive, listProcesses, waitFor } from '../helpers/processes.js';
 
 /** The wrapper as it appears in every sudo line. */
@@ -27,6 +27,13 @@ describe('sanitize', () => {
 });
 
 describe('quoting', () => {
+  it('shows sudo lines without the wrapper, as an operator reads them (the exact line is what is sent and logged)', () => {
+    const line = buildCommand({ argv: ['id', '-u'] }, { sudo: true }).line;
+    expect(line).toContain("bash -c 'trap");
+    expect(withoutSudoWrapper(line)).toBe('sudo -n -- env LC_ALL=C id -u');
+    expect(withoutSudoWrapper('env LC_ALL=C id -u')).toBe('env LC_ALL=C id -u');
+  });
+
   const hostile = ["'; touch /tmp/x; '", '$(id)', '`id`', 'a b', 'new\nline', '"q"', '\\', '*', '~', '-n', '', 'ünï'];
   it('round-trips every word through a real POSIX shell unchanged', () => {
     for (const w of hostile) {
