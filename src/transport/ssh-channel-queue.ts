@@ -169,7 +169,11 @@ export async function openExecChannel(
     try {
       return await new Promise<ClientChannel>((resolve, reject) => {
         try {
-          conn.client.exec(line, (err, ch) => (err ? reject(err) : resolve(ch)));
+          conn.client.exec(line, (err, ch) => {
+            if (err) return reject(err);
+            watchExit(ch);
+            resolve(ch);
+          });
         } catch (err) {
           reject(err);
         }
@@ -206,4 +210,23 @@ export async function openExecChannel(
       }
     }
   }
+}
+
+/**
+ * A channel's exit status, listened for from the moment the channel exists. ssh2 parses every packet of
+ * one TCP read in one go: for a quick command the exec reply, its output, `exit-status` and the close can
+ * arrive together, and the exit event fires before the caller (a microtask later) has attached its
+ * listeners — the output waits in the stream, the exit status would be lost (seen against real sshd).
+ */
+const exits = new WeakMap<ClientChannel, { code: number | null; signal: string | null }>();
+
+function watchExit(ch: ClientChannel): void {
+  ch.once('exit', (code: number | null, sig?: string) => {
+    exits.set(ch, typeof code === 'number' ? { code, signal: null } : { code: null, signal: sig ? (sig.startsWith('SIG') ? sig : `SIG${sig}`) : null });
+  });
+}
+
+/** The exit status the channel reported, whenever it came; undefined when none came (yet). */
+export function exitOf(ch: ClientChannel): { code: number | null; signal: string | null } | undefined {
+  return exits.get(ch);
 }

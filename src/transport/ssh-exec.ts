@@ -9,7 +9,7 @@
 import type { ClientChannel } from 'ssh2';
 import type { BuiltCommand } from './quote.js';
 import { DEFAULT_MAX_BUFFER_BYTES, StreamCollector, finishedResult, notStartedResult } from './output.js';
-import { openExecChannel, type ActiveRun, type Connection, type ConnectionLabel } from './ssh-channel-queue.js';
+import { exitOf, openExecChannel, type ActiveRun, type Connection, type ConnectionLabel } from './ssh-channel-queue.js';
 import { ConnectionLostError, TransportError, type RunOptions, type RunResult } from './types.js';
 
 /**
@@ -77,6 +77,9 @@ function driveChannel(conn: Connection, channel: ClientChannel, built: BuiltComm
     const finish = () => {
       if (done) return;
       cleanup();
+      // The status may have come before the listener below was attached (ssh-channel-queue.ts, exitOf).
+      const early = exitOf(channel);
+      if (exitCode === null && exitSignal === null && early) ({ code: exitCode, signal: exitSignal } = early);
       resolve(finishedResult(line, started, stdout, stderr, { exitCode, signal: exitSignal }, stopped));
     };
     const stop = (why: 'timedOut' | 'cancelled') => {
