@@ -4,7 +4,9 @@
  * which connection.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 
 export interface ProcessInfo {
   pid: number;
@@ -80,4 +82,39 @@ export function isAlive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** Every process on this machine whose argv or environment holds `secret` ("PID cmdline|environ"). */
+export function processesHolding(secret: string): string[] {
+  const found: string[] = [];
+  for (const pid of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
+    for (const what of ['cmdline', 'environ']) {
+      try {
+        if (readFileSync(`/proc/${pid}/${what}`).includes(secret)) found.push(`${pid} ${what}`);
+      } catch {
+        // exited, or a kernel thread
+      }
+    }
+  }
+  return found;
+}
+
+/** Regular files under `dir` (recursively) that hold `secret`; a .gz file is searched unpacked. `seen` counts the files read. */
+export function filesHolding(dir: string, secret: string, seen?: { files: number }): string[] {
+  const found: string[] = [];
+  const walk = (d: string) => {
+    for (const name of readdirSync(d)) {
+      const p = join(d, name);
+      const st = statSync(p, { throwIfNoEntry: false });
+      if (!st) continue;
+      if (st.isDirectory()) walk(p);
+      else if (st.isFile()) {
+        if (seen) seen.files++;
+        const raw = readFileSync(p);
+        if ((p.endsWith('.gz') ? gunzipSync(raw) : raw).includes(secret)) found.push(p);
+      }
+    }
+  };
+  walk(dir);
+  return found;
 }

@@ -10,16 +10,18 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, cliEnv } from '../helpers/cli.js';
 import { startSshd, type Sshd } from '../helpers/sshd.js';
+import { filesHolding as filesHoldingIn, processesHolding } from '../helpers/processes.js';
 
 let sshd: Sshd;
 let home: string;
 let inventory: string;
 let password: string;
-let searched = 0;
+const searched = { files: 0 };
+/** Files under `dir` holding `secret` (a .tar.gz searched unpacked), counted in `searched`. */
+const filesHolding = (dir: string, secret: string): string[] => filesHoldingIn(dir, secret, searched);
 
 beforeAll(async () => {
   sshd = await startSshd();
@@ -38,42 +40,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await sshd?.stop();
 });
-
-/** Every process's argv and environment that hold `secret`. */
-function processesHolding(secret: string): string[] {
-  const found: string[] = [];
-  for (const pid of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
-    for (const what of ['cmdline', 'environ']) {
-      try {
-        if (readFileSync(`/proc/${pid}/${what}`).includes(secret)) found.push(`${pid} ${what}`);
-      } catch {
-        // exited, or a kernel thread
-      }
-    }
-  }
-  return found;
-}
-
-/** Files under `dir` that hold `secret`; a .tar.gz is searched unpacked. */
-function filesHolding(dir: string, secret: string): string[] {
-  const found: string[] = [];
-  const walk = (d: string) => {
-    for (const name of readdirSync(d)) {
-      const p = join(d, name);
-      const st = statSync(p, { throwIfNoEntry: false });
-      if (!st) continue;
-      if (st.isDirectory()) walk(p);
-      else if (st.isFile()) {
-        searched++;
-        const raw = readFileSync(p);
-        const bytes = p.endsWith('.gz') ? gunzipSync(raw) : raw;
-        if (bytes.includes(secret)) found.push(p);
-      }
-    }
-  };
-  walk(dir);
-  return found;
-}
 
 /** Runs the CLI with the password on stdin, scanning every process on the machine while it runs. */
 async function cliWithPassword(args: string[], stdin = `${password}\n`): Promise<{ code: number; stdout: string; stderr: string; exposed: string[]; scans: number }> {
@@ -125,8 +91,8 @@ describe('the sudo password stays in memory', () => {
     for (const r of [bundle, report]) expect(r.stdout + r.stderr).not.toContain(password);
     expect(filesHolding(home, password)).toEqual([]);
     expect(sshd.readLog()).not.toContain(password);
-    searched += 3; // both outputs and the server log
-    console.log(`secrets: ${searched} places searched (files under the tool's home incl. the unpacked bundle, session logs, report; outputs; sshd log) plus every process's argv and environment while it ran: 0 found`);
+    searched.files += 3; // both outputs and the server log
+    console.log(`secrets: ${searched.files} places searched (files under the tool's home incl. the unpacked bundle, session logs, report; outputs; sshd log) plus every process's argv and environment while it ran: 0 found`);
   }, 300_000);
 
   it('an inventory that carries a password is refused without echoing it, and nothing is saved', async () => {

@@ -5,12 +5,12 @@
  * arrive unchanged, and a cancel under `sudo -S` ends the root processes too. The password user's tests
  * live here only: the harness sets its password once per file that reads it.
  */
-import { existsSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { quoteArgv, SUDO_WRAPPER_ARGV } from '../../src/transport/quote.js';
 import { SshHost } from '../../src/transport/ssh.js';
-import { isAlive } from '../helpers/processes.js';
+import { filesHolding, isAlive, processesHolding } from '../helpers/processes.js';
 import { listProcesses, processTree, startSshd, waitFor, type Sshd } from '../helpers/sshd.js';
 
 /** What the transport puts between sudo and the command (src/transport/quote.ts). */
@@ -32,37 +32,6 @@ function makeHost(user: string, sudoPassword?: string): SshHost {
   const host = new SshHost(sshd.hostOptions(user, sudoPassword === undefined ? {} : { sudoPassword }));
   hosts.push(host);
   return host;
-}
-
-/** pid → which of argv/environ contains `secret`, for every process on this machine. */
-function processesHolding(secret: string): string[] {
-  const found: string[] = [];
-  for (const pid of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
-    for (const what of ['cmdline', 'environ']) {
-      try {
-        if (readFileSync(`/proc/${pid}/${what}`).includes(secret)) found.push(`${pid} ${what}`);
-      } catch {
-        // exited, or a kernel thread
-      }
-    }
-  }
-  return found;
-}
-
-/** Regular files under `dir` (recursively) whose content contains `secret`. */
-function filesHolding(dir: string, secret: string): string[] {
-  const found: string[] = [];
-  const walk = (d: string) => {
-    for (const name of readdirSync(d)) {
-      const p = join(d, name);
-      const st = statSync(p, { throwIfNoEntry: false });
-      if (!st) continue;
-      if (st.isDirectory()) walk(p);
-      else if (st.isFile() && readFileSync(p).includes(secret)) found.push(p);
-    }
-  };
-  walk(dir);
-  return found;
 }
 
 describe('real sshd: sudo', () => {
