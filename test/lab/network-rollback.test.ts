@@ -1,7 +1,8 @@
 /**
  * network.apply's armed rollback through the real SSH path: a change that cuts a host's
  * management route is rolled back by that host's timer (the tool cannot reach it) and at once on
- * the host it can reach; a firewall that drops the SSH port is disabled by its timer.
+ * the host it can reach; one that breaks a fabric cable is rolled back at once on both; a firewall
+ * that drops the SSH port is disabled by its timer.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from 'ssh2';
@@ -55,6 +56,44 @@ describe('network.apply rolls back a change that cuts management', () => {
     // The stage still asks for the change: the guards fail as before the attempt.
     const again = await engine.runStage(networkStage);
     expect(again.results.find((r) => r.id === 'network.addresses')?.status).toBe('fail');
+  }, 120_000);
+});
+
+describe('network.apply rolls back a change that cuts the fabric path (management stays up)', () => {
+  let t: LabTarget;
+  let engine: Engine;
+  let ex: StepExecutor;
+  beforeAll(async () => {
+    t = await labTarget({ scenario: 'fresh' });
+    engine = new Engine(t.hosts, { config: t.config });
+    ex = applier(engine);
+    await ex.applyStage(osStage);
+    await ex.applyStage(only('network.discover-cabling', 'network.write'));
+  }, 120_000);
+  afterAll(() => t.close());
+
+  it('the proof over the fabric fails, both hosts are rolled back at once, and the tool says which cable', async () => {
+    // Node 2's end of cable 1 in the wrong subnet: management is untouched, but the cable no longer pings.
+    const c2: Client = await connect(t.lab, t.lab.hosts[1]!);
+    const edit = text(await exec(c2, "sudo sed -i 's|192.168.101.2/24|192.168.199.2/24|' /etc/netplan/60-l20-fabric.yaml && sudo grep -c 192.168.199.2 /etc/netplan/60-l20-fabric.yaml"));
+    expect(edit.out.trim()).toBe('1');
+    await end(c2);
+
+    const o = await ex.applyStage(only('network.apply'));
+    const steps = (o.steps ?? []).filter((s) => s.id === 'network.apply');
+    expect(steps.map((s) => s.status)).toEqual(['failed', 'failed']);
+    for (const s of steps) {
+      expect(s.error).toMatch(/not confirmed — .*network\.reachability: 192\.168\.101\.0\/24 \(cable 1\)/);
+      expect(s.error).toMatch(/rolled back at once \(the rollback service ran, Result=success\)/);
+      expect(s.error).toMatch(/verify: the old addresses are back/);
+    }
+    // Both hosts answer and are back on the configuration before the write; no timer left armed.
+    for (const h of t.lab.hosts) {
+      const c = await connect(t.lab, h);
+      expect(text(await exec(c, 'sudo ls /etc/netplan')).out).toBe('01-netcfg.yaml\n');
+      expect(text(await exec(c, 'systemctl list-timers --all')).out).not.toContain('l20-netplan-rollback');
+      await end(c);
+    }
   }, 120_000);
 });
 
