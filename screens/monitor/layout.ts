@@ -74,7 +74,7 @@ export function hostColumnLines(host: HostSample, history: History, o: ColumnOpt
         const sev = severityOf(host.alerts, `gpu${g.index}`);
         return row(`gpu${g.index}`, gpuRow(g, history, w, o.metric, sev), sev);
       })
-    : [row('gpu-none', fit('GPUs: no readings', w))];
+    : [row('gpu-none', fit(`GPUs: no readings${host.gpuError ? ` — ${host.gpuError}` : ''}`, w))];
   const ports = host.ports.length > 0
     ? host.ports.map((p) => {
         const sevs = [severityOf(host.alerts, p.netdev), p.rdmaDevice ? severityOf(host.alerts, p.rdmaDevice) : null];

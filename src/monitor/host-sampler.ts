@@ -103,6 +103,7 @@ export class HostSampler {
       stale,
       updated: this.frames.length || this.gpus.size ? new Date(newest).toISOString() : null,
       error: stale ? (errors[0] ?? `no data for ${Math.round((this.now() - newest) / 1000)} s`) : (errors[0] ?? null),
+      gpuError: this.errors.gpu ?? null,
       gpus,
       ports: cur ? portReadings(cur, prev, this.opts.rocePriority ?? 3) : [],
       vllm: mCur && this.opts.vllmPort !== null ? vllmReading(mCur, mPrev, `:${this.opts.vllmPort}/metrics`) : null,

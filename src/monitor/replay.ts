@@ -33,7 +33,7 @@ export const sampleSchema = z.object({
   version: z.literal(1),
   time: z.string().refine((t) => !Number.isNaN(Date.parse(t)), 'an ISO time'),
   hosts: z.array(z.object({
-    name: z.string(), stale: z.boolean(), updated: z.string().nullable().default(null), error: z.string().nullable().default(null),
+    name: z.string(), stale: z.boolean(), updated: z.string().nullable().default(null), error: z.string().nullable().default(null), gpuError: z.string().nullable().default(null),
     gpus: z.array(gpu), ports: z.array(port), vllm: vllm.nullable(), xids: z.array(z.string()).default([]), alerts: z.array(alert).default([]),
   })),
 });

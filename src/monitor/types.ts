@@ -77,6 +77,8 @@ export interface HostSample {
   updated: string | null;
   /** Why the host is stale or a sampler failed (connection lost, nvidia-smi missing …). */
   error: string | null;
+  /** Why there are no GPU readings (nvidia-smi missing or failing), shown on the GPU table's line. */
+  gpuError?: string | null;
   gpus: GpuReading[];
   ports: PortReading[];
   vllm: VllmReading | null;

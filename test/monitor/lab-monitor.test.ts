@@ -113,6 +113,7 @@ describe('monitor on a fresh lab (nothing installed yet)', () => {
         expect(h.stale).toBe(false);
         expect(h.gpus).toEqual([]);
         expect(h.error).toBe('nvidia-smi is not installed (no NVIDIA driver yet: stage gpu-driver)');
+        expect(h.gpuError).toBe(h.error);
         expect(h.ports).toHaveLength(4);
         expect(h.alerts.map((a) => [a.kind, a.severity])).toEqual(h.ports.map(() => ['port-down', 'warn']));
         expect(h.vllm).toBeNull();

@@ -297,6 +297,15 @@ describe('monitor layout', () => {
     expect(lines(10).at(-1)?.text).toContain('… 5 more rows (terminal too short)');
   });
 
+  it('a host without GPU readings says why on the GPU line (nvidia-smi missing), not only in the header', () => {
+    const why = 'nvidia-smi is not installed (no NVIDIA driver yet: stage gpu-driver)';
+    const bare = host('l20-n2', { gpus: [], error: why, gpuError: why });
+    const ls = hostColumnLines(bare, history, { width: 120, height: 30, metric: 'util', timebase: '1m', now: TIME });
+    expect(ls.find((l) => l.key === 'gpu-none')?.text.trimEnd()).toBe(`GPUs: no readings — ${why}`);
+    const quiet = hostColumnLines(host('l20-n2', { gpus: [] }), history, { width: 120, height: 30, metric: 'util', timebase: '1m', now: TIME });
+    expect(quiet.find((l) => l.key === 'gpu-none')?.text.trimEnd()).toBe('GPUs: no readings');
+  });
+
   it('colours the rows and the header an alert concerns', () => {
     const ls = lines(21);
     expect(ls.find((l) => l.key === 'gpu3')?.color).toBe('red');
