@@ -4,15 +4,12 @@
  * arrive already split and sanitized.
  */
 import { GPU_FIELDS } from './scripts.js';
+import { toNum } from '../parse/common.js';
 import type { GpuProcess, GpuReading } from './types.js';
 
-/** nvidia-smi prints `[N/A]`, `[Not Supported]`, `[Unknown Error]` (or without brackets) for missing values. */
+/** nvidia-smi prints `[N/A]`, `[Not Supported]`, `[Unknown Error]` (or without brackets) for missing values: not numbers. */
 function value(s: string | undefined): number | null {
-  if (s === undefined) return null;
-  const t = s.trim();
-  if (t === '' || t.startsWith('[') || /^n\/?a$/i.test(t)) return null;
-  const n = Number(t);
-  return Number.isFinite(n) ? n : null;
+  return toNum(s) ?? null;
 }
 
 function text(s: string | undefined): string | null {
