@@ -86,31 +86,25 @@ export async function runProcedure(
       for (const off of offs) off();
     }
   };
-  let attempt = await once(targets, all, results);
+  const first = await once(targets, all, results);
+  if (x.dryRun || signal.aborted) return first.results;
   // Only a session that dropped while the path stayed good (every new connection worked) is resumed, once.
-  for (let resumes = 1; resumes <= 1 && !x.dryRun && !signal.aborted; resumes++) {
-    const cut = attempt.results.filter((r) => r.status === 'failed' && r.host !== null && attempt.lost.has(r.host)).map((r) => r.host!);
-    if (cut.length === 0) break;
-    const unreachable: string[] = [];
-    for (const h of cut) if (!(await awaitHost(x.host(h), x.reconnectTimeoutMs)).ok) unreachable.push(h);
-    if (unreachable.length > 0) break;
-    note(null, `${step.id} failed after the connection to ${cut.join(', ')} was lost; probing again and resuming where its guards still fail`);
-    const fresh = await x.engine.runStage(stage, { signal, quiet: true });
-    const facts = ctx.hosts.filter((h) => fresh.facts.has(h)).map((h) => ({ host: h, facts: fresh.facts.get(h) }));
-    const again = ctx.hosts.filter((h) => targets.includes(h) && failingGuards(step, fresh.results, h).length > 0);
-    const settled = attempt.results.map((r): StepResult => {
-      if (r.host === null || !cut.includes(r.host) || again.includes(r.host)) return r;
-      const { error: _lostError, ...rest } = r;
-      return { ...rest, status: 'applied', changed: true, summary: `${r.summary} (in place after a lost connection: its guards pass)` };
-    });
-    if (again.length === 0) {
-      attempt = { results: settled, lost: new Set() };
-      break;
-    }
-    const next = await once(again, facts, fresh.results);
-    attempt = { results: [...settled.filter((r) => !again.includes(r.host ?? '')), ...next.results], lost: next.lost };
-  }
-  return attempt.results;
+  const cut = first.results.filter((r) => r.status === 'failed' && r.host !== null && first.lost.has(r.host)).map((r) => r.host!);
+  if (cut.length === 0) return first.results;
+  for (const h of cut) if (!(await awaitHost(x.host(h), x.reconnectTimeoutMs)).ok) return first.results;
+  note(null, `${step.id} failed after the connection to ${cut.join(', ')} was lost; probing again and resuming where its guards still fail`);
+  const fresh = await x.engine.runStage(stage, { signal, quiet: true });
+  const facts = ctx.hosts.filter((h) => fresh.facts.has(h)).map((h) => ({ host: h, facts: fresh.facts.get(h) }));
+  const again = ctx.hosts.filter((h) => targets.includes(h) && failingGuards(step, fresh.results, h).length > 0);
+  // A cut host whose guards pass now reached the step's state before the loss: applied.
+  const settled = first.results.map((r): StepResult => {
+    if (r.host === null || !cut.includes(r.host) || again.includes(r.host)) return r;
+    const { error: _lostError, ...rest } = r;
+    return { ...rest, status: 'applied', changed: true, summary: `${r.summary} (in place after a lost connection: its guards pass)` };
+  });
+  if (again.length === 0) return settled;
+  const next = await once(again, facts, fresh.results);
+  return [...settled.filter((r) => !again.includes(r.host ?? '')), ...next.results];
 }
 
 /** ctx.writeFile for procedures: a lost connection is waited out and the write repeated (it compares first). */

@@ -228,3 +228,64 @@ describe('StepExecutor.applyStages', () => {
     expect(run.outcomes).toHaveLength(1);
   });
 });
+
+/** A host whose session can be reported lost, and whose fresh connections can be made to fail. */
+class LosingHost extends StatefulHost {
+  private readonly listeners = new Set<(s: HostConnectionState, d?: string) => void>();
+  freshFails = false;
+  override onStateChange(l: (s: HostConnectionState, d?: string) => void): () => void {
+    this.listeners.add(l);
+    return () => this.listeners.delete(l);
+  }
+  lose(): void {
+    for (const l of this.listeners) l('lost', 'connection reset');
+  }
+  async probeFreshConnection(): Promise<void> {
+    if (this.freshFails) throw new Error('connect ETIMEDOUT');
+  }
+}
+
+describe('steps with their own procedure and a lost connection', () => {
+  /** A procedure that loses its session on the first run (failing), and applies on the next. */
+  function procedureStage(host: LosingHost, calls: { n: number }): StageDef<Facts> {
+    return {
+      ...stage(),
+      steps: [{
+        id: 'os.demo', title: 'armed change', danger: 'safe', guards: ['os.demo'],
+        async execute(ctx) {
+          calls.n++;
+          const proof = await ctx.probeFreshConnection('n1');
+          if (calls.n === 1) {
+            host.lose();
+            return [{ id: 'os.demo', stage: 'os', host: 'n1', status: 'failed', danger: 'safe', summary: 'armed change', commands: [], diff: '', changed: false, error: `session lost; proof ${proof.ok}` }];
+          }
+          host.files.set(CONF, 'value=3\n');
+          host.files.set('/run/demo.started', '');
+          return [{ id: 'os.demo', stage: 'os', host: 'n1', status: 'applied', danger: 'safe', summary: 'armed change', commands: [], diff: '', changed: true }];
+        },
+      }],
+    };
+  }
+
+  it('a procedure whose session dropped while fresh connections worked is probed again and resumed once', async () => {
+    const host = new LosingHost('n1');
+    const calls = { n: 0 };
+    const engine = new Engine([host]);
+    const notes: string[] = [];
+    engine.subscribe((e) => { if (e.type === 'step.note') notes.push(e.line); });
+    const out = await new StepExecutor(engine, OPTS).applyStage(procedureStage(host, calls));
+    expect(calls.n).toBe(2);
+    expect(out.steps?.map((s) => s.status)).toEqual(['applied']);
+    expect(notes.some((n) => /was lost; probing again and resuming/.test(n))).toBe(true);
+    expect(out.results.every((r) => r.status === 'pass')).toBe(true);
+  });
+
+  it('a procedure whose fresh connection failed (the path was cut) is left to its own rollback, not run again', async () => {
+    const host = new LosingHost('n1');
+    host.freshFails = true;
+    const calls = { n: 0 };
+    const out = await new StepExecutor(new Engine([host]), OPTS).applyStage(procedureStage(host, calls));
+    expect(calls.n).toBe(1);
+    expect(out.steps?.map((s) => [s.status, s.error])).toEqual([['failed', 'session lost; proof false']]);
+  });
+});
