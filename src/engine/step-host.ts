@@ -1,6 +1,5 @@
 /**
- * What a step does to one host beyond its plan: reading what undoing it would take before it changes
- * anything, rolling it back, waiting for a host whose connection was lost, proving a fresh connection,
+ * What a step does to one host beyond its plan: what undoing it would take, rolling it back, waiting for a host whose connection was lost, proving a fresh connection,
  * and how its commands read in a plan. Kept apart from the executor's flow (steps.ts).
  */
 import type { StepUndo } from './events.js';
@@ -55,23 +54,11 @@ export async function awaitHost(host: Host, limit = 120_000): Promise<{ ok: bool
   }
 }
 
-/**
- * What undoing this step would take, read before it changes anything: one command learns which of its
- * files exist now (a file written later without a backup was new, and rollback removes it).
- */
-export async function undoFor(host: Host, plan: StepPlan, backupDir: string): Promise<StepUndo> {
-  const paths = (plan.files ?? []).map((f) => f.path);
-  let existing: string[] = [];
-  if (paths.length > 0) {
-    const r = await host.run(
-      { script: 'for p in "$@"; do if [ -e "$p" ]; then echo 1; else echo 0; fi; done\n', args: paths },
-      { sudo: true, timeoutMs: 20_000 },
-    );
-    existing = r.stdout.split('\n');
-  }
+/** What undoing this step takes: its files (`existing`: those there before it ran), moved files, rollback commands. */
+export function undoFor(plan: StepPlan, backupDir: string, existing: ReadonlySet<string>): StepUndo {
   return {
     backupDir,
-    files: paths.map((path, i) => ({ path, existed: existing[i] === '1' })),
+    files: (plan.files ?? []).map((f) => ({ path: f.path, existed: existing.has(f.path) })),
     removeFiles: plan.removeFiles ?? [],
     rollback: plan.rollback ?? [],
   };

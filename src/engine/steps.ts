@@ -9,7 +9,6 @@
  */
 import { posix } from 'node:path';
 import type { Engine, StageOutcome } from './runner.js';
-import type { StepUndo } from './events.js';
 import type {
   CheckResult,
   Danger,
@@ -17,9 +16,7 @@ import type {
   HostFacts,
   HostRunner,
   StageDef,
-  StepCommand,
   StepDef,
-  StepExecContext,
   StepPlan,
   StepResult,
 } from './types.js';
@@ -199,7 +196,7 @@ export class StepExecutor {
     }
 
     // Plans first (all hosts), so a confirmation can show every host's diff before anything runs.
-    const planned: Array<{ host: string; plan: StepPlan | null; preview: StepResult }> = [];
+    const planned: Array<{ host: string; plan: StepPlan | null; preview: StepResult; existing: ReadonlySet<string> }> = [];
     for (const host of targets) {
       const facts = all.find((f) => f.host === host)?.facts;
       let plan: StepPlan | null;
@@ -209,7 +206,7 @@ export class StepExecutor {
         out.push({ id: step.id, stage: stage.id, host, status: 'failed', danger: step.danger, summary: 'could not plan the step (a bug in l20-setup)', commands: [], diff: '', changed: false, error: sanitize((err as Error).stack ?? String(err)) });
         continue;
       }
-      planned.push({ host, plan, preview: await this.preview(stage, step, host, plan) });
+      planned.push({ host, plan, ...(await this.preview(stage, step, host, plan)) });
     }
     const active = planned.filter((p) => p.plan && p.preview.status === 'planned');
     for (const p of planned) if (!active.includes(p)) out.push(p.preview);
@@ -220,10 +217,10 @@ export class StepExecutor {
     }
     const order = step.order ?? 'parallel';
     if (order === 'parallel') {
-      out.push(...(await Promise.all(active.map((p) => this.execute(stage, step, p.host, p.plan!, p.preview, run)))));
+      out.push(...(await Promise.all(active.map((p) => this.execute(stage, step, p.host, p.plan!, p.preview, p.existing, run)))));
     } else {
       const seq = order === 'reverse' ? [...active].reverse() : active;
-      for (const p of seq) out.push(await this.execute(stage, step, p.host, p.plan!, p.preview, run));
+      for (const p of seq) out.push(await this.execute(stage, step, p.host, p.plan!, p.preview, p.existing, run));
     }
     return out;
   }
@@ -239,13 +236,19 @@ export class StepExecutor {
     return this.options.confirm ? this.options.confirm(stage.id, step, hosts, plans) : false;
   }
 
-  /** The step as the plan shows it: commands and the diff of every file that would change. */
-  private async preview(stage: StageDef<any, any>, step: StepDef<unknown>, host: string, plan: StepPlan | null): Promise<StepResult> {
-    if (!plan) return skipped(stage, step, host, 'nothing to do on this host');
+  /**
+   * The step as the plan shows it: commands and the diff of every file that would change; and which of its
+   * files exist now (what undoing it takes: a file written later without a backup was new).
+   */
+  private async preview(stage: StageDef<any, any>, step: StepDef<unknown>, host: string, plan: StepPlan | null): Promise<{ preview: StepResult; existing: ReadonlySet<string> }> {
+    const existing = new Set<string>();
+    const result = (preview: StepResult) => ({ preview, existing });
+    if (!plan) return result(skipped(stage, step, host, 'nothing to do on this host'));
     const commands: string[] = [];
     const diffs: string[] = [];
     for (const f of plan.files ?? []) {
       const before = await this.currentContent(host, f.path);
+      if (before !== undefined) existing.add(f.path);
       if (before === f.content) continue; // modes are re-asserted by the write itself
       commands.push(fileCommand(f));
       diffs.push(sanitize(fileDiff(f.path, before, f.content)));
@@ -260,8 +263,8 @@ export class StepExecutor {
     if (plan.reboot) commands.push('sudo systemctl reboot   # then wait for SSH and a new boot id');
     // A file's current content is the host's output: sanitized like every other (a diff shows it).
     const summary = sanitize(plan.summary);
-    if (commands.length === 0) return skipped(stage, step, host, `already in place: ${summary}`);
-    return { id: step.id, stage: stage.id, host, status: 'planned', danger: step.danger, summary, commands, diff: diffs.join(''), changed: false };
+    if (commands.length === 0) return result(skipped(stage, step, host, `already in place: ${summary}`));
+    return result({ id: step.id, stage: stage.id, host, status: 'planned', danger: step.danger, summary, commands, diff: diffs.join(''), changed: false });
   }
 
   private async writeFile(host: string, f: FileChange): Promise<{ changed: boolean; diff: string; commandLine: string; backupPath?: string }> {
@@ -277,11 +280,13 @@ export class StepExecutor {
    * are skipped, and step commands are idempotent by contract — so the host ends as if nothing happened.
    * Any other failure rolls back what this step changed, across every attempt.
    */
-  private async execute(stage: StageDef<any, any>, step: StepDef<unknown>, host: string, plan: StepPlan, preview: StepResult, run: HostRunner): Promise<StepResult> {
+  private async execute(stage: StageDef<any, any>, step: StepDef<unknown>, host: string, plan: StepPlan, preview: StepResult, existing: ReadonlySet<string>, run: HostRunner): Promise<StepResult> {
     const written: Array<{ path: string; backupPath?: string; uncertain?: boolean }> = [];
     const moved: Array<{ path: string; backupPath: string }> = [];
     let changed = false;
-    let undo: StepUndo | undefined;
+    // Recorded (crash journal) before anything changes; which files existed was read by the preview.
+    const undo = undoFor(plan, this.backupDir(), existing);
+    this.engine.emit({ type: 'step.start', stage: stage.id, step: step.id, host, danger: step.danger, undo });
     const fail = async (why: string): Promise<StepResult> => {
       const rollback = await rollbackStep(host, written, moved, plan.rollback ?? [], run);
       return { ...preview, status: 'failed', changed, error: sanitize(`${why}${rollback ? `\nrollback: ${rollback}` : ''}`) };
@@ -289,10 +294,6 @@ export class StepExecutor {
     for (let attempt = 1; ; attempt++) {
       let writing: string | undefined;
       try {
-        if (!undo) {
-          undo = await undoFor(this.host(host), plan, this.backupDir());
-          this.engine.emit({ type: 'step.start', stage: stage.id, step: step.id, host, danger: step.danger, undo });
-        }
         for (const f of plan.files ?? []) {
           writing = f.path;
           const r = await this.writeFile(host, f);
@@ -329,7 +330,7 @@ export class StepExecutor {
       } catch (err) {
         if (!(err instanceof ConnectionLostError)) return await fail(`${(err as Error).message}`);
         // A write cut short may have replaced the file (or made it) without telling us: roll it back too.
-        if (writing !== undefined && undo) {
+        if (writing !== undefined) {
           const existed = undo.files.find((f) => f.path === writing)?.existed ?? true;
           remember(written, { path: writing, uncertain: true, ...(existed ? { backupPath: posix.join(this.backupDir(), writing) } : {}) });
         }
