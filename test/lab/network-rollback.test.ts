@@ -16,17 +16,23 @@ import { applier, connect, end, exec, text } from './helpers.js';
 
 const only = (...ids: string[]): StageDef<NetworkFacts, ReachCluster> => ({ ...networkStage, steps: (networkStage.steps ?? []).filter((s) => ids.includes(s.id)) });
 
+/** A fresh lab with the os stage applied and the fabric netplan written (not yet applied) on both hosts. */
+async function writtenNotApplied(): Promise<{ t: LabTarget; engine: Engine; ex: StepExecutor }> {
+  const t = await labTarget({ scenario: 'fresh' });
+  const engine = new Engine(t.hosts, { config: t.config });
+  const ex = applier(engine);
+  await ex.applyStage(osStage);
+  const w = await ex.applyStage(only('network.discover-cabling', 'network.write'));
+  expect(w.steps?.filter((s) => s.id === 'network.write').map((s) => s.status)).toEqual(['applied', 'applied']);
+  return { t, engine, ex };
+}
+
 describe('network.apply rolls back a change that cuts management', () => {
   let t: LabTarget;
   let engine: Engine;
   let ex: StepExecutor;
   beforeAll(async () => {
-    t = await labTarget({ scenario: 'fresh' });
-    engine = new Engine(t.hosts, { config: t.config });
-    ex = applier(engine);
-    await ex.applyStage(osStage);
-    const w = await ex.applyStage(only('network.discover-cabling', 'network.write'));
-    expect(w.steps?.filter((s) => s.id === 'network.write').map((s) => s.status)).toEqual(['applied', 'applied']);
+    ({ t, engine, ex } = await writtenNotApplied());
   }, 120_000);
   afterAll(() => t.close());
 
@@ -61,14 +67,9 @@ describe('network.apply rolls back a change that cuts management', () => {
 
 describe('network.apply rolls back a change that cuts the fabric path (management stays up)', () => {
   let t: LabTarget;
-  let engine: Engine;
   let ex: StepExecutor;
   beforeAll(async () => {
-    t = await labTarget({ scenario: 'fresh' });
-    engine = new Engine(t.hosts, { config: t.config });
-    ex = applier(engine);
-    await ex.applyStage(osStage);
-    await ex.applyStage(only('network.discover-cabling', 'network.write'));
+    ({ t, ex } = await writtenNotApplied());
   }, 120_000);
   afterAll(() => t.close());
 
