@@ -3,30 +3,14 @@
  * /etc/netplan/60-l20-fabric.yaml for design A or B (STAGES.md §3.4 network.write), and the
  * management file with `gateway4` turned into a default route (network.mgmt-routes, R21).
  */
-import { readFileSync } from 'node:fs';
 import { Document, isMap, parseDocument, type YAMLMap } from 'yaml';
 import type { DesignPlan } from '../common/design.js';
-
-let cachedVersion: string | undefined;
-
-/** l20-setup's version for file headers (package.json next to the sources or the build). */
-export function toolVersion(): string {
-  if (cachedVersion) return cachedVersion;
-  for (const rel of ['../../package.json', '../../../package.json']) {
-    try {
-      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'l20-setup' && pkg.version) return (cachedVersion = pkg.version);
-    } catch {
-      // the next level up
-    }
-  }
-  return (cachedVersion = 'unknown');
-}
+import { packageVersion } from '../../src/util/version.js';
 
 export const HEADER_RE = /^# l20-setup \S+ run \S+ design (\S+) — fabric only\n/;
 
 /** The fabric file for a design plan (A: one flow map per port; B: ports plus two bonds). */
-export function renderFabricFile(plan: DesignPlan, runId: string, version = toolVersion()): string {
+export function renderFabricFile(plan: DesignPlan, runId: string, version = packageVersion()): string {
   const ethernets: Record<string, unknown> = {};
   const bonds: Record<string, unknown> = {};
   for (const i of plan.interfaces) {
