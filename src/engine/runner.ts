@@ -314,6 +314,7 @@ export class Engine {
     const runId = `${host.name}:${stage}:${probe.id}:${++this.seq}`;
     const batcher = new OutputBatcher((stream, lines) => this.emit({ type: 'cmd.output', host: host.name, runId, stream, lines }));
     let started = false;
+    const script = 'script' in probe.command ? { script: probe.command.script } : {};
     try {
       const result = await host.run(probe.command, {
         sudo: probe.sudo ?? false,
@@ -325,11 +326,11 @@ export class Engine {
         onStderr: (c) => batcher.push('stderr', c),
         onStart: (commandLine: string) => {
           started = true;
-          this.emit({ type: 'cmd.start', host: host.name, runId, stage, probe: probe.id, commandLine, sudo: probe.sudo ?? false });
+          this.emit({ type: 'cmd.start', host: host.name, runId, stage, probe: probe.id, commandLine, sudo: probe.sudo ?? false, ...script });
         },
       });
       batcher.end();
-      if (!started) this.emit({ type: 'cmd.start', host: host.name, runId, stage, probe: probe.id, commandLine: result.commandLine, sudo: probe.sudo ?? false });
+      if (!started) this.emit({ type: 'cmd.start', host: host.name, runId, stage, probe: probe.id, commandLine: result.commandLine, sudo: probe.sudo ?? false, ...script });
       this.emit({
         type: 'cmd.exit', host: host.name, runId, exitCode: result.exitCode, signal: result.signal,
         durationMs: result.durationMs, timedOut: result.timedOut, cancelled: result.cancelled,
