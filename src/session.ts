@@ -7,12 +7,12 @@ import { Engine } from './engine/runner.js';
 import { StepExecutor } from './engine/steps.js';
 import { SessionLog } from './engine/session-log.js';
 import type { Store } from './engine/store.js';
-import type { Danger, StageId } from './engine/types.js';
+import type { Danger, StageDef, StageId } from './engine/types.js';
 import type { ClusterConfig, HostConfig } from './config/schema.js';
 import { ConfigError } from './config/errors.js';
 import { SavedConfig } from './config/store.js';
 import { hostFromConfig, hostsFromConfig, type Target } from './target.js';
-import { STAGES, STAGE_TITLES, stageById } from './stages.js';
+import { STAGES, STAGE_TITLES } from './stages.js';
 import { STAGE_IDS } from './engine/types.js';
 import type { Timebase } from './monitor/series.js';
 import { MonitorSession } from './monitor/session.js';
@@ -35,6 +35,8 @@ export interface SessionOptions {
   monitorSource?: FrameSource;
   /** For hosts the setup screen adds: the sudo password typed at start (memory only). */
   sudoPassword?: string;
+  /** The stages to offer instead of the registry (bench/stream.mjs runs one streaming stage through the real TUI). */
+  stages?: ReadonlyArray<StageDef<any, any>>;
 }
 
 export interface TrustQuestion {
@@ -51,7 +53,8 @@ export class TuiSession implements Controller {
   private pendingStep: ((yes: boolean) => void) | undefined;
   private unsubscribe: (() => void) | undefined;
   private trustQueue: Array<{ q: TrustQuestion; resolve: (ok: boolean) => void }> = [];
-  readonly implementedStages: readonly StageId[] = STAGES.map((s) => s.id);
+  private readonly stages: ReadonlyArray<StageDef<any, any>>;
+  readonly implementedStages: readonly StageId[];
   readonly initialHosts: HostConfig[];
   readonly initialDesign: ClusterConfig['network']['design'];
   private readonly quitPromise: Promise<void>;
@@ -69,6 +72,8 @@ export class TuiSession implements Controller {
     private readonly log: SessionLog,
     private readonly options: SessionOptions = {},
   ) {
+    this.stages = options.stages ?? STAGES;
+    this.implementedStages = this.stages.map((s) => s.id);
     this.initialHosts = target?.config.hosts ?? [];
     this.initialDesign = target?.config.network.design ?? 'A';
     this.quitPromise = new Promise((r) => (this.resolveQuit = r));
@@ -117,7 +122,7 @@ export class TuiSession implements Controller {
   }
 
   runStage(stage: StageId): void {
-    const def = stageById(stage);
+    const def = this.stageDef(stage);
     if (!this.engine || !def) return;
     if (this.engine.busy) {
       this.store.dispatch({ type: 'ui.notice', text: 'a stage is running; wait for it or press c to cancel' });
@@ -128,11 +133,11 @@ export class TuiSession implements Controller {
 
   runAll(): void {
     if (!this.engine || this.engine.busy) return;
-    void this.engine.runStages(STAGES);
+    void this.engine.runStages(this.stages);
   }
 
   planStage(stage: StageId): void {
-    const def = stageById(stage);
+    const def = this.stageDef(stage);
     if (!this.engine || !def) return;
     if (this.engine.busy) {
       this.store.dispatch({ type: 'ui.notice', text: 'a stage is running; wait for it or press c to cancel' });
@@ -155,7 +160,7 @@ export class TuiSession implements Controller {
   }
 
   applyStage(stage: StageId): void {
-    const def = stageById(stage);
+    const def = this.stageDef(stage);
     if (!this.engine || !def || this.engine.busy) return;
     const engine = this.engine;
     this.store.dispatch({ type: 'ui.apply', apply: { stage, phase: 'applying', scroll: 0 } });
@@ -328,12 +333,16 @@ export class TuiSession implements Controller {
     }
   }
 
+  private stageDef(id: StageId): StageDef<any, any> | undefined {
+    return this.stages.find((s) => s.id === id);
+  }
+
   stageTitle(stage: StageId): string {
-    return stageById(stage)?.title ?? STAGE_TITLES[stage];
+    return this.stageDef(stage)?.title ?? STAGE_TITLES[stage];
   }
 
   stagePurpose(stage: StageId): string {
-    return stageById(stage)?.purpose ?? `${STAGE_TITLES[stage]} (stage ${STAGE_IDS.indexOf(stage) + 1}, not implemented yet)`;
+    return this.stageDef(stage)?.purpose ?? `${STAGE_TITLES[stage]} (stage ${STAGE_IDS.indexOf(stage) + 1}, not implemented yet)`;
   }
 
   async close(): Promise<void> {
