@@ -8,7 +8,7 @@ import Spinner from 'ink-spinner';
 import { STAGE_IDS } from '../src/engine/types.js';
 import { useController, useSelector, useStore } from './store-context.js';
 import { useTerminalSize } from './use-terminal-size.js';
-import { detailsBindings, globalBindings, journalBindings, matches, monitorBindings, monitorKey, pipelineBindings, planBindings, stageBindings, setupBindings, troubleshootBindings, troubleshootCheckKey, troubleshootKey, type Binding } from './keys.js';
+import { detailsBindings, globalBindings, hostGridBindings, journalBindings, matches, monitorBindings, monitorKey, pipelineBindings, planBindings, stageBindings, setupBindings, troubleshootBindings, troubleshootCheckKey, troubleshootKey, type Binding } from './keys.js';
 import { DetailsView } from './stage/DetailsView.js';
 import { PlanView } from './stage/PlanView.js';
 import { Footer, HelpOverlay } from './widgets/Footer.js';
@@ -22,6 +22,10 @@ import { checksWorstFirst } from '../src/engine/store.js';
 import { symptomIdForCheck } from '../src/troubleshoot/lookup.js';
 import { nextMetric, type GpuMetric } from './monitor/monitor-lines.js';
 import { fit } from './format.js';
+import { gridPerRow } from './stage/host-grid.js';
+
+/** The host grid's keys for the help overlay; its own header line shows them, not the footer. */
+const gridHelp = hostGridBindings.map((b) => ({ ...b, showInFooter: false }));
 
 /** A key of a chunk typed faster than a render ("jj⏎"): Enter and Tab inside it are still Enter and Tab. */
 function keyOf(ch: string, chunk: Key): Key {
@@ -45,6 +49,7 @@ export function App() {
   const details = useSelector((s) => s.ui.details);
   const applyPhase = useSelector((s) => s.ui.apply?.phase);
   const journalOpen = useSelector((s) => s.ui.journal !== undefined);
+  const hostGrid = useSelector((s) => s.hostOrder.length > 2);
   const dispatch = store.dispatch;
   const planOpen = screen === 'stage' && (applyPhase === 'planning' || applyPhase === 'preview' || applyPhase === 'confirm');
   // The GPU rows' sparkline metric: a view choice that no engine code reads, so it stays here.
@@ -61,7 +66,7 @@ export function App() {
       : screen === 'troubleshoot' ? troubleshootBindings
         : planOpen ? planBindings
           : details !== null ? [...detailsBindings, troubleshootCheckKey]
-            : applyPhase ? stageBindings : [...stageBindings, troubleshootKey, troubleshootCheckKey];
+            : applyPhase ? [...stageBindings, ...(hostGrid ? gridHelp : [])] : [...stageBindings, ...(hostGrid ? gridHelp : []), troubleshootKey, troubleshootCheckKey];
   const bindings: ReadonlyArray<Binding> =
     screen === 'monitor' ? monitorBindings
       : screen === 'setup' ? setupBindings
@@ -153,6 +158,7 @@ export function App() {
       else if (apply.phase === 'preview' && b?.command === 'no') dispatch({ type: 'ui.apply' });
       return;
     }
+    const grid = screen === 'stage' && details === null && store.getState().hostOrder.length > 2 ? hostGridBindings.find((x) => matches(x, input, key)) : undefined;
     if (screen === 'pipeline') {
       const b = pipelineBindings.find((x) => matches(x, input, key));
       switch (b?.command) {
@@ -169,6 +175,18 @@ export function App() {
       if (b?.command === 'up') dispatch({ type: 'ui.details', index: details - 1 });
       else if (b?.command === 'down') dispatch({ type: 'ui.details', index: Math.min(details + 1, store.getState().checks[stage].length - 1) });
       else if (b?.command === 'close') dispatch({ type: 'ui.details', index: null });
+    } else if (grid) {
+      // A row of the grid is as many hosts as its width holds (the view lays it out the same way).
+      const perRow = gridPerRow(columns, store.getState().hostOrder);
+      switch (grid.command) {
+        case 'gridNext': dispatch({ type: 'ui.gridCursor', delta: 1 }); break;
+        case 'gridPrev': dispatch({ type: 'ui.gridCursor', delta: -1 }); break;
+        case 'gridUp': dispatch({ type: 'ui.gridCursor', delta: -perRow }); break;
+        case 'gridDown': dispatch({ type: 'ui.gridCursor', delta: perRow }); break;
+        case 'showLeft': dispatch({ type: 'ui.showHost', side: 'left' }); break;
+        case 'showRight': dispatch({ type: 'ui.showHost', side: 'right' }); break;
+        default: break;
+      }
     } else if (screen === 'stage') {
       const b = stageBindings.find((x) => matches(x, input, key));
       switch (b?.command) {

@@ -25,6 +25,7 @@ export function matches(binding: Binding, input: string, key: Key): boolean {
       case 'enter': return key.return;
       case 'escape': return key.escape;
       case 'tab': return key.tab && !key.shift;
+      case 'shift+tab': return key.tab && key.shift;
       case 'pageup': return key.pageUp;
       case 'pagedown': return key.pageDown;
       case 'ctrl+c': return key.ctrl && input === 'c';
@@ -58,6 +59,21 @@ export const stageBindings: Binding<'back' | 'run' | 'cancel' | 'left' | 'right'
   { keys: [']'], label: ']', command: 'right', description: 'show another host in the right pane', hint: 'right host', showInFooter: true },
   { keys: ['left', 'h'], label: '←→', command: 'prev', description: 'previous stage', hint: 'stage', showInFooter: true },
   { keys: ['right', 'l'], label: '', command: 'next', description: 'next stage', showInFooter: false },
+];
+
+/**
+ * The stage view's host grid (more than two hosts). ←→ already step through stages and [ ] cycle
+ * the panes, so the cursor takes tab and ↑↓ (free in the stage view), and { } — shifted [ ] —
+ * put the cursor's host into the left or right pane. The stage footer is already full at 120
+ * columns, so the grid's header line shows these (its "footer" entries) and the App's footer not.
+ */
+export const hostGridBindings: Binding<'gridNext' | 'gridPrev' | 'gridUp' | 'gridDown' | 'showLeft' | 'showRight'>[] = [
+  { keys: ['tab'], label: 'tab↑↓', command: 'gridNext', description: 'host grid: cursor to the next host (hosts are worst first)', hint: 'host', showInFooter: true },
+  { keys: ['shift+tab'], label: 'S-tab', command: 'gridPrev', description: 'host grid: cursor to the previous host', showInFooter: false },
+  { keys: ['up', 'k'], label: '↑', command: 'gridUp', description: 'host grid: cursor a row up', showInFooter: false },
+  { keys: ['down', 'j'], label: '↓', command: 'gridDown', description: 'host grid: cursor a row down', showInFooter: false },
+  { keys: ['{'], label: '{}', command: 'showLeft', description: 'show the grid cursor\'s host in the left pane', hint: 'into left/right pane', showInFooter: true },
+  { keys: ['}'], label: '}', command: 'showRight', description: 'show the grid cursor\'s host in the right pane', showInFooter: false },
 ];
 
 /** From every screen but the monitor itself (and setup only while no field is being edited). */

@@ -1,7 +1,13 @@
-/** The stage view: one pane per host side by side, and a cluster row for cross-host checks. */
+/**
+ * The stage view: one pane per host side by side, and a cluster row for cross-host checks. With
+ * more than two hosts a grid above the panes shows every host's state in this stage, worst first,
+ * and picks the two the panes show.
+ */
 import React from 'react';
 import { Box, Text } from 'ink';
 import { HostPane } from './HostPane.js';
+import { HostGrid } from './HostGrid.js';
+import { gridPerRow, stageLayout } from './host-grid.js';
 import { useController, useSelector } from '../store-context.js';
 import { fit, STATUS_COLOR, STATUS_GLYPH } from '../format.js';
 
@@ -16,17 +22,19 @@ export function StageView(props: { width: number; height: number }) {
   const stepLine = stepSummary(steps);
   const cluster = checks.filter((c) => c.host === null);
   const clusterRows = Math.min(Math.max(cluster.length, 1), 4);
-  const paneHeight = Math.max(8, props.height - 2 - clusterRows - (stepLine ? 1 : 0));
+  const perRow = gridPerRow(props.width, hostOrder);
+  const { gridRows, paneHeight } = stageLayout({ height: props.height, hostCount: hostOrder.length, perRow, fixedRows: 2 + clusterRows + (stepLine ? 1 : 0) });
   const shown = hostOrder.length > 1 && left !== right ? [hostOrder[left], hostOrder[right]] : [hostOrder[left]];
   const paneWidth = Math.floor(props.width / shown.length);
   const implemented = controller.implementedStages.includes(stage);
   return (
     <Box flexDirection="column" height={props.height}>
       <Text wrap="truncate" dimColor>{fit(implemented ? controller.stagePurpose(stage) : `${stage}: not implemented yet — its checks arrive in a later release`, props.width)}</Text>
+      {gridRows > 0 ? <HostGrid width={props.width} rows={gridRows} perRow={perRow} /> : null}
       <Box>
         {shown.map((h) => (h ? <HostPane key={h} host={h} stage={stage} width={paneWidth} height={paneHeight} /> : null))}
       </Box>
-      <Text wrap="truncate" bold>{fit(`cluster checks${hostOrder.length > 2 ? ` (${hostOrder.length} hosts; [ ] pick the panes)` : ''}`, props.width)}</Text>
+      <Text wrap="truncate" bold>{fit('cluster checks', props.width)}</Text>
       {cluster.length === 0 ? (
         <Text wrap="truncate" dimColor>{fit('  none yet — press r to run the stage', props.width)}</Text>
       ) : (

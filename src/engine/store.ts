@@ -11,6 +11,7 @@ import { TIMEBASES, type Timebase } from '../monitor/series.js';
 import type { Diagnosis } from '../troubleshoot/types.js';
 import type { JournalUi } from './journal-text.js';
 import { withoutSudoWrapper } from '../transport/quote.js';
+import { hostsWorstFirst } from './host-status.js';
 
 /** Lines of live output kept per host for its pane; the session log has everything. */
 export const PANE_LINES = 500;
@@ -86,6 +87,9 @@ export interface UiState {
   /** Host shown in the left and right panes (indexes into hostOrder). */
   leftHost: number;
   rightHost: number;
+  /** The stage view's host grid cursor (more than two hosts): an index into hostOrder, so the cursor
+   *  stays on its host while verdicts reorder the grid. */
+  gridHost: number;
   confirmQuit: boolean;
   /** A one-line message for the status bar. */
   notice?: string;
@@ -129,6 +133,10 @@ export type UiAction =
   | { type: 'ui.selectStage'; stage: StageId }
   | { type: 'ui.moveStage'; delta: number }
   | { type: 'ui.cycleHost'; side: 'left' | 'right' }
+  /** Moves the grid cursor through the selected stage's hosts worst first: by one host (wrapping) or by `delta` (a row: clamped). */
+  | { type: 'ui.gridCursor'; delta: number }
+  /** Shows the grid cursor's host in one pane (the other pane takes the displaced host if it showed that one). */
+  | { type: 'ui.showHost'; side: 'left' | 'right' }
   | { type: 'ui.confirmQuit'; open: boolean }
   | { type: 'ui.notice'; text?: string }
   | { type: 'ui.toggleHelp' }
@@ -173,7 +181,7 @@ export function initialState(hosts: ReadonlyArray<{ name: string; address: strin
     busy: false,
     monitor: { frame: null, timebase: '1m', left: 0, right: Math.min(1, hosts.length - 1), cursor: 0, returnTo: 'pipeline' },
     troubleshoot: { symptoms: [], cursor: 0, running: null, diagnosis: null, diagnoses: {}, fixing: null, returnTo: 'pipeline', scroll: 0 },
-    ui: { screen, selectedStage: 'inventory', leftHost: 0, rightHost: Math.min(1, hosts.length - 1), confirmQuit: false, showHelp: false, details: null },
+    ui: { screen, selectedStage: 'inventory', leftHost: 0, rightHost: Math.min(1, hosts.length - 1), gridHost: 0, confirmQuit: false, showHelp: false, details: null },
   };
 }
 
@@ -255,7 +263,7 @@ export function reduce(state: AppState, action: Action): AppState {
     case 'session.hosts': {
       const fresh = initialState(action.hosts, state.ui.screen);
       return {
-        ...fresh, ui: { ...state.ui, leftHost: 0, rightHost: Math.min(1, action.hosts.length - 1) }, monitor: { ...fresh.monitor, returnTo: state.monitor.returnTo },
+        ...fresh, ui: { ...state.ui, leftHost: 0, rightHost: Math.min(1, action.hosts.length - 1), gridHost: 0 }, monitor: { ...fresh.monitor, returnTo: state.monitor.returnTo },
         // Diagnoses were of the old hosts: the catalog and where to go back stay, the verdicts go.
         troubleshoot: { ...fresh.troubleshoot, symptoms: state.troubleshoot.symptoms, cursor: state.troubleshoot.cursor, returnTo: state.troubleshoot.returnTo },
       };
@@ -281,6 +289,21 @@ export function reduce(state: AppState, action: Action): AppState {
       if (next === other && n > 1) next = (next + 1) % n;
       if (n === 2) return { ...state, ui: { ...state.ui, [key]: other, [otherKey]: state.ui[key] } };
       return { ...state, ui: { ...state.ui, [key]: next } };
+    }
+    case 'ui.gridCursor': {
+      const order = hostsWorstFirst(state, state.ui.selectedStage);
+      const n = order.length;
+      if (n === 0) return state;
+      const at = Math.max(0, order.findIndex((e) => e.index === state.ui.gridHost));
+      const to = Math.abs(action.delta) === 1 ? (at + action.delta + n) % n : Math.max(0, Math.min(n - 1, at + action.delta));
+      const host = order[to]?.index ?? state.ui.gridHost;
+      return host === state.ui.gridHost ? state : { ...state, ui: { ...state.ui, gridHost: host } };
+    }
+    case 'ui.showHost': {
+      const { gridHost, leftHost, rightHost } = state.ui;
+      if (gridHost >= state.hostOrder.length) return state;
+      if (action.side === 'left') return { ...state, ui: { ...state.ui, leftHost: gridHost, rightHost: rightHost === gridHost ? leftHost : rightHost } };
+      return { ...state, ui: { ...state.ui, rightHost: gridHost, leftHost: leftHost === gridHost ? rightHost : leftHost } };
     }
     case 'ui.confirmQuit':
       return { ...state, ui: { ...state.ui, confirmQuit: action.open } };
