@@ -173,6 +173,12 @@ export function stageHostsTokens(state: Pick<AppState, 'checks' | 'stages' | 'ho
   for (const [key, list] of groups) {
     const sep = first ? '' : '· ';
     first = false;
+    // Every host alike: naming them all says less than "all".
+    if (list.length === entries.length && entries.length > 2) {
+      const { glyph, color } = key === 'unreachable' ? { glyph: '⊘', color: 'red' } : { glyph: STATUS_GLYPH[key as StageStatus], color: STATUS_COLOR[key as StageStatus] };
+      tokens.push({ text: `all ${glyph} ${key === 'unreachable' ? key : STAGE_WORD[key as StageStatus]}`, color });
+      continue;
+    }
     if (key === 'unreachable') {
       tokens.push({ text: `${sep}⊘ unreachable:`, color: 'red' });
       for (const e of list) tokens.push({ text: e.host, color: 'red', host: true });

@@ -3,7 +3,7 @@ import { STAGE_IDS, type CheckStatus, type StageId } from '../../src/engine/type
 import { initialState, reduce, stageStatusFor, Store } from '../../src/engine/store.js';
 import { cellStatus, hostsWorstFirst } from '../../src/engine/host-status.js';
 import { gridPerRow, gridView, stageLayout, MIN_PANE_HEIGHT } from '../../screens/stage/host-grid.js';
-import { matrixForm, rulerLines, wrapTokens } from '../../screens/pipeline/matrix.js';
+import { matrixForm, rulerLines, stageHostsTokens, wrapTokens } from '../../screens/pipeline/matrix.js';
 import { fakeController } from '../helpers/fake-controller.js';
 import { hostsOf, mountSized, runStages, storeOf, until } from '../helpers/many-hosts.js';
 
@@ -282,6 +282,13 @@ describe('layout functions', () => {
     // Too narrow for every host: the worst ones are drawn (they come first).
     expect(matrixForm(80, 64)).toMatchObject({ kind: 'compact', hostCell: 1, shown: 39 });
     expect(rulerLines([19, 39, 6], 1, 64)).toEqual(['24 ', '007']);
+  });
+
+  it('says "all" when every host has the same verdict instead of naming each', () => {
+    const s = initialState(hostsOf(16));
+    expect(stageHostsTokens(s, 'os', []).map((t) => t.text).join(' ')).toBe('os on 16 hosts: all · not run');
+    const lost = stageHostsTokens(s, 'os', ['l20-n3']).map((t) => t.text).join(' ');
+    expect(lost).toBe('os on 16 hosts: ⊘ unreachable: l20-n3 · 15 · not run');
   });
 
   it('wraps names into the lines given and counts the hosts left out', () => {
