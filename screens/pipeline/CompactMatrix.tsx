@@ -23,14 +23,14 @@ export function CompactMatrix(props: { width: number; form: Extract<MatrixForm, 
   const shown = order.slice(0, form.shown);
   const ruler = rulerLines(shown, form.hostCell, hostOrder.length);
   const strip = shown.length * form.hostCell;
-  const drawn = shown.length < hostOrder.length ? ` (${shown.length} of ${hostOrder.length} drawn)` : '';
+  const title = shown.length < hostOrder.length ? `the ${shown.length} worst of ${hostOrder.length}` : 'hosts, worst first';
   return (
     <>
       {ruler.map((line, d) => (
         <Text key={`ruler${d}`} bold wrap="truncate">
           {fit(d === 0 ? 'stage' : d === ruler.length - 1 ? '  host number →' : '', COMPACT_STAGE_COL)}
           {line}
-          {d === 0 ? fit(` ${fit('cluster', CLUSTER_COL)}hosts, worst first${drawn}`, props.width - COMPACT_STAGE_COL - strip) : ''}
+          {d === 0 ? fit(` ${fit('cluster', CLUSTER_COL)}${title}`, props.width - COMPACT_STAGE_COL - strip) : ''}
         </Text>
       ))}
       {STAGE_IDS.map((id, i) => {

@@ -18,8 +18,8 @@ export const COMPACT_STAGE_COL = 16;
 export const CLUSTER_COL = 10;
 const MIN_CELL = 8;
 const MAX_CELL = 16;
-/** The count column needs this much for "64 pass" and a worse status before it. */
-const SUMMARY_MIN = 14;
+/** The count column keeps this much ("1err 1fail 1warn 61pass"); narrower, fewer hosts are drawn. */
+const SUMMARY_MIN = 24;
 /** Up to this many hosts the pipeline lists one connection per line, as it always did. */
 export const CONNECTION_LINES_MAX_HOSTS = 8;
 

@@ -256,6 +256,21 @@ describe('the pipeline at 64 hosts', () => {
   });
 });
 
+describe('a small terminal', () => {
+  it('at 80×24 both views fit, the worst hosts still named', async () => {
+    const size = { columns: 80, rows: 24 };
+    for (const screen of ['pipeline', 'stage'] as const) {
+      const store = ranStore(64, screen);
+      const ui = mountSized(store, controller(), size);
+      await until(() => ui.lastFrame().includes(screen === 'stage' ? '64 hosts:' : 'connections:'), screen);
+      frameFits(ui.lastFrame(), size);
+      expect(ui.lastFrame()).toContain(screen === 'stage' ? '✘ l20-n20' : '✘ error: l20-n20');
+      if (screen === 'pipeline') expect(ui.lastFrame()).toContain('the 29 worst of 64');
+      ui.unmount();
+    }
+  });
+});
+
 describe('layout functions', () => {
   it('gives the grid at most one body row in eight and never the panes\' minimum', () => {
     expect(stageLayout({ height: 36, hostCount: 64, perRow: 10, fixedRows: 6 })).toEqual({ gridRows: 4, paneHeight: 25 });
@@ -280,7 +295,7 @@ describe('layout functions', () => {
     expect(matrixForm(120, 64)).toMatchObject({ kind: 'compact', hostCell: 1, shown: 64 });
     expect(matrixForm(200, 64)).toMatchObject({ kind: 'compact', hostCell: 2, shown: 64 });
     // Too narrow for every host: the worst ones are drawn (they come first).
-    expect(matrixForm(80, 64)).toMatchObject({ kind: 'compact', hostCell: 1, shown: 39 });
+    expect(matrixForm(80, 64)).toMatchObject({ kind: 'compact', hostCell: 1, shown: 29 });
     expect(rulerLines([19, 39, 6], 1, 64)).toEqual(['24 ', '007']);
   });
 
