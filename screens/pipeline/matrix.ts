@@ -89,7 +89,7 @@ export function rulerLines(order: readonly number[], hostCell: 1 | 2, hostCount:
 }
 
 const STATUS_ORDER: readonly StageStatus[] = ['error', 'fail', 'warn', 'running', 'pending', 'skip', 'pass'];
-const WORD: Record<StageStatus, string> = { error: 'error', fail: 'fail', warn: 'warn', running: 'running', pending: 'not run', skip: 'skip', pass: 'pass' };
+const WORD: Record<StageStatus, string> = { error: 'error', fail: 'fail', warn: 'warn', running: 'running', pending: 'not run', skip: 'skipped', pass: 'pass' };
 // Short words, not glyphs: error and fail share ✘ and would read alike without their colours.
 const SHORT: Record<StageStatus, string> = { error: 'err', fail: 'fail', warn: 'warn', running: 'run', pending: 'todo', skip: 'skip', pass: 'pass' };
 
@@ -152,8 +152,6 @@ export function wrapTokens(tokens: readonly Token[], width: number, maxLines: nu
   return lines;
 }
 
-const STAGE_WORD: Record<StageStatus, string> = { error: 'error', fail: 'fail', warn: 'warn', running: 'running', pending: 'not run', skip: 'skipped', pass: 'pass' };
-
 /**
  * The selected stage's hosts by verdict, worst first: the troubled ones named ("✘ fail: l20-n7
  * l20-n33"), running / not run / skipped / pass only counted — those are the many.
@@ -176,7 +174,7 @@ export function stageHostsTokens(state: Pick<AppState, 'checks' | 'stages' | 'ho
     // Every host alike: naming them all says less than "all".
     if (list.length === entries.length && entries.length > 2) {
       const { glyph, color } = key === 'unreachable' ? { glyph: '⊘', color: 'red' } : { glyph: STATUS_GLYPH[key as StageStatus], color: STATUS_COLOR[key as StageStatus] };
-      tokens.push({ text: `all ${glyph} ${key === 'unreachable' ? key : STAGE_WORD[key as StageStatus]}`, color });
+      tokens.push({ text: `all ${glyph} ${key === 'unreachable' ? key : WORD[key as StageStatus]}`, color });
       continue;
     }
     if (key === 'unreachable') {
@@ -186,10 +184,10 @@ export function stageHostsTokens(state: Pick<AppState, 'checks' | 'stages' | 'ho
     }
     const st = key as StageStatus;
     if (st === 'error' || st === 'fail' || st === 'warn') {
-      tokens.push({ text: `${sep}${STATUS_GLYPH[st]} ${STAGE_WORD[st]}:`, color: STATUS_COLOR[st] });
+      tokens.push({ text: `${sep}${STATUS_GLYPH[st]} ${WORD[st]}:`, color: STATUS_COLOR[st] });
       for (const e of list) tokens.push({ text: e.host, color: STATUS_COLOR[st], host: true });
     } else {
-      tokens.push({ text: `${sep}${list.length} ${STATUS_GLYPH[st]} ${STAGE_WORD[st]}`, color: STATUS_COLOR[st] });
+      tokens.push({ text: `${sep}${list.length} ${STATUS_GLYPH[st]} ${WORD[st]}`, color: STATUS_COLOR[st] });
     }
   }
   return tokens;
