@@ -5,41 +5,49 @@
  */
 import { LineSplitter } from '../util/sanitize.js';
 
+type Stream = 'stdout' | 'stderr';
+
 export class OutputBatcher {
   private readonly splitters = { stdout: new LineSplitter(), stderr: new LineSplitter() };
-  private pending: { stdout: string[]; stderr: string[] } = { stdout: [], stderr: [] };
+  /** Each chunk's lines as the splitter returned them, joined only when published (no copy per line). */
+  private pending: Record<Stream, string[][]> = { stdout: [], stderr: [] };
+  private counts: Record<Stream, number> = { stdout: 0, stderr: 0 };
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly publish: (stream: 'stdout' | 'stderr', lines: string[]) => void,
+    private readonly publish: (stream: Stream, lines: string[]) => void,
     private readonly intervalMs = 80,
     private readonly maxBatchLines = 2000,
   ) {}
 
-  push(stream: 'stdout' | 'stderr', chunk: string): void {
-    const lines = this.splitters[stream].push(chunk);
-    if (lines.length === 0) return;
-    const target = this.pending[stream];
-    for (const l of lines) target.push(l);
-    if (target.length >= this.maxBatchLines) this.flush();
-    else this.timer ??= setTimeout(() => this.flush(), this.intervalMs);
+  push(stream: Stream, chunk: string): void {
+    this.add(stream, this.splitters[stream].push(chunk));
   }
 
   flush(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     for (const stream of ['stdout', 'stderr'] as const) {
-      if (this.pending[stream].length > 0) {
-        const lines = this.pending[stream];
-        this.pending[stream] = [];
-        this.publish(stream, lines);
-      }
+      const chunks = this.pending[stream];
+      if (chunks.length === 0) continue;
+      this.pending[stream] = [];
+      this.counts[stream] = 0;
+      this.publish(stream, chunks.length === 1 ? (chunks[0] as string[]) : chunks.flat());
     }
   }
 
   /** End of the command: publish everything, including a last line without newline. */
   end(): void {
-    for (const stream of ['stdout', 'stderr'] as const) this.pending[stream].push(...this.splitters[stream].flush());
+    for (const stream of ['stdout', 'stderr'] as const) this.add(stream, this.splitters[stream].flush(), false);
     this.flush();
+  }
+
+  private add(stream: Stream, lines: string[], schedule = true): void {
+    if (lines.length === 0) return;
+    this.pending[stream].push(lines);
+    this.counts[stream] += lines.length;
+    if (!schedule) return;
+    if (this.counts[stream] >= this.maxBatchLines) this.flush();
+    else this.timer ??= setTimeout(() => this.flush(), this.intervalMs);
   }
 }

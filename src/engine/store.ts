@@ -162,7 +162,18 @@ export type UiAction =
 /** The host list changed (setup saved a new inventory). */
 export type SessionAction = { type: 'session.hosts'; hosts: ReadonlyArray<{ name: string; address: string }> };
 
-export type Action = EngineEvent | UiAction | SessionAction;
+/**
+ * Output as the TUI hands it to the store (engine/output-coalescer.ts): a burst's newest lines per command and
+ * stream, in order, and how many lines before them were left out (counted, not shown; the session log has them).
+ */
+export type PaneOutputAction = {
+  type: 'pane.output';
+  host: string;
+  omitted: number;
+  batches: ReadonlyArray<{ runId: string; stream: 'stdout' | 'stderr'; lines: readonly string[] }>;
+};
+
+export type Action = EngineEvent | UiAction | SessionAction | PaneOutputAction;
 
 export function initialState(hosts: ReadonlyArray<{ name: string; address: string }>, screen: Screen = 'pipeline'): AppState {
   const panes: Record<string, PaneState> = {};
@@ -203,6 +214,27 @@ function appendLines(state: AppState, hosts: readonly string[], texts: readonly 
   return next;
 }
 
+/** Appends output to a pane: only lines that stay among its last PANE_LINES become pane lines; every line counts. */
+function appendOutput(p: PaneState, batches: PaneOutputAction['batches'], omitted: number): PaneState {
+  let carried = 0;
+  for (const b of batches) carried += b.lines.length;
+  let skip = Math.max(0, carried - PANE_LINES);
+  const added: PaneState['lines'] = [];
+  for (const b of batches) {
+    if (skip >= b.lines.length) {
+      skip -= b.lines.length;
+      continue;
+    }
+    const probe = p.commands.find((c) => c.runId === b.runId)?.probe ?? '';
+    const stderr = b.stream === 'stderr';
+    for (let i = skip; i < b.lines.length; i++) added.push({ text: b.lines[i] as string, stderr, probe });
+    skip = 0;
+  }
+  const old = PANE_LINES - added.length;
+  const lines = old <= 0 ? added : p.lines.length <= old ? [...p.lines, ...added] : [...p.lines.slice(-old), ...added];
+  return { ...p, lines, totalLines: p.totalLines + omitted + carried };
+}
+
 function updateCommand(p: PaneState, runId: string, f: (c: CommandView) => CommandView): PaneState {
   return { ...p, commands: p.commands.map((c) => (c.runId === runId ? f(c) : c)) };
 }
@@ -233,12 +265,9 @@ export function reduce(state: AppState, action: Action): AppState {
         commands: [...p.commands, { runId: action.runId, stage: action.stage, probe: action.probe, commandLine: withoutSudoWrapper(action.commandLine), sudo: action.sudo, running: true }],
       }));
     case 'cmd.output':
-      return updatePane(state, action.host, (p) => {
-        const probe = p.commands.find((c) => c.runId === action.runId)?.probe ?? '';
-        const added = action.lines.map((text) => ({ text, stderr: action.stream === 'stderr', probe }));
-        const lines = p.lines.length + added.length > PANE_LINES ? [...p.lines, ...added].slice(-PANE_LINES) : [...p.lines, ...added];
-        return { ...p, lines, totalLines: p.totalLines + added.length };
-      });
+      return updatePane(state, action.host, (p) => appendOutput(p, [action], 0));
+    case 'pane.output':
+      return updatePane(state, action.host, (p) => appendOutput(p, action.batches, action.omitted));
     case 'cmd.exit':
       return updatePane(state, action.host, (p) =>
         updateCommand(p, action.runId, (c) => ({

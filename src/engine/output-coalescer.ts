@@ -1,0 +1,85 @@
+/**
+ * Between the engine and the store in the TUI. The engine's output events carry every line (the session log
+ * records them all); a pane shows only its last PANE_LINES. Every store update re-renders and re-lays out the
+ * screen, so a host pouring out output would spend its time there: the coalescer turns a burst into at most
+ * one update per host every `intervalMs`, carrying only the lines a pane can still show and the count of those
+ * left out. The first output after a quiet interval goes through at once, so a slow command's lines are not held.
+ */
+import { PANE_LINES, type PaneOutputAction } from './store.js';
+
+type OutputEvent = { host: string; runId: string; stream: 'stdout' | 'stderr'; lines: readonly string[] };
+type Batch = PaneOutputAction['batches'][number];
+
+interface Pending {
+  omitted: number;
+  size: number;
+  batches: Batch[];
+}
+
+export class PaneOutputCoalescer {
+  private readonly pending = new Map<string, Pending>();
+  private timer: NodeJS.Timeout | undefined;
+  private lastFlush = Number.NEGATIVE_INFINITY;
+
+  constructor(
+    private readonly dispatch: (action: PaneOutputAction) => void,
+    private readonly intervalMs = 100,
+    private readonly keep = PANE_LINES,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  push(e: OutputEvent): void {
+    if (e.lines.length === 0) return;
+    let p = this.pending.get(e.host);
+    if (!p) this.pending.set(e.host, (p = { omitted: 0, size: 0, batches: [] }));
+    // Lines past the newest `keep` of one event can never be shown: only counted.
+    const lines = e.lines.length > this.keep ? e.lines.slice(-this.keep) : e.lines;
+    p.omitted += e.lines.length - lines.length;
+    const last = p.batches[p.batches.length - 1];
+    if (last && last.runId === e.runId && last.stream === e.stream) last.lines = last.lines.concat(lines);
+    else p.batches.push({ runId: e.runId, stream: e.stream, lines });
+    p.size += lines.length;
+    this.trim(p);
+    this.schedule();
+  }
+
+  /** Hands everything pending to the store now (before any other event, so the store sees events in order). */
+  flush(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.pending.size === 0) return;
+    this.lastFlush = this.now();
+    const all = [...this.pending];
+    this.pending.clear();
+    for (const [host, p] of all) this.dispatch({ type: 'pane.output', host, omitted: p.omitted, batches: p.batches });
+  }
+
+  /** Flushes and stops the timer (the session detaches from its engine). */
+  stop(): void {
+    this.flush();
+  }
+
+  /** Keeps the newest `keep` lines; older ones are only counted. */
+  private trim(p: Pending): void {
+    while (p.size > this.keep && p.batches.length > 0) {
+      const first = p.batches[0] as Batch;
+      const excess = p.size - this.keep;
+      if (first.lines.length <= excess) {
+        p.batches.shift();
+        p.omitted += first.lines.length;
+        p.size -= first.lines.length;
+      } else {
+        first.lines = first.lines.slice(excess);
+        p.omitted += excess;
+        p.size -= excess;
+      }
+    }
+  }
+
+  private schedule(): void {
+    if (this.timer) return;
+    const wait = this.lastFlush + this.intervalMs - this.now();
+    if (wait <= 0) this.flush();
+    else this.timer = setTimeout(() => this.flush(), wait);
+  }
+}

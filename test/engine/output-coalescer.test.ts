@@ -1,0 +1,134 @@
+/**
+ * The TUI's output path (issue 8): every line of every command reaches the session log as the engine emits it,
+ * while the store gets at most one update per host per interval carrying a pane's worth of lines. Whatever the
+ * interleaving, the pane must end with exactly the newest lines in order and the right count.
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { OutputBatcher } from '../../src/engine/output-batcher.js';
+import { PaneOutputCoalescer } from '../../src/engine/output-coalescer.js';
+import { initialState, PANE_LINES, reduce, type Action, type AppState } from '../../src/engine/store.js';
+
+const hosts = [{ name: 'a', address: '127.0.0.1:1' }, { name: 'b', address: '127.0.0.1:2' }];
+
+/** A state with two commands on each host (probe p1 and p2), as the engine leaves it after cmd.start. */
+function started(): AppState {
+  let s = initialState(hosts);
+  for (const h of ['a', 'b']) {
+    for (const p of ['p1', 'p2']) s = reduce(s, { type: 'cmd.start', host: h, runId: `${h}-${p}`, stage: 'inventory', probe: p, commandLine: p, sudo: false });
+  }
+  return s;
+}
+
+type Out = { host: string; runId: string; stream: 'stdout' | 'stderr'; lines: string[] };
+
+/** A deterministic interleaving: hosts, commands and streams alternate in bursts of varying size. */
+function traffic(events: number): Out[] {
+  const out: Out[] = [];
+  let n = 0;
+  for (let i = 0; i < events; i++) {
+    const host = i % 3 === 0 ? 'b' : 'a';
+    const probe = i % 5 < 2 ? 'p1' : 'p2';
+    const stream = i % 7 === 0 ? 'stderr' : 'stdout';
+    const size = [1, 3, 40, 700, 2000, 0, 17][i % 7] as number;
+    out.push({ host, runId: `${host}-${probe}`, stream, lines: Array.from({ length: size }, () => `${host} ${probe} ${stream} #${n++}`) });
+  }
+  return out;
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('pane output coalescing', () => {
+  it('ends with the same pane as applying every event to the store, in order, with every line counted', () => {
+    vi.useFakeTimers();
+    const events = traffic(400);
+    let direct = started();
+    for (const e of events) direct = reduce(direct, { type: 'cmd.output', ...e });
+
+    let coalesced = started();
+    const actions: Action[] = [];
+    const co = new PaneOutputCoalescer((a) => {
+      actions.push(a);
+      coalesced = reduce(coalesced, a);
+    }, 100);
+    for (const [i, e] of events.entries()) {
+      co.push(e);
+      if (i % 50 === 49) vi.advanceTimersByTime(100);
+    }
+    co.flush();
+
+    for (const h of ['a', 'b']) {
+      expect(coalesced.panes[h]!.totalLines).toBe(events.filter((e) => e.host === h).reduce((n, e) => n + e.lines.length, 0));
+      expect(coalesced.panes[h]!.totalLines).toBe(direct.panes[h]!.totalLines);
+      expect(coalesced.panes[h]!.lines).toEqual(direct.panes[h]!.lines);
+      expect(coalesced.panes[h]!.lines).toHaveLength(PANE_LINES);
+    }
+    // Stderr lines stay marked and every line names its command's probe.
+    expect(coalesced.panes.a!.lines.filter((l) => l.stderr).every((l) => l.text.includes('stderr'))).toBe(true);
+    expect(coalesced.panes.a!.lines.every((l) => l.text.includes(` ${l.probe} `))).toBe(true);
+    // 400 events became a handful of store updates: the first at once, then at most one per host per interval.
+    expect(actions.length).toBeLessThanOrEqual(2 * (1 + 8 + 1));
+  });
+
+  it('passes the first output after a quiet interval at once, and holds a burst for the interval', () => {
+    vi.useFakeTimers();
+    const actions: Action[] = [];
+    const co = new PaneOutputCoalescer((a) => actions.push(a), 100);
+    co.push({ host: 'a', runId: 'a-p1', stream: 'stdout', lines: ['first'] });
+    expect(actions).toHaveLength(1);
+    co.push({ host: 'a', runId: 'a-p1', stream: 'stdout', lines: ['second'] });
+    co.push({ host: 'a', runId: 'a-p1', stream: 'stdout', lines: ['third'] });
+    expect(actions).toHaveLength(1);
+    vi.advanceTimersByTime(100);
+    expect(actions).toEqual([
+      { type: 'pane.output', host: 'a', omitted: 0, batches: [{ runId: 'a-p1', stream: 'stdout', lines: ['first'] }] },
+      { type: 'pane.output', host: 'a', omitted: 0, batches: [{ runId: 'a-p1', stream: 'stdout', lines: ['second', 'third'] }] },
+    ]);
+  });
+
+  it('carries only a pane of lines for a huge burst and counts the rest', () => {
+    vi.useFakeTimers();
+    const actions: Array<Extract<Action, { type: 'pane.output' }>> = [];
+    const co = new PaneOutputCoalescer((a) => actions.push(a), 100);
+    co.push({ host: 'a', runId: 'a-p1', stream: 'stdout', lines: ['warm-up'] });
+    for (let i = 0; i < 100; i++) co.push({ host: 'a', runId: 'a-p1', stream: 'stdout', lines: Array.from({ length: 10_000 }, (_, j) => `${i}:${j}`) });
+    co.flush();
+    const burst = actions[1]!;
+    expect(burst.batches.reduce((n, b) => n + b.lines.length, 0)).toBe(PANE_LINES);
+    expect(burst.omitted + PANE_LINES).toBe(1_000_000);
+    expect(burst.batches.at(-1)!.lines.at(-1)).toBe('99:9999');
+  });
+
+  it('flush hands pending output over before the caller dispatches a later event (the session keeps order)', () => {
+    vi.useFakeTimers();
+    let s = started();
+    const co = new PaneOutputCoalescer((a) => (s = reduce(s, a)), 100);
+    co.push({ host: 'a', runId: 'a-p1', stream: 'stdout', lines: ['x'] });
+    co.push({ host: 'a', runId: 'a-p1', stream: 'stdout', lines: ['last words'] });
+    co.flush();
+    s = reduce(s, { type: 'cmd.exit', host: 'a', runId: 'a-p1', exitCode: 0, signal: null, durationMs: 1, timedOut: false, cancelled: false });
+    expect(s.panes.a!.lines.map((l) => l.text)).toEqual(['x', 'last words']);
+    expect(s.panes.a!.commands[0]).toMatchObject({ running: false, exitCode: 0 });
+  });
+});
+
+describe('output batcher', () => {
+  it('publishes every line once, in order, split across chunks, large batches at once and the last partial line at the end', () => {
+    vi.useFakeTimers();
+    const published: Array<[string, string[]]> = [];
+    const b = new OutputBatcher((stream, lines) => published.push([stream, lines]), 80, 2000);
+    let text = '';
+    for (let i = 0; i < 5000; i++) text += `line ${i}\n`;
+    text += 'no newline';
+    // Uneven chunks that cut lines (and one control sequence) in two.
+    for (let at = 0; at < text.length; at += 977) b.push('stdout', text.slice(at, at + 977));
+    b.push('stderr', 'warn\u001b[3');
+    b.push('stderr', '1m red\u001b[0m\n');
+    expect(published.length).toBeGreaterThan(0); // 2000 lines went out without waiting for the timer
+    b.end();
+    const stdout = published.filter(([s]) => s === 'stdout').flatMap(([, l]) => l);
+    expect(stdout).toEqual([...Array.from({ length: 5000 }, (_, i) => `line ${i}`), 'no newline']);
+    expect(published.filter(([s]) => s === 'stderr').flatMap(([, l]) => l)).toEqual(['warn red']);
+  });
+});
