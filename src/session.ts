@@ -7,6 +7,7 @@ import { Engine } from './engine/runner.js';
 import { StepExecutor } from './engine/steps.js';
 import { SessionLog } from './engine/session-log.js';
 import type { Store } from './engine/store.js';
+import { PaneOutputCoalescer } from './engine/output-coalescer.js';
 import type { Danger, StageDef, StageId } from './engine/types.js';
 import type { ClusterConfig, HostConfig } from './config/schema.js';
 import { ConfigError } from './config/errors.js';
@@ -110,11 +111,22 @@ export class TuiSession implements Controller {
 
   private attach(target: Target): void {
     this.target = target;
-    this.engine = new Engine(target.hosts, { config: target.config });
-    this.unsubscribe = this.engine.subscribe((e) => {
+    this.engine = new Engine(target.hosts, { config: target.config, backpressure: () => this.log.whenWritable() });
+    // The log gets every line as it comes; the store a pane's worth per interval (output-coalescer.ts), flushed
+    // before any other event so the store sees them in order.
+    const output = new PaneOutputCoalescer(this.store.dispatch);
+    const off = this.engine.subscribe((e) => {
       this.log.record(e);
-      this.store.dispatch(e);
+      if (e.type === 'cmd.output') output.push(e);
+      else {
+        output.flush();
+        this.store.dispatch(e);
+      }
     });
+    this.unsubscribe = () => {
+      off();
+      output.stop();
+    };
     // Rolling back needs the hosts: the journal's modal opens once they are connected (or failed).
     void this.engine.connectAll().then(() => {
       if (this.target === target) this.journal.check(target);

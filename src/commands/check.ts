@@ -51,7 +51,7 @@ export async function runCheck(values: CliValues, mode: Mode = 'check'): Promise
     return gate.code;
   }
   const log = new SessionLog();
-  const engine = new Engine(target.hosts, { config: target.config });
+  const engine = new Engine(target.hosts, { config: target.config, backpressure: () => log.whenWritable() });
   engine.subscribe((e) => log.record(e));
   const paint = painter(useColor());
   if (!values.json) engine.subscribe(plainReporter((l) => process.stdout.write(`${l}\n`), paint, values.verbose ?? false));

@@ -56,7 +56,7 @@ export async function runTroubleshoot(values: CliValues, positionals: readonly s
   const target = await targetFromCli(values);
   if (!target) return 2;
   const log = new SessionLog();
-  const engine = new Engine(target.hosts, { config: target.config });
+  const engine = new Engine(target.hosts, { config: target.config, backpressure: () => log.whenWritable() });
   engine.subscribe((e) => log.record(e));
   const color = useColor();
   if (!values.json && values.verbose) engine.subscribe(plainReporter((l) => process.stdout.write(`${l}\n`), painter(color), true));

@@ -55,6 +55,8 @@ export interface StageOutcome {
 export interface EngineOptions {
   config?: ClusterConfig;
   runId?: string;
+  /** The session log is behind: commands' output is read no faster than it is written (RunOptions.backpressure). */
+  backpressure?: () => Promise<void> | undefined;
 }
 
 export interface RunStageOptions {
@@ -85,8 +87,10 @@ export class Engine {
   private seq = 0;
   readonly facts = new Map<StageId, Map<string, unknown>>();
   readonly context: StageContext;
+  private readonly backpressure: EngineOptions['backpressure'];
 
   constructor(readonly hosts: readonly Host[], options: EngineOptions = {}) {
+    this.backpressure = options.backpressure;
     this.context = {
       config: options.config ?? defaultConfig(hosts),
       hosts: hosts.map((h) => h.name),
@@ -322,6 +326,8 @@ export class Engine {
         signal,
         ...(probe.env ? { env: probe.env } : {}),
         ...(probe.stdin !== undefined ? { stdin: probe.stdin } : {}),
+        ...(probe.keepOutputBytes !== undefined ? { maxBufferBytes: probe.keepOutputBytes } : {}),
+        ...(this.backpressure ? { backpressure: this.backpressure } : {}),
         onStdout: (c) => batcher.push('stdout', c),
         onStderr: (c) => batcher.push('stderr', c),
         onStart: (commandLine: string) => {

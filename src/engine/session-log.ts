@@ -3,7 +3,7 @@
  * user's state directory. Output is written as it arrives, so a crash loses nothing already seen.
  * No secrets pass through here: sudo passwords travel on stdin only and are never part of an event.
  */
-import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { close, mkdirSync, openSync, write } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { EngineEvent } from './events.js';
@@ -13,22 +13,136 @@ export function stateDir(): string {
   return join(base, 'l20-setup');
 }
 
+/** Bytes waiting for the disk before `whenWritable` asks the commands' output to wait. */
+const QUEUE_BYTES = 1024 * 1024;
+/** Each of the two write buffers: one is being written while events are copied into the other. */
+const BUFFER_BYTES = 2 * 1024 * 1024;
+
+/**
+ * Each event is copied into a buffer the moment it is recorded, and one fs.write at a time writes the buffer
+ * filled so far while the next one fills, so order is kept and a burst costs few system calls. The event's
+ * JSON text dies at once: text that waited for the disk would outlive the young-generation collections, and
+ * a host pouring out output would grow the old generation by tens of MB (so would WriteStream, which makes a
+ * Buffer of every write). Only when both buffers are full does text queue, and then whenWritable holds the
+ * output back.
+ */
 export class SessionLog {
-  private readonly stream: WriteStream;
+  private readonly fd: number;
   readonly path: string;
+  private readonly buffers = [Buffer.allocUnsafe(BUFFER_BYTES), Buffer.allocUnsafe(BUFFER_BYTES)];
+  /** The buffer events are copied into, and how full it is. */
+  private current = 0;
+  private filled = 0;
+  /** Events that did not fit, in order (copied in before anything newer). */
+  private overflow: string[] = [];
+  private overflowBytes = 0;
+  private writing = false;
+  private closing: Promise<void> | undefined;
+  private finishClose: (() => void) | undefined;
+  private broken = false;
+  private drained: { promise: Promise<void>; resolve: () => void } | undefined;
 
   constructor(dir: string = join(stateDir(), 'sessions'), readonly runId: string = newRunId()) {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     this.path = join(dir, `${runId}.jsonl`);
-    this.stream = createWriteStream(this.path, { flags: 'a', mode: 0o600 });
+    this.fd = openSync(this.path, 'a', 0o600);
   }
 
   record(event: EngineEvent): void {
-    this.stream.write(`${JSON.stringify({ t: new Date().toISOString(), ...event })}\n`);
+    if (this.closing || this.broken) return;
+    const line = `${JSON.stringify({ t: new Date().toISOString(), ...event })}\n`;
+    if (this.overflow.length > 0 || !this.copy(line)) {
+      this.overflow.push(line);
+      this.overflowBytes += Buffer.byteLength(line);
+    }
+    if (!this.writing) this.writeNext();
   }
 
+  /**
+   * A promise while more than QUEUE_BYTES wait to be written, settled once fewer do (Engine's backpressure): a
+   * host pouring out output is read no faster than the disk takes it, so memory stays flat. Undefined when the
+   * log keeps up, and once it is closed or broken (it never holds a command forever).
+   */
+  whenWritable(): Promise<void> | undefined {
+    if (this.waiting() <= QUEUE_BYTES || this.broken) return undefined;
+    if (!this.drained) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => (resolve = r));
+      this.drained = { promise, resolve };
+    }
+    return this.drained.promise;
+  }
+
+  /** Writes what is waiting, then closes the file. */
   close(): Promise<void> {
-    return new Promise((resolve) => this.stream.end(resolve));
+    this.closing ??= new Promise<void>((resolve) => {
+      this.finishClose = () => close(this.fd, () => resolve());
+      if (!this.writing) this.writeNext();
+    });
+    return this.closing;
+  }
+
+  private waiting(): number {
+    return this.filled + this.overflowBytes;
+  }
+
+  /** Copies `line` into the current buffer if it fits. */
+  private copy(line: string): boolean {
+    const room = BUFFER_BYTES - this.filled;
+    // A UTF-8 character takes at most 3 bytes per UTF-16 unit: only a line near the limit is measured.
+    if (line.length * 3 > room && Buffer.byteLength(line) > room) return false;
+    this.filled += (this.buffers[this.current] as Buffer).write(line, this.filled);
+    return true;
+  }
+
+  private writeNext(): void {
+    while (this.overflow.length > 0 && this.copy(this.overflow[0] as string)) {
+      this.overflowBytes -= Buffer.byteLength(this.overflow.shift() as string);
+    }
+    let data: Buffer;
+    if (this.filled > 0) {
+      data = (this.buffers[this.current] as Buffer).subarray(0, this.filled);
+      this.current = 1 - this.current;
+      this.filled = 0;
+    } else if (this.overflow.length > 0 && !this.broken) {
+      // One event larger than a whole buffer: written on its own.
+      const line = this.overflow.shift() as string;
+      data = Buffer.from(line);
+      this.overflowBytes -= data.length;
+    } else {
+      this.writing = false;
+      this.release();
+      const finish = this.finishClose;
+      this.finishClose = undefined;
+      finish?.();
+      return;
+    }
+    this.writing = true;
+    this.writeBytes(data);
+  }
+
+  private writeBytes(data: Buffer): void {
+    write(this.fd, data, 0, data.length, null, (err, written) => {
+      if (err) {
+        // A full or vanished disk: the session goes on without its log rather than stopping every command.
+        this.broken = true;
+        this.filled = 0;
+        this.overflow = [];
+        this.overflowBytes = 0;
+      } else if (written < data.length) {
+        this.writeBytes(data.subarray(written));
+        return;
+      }
+      // What waits may have fallen below the mark while this write ran: let the commands read on.
+      if (this.waiting() <= QUEUE_BYTES) this.release();
+      this.writeNext();
+    });
+  }
+
+  private release(): void {
+    const d = this.drained;
+    this.drained = undefined;
+    d?.resolve();
   }
 }
 

@@ -20,6 +20,11 @@ export interface ProbeDef {
   /** Run through `sudo -n` ([root] in STAGES.md). */
   sudo?: boolean;
   timeoutMs?: number;
+  /**
+   * Bytes of each output stream kept for collect: the tail (default the transport's 64 MiB). For a probe whose
+   * collect reads only the end of a long output; every line still reaches the panes and the session log.
+   */
+  keepOutputBytes?: number;
 }
 
 export interface Verdict {

@@ -7,7 +7,7 @@
 import { execa } from 'execa';
 import { buildCommand, type BuiltCommand } from './quote.js';
 import { DEFAULT_BACKUP_ROOT, backupRunId, readFileVia, writeFileAtomicVia } from './files.js';
-import { DEFAULT_MAX_BUFFER_BYTES, StreamCollector, finishedResult, notStartedResult } from './output.js';
+import { DEFAULT_MAX_BUFFER_BYTES, StreamCollector, finishedResult, notStartedResult, outputGate, pauseStreams } from './output.js';
 import {
   TransportError,
   type Command,
@@ -120,8 +120,15 @@ export class LocalHost implements Host {
       trackGroup(pid);
       this.mine.add(pid);
     }
-    subprocess.stdout?.on('data', (chunk: Buffer | string) => stdout.push(chunk));
-    subprocess.stderr?.on('data', (chunk: Buffer | string) => stderr.push(chunk));
+    const gate = outputGate(pauseStreams([subprocess.stdout, subprocess.stderr]), options.backpressure);
+    subprocess.stdout?.on('data', (chunk: Buffer | string) => {
+      stdout.push(chunk);
+      gate.afterChunk();
+    });
+    subprocess.stderr?.on('data', (chunk: Buffer | string) => {
+      stderr.push(chunk);
+      gate.afterChunk();
+    });
 
     let stopped: 'timedOut' | 'cancelled' | null = null;
     let killTimer: NodeJS.Timeout | undefined;

@@ -74,6 +74,44 @@ export class StreamCollector {
   }
 }
 
+/** How a run stops and restarts the flow of a command's output. */
+export interface OutputFlow {
+  stop(): void;
+  start(): void;
+}
+
+/** Pausing and resuming the output streams themselves. */
+export function pauseStreams(streams: ReadonlyArray<{ pause(): unknown; resume(): unknown } | null | undefined>): OutputFlow {
+  return {
+    stop: () => streams.forEach((s) => s?.pause()),
+    start: () => streams.forEach((s) => s?.resume()),
+  };
+}
+
+/**
+ * Stops the flow while `backpressure` (RunOptions) says the output's consumer is behind, and starts it again
+ * once it has caught up; `afterChunk` is called after each chunk. `waiting()` tells a run's end handling that
+ * output held back is still to come.
+ */
+export function outputGate(flow: OutputFlow, backpressure: (() => Promise<void> | undefined) | undefined): { afterChunk: () => void; waiting: () => boolean } {
+  let waiting = false;
+  const start = () => {
+    waiting = false;
+    flow.start();
+  };
+  return {
+    afterChunk: () => {
+      if (waiting || !backpressure) return;
+      const wait = backpressure();
+      if (!wait) return;
+      waiting = true;
+      flow.stop();
+      wait.then(start, start);
+    },
+    waiting: () => waiting,
+  };
+}
+
 /** The last `max` non-empty lines of `text`, sanitized for display. */
 export function tailLines(text: string, max = 20): string[] {
   const lines = text.split('\n').map((l) => sanitize(l.replace(/\r/g, ''))).filter((l) => l.trim() !== '');

@@ -8,7 +8,8 @@
  */
 import type { ClientChannel } from 'ssh2';
 import type { BuiltCommand } from './quote.js';
-import { DEFAULT_MAX_BUFFER_BYTES, StreamCollector, finishedResult, notStartedResult } from './output.js';
+import { DEFAULT_MAX_BUFFER_BYTES, StreamCollector, finishedResult, notStartedResult, outputGate, pauseStreams } from './output.js';
+import { windowValve } from './ssh-window.js';
 import { exitOf, openExecChannel, type ActiveRun, type Connection, type ConnectionLabel } from './ssh-channel-queue.js';
 import { ConnectionLostError, TransportError, type RunOptions, type RunResult } from './types.js';
 
@@ -73,6 +74,7 @@ function driveChannel(conn: Connection, channel: ClientChannel, built: BuiltComm
       signal?.removeEventListener('abort', onAbort);
       conn.active.delete(active);
       conn.slots.channelEnded();
+      valve?.forget();
     };
     const finish = () => {
       if (done) return;
@@ -107,8 +109,17 @@ function driveChannel(conn: Connection, channel: ClientChannel, built: BuiltComm
     };
     conn.active.add(active);
 
-    channel.on('data', (chunk: Buffer) => stdout.push(chunk));
-    channel.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+    // Held back at the SSH window where ssh2 allows it (ssh-window.ts), else by pausing the streams.
+    const valve = options.backpressure ? windowValve(channel) : undefined;
+    const gate = outputGate(valve ?? pauseStreams([channel, channel.stderr]), options.backpressure);
+    channel.on('data', (chunk: Buffer) => {
+      stdout.push(chunk);
+      gate.afterChunk();
+    });
+    channel.stderr.on('data', (chunk: Buffer) => {
+      stderr.push(chunk);
+      gate.afterChunk();
+    });
     channel.on('exit', (code: number | null, sig?: string) => {
       if (typeof code === 'number') exitCode = code;
       else if (sig) exitSignal = sig.startsWith('SIG') ? sig : `SIG${sig}`;
@@ -119,8 +130,9 @@ function driveChannel(conn: Connection, channel: ClientChannel, built: BuiltComm
       if (channel.stderr.readableEnded || channel.stderr.destroyed) finish();
       else {
         channel.stderr.once('end', finish);
+        // A paused stderr still holds output: its 'end' comes after the gate resumes it.
         setImmediate(() => {
-          if (!done && !conn.gone) finish();
+          if (!done && !conn.gone && !gate.waiting()) finish();
         });
       }
     });

@@ -26,6 +26,12 @@ export interface RunOptions {
   onStart?: (commandLine: string) => void;
   /** Keep at most this many bytes of each stream in the result (default 64 MiB); the callbacks still see all. */
   maxBufferBytes?: number;
+  /**
+   * Asked after each output chunk: a promise when whoever takes the output is behind (the session log writing to
+   * disk). Reading this command's output pauses until it settles; over SSH the unread data holds the channel's
+   * window, so the remote command waits instead of our memory growing.
+   */
+  backpressure?: () => Promise<void> | undefined;
 }
 
 export interface RunResult {
