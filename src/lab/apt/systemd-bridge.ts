@@ -7,7 +7,6 @@
  */
 import type { Machine } from '../model/types.js';
 import { registerBootHook } from '../system/boot.js';
-import { runInLevel } from '../system/exec-context.js';
 import { daemonProgram, registerServiceProgram } from '../system/systemd/programs.js';
 import { enableUnit, installedUnits, setServiceBackend } from './services.js';
 
@@ -30,7 +29,6 @@ registerServiceProgram(daemonProgram('lldpd', ['/usr/sbin/lldpd'], { children: (
 registerServiceProgram(daemonProgram('ntpd', ['/usr/lib/ntp/ntp-systemd-wrapper'], { children: () => [['/usr/sbin/ntpd', '-p', '/var/run/ntpd.pid', '-g', '-u', '113:120']] }));
 
 registerBootHook('kernel', 'apt-package-units', async ({ machine: m, system }) => {
-  await runInLevel({ transformNext: false, uid: 0 }, async () => {
-    for (const u of installedUnits(m)) if (u.enable) await enableUnit(system.shell.fs, u);
-  });
+  const rootFs = system.shell.fsAs(0);
+  for (const u of installedUnits(m)) if (u.enable) await enableUnit(rootFs, u);
 }, { cold: true });

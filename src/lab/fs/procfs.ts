@@ -6,7 +6,7 @@
 import type { Machine } from '../model/types.js';
 import { dir, file, text, type VDir, type VNode } from './vfs.js';
 import { procNetBonding } from '../tools/bonding-render.js';
-import { effectiveUid } from '../system/exec-context.js';
+import { readerUid } from '../system/exec-context.js';
 import { nvidiaProcEntries } from '../tools/nvidia-proc.js';
 
 export function renderMeminfo(m: Machine): string {
@@ -64,7 +64,7 @@ export function buildProcfs(m: Machine): VDir {
       modules: file(() => m.modules.map((mod) => `${mod} 65536 0 - Live 0x0000000000000000\n`).join('')),
       driver: dir(() => ({ rtc: text('rtc_time\t: 09:00:00\n'), ...nvidiaProcEntries(m) })),
       // Bonding's view of each bond; the 802.3ad details are root-only (CAP_NET_ADMIN).
-      net: dir(() => ({ bonding: procNetBonding(m, () => effectiveUid(m.user.uid) === 0) })),
+      net: dir(() => ({ bonding: procNetBonding(m, () => readerUid(m.user.uid) === 0) })),
       sys: dir(() => ({
         kernel: dir(() => ({
           hostname: file(() => `${m.hostname}\n`),

@@ -7,7 +7,7 @@
  */
 import { latin1FromBytes, type ExecResult, type ResolvedCommandContext } from 'just-bash';
 import { errnoText, errorPath } from '../fs/vfs.js';
-import { currentLevel, runInLevel, type OutputSink } from '../system/exec-context.js';
+import { levelOf, type ExecLevel, type OutputSink } from '../system/exec-context.js';
 import { LIVE_ENV, nestedSinks } from '../system/live.js';
 import { shellQuote } from './args.js';
 import { rewriteStderr } from './notfound.js';
@@ -45,33 +45,38 @@ export interface NestedOptions {
   uid?: number;
 }
 
+/** just-bash's limit on nested executions, which the lab's nested levels keep (see runNested). */
+const MAX_EXEC_DEPTH = 64;
+
 export async function runNested(ctx: ResolvedCommandContext, script: string, opts: NestedOptions): Promise<ExecResult> {
-  if (!ctx.exec) return { stdout: '', stderr: 'bash: cannot execute: no interpreter\n', exitCode: 126 };
-  const exec = ctx.exec;
+  const parent = levelOf(ctx);
+  if (!parent) return { stdout: '', stderr: 'bash: cannot execute: no interpreter\n', exitCode: 126 };
   let prelude = exportPrelude(opts.env);
   if (opts.positional && opts.positional.length > 0) prelude += `set -- ${opts.positional.map(shellQuote).join(' ')}\n`;
   for (const flag of opts.setFlags ?? []) prelude += `set ${flag}\n`;
   const execOpts = {
     cwd: opts.cwd ?? ctx.cwd,
-    replaceEnv: true,
-    env: {},
     ...(ctx.signal ? { signal: ctx.signal } : {}),
     ...(opts.stdin !== undefined ? { stdin: opts.stdin, stdinKind: 'bytes' as const } : {}),
   };
   const root = opts.env.USER === 'root';
   // The script's output streams wherever this command's own output does (system/live.ts).
-  const parent = currentLevel();
   const sinks = nestedSinks(ctx.env.get(LIVE_ENV), parent);
-  const level = {
+  const signal = ctx.signal ?? parent.signal;
+  const level: ExecLevel = {
     ...(sinks.stdout ? { stdout: sinks.stdout } : {}),
     ...(sinks.stderr ? { stderr: rewritingSink(sinks.stderr, root) } : {}),
-    transformNext: true,
-    uid: opts.uid ?? parent?.uid ?? 0,
-    ...(ctx.signal ?? parent?.signal ? { signal: ctx.signal ?? parent?.signal } : {}),
+    uid: opts.uid ?? parent.uid,
+    ...(signal ? { signal } : {}),
+    depth: parent.depth + 1,
+    nest: parent.nest,
   };
+  // Each level runs in an interpreter of its own, so just-bash's own count of nested executions
+  // starts afresh there; the lab counts levels instead, with just-bash's limit and message.
+  if (level.depth > MAX_EXEC_DEPTH) return { stdout: '', stderr: `bash: maximum nested execution depth (${MAX_EXEC_DEPTH}) exceeded\n`, exitCode: 126 };
   let res: ExecResult;
   try {
-    res = await runInLevel(level, () => exec(prelude + script, execOpts));
+    res = await parent.nest(level, prelude + script, execOpts);
   } catch (e) {
     // A redirection the file system refused escapes just-bash's exec(): the script ends there.
     const code = (e as { code?: string }).code;

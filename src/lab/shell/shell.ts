@@ -1,14 +1,16 @@
 /**
- * One machine's shell: a just-bash interpreter over the machine's file system (an in-memory root
+ * One machine's shell: just-bash interpreters over the machine's file system (an in-memory root
  * with /proc and /sys mounted from the model) with the modelled tools registered as commands.
- * Every exec request runs as a fresh shell in this one interpreter, so files written by one
- * command are seen by the next, as on a real host.
+ * Every exec request, and every nested script a lab command runs (sudo, bash -c), runs as a fresh
+ * shell in an interpreter of its own over the one file system, so files written by one command are
+ * seen by the next, as on a real host. Each interpreter's view of the files carries its script
+ * level (system/exec-context.ts): the uid permissions are checked for and where live output goes.
  *
  * A tool exists only while a package providing it is installed: its command and its stub in
  * /usr/bin (which just-bash's PATH lookup needs) are added by syncCommands(), so `command -v`,
  * `type` and bash's own not-found path behave as on the real host.
  */
-import { Bash, InMemoryFs, MountableFs, defineCommand, getCommandNames, type Command, type IFileSystem } from 'just-bash';
+import { Bash, InMemoryFs, MountableFs, defineCommand, getCommandNames, type BashExecResult, type Command, type IFileSystem } from 'just-bash';
 import type { Cluster } from '../model/cluster.js';
 import { isInstalled } from '../model/packages.js';
 import type { Machine } from '../model/types.js';
@@ -16,7 +18,7 @@ import { buildProcfs } from '../fs/procfs.js';
 import { BASE_DIRS, BASE_LINKS, baseFiles } from '../fs/rootfs.js';
 import { buildSysfs } from '../fs/sysfs.js';
 import { TreeFs, errnoText, errorPath } from '../fs/vfs.js';
-import { currentLevel, runInLevel, type OutputSink } from '../system/exec-context.js';
+import { LEVEL_ID, asReader, enterLevel, leaveLevel, type ExecLevel, type LevelExecOptions, type OutputSink } from '../system/exec-context.js';
 import { LIVE_ERR, LIVE_OUT, liveOutputPlugin } from '../system/live.js';
 import { systemFs } from '../system/perms.js';
 import { withSystemProc } from '../system/procfs.js';
@@ -52,7 +54,10 @@ export interface RunResult {
 }
 
 export interface Shell {
+  /** The files as the login user sees them (lab code and tests outside any command). */
   readonly fs: IFileSystem;
+  /** The files as `uid` sees them: system code (boot, systemd, package scripts) works as root, `fsAs(0)`. */
+  fsAs(uid: number): IFileSystem;
   run(req: RunRequest): Promise<RunResult>;
   /** Adds or removes tool commands after the machine's packages changed. */
   syncCommands(): Promise<void>;
@@ -91,13 +96,28 @@ export async function createShell(machine: Machine, cluster: Cluster, tools: rea
   await memory.chmod('/root', 0o700);
   await memory.chmod(`/run/user/${machine.user.uid}`, 0o700);
   for (const p of [...Object.keys(baseFiles(machine)), ...BASE_DIRS]) await memory.utimes(p, now(), now());
-  // Owners, permissions, file times from the simulated clock, live output devices (system/).
-  const base = systemFs(memory, machine.system.files, now, () => machine.user.uid);
-
-  const fs = new MountableFs({ base });
   const bootTime = (): Date => new Date(machine.system.boot.at);
-  fs.mount('/sys', new TreeFs({ mountPoint: '/sys', root: () => buildSysfs(machine), version: () => machine.revision, fileSize: 4096, mtime: bootTime }));
-  fs.mount('/proc', new TreeFs({ mountPoint: '/proc', root: () => withSystemProc(buildProcfs(machine), machine), version: () => machine.revision + machine.system.procVersion(), fileSize: 0, mtime: now }));
+  const sysTree = new TreeFs({ mountPoint: '/sys', root: () => buildSysfs(machine), version: () => machine.revision, fileSize: 4096, mtime: bootTime });
+  const procTree = new TreeFs({ mountPoint: '/proc', root: () => withSystemProc(buildProcfs(machine), machine), version: () => machine.revision + machine.system.procVersion(), fileSize: 0, mtime: now });
+
+  /**
+   * The file system as one uid sees it: owners, permissions, file times from the simulated clock,
+   * live output devices to the level's sinks (system/), /sys and /proc rendered from the model (the
+   * trees are shared; /proc renders some files by who reads them).
+   */
+  const view = (uid: number, level?: ExecLevel, levelId?: number): MountableFs => {
+    const v = new MountableFs({ base: systemFs(memory, machine.system.files, now, uid, level) });
+    v.mount('/sys', sysTree);
+    v.mount('/proc', readingAs(procTree, uid));
+    if (levelId !== undefined) Object.defineProperty(v, LEVEL_ID, { value: levelId });
+    return v;
+  };
+  const views = new Map<number, IFileSystem>();
+  const fsAs = (uid: number): IFileSystem => {
+    let v = views.get(uid);
+    if (!v) views.set(uid, (v = view(uid)));
+    return v;
+  };
 
   const available = (t: Tool): boolean => !t.packages || t.packages.some((p) => isInstalled(machine.packages, p));
   const byName = new Map(tools.map((t) => [t.name, t]));
@@ -138,68 +158,98 @@ export async function createShell(machine: Machine, cluster: Cluster, tools: rea
   // PATH lookup finds its stub in /usr/bin (or /bin, a symlink to it here).
   for (const name of new Set([...getCommandNames(), ...core.map((c) => c.name)])) await writeStub(name);
 
-  const registered = new Set<string>();
+  // Tool commands registered so far: a tool stays registered once its package was installed (its
+  // command answers not-found when the package is gone again, and its stub is removed).
+  const registered = new Map<string, Command>();
   // Commands that never get the live-output marker (system/live.ts): builtins, and printenv, which
   // would print it.
   const builtins = new Set([...SHELL_BUILTINS, 'exec', 'eval', 'source', '.', 'kill', 'echo', 'printf', 'test', '[', 'true', 'false', 'pwd', 'printenv']);
-  const bash = new Bash({
-    fs,
-    cwd: machine.user.home,
-    env: { HOME: machine.user.home, USER: machine.user.name, PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' },
-    customCommands: core,
-    executionLimits: LIMITS,
-    // The lab's own commands are trusted host code that waits on timers (simulated time); the
-    // defense-in-depth sandbox would block setTimeout inside them.
-    defenseInDepth: false,
-    // `sleep` waits wall-clock time at any speed (transport timeouts are tested with it). just-bash
-    // does not hand its abort signal to `sleep`; the exec's signal travels in async context.
-    sleep: (ms) => machine.clock.sleep(ms, currentLevel()?.signal, true).then(() => undefined),
-    processInfo: { pid: 4242, ppid: 4241, uid: machine.user.uid, gid: machine.user.gid },
-  });
+  // Programs outside /usr/bin (a venv's torchrun, pip, python) run by absolute path (programs.ts).
+  const programs = programsPlugin();
+  /** Interpreters whose script runs now: apt-get and dpkg add commands to them while they run. */
+  const running = new Set<Bash>();
+  const interpreter = (level: ExecLevel, fs: IFileSystem): Bash => {
+    const bash = new Bash({
+      fs,
+      cwd: machine.user.home,
+      env: { HOME: machine.user.home, USER: machine.user.name, PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' },
+      customCommands: [...core, ...registered.values()],
+      executionLimits: LIMITS,
+      // The lab's own commands are trusted host code that waits on timers (simulated time); the
+      // defense-in-depth sandbox would block setTimeout inside them.
+      defenseInDepth: false,
+      // `sleep` waits wall-clock time at any speed (transport timeouts are tested with it). just-bash
+      // does not hand its abort signal to `sleep`; the level's is the one to obey.
+      sleep: (ms) => machine.clock.sleep(ms, level.signal, true).then(() => undefined),
+      processInfo: { pid: 4242, ppid: 4241, uid: machine.user.uid, gid: machine.user.gid },
+    });
+    bash.registerTransformPlugin(liveOutputPlugin(level, builtins));
+    bash.registerTransformPlugin(programs);
+    return bash;
+  };
+
+  /** Runs `script` as `level`'s own, in a fresh interpreter whose file system view carries the level. */
+  const runLevel = async (level: ExecLevel, script: string, opts: LevelExecOptions & { rawScript?: boolean }): Promise<BashExecResult> => {
+    const id = enterLevel(level);
+    const bash = interpreter(level, view(level.uid, level, id));
+    running.add(bash);
+    try {
+      return await bash.exec(script, {
+        cwd: opts.cwd,
+        replaceEnv: true,
+        env: {},
+        ...(opts.rawScript ? { rawScript: true } : {}),
+        ...(opts.stdin !== undefined ? { stdin: opts.stdin, stdinKind: opts.stdinKind ?? 'bytes' } : {}),
+        ...(opts.signal ? { signal: opts.signal } : {}),
+      });
+    } finally {
+      running.delete(bash);
+      leaveLevel(id);
+    }
+  };
+  const nest: ExecLevel['nest'] = (child, script, opts) => runLevel(child, script, opts);
 
   const syncCommands = async (): Promise<void> => {
     for (const tool of tools) {
       const want = available(tool);
       if (want && !registered.has(tool.name)) {
-        bash.registerCommand(toolCommand(tool));
-        registered.add(tool.name);
+        const command = toolCommand(tool);
+        registered.set(tool.name, command);
+        for (const bash of running) bash.registerCommand(command);
       }
       const stub = `/usr/bin/${tool.name}`;
       if (want) await writeStub(tool.name);
       else if (await memory.exists(stub)) await memory.rm(stub);
     }
   };
-  bash.registerTransformPlugin(liveOutputPlugin(builtins));
-  // Programs outside /usr/bin (a venv's torchrun, pip, python) run by absolute path (programs.ts).
-  bash.registerTransformPlugin(programsPlugin());
   await syncCommands();
 
   const shell: Shell = {
-    fs,
+    fs: fsAs(machine.user.uid),
+    fsAs,
     syncCommands,
     async run(req) {
       // Export the session environment explicitly: values passed through exec options are not
       // exported to child commands by just-bash.
       const script = exportPrelude(req.env) + req.commandLine;
       const root = req.env.USER === 'root';
-      const level = {
+      const level: ExecLevel = {
         ...(req.stdout ? { stdout: req.stdout } : {}),
         ...(req.stderr ? { stderr: liveStderr(req.stderr, root) } : {}),
-        transformNext: true,
         uid: req.uid ?? (root ? 0 : machine.user.uid),
         signal: req.signal,
+        depth: 0,
+        nest,
       };
       let res;
       try {
-        res = await runInLevel(level, () => bash.exec(script, {
+        res = await runLevel(level, script, {
           cwd: req.cwd ?? req.env.HOME ?? machine.user.home,
-          replaceEnv: true,
-          env: {},
           rawScript: true,
           stdin: req.stdin.toString('latin1'),
           stdinKind: 'bytes',
           signal: req.signal,
-        }));
+        });
       } catch (e) {
         // just-bash lets a failed redirection write (a read-only sysfs attribute, a file the user
         // may not write) escape exec(); bash would report it and go on, the lab ends the command there.
@@ -213,6 +263,23 @@ export async function createShell(machine: Machine, cluster: Cluster, tools: rea
   };
   machine.system.attachShell(shell);
   return shell;
+}
+
+/** A view of a rendered tree (/proc) whose files render for `uid` (exec-context.ts asReader). */
+function readingAs(tree: IFileSystem, uid: number): IFileSystem {
+  const wrapped = new Map<PropertyKey, unknown>();
+  return new Proxy(tree, {
+    get(target, prop, receiver) {
+      const value: unknown = Reflect.get(target, prop, receiver);
+      if (typeof value !== 'function') return value;
+      let w = wrapped.get(prop);
+      if (!w) {
+        const f = value as (...a: unknown[]) => unknown;
+        wrapped.set(prop, (w = (...a: unknown[]) => asReader(uid, () => f.apply(target, a))));
+      }
+      return w;
+    },
+  });
 }
 
 /** A live stderr sink that gets the same rewriting as a finished command's stderr. */

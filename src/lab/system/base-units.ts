@@ -4,7 +4,6 @@
  * [Install] links Ubuntu's postinst scripts leave; and the system accounts those daemons run as.
  * Texts follow the jammy packages' unit files, trimmed to the directives the lab acts on.
  */
-import { runInLevel } from './exec-context.js';
 import type { MachineSystem } from './machine-system.js';
 
 const UNITS: Record<string, { text: string; links: string[] }> = {
@@ -194,21 +193,19 @@ Type=notify
 
 /** Writes the base units (and their enable links) that are not on the machine yet. */
 export async function installBaseUnits(sys: MachineSystem): Promise<void> {
-  const fs = sys.shell.fs;
-  await runInLevel({ transformNext: false, uid: 0 }, async () => {
-    await fs.mkdir('/lib/systemd/system', { recursive: true });
-    for (const [name, u] of Object.entries(UNITS)) {
-      const path = `/lib/systemd/system/${name}`;
-      if (await fs.exists(path)) continue;
-      await fs.writeFile(path, u.text);
-      for (const link of u.links) {
-        const at = `/etc/systemd/system/${link}`;
-        if (await fs.lstat(at).then(() => true, () => false)) continue;
-        await fs.mkdir(at.slice(0, at.lastIndexOf('/')), { recursive: true });
-        await fs.symlink(path, at);
-      }
+  const fs = sys.shell.fsAs(0);
+  await fs.mkdir('/lib/systemd/system', { recursive: true });
+  for (const [name, u] of Object.entries(UNITS)) {
+    const path = `/lib/systemd/system/${name}`;
+    if (await fs.exists(path)) continue;
+    await fs.writeFile(path, u.text);
+    for (const link of u.links) {
+      const at = `/etc/systemd/system/${link}`;
+      if (await fs.lstat(at).then(() => true, () => false)) continue;
+      await fs.mkdir(at.slice(0, at.lastIndexOf('/')), { recursive: true });
+      await fs.symlink(path, at);
     }
-  });
+  }
 }
 
 /** System accounts of a jammy server (uid → name) besides those in the lab's /etc/passwd. */

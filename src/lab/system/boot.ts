@@ -21,7 +21,6 @@ import type { ExecResult, ResolvedCommandContext } from 'just-bash';
 import type { Machine } from '../model/types.js';
 import { rng } from '../util/prng.js';
 import { installBaseUnits } from './base-units.js';
-import { runInLevel } from './exec-context.js';
 import { isAvailable, loadModule, parseBlacklist, parseModulesLoad, registeredModules, type LoadResult } from './kernel.js';
 import type { MachineSystem } from './machine-system.js';
 import type { Cluster } from '../model/cluster.js';
@@ -73,15 +72,14 @@ function uuid(seed: number, host: string, boot: number): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${'89ab'[parseInt(h[16] ?? '0', 16) % 4]}${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
-const ROOT = { transformNext: false, uid: 0 } as const;
 
 async function readAll(sys: MachineSystem, dirs: readonly string[], suffix: string): Promise<string[]> {
-  const fs = sys.shell.fs;
+  const fs = sys.shell.fsAs(0);
   const texts: string[] = [];
   // systemd-modules-load reads files by name across directories; /etc overrides /lib of the same name.
   const byName = new Map<string, string>();
   for (const d of [...dirs].reverse()) {
-    const names = await runInLevel({ ...ROOT }, () => fs.readdir(d)).catch(() => [] as string[]);
+    const names = await fs.readdir(d).catch(() => [] as string[]);
     for (const n of names) if (n.endsWith(suffix)) byName.set(n, `${d}/${n}`);
   }
   for (const n of [...byName.keys()].sort()) {
@@ -124,16 +122,14 @@ async function loadBootModules(sys: MachineSystem): Promise<void> {
 
 /** /run is a tmpfs and jammy empties /tmp at boot (tmpfiles.d/tmp.conf): both start empty. */
 async function clearVolatile(sys: MachineSystem): Promise<void> {
-  const fs = sys.shell.fs;
-  await runInLevel({ ...ROOT }, async () => {
-    for (const dir of ['/run', '/tmp']) {
-      for (const name of await fs.readdir(dir).catch(() => [] as string[])) {
-        // The lab's own bookkeeping and the login user's runtime directory (recreated at login) stay.
-        if (name.startsWith('.lab-') || (dir === '/run' && name === 'user')) continue;
-        await fs.rm(`${dir}/${name}`, { recursive: true, force: true }).catch(() => undefined);
-      }
+  const fs = sys.shell.fsAs(0);
+  for (const dir of ['/run', '/tmp']) {
+    for (const name of await fs.readdir(dir).catch(() => [] as string[])) {
+      // The lab's own bookkeeping and the login user's runtime directory (recreated at login) stay.
+      if (name.startsWith('.lab-') || (dir === '/run' && name === 'user')) continue;
+      await fs.rm(`${dir}/${name}`, { recursive: true, force: true }).catch(() => undefined);
     }
-  });
+  }
 }
 
 /** PID 1 and the kernel threads ps shows first. */

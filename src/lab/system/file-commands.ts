@@ -62,7 +62,7 @@ export function installCommand(m: Machine): Command {
     });
     if (bad) return bad;
     const acct = await accounts(ctx);
-    const uid = effectiveUid(m.user.uid);
+    const uid = effectiveUid(ctx, m.user.uid);
     let want: Owner | undefined;
     if (owner !== undefined || group !== undefined) {
       const parsed = parseOwnerSpec(`${owner ?? ''}${group !== undefined ? `:${group}` : ''}`, acct, { uid, gid: m.system.files.gidOf(uid) });

@@ -3,7 +3,7 @@
  * so without help a script's output would reach the client only when the whole script finished.
  *
  * How the lab streams: every script a level runs (see exec-context.ts) is rewritten before it
- * runs, by a just-bash transform plugin on its syntax tree. Each simple command whose stdout or
+ * runs, by a just-bash transform plugin on its syntax tree (one per level's interpreter). Each simple command whose stdout or
  * stderr is the level's own — not piped onward, not redirected to a file, not inside `$(…)` —
  * gets redirections to two lab devices prepended, `>>/dev/.lab-out 2>>/dev/.lab-err` (the
  * command's own redirections come after them, so `2>&1`, `>&2` or `>file` keep their meaning).
@@ -23,7 +23,7 @@
 import type { ExecResult, ResolvedCommandContext } from 'just-bash';
 import type { CommandNode, ScriptNode, SimpleCommandNode, StatementNode, WordNode } from 'just-bash';
 import type { SimClock } from '../util/clock.js';
-import { currentLevel, type ExecLevel, type OutputSink } from './exec-context.js';
+import { levelOf, type ExecLevel, type OutputSink } from './exec-context.js';
 
 /** The two write-only lab devices the rewrite points fd 1 and fd 2 at. */
 export const LIVE_OUT = '/dev/.lab-out';
@@ -164,14 +164,18 @@ class Marker {
   }
 }
 
-/** The just-bash transform plugin; `builtins` are names that never get the marker. */
-export function liveOutputPlugin(builtins: ReadonlySet<string>): { name: string; transform(c: { ast: ScriptNode }): { ast: ScriptNode } } {
+/**
+ * The just-bash transform plugin of one level's interpreter; `builtins` are names that never get
+ * the marker. Only the first script the interpreter parses is the level's own: later ones are
+ * sub-executions of its commands (`xargs`, `timeout`), whose output the command collects.
+ */
+export function liveOutputPlugin(level: ExecLevel, builtins: ReadonlySet<string>): { name: string; transform(c: { ast: ScriptNode }): { ast: ScriptNode } } {
+  let first = true;
   return {
     name: 'lab-live-output',
     transform({ ast }) {
-      const level = currentLevel();
-      if (!level?.transformNext) return { ast };
-      level.transformNext = false;
+      if (!first) return { ast };
+      first = false;
       const map: FdMap = { out: level.stdout ? 'o' : '-', err: level.stderr ? 'e' : '-' };
       if (map.out === '-' && map.err === '-') return { ast };
       const noMarker = collectFunctionNames(ast, new Set(builtins));
@@ -189,10 +193,9 @@ export function nestedSinks(marker: string | undefined, parent: ExecLevel | unde
   return { ...(stdout ? { stdout } : {}), ...(stderr ? { stderr } : {}) };
 }
 
-/** Routes a write to LIVE_OUT/LIVE_ERR; false for any other path. */
-export async function writeLiveDevice(path: string, content: unknown, encoding: unknown): Promise<boolean> {
+/** Routes a write to LIVE_OUT/LIVE_ERR to the level's sinks (none outside a level); false for any other path. */
+export async function writeLiveDevice(level: ExecLevel | undefined, path: string, content: unknown, encoding: unknown): Promise<boolean> {
   if (path !== LIVE_OUT && path !== LIVE_ERR) return false;
-  const level = currentLevel();
   const sink = path === LIVE_OUT ? level?.stdout : level?.stderr;
   const bytes = content instanceof Uint8Array
     ? Buffer.from(content)
@@ -220,7 +223,7 @@ export interface ToolIo {
  * and `await io.sleep(…)` in turn, and `return io.result(code)`.
  */
 export function toolIo(ctx: ResolvedCommandContext, clock: SimClock): ToolIo {
-  const level = currentLevel();
+  const level = levelOf(ctx);
   const marker = ctx.env.get(LIVE_ENV) ?? '';
   const pick = (c: string | undefined): OutputSink | undefined => (c === 'o' ? level?.stdout : c === 'e' ? level?.stderr : undefined);
   const toOut = pick(marker[0]);

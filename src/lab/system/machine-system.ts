@@ -9,7 +9,6 @@ import type { Cluster } from '../model/cluster.js';
 import type { Machine } from '../model/types.js';
 // Types only: the shell imports this module at run time, not the other way round.
 import type { RunRequest, RunResult } from '../shell/shell.js';
-import { runInLevel } from './exec-context.js';
 import { Journal } from './journal.js';
 import { KernelLog } from './kernel.js';
 import { FileOwners } from './perms.js';
@@ -19,6 +18,7 @@ import { Systemd } from './systemd/manager.js';
 /** What systemd needs of the machine's shell (shell/shell.ts implements it). */
 export interface ShellRunner {
   readonly fs: IFileSystem;
+  fsAs(uid: number): IFileSystem;
   run(req: RunRequest): Promise<RunResult>;
   syncCommands(): Promise<void>;
 }
@@ -99,7 +99,7 @@ export class MachineSystem {
 
   /** Reads a file as root (system code: unit files, /etc/passwd). */
   readFile(path: string): Promise<string> {
-    return runInLevel({ transformNext: false, uid: 0 }, () => this.shell.fs.readFile(path));
+    return this.shell.fsAs(0).readFile(path);
   }
 
   /** Changes whenever /proc's directory listing changes (processes come and go). */

@@ -88,7 +88,7 @@ export function chownCommand(m: Machine): Command {
     const spec = want ? undefined : rest.shift();
     const files = rest;
     if (files.length === 0) return missingOperand('chown', spec && q(ctx, spec));
-    const uid = effectiveUid(m.user.uid);
+    const uid = effectiveUid(ctx, m.user.uid);
     const err = await eachOperand(ctx, 'chown', files, recursive, async (p, shown) => {
       const key = await ownerKey(ctx, p, true);
       const cur = ownerOf(m, key);

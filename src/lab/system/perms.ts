@@ -5,14 +5,14 @@
  * without the permission bit, EPERM for chmod/chown of someone else's file), so `echo x >
  * /etc/foo` without sudo fails as on the real host while `sudo install … /etc/foo` works.
  *
- * The effective uid comes from the running script level (exec-context.ts): the login user's for
- * an SSH command, 0 under sudo and for system services; lab code running outside any level (boot,
- * timers, model changes) acts as root.
+ * Each view of the root is made for one effective uid (exec-context.ts): a script level's — the
+ * login user's for an SSH command, 0 under sudo and for system services — or the one lab code asks
+ * for (`shell.fsAs(0)` for boot, systemd and package scripts).
  */
 import { posix } from 'node:path';
 import type { FileContent, FsStat, IFileSystem, InMemoryFs } from 'just-bash';
 import { vfsError } from '../fs/vfs.js';
-import { effectiveUid } from './exec-context.js';
+import type { ExecLevel } from './exec-context.js';
 import { writeLiveDevice } from './live.js';
 
 export interface Owner {
@@ -87,12 +87,13 @@ export function mayAccess(owners: FileOwners, st: { mode: number; isDirectory: b
 }
 
 /**
- * The writable root as the shell sees it: live output devices (live.ts), `/dev/null` discarding,
- * file times from the simulated clock, owners and permission checks. Lab-internal files
- * (`/run/.lab-*`, the interactive shell's bookkeeping) are exempt from the checks.
+ * The writable root as one effective user sees it: live output devices (live.ts; the level's sinks,
+ * none without a level), `/dev/null` discarding, file times from the simulated clock, owners and
+ * permission checks. Lab-internal files (`/run/.lab-*`, the interactive shell's bookkeeping) are
+ * exempt from the checks.
  */
-export function systemFs(base: InMemoryFs, owners: FileOwners, now: () => Date, fallbackUid: () => number): IFileSystem {
-  const uidNow = (): number => effectiveUid(fallbackUid());
+export function systemFs(base: InMemoryFs, owners: FileOwners, now: () => Date, viewUid: number, level?: ExecLevel): IFileSystem {
+  const uidNow = (): number => viewUid;
   const exempt = (p: string): boolean => p.startsWith('/run/.lab-') || p.startsWith('/dev/');
 
   const canonical = async (p: string): Promise<string> => {
@@ -150,7 +151,7 @@ export function systemFs(base: InMemoryFs, owners: FileOwners, now: () => Date, 
   // just-bash's in-memory file system keys entries by path and does not resolve symlinked
   // directories (/lib -> usr/lib) when creating: every write goes to the canonical path.
   const writeLike = (op: 'writeFile' | 'appendFile') => async (p: string, content: FileContent, options?: unknown): Promise<void> => {
-    if (await writeLiveDevice(p, content, typeof options === 'string' ? options : (options as { encoding?: string } | undefined)?.encoding)) return;
+    if (await writeLiveDevice(level, p, content, typeof options === 'string' ? options : (options as { encoding?: string } | undefined)?.encoding)) return;
     if (p === '/dev/null') return;
     const exists = await statOrUndefined(p);
     if (exists) await check(p, 2, 'open');
@@ -254,11 +255,18 @@ export function systemFs(base: InMemoryFs, owners: FileOwners, now: () => Date, 
     },
   };
 
+  // The base's own methods, bound once (a view lives as long as its level, and they are called often).
+  const bound = new Map<PropertyKey, unknown>();
   return new Proxy(base, {
     get(target, prop, receiver) {
       if (typeof prop === 'string' && prop in handlers) return handlers[prop as keyof IFileSystem];
-      const value: unknown = Reflect.get(target, prop, receiver);
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      let value: unknown = bound.get(prop);
+      if (value !== undefined) return value;
+      value = Reflect.get(target, prop, receiver);
+      if (typeof value !== 'function') return value;
+      value = (value as (...a: unknown[]) => unknown).bind(target);
+      bound.set(prop, value);
+      return value;
     },
   }) as unknown as IFileSystem;
 }

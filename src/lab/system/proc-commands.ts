@@ -78,10 +78,10 @@ function render(procs: Process[], m: Machine, cols: Array<{ col: Column; header:
   return out;
 }
 
-function psRun(argv: string[], m: Machine): ExecResult {
+function psRun(argv: string[], m: Machine, uid: number): ExecResult {
   const sys = m.system;
   // ps is a process too while it runs.
-  const self = sys.processes.spawn({ argv: ['ps', ...argv], uid: effectiveUid(m.user.uid), ppid: 1 });
+  const self = sys.processes.spawn({ argv: ['ps', ...argv], uid, ppid: 1 });
   try {
     let all = false;
     let full = false;
@@ -148,7 +148,7 @@ function psRun(argv: string[], m: Machine): ExecResult {
   }
 }
 
-export const ps: Tool = { name: 'ps', path: '/usr/bin/ps', packages: ['procps'], run: (a, { machine }) => psRun(a, machine) };
+export const ps: Tool = { name: 'ps', path: '/usr/bin/ps', packages: ['procps'], run: (a, { machine, ctx }) => psRun(a, machine, effectiveUid(ctx, machine.user.uid)) };
 
 interface Match {
   procs: Process[];
@@ -251,13 +251,13 @@ export const pkill: Tool = {
   name: 'pkill',
   path: '/usr/bin/pkill',
   packages: ['procps'],
-  run(argv, { machine: m }) {
+  run(argv, { machine: m, ctx }) {
     const sig: { value?: string } = {};
     const r = matchProcesses('pkill', argv, m, sig);
     if (r.error && r.error.exitCode === 2) return r.error;
     const name = signalName(sig.value ?? 'TERM');
     if (!name) return fail(2, `pkill: Unknown signal "${sig.value}".\n`);
-    const uid = effectiveUid(m.user.uid);
+    const uid = effectiveUid(ctx, m.user.uid);
     let out = '';
     let err = r.error?.stderr ?? '';
     for (const p of r.procs) {
@@ -272,7 +272,7 @@ export const pkill: Tool = {
 
 /** bash's kill builtin. */
 export function killCommand(m: Machine): Command {
-  return defineCommand('kill', async (argv) => {
+  return defineCommand('kill', async (argv, ctx) => {
     const usage = 'bash: kill: usage: kill [-s sigspec | -n signum | -sigspec] pid | jobspec ... or kill -l [sigspec]\n';
     if (argv.length === 0) return fail(2, usage);
     let sig = 'TERM';
@@ -301,7 +301,7 @@ export function killCommand(m: Machine): Command {
     if (argv[i] === '--') i++;
     const targets = argv.slice(i);
     if (targets.length === 0) return fail(2, usage);
-    const uid = effectiveUid(m.user.uid);
+    const uid = effectiveUid(ctx, m.user.uid);
     let err = '';
     for (const t of targets) {
       if (!/^\d+$/.test(t)) {

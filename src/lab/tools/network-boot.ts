@@ -7,14 +7,11 @@
  */
 import type { Machine } from '../model/types.js';
 import { registerBootHook } from '../system/boot.js';
-import { runInLevel } from '../system/exec-context.js';
 import { deleteBond, isBond } from './bonding.js';
 import { notifyManagement } from './mgmt-path.js';
 import { clearFlaps, flushAddresses } from './netdev-ops.js';
 import { applyFromFiles } from './netplan.js';
 import { loadFirewall } from './ufw.js';
-
-const ROOT = { transformNext: false, uid: 0 } as const;
 
 /** The network as the kernel has it before any configuration runs. */
 export function networkShutdown(m: Machine): void {
@@ -36,10 +33,10 @@ registerBootHook('shutdown', 'network', ({ machine }) => networkShutdown(machine
 
 registerBootHook('network', 'netplan', async ({ machine, system, cluster }) => {
   if (!cluster) return;
-  await runInLevel({ ...ROOT }, async () => {
-    await applyFromFiles(machine, cluster, system.shell.fs);
-    await loadFirewall(machine, system.shell.fs);
-  });
+  // systemd-networkd and ufw.service read their files as root.
+  const rootFs = system.shell.fsAs(0);
+  await applyFromFiles(machine, cluster, rootFs);
+  await loadFirewall(machine, rootFs);
   clearFlaps(machine);
   notifyManagement(machine);
 });

@@ -234,7 +234,8 @@ registerServiceProgram({
       m.system.journal.add({ at: m.clock.now(), boot: m.system.boot.count, ident: 'systemd', pid: 1, unit: ctx.unit, message: `${ctx.unit}: Failed to locate executable ${path}: No such file or directory` });
       return 203;
     }
-    const py = await pythonEnvOf(m.system.shell.fs, shebangInterpreter(content) ?? SYSTEM_PYTHON, ctx.env.HOME ?? m.user.home, ctx.uid === 0);
+    // systemd (root) resolves the unit's program and its environment.
+    const py = await pythonEnvOf(m.system.shell.fsAs(0), shebangInterpreter(content) ?? SYSTEM_PYTHON, ctx.env.HOME ?? m.user.home, ctx.uid === 0);
     if (!py.dists.get('ray') || !ctx.cluster) {
       await ctx.err("ModuleNotFoundError: No module named 'ray'\n");
       return 1;

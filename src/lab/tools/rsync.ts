@@ -13,7 +13,6 @@ import { isInstalled } from '../model/packages.js';
 import { autoNodeIp } from '../model/ray-runtime.js';
 import { ipv4Owner, tcpPath } from '../model/rdma-path.js';
 import type { Machine } from '../model/types.js';
-import { runInLevel } from '../system/exec-context.js';
 import { toolIo } from '../system/live.js';
 import { standsFor } from './du.js';
 import type { Tool } from './types.js';
@@ -124,7 +123,7 @@ export const rsync: Tool = {
         await io.err(`Warning: Identity file ${keyArg ?? keyPath} not accessible: No such file or directory.\n`);
       }
       const remoteHome = user === 'root' ? '/root' : owner.user.name === user ? owner.user.home : `/home/${user}`;
-      const keys = await runInLevel({ transformNext: false, uid: 0 }, () => owner.system.shell.fs.readFile(posix.join(remoteHome, '.ssh/authorized_keys'))).catch(() => '');
+      const keys = await owner.system.shell.fsAs(0).readFile(posix.join(remoteHome, '.ssh/authorized_keys')).catch(() => '');
       const blob = keyBlob(pub);
       const from = autoNodeIp(m, ip);
       if (!blob || !authorized(keys, blob, from)) {
@@ -148,7 +147,8 @@ export const rsync: Tool = {
     const base = srcIsDir && !src.path.endsWith('/') ? posix.basename(srcRoot) : '';
     entries = srcIsDir ? await walk(env.ctx.fs, srcRoot) : [{ rel: '', dir: false }];
     const dstRoot = posix.join(target === m ? env.ctx.fs.resolvePath(env.ctx.cwd, dst.path) : dst.path.startsWith('/') ? dst.path : posix.join(target.user.home, dst.path), base);
-    const tfs = target === m ? env.ctx.fs : target.system.shell.fs;
+    // The receiver writes as the remote user (root behind `--rsync-path='sudo rsync'`).
+    const tfs = target === m ? env.ctx.fs : target.system.shell.fsAs(targetUid);
     let bytes = 0;
     let files = 0;
     const write = async (): Promise<void> => {
@@ -174,8 +174,7 @@ export const rsync: Tool = {
       }
     };
     try {
-      if (target === m) await write();
-      else await runInLevel({ transformNext: false, uid: targetUid }, write);
+      await write();
     } catch (e) {
       await io.err(`rsync: [receiver] mkstemp "${dstRoot}" failed: Permission denied (13)\nrsync error: some files/attrs were not transferred (see previous errors) (code 23) at main.c(1333) [sender=${VERSION}]\n`);
       void e;

@@ -8,7 +8,6 @@ import type { ExecResult } from 'just-bash';
 import { entryModule, pythonEnvOf, shebangInterpreter, SYSTEM_PYTHON } from '../model/python.js';
 import { registerProgram, type ProgramInvocation } from '../shell/programs.js';
 import { toolIo } from '../system/live.js';
-import { runInLevel } from '../system/exec-context.js';
 import { registerServiceProgram } from '../system/systemd/programs.js';
 import { benchServe } from './vllm-bench.js';
 import { serveHelp } from './vllm-args.js';
@@ -77,7 +76,8 @@ registerServiceProgram({
       m.system.journal.add({ at: m.clock.now(), boot: m.system.boot.count, ident: 'systemd', pid: 1, unit: ctx.unit, message: `${ctx.unit}: Failed at step EXEC spawning ${path}: No such file or directory` });
       return 203;
     }
-    const py = await pythonEnvOf(m.system.shell.fs, shebangInterpreter(content) ?? SYSTEM_PYTHON, ctx.env.HOME ?? m.user.home, ctx.uid === 0);
+    // systemd (root) resolves the unit's program and its environment.
+    const py = await pythonEnvOf(m.system.shell.fsAs(0), shebangInterpreter(content) ?? SYSTEM_PYTHON, ctx.env.HOME ?? m.user.home, ctx.uid === 0);
     if (!py.dists.get('vllm')) {
       await ctx.err(`Traceback (most recent call last):\n  File "${path}", line 5, in <module>\n    from vllm.entrypoints.cli.main import main\nModuleNotFoundError: No module named 'vllm'\n`);
       return 1;
@@ -87,7 +87,7 @@ registerServiceProgram({
     return runServe({
       machine: m, cluster: ctx.cluster, uid, env: ctx.env, main: ctx.main, out: ctx.out, err: ctx.err, sleep: ctx.sleep, signal: ctx.signal,
       spawn: (argv, comm) => ctx.spawn(argv, { comm }),
-      readFile: (p) => runInLevel({ transformNext: false, uid }, () => m.system.shell.fs.readFile(p)).catch(() => undefined),
+      readFile: (p) => m.system.shell.fsAs(uid).readFile(p).catch(() => undefined),
     }, ctx.argv.slice(2));
   },
 });

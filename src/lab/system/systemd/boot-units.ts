@@ -2,7 +2,6 @@
  * Which units a boot starts and in what order: the core static daemons, then every unit an
  * [Install] link in /etc/systemd/system/*.wants|*.requires enables, ordered by After=.
  */
-import { runInLevel } from '../exec-context.js';
 import type { Systemd } from './manager.js';
 import type { UnitRuntime } from './types.js';
 import { unitBool, unitList } from './unit-file.js';
@@ -11,20 +10,18 @@ const BOOT_STATIC = ['systemd-journald.service', 'systemd-udevd.service', 'dbus.
 
 /** Units enabled by [Install] symlinks in /etc/systemd/system/*.wants|*.requires. */
 export async function enabledUnits(sd: Systemd): Promise<string[]> {
-  return runInLevel({ transformNext: false, uid: 0 }, async () => {
-    const fs = sd.sys.shell.fs;
-    const out: string[] = [];
-    let dirs: string[] = [];
-    try {
-      dirs = (await fs.readdir('/etc/systemd/system')).filter((d) => /\.(wants|requires)$/.test(d)).sort();
-    } catch {
-      return out;
-    }
-    for (const d of dirs) {
-      for (const n of (await fs.readdir(`/etc/systemd/system/${d}`).catch(() => [] as string[])).sort()) if (!out.includes(n)) out.push(n);
-    }
+  const fs = sd.sys.shell.fsAs(0);
+  const out: string[] = [];
+  let dirs: string[] = [];
+  try {
+    dirs = (await fs.readdir('/etc/systemd/system')).filter((d) => /\.(wants|requires)$/.test(d)).sort();
+  } catch {
     return out;
-  });
+  }
+  for (const d of dirs) {
+    for (const n of (await fs.readdir(`/etc/systemd/system/${d}`).catch(() => [] as string[])).sort()) if (!out.includes(n)) out.push(n);
+  }
+  return out;
 }
 
 /**

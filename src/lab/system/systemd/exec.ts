@@ -9,7 +9,7 @@
 import { quoteArgv } from '../../shell/args.js';
 import { rng } from '../../util/prng.js';
 import { SYSTEM_ACCOUNTS } from '../base-units.js';
-import { runInLevel, type OutputSink } from '../exec-context.js';
+import type { OutputSink } from '../exec-context.js';
 import { DEFAULT_LIMITS, parseUnitLimit, type ResourceLimits } from '../limits.js';
 import type { MachineSystem } from '../machine-system.js';
 import type { ExitStatus, Process } from '../processes.js';
@@ -117,8 +117,6 @@ export interface ServiceOutput {
   flush(): void;
 }
 
-const ROOT = { transformNext: false, uid: 0 } as const;
-
 /**
  * Sinks for a service's stdout and stderr: the journal, or a file systemd opened as root
  * (append:, file:), or nothing. `file:` truncates when the service starts.
@@ -135,15 +133,16 @@ export async function serviceOutput(sys: MachineSystem, unit: string, stdout: Ou
     const path = t.path;
     // systemd opens the file (O_CREAT) before the process starts; a missing directory fails the
     // start at step STDOUT/STDERR.
-    await runInLevel({ ...ROOT }, async () => {
+    const fs = sys.shell.fsAs(0);
+    await (async () => {
       const parent = path.slice(0, path.lastIndexOf('/')) || '/';
-      if (!(await sys.shell.fs.stat(parent)).isDirectory) throw new Error('ENOTDIR');
-      if (t.kind === 'file') await sys.shell.fs.writeFile(path, '');
-      else if (!(await sys.shell.fs.exists(path))) await sys.shell.fs.writeFile(path, '');
-    }).catch(() => {
+      if (!(await fs.stat(parent)).isDirectory) throw new Error('ENOTDIR');
+      if (t.kind === 'file') await fs.writeFile(path, '');
+      else if (!(await fs.exists(path))) await fs.writeFile(path, '');
+    })().catch(() => {
       throw new OutputSetupError(t === stdout ? 'STDOUT' : 'STDERR');
     });
-    return (chunk) => runInLevel({ ...ROOT }, () => sys.shell.fs.appendFile(path, chunk.toString('latin1'), 'binary')).catch(() => undefined);
+    return (chunk) => fs.appendFile(path, chunk.toString('latin1'), 'binary').catch(() => undefined);
   };
   const out = await make(stdout);
   // StandardError= defaults to inherit: the same destination as stdout.
@@ -232,7 +231,7 @@ async function runIt(sys: MachineSystem, spec: RunSpec, proc: Process, ac: Abort
     return { code: r, signal: null };
   }
   const exe = spec.command.argv[0] ?? '';
-  if (exe.startsWith('/') && !(await runInLevel({ ...ROOT }, () => sys.shell.fs.exists(exe)))) {
+  if (exe.startsWith('/') && !(await sys.shell.fsAs(0).exists(exe))) {
     const log = (message: string): void => sys.journal.add({ at: sys.now(), boot: sys.boot.count, ident: 'systemd', pid: 1, unit: spec.unit, message });
     log(`${spec.unit}: Failed to locate executable ${exe}: No such file or directory`);
     log(`${spec.unit}: Failed at step EXEC spawning ${exe}: No such file or directory`);

@@ -7,7 +7,6 @@
  * journal about each of these.
  */
 import { posix } from 'node:path';
-import { runInLevel } from '../exec-context.js';
 import type { MachineSystem } from '../machine-system.js';
 import { runServiceCommand, serviceEnvironment, serviceIdentity, serviceLimits, serviceOutput, type OutputTarget } from './exec.js';
 import { bootUnits } from './boot-units.js';
@@ -33,21 +32,19 @@ export class Systemd {
   }
 
   private async readUnitText(name: string): Promise<{ path: string; text: string; masked: boolean } | undefined> {
-    return runInLevel({ transformNext: false, uid: 0 }, async () => {
-      const fs = this.sys.shell.fs;
-      for (const dir of [...UNIT_DIRS, TRANSIENT_DIR]) {
-        const path = `${dir}/${name}`;
-        try {
-          const st = await fs.lstat(path);
-          if (st.isSymbolicLink && posix.resolve(dir, await fs.readlink(path)) === '/dev/null') return { path, text: '', masked: true };
-          if (!(await fs.exists(path))) continue;
-          return { path, text: await fs.readFile(path), masked: false };
-        } catch {
-          // not in this directory
-        }
+    const fs = this.sys.shell.fsAs(0);
+    for (const dir of [...UNIT_DIRS, TRANSIENT_DIR]) {
+      const path = `${dir}/${name}`;
+      try {
+        const st = await fs.lstat(path);
+        if (st.isSymbolicLink && posix.resolve(dir, await fs.readlink(path)) === '/dev/null') return { path, text: '', masked: true };
+        if (!(await fs.exists(path))) continue;
+        return { path, text: await fs.readFile(path), masked: false };
+      } catch {
+        // not in this directory
       }
-      return undefined;
-    });
+    }
+    return undefined;
   }
 
   private fresh(name: string): UnitRuntime {
@@ -145,7 +142,7 @@ export class Systemd {
     // An unloaded transient unit leaves nothing behind: `systemctl start` of it finds no unit.
     if (u.path?.startsWith(`${TRANSIENT_DIR}/`)) {
       const path = u.path;
-      void runInLevel({ transformNext: false, uid: 0 }, () => this.sys.shell.fs.rm(path, { force: true })).catch(() => undefined);
+      void this.sys.shell.fsAs(0).rm(path, { force: true }).catch(() => undefined);
     }
     if (u.kind === 'timer' && u.timer) {
       const svc = this.units.get(u.timer.unit);
@@ -156,10 +153,9 @@ export class Systemd {
   /** A transient unit defined by systemd-run (written under /run/systemd/transient). */
   async addTransient(name: string, text: string, opts: { collect: boolean; output?: { stdout: OutputTarget; stderr: OutputTarget } }): Promise<UnitRuntime> {
     const path = `${TRANSIENT_DIR}/${name}`;
-    await runInLevel({ transformNext: false, uid: 0 }, async () => {
-      await this.sys.shell.fs.mkdir(TRANSIENT_DIR, { recursive: true });
-      await this.sys.shell.fs.writeFile(path, text);
-    });
+    const fs = this.sys.shell.fsAs(0);
+    await fs.mkdir(TRANSIENT_DIR, { recursive: true });
+    await fs.writeFile(path, text);
     const u = this.fresh(name);
     this.applyFile(u, { path, text, masked: false });
     u.transient = true;

@@ -4,7 +4,6 @@
  */
 import { posix } from 'node:path';
 import type { ExecResult, ResolvedCommandContext } from 'just-bash';
-import { runInLevel } from '../exec-context.js';
 import type { MachineSystem } from '../machine-system.js';
 import { requestReboot } from '../boot.js';
 import { isUtf8Locale, renderShow, renderStatus, renderTimers, unitProperties } from './render.js';
@@ -60,12 +59,10 @@ export async function unitFileState(sys: MachineSystem, u: UnitRuntime): Promise
   const targets = [...unitList(u.file, 'Install', 'WantedBy').map((t) => `${t}.wants`), ...unitList(u.file, 'Install', 'RequiredBy').map((t) => `${t}.requires`)];
   const aliases = unitList(u.file, 'Install', 'Alias');
   if (targets.length === 0 && aliases.length === 0 && unitList(u.file, 'Install', 'Also').length === 0) return 'static';
-  const fs = sys.shell.fs;
-  return runInLevel({ transformNext: false, uid: 0 }, async () => {
-    // An enable link counts whether or not its target resolves, as systemctl reads the link itself.
-    for (const t of targets) if (await fs.lstat(`/etc/systemd/system/${t}/${u.name}`).then(() => true, () => false)) return 'enabled';
-    return 'disabled';
-  });
+  const fs = sys.shell.fsAs(0);
+  // An enable link counts whether or not its target resolves, as systemctl reads the link itself.
+  for (const t of targets) if (await fs.lstat(`/etc/systemd/system/${t}/${u.name}`).then(() => true, () => false)) return 'enabled';
+  return 'disabled';
 }
 
 const NO_INSTALL = `The unit files have no installation config (WantedBy=, RequiredBy=, Also=,
@@ -87,7 +84,7 @@ async function enableDisable(sys: MachineSystem, names: string[], enable: boolea
   const verb = enable ? 'enable' : 'disable';
   const arrow = utf8 ? '→' : '->';
   let err = '';
-  const fs = sys.shell.fs;
+  const fs = sys.shell.fsAs(0);
   for (const n of names) {
     const u = await sys.systemd.load(n);
     if (u.loadState === 'not-found') return res('', `${err}Failed to ${verb} unit: Unit file ${u.name} does not exist.\n`, 1);
@@ -190,7 +187,7 @@ export async function systemctl(sys: MachineSystem, args: string[], ctx: Resolve
       if (names.length === 0) return res('', `Too few arguments.\n`, 1);
       const denied = needRoot(`Failed to ${verb} unit: ${AUTH}`);
       if (denied) return denied;
-      const r = await runInLevel({ transformNext: false, uid: 0 }, () => enableDisable(sys, names, verb === 'enable', utf8));
+      const r = await enableDisable(sys, names, verb === 'enable', utf8);
       if (r.exitCode !== 0 || !o.now) return r;
       let err = r.stderr;
       for (const n of names) {
@@ -205,19 +202,18 @@ export async function systemctl(sys: MachineSystem, args: string[], ctx: Resolve
       const denied = needRoot(`Failed to ${verb} unit: ${AUTH}`);
       if (denied) return denied;
       let err = '';
-      await runInLevel({ transformNext: false, uid: 0 }, async () => {
-        for (const n of names) {
-          const link = `/etc/systemd/system/${n}`;
-          if (verb === 'mask') {
-            await sys.shell.fs.rm(link, { force: true }).catch(() => undefined);
-            await sys.shell.fs.symlink('/dev/null', link);
-            err += `Created symlink ${link} ${utf8 ? '→' : '->'} /dev/null.\n`;
-          } else if (await sys.shell.fs.lstat(link).then((s) => s.isSymbolicLink, () => false)) {
-            await sys.shell.fs.rm(link);
-            err += `Removed ${link}.\n`;
-          }
+      const fs = sys.shell.fsAs(0);
+      for (const n of names) {
+        const link = `/etc/systemd/system/${n}`;
+        if (verb === 'mask') {
+          await fs.rm(link, { force: true }).catch(() => undefined);
+          await fs.symlink('/dev/null', link);
+          err += `Created symlink ${link} ${utf8 ? '→' : '->'} /dev/null.\n`;
+        } else if (await fs.lstat(link).then((s) => s.isSymbolicLink, () => false)) {
+          await fs.rm(link);
+          err += `Removed ${link}.\n`;
         }
-      });
+      }
       // systemctl reloads the manager after (un)masking: a running unit keeps running, masked.
       await sd.reload();
       return res('', err, 0);

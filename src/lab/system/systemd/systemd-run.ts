@@ -5,7 +5,6 @@
  */
 import type { ExecResult, ResolvedCommandContext } from 'just-bash';
 import { leadingOptions } from '../arg-loops.js';
-import { runInLevel } from '../exec-context.js';
 import type { MachineSystem } from '../machine-system.js';
 import { formatTimespan, parseTimespan } from './unit-file.js';
 
@@ -118,7 +117,7 @@ export async function systemdRun(sys: MachineSystem, args: string[], ctx: Resolv
   const desc = description ?? cmd.join(' ');
   const head = `# This is a transient unit file, created programmatically via the systemd API. Do not edit.\n[Unit]\nDescription=${desc}\n`;
   const serviceText = `${head}\n[Service]\n${env.map((e) => `Environment=${e}\n`).join('')}${props.map((p) => `${p}\n`).join('')}${remain ? 'RemainAfterExit=yes\n' : ''}ExecStart=\nExecStart=${quoteExec(cmd)}\n`;
-  const u = await runInLevel({ transformNext: false, uid: 0 }, () => sd.addTransient(service, serviceText, { collect }));
+  const u = await sd.addTransient(service, serviceText, { collect });
 
   if (onActive) {
     const ms = parseTimespan(onActive);
