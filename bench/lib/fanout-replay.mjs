@@ -11,7 +11,7 @@ export function readSessionLog(path) {
   const exits = new Map(events.filter((e) => e.type === 'cmd.exit').map((e) => [e.runId, e.exitCode]));
   const cmds = events
     .filter((e) => e.type === 'cmd.start')
-    .map((e, i) => ({ id: i, host: e.host, line: e.commandLine, script: e.script, exit: exits.has(e.runId) ? exits.get(e.runId) : undefined }));
+    .map((e, i) => ({ id: i, host: e.host, probe: `${e.stage}/${e.probe}`, line: e.commandLine, script: e.script, exit: exits.has(e.runId) ? exits.get(e.runId) : undefined }));
   for (const c of cmds) {
     // A `bash -s` line without its script would run nothing over OpenSSH: not a fair replay.
     if (/\bbash -s\b/.test(c.line) && c.script === undefined) throw new Error(`session log ${path}: \`${c.line}\` on ${c.host} has no script (a build of l20-setup before cmd.start carried it?)`);
@@ -19,15 +19,28 @@ export function readSessionLog(path) {
   return cmds;
 }
 
-/** Our own run against the reference: same commands per host, same exit codes. */
+/**
+ * Our own run against the reference: every reference command that completed ran again with the same
+ * exit code (`differ` counts those that did not). `cutShort` counts this run's commands without an exit
+ * code (a probe timeout, a lost connection): the check's answer is then not the real one.
+ */
 export function compareRuns(reference, run) {
   const key = (c) => `${c.host}\0${c.line}\0${c.script ?? ''}\0${c.exit}`;
-  const count = (cs) => cs.reduce((m, c) => m.set(key(c), (m.get(key(c)) ?? 0) + 1), new Map());
-  const a = count(reference);
-  const b = count(run);
+  const done = (c) => c.exit !== null && c.exit !== undefined;
+  const b = run.filter(done).reduce((m, c) => m.set(key(c), (m.get(key(c)) ?? 0) + 1), new Map());
   let differ = 0;
-  for (const k of new Set([...a.keys(), ...b.keys()])) differ += Math.abs((a.get(k) ?? 0) - (b.get(k) ?? 0));
-  return { ran: run.length, expected: reference.length, differ };
+  const examples = [];
+  for (const c of reference.filter(done)) {
+    const left = b.get(key(c)) ?? 0;
+    if (left > 0) b.set(key(c), left - 1);
+    else {
+      differ++;
+      if (examples.length < 3) examples.push(`${c.host} \`${c.line.slice(0, 60)}\`: exit ${c.exit} in run 1, not in this run`);
+    }
+  }
+  const cut = run.filter((c) => !done(c));
+  const cutProbes = [...new Set(cut.map((c) => c.probe))].slice(0, 4).join(', ');
+  return { ran: run.length - cut.length, expected: run.length, differ, cutShort: cut.length, examples: cut.length ? [`cut short: ${cutProbes}`, ...examples] : examples };
 }
 
 /**
