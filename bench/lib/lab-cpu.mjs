@@ -2,8 +2,9 @@
 // What one lab command costs the lab process: `l20-setup lab serve --hosts N` in its own process,
 // the full read-only check suite (`l20-setup check --inventory FILE`) against it, and the lab's CPU
 // time (utime+stime from /proc/PID/stat) over the check run divided by the commands the check ran
-// (cmd.start events in its session log). The fan-out benchmark's wall time at large N is bounded by
-// this figure on a machine where the lab shares the CPU with the tool.
+// (cmd.start events in its session log), beside the check process's own CPU time (bash's `times`
+// for its child). The fan-out benchmark's wall time at large N is bounded by these figures on a
+// machine where the lab shares the CPU with the tool.
 // Prints one table of medians over R repeats per N (a fresh lab for each repeat).
 // Run: npm run build && node bench/lib/lab-cpu.mjs [N,N,…] [R]   (default 2,16,64 and 3)
 import { spawn, spawnSync } from 'node:child_process';
@@ -53,16 +54,21 @@ async function once(hosts) {
   try {
     const before = cpuSeconds(child.pid);
     const t = process.hrtime.bigint();
-    // A private state directory: the session log of this run is the only one there.
-    const check = spawn(process.execPath, [bin, 'check', '--inventory', inv], { stdio: 'ignore', env: { ...process.env, XDG_STATE_HOME: dir } });
+    // A private state directory: the session log of this run is the only one there. bash's `times`
+    // prints the CPU time of its finished children (user, then system) on its second line.
+    const script = '"$@" >/dev/null; s=$?; times >&2; exit $s';
+    const check = spawn('bash', ['-c', script, 'bash', process.execPath, bin, 'check', '--inventory', inv], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, XDG_STATE_HOME: dir } });
+    let err = '';
+    check.stderr.on('data', (d) => (err += d));
     const code = await new Promise((resolve) => check.once('exit', resolve));
+    const [user, sys] = [...(err.trim().split('\n').pop() ?? '').matchAll(/(\d+)m([\d.]+)s/g)].map((m) => Number(m[1]) * 60 + Number(m[2]));
     const wall = Number(process.hrtime.bigint() - t) / 1e9;
     const labCpu = cpuSeconds(child.pid) - before;
-    if (code !== 0 && code !== 1) throw new Error(`check exited ${code}`);
+    if (code !== 0 && code !== 1) throw new Error(`check exited ${code}: ${err}`);
     const sessions = join(dir, 'l20-setup', 'sessions');
     const log = readdirSync(sessions).map((f) => readFileSync(join(sessions, f), 'utf8')).join('');
     const commands = log.split('\n').filter((l) => l.includes('"type":"cmd.start"')).length;
-    return { wall, labCpu, commands };
+    return { wall, labCpu, commands, checkCpu: (user ?? NaN) + (sys ?? NaN) };
   } finally {
     await stopLab(child);
     rmSync(dir, { recursive: true, force: true });
@@ -78,14 +84,15 @@ for (const n of sizes) {
     commands: median(runs.map((r) => r.commands)),
     wall: median(runs.map((r) => r.wall)),
     labCpu: median(runs.map((r) => r.labCpu)),
+    checkCpu: median(runs.map((r) => r.checkCpu)),
     perCmd: median(runs.map((r) => (r.labCpu * 1000) / r.commands)),
   });
 }
 
 console.log(`lab CPU per command under the full check suite; node ${process.version}; ${cpus()[0]?.model ?? 'cpu'} × ${cpus().length}; median of ${repeats}`);
-console.log('| hosts | commands | check wall s | lab CPU s | lab CPU ms/command |');
-console.log('|-------|----------|--------------|-----------|--------------------|');
+console.log('| hosts | commands | check wall s | check CPU s | lab CPU s | lab CPU ms/command |');
+console.log('|-------|----------|--------------|-------------|-----------|--------------------|');
 for (const r of rows) {
-  console.log(`| ${String(r.n).padStart(5)} | ${String(r.commands).padStart(8)} | ${r.wall.toFixed(2).padStart(12)} | ${r.labCpu.toFixed(2).padStart(9)} | ${r.perCmd.toFixed(2).padStart(18)} |`);
+  console.log(`| ${String(r.n).padStart(5)} | ${String(r.commands).padStart(8)} | ${r.wall.toFixed(2).padStart(12)} | ${r.checkCpu.toFixed(2).padStart(11)} | ${r.labCpu.toFixed(2).padStart(9)} | ${r.perCmd.toFixed(2).padStart(18)} |`);
 }
 console.log(`reproduce: npm run build && node bench/lib/lab-cpu.mjs ${sizes.join(',')} ${repeats}`);
