@@ -1,16 +1,20 @@
 /**
  * One host's pane: connection, the commands of this stage run, the live output (last lines that
- * fit) and each check's verdict with its one-line reason. Every row is one truncated Text, so
- * content can never change the layout's height.
+ * fit) and each check's verdict with its one-line reason. Every row is one truncated Text or a
+ * fixed-width LiveRows row, so content can never change the layout's height.
  */
 import React from 'react';
 import { Box, Text } from 'ink';
 import type { StageId } from '../../src/engine/types.js';
 import { useSelector } from '../store-context.js';
 import { fit, formatDuration, formatExit, STATUS_COLOR, STATUS_GLYPH } from '../format.js';
+import { LiveRows } from './LiveRows.js';
+import { colorWanted, fitColumns, outputRow, styled } from './live-rows.js';
 
 /** Width of the probe tag in front of each output line (parallel probes interleave). */
 const PROBE_TAG = 12;
+
+const COLOR = colorWanted();
 
 const CONNECTION_COLOR: Record<string, string> = {
   connected: 'green', connecting: 'cyan', lost: 'red', failed: 'red', closed: 'gray', idle: 'gray',
@@ -33,7 +37,6 @@ export function HostPane(props: { host: string; stage: StageId; width: number; h
   const layout = paneLayout(props.height, pane.commands.length, mine.length);
   const commands = pane.commands.slice(-layout.commands);
   const output = pane.lines.slice(-layout.output);
-  const padRows = layout.output - output.length;
   const running = pane.commands.filter((c) => c.running).length;
   const finished = pane.commands.length - running;
   const nonZero = pane.commands.filter((c) => !c.running && c.exitCode !== 0).length;
@@ -51,18 +54,13 @@ export function HostPane(props: { host: string; stage: StageId; width: number; h
           </Text>
         );
       })}
-      <Text wrap="truncate" dimColor>
-        {fit(`── ${finished}/${pane.commands.length} commands done${nonZero ? `, ${nonZero} exit≠0` : ''}${pane.totalLines > output.length ? ` · last ${output.length} of ${pane.totalLines} lines (all in the session log)` : ''}`, w)}
-      </Text>
-      {output.map((l, i) => (
-        <Text key={`o${i}`} wrap="truncate">
-          <Text dimColor>{fit(l.probe, PROBE_TAG)}│</Text>
-          <Text {...(l.stderr ? { color: 'yellow' } : {})}>{fit(l.text.replace(/\t/g, '  '), w - PROBE_TAG - 1)}</Text>
-        </Text>
-      ))}
-      {Array.from({ length: padRows }, (_, i) => (
-        <Text key={`p${i}`}> </Text>
-      ))}
+      {/* The count and the output change with every update: LiveRows, so Ink neither measures nor keeps them. */}
+      <LiveRows
+        width={w}
+        height={1}
+        rows={[styled(fitColumns(`── ${finished}/${pane.commands.length} commands done${nonZero ? `, ${nonZero} exit≠0` : ''}${pane.totalLines > output.length ? ` · last ${output.length} of ${pane.totalLines} lines (all in the session log)` : ''}`, w), { dim: true }, COLOR)]}
+      />
+      <LiveRows width={w} height={layout.output} rows={output.map((l) => outputRow(l, w, PROBE_TAG, COLOR))} />
       {mine.slice(0, layout.checks).map((c) => (
         <Text key={c.id} wrap="truncate">
           <Text color={STATUS_COLOR[c.status]}>{STATUS_GLYPH[c.status]} </Text>
