@@ -4,6 +4,8 @@
  * screen, so a host pouring out output would spend its time there: the coalescer turns a burst into at most
  * one update per host every `intervalMs`, carrying only the lines a pane can still show and the count of those
  * left out. The first output after a quiet interval goes through at once, so a slow command's lines are not held.
+ * A flood (more lines in an interval than a pane holds: nobody reads that) is shown every `floodIntervalMs`:
+ * the screen still scrolls, and the renders it no longer needs leave the keys quick.
  */
 import { PANE_LINES, type PaneOutputAction } from './store.js';
 
@@ -20,10 +22,13 @@ export class PaneOutputCoalescer {
   private readonly pending = new Map<string, Pending>();
   private timer: NodeJS.Timeout | undefined;
   private lastFlush = Number.NEGATIVE_INFINITY;
+  /** The last flush carried a flood (lines left out). */
+  private flooded = false;
 
   constructor(
     private readonly dispatch: (action: PaneOutputAction) => void,
     private readonly intervalMs = 100,
+    private readonly floodIntervalMs = 250,
     private readonly keep = PANE_LINES,
     private readonly now: () => number = () => performance.now(),
   ) {}
@@ -51,6 +56,7 @@ export class PaneOutputCoalescer {
     this.lastFlush = this.now();
     const all = [...this.pending];
     this.pending.clear();
+    this.flooded = all.some(([, p]) => p.omitted > 0);
     for (const [host, p] of all) this.dispatch({ type: 'pane.output', host, omitted: p.omitted, batches: p.batches });
   }
 
@@ -78,7 +84,7 @@ export class PaneOutputCoalescer {
 
   private schedule(): void {
     if (this.timer) return;
-    const wait = this.lastFlush + this.intervalMs - this.now();
+    const wait = this.lastFlush + (this.flooded ? this.floodIntervalMs : this.intervalMs) - this.now();
     if (wait <= 0) this.flush();
     else this.timer = setTimeout(() => this.flush(), wait);
   }

@@ -87,6 +87,26 @@ describe('pane output coalescing', () => {
     ]);
   });
 
+  it('after a flood (more lines than a pane holds in one interval) shows the next lines after the longer interval', () => {
+    vi.useFakeTimers();
+    const actions: Action[] = [];
+    const co = new PaneOutputCoalescer((a) => actions.push(a), 100, 250);
+    const flood = Array.from({ length: PANE_LINES + 1 }, (_, i) => `${i}`);
+    co.push({ host: 'a', runId: 'a-p1', stream: 'stdout', lines: ['calm'] });
+    co.push({ host: 'a', runId: 'a-p1', stream: 'stdout', lines: flood });
+    vi.advanceTimersByTime(100);
+    expect(actions).toHaveLength(2);
+    co.push({ host: 'a', runId: 'a-p1', stream: 'stdout', lines: ['after the flood'] });
+    vi.advanceTimersByTime(249);
+    expect(actions).toHaveLength(2);
+    vi.advanceTimersByTime(1);
+    expect(actions).toHaveLength(3);
+    // That flush was calm: the next one comes after the short interval again.
+    co.push({ host: 'a', runId: 'a-p1', stream: 'stdout', lines: ['calm again'] });
+    vi.advanceTimersByTime(100);
+    expect(actions).toHaveLength(4);
+  });
+
   it('carries only a pane of lines for a huge burst and counts the rest', () => {
     vi.useFakeTimers();
     const actions: Array<Extract<Action, { type: 'pane.output' }>> = [];
