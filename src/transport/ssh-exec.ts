@@ -10,6 +10,7 @@ import type { ClientChannel } from 'ssh2';
 import type { BuiltCommand } from './quote.js';
 import { DEFAULT_MAX_BUFFER_BYTES, StreamCollector, finishedResult, notStartedResult, outputGate, pauseStreams } from './output.js';
 import { windowValve } from './ssh-window.js';
+import { yieldWhenBusy } from './ssh-slice.js';
 import { exitOf, openExecChannel, type ActiveRun, type Connection, type ConnectionLabel } from './ssh-channel-queue.js';
 import { ConnectionLostError, TransportError, type RunOptions, type RunResult } from './types.js';
 
@@ -115,10 +116,12 @@ function driveChannel(conn: Connection, channel: ClientChannel, built: BuiltComm
     channel.on('data', (chunk: Buffer) => {
       stdout.push(chunk);
       gate.afterChunk();
+      yieldWhenBusy(conn.client);
     });
     channel.stderr.on('data', (chunk: Buffer) => {
       stderr.push(chunk);
       gate.afterChunk();
+      yieldWhenBusy(conn.client);
     });
     channel.on('exit', (code: number | null, sig?: string) => {
       if (typeof code === 'number') exitCode = code;
