@@ -25,6 +25,19 @@ export interface LabOptions {
   seed?: number;
   speed?: number | 'max';
   maxSessions?: number;
+  /**
+   * Serve only these hosts (0-based, in cluster order): the whole cluster is modelled and booted,
+   * but only these machines get an SSH server. With `seed`, `scenario` and `clientKey` alike,
+   * several processes can serve one cluster between them, each on its own CPU, as real servers do.
+   * Each process models the others' machines from the same seed, so what one host reads of another
+   * (LLDP neighbours, ping) agrees as long as nothing changes; changes made through one process
+   * (an apply) do not reach the others' copies.
+   */
+  serve?: readonly number[];
+  /** The client key the hosts accept (OpenSSH format); default a fresh one. */
+  clientKey?: { private: string; public: string };
+  /** Wall-clock ms the simulated time starts to flow at (util/clock.ts); default now. */
+  clockStartedAt?: number;
 }
 
 export interface LabHost {
@@ -63,22 +76,26 @@ export async function startLab(options: LabOptions = {}): Promise<Lab> {
   if (!Number.isInteger(hosts) || hosts < 1) throw new Error(`lab: hosts must be a positive integer, got ${hosts}`);
   if (speed !== 'max' && !(speed > 0)) throw new Error(`lab: speed must be a positive number or 'max', got ${speed}`);
   if (!Number.isInteger(maxSessions) || maxSessions < 1) throw new Error(`lab: maxSessions must be a positive integer, got ${maxSessions}`);
+  const serve = new Set(options.serve ?? Array.from({ length: hosts }, (_, i) => i));
+  for (const i of serve) if (!Number.isInteger(i) || i < 0 || i >= hosts) throw new Error(`lab: serve: no host ${i} among ${hosts}`);
   const scenarios = resolveScenario(options.scenario ?? 'fresh');
 
-  const cluster = createCluster(hosts, seed, speed);
+  const cluster = createCluster(hosts, seed, speed, options.clockStartedAt);
   for (const s of scenarios) s.apply(cluster);
 
-  const client = generateEd25519('l20-setup-lab');
+  const client = options.clientKey ?? generateEd25519('l20-setup-lab');
   const clientPublicKey = parsePublicKey(client.public);
   const servers: HostServer[] = [];
   const labHosts: LabHost[] = [];
   try {
-    for (const machine of cluster.machines) {
+    for (const [index, machine] of cluster.machines.entries()) {
+      const shell = await createShell(machine, cluster, TOOLS);
+      // The machine has been up for a while: daemons of enabled units run (system/boot.ts). Hosts
+      // another process serves boot here too, so what this one's hosts see of them is the same.
+      await coldBoot(machine.system);
+      if (!serve.has(index)) continue;
       const hostKey = generateEd25519();
       const blob = parsePublicKey(hostKey.public).getPublicSSH();
-      const shell = await createShell(machine, cluster, TOOLS);
-      // The machine has been up for a while: daemons of enabled units run (system/boot.ts).
-      await coldBoot(machine.system);
       const server = new HostServer({ machine, shell, hostPrivateKey: hostKey.private, clientPublicKey, maxSessions });
       servers.push(server);
       // A reboot takes the host's SSH server down and brings it back on the same port.

@@ -31,8 +31,9 @@ export interface Cluster {
 
 export const FABRIC_PORTS = ['ens1f0', 'ens1f1', 'ens2f0', 'ens2f1'] as const;
 
-export function createCluster(hosts: number, seed: number, speed: Speed): Cluster {
-  const clock = new SimClock(speed);
+/** `clockStartedAt`: see SimClock (processes serving one lab between them share it). */
+export function createCluster(hosts: number, seed: number, speed: Speed, clockStartedAt?: number): Cluster {
+  const clock = new SimClock(speed, undefined, clockStartedAt);
   const machines = Array.from({ length: hosts }, (_, i) => createMachine({ index: i + 1, seed, speed, clock }));
   // Two nodes per back-to-back pair (no switch is modelled): n1<->n2, n3<->n4, … straight.
   const cables: Cable[] = [];

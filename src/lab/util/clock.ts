@@ -34,14 +34,22 @@ interface TimerEntry {
 export class SimClock {
   /** Jumps taken (modelled waits at 'max', `advance`). */
   private offsetMs = 0;
-  private readonly realStart = performance.now();
+  /** performance.now() at the instant the simulated time started to flow. */
+  private readonly realStart: number;
   private readonly pending = new Set<{ timer: NodeJS.Timeout; finish: () => void }>();
   private readonly timers = new Set<TimerEntry>();
   private timerSeq = 0;
   private closed = false;
   private advancing: Promise<void> = Promise.resolve();
 
-  constructor(readonly speed: Speed = 1, private readonly epochMs = LAB_EPOCH_MS) {}
+  /**
+   * `startedAt`: the wall-clock instant (ms since the Unix epoch) the simulated time starts to
+   * flow at; default now. Processes that serve one lab between them pass the same instant, so
+   * their hosts' clocks agree as one NTP-synced cluster's do.
+   */
+  constructor(readonly speed: Speed = 1, private readonly epochMs = LAB_EPOCH_MS, startedAt?: number) {
+    this.realStart = startedAt === undefined ? performance.now() : startedAt - performance.timeOrigin;
+  }
 
   /** Simulated wall-clock time in ms since the Unix epoch. */
   now(): number {
