@@ -20,7 +20,8 @@
 // Ansible UNREACHABLE are counted as failures, with their messages, never retried.
 //
 // Run: npm run build && node bench/fanout.mjs [--hosts 2,16,64] [--repeats 3] [--ansible-repeats R]
-//      [--seq-repeats R] [--skip [N:]contender,…] [--speed F|max] [--json FILE] [--limit-s 3600] [--quick]
+//      [--seq-repeats R] [--skip [N:]contender,…] [--speed F|max] [--lab-arg=ARG …] [--json FILE] [--limit-s 3600]
+//      [--keep] [--quick]   (--lab-arg: one more argument for `lab serve`, repeatable; --keep: leave the work dirs)
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -35,7 +36,7 @@ const { values: opt } = parseArgs({
   options: {
     hosts: { type: 'string' }, repeats: { type: 'string' }, 'ansible-repeats': { type: 'string' }, 'seq-repeats': { type: 'string' },
     skip: { type: 'string', multiple: true }, speed: { type: 'string' }, json: { type: 'string' }, 'limit-s': { type: 'string' },
-    quick: { type: 'boolean' }, keep: { type: 'boolean' },
+    'lab-arg': { type: 'string', multiple: true }, quick: { type: 'boolean' }, keep: { type: 'boolean' },
   },
 });
 const CONTENDERS = ['ours', 'ssh-seq', 'ssh-par', 'ansible'];
@@ -132,7 +133,7 @@ async function runSize(n) {
   const env = { ...process.env, HOME: dir, XDG_STATE_HOME: join(dir, 'state'), XDG_CONFIG_HOME: join(dir, 'config'), NO_COLOR: '1', L20_SSH_CONFIG: `${inventory}.ssh_config` };
   mastersPrefix = `ssh: ${dir}/.ansible/cp/`;
   log(`N=${n}: starting the lab`);
-  lab = await startLab(bin, n, inventory, env, opt.speed ? ['--speed', opt.speed] : []);
+  lab = await startLab(bin, n, inventory, env, [...(opt.speed ? ['--speed', opt.speed] : []), ...(opt['lab-arg'] ?? [])]);
   const runs = Object.fromEntries(CONTENDERS.map((c) => [c, []]));
   const notes = {};
   let reference;
@@ -230,7 +231,7 @@ try {
 const fmt = (x, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : '—');
 const elapsed = (Date.now() - t0) / 1000;
 const lines = [];
-lines.push(`fan-out: full read-only check suite on N lab hosts (lab serve in its own process, scenario fresh${opt.speed ? `, speed ${opt.speed}` : ''})`);
+lines.push(`fan-out: full read-only check suite on N lab hosts (lab serve in its own process, scenario fresh${opt.speed ? `, speed ${opt.speed}` : ''}${opt['lab-arg'] ? `, lab args ${opt['lab-arg'].join(' ')}` : ''})`);
 lines.push(`machine: ${host.cpu} × ${host.cores} cores; ${host.kernel}; node ${host.node}; ${host.openssh}; ${host.ansible ?? 'ansible: not installed'}`);
 lines.push('');
 lines.push('| N | contender | runs | median wall s | median CPU s | median lab CPU s | wall ÷ ours | commands ran as for us | note |');
