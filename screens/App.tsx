@@ -261,8 +261,10 @@ export function App() {
   return (
     <Box flexDirection="column" width={columns} height={rows - 1}>
       <Box>
-        <Text bold color="cyan" wrap="truncate">{fit(`l20-setup · ${title}`, columns - 12)}</Text>
-        <Text>{busy ? <Spinner type="dots" /> : ' '}</Text>
+        <Text bold color="cyan" wrap="truncate">{fit(`l20-setup · ${title}`, columns - 14)}</Text>
+        {/* Every spinner frame redraws the whole screen: at 400 ms instead of 80 ms it keeps a flood of
+            output from queuing keys behind frames and leaves far less garbage (docs/PERFORMANCE.md). */}
+        <Text>{busy ? <Spinner type="simpleDots" /> : '   '}</Text>
         <Text wrap="truncate" dimColor>{busy ? ' running ' : ' idle    '}</Text>
       </Box>
       {showHelp ? (
