@@ -15,7 +15,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import pty from 'node-pty';
+import pty from './lib/pty.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const bundled = join(root, 'bin/l20-setup.js');

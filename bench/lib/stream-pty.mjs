@@ -4,7 +4,7 @@
 // the write to the first frame with the two panes swapped. Everything is read from what the TUI really drew.
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import pty from 'node-pty';
+import pty from './pty.mjs';
 import { HOST_NAMES } from './stream-sshd.mjs';
 
 const COLS = 160;
