@@ -8,7 +8,7 @@
 // the same as against one process.
 // Run: npm run build && node bench/lib/lab-split.mjs [N,N,…] [W] [R]   (default 16,64 2 3)
 // Read-only only: a change made through one process (an apply) does not reach the others' models.
-// LAB_SPLIT_DUMP=DIR writes each run's verdict lines there (to see what differed).
+// LAB_SPLIT_DUMP=DIR keeps each run's verdict lines and session log there (to see what differed).
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -87,7 +87,11 @@ async function once(n, w) {
     // What each check concluded; the clock checks' summaries carry measured offsets and skews, which
     // differ from run to run anyway.
     const verdicts = JSON.parse(out).stages.flatMap((st) => st.checks.map((c) => `${c.host} ${c.id} ${c.status} ${/clock|time/.test(c.id) ? '' : c.summary.replace(/clock skew [\d.]+ s/, 'clock skew … s')}`)).sort();
-    if (process.env.LAB_SPLIT_DUMP) writeFileSync(join(process.env.LAB_SPLIT_DUMP, `${n}-${w}-${Date.now()}.txt`), verdicts.join('\n'));
+    if (process.env.LAB_SPLIT_DUMP) {
+      const stem = join(process.env.LAB_SPLIT_DUMP, `${n}-${w}-${Date.now()}`);
+      writeFileSync(`${stem}.txt`, verdicts.join('\n'));
+      writeFileSync(`${stem}.jsonl`, readdirSync(sessions).map((f) => readFileSync(join(sessions, f), 'utf8')).join(''));
+    }
     return { wall, labCpu, checkCpu: user + sys, commands, verdicts: verdicts.join('\n') };
   } finally {
     await Promise.all(labs.map(({ child }) => new Promise((resolve) => {
