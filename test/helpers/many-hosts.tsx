@@ -3,13 +3,7 @@
  * the reducer: every stage's real probes (start, output lines, exit) and real check ids on every
  * host, then the stage's roll-up. The verdict of each check is the test's to choose.
  */
-import { EventEmitter } from 'node:events';
-import React from 'react';
-import { render as inkRender } from 'ink';
-import { App } from '../../screens/App.js';
-import { Providers } from '../../screens/store-context.js';
 import { initialState, Store } from '../../src/engine/store.js';
-import type { Controller } from '../../src/engine/controller.js';
 import { STAGES } from '../../src/stages.js';
 import { worstStatus, type CheckStatus, type StageDef, type StageId } from '../../src/engine/types.js';
 
@@ -51,60 +45,7 @@ export function runStages(store: Store, verdict: Verdict, o: { stages?: readonly
 
 // ── A terminal of a given size (ink-testing-library's has 100 columns and no rows) ────────────────
 
-class FakeStdout extends EventEmitter {
-  last = '';
-  writes = 0;
-  constructor(readonly columns: number, readonly rows: number) {
-    super();
-  }
-  write = (frame: string): boolean => {
-    this.last = frame;
-    this.writes++;
-    return true;
-  };
-}
-
-class FakeStdin extends EventEmitter {
-  isTTY = true;
-  private data: string | null = null;
-  write(data: string): void {
-    this.data = data;
-    this.emit('readable');
-    this.emit('data', data);
-  }
-  read = (): string | null => {
-    const d = this.data;
-    this.data = null;
-    return d;
-  };
-  setEncoding(): void {}
-  setRawMode(): void {}
-  resume(): void {}
-  pause(): void {}
-  ref(): void {}
-  unref(): void {}
-}
-
-/** The App in a terminal of `columns` × `rows`, every render written whole (Ink's debug mode). */
-export function mountSized(store: Store, c: Controller, size: { columns: number; rows: number }) {
-  const stdout = new FakeStdout(size.columns, size.rows);
-  const stdin = new FakeStdin();
-  const instance = inkRender(
-    <Providers store={store} controller={c}>
-      <App />
-    </Providers>,
-    { stdout: stdout as never, stderr: new FakeStdout(80, 24) as never, stdin: stdin as never, debug: true, exitOnCtrlC: false, patchConsole: false },
-  );
-  return { lastFrame: () => stdout.last, writes: () => stdout.writes, stdin, unmount: () => instance.unmount() };
-}
-
-export async function until(check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 500; i++) {
-    if (check()) return;
-    await new Promise((r) => setImmediate(r));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+export { mountSized, until } from './sized-app.js';
 
 export function storeOf(n: number, screen: 'pipeline' | 'stage' = 'pipeline'): Store {
   return new Store(initialState(hostsOf(n), screen));

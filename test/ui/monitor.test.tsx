@@ -1,70 +1,15 @@
-import React from 'react';
-import { EventEmitter } from 'node:events';
 import { describe, expect, it, vi } from 'vitest';
-import { render as inkRender } from 'ink';
-import { App } from '../../screens/App.js';
-import { Providers } from '../../screens/store-context.js';
 import { initialState, Store } from '../../src/engine/store.js';
 import type { Controller } from '../../src/engine/controller.js';
 import { fakeController } from '../helpers/fake-controller.js';
+import { mountSized, until } from '../helpers/sized-app.js';
 import type { Screen } from '../../src/engine/store.js';
 import { seriesKey, type Alert, type GpuReading, type HostSample, type MonitorFrame, type PortReading } from '../../src/monitor/types.js';
 import { hostColumnLines, monitorLayout, pickerItems, pickerWindow } from '../../screens/monitor/layout.js';
 
 // ── A terminal of a given size (ink-testing-library's has 100 columns and no rows) ────────────────
 
-class FakeStdout extends EventEmitter {
-  last = '';
-  constructor(readonly columns: number, readonly rows: number) {
-    super();
-  }
-  write = (frame: string): boolean => {
-    this.last = frame;
-    return true;
-  };
-}
-
-class FakeStdin extends EventEmitter {
-  isTTY = true;
-  private data: string | null = null;
-  write(data: string): void {
-    this.data = data;
-    this.emit('readable');
-    this.emit('data', data);
-  }
-  read = (): string | null => {
-    const d = this.data;
-    this.data = null;
-    return d;
-  };
-  setEncoding(): void {}
-  setRawMode(): void {}
-  resume(): void {}
-  pause(): void {}
-  ref(): void {}
-  unref(): void {}
-}
-
-function mount(store: Store, c: Controller, size = { columns: 200, rows: 60 }) {
-  const stdout = new FakeStdout(size.columns, size.rows);
-  const stdin = new FakeStdin();
-  const instance = inkRender(
-    <Providers store={store} controller={c}>
-      <App />
-    </Providers>,
-    // Debug mode, as ink-testing-library: every render writes the whole frame, unthrottled.
-    { stdout: stdout as never, stderr: new FakeStdout(80, 24) as never, stdin: stdin as never, debug: true, exitOnCtrlC: false, patchConsole: false },
-  );
-  return { lastFrame: () => stdout.last, stdin, unmount: () => instance.unmount() };
-}
-
-async function until(check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (check()) return;
-    await new Promise((r) => setImmediate(r));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+const mount = (store: Store, c: Controller, size = { columns: 200, rows: 60 }) => mountSized(store, c, size);
 
 const controller = (): Controller => fakeController({}, ['inventory']);
 const calls = (f: unknown): number => (f as ReturnType<typeof vi.fn>).mock.calls.length;
