@@ -11,6 +11,9 @@
 import type { Client, ClientChannel } from 'ssh2';
 import { ConnectionLostError, TransportError } from './types.js';
 
+/** How long a refused channel open waits for one of our channels to end before it is retried. */
+const RETRY_AFTER_REFUSAL_MS = 100;
+
 /** The server refused the channel or the connection went away before the exec request was sent. */
 export class NotSentError extends Error {
   constructor(readonly error: TransportError) {
@@ -193,10 +196,13 @@ export async function openExecChannel(
       // once it has processed our close of its channel, which may arrive in the same batch as this open, so
       // shrinking the limit on every refusal ratchets it down for good (10 parallel pollers fell to 3). Shrink
       // it to what we have open only when a retry is refused with none of our channels ended in between; then
-      // try again at the head of the queue.
+      // try again at the head of the queue. The retry waits for one of our channels to end or 100 ms first:
+      // retried at once, it can meet the same not-yet-freed session on a loaded server and shrink the limit
+      // for the rest of the connection (seen under CI load: 10 fell to 9).
       if (endedAtLastRefusal === conn.slots.ended) conn.slots.limit = Math.max(1, Math.min(conn.slots.limit, conn.slots.inUse));
       endedAtLastRefusal = conn.slots.ended;
       front = true;
+      if (conn.slots.inUse > 0) await conn.slots.nextReleaseOr(RETRY_AFTER_REFUSAL_MS);
       if (conn.slots.inUse === 0) {
         refusalsWithNothingOpen++;
         if (refusalsWithNothingOpen > 8) {

@@ -28,12 +28,20 @@ afterAll(async () => {
 
 /**
  * Counts itself in and out of $D/now under flock, appending the count after each entry to $D/$TAG.peaks,
- * prints its own number and sleeps $S seconds (0.2 unless given) in between.
+ * prints its own number and in between either sleeps 0.2 s or, with $W set, waits (at most 10 s) until $W
+ * commands are in at once — a barrier, so "were W running together" does not depend on how fast a loaded
+ * machine starts them.
  */
 const COUNTED = `
 exec 9>>"$D/lock"
 flock 9; n=$(( $(cat "$D/now" 2>/dev/null || echo 0) + 1 )); echo "$n" > "$D/now"; echo "$n" >> "$D/$TAG.peaks"; flock -u 9
-echo "command $1"; sleep "\${S:-0.2}"
+echo "command $1"
+if [ -n "\${W:-}" ]; then
+  end=$((SECONDS + 10))
+  while flock 9; c=$(cat "$D/now"); flock -u 9; [ "$c" -lt "$W" ] && [ "$SECONDS" -lt "$end" ]; do sleep 0.05; done
+else
+  sleep 0.2
+fi
 flock 9; n=$(( $(cat "$D/now") - 1 )); echo "$n" > "$D/now"; flock -u 9
 `;
 
@@ -111,9 +119,10 @@ describe('real sshd: 50 queued commands under MaxSessions 10', () => {
       return (log.match(/^Close session: /gm)?.length ?? 0) === 150;
     }, 'sshd to close all 150 sessions');
 
-    // One wave of 10 long commands: all 10 must be running together.
+    // One wave of 10 commands that each wait until 10 are in: all 10 must get to run together (with the
+    // limit lowered to 9 the tenth would start only once the others gave up waiting, and the peak is 9).
     const results = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => host.run({ argv: ['bash', '-c', COUNTED, '_', String(i)] }, { env: { D: dir, TAG: 'after-races', S: '0.5' } })),
+      Array.from({ length: 10 }, (_, i) => host.run({ argv: ['bash', '-c', COUNTED, '_', String(i)] }, { env: { D: dir, TAG: 'after-races', W: '10' } })),
     );
     expect(results.map((r) => r.exitCode)).toEqual(Array(10).fill(0));
     const counts = readFileSync(join(dir, 'after-races.peaks'), 'utf8').trim().split('\n').map(Number);
