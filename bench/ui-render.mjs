@@ -15,10 +15,10 @@
 //
 // Run: npm run build && node bench/ui-render.mjs [REPEATS=40] [COLS=160] [ROWS=48]
 //      (DIST=/path/to/dist measures another build of the views, e.g. an older commit's)
-import { EventEmitter } from 'node:events';
 import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { FakeStdin, FakeStdout } from './lib/fake-terminal.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = process.env.DIST ?? join(root, 'dist');
@@ -38,32 +38,6 @@ const { STAGE_IDS, worstStatus } = await load('src/engine/types.js');
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-class FakeStdout extends EventEmitter {
-  writes = 0;
-  last = '';
-  lastAt = 0;
-  constructor(c, r) {
-    super();
-    this.columns = c;
-    this.rows = r;
-  }
-  write = (s) => {
-    this.writes++;
-    this.last = s;
-    this.lastAt = performance.now();
-    return true;
-  };
-}
-class FakeStdin extends EventEmitter {
-  isTTY = true;
-  read = () => null;
-  setEncoding() {}
-  setRawMode() {}
-  resume() {}
-  pause() {}
-  ref() {}
-  unref() {}
-}
 
 /** The store after a full check run on n hosts: l20-n2 fails inventory, the last host fails os, l20-n3 warns everywhere. */
 function filledStore(n) {
