@@ -32,7 +32,7 @@ export function plainReporter(write: (line: string) => void, paint: Painter, ver
         if (e.state === 'running') write(`== stage ${e.stage}`);
         break;
       case 'cmd.start':
-        if (verbose) write(paint.dim(`[${e.host}] $ ${withoutSudoWrapper(e.commandLine)}`));
+        if (verbose) write(paint.dim(`[${e.host}] $ ${withoutSudoWrapper(e.commandLine)}${e.reusedFrom !== undefined ? `   (output of ${e.reusedFrom}, not run again)` : ''}`));
         break;
       case 'cmd.output':
         if (verbose) for (const l of e.lines) write(paint.dim(`[${e.host}] ${e.stream === 'stderr' ? '! ' : '  '}${l}`));

@@ -10,7 +10,7 @@ export function readSessionLog(path) {
   const events = readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
   const exits = new Map(events.filter((e) => e.type === 'cmd.exit').map((e) => [e.runId, e.exitCode]));
   const cmds = events
-    .filter((e) => e.type === 'cmd.start')
+    .filter((e) => e.type === 'cmd.start' && e.reusedFrom === undefined) // a reused result ran nothing
     .map((e, i) => ({ id: i, host: e.host, probe: `${e.stage}/${e.probe}`, line: e.commandLine, script: e.script, exit: exits.has(e.runId) ? exits.get(e.runId) : undefined }));
   for (const c of cmds) {
     // A `bash -s` line without its script would run nothing over OpenSSH: not a fair replay.

@@ -67,7 +67,7 @@ async function once(hosts) {
     if (code !== 0 && code !== 1) throw new Error(`check exited ${code}: ${err}`);
     const sessions = join(dir, 'l20-setup', 'sessions');
     const log = readdirSync(sessions).map((f) => readFileSync(join(sessions, f), 'utf8')).join('');
-    const commands = log.split('\n').filter((l) => l.includes('"type":"cmd.start"')).length;
+    const commands = log.split('\n').filter((l) => l.includes('"type":"cmd.start"') && !l.includes('"reusedFrom"')).length;
     return { wall, labCpu, commands, checkCpu: (user ?? NaN) + (sys ?? NaN) };
   } finally {
     await stopLab(child);

@@ -83,7 +83,7 @@ async function once(n, w) {
     if (code !== 0 && code !== 1) throw new Error(`check exited ${code}: ${err}`);
     const [user, sys] = [...(err.trim().split('\n').pop() ?? '').matchAll(/(\d+)m([\d.]+)s/g)].map((m) => Number(m[1]) * 60 + Number(m[2]));
     const sessions = join(dir, 'l20-setup', 'sessions');
-    const commands = readdirSync(sessions).map((f) => readFileSync(join(sessions, f), 'utf8')).join('').split('\n').filter((l) => l.includes('"type":"cmd.start"')).length;
+    const commands = readdirSync(sessions).map((f) => readFileSync(join(sessions, f), 'utf8')).join('').split('\n').filter((l) => l.includes('"type":"cmd.start"') && !l.includes('"reusedFrom"')).length;
     // What each check concluded; the clock checks' summaries carry measured offsets and skews, which
     // differ from run to run anyway.
     const verdicts = JSON.parse(out).stages.flatMap((st) => st.checks.map((c) => `${c.host} ${c.id} ${c.status} ${/clock|time/.test(c.id) ? '' : c.summary.replace(/clock skew [\d.]+ s/, 'clock skew … s')}`)).sort();

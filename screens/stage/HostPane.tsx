@@ -47,7 +47,9 @@ export function HostPane(props: { host: string; stage: StageId; width: number; h
       </Text>
       {commands.map((c) => {
         const st = c.running ? 'running' : c.exitCode === 0 ? 'pass' : 'warn';
-        const tail = c.running ? 'running' : `${formatExit(c.exitCode, c.timedOut, c.cancelled)} ${formatDuration(c.durationMs)}`;
+        const tail = c.running
+          ? 'running'
+          : `${formatExit(c.exitCode, c.timedOut, c.cancelled)} ${c.reusedFrom !== undefined ? `· output of ${c.reusedFrom}, not run again` : formatDuration(c.durationMs)}`;
         return (
           <Text key={c.runId} wrap="truncate" color={STATUS_COLOR[st]}>
             {fit(`$ ${c.sudo ? '[root] ' : ''}${c.probe}: ${tail}`, w)}

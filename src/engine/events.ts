@@ -6,7 +6,11 @@ export type EngineEvent =
   | { type: 'host.state'; host: string; state: HostConnectionState; detail?: string }
   | { type: 'stage.state'; stage: StageId; state: StageStatus }
   /** `script`: what a `bash -s` line read on its stdin, so the log holds everything that ran (bench/fanout.mjs replays it). */
-  | { type: 'cmd.start'; host: string; runId: string; stage: StageId; probe: string; commandLine: string; sudo: boolean; script?: string }
+  | {
+      type: 'cmd.start'; host: string; runId: string; stage: StageId; probe: string; commandLine: string; sudo: boolean; script?: string;
+      /** Not run: the result of this command as `stage/probe` ran it earlier in the same pass (Engine.runStages). */
+      reusedFrom?: string;
+    }
   | { type: 'cmd.output'; host: string; runId: string; stream: 'stdout' | 'stderr'; lines: string[] }
   | {
       type: 'cmd.exit'; host: string; runId: string; exitCode: number | null; signal: string | null;

@@ -52,6 +52,22 @@ export interface StageOutcome {
   outputs?: Map<string, Readonly<Record<string, RunResult>>>;
 }
 
+/** A probe result another stage of the same runStages pass may reuse, and the stage/probe that ran it. */
+interface SharedProbe {
+  result: RunResult;
+  from: string;
+}
+
+/** Same host, same command, same way of running it: the same reading. */
+function sharedProbeKey(host: string, probe: ProbeDef & { env?: unknown; stdin?: unknown }): string {
+  return JSON.stringify([host, probe.command, probe.sudo ?? false, probe.env ?? null, probe.stdin ?? null, probe.keepOutputBytes ?? null]);
+}
+
+/** Only a complete answer is shared: a timed-out, cancelled or cut result is run again where needed. */
+function reusable(r: RunResult): boolean {
+  return r.exitCode !== null && !r.timedOut && !r.cancelled && !r.truncated;
+}
+
 export interface EngineOptions {
   config?: ClusterConfig;
   runId?: string;
@@ -85,6 +101,8 @@ export class Engine {
   private running = 0;
   private idleWaiters: Array<() => void> = [];
   private seq = 0;
+  /** Probe results of the runStages pass under way, by host and command (sharedProbeKey); null outside one. */
+  private shared: Map<string, Promise<SharedProbe | undefined>> | null = null;
   readonly facts = new Map<StageId, Map<string, unknown>>();
   readonly context: StageContext;
   private readonly backpressure: EngineOptions['backpressure'];
@@ -144,10 +162,27 @@ export class Engine {
     return failures;
   }
 
+  /**
+   * Runs the stages' checks one stage after the other, as one pass: busy (and cancelled) as a whole, and
+   * reading each host once. A probe command a stage of this pass already ran on a host (lspci, `ip -j addr`,
+   * `rdma link show` …: 68 of the 154 commands per host of the full suite) is not run again; its result is
+   * reused, and the pane and the session log say so (cmd.start `reusedFrom`). A command that is not a probe
+   * (a stage's cluster run) may change what the probes read: the results shared before it are dropped.
+   */
   async runStages(stages: readonly StageDef<any>[]): Promise<StageOutcome[]> {
-    const outcomes: StageOutcome[] = [];
-    for (const s of stages) outcomes.push(await this.runStage(s));
-    return outcomes;
+    return this.busyWhile(async (signal) => {
+      const outcomes: StageOutcome[] = [];
+      this.shared = new Map();
+      try {
+        for (const s of stages) {
+          if (signal.aborted) break; // cancelled: the stages not reached stay as they were
+          outcomes.push(await this.runStage(s, { signal }));
+        }
+      } finally {
+        this.shared = null;
+      }
+      return outcomes;
+    });
   }
 
   /** Marks the engine busy for the duration of fn (whenIdle waits for it). */
@@ -181,6 +216,7 @@ export class Engine {
     return async (hostName, label, command, opts = {}) => {
       const host = this.hosts.find((h) => h.name === hostName);
       if (!host) throw new Error(`unknown host ${hostName}`);
+      this.shared?.clear(); // it may change what the probes read (runStages)
       return this.runProbe(stage, host, {
         id: label, command, sudo: opts.sudo ?? false, timeoutMs: opts.timeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS,
         ...(opts.env ? { env: opts.env } : {}), ...(opts.stdin !== undefined ? { stdin: opts.stdin } : {}),
@@ -265,7 +301,7 @@ export class Engine {
     const runProbes = (probes: typeof stage.probes) => Promise.all(
       probes.map(async (probe) => {
         try {
-          outputs[probe.id] = await this.runProbe(stage.id, host, probe, signal);
+          outputs[probe.id] = await this.runSharedProbe(stage.id, host, probe, signal);
         } catch (err) {
           transportError ??= err as Error;
         }
@@ -307,6 +343,32 @@ export class Engine {
     } catch (err) {
       return { id, stage, host, status: 'error', summary: 'the check itself failed (a bug in l20-setup)', evidence: (err as Error).stack ?? String(err) };
     }
+  }
+
+  /** A stage's probe: within a runStages pass, the result of the same command run earlier in it, if any. */
+  private async runSharedProbe(stage: StageId, host: Host, probe: ProbeDef, signal: AbortSignal): Promise<RunResult> {
+    const shared = this.shared;
+    if (!shared) return this.runProbe(stage, host, probe, signal);
+    const key = sharedProbeKey(host.name, probe);
+    const earlier = await shared.get(key);
+    if (earlier && !signal.aborted) return this.replayProbe(stage, host.name, probe, earlier);
+    const run = this.runProbe(stage, host, probe, signal);
+    shared.set(key, run.then((result) => (reusable(result) ? { result, from: `${stage}/${probe.id}` } : undefined), () => undefined));
+    return run;
+  }
+
+  /** Shows a shared result as this stage's command: in the pane and the session log, marked as reused. */
+  private replayProbe(stage: StageId, host: string, probe: ProbeDef, earlier: SharedProbe): RunResult {
+    const { result, from } = earlier;
+    const runId = `${host}:${stage}:${probe.id}:${++this.seq}`;
+    const script = 'script' in probe.command ? { script: probe.command.script } : {};
+    this.emit({ type: 'cmd.start', host, runId, stage, probe: probe.id, commandLine: result.commandLine, sudo: probe.sudo ?? false, ...script, reusedFrom: from });
+    const batcher = new OutputBatcher((stream, lines) => this.emit({ type: 'cmd.output', host, runId, stream, lines }));
+    batcher.push('stdout', result.stdout);
+    batcher.push('stderr', result.stderr);
+    batcher.end();
+    this.emit({ type: 'cmd.exit', host, runId, exitCode: result.exitCode, signal: result.signal, durationMs: 0, timedOut: false, cancelled: false });
+    return { ...result }; // collect reads it as the stage that ran it did (its duration too)
   }
 
   private async runProbe(

@@ -16,6 +16,8 @@ export interface CommandView {
   probe: string;
   commandLine: string;
   sudo: boolean;
+  /** Not run: the output of this command as `stage/probe` ran it earlier in the same pass. */
+  reusedFrom?: string;
   exitCode?: number | null;
   durationMs?: number;
   timedOut?: boolean;

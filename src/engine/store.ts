@@ -100,7 +100,10 @@ export function reduce(state: AppState, action: Action): AppState {
     case 'cmd.start':
       return updatePane(state, action.host, (p) => ({
         ...p,
-        commands: [...p.commands, { runId: action.runId, stage: action.stage, probe: action.probe, commandLine: withoutSudoWrapper(action.commandLine), sudo: action.sudo, running: true }],
+        commands: [...p.commands, {
+          runId: action.runId, stage: action.stage, probe: action.probe, commandLine: withoutSudoWrapper(action.commandLine), sudo: action.sudo, running: true,
+          ...(action.reusedFrom !== undefined ? { reusedFrom: action.reusedFrom } : {}),
+        }],
       }));
     case 'cmd.output':
       return updatePane(state, action.host, (p) => appendOutput(p, [action], 0));
