@@ -42,7 +42,7 @@ const holds: StepDef<OsFacts> = {
 async function measureClocks(ctx: ClusterRunContext<OsFacts>): Promise<OsCluster> {
   const offsets = await Promise.all(ctx.hosts.map(async (host) => {
     const t0 = Date.now();
-    const r = await ctx.run(host, 'clock', { argv: ['date', '+%s.%N'] });
+    const r = await ctx.run(host, 'clock', { argv: ['date', '+%s.%N'] }, { readsOnly: true });
     const t1 = Date.now();
     const remote = Number(r.stdout.trim());
     if (r.exitCode !== 0 || !Number.isFinite(remote)) return { host, evidence: `${host}: date +%s.%N → exit ${r.exitCode} ${r.stdout.trim()}` };

@@ -167,7 +167,8 @@ export class Engine {
    * reading each host once. A probe command a stage of this pass already ran on a host (lspci, `ip -j addr`,
    * `rdma link show` …: 68 of the 154 commands per host of the full suite) is not run again; its result is
    * reused, and the pane and the session log say so (cmd.start `reusedFrom`). A command that is not a probe
-   * (a stage's cluster run) may change what the probes read: the results shared before it are dropped.
+   * (a stage's cluster run: pings, benchmarks) may change what the probes read: the results shared before it
+   * are dropped, unless it says it only reads (HostRunner `readsOnly`: the os stage's clock read).
    */
   async runStages(stages: readonly StageDef<any>[]): Promise<StageOutcome[]> {
     return this.busyWhile(async (signal) => {
@@ -216,7 +217,7 @@ export class Engine {
     return async (hostName, label, command, opts = {}) => {
       const host = this.hosts.find((h) => h.name === hostName);
       if (!host) throw new Error(`unknown host ${hostName}`);
-      this.shared?.clear(); // it may change what the probes read (runStages)
+      if (!opts.readsOnly) this.shared?.clear(); // it may change what the probes read (runStages)
       return this.runProbe(stage, host, {
         id: label, command, sudo: opts.sudo ?? false, timeoutMs: opts.timeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS,
         ...(opts.env ? { env: opts.env } : {}), ...(opts.stdin !== undefined ? { stdin: opts.stdin } : {}),

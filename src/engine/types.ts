@@ -79,7 +79,11 @@ export type HostRunner = (
   host: string,
   label: string,
   command: Command,
-  options?: { sudo?: boolean; timeoutMs?: number; env?: Readonly<Record<string, string>>; stdin?: string },
+  options?: {
+    sudo?: boolean; timeoutMs?: number; env?: Readonly<Record<string, string>>; stdin?: string;
+    /** The command changes nothing a probe reads (a clock read): the pass's shared probe results stay (Engine.runStages). */
+    readsOnly?: boolean;
+  },
 ) => Promise<RunResult>;
 
 export interface ClusterRunContext<F> extends StageContext {

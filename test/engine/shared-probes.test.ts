@@ -80,9 +80,20 @@ describe('probes shared within one pass', () => {
       await Promise.all(ctx.hosts.map((h) => ctx.run(h, 'touch', { argv: ['touch', '/tmp/x'] })));
       return undefined;
     };
-    const outcomes = await new Engine([a, b]).runStages([stage('inventory', [LINKS]), stage('rdma-validate', [LINKS], touching), stage('os', [LINKS])]);
+    const outcomes = await new Engine([a, b]).runStages([stage('inventory', [LINKS]), stage('rdma-link', [LINKS], touching), stage('os', [LINKS])]);
     expect(ran(a, 'ip -j link')).toBe(2);
     expect(summaries(outcomes, 'a')).toEqual(['links=a links #1/0', 'links=a links #1/0', 'links=a links #2/0']);
+  });
+
+  it('keeps them across a cluster run that says it only reads (the clock read of the os stage)', async () => {
+    const a = countingHost('a');
+    const reading: StageDef<Facts>['cluster'] = async (ctx) => {
+      await Promise.all(ctx.hosts.map((h) => ctx.run(h, 'clock', { argv: ['date', '+%s'] }, { readsOnly: true })));
+      return undefined;
+    };
+    await new Engine([a, countingHost('b')]).runStages([stage('inventory', [LINKS]), stage('os', [LINKS], reading), stage('nic-stack', [LINKS])]);
+    expect(ran(a, 'date')).toBe(1);
+    expect(ran(a, 'ip -j link')).toBe(1);
   });
 
   it('shares only complete answers: a non-zero exit is shared, a timed-out one is run again', async () => {
