@@ -7,6 +7,7 @@ import { setMaxListeners } from 'node:events';
 import { ConnectionLostError, type Host, type RunResult } from '../transport/types.js';
 import type { EngineEvent, EngineListener } from './events.js';
 import { OutputBatcher } from './output-batcher.js';
+import { SharedProbes, type SharedProbe } from './shared-probes.js';
 import { sanitize } from '../util/sanitize.js';
 import {
   worstStatus,
@@ -52,22 +53,6 @@ export interface StageOutcome {
   outputs?: Map<string, Readonly<Record<string, RunResult>>>;
 }
 
-/** A probe result another stage of the same runStages pass may reuse, and the stage/probe that ran it. */
-interface SharedProbe {
-  result: RunResult;
-  from: string;
-}
-
-/** Same host, same command, same way of running it: the same reading. */
-function sharedProbeKey(host: string, probe: ProbeDef & { env?: unknown; stdin?: unknown }): string {
-  return JSON.stringify([host, probe.command, probe.sudo ?? false, probe.env ?? null, probe.stdin ?? null, probe.keepOutputBytes ?? null]);
-}
-
-/** Only a complete answer is shared: a timed-out, cancelled or cut result is run again where needed. */
-function reusable(r: RunResult): boolean {
-  return r.exitCode !== null && !r.timedOut && !r.cancelled && !r.truncated;
-}
-
 export interface EngineOptions {
   config?: ClusterConfig;
   runId?: string;
@@ -102,7 +87,7 @@ export class Engine {
   private idleWaiters: Array<() => void> = [];
   private seq = 0;
   /** Probe results of the runStages pass under way, by host and command (sharedProbeKey); null outside one. */
-  private shared: Map<string, Promise<SharedProbe | undefined>> | null = null;
+  private shared: SharedProbes | null = null;
   readonly facts = new Map<StageId, Map<string, unknown>>();
   readonly context: StageContext;
   private readonly backpressure: EngineOptions['backpressure'];
@@ -165,7 +150,7 @@ export class Engine {
   /**
    * Runs the stages' checks one stage after the other, as one pass: busy (and cancelled) as a whole, and
    * reading each host once. A probe command a stage of this pass already ran on a host (lspci, `ip -j addr`,
-   * `rdma link show` …: 68 of the 154 commands per host of the full suite) is not run again; its result is
+   * `rdma link show` …: a third of the 154 commands per host of the full suite) is not run again; its result is
    * reused, and the pane and the session log say so (cmd.start `reusedFrom`). A command that is not a probe
    * (a stage's cluster run: pings, benchmarks) may change what the probes read: the results shared before it
    * are dropped, unless it says it only reads (HostRunner `readsOnly`: the os stage's clock read).
@@ -173,7 +158,7 @@ export class Engine {
   async runStages(stages: readonly StageDef<any>[]): Promise<StageOutcome[]> {
     return this.busyWhile(async (signal) => {
       const outcomes: StageOutcome[] = [];
-      this.shared = new Map();
+      this.shared = new SharedProbes();
       try {
         for (const s of stages) {
           if (signal.aborted) break; // cancelled: the stages not reached stay as they were
@@ -350,11 +335,10 @@ export class Engine {
   private async runSharedProbe(stage: StageId, host: Host, probe: ProbeDef, signal: AbortSignal): Promise<RunResult> {
     const shared = this.shared;
     if (!shared) return this.runProbe(stage, host, probe, signal);
-    const key = sharedProbeKey(host.name, probe);
-    const earlier = await shared.get(key);
+    const earlier = await shared.lookup(host.name, probe);
     if (earlier && !signal.aborted) return this.replayProbe(stage, host.name, probe, earlier);
     const run = this.runProbe(stage, host, probe, signal);
-    shared.set(key, run.then((result) => (reusable(result) ? { result, from: `${stage}/${probe.id}` } : undefined), () => undefined));
+    shared.record(host.name, probe, stage, run);
     return run;
   }
 
