@@ -49,7 +49,7 @@ export function HostPane(props: { host: string; stage: StageId; width: number; h
         const st = c.running ? 'running' : c.exitCode === 0 ? 'pass' : 'warn';
         const tail = c.running
           ? 'running'
-          : `${formatExit(c.exitCode, c.timedOut, c.cancelled)} ${c.reusedFrom !== undefined ? `· output of ${c.reusedFrom}, not run again` : formatDuration(c.durationMs)}`;
+          : `${formatExit(c.exitCode, c.timedOut, c.cancelled)} ${c.reusedFrom !== undefined ? `· reused from ${c.reusedFrom}` : formatDuration(c.durationMs)}`;
         return (
           <Text key={c.runId} wrap="truncate" color={STATUS_COLOR[st]}>
             {fit(`$ ${c.sudo ? '[root] ' : ''}${c.probe}: ${tail}`, w)}

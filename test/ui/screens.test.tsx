@@ -69,6 +69,21 @@ describe('pipeline and stage view', () => {
     ui.unmount();
   });
 
+  it('marks a command whose output an earlier stage of the pass produced as not run again', async () => {
+    const store = new Store({ ...initialState(hosts), ui: { ...initialState(hosts).ui, screen: 'stage' } });
+    const ui = mount(store, controller());
+    const h = 'l20-n1';
+    store.dispatch({ type: 'cmd.start', host: h, runId: 'r1', stage: 'inventory', probe: 'ip-addr', commandLine: 'LC_ALL=C ip -j addr show', sudo: false, reusedFrom: 'os/ip-addr' });
+    store.dispatch({ type: 'cmd.output', host: h, runId: 'r1', stream: 'stdout', lines: ['[{"ifname":"eno1"}]'] });
+    store.dispatch({ type: 'cmd.exit', host: h, runId: 'r1', exitCode: 0, signal: null, durationMs: 0, timedOut: false, cancelled: false });
+    await until(() => (ui.lastFrame() ?? '').includes('reused from'), 'the reused command');
+    const frame = ui.lastFrame() ?? '';
+    expect(frame).toContain('$ ip-addr: exit 0 · reused from os/ip-addr'); // whole, in a pane of a 100-column terminal
+    expect(frame).toContain('[{"ifname":"eno1"}]');
+    expect(frame).not.toContain('ip-addr: exit 0 0ms');
+    ui.unmount();
+  });
+
   it('opens verdict details worst first, with evidence and fix', async () => {
     const store = new Store({ ...initialState(hosts), ui: { ...initialState(hosts).ui, screen: 'stage' } });
     const ui = mount(store, controller());
