@@ -57,13 +57,9 @@ export interface Bundle {
  * Runs every stage's read-only checks. The benchmark stages' cluster runs are left out; their pair
  * checks that compare only the hosts' facts (GIDs, active MTU, versions) still run.
  */
-export async function readOnlyChecks(engine: Engine, stages: ReadonlyArray<StageDef<any, any>>): Promise<StageOutcome[]> {
-  const outcomes: StageOutcome[] = [];
-  for (const s of stages) {
-    const bench = BENCHMARK_STAGES.has(s.id);
-    outcomes.push(await engine.runStage(s, bench ? { skipCluster: true, pairChecksWithoutCluster: FACT_PAIR_CHECKS } : {}));
-  }
-  return outcomes;
+export function readOnlyChecks(engine: Engine, stages: ReadonlyArray<StageDef<any, any>>): Promise<StageOutcome[]> {
+  // One pass: each host is read once (Engine.runStages).
+  return engine.runStages(stages, (s) => (BENCHMARK_STAGES.has(s.id) ? { skipCluster: true, pairChecksWithoutCluster: FACT_PAIR_CHECKS } : {}));
 }
 
 export async function buildBundle(o: BundleOptions): Promise<Bundle> {

@@ -155,14 +155,14 @@ export class Engine {
    * (a stage's cluster run: pings, benchmarks) may change what the probes read: the results shared before it
    * are dropped, unless it says it only reads (HostRunner `readsOnly`: the os stage's clock read).
    */
-  async runStages(stages: readonly StageDef<any>[]): Promise<StageOutcome[]> {
+  async runStages(stages: readonly StageDef<any>[], optionsFor: (stage: StageDef<any>) => Omit<RunStageOptions, 'signal'> = () => ({})): Promise<StageOutcome[]> {
     return this.busyWhile(async (signal) => {
       const outcomes: StageOutcome[] = [];
       this.shared = new SharedProbes();
       try {
         for (const s of stages) {
           if (signal.aborted) break; // cancelled: the stages not reached stay as they were
-          outcomes.push(await this.runStage(s, { signal }));
+          outcomes.push(await this.runStage(s, { ...optionsFor(s), signal }));
         }
       } finally {
         this.shared = null;

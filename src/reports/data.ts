@@ -116,13 +116,16 @@ export async function gatherReport(o: GatherOptions): Promise<ReportData> {
   const engine = new Engine(o.hosts, { config: o.config, runId: o.runId });
   const stop = () => engine.cancelAll();
   o.signal?.addEventListener('abort', stop, { once: true });
-  const outcomes: StageOutcome[] = [];
+  const withCluster = new Set(stages.filter((s) => s.cluster).map((s) => s.id));
+  const unsubscribe = engine.subscribe((e) => {
+    if (e.type === 'stage.state' && e.state === 'running') say(`stage ${e.stage}${withCluster.has(e.stage) ? ' (with its cluster run)' : ''}`);
+  });
+  let outcomes: StageOutcome[];
   try {
-    for (const s of stages) {
-      say(`stage ${s.id}${s.cluster ? ' (with its cluster run)' : ''}`);
-      outcomes.push(await engine.runStage(capturing(s, clusters)));
-    }
+    // One pass: each host is read once (Engine.runStages).
+    outcomes = await engine.runStages(stages.map((s) => capturing(s, clusters)));
   } finally {
+    unsubscribe();
     o.signal?.removeEventListener('abort', stop);
   }
   say('reading the hosts\' configuration');
