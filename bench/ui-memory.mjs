@@ -51,14 +51,18 @@ writeFileSync(
     `export { seriesKey } from ${d('src/monitor/types.js')};`,
   ].join('\n'),
 );
-await build({
-  entryPoints: [entry], bundle: true, platform: 'node', format: 'esm', target: 'node20', splitting: true, outdir: join(tmp, 'out'), outExtension: { '.js': '.mjs' },
-  external: ['ssh2', 'just-bash', 'react-devtools-core'], logLevel: 'warning', plugins: inkAsIs ? [] : [inkBoundedCaches()],
-  banner: { js: "import { createRequire as l20CreateRequire } from 'node:module'; const require = l20CreateRequire(import.meta.url);" },
-});
-const { React, render, Providers, App, initialState, Store, STAGES, STAGE_IDS, seriesKey } = await import(pathToFileURL(join(tmp, 'out/entry.mjs')).href);
-rmSync(tmp, { recursive: true, force: true });
-
+let views;
+try {
+  await build({
+    entryPoints: [entry], bundle: true, platform: 'node', format: 'esm', target: 'node20', splitting: true, outdir: join(tmp, 'out'), outExtension: { '.js': '.mjs' },
+    external: ['ssh2', 'just-bash', 'react-devtools-core'], logLevel: 'warning', plugins: inkAsIs ? [] : [inkBoundedCaches()],
+    banner: { js: "import { createRequire as l20CreateRequire } from 'node:module'; const require = l20CreateRequire(import.meta.url);" },
+  });
+  views = await import(pathToFileURL(join(tmp, 'out/entry.mjs')).href);
+} finally {
+  rmSync(tmp, { recursive: true, force: true });
+}
+const { React, render, Providers, App, initialState, Store, STAGES, STAGE_IDS, seriesKey } = views;
 
 const noop = () => undefined;
 const controller = new Proxy(
