@@ -368,9 +368,9 @@ export class SshHost implements Host {
         });
         conn.client.end();
       });
-      this.connectionLost(conn, 'closed');
+      this.connectionLost(conn, 'closed'); // reports 'closed' (closedByUser)
     }
     this.conn = undefined;
-    this.setState('closed', 'closed');
+    if (this.state !== 'closed') this.setState('closed', 'closed');
   }
 }

@@ -75,6 +75,9 @@ describe('SshHost: commands', () => {
     const script = await host.run({ script: 'echo "args: $1 $2"; exit 4', args: ['a b', 'c'] });
     expect(script.stdout).toBe('args: a b c\n');
     expect(script.exitCode).toBe(4);
+
+    await host.close();
+    expect(states).toEqual(['connecting', 'connected', 'closed']); // closed once (`check --verbose` printed it twice)
   });
 
   it('streams 10 MB of multi-byte output intact (sha256) and keeps only the tail when asked', async () => {
