@@ -18,7 +18,7 @@ import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
-import { inkBoundedCaches } from '../scripts/ink-bounded-caches.mjs';
+import { nodeBundleOptions } from '../scripts/esbuild-node.mjs';
 import { FakeStdin, FakeStdout } from './lib/fake-terminal.mjs';
 
 if (typeof globalThis.gc !== 'function') {
@@ -53,11 +53,7 @@ writeFileSync(
 );
 let views;
 try {
-  await build({
-    entryPoints: [entry], bundle: true, platform: 'node', format: 'esm', target: 'node20', splitting: true, outdir: join(tmp, 'out'), outExtension: { '.js': '.mjs' },
-    external: ['ssh2', 'just-bash', 'react-devtools-core'], logLevel: 'warning', plugins: inkAsIs ? [] : [inkBoundedCaches()],
-    banner: { js: "import { createRequire as l20CreateRequire } from 'node:module'; const require = l20CreateRequire(import.meta.url);" },
-  });
+  await build({ ...nodeBundleOptions({ boundInkCaches: !inkAsIs }), entryPoints: [entry], outdir: join(tmp, 'out'), outExtension: { '.js': '.mjs' } });
   views = await import(pathToFileURL(join(tmp, 'out/entry.mjs')).href);
 } finally {
   rmSync(tmp, { recursive: true, force: true });

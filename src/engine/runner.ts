@@ -86,7 +86,7 @@ export class Engine {
   private running = 0;
   private idleWaiters: Array<() => void> = [];
   private seq = 0;
-  /** Probe results of the runStages pass under way, by host and command (sharedProbeKey); null outside one. */
+  /** Probe results of the runStages pass under way; null outside one. */
   private shared: SharedProbes | null = null;
   readonly facts = new Map<StageId, Map<string, unknown>>();
   readonly context: StageContext;

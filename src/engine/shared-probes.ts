@@ -13,11 +13,9 @@ export interface SharedProbe {
   from: string;
 }
 
-type ProbeRun = ProbeDef & { env?: unknown; stdin?: unknown };
-
 /** Same host, same command, same way of running it: the same reading. */
-function keyOf(host: string, probe: ProbeRun): string {
-  return JSON.stringify([host, probe.command, probe.sudo ?? false, probe.env ?? null, probe.stdin ?? null, probe.keepOutputBytes ?? null]);
+function keyOf(host: string, probe: ProbeDef): string {
+  return JSON.stringify([host, probe.command, probe.sudo ?? false, probe.keepOutputBytes ?? null]);
 }
 
 /** A timed-out, cancelled or cut result is not an answer: the next stage that needs it runs it again. */
@@ -29,12 +27,12 @@ export class SharedProbes {
   private readonly results = new Map<string, Promise<SharedProbe | undefined>>();
 
   /** What this command gave on this host earlier in the pass (waiting for it if it is still running). */
-  lookup(host: string, probe: ProbeRun): Promise<SharedProbe | undefined> {
+  lookup(host: string, probe: ProbeDef): Promise<SharedProbe | undefined> {
     return this.results.get(keyOf(host, probe)) ?? Promise.resolve(undefined);
   }
 
   /** Offers a run's result to the rest of the pass, once it has ended well. */
-  record(host: string, probe: ProbeRun, stage: StageId, run: Promise<RunResult>): void {
+  record(host: string, probe: ProbeDef, stage: StageId, run: Promise<RunResult>): void {
     this.results.set(keyOf(host, probe), run.then((r) => (reusable(r) ? { result: r, from: `${stage}/${probe.id}` } : undefined), () => undefined));
   }
 
