@@ -339,7 +339,7 @@ function run(args: string[], env: ToolEnv): ExecResult | Promise<ExecResult> {
   const first = block(now, true);
   // A bad field fails before anything loops.
   if (first.exitCode !== 0) return first;
-  return loop(env, loopMs, block, first);
+  return loop(env, loopMs, block, first, now);
 }
 
 /**
@@ -348,16 +348,30 @@ function run(args: string[], env: ToolEnv): ExecResult | Promise<ExecResult> {
  * At 'max' the modelled clock only moves by jumps, and a poller that never ends would drive it ahead
  * as fast as its reader drains the stream (every other command's timers with it); there the loop
  * waits real time as the shell's `sleep` does, and the clock follows what really passed.
+ *
+ * Each block is due one interval after the one before (the first at `firstAt`, when it was sampled) and
+ * is stamped and sampled at that due time.
+ * Waking a little late is the simulator's load, not the modelled machine's: at lab speed 20 a timer
+ * that fires 3 ms late, or a write that waits 3 ms for the SSH window, is 60 ms of modelled time, and
+ * measuring the wait from the wake-up would let that drift pile up block after block (CI saw blocks
+ * 1,058 ms apart). A loop more than one interval behind (a reader that stopped draining) starts its
+ * cadence again from now rather than printing the blocks it missed.
  */
-async function loop(env: ToolEnv, intervalMs: number, block: Block, first: ExecResult): Promise<ExecResult> {
+async function loop(env: ToolEnv, intervalMs: number, block: Block, first: ExecResult, firstAt: number): Promise<ExecResult> {
   const m = env.machine;
   const io = toolIo(env.ctx, m.clock);
-  const wait = (): Promise<boolean> => (m.clock.speed === 'max' ? m.clock.sleep(intervalMs, io.signal, true) : io.sleep(intervalMs));
+  let due = firstAt;
   let next = first;
   for (;;) {
     await io.out(next.stdout);
-    if (!(await wait())) return io.result(130);
-    next = block(m.clock.now(), false);
+    due += intervalMs;
+    const ended = m.clock.speed === 'max'
+      ? !(await m.clock.sleep(intervalMs, io.signal, true))
+      : !(await io.sleep(Math.max(0, due - m.clock.now())));
+    if (ended) return io.result(130);
+    const now = m.clock.now();
+    if (now - due >= intervalMs) due = now;
+    next = block(due, false);
   }
 }
 
