@@ -108,7 +108,9 @@ async function measure(view, n) {
   };
   const shown = store.getState().hostOrder[store.getState().ui.leftHost];
   const hidden = n > 2 ? store.getState().hostOrder[n - 2] : null;
-  const tick = (host) => (i) => store.dispatch({ type: 'cmd.output', host, runId: `vllm-${host}-0`, stream: 'stdout', lines: Array.from({ length: 10 }, (_, k) => `tick ${i} line ${k} on ${host}`) });
+  // Output of the viewed stage's first probe (a pane shows its own stage's output only).
+  const viewed = store.getState().ui.selectedStage;
+  const tick = (host) => (i) => store.dispatch({ type: 'cmd.output', host, runId: `${viewed}-${host}-0`, stream: 'stdout', lines: Array.from({ length: 10 }, (_, k) => `tick ${i} line ${k} on ${host}`) });
   await settle();
   const full = await series((i) => instance.rerender(tree(i + 2)));
   const outShown = await series(tick(shown));

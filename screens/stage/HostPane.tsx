@@ -1,5 +1,5 @@
 /**
- * One host's pane: connection, the commands of this stage run, the live output (last lines that
+ * One host's pane: connection, the commands of the viewed stage's latest run, the live output (last lines that
  * fit) and each check's verdict with its one-line reason. Every row is one truncated Text or a
  * fixed-width LiveRows row, so content can never change the layout's height.
  */
@@ -34,12 +34,16 @@ export function HostPane(props: { host: string; stage: StageId; width: number; h
   if (!pane) return null;
   const mine = checks.filter((c) => c.host === props.host);
   const w = Math.max(10, props.width - 4);
-  const layout = paneLayout(props.height, pane.commands.length, mine.length);
-  const commands = pane.commands.slice(-layout.commands);
-  const output = pane.lines.slice(-layout.output);
-  const running = pane.commands.filter((c) => c.running).length;
-  const finished = pane.commands.length - running;
-  const nonZero = pane.commands.filter((c) => !c.running && c.exitCode !== 0).length;
+  // This stage's commands and output only: after a run-all the panes of every stage still show their own run.
+  const ran = pane.commands.filter((c) => c.stage === props.stage);
+  const stageOutput = pane.output[props.stage];
+  const layout = paneLayout(props.height, ran.length, mine.length);
+  const commands = ran.slice(-layout.commands);
+  const output = stageOutput?.lines.slice(-layout.output) ?? [];
+  const totalLines = stageOutput?.totalLines ?? 0;
+  const running = ran.filter((c) => c.running).length;
+  const finished = ran.length - running;
+  const nonZero = ran.filter((c) => !c.running && c.exitCode !== 0).length;
   return (
     <Box flexDirection="column" borderStyle="round" borderColor={CONNECTION_COLOR[pane.connection] ?? 'gray'} width={props.width} height={props.height} paddingX={1}>
       <Text wrap="truncate" bold>
@@ -60,7 +64,7 @@ export function HostPane(props: { host: string; stage: StageId; width: number; h
       <LiveRows
         width={w}
         height={1}
-        rows={[styled(fitColumns(`── ${finished}/${pane.commands.length} commands done${nonZero ? `, ${nonZero} exit≠0` : ''}${pane.totalLines > output.length ? ` · last ${output.length} of ${pane.totalLines} lines (all in the session log)` : ''}`, w), { dim: true }, COLOR)]}
+        rows={[styled(fitColumns(`── ${finished}/${ran.length} commands done${nonZero ? `, ${nonZero} exit≠0` : ''}${totalLines > output.length ? ` · last ${output.length} of ${totalLines} lines (all in the session log)` : ''}`, w), { dim: true }, COLOR)]}
       />
       <LiveRows width={w} height={layout.output} rows={output.map((l) => outputRow(l, w, PROBE_TAG, COLOR))} />
       {mine.slice(0, layout.checks).map((c) => (

@@ -25,17 +25,25 @@ export interface CommandView {
   running: boolean;
 }
 
+/** A pane's output of one stage: its last PANE_LINES lines (stderr lines marked, each with the probe that printed it). */
+export interface StageOutput {
+  lines: Array<{ text: string; stderr: boolean; probe: string }>;
+  /** Total lines seen, so views can show "last n of m lines". */
+  totalLines: number;
+}
+
 export interface PaneState {
   host: string;
   address: string;
   connection: HostConnectionState;
   connectionDetail?: string;
-  /** Commands of the current stage run, in start order. */
+  /** Commands of each stage's latest run, in start order (a stage's view shows its own). */
   commands: CommandView[];
-  /** The last PANE_LINES output lines of this host (stderr lines are marked), with the probe that printed them. */
-  lines: Array<{ text: string; stderr: boolean; probe: string }>;
-  /** Total lines seen, so views can show "… n earlier lines". */
-  totalLines: number;
+  /**
+   * Output per stage, from its latest run: after a run-all, the first stage's view still shows what the first
+   * stage printed, not what the stage that ran last did.
+   */
+  output: Partial<Record<StageId, StageOutput>>;
 }
 
 export type Screen = 'setup' | 'pipeline' | 'stage' | 'monitor' | 'troubleshoot';

@@ -7,16 +7,19 @@ import { reduceTroubleshoot } from './store-troubleshoot.js';
 import { TIMEBASES } from '../monitor/series.js';
 import { withoutSudoWrapper } from '../transport/quote.js';
 import { hostsWorstFirst } from './host-status.js';
-export type { CommandView, PaneState, Screen, MonitorUi, SymptomSummary, TroubleshootUi, UiState, ApplyUi, AppState, UiAction, SessionAction, PaneOutputAction, Action } from './store-types.js';
-import type { CommandView, PaneState, Screen, AppState, PaneOutputAction, Action } from './store-types.js';
+export type { CommandView, PaneState, StageOutput, Screen, MonitorUi, SymptomSummary, TroubleshootUi, UiState, ApplyUi, AppState, UiAction, SessionAction, PaneOutputAction, Action } from './store-types.js';
+import type { CommandView, PaneState, Screen, AppState, PaneOutputAction, Action, StageOutput } from './store-types.js';
 
-/** Lines of live output kept per host for its pane; the session log has everything. */
-export const PANE_LINES = 500;
+/**
+ * Lines of output kept per host and stage for its pane (taller than any pane); the session log has
+ * everything. Twelve stages at 64 hosts: at most 230,000 lines, most stages print a few dozen.
+ */
+export const PANE_LINES = 300;
 
 export function initialState(hosts: ReadonlyArray<{ name: string; address: string }>, screen: Screen = 'pipeline'): AppState {
   const panes: Record<string, PaneState> = {};
   for (const h of hosts) {
-    panes[h.name] = { host: h.name, address: h.address, connection: 'idle', commands: [], lines: [], totalLines: 0 };
+    panes[h.name] = { host: h.name, address: h.address, connection: 'idle', commands: [], output: {} };
   }
   const stages = Object.fromEntries(STAGE_IDS.map((id) => [id, 'pending'])) as Record<StageId, StageStatus>;
   const checks = Object.fromEntries(STAGE_IDS.map((id) => [id, []])) as unknown as Record<StageId, CheckResult[]>;
@@ -40,37 +43,45 @@ function updatePane(state: AppState, host: string, f: (p: PaneState) => PaneStat
   return { ...state, panes: { ...state.panes, [host]: f(pane) } };
 }
 
+const NO_OUTPUT: StageOutput = { lines: [], totalLines: 0 };
+
+/** A stage's output with `added` appended (only its last PANE_LINES kept) and `uncarried` more lines counted. */
+function withLines(o: StageOutput, added: StageOutput['lines'], uncarried: number): StageOutput {
+  const kept = added.length > PANE_LINES ? added.slice(-PANE_LINES) : added;
+  const old = PANE_LINES - kept.length;
+  const lines = old <= 0 ? kept : o.lines.length <= old ? [...o.lines, ...kept] : [...o.lines.slice(-old), ...kept];
+  return { lines, totalLines: o.totalLines + added.length + uncarried };
+}
+
+function appendToStage(p: PaneState, stage: StageId, added: StageOutput['lines'], uncarried: number): PaneState {
+  return { ...p, output: { ...p.output, [stage]: withLines(p.output[stage] ?? NO_OUTPUT, added, uncarried) } };
+}
+
 /** Lines the engine itself writes into panes (step markers, procedure notes), tagged with the step. */
-function appendLines(state: AppState, hosts: readonly string[], texts: readonly string[], probe: string): AppState {
+function appendLines(state: AppState, hosts: readonly string[], stage: StageId, texts: readonly string[], probe: string): AppState {
   let next = state;
-  for (const h of hosts) {
-    next = updatePane(next, h, (p) => {
-      const added = texts.map((text) => ({ text, stderr: false, probe }));
-      return { ...p, lines: [...p.lines, ...added].slice(-PANE_LINES), totalLines: p.totalLines + added.length };
-    });
-  }
+  for (const h of hosts) next = updatePane(next, h, (p) => appendToStage(p, stage, texts.map((text) => ({ text, stderr: false, probe })), 0));
   return next;
 }
 
-/** Appends output to a pane: only lines that stay among its last PANE_LINES become pane lines; every line counts. */
+/**
+ * Appends output to a pane, each command's lines to its stage. `omitted`: lines the coalescer counted but did
+ * not carry; they belong to the stage of the batches it carried (it flushes before every other event, so one
+ * action never spans two stages' runs). Output of a command the pane never saw start has no stage to go to.
+ */
 function appendOutput(p: PaneState, batches: PaneOutputAction['batches'], omitted: number): PaneState {
-  let carried = 0;
-  for (const b of batches) carried += b.lines.length;
-  let skip = Math.max(0, carried - PANE_LINES);
-  const added: PaneState['lines'] = [];
+  let next = p;
+  let lastStage: StageId | undefined;
   for (const b of batches) {
-    if (skip >= b.lines.length) {
-      skip -= b.lines.length;
-      continue;
-    }
-    const probe = p.commands.find((c) => c.runId === b.runId)?.probe ?? '';
+    const cmd = p.commands.find((c) => c.runId === b.runId);
+    if (!cmd) continue;
     const stderr = b.stream === 'stderr';
-    for (let i = skip; i < b.lines.length; i++) added.push({ text: b.lines[i] as string, stderr, probe });
-    skip = 0;
+    // Only the last PANE_LINES of a batch can stay; the rest are counted.
+    const shown = b.lines.length > PANE_LINES ? b.lines.slice(-PANE_LINES) : b.lines;
+    next = appendToStage(next, cmd.stage, shown.map((text) => ({ text, stderr, probe: cmd.probe })), b.lines.length - shown.length);
+    lastStage = cmd.stage;
   }
-  const old = PANE_LINES - added.length;
-  const lines = old <= 0 ? added : p.lines.length <= old ? [...p.lines, ...added] : [...p.lines.slice(-old), ...added];
-  return { ...p, lines, totalLines: p.totalLines + omitted + carried };
+  return omitted > 0 && lastStage !== undefined ? appendToStage(next, lastStage, [], omitted) : next;
 }
 
 function updateCommand(p: PaneState, runId: string, f: (c: CommandView) => CommandView): PaneState {
@@ -88,10 +99,14 @@ export function reduce(state: AppState, action: Action): AppState {
     case 'stage.state': {
       const next: AppState = { ...state, stages: { ...state.stages, [action.stage]: action.state } };
       if (action.state === 'running') {
-        // A new run of a stage replaces its previous results and the panes' command lists.
+        // A new run of a stage replaces its previous results, commands and output; other stages' stay.
         next.checks = { ...state.checks, [action.stage]: [] };
         const panes: Record<string, PaneState> = {};
-        for (const [name, p] of Object.entries(state.panes)) panes[name] = { ...p, commands: [] };
+        for (const [name, p] of Object.entries(state.panes)) {
+          const output = { ...p.output };
+          delete output[action.stage];
+          panes[name] = { ...p, commands: p.commands.filter((c) => c.stage !== action.stage), output };
+        }
         next.panes = panes;
         next.busy = true;
       }
@@ -120,9 +135,9 @@ export function reduce(state: AppState, action: Action): AppState {
       return { ...state, checks: { ...state.checks, [stage]: [...state.checks[stage], action.result] } };
     }
     case 'step.start':
-      return appendLines(state, [action.host], [`▶ ${action.step} (${action.danger})`], action.step);
+      return appendLines(state, [action.host], action.stage, [`▶ ${action.step} (${action.danger})`], action.step);
     case 'step.note':
-      return appendLines(state, action.host === null ? state.hostOrder : [action.host], [action.line], action.step);
+      return appendLines(state, action.host === null ? state.hostOrder : [action.host], action.stage, [action.line], action.step);
     case 'step.result': {
       const r = action.result;
       const kept = state.steps[r.stage].filter((s) => !(s.id === r.id && s.host === r.host));

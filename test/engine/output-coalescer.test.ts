@@ -59,14 +59,14 @@ describe('pane output coalescing', () => {
     co.flush();
 
     for (const h of ['a', 'b']) {
-      expect(coalesced.panes[h]!.totalLines).toBe(events.filter((e) => e.host === h).reduce((n, e) => n + e.lines.length, 0));
-      expect(coalesced.panes[h]!.totalLines).toBe(direct.panes[h]!.totalLines);
-      expect(coalesced.panes[h]!.lines).toEqual(direct.panes[h]!.lines);
-      expect(coalesced.panes[h]!.lines).toHaveLength(PANE_LINES);
+      expect(coalesced.panes[h]!.output.inventory!.totalLines).toBe(events.filter((e) => e.host === h).reduce((n, e) => n + e.lines.length, 0));
+      expect(coalesced.panes[h]!.output.inventory!.totalLines).toBe(direct.panes[h]!.output.inventory!.totalLines);
+      expect(coalesced.panes[h]!.output.inventory!.lines).toEqual(direct.panes[h]!.output.inventory!.lines);
+      expect(coalesced.panes[h]!.output.inventory!.lines).toHaveLength(PANE_LINES);
     }
     // Stderr lines stay marked and every line names its command's probe.
-    expect(coalesced.panes.a!.lines.filter((l) => l.stderr).every((l) => l.text.includes('stderr'))).toBe(true);
-    expect(coalesced.panes.a!.lines.every((l) => l.text.includes(` ${l.probe} `))).toBe(true);
+    expect(coalesced.panes.a!.output.inventory!.lines.filter((l) => l.stderr).every((l) => l.text.includes('stderr'))).toBe(true);
+    expect(coalesced.panes.a!.output.inventory!.lines.every((l) => l.text.includes(` ${l.probe} `))).toBe(true);
     // 400 events became a handful of store updates: the first at once, then at most one per host per interval.
     expect(actions.length).toBeLessThanOrEqual(2 * (1 + 8 + 1));
   });
@@ -128,7 +128,7 @@ describe('pane output coalescing', () => {
     co.push({ host: 'a', runId: 'a-p1', stream: 'stdout', lines: ['last words'] });
     co.flush();
     s = reduce(s, { type: 'cmd.exit', host: 'a', runId: 'a-p1', exitCode: 0, signal: null, durationMs: 1, timedOut: false, cancelled: false });
-    expect(s.panes.a!.lines.map((l) => l.text)).toEqual(['x', 'last words']);
+    expect(s.panes.a!.output.inventory!.lines.map((l) => l.text)).toEqual(['x', 'last words']);
     expect(s.panes.a!.commands[0]).toMatchObject({ running: false, exitCode: 0 });
   });
 });

@@ -12,11 +12,11 @@ describe('store reducer', () => {
     const many = Array.from({ length: PANE_LINES + 50 }, (_, i) => `line ${i}`);
     s = reduce(s, { type: 'cmd.output', host: 'a', runId: 'r1', stream: 'stdout', lines: many });
     s = reduce(s, { type: 'cmd.exit', host: 'a', runId: 'r1', exitCode: 0, signal: null, durationMs: 12, timedOut: false, cancelled: false });
-    expect(s.panes.a!.lines).toHaveLength(PANE_LINES);
-    expect(s.panes.a!.lines.at(-1)?.text).toBe(`line ${PANE_LINES + 49}`);
-    expect(s.panes.a!.totalLines).toBe(PANE_LINES + 50);
+    expect(s.panes.a!.output.inventory!.lines).toHaveLength(PANE_LINES);
+    expect(s.panes.a!.output.inventory!.lines.at(-1)?.text).toBe(`line ${PANE_LINES + 49}`);
+    expect(s.panes.a!.output.inventory!.totalLines).toBe(PANE_LINES + 50);
     expect(s.panes.a!.commands[0]).toMatchObject({ running: false, exitCode: 0, durationMs: 12 });
-    expect(s.panes.b!.lines).toHaveLength(0);
+    expect(s.panes.b!.output).toEqual({});
     expect(stageStatusFor(s, 'inventory', 'a')).toBe('running');
     s = reduce(s, { type: 'check.result', result: { id: 'inventory.os', stage: 'inventory', host: 'a', status: 'warn', summary: 'x', evidence: '' } });
     s = reduce(s, { type: 'check.result', result: { id: 'inventory.gpus', stage: 'inventory', host: 'a', status: 'pass', summary: 'y', evidence: '' } });
@@ -36,8 +36,34 @@ describe('store reducer', () => {
     expect(s.panes.a!.commands).toHaveLength(0);
   });
 
+  it('keeps each stage\'s commands and output: running the next stage leaves the earlier one\'s for its view', () => {
+    let s = initialState(hosts);
+    const run = (stage: 'inventory' | 'os', runId: string, lines: string[]) => {
+      s = reduce(s, { type: 'stage.state', stage, state: 'running' });
+      s = reduce(s, { type: 'cmd.start', host: 'a', runId, stage, probe: `${stage}-probe`, commandLine: 'x', sudo: false });
+      s = reduce(s, { type: 'cmd.output', host: 'a', runId, stream: 'stdout', lines });
+      s = reduce(s, { type: 'cmd.exit', host: 'a', runId, exitCode: 0, signal: null, durationMs: 1, timedOut: false, cancelled: false });
+      s = reduce(s, { type: 'step.note', stage, step: 'note', host: 'a', line: `${stage} note` });
+    };
+    run('inventory', 'r1', ['inv 1', 'inv 2']);
+    run('os', 'r2', ['os 1']);
+    expect(s.panes.a!.commands.map((c) => [c.stage, c.runId])).toEqual([['inventory', 'r1'], ['os', 'r2']]);
+    expect(s.panes.a!.output.inventory!.lines.map((l) => [l.text, l.probe])).toEqual([['inv 1', 'inventory-probe'], ['inv 2', 'inventory-probe'], ['inventory note', 'note']]);
+    expect(s.panes.a!.output.os!.lines.map((l) => l.text)).toEqual(['os 1', 'os note']);
+    // Running inventory again replaces only its own commands and output.
+    s = reduce(s, { type: 'stage.state', stage: 'inventory', state: 'running' });
+    expect(s.panes.a!.commands.map((c) => c.runId)).toEqual(['r2']);
+    expect(s.panes.a!.output.inventory).toBeUndefined();
+    expect(s.panes.a!.output.os!.totalLines).toBe(2);
+    // Lines the coalescer counted but did not carry go to the stage of the lines it carried.
+    s = reduce(s, { type: 'cmd.start', host: 'a', runId: 'r3', stage: 'inventory', probe: 'p', commandLine: 'x', sudo: false });
+    s = reduce(s, { type: 'pane.output', host: 'a', omitted: 40, batches: [{ runId: 'r3', stream: 'stderr', lines: ['tail'] }] });
+    expect(s.panes.a!.output.inventory).toEqual({ lines: [{ text: 'tail', stderr: true, probe: 'p' }], totalLines: 41 });
+    expect(s.panes.a!.output.os!.totalLines).toBe(2);
+  });
+
   it('leaves other panes untouched (identity) so their views do not re-render', () => {
-    const s0 = initialState(hosts);
+    const s0 = reduce(initialState(hosts), { type: 'cmd.start', host: 'a', runId: 'r', stage: 'inventory', probe: 'p', commandLine: 'x', sudo: false });
     const s1 = reduce(s0, { type: 'cmd.output', host: 'a', runId: 'r', stream: 'stdout', lines: ['x'] });
     expect(s1.panes.b).toBe(s0.panes.b);
     expect(s1.panes.a).not.toBe(s0.panes.a);

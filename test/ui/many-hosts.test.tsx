@@ -247,10 +247,10 @@ describe('the pipeline at 64 hosts', () => {
     const ui = mountSized(store, controller(), { columns: 160, rows: 48 });
     await until(() => ui.lastFrame().includes('64 hosts:'), 'the grid');
     const before = ui.writes();
-    store.dispatch({ type: 'cmd.output', host: 'l20-n50', runId: 'vllm-l20-n50-0', stream: 'stdout', lines: ['another line'] });
+    store.dispatch({ type: 'cmd.output', host: 'l20-n50', runId: 'inventory-l20-n50-0', stream: 'stdout', lines: ['another line'] });
     await new Promise((r) => setImmediate(r));
     expect(ui.writes()).toBe(before);
-    store.dispatch({ type: 'cmd.output', host: 'l20-n1', runId: 'vllm-l20-n1-0', stream: 'stdout', lines: ['a line in the left pane'] });
+    store.dispatch({ type: 'cmd.output', host: 'l20-n1', runId: 'inventory-l20-n1-0', stream: 'stdout', lines: ['a line in the left pane'] });
     await until(() => ui.lastFrame().includes('a line in the left pane'), 'the left pane');
     ui.unmount();
   });

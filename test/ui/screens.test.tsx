@@ -84,6 +84,32 @@ describe('pipeline and stage view', () => {
     ui.unmount();
   });
 
+  it('shows each stage its own run: after two stages ran, the first stage\'s view has its commands and output', async () => {
+    const store = new Store({ ...initialState(hosts), ui: { ...initialState(hosts).ui, screen: 'stage' } });
+    const ui = mount(store, controller());
+    const h = 'l20-n1';
+    const runStage = (stage: 'inventory' | 'os', probe: string, line: string) => {
+      store.dispatch({ type: 'stage.state', stage, state: 'running' });
+      store.dispatch({ type: 'cmd.start', host: h, runId: `${stage}-1`, stage, probe, commandLine: probe, sudo: false });
+      store.dispatch({ type: 'cmd.output', host: h, runId: `${stage}-1`, stream: 'stdout', lines: [line] });
+      store.dispatch({ type: 'cmd.exit', host: h, runId: `${stage}-1`, exitCode: 0, signal: null, durationMs: 7, timedOut: false, cancelled: false });
+      store.dispatch({ type: 'stage.state', stage, state: 'pass' });
+    };
+    runStage('inventory', 'lspci-gpus', '8 × NVIDIA L20');
+    runStage('os', 'uname', 'Linux 5.15.0-126-generic');
+    await until(() => (ui.lastFrame() ?? '').includes('lspci-gpus: exit 0'), 'the inventory command');
+    let frame = ui.lastFrame() ?? '';
+    expect(frame).toContain('8 × NVIDIA L20');
+    expect(frame).not.toContain('uname');
+    expect(frame).not.toContain('Linux 5.15.0-126-generic');
+    store.dispatch({ type: 'ui.selectStage', stage: 'os' });
+    await until(() => (ui.lastFrame() ?? '').includes('uname: exit 0'), 'the os command');
+    frame = ui.lastFrame() ?? '';
+    expect(frame).toContain('Linux 5.15.0-126-generic');
+    expect(frame).not.toContain('lspci-gpus');
+    ui.unmount();
+  });
+
   it('opens verdict details worst first, with evidence and fix', async () => {
     const store = new Store({ ...initialState(hosts), ui: { ...initialState(hosts).ui, screen: 'stage' } });
     const ui = mount(store, controller());
