@@ -12,7 +12,8 @@ import type { CommandView, PaneState, Screen, AppState, PaneOutputAction, Action
 
 /**
  * Lines of output kept per host and stage for its pane (taller than any pane); the session log has
- * everything. Twelve stages at 64 hosts: at most 230,000 lines, most stages print a few dozen.
+ * everything. Eleven stages at 64 hosts: at most 211,200 lines; most stages print a few dozen (on the lab
+ * three print thousands per host: inventory, gpudirect, rdma-link).
  */
 export const PANE_LINES = 300;
 
