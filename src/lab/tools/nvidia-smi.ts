@@ -350,10 +350,10 @@ function run(args: string[], env: ToolEnv): ExecResult | Promise<ExecResult> {
  * waits real time as the shell's `sleep` does, and the clock follows what really passed.
  *
  * Each block is due one interval after the one before (the first at `firstAt`, when it was sampled)
- * and is stamped and sampled at that due time. Waking a little late is the simulator's load, not the modelled machine's: at lab speed 20 a timer
- * that fires 3 ms late, or a write that waits 3 ms for the SSH window, is 60 ms of modelled time, and
- * measuring the wait from the wake-up would let that drift pile up block after block (CI saw blocks
- * 1,058 ms apart). A loop more than one interval behind (a reader that stopped draining) starts its
+ * and is stamped and sampled at that due time. Waking a little late is the simulator's load, not the
+ * modelled machine's: at lab speed 20 a timer that fires 3 ms late, or a write that waits 3 ms for the
+ * SSH window, is 60 ms of modelled time, and measuring the wait from the wake-up would let that drift
+ * pile up block after block (CI saw blocks 1,058 ms apart). A loop more than one interval behind (a reader that stopped draining) starts its
  * cadence again from now rather than printing the blocks it missed.
  */
 async function loop(env: ToolEnv, intervalMs: number, block: Block, first: ExecResult, firstAt: number): Promise<ExecResult> {
