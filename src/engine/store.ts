@@ -71,18 +71,25 @@ function appendLines(state: AppState, hosts: readonly string[], stage: StageId, 
  * action never spans two stages' runs). Output of a command the pane never saw start has no stage to go to.
  */
 function appendOutput(p: PaneState, batches: PaneOutputAction['batches'], omitted: number): PaneState {
-  let next = p;
+  // Gathered per stage first, so a flush of many interleaved batches copies each stage's ring once.
+  const byStage = new Map<StageId, { added: StageOutput['lines']; uncarried: number }>();
   let lastStage: StageId | undefined;
   for (const b of batches) {
     const cmd = p.commands.find((c) => c.runId === b.runId);
     if (!cmd) continue;
+    let into = byStage.get(cmd.stage);
+    if (!into) byStage.set(cmd.stage, (into = { added: [], uncarried: 0 }));
     const stderr = b.stream === 'stderr';
     // Only the last PANE_LINES of a batch can stay; the rest are counted.
-    const shown = b.lines.length > PANE_LINES ? b.lines.slice(-PANE_LINES) : b.lines;
-    next = appendToStage(next, cmd.stage, shown.map((text) => ({ text, stderr, probe: cmd.probe })), b.lines.length - shown.length);
+    const from = Math.max(0, b.lines.length - PANE_LINES);
+    into.uncarried += from;
+    for (let i = from; i < b.lines.length; i++) into.added.push({ text: b.lines[i] as string, stderr, probe: cmd.probe });
     lastStage = cmd.stage;
   }
-  return omitted > 0 && lastStage !== undefined ? appendToStage(next, lastStage, [], omitted) : next;
+  if (lastStage !== undefined) byStage.get(lastStage)!.uncarried += omitted;
+  let next = p;
+  for (const [stage, { added, uncarried }] of byStage) next = appendToStage(next, stage, added, uncarried);
+  return next;
 }
 
 function updateCommand(p: PaneState, runId: string, f: (c: CommandView) => CommandView): PaneState {
