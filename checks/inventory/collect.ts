@@ -165,7 +165,15 @@ export function collectInventory({ host, results }: ProbeOutputs): InventoryFact
   const drv = parseNvidiaDriverVersion(out('nvidia-version'));
   const dpkg = parseDpkgQuery(`${r('dpkg')?.stdout ?? ''}\n${r('dpkg')?.stderr ?? ''}`);
   const packages: Record<string, string> = {};
-  for (const p of dpkg.packages) if (p.installed && p.version) packages[p.name] = p.version;
+  const packageStatus: Record<string, string> = {};
+  for (const p of dpkg.packages) {
+    if (!p.installed || !p.version) continue;
+    packages[p.name] = p.version;
+    if (p.status) packageStatus[p.name] = p.status;
+  }
+  const machineId = /^[0-9a-f]{32}$/m.exec(out('machine-id'))?.[0];
+  // --query-gpu=index,name,uuid,… (noheader): the third column.
+  const gpuUuids = out('gpu-query').split('\n').map((l) => l.split(',')[2]?.trim() ?? '').filter((u) => /^GPU-[0-9a-f-]+$/i.test(u));
 
   // Topology: nvidia-smi when the driver runs, else from PCI paths (STAGES.md §3.1 inventory.topology).
   const gpuBdfs = gpus.map((g) => g.bdf);
@@ -248,7 +256,9 @@ export function collectInventory({ host, results }: ProbeOutputs): InventoryFact
       ...(drv.version ? { nvidiaDriver: { version: drv.version, openKernelModule: drv.openKernelModule ?? false } } : {}),
       gpuDriverLoaded: drv.version !== undefined,
       packages,
+      packageStatus,
     },
+    identity: { ...(machineId ? { machineId } : {}), gpuUuids },
     neighbours,
     problems,
   };

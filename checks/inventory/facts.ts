@@ -89,7 +89,11 @@ export interface InventoryFacts {
     nvidiaDriver?: { version: string; openKernelModule: boolean };
     gpuDriverLoaded: boolean;
     packages: Record<string, string>;
+    /** dpkg's two- or three-letter state of each installed package as it printed it (`ii`, `hi`). */
+    packageStatus: Record<string, string>;
   };
+  /** /etc/machine-id and the GPUs' UUIDs: what tells two inventory names for one machine apart. */
+  identity: { machineId?: string; gpuUuids: string[] };
   neighbours: Neighbour[];
   /** Probes that could not run at all (permission, missing tool that should exist), with evidence. */
   problems: Array<{ probe: string; evidence: string }>;

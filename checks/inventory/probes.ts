@@ -57,20 +57,23 @@ export const inventoryProbes: readonly ProbeDef[] = [
   { id: 'meminfo', command: { argv: ['cat', '/proc/meminfo'] } },
   { id: 'lspci-nics', command: { argv: ['lspci', '-D', '-nn', '-d', '15b3:'] } },
   { id: 'lspci-gpus', command: { argv: ['lspci', '-D', '-nn', '-d', '10de:'] } },
-  { id: 'pcie', command: { script: PCIE_SCRIPT }, sudo: true },
+  { id: 'pcie', command: { script: PCIE_SCRIPT }, sudo: true, tools: ['lspci'] },
   { id: 'ip-link', command: { argv: ['ip', '-j', '-d', 'link', 'show'] } },
   { id: 'ip-addr', command: { argv: ['ip', '-j', 'addr', 'show'] } },
   { id: 'sysfs-net', command: { script: SYSFS_NET_SCRIPT } },
+  // The same machine listed under two names would pass every pair check against itself.
+  { id: 'machine-id', command: { argv: ['cat', '/etc/machine-id'] } },
   { id: 'ssh-connection', command: { script: SSH_CONNECTION_SCRIPT } },
   { id: 'route-default', command: { argv: ['ip', '-j', 'route', 'show', 'default'] } },
   { id: 'rdma-link', command: { argv: ['rdma', 'link', 'show'] } },
-  { id: 'ethtool', command: { script: ETHTOOL_SCRIPT } },
-  { id: 'topo', command: { argv: ['nvidia-smi', 'topo', '-m'] } },
-  { id: 'ofed-info', command: { argv: ['ofed_info', '-s'] } },
+  { id: 'ethtool', command: { script: ETHTOOL_SCRIPT }, tools: ['lspci', 'ethtool'] },
+  { id: 'topo', command: { argv: ['nvidia-smi', 'topo', '-m'] }, tools: [] }, // without a driver: PCI paths
+  // Absent on the inbox stack (no MLNX_OFED): its absence is an answer, not a missing tool.
+  { id: 'ofed-info', command: { argv: ['ofed_info', '-s'] }, tools: [] },
   { id: 'dpkg', command: { argv: ['dpkg-query', '-W', '-f=${db:Status-Abbrev} ${Package} ${Version}\\n', ...STACK_PACKAGES] } },
   { id: 'nvidia-version', command: { argv: ['cat', '/proc/driver/nvidia/version'] } },
-  { id: 'gpu-query', command: { argv: ['nvidia-smi', '--query-gpu=index,name,uuid,pci.bus_id,memory.total,driver_version,pcie.link.gen.current,pcie.link.width.current', '--format=csv,noheader,nounits'] } },
+  { id: 'gpu-query', tools: [], command: { argv: ['nvidia-smi', '--query-gpu=index,name,uuid,pci.bus_id,memory.total,driver_version,pcie.link.gen.current,pcie.link.width.current', '--format=csv,noheader,nounits'] } },
   // lldpd's control socket is root:_lldpd 0660: an ordinary login user cannot read it.
   { id: 'lldp', command: { argv: ['lldpcli', '-f', 'json', 'show', 'neighbors'] }, sudo: true },
-  { id: 'neighbours', command: { script: NEIGHBOUR_SCRIPT } },
+  { id: 'neighbours', command: { script: NEIGHBOUR_SCRIPT }, tools: ['lspci', 'ip'] },
 ];

@@ -9,6 +9,8 @@ import type { EngineEvent, EngineListener } from './events.js';
 import { OutputBatcher } from './output-batcher.js';
 import { SharedProbes, type SharedProbe } from './shared-probes.js';
 import { sanitize } from '../util/sanitize.js';
+import { cannotTellVerdict, unreadableNeeds } from './probe-health.js';
+import { groundedVerdict } from './verdict-guard.js';
 import {
   worstStatus,
   type CheckResult,
@@ -248,7 +250,11 @@ export class Engine {
         report({ id: check.id, stage: stage.id, host: null, status: 'skip', summary, evidence: `probed: ${ordered.map((o) => o.host).join(', ') || 'none'}` });
         continue;
       }
-      report(this.safeEvaluate(stage.id, check.id, null, () => check.evaluate(ordered, { ...ctx, cluster })));
+      const unreadable = this.hosts.map((h) => ({ host: h.name, problems: unreadableNeeds(stage.probes, check.needs, outputsByHost.get(h.name) ?? {}) }))
+        .find((u) => u.problems.length > 0);
+      report(unreadable
+        ? { id: check.id, stage: stage.id, host: null, ...cannotTellVerdict(unreadable.problems, unreadable.host) }
+        : this.safeEvaluate(stage.id, check.id, null, () => check.evaluate(ordered, { ...ctx, cluster })));
     }
     return this.finishStage(stage, results, factsByHost, quiet, outputsByHost);
   }
@@ -317,14 +323,17 @@ export class Engine {
       return undefined;
     }
     for (const check of hostChecks) {
-      report(this.safeEvaluate(stage.id, check.id, host.name, () => check.evaluate(facts, host.name, this.context)));
+      const unreadable = unreadableNeeds(stage.probes, check.needs, outputs);
+      report(unreadable.length > 0
+        ? { id: check.id, stage: stage.id, host: host.name, ...cannotTellVerdict(unreadable, host.name) }
+        : this.safeEvaluate(stage.id, check.id, host.name, () => check.evaluate(facts, host.name, this.context)));
     }
     return facts;
   }
 
   private safeEvaluate(stage: StageId, id: string, host: string | null, fn: () => ReturnType<HostCheckDef<unknown>['evaluate']>): CheckResult {
     try {
-      const v = fn();
+      const v = groundedVerdict(fn());
       return { id, stage, host, ...v };
     } catch (err) {
       return { id, stage, host, status: 'error', summary: 'the check itself failed (a bug in l20-setup)', evidence: (err as Error).stack ?? String(err) };

@@ -25,6 +25,11 @@ export interface ProbeDef {
    * collect reads only the end of a long output; every line still reaches the panes and the session log.
    */
   keepOutputBytes?: number;
+  /**
+   * Programs whose absence leaves this probe's output unreadable (default: an argv probe's program). When the
+   * output says one is not installed, the checks that need the probe say "cannot tell" and name its package.
+   */
+  tools?: readonly string[];
 }
 
 export interface Verdict {
@@ -57,16 +62,23 @@ export interface HostFacts<F> {
   facts: F;
 }
 
-export interface HostCheckDef<F> {
+/** What every check declares besides its verdict. */
+interface CheckBase {
   id: string;
   title: string;
+  /**
+   * Probe ids the verdict rests on: when one of them could not be read (its tool missing, sudo refused, no unit
+   * manager), the check is not evaluated and says "cannot tell", naming what is missing and how to install it.
+   */
+  needs?: readonly string[];
+}
+
+export interface HostCheckDef<F> extends CheckBase {
   scope: 'host';
   evaluate(facts: F, host: string, ctx: StageContext): Verdict;
 }
 
-export interface PairCheckDef<F, C = unknown> {
-  id: string;
-  title: string;
+export interface PairCheckDef<F, C = unknown> extends CheckBase {
   scope: 'pair';
   /** Facts of every host, in inventory order; `cluster` is what the stage's cluster run returned. */
   evaluate(facts: ReadonlyArray<HostFacts<F>>, ctx: StageContext & { cluster: C | undefined }): Verdict;

@@ -20,8 +20,8 @@ function stage(id: StageId, probes: ProbeDef[], cluster?: StageDef<Facts>['clust
     collect: ({ results }) => ({ text: probes.map((p) => `${p.id}=${results[p.id]?.stdout.trim()}/${results[p.id]?.exitCode}`).join(' ') }),
     ...(cluster ? { cluster } : {}),
     checks: [
-      { id: `${id}.read`, title: 'r', scope: 'host', evaluate: (f) => ({ status: 'pass', summary: f.text, evidence: '' }) },
-      ...(cluster ? [{ id: `${id}.pair`, title: 'p', scope: 'pair' as const, evaluate: () => ({ status: 'pass' as const, summary: 'ok', evidence: '' }) }] : []),
+      { id: `${id}.read`, title: 'r', scope: 'host', evaluate: (f) => ({ status: 'pass', summary: f.text, evidence: f.text }) },
+      ...(cluster ? [{ id: `${id}.pair`, title: 'p', scope: 'pair' as const, evaluate: () => ({ status: 'pass' as const, summary: 'ok', evidence: 'both hosts read' }) }] : []),
     ],
   };
 }

@@ -205,7 +205,7 @@ describe('StepExecutor.applyStages', () => {
     collect: ({ results }) => ({ ...(results.conf?.exitCode === 0 ? { conf: results.conf.stdout } : {}), started: true }),
     checks: [{
       id: 'rdma-link.pinned', title: 'p', scope: 'host',
-      evaluate: (f) => (f.conf?.includes('pinned') ? { status: 'fail', summary: 'a pinned value breaks the link test', evidence: f.conf } : { status: 'pass', summary: 'ok', evidence: '' }),
+      evaluate: (f) => (f.conf?.includes('pinned') ? { status: 'fail', summary: 'a pinned value breaks the link test', evidence: f.conf } : { status: 'pass', summary: 'ok', evidence: f.conf ?? '(no file: nothing pinned)' }),
     }],
   };
 

@@ -6,6 +6,7 @@
 import type { InitialFiles } from 'just-bash';
 import { packageFiles } from '../apt/dpkg-db.js';
 import type { Machine } from '../model/types.js';
+import { createHash } from 'node:crypto';
 
 export function osRelease(m: Machine): string {
   return [
@@ -52,6 +53,8 @@ export function baseFiles(m: Machine): InitialFiles {
     '/etc/debian_version': 'bookworm/sid\n',
     '/etc/issue': `${m.os.prettyName} \\n \\l\n\n`,
     '/etc/hostname': `${m.hostname}\n`,
+    // systemd-machine-id-setup's 128-bit id: unique per machine, stable for a seed.
+    '/etc/machine-id': `${createHash('sha256').update(`${m.seed}\u0000${m.hostname}\u0000machine-id`).digest('hex').slice(0, 32)}\n`,
     '/etc/hosts': `127.0.0.1 localhost\n127.0.1.1 ${m.hostname}\n\n# The following lines are desirable for IPv6 capable hosts\n::1     ip6-localhost ip6-loopback\nfe00::0 ip6-localnet\nff00::0 ip6-mcastprefix\nff02::1 ip6-allnodes\nff02::2 ip6-allrouters\n`,
     '/etc/netplan/01-netcfg.yaml': { content: mgmtNetplan(m), mode: 0o600 },
     '/etc/passwd':
