@@ -34,8 +34,8 @@ const TOOL_PACKAGES: Readonly<Record<string, string>> = {
 /** Tools that come with the NVIDIA driver rather than a package of their own name. */
 const DRIVER_TOOLS = new Set(['nvidia-smi']);
 
-/** How to get a tool onto the host, as the operator would type it. */
-export function toolRemedy(tool: string): { package: string; install: string } {
+/** How to get a tool onto the host: its package and, for a Debian package, the apt-get line. */
+export function toolRemedy(tool: string): { package: string; install: string; apt?: string } {
   if (DRIVER_TOOLS.has(tool)) {
     return {
       package: 'nvidia-utils-<branch>-server (with the NVIDIA driver)',
@@ -43,7 +43,15 @@ export function toolRemedy(tool: string): { package: string; install: string } {
     };
   }
   const pkg = TOOL_PACKAGES[tool] ?? tool;
-  return { package: pkg, install: `sudo apt-get install -y ${pkg}` };
+  return { package: pkg, install: `sudo apt-get install -y ${pkg}`, apt: pkg };
+}
+
+/** One line that installs every missing tool: a single apt-get for the Debian packages, then the rest. */
+export function installLine(tools: readonly string[]): string {
+  const remedies = tools.map(toolRemedy);
+  const apt = [...new Set(remedies.flatMap((r) => (r.apt ? [r.apt] : [])))];
+  const other = [...new Set(remedies.filter((r) => !r.apt).map((r) => r.install))];
+  return [...(apt.length ? [`sudo apt-get install -y ${apt.join(' ')}`] : []), ...other].join('; ');
 }
 
 // The ways a shell, sudo, env or Ubuntu's command-not-found handler say a program does not exist.
@@ -111,12 +119,11 @@ export function cannotTellVerdict(problems: readonly ProbeProblem[], host: strin
   const evidence = problems.map((p) => `${host} probe ${p.probe}: ${p.evidence}`).join('\n');
   if (first.kind === 'missing-tool') {
     const tools = [...new Set(problems.filter((p) => p.kind === 'missing-tool').map((p) => (p as { tool: string }).tool))];
-    const remedies = tools.map((t) => ({ tool: t, ...toolRemedy(t) }));
     return {
       status: 'error',
-      summary: `cannot tell: ${remedies.map((r) => `${r.tool} is not installed on ${host} (package ${r.package})`).join('; ')}`,
+      summary: `cannot tell: ${tools.map((t) => `${t} is not installed on ${host} (package ${toolRemedy(t).package})`).join('; ')}`,
       evidence,
-      fix: `${[...new Set(remedies.map((r) => r.install))].join('; ')}, then check again`,
+      fix: `${installLine(tools)}, then check again`,
     };
   }
   if (first.kind === 'sudo') {

@@ -121,15 +121,20 @@ async function ensureUser(user: string): Promise<void> {
   }
 }
 
+/**
+ * An account that can log in with a key: useradd leaves the password field '!', which sshd treats as a locked
+ * account unless PAM decides; '*' only rules out passwords. A password already set is left alone (another file's
+ * test may be using it).
+ */
+async function ensureKeyLoginUser(user: string): Promise<void> {
+  await ensureUser(user);
+  const field = readFileSync('/etc/shadow', 'utf8').split('\n').find((l) => l.startsWith(`${user}:`))?.split(':')[1] ?? '';
+  if (field.startsWith('!')) run('usermod', ['-p', '*', user]);
+}
+
 /** Both accounts and their sudo rules. */
 async function ensureUsers(): Promise<void> {
-  for (const user of [NOPW_USER, PW_USER, CLI_USER]) {
-    await ensureUser(user);
-    // useradd leaves the password field '!', which sshd treats as a locked account unless PAM decides; '*' only
-    // rules out passwords. A password l20t-pw already has is left alone (another file's test may be using it).
-    const field = readFileSync('/etc/shadow', 'utf8').split('\n').find((l) => l.startsWith(`${user}:`))?.split(':')[1] ?? '';
-    if (field.startsWith('!')) run('usermod', ['-p', '*', user]);
-  }
+  for (const user of [NOPW_USER, PW_USER, CLI_USER]) await ensureKeyLoginUser(user);
 
   const rules =
     '# l20-setup real-sshd tests (test/helpers/sshd.ts): throwaway loopback accounts.\n' +
@@ -231,7 +236,15 @@ function newHostKey(dir: string): { fingerprint: string; publicLine: string; pat
   return { fingerprint, publicLine: readFileSync(`${path}.pub`, 'utf8').trim(), path };
 }
 
-function sshdConfig(dir: string, port: number, hostKey: string): string {
+/** What a test adds to the standard server: accounts it manages itself and sshd_config lines at the end. */
+export interface SshdOptions {
+  /** Accounts created (like the standard ones, without sudo rules: the test writes its own) and allowed to log in. */
+  extraUsers?: readonly string[];
+  /** Lines appended to sshd_config (`Match User x` blocks go here: they must come last). */
+  extraConfig?: readonly string[];
+}
+
+function sshdConfig(dir: string, port: number, hostKey: string, opts: SshdOptions = {}): string {
   const lines = [
     '# Written by test/helpers/sshd.ts for one test run.',
     'ListenAddress 127.0.0.1',
@@ -246,7 +259,7 @@ function sshdConfig(dir: string, port: number, hostKey: string): string {
     'KbdInteractiveAuthentication no',
     'UsePAM yes',
     'PermitRootLogin no',
-    `AllowUsers ${NOPW_USER} ${PW_USER} ${CLI_USER}`,
+    `AllowUsers ${[NOPW_USER, PW_USER, CLI_USER, ...(opts.extraUsers ?? [])].join(' ')}`,
     'MaxSessions 10',
     'LogLevel VERBOSE',
     'PrintMotd no',
@@ -255,6 +268,7 @@ function sshdConfig(dir: string, port: number, hostKey: string): string {
   // OpenSSH 9.8+ shuts a source address out for a while after "crashes" (a killed session process, which
   // the connection-loss test does on purpose) and failed logins; every test here comes from 127.0.0.1.
   if (opensshVersion() >= 9.08) lines.push('PerSourcePenalties no');
+  lines.push(...(opts.extraConfig ?? []));
   return `${lines.join('\n')}\n`;
 }
 
@@ -282,7 +296,7 @@ function readLogFile(path: string): string {
   }
 }
 
-export async function startSshd(): Promise<Sshd> {
+export async function startSshd(opts: SshdOptions = {}): Promise<Sshd> {
   if (!existsSync(SSHD) || process.getuid?.() !== 0) {
     throw new Error(
       `the real-sshd tests need ${SSHD} and root (found: sshd ${existsSync(SSHD) ? 'present' : 'missing'}, uid ${process.getuid?.()}): ` +
@@ -293,6 +307,7 @@ export async function startSshd(): Promise<Sshd> {
     if (!existsSync(tool)) throw new Error(`${tool} is missing: .ci/run installs openssh-server and sudo; run as root`);
   }
   await ensureUsers();
+  for (const user of opts.extraUsers ?? []) await ensureKeyLoginUser(user);
   mkdirSync('/run/sshd', { recursive: true, mode: 0o755 }); // privilege separation dir; sshd refuses to start without it
 
   const dir = mkdtempSync(join(tmpdir(), 'l20-sshd-'));
@@ -311,7 +326,7 @@ export async function startSshd(): Promise<Sshd> {
   const knownHostsPath = join(dir, 'known_hosts');
   const [keyType, keyBlob] = key.publicLine.split(/\s+/);
   writeFileSync(knownHostsPath, `[127.0.0.1]:${port} ${keyType} ${keyBlob}\n`, { mode: 0o600 });
-  writeFileSync(configPath, sshdConfig(dir, port, key.path), { mode: 0o644 });
+  writeFileSync(configPath, sshdConfig(dir, port, key.path, opts), { mode: 0o644 });
 
   let child: ChildProcess;
   try {
