@@ -12,6 +12,7 @@ import {
   type ResolvedSshConfig,
   type SshConfigContext,
 } from './ssh-config.js';
+import { escapeInvisible } from '../util/sanitize.js';
 
 /** The fields shown, in the order an operator reads them. */
 export const RESOLUTION_FIELDS = [
@@ -155,4 +156,61 @@ export function resolutionRows(r: ResolvedSshConfig): ResolutionRow[] {
 /** `user@host:port` as one line, for a summary. */
 export function resolutionSummary(r: ResolvedSshConfig): string {
   return `${r.user}@${r.hostName}:${r.port}`;
+}
+
+/** What the setup screen shows under a host whose address is an ssh config alias. */
+export type AliasView =
+  | { ok: true; summary: string; details: string; warnings: string[] }
+  | { ok: false; error: string };
+
+/** The inventory fields that win over the ssh config (src/target.ts hostFromConfig applies them the same way). */
+export interface InventoryOverrides {
+  address: string;
+  port?: number | undefined;
+  user?: string | undefined;
+  auth?: { method: 'identityFile'; path: string } | { method: 'agent' } | { method: string } | undefined;
+}
+
+/** `file:line` shortened to `name:line` for a narrow screen; "default" stays. */
+function shortSource(source: string): string {
+  return source === 'default' ? source : source.replace(/^.*\//, '');
+}
+
+function keyText(host: InventoryOverrides, r: ResolvedSshConfig): string {
+  if (host.auth?.method === 'identityFile' && 'path' in host.auth) return host.auth.path;
+  if (host.auth?.method === 'agent') return '(ssh-agent)';
+  return r.identityFilesDefaulted ? '(default keys)' : r.identityFiles.join(', ');
+}
+
+/**
+ * For a host whose address the ssh config changes (HostName, Port, User or IdentityFile from a config
+ * line): where l20-setup will connect, with the deciding lines; undefined for a plain address.
+ * Inventory port, user and key win over the config, as they do when connecting.
+ */
+export function aliasView(
+  host: InventoryOverrides,
+  resolution: Resolution = resolveHost(host.address),
+): AliasView | undefined {
+  if (host.address.trim() === '') return undefined;
+  // Config values reach the operator's terminal: no control or bidi character passes.
+  if (!resolution.ok) return { ok: false, error: escapeInvisible(resolution.error.message) };
+  const r = resolution.resolved;
+  const s = r.sources;
+  const configured = [s.hostName, s.port, s.user, ...s.identityFiles].some((x) => x !== 'default');
+  if (!configured) return undefined;
+  const from = (label: string, sources: string[], inventory: boolean) =>
+    `${label} ${inventory ? 'inventory' : [...new Set(sources.map(shortSource))].join(',')}`;
+  const details = [
+    from('HostName', [s.hostName], false),
+    from('Port', [s.port], host.port !== undefined),
+    from('User', [s.user], host.user !== undefined),
+    from('IdentityFile', s.identityFiles, host.auth !== undefined),
+  ].join(' · ');
+  const summary = `${host.user ?? r.user}@${r.hostName}:${host.port ?? r.port} key ${keyText(host, r)}`;
+  return {
+    ok: true,
+    summary: escapeInvisible(summary),
+    details: escapeInvisible(details),
+    warnings: resolutionWarnings(r).map(escapeInvisible),
+  };
 }
