@@ -214,6 +214,48 @@ Match all
   });
 });
 
+describe('resolveSshConfig: what the ssh -G oracle cannot show', () => {
+  it('refuses an included file that group or others can write, as ssh does (Bad owner or permissions)', () => {
+    const inc = `${HOME}/.ssh/inc.conf`;
+    const files = { [USER]: 'Include inc.conf\n', [inc]: 'User x\n' };
+    const stat = (mode: number) => ({
+      ...ctx(files),
+      statFile: (p: string) => ({ uid: 1000, mode: p === inc ? mode : 0o600 }),
+    });
+    expect(resolveSshConfig('a', stat(0o644)).user).toBe('x');
+    expect(() => resolveSshConfig('a', stat(0o664))).toThrow(`Bad owner or permissions on ${inc}`);
+  });
+
+  it('refuses Match exec when no runner was given, naming the line', () => {
+    expect(() => resolve('a', 'Host *\nMatch exec "true"\n')).toThrow(
+      `${USER} line 2: Match exec "true" needs a command runner`,
+    );
+  });
+
+  it('refuses an unknown token in IdentityFile (ssh does when it loads the keys) and an unset ${VAR}', () => {
+    expect(() => resolve('a', 'IdentityFile ~/.ssh/%z\n')).toThrow(`${USER} line 1: unknown token %z`);
+    expect(() => resolve('a', 'Host a\n  IdentityFile ${NOPE}/k\n')).toThrow(
+      `${USER} line 2: environment variable \${NOPE} has no value`,
+    );
+    const withEnv = { ...ctx({ [USER]: 'IdentityFile ${KEYS}/k\n' }), env: { KEYS: '/srv/keys' } };
+    expect(resolveSshConfig('a', withEnv).identityFiles).toEqual(['/srv/keys/k']);
+  });
+
+  it('refuses an Include nested deeper than 16, naming the Include line', () => {
+    expect(() => resolve('a', 'Include loop\n', { [`${HOME}/.ssh/loop`]: '# again\nInclude loop\n' })).toThrow(
+      `${HOME}/.ssh/loop line 2: Too many recursive configuration includes`,
+    );
+  });
+
+  it('warns that CanonicalizeHostname is not applied, and still makes the final pass', () => {
+    const r = resolve('a', 'CanonicalizeHostname yes\nHostName b.example\nHost b.example\n  User final\n');
+    expect(r.user).toBe('final');
+    expect(r.warnings).toEqual([
+      `${USER}:1: CanonicalizeHostname yes is not applied (no DNS look-ups); the name is used as written`,
+    ]);
+  });
+});
+
 describe('splitArgs', () => {
   it('splits like OpenSSH argv_split', () => {
     expect(splitArgs(`a "b c" 'd e' f\\ g # comment`)).toEqual(['a', 'b c', 'd e', 'f g']);
