@@ -90,7 +90,8 @@ export function hostFromConfig(h: HostConfig, options: Pick<TargetOptions, 'onUn
   } catch (e) {
     // ssh itself would refuse this configuration (it exits 255); say where, as ssh does.
     if (!(e instanceof SshConfigError)) throw e;
-    throw new ConfigError(`${h.name}: OpenSSH config refused: ${e.message}`, 'ssh config', [e.reason]);
+    const message = `${h.name}: ${e.message} (OpenSSH refuses this; ssh would exit 255)`;
+    throw new ConfigError(message, 'ssh config', [e.reason]);
   }
   const ask = options.onUnknownHostKey;
   const { options: ssh, unsupported } = sshHostOptionsFromConfig(h.name, resolved, {

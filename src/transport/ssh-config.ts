@@ -322,7 +322,7 @@ export function resolveSshConfig(
   files: readonly SshConfigFile[] = defaultSshConfigFiles(ctx.homeDir),
 ): ResolvedSshConfig {
   if (!validHostArgument(alias)) {
-    throw new SshConfigError('(host argument)', undefined, 'hostname contains invalid characters');
+    throw new SshConfigError(`host ${JSON.stringify(alias)}`, undefined, 'hostname contains invalid characters');
   }
   const c: Collected = { identityFiles: [] };
   const warnings: string[] = [];
