@@ -14,7 +14,9 @@ import { checkScenario, intOption, UsageError, useColor, type CliValues } from '
 
 const VERSION = packageVersion();
 
-const VERBS = ['check', 'plan', 'apply', 'monitor', 'troubleshoot', 'lint', 'doctor', 'bundle', 'report', 'lab'] as const;
+const VERBS = [
+  'check', 'plan', 'apply', 'monitor', 'troubleshoot', 'lint', 'doctor', 'bundle', 'report', 'resolve', 'lab',
+] as const;
 
 const HELP: Record<string, string> = {
   main: `l20-setup ${VERSION} — build and watch a two-node L20 RoCE v2 + GPUDirect + NCCL + Ray + vLLM cluster
@@ -34,6 +36,7 @@ Usage:
   l20-setup troubleshoot [SYMPTOM] [TARGET] [--json]   from a symptom to its cause on every host, and its fix
   l20-setup bundle [TARGET] [--out FILE]           evidence bundle for support (.tar.gz, secrets redacted)
   l20-setup report [TARGET] [--format md|html] [--out FILE]   stages, host diff, performance vs the tutorial
+  l20-setup resolve HOST [--ssh-config FILE] [--json]   how HOST (a ~/.ssh/config alias) will be reached
 
 TARGET: --lab [--scenario S] [--seed N] [--speed F|max] | --inventory FILE   (default: the saved inventory)
 sudo on the hosts: passwordless (sudo -n), or --ask-sudo-password (prompt, echo off) | --sudo-password-stdin
@@ -123,6 +126,15 @@ and every stage's read-only checks (benchmarks are not run). One .tar.gz with SU
 passwords and private keys are redacted from every file; SUMMARY.md says how many.
 Default FILE: ./l20-bundle-<run-id>.tar.gz, written atomically with mode 0600.
 Exit 0 when written, 2 when a host could not be reached (the bundle is still written) or on a usage error.`,
+  resolve: `Usage: l20-setup resolve HOST [--ssh-config FILE] [--json]
+
+Shows how l20-setup will reach HOST (an address or a ~/.ssh/config alias), resolved as OpenSSH 9.2 does:
+hostname, port, user, identity files, known-hosts files, StrictHostKeyChecking, IdentitiesOnly,
+ServerAliveInterval/CountMax and ProxyJump, each with the config line (file:line) that decided it or
+"default", then warnings (what l20-setup will not follow, such as ProxyJump). Reads ~/.ssh/config then
+/etc/ssh/ssh_config, or only FILE with --ssh-config (like ssh -F). Match exec commands run, as ssh runs them.
+--json prints { "version": 1, "host", "resolved", "sources", "warnings", "filesRead" }.
+Exit 0 resolved, 2 when OpenSSH would refuse the config (the message names the file, line and reason).`,
   report: `Usage: l20-setup report [--lab [--scenario S] | --inventory FILE] [--format md|html] [--out FILE]
 
 Runs every stage's checks with their benchmarks (ib_write_bw per cable, the NCCL all-reduce, vllm
@@ -164,6 +176,7 @@ function parse(argv: string[]) {
       'sudo-password-stdin': { type: 'boolean' },
       out: { type: 'string', short: 'o' },
       format: { type: 'string' },
+      'ssh-config': { type: 'string' },
     },
   });
 }
@@ -244,12 +257,16 @@ export async function main(argv: string[]): Promise<number> {
       const { runBundle } = await import('./commands/bundle.js');
       return await runBundle(values);
     }
+    if (verb === 'resolve') {
+      const { runResolve } = await import('./commands/resolve.js');
+      return runResolve(values, positionals.slice(1));
+    }
     if (verb === 'report') {
       if (positionals.length > 1) throw new UsageError(`report takes no arguments (got ${JSON.stringify(positionals[1])}); TARGET is --lab or --inventory FILE`);
       const { runReport } = await import('./commands/report-cmd.js');
       return await runReport(values);
     }
-    process.stderr.write(`l20-setup ${verb}: not available in this release yet (see the issues); implemented: check, plan, apply, monitor, troubleshoot, lint, doctor, bundle, report, lab serve, and the TUI.\n`);
+    process.stderr.write(`l20-setup ${verb}: not available in this release yet (see the issues); implemented: check, plan, apply, monitor, troubleshoot, lint, doctor, bundle, report, resolve, lab serve, and the TUI.\n`);
     return 2;
   } catch (err) {
     if (err instanceof UsageError || err instanceof ConfigError) {

@@ -13,6 +13,7 @@ import type { ClusterConfig, HostConfig } from './config/schema.js';
 import { ConfigError } from './config/errors.js';
 import { SavedConfig } from './config/store.js';
 import { hostFromConfig, hostsFromConfig, type Target } from './target.js';
+import { aliasView, type AliasView } from './transport/ssh-config-report.js';
 import { STAGES, STAGE_TITLES } from './stages.js';
 import { STAGE_IDS } from './engine/types.js';
 import type { Timebase } from './monitor/series.js';
@@ -302,6 +303,10 @@ export class TuiSession implements Controller {
       onUnknownHostKey: (info) => this.askTrust(info),
       ...(this.options.sudoPassword !== undefined ? { sudoPassword: this.options.sudoPassword } : {}),
     };
+  }
+
+  describeAddress(h: HostConfig): AliasView | undefined {
+    return aliasView(h);
   }
 
   async testConnection(h: HostConfig): Promise<{ ok: boolean; message: string }> {

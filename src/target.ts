@@ -9,7 +9,7 @@ import type { ClusterConfig, HostConfig } from './config/schema.js';
 import { loadInventoryFile, SavedConfig, writeInventoryFile } from './config/store.js';
 import { SshHost, sshHostOptionsFromConfig } from './transport/ssh.js';
 import { ConfigError } from './config/errors.js';
-import { resolveSshConfig, defaultSshConfigContext } from './transport/ssh-config.js';
+import { resolveSshConfig, defaultSshConfigContext, SshConfigError } from './transport/ssh-config.js';
 import type { Host } from './transport/types.js';
 
 export interface TargetOptions {
@@ -84,7 +84,15 @@ function expandHome(p: string): string {
  * StrictHostKeyChecking); fields set in the inventory win over the ssh config.
  */
 export function hostFromConfig(h: HostConfig, options: Pick<TargetOptions, 'onUnknownHostKey' | 'sudoPassword'> = {}): Host {
-  const resolved = resolveSshConfig(h.address, defaultSshConfigContext());
+  let resolved: ReturnType<typeof resolveSshConfig>;
+  try {
+    resolved = resolveSshConfig(h.address, defaultSshConfigContext());
+  } catch (e) {
+    // ssh itself would refuse this configuration (it exits 255); say where, as ssh does.
+    if (!(e instanceof SshConfigError)) throw e;
+    const message = `${h.name}: ${e.message} (OpenSSH refuses this; ssh would exit 255)`;
+    throw new ConfigError(message, 'ssh config', [e.reason]);
+  }
   const ask = options.onUnknownHostKey;
   const { options: ssh, unsupported } = sshHostOptionsFromConfig(h.name, resolved, {
     ...(ask ? { onUnknownHostKey: (info) => ask({ ...info, name: h.name }) } : {}),

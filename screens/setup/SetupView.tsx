@@ -2,9 +2,10 @@
  * First-run setup: enter and edit hosts, test each connection, save. The draft is local to this
  * screen until saved; validation and saving happen in the controller (schema errors name the field).
  */
-import React, { useReducer, useRef, useState } from 'react';
+import React, { useMemo, useReducer, useRef, useState } from 'react';
 import { Box, Text, useInput, type Key } from 'ink';
 import type { ClusterConfig, HostConfig } from '../../src/config/schema.js';
+import type { AliasView } from '../../src/transport/ssh-config-report.js';
 import { useController } from '../store-context.js';
 import { matches, setupBindings } from '../keys.js';
 import { fit } from '../format.js';
@@ -103,6 +104,22 @@ function draftReducer(d: Draft, a: DraftAction): Draft {
   }
 }
 
+/** Where an alias address leads (from the ssh config), the lines that decided it, or why ssh would refuse it. */
+function AliasLine(props: { view: AliasView | undefined; width: number }) {
+  const v = props.view;
+  if (v === undefined) return null;
+  if (!v.ok) return <Text wrap="truncate" color="yellow">{fit(`  ✘ ssh config: ${v.error}`, props.width)}</Text>;
+  return (
+    <Box flexDirection="column">
+      <Text wrap="truncate" dimColor>{fit(`  ↳ ${v.summary}`, props.width)}</Text>
+      <Text wrap="truncate" dimColor>{fit(`    from ${v.details}`, props.width)}</Text>
+      {v.warnings.map((w, i) => (
+        <Text key={i} wrap="truncate" color="yellow">{fit(`    ${w}`, props.width)}</Text>
+      ))}
+    </Box>
+  );
+}
+
 export function SetupView(props: { width: number; height: number; onDone: () => void }) {
   const controller = useController();
   const [draft, dispatch] = useReducer(draftReducer, undefined, () => ({
@@ -120,6 +137,9 @@ export function SetupView(props: { width: number; height: number; onDone: () => 
   const [results, setResults] = useState<Record<string, string>>({});
   const [message, setMessage] = useState('Enter each server: a name, its address (or ~/.ssh/config alias), SSH user and key.');
   const { hosts, cursor, editing, design } = draft;
+  // Resolving reads the ssh config (and may run its Match exec lines): once per change of what it depends on.
+  const reachKey = JSON.stringify(hosts.map((h) => [h.address, h.port, h.user, h.auth]));
+  const reach = useMemo(() => hosts.map((h) => controller.describeAddress(h)), [reachKey, controller]);
 
   useInput((input, key) => {
     if (latest.current.editing !== null) {
@@ -185,6 +205,7 @@ export function SetupView(props: { width: number; height: number; onDone: () => 
               );
             })}
           </Box>
+          <AliasLine view={reach[i]} width={props.width} />
           <Text wrap="truncate" dimColor>{fit(`  ${results[h.name] ?? ''}`, props.width)}</Text>
         </Box>
       ))}

@@ -24,6 +24,8 @@ export interface CliValues {
   load?: boolean;
   'ask-sudo-password'?: boolean;
   'sudo-password-stdin'?: boolean;
+  /** resolve: read only this OpenSSH config file (like ssh -F). */
+  'ssh-config'?: string;
 }
 
 export class UsageError extends Error {}

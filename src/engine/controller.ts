@@ -2,6 +2,7 @@
 import type { StageId } from './types.js';
 import type { ClusterConfig, HostConfig } from '../config/schema.js';
 import type { Timebase } from '../monitor/series.js';
+import type { AliasView } from '../transport/ssh-config-report.js';
 
 type Design = ClusterConfig['network']['design'];
 
@@ -25,6 +26,11 @@ export interface Controller {
   quit(): void;
   /** Setup screen: connect to a host and report, without saving anything. */
   testConnection(host: HostConfig): Promise<{ ok: boolean; message: string }>;
+  /**
+   * Setup screen: for a host whose address is a ~/.ssh/config alias, where it will connect and the config
+   * lines that decided it (the `resolve` verb's resolution); undefined for a plain address.
+   */
+  describeAddress(host: HostConfig): AliasView | undefined;
   /** Answer to a pending host-key trust question. */
   answerTrust(trust: boolean): void;
   /** Setup screen: validate and save; resolves with an error message or undefined on success. */

@@ -93,7 +93,7 @@ describe('l20-setup CLI', () => {
 
   it('has --help and --version on every verb', async () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
-    for (const verb of [[], ['check'], ['lab'], ['plan'], ['doctor']]) {
+    for (const verb of [[], ['check'], ['lab'], ['plan'], ['doctor'], ['resolve']]) {
       const v = await cli([...verb, '--version']);
       expect(v.code).toBe(0);
       expect(v.stdout.trim()).toBe(pkg.version);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { posix } from 'node:path';
-import { resolveSshConfig, splitArgs, type SshConfigContext } from '../../src/transport/ssh-config.js';
+import { resolveSshConfig, type SshConfigContext } from '../../src/transport/ssh-config.js';
+import { splitArgs } from '../../src/transport/ssh-config-parse.js';
 
 const HOME = '/home/op';
 
@@ -88,7 +89,8 @@ Host *
     expect(resolve('node9', cfg)).toMatchObject({ user: 'ops', port: 22 });
     expect(resolve('node10', cfg)).toMatchObject({ port: 22 });
     expect(resolve('bastion', cfg)).toMatchObject({ user: 'fallback', port: 22 });
-    expect(resolve('NODE1', cfg)).toMatchObject({ port: 2200 }); // case-insensitive
+    // OpenSSH matches Host patterns case-sensitively against the name as typed: NODE1 is not node?.
+    expect(resolve('NODE1', cfg)).toMatchObject({ user: 'ops', port: 22, hostName: 'node1' });
   });
 
   it('accepts key=value, key = value, case-insensitive keywords, quoted values and trailing comments', () => {
@@ -169,21 +171,25 @@ Host *
     expect(r.user).toBe('op');
   });
 
-  it('skips Match blocks with a warning (Match all applies)', () => {
-    const r = resolve(
-      'gpu-a',
-      `
-Match host gpu-a exec "true"
+  it('applies Match blocks: host, exec (through the injected runner) and all', () => {
+    const cfg = `
+Match host gpu-a exec "test %n = gpu-a"
   User matched
 Host gpu-a
   Port 2200
 Match all
   User everyone
-`,
-    );
-    expect(r.user).toBe('everyone');
+`;
+    const ran: string[] = [];
+    const context = { ...ctx({ [USER]: cfg }), runMatchExec: (cmd: string) => (ran.push(cmd), 0) };
+    const r = resolveSshConfig('gpu-a', context);
+    expect(r.user).toBe('matched');
     expect(r.port).toBe(2200);
-    expect(r.warnings.some((w) => w.includes('Match host gpu-a'))).toBe(true);
+    expect(r.sources.user).toBe(`${USER}:3`);
+    expect(ran).toEqual(['test gpu-a = gpu-a']);
+    // exec is not run once an earlier criterion failed
+    expect(resolveSshConfig('other', context).user).toBe('everyone');
+    expect(ran).toHaveLength(1);
   });
 
   it('returns ProxyJump / ProxyCommand so the caller can refuse them', () => {
@@ -197,14 +203,56 @@ Match all
     expect(resolve('a', 'StrictHostKeyChecking off\n').strictHostKeyChecking).toBe('no');
     expect(resolve('a', 'StrictHostKeyChecking yes\n').strictHostKeyChecking).toBe('yes');
     expect(resolve('a', 'UserKnownHostsFile none\n').userKnownHostsFiles).toEqual([]);
-    const bad = resolve('a', 'Port banana\nPort 2201\nServerAliveInterval -1\n');
-    expect(bad.port).toBe(2201);
-    expect(bad.warnings.length).toBe(2);
+    // OpenSSH refuses a config with a bad value anywhere (ssh exits 255), even in a block that does not match.
+    expect(() => resolve('a', 'Port 2201\nHost other\n  Port banana\n')).toThrow(`${USER} line 3: Bad port 'banana'`);
+    expect(() => resolve('a', 'ServerAliveInterval -1\n')).toThrow(`${USER} line 1: invalid time value "-1"`);
   });
 
   it('returns identityAgent expanded', () => {
     expect(resolve('a', 'IdentityAgent ~/.1password/agent.sock\n').identityAgent).toBe(posix.join(HOME, '.1password/agent.sock'));
     expect(resolve('a', 'IdentityAgent none\n').identityAgent).toBe('none');
+  });
+});
+
+describe('resolveSshConfig: what the ssh -G oracle cannot show', () => {
+  it('refuses an included file that group or others can write, as ssh does (Bad owner or permissions)', () => {
+    const inc = `${HOME}/.ssh/inc.conf`;
+    const files = { [USER]: 'Include inc.conf\n', [inc]: 'User x\n' };
+    const stat = (mode: number) => ({
+      ...ctx(files),
+      statFile: (p: string) => ({ uid: 1000, mode: p === inc ? mode : 0o600 }),
+    });
+    expect(resolveSshConfig('a', stat(0o644)).user).toBe('x');
+    expect(() => resolveSshConfig('a', stat(0o664))).toThrow(`Bad owner or permissions on ${inc}`);
+  });
+
+  it('refuses Match exec when no runner was given, naming the line', () => {
+    expect(() => resolve('a', 'Host *\nMatch exec "true"\n')).toThrow(
+      `${USER} line 2: Match exec "true" needs a command runner`,
+    );
+  });
+
+  it('refuses an unknown token in IdentityFile (ssh does when it loads the keys) and an unset ${VAR}', () => {
+    expect(() => resolve('a', 'IdentityFile ~/.ssh/%z\n')).toThrow(`${USER} line 1: unknown token %z`);
+    expect(() => resolve('a', 'Host a\n  IdentityFile ${NOPE}/k\n')).toThrow(
+      `${USER} line 2: environment variable \${NOPE} has no value`,
+    );
+    const withEnv = { ...ctx({ [USER]: 'IdentityFile ${KEYS}/k\n' }), env: { KEYS: '/srv/keys' } };
+    expect(resolveSshConfig('a', withEnv).identityFiles).toEqual(['/srv/keys/k']);
+  });
+
+  it('refuses an Include nested deeper than 16, naming the Include line', () => {
+    expect(() => resolve('a', 'Include loop\n', { [`${HOME}/.ssh/loop`]: '# again\nInclude loop\n' })).toThrow(
+      `${HOME}/.ssh/loop line 2: Too many recursive configuration includes`,
+    );
+  });
+
+  it('warns that CanonicalizeHostname is not applied, and still makes the final pass', () => {
+    const r = resolve('a', 'CanonicalizeHostname yes\nHostName b.example\nHost b.example\n  User final\n');
+    expect(r.user).toBe('final');
+    expect(r.warnings).toEqual([
+      `${USER}:1: CanonicalizeHostname yes is not applied (no DNS look-ups); the name is used as written`,
+    ]);
   });
 });
 

@@ -6,6 +6,7 @@ import { Providers } from '../../screens/store-context.js';
 import { initialState, Store } from '../../src/engine/store.js';
 import type { Controller } from '../../src/engine/controller.js';
 import { fakeController } from '../helpers/fake-controller.js';
+import { aliasView, resolveHost } from '../../src/transport/ssh-config-report.js';
 
 const hosts = [{ name: 'l20-n1', address: '127.0.0.1:4001' }, { name: 'l20-n2', address: '127.0.0.1:4002' }];
 
@@ -190,6 +191,22 @@ describe('setup screen', () => {
     const saved = (c.saveHosts as ReturnType<typeof vi.fn>).mock.calls[0]![0] as Array<{ name: string; address: string }>;
     expect(saved[0]).toMatchObject({ name: 'l20-n1', address: '10.0.0.1', role: 'head' });
     expect((c.saveHosts as ReturnType<typeof vi.fn>).mock.calls[0]![1]).toEqual({ design: 'tutorial' });
+    ui.unmount();
+  });
+
+  it('shows where an alias address leads and the ssh config lines that decided it', async () => {
+    const store = new Store(initialState([], 'setup'));
+    const configFile = new URL('../fixtures/ssh-config/basic/config', import.meta.url).pathname;
+    // The same resolution the resolve verb prints, from the corpus config instead of ~/.ssh/config.
+    const c = controller({ describeAddress: vi.fn((h) => aliasView(h, resolveHost(h.address, { configFile }))) });
+    const ui = mount(store, c);
+    ui.stdin.write('\u001b[C');
+    ui.stdin.write('\r');
+    await until(() => (ui.lastFrame() ?? '').includes('▏'), 'edit mode');
+    for (const ch of 'gpu-a') ui.stdin.write(ch);
+    ui.stdin.write('\r');
+    await until(() => (ui.lastFrame() ?? '').includes('↳ ubuntu@10.0.0.11:2222 key'), 'the alias resolution');
+    expect(ui.lastFrame()).toContain('HostName config:4 · Port config:5 · User config:6 · IdentityFile config:11');
     ui.unmount();
   });
 
