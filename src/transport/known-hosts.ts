@@ -262,7 +262,12 @@ function verdictOver(entries: readonly KnownHostEntry[], keyBlob: Buffer): HostK
     knownFingerprint: fingerprintSha256(likely.keyBlob),
     file: likely.file,
     line: likely.line,
-    known: plain.map((e) => ({ keyType: e.keyType, fingerprint: fingerprintSha256(e.keyBlob), file: e.file, line: e.line })),
+    known: plain.map((e) => ({
+      keyType: e.keyType,
+      fingerprint: fingerprintSha256(e.keyBlob),
+      file: e.file,
+      line: e.line,
+    })),
   };
 }
 

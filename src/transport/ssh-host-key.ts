@@ -1,12 +1,13 @@
 /**
  * Host key verification for SshHost, run from ssh2's async hostVerifier before any credentials are sent.
  * A key in a known_hosts file (or matching the inventory's pinned fingerprint) is accepted; an unknown key
- * is put to `onUnknownHostKey` (refused without one) and recorded when trusted; a changed or @revoked key
- * is refused with a HostKeyError naming both fingerprints, because that is what a man in the middle looks
- * like. It also picks the host key algorithms to offer, preferring the types already recorded for the host
- * as OpenSSH does, so a server with several host keys presents the one we can check. The verifier lives as
- * long as its SshHost, so a key the operator trusted is not asked about again on reconnect even when it
- * could not be written to known_hosts.
+ * is put to `onUnknownHostKey` (refused without one) and recorded when trusted. A changed key — the host has
+ * known_hosts entries and none holds the presented key, whatever their key types, as OpenSSH decides — or
+ * an @revoked one is refused with a HostKeyError naming the presented and the recorded keys, and is never
+ * put to `onUnknownHostKey`: that is what a man in the middle looks like. It also picks the host key
+ * algorithms to offer, preferring the types already recorded for the host as OpenSSH does, so a server with
+ * several host keys presents the one we can check. The verifier lives as long as its SshHost, so a key the
+ * operator trusted is not asked about again on reconnect even when it could not be written to known_hosts.
  */
 import type { SshHostOptions } from './ssh.js';
 import { appendKnownHost, fingerprintSha256, knownHostsName, knownKeyTypes, verifyHostKey } from './known-hosts.js';
@@ -120,8 +121,8 @@ export class HostKeyVerifier {
     const interception = 'Someone could be intercepting the connection';
     if (verdict.status === 'revoked') {
       throw new HostKeyError(
-        `${this.name}: the host key of ${this.address} is REVOKED: ${presented}, which ${verdict.file}:${verdict.line} ` +
-          `marks @revoked. ${interception} with a stolen key; refusing to connect.`,
+        `${this.name}: the host key of ${this.address} is REVOKED: ${presented}, which ` +
+          `${verdict.file}:${verdict.line} marks @revoked. ${interception} with a stolen key; refusing to connect.`,
         this.name,
         'revoked',
         fingerprint,
@@ -130,9 +131,10 @@ export class HostKeyVerifier {
     if (verdict.status === 'changed') {
       const recorded = verdict.known.map((k) => `${k.keyType} ${k.fingerprint} (${k.file}:${k.line})`).join(', ');
       throw new HostKeyError(
-        `${this.name}: the host key of ${this.address} has CHANGED: ${presented}, but known_hosts records ${recorded}. ` +
-          `${interception}, or the server was reinstalled; refusing to connect. If the change is expected, remove ` +
-          `the old keys (ssh-keygen -R ${quoteWord(knownHostsName(host, port))}) and connect again.`,
+        `${this.name}: the host key of ${this.address} has CHANGED: ${presented}, ` +
+          `but known_hosts records ${recorded}. ${interception}, or the server was reinstalled; refusing to ` +
+          'connect. If the change is expected, remove the old keys ' +
+          `(ssh-keygen -R ${quoteWord(knownHostsName(host, port))}) and connect again.`,
         this.name,
         'changed',
         fingerprint,

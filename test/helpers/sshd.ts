@@ -14,9 +14,10 @@
  *   set through chpasswd's stdin and kept only in memory; reading it in two test files at once would have them
  *   replace each other's, so tests that sudo with the password belong in one file (test/sshd/sudo.test.ts).
  * - A temp dir (mode 0755: sshd reads authorized_keys with the user's privileges) holding a fresh ed25519 host
- *   key (or the host key types `startSshd({ hostKeyTypes })` names, each fresh), a fresh ed25519 client key (0600, for this process only), authorized_keys with that client key for
- *   both users (AuthorizedKeysFile points here, hence StrictModes no: /tmp is world-writable), a known_hosts
- *   file with the first host key, the sshd_config and the server log (LogLevel VERBOSE, sshd -E).
+ *   key (or one fresh key of each type `startSshd({ hostKeyTypes })` names), a fresh ed25519 client key
+ *   (0600, for this process only), authorized_keys with that client key for both users (AuthorizedKeysFile
+ *   points here, hence StrictModes no: /tmp is world-writable), a known_hosts file with the first host key,
+ *   the sshd_config and the server log (LogLevel VERBOSE, sshd -E).
  * - sshd on 127.0.0.1 and a free port: pubkey authentication only, MaxSessions 10, UsePAM yes (works here:
  *   pam_loginuid does not refuse the session), logins limited to the two accounts.
  * - `l20t-cli`: a second password-sudo account with its own password (`users.cliPassword`), for the CLI secrets test.

@@ -77,7 +77,9 @@ function freshKey(type: string): Pub {
   return pubOf(readFileSync(`${path}.pub`, 'utf8'));
 }
 
-const entry = (hosts: string, k: Pub, comment = ''): string => `${hosts} ${k.type} ${k.b64}${comment ? ` ${comment}` : ''}\n`;
+function entry(hosts: string, k: Pub, comment = ''): string {
+  return `${hosts} ${k.type} ${k.b64}${comment ? ` ${comment}` : ''}\n`;
+}
 
 function blobOf(k: Pub): Buffer {
   return Buffer.from(k.b64, 'base64');
@@ -94,7 +96,8 @@ function sshString(data: Buffer | string): Buffer {
 function shortRsaBlob(): Buffer {
   const n = randomBytes(96);
   n[0] = (n[0] ?? 0) | 0x80;
-  return Buffer.concat([sshString('ssh-rsa'), sshString(Buffer.from([0x01, 0x00, 0x01])), sshString(Buffer.concat([Buffer.from([0]), n]))]);
+  const e = Buffer.from([0x01, 0x00, 0x01]);
+  return Buffer.concat([sshString('ssh-rsa'), sshString(e), sshString(Buffer.concat([Buffer.from([0]), n]))]);
 }
 
 /** The ECDSA key's blob with its point altered: `mutate` gets the uncompressed point (0x04 || x || y). */
@@ -126,8 +129,18 @@ const malformedOnly = (name: string, line: (k: Keys, hp: string) => string): Cas
 });
 
 const CASES: Case[] = [
-  { name: 'exact key for [host]:port', server: 'single', files: (k, hp) => ({ user: [entry(hp, k.single)] }), expect: 'connected' },
-  { name: 'another ed25519 key', server: 'single', files: (k, hp) => ({ user: [entry(hp, k.otherEd25519)] }), expect: 'changed' },
+  {
+    name: 'exact key for [host]:port',
+    server: 'single',
+    files: (k, hp) => ({ user: [entry(hp, k.single)] }),
+    expect: 'connected',
+  },
+  {
+    name: 'another ed25519 key',
+    server: 'single',
+    files: (k, hp) => ({ user: [entry(hp, k.otherEd25519)] }),
+    expect: 'changed',
+  },
   {
     name: 'RSA recorded, the server offers only ed25519 (key-type change)',
     server: 'single',
@@ -262,7 +275,7 @@ const CASES: Case[] = [
   {
     name: 'hashed entry with another host after a comma',
     server: 'single',
-    files: (k, hp) => ({ user: [hashedBySshKeygen(entry(hp, k.single)).replace(/ ssh-ed25519 /, ',gpu9 ssh-ed25519 ')] }),
+    files: (k, hp) => ({ user: [hashedBySshKeygen(entry(hp, k.single)).replace(/ ssh-ed25519 /, ',gpu9$&')] }),
     expect: 'unknown',
   },
   {
@@ -370,9 +383,13 @@ const CASES: Case[] = [
     return `${hp} ssh-ed25519 ${short.toString('base64')}\n`;
   }),
   malformedOnly('trailing bytes after the key', (k, hp) => {
-    return `${hp} ssh-ed25519 ${Buffer.concat([blobOf(k.otherEd25519), Buffer.from([0, 0, 0, 0])]).toString('base64')}\n`;
+    const padded = Buffer.concat([blobOf(k.otherEd25519), Buffer.from([0, 0, 0, 0])]);
+    return `${hp} ssh-ed25519 ${padded.toString('base64')}\n`;
   }),
-  malformedOnly('base64 without its padding', (k, hp) => `${hp} ${k.otherEcdsa.type} ${k.otherEcdsa.b64.replace(/=+$/, '')}\n`),
+  malformedOnly('base64 without its padding', (k, hp) => {
+    if (!k.otherEcdsa.b64.endsWith('=')) throw new Error('an ECDSA P-256 key blob (104 bytes) encodes with padding');
+    return `${hp} ${k.otherEcdsa.type} ${k.otherEcdsa.b64.replace(/=+$/, '')}\n`;
+  }),
   malformedOnly('base64 with non-zero bits past the last byte', (k, hp) => {
     const b64 = k.otherEcdsa.b64;
     const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
@@ -388,7 +405,11 @@ const CASES: Case[] = [
     return `${hp} ecdsa-sha2-nistp256 ${b64}\n`;
   }),
   malformedOnly('compressed ECDSA point', (k, hp) => {
-    const b64 = ecdsaWithPoint(k.otherEcdsa, (p) => Buffer.concat([Buffer.from([0x02 + ((p[p.length - 1] ?? 0) & 1)]), p.subarray(1, 33)]));
+    const compress = (p: Buffer) => {
+      const yIsOdd = ((p[p.length - 1] ?? 0) & 1) === 1;
+      return Buffer.concat([Buffer.from([yIsOdd ? 0x03 : 0x02]), p.subarray(1, 33)]);
+    };
+    const b64 = ecdsaWithPoint(k.otherEcdsa, compress);
     return `${hp} ecdsa-sha2-nistp256 ${b64}\n`;
   }),
   {
@@ -525,9 +546,8 @@ function runSsh(config: string): Promise<{ code: number; stderr: string }> {
 function classifyOpenSsh(code: number, stderr: string, appended: boolean): Outcome {
   if (code === 0) return appended && /Permanently added/.test(stderr) ? 'accepted-new' : 'connected';
   if (/REVOKED HOST KEY DETECTED/.test(stderr) && /marked as revoked/.test(stderr)) return 'revoked';
-  if (/REMOTE HOST IDENTIFICATION HAS CHANGED/.test(stderr) && /has changed and you have requested strict checking/.test(stderr)) {
-    return 'changed';
-  }
+  const changed = /REMOTE HOST IDENTIFICATION HAS CHANGED/.test(stderr);
+  if (changed && /has changed and you have requested strict checking/.test(stderr)) return 'changed';
   if (/No \S+ host key is known for .* and you have requested strict checking/.test(stderr)) return 'unknown';
   throw new Error(`ssh exited ${code} for a reason the oracle does not classify:\n${stderr}`);
 }
@@ -567,9 +587,10 @@ describe('known_hosts: SshHost agrees with the real OpenSSH client', () => {
       // What each side recorded must be the same line (accept-new), or nothing.
       const recordedAlike = readFileSync(theirs.firstUserFile, 'utf8') === readFileSync(ours.firstUserFile, 'utf8');
       if (openssh !== c.expect || mine.outcome !== openssh || !recordedAlike) {
+        const sshTail = stderr.trim().split('\n').slice(-3).join(' | ');
         disagreements.push(
           `#${i} ${c.name}: expected ${c.expect}, OpenSSH ${openssh}, ours ${mine.outcome}` +
-            `${recordedAlike ? '' : ' (recorded different lines)'}\n  ssh: ${stderr.trim().split('\n').slice(-3).join(' | ')}\n  ours: ${mine.detail}`,
+            `${recordedAlike ? '' : ' (recorded different lines)'}\n  ssh: ${sshTail}\n  ours: ${mine.detail}`,
         );
       } else {
         agree++;

@@ -11,7 +11,8 @@ import {
   parseKnownHosts,
   verifyHostKey,
 } from '../../src/transport/known-hosts.js';
-import { keyTypeOfBlob } from '../../src/transport/ssh-public-key.js';
+import { hostKeyAlgorithmsPreferring } from '../../src/transport/ssh-host-key.js';
+import { checkedPublicKeyType, keyTypeOfBlob } from '../../src/transport/ssh-public-key.js';
 import { generateEd25519 } from './helpers/ssh-server.js';
 
 let dir: string;
@@ -149,6 +150,96 @@ describe('verifyHostKey', () => {
       [2, 'revoked', 'h'],
       [3, null, 'h2'],
     ]);
+  });
+});
+
+describe('verifyHostKey: the port-less fallback and hashed names', () => {
+  const a = generateEd25519();
+  const b = generateEd25519();
+  const a64 = a.blob.toString('base64');
+
+  it('a port-less @revoked entry refuses the key on other ports too; only an exact match is known there', () => {
+    const file = writeKh('portless-revoked', `@revoked gpu1 ssh-ed25519 ${a64}\n`);
+    expect(verifyHostKey([file], 'gpu1', 2222, a.blob)).toMatchObject({ status: 'revoked', file, line: 1 });
+    expect(verifyHostKey([file], 'gpu1', 2222, b.blob).status).toBe('unknown');
+  });
+
+  it('a hashed entry matches only its exact encoding (nothing may follow the hash)', () => {
+    const h = hashed('[127.0.0.1]:2222');
+    const file = writeKh('hashed-suffix', `${h},gpu1 ssh-ed25519 ${a64}\n${h}x ssh-ed25519 ${a64}\n`);
+    expect(verifyHostKey([file], '127.0.0.1', 2222, a.blob).status).toBe('unknown');
+    expect(verifyHostKey([file], 'gpu1', 22, a.blob).status).toBe('unknown');
+  });
+});
+
+describe('hostKeyAlgorithmsPreferring (OpenSSH order_hostkeyalgs)', () => {
+  const defaults = [
+    'ssh-ed25519',
+    'ecdsa-sha2-nistp256',
+    'ecdsa-sha2-nistp384',
+    'ecdsa-sha2-nistp521',
+    'rsa-sha2-512',
+    'rsa-sha2-256',
+    'ssh-rsa',
+  ];
+
+  it('keeps the default order when nothing, or a key of the first type, is recorded', () => {
+    expect(hostKeyAlgorithmsPreferring([])).toEqual(defaults);
+    expect(hostKeyAlgorithmsPreferring(['ssh-rsa', 'ssh-ed25519'])).toEqual(defaults);
+  });
+
+  it('otherwise offers the recorded types first, in the default order rather than the file order', () => {
+    expect(hostKeyAlgorithmsPreferring(['ssh-rsa'])).toEqual([
+      'rsa-sha2-512',
+      'rsa-sha2-256',
+      'ssh-rsa',
+      'ssh-ed25519',
+      'ecdsa-sha2-nistp256',
+      'ecdsa-sha2-nistp384',
+      'ecdsa-sha2-nistp521',
+    ]);
+    expect(hostKeyAlgorithmsPreferring(['ssh-rsa', 'ecdsa-sha2-nistp384']).slice(0, 4)).toEqual([
+      'ecdsa-sha2-nistp384',
+      'rsa-sha2-512',
+      'rsa-sha2-256',
+      'ssh-rsa',
+    ]);
+  });
+});
+
+describe('checkedPublicKeyType', () => {
+  const wire = (...fields: Array<Buffer | string>) =>
+    Buffer.concat(
+      fields.map((f) => {
+        const body = Buffer.from(f);
+        const len = Buffer.alloc(4);
+        len.writeUInt32BE(body.length);
+        return Buffer.concat([len, body]);
+      }),
+    );
+
+  it('reads the key types ssh-keygen makes, including DSA and rsa-sha2-* names for RSA keys', () => {
+    for (const type of ['ed25519', 'ecdsa', 'rsa', 'dsa']) {
+      const key = join(dir, `ck_${type}`);
+      execFileSync('ssh-keygen', ['-q', '-t', type, '-N', '', '-f', key]);
+      const [name, b64] = readFileSync(`${key}.pub`, 'utf8').trim().split(/\s+/);
+      const blob = Buffer.from(b64 ?? '', 'base64');
+      expect(checkedPublicKeyType(name ?? '', blob)).toBe(name);
+      if (name === 'ssh-rsa') expect(checkedPublicKeyType('rsa-sha2-512', blob)).toBe('ssh-rsa');
+    }
+  });
+
+  it('checks security-key and certificate blobs by their structure or type name', () => {
+    const pk = randomBytes(32);
+    expect(checkedPublicKeyType('sk-ssh-ed25519@openssh.com', wire('sk-ssh-ed25519@openssh.com', pk, 'ssh:'))).toBe(
+      'sk-ssh-ed25519@openssh.com',
+    );
+    expect(checkedPublicKeyType('sk-ssh-ed25519@openssh.com', wire('sk-ssh-ed25519@openssh.com', pk))).toBeNull();
+    const cert = 'ssh-ed25519-cert-v01@openssh.com';
+    expect(checkedPublicKeyType(cert, wire(cert, randomBytes(32), pk))).toBe(cert);
+    expect(checkedPublicKeyType(cert, wire('ssh-ed25519', pk))).toBeNull();
+    expect(checkedPublicKeyType('ssh-ed25519', wire('ssh-ed25519', pk))).toBe('ssh-ed25519');
+    expect(checkedPublicKeyType('ssh-ed25519', wire('ssh-ed25519', pk.subarray(1)))).toBeNull();
   });
 });
 
