@@ -20,7 +20,8 @@
  *            first, see HostKeyVerifier.algorithms, so a server that still has the old key is not affected);
  *   unknown  no plain entry names the host.
  * For a non-22 port, `[host]:port` is looked up; only when that finds nothing is the port-less `host`
- * tried, and there only an exact key match counts (a different key there leaves the host unknown).
+ * tried, and there only an exact key match counts (a different key there leaves the host unknown). With a
+ * HostKeyAlias the alias is the only name looked up and recorded (no port added, no fallback).
  */
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import {
@@ -83,6 +84,11 @@ export function fingerprintSha256(keyBlob: Buffer): string {
 export function knownHostsName(host: string, port: number): string {
   const h = host.toLowerCase();
   return port === 22 ? h : `[${h}]:${port}`;
+}
+
+/** The name a host's keys are looked up and recorded under: its HostKeyAlias (lower-cased, as ssh does) if set. */
+export function hostKeyName(host: string, port: number, alias?: string): string {
+  return alias !== undefined ? alias.toLowerCase() : knownHostsName(host, port);
 }
 
 /** Base64 as OpenSSH's b64_pton reads it: padded to whole groups, no stray bits; null otherwise. */
@@ -237,9 +243,9 @@ export function findHostEntries(files: readonly string[], host: string, port: nu
  * Key types with a plain entry for `host:port`, in file order, so the client can offer them first. Like
  * OpenSSH's order_hostkeyalgs this looks only at the name with the port, not the port-less fallback.
  */
-export function knownKeyTypes(files: readonly string[], host: string, port: number): string[] {
+export function knownKeyTypes(files: readonly string[], host: string, port: number, alias?: string): string[] {
   const types: string[] = [];
-  for (const e of findHostEntries(files, host, port)) {
+  for (const e of findEntriesNamed(files, hostKeyName(host, port, alias))) {
     if (e.marker === null && !types.includes(e.keyType)) types.push(e.keyType);
   }
   return types;
@@ -277,33 +283,49 @@ function verdictOver(entries: readonly KnownHostEntry[], keyBlob: Buffer): HostK
  * "checking without port identifier" does; a port-less @revoked entry for it is refused (OpenSSH refuses it
  * too unless StrictHostKeyChecking is off or accept-new).
  */
-export function verifyHostKey(files: readonly string[], host: string, port: number, keyBlob: Buffer): HostKeyVerdict {
-  const verdict = verdictOver(findHostEntries(files, host, port), keyBlob);
-  if (verdict.status !== 'unknown' || port === 22) return verdict;
+export function verifyHostKey(
+  files: readonly string[],
+  host: string,
+  port: number,
+  keyBlob: Buffer,
+  alias?: string,
+): HostKeyVerdict {
+  const verdict = verdictOver(findEntriesNamed(files, hostKeyName(host, port, alias)), keyBlob);
+  if (verdict.status !== 'unknown' || port === 22 || alias !== undefined) return verdict;
   const portless = verdictOver(findEntriesNamed(files, knownHostsName(host, 22)), keyBlob);
   return portless.status === 'known' || portless.status === 'revoked' ? portless : verdict;
 }
 
 /**
- * Appends `host keytype base64` (or `[host]:port …`) to `file` atomically: the new content is written to a
- * temporary file in the same directory and renamed over the original. The file keeps its mode (0600 when
- * new); a missing parent directory is created 0700.
+ * Appends `host keytype base64` (or `[host]:port …`, or `alias …` for a HostKeyAlias) to `file` atomically:
+ * the new content is written to a temporary file in the same directory and renamed over the original. The
+ * file keeps its mode (0600 when new); a missing parent directory is created 0700.
  */
-export function appendKnownHost(knownHostsFile: string, host: string, port: number, keyType: string, keyBlob: Buffer): void {
+export function appendKnownHost(
+  knownHostsFile: string,
+  host: string,
+  port: number,
+  keyType: string,
+  keyBlob: Buffer,
+  alias?: string,
+): void {
   let file = knownHostsFile;
   try {
     file = realpathSync(knownHostsFile); // a symlinked known_hosts stays a symlink
   } catch {
     /* does not exist yet */
   }
-  if (/[\s,]/.test(host) || host === '') throw new Error(`refusing to record a host name with spaces or commas: ${JSON.stringify(host)}`);
+  const name = hostKeyName(host, port, alias);
+  if (/[\s,]/.test(name) || host === '' || name === '') {
+    throw new Error(`refusing to record a host name with spaces or commas: ${JSON.stringify(name)}`);
+  }
   if (!/^[A-Za-z0-9@._+-]+$/.test(keyType)) throw new Error(`invalid key type ${JSON.stringify(keyType)}`);
   const dir = dirname(file);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const existing = readIfExists(file);
   let mode = 0o600;
   if (existing !== null) mode = statSync(file).mode & 0o7777;
-  const line = `${knownHostsName(host, port)} ${keyType} ${keyBlob.toString('base64')}\n`;
+  const line = `${name} ${keyType} ${keyBlob.toString('base64')}\n`;
   const prefix = existing === null || existing === '' || existing.endsWith('\n') ? existing ?? '' : `${existing}\n`;
   const tmp = join(dir, `.${basename(file)}.l20tmp.${randomBytes(6).toString('hex')}`);
   let fd: number | undefined;

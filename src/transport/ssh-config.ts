@@ -68,6 +68,8 @@ export interface ResolvedSshConfig {
   userKnownHostsFiles: string[];
   globalKnownHostsFiles: string[];
   strictHostKeyChecking: StrictHostKeyChecking;
+  /** HostKeyAlias: the known_hosts name used instead of the host (and port); undefined when not set. */
+  hostKeyAlias?: string;
   /** Seconds; 0 disables. */
   serverAliveInterval: number;
   serverAliveCountMax: number;
@@ -152,6 +154,7 @@ interface Collected {
   userKnownHostsFiles?: string[];
   globalKnownHostsFiles?: string[];
   strictHostKeyChecking?: StrictHostKeyChecking;
+  hostKeyAlias?: string;
   serverAliveInterval?: number;
   serverAliveCountMax?: number;
   identityAgent?: string;
@@ -299,6 +302,10 @@ export function resolveSshConfig(
         if (arg === undefined) return void bad();
         c.identityAgent ??= arg;
         return;
+      case 'hostkeyalias':
+        if (arg === undefined) return void bad();
+        c.hostKeyAlias ??= arg;
+        return;
       case 'proxyjump':
         if (arg === undefined) return void bad();
         c.proxyJump ??= arg;
@@ -357,6 +364,7 @@ export function resolveSshConfig(
   if (c.identityAgent !== undefined) {
     result.identityAgent = c.identityAgent.toLowerCase() === 'none' ? 'none' : expandPath(c.identityAgent);
   }
+  if (c.hostKeyAlias !== undefined) result.hostKeyAlias = c.hostKeyAlias;
   if (c.proxyJump !== undefined && c.proxyJump.toLowerCase() !== 'none') result.proxyJump = c.proxyJump;
   if (c.proxyCommand !== undefined && c.proxyCommand.toLowerCase() !== 'none') result.proxyCommand = c.proxyCommand;
   return result;

@@ -10,7 +10,7 @@
  * operator trusted is not asked about again on reconnect even when it could not be written to known_hosts.
  */
 import type { SshHostOptions } from './ssh.js';
-import { appendKnownHost, fingerprintSha256, knownHostsName, knownKeyTypes, verifyHostKey } from './known-hosts.js';
+import { appendKnownHost, fingerprintSha256, hostKeyName, knownKeyTypes, verifyHostKey } from './known-hosts.js';
 import { quoteWord } from './quote.js';
 import { keyTypeOfBlob } from './ssh-public-key.js';
 import { HostKeyError } from './types.js';
@@ -24,7 +24,10 @@ export interface UnknownHostKeyInfo {
 }
 
 /** The SshHost options verification reads; read at check time, as SshHost did. */
-export type HostKeyOptions = Pick<SshHostOptions, 'host' | 'knownHostsFiles' | 'expectedFingerprint' | 'onUnknownHostKey' | 'debug'>;
+export type HostKeyOptions = Pick<
+  SshHostOptions,
+  'host' | 'knownHostsFiles' | 'hostKeyAlias' | 'expectedFingerprint' | 'onUnknownHostKey' | 'debug'
+>;
 
 /** ssh2's async hostVerifier signature. */
 export type HostVerifier = (key: Buffer, verify: (valid: boolean) => void) => void;
@@ -74,7 +77,8 @@ export class HostKeyVerifier {
    * refused as changed).
    */
   algorithms(): string[] {
-    return hostKeyAlgorithmsPreferring(knownKeyTypes(this.opts.knownHostsFiles, this.opts.host, this.port));
+    const { knownHostsFiles, host, hostKeyAlias } = this.opts;
+    return hostKeyAlgorithmsPreferring(knownKeyTypes(knownHostsFiles, host, this.port, hostKeyAlias));
   }
 
   /**
@@ -115,7 +119,8 @@ export class HostKeyVerifier {
         pinned,
       );
     }
-    const verdict = verifyHostKey(this.opts.knownHostsFiles, host, port, key);
+    const alias = this.opts.hostKeyAlias;
+    const verdict = verifyHostKey(this.opts.knownHostsFiles, host, port, key, alias);
     if (verdict.status === 'known') return true;
     const presented = `the server presented ${keyType} ${fingerprint}`;
     const interception = 'Someone could be intercepting the connection';
@@ -134,7 +139,7 @@ export class HostKeyVerifier {
         `${this.name}: the host key of ${this.address} has CHANGED: ${presented}, ` +
           `but known_hosts records ${recorded}. ${interception}, or the server was reinstalled; refusing to ` +
           'connect. If the change is expected, remove the old keys ' +
-          `(ssh-keygen -R ${quoteWord(knownHostsName(host, port))}) and connect again.`,
+          `(ssh-keygen -R ${quoteWord(hostKeyName(host, port, alias))}) and connect again.`,
         this.name,
         'changed',
         fingerprint,
@@ -151,7 +156,7 @@ export class HostKeyVerifier {
     const file = this.opts.knownHostsFiles[0];
     if (file !== undefined) {
       try {
-        appendKnownHost(file, host, port, keyType, key);
+        appendKnownHost(file, host, port, keyType, key, alias);
       } catch (err) {
         this.opts.debug?.(`could not record the host key in ${file}: ${(err as Error).message}`);
       }

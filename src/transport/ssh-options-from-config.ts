@@ -39,6 +39,7 @@ export function sshHostOptionsFromConfig(
     knownHostsFiles: [...cfg.userKnownHostsFiles, ...cfg.globalKnownHostsFiles],
   };
   if (agent) options.agent = agent;
+  if (cfg.hostKeyAlias !== undefined) options.hostKeyAlias = cfg.hostKeyAlias;
   if (cfg.serverAliveInterval > 0) {
     options.keepaliveIntervalMs = cfg.serverAliveInterval * 1000;
     options.keepaliveCountMax = cfg.serverAliveCountMax;

@@ -55,6 +55,8 @@ interface Case {
   name: string;
   server: 'single' | 'multi';
   strict?: Strict;
+  /** HostKeyAlias for the ssh_config. */
+  alias?: string;
   /** known_hosts texts; `hp` is `[127.0.0.1]:<port>` for the case's server. */
   files: (k: Keys, hp: string) => Files;
   expect: Outcome;
@@ -461,6 +463,42 @@ const CASES: Case[] = [
     expect: 'revoked',
   },
   {
+    name: 'HostKeyAlias entry with the exact key',
+    server: 'single',
+    alias: 'gpu-a',
+    files: (k) => ({ user: [entry('gpu-a', k.single)] }),
+    expect: 'connected',
+  },
+  {
+    name: 'HostKeyAlias replaces [host]:port: its entry is not consulted',
+    server: 'single',
+    alias: 'gpu-a',
+    files: (k, hp) => ({ user: [entry(hp, k.single) + entry('127.0.0.1', k.single)] }),
+    expect: 'unknown',
+  },
+  {
+    name: 'HostKeyAlias entry with another key',
+    server: 'single',
+    alias: 'gpu-a',
+    files: (k) => ({ user: [entry('gpu-a', k.otherEd25519)] }),
+    expect: 'changed',
+  },
+  {
+    name: 'HostKeyAlias in capitals, hashed lower-case entry',
+    server: 'single',
+    alias: 'GPU-A',
+    files: (k) => ({ user: [hashedBySshKeygen(entry('gpu-a', k.single))] }),
+    expect: 'connected',
+  },
+  {
+    name: 'HostKeyAlias, accept-new records the key under the alias',
+    server: 'single',
+    alias: 'GPU-A',
+    strict: 'accept-new',
+    files: () => ({ user: [''] }),
+    expect: 'accepted-new',
+  },
+  {
     name: 'the key only in the global file',
     server: 'single',
     files: (k, hp) => ({ user: [''], global: [entry(hp, k.single)] }),
@@ -522,6 +560,7 @@ function writeSide(side: string, c: Case, files: Files, sshd: Sshd): { config: s
       `  UserKnownHostsFile ${user.join(' ')}`,
       `  GlobalKnownHostsFile ${global.length > 0 ? global.join(' ') : '/dev/null'}`,
       `  StrictHostKeyChecking ${c.strict ?? 'yes'}`,
+      ...(c.alias !== undefined ? [`  HostKeyAlias ${c.alias}`] : []),
       '  BatchMode yes',
       '  CheckHostIP no',
       '  UpdateHostKeys no',
