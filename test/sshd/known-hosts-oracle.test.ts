@@ -45,7 +45,7 @@ interface Keys {
 }
 
 interface Files {
-  /** UserKnownHostsFile, in order (at least one). */
+  /** UserKnownHostsFile, in order; none when empty. */
   user: string[];
   /** GlobalKnownHostsFile contents; /dev/null when absent. */
   global?: string[];
@@ -499,6 +499,19 @@ const CASES: Case[] = [
     expect: 'accepted-new',
   },
   {
+    name: 'UserKnownHostsFile none, the key in the global file',
+    server: 'single',
+    files: (k, hp) => ({ user: [], global: [entry(hp, k.single)] }),
+    expect: 'connected',
+  },
+  {
+    name: 'UserKnownHostsFile none, accept-new: nowhere to record, so refused',
+    server: 'single',
+    strict: 'accept-new',
+    files: () => ({ user: [], global: [''] }),
+    expect: 'unknown',
+  },
+  {
     name: 'the key only in the global file',
     server: 'single',
     files: (k, hp) => ({ user: [''], global: [entry(hp, k.single)] }),
@@ -533,8 +546,11 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** Writes the case's files under `side` and an ssh_config naming them; returns the config and first file. */
-function writeSide(side: string, c: Case, files: Files, sshd: Sshd): { config: string; firstUserFile: string } {
+/**
+ * Writes the case's files under `side` and an ssh_config naming them; returns the config and a reader of
+ * every known_hosts file's text (to see what a side recorded).
+ */
+function writeSide(side: string, c: Case, files: Files, sshd: Sshd): { config: string; recorded: () => string } {
   mkdirSync(side, { recursive: true });
   const user = files.user.map((text, i) => {
     const path = join(side, `known_hosts_${i}`);
@@ -557,7 +573,7 @@ function writeSide(side: string, c: Case, files: Files, sshd: Sshd): { config: s
       `  IdentityFile ${sshd.clientKeyPath}`,
       '  IdentitiesOnly yes',
       '  IdentityAgent none',
-      `  UserKnownHostsFile ${user.join(' ')}`,
+      `  UserKnownHostsFile ${user.length > 0 ? user.join(' ') : 'none'}`,
       `  GlobalKnownHostsFile ${global.length > 0 ? global.join(' ') : '/dev/null'}`,
       `  StrictHostKeyChecking ${c.strict ?? 'yes'}`,
       ...(c.alias !== undefined ? [`  HostKeyAlias ${c.alias}`] : []),
@@ -569,7 +585,7 @@ function writeSide(side: string, c: Case, files: Files, sshd: Sshd): { config: s
       '',
     ].join('\n'),
   );
-  return { config, firstUserFile: user[0] as string };
+  return { config, recorded: () => [...user, ...global].map((f) => readFileSync(f, 'utf8')).join('\0') };
 }
 
 function runSsh(config: string): Promise<{ code: number; stderr: string }> {
@@ -588,6 +604,8 @@ function classifyOpenSsh(code: number, stderr: string, appended: boolean): Outco
   const changed = /REMOTE HOST IDENTIFICATION HAS CHANGED/.test(stderr);
   if (changed && /has changed and you have requested strict checking/.test(stderr)) return 'changed';
   if (/No \S+ host key is known for .* and you have requested strict checking/.test(stderr)) return 'unknown';
+  // With no UserKnownHostsFile, ssh cannot record a new key and refuses it without saying more.
+  if (stderr.trim() === 'Host key verification failed.') return 'unknown';
   throw new Error(`ssh exited ${code} for a reason the oracle does not classify:\n${stderr}`);
 }
 
@@ -619,12 +637,12 @@ describe('known_hosts: SshHost agrees with the real OpenSSH client', () => {
       const files = c.files(keys, `[127.0.0.1]:${sshd.port}`); // once: hashing salts and made-up keys are random
       const theirs = writeSide(join(caseDir, 'openssh'), c, files, sshd);
       const ours = writeSide(join(caseDir, 'ours'), c, files, sshd);
-      const before = readFileSync(theirs.firstUserFile, 'utf8');
+      const before = theirs.recorded();
       const { code, stderr } = await runSsh(theirs.config);
-      const openssh = classifyOpenSsh(code, stderr, readFileSync(theirs.firstUserFile, 'utf8') !== before);
-      const mine = await ourOutcome(ours.config, () => readFileSync(ours.firstUserFile, 'utf8') !== before);
+      const openssh = classifyOpenSsh(code, stderr, theirs.recorded() !== before);
+      const mine = await ourOutcome(ours.config, () => ours.recorded() !== before);
       // What each side recorded must be the same line (accept-new), or nothing.
-      const recordedAlike = readFileSync(theirs.firstUserFile, 'utf8') === readFileSync(ours.firstUserFile, 'utf8');
+      const recordedAlike = theirs.recorded() === ours.recorded();
       if (openssh !== c.expect || mine.outcome !== openssh || !recordedAlike) {
         const sshTail = stderr.trim().split('\n').slice(-3).join(' | ');
         disagreements.push(
