@@ -85,6 +85,8 @@ function expandHome(p: string): string {
  */
 export function hostFromConfig(h: HostConfig, options: Pick<TargetOptions, 'onUnknownHostKey' | 'sudoPassword'> = {}): Host {
   const resolved = resolveSshConfig(h.address, defaultSshConfigContext());
+  // The inventory's known_hosts file comes first (a trusted key is recorded there), even with UserKnownHostsFile none.
+  if (h.knownHostsFile) resolved.userKnownHostsFiles = [expandHome(h.knownHostsFile), ...resolved.userKnownHostsFiles];
   const ask = options.onUnknownHostKey;
   const { options: ssh, unsupported } = sshHostOptionsFromConfig(h.name, resolved, {
     ...(ask ? { onUnknownHostKey: (info) => ask({ ...info, name: h.name }) } : {}),
@@ -106,7 +108,6 @@ export function hostFromConfig(h: HostConfig, options: Pick<TargetOptions, 'onUn
     ssh.identityFiles = [];
     if (!ssh.agent) throw new ConfigError(`${h.name}: auth is ssh-agent but SSH_AUTH_SOCK is not set; start an agent (eval $(ssh-agent); ssh-add) or give an identity file`, 'auth', ['no agent']);
   }
-  if (h.knownHostsFile) ssh.knownHostsFiles = [expandHome(h.knownHostsFile), ...ssh.knownHostsFiles];
   if (h.hostKeyFingerprint) ssh.expectedFingerprint = h.hostKeyFingerprint;
   return new SshHost(ssh);
 }
