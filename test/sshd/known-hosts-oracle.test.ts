@@ -526,6 +526,12 @@ const CASES: Case[] = [
 ];
 
 beforeAll(async () => {
+  try {
+    execFileSync('ssh', ['-V'], { stdio: 'ignore' });
+  } catch (err) {
+    const why = (err as Error).message;
+    throw new Error(`the known_hosts oracle needs the OpenSSH client (Debian package openssh-client): ${why}`);
+  }
   dir = mkdtempSync(join(tmpdir(), 'l20-kh-oracle-'));
   [single, multi] = await Promise.all([startSshd(), startSshd({ hostKeyTypes: ['ed25519', 'ecdsa', 'rsa'] })]);
   const multiKey = (type: string) => pubOf(multi.hostKeys.find((k) => k.type === type)?.publicLine ?? '');
