@@ -240,8 +240,8 @@ export function findHostEntries(files: readonly string[], host: string, port: nu
 }
 
 /**
- * Key types with a plain entry for `host:port`, in file order, so the client can offer them first. Like
- * OpenSSH's order_hostkeyalgs this looks only at the name with the port, not the port-less fallback.
+ * Key types with a plain entry for `host:port` (or the HostKeyAlias), in file order, so the client can offer
+ * them first. Like OpenSSH's order_hostkeyalgs this looks only at that name, not the port-less fallback.
  */
 export function knownKeyTypes(files: readonly string[], host: string, port: number, alias?: string): string[] {
   const types: string[] = [];

@@ -146,7 +146,7 @@ export class HostKeyVerifier {
         verdict.knownFingerprint,
       );
     }
-    if (pinned) return true; // matches the pinned fingerprint; known_hosts has nothing for this key type
+    if (pinned) return true; // matches the pinned fingerprint; known_hosts has nothing for this host
     const refuse = (why: string) =>
       new HostKeyError(`${this.name}: the host key of ${this.address} (${keyType} ${fingerprint}) is not known: ${why}`, this.name, 'unknown', fingerprint);
     if (!this.opts.onUnknownHostKey) throw refuse('no known_hosts entry and no one to ask; refusing');

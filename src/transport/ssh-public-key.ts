@@ -99,10 +99,13 @@ class WireReader {
   }
 }
 
-/** The key type named inside an SSH public key blob (`ssh-ed25519`, `ssh-rsa`, …), or null if malformed. */
+/**
+ * The key type named inside an SSH public key blob (`ssh-ed25519`, `ssh-rsa`, …), or null if malformed. The
+ * server chooses these bytes and they reach messages and the trust prompt, so only printable ASCII passes.
+ */
 export function keyTypeOfBlob(keyBlob: Buffer): string | null {
   const name = new WireReader(keyBlob).text();
-  return name === null || name === '' || name.length > 64 ? null : name;
+  return name === null || !/^[\x21-\x7e]{1,64}$/.test(name) ? null : name;
 }
 
 function bitLength(magnitude: Buffer): number {

@@ -241,6 +241,13 @@ describe('checkedPublicKeyType', () => {
     expect(checkedPublicKeyType('ssh-ed25519', wire('ssh-ed25519', pk))).toBe('ssh-ed25519');
     expect(checkedPublicKeyType('ssh-ed25519', wire('ssh-ed25519', pk.subarray(1)))).toBeNull();
   });
+
+  it('keyTypeOfBlob passes only printable ASCII (the server picks these bytes)', () => {
+    expect(keyTypeOfBlob(wire('ssh-ed25519', randomBytes(32)))).toBe('ssh-ed25519');
+    expect(keyTypeOfBlob(wire('ssh-\x1b[31med25519', randomBytes(32)))).toBeNull();
+    expect(keyTypeOfBlob(wire('', randomBytes(32)))).toBeNull();
+    expect(keyTypeOfBlob(Buffer.from([0, 0, 0]))).toBeNull();
+  });
 });
 
 describe('appendKnownHost', () => {
