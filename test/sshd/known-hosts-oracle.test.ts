@@ -433,6 +433,18 @@ const CASES: Case[] = [
     expect: 'connected',
   },
   {
+    name: 'a host pattern of 1023 characters ends the pattern list unmatched (match_pattern_list gives up)',
+    server: 'single',
+    files: (k, hp) => ({ user: [entry(`${'x'.repeat(1023)},${hp}`, k.single)] }),
+    expect: 'unknown',
+  },
+  {
+    name: 'a host pattern of 1022 characters is read',
+    server: 'single',
+    files: (k, hp) => ({ user: [entry(`${'x'.repeat(1022)},${hp}`, k.single)] }),
+    expect: 'connected',
+  },
+  {
     name: 'a 20000-character comment',
     server: 'single',
     files: (k, hp) => ({ user: [entry(hp, k.single, 'c'.repeat(20000))] }),
