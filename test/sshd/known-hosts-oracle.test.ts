@@ -6,9 +6,9 @@
  * changed or revoked — and the two must agree with each other and with the case's expectation; for
  * accept-new the line each side appended must be the same.
  *
- * Two servers: one with only an ed25519 host key, one with ed25519, ECDSA and RSA keys (the client's host
- * key algorithm order decides which one it presents, so this checks that SshHost offers the recorded key
- * types first exactly as OpenSSH's order_hostkeyalgs does).
+ * Three servers: one with only an ed25519 host key, one with ed25519, ECDSA and RSA keys, one with ECDSA and
+ * RSA keys (the client's host key algorithm order decides which key a server presents, so these check that
+ * SshHost offers the recorded key types first exactly as OpenSSH's order_hostkeyalgs does).
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -37,6 +37,7 @@ interface Keys {
   multiEd25519: Pub;
   multiEcdsa: Pub;
   multiRsa: Pub;
+  noEd25519Rsa: Pub;
   /** Keys no server has. */
   otherEd25519: Pub;
   otherEcdsa: Pub;
@@ -53,7 +54,7 @@ interface Files {
 
 interface Case {
   name: string;
-  server: 'single' | 'multi';
+  server: 'single' | 'multi' | 'noEd25519';
   strict?: Strict;
   /** HostKeyAlias for the ssh_config. */
   alias?: string;
@@ -64,6 +65,7 @@ interface Case {
 
 let single: Sshd;
 let multi: Sshd;
+let noEd25519: Sshd;
 let keys: Keys;
 let dir: string;
 
@@ -191,6 +193,18 @@ const CASES: Case[] = [
     server: 'multi',
     files: (k, hp) => ({ user: [entry(hp, k.multiRsa) + entry(hp, k.otherEcdsa)] }),
     expect: 'changed',
+  },
+  {
+    name: 'ECDSA+RSA server, its RSA key and a wrong ed25519: ed25519 known, so the default order (ECDSA next) stays',
+    server: 'noEd25519',
+    files: (k, hp) => ({ user: [entry(hp, k.otherEd25519) + entry(hp, k.noEd25519Rsa)] }),
+    expect: 'changed',
+  },
+  {
+    name: 'ECDSA+RSA server, only its RSA key recorded',
+    server: 'noEd25519',
+    files: (k, hp) => ({ user: [entry(hp, k.noEd25519Rsa)] }),
+    expect: 'connected',
   },
   {
     name: 'multi-key server, nothing recorded, accept-new records the ed25519 key',
@@ -545,13 +559,19 @@ beforeAll(async () => {
     throw new Error(`the known_hosts oracle needs the OpenSSH client (Debian package openssh-client): ${why}`);
   }
   dir = mkdtempSync(join(tmpdir(), 'l20-kh-oracle-'));
-  [single, multi] = await Promise.all([startSshd(), startSshd({ hostKeyTypes: ['ed25519', 'ecdsa', 'rsa'] })]);
-  const multiKey = (type: string) => pubOf(multi.hostKeys.find((k) => k.type === type)?.publicLine ?? '');
+  [single, multi, noEd25519] = await Promise.all([
+    startSshd(),
+    startSshd({ hostKeyTypes: ['ed25519', 'ecdsa', 'rsa'] }),
+    startSshd({ hostKeyTypes: ['ecdsa', 'rsa'] }),
+  ]);
+  const keyOf = (sshd: Sshd, type: string) => pubOf(sshd.hostKeys.find((k) => k.type === type)?.publicLine ?? '');
+  const multiKey = (type: string) => keyOf(multi, type);
   keys = {
     single: pubOf(single.hostPublicKeyLine),
     multiEd25519: multiKey('ed25519'),
     multiEcdsa: multiKey('ecdsa'),
     multiRsa: multiKey('rsa'),
+    noEd25519Rsa: keyOf(noEd25519, 'rsa'),
     otherEd25519: freshKey('ed25519'),
     otherEcdsa: freshKey('ecdsa'),
     otherRsa: freshKey('rsa'),
@@ -560,7 +580,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await Promise.all([single?.stop(), multi?.stop()]);
+  await Promise.all([single?.stop(), multi?.stop(), noEd25519?.stop()]);
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -650,7 +670,7 @@ describe('known_hosts: SshHost agrees with the real OpenSSH client', () => {
     const disagreements: string[] = [];
     let agree = 0;
     for (const [i, c] of CASES.entries()) {
-      const sshd = c.server === 'single' ? single : multi;
+      const sshd = { single, multi, noEd25519 }[c.server];
       const caseDir = join(dir, `case-${i}`);
       const files = c.files(keys, `[127.0.0.1]:${sshd.port}`); // once: hashing salts and made-up keys are random
       const theirs = writeSide(join(caseDir, 'openssh'), c, files, sshd);
