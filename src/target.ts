@@ -93,6 +93,8 @@ export function hostFromConfig(h: HostConfig, options: Pick<TargetOptions, 'onUn
     const message = `${h.name}: ${e.message} (OpenSSH refuses this; ssh would exit 255)`;
     throw new ConfigError(message, 'ssh config', [e.reason]);
   }
+  // The inventory's known_hosts file comes first (a trusted key is recorded there), even with UserKnownHostsFile none.
+  if (h.knownHostsFile) resolved.userKnownHostsFiles = [expandHome(h.knownHostsFile), ...resolved.userKnownHostsFiles];
   const ask = options.onUnknownHostKey;
   const { options: ssh, unsupported } = sshHostOptionsFromConfig(h.name, resolved, {
     ...(ask ? { onUnknownHostKey: (info) => ask({ ...info, name: h.name }) } : {}),
@@ -114,7 +116,6 @@ export function hostFromConfig(h: HostConfig, options: Pick<TargetOptions, 'onUn
     ssh.identityFiles = [];
     if (!ssh.agent) throw new ConfigError(`${h.name}: auth is ssh-agent but SSH_AUTH_SOCK is not set; start an agent (eval $(ssh-agent); ssh-add) or give an identity file`, 'auth', ['no agent']);
   }
-  if (h.knownHostsFile) ssh.knownHostsFiles = [expandHome(h.knownHostsFile), ...ssh.knownHostsFiles];
   if (h.hostKeyFingerprint) ssh.expectedFingerprint = h.hostKeyFingerprint;
   return new SshHost(ssh);
 }

@@ -137,6 +137,8 @@ export interface ResolvedSshConfig {
   userKnownHostsFiles: string[];
   globalKnownHostsFiles: string[];
   strictHostKeyChecking: StrictHostKeyChecking;
+  /** HostKeyAlias, lower-cased as ssh does: the known_hosts name used instead of the host (and port). */
+  hostKeyAlias?: string;
   /** Seconds; 0 disables. */
   serverAliveInterval: number;
   serverAliveCountMax: number;
@@ -754,6 +756,7 @@ export function resolveSshConfig(
     const literal = isNone(agent) || agent === 'SSH_AUTH_SOCK' || (agent.startsWith('$') && !agent.startsWith('${'));
     result.identityAgent = isNone(agent) ? 'none' : literal ? agent : expandPath(agent, c.identityAgent.where);
   }
+  if (c.hostKeyAlias !== undefined) result.hostKeyAlias = c.hostKeyAlias.value.toLowerCase();
   if (c.proxyJump !== undefined && !isNone(c.proxyJump.value)) result.proxyJump = c.proxyJump.value;
   else if (c.proxyCommand !== undefined && !isNone(c.proxyCommand.value)) result.proxyCommand = c.proxyCommand.value;
   return result;

@@ -1,15 +1,18 @@
 /**
  * Host key verification for SshHost, run from ssh2's async hostVerifier before any credentials are sent.
  * A key in a known_hosts file (or matching the inventory's pinned fingerprint) is accepted; an unknown key
- * is put to `onUnknownHostKey` (refused without one) and recorded when trusted; a changed or @revoked key
- * is refused with a HostKeyError naming both fingerprints, because that is what a man in the middle looks
- * like. It also picks the host key algorithms to offer, preferring the types already recorded for the host
- * as OpenSSH does, so a server with several host keys presents the one we can check. The verifier lives as
- * long as its SshHost, so a key the operator trusted is not asked about again on reconnect even when it
- * could not be written to known_hosts.
+ * is put to `onUnknownHostKey` (refused without one) and recorded when trusted. A changed key — the host has
+ * known_hosts entries and none holds the presented key, whatever their key types, as OpenSSH decides — or
+ * an @revoked one is refused with a HostKeyError naming the presented and the recorded keys, and is never
+ * put to `onUnknownHostKey`: that is what a man in the middle looks like. It also picks the host key
+ * algorithms to offer, preferring the types already recorded for the host as OpenSSH does, so a server with
+ * several host keys presents the one we can check. The verifier lives as long as its SshHost, so a key the
+ * operator trusted is not asked about again on reconnect even when it could not be written to known_hosts.
  */
 import type { SshHostOptions } from './ssh.js';
-import { appendKnownHost, fingerprintSha256, keyTypeOfBlob, knownKeyTypes, verifyHostKey } from './known-hosts.js';
+import { appendKnownHost, fingerprintSha256, hostKeyName, knownKeyTypes, verifyHostKey } from './known-hosts.js';
+import { quoteWord } from './quote.js';
+import { keyTypeOfBlob } from './ssh-public-key.js';
 import { HostKeyError } from './types.js';
 
 export interface UnknownHostKeyInfo {
@@ -21,11 +24,15 @@ export interface UnknownHostKeyInfo {
 }
 
 /** The SshHost options verification reads; read at check time, as SshHost did. */
-export type HostKeyOptions = Pick<SshHostOptions, 'host' | 'knownHostsFiles' | 'expectedFingerprint' | 'onUnknownHostKey' | 'debug'>;
+export type HostKeyOptions = Pick<
+  SshHostOptions,
+  'host' | 'knownHostsFiles' | 'hostKeyAlias' | 'expectedFingerprint' | 'onUnknownHostKey' | 'debug'
+>;
 
 /** ssh2's async hostVerifier signature. */
 export type HostVerifier = (key: Buffer, verify: (valid: boolean) => void) => void;
 
+/** Offered in OpenSSH's default HostKeyAlgorithms order (certificates aside: ssh2 has none). */
 const DEFAULT_HOST_KEY_ALGORITHMS = [
   'ssh-ed25519',
   'ecdsa-sha2-nistp256',
@@ -36,9 +43,21 @@ const DEFAULT_HOST_KEY_ALGORITHMS = [
   'ssh-rsa',
 ];
 
-function hostKeyAlgorithmsFor(keyType: string): string[] {
-  if (keyType === 'ssh-rsa') return ['rsa-sha2-512', 'rsa-sha2-256', 'ssh-rsa'];
-  return DEFAULT_HOST_KEY_ALGORITHMS.includes(keyType) ? [keyType] : [];
+/** The key type a host key algorithm's keys have. */
+function keyTypeOfAlgorithm(algorithm: string): string {
+  return algorithm.startsWith('rsa-sha2-') ? 'ssh-rsa' : algorithm;
+}
+
+/**
+ * OpenSSH's order_hostkeyalgs: when a key of the first algorithm's type is recorded for the host, the list
+ * is offered as it is; otherwise the algorithms whose key types are recorded come first, each group keeping
+ * the default order. (The server takes the first algorithm of ours that it has a key for.)
+ */
+export function hostKeyAlgorithmsPreferring(knownTypes: readonly string[]): string[] {
+  const known = (algorithm: string) => knownTypes.includes(keyTypeOfAlgorithm(algorithm));
+  const [best] = DEFAULT_HOST_KEY_ALGORITHMS;
+  if (best !== undefined && known(best)) return [...DEFAULT_HOST_KEY_ALGORITHMS];
+  return [...DEFAULT_HOST_KEY_ALGORITHMS.filter(known), ...DEFAULT_HOST_KEY_ALGORITHMS.filter((a) => !known(a))];
 }
 
 export class HostKeyVerifier {
@@ -52,12 +71,14 @@ export class HostKeyVerifier {
     private readonly opts: HostKeyOptions,
   ) {}
 
+  /**
+   * Host key algorithms to offer, preferring the key types already recorded for this host as OpenSSH does,
+   * so a server with several host keys presents the one we know (and a server offering none of them is
+   * refused as changed).
+   */
   algorithms(): string[] {
-    // Like OpenSSH: prefer the key types already recorded for this host, so a server with several host keys
-    // presents the one we know.
-    const known = knownKeyTypes(this.opts.knownHostsFiles, this.opts.host, this.port);
-    const preferred = known.flatMap(hostKeyAlgorithmsFor);
-    return [...new Set([...preferred, ...DEFAULT_HOST_KEY_ALGORITHMS])];
+    const { knownHostsFiles, host, hostKeyAlias } = this.opts;
+    return hostKeyAlgorithmsPreferring(knownKeyTypes(knownHostsFiles, host, this.port, hostKeyAlias));
   }
 
   /**
@@ -98,22 +119,34 @@ export class HostKeyVerifier {
         pinned,
       );
     }
-    const verdict = verifyHostKey(this.opts.knownHostsFiles, host, port, keyType, key);
+    const alias = this.opts.hostKeyAlias;
+    const verdict = verifyHostKey(this.opts.knownHostsFiles, host, port, key, alias);
     if (verdict.status === 'known') return true;
-    if (verdict.status === 'changed') {
-      const what = verdict.revoked
-        ? `the host key ${fingerprint} presented by ${this.address} is marked @revoked in ${verdict.file}:${verdict.line}`
-        : `the host key of ${this.address} has CHANGED: the server presented ${keyType} ${fingerprint}, but ${verdict.file}:${verdict.line} records ${verdict.knownFingerprint}`;
+    const presented = `the server presented ${keyType} ${fingerprint}`;
+    const interception = 'Someone could be intercepting the connection';
+    if (verdict.status === 'revoked') {
       throw new HostKeyError(
-        `${this.name}: ${what}. Someone could be intercepting the connection, or the server was reinstalled; refusing to connect. ` +
-          `If the change is expected, remove the old key (ssh-keygen -R ${port === 22 ? host : `'[${host}]:${port}'`}) and connect again.`,
+        `${this.name}: the host key of ${this.address} is REVOKED: ${presented}, which ` +
+          `${verdict.file}:${verdict.line} marks @revoked. ${interception} with a stolen key; refusing to connect.`,
+        this.name,
+        'revoked',
+        fingerprint,
+      );
+    }
+    if (verdict.status === 'changed') {
+      const recorded = verdict.known.map((k) => `${k.keyType} ${k.fingerprint} (${k.file}:${k.line})`).join(', ');
+      throw new HostKeyError(
+        `${this.name}: the host key of ${this.address} has CHANGED: ${presented}, ` +
+          `but known_hosts records ${recorded}. ${interception}, or the server was reinstalled; refusing to ` +
+          'connect. If the change is expected, remove the old keys ' +
+          `(ssh-keygen -R ${quoteWord(hostKeyName(host, port, alias))}) and connect again.`,
         this.name,
         'changed',
         fingerprint,
         verdict.knownFingerprint,
       );
     }
-    if (pinned) return true; // matches the pinned fingerprint; known_hosts has nothing for this key type
+    if (pinned) return true; // matches the pinned fingerprint; known_hosts has nothing for this host
     const refuse = (why: string) =>
       new HostKeyError(`${this.name}: the host key of ${this.address} (${keyType} ${fingerprint}) is not known: ${why}`, this.name, 'unknown', fingerprint);
     if (!this.opts.onUnknownHostKey) throw refuse('no known_hosts entry and no one to ask; refusing');
@@ -123,7 +156,7 @@ export class HostKeyVerifier {
     const file = this.opts.knownHostsFiles[0];
     if (file !== undefined) {
       try {
-        appendKnownHost(file, host, port, keyType, key);
+        appendKnownHost(file, host, port, keyType, key, alias);
       } catch (err) {
         this.opts.debug?.(`could not record the host key in ${file}: ${(err as Error).message}`);
       }

@@ -10,7 +10,9 @@ import type { SshHostOptions } from './ssh.js';
  * SshHost options from a resolved ~/.ssh/config entry. `unsupported` lists what the transport cannot do
  * (ProxyJump, ProxyCommand): the caller should refuse or explain rather than connect directly.
  * StrictHostKeyChecking: `yes` refuses unknown keys (no prompt), `accept-new` trusts and records them without
- * asking, `ask`/`no` ask `onUnknownHostKey`. A changed key is always refused.
+ * asking, `ask`/`no` ask `onUnknownHostKey`. A changed key is always refused. With `UserKnownHostsFile none`
+ * an unknown key is refused whatever StrictHostKeyChecking says, as ssh does: there is no user file to record
+ * it in, and the global files are not ours to write.
  */
 export function sshHostOptionsFromConfig(
   name: string,
@@ -39,12 +41,17 @@ export function sshHostOptionsFromConfig(
     knownHostsFiles: [...cfg.userKnownHostsFiles, ...cfg.globalKnownHostsFiles],
   };
   if (agent) options.agent = agent;
+  if (cfg.hostKeyAlias !== undefined) options.hostKeyAlias = cfg.hostKeyAlias;
   if (cfg.serverAliveInterval > 0) {
     options.keepaliveIntervalMs = cfg.serverAliveInterval * 1000;
     options.keepaliveCountMax = cfg.serverAliveCountMax;
   }
-  if (cfg.strictHostKeyChecking === 'accept-new') options.onUnknownHostKey = async () => true;
-  else if (cfg.strictHostKeyChecking !== 'yes' && extra.onUnknownHostKey) options.onUnknownHostKey = extra.onUnknownHostKey;
+  // Without onUnknownHostKey an unknown key is refused: so it is when there is no user file to record it in.
+  if (cfg.userKnownHostsFiles.length > 0) {
+    const ask = extra.onUnknownHostKey;
+    if (cfg.strictHostKeyChecking === 'accept-new') options.onUnknownHostKey = async () => true;
+    else if (cfg.strictHostKeyChecking !== 'yes' && ask) options.onUnknownHostKey = ask;
+  }
   for (const key of ['sudoPassword', 'maxSessions', 'readyTimeoutMs', 'privateKey', 'passphrase'] as const) {
     if (extra[key] !== undefined) (options as unknown as Record<string, unknown>)[key] = extra[key];
   }

@@ -18,6 +18,11 @@ export interface SshHostOptions {
   /** known_hosts files to check, in order; a trusted new key is appended to the first. */
   knownHostsFiles: readonly string[];
   /**
+   * OpenSSH's HostKeyAlias: the name the host key is looked up and recorded under in known_hosts, instead of
+   * `host` / `[host]:port` (lower-cased; no port is added and there is no port-less fallback).
+   */
+  hostKeyAlias?: string;
+  /**
    * A pinned host key fingerprint (`SHA256:…`, e.g. from the inventory). A different key is refused as
    * 'changed'; the pinned key is accepted even when no known_hosts file lists it.
    */

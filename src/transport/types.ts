@@ -109,7 +109,7 @@ export class HostKeyError extends Error {
   constructor(
     message: string,
     readonly host: string,
-    readonly kind: 'unknown' | 'changed',
+    readonly kind: 'unknown' | 'changed' | 'revoked',
     readonly presentedFingerprint: string,
     readonly knownFingerprint?: string,
   ) {

@@ -14,9 +14,10 @@
  *   set through chpasswd's stdin and kept only in memory; reading it in two test files at once would have them
  *   replace each other's, so tests that sudo with the password belong in one file (test/sshd/sudo.test.ts).
  * - A temp dir (mode 0755: sshd reads authorized_keys with the user's privileges) holding a fresh ed25519 host
- *   key, a fresh ed25519 client key (0600, for this process only), authorized_keys with that client key for
- *   both users (AuthorizedKeysFile points here, hence StrictModes no: /tmp is world-writable), a known_hosts
- *   file with the first host key, the sshd_config and the server log (LogLevel VERBOSE, sshd -E).
+ *   key (or one fresh key of each type `startSshd({ hostKeyTypes })` names), a fresh ed25519 client key
+ *   (0600, for this process only), authorized_keys with that client key for both users (AuthorizedKeysFile
+ *   points here, hence StrictModes no: /tmp is world-writable), a known_hosts file with the first host key,
+ *   the sshd_config and the server log (LogLevel VERBOSE, sshd -E).
  * - sshd on 127.0.0.1 and a free port: pubkey authentication only, MaxSessions 10, UsePAM yes (works here:
  *   pam_loginuid does not refuse the session), logins limited to the two accounts.
  * - `l20t-cli`: a second password-sudo account with its own password (`users.cliPassword`), for the CLI secrets test.
@@ -52,6 +53,26 @@ export interface SshdUsers {
   readonly cliPassword: string;
 }
 
+export type HostKeyType = 'ed25519' | 'ecdsa' | 'rsa';
+
+export interface SshdHostKey {
+  type: HostKeyType;
+  /** `SHA256:…` exactly as `ssh-keygen -lf` prints it. */
+  fingerprint: string;
+  /** The .pub line (`ssh-ed25519 AAAA… comment`). */
+  publicLine: string;
+  path: string;
+}
+
+export interface SshdOptions {
+  /** Host key types sshd gets, each a fresh key (default ['ed25519']); the first is `hostKeyFingerprint`'s. */
+  hostKeyTypes?: readonly HostKeyType[];
+  /** Accounts created (like the standard ones, without sudo rules: the test writes its own) and allowed to log in. */
+  extraUsers?: readonly string[];
+  /** Lines appended to sshd_config (`Match User x` blocks go here: they must come last). */
+  extraConfig?: readonly string[];
+}
+
 export interface Sshd {
   readonly address: '127.0.0.1';
   readonly port: number;
@@ -59,7 +80,9 @@ export interface Sshd {
   readonly hostKeyFingerprint: string;
   /** The host key's .pub line (`ssh-ed25519 AAAA… comment`); the new key's after rotateHostKey(). */
   readonly hostPublicKeyLine: string;
-  /** A known_hosts file (0600) listing the host key sshd started with; rotateHostKey() leaves it alone. */
+  /** Every host key, in `hostKeyTypes` order (the first is the one above); new ones after rotateHostKey(). */
+  readonly hostKeys: readonly SshdHostKey[];
+  /** A known_hosts file (0600) listing the first host key sshd started with; rotateHostKey() leaves it alone. */
   readonly knownHostsPath: string;
   /** The ed25519 client key both users accept. */
   readonly clientKeyPath: string;
@@ -74,7 +97,7 @@ export interface Sshd {
   /** SshHost options for `user` on this server: the client key and knownHostsPath; `extra` overrides. */
   hostOptions(user: string, extra?: Partial<SshHostOptions>): SshHostOptions;
   /**
-   * Restarts sshd on the same port with a new host key, as a reinstalled server would come back; the old
+   * Restarts sshd on the same port with new host keys, as a reinstalled server would come back; the old
    * sshd's connections are cut.
    */
   rotateHostKey(): Promise<void>;
@@ -226,30 +249,22 @@ function opensshVersion(): number {
   return m ? Number(m[1]) + Number(m[2]) / 100 : 0;
 }
 
-function newHostKey(dir: string): { fingerprint: string; publicLine: string; path: string } {
-  const path = join(dir, 'ssh_host_ed25519_key');
+function newHostKey(dir: string, type: HostKeyType): SshdHostKey {
+  const path = join(dir, `ssh_host_${type}_key`);
   rmSync(path, { force: true });
   rmSync(`${path}.pub`, { force: true });
-  run('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'l20t-sshd-host', '-f', path]);
+  run('ssh-keygen', ['-q', '-t', type, '-N', '', '-C', 'l20t-sshd-host', '-f', path]);
   const fingerprint = run('ssh-keygen', ['-lf', `${path}.pub`]).split(/\s+/)[1] ?? '';
   if (!fingerprint.startsWith('SHA256:')) throw new Error(`ssh-keygen -lf printed no SHA256 fingerprint for ${path}.pub`);
-  return { fingerprint, publicLine: readFileSync(`${path}.pub`, 'utf8').trim(), path };
+  return { type, fingerprint, publicLine: readFileSync(`${path}.pub`, 'utf8').trim(), path };
 }
 
-/** What a test adds to the standard server: accounts it manages itself and sshd_config lines at the end. */
-export interface SshdOptions {
-  /** Accounts created (like the standard ones, without sudo rules: the test writes its own) and allowed to log in. */
-  extraUsers?: readonly string[];
-  /** Lines appended to sshd_config (`Match User x` blocks go here: they must come last). */
-  extraConfig?: readonly string[];
-}
-
-function sshdConfig(dir: string, port: number, hostKey: string, opts: SshdOptions = {}): string {
+function sshdConfig(dir: string, port: number, hostKeys: readonly SshdHostKey[], opts: SshdOptions = {}): string {
   const lines = [
     '# Written by test/helpers/sshd.ts for one test run.',
     'ListenAddress 127.0.0.1',
     `Port ${port}`,
-    `HostKey ${hostKey}`,
+    ...hostKeys.map((k) => `HostKey ${k.path}`),
     `PidFile ${join(dir, 'sshd.pid')}`,
     `AuthorizedKeysFile ${join(dir, 'authorized_keys')}`,
     // The keys file sits under /tmp (world-writable), which StrictModes would refuse.
@@ -297,6 +312,8 @@ function readLogFile(path: string): string {
 }
 
 export async function startSshd(opts: SshdOptions = {}): Promise<Sshd> {
+  const hostKeyTypes = opts.hostKeyTypes ?? ['ed25519'];
+  if (hostKeyTypes.length === 0) throw new Error('startSshd: hostKeyTypes must name at least one key type');
   if (!existsSync(SSHD) || process.getuid?.() !== 0) {
     throw new Error(
       `the real-sshd tests need ${SSHD} and root (found: sshd ${existsSync(SSHD) ? 'present' : 'missing'}, uid ${process.getuid?.()}): ` +
@@ -320,13 +337,15 @@ export async function startSshd(opts: SshdOptions = {}): Promise<Sshd> {
   const port = await freePort();
   const logPath = join(dir, 'sshd.log');
   const configPath = join(dir, 'sshd_config');
-  let key = newHostKey(dir);
+  const newHostKeys = () => hostKeyTypes.map((type) => newHostKey(dir, type));
+  let keys = newHostKeys();
+  const firstKey = () => keys[0] as SshdHostKey;
   let pwPassword: string | undefined;
   let cliPassword: string | undefined;
   const knownHostsPath = join(dir, 'known_hosts');
-  const [keyType, keyBlob] = key.publicLine.split(/\s+/);
+  const [keyType, keyBlob] = firstKey().publicLine.split(/\s+/);
   writeFileSync(knownHostsPath, `[127.0.0.1]:${port} ${keyType} ${keyBlob}\n`, { mode: 0o600 });
-  writeFileSync(configPath, sshdConfig(dir, port, key.path, opts), { mode: 0o644 });
+  writeFileSync(configPath, sshdConfig(dir, port, keys, opts), { mode: 0o644 });
 
   let child: ChildProcess;
   try {
@@ -355,10 +374,13 @@ export async function startSshd(opts: SshdOptions = {}): Promise<Sshd> {
     address: '127.0.0.1',
     port,
     get hostKeyFingerprint() {
-      return key.fingerprint;
+      return firstKey().fingerprint;
     },
     get hostPublicKeyLine() {
-      return key.publicLine;
+      return firstKey().publicLine;
+    },
+    get hostKeys() {
+      return keys;
     },
     knownHostsPath,
     clientKeyPath,
@@ -391,7 +413,7 @@ export async function startSshd(opts: SshdOptions = {}): Promise<Sshd> {
     }),
     async rotateHostKey() {
       await stopServer();
-      key = newHostKey(dir);
+      keys = newHostKeys();
       child = await launch(configPath, logPath, port);
     },
     async stop() {

@@ -3,10 +3,12 @@
  * "Nothing sent" is checked on the server: sshd logs every authentication attempt (LogLevel VERBOSE), and a
  * canary `touch` must not have run.
  */
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fingerprintSha256 } from '../../src/transport/known-hosts.js';
 import { SshHost, type UnknownHostKeyInfo } from '../../src/transport/ssh.js';
 import { HostKeyError } from '../../src/transport/types.js';
 import { startSshd, waitFor, type Sshd } from '../helpers/sshd.js';
@@ -120,5 +122,43 @@ describe('real sshd: host keys', () => {
     expect(existsSync(canary)).toBe(false);
     // known_hosts still holds only the old key: nothing was overwritten.
     expect(readFileSync(knownHosts, 'utf8').trim().split('\n')).toHaveLength(1);
+  });
+
+  it('refuses an ed25519 key when only an RSA key is recorded (a key-type change), never asking', async () => {
+    const rsaKey = join(dir, 'recorded_rsa');
+    execFileSync('ssh-keygen', ['-q', '-t', 'rsa', '-N', '', '-f', rsaKey]);
+    const [rsaType, rsaB64] = readFileSync(`${rsaKey}.pub`, 'utf8').trim().split(/\s+/);
+    const rsaFingerprint = fingerprintSha256(Buffer.from(rsaB64 ?? '', 'base64'));
+    const rsaOnly = join(dir, 'known_hosts_rsa_only');
+    const recorded = `[127.0.0.1]:${sshd.port} ${rsaType} ${rsaB64}`;
+    writeFileSync(rsaOnly, `# recorded before the server was reinstalled\n${recorded}\n`);
+    const offset = sshd.readLog().length;
+    let asked = 0;
+    const host = new SshHost(
+      sshd.hostOptions(sshd.users.nopw, {
+        knownHostsFiles: [rsaOnly],
+        onUnknownHostKey: async () => {
+          asked++;
+          return true; // an operator who would say yes, or StrictHostKeyChecking accept-new
+        },
+      }),
+    );
+    hosts.push(host);
+    const canary = join(dir, 'canary-type-change');
+
+    const err = await host.run({ argv: ['touch', canary] }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(HostKeyError);
+    expect(err).toMatchObject({
+      kind: 'changed',
+      presentedFingerprint: sshd.hostKeyFingerprint,
+      knownFingerprint: rsaFingerprint,
+    });
+    const message = (err as Error).message;
+    expect(message).toContain(`ssh-ed25519 ${sshd.hostKeyFingerprint}`);
+    expect(message).toContain(`ssh-rsa ${rsaFingerprint} (${rsaOnly}:2)`);
+    expect(asked).toBe(0);
+    await expectEndedBeforeAuth(offset, 1);
+    expect(existsSync(canary)).toBe(false);
+    expect(readFileSync(rsaOnly, 'utf8').trim().split('\n')).toHaveLength(2); // nothing appended
   });
 });

@@ -1,10 +1,10 @@
 /** Real OpenSSH: an inventory address that is a ~/.ssh/config alias reaches the server the alias names (issue 7). */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hostFromConfig } from '../../src/target.js';
-import type { Host } from '../../src/transport/types.js';
+import { HostKeyError, type Host } from '../../src/transport/types.js';
 import { startSshd, type Sshd } from '../helpers/sshd.js';
 
 let sshd: Sshd;
@@ -31,6 +31,17 @@ beforeAll(async () => {
       '    IdentitiesOnly yes',
       '    UserKnownHostsFile ~/.ssh/known_hosts_lab',
       '    StrictHostKeyChecking yes',
+      '',
+      // Like gpu-a, but nothing recorded and no user known_hosts file: accept-new has nowhere to record.
+      'Host gpu-nofile',
+      '    HostName 127.0.0.1',
+      `    Port ${sshd.port}`,
+      `    User ${sshd.users.nopw}`,
+      `    IdentityFile ${sshd.clientKeyPath}`,
+      '    IdentitiesOnly yes',
+      '    UserKnownHostsFile none',
+      '    GlobalKnownHostsFile /dev/null',
+      '    StrictHostKeyChecking accept-new',
       '',
       'Host *',
       '    User nobody-else',
@@ -68,5 +79,22 @@ describe('real sshd: ~/.ssh/config alias', () => {
     hosts.push(host);
     const r = await host.run({ argv: ['id', '-un'] });
     expect(r.stdout).toBe(`${sshd.users.pw}\n`);
+  });
+
+  it('UserKnownHostsFile none: accept-new still refuses a new key, unless the inventory names a file', async () => {
+    const nofile = { name: 'gpu-nofile', address: 'gpu-nofile', role: 'head' } as const;
+    const refused = hostFromConfig(nofile);
+    hosts.push(refused);
+    const err = await refused.run({ argv: ['true'] }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(HostKeyError);
+    expect(err).toMatchObject({ kind: 'unknown', presentedFingerprint: sshd.hostKeyFingerprint });
+
+    const inventoryFile = join(home, 'inventory_known_hosts');
+    expect(existsSync(inventoryFile)).toBe(false);
+    const recorded = hostFromConfig({ ...nofile, knownHostsFile: inventoryFile });
+    hosts.push(recorded);
+    expect((await recorded.run({ argv: ['true'] })).exitCode).toBe(0);
+    const [keyType, keyBlob] = sshd.hostPublicKeyLine.split(/\s+/);
+    expect(readFileSync(inventoryFile, 'utf8')).toBe(`[127.0.0.1]:${sshd.port} ${keyType} ${keyBlob}\n`);
   });
 });

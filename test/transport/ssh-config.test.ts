@@ -208,6 +208,12 @@ Match all
     expect(() => resolve('a', 'ServerAliveInterval -1\n')).toThrow(`${USER} line 1: invalid time value "-1"`);
   });
 
+  it('returns HostKeyAlias as written, first obtained value winning; undefined when not set', () => {
+    const text = 'Host a\n  HostKeyAlias Gpu-A.lab\nHost *\n  HostKeyAlias other\n';
+    expect(resolve('a', text).hostKeyAlias).toBe('Gpu-A.lab');
+    expect(resolve('a', 'Port 2222\n').hostKeyAlias).toBeUndefined();
+  });
+
   it('returns identityAgent expanded', () => {
     expect(resolve('a', 'IdentityAgent ~/.1password/agent.sock\n').identityAgent).toBe(posix.join(HOME, '.1password/agent.sock'));
     expect(resolve('a', 'IdentityAgent none\n').identityAgent).toBe('none');

@@ -307,7 +307,7 @@ describe('SshHost: host keys', () => {
       expect(asked).toBe(1);
       expect(statSync(sshDir).mode & 0o777).toBe(0o700);
       expect(statSync(kh).mode & 0o777).toBe(0o600);
-      expect(verifyHostKey([kh], '127.0.0.1', srv.port, 'ssh-ed25519', srv.hostKeyBlob)).toEqual({ status: 'known' });
+      expect(verifyHostKey([kh], '127.0.0.1', srv.port, srv.hostKeyBlob)).toEqual({ status: 'known' });
       // OpenSSH finds the entry we wrote.
       const found = execFileSync('ssh-keygen', ['-F', `[127.0.0.1]:${srv.port}`, '-f', kh], { encoding: 'utf8' });
       expect(found).toContain(srv.hostKeyBlob.toString('base64'));
