@@ -137,7 +137,7 @@ export interface ResolvedSshConfig {
   userKnownHostsFiles: string[];
   globalKnownHostsFiles: string[];
   strictHostKeyChecking: StrictHostKeyChecking;
-  /** HostKeyAlias, lower-cased as ssh does: the known_hosts name used instead of the host (and port). */
+  /** HostKeyAlias as written (known_hosts lookups lower-case it, as ssh does): the name used instead of the host. */
   hostKeyAlias?: string;
   /** Seconds; 0 disables. */
   serverAliveInterval: number;
@@ -756,7 +756,7 @@ export function resolveSshConfig(
     const literal = isNone(agent) || agent === 'SSH_AUTH_SOCK' || (agent.startsWith('$') && !agent.startsWith('${'));
     result.identityAgent = isNone(agent) ? 'none' : literal ? agent : expandPath(agent, c.identityAgent.where);
   }
-  if (c.hostKeyAlias !== undefined) result.hostKeyAlias = c.hostKeyAlias.value.toLowerCase();
+  if (c.hostKeyAlias !== undefined) result.hostKeyAlias = c.hostKeyAlias.value;
   if (c.proxyJump !== undefined && !isNone(c.proxyJump.value)) result.proxyJump = c.proxyJump.value;
   else if (c.proxyCommand !== undefined && !isNone(c.proxyCommand.value)) result.proxyCommand = c.proxyCommand.value;
   return result;
