@@ -15,7 +15,9 @@ import { DISCOVER_SCRIPT, hostCommands, portCommands } from '../../src/bundle/co
 import { clusterSchema, type ClusterConfig } from '../../src/config/schema.js';
 import { Engine } from '../../src/engine/runner.js';
 import { StepExecutor } from '../../src/engine/steps.js';
+import type { StageDef, StepDef, StepPlanContext } from '../../src/engine/types.js';
 import { STAGES } from '../../src/stages.js';
+import { SUDO_WRAPPER_SCRIPT } from '../../src/transport/quote.js';
 import { labTarget } from '../helpers/lab-target.js';
 import { newRecording, RecordingHost, type Recording } from '../helpers/recording-host.js';
 import {
@@ -73,6 +75,31 @@ function collectScripts(rec: Recording, where: string): void {
   }
 }
 
+/**
+ * The stages as the engine sees them, each step's plan() kept as it returns: a plan's rollback commands run
+ * only when a step fails, so the apply alone would not send them.
+ */
+function planRecorded(where: string): ReadonlyArray<StageDef<any, any>> {
+  return STAGES.map((stage) => ({
+    ...stage,
+    steps: stage.steps?.map((step: StepDef<unknown>) => {
+      const plan = step.plan;
+      if (!plan) return step;
+      return {
+        ...step,
+        plan(ctx: StepPlanContext<unknown>) {
+          const p = plan(ctx);
+          const origin = `${where} ${ctx.host}: ${step.id}`;
+          for (const c of [...(p?.commands ?? []), ...(p?.rollback ?? [])]) {
+            scriptsInCommand(c.command, origin).forEach(addScript);
+          }
+          return p;
+        },
+      };
+    }),
+  }));
+}
+
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 describe('the real tools accept every unit and script the product generates', () => {
@@ -95,6 +122,7 @@ describe('the real tools accept every unit and script the product generates', ()
       for (const p of stage.probes) scriptsInCommand(p.command, `probe ${stage.id}/${p.id}`).forEach(addScript);
     }
     addScript({ text: DISCOVER_SCRIPT, shell: 'bash', origin: 'bundle discover' });
+    addScript({ text: SUDO_WRAPPER_SCRIPT, shell: 'bash', origin: 'transport: the sudo wrapper' });
     for (const b of [...hostCommands(), ...portCommands('ens1f0np0', true), ...portCommands('ens1f0np0', false)]) {
       scriptsInCommand(b.command, `bundle ${b.file}`).forEach(addScript);
     }
@@ -111,7 +139,7 @@ describe('the real tools accept every unit and script the product generates', ()
         const engine = new Engine(hosts, { config });
         const executor = new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: true });
         // Each stage on its own: a stage that stops short still shows what its steps generated.
-        for (const stage of STAGES) await executor.applyStage(stage);
+        for (const stage of planRecorded(c.name)) await executor.applyStage(stage);
         collectScripts(rec, c.name);
         for (const host of t.hosts) {
           // The latest content of each unit this host was given, in one directory so units can name each other.
