@@ -5,14 +5,17 @@ import { VLLM_REMOVED_FLAGS } from '../../src/rules/cfg/data.js';
 import { parseVllmLog } from '../../src/parse/vllm-log.js';
 import { describeLayout, type Layout } from './advisor.js';
 import { deployedFrom, type Deployed, type VllmFacts } from './facts.js';
-import { VLLM_UNIT } from './probes.js';
+import { OLD_API_KEY_VAR, VLLM_ENV_FILE, VLLM_UNIT } from './probes.js';
 import { decideLayout, serveArgs, vllmUnit } from './plan.js';
 
 const WILDCARD = /^(?:0\.0\.0\.0|::|\*)$/;
 
 /** API keys never reach evidence, whatever a log or a unit may carry. */
 export function redact(text: string): string {
-  return text.replace(/(--api-key[= ])(?!\$\{)\S+/g, '$1<redacted>').replace(/(L20_API_KEY=|'api_key': \[?')[^\s',\]]+/g, '$1<redacted>').replace(/(Authorization: Bearer )(?!\$)\S+/gi, '$1<redacted>');
+  return text
+    .replace(/(--api-key[= ])(?!\$\{)\S+/g, '$1<redacted>')
+    .replace(/((?:L20|VLLM|OPENAI)_API_KEY=|'api_key': \[?')(?!\$)[^\s',\]]+/g, '$1<redacted>')
+    .replace(/(Authorization: Bearer )(?!\$)\S+/gi, '$1<redacted>');
 }
 
 export function hostIndex(ctx: StageContext, host: string): number {
@@ -148,19 +151,37 @@ export const exposureCheck: CheckDef<VllmFacts> = {
     const lines = [`ss -ltnH, port ${port}: ${socks.map((s) => s.line.trim().replace(/\s+/g, ' ')).join(' | ') || 'nothing listens'}`, f.envFile.evidence];
     if (dep) lines.push(`${dep.source}: --host ${dep.flags.get('--host') ?? '(unset: all interfaces)'}, --api-key ${dep.flags.has('--api-key') ? 'set' : 'absent'}${dep.headless ? ', --headless (no API)' : ''}`);
     const evidence = lines.join('\n');
-    const fix = `apply vllm.units: --host <management address> --port ${port} --api-key \${L20_API_KEY} from /etc/l20/vllm.env (0600), and ufw admits port ${port} on the management interface only`;
+    const fix = `apply vllm.units: --host <management address> --port ${port}, the key as VLLM_API_KEY in `
+      + `${VLLM_ENV_FILE} (0600) loaded by EnvironmentFile= (never --api-key, which ps shows every user), `
+      + `and ufw admits port ${port} on the management interface only`;
     if (wide.length > 0) return { status: 'fail', rule: 'R46', summary: `the API port ${port} listens on ${wide.map((s) => s.address).join(', ')}: every network the host is on reaches it`, evidence, fix };
     if (!dep) return { status: 'pass', rule: 'R46', summary: `nothing serves on port ${port}`, evidence };
     if (dep.source !== 'l20-vllm.service') {
       const lint = lintOf(dep, ['R46']);
-      if (lint.length > 0) return { status: 'fail', rule: 'R46', summary: `${dep.source} binds the API to ${dep.flags.get('--host') ?? 'all interfaces'} without --api-key`, evidence: `${evidence}\n${lint.map((x) => x.text).join('\n')}`, fix };
+      if (lint.length > 0) {
+        const summary = dep.flags.has('--api-key')
+          ? `${dep.source} passes the API key as --api-key: every local user reads it in ps`
+          : `${dep.source} binds the API to ${dep.flags.get('--host') ?? 'all interfaces'} without an API key`;
+        const found = lint.map((x) => x.text).join('\n');
+        return { status: 'fail', rule: 'R46', summary, evidence: `${evidence}\n${found}`, fix };
+      }
       return { status: 'pass', rule: 'R46', summary: `${dep.source} binds ${dep.flags.get('--host')} with an API key`, evidence };
     }
     if (dep.headless || dep.launch.cli === undefined) return { status: 'pass', rule: 'R46', summary: 'headless engines: no API on this host', evidence };
     const h = dep.flags.get('--host');
     if (!h || WILDCARD.test(h)) return { status: 'fail', rule: 'R46', summary: `the API binds ${h ?? 'all interfaces'}`, evidence, fix };
     if (h !== f.mgmtAddress) return { status: 'fail', rule: 'R46', summary: `the API binds ${h}, not the management address ${f.mgmtAddress ?? '?'}`, evidence, fix };
-    if (!dep.flags.has('--api-key') || !f.envFile.key) return { status: 'fail', rule: 'R46', summary: 'the API runs without an API key', evidence, fix };
+    if (dep.flags.has('--api-key')) {
+      const summary = 'the API key is on vLLM\'s command line (--api-key): every local user reads it in ps '
+        + 'and /proc/<pid>/cmdline';
+      return { status: 'fail', rule: 'R46', summary, evidence, fix };
+    }
+    if (!f.envFile.key) {
+      const summary = f.envFile.oldKey
+        ? `the API runs without an API key: ${VLLM_ENV_FILE} holds it as ${OLD_API_KEY_VAR}, which vLLM does not read`
+        : 'the API runs without an API key';
+      return { status: 'fail', rule: 'R46', summary, evidence, fix };
+    }
     if (f.envFile.mode !== '600') return { status: 'fail', rule: 'R46', summary: `/etc/l20/vllm.env is mode ${f.envFile.mode}: the API key is readable by other users`, evidence, fix: 'sudo chmod 600 /etc/l20/vllm.env (or apply vllm.units)' };
     return { status: 'pass', rule: 'R46', summary: `API on ${h}:${port} with an API key (${host})`, evidence };
   },

@@ -3,6 +3,7 @@ import type { ProbeOutputs } from '../../src/engine/types.js';
 import { buildFile } from '../../src/lint/build.js';
 import { launchesOf, type Launch } from '../../src/rules/cfg/launch.js';
 import { blocks, collectShared, type SharedFacts } from './shared-facts.js';
+import { API_KEY_VAR, OLD_API_KEY_VAR, VLLM_ENV_FILE } from './probes.js';
 
 /** A vLLM launch found on the host: the unit's ExecStart, or a start script / Python launcher. */
 export interface Deployed {
@@ -19,7 +20,8 @@ export interface VllmFacts extends SharedFacts {
   unit: { loadState?: string; active?: string; subState?: string; nRestarts?: number; file?: string; evidence: string };
   journal: string;
   journalEvidence: string;
-  envFile: { present: boolean; mode?: string; owner?: string; key: boolean; evidence: string };
+  /** `key`: VLLM_API_KEY is set; `oldKey`: only the old L20_API_KEY is (vLLM does not read it by itself). */
+  envFile: { present: boolean; mode?: string; owner?: string; key: boolean; oldKey: boolean; evidence: string };
   launchers: Array<{ path: string; text: string }>;
   /** Every option `vllm serve --help=all` lists; undefined when it could not run. */
   helpFlags?: string[];
@@ -74,11 +76,17 @@ export function collectVllm(outputs: ProbeOutputs): VllmFacts {
 
   const env = (r['env-file']?.stdout ?? '').trim();
   const mode = /^mode (\d+) (\S+)$/m.exec(env);
+  const key = /^key set$/m.test(env);
+  const oldKey = !key && /^key under the old name$/m.test(env);
+  const keyText = key ? `${API_KEY_VAR} set (value not shown)`
+    : oldKey ? `the key is under the old name ${OLD_API_KEY_VAR} (value not shown), which vLLM does not read`
+    : `no ${API_KEY_VAR}`;
   const envFile: VllmFacts['envFile'] = {
     present: !!mode,
     ...(mode ? { mode: mode[1], owner: mode[2] } : {}),
-    key: /^key set$/m.test(env),
-    evidence: `/etc/l20/vllm.env: ${mode ? `mode ${mode[1]}, owner ${mode[2]}, ${/^key set$/m.test(env) ? 'L20_API_KEY set (value not shown)' : 'no L20_API_KEY'}` : 'absent'}`,
+    key,
+    oldKey,
+    evidence: `${VLLM_ENV_FILE}: ${mode ? `mode ${mode[1]}, owner ${mode[2]}, ${keyText}` : 'absent'}`,
   };
 
   const launchers = blocks(r.launchers?.stdout ?? '').filter((b) => b.name === 'launcher').map((b) => ({ path: b.rest, text: `${b.body}\n` }));

@@ -1,7 +1,9 @@
 /**
  * vllm checks across hosts (R41, R47) and the stage's cluster run: health of the API on node 1 and
  * `vllm bench serve` against it (STAGES.md §3.11). The API key is read on the host from
- * /etc/l20/vllm.env inside the script: it never travels in a command line, a result or evidence.
+ * /etc/l20/vllm.env inside the script: it never travels in a command line (ours, curl's or the bench's:
+ * curl reads the header on stdin, the bench reads OPENAI_API_KEY), a result or evidence. A file still holding
+ * the old name L20_API_KEY (before vllm.units renames it) is read as well.
  */
 import type { CheckDef, ClusterRunContext, HostFacts } from '../../src/engine/types.js';
 import { lintText } from '../../src/lint/index.js';
@@ -13,19 +15,24 @@ import { decideLayout } from './plan.js';
 import type { Versions } from './shared-facts.js';
 
 export const HEALTH_SCRIPT = `. /etc/l20/vllm.env 2>/dev/null
+key=\${VLLM_API_KEY:-\${L20_API_KEY:-}}
 echo "### health"; curl -sS -m 5 -o /dev/null -w '%{http_code}\\n' "http://$1:$2/health" 2>&1
-echo "### models"; curl -fsS -m 5 -H "Authorization: Bearer $L20_API_KEY" "http://$1:$2/v1/models" 2>&1; echo
+echo "### models"
+printf 'Authorization: Bearer %s\\n' "$key" | curl -fsS -m 5 -H @- "http://$1:$2/v1/models" 2>&1; echo
 `;
 
 /** The workload of §3.11; the previous result of the same layout (the `layout` metadata) is printed first. */
 export const BENCH_SCRIPT = `. /etc/l20/vllm.env
+key=\${VLLM_API_KEY:-\${L20_API_KEY:-}}
 mkdir -p /var/lib/l20-setup/bench
 echo "### previous"
 for f in $(ls -t /var/lib/l20-setup/bench/*.json 2>/dev/null); do
   if grep -q "\\"layout\\": \\"$5\\"" "$f"; then cat "$f"; echo; break; fi
 done
 echo "### bench"
-OPENAI_API_KEY=$L20_API_KEY /opt/l20/venv/bin/vllm bench serve --backend vllm --base-url "http://$1:$2" --model "$3" --tokenizer "$4" --dataset-name random --random-input-len 512 --random-output-len 1024 --max-concurrency 64 --num-prompts 640 --seed 0 --save-result --result-dir /var/lib/l20-setup/bench --metadata "layout=$5" 2>&1
+OPENAI_API_KEY=$key /opt/l20/venv/bin/vllm bench serve --backend vllm --base-url "http://$1:$2" --model "$3" \\
+  --tokenizer "$4" --dataset-name random --random-input-len 512 --random-output-len 1024 --max-concurrency 64 \\
+  --num-prompts 640 --seed 0 --save-result --result-dir /var/lib/l20-setup/bench --metadata "layout=$5" 2>&1
 `;
 
 export const BENCH = { inputLen: 512, outputLen: 1024, concurrency: 64, prompts: 640 } as const;
@@ -67,7 +74,9 @@ export async function vllmClusterRun(ctx: ClusterRunContext<VllmFacts>): Promise
   const health = {
     ...(Number.isFinite(code) && code > 0 ? { code } : {}),
     models,
-    evidence: `curl -sS -m 5 http://${apiIp}:${port}/health → ${parts.get('health') ?? h.stderr.trim()}\ncurl -fsS -m 5 -H "Authorization: Bearer $L20_API_KEY" http://${apiIp}:${port}/v1/models → ${(parts.get('models') ?? '').slice(0, 400)}`,
+    evidence: `curl -sS -m 5 http://${apiIp}:${port}/health → ${parts.get('health') ?? h.stderr.trim()}\n`
+      + `curl -fsS -m 5 -H @- (Authorization: Bearer $VLLM_API_KEY) http://${apiIp}:${port}/v1/models → `
+      + (parts.get('models') ?? '').slice(0, 400),
   };
   const served = modelName(ctx.config.vllm.model);
   if (code !== 200 || !models.includes(served)) return { apiHost: head.host, apiIp, layout, health };

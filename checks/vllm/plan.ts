@@ -14,8 +14,6 @@ import { VENV_BIN, VLLM_ENV_FILE } from './probes.js';
 import type { SharedFacts } from './shared-facts.js';
 
 export const DP_RPC_PORT = 13345;
-/** The literal the unit carries: systemd expands it from EnvironmentFile=, so the key never appears in the unit. */
-export const API_KEY_REF = '${L20_API_KEY}';
 
 /** The configured model's shape: from this host's copy when present, else the built-in table. */
 export function modelShapeFor(config: ClusterConfig, facts: SharedFacts): ModelShape | string {
@@ -60,12 +58,16 @@ export function decideLayout(config: ClusterConfig, facts: SharedFacts, nodes: n
   return { advice, override, layout: { tp: G, pp: nodes, dp: 1, dpLocal: 1, backend: 'ray' }, usesRay: true, lines };
 }
 
-/** `vllm serve` arguments for host `hostIndex` (0 = node 1); null when the host runs no vLLM. */
+/**
+ * `vllm serve` arguments for host `hostIndex` (0 = node 1); null when the host runs no vLLM. No `--api-key`:
+ * an argument is in every local user's `ps` and /proc/<pid>/cmdline. vLLM takes the key from VLLM_API_KEY
+ * when the option is absent (`args.api_key or envs.VLLM_API_KEY`); the unit loads it from /etc/l20/vllm.env.
+ */
 export function serveArgs(config: ClusterConfig, hostIndex: number, layout: Layout, apiIp: string): string[] | null {
   const path = modelPath(config.vllm.model);
   const name = modelName(config.vllm.model);
   const base = [`${VENV_BIN}/vllm`, 'serve', path, '--served-model-name', name];
-  const api = ['--host', apiIp, '--port', String(config.vllm.port), '--api-key', API_KEY_REF];
+  const api = ['--host', apiIp, '--port', String(config.vllm.port)];
   if (layout.pp > 1 || layout.backend === 'ray') {
     if (hostIndex > 0) return null;
     return [...base, '-tp', String(layout.tp), '-pp', String(layout.pp), '--distributed-executor-backend', 'ray', ...api];
@@ -113,6 +115,7 @@ export function vllmUnit(config: ClusterConfig, hostIndex: number, layout: Layou
     `User=${user}`,
     'LimitMEMLOCK=infinity',
     'LimitNOFILE=65536',
+    // VLLM_API_KEY (mode 0600, root): vLLM requires it on the API; it never reaches the command line.
     `EnvironmentFile=${VLLM_ENV_FILE}`,
     `Environment=VLLM_HOST_IP=${controlAddress(config.network.design, hostIndex)}`,
     'Environment=HF_HUB_OFFLINE=1',

@@ -11,6 +11,10 @@ export const VENV_BIN = '/opt/l20/venv/bin';
 export const VLLM_UNIT = 'l20-vllm.service';
 export const VLLM_UNIT_PATH = `/etc/systemd/system/${VLLM_UNIT}`;
 export const VLLM_ENV_FILE = '/etc/l20/vllm.env';
+/** The variable the env file holds: vLLM reads it when `--api-key` is not given. */
+export const API_KEY_VAR = 'VLLM_API_KEY';
+/** What l20-setup before VLLM_API_KEY wrote (the unit passed `--api-key ${L20_API_KEY}`); vllm.units renames it. */
+export const OLD_API_KEY_VAR = 'L20_API_KEY';
 export const BENCH_DIR = '/var/lib/l20-setup/bench';
 
 /** Every version R47 compares, one `### name` block each (a missing venv shows as bash's error). */
@@ -49,11 +53,16 @@ echo "### show"; systemctl show -p LoadState -p ActiveState -p SubState -p NRest
 echo "### file"; cat /etc/systemd/system/l20-vllm.service 2>/dev/null
 `;
 
-/** Whether the API key file is there, its mode and whether it holds a key: never the key itself. */
+/**
+ * Whether the API key file is there, its mode and whether it holds a key under the name vLLM reads (or only
+ * under the old name): never the key itself.
+ */
 export const ENV_FILE_SCRIPT = `f=/etc/l20/vllm.env
 if [ -f "$f" ]; then
   echo "mode $(stat -c '%a %U' "$f")"
-  if grep -q '^L20_API_KEY=[A-Za-z0-9_-]\\{32,\\}$' "$f"; then echo "key set"; else echo "key missing"; fi
+  if grep -q '^VLLM_API_KEY=[A-Za-z0-9_-]\\{32,\\}$' "$f"; then echo "key set"
+  elif grep -q '^L20_API_KEY=[A-Za-z0-9_-]\\{32,\\}$' "$f"; then echo "key under the old name"
+  else echo "key missing"; fi
 else
   echo "absent"
 fi

@@ -10,17 +10,26 @@ import type { VllmFacts } from './facts.js';
 import { decideLayout, serveArgs, vllmUnit } from './plan.js';
 import { VENV_BIN, VLLM_UNIT, VLLM_UNIT_PATH } from './probes.js';
 
-/** Creates the key once; a present key is kept (a new one would lock every client out). Never prints it. */
+/**
+ * Puts the API key in /etc/l20/vllm.env as VLLM_API_KEY (root, 0600), the name vLLM reads. A present key is kept
+ * (a new one would lock every client out); one under the old name L20_API_KEY is renamed with its value; other
+ * lines stay. The key moves only through files and shell builtins, never a command's argv, and is never printed.
+ */
 export const API_KEY_SCRIPT = `set -e
 f=/etc/l20/vllm.env
-if ! grep -q '^L20_API_KEY=[A-Za-z0-9_-]\\{32,\\}$' "$f" 2>/dev/null; then
+valid='[A-Za-z0-9_-]\\{32,\\}'
+if grep -q "^VLLM_API_KEY=$valid\\$" "$f" 2>/dev/null; then
+  echo "kept the existing VLLM_API_KEY in $f (value not shown)"
+else
   install -d -m 0755 /etc/l20
   umask 077
-  printf 'L20_API_KEY=%s\\n' "$(openssl rand -hex 32)" > "$f.new"
+  key=$(sed -n "s/^L20_API_KEY=\\($valid\\)\\$/\\1/p" "$f" 2>/dev/null | head -n 1)
+  if [ -n "$key" ]; then what="renamed L20_API_KEY to VLLM_API_KEY in $f, keeping the key"
+  else key=$(openssl rand -hex 32); what="generated VLLM_API_KEY in $f"; fi
+  { grep -v -e '^L20_API_KEY=' -e '^VLLM_API_KEY=' "$f" 2>/dev/null || true
+    printf 'VLLM_API_KEY=%s\\n' "$key"; } > "$f.new"
   mv -f "$f.new" "$f"
-  echo "generated L20_API_KEY in $f (value not shown)"
-else
-  echo "kept the existing L20_API_KEY in $f"
+  echo "$what (value not shown)"
 fi
 chown root:root "$f"
 chmod 600 "$f"

@@ -3,10 +3,10 @@
  * Support bundles travel to vendors and public trackers: a vLLM API key, a Hugging Face token, a
  * password or a private key must never leave the host inside one.
  *
- * Two layers. Patterns catch secrets by shape (`L20_API_KEY=…`, `--api-key …`, `Authorization: Bearer
+ * Two layers. Patterns catch secrets by shape (`VLLM_API_KEY=…`, `--api-key …`, `Authorization: Bearer
  * …`, `hf_…`, PEM private-key blocks, `password=…`). And every value a pattern redacted is remembered
  * as a literal: the same key then disappears wherever else it shows up without its label — a process
- * list (systemd expands `--api-key ${L20_API_KEY}` into the argv), a journal line, a URL. Files are
+ * list (an operator's unit with `--api-key ${KEY}` has it in the argv), a journal line, a URL. Files are
  * learned from first (`learn`), so a key seen in /etc/l20/vllm.env is known before `ps` output is
  * redacted, whatever order the files arrive in.
  */

@@ -20,7 +20,7 @@ export interface LabLoad {
 
 /** Same shape as the vllm stage's benchmark (checks/vllm), smaller so a cycle takes about a minute. */
 const BENCH = `. /etc/l20/vllm.env
-OPENAI_API_KEY=$L20_API_KEY /opt/l20/venv/bin/vllm bench serve --backend vllm --base-url "http://$1:8000" --model Qwen2.5-7B-Instruct --tokenizer /opt/l20/models/Qwen2.5-7B-Instruct --dataset-name random --random-input-len 512 --random-output-len 256 --max-concurrency 64 --num-prompts 256 --seed "$2" >/dev/null 2>&1
+OPENAI_API_KEY=$VLLM_API_KEY /opt/l20/venv/bin/vllm bench serve --backend vllm --base-url "http://$1:8000" --model Qwen2.5-7B-Instruct --tokenizer /opt/l20/models/Qwen2.5-7B-Instruct --dataset-name random --random-input-len 512 --random-output-len 256 --max-concurrency 64 --num-prompts 256 --seed "$2" >/dev/null 2>&1
 `;
 
 const BW_PORT = 18_900;

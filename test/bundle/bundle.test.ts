@@ -40,7 +40,7 @@ describe('bundle on the ready lab with planted secrets', () => {
   beforeAll(async () => {
     t = await labTarget({ scenario: 'ready' });
     const head = t.hosts[0]!;
-    apiKey = /L20_API_KEY=(\S+)/.exec((await head.run({ argv: ['cat', '/etc/l20/vllm.env'] }, { sudo: true })).stdout)![1]!;
+    apiKey = /VLLM_API_KEY=(\S+)/.exec((await head.run({ argv: ['cat', '/etc/l20/vllm.env'] }, { sudo: true })).stdout)![1]!;
     expect(apiKey.length).toBeGreaterThan(20);
     // An hf_ token and a password in the env file, a bare hf_ token in nccl.conf, a key in a unit the bundle reads.
     await head.run({ argv: ['tee', '-a', '/etc/l20/vllm.env'] }, { sudo: true, stdin: `HF_TOKEN=${HF_TOKEN}\nDB_PASSWORD=${PASSWORD}\n` });
@@ -107,14 +107,15 @@ describe('bundle on the ready lab with planted secrets', () => {
       const bytes = readFileSync(f);
       for (const s of secrets) expect(bytes.includes(Buffer.from(s)), `${s.slice(0, 6)}… in ${f}`).toBe(false);
     }
-    // The key was there to leak: in the env file, and in ps/systemd output as systemd expanded it.
+    // The key was there to leak: in the env file (the unit loads it as VLLM_API_KEY, so ps never shows it).
     const env = readFileSync(join(x.dir, 'l20-n1', 'env-files.txt'), 'utf8');
-    expect(env).toContain('L20_API_KEY=[REDACTED:api-key]');
+    expect(env).toContain('VLLM_API_KEY=[REDACTED:api-key]');
     expect(env).toContain('HF_TOKEN=[REDACTED:hf-token]');
     expect(env).toContain('DB_PASSWORD=[REDACTED:password]');
     expect(env).toContain('-----BEGIN OPENSSH PRIVATE KEY-----\n[REDACTED:private-key]\n-----END OPENSSH PRIVATE KEY-----');
     const ps = readFileSync(join(x.dir, 'l20-n1', 'processes.txt'), 'utf8');
-    expect(ps).toMatch(/vllm serve .*--api-key \[REDACTED:api-key\]/);
+    expect(ps).toMatch(/vllm serve .*--host 10\.0\.0\.1 --port 8000/);
+    expect(ps).not.toContain('--api-key');
     expect(readFileSync(join(x.dir, 'l20-n1', 'nccl-conf.txt'), 'utf8')).toContain('# fetched with [REDACTED:hf-token]');
     const summary = readFileSync(join(x.dir, 'SUMMARY.md'), 'utf8');
     expect(summary).toMatch(/Redacted in the files: .*\d+ × api-key/);

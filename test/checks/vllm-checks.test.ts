@@ -67,7 +67,7 @@ describe('vllm host checks', () => {
     const v = host(flagsCheck, f);
     expect(v).toMatchObject({
       status: 'warn', rule: 'R40',
-      summary: '/home/l20/start_vllm.sh (the operator\'s, unused: l20-vllm.service serves) would exit with "error: unrecognized arguments: --engine-use-ray --ray-address auto"; the unit\'s flags pass (all 8 flags are options of vLLM 0.11.0)',
+      summary: '/home/l20/start_vllm.sh (the operator\'s, unused: l20-vllm.service serves) would exit with "error: unrecognized arguments: --engine-use-ray --ray-address auto"; the unit\'s flags pass (all 7 flags are options of vLLM 0.11.0)',
       fix: expect.stringContaining('or delete /home/l20/start_vllm.sh: l20-vllm.service is how this host serves'),
     });
     expect(v.evidence).toContain("/home/l20/start_vllm.sh: the operator's file, left as found (l20-setup never edits it); l20-vllm.service serves instead and nothing on the host runs it; it passes --engine-use-ray (removed in vllm-project/vllm#8126), --ray-address (never existed");
@@ -109,6 +109,24 @@ describe('vllm host checks', () => {
     expect(host(exposureCheck, facts(1))).toMatchObject({ status: 'pass', summary: 'headless engines: no API on this host' });
   });
 
+  it('vllm.exposure (R46): a key on the command line, or under the old name vLLM does not read, fails', () => {
+    const planned = plannedUnit(ctx.config, 0);
+    expect(planned).not.toContain('--api-key');
+    expect(planned).toContain('EnvironmentFile=/etc/l20/vllm.env\n');
+    // The unit l20-setup wrote before: systemd expands the reference into vLLM's argv.
+    const old = planned.replace('--port 8000', '--port 8000 --api-key ${L20_API_KEY}');
+    const oldFacts = facts(0, { unit: unitOut(0, 'active', old), 'env-file': run('mode 600 root\nkey under the old name\n') });
+    expect(host(exposureCheck, oldFacts)).toMatchObject({
+      status: 'fail', rule: 'R46', summary: expect.stringContaining("the API key is on vLLM's command line (--api-key)"),
+    });
+    const renamedNot = host(exposureCheck, facts(0, { 'env-file': run('mode 600 root\nkey under the old name\n') }));
+    expect(renamedNot).toMatchObject({
+      status: 'fail', summary: 'the API runs without an API key: /etc/l20/vllm.env holds it as L20_API_KEY, which vLLM does not read',
+    });
+    expect(renamedNot.evidence).toContain('the key is under the old name L20_API_KEY (value not shown)');
+    expect(host(exposureCheck, facts(0)).evidence).toContain('/etc/l20/vllm.env: mode 600, owner root, VLLM_API_KEY set (value not shown)');
+  });
+
   it('vllm.units: not installed, stale, failed with the log\'s error, still starting, restarted', () => {
     expect(host(unitsCheck, facts(0, { unit: run('### is-active\ninactive\n### show\nLoadState=not-found\n') }))).toMatchObject({ status: 'fail', summary: 'l20-vllm.service is not installed' });
     const stale = host(unitsCheck, facts(0, { unit: unitOut(0, 'active', plannedUnit(ctx.config, 0).replace('LimitMEMLOCK=infinity\n', '')) }));
@@ -127,6 +145,8 @@ describe('vllm host checks', () => {
     expect(redact('vllm serve m --api-key 5d536731d861751075f9aa1e4b290c3f --port 8000')).toBe('vllm serve m --api-key <redacted> --port 8000');
     expect(redact('--api-key ${L20_API_KEY}')).toBe('--api-key ${L20_API_KEY}');
     expect(redact("L20_API_KEY=abc123 'api_key': ['k1']")).toBe("L20_API_KEY=<redacted> 'api_key': ['<redacted>']");
+    expect(redact('VLLM_API_KEY=abc123 OPENAI_API_KEY=def456')).toBe('VLLM_API_KEY=<redacted> OPENAI_API_KEY=<redacted>');
+    expect(redact('OPENAI_API_KEY=$key vllm bench serve')).toBe('OPENAI_API_KEY=$key vllm bench serve');
   });
 });
 

@@ -76,8 +76,10 @@ describe('the tutorial\'s Ray and start script on an otherwise ready cluster', (
     // Node 2 first: its headless engines wait for node 1's handshake, which waits for them.
     expect(units.map((s) => s.host)).toEqual(['l20-n2', 'l20-n1']);
     expect(units[1]!.commands).toContain('sudo ufw allow in on eno1 to any port 8000 proto tcp');
-    expect(units[1]!.diff).toContain('--data-parallel-rpc-port 13345 --host 10.0.0.1 --port 8000 \\\n+  --api-key ${L20_API_KEY}\n');
-    expect(units[1]!.diff + units[1]!.commands.join('\n')).not.toMatch(/L20_API_KEY=[0-9a-f]/);
+    // The key comes from EnvironmentFile= as VLLM_API_KEY, never from the command line (ps shows it to every user).
+    expect(units[1]!.diff).toContain('--data-parallel-rpc-port 13345 --host 10.0.0.1 --port 8000\n');
+    expect(units[1]!.diff).not.toContain('--api-key');
+    expect(units[1]!.diff + units[1]!.commands.join('\n')).not.toMatch(/(?:L20|VLLM)_API_KEY=[0-9a-f]/);
     for (const stage of [rayStage, vllmStage]) expect((await apply(engine, stage)).changed, stage.id).toBe(0);
     const env = await t.hosts[0]!.run({ script: 'stat -c "%a %U" /etc/l20/vllm.env' }, { sudo: true });
     expect(env.stdout).toBe('600 root\n');

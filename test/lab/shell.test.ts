@@ -2,6 +2,7 @@
  * The machine shell without SSH: file-system views rendered from the model, command presence
  * following the dpkg database, GNU readlink over sysfs, and state changes showing up everywhere.
  */
+import { spawnSync } from 'node:child_process';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { createCluster, type Cluster } from '../../src/lab/model/cluster.js';
 import type { Machine } from '../../src/lab/model/types.js';
@@ -98,5 +99,17 @@ describe('machine shell', () => {
     expect((await run("dpkg-query -W -f='${Package} ${Status}\\n' sudo")).out).toBe('sudo install ok installed\n');
     expect((await run('dpkg-query -W iproute2')).out).toBe('iproute2\t5.15.0-1ubuntu2\n');
     expect((await run("dpkg-query -W -f='${Package}\\n' 'linux-image-*'")).out).toBe('linux-image-5.15.0-126-generic\nlinux-image-generic\n');
+  });
+  test('grep with several -e matches a line against any of them, as the real GNU grep does', async () => {
+    const input = 'A=1\nL20_API_KEY=x\nVLLM_API_KEY=y\nB=2\n';
+    const forms = [
+      "-v -e '^L20_API_KEY=' -e '^VLLM_API_KEY='", "-e '^L20' -e '^B'", "-c -E -e 'A=[0-9]' -e '^B'", "-ve '^A' -e '^B'", "-e '^B'",
+    ];
+    for (const args of forms) {
+      const real = spawnSync('sh', ['-c', `grep ${args}`], { input, encoding: 'utf8' });
+      expect(real.error, 'grep (Debian package grep) runs here').toBeUndefined();
+      const lab = await run(`grep ${args}`, input);
+      expect({ out: lab.out, code: lab.code }, args).toEqual({ out: real.stdout, code: real.status });
+    }
   });
 });

@@ -36,7 +36,7 @@ describe('vllm on the ready lab', () => {
     expect(r.results.every((x) => x.status === 'skip' && x.summary.includes('Ray unused: the layout is DP 16'))).toBe(true);
     const bench = v.results.find((x) => x.id === 'vllm.bench')!;
     expect(bench.evidence).toContain('layout DP 16 (TP 1, 8 engines per node)');
-    expect(bench.evidence).not.toMatch(/L20_API_KEY=\w|Bearer [0-9a-f]{16}/);
+    expect(bench.evidence).not.toMatch(/(?:L20|VLLM)_API_KEY=\w|Bearer [0-9a-f]{16}/);
   });
 
   it('a second apply of both stages changes nothing', async () => {

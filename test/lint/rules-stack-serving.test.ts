@@ -140,10 +140,30 @@ describe('R46 exposed control planes', () => {
     expect(ids(lintOne('vllm serve m --host 0.0.0.0\n'))).toContain('R46');
     expect(only(lintOne('vllm serve m\n'), 'R46')[0]?.evidence).toContain('no --host');
   });
-  it('an API key, a service address or --headless is silent', () => {
-    expect(ids(lintOne('vllm serve m --host 0.0.0.0 --api-key k\n'))).not.toContain('R46');
+  it('an API key, a service address or --headless is silent about an open API', () => {
+    // With a key the API is not open; the key on the command line is the finding that remains (below).
+    expect(only(lintOne('vllm serve m --host 0.0.0.0 --api-key k\n'), 'R46').map((f) => f.title))
+      .toEqual(['vLLM API key on the command line, where every local user reads it']);
     expect(ids(lintOne('vllm serve m --headless --data-parallel-size 16\n'))).not.toContain('R46');
     expect(ids(lintOne('#!/bin/sh\nexport VLLM_API_KEY=k\nvllm serve m --host 0.0.0.0\n'))).not.toContain('R46');
+  });
+});
+
+describe('R46 an API key on the command line', () => {
+  it('a literal --api-key is high: in the file and in ps', () => {
+    const f = only(lintOne('[Service]\nExecStart=/opt/l20/venv/bin/vllm serve /m --host 10.0.0.1 --api-key s3cr3tk3y\n'), 'R46');
+    expect(f.map((x) => [x.severity, x.line])).toEqual([['high', 2]]);
+    expect(f[0]?.evidence).toContain('every local user reads it with `ps` or /proc/<pid>/cmdline');
+    expect(f[0]?.fix).toContain('`EnvironmentFile=/etc/l20/vllm.env`');
+  });
+  it('a reference is medium: systemd expands ${VAR} into the argv all the same', () => {
+    const f = only(lintOne('[Service]\nExecStart=/opt/l20/venv/bin/vllm serve /m --host 10.0.0.1 --api-key ${L20_API_KEY}\n'), 'R46');
+    expect(f.map((x) => x.severity)).toEqual(['medium']);
+    expect(f[0]?.evidence).toContain("--api-key ${L20_API_KEY} is expanded into vLLM's command line");
+  });
+  it('the key from the environment (VLLM_API_KEY) is silent', () => {
+    const unit = '[Service]\nEnvironmentFile=/etc/l20/vllm.env\nExecStart=/opt/l20/venv/bin/vllm serve /m --host 10.0.0.1\n';
+    expect(ids(lintOne(unit))).not.toContain('R46');
   });
 });
 

@@ -89,7 +89,7 @@ export function ready(cluster: Cluster): void {
       for (const f of modelFiles(model)) setFile(m, `${dir}/${f.path}`, f.content, 0o644);
       setFile(m, `${dir}/.cache/huggingface/.gitignore`, '*\n', 0o644);
     }
-    setFile(m, '/etc/l20/vllm.env', `L20_API_KEY=${rng(m.seed, m.hostname, 'vllm-api-key').hex(64)}\n`, 0o600);
+    setFile(m, '/etc/l20/vllm.env', `VLLM_API_KEY=${rng(m.seed, m.hostname, 'vllm-api-key').hex(64)}\n`, 0o600);
     const d = decideLayout(config, factsOf(m), cluster.machines.length);
     if (!d.layout) return;
     const argv = serveArgs(config, i, d.layout, m.mgmt.address);

@@ -135,6 +135,41 @@ const head = defineCommand('head', async (args, ctx) => {
   return ctx.origCommand ? ctx.origCommand(args) : { stdout: '', stderr: 'head: not available\n', exitCode: 1 };
 });
 
+/**
+ * Several `-e PATTERN` (GNU grep: a line matches if any of them does) joined into one pattern with GNU's own
+ * alternation, `\|` in a basic and `|` in an extended regex: just-bash's grep keeps only the last `-e`.
+ * Fixed strings (-F) are left as they are. Undefined when there is nothing to join.
+ */
+export function joinGrepPatterns(args: readonly string[]): string[] | undefined {
+  const patterns: string[] = [];
+  const rest: string[] = [];
+  let extended = false;
+  let fixed = false;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i] as string;
+    if (a === '--') {
+      rest.push(...args.slice(i));
+      break;
+    }
+    if (a === '--regexp' || a === '-e') patterns.push(args[++i] ?? '');
+    else if (a.startsWith('--regexp=')) patterns.push(a.slice('--regexp='.length));
+    else if (/^-[A-Za-z]+e$/.test(a)) {
+      // `-ve PATTERN`: the flags, then -e's pattern.
+      rest.push(a.slice(0, -1));
+      patterns.push(args[++i] ?? '');
+    } else rest.push(a);
+    if (/^-[A-Za-z]*E/.test(a) || a === '--extended-regexp') extended = true;
+    if (/^-[A-Za-z]*F/.test(a) || a === '--fixed-strings') fixed = true;
+  }
+  if (patterns.length < 2 || fixed) return undefined;
+  return ['-e', patterns.join(extended ? '|' : '\\|'), ...rest];
+}
+
+const grep = defineCommand('grep', async (args, ctx) => {
+  if (!ctx.origCommand) return { stdout: '', stderr: 'grep: not available\n', exitCode: 2 };
+  return ctx.origCommand(joinGrepPatterns(args) ?? args);
+});
+
 /** Expands a simple tr SET (escapes, octal, ranges) to bytes; undefined when it needs the full tr. */
 function expandSet(set: string): number[] | undefined {
   const out: number[] = [];
@@ -345,5 +380,5 @@ function dateCommand(m: Machine): Command {
 }
 
 export function coreutilCommands(m: Machine, lookup: CommandLookup): Command[] {
-  return [...identityCommands(m), readlink, head, tr, cat, dateCommand(m), whichCommand(lookup)];
+  return [...identityCommands(m), readlink, head, tr, cat, grep, dateCommand(m), whichCommand(lookup)];
 }

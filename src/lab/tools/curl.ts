@@ -5,11 +5,12 @@
  * follow the network model (routes, cables, ufw) and the listening sockets; a vLLM still loading
  * has its port bound but answers nothing (the request times out), as a real one does.
  *
- * Options: -f -s -S -m -o -w (%{http_code}, %{time_total}, %{size_download}) -H -X, --retry N,
+ * Options: -f -s -S -m -o -w (%{http_code}, %{time_total}, %{size_download}) -H (also `-H @file` and `-H @-`:
+ * one header per line of a file or stdin, curl ≥ 7.55, which keeps a secret header off the argv) -X, --retry N,
  * --retry-delay S, --retry-connrefused, --retry-all-errors. Error texts from curl's lib/strerror.c
  * and lib/connect.c of 7.81 (source-derived).
  */
-import type { ExecResult } from 'just-bash';
+import { decodeBytesToUtf8, type ExecResult } from 'just-bash';
 import { tcpPath } from '../model/rdma-path.js';
 import { listensOn } from '../model/sockets.js';
 import { vllmServer, waitServingChange, type VllmServer } from '../model/vllm-runtime.js';
@@ -80,6 +81,17 @@ function writeOut(fmt: string, code: number, size: number, timeS: number): strin
     .replace(/\\t/g, '\t');
 }
 
+/** `-H @file`: each non-empty line of the file (`-`: stdin) is a header; undefined when it cannot be read. */
+async function headerLines(env: ToolEnv, file: string): Promise<string[] | undefined> {
+  let text: string;
+  try {
+    text = file === '-' ? decodeBytesToUtf8(env.ctx.stdin) : await env.ctx.fs.readFile(env.ctx.fs.resolvePath(env.ctx.cwd, file));
+  } catch {
+    return undefined;
+  }
+  return text.split('\n').map((l) => l.replace(/\r$/, '')).filter((l) => l.trim() !== '');
+}
+
 export const curl: Tool = {
   name: 'curl',
   path: '/usr/bin/curl',
@@ -104,7 +116,15 @@ export const curl: Tool = {
       else if (a === '--max-time' || a === '-m') maxS = Number(next());
       else if (a === '--output' || a === '-o') output = next();
       else if (a === '--write-out' || a === '-w') wfmt = next();
-      else if (a === '--header' || a === '-H') headers.push(next());
+      else if (a === '--header' || a === '-H') {
+        const h = next();
+        if (!h.startsWith('@')) headers.push(h);
+        else {
+          const lines = await headerLines(env, h.slice(1));
+          if (lines === undefined) return { stdout: '', stderr: `curl: (26) Failed to open ${h.slice(1)}\n`, exitCode: 26 };
+          headers.push(...lines);
+        }
+      }
       else if (a === '--request' || a === '-X') method = next();
       else if (a === '--retry') retries = Number(next());
       else if (a === '--retry-delay') retryDelay = Number(next());

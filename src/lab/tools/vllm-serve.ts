@@ -117,7 +117,9 @@ export async function runServe(io: ServeIo, argv: readonly string[]): Promise<nu
     await io.err('unrecognized' in parsed ? `${SERVE_USAGE}vllm serve: error: unrecognized arguments: ${parsed.unrecognized.join(' ')}\n` : `${SERVE_USAGE}vllm serve: error: ${parsed.error}\n`);
     return 2;
   }
-  const a: ServeArgs = parsed.args;
+  // vLLM's api_server: `args.api_key or envs.VLLM_API_KEY` (the option wins; an empty variable is no key).
+  const envKey = io.env.VLLM_API_KEY;
+  const a: ServeArgs = parsed.args.apiKey === undefined && envKey ? { ...parsed.args, apiKey: envKey } : parsed.args;
   const who = a.headless ? '' : api;
   if (!a.headless) {
     await log(`vLLM API server version ${VLLM_VERSION}`, 'api_server.py:1839');

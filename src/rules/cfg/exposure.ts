@@ -1,7 +1,10 @@
-/** R45 Ray node IP, R46 exposed control planes, R47 version parity, R48 firewall, R49 monitoring, R50 claims. */
+/**
+ * R45 Ray node IP, R46 exposed control planes (and a vLLM API key on the command line), R47 version parity,
+ * R48 firewall, R49 monitoring, R50 claims.
+ */
 import type { ShellCommand } from '../../parse/shell-commands.js';
 import type { Finding } from '../types.js';
-import { pipInstallOf, rayStartOf, ufwOf } from './commands.js';
+import { pipInstallOf, rayStartOf, ufwOf, type Flag } from './commands.js';
 import { allCommands, allSettings, cmdText, commandsOf, ipv4Net, isSetAnywhere, lineText, mk } from './context.js';
 import type { CfgContext, CfgFile, CfgRule } from './context.js';
 import { designOf } from './design.js';
@@ -49,6 +52,25 @@ export const R45: CfgRule = {
 
 const ANY = /^(?:0\.0\.0\.0|::|\[::\]|\*)$/;
 
+const KEY_FIX = 'the key as `VLLM_API_KEY=<key>` in /etc/l20/vllm.env (root, mode 0600), loaded by the unit\'s '
+  + '`EnvironmentFile=/etc/l20/vllm.env` (vLLM reads VLLM_API_KEY when --api-key is absent)';
+
+/**
+ * R46's other half: a key given as `--api-key` is in the process's argv, which every local user reads (`ps`,
+ * /proc/<pid>/cmdline), so it authenticates nobody on the host. A literal also sits in the file (units are
+ * world-readable): high. A `${VAR}` is no better at run time — systemd and the shell expand it into argv — but
+ * keeps the file clean: medium.
+ */
+function keyOnCommandLine(rule: CfgRule, f: CfgFile, text: string, key: Flag): Finding {
+  const ref = /^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$/.test(key.value ?? '');
+  const why = ref
+    ? `--api-key ${key.value} is expanded into vLLM's command line`
+    : '--api-key carries the key itself, in this file and on vLLM\'s command line';
+  const evidence = `${text} → ${why}: every local user reads it with \`ps\` or /proc/<pid>/cmdline`;
+  const title = 'vLLM API key on the command line, where every local user reads it';
+  return mk(rule, ref ? 'medium' : 'high', f, key.line, evidence, `Drop --api-key; put ${KEY_FIX}.`, title);
+}
+
 export const R46: CfgRule = {
   id: 'R46',
   title: 'Control plane exposed on every interface without authentication',
@@ -63,11 +85,16 @@ export const R46: CfgRule = {
     }
     const apiKey = isSetAnywhere(ctx, 'VLLM_API_KEY');
     for (const l of launchesOf(f)) {
-      if (!l.cli || l.cli.get('--headless') || l.cli.get('--api-key') || apiKey) continue;
+      const key = l.cli?.get('--api-key');
+      if (key) out.push(keyOnCommandLine(this, f, l.cmd ? cmdText(f, l.cmd, key.line) : lineText(f, key.line), key));
+      if (!l.cli || l.cli.get('--headless') || key || apiKey) continue;
       const h = l.cli.get('--host');
       if (h?.value && !ANY.test(h.value)) continue;
       const line = h?.line ?? l.line;
-      out.push(mk(this, 'high', f, line, `${l.cmd ? cmdText(f, l.cmd, line) : lineText(f, line)} → ${h ? `--host ${h.value}` : 'no --host (vLLM binds all interfaces)'} and no --api-key: the OpenAI API is open to every network the host is on`, '`--host <service IP> --api-key ${L20_API_KEY}` (key in /etc/l20/vllm.env, mode 0600), and allow port 8000 only on the management interface.'));
+      const where = h ? `--host ${h.value}` : 'no --host (vLLM binds all interfaces)';
+      const text = l.cmd ? cmdText(f, l.cmd, line) : lineText(f, line);
+      out.push(mk(this, 'high', f, line, `${text} → ${where} and no API key: the OpenAI API is open to every network the host is on`,
+        `\`--host <service IP>\` and ${KEY_FIX}, and allow port 8000 only on the management interface.`));
     }
     return out;
   },
