@@ -209,7 +209,7 @@ const apply: StepDef<NetworkFacts> = {
 };
 
 /** The file and its new text for a host whose management interface uses gateway4. */
-function mgmtRouteChange(f: NetworkFacts): { path: string; content: string; gateway: string; mode: number } | undefined {
+export function mgmtRouteChange(f: NetworkFacts): { path: string; content: string; gateway: string; mode: number } | undefined {
   const mgmt = f.fabric.mgmt.netdev;
   if (!mgmt) return undefined;
   for (const file of f.netplanFiles) {
