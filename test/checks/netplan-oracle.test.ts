@@ -34,6 +34,8 @@ import type { HostFacts, StageDef, StepPlan } from '../../src/engine/types.js';
 import { mgmtNetplan } from '../../src/lab/fs/rootfs.js';
 import { createCluster } from '../../src/lab/model/cluster.js';
 import { MODIFIER_SCENARIOS, SCENARIOS, resolveScenario } from '../../src/lab/scenarios/index.js';
+import { loadNetplan } from '../../src/lab/tools/netplan-config.js';
+import { renderBackends } from '../../src/lab/tools/netplan-generate.js';
 import { labTarget } from '../helpers/lab-target.js';
 import { applier } from '../lab/helpers.js';
 
@@ -64,6 +66,8 @@ const distinctSpecs = (): string[] => {
 
 // ---- real netplan ----
 
+const stats = { sets: 0, files: 0, cases: 0, nmMoves: 0, routeRewrites: 0, designB: 0, nmCases: 0, refusedB: 0 };
+
 const tmpRoot = mkdtempSync(join(tmpdir(), 'l20-netplan-oracle-'));
 const generated = new Map<string, { devices: Map<string, GeneratedDevice>; texts: Map<string, string> }>();
 
@@ -86,8 +90,14 @@ function generate(files: Files): { devices: Map<string, GeneratedDevice>; texts:
   for (const dir of ['run/systemd/network', 'run/NetworkManager/system-connections']) {
     const abs = join(root, dir);
     if (!existsSync(abs)) continue;
-    for (const name of readdirSync(abs).filter((n) => /\.(network|netdev|nmconnection)$/.test(n))) texts.set(name, readFileSync(join(abs, name), 'utf8'));
+    for (const name of readdirSync(abs).filter((n) => /\.(network|netdev|link|nmconnection)$/.test(n))) {
+      texts.set(`${dir}/${name}`, readFileSync(join(abs, name), 'utf8'));
+    }
   }
+  // The lab's netplan generate writes the same files, byte for byte.
+  const lab = renderBackends(loadNetplan(files.map((f) => ({ path: f.path, mode: 0o600, text: f.text }))));
+  expect(Object.fromEntries([...lab].sort()), `the lab's netplan generate over ${root}`).toEqual(Object.fromEntries([...texts].sort()));
+  stats.files += texts.size;
   const out = { devices: parseGenerated([...texts].map(([name, text]) => ({ name, text }))), texts };
   generated.set(key, out);
   return out;
@@ -145,8 +155,6 @@ function expectViewAgrees(files: Files, gen: Map<string, GeneratedDevice>, label
   }
 }
 
-const stats = { sets: 0, cases: 0, nmMoves: 0, routeRewrites: 0, designB: 0, nmCases: 0, refusedB: 0 };
-
 describe('netplan oracle: what the network stage writes, through the real netplan generate', () => {
   const runBefore = runState();
   afterAll(() => rmSync(tmpRoot, { recursive: true, force: true }));
@@ -183,7 +191,8 @@ describe('netplan oracle: what the network stage writes, through the real netpla
           const was = genBefore.devices.get(n)!;
           const now = genAfter.devices.get(n);
           expect(now?.renderer, `${label}: ${n} renderer`).toBe(was.renderer);
-          expect(now?.files.map((f) => genAfter.texts.get(f)), `${label}: ${n} generated`).toEqual(was.files.map((f) => genBefore.texts.get(f)));
+          const text = (g: typeof genAfter, f: string): string | undefined => [...g.texts].find(([p]) => p.endsWith(`/${f}`))?.[1];
+          expect(now?.files.map((f) => text(genAfter, f)), `${label}: ${n} generated`).toEqual(was.files.map((f) => text(genBefore, f)));
         }
         expectViewAgrees(after, genAfter.devices, label);
         expect(managementChange(netplanView(before), netplanView(after), mgmt), label).toBeUndefined();
@@ -244,7 +253,9 @@ describe('netplan oracle: what the network stage writes, through the real netpla
     expect(stats.nmMoves, 'old-format files that moved management (the bug the per-device renderer fixes)').toBeGreaterThan(0);
     expect(stats.designB, 'design B bonds checked').toBeGreaterThan(0);
     expect(stats.routeRewrites, 'gateway4 rewrites checked').toBeGreaterThan(0);
+    expect(stats.files, 'generated files compared with the lab').toBeGreaterThan(stats.sets);
     console.log(`netplan oracle: ${stats.sets} file sets through real netplan generate, all as intended ` +
-      `(${stats.cases} host×design cases, ${stats.routeRewrites} gateway4 rewrites, ${stats.nmMoves} old-format management moves caught)`);
+      `(${stats.cases} host×design cases, ${stats.routeRewrites} gateway4 rewrites, ${stats.nmMoves} old-format management moves caught, ` +
+      `${stats.files} generated files identical in the lab's netplan generate)`);
   });
 });

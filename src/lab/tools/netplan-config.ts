@@ -43,6 +43,10 @@ export interface Netdef {
   hasParameters: boolean;
   /** The backend that renders it. */
   renderer: NetplanRenderer;
+  dhcp4: boolean;
+  dhcp6: boolean;
+  /** `nameservers.addresses`. */
+  dns: string[];
   /** `optional: true`: systemd-networkd-wait-online does not wait for it. */
   optional: boolean;
 }
@@ -119,6 +123,9 @@ function merge(into: { [k: string]: Yaml }, from: { [k: string]: Yaml }): void {
   }
 }
 
+/** netplan's booleans: YAML 1.1 words as well as true/false. */
+const truthy = (v: Yaml | undefined): boolean => v === true || (typeof v === 'string' && ['true', 'yes', 'on', 'y'].includes(v.toLowerCase()));
+
 const rendererName = (v: Yaml | undefined): NetplanRenderer | undefined => (v === 'networkd' || v === 'NetworkManager' ? v : undefined);
 
 /** netplan's duration syntax for bond timers: a bare number is milliseconds; `ms`/`s` suffixes. */
@@ -178,11 +185,12 @@ export function loadNetplan(files: NetplanFile[]): NetplanConfig {
       if (name === 'renderer') continue; // the section-level renderer, not a device
       const d = isObj(body) ? body : {};
       const renderer = rendererName(d.renderer) ?? createdWith.get(name) ?? globalRenderer ?? 'networkd';
-      const optional = d.optional === true || (typeof d.optional === 'string' && ['true', 'yes', 'on', 'y'].includes(d.optional.toLowerCase()));
+      const ns = isObj(d.nameservers) ? d.nameservers : {};
       const nd: Netdef = {
-        name, type, addresses: [], routes: [], interfaces: strings(d.interfaces), hasParameters: d.parameters !== undefined, renderer, optional,
+        name, type, addresses: [], routes: [], interfaces: strings(d.interfaces), hasParameters: d.parameters !== undefined,
+        renderer, optional: truthy(d.optional), dhcp4: truthy(d.dhcp4), dhcp6: truthy(d.dhcp6), dns: strings(ns.addresses),
       };
-      for (const a of strings(d.addresses)) {
+      for (const a of [...new Set(strings(d.addresses))]) {
         const c = parseCidr(a);
         if (!c) errors.push(`Error in network definition: malformed address '${a}', must be X.X.X.X/NN or X:X:X:X:X:X:X:X/NN`);
         else nd.addresses.push(c);
