@@ -102,6 +102,8 @@ rm -rf "$t"
 exit $rc
 `;
 
+type NetplanText = { path: string; text: string };
+
 /** What one host's part of the procedure needs. */
 export interface ArmedTarget {
   host: string;
@@ -114,7 +116,7 @@ export interface ArmedTarget {
   /** Files to write after the snapshot and before arming (mgmt-routes). */
   files?: Array<{ path: string; content: string; mode: number }>;
   /** The netplan files management is rendered from now and after the apply (the management guard). */
-  netplan: { before: ReadonlyArray<{ path: string; text: string }>; after: ReadonlyArray<{ path: string; text: string }> };
+  netplan: { before: ReadonlyArray<NetplanText>; after: ReadonlyArray<NetplanText> };
 }
 
 export interface ArmedOptions {
@@ -230,7 +232,8 @@ export async function armedApply(ctx: StepExecContext<NetworkFacts>, o: ArmedOpt
       continue;
     }
     const generated = sections(gen.stdout);
-    const side = (s: string) => parseGenerated(generated.filter((x) => x.tag === s).map((x) => ({ name: x.name, text: x.body })));
+    const side = (s: string) =>
+      parseGenerated(generated.filter((x) => x.tag === s).map((x) => ({ name: x.name, text: x.body })));
     const real = renderedChange(mgmt.netdev, side('before').get(mgmt.netdev), side('after').get(mgmt.netdev));
     if (real && !change) refusals.push(`${t.host}: real \`netplan generate --root-dir\`: ${real}`);
   }
@@ -303,7 +306,9 @@ export async function armedApply(ctx: StepExecContext<NetworkFacts>, o: ArmedOpt
     for (const t of o.targets) {
       const stop = await run(t.host, 'confirm', { argv: ['systemctl', 'stop', `${u}.timer`] });
       if (stop.exitCode !== 0) unconfirmed.push(t.host);
-      if (o.fromPending) await run(t.host, 'forget-snapshot', { argv: ['rm', '-rf', `${PENDING_DIR}/netplan.tar`, PENDING_FILES] });
+      if (o.fromPending) {
+        await run(t.host, 'forget-snapshot', { argv: ['rm', '-rf', `${PENDING_DIR}/netplan.tar`, PENDING_FILES] });
+      }
     }
     if (unconfirmed.length === 0) {
       ctx.note(null, `proved on every host (${o.proofs.join(', ')}); rollback timers stopped`);

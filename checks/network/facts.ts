@@ -111,7 +111,8 @@ export function collectNetwork(outputs: ProbeOutputs): NetworkFacts {
     const mode = /^[0-7]{3,4}$/.test(s.rest.trim()) ? parseInt(s.rest.trim(), 8) : 0o644;
     // The script prints an empty line after each file so one without a final newline stays apart;
     // the text is taken to end in exactly one newline.
-    (s.tag === 'file' ? netplanFiles : pendingFiles).push({ path: s.name, mode, text: `${s.body.replace(/\n+$/, '')}\n` });
+    const text = `${s.body.replace(/\n+$/, '')}\n`;
+    (s.tag === 'file' ? netplanFiles : pendingFiles).push({ path: s.name, mode, text });
   }
 
   const merged = parseMerged(results['netplan-get']);
@@ -153,7 +154,9 @@ export function collectNetwork(outputs: ProbeOutputs): NetworkFacts {
   const ufw = parseUfwStatus(ufwRun?.exitCode === 0 ? ufwRun.stdout : '', ufwRun ? `${ufwRun.stdout}${ufwRun.stderr}` : 'not run', ufwRun?.exitCode ?? null);
 
   return {
-    host, fabric, permMacs, lldp: lldp?.neighbors ?? [], ...(lldpError ? { lldpError } : {}), lldpMissing: lldpRun?.exitCode === 127, netplanFiles, merged, pendingSnapshot, pendingFiles, bonds, ufw, problems,
+    host, fabric, permMacs, lldp: lldp?.neighbors ?? [], ...(lldpError ? { lldpError } : {}),
+    lldpMissing: lldpRun?.exitCode === 127,
+    netplanFiles, merged, pendingSnapshot, pendingFiles, bonds, ufw, problems,
   };
 }
 

@@ -25,7 +25,9 @@ export function renderFabricFile(plan: DesignPlan, runId: string, version = pack
     const addresses = i.addresses.length > 0 ? { addresses: i.addresses } : {};
     if (i.kind === 'ethernet') ethernets[i.name] = { ...FABRIC_DEVICE_KEYS, mtu: i.mtu, ...addresses };
     else {
-      bonds[i.name] = { ...FABRIC_DEVICE_KEYS, interfaces: i.slaves ?? [], mtu: i.mtu, addresses: i.addresses, parameters: i.parameters ?? {} };
+      const parameters = i.parameters ?? {};
+      const interfaces = i.slaves ?? [];
+      bonds[i.name] = { ...FABRIC_DEVICE_KEYS, interfaces, mtu: i.mtu, addresses: i.addresses, parameters };
     }
   }
   const network: Record<string, unknown> = { version: 2, ethernets };

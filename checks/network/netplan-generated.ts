@@ -39,8 +39,9 @@ function parseIni(text: string): Ini {
   return out;
 }
 
-const values = (ini: Ini, section: string, key: string | RegExp): string[] =>
-  ini.filter((e) => e.section === section && (typeof key === 'string' ? e.key === key : key.test(e.key))).map((e) => e.value);
+const values = (ini: Ini, section: string, key: string | RegExp): string[] => ini
+  .filter((e) => e.section === section && (typeof key === 'string' ? e.key === key : key.test(e.key)))
+  .map((e) => e.value);
 
 const route = (to: string, via: string): string => `${to === '0.0.0.0/0' ? 'default' : to}>${via}`;
 

@@ -34,7 +34,8 @@ export interface NetplanView {
   errors: string[];
 }
 
-const SECTIONS = ['ethernets', 'bonds', 'bridges', 'vlans', 'wifis', 'tunnels', 'vrfs', 'modems', 'dummy-devices', 'virtual-ethernets', 'nm-devices'];
+const SECTIONS = ['ethernets', 'bonds', 'bridges', 'vlans', 'wifis', 'tunnels', 'vrfs', 'modems', 'dummy-devices',
+  'virtual-ethernets', 'nm-devices'];
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -119,7 +120,8 @@ export function netplanView(files: ReadonlyArray<{ path: string; text: string }>
   for (const [name, a] of acc) {
     devices.set(name, {
       name, section: a.section, renderer: a.backend ?? globalBackend ?? 'networkd',
-      addresses: [...a.addresses].sort(), dhcp4: a.dhcp4, dhcp6: a.dhcp6, routes: [...a.routes].sort(), optional: a.optional,
+      addresses: [...a.addresses].sort(), dhcp4: a.dhcp4, dhcp6: a.dhcp6, routes: [...a.routes].sort(),
+      optional: a.optional,
       ...(a.mtu !== undefined ? { mtu: a.mtu } : {}),
     });
   }
@@ -133,7 +135,8 @@ function summarize(d: RenderedDevice | undefined): string {
   if (!d) return 'not rendered';
   const dhcp = [d.dhcp4 ? 'dhcp4' : '', d.dhcp6 ? 'dhcp6' : ''].filter(Boolean);
   const routes = d.routes.map((r) => r.replace('>', ' via '));
-  return `${d.renderer}; ${[...d.addresses, ...dhcp].join(', ') || 'no address'}; routes ${routes.join(', ') || 'none'}`;
+  const addressing = [...d.addresses, ...dhcp].join(', ') || 'no address';
+  return `${d.renderer}; ${addressing}; routes ${routes.join(', ') || 'none'}`;
 }
 
 /**
@@ -141,12 +144,18 @@ function summarize(d: RenderedDevice | undefined): string {
  * DHCP, routes); undefined when it is rendered the same. Works on netplanView's devices and on
  * what real `netplan generate` wrote (netplan-generated.ts) alike.
  */
-export function renderedChange(netdev: string, was: RenderedDevice | undefined, now: RenderedDevice | undefined): string | undefined {
+export function renderedChange(
+  netdev: string,
+  was: RenderedDevice | undefined,
+  now: RenderedDevice | undefined,
+): string | undefined {
   if (was && now && was.renderer !== now.renderer) {
     return `management ${netdev} would move from ${was.renderer} to ${now.renderer}` +
       ' (a top-level renderer: in a later file re-renders every device without its own)';
   }
-  if (summarize(was) !== summarize(now)) return `the new files change management ${netdev}: before ${summarize(was)}; after ${summarize(now)}`;
+  if (summarize(was) !== summarize(now)) {
+    return `the new files change management ${netdev}: before ${summarize(was)}; after ${summarize(now)}`;
+  }
   return undefined;
 }
 

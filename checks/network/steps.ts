@@ -159,7 +159,8 @@ function writePlan(ctx: StepPlanContext<NetworkFacts>): StepPlan | null {
   if (current && fabricBody(current.text) === fabricBody(content)) content = current.text;
   const addrs = plan.interfaces.filter((i) => i.addresses.length > 0).map((i) => `${i.name} ${i.addresses.join(', ')}`).join('; ');
   const moved = conflicts.map((c) => c.path);
-  const after = [...f.netplanFiles.filter((x) => x.path !== FABRIC_FILE && !moved.includes(x.path)), { path: FABRIC_FILE, text: content }];
+  const kept = f.netplanFiles.filter((x) => x.path !== FABRIC_FILE && !moved.includes(x.path));
+  const after = [...kept, { path: FABRIC_FILE, text: content }];
   const mgmtChange = managementChange(netplanView(f.netplanFiles), netplanView(after), mgmt);
   if (mgmtChange) return refuse(mgmtChange);
   return {
@@ -189,7 +190,10 @@ function applyTarget(f: NetworkFacts, host: string): ArmedTarget {
     created: describedBonds.filter((b) => !f.bonds.some((x) => x.name === b)),
     deleteFirst: fabricBonds(f).filter((b) => !b.described).map((b) => b.name),
     // What management was rendered from before network.write, if its snapshot waits: else nothing changes.
-    netplan: { before: f.pendingSnapshot && f.pendingFiles.length > 0 ? f.pendingFiles : f.netplanFiles, after: f.netplanFiles },
+    netplan: {
+      before: f.pendingSnapshot && f.pendingFiles.length > 0 ? f.pendingFiles : f.netplanFiles,
+      after: f.netplanFiles,
+    },
   };
 }
 
@@ -208,8 +212,15 @@ const apply: StepDef<NetworkFacts> = {
   },
 };
 
+export interface MgmtRouteChange {
+  path: string;
+  content: string;
+  gateway: string;
+  mode: number;
+}
+
 /** The file and its new text for a host whose management interface uses gateway4. */
-export function mgmtRouteChange(f: NetworkFacts): { path: string; content: string; gateway: string; mode: number } | undefined {
+export function mgmtRouteChange(f: NetworkFacts): MgmtRouteChange | undefined {
   const mgmt = f.fabric.mgmt.netdev;
   if (!mgmt) return undefined;
   for (const file of f.netplanFiles) {
@@ -235,7 +246,8 @@ const mgmtRoutes: StepDef<NetworkFacts> = {
         const f = ctx.all.find((a) => a.host === h)!.facts;
         const c = changes.get(h)!;
         const after = f.netplanFiles.map((x) => (x.path === c.path ? { path: x.path, text: c.content } : x));
-        return { host: h, ports: [], created: [], deleteFirst: [], files: [{ path: c.path, content: c.content, mode: c.mode }], netplan: { before: f.netplanFiles, after } };
+        const files = [{ path: c.path, content: c.content, mode: c.mode }];
+        return { host: h, ports: [], created: [], deleteFirst: [], files, netplan: { before: f.netplanFiles, after } };
       }),
       summary: (h) => `${changes.get(h)!.path}: gateway4 ${changes.get(h)!.gateway} → routes: [{to: default, via: ${changes.get(h)!.gateway}}], applied under a rollback timer`,
       extraProof: (h, f) => {

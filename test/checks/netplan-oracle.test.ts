@@ -15,7 +15,9 @@
  * netplan generate --root-dir writes only under the root: /run is checked to be untouched.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -45,7 +47,8 @@ const DESIGNS: readonly Design[] = ['A', 'B', 'tutorial'];
 const B_BOND = { Mode: '802.3ad', LACPTransmitRate: 'fast', MIIMonitorSec: '100ms', TransmitHashPolicy: 'layer3+4' };
 
 /** Each scenario alone, and each base scenario under each modifier (`ready+networkmanager`). */
-const SPECS = [...SCENARIOS, ...SCENARIOS.filter((s) => !MODIFIER_SCENARIOS.includes(s)).flatMap((s) => MODIFIER_SCENARIOS.map((m) => `${s}+${m}`))];
+const BASES = SCENARIOS.filter((s) => !MODIFIER_SCENARIOS.includes(s));
+const SPECS = [...SCENARIOS, ...BASES.flatMap((s) => MODIFIER_SCENARIOS.map((m) => `${s}+${m}`))];
 
 /** What decides the files the stage starts from and writes: the netplan files, the cables, the bonds. */
 function startingPoint(spec: string): string {
@@ -54,7 +57,8 @@ function startingPoint(spec: string): string {
   return JSON.stringify(cluster.machines.map((m) => {
     const files = new Map([['/etc/netplan/01-netcfg.yaml', mgmtNetplan(m)]]);
     for (const [path, f] of m.files ?? []) if (path.startsWith('/etc/netplan/')) files.set(path, f.content);
-    return { files: [...files].sort(), bonds: m.netdevs.filter((d) => d.bond).map((d) => d.name), nm: m.networkManager ?? false };
+    const bonds = m.netdevs.filter((d) => d.bond).map((d) => d.name);
+    return { files: [...files].sort(), bonds, nm: m.networkManager ?? false };
   }).concat([{ cables: cluster.cables.map((c) => c.plugged) } as never]));
 }
 
@@ -78,12 +82,16 @@ function generate(files: Files): { devices: Map<string, GeneratedDevice>; texts:
   if (hit) return hit;
   const root = join(tmpRoot, String(generated.size));
   mkdirSync(join(root, 'etc/netplan'), { recursive: true });
-  for (const f of files) writeFileSync(join(root, 'etc/netplan', f.path.slice(f.path.lastIndexOf('/') + 1)), f.text, { mode: 0o600 });
+  for (const f of files) {
+    writeFileSync(join(root, 'etc/netplan', f.path.slice(f.path.lastIndexOf('/') + 1)), f.text, { mode: 0o600 });
+  }
   try {
     execFileSync('netplan', ['generate', '--root-dir', root], { stdio: ['ignore', 'pipe', 'pipe'] });
   } catch (e) {
     const err = e as NodeJS.ErrnoException & { stderr?: Buffer };
-    if (err.code === 'ENOENT') throw new Error('netplan not found: install the Debian package netplan.io (the oracle for every netplan file the tool writes)');
+    if (err.code === 'ENOENT') {
+      throw new Error('netplan not found: install the Debian package netplan.io (the oracle for netplan files)');
+    }
     throw new Error(`netplan generate --root-dir ${root} failed: ${err.stderr?.toString() ?? err.message}`);
   }
   const texts = new Map<string, string>();
@@ -96,7 +104,8 @@ function generate(files: Files): { devices: Map<string, GeneratedDevice>; texts:
   }
   // The lab's netplan generate writes the same files, byte for byte.
   const lab = renderBackends(loadNetplan(files.map((f) => ({ path: f.path, mode: 0o600, text: f.text }))));
-  expect(Object.fromEntries([...lab].sort()), `the lab's netplan generate over ${root}`).toEqual(Object.fromEntries([...texts].sort()));
+  expect(Object.fromEntries([...lab].sort()), `the lab's netplan generate over ${root}`)
+    .toEqual(Object.fromEntries([...texts].sort()));
   stats.files += texts.size;
   const out = { devices: parseGenerated([...texts].map(([name, text]) => ({ name, text }))), texts };
   generated.set(key, out);
@@ -105,7 +114,9 @@ function generate(files: Files): { devices: Map<string, GeneratedDevice>; texts:
 
 /** The host's /run as netplan's backends read it: untouched by --root-dir. */
 function runState(): string {
-  return ['/run/systemd/network', '/run/NetworkManager/system-connections', '/run/udev/rules.d/90-netplan.rules'].map((p) => {
+  const paths = ['/run/systemd/network', '/run/NetworkManager/system-connections',
+    '/run/udev/rules.d/90-netplan.rules'];
+  return paths.map((p) => {
     if (!existsSync(p)) return `${p}: absent`;
     const st = statSync(p);
     return `${p}: ${st.mtimeMs} ${st.isDirectory() ? readdirSync(p).join(',') : st.size}`;
@@ -114,11 +125,14 @@ function runState(): string {
 
 // ---- the stage ----
 
-const only = (...ids: string[]): StageDef<NetworkFacts> => ({ ...networkStage, steps: (networkStage.steps ?? []).filter((s) => ids.includes(s.id)) });
+const only = (...ids: string[]): StageDef<NetworkFacts> =>
+  ({ ...networkStage, steps: (networkStage.steps ?? []).filter((s) => ids.includes(s.id)) });
 const writeStep = networkSteps.find((s) => s.id === 'network.write')!;
 
 /** The stage's facts on a lab scenario after network.discover-cabling (which maps the cables of a fresh host). */
-async function factsOf(spec: string): Promise<{ all: HostFacts<NetworkFacts>[]; config: Parameters<typeof designPlan>[0] }> {
+type Config = Parameters<typeof designPlan>[0];
+
+async function factsOf(spec: string): Promise<{ all: HostFacts<NetworkFacts>[]; config: Config }> {
   const t = await labTarget({ scenario: spec });
   try {
     const engine = new Engine(t.hosts, { config: t.config });
@@ -140,7 +154,8 @@ async function factsOf(spec: string): Promise<{ all: HostFacts<NetworkFacts>[]; 
 }
 
 const filesAfter = (before: Files, plan: StepPlan | null): Files => [
-  ...before.filter((f) => !(plan?.removeFiles ?? []).includes(f.path) && !(plan?.files ?? []).some((w) => w.path === f.path)),
+  ...before.filter((f) => !(plan?.removeFiles ?? []).includes(f.path))
+    .filter((f) => !(plan?.files ?? []).some((w) => w.path === f.path)),
   ...(plan?.files ?? []).map((w) => ({ path: w.path, text: w.content })),
 ];
 
@@ -150,7 +165,10 @@ function expectViewAgrees(files: Files, gen: Map<string, GeneratedDevice>, label
   expect(view.errors, label).toEqual([]);
   for (const [name, g] of gen) {
     const v = view.devices.get(name);
-    const pick = (d: typeof g | typeof v) => d && { renderer: d.renderer, addresses: d.addresses, dhcp4: d.dhcp4, dhcp6: d.dhcp6, routes: d.routes, optional: d.optional, mtu: d.mtu };
+    const pick = (d: typeof g | typeof v) => d && {
+      renderer: d.renderer, addresses: d.addresses, dhcp4: d.dhcp4, dhcp6: d.dhcp6, routes: d.routes,
+      optional: d.optional, mtu: d.mtu,
+    };
     expect(pick(v), `${label}: ${name}`).toEqual(pick(g));
   }
 }
@@ -168,17 +186,21 @@ describe('netplan oracle: what the network stage writes, through the real netpla
       const genBefore = generate(before);
       expectViewAgrees(before, genBefore.devices, `${spec} ${host} before`);
       const ports = new Set(fabricPorts(facts));
-      const bonds = new Set([...netplanView(before).devices.values()].filter((d) => d.section === 'bonds').map((d) => d.name));
+      const defined = [...netplanView(before).devices.values()];
+      const bonds = new Set(defined.filter((d) => d.section === 'bonds').map((d) => d.name));
       const kept = [...genBefore.devices.keys()].filter((n) => !ports.has(n) && !bonds.has(n));
       expect(kept, `${spec} ${host}: management is rendered before anything is written`).toContain(mgmt);
 
       for (const design of DESIGNS) {
         const label = `${spec} ${host} design ${design}`;
         const cfg = { ...config, network: { ...config.network, design } };
-        const plan = writeStep.plan!({ config: cfg, hosts: all.map((a) => a.host), runId: '20261202T010000Z', host, hostIndex: h, facts, all, results: [] });
+        const hosts = all.map((a) => a.host);
+        const runId = '20261202T010000Z';
+        const plan = writeStep.plan!({ config: cfg, hosts, runId, host, hostIndex: h, facts, all, results: [] });
         if (plan?.summary.startsWith('refused:')) {
           // Only design B on cabling that cannot carry it is refused (link-down: card 2 has one cable left).
-          expect(plan.summary, label).toMatch(/^refused: design B needs both ports of card \S+ cabled to one card of one peer; they reach .*uncabled/);
+          expect(plan.summary, label)
+            .toMatch(/^refused: design B needs both ports of card \S+ cabled to one card of one peer; .*uncabled/);
           stats.refusedB++;
           continue;
         }
@@ -191,8 +213,10 @@ describe('netplan oracle: what the network stage writes, through the real netpla
           const was = genBefore.devices.get(n)!;
           const now = genAfter.devices.get(n);
           expect(now?.renderer, `${label}: ${n} renderer`).toBe(was.renderer);
-          const text = (g: typeof genAfter, f: string): string | undefined => [...g.texts].find(([p]) => p.endsWith(`/${f}`))?.[1];
-          expect(now?.files.map((f) => text(genAfter, f)), `${label}: ${n} generated`).toEqual(was.files.map((f) => text(genBefore, f)));
+          const text = (g: typeof genAfter, f: string): string | undefined =>
+            [...g.texts].find(([p]) => p.endsWith(`/${f}`))?.[1];
+          expect(now?.files.map((f) => text(genAfter, f)), `${label}: ${n} generated`)
+            .toEqual(was.files.map((f) => text(genBefore, f)));
         }
         expectViewAgrees(after, genAfter.devices, label);
         expect(managementChange(netplanView(before), netplanView(after), mgmt), label).toBeUndefined();
@@ -207,24 +231,31 @@ describe('netplan oracle: what the network stage writes, through the real netpla
           for (const i of intent.interfaces) {
             const g = genAfter.devices.get(i.name);
             expect(g, `${label}: ${i.name} generated`).toBeDefined();
-            expect({ renderer: g!.renderer, optional: g!.optional, mtu: g!.mtu, addresses: g!.addresses }, `${label}: ${i.name}`)
-              .toEqual({ renderer: 'networkd', optional: true, mtu: cfg.network.mtu, addresses: [...i.addresses].sort() });
-            expect({ routes: g!.routes, dns: g!.dns, dhcp4: g!.dhcp4, dhcp6: g!.dhcp6 }, `${label}: ${i.name} no gateway, route, DNS`)
+            const seen = { renderer: g!.renderer, optional: g!.optional, mtu: g!.mtu, addresses: g!.addresses };
+            const addresses = [...i.addresses].sort();
+            const meant = { renderer: 'networkd', optional: true, mtu: cfg.network.mtu, addresses };
+            expect(seen, `${label}: ${i.name}`).toEqual(meant);
+            const extras = { routes: g!.routes, dns: g!.dns, dhcp4: g!.dhcp4, dhcp6: g!.dhcp6 };
+            expect(extras, `${label}: ${i.name} no gateway, route, DNS`)
               .toEqual({ routes: [], dns: [], dhcp4: false, dhcp6: false });
             if (i.kind === 'bond') {
               stats.designB++;
               expect(g!.bondParameters, `${label}: ${i.name} parameters`).toEqual(B_BOND);
-              for (const s of i.slaves ?? []) expect(genAfter.devices.get(s)?.master, `${label}: ${s} in ${i.name}`).toBe(i.name);
+              for (const s of i.slaves ?? []) {
+                expect(genAfter.devices.get(s)?.master, `${label}: ${s} in ${i.name}`).toBe(i.name);
+              }
             }
           }
-          // The old format, a top-level renderer: real netplan moves management off NetworkManager; the guard must say so.
+          // The old format, a top-level renderer: real netplan moves management off NetworkManager;
+          // the guard must say so (and stay silent where netplan renders management as before).
           const old = parseDocument(ours);
           old.setIn(['network', 'renderer'], 'networkd');
           const oldAfter = after.map((f) => (f.path === FABRIC_FILE ? { path: f.path, text: old.toString() } : f));
           const genOld = generate(oldAfter);
           const realMove = renderedChange(mgmt, genBefore.devices.get(mgmt), genOld.devices.get(mgmt));
           const guardMove = managementChange(netplanView(before), netplanView(oldAfter), mgmt);
-          expect(guardMove !== undefined, `${label}: old format — guard ${guardMove ?? 'silent'}, netplan ${realMove ?? 'same'}`).toBe(realMove !== undefined);
+          const why = `${label}: old format — guard ${guardMove ?? 'silent'}, netplan ${realMove ?? 'same'}`;
+          expect(guardMove !== undefined, why).toBe(realMove !== undefined);
           if (realMove) stats.nmMoves++;
         }
       }
@@ -250,12 +281,13 @@ describe('netplan oracle: what the network stage writes, through the real netpla
     stats.sets = generated.size;
     expect(runState()).toBe(runBefore);
     expect(stats.nmCases, 'cases with management on NetworkManager').toBeGreaterThan(0);
-    expect(stats.nmMoves, 'old-format files that moved management (the bug the per-device renderer fixes)').toBeGreaterThan(0);
+    expect(stats.nmMoves, 'old-format files that moved management (what per-device renderers fix)').toBeGreaterThan(0);
     expect(stats.designB, 'design B bonds checked').toBeGreaterThan(0);
     expect(stats.routeRewrites, 'gateway4 rewrites checked').toBeGreaterThan(0);
     expect(stats.files, 'generated files compared with the lab').toBeGreaterThan(stats.sets);
     console.log(`netplan oracle: ${stats.sets} file sets through real netplan generate, all as intended ` +
-      `(${stats.cases} host×design cases, ${stats.routeRewrites} gateway4 rewrites, ${stats.nmMoves} old-format management moves caught, ` +
+      `(${stats.cases} host×design cases, ${stats.routeRewrites} gateway4 rewrites, ` +
+      `${stats.nmMoves} old-format management moves caught, ` +
       `${stats.files} generated files identical in the lab's netplan generate)`);
   });
 });

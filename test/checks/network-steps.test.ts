@@ -55,12 +55,16 @@ describe('rendered files', () => {
     const p = designPlan(ctx.config, 0, f[0]!.facts.fabric, networkCabling(f), 2) as DesignPlan;
     expect(renderFabricFile(p, 'R', 'V')).toBe(
       '# l20-setup V run R design B — fabric only\nnetwork:\n  version: 2\n  ethernets:\n' +
-      '    ens1f0: {renderer: networkd, optional: true, mtu: 9000}\n    ens1f1: {renderer: networkd, optional: true, mtu: 9000}\n' +
-      '    ens2f0: {renderer: networkd, optional: true, mtu: 9000}\n    ens2f1: {renderer: networkd, optional: true, mtu: 9000}\n' +
+      '    ens1f0: {renderer: networkd, optional: true, mtu: 9000}\n' +
+      '    ens1f1: {renderer: networkd, optional: true, mtu: 9000}\n' +
+      '    ens2f0: {renderer: networkd, optional: true, mtu: 9000}\n' +
+      '    ens2f1: {renderer: networkd, optional: true, mtu: 9000}\n' +
       '  bonds:\n' +
-      '    bond0: {renderer: networkd, optional: true, interfaces: [ens1f0, ens1f1], mtu: 9000, addresses: [192.168.110.1/24], ' +
+      '    bond0: {renderer: networkd, optional: true, interfaces: [ens1f0, ens1f1], mtu: 9000, ' +
+      'addresses: [192.168.110.1/24], ' +
       'parameters: {mode: 802.3ad, lacp-rate: fast, mii-monitor-interval: 100, transmit-hash-policy: layer3+4}}\n' +
-      '    bond1: {renderer: networkd, optional: true, interfaces: [ens2f0, ens2f1], mtu: 9000, addresses: [192.168.111.1/24], ' +
+      '    bond1: {renderer: networkd, optional: true, interfaces: [ens2f0, ens2f1], mtu: 9000, ' +
+      'addresses: [192.168.111.1/24], ' +
       'parameters: {mode: 802.3ad, lacp-rate: fast, mii-monitor-interval: 100, transmit-hash-policy: layer3+4}}\n',
     );
   });

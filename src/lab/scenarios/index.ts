@@ -109,7 +109,10 @@ const REGISTRY: readonly Scenario[] = [
   fault('acs-enabled', "node 1's downstream ports above GPUs and NIC 1 have ACSCtl: SrcValid+", gpu.acsEnabled),
   fault('wrong-gid', 'node 2 ens1f0 has an IPv6 ULA before its IPv4 (IPv4 v2 GID at index 5) and nccl.conf pins NCCL_IB_GID_INDEX=3', rdma.wrongGid),
   fault('driver-mismatch', 'node 2 runs a 570.x open driver, node 1 580.x', gpu.driverMismatch),
-  modifier('networkmanager', 'management rendered by NetworkManager, as on Ubuntu desktop/cloud images: 01-network-manager-all.yaml (renderer: NetworkManager) and the management ethernet without a renderer of its own', network.networkManager),
+  modifier('networkmanager', 'management rendered by NetworkManager, as on Ubuntu desktop/cloud images: '
+    + '01-network-manager-all.yaml (renderer: NetworkManager) and the management ethernet without a renderer of its'
+    + ' own',
+  network.networkManager),
   fault('tutorial-serving', "no vLLM units; the tutorial's hand-started Ray (head on 0.0.0.0 without --node-ip-address) and its start_vllm.sh", rayVllm.tutorialOnReady),
 ];
 

@@ -128,7 +128,8 @@ export function linkDown(cluster: Cluster): void {
 
 /** Ubuntu desktop's /etc/netplan/01-network-manager-all.yaml, as the installer writes it. */
 export const NETWORK_MANAGER_ALL = '/etc/netplan/01-network-manager-all.yaml';
-export const NETWORK_MANAGER_ALL_TEXT = '# Let NetworkManager manage all devices on this system\nnetwork:\n  version: 2\n  renderer: NetworkManager\n';
+export const NETWORK_MANAGER_ALL_TEXT =
+  '# Let NetworkManager manage all devices on this system\nnetwork:\n  version: 2\n  renderer: NetworkManager\n';
 
 /**
  * `networkmanager`: NetworkManager runs and renders management: 01-network-manager-all.yaml's top-level

@@ -118,15 +118,19 @@ function merge(into: { [k: string]: Yaml }, from: { [k: string]: Yaml }): void {
     const cur = into[k];
     if (isObj(cur) && isObj(v)) merge(cur, v);
     else if (Array.isArray(cur) && Array.isArray(v)) {
-      for (const item of v) if (!cur.some((x) => JSON.stringify(x) === JSON.stringify(item))) cur.push(structuredClone(item));
+      for (const item of v) {
+        if (!cur.some((x) => JSON.stringify(x) === JSON.stringify(item))) cur.push(structuredClone(item));
+      }
     } else into[k] = isObj(v) || Array.isArray(v) ? structuredClone(v) : v;
   }
 }
 
 /** netplan's booleans: YAML 1.1 words as well as true/false. */
-const truthy = (v: Yaml | undefined): boolean => v === true || (typeof v === 'string' && ['true', 'yes', 'on', 'y'].includes(v.toLowerCase()));
+const truthy = (v: Yaml | undefined): boolean =>
+  v === true || (typeof v === 'string' && ['true', 'yes', 'on', 'y'].includes(v.toLowerCase()));
 
-const rendererName = (v: Yaml | undefined): NetplanRenderer | undefined => (v === 'networkd' || v === 'NetworkManager' ? v : undefined);
+const rendererName = (v: Yaml | undefined): NetplanRenderer | undefined =>
+  (v === 'networkd' || v === 'NetworkManager' ? v : undefined);
 
 /** netplan's duration syntax for bond timers: a bare number is milliseconds; `ms`/`s` suffixes. */
 function millis(v: Yaml | undefined): number | undefined {
@@ -187,8 +191,9 @@ export function loadNetplan(files: NetplanFile[]): NetplanConfig {
       const renderer = rendererName(d.renderer) ?? createdWith.get(name) ?? globalRenderer ?? 'networkd';
       const ns = isObj(d.nameservers) ? d.nameservers : {};
       const nd: Netdef = {
-        name, type, addresses: [], routes: [], interfaces: strings(d.interfaces), hasParameters: d.parameters !== undefined,
-        renderer, optional: truthy(d.optional), dhcp4: truthy(d.dhcp4), dhcp6: truthy(d.dhcp6), dns: strings(ns.addresses),
+        name, type, addresses: [], routes: [], interfaces: strings(d.interfaces),
+        hasParameters: d.parameters !== undefined, renderer, optional: truthy(d.optional),
+        dhcp4: truthy(d.dhcp4), dhcp6: truthy(d.dhcp6), dns: strings(ns.addresses),
       };
       for (const a of [...new Set(strings(d.addresses))]) {
         const c = parseCidr(a);
@@ -243,8 +248,8 @@ export function loadNetplan(files: NetplanFile[]): NetplanConfig {
 // ---- netplan get ----
 
 /** Per-device key order of netplan's emitter (keys it does not know keep their input order after these). */
-const KEY_ORDER = ['renderer', 'optional', 'match', 'set-name', 'interfaces', 'addresses', 'nameservers', 'dhcp4', 'dhcp6', 'accept-ra', 'link-local',
-  'gateway4', 'gateway6', 'routes', 'mtu', 'parameters'];
+const KEY_ORDER = ['renderer', 'optional', 'match', 'set-name', 'interfaces', 'addresses', 'nameservers', 'dhcp4',
+  'dhcp6', 'accept-ra', 'link-local', 'gateway4', 'gateway6', 'routes', 'mtu', 'parameters'];
 
 function quoteString(s: string): string {
   return `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;

@@ -22,7 +22,8 @@ const routeTo = (to: string): string => (to === 'default' ? '0.0.0.0/0' : to);
 
 function networkdFiles(nd: Netdef, master: string | undefined): Array<[string, string]> {
   const out: Array<[string, string]> = [];
-  const link = [...(nd.optional ? ['RequiredForOnline=no'] : []), ...(nd.mtu !== undefined ? [`MTUBytes=${nd.mtu}`] : [])];
+  const mtu = nd.mtu !== undefined ? [`MTUBytes=${nd.mtu}`] : [];
+  const link = [...(nd.optional ? ['RequiredForOnline=no'] : []), ...mtu];
   const dhcp = nd.dhcp4 && nd.dhcp6 ? 'yes' : nd.dhcp4 ? 'ipv4' : nd.dhcp6 ? 'ipv6' : undefined;
   const network = [
     ...(dhcp ? [`DHCP=${dhcp}`] : []),
@@ -54,9 +55,12 @@ function networkdFiles(nd: Netdef, master: string | undefined): Array<[string, s
 }
 
 function nmFile(nd: Netdef, master: string | undefined): [string, string] {
-  const connection = [`id=netplan-${nd.name}`, `type=${nd.type === 'bond' ? 'bond' : 'ethernet'}`, `interface-name=${nd.name}`,
-    ...(master ? ['slave-type=bond', `master=${master}`] : [])];
-  const ethernet = [...(nd.type === 'ethernet' ? ['wake-on-lan=0'] : []), ...(nd.mtu !== undefined ? [`mtu=${nd.mtu}`] : [])];
+  const connection = [
+    `id=netplan-${nd.name}`, `type=${nd.type === 'bond' ? 'bond' : 'ethernet'}`, `interface-name=${nd.name}`,
+    ...(master ? ['slave-type=bond', `master=${master}`] : []),
+  ];
+  const mtu = nd.mtu !== undefined ? [`mtu=${nd.mtu}`] : [];
+  const ethernet = [...(nd.type === 'ethernet' ? ['wake-on-lan=0'] : []), ...mtu];
   const b = nd.bond;
   const bond = nd.type === 'bond' && b ? [
     `mode=${b.mode}`,
@@ -74,7 +78,9 @@ function nmFile(nd: Netdef, master: string | undefined): [string, string] {
     ...nd.routes.map((r, i) => `route${i + 1}=${routeTo(r.to)},${r.via}`),
   ];
   const ipv6 = nd.dhcp6 ? ['method=auto', 'ip6-privacy=0'] : ['method=ignore'];
-  const text = sections([['connection', connection], ['ethernet', ethernet], ['bond', bond], ['ipv4', ipv4], ['ipv6', ipv6]]);
+  const text = sections([
+    ['connection', connection], ['ethernet', ethernet], ['bond', bond], ['ipv4', ipv4], ['ipv6', ipv6],
+  ]);
   return [`${NM}/netplan-${nd.name}.nmconnection`, text];
 }
 
@@ -88,7 +94,10 @@ export function renderBackends(cfg: NetplanConfig): Map<string, string> {
     const files = nd.renderer === 'networkd' ? networkdFiles(nd, master) : [nmFile(nd, master)];
     for (const [path, text] of files) out.set(path, text);
     if (nd.type === 'ethernet' && nd.mtu !== undefined) {
-      out.set(`${NETWORKD}/10-netplan-${nd.name}.link`, sections([['Match', [`OriginalName=${nd.name}`]], ['Link', ['WakeOnLan=off', `MTUBytes=${nd.mtu}`]]]));
+      const link = sections([
+        ['Match', [`OriginalName=${nd.name}`]], ['Link', ['WakeOnLan=off', `MTUBytes=${nd.mtu}`]],
+      ]);
+      out.set(`${NETWORKD}/10-netplan-${nd.name}.link`, link);
     }
   }
   return out;

@@ -67,7 +67,10 @@ export async function applyFromFiles(m: Machine, cluster: Cluster, fs: IFileSyst
 
 /** Replaces what an earlier generate wrote under `root` with the configuration's backend files. */
 async function writeBackends(fs: IFileSystem, root: string, cfg: NetplanConfig): Promise<void> {
-  const dirs: Array<[string, string]> = [['run/systemd/network', '10-netplan-'], ['run/NetworkManager/system-connections', 'netplan-']];
+  const dirs: Array<[string, string]> = [
+    ['run/systemd/network', '10-netplan-'],
+    ['run/NetworkManager/system-connections', 'netplan-'],
+  ];
   for (const [dir, prefix] of dirs) {
     let names: string[] = [];
     try {

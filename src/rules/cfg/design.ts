@@ -87,7 +87,8 @@ export function designAYaml(ctx: CfgContext): string {
   const ports = fabricPorts(ctx).slice(0, 4);
   // Per-device renderer (a top-level one would also re-render management), optional: a fabric link
   // down must not hold network-online.target.
-  const device = (p: string, k: number): string => `${p}: {renderer: networkd, optional: true, mtu: 9000, addresses: [192.168.10${k + 1}.${host}/24]}`;
+  const device = (p: string, k: number): string =>
+    `${p}: {renderer: networkd, optional: true, mtu: 9000, addresses: [192.168.10${k + 1}.${host}/24]}`;
   return `network: {version: 2, ethernets: {${ports.map(device).join(', ')}}}`;
 }
 
