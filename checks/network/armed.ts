@@ -199,7 +199,11 @@ export async function armedApply(ctx: StepExecContext<NetworkFacts>, o: ArmedOpt
    */
   const run = async (host: string, label: string, argvOrScript: { argv: string[] } | { script: string; args?: string[] }, timeoutMs = 60_000): Promise<RunResult> => {
     const l = logs.get(host)!;
-    l.commands.push('argv' in argvOrScript ? `sudo ${quoteArgv(argvOrScript.argv)}` : `sudo bash -s ${quoteArgv(argvOrScript.args ?? [])} <<'EOF' … EOF (${label})`);
+    // A file's content passed as an argument (the preflight's copies) is logged as its size, not its text.
+    const shown = (a: string): string => (a.includes('\n') ? `<${a.split('\n').length - 1} lines>` : a);
+    l.commands.push('argv' in argvOrScript
+      ? `sudo ${quoteArgv(argvOrScript.argv)}`
+      : `sudo bash -s ${quoteArgv((argvOrScript.args ?? []).map(shown))} <<'EOF' … EOF (${label})`);
     const after: AfterLoss = label === 'arm'
       ? { tookEffect: async () => (await ctx.run(host, `${o.stepId}:timers`, { argv: ['systemctl', 'list-timers', '--all', `${u}.timer`] }, { sudo: true, timeoutMs: 60_000 })).stdout.includes(`${u}.timer`) }
       : label === 'apply' ? 'report' : 'repeat';

@@ -76,6 +76,9 @@ describe('network.apply on networkmanager refuses a fabric file that would re-re
       .toContain('preflight refused, nothing changed:\n' +
         'l20-n2: management eno1 would move from NetworkManager to networkd');
     expect(steps.every((s) => !s.changed)).toBe(true);
+    // The real netplan generate ran over copies of the files before and after, not over /run.
+    const preflight = /^sudo bash -s \S+ \/var\/lib\/l20-setup\/netplan\/pending\/files <<'EOF' … EOF \(preflight\)$/;
+    expect(steps[1]?.commands.some((c) => preflight.test(c))).toBe(true);
     expect(await shell(t, 1, 'systemctl list-timers --all')).not.toContain('l20-netplan-rollback');
     expect(t.lab.hosts[1]!.machine.renderedBy?.get('eno1')).toBe('NetworkManager');
   }, 120_000);
