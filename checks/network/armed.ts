@@ -4,7 +4,10 @@
  * used: it refuses bond parameters (R22), needs a keypress on a terminal and guards one host.
  *
  *  1. Preflight: the management netdev is known, carries the SSH server address and is not a
- *     fabric port; `netplan generate` succeeds; netplan still describes management as it is live.
+ *     fabric port; netplan still describes management as it is live; management is rendered as
+ *     before (renderer, addresses, DHCP, routes) — by netplanView over the files before and after,
+ *     and by the real `netplan generate --root-dir` on the host over copies of both (which must
+ *     succeed), so the check itself never touches /run.
  *  2. Snapshot: the configuration to return to (network.write's pre-write copy when one waits,
  *     else /etc/netplan now), plus the virtual devices the new config creates and the fabric
  *     interfaces it configures.
@@ -22,9 +25,12 @@
 import type { CheckResult, StepExecContext, StepResult } from '../../src/engine/types.js';
 import { quoteArgv } from '../../src/transport/quote.js';
 import type { RunResult } from '../../src/transport/types.js';
+import { sections } from '../inventory/collect.js';
 import { runAcrossLoss, type AfterLoss } from './across-loss.js';
 import type { NetworkFacts } from './facts.js';
-import { NETPLAN_STATE, PENDING_DIR, ROLLBACK_SCRIPT } from './probes.js';
+import { parseGenerated } from './netplan-generated.js';
+import { managementChange, netplanView, renderedChange } from './netplan-view.js';
+import { NETPLAN_STATE, PENDING_DIR, PENDING_FILES, ROLLBACK_SCRIPT } from './probes.js';
 
 /** Default rollback window: longer than apply plus proof on two hosts. */
 export const ROLLBACK_WINDOW_S = 180;
@@ -64,6 +70,40 @@ for w in "$@"; do
 done
 `;
 
+/**
+ * Real netplan over copies: $1 run id, $2 the directory of the files live before (falls back to
+ * /etc/netplan), then `path content` pairs written over /etc/netplan's copy. Prints what
+ * `netplan generate --root-dir` writes for networkd and NetworkManager as `### before|after <file>`;
+ * exits 1 when the new files do not generate (`### failed after` with netplan's words).
+ */
+const MGMT_GENERATE = `set -u
+run=$1; before=$2; shift 2
+[ -d "$before" ] || before=/etc/netplan
+t=${NETPLAN_STATE}/$run/generate
+rm -rf "$t"; mkdir -p "$t/before/etc/netplan" "$t/after/etc/netplan"
+for f in "$before"/*.yaml; do if [ -e "$f" ]; then cp -p "$f" "$t/before/etc/netplan/"; fi; done
+for f in /etc/netplan/*.yaml; do if [ -e "$f" ]; then cp -p "$f" "$t/after/etc/netplan/"; fi; done
+while [ $# -ge 2 ]; do
+  printf '%s' "$2" > "$t/after/etc/netplan/\${1##*/}"; chmod 600 "$t/after/etc/netplan/\${1##*/}"
+  shift 2
+done
+rc=0
+for side in before after; do
+  if ! err=$(netplan generate --root-dir "$t/$side" 2>&1); then
+    echo "### failed $side"; echo "$err"
+    if [ "$side" = after ]; then rc=1; fi
+  fi
+  for f in "$t/$side"/run/systemd/network/*.network "$t/$side"/run/systemd/network/*.netdev \\
+    "$t/$side"/run/NetworkManager/system-connections/*.nmconnection; do
+    if [ -e "$f" ]; then echo "### $side \${f##*/}"; cat "$f"; echo; fi
+  done
+done
+rm -rf "$t"
+exit $rc
+`;
+
+type NetplanText = { path: string; text: string };
+
 /** What one host's part of the procedure needs. */
 export interface ArmedTarget {
   host: string;
@@ -75,6 +115,8 @@ export interface ArmedTarget {
   deleteFirst: string[];
   /** Files to write after the snapshot and before arming (mgmt-routes). */
   files?: Array<{ path: string; content: string; mode: number }>;
+  /** The netplan files management is rendered from now and after the apply (the management guard). */
+  netplan: { before: ReadonlyArray<NetplanText>; after: ReadonlyArray<NetplanText> };
 }
 
 export interface ArmedOptions {
@@ -136,6 +178,7 @@ export async function armedApply(ctx: StepExecContext<NetworkFacts>, o: ArmedOpt
     for (const t of o.targets) {
       const l = logs.get(t.host)!;
       l.commands.push(
+        `sudo bash -s ${ctx.runId} … (netplan generate --root-dir over copies: management rendered as before)`,
         `sudo bash -s ${ctx.runId} … (snapshot /etc/netplan to ${NETPLAN_STATE}/${ctx.runId})`,
         ...(t.files ?? []).map((f) => `sudo install -D -m ${f.mode.toString(8).padStart(4, '0')} -o root -g root /dev/stdin ${f.path}`),
         `sudo install -D -m 0755 -o root -g root /dev/stdin ${ROLLBACK_SCRIPT}`,
@@ -156,7 +199,11 @@ export async function armedApply(ctx: StepExecContext<NetworkFacts>, o: ArmedOpt
    */
   const run = async (host: string, label: string, argvOrScript: { argv: string[] } | { script: string; args?: string[] }, timeoutMs = 60_000): Promise<RunResult> => {
     const l = logs.get(host)!;
-    l.commands.push('argv' in argvOrScript ? `sudo ${quoteArgv(argvOrScript.argv)}` : `sudo bash -s ${quoteArgv(argvOrScript.args ?? [])} <<'EOF' … EOF (${label})`);
+    // A file's content passed as an argument (the preflight's copies) is logged as its size, not its text.
+    const shown = (a: string): string => (a.includes('\n') ? `<${a.split('\n').length - 1} lines>` : a);
+    l.commands.push('argv' in argvOrScript
+      ? `sudo ${quoteArgv(argvOrScript.argv)}`
+      : `sudo bash -s ${quoteArgv((argvOrScript.args ?? []).map(shown))} <<'EOF' … EOF (${label})`);
     const after: AfterLoss = label === 'arm'
       ? { tookEffect: async () => (await ctx.run(host, `${o.stepId}:timers`, { argv: ['systemctl', 'list-timers', '--all', `${u}.timer`] }, { sudo: true, timeoutMs: 60_000 })).stdout.includes(`${u}.timer`) }
       : label === 'apply' ? 'report' : 'repeat';
@@ -178,8 +225,21 @@ export async function armedApply(ctx: StepExecContext<NetworkFacts>, o: ArmedOpt
         refusals.push(`${t.host}: netplan would give ${mgmt.netdev} ${addrs.join(', ') || 'no address'}, but SSH runs over ${mgmt.serverAddress}`);
       }
     }
-    const gen = await run(t.host, 'preflight', { argv: ['netplan', 'generate'] });
-    if (gen.exitCode !== 0) refusals.push(`${t.host}: \`netplan generate\` failed (exit ${gen.exitCode}): ${tail(gen)}`);
+    if (!mgmt?.netdev) continue;
+    const change = managementChange(netplanView(t.netplan.before), netplanView(t.netplan.after), mgmt.netdev);
+    if (change) refusals.push(`${t.host}: ${change}`);
+    const overrides = (t.files ?? []).flatMap((x) => [x.path, x.content]);
+    const before = o.fromPending ? PENDING_FILES : '/etc/netplan';
+    const gen = await run(t.host, 'preflight', { script: MGMT_GENERATE, args: [ctx.runId, before, ...overrides] });
+    if (gen.exitCode !== 0) {
+      refusals.push(`${t.host}: \`netplan generate\` failed (exit ${gen.exitCode}): ${tail(gen)}`);
+      continue;
+    }
+    const generated = sections(gen.stdout);
+    const side = (s: string) =>
+      parseGenerated(generated.filter((x) => x.tag === s).map((x) => ({ name: x.name, text: x.body })));
+    const real = renderedChange(mgmt.netdev, side('before').get(mgmt.netdev), side('after').get(mgmt.netdev));
+    if (real && !change) refusals.push(`${t.host}: real \`netplan generate --root-dir\`: ${real}`);
   }
   if (refusals.length > 0) return o.targets.map((t) => result(t.host, 'failed', false, `preflight refused, nothing changed:\n${refusals.join('\n')}`));
 
@@ -250,7 +310,9 @@ export async function armedApply(ctx: StepExecContext<NetworkFacts>, o: ArmedOpt
     for (const t of o.targets) {
       const stop = await run(t.host, 'confirm', { argv: ['systemctl', 'stop', `${u}.timer`] });
       if (stop.exitCode !== 0) unconfirmed.push(t.host);
-      if (o.fromPending) await run(t.host, 'forget-snapshot', { argv: ['rm', '-f', `${PENDING_DIR}/netplan.tar`] });
+      if (o.fromPending) {
+        await run(t.host, 'forget-snapshot', { argv: ['rm', '-rf', `${PENDING_DIR}/netplan.tar`, PENDING_FILES] });
+      }
     }
     if (unconfirmed.length === 0) {
       ctx.note(null, `proved on every host (${o.proofs.join(', ')}); rollback timers stopped`);

@@ -53,6 +53,8 @@ export interface NetworkFacts {
   merged: { ok: boolean; ethernets: Record<string, unknown>; bonds: Record<string, { interfaces?: string[] } & Record<string, unknown>>; text: string; error?: string };
   /** network.write left a pre-write snapshot that network.apply has not confirmed yet. */
   pendingSnapshot: boolean;
+  /** That snapshot's netplan files (the configuration live before the write); empty without one. */
+  pendingFiles: NetplanFileFact[];
   bonds: BondFact[];
   ufw: UfwFacts;
   problems: Array<{ probe: string; evidence: string }>;
@@ -102,13 +104,15 @@ export function collectNetwork(outputs: ProbeOutputs): NetworkFacts {
   if (filesRun && filesRun.exitCode !== 0) problems.push({ probe: 'netplan-files', evidence: evidenceOf(filesRun, 'netplan-files') });
   const netplanFiles: NetplanFileFact[] = [];
   let pendingSnapshot = false;
+  const pendingFiles: NetplanFileFact[] = [];
   for (const s of sections(filesRun?.stdout ?? '')) {
     if (s.tag === 'pending') pendingSnapshot = true;
-    if (s.tag !== 'file') continue;
+    if (s.tag !== 'file' && s.tag !== 'pending-file') continue;
     const mode = /^[0-7]{3,4}$/.test(s.rest.trim()) ? parseInt(s.rest.trim(), 8) : 0o644;
     // The script prints an empty line after each file so one without a final newline stays apart;
     // the text is taken to end in exactly one newline.
-    netplanFiles.push({ path: s.name, mode, text: `${s.body.replace(/\n+$/, '')}\n` });
+    const text = `${s.body.replace(/\n+$/, '')}\n`;
+    (s.tag === 'file' ? netplanFiles : pendingFiles).push({ path: s.name, mode, text });
   }
 
   const merged = parseMerged(results['netplan-get']);
@@ -150,7 +154,9 @@ export function collectNetwork(outputs: ProbeOutputs): NetworkFacts {
   const ufw = parseUfwStatus(ufwRun?.exitCode === 0 ? ufwRun.stdout : '', ufwRun ? `${ufwRun.stdout}${ufwRun.stderr}` : 'not run', ufwRun?.exitCode ?? null);
 
   return {
-    host, fabric, permMacs, lldp: lldp?.neighbors ?? [], ...(lldpError ? { lldpError } : {}), lldpMissing: lldpRun?.exitCode === 127, netplanFiles, merged, pendingSnapshot, bonds, ufw, problems,
+    host, fabric, permMacs, lldp: lldp?.neighbors ?? [], ...(lldpError ? { lldpError } : {}),
+    lldpMissing: lldpRun?.exitCode === 127,
+    netplanFiles, merged, pendingSnapshot, pendingFiles, bonds, ufw, problems,
   };
 }
 

@@ -9,15 +9,28 @@ import { packageVersion } from '../../src/util/version.js';
 
 export const HEADER_RE = /^# l20-setup \S+ run \S+ design (\S+) — fabric only\n/;
 
+/**
+ * Keys every fabric device carries. `renderer` per device, never at the top level: netplan gives a
+ * device without its own `renderer:` the last top-level renderer of all merged files, so a top-level
+ * one here would hand management (NetworkManager on desktop/cloud images) to networkd. `optional`:
+ * systemd-networkd-wait-online does not wait for a fabric link whose peer is off or cable is out.
+ */
+export const FABRIC_DEVICE_KEYS = { renderer: 'networkd', optional: true } as const;
+
 /** The fabric file for a design plan (A: one flow map per port; B: ports plus two bonds). */
 export function renderFabricFile(plan: DesignPlan, runId: string, version = packageVersion()): string {
   const ethernets: Record<string, unknown> = {};
   const bonds: Record<string, unknown> = {};
   for (const i of plan.interfaces) {
-    if (i.kind === 'ethernet') ethernets[i.name] = i.addresses.length > 0 ? { mtu: i.mtu, addresses: i.addresses } : { mtu: i.mtu };
-    else bonds[i.name] = { interfaces: i.slaves ?? [], mtu: i.mtu, addresses: i.addresses, parameters: i.parameters ?? {} };
+    const addresses = i.addresses.length > 0 ? { addresses: i.addresses } : {};
+    if (i.kind === 'ethernet') ethernets[i.name] = { ...FABRIC_DEVICE_KEYS, mtu: i.mtu, ...addresses };
+    else {
+      const parameters = i.parameters ?? {};
+      const interfaces = i.slaves ?? [];
+      bonds[i.name] = { ...FABRIC_DEVICE_KEYS, interfaces, mtu: i.mtu, addresses: i.addresses, parameters };
+    }
   }
-  const network: Record<string, unknown> = { version: 2, renderer: 'networkd', ethernets };
+  const network: Record<string, unknown> = { version: 2, ethernets };
   if (Object.keys(bonds).length > 0) network.bonds = bonds;
   const doc = new Document({ network });
   for (const section of ['ethernets', 'bonds']) {
@@ -25,7 +38,8 @@ export function renderFabricFile(plan: DesignPlan, runId: string, version = pack
     if (!isMap(m)) continue;
     for (const item of (m as YAMLMap).items) if (isMap(item.value)) item.value.flow = true;
   }
-  return `# l20-setup ${version} run ${runId} design ${plan.design} — fabric only\n${doc.toString({ flowCollectionPadding: false, lineWidth: 0 })}`;
+  const body = doc.toString({ flowCollectionPadding: false, lineWidth: 0 });
+  return `# l20-setup ${version} run ${runId} design ${plan.design} — fabric only\n${body}`;
 }
 
 /** The body without the header line (what decides whether the file must be rewritten). */

@@ -13,16 +13,29 @@ export const FABRIC_FILE = '/etc/netplan/60-l20-fabric.yaml';
 /** Where network.write leaves the configuration as it was before its write, until network.apply confirms. */
 export const PENDING_DIR = '/var/lib/l20-setup/netplan/pending';
 export const NETPLAN_STATE = '/var/lib/l20-setup/netplan';
+/** The same pre-write files unpacked: what management was rendered from before the write (read by the probe). */
+export const PENDING_FILES = `${PENDING_DIR}/files`;
 export const ROLLBACK_SCRIPT = '/usr/local/sbin/l20-netplan-rollback';
 
-/** Every /etc/netplan/*.yaml as `### file <path> <mode>` then its content; and whether a pre-write snapshot waits. */
+/**
+ * Every /etc/netplan/*.yaml as `### file <path> <mode>` then its content; whether a pre-write snapshot
+ * waits, and its files as `### pending-file <path> <mode>`.
+ */
 export const NETPLAN_FILES_SCRIPT = `for f in /etc/netplan/*.yaml; do
   [ -e "$f" ] || continue
   echo "### file $f $(stat -c %a "$f")"
   cat "$f"
   echo
 done
-if [ -f ${PENDING_DIR}/netplan.tar ]; then echo "### pending ${PENDING_DIR}/netplan.tar"; fi
+if [ -f ${PENDING_DIR}/netplan.tar ]; then
+  echo "### pending ${PENDING_DIR}/netplan.tar"
+  for f in ${PENDING_FILES}/*.yaml; do
+    [ -e "$f" ] || continue
+    echo "### pending-file $f $(stat -c %a "$f")"
+    cat "$f"
+    echo
+  done
+fi
 `;
 
 /** /proc/net/bonding/<bond> for every bond, as `### bond <name>` sections. */

@@ -12,7 +12,8 @@ import { networkCabling } from './cabling.js';
 import { fabricBonds } from './checks-host.js';
 import { fabricPorts, type NetworkFacts } from './facts.js';
 import { fabricBody, renderFabricFile, withDefaultRoute } from './netplan-file.js';
-import { FABRIC_FILE, PENDING_DIR } from './probes.js';
+import { managementChange, netplanView } from './netplan-view.js';
+import { FABRIC_FILE, PENDING_DIR, PENDING_FILES } from './probes.js';
 
 /** A plan that does nothing but fail with the reason (the step is refused on this host). */
 function refuse(summary: string): StepPlan {
@@ -78,12 +79,15 @@ function conflictingFiles(f: NetworkFacts): Array<{ path: string; mgmt: boolean 
   return out;
 }
 
-/** Builds network.write's pre-write snapshot (the configuration network.apply returns to), once per pending write. */
+/**
+ * Builds network.write's pre-write snapshot (the configuration network.apply returns to), once per pending
+ * write; the unpacked files stay beside the tar for the probe (management's renderer before the write).
+ */
 const PENDING_SNAPSHOT = `set -eu
 run=$1; shift
 p=${PENDING_DIR}
 if [ -f "$p/netplan.tar" ]; then exit 0; fi
-t="$p/tree"
+t=${PENDING_FILES}
 rm -rf "$t"; mkdir -p "$t"
 for f in /etc/netplan/*.yaml; do if [ -e "$f" ]; then cp -p "$f" "$t/"; fi; done
 for f in "$@"; do
@@ -91,7 +95,6 @@ for f in "$@"; do
   if [ -f "$b" ]; then cp -p "$b" "$t/\${f##*/}"; else rm -f "$t/\${f##*/}"; fi
 done
 tar -C "$t" -cpf "$p/netplan.tar" .
-rm -rf "$t"
 `;
 
 /** netplan's merged view of management after the write must be what it was before ($2). */
@@ -156,6 +159,10 @@ function writePlan(ctx: StepPlanContext<NetworkFacts>): StepPlan | null {
   if (current && fabricBody(current.text) === fabricBody(content)) content = current.text;
   const addrs = plan.interfaces.filter((i) => i.addresses.length > 0).map((i) => `${i.name} ${i.addresses.join(', ')}`).join('; ');
   const moved = conflicts.map((c) => c.path);
+  const kept = f.netplanFiles.filter((x) => x.path !== FABRIC_FILE && !moved.includes(x.path));
+  const after = [...kept, { path: FABRIC_FILE, text: content }];
+  const mgmtChange = managementChange(netplanView(f.netplanFiles), netplanView(after), mgmt);
+  if (mgmtChange) return refuse(mgmtChange);
   return {
     summary: `write ${FABRIC_FILE} (design ${plan.design}: ${addrs}, MTU ${ctx.config.network.mtu})${moved.length ? `; move ${moved.join(', ')} to the backup directory` : ''}`,
     files: [{ path: FABRIC_FILE, content, mode: 0o600 }],
@@ -182,6 +189,11 @@ function applyTarget(f: NetworkFacts, host: string): ArmedTarget {
     ports: [...ports.filter((p) => f.merged.ethernets[p] !== undefined), ...describedBonds],
     created: describedBonds.filter((b) => !f.bonds.some((x) => x.name === b)),
     deleteFirst: fabricBonds(f).filter((b) => !b.described).map((b) => b.name),
+    // What management was rendered from before network.write, if its snapshot waits: else nothing changes.
+    netplan: {
+      before: f.pendingSnapshot && f.pendingFiles.length > 0 ? f.pendingFiles : f.netplanFiles,
+      after: f.netplanFiles,
+    },
   };
 }
 
@@ -200,8 +212,15 @@ const apply: StepDef<NetworkFacts> = {
   },
 };
 
+export interface MgmtRouteChange {
+  path: string;
+  content: string;
+  gateway: string;
+  mode: number;
+}
+
 /** The file and its new text for a host whose management interface uses gateway4. */
-function mgmtRouteChange(f: NetworkFacts): { path: string; content: string; gateway: string; mode: number } | undefined {
+export function mgmtRouteChange(f: NetworkFacts): MgmtRouteChange | undefined {
   const mgmt = f.fabric.mgmt.netdev;
   if (!mgmt) return undefined;
   for (const file of f.netplanFiles) {
@@ -223,7 +242,13 @@ const mgmtRoutes: StepDef<NetworkFacts> = {
     if (hosts.length === 0) return skipped;
     const results = await armedApply(ctx, {
       stepId: 'network.mgmt-routes', danger: 'network', proofs: [], fromPending: false,
-      targets: hosts.map((h) => ({ host: h, ports: [], created: [], deleteFirst: [], files: [{ path: changes.get(h)!.path, content: changes.get(h)!.content, mode: changes.get(h)!.mode }] })),
+      targets: hosts.map((h) => {
+        const f = ctx.all.find((a) => a.host === h)!.facts;
+        const c = changes.get(h)!;
+        const after = f.netplanFiles.map((x) => (x.path === c.path ? { path: x.path, text: c.content } : x));
+        const files = [{ path: c.path, content: c.content, mode: c.mode }];
+        return { host: h, ports: [], created: [], deleteFirst: [], files, netplan: { before: f.netplanFiles, after } };
+      }),
       summary: (h) => `${changes.get(h)!.path}: gateway4 ${changes.get(h)!.gateway} → routes: [{to: default, via: ${changes.get(h)!.gateway}}], applied under a rollback timer`,
       extraProof: (h, f) => {
         if (!changes.get(h)) return undefined;

@@ -41,9 +41,11 @@ describe('rendered files', () => {
     const p = designPlan(testContext().config, 1, f[1]!.facts.fabric, networkCabling(f), 2) as DesignPlan;
     expect(renderFabricFile(p, '20261129T120000Z', '0.9.0')).toBe(
       '# l20-setup 0.9.0 run 20261129T120000Z design A — fabric only\n' +
-      'network:\n  version: 2\n  renderer: networkd\n  ethernets:\n' +
-      '    ens1f0: {mtu: 9000, addresses: [192.168.101.2/24]}\n    ens1f1: {mtu: 9000, addresses: [192.168.102.2/24]}\n' +
-      '    ens2f0: {mtu: 9000, addresses: [192.168.103.2/24]}\n    ens2f1: {mtu: 9000, addresses: [192.168.104.2/24]}\n',
+      'network:\n  version: 2\n  ethernets:\n' +
+      '    ens1f0: {renderer: networkd, optional: true, mtu: 9000, addresses: [192.168.101.2/24]}\n' +
+      '    ens1f1: {renderer: networkd, optional: true, mtu: 9000, addresses: [192.168.102.2/24]}\n' +
+      '    ens2f0: {renderer: networkd, optional: true, mtu: 9000, addresses: [192.168.103.2/24]}\n' +
+      '    ens2f1: {renderer: networkd, optional: true, mtu: 9000, addresses: [192.168.104.2/24]}\n',
     );
   });
 
@@ -52,10 +54,18 @@ describe('rendered files', () => {
     const ctx = testContext(undefined, { network: { design: 'B', mtu: 9000 } });
     const p = designPlan(ctx.config, 0, f[0]!.facts.fabric, networkCabling(f), 2) as DesignPlan;
     expect(renderFabricFile(p, 'R', 'V')).toBe(
-      '# l20-setup V run R design B — fabric only\nnetwork:\n  version: 2\n  renderer: networkd\n  ethernets:\n' +
-      '    ens1f0: {mtu: 9000}\n    ens1f1: {mtu: 9000}\n    ens2f0: {mtu: 9000}\n    ens2f1: {mtu: 9000}\n  bonds:\n' +
-      '    bond0: {interfaces: [ens1f0, ens1f1], mtu: 9000, addresses: [192.168.110.1/24], parameters: {mode: 802.3ad, lacp-rate: fast, mii-monitor-interval: 100, transmit-hash-policy: layer3+4}}\n' +
-      '    bond1: {interfaces: [ens2f0, ens2f1], mtu: 9000, addresses: [192.168.111.1/24], parameters: {mode: 802.3ad, lacp-rate: fast, mii-monitor-interval: 100, transmit-hash-policy: layer3+4}}\n',
+      '# l20-setup V run R design B — fabric only\nnetwork:\n  version: 2\n  ethernets:\n' +
+      '    ens1f0: {renderer: networkd, optional: true, mtu: 9000}\n' +
+      '    ens1f1: {renderer: networkd, optional: true, mtu: 9000}\n' +
+      '    ens2f0: {renderer: networkd, optional: true, mtu: 9000}\n' +
+      '    ens2f1: {renderer: networkd, optional: true, mtu: 9000}\n' +
+      '  bonds:\n' +
+      '    bond0: {renderer: networkd, optional: true, interfaces: [ens1f0, ens1f1], mtu: 9000, ' +
+      'addresses: [192.168.110.1/24], ' +
+      'parameters: {mode: 802.3ad, lacp-rate: fast, mii-monitor-interval: 100, transmit-hash-policy: layer3+4}}\n' +
+      '    bond1: {renderer: networkd, optional: true, interfaces: [ens2f0, ens2f1], mtu: 9000, ' +
+      'addresses: [192.168.111.1/24], ' +
+      'parameters: {mode: 802.3ad, lacp-rate: fast, mii-monitor-interval: 100, transmit-hash-policy: layer3+4}}\n',
     );
   });
 

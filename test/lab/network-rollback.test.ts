@@ -39,7 +39,11 @@ describe('network.apply rolls back a change that cuts management', () => {
   it('the unreachable host is restored by its timer, the other at once, and the tool says so', async () => {
     // A fabric route that captures the management return path (to the SSH client) on node 2 only.
     const c2: Client = await connect(t.lab, t.lab.hosts[1]!);
-    const edit = text(await exec(c2, `sudo sed -i 's|ens1f0: {mtu: 9000, addresses: \\[192.168.101.2/24\\]}|ens1f0: {mtu: 9000, addresses: [192.168.101.2/24], routes: [{to: 10.0.0.100/32, via: 192.168.101.1}]}|' /etc/netplan/60-l20-fabric.yaml && sudo grep -c 10.0.0.100 /etc/netplan/60-l20-fabric.yaml`));
+    const was = 'ens1f0: {renderer: networkd, optional: true, mtu: 9000, addresses: \\[192.168.101.2/24\\]}';
+    const now = 'ens1f0: {renderer: networkd, optional: true, mtu: 9000, addresses: [192.168.101.2/24], ' +
+      'routes: [{to: 10.0.0.100/32, via: 192.168.101.1}]}';
+    const file = '/etc/netplan/60-l20-fabric.yaml';
+    const edit = text(await exec(c2, `sudo sed -i 's|${was}|${now}|' ${file} && sudo grep -c 10.0.0.100 ${file}`));
     expect(edit.out.trim()).toBe('1');
     await end(c2);
 

@@ -104,7 +104,8 @@ describe('lint on the tutorial (RULES.md §4)', () => {
 
   it('fixes carry real names', () => {
     expect(byFile('pfc.sh').findings.find((f) => f.rule === 'R25')?.fix).toContain('mlnx_qos -i ens1f0 --trust dscp --pfc 0,0,0,1,0,0,0,0');
-    expect(byFile('etc/netplan/02-bond-roce.yaml').findings.find((f) => f.rule === 'R16')?.fix).toContain('ens1f0: {mtu: 9000, addresses: [192.168.101.1/24]}');
+    expect(byFile('etc/netplan/02-bond-roce.yaml').findings.find((f) => f.rule === 'R16')?.fix)
+      .toContain('ens1f0: {renderer: networkd, optional: true, mtu: 9000, addresses: [192.168.101.1/24]}');
     expect(byFile('ray-start.sh').findings.find((f) => f.rule === 'R45' && f.line === 4)?.fix).toContain('--node-ip-address=192.168.100.2');
     expect(byFile('install.sh').findings.find((f) => f.rule === 'R30')?.fix).toContain('MLNX_OFED-23.10-1.1.9.0');
   });

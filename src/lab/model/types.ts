@@ -360,6 +360,13 @@ export interface Machine {
    * exists, files change through it (a command, or shell.fs).
    */
   files?: Map<string, { content: string; mode?: number }>;
+  /**
+   * NetworkManager runs and renders what netplan gives it (desktop and cloud images; the networkmanager
+   * scenario); absent: a server image where only systemd-networkd does.
+   */
+  networkManager?: boolean;
+  /** Which backend configured each device at the last netplan apply (tools/netplan-apply.ts). */
+  renderedBy?: Map<string, 'networkd' | 'NetworkManager'>;
   /** ufw's runtime state (tools/ufw.ts); absent = inactive, as on a fresh install. */
   firewall?: FirewallState;
   /** APT's own bookkeeping (src/lab/apt/state.ts creates it on first use). */

@@ -23,10 +23,14 @@ export interface Scenario {
 /** Stage order: later parts may rely on earlier ones (names after rdma-core, addresses before GIDs). */
 const PARTS = [os, nicStack, network, qos, rdma, gpu, nccl, rayVllm];
 
+/** Clusters a base scenario (fresh, and so ready and tutorial) was applied to: modifiers apply on top. */
+const based = new WeakSet<Cluster>();
+
 const fresh: Scenario = {
   name: 'fresh',
   description: 'Ubuntu 22.04 minimal; eno1 from 01-netcfg.yaml; fabric ports down and unconfigured; no rdma-core, no NVIDIA driver (nouveau); straight cabling',
   apply(cluster) {
+    based.add(cluster);
     for (const m of cluster.machines) {
       for (const d of m.netdevs) {
         if (d.driver === 'mlx5_core') {
@@ -77,6 +81,23 @@ function fault(name: string, description: string, change: (cluster: Cluster) => 
   };
 }
 
+/** Changes one aspect of whatever base came before it (`fresh` when alone). */
+const modifiers = new WeakSet<Scenario>();
+
+function modifier(name: string, description: string, change: (cluster: Cluster) => void): Scenario {
+  const s: Scenario = {
+    name,
+    description: `${description} (on top of the scenario before it; alone: fresh)`,
+    apply(cluster) {
+      if (!based.has(cluster)) fresh.apply(cluster);
+      change(cluster);
+      for (const m of cluster.machines) m.revision++;
+    },
+  };
+  modifiers.add(s);
+  return s;
+}
+
 const REGISTRY: readonly Scenario[] = [
   fresh,
   ready,
@@ -88,10 +109,16 @@ const REGISTRY: readonly Scenario[] = [
   fault('acs-enabled', "node 1's downstream ports above GPUs and NIC 1 have ACSCtl: SrcValid+", gpu.acsEnabled),
   fault('wrong-gid', 'node 2 ens1f0 has an IPv6 ULA before its IPv4 (IPv4 v2 GID at index 5) and nccl.conf pins NCCL_IB_GID_INDEX=3', rdma.wrongGid),
   fault('driver-mismatch', 'node 2 runs a 570.x open driver, node 1 580.x', gpu.driverMismatch),
+  modifier('networkmanager', 'management rendered by NetworkManager, as on Ubuntu desktop/cloud images: '
+    + '01-network-manager-all.yaml (renderer: NetworkManager) and the management ethernet without a renderer of its'
+    + ' own',
+  network.networkManager),
   fault('tutorial-serving', "no vLLM units; the tutorial's hand-started Ray (head on 0.0.0.0 without --node-ip-address) and its start_vllm.sh", rayVllm.tutorialOnReady),
 ];
 
 export const SCENARIOS: readonly string[] = REGISTRY.map((s) => s.name);
+/** Scenarios that change one aspect of the one before them (`ready+networkmanager`). */
+export const MODIFIER_SCENARIOS: readonly string[] = REGISTRY.filter((s) => modifiers.has(s)).map((s) => s.name);
 
 /** Resolves `a+b+c`; throws with the list of known names for an unknown one. */
 export function resolveScenario(spec: string): Scenario[] {

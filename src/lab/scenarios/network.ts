@@ -8,7 +8,9 @@
  * `tutorial`: the recipe's /etc/netplan/02-bond-roce.yaml (0644, as an editor leaves it) applied —
  * a 4-port balance-xor bond0 on 192.168.100.i/24 (lacp-rate dropped by networkd, no RoCE LAG),
  * the installer's management file with gateway4, the firewall off.
+ * `networkManager`: management rendered by NetworkManager, as on Ubuntu desktop and cloud images.
  */
+import { parseDocument } from 'yaml';
 import { renderFabricFile, withDefaultRoute } from '../../../checks/network/netplan-file.js';
 import { FABRIC_FILE } from '../../../checks/network/probes.js';
 import type { DesignPlan } from '../../../checks/common/design.js';
@@ -122,4 +124,27 @@ export function mtuMismatch(cluster: Cluster): void {
 /** `link-down`: cable 4 (`ens2f1 ↔ ens2f1`) unplugged. */
 export function linkDown(cluster: Cluster): void {
   for (const c of cluster.cables) if (c.a.ifname === 'ens2f1' && c.b.ifname === 'ens2f1') c.plugged = false;
+}
+
+/** Ubuntu desktop's /etc/netplan/01-network-manager-all.yaml, as the installer writes it. */
+export const NETWORK_MANAGER_ALL = '/etc/netplan/01-network-manager-all.yaml';
+export const NETWORK_MANAGER_ALL_TEXT =
+  '# Let NetworkManager manage all devices on this system\nnetwork:\n  version: 2\n  renderer: NetworkManager\n';
+
+/**
+ * `networkmanager`: NetworkManager runs and renders management: 01-network-manager-all.yaml's top-level
+ * `renderer: NetworkManager`, and the management file (whatever the scenario before left) without its
+ * own top-level renderer. Everything else stays as the scenario before it left it.
+ */
+export function networkManager(cluster: Cluster): void {
+  for (const m of cluster.machines) {
+    const path = '/etc/netplan/01-netcfg.yaml';
+    const doc = parseDocument(m.files?.get(path)?.content ?? mgmtNetplan(m));
+    doc.deleteIn(['network', 'renderer']);
+    setFile(m, path, doc.toString({ indentSeq: false, lineWidth: 0 }), 0o600);
+    setFile(m, NETWORK_MANAGER_ALL, NETWORK_MANAGER_ALL_TEXT, 0o600);
+    m.networkManager = true;
+    (m.renderedBy ??= new Map()).set(m.mgmt.ifname, 'NetworkManager');
+    m.revision++;
+  }
 }

@@ -8,6 +8,10 @@
  * - every described device is brought up with exactly its addresses (networkd drops foreign
  *   ones), its MTU (a bond passes its MTU to its members) and its static routes (`gateway4`,
  *   `routes:`); IPv6 link-local comes with the link;
+ * - each definition is configured by its renderer (netplan-config.ts): networkd always runs; a
+ *   NetworkManager one is left unconfigured where NetworkManager does not run (Machine.networkManager).
+ *   A device handed from one backend to the other loses its addresses and routes first (the old
+ *   backend deconfigures it) before the new one configures it;
  * - nothing is deleted: a virtual device no file describes stays with its members and addresses
  *   (netplan-apply(8) KNOWN ISSUES, R23), and its members are left alone; devices no longer
  *   described keep what they had (networkd stops managing them).
@@ -27,6 +31,8 @@ export interface ApplySummary {
   configured: string[];
   /** Members of bonds no file describes (left as they are). */
   stale: string[];
+  /** Devices whose renderer changed (deconfigured by the old backend first). */
+  handedOver: string[];
 }
 
 function staticRoutes(dev: NetDev, gateway4: string | undefined, routes: ReadonlyArray<{ to: string; via: string }>): Route[] {
@@ -42,7 +48,7 @@ function staticRoutes(dev: NetDev, gateway4: string | undefined, routes: Readonl
 
 export function applyNetplan(m: Machine, cluster: Cluster, cfg: NetplanConfig): ApplySummary {
   registerCluster(cluster);
-  const summary: ApplySummary = { createdBonds: [], enslaved: [], configured: [], stale: [] };
+  const summary: ApplySummary = { createdBonds: [], enslaved: [], configured: [], stale: [], handedOver: [] };
   const described = new Set(cfg.netdefs.map((n) => n.name));
   // Bonds first, so members can be enslaved to them.
   for (const nd of cfg.netdefs.filter((n) => n.type === 'bond' && n.bond)) {
@@ -67,9 +73,19 @@ export function applyNetplan(m: Machine, cluster: Cluster, cfg: NetplanConfig): 
       if (port) release(m, bond.name, port);
     }
   }
+  const renderedBy = (m.renderedBy ??= new Map());
   for (const nd of cfg.netdefs) {
     const dev = netdev(m, nd.name);
     if (!dev) continue;
+    const was = renderedBy.get(nd.name);
+    if (was !== undefined && was !== nd.renderer) {
+      setAddresses(m, dev, []);
+      m.routes = m.routes.filter((r) => r.dev !== dev.name);
+      renderedBy.delete(nd.name);
+      summary.handedOver.push(nd.name);
+    }
+    if (nd.renderer === 'NetworkManager' && !m.networkManager) continue; // no NetworkManager: nothing renders it
+    renderedBy.set(nd.name, nd.renderer);
     if (dev.master && !described.has(dev.master)) {
       // Enslaved to a bond no file describes: networkd leaves the membership (and the bond) alone.
       summary.stale.push(nd.name);

@@ -1,8 +1,11 @@
 /**
  * netplan 0.106's view of its configuration: the YAML files of /{lib,etc,run}/netplan (a file in
  * /run shadows one of the same name in /etc, which shadows /lib; all are read in lexical order of
- * their names, later files amending or overriding earlier ones), validated as netplan's parser
- * does for the keys the stages use, and emitted the way `netplan get` prints the merged result
+ * their names, later files amending or overriding earlier mappings and appending to sequences),
+ * validated as netplan's parser does for the keys the stages use, and emitted the way `netplan get`
+ * prints the merged result. Each definition's renderer is its own `renderer:`, else the section-level
+ * one before it in the file that first defined it, else the top-level one of the last file that has
+ * one, else networkd (src/parse.c: handle_network_type, finish_iterator)
  * (block style, list items at their key's indent, addresses and route fields double-quoted — the
  * corpus sample `netplan-get__doc-static-ip-two-ethernets.txt`).
  *
@@ -38,7 +41,17 @@ export interface Netdef {
   bond?: { mode: string; miimon?: number; updelay?: number; downdelay?: number; xmitHashPolicy?: string; lacpRate?: 'slow' | 'fast' };
   /** `parameters:` present (what makes `netplan try` refuse, R22). */
   hasParameters: boolean;
+  /** The backend that renders it. */
+  renderer: NetplanRenderer;
+  dhcp4: boolean;
+  dhcp6: boolean;
+  /** `nameservers.addresses`. */
+  dns: string[];
+  /** `optional: true`: systemd-networkd-wait-online does not wait for it. */
+  optional: boolean;
 }
+
+export type NetplanRenderer = 'networkd' | 'NetworkManager';
 
 export interface NetplanConfig {
   files: NetplanFile[];
@@ -99,13 +112,25 @@ function toPlain(n: YamlNode | null | undefined): Yaml {
 
 const isObj = (v: Yaml | undefined): v is { [k: string]: Yaml } => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** netplan's merge: mappings amend, scalars override, sequences append (without repeating an item). */
 function merge(into: { [k: string]: Yaml }, from: { [k: string]: Yaml }): void {
   for (const [k, v] of Object.entries(from)) {
     const cur = into[k];
     if (isObj(cur) && isObj(v)) merge(cur, v);
-    else into[k] = isObj(v) ? structuredClone(v) : v;
+    else if (Array.isArray(cur) && Array.isArray(v)) {
+      for (const item of v) {
+        if (!cur.some((x) => JSON.stringify(x) === JSON.stringify(item))) cur.push(structuredClone(item));
+      }
+    } else into[k] = isObj(v) || Array.isArray(v) ? structuredClone(v) : v;
   }
 }
+
+/** netplan's booleans: YAML 1.1 words as well as true/false. */
+const truthy = (v: Yaml | undefined): boolean =>
+  v === true || (typeof v === 'string' && ['true', 'yes', 'on', 'y'].includes(v.toLowerCase()));
+
+const rendererName = (v: Yaml | undefined): NetplanRenderer | undefined =>
+  (v === 'networkd' || v === 'NetworkManager' ? v : undefined);
 
 /** netplan's duration syntax for bond timers: a bare number is milliseconds; `ms`/`s` suffixes. */
 function millis(v: Yaml | undefined): number | undefined {
@@ -123,6 +148,9 @@ export function loadNetplan(files: NetplanFile[]): NetplanConfig {
   const network: { [k: string]: Yaml } = {};
   const errors: string[] = [];
   const warnings: string[] = [];
+  let globalRenderer: NetplanRenderer | undefined;
+  /** The section-level renderer in force where each definition first appeared. */
+  const createdWith = new Map<string, NetplanRenderer | undefined>();
   for (const f of files) {
     if ((f.mode & 0o077) !== 0) warnings.push(`Permissions for ${f.path} are too open. Netplan configuration should NOT be accessible by others.`);
     const lc = new LineCounter();
@@ -141,6 +169,16 @@ export function loadNetplan(files: NetplanFile[]): NetplanConfig {
       errors.push(`${f.path}:1:0: Error in network definition: expected mapping (check indentation)`);
       continue;
     }
+    globalRenderer = rendererName(net.renderer) ?? globalRenderer;
+    for (const [section] of SECTIONS) {
+      const defs = net[section];
+      if (!isObj(defs)) continue;
+      let sectionRenderer: NetplanRenderer | undefined;
+      for (const [name, body] of Object.entries(defs)) {
+        if (name === 'renderer') sectionRenderer = rendererName(body);
+        else if (!createdWith.has(name)) createdWith.set(name, sectionRenderer);
+      }
+    }
     merge(network, net);
   }
   const netdefs: Netdef[] = [];
@@ -148,9 +186,16 @@ export function loadNetplan(files: NetplanFile[]): NetplanConfig {
     const defs = network[section];
     if (!isObj(defs)) continue;
     for (const [name, body] of Object.entries(defs)) {
+      if (name === 'renderer') continue; // the section-level renderer, not a device
       const d = isObj(body) ? body : {};
-      const nd: Netdef = { name, type, addresses: [], routes: [], interfaces: strings(d.interfaces), hasParameters: d.parameters !== undefined };
-      for (const a of strings(d.addresses)) {
+      const renderer = rendererName(d.renderer) ?? createdWith.get(name) ?? globalRenderer ?? 'networkd';
+      const ns = isObj(d.nameservers) ? d.nameservers : {};
+      const nd: Netdef = {
+        name, type, addresses: [], routes: [], interfaces: strings(d.interfaces),
+        hasParameters: d.parameters !== undefined, renderer, optional: truthy(d.optional),
+        dhcp4: truthy(d.dhcp4), dhcp6: truthy(d.dhcp6), dns: strings(ns.addresses),
+      };
+      for (const a of [...new Set(strings(d.addresses))]) {
         const c = parseCidr(a);
         if (!c) errors.push(`Error in network definition: malformed address '${a}', must be X.X.X.X/NN or X:X:X:X:X:X:X:X/NN`);
         else nd.addresses.push(c);
@@ -203,8 +248,8 @@ export function loadNetplan(files: NetplanFile[]): NetplanConfig {
 // ---- netplan get ----
 
 /** Per-device key order of netplan's emitter (keys it does not know keep their input order after these). */
-const KEY_ORDER = ['renderer', 'match', 'set-name', 'interfaces', 'addresses', 'nameservers', 'dhcp4', 'dhcp6', 'accept-ra', 'link-local',
-  'gateway4', 'gateway6', 'routes', 'mtu', 'parameters'];
+const KEY_ORDER = ['renderer', 'optional', 'match', 'set-name', 'interfaces', 'addresses', 'nameservers', 'dhcp4',
+  'dhcp6', 'accept-ra', 'link-local', 'gateway4', 'gateway6', 'routes', 'mtu', 'parameters'];
 
 function quoteString(s: string): string {
   return `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;

@@ -3,7 +3,8 @@
  * source-derived apart from `netplan get`'s layout, which follows the corpus sample).
  *
  * - get: the merged configuration (netplan-config.ts); `--root-dir DIR` reads DIR/{lib,etc,run}/netplan.
- * - generate: validates; errors exit 1; GLib warnings (world-readable files, `gateway4`) on stderr.
+ * - generate: validates; errors exit 1; GLib warnings (world-readable files, `gateway4`) on stderr;
+ *   writes the networkd/NetworkManager files under the root (netplan-generate.ts).
  * - apply: generate, then renders the configuration into the machine (netplan-apply.ts); takes ≈3 s.
  * - try (try_command.py, terminal.py): refuses a configuration whose bonds or bridges have
  *   `parameters` — prints `<bond>: reverting custom parameters for bridges and bonds is not
@@ -21,6 +22,7 @@ import { fail, getopt, has, value } from '../shell/args.js';
 import { applyNetplan } from './netplan-apply.js';
 import { notifyManagement } from './mgmt-path.js';
 import { loadNetplan, netplanGet, readNetplanFiles, type NetplanConfig } from './netplan-config.js';
+import { renderBackends } from './netplan-generate.js';
 import type { Tool } from './types.js';
 
 /** Modelled duration of `netplan apply` (STAGES.md §4.5). */
@@ -63,6 +65,28 @@ export async function applyFromFiles(m: Machine, cluster: Cluster, fs: IFileSyst
   return { cfg, errors: [] };
 }
 
+/** Replaces what an earlier generate wrote under `root` with the configuration's backend files. */
+async function writeBackends(fs: IFileSystem, root: string, cfg: NetplanConfig): Promise<void> {
+  const dirs: Array<[string, string]> = [
+    ['run/systemd/network', '10-netplan-'],
+    ['run/NetworkManager/system-connections', 'netplan-'],
+  ];
+  for (const [dir, prefix] of dirs) {
+    let names: string[] = [];
+    try {
+      names = await fs.readdir(`${root}/${dir}`);
+    } catch {
+      continue;
+    }
+    for (const n of names.filter((x) => x.startsWith(prefix))) await fs.rm(`${root}/${dir}/${n}`);
+  }
+  for (const [path, text] of renderBackends(cfg)) {
+    const abs = `${root}/${path}`;
+    await fs.mkdir(abs.slice(0, abs.lastIndexOf('/')), { recursive: true });
+    await fs.writeFile(abs, text);
+  }
+}
+
 const USAGE = 'usage: /usr/sbin/netplan  [-h] [--debug]  ...\n';
 
 /** Files under /etc/netplan before `try` changed anything, to restore on timeout. */
@@ -96,6 +120,7 @@ export const netplan: Tool = {
         const cfg = await loadConfig(fs, root);
         const warn = glibWarnings(m, cfg, 'generate');
         if (cfg.errors.length > 0) return fail(1, `${warn}${cfg.errors.join('\n')}\n`);
+        await writeBackends(fs, root, cfg);
         return { stdout: '', stderr: warn, exitCode: 0 };
       }
       case 'apply': {
@@ -103,6 +128,7 @@ export const netplan: Tool = {
         const cfg = await loadConfig(fs);
         const warn = glibWarnings(m, cfg, 'generate');
         if (cfg.errors.length > 0) return fail(1, `${warn}${cfg.errors.join('\n')}\n`);
+        await writeBackends(fs, '', cfg);
         applyNetplan(m, env.cluster, cfg);
         notifyManagement(m);
         await m.clock.sleep(APPLY_MS, env.ctx.signal);

@@ -23,6 +23,7 @@ export function networkShutdown(m: Machine): void {
     if (d.driver === 'mlx5_core' || d.driver === 'igb') d.mtu = 1500;
   }
   m.routes = [];
+  m.renderedBy?.clear(); // both backends start from nothing at boot
   m.neighbors = [];
   m.firewall = { active: false, allowIn: [] };
   clearFlaps(m);

@@ -85,7 +85,11 @@ export function fabricPorts(ctx: CfgContext): string[] {
 export function designAYaml(ctx: CfgContext): string {
   const host = designOf(ctx).hostIndex ?? 1;
   const ports = fabricPorts(ctx).slice(0, 4);
-  return `network: {version: 2, renderer: networkd, ethernets: {${ports.map((p, k) => `${p}: {mtu: 9000, addresses: [192.168.10${k + 1}.${host}/24]}`).join(', ')}}}`;
+  // Per-device renderer (a top-level one would also re-render management), optional: a fabric link
+  // down must not hold network-online.target.
+  const device = (p: string, k: number): string =>
+    `${p}: {renderer: networkd, optional: true, mtu: 9000, addresses: [192.168.10${k + 1}.${host}/24]}`;
+  return `network: {version: 2, ethernets: {${ports.map(device).join(', ')}}}`;
 }
 
 /** Does an NCCL_SOCKET_IFNAME-style list select `name`? `=` exact, else prefix; `^` excludes. */
