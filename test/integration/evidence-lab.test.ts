@@ -1,0 +1,44 @@
+/**
+ * Verdicts rest on evidence, on every lab scenario: whatever state a host is in, no check passes or warns without
+ * evidence, and no summary or evidence shows a value that was never read. The engine's guard (which would turn
+ * such a pass into "cannot tell") never has to step in: each check grounds its own verdict. The real-host
+ * conformance suite (test/realhost) holds the same line against a real machine.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { Engine } from '../../src/engine/runner.js';
+import type { CheckResult } from '../../src/engine/types.js';
+import { SCENARIOS } from '../../src/lab/scenarios/index.js';
+import { STAGES } from '../../src/stages.js';
+import { labTarget, type LabTarget } from '../helpers/lab-target.js';
+
+// Written here, not imported from the guard: the product must not be the only judge of itself.
+const UNREAD = /(?:^|[\s(:=,/])\?(?=$|[\s),.;:/]|GT)|\bx\?(?!\w)|\bundefined\b|\bNaN\b|\[object Object\]/m;
+const SPLICED_EMPTY = /\bis {2,}on\b|:\s*$| \(\)/m;
+const GUARD_FIRED = /^cannot tell: (no evidence for|".*" rests on a value)/;
+
+export function ungrounded(results: readonly CheckResult[]): string[] {
+  return results.flatMap((c) => {
+    const why: string[] = [];
+    if ((c.status === 'pass' || c.status === 'warn') && !c.evidence.trim()) why.push('no evidence');
+    if (UNREAD.test(c.summary) || SPLICED_EMPTY.test(c.summary)) why.push(`summary "${c.summary}"`);
+    const line = c.evidence.split('\n').find((l) => UNREAD.test(l));
+    if (line !== undefined) why.push(`evidence line "${line}"`);
+    if (GUARD_FIRED.test(c.summary)) why.push('the evidence guard had to step in');
+    return why.length ? [`${c.host ?? 'cluster'} ${c.id} ${c.status}: ${why.join('; ')}`] : [];
+  });
+}
+
+describe('every lab scenario: verdicts rest on evidence', () => {
+  let t: LabTarget | undefined;
+  afterEach(async () => {
+    await t?.close();
+    t = undefined;
+  });
+
+  it.each(SCENARIOS.map((s) => [s]))('%s', async (scenario) => {
+    t = await labTarget({ scenario });
+    const results = (await new Engine(t.hosts, { config: t.config }).runStages(STAGES)).flatMap((o) => o.results);
+    expect(results.length).toBeGreaterThan(80);
+    expect(ungrounded(results)).toEqual([]);
+  }, 120_000);
+});
