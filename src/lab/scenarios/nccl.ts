@@ -13,7 +13,8 @@ import { posix } from 'node:path';
 import { BENCH_PATH, BENCH_SCRIPT } from '../../../checks/nccl/bench-script.js';
 import { NCCL_CONF, designALines, renderConf } from '../../../checks/nccl/conf.js';
 import type { Cluster } from '../model/cluster.js';
-import { CLUSTER_DISTRIBUTIONS, CLUSTER_VENV, SYSTEM_PYTHON, dependencyClosure, distributionFiles, userSite, venvFiles, type VenvFile } from '../model/python.js';
+import { CLUSTER_VENV } from '../../../checks/common/pins.js';
+import { CLUSTER_DISTRIBUTIONS, SYSTEM_PYTHON, dependencyClosure, distributionFiles, userSite, venvFiles, type VenvFile } from '../model/python.js';
 import type { Machine } from '../model/types.js';
 import { LAB_EPOCH_MS } from '../util/clock.js';
 

@@ -18,7 +18,8 @@ import { decideLayout, serveArgs, vllmUnit } from '../../../checks/vllm/plan.js'
 import type { SharedFacts } from '../../../checks/vllm/shared-facts.js';
 import type { Cluster } from '../model/cluster.js';
 import { hfModel, modelFiles } from '../model/hf-models.js';
-import { CLUSTER_VENV, pythonEnvOf, SYSTEM_PYTHON } from '../model/python.js';
+import { CLUSTER_VENV } from '../../../checks/common/pins.js';
+import { pythonEnvOf, SYSTEM_PYTHON } from '../model/python.js';
 import type { Machine } from '../model/types.js';
 import { registerBootHook } from '../system/boot.js';
 import { sessionLimits } from '../system/limits.js';
