@@ -360,6 +360,8 @@ export interface Machine {
    * exists, files change through it (a command, or shell.fs).
    */
   files?: Map<string, { content: string; mode?: number }>;
+  /** Symlinks a scenario leaves (path → target), made after the files (systemctl enable's wants links, a venv's python). */
+  links?: Map<string, string>;
   /** ufw's runtime state (tools/ufw.ts); absent = inactive, as on a fresh install. */
   firewall?: FirewallState;
   /** APT's own bookkeeping (src/lab/apt/state.ts creates it on first use). */

@@ -1,6 +1,7 @@
 /**
  * Scenarios: named starting states applied to a freshly built cluster (STAGES.md §4.4). They compose
- * with `+` (`ready+link-down`), applied left to right. `ready` and `tutorial` are built from one part
+ * with `+` (`ready+link-down`), applied left to right. `ready` is the files recorded from the stages'
+ * own apply (ready/) and the running state one part per stage sets; `tutorial` is built from one part
  * per stage (the files beside this one, in stage order); each fault scenario starts from `ready`
  * (applied once, however many faults are composed) and changes what its row of §4.4 says.
  */
@@ -13,6 +14,7 @@ import * as rdma from './rdma.js';
 import * as gpu from './gpu.js';
 import * as nccl from './nccl.js';
 import * as rayVllm from './ray-vllm.js';
+import { putReadyFiles } from './ready/index.js';
 
 export interface Scenario {
   name: string;
@@ -50,6 +52,8 @@ const ready: Scenario = {
     if (readyClusters.has(cluster)) return;
     readyClusters.add(cluster);
     fresh.apply(cluster);
+    // The files are data recorded from the stages' own apply (ready/); the parts set the running state.
+    putReadyFiles(cluster);
     for (const part of PARTS) part.ready(cluster);
     for (const m of cluster.machines) m.revision++;
   },

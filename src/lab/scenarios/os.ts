@@ -1,14 +1,13 @@
 /**
  * Scenario parts for the os stage (STAGES.md §4.4).
  *
- * `ready`: what os.install-base, os.memlock and os.holds leave — the base packages with the
+ * `ready`: what os.install-base and os.holds leave — the base packages with the
  * dependencies apt pulls (chrony having replaced systemd-timesyncd, so the clock is synchronized),
- * the memlock limits file, the kernel metapackages held (the gpu-driver part holds its own
- * packages). `tutorial`: the recipe's `apt install` line as far as this stage is concerned — ntp
+ * the kernel metapackages held (the gpu-driver part holds its own packages); the memlock limits file
+ * is among the recorded files (ready/). `tutorial`: the recipe's `apt install` line as far as this stage is concerned — ntp
  * (which replaces systemd-timesyncd), ifenslave (pulling ifupdown), ibutils, net-tools, htop, tmux;
  * its RDMA packages belong to the nic-stack part (MLNX_OFED replaces them). No memlock file, nothing held.
  */
-import { MEMLOCK_CONTENT, MEMLOCK_FILE } from '../../../checks/os/index.js';
 import { BASE_PACKAGES, KERNEL_HOLDS } from '../../../checks/os/probes.js';
 import { aptInstallInModel } from '../apt/model-install.js';
 import type { Cluster } from '../model/cluster.js';
@@ -16,7 +15,6 @@ import type { Cluster } from '../model/cluster.js';
 export function ready(cluster: Cluster): void {
   for (const m of cluster.machines) {
     aptInstallInModel(m, [...BASE_PACKAGES]);
-    (m.files ??= new Map()).set(MEMLOCK_FILE, { content: MEMLOCK_CONTENT, mode: 0o644 });
     for (const name of KERNEL_HOLDS) {
       const p = m.packages.get(name);
       if (p) p.status = `h${p.status.slice(1)}`;

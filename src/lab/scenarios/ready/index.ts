@@ -1,0 +1,43 @@
+/**
+ * The files of the `ready` scenario, as data recorded from the stages' own apply fresh → ready
+ * (snapshot.ts, written by `node scripts/record-ready.mjs`; test/lab/ready-from-apply.test.ts keeps it
+ * byte-identical to what the apply writes). The scenario never calls the product's generators: a lab
+ * that rendered its hosts' files with the code the checks compare against would only prove that the
+ * code agrees with itself.
+ *
+ * Recorded on the two-host lab at seed 1. Per host position; a one-host lab gets node 1's files. The
+ * one field derived per lab is the vLLM API key (from the seed, as before), marked in the data.
+ */
+import type { Cluster } from '../../model/cluster.js';
+import type { Machine } from '../../model/types.js';
+import { firewallState, ufwConfigOf, UFW_CONF, USER_RULES } from '../../tools/ufw.js';
+import { rng } from '../../util/prng.js';
+import { READY_SNAPSHOT } from './snapshot.js';
+import { READY_API_KEY_MARK } from './types.js';
+
+export const RECORD_COMMAND = 'node scripts/record-ready.mjs';
+
+/** The key /etc/l20/vllm.env carries on `ready` (seeded per machine). */
+export function readyApiKey(m: Machine): string {
+  return rng(m.seed, m.hostname, 'vllm-api-key').hex(64);
+}
+
+/** Puts the recorded files and links on every machine and loads the firewall they configure. */
+export function putReadyFiles(cluster: Cluster): void {
+  const recorded = READY_SNAPSHOT.hosts;
+  if (cluster.machines.length > recorded.length) {
+    throw new Error(`lab: the ready scenario is recorded for ${recorded.length} hosts, not ${cluster.machines.length} (${RECORD_COMMAND})`);
+  }
+  cluster.machines.forEach((m, i) => {
+    const host = recorded[i]!;
+    m.files ??= new Map();
+    m.links ??= new Map();
+    for (const [path, f] of Object.entries(host.files)) {
+      m.files.set(path, { content: f.lines.join('\n').replaceAll(READY_API_KEY_MARK, readyApiKey(m)), mode: f.mode });
+    }
+    for (const [path, target] of Object.entries(host.links)) m.links.set(path, target);
+    // ufw.service has loaded the saved rules since boot.
+    m.firewall = firewallState(ufwConfigOf(m.files.get(UFW_CONF)?.content ?? '', m.files.get(USER_RULES)?.content ?? ''));
+    m.revision++;
+  });
+}

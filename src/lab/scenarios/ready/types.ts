@@ -1,0 +1,21 @@
+/** The shape of the `ready` scenario's recorded files (snapshot.ts, written by `node scripts/record-ready.mjs`). */
+
+export interface ReadyHostFiles {
+  /**
+   * Regular files the apply wrote beyond `fresh` (not those of the packages it installed): path → the
+   * content split at newlines (one array entry per line, so a re-recorded change diffs line by line), mode.
+   */
+  files: Record<string, { lines: string[]; mode: number }>;
+  /** Symlinks it made (systemctl enable's wants links, the venv's interpreter): path → target. */
+  links: Record<string, string>;
+}
+
+export interface ReadySnapshot {
+  /** How the data was made: the command and the lab it ran on. */
+  recordedWith: string;
+  /** One entry per host, in cluster order. */
+  hosts: ReadyHostFiles[];
+}
+
+/** Stands for the vLLM API key in /etc/l20/vllm.env: the scenario puts a key derived from the lab's seed there. */
+export const READY_API_KEY_MARK = '@L20_API_KEY@';
