@@ -15,6 +15,7 @@ import * as gpu from './gpu.js';
 import * as nccl from './nccl.js';
 import * as rayVllm from './ray-vllm.js';
 import { putReadyFiles } from './ready/index.js';
+import { bare as removeProbeTools } from './bare.js';
 
 export interface Scenario {
   name: string;
@@ -25,10 +26,14 @@ export interface Scenario {
 /** Stage order: later parts may rely on earlier ones (names after rdma-core, addresses before GIDs). */
 const PARTS = [os, nicStack, network, qos, rdma, gpu, nccl, rayVllm];
 
+/** Clusters a starting state (fresh, ready, tutorial) was applied to: `bare` alone starts from fresh. */
+const based = new WeakSet<Cluster>();
+
 const fresh: Scenario = {
   name: 'fresh',
   description: 'Ubuntu 22.04 minimal; eno1 from 01-netcfg.yaml; fabric ports down and unconfigured; no rdma-core, no NVIDIA driver (nouveau); straight cabling',
   apply(cluster) {
+    based.add(cluster);
     for (const m of cluster.machines) {
       for (const d of m.netdevs) {
         if (d.driver === 'mlx5_core') {
@@ -69,6 +74,17 @@ const tutorial: Scenario = {
   },
 };
 
+const bare: Scenario = {
+  name: 'bare',
+  description: 'no pciutils, iproute2, ethtool, systemd or nvidia-utils: lspci, ip, rdma, ethtool, systemctl, '
+    + 'nvidia-smi are not found (after fresh, or composed: ready+bare)',
+  apply(cluster) {
+    if (!based.has(cluster)) fresh.apply(cluster);
+    removeProbeTools(cluster);
+    for (const m of cluster.machines) m.revision++;
+  },
+};
+
 function fault(name: string, description: string, change: (cluster: Cluster) => void): Scenario {
   return {
     name,
@@ -85,6 +101,7 @@ const REGISTRY: readonly Scenario[] = [
   fresh,
   ready,
   tutorial,
+  bare,
   fault('pfc-mismatch', 'node 2 PFC off on all four ports (trust dscp kept)', qos.pfcMismatch),
   fault('mtu-mismatch', 'node 2 ens1f1 MTU 1500 (active_mtu 1024)', network.mtuMismatch),
   fault('link-down', 'cable 4 (ens2f1 ↔ ens2f1) unplugged', network.linkDown),
