@@ -37,7 +37,8 @@ function firstStateDifference(applied: string[], ready: string[]): string | unde
   const onlyApplied = applied.filter((l) => !ready.includes(l));
   const onlyReady = ready.filter((l) => !applied.includes(l));
   if (onlyApplied.length === 0 && onlyReady.length === 0) return undefined;
-  return `after the apply only:\n${onlyApplied.slice(0, 10).join('\n')}\nin ready only:\n${onlyReady.slice(0, 10).join('\n')}`;
+  const head = (lines: string[]): string => lines.slice(0, 10).join('\n');
+  return `after the apply only:\n${head(onlyApplied)}\nin ready only:\n${head(onlyReady)}`;
 }
 
 describe("ready is what the stages' own apply leaves on fresh", () => {
@@ -60,12 +61,14 @@ describe("ready is what the stages' own apply leaves on fresh", () => {
     expect(run.changed).toBeGreaterThan(20);
   });
 
-  it('every file and symlink on the hosts agrees, byte for byte (run records and run-specific fields aside)', async () => {
+  it('every file and symlink agrees, byte for byte (run records and run-specific fields aside)', async () => {
     for (const [i, host] of applied.lab.hosts.entries()) {
       const a = await labTree(host.machine);
       const b = await labTree(ready.lab.hosts[i]!.machine);
       // Every file a step declared it writes is there (the comparison below is not vacuous).
-      for (const path of run.declared.get(host.name)!) expect(a.has(path), `${host.name}:${path} after the apply`).toBe(true);
+      for (const path of run.declared.get(host.name)!) {
+        expect(a.has(path), `${host.name}:${path} after the apply`).toBe(true);
+      }
       expect(firstDifference(a, b), `${host.name}: ${RERECORD}`).toBeUndefined();
     }
   });
@@ -80,7 +83,8 @@ describe("ready is what the stages' own apply leaves on fresh", () => {
 
   it('the normalisation touches only the fields it lists', () => {
     const conf = '# l20-setup 0.1.0 run 20261202T005329Z design A\nNCCL_IB_TC=106\n';
-    expect(normaliseRunSpecific('/etc/nccl.conf', conf)).toBe('# l20-setup 0.1.0 run «run-specific» design A\nNCCL_IB_TC=106\n');
+    expect(normaliseRunSpecific('/etc/nccl.conf', conf))
+      .toBe('# l20-setup 0.1.0 run «run-specific» design A\nNCCL_IB_TC=106\n');
     // Another file keeps its run id: only the files each entry names are normalised.
     expect(normaliseRunSpecific('/etc/systemd/system/l20-vllm.service', conf)).toBe(conf);
     const env = `L20_API_KEY=${'a'.repeat(64)}\nOTHER=1\n`;

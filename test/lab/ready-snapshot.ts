@@ -73,10 +73,22 @@ export const isRunRecord = (path: string): boolean => RUN_RECORDS.some((r) => r.
  * only inside the files named, so nothing else is loosened.
  */
 export const RUN_SPECIFIC: ReadonlyArray<{ path: RegExp; field: RegExp; why: string }> = [
-  { path: /^\/etc\/(nccl\.conf|netplan\/60-l20-fabric\.yaml)$/, field: /(?<= run )\d{8}T\d{6}Z\b/g, why: 'the run id in the header' },
-  { path: /^\/etc\/l20\/vllm\.env$/, field: /(?<=^L20_API_KEY=)[0-9a-f]{64}$/gm, why: 'the vLLM API key (openssl rand)' },
-  { path: /\/\.ssh\/l20_cluster$/, field: /(?<=-----BEGIN OPENSSH PRIVATE KEY-----\n)[^-]+/g, why: 'the cluster key pair (ssh-keygen)' },
-  { path: /\/\.ssh\/(l20_cluster\.pub|authorized_keys)$/, field: /(?<=ssh-ed25519 )\S+(?= l20-cluster@)/g, why: 'the cluster public key' },
+  {
+    path: /^\/etc\/(nccl\.conf|netplan\/60-l20-fabric\.yaml)$/,
+    field: /(?<= run )\d{8}T\d{6}Z\b/g,
+    why: 'the run id in the header',
+  },
+  { path: /^\/etc\/l20\/vllm\.env$/, field: /(?<=^L20_API_KEY=)[0-9a-f]{64}$/gm, why: 'the vLLM API key' },
+  {
+    path: /\/\.ssh\/l20_cluster$/,
+    field: /(?<=-----BEGIN OPENSSH PRIVATE KEY-----\n)[^-]+/g,
+    why: 'the cluster key pair (ssh-keygen)',
+  },
+  {
+    path: /\/\.ssh\/(l20_cluster\.pub|authorized_keys)$/,
+    field: /(?<=ssh-ed25519 )\S+(?= l20-cluster@)/g,
+    why: 'the cluster public key',
+  },
   {
     path: /\/\.cache\/huggingface\/download\/[^/]+\.metadata$/,
     field: /^\d+\.\d+$/gm,
@@ -92,14 +104,17 @@ export function normaliseRunSpecific(path: string, content: string): string {
 
 export function describeEntry(path: string, e: TreeEntry | undefined): string {
   if (!e) return '(absent)';
-  return e.kind === 'link' ? `symlink → ${e.target}` : `mode ${e.mode.toString(8)}\n${normaliseRunSpecific(path, e.content)}`;
+  if (e.kind === 'link') return `symlink → ${e.target}`;
+  return `mode ${e.mode.toString(8)}\n${normaliseRunSpecific(path, e.content)}`;
 }
 
 /**
  * What the apply wrote beyond `fresh`, minus the run's own records and the files of the packages it
  * installed (the lab's apt layer writes those for `ready` as well): the data the `ready` scenario holds.
  */
-export function appliedFiles(applied: Machine, before: Map<string, TreeEntry>, after: Map<string, TreeEntry>): ReadyHostFiles {
+export function appliedFiles(
+  applied: Machine, before: Map<string, TreeEntry>, after: Map<string, TreeEntry>,
+): ReadyHostFiles {
   const fromPackages = packageFiles(applied);
   const files: ReadyHostFiles['files'] = {};
   const links: ReadyHostFiles['links'] = {};
@@ -113,7 +128,8 @@ export function appliedFiles(applied: Machine, before: Map<string, TreeEntry>, a
       continue;
     }
     if (isCommandStub(e) || sameEntry(before.get(path), e) || fromPackages[path]?.content === e.content) continue;
-    files[path] = { lines: (path === '/etc/l20/vllm.env' ? withApiKeyMark(e.content) : e.content).split('\n'), mode: e.mode };
+    const content = path === '/etc/l20/vllm.env' ? withApiKeyMark(e.content) : e.content;
+    files[path] = { lines: content.split('\n'), mode: e.mode };
   }
   return { files, links };
 }
@@ -127,7 +143,9 @@ export function isCommandStub(e: TreeEntry): boolean {
  * Files of `fresh` the apply removed that no package owned (the scenario cannot remove files: the
  * recorder refuses such an apply). Packages' files go with their packages in the lab's apt layer.
  */
-export function removedFiles(before: Map<string, TreeEntry>, after: Map<string, TreeEntry>, packaged: Set<string>): string[] {
+export function removedFiles(
+  before: Map<string, TreeEntry>, after: Map<string, TreeEntry>, packaged: Set<string>,
+): string[] {
   return [...before.keys()].filter((p) => !after.has(p) && !isRunRecord(p) && !packaged.has(p));
 }
 
@@ -138,7 +156,8 @@ function withApiKeyMark(content: string): string {
 
 export function sameEntry(a: TreeEntry | undefined, b: TreeEntry | undefined): boolean {
   if (!a || !b || a.kind !== b.kind) return false;
-  return a.kind === 'link' ? a.target === (b as typeof a).target : a.content === (b as typeof a).content && a.mode === (b as typeof a).mode;
+  if (a.kind === 'link') return b.kind === 'link' && a.target === b.target;
+  return b.kind === 'file' && a.content === b.content && a.mode === b.mode;
 }
 
 /** The model state the checks read, one line per fact, for a line-by-line comparison. */
@@ -156,13 +175,15 @@ export function modelState(m: Machine): string[] {
     ...m.rdma.map((r) => `rdma ${r.name} ${r.netdev ?? ''}`),
     ...m.netdevs.flatMap((d) => {
       const q = portQos(m, d.name);
-      return q ? [`qos ${d.name} trust ${q.trust} app ${JSON.stringify(q.dscpApp)} pfc ${q.pfc.map(Number).join('')}`] : [];
+      if (!q) return [];
+      return [`qos ${d.name} trust ${q.trust} app ${JSON.stringify(q.dscpApp)} pfc ${q.pfc.map(Number).join('')}`];
     }),
     ...[...(m.apt?.auto ?? [])].sort().map((name) => `package ${name} marked auto`),
     `firewall ${JSON.stringify(m.firewall ?? null)}`,
     `cmdline ${m.os.cmdline}`,
     `next boot cmdline ${m.firmware?.grubCmdline ?? ''}`,
-    `nvidia ${m.nvidia?.loaded ? `${m.nvidia.loaded.version} open ${m.nvidia.loaded.open}` : 'none'} persistence ${m.nvidia?.persistence ?? false}`,
+    `nvidia ${m.nvidia?.loaded ? `${m.nvidia.loaded.version} open ${m.nvidia.loaded.open}` : 'none'}`,
+    `nvidia persistence ${m.nvidia?.persistence ?? false}`,
     `ofed ${JSON.stringify(m.ofed ?? null)}`,
   ];
 }

@@ -26,7 +26,8 @@ export function readyApiKey(m: Machine): string {
 export function putReadyFiles(cluster: Cluster): void {
   const recorded = READY_SNAPSHOT.hosts;
   if (cluster.machines.length > recorded.length) {
-    throw new Error(`lab: the ready scenario is recorded for ${recorded.length} hosts, not ${cluster.machines.length} (${RECORD_COMMAND})`);
+    const n = cluster.machines.length;
+    throw new Error(`lab: the ready scenario is recorded for ${recorded.length} hosts, not ${n} (${RECORD_COMMAND})`);
   }
   cluster.machines.forEach((m, i) => {
     const host = recorded[i]!;
@@ -37,7 +38,8 @@ export function putReadyFiles(cluster: Cluster): void {
     }
     for (const [path, target] of Object.entries(host.links)) m.links.set(path, target);
     // ufw.service has loaded the saved rules since boot.
-    m.firewall = firewallState(ufwConfigOf(m.files.get(UFW_CONF)?.content ?? '', m.files.get(USER_RULES)?.content ?? ''));
+    const text = (path: string): string => m.files?.get(path)?.content ?? '';
+    m.firewall = firewallState(ufwConfigOf(text(UFW_CONF), text(USER_RULES)));
     m.revision++;
   });
 }
