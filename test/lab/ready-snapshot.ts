@@ -37,7 +37,10 @@ export async function applyFreshToReady(t: LabTarget): Promise<ApplyOutcome> {
   };
 }
 
-export type TreeEntry = { kind: 'file'; content: string; mode: number } | { kind: 'link'; target: string };
+export type TreeEntry =
+  | { kind: 'file'; content: string; mode: number; owner: string }
+  | { kind: 'dir'; mode: number; owner: string }
+  | { kind: 'link'; target: string };
 
 /** Every regular file and symlink of the machine's writable root (not /proc, /sys, /dev), as root sees it. */
 export async function labTree(m: Machine): Promise<Map<string, TreeEntry>> {
@@ -47,7 +50,12 @@ export async function labTree(m: Machine): Promise<Map<string, TreeEntry>> {
     if (/^\/(proc|sys|dev)(\/|$)/.test(path)) continue;
     const st = await fs.lstat(path).catch(() => undefined);
     if (st?.isSymbolicLink) out.set(path, { kind: 'link', target: await fs.readlink(path) });
-    else if (st?.isFile) out.set(path, { kind: 'file', content: await fs.readFile(path), mode: st.mode & 0o7777 });
+    else if (st) {
+      const o = m.system.files.get(path);
+      const meta = { mode: st.mode & 0o7777, owner: `${o.uid}:${o.gid}` };
+      if (st.isFile) out.set(path, { kind: 'file', content: await fs.readFile(path), ...meta });
+      else if (st.isDirectory) out.set(path, { kind: 'dir', ...meta });
+    }
   }
   return out;
 }
@@ -57,11 +65,11 @@ export async function labTree(m: Machine): Promise<Map<string, TreeEntry>> {
  * hold it and the comparison leaves it out (each pattern with its reason).
  */
 export const RUN_RECORDS: ReadonlyArray<{ pattern: RegExp; why: string }> = [
-  { pattern: /^\/var\/lib\/l20-setup\/backup\//, why: 'backups of the files this run replaced, under its run id' },
-  { pattern: /^\/var\/lib\/l20-setup\/netplan\//, why: "network.apply's rollback snapshot of this run" },
-  { pattern: /^\/var\/log\/l20-setup\//, why: "this run's step logs" },
-  { pattern: /^\/var\/lib\/l20-setup\/nccl\//, why: "this run's NCCL benchmark logs" },
-  { pattern: /^\/var\/lib\/l20-setup\/bench\//, why: "this run's vllm bench results" },
+  { pattern: /^\/var\/lib\/l20-setup\/backup(\/|$)/, why: 'backups of the files this run replaced, under its run id' },
+  { pattern: /^\/var\/lib\/l20-setup\/netplan(\/|$)/, why: "network.apply's rollback snapshot of this run" },
+  { pattern: /^\/var\/log\/l20-setup(\/|$)/, why: "this run's step logs" },
+  { pattern: /^\/var\/lib\/l20-setup\/nccl(\/|$)/, why: "this run's NCCL benchmark logs" },
+  { pattern: /^\/var\/lib\/l20-setup\/bench(\/|$)/, why: "this run's vllm bench results" },
   { pattern: /^\/(tmp|run)\//, why: 'emptied by the reboot the apply ends with; ready models the state after a boot' },
   { pattern: /^\/var\/log\/(syslog|journal)/, why: 'the journal of this run' },
 ];
@@ -105,7 +113,8 @@ export function normaliseRunSpecific(path: string, content: string): string {
 export function describeEntry(path: string, e: TreeEntry | undefined): string {
   if (!e) return '(absent)';
   if (e.kind === 'link') return `symlink → ${e.target}`;
-  return `mode ${e.mode.toString(8)}\n${normaliseRunSpecific(path, e.content)}`;
+  if (e.kind === 'dir') return `directory, mode ${e.mode.toString(8)} owner ${e.owner}`;
+  return `mode ${e.mode.toString(8)} owner ${e.owner}\n${normaliseRunSpecific(path, e.content)}`;
 }
 
 /**
@@ -118,6 +127,7 @@ export function appliedFiles(
   const fromPackages = packageFiles(applied);
   const files: ReadyHostFiles['files'] = {};
   const links: ReadyHostFiles['links'] = {};
+  const dirs: ReadyHostFiles['dirs'] = {};
   const shellLinks = new Set(BASE_LINKS.map(([, path]) => path));
   for (const [path, e] of after) {
     if (isRunRecord(path)) continue;
@@ -127,11 +137,17 @@ export function appliedFiles(
       if (!shellLinks.has(path)) links[path] = e.target;
       continue;
     }
-    if (isCommandStub(e) || sameEntry(before.get(path), e) || fromPackages[path]?.content === e.content) continue;
+    if (sameEntry(before.get(path), e)) continue;
+    const [uid, gid] = e.owner.split(':').map(Number) as [number, number];
+    if (e.kind === 'dir') {
+      dirs[path] = { mode: e.mode, uid, gid };
+      continue;
+    }
+    if (isCommandStub(e) || fromPackages[path]?.content === e.content) continue;
     const content = path === '/etc/l20/vllm.env' ? withApiKeyMark(e.content) : e.content;
-    files[path] = { lines: content.split('\n'), mode: e.mode };
+    files[path] = { lines: content.split('\n'), mode: e.mode, uid, gid };
   }
-  return { files, links };
+  return { files, links, dirs };
 }
 
 /** The /usr/bin entry the lab's shell writes for each installed tool it models (src/lab/shell/shell.ts). */
@@ -157,7 +173,8 @@ function withApiKeyMark(content: string): string {
 export function sameEntry(a: TreeEntry | undefined, b: TreeEntry | undefined): boolean {
   if (!a || !b || a.kind !== b.kind) return false;
   if (a.kind === 'link') return b.kind === 'link' && a.target === b.target;
-  return b.kind === 'file' && a.content === b.content && a.mode === b.mode;
+  if (a.kind === 'dir') return b.kind === 'dir' && a.mode === b.mode && a.owner === b.owner;
+  return b.kind === 'file' && a.content === b.content && a.mode === b.mode && a.owner === b.owner;
 }
 
 /** The model state the checks read, one line per fact, for a line-by-line comparison. */

@@ -362,6 +362,8 @@ export interface Machine {
   files?: Map<string, { content: string; mode?: number }>;
   /** Symlinks a scenario leaves (path → target), made after the files (systemctl enable's wants links, a venv's python). */
   links?: Map<string, string>;
+  /** Directories a scenario leaves with their modes (owners: `system.files`), made before the files. */
+  dirs?: Map<string, number>;
   /** ufw's runtime state (tools/ufw.ts); absent = inactive, as on a fresh install. */
   firewall?: FirewallState;
   /** APT's own bookkeeping (src/lab/apt/state.ts creates it on first use). */

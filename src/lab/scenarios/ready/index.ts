@@ -22,7 +22,7 @@ export function readyApiKey(m: Machine): string {
   return rng(m.seed, m.hostname, 'vllm-api-key').hex(64);
 }
 
-/** Puts the recorded files and links on every machine and loads the firewall they configure. */
+/** Puts the recorded directories, files and links (with owners) on every machine; loads the firewall they configure. */
 export function putReadyFiles(cluster: Cluster): void {
   const recorded = READY_SNAPSHOT.hosts;
   if (cluster.machines.length > recorded.length) {
@@ -33,8 +33,14 @@ export function putReadyFiles(cluster: Cluster): void {
     const host = recorded[i]!;
     m.files ??= new Map();
     m.links ??= new Map();
+    m.dirs ??= new Map();
+    for (const [path, d] of Object.entries(host.dirs)) {
+      m.dirs.set(path, d.mode);
+      m.system.files.set(path, { uid: d.uid, gid: d.gid });
+    }
     for (const [path, f] of Object.entries(host.files)) {
       m.files.set(path, { content: f.lines.join('\n').replaceAll(READY_API_KEY_MARK, readyApiKey(m)), mode: f.mode });
+      m.system.files.set(path, { uid: f.uid, gid: f.gid });
     }
     for (const [path, target] of Object.entries(host.links)) m.links.set(path, target);
     // ufw.service has loaded the saved rules since boot.

@@ -21,7 +21,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "}",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/etc/default/grub.d/90-l20-iommu.cfg": {
      "lines": [
@@ -29,25 +31,31 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "GRUB_CMDLINE_LINUX_DEFAULT=\"$GRUB_CMDLINE_LINUX_DEFAULT iommu=pt\"",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/etc/l20/vllm.env": {
      "lines": [
       "L20_API_KEY=@L20_API_KEY@",
       ""
      ],
-     "mode": 384
+     "mode": 384,
+     "uid": 0,
+     "gid": 0
     },
     "/etc/nccl.conf": {
      "lines": [
-      "# l20-setup 0.1.0 run 20261202T010520Z design A; generated from `rdma link show`",
+      "# l20-setup 0.1.0 run 20261202T011948Z design A; generated from `rdma link show`",
       "NCCL_SOCKET_IFNAME==ens1f0",
       "NCCL_IB_HCA==rocep26s0f0:1,rocep26s0f1:1,rocep154s0f0:1,rocep154s0f1:1",
       "NCCL_IB_TC=106",
       "NCCL_CROSS_NIC=0",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/etc/netplan/01-netcfg.yaml": {
      "lines": [
@@ -67,11 +75,13 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "        via: 10.0.0.254",
       ""
      ],
-     "mode": 384
+     "mode": 384,
+     "uid": 0,
+     "gid": 0
     },
     "/etc/netplan/60-l20-fabric.yaml": {
      "lines": [
-      "# l20-setup 0.1.0 run 20261202T010520Z design A — fabric only",
+      "# l20-setup 0.1.0 run 20261202T011948Z design A — fabric only",
       "network:",
       "  version: 2",
       "  renderer: networkd",
@@ -82,7 +92,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "    ens2f1: {mtu: 9000, addresses: [192.168.104.1/24]}",
       ""
      ],
-     "mode": 384
+     "mode": 384,
+     "uid": 0,
+     "gid": 0
     },
     "/etc/security/limits.d/90-l20-memlock.conf": {
      "lines": [
@@ -91,7 +103,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "* hard memlock unlimited",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/etc/systemd/system/l20-roce-qos.service": {
      "lines": [
@@ -109,7 +123,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "WantedBy=multi-user.target",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/etc/systemd/system/l20-vllm.service": {
      "lines": [
@@ -140,7 +156,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "WantedBy=multi-user.target",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/etc/ufw/ufw.conf": {
      "lines": [
@@ -156,7 +174,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "LOGLEVEL=low",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/etc/ufw/user.rules": {
      "lines": [
@@ -215,7 +235,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "COMMIT",
       ""
      ],
-     "mode": 416
+     "mode": 416,
+     "uid": 0,
+     "gid": 0
     },
     "/etc/ufw/user6.rules": {
      "lines": [
@@ -274,7 +296,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "COMMIT",
       ""
      ],
-     "mode": 416
+     "mode": 416,
+     "uid": 0,
+     "gid": 0
     },
     "/home/l20/.ssh/l20_cluster": {
      "lines": [
@@ -285,14 +309,18 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "-----END OPENSSH PRIVATE KEY-----",
       ""
      ],
-     "mode": 384
+     "mode": 384,
+     "uid": 1000,
+     "gid": 1000
     },
     "/home/l20/.ssh/l20_cluster.pub": {
      "lines": [
       "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAINBUz+5jGd5aDbwEYq0pwcz8+6EDJlAqDdoNjpXjTl2K l20-cluster@l20-n1",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 1000,
+     "gid": 1000
     },
     "/opt/l20/bin/l20-allreduce-bench.py": {
      "lines": [
@@ -399,95 +427,117 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "    main()",
       ""
      ],
-     "mode": 493
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/models/Qwen2.5-7B-Instruct/.cache/huggingface/.gitignore": {
      "lines": [
       "*",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 1000,
+     "gid": 1000
     },
     "/opt/l20/models/Qwen2.5-7B-Instruct/.cache/huggingface/download/config.json.metadata": {
      "lines": [
       "a09a35458c702b33eeacc393d103063234e8bc28",
       "e25ba99019f0ea3dc13522997df1a1602415042a",
-      "1736155387.710579",
+      "1736155387.630579",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 1000,
+     "gid": 1000
     },
     "/opt/l20/models/Qwen2.5-7B-Instruct/.cache/huggingface/download/generation_config.json.metadata": {
      "lines": [
       "a09a35458c702b33eeacc393d103063234e8bc28",
       "967518f60b84afe4156ba5f89b21f0de3cf96d72",
-      "1736155387.710580",
+      "1736155387.630580",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 1000,
+     "gid": 1000
     },
     "/opt/l20/models/Qwen2.5-7B-Instruct/.cache/huggingface/download/model-00001-of-00004.safetensors.metadata": {
      "lines": [
       "a09a35458c702b33eeacc393d103063234e8bc28",
       "d426362630953a970fd067f665d1061d489242c9",
-      "1736155413.096091",
+      "1736155413.016091",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 1000,
+     "gid": 1000
     },
     "/opt/l20/models/Qwen2.5-7B-Instruct/.cache/huggingface/download/model-00002-of-00004.safetensors.metadata": {
      "lines": [
       "a09a35458c702b33eeacc393d103063234e8bc28",
       "8d9ac3a2f7531dc2cdac187d4b02b615b1f0429c",
-      "1736155438.481461",
+      "1736155438.401461",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 1000,
+     "gid": 1000
     },
     "/opt/l20/models/Qwen2.5-7B-Instruct/.cache/huggingface/download/model-00003-of-00004.safetensors.metadata": {
      "lines": [
       "a09a35458c702b33eeacc393d103063234e8bc28",
       "bdbd78834e8e4ced59fc82cac03300f14688883b",
-      "1736155463.866830",
+      "1736155463.786830",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 1000,
+     "gid": 1000
     },
     "/opt/l20/models/Qwen2.5-7B-Instruct/.cache/huggingface/download/model-00004-of-00004.safetensors.metadata": {
      "lines": [
       "a09a35458c702b33eeacc393d103063234e8bc28",
       "964d4f747856fbb60ad571e59b4bebfbbf6a77ab",
-      "1736155489.252275",
+      "1736155489.172275",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 1000,
+     "gid": 1000
     },
     "/opt/l20/models/Qwen2.5-7B-Instruct/.cache/huggingface/download/model.safetensors.index.json.metadata": {
      "lines": [
       "a09a35458c702b33eeacc393d103063234e8bc28",
       "599d882c551b9369a00c0cf5a2fe00743c3c4e85",
-      "1736155387.710721",
+      "1736155387.630721",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 1000,
+     "gid": 1000
     },
     "/opt/l20/models/Qwen2.5-7B-Instruct/.cache/huggingface/download/tokenizer.json.metadata": {
      "lines": [
       "a09a35458c702b33eeacc393d103063234e8bc28",
       "64fad0ea5b1f0a99c576d43eadbdf30fb2dc08e0",
-      "1736155387.710582",
+      "1736155387.630582",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 1000,
+     "gid": 1000
     },
     "/opt/l20/models/Qwen2.5-7B-Instruct/.cache/huggingface/download/tokenizer_config.json.metadata": {
      "lines": [
       "a09a35458c702b33eeacc393d103063234e8bc28",
       "d4572f77eb63f091f85963c3bce8be459977e847",
-      "1736155387.710581",
+      "1736155387.630581",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 1000,
+     "gid": 1000
     },
     "/opt/l20/models/Qwen2.5-7B-Instruct/config.json": {
      "lines": [
@@ -520,7 +570,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "}",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 1000,
+     "gid": 1000
     },
     "/opt/l20/models/Qwen2.5-7B-Instruct/generation_config.json": {
      "lines": [
@@ -540,35 +592,45 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "}",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 1000,
+     "gid": 1000
     },
     "/opt/l20/models/Qwen2.5-7B-Instruct/model-00001-of-00004.safetensors": {
      "lines": [
       "l20-lab safetensors stand-in: 3807805440 bytes of Qwen/Qwen2.5-7B-Instruct",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 1000,
+     "gid": 1000
     },
     "/opt/l20/models/Qwen2.5-7B-Instruct/model-00002-of-00004.safetensors": {
      "lines": [
       "l20-lab safetensors stand-in: 3807805440 bytes of Qwen/Qwen2.5-7B-Instruct",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 1000,
+     "gid": 1000
     },
     "/opt/l20/models/Qwen2.5-7B-Instruct/model-00003-of-00004.safetensors": {
      "lines": [
       "l20-lab safetensors stand-in: 3807805440 bytes of Qwen/Qwen2.5-7B-Instruct",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 1000,
+     "gid": 1000
     },
     "/opt/l20/models/Qwen2.5-7B-Instruct/model-00004-of-00004.safetensors": {
      "lines": [
       "l20-lab safetensors stand-in: 3807816704 bytes of Qwen/Qwen2.5-7B-Instruct",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 1000,
+     "gid": 1000
     },
     "/opt/l20/models/Qwen2.5-7B-Instruct/model.safetensors.index.json": {
      "lines": [
@@ -836,14 +898,18 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "}",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 1000,
+     "gid": 1000
     },
     "/opt/l20/models/Qwen2.5-7B-Instruct/tokenizer.json": {
      "lines": [
       "{\"version\": \"1.0\", \"model\": {\"type\": \"BPE\"}, \"l20-lab\": \"stands for the Qwen/Qwen2.5-7B-Instruct tokenizer\"}",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 1000,
+     "gid": 1000
     },
     "/opt/l20/models/Qwen2.5-7B-Instruct/tokenizer_config.json": {
      "lines": [
@@ -853,7 +919,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "}",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 1000,
+     "gid": 1000
     },
     "/opt/l20/venv/bin/activate": {
      "lines": [
@@ -866,7 +934,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "export PATH",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/bin/hf": {
      "lines": [
@@ -880,7 +950,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "    sys.exit(main())",
       ""
      ],
-     "mode": 493
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/bin/huggingface-cli": {
      "lines": [
@@ -894,7 +966,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "    sys.exit(main())",
       ""
      ],
-     "mode": 493
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/bin/pip": {
      "lines": [
@@ -908,7 +982,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "    sys.exit(main())",
       ""
      ],
-     "mode": 493
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/bin/pip3": {
      "lines": [
@@ -922,7 +998,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "    sys.exit(main())",
       ""
      ],
-     "mode": 493
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/bin/pip3.10": {
      "lines": [
@@ -936,7 +1014,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "    sys.exit(main())",
       ""
      ],
-     "mode": 493
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/bin/ray": {
      "lines": [
@@ -950,7 +1030,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "    sys.exit(main())",
       ""
      ],
-     "mode": 493
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/bin/serve": {
      "lines": [
@@ -964,7 +1046,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "    sys.exit(cli())",
       ""
      ],
-     "mode": 493
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/bin/torchfrtrace": {
      "lines": [
@@ -978,7 +1062,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "    sys.exit(main())",
       ""
      ],
-     "mode": 493
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/bin/torchrun": {
      "lines": [
@@ -992,7 +1078,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "    sys.exit(main())",
       ""
      ],
-     "mode": 493
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/bin/vllm": {
      "lines": [
@@ -1006,7 +1094,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "    sys.exit(main())",
       ""
      ],
-     "mode": 493
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/aiohttp-3.12.15.dist-info/METADATA": {
      "lines": [
@@ -1015,7 +1105,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 3.12.15",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/compressed_tensors-0.11.0.dist-info/METADATA": {
      "lines": [
@@ -1024,7 +1116,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 0.11.0",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/fastapi-0.118.0.dist-info/METADATA": {
      "lines": [
@@ -1033,7 +1127,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 0.118.0",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/flashinfer_python-0.3.1.post1.dist-info/METADATA": {
      "lines": [
@@ -1042,7 +1138,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 0.3.1.post1",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/grpcio-1.75.1.dist-info/METADATA": {
      "lines": [
@@ -1051,7 +1149,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 1.75.1",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/huggingface_hub-0.35.3.dist-info/METADATA": {
      "lines": [
@@ -1060,7 +1160,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 0.35.3",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/msgspec-0.19.0.dist-info/METADATA": {
      "lines": [
@@ -1069,7 +1171,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 0.19.0",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/numpy-2.2.6.dist-info/METADATA": {
      "lines": [
@@ -1078,7 +1182,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 2.2.6",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/nvidia_cublas_cu12-12.8.4.1.dist-info/METADATA": {
      "lines": [
@@ -1087,7 +1193,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 12.8.4.1",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/nvidia_cuda_nvrtc_cu12-12.8.93.dist-info/METADATA": {
      "lines": [
@@ -1096,7 +1204,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 12.8.93",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/nvidia_cuda_runtime_cu12-12.8.90.dist-info/METADATA": {
      "lines": [
@@ -1105,7 +1215,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 12.8.90",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/nvidia_cudnn_cu12-9.10.2.21.dist-info/METADATA": {
      "lines": [
@@ -1114,7 +1226,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 9.10.2.21",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/nvidia_nccl_cu12-2.27.3.dist-info/METADATA": {
      "lines": [
@@ -1123,7 +1237,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 2.27.3",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/nvidia_nvshmem_cu12-3.3.20.dist-info/METADATA": {
      "lines": [
@@ -1132,7 +1248,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 3.3.20",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/openai-2.1.0.dist-info/METADATA": {
      "lines": [
@@ -1141,7 +1259,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 2.1.0",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/pip-22.0.2.dist-info/METADATA": {
      "lines": [
@@ -1150,7 +1270,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 22.0.2",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/prometheus_client-0.23.1.dist-info/METADATA": {
      "lines": [
@@ -1159,7 +1281,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 0.23.1",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/protobuf-6.32.1.dist-info/METADATA": {
      "lines": [
@@ -1168,7 +1292,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 6.32.1",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/psutil-7.1.0.dist-info/METADATA": {
      "lines": [
@@ -1177,7 +1303,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 7.1.0",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/pydantic-2.11.10.dist-info/METADATA": {
      "lines": [
@@ -1186,7 +1314,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 2.11.10",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/pyzmq-27.1.0.dist-info/METADATA": {
      "lines": [
@@ -1195,7 +1325,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 27.1.0",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/ray-2.49.2.dist-info/METADATA": {
      "lines": [
@@ -1204,7 +1336,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 2.49.2",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/requests-2.32.5.dist-info/METADATA": {
      "lines": [
@@ -1213,7 +1347,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 2.32.5",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/safetensors-0.6.2.dist-info/METADATA": {
      "lines": [
@@ -1222,7 +1358,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 0.6.2",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/sentencepiece-0.2.1.dist-info/METADATA": {
      "lines": [
@@ -1231,7 +1369,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 0.2.1",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/setuptools-59.6.0.dist-info/METADATA": {
      "lines": [
@@ -1240,7 +1380,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 59.6.0",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/tokenizers-0.22.1.dist-info/METADATA": {
      "lines": [
@@ -1249,7 +1391,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 0.22.1",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/torch-2.8.0.dist-info/METADATA": {
      "lines": [
@@ -1258,7 +1402,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 2.8.0",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/torchaudio-2.8.0.dist-info/METADATA": {
      "lines": [
@@ -1267,7 +1413,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 2.8.0",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/torchvision-0.23.0.dist-info/METADATA": {
      "lines": [
@@ -1276,7 +1424,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 0.23.0",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/transformers-4.57.0.dist-info/METADATA": {
      "lines": [
@@ -1285,7 +1435,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 4.57.0",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/triton-3.4.0.dist-info/METADATA": {
      "lines": [
@@ -1294,7 +1446,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 3.4.0",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/uvicorn-0.37.0.dist-info/METADATA": {
      "lines": [
@@ -1303,7 +1457,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 0.37.0",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/vllm-0.11.0.dist-info/METADATA": {
      "lines": [
@@ -1312,7 +1468,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 0.11.0",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/xformers-0.0.32.post1.dist-info/METADATA": {
      "lines": [
@@ -1321,7 +1479,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 0.0.32.post1",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/xgrammar-0.1.25.dist-info/METADATA": {
      "lines": [
@@ -1330,7 +1490,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 0.1.25",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/pyvenv.cfg": {
      "lines": [
@@ -1339,7 +1501,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "version = 3.10.12",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/usr/local/sbin/l20-netplan-rollback": {
      "lines": [
@@ -1356,7 +1520,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "echo \"$(date -Is) rolled back run $1\" >> /var/log/l20-setup/rollback.log",
       ""
      ],
-     "mode": 493
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
     },
     "/usr/local/sbin/l20-roce-qos": {
      "lines": [
@@ -1372,7 +1538,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "done",
       ""
      ],
-     "mode": 493
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
     }
    },
    "links": {
@@ -1396,6 +1564,318 @@ export const READY_SNAPSHOT: ReadySnapshot = {
     "/opt/l20/venv/bin/python": "python3",
     "/opt/l20/venv/bin/python3": "/usr/bin/python3",
     "/opt/l20/venv/bin/python3.10": "python3"
+   },
+   "dirs": {
+    "/boot": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/boot/grub": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/etc/chrony": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/etc/default/grub.d": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/etc/l20": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/etc/rdma": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/etc/rdma/modules": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/etc/security/limits.d": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/home/l20/.ssh": {
+     "mode": 448,
+     "uid": 1000,
+     "gid": 1000
+    },
+    "/opt/l20": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/bin": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/models": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/models/Qwen2.5-7B-Instruct": {
+     "mode": 493,
+     "uid": 1000,
+     "gid": 1000
+    },
+    "/opt/l20/models/Qwen2.5-7B-Instruct/.cache": {
+     "mode": 493,
+     "uid": 1000,
+     "gid": 1000
+    },
+    "/opt/l20/models/Qwen2.5-7B-Instruct/.cache/huggingface": {
+     "mode": 493,
+     "uid": 1000,
+     "gid": 1000
+    },
+    "/opt/l20/models/Qwen2.5-7B-Instruct/.cache/huggingface/download": {
+     "mode": 493,
+     "uid": 1000,
+     "gid": 1000
+    },
+    "/opt/l20/venv": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/bin": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/include": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/aiohttp-3.12.15.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/compressed_tensors-0.11.0.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/fastapi-0.118.0.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/flashinfer_python-0.3.1.post1.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/grpcio-1.75.1.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/huggingface_hub-0.35.3.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/msgspec-0.19.0.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/numpy-2.2.6.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/nvidia_cublas_cu12-12.8.4.1.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/nvidia_cuda_nvrtc_cu12-12.8.93.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/nvidia_cuda_runtime_cu12-12.8.90.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/nvidia_cudnn_cu12-9.10.2.21.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/nvidia_nccl_cu12-2.27.3.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/nvidia_nvshmem_cu12-3.3.20.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/openai-2.1.0.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/pip-22.0.2.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/prometheus_client-0.23.1.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/protobuf-6.32.1.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/psutil-7.1.0.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/pydantic-2.11.10.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/pyzmq-27.1.0.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/ray-2.49.2.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/requests-2.32.5.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/safetensors-0.6.2.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/sentencepiece-0.2.1.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/setuptools-59.6.0.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/tokenizers-0.22.1.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/torch-2.8.0.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/torchaudio-2.8.0.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/torchvision-0.23.0.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/transformers-4.57.0.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/triton-3.4.0.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/uvicorn-0.37.0.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/vllm-0.11.0.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/xformers-0.0.32.post1.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/xgrammar-0.1.25.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/usr/lib/modprobe.d": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/usr/lib/udev": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/usr/lib/udev/rules.d": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/var/lib/l20-setup": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    }
    }
   },
   {
@@ -1415,7 +1895,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "}",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/etc/default/grub.d/90-l20-iommu.cfg": {
      "lines": [
@@ -1423,25 +1905,31 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "GRUB_CMDLINE_LINUX_DEFAULT=\"$GRUB_CMDLINE_LINUX_DEFAULT iommu=pt\"",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/etc/l20/vllm.env": {
      "lines": [
       "L20_API_KEY=@L20_API_KEY@",
       ""
      ],
-     "mode": 384
+     "mode": 384,
+     "uid": 0,
+     "gid": 0
     },
     "/etc/nccl.conf": {
      "lines": [
-      "# l20-setup 0.1.0 run 20261202T010520Z design A; generated from `rdma link show`",
+      "# l20-setup 0.1.0 run 20261202T011948Z design A; generated from `rdma link show`",
       "NCCL_SOCKET_IFNAME==ens1f0",
       "NCCL_IB_HCA==rocep26s0f0:1,rocep26s0f1:1,rocep154s0f0:1,rocep154s0f1:1",
       "NCCL_IB_TC=106",
       "NCCL_CROSS_NIC=0",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/etc/netplan/01-netcfg.yaml": {
      "lines": [
@@ -1461,11 +1949,13 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "        via: 10.0.0.254",
       ""
      ],
-     "mode": 384
+     "mode": 384,
+     "uid": 0,
+     "gid": 0
     },
     "/etc/netplan/60-l20-fabric.yaml": {
      "lines": [
-      "# l20-setup 0.1.0 run 20261202T010520Z design A — fabric only",
+      "# l20-setup 0.1.0 run 20261202T011948Z design A — fabric only",
       "network:",
       "  version: 2",
       "  renderer: networkd",
@@ -1476,7 +1966,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "    ens2f1: {mtu: 9000, addresses: [192.168.104.2/24]}",
       ""
      ],
-     "mode": 384
+     "mode": 384,
+     "uid": 0,
+     "gid": 0
     },
     "/etc/security/limits.d/90-l20-memlock.conf": {
      "lines": [
@@ -1485,7 +1977,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "* hard memlock unlimited",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/etc/systemd/system/l20-roce-qos.service": {
      "lines": [
@@ -1503,7 +1997,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "WantedBy=multi-user.target",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/etc/systemd/system/l20-vllm.service": {
      "lines": [
@@ -1534,7 +2030,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "WantedBy=multi-user.target",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/etc/ufw/ufw.conf": {
      "lines": [
@@ -1550,7 +2048,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "LOGLEVEL=low",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/etc/ufw/user.rules": {
      "lines": [
@@ -1606,7 +2106,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "COMMIT",
       ""
      ],
-     "mode": 416
+     "mode": 416,
+     "uid": 0,
+     "gid": 0
     },
     "/etc/ufw/user6.rules": {
      "lines": [
@@ -1662,14 +2164,18 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "COMMIT",
       ""
      ],
-     "mode": 416
+     "mode": 416,
+     "uid": 0,
+     "gid": 0
     },
     "/home/l20/.ssh/authorized_keys": {
      "lines": [
       "from=\"192.168.101.1\" ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAINBUz+5jGd5aDbwEYq0pwcz8+6EDJlAqDdoNjpXjTl2K l20-cluster@l20-n1",
       ""
      ],
-     "mode": 384
+     "mode": 384,
+     "uid": 1000,
+     "gid": 1000
     },
     "/opt/l20/bin/l20-allreduce-bench.py": {
      "lines": [
@@ -1776,95 +2282,117 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "    main()",
       ""
      ],
-     "mode": 493
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/models/Qwen2.5-7B-Instruct/.cache/huggingface/.gitignore": {
      "lines": [
       "*",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 1000,
+     "gid": 1000
     },
     "/opt/l20/models/Qwen2.5-7B-Instruct/.cache/huggingface/download/config.json.metadata": {
      "lines": [
       "a09a35458c702b33eeacc393d103063234e8bc28",
       "e25ba99019f0ea3dc13522997df1a1602415042a",
-      "1736155387.710579",
+      "1736155387.630579",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 1000,
+     "gid": 1000
     },
     "/opt/l20/models/Qwen2.5-7B-Instruct/.cache/huggingface/download/generation_config.json.metadata": {
      "lines": [
       "a09a35458c702b33eeacc393d103063234e8bc28",
       "967518f60b84afe4156ba5f89b21f0de3cf96d72",
-      "1736155387.710580",
+      "1736155387.630580",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 1000,
+     "gid": 1000
     },
     "/opt/l20/models/Qwen2.5-7B-Instruct/.cache/huggingface/download/model-00001-of-00004.safetensors.metadata": {
      "lines": [
       "a09a35458c702b33eeacc393d103063234e8bc28",
       "d426362630953a970fd067f665d1061d489242c9",
-      "1736155413.096091",
+      "1736155413.016091",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 1000,
+     "gid": 1000
     },
     "/opt/l20/models/Qwen2.5-7B-Instruct/.cache/huggingface/download/model-00002-of-00004.safetensors.metadata": {
      "lines": [
       "a09a35458c702b33eeacc393d103063234e8bc28",
       "8d9ac3a2f7531dc2cdac187d4b02b615b1f0429c",
-      "1736155438.481461",
+      "1736155438.401461",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 1000,
+     "gid": 1000
     },
     "/opt/l20/models/Qwen2.5-7B-Instruct/.cache/huggingface/download/model-00003-of-00004.safetensors.metadata": {
      "lines": [
       "a09a35458c702b33eeacc393d103063234e8bc28",
       "bdbd78834e8e4ced59fc82cac03300f14688883b",
-      "1736155463.866830",
+      "1736155463.786830",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 1000,
+     "gid": 1000
     },
     "/opt/l20/models/Qwen2.5-7B-Instruct/.cache/huggingface/download/model-00004-of-00004.safetensors.metadata": {
      "lines": [
       "a09a35458c702b33eeacc393d103063234e8bc28",
       "964d4f747856fbb60ad571e59b4bebfbbf6a77ab",
-      "1736155489.252275",
+      "1736155489.172275",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 1000,
+     "gid": 1000
     },
     "/opt/l20/models/Qwen2.5-7B-Instruct/.cache/huggingface/download/model.safetensors.index.json.metadata": {
      "lines": [
       "a09a35458c702b33eeacc393d103063234e8bc28",
       "599d882c551b9369a00c0cf5a2fe00743c3c4e85",
-      "1736155387.710721",
+      "1736155387.630721",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 1000,
+     "gid": 1000
     },
     "/opt/l20/models/Qwen2.5-7B-Instruct/.cache/huggingface/download/tokenizer.json.metadata": {
      "lines": [
       "a09a35458c702b33eeacc393d103063234e8bc28",
       "64fad0ea5b1f0a99c576d43eadbdf30fb2dc08e0",
-      "1736155387.710582",
+      "1736155387.630582",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 1000,
+     "gid": 1000
     },
     "/opt/l20/models/Qwen2.5-7B-Instruct/.cache/huggingface/download/tokenizer_config.json.metadata": {
      "lines": [
       "a09a35458c702b33eeacc393d103063234e8bc28",
       "d4572f77eb63f091f85963c3bce8be459977e847",
-      "1736155387.710581",
+      "1736155387.630581",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 1000,
+     "gid": 1000
     },
     "/opt/l20/models/Qwen2.5-7B-Instruct/config.json": {
      "lines": [
@@ -1897,7 +2425,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "}",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 1000,
+     "gid": 1000
     },
     "/opt/l20/models/Qwen2.5-7B-Instruct/generation_config.json": {
      "lines": [
@@ -1917,35 +2447,45 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "}",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 1000,
+     "gid": 1000
     },
     "/opt/l20/models/Qwen2.5-7B-Instruct/model-00001-of-00004.safetensors": {
      "lines": [
       "l20-lab safetensors stand-in: 3807805440 bytes of Qwen/Qwen2.5-7B-Instruct",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 1000,
+     "gid": 1000
     },
     "/opt/l20/models/Qwen2.5-7B-Instruct/model-00002-of-00004.safetensors": {
      "lines": [
       "l20-lab safetensors stand-in: 3807805440 bytes of Qwen/Qwen2.5-7B-Instruct",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 1000,
+     "gid": 1000
     },
     "/opt/l20/models/Qwen2.5-7B-Instruct/model-00003-of-00004.safetensors": {
      "lines": [
       "l20-lab safetensors stand-in: 3807805440 bytes of Qwen/Qwen2.5-7B-Instruct",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 1000,
+     "gid": 1000
     },
     "/opt/l20/models/Qwen2.5-7B-Instruct/model-00004-of-00004.safetensors": {
      "lines": [
       "l20-lab safetensors stand-in: 3807816704 bytes of Qwen/Qwen2.5-7B-Instruct",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 1000,
+     "gid": 1000
     },
     "/opt/l20/models/Qwen2.5-7B-Instruct/model.safetensors.index.json": {
      "lines": [
@@ -2213,14 +2753,18 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "}",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 1000,
+     "gid": 1000
     },
     "/opt/l20/models/Qwen2.5-7B-Instruct/tokenizer.json": {
      "lines": [
       "{\"version\": \"1.0\", \"model\": {\"type\": \"BPE\"}, \"l20-lab\": \"stands for the Qwen/Qwen2.5-7B-Instruct tokenizer\"}",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 1000,
+     "gid": 1000
     },
     "/opt/l20/models/Qwen2.5-7B-Instruct/tokenizer_config.json": {
      "lines": [
@@ -2230,7 +2774,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "}",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 1000,
+     "gid": 1000
     },
     "/opt/l20/venv/bin/activate": {
      "lines": [
@@ -2243,7 +2789,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "export PATH",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/bin/hf": {
      "lines": [
@@ -2257,7 +2805,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "    sys.exit(main())",
       ""
      ],
-     "mode": 493
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/bin/huggingface-cli": {
      "lines": [
@@ -2271,7 +2821,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "    sys.exit(main())",
       ""
      ],
-     "mode": 493
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/bin/pip": {
      "lines": [
@@ -2285,7 +2837,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "    sys.exit(main())",
       ""
      ],
-     "mode": 493
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/bin/pip3": {
      "lines": [
@@ -2299,7 +2853,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "    sys.exit(main())",
       ""
      ],
-     "mode": 493
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/bin/pip3.10": {
      "lines": [
@@ -2313,7 +2869,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "    sys.exit(main())",
       ""
      ],
-     "mode": 493
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/bin/ray": {
      "lines": [
@@ -2327,7 +2885,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "    sys.exit(main())",
       ""
      ],
-     "mode": 493
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/bin/serve": {
      "lines": [
@@ -2341,7 +2901,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "    sys.exit(cli())",
       ""
      ],
-     "mode": 493
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/bin/torchfrtrace": {
      "lines": [
@@ -2355,7 +2917,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "    sys.exit(main())",
       ""
      ],
-     "mode": 493
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/bin/torchrun": {
      "lines": [
@@ -2369,7 +2933,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "    sys.exit(main())",
       ""
      ],
-     "mode": 493
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/bin/vllm": {
      "lines": [
@@ -2383,7 +2949,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "    sys.exit(main())",
       ""
      ],
-     "mode": 493
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/aiohttp-3.12.15.dist-info/METADATA": {
      "lines": [
@@ -2392,7 +2960,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 3.12.15",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/compressed_tensors-0.11.0.dist-info/METADATA": {
      "lines": [
@@ -2401,7 +2971,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 0.11.0",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/fastapi-0.118.0.dist-info/METADATA": {
      "lines": [
@@ -2410,7 +2982,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 0.118.0",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/flashinfer_python-0.3.1.post1.dist-info/METADATA": {
      "lines": [
@@ -2419,7 +2993,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 0.3.1.post1",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/grpcio-1.75.1.dist-info/METADATA": {
      "lines": [
@@ -2428,7 +3004,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 1.75.1",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/huggingface_hub-0.35.3.dist-info/METADATA": {
      "lines": [
@@ -2437,7 +3015,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 0.35.3",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/msgspec-0.19.0.dist-info/METADATA": {
      "lines": [
@@ -2446,7 +3026,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 0.19.0",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/numpy-2.2.6.dist-info/METADATA": {
      "lines": [
@@ -2455,7 +3037,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 2.2.6",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/nvidia_cublas_cu12-12.8.4.1.dist-info/METADATA": {
      "lines": [
@@ -2464,7 +3048,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 12.8.4.1",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/nvidia_cuda_nvrtc_cu12-12.8.93.dist-info/METADATA": {
      "lines": [
@@ -2473,7 +3059,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 12.8.93",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/nvidia_cuda_runtime_cu12-12.8.90.dist-info/METADATA": {
      "lines": [
@@ -2482,7 +3070,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 12.8.90",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/nvidia_cudnn_cu12-9.10.2.21.dist-info/METADATA": {
      "lines": [
@@ -2491,7 +3081,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 9.10.2.21",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/nvidia_nccl_cu12-2.27.3.dist-info/METADATA": {
      "lines": [
@@ -2500,7 +3092,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 2.27.3",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/nvidia_nvshmem_cu12-3.3.20.dist-info/METADATA": {
      "lines": [
@@ -2509,7 +3103,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 3.3.20",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/openai-2.1.0.dist-info/METADATA": {
      "lines": [
@@ -2518,7 +3114,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 2.1.0",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/pip-22.0.2.dist-info/METADATA": {
      "lines": [
@@ -2527,7 +3125,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 22.0.2",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/prometheus_client-0.23.1.dist-info/METADATA": {
      "lines": [
@@ -2536,7 +3136,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 0.23.1",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/protobuf-6.32.1.dist-info/METADATA": {
      "lines": [
@@ -2545,7 +3147,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 6.32.1",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/psutil-7.1.0.dist-info/METADATA": {
      "lines": [
@@ -2554,7 +3158,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 7.1.0",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/pydantic-2.11.10.dist-info/METADATA": {
      "lines": [
@@ -2563,7 +3169,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 2.11.10",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/pyzmq-27.1.0.dist-info/METADATA": {
      "lines": [
@@ -2572,7 +3180,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 27.1.0",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/ray-2.49.2.dist-info/METADATA": {
      "lines": [
@@ -2581,7 +3191,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 2.49.2",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/requests-2.32.5.dist-info/METADATA": {
      "lines": [
@@ -2590,7 +3202,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 2.32.5",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/safetensors-0.6.2.dist-info/METADATA": {
      "lines": [
@@ -2599,7 +3213,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 0.6.2",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/sentencepiece-0.2.1.dist-info/METADATA": {
      "lines": [
@@ -2608,7 +3224,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 0.2.1",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/setuptools-59.6.0.dist-info/METADATA": {
      "lines": [
@@ -2617,7 +3235,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 59.6.0",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/tokenizers-0.22.1.dist-info/METADATA": {
      "lines": [
@@ -2626,7 +3246,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 0.22.1",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/torch-2.8.0.dist-info/METADATA": {
      "lines": [
@@ -2635,7 +3257,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 2.8.0",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/torchaudio-2.8.0.dist-info/METADATA": {
      "lines": [
@@ -2644,7 +3268,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 2.8.0",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/torchvision-0.23.0.dist-info/METADATA": {
      "lines": [
@@ -2653,7 +3279,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 0.23.0",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/transformers-4.57.0.dist-info/METADATA": {
      "lines": [
@@ -2662,7 +3290,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 4.57.0",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/triton-3.4.0.dist-info/METADATA": {
      "lines": [
@@ -2671,7 +3301,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 3.4.0",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/uvicorn-0.37.0.dist-info/METADATA": {
      "lines": [
@@ -2680,7 +3312,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 0.37.0",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/vllm-0.11.0.dist-info/METADATA": {
      "lines": [
@@ -2689,7 +3323,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 0.11.0",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/xformers-0.0.32.post1.dist-info/METADATA": {
      "lines": [
@@ -2698,7 +3334,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 0.0.32.post1",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/lib/python3.10/site-packages/xgrammar-0.1.25.dist-info/METADATA": {
      "lines": [
@@ -2707,7 +3345,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Version: 0.1.25",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/opt/l20/venv/pyvenv.cfg": {
      "lines": [
@@ -2716,7 +3356,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "version = 3.10.12",
       ""
      ],
-     "mode": 420
+     "mode": 420,
+     "uid": 0,
+     "gid": 0
     },
     "/usr/local/sbin/l20-netplan-rollback": {
      "lines": [
@@ -2733,7 +3375,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "echo \"$(date -Is) rolled back run $1\" >> /var/log/l20-setup/rollback.log",
       ""
      ],
-     "mode": 493
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
     },
     "/usr/local/sbin/l20-roce-qos": {
      "lines": [
@@ -2749,7 +3393,9 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "done",
       ""
      ],
-     "mode": 493
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
     }
    },
    "links": {
@@ -2773,6 +3419,318 @@ export const READY_SNAPSHOT: ReadySnapshot = {
     "/opt/l20/venv/bin/python": "python3",
     "/opt/l20/venv/bin/python3": "/usr/bin/python3",
     "/opt/l20/venv/bin/python3.10": "python3"
+   },
+   "dirs": {
+    "/boot": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/boot/grub": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/etc/chrony": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/etc/default/grub.d": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/etc/l20": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/etc/rdma": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/etc/rdma/modules": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/etc/security/limits.d": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/home/l20/.ssh": {
+     "mode": 448,
+     "uid": 1000,
+     "gid": 1000
+    },
+    "/opt/l20": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/bin": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/models": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/models/Qwen2.5-7B-Instruct": {
+     "mode": 493,
+     "uid": 1000,
+     "gid": 1000
+    },
+    "/opt/l20/models/Qwen2.5-7B-Instruct/.cache": {
+     "mode": 493,
+     "uid": 1000,
+     "gid": 1000
+    },
+    "/opt/l20/models/Qwen2.5-7B-Instruct/.cache/huggingface": {
+     "mode": 493,
+     "uid": 1000,
+     "gid": 1000
+    },
+    "/opt/l20/models/Qwen2.5-7B-Instruct/.cache/huggingface/download": {
+     "mode": 493,
+     "uid": 1000,
+     "gid": 1000
+    },
+    "/opt/l20/venv": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/bin": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/include": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/aiohttp-3.12.15.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/compressed_tensors-0.11.0.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/fastapi-0.118.0.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/flashinfer_python-0.3.1.post1.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/grpcio-1.75.1.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/huggingface_hub-0.35.3.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/msgspec-0.19.0.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/numpy-2.2.6.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/nvidia_cublas_cu12-12.8.4.1.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/nvidia_cuda_nvrtc_cu12-12.8.93.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/nvidia_cuda_runtime_cu12-12.8.90.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/nvidia_cudnn_cu12-9.10.2.21.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/nvidia_nccl_cu12-2.27.3.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/nvidia_nvshmem_cu12-3.3.20.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/openai-2.1.0.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/pip-22.0.2.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/prometheus_client-0.23.1.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/protobuf-6.32.1.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/psutil-7.1.0.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/pydantic-2.11.10.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/pyzmq-27.1.0.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/ray-2.49.2.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/requests-2.32.5.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/safetensors-0.6.2.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/sentencepiece-0.2.1.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/setuptools-59.6.0.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/tokenizers-0.22.1.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/torch-2.8.0.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/torchaudio-2.8.0.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/torchvision-0.23.0.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/transformers-4.57.0.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/triton-3.4.0.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/uvicorn-0.37.0.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/vllm-0.11.0.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/xformers-0.0.32.post1.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/opt/l20/venv/lib/python3.10/site-packages/xgrammar-0.1.25.dist-info": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/usr/lib/modprobe.d": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/usr/lib/udev": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/usr/lib/udev/rules.d": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    },
+    "/var/lib/l20-setup": {
+     "mode": 493,
+     "uid": 0,
+     "gid": 0
+    }
    }
   }
  ]

@@ -3,9 +3,12 @@
 export interface ReadyHostFiles {
   /**
    * Regular files the apply wrote beyond `fresh` (not those of the packages it installed): path → the
-   * content split at newlines (one array entry per line, so a re-recorded change diffs line by line), mode.
+   * content split at newlines (one array entry per line, so a re-recorded change diffs line by line),
+   * mode and owner.
    */
-  files: Record<string, { lines: string[]; mode: number }>;
+  files: Record<string, { lines: string[]; mode: number; uid: number; gid: number }>;
+  /** Directories it made or changed (mode, owner): ~/.ssh 0700, the model directory the login user owns. */
+  dirs: Record<string, { mode: number; uid: number; gid: number }>;
   /** Symlinks it made (systemctl enable's wants links, the venv's interpreter): path → target. */
   links: Record<string, string>;
 }
