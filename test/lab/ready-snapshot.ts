@@ -147,8 +147,12 @@ export function appliedFiles(
     const content = path === '/etc/l20/vllm.env' ? withApiKeyMark(e.content) : e.content;
     files[path] = { lines: content.split('\n'), mode: e.mode, uid, gid };
   }
-  return { files, links, dirs };
+  const packages = [...applied.packages.values()].map((p) => `${p.status}|${p.name}|${p.version}|${p.arch}`);
+  packages.sort(byName);
+  return { packages, autoInstalled: [...(applied.apt?.auto ?? [])].sort(), files, links, dirs };
 }
+
+const byName = (a: string, b: string): number => (a.slice(4) < b.slice(4) ? -1 : a.slice(4) > b.slice(4) ? 1 : 0);
 
 /** The /usr/bin entry the lab's shell writes for each installed tool it models (src/lab/shell/shell.ts). */
 export function isCommandStub(e: TreeEntry): boolean {
@@ -196,6 +200,7 @@ export function modelState(m: Machine): string[] {
       return [`qos ${d.name} trust ${q.trust} app ${JSON.stringify(q.dscpApp)} pfc ${q.pfc.map(Number).join('')}`];
     }),
     ...[...(m.apt?.auto ?? [])].sort().map((name) => `package ${name} marked auto`),
+    `apt lists ${[...(m.apt?.lists ?? [])].sort().join(' ')}; next system id ${m.apt?.nextSystemId ?? '-'}`,
     `firewall ${JSON.stringify(m.firewall ?? null)}`,
     `cmdline ${m.os.cmdline}`,
     `next boot cmdline ${m.firmware?.grubCmdline ?? ''}`,

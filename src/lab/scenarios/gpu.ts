@@ -20,7 +20,6 @@ import type { Cluster } from '../model/cluster.js';
 import { bindGpus, installedModule, loadedFrom, runtime } from '../model/nvidia.js';
 import type { AcsFlags, Machine } from '../model/types.js';
 
-export const READY_DRIVER = { pkg: 'nvidia-driver-580-server-open', version: '580.126.09-0ubuntu0.22.04.1' } as const;
 export const TUTORIAL_DRIVER = { pkg: 'nvidia-driver-535', version: '535.183.01-0ubuntu0.22.04.1' } as const;
 export const MISMATCH_DRIVER = { pkg: 'nvidia-driver-570-server-open', version: '570.172.08-0ubuntu0.22.04.1' } as const;
 export const PROPRIETARY_DRIVER = { pkg: 'nvidia-driver-580-server', version: '580.126.09-0ubuntu0.22.04.1' } as const;
@@ -93,9 +92,6 @@ export function bootIommuPt(m: Machine): void {
 
 export function ready(cluster: Cluster): void {
   for (const m of cluster.machines) {
-    // gpu-driver.install's `apt-get install -y`: Recommends too (dkms pulls fakeroot), then the hold.
-    aptInstallInModel(m, [{ name: READY_DRIVER.pkg, version: READY_DRIVER.version }]);
-    holdNvidia(m);
     bootDriver(m, true);
     bootIommuPt(m);
     m.revision++;

@@ -10,6 +10,7 @@
  */
 import type { Cluster } from '../../model/cluster.js';
 import type { Machine } from '../../model/types.js';
+import { aptState } from '../../apt/state.js';
 import { firewallState, ufwConfigOf, UFW_CONF, USER_RULES } from '../../tools/ufw.js';
 import { rng } from '../../util/prng.js';
 import { READY_SNAPSHOT } from './snapshot.js';
@@ -22,7 +23,10 @@ export function readyApiKey(m: Machine): string {
   return rng(m.seed, m.hostname, 'vllm-api-key').hex(64);
 }
 
-/** Puts the recorded directories, files and links (with owners) on every machine; loads the firewall they configure. */
+/**
+ * Puts the recorded dpkg database, directories, files and links (with owners) on every machine; loads the
+ * firewall the files configure.
+ */
 export function putReadyFiles(cluster: Cluster): void {
   const recorded = READY_SNAPSHOT.hosts;
   if (cluster.machines.length > recorded.length) {
@@ -31,6 +35,11 @@ export function putReadyFiles(cluster: Cluster): void {
   }
   cluster.machines.forEach((m, i) => {
     const host = recorded[i]!;
+    m.packages = new Map(host.packages.map((entry) => {
+      const [status, name, version, arch] = entry.split('|') as [string, string, string, string];
+      return [name, { name, version, arch, status }];
+    }));
+    aptState(m).auto = new Set(host.autoInstalled);
     m.files ??= new Map();
     m.links ??= new Map();
     m.dirs ??= new Map();

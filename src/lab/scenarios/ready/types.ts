@@ -9,6 +9,12 @@ export interface ReadyHostFiles {
   files: Record<string, { lines: string[]; mode: number; uid: number; gid: number }>;
   /** Directories it made or changed (mode, owner): ~/.ssh 0700, the model directory the login user owns. */
   dirs: Record<string, { mode: number; uid: number; gid: number }>;
+  /**
+   * dpkg's database after the apply, one `status|name|version|arch` entry per package (`ii |chrony|4.2-2ubuntu2|amd64`,
+   * `hi ` held, `rc ` removed with conffiles kept), and the packages apt marked automatically installed.
+   */
+  packages: string[];
+  autoInstalled: string[];
   /** Symlinks it made (systemctl enable's wants links, the venv's interpreter): path → target. */
   links: Record<string, string>;
 }
