@@ -5,7 +5,8 @@
  * dependencies apt pulls (chrony having replaced systemd-timesyncd, so the clock is synchronized),
  * the memlock limits file, the kernel metapackages held — is the recorded dpkg database and files
  * (ready/): nothing for this part to set.
- * `tutorial`: the recipe's `apt install` line as far as this stage is concerned — ntp (which replaces systemd-timesyncd), ifenslave (pulling ifupdown), ibutils, net-tools, htop, tmux;
+ * `tutorial`: the recipe's `apt install` line as far as this stage is concerned — ntp (which replaces
+ * systemd-timesyncd), ifenslave (pulling ifupdown), ibutils, net-tools, htop, tmux;
  * its RDMA packages belong to the nic-stack part (MLNX_OFED replaces them). No memlock file, nothing held.
  */
 import { aptInstallInModel } from '../apt/model-install.js';
