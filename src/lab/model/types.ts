@@ -360,7 +360,7 @@ export interface Machine {
    * exists, files change through it (a command, or shell.fs).
    */
   files?: Map<string, { content: string; mode?: number }>;
-  /** Symlinks a scenario leaves (path → target), made after the files (systemctl enable's wants links, a venv's python). */
+  /** Symlinks a scenario leaves (path → target), made after the files: enable links, a venv's python. */
   links?: Map<string, string>;
   /** Directories a scenario leaves with their modes (owners: `system.files`), made before the files. */
   dirs?: Map<string, number>;

@@ -194,7 +194,10 @@ function bootQosWithMlnxTools(m: Machine): void {
 function renameNcclHca(m: Machine, before: ReadonlyMap<string, string | undefined>): void {
   const file = m.files?.get('/etc/nccl.conf');
   if (!file) return;
-  const now = (old: string): string => m.rdma.find((r) => r.netdev !== undefined && r.netdev === before.get(old))?.name ?? old;
+  const now = (old: string): string => {
+    const netdev = before.get(old);
+    return m.rdma.find((r) => netdev !== undefined && r.netdev === netdev)?.name ?? old;
+  };
   const rename = (list: string): string => list.split(',').map((e) => e.replace(/^[^:]+/, now)).join(',');
   file.content = file.content.replace(/^(NCCL_IB_HCA==?)(.*)$/m, (_l, key: string, list: string) => key + rename(list));
 }

@@ -3,8 +3,9 @@
  *
  * `ready`: what nic-stack.install-inbox leaves once a reboot followed — Ubuntu's rdma-core family
  * installed (the recorded dpkg database, ready/) and the RDMA devices renamed `rocep…` by its udev rule.
- * `tutorial`: the recipe's MLNX_OFED, as the nearest real build (23.10-1.1.9.0; the recipe's 23.10-1.1.8.0 was never published) installed with mlnxofedinstall and loaded: OFED's
- * own rdma-core keeps the kernel's `mlx5_N` names, and ofed_info, ibdev2netdev and mlnx_qos exist.
+ * `tutorial`: the recipe's MLNX_OFED, as the nearest real build (23.10-1.1.9.0; the recipe's
+ * 23.10-1.1.8.0 was never published) installed with mlnxofedinstall and loaded: OFED's own rdma-core
+ * keeps the kernel's `mlx5_N` names, and ofed_info, ibdev2netdev and mlnx_qos exist.
  */
 import type { Cluster } from '../model/cluster.js';
 import { MLNX_OFED_23_10_PACKAGES, OPENIBD_SCRIPT, nameRdmaDevices, putPackages } from '../model/nic-stack.js';
