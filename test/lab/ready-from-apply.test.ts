@@ -70,6 +70,11 @@ describe("ready is what the stages' own apply leaves on fresh", () => {
         expect(a.has(path), `${host.name}:${path} after the apply`).toBe(true);
       }
       expect(firstDifference(a, b), `${host.name}: ${RERECORD}`).toBeUndefined();
+      // The figure docs/RELIABILITY.md quotes.
+      const kinds = [...a.entries()].filter(([p]) => !isRunRecord(p)).map(([, e]) => e.kind);
+      const count = (k: TreeEntry['kind']): number => kinds.filter((x) => x === k).length;
+      console.log(`ready-from-apply: ${host.name}: ${count('file')} files, ${count('dir')} directories, `
+        + `${count('link')} symlinks identical to ready (${run.changed} steps changed something)`);
     }
   });
 
@@ -78,6 +83,7 @@ describe("ready is what the stages' own apply leaves on fresh", () => {
       const got = modelState(host.machine);
       expect(got.some((l) => /^qos ens1f0 trust dscp/.test(l)), `${host.name}: QoS state read`).toBe(true);
       expect(firstStateDifference(got, modelState(ready.lab.hosts[i]!.machine)), `${host.name}`).toBeUndefined();
+      console.log(`ready-from-apply: ${host.name}: ${got.length} model-state lines identical to ready`);
     }
   });
 
