@@ -4,7 +4,7 @@ import type { CheckDef, HostCheckDef, PairCheckDef, StageContext } from '../../s
 import { buildFile, contextOf } from '../../src/lint/build.js';
 import { runCfgRules } from '../../src/rules/cfg/index.js';
 import type { Finding } from '../../src/rules/types.js';
-import { CLUSTER_REQUIREMENTS, PINS } from '../../src/lab/model/python.js';
+import { CLUSTER_REQUIREMENTS, PINS } from '../common/pins.js';
 import { BENCH_PATH, BENCH_SCRIPT } from './bench-script.js';
 import { NCCL_CONF, GENERATED_MARK, confBody, desiredConf, effectiveSettings, inSubnet, resolveHca, resolveSocketIfname } from './conf.js';
 import type { NcclFacts } from './facts.js';

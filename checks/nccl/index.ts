@@ -5,7 +5,7 @@
  * without a CUDA toolkit, and the lab's hosts have none.
  */
 import type { StageDef, StepDef } from '../../src/engine/types.js';
-import { CLUSTER_REQUIREMENTS, CLUSTER_VENV } from '../../src/lab/model/python.js';
+import { CLUSTER_REQUIREMENTS, CLUSTER_VENV } from '../common/pins.js';
 import { BENCH_PATH, BENCH_SCRIPT } from './bench-script.js';
 import { configChecks } from './checks.js';
 import { NCCL_CONF, desiredConf } from './conf.js';

@@ -11,7 +11,7 @@ import { ncclLogFindings } from '../../src/doctor/kinds/gpu/nccl.js';
 import { scanNcclLog } from '../../src/parse/nccl-log.js';
 import { parseTorchAllreduce, peakBusbw, type TorchAllreduceFacts } from '../../src/parse/torch-allreduce.js';
 import type { Finding } from '../../src/rules/types.js';
-import { CLUSTER_VENV } from '../../src/lab/model/python.js';
+import { CLUSTER_VENV } from '../common/pins.js';
 import { controlAddress } from '../common/design.js';
 import { BENCH_PATH, BENCH_SCRIPT } from './bench-script.js';
 import { effectiveSettings, resolveHca } from './conf.js';

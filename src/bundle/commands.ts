@@ -7,7 +7,7 @@
  */
 import type { Command } from '../transport/types.js';
 import { CONF_SCRIPT as NCCL_CONF_SCRIPT, UNITS_SCRIPT as NCCL_UNITS_SCRIPT } from '../../checks/nccl/probes.js';
-import { CLUSTER_VENV } from '../lab/model/python.js';
+import { CLUSTER_VENV } from '../../checks/common/pins.js';
 
 export interface BundleCommand {
   /** File name inside the host's folder (`<host>/<file>`). */

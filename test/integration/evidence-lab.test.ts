@@ -16,7 +16,7 @@ const UNREAD = /(?:^|[\s(:=,/])\?(?=$|[\s),.;:/]|GT)|\bx\?(?!\w)|\bundefined\b|\
 const SPLICED_EMPTY = /\bis {2,}on\b|:\s*$| \(\)/m;
 const GUARD_FIRED = /^cannot tell: (no evidence for|".*" rests on a value)/;
 
-export function ungrounded(results: readonly CheckResult[]): string[] {
+function ungrounded(results: readonly CheckResult[]): string[] {
   return results.flatMap((c) => {
     const why: string[] = [];
     if ((c.status === 'pass' || c.status === 'warn') && !c.evidence.trim()) why.push('no evidence');

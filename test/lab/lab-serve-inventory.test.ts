@@ -4,13 +4,14 @@
  * `check` over FILE logs each `bash -s` script, which replayed through OpenSSH exits as it did for us
  * (bench/fanout.mjs replays the session log this way).
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, cli } from '../helpers/cli.js';
+import { cli } from '../helpers/cli.js';
+import { serveLab, sshVia, stopLab } from '../helpers/lab-serve.js';
 import { ansibleConnectionVars, sshConfigPath } from '../../src/lab-serve.js';
 
 const home = mkdtempSync(join(tmpdir(), 'l20-serve-inv-'));
@@ -20,41 +21,15 @@ const env = { ...process.env, HOME: home, XDG_STATE_HOME: join(home, 'state'), X
 let lab: ChildProcess;
 
 /** OpenSSH with the written config; the script (if any) on its stdin. */
-function ssh(args: string[], stdin = ''): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = execFile('ssh', ['-F', `${inventory}.ssh_config`, '-o', 'BatchMode=yes', ...args], { env }, (err, stdout, stderr) => {
-      resolve({ code: err ? Number((err as { code?: number }).code ?? -1) : 0, stdout, stderr });
-    });
-    child.stdin!.end(stdin);
-  });
-}
+const ssh = (args: string[], stdin = ''): ReturnType<typeof sshVia> => sshVia(inventory, env, args, stdin);
 
 beforeAll(async () => {
   mkdirSync(dir, { recursive: true });
-  lab = spawn(process.execPath, [BIN, 'lab', 'serve', '--hosts', '2', '--speed', 'max', '--inventory-out', inventory], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  lab.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  lab.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  await new Promise<void>((resolve, reject) => {
-    const poll = setInterval(() => {
-      if (existsSync(`${inventory}.ansible.ini`) && out.includes('serving; Ctrl-C to stop')) {
-        clearInterval(poll);
-        resolve();
-      }
-    }, 50);
-    lab.once('exit', (code) => {
-      clearInterval(poll);
-      reject(new Error(`lab serve exited ${code}: ${out}`));
-    });
-  });
+  lab = await serveLab(['--hosts', '2', '--speed', 'max'], inventory, env);
 });
 
 afterAll(async () => {
-  if (lab && lab.exitCode === null) {
-    const exited = new Promise((r) => lab.once('exit', r));
-    lab.kill('SIGINT');
-    await exited;
-  }
+  await stopLab(lab);
   rmSync(home, { recursive: true, force: true });
 });
 

@@ -38,15 +38,21 @@ export function aptInstallInModel(m: Machine, requests: ReadonlyArray<string | R
   const reqs = requests.map((r) => (typeof r === 'string' ? { name: r } : r));
   const plan = planInstall(m, staticView(opts.repos), reqs, { recommends: opts.recommends ?? true });
   if (plan.errors.length > 0 || plan.unmet.length > 0) throw new Error(`lab apt: ${[...plan.errors, ...plan.unmet].join('; ')}`);
-  const st = aptState(m);
-  for (const name of plan.remove) {
-    const rec = m.packages.get(name);
-    if (!rec) continue;
-    const keeps = Object.values(describe(rec)?.files ?? {}).some((f) => fileOf(f).conffile);
-    if (keeps) m.packages.set(name, { ...rec, status: 'rc ' });
-    else m.packages.delete(name);
-    st.auto.delete(name);
-  }
+  for (const name of plan.remove) removeInModel(m, name);
   installInModel(m, plan.order.map((p) => ({ name: p.name, version: p.version, auto: plan.auto.has(p.name) })));
   return { installed: plan.order.map((p) => p.name), removed: plan.remove };
+}
+
+/**
+ * Removes a package as `dpkg --remove` does (before the shell exists): `rc` while it has conffiles,
+ * else gone from the database. Nothing checks what depends on it (`--force-depends`).
+ */
+export function removeInModel(m: Machine, name: string): void {
+  const rec = m.packages.get(name);
+  if (!rec) return;
+  const keeps = Object.values(describe(rec)?.files ?? {}).some((f) => fileOf(f).conffile);
+  if (keeps) m.packages.set(name, { ...rec, status: 'rc ' });
+  else m.packages.delete(name);
+  aptState(m).auto.delete(name);
+  m.revision++;
 }

@@ -4,9 +4,8 @@
  * STAGES.md §3.9) and the ray and vllm stages reuse. One module pins every version, so the venv
  * tools, the NCCL model (torch's bundled NCCL), Ray and vLLM print the same numbers.
  *
- * Pins (consistent with each other as released): vLLM 0.11.0 requires torch==2.8.0; the torch 2.8.0
- * CUDA 12.8 wheel depends on nvidia-nccl-cu12==2.27.3 (built against CUDA 12.9, which NCCL prints
- * as `NCCL version 2.27.3+cuda12.9`); vLLM 0.11 accepts Ray ≥ 2.48, pinned to 2.49.2.
+ * The venv path and the pins are the product's (checks/common/pins.ts): the lab models what the
+ * product installs.
  *
  * A venv is files, as on the real host: `pyvenv.cfg`, `bin/` (interpreter and console scripts) and
  * one `<name>-<version>.dist-info/METADATA` per installed distribution in site-packages. The tools
@@ -14,6 +13,7 @@
  * and one built by `python3 -m venv` + `pip install` behave the same.
  */
 import { posix } from 'node:path';
+import { PINS } from '../../../checks/common/pins.js';
 
 export const PYTHON_VERSION = '3.10.12';
 /** `python3.10` directory names inside a venv. */
@@ -21,22 +21,6 @@ export const PYTHON_XY = '3.10';
 export const SYSTEM_PYTHON = '/usr/bin/python3';
 /** pip as jammy's python3.10-venv bundles it (ensurepip). */
 export const VENV_PIP_VERSION = '22.0.2';
-
-export const CLUSTER_VENV = '/opt/l20/venv';
-
-export const PINS = {
-  vllm: '0.11.0',
-  ray: '2.49.2',
-  torch: '2.8.0',
-  /** torch's local version tag: `2.8.0+cu128`. */
-  torchCuda: 'cu128',
-  nccl: '2.27.3',
-  /** The CUDA the NCCL wheel was built with (the `+cudaX.Y` of `NCCL version`). */
-  ncclCuda: '12.9',
-} as const;
-
-/** The pip command line the nccl stage runs (and `ready` is the result of). */
-export const CLUSTER_REQUIREMENTS = [`vllm==${PINS.vllm}`, `ray[default]==${PINS.ray}`] as const;
 
 export interface Distribution {
   name: string;

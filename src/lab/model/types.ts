@@ -367,6 +367,10 @@ export interface Machine {
   networkManager?: boolean;
   /** Which backend configured each device at the last netplan apply (tools/netplan-apply.ts). */
   renderedBy?: Map<string, 'networkd' | 'NetworkManager'>;
+  /** Symlinks a scenario leaves (path → target), made after the files: enable links, a venv's python. */
+  links?: Map<string, string>;
+  /** Directories a scenario leaves with their modes (owners: `system.files`), made before the files. */
+  dirs?: Map<string, number>;
   /** ufw's runtime state (tools/ufw.ts); absent = inactive, as on a fresh install. */
   firewall?: FirewallState;
   /** APT's own bookkeeping (src/lab/apt/state.ts creates it on first use). */

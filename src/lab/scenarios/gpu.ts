@@ -11,18 +11,15 @@ import { installInModel } from '../apt/dpkg-db.js';
 import { aptInstallInModel } from '../apt/model-install.js';
 import { DOCA_VERSION, type RepoId } from '../apt/repos.js';
 import { aptState } from '../apt/state.js';
-import { NCCL_CONF } from '../../../checks/nccl/conf.js';
 import { clusterSchema } from '../../config/schema.js';
 import { mlx5Reloaded } from '../model/nic-stack.js';
 import { portQos, setPfc, setTrust } from '../model/qos.js';
-import { readyNcclConf } from './nccl.js';
-import { installedUnits } from '../apt/services.js';
 import { findVersion, parseDep, versionsOf, type ArchivePackage } from '../apt/archive.js';
+import { installedUnits } from '../apt/services.js';
 import type { Cluster } from '../model/cluster.js';
 import { bindGpus, installedModule, loadedFrom, runtime } from '../model/nvidia.js';
 import type { AcsFlags, Machine } from '../model/types.js';
 
-export const READY_DRIVER = { pkg: 'nvidia-driver-580-server-open', version: '580.126.09-0ubuntu0.22.04.1' } as const;
 export const TUTORIAL_DRIVER = { pkg: 'nvidia-driver-535', version: '535.183.01-0ubuntu0.22.04.1' } as const;
 export const MISMATCH_DRIVER = { pkg: 'nvidia-driver-570-server-open', version: '570.172.08-0ubuntu0.22.04.1' } as const;
 export const PROPRIETARY_DRIVER = { pkg: 'nvidia-driver-580-server', version: '580.126.09-0ubuntu0.22.04.1' } as const;
@@ -55,7 +52,11 @@ const NVIDIA_PACKAGE = /^(?:nvidia-|libnvidia-|xserver-xorg-video-nvidia-)/;
 /** What `apt-get install -y <driver>` then `apt-mark hold` of the NVIDIA packages leaves in dpkg. */
 export function installDriver(m: Machine, driver: { pkg: string; version: string }, hold: boolean): void {
   installInModel(m, closure(m, driver.pkg, driver.version));
-  if (!hold) return;
+  if (hold) holdNvidia(m);
+}
+
+/** `apt-mark hold` of every installed NVIDIA package. */
+function holdNvidia(m: Machine): void {
   for (const p of m.packages.values()) if (NVIDIA_PACKAGE.test(p.name) && p.status === 'ii ') p.status = 'hi ';
 }
 
@@ -72,25 +73,25 @@ export function bootDriver(m: Machine, persistence: boolean): void {
 }
 
 /**
- * The enable link the package's postinst creates for a unit it ships (a file with the unit's text
- * stands in for the symlink: the lab's scenario files are plain files).
+ * The enable link the package's postinst creates for a unit it ships (tutorial: a file with the unit's
+ * text stands in for the symlink).
  */
 function enablePackageUnit(m: Machine, unit: string): void {
   const u = installedUnits(m).find((x) => x.name === unit);
   if (u) (m.files ??= new Map()).set(`/etc/systemd/system/multi-user.target.wants/${unit}`, { content: u.content });
 }
 
-/** iommu=pt in a grub drop-in, update-grub run and booted (gpudirect.iommu-pt). */
+/**
+ * Booted with iommu=pt (gpudirect.iommu-pt): the grub drop-in and grub.cfg that update-grub made are
+ * among the recorded files (ready/).
+ */
 export function bootIommuPt(m: Machine): void {
-  (m.files ??= new Map()).set('/etc/default/grub.d/90-l20-iommu.cfg', { content: '# l20-setup: IOMMU passthrough for GPU and NIC DMA (RULES.md R36)\nGRUB_CMDLINE_LINUX_DEFAULT="$GRUB_CMDLINE_LINUX_DEFAULT iommu=pt"\n' });
   if (!/(^|\s)iommu=pt(\s|$)/.test(m.os.cmdline)) m.os.cmdline = `${m.os.cmdline} iommu=pt`;
   (m.firmware ??= {}).grubCmdline = m.os.cmdline;
 }
 
 export function ready(cluster: Cluster): void {
   for (const m of cluster.machines) {
-    installDriver(m, READY_DRIVER, true);
-    enablePackageUnit(m, 'nvidia-persistenced.service');
     bootDriver(m, true);
     bootIommuPt(m);
     m.revision++;
@@ -186,12 +187,19 @@ function bootQosWithMlnxTools(m: Machine): void {
   }
 }
 
-/** Points nccl.conf's NCCL_IB_HCA line at the devices' current names, as the nccl stage writes it; other lines stay. */
-function renameNcclHca(cluster: Cluster, m: Machine): void {
-  const file = m.files?.get(NCCL_CONF);
-  const hca = readyNcclConf(cluster, m)?.split('\n').find((l) => l.startsWith('NCCL_IB_HCA='));
-  if (!file || !hca) return;
-  file.content = file.content.split('\n').map((l) => (l.startsWith('NCCL_IB_HCA=') ? hca : l)).join('\n');
+/**
+ * Points nccl.conf's NCCL_IB_HCA line at the devices' current names (`before`: device → netdev before
+ * the rename), as the nccl stage would rewrite it; other lines stay.
+ */
+function renameNcclHca(m: Machine, before: ReadonlyMap<string, string | undefined>): void {
+  const file = m.files?.get('/etc/nccl.conf');
+  if (!file) return;
+  const now = (old: string): string => {
+    const netdev = before.get(old);
+    return m.rdma.find((r) => netdev !== undefined && r.netdev === netdev)?.name ?? old;
+  };
+  const rename = (list: string): string => list.split(',').map((e) => e.replace(/^[^:]+/, now)).join(',');
+  file.content = file.content.replace(/^(NCCL_IB_HCA==?)(.*)$/m, (_l, key: string, list: string) => key + rename(list));
 }
 
 /**
@@ -214,11 +222,12 @@ export function noPeermem(cluster: Cluster): void {
     aptInstallInModel(m, [{ name: PROPRIETARY_DRIVER.pkg, version: PROPRIETARY_DRIVER.version }], { repos: WITH_DOCA });
     for (const p of m.packages.values()) if (NVIDIA_PACKAGE.test(p.name) && p.status === 'ii ') p.status = 'hi ';
     // The reboot: DOCA's mlx5 registers the devices afresh (mlx5_N), DCB and GID state start over.
+    const names = new Map(m.rdma.map((r) => [r.name, r.netdev]));
     mlx5Reloaded(m);
     bootQosWithMlnxTools(m);
     bootDriver(m, true);
     m.modules = m.modules.filter((x) => x !== 'nvidia_peermem');
-    renameNcclHca(cluster, m);
+    renameNcclHca(m, names);
     m.revision++;
   }
 }

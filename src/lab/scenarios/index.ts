@@ -1,6 +1,7 @@
 /**
  * Scenarios: named starting states applied to a freshly built cluster (STAGES.md §4.4). They compose
- * with `+` (`ready+link-down`), applied left to right. `ready` and `tutorial` are built from one part
+ * with `+` (`ready+link-down`), applied left to right. `ready` is the files recorded from the stages'
+ * own apply (ready/) and the running state one part per stage sets; `tutorial` is built from one part
  * per stage (the files beside this one, in stage order); each fault scenario starts from `ready`
  * (applied once, however many faults are composed) and changes what its row of §4.4 says.
  */
@@ -13,6 +14,8 @@ import * as rdma from './rdma.js';
 import * as gpu from './gpu.js';
 import * as nccl from './nccl.js';
 import * as rayVllm from './ray-vllm.js';
+import { putReadyFiles } from './ready/index.js';
+import { bare as removeProbeTools } from './bare.js';
 
 export interface Scenario {
   name: string;
@@ -23,7 +26,7 @@ export interface Scenario {
 /** Stage order: later parts may rely on earlier ones (names after rdma-core, addresses before GIDs). */
 const PARTS = [os, nicStack, network, qos, rdma, gpu, nccl, rayVllm];
 
-/** Clusters a base scenario (fresh, and so ready and tutorial) was applied to: modifiers apply on top. */
+/** Clusters a starting state (fresh, and so ready and tutorial) was applied to: modifiers (bare, networkmanager) apply on top. */
 const based = new WeakSet<Cluster>();
 
 const fresh: Scenario = {
@@ -54,6 +57,8 @@ const ready: Scenario = {
     if (readyClusters.has(cluster)) return;
     readyClusters.add(cluster);
     fresh.apply(cluster);
+    // The files are data recorded from the stages' own apply (ready/); the parts set the running state.
+    putReadyFiles(cluster);
     for (const part of PARTS) part.ready(cluster);
     for (const m of cluster.machines) m.revision++;
   },
@@ -65,6 +70,17 @@ const tutorial: Scenario = {
   apply(cluster) {
     fresh.apply(cluster);
     for (const part of PARTS) part.tutorial(cluster);
+    for (const m of cluster.machines) m.revision++;
+  },
+};
+
+const bare: Scenario = {
+  name: 'bare',
+  description: 'no pciutils, iproute2, ethtool, systemd or nvidia-utils: lspci, ip, rdma, ethtool, systemctl, '
+    + 'nvidia-smi are not found (after fresh, or composed: ready+bare)',
+  apply(cluster) {
+    if (!based.has(cluster)) fresh.apply(cluster);
+    removeProbeTools(cluster);
     for (const m of cluster.machines) m.revision++;
   },
 };
@@ -102,6 +118,7 @@ const REGISTRY: readonly Scenario[] = [
   fresh,
   ready,
   tutorial,
+  bare,
   fault('pfc-mismatch', 'node 2 PFC off on all four ports (trust dscp kept)', qos.pfcMismatch),
   fault('mtu-mismatch', 'node 2 ens1f1 MTU 1500 (active_mtu 1024)', network.mtuMismatch),
   fault('link-down', 'cable 4 (ens2f1 ↔ ens2f1) unplugged', network.linkDown),

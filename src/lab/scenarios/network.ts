@@ -1,28 +1,21 @@
 /**
  * Scenario parts for the network stage (STAGES.md §4.4).
  *
- * `ready`: what network.write, network.apply, network.mgmt-routes and network.firewall leave for
- * design A — /etc/netplan/60-l20-fabric.yaml (0600, the file network.write renders), cable k's
- * subnet 192.168.10k.0/24 on both ends (host i = .i), MTU 9000, the management file with a default
- * route instead of gateway4, ufw active with ALLOW IN on every fabric port and SSH on management.
+ * `ready`: the running state network.apply, network.mgmt-routes and network.firewall leave for
+ * design A — cable k's subnet 192.168.10k.0/24 on both ends (host i = .i), MTU 9000, links up. The
+ * files (60-l20-fabric.yaml, the management file with a default route, ufw's) are the recorded ones
+ * (ready/), which also give the loaded firewall.
  * `tutorial`: the recipe's /etc/netplan/02-bond-roce.yaml (0644, as an editor leaves it) applied —
  * a 4-port balance-xor bond0 on 192.168.100.i/24 (lacp-rate dropped by networkd, no RoCE LAG),
  * the installer's management file with gateway4, the firewall off.
  * `networkManager`: management rendered by NetworkManager, as on Ubuntu desktop and cloud images.
  */
 import { parseDocument } from 'yaml';
-import { renderFabricFile, withDefaultRoute } from '../../../checks/network/netplan-file.js';
-import { FABRIC_FILE } from '../../../checks/network/probes.js';
-import type { DesignPlan } from '../../../checks/common/design.js';
 import type { Cluster } from '../model/cluster.js';
 import type { Machine, NetDev } from '../model/types.js';
 import { mgmtNetplan } from '../fs/rootfs.js';
 import { createBond, enslave, registerCluster } from '../tools/bonding.js';
 import { addAddress, clearFlaps, setLinkUp } from '../tools/netdev-ops.js';
-import { renderUserRules, ufwConf, type UfwRule } from '../tools/ufw.js';
-
-/** The run id in the header of the ready scenario's fabric file (an apply before the lab's epoch). */
-export const READY_RUN_ID = '20250106T083000Z';
 
 function fabricPorts(m: Machine): NetDev[] {
   return m.netdevs.filter((d) => d.driver === 'mlx5_core').sort((a, b) => (a.pci ?? '').localeCompare(b.pci ?? ''));
@@ -45,29 +38,13 @@ function setFile(m: Machine, path: string, content: string, mode: number): void 
 export function ready(cluster: Cluster): void {
   registerCluster(cluster);
   for (const m of cluster.machines) {
-    const plan: DesignPlan = { design: 'A', interfaces: [], control: { netdev: '', address: '', subnet: '192.168.101.0/24' } };
     for (const d of fabricPorts(m)) {
       const k = cableIndex(cluster, m, d.name);
       if (k === undefined) continue;
       d.mtu = 9000;
       setLinkUp(m, d);
       addAddress(m, d, { family: 'inet', local: `192.168.${100 + k}.${m.index}`, prefixlen: 24 });
-      plan.interfaces.push({ name: d.name, kind: 'ethernet', addresses: [`192.168.${100 + k}.${m.index}/24`], mtu: 9000, rail: k });
     }
-    plan.interfaces.sort((a, b) => (a.rail ?? 0) - (b.rail ?? 0));
-    const first = plan.interfaces[0];
-    if (first) plan.control = { netdev: first.name, address: `192.168.101.${m.index}`, subnet: '192.168.101.0/24' };
-    setFile(m, FABRIC_FILE, renderFabricFile(plan, READY_RUN_ID), 0o600);
-    const mgmt = withDefaultRoute(mgmtNetplan(m), m.mgmt.ifname);
-    if (mgmt) setFile(m, '/etc/netplan/01-netcfg.yaml', mgmt.text, 0o600);
-    const rules: UfwRule[] = [
-      { action: 'allow', iface: m.mgmt.ifname, port: m.mgmt.sshPort, proto: 'tcp' },
-      ...fabricPorts(m).map((d): UfwRule => ({ action: 'allow', iface: d.name })),
-    ];
-    setFile(m, '/etc/ufw/ufw.conf', ufwConf(true), 0o644);
-    setFile(m, '/etc/ufw/user.rules', renderUserRules(rules, false), 0o640);
-    setFile(m, '/etc/ufw/user6.rules', renderUserRules(rules, true), 0o640);
-    m.firewall = { active: true, allowIn: rules.map((r) => ({ ...(r.iface ? { iface: r.iface } : {}), ...(r.port !== undefined ? { port: r.port } : {}), ...(r.proto ? { proto: r.proto } : {}) })) };
     clearFlaps(m);
     m.revision++;
   }

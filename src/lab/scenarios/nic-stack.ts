@@ -2,32 +2,16 @@
  * Scenario parts for the nic-stack stage (STAGES.md §4.4).
  *
  * `ready`: what nic-stack.install-inbox leaves once a reboot followed — Ubuntu's rdma-core family
- * installed (with its dependencies, as apt pulls them) and the RDMA devices renamed `rocep…` by its
- * udev rule. `tutorial`: the recipe's MLNX_OFED, as the nearest real build (23.10-1.1.9.0; the
- * recipe's 23.10-1.1.8.0 was never published) installed with mlnxofedinstall and loaded: OFED's
- * own rdma-core keeps the kernel's `mlx5_N` names, and ofed_info, ibdev2netdev and mlnx_qos exist.
+ * installed (the recorded dpkg database, ready/) and the RDMA devices renamed `rocep…` by its udev rule.
+ * `tutorial`: the recipe's MLNX_OFED, as the nearest real build (23.10-1.1.9.0; the recipe's
+ * 23.10-1.1.8.0 was never published) installed with mlnxofedinstall and loaded: OFED's own rdma-core
+ * keeps the kernel's `mlx5_N` names, and ofed_info, ibdev2netdev and mlnx_qos exist.
  */
-import { versionsOf } from '../apt/archive.js';
-import { installInModel } from '../apt/dpkg-db.js';
 import type { Cluster } from '../model/cluster.js';
 import { MLNX_OFED_23_10_PACKAGES, OPENIBD_SCRIPT, nameRdmaDevices, putPackages } from '../model/nic-stack.js';
 
-/** nic-stack.install-inbox's packages and the dependencies apt installs with them. */
-const INBOX = ['rdma-core', 'ibverbs-utils', 'rdmacm-utils', 'infiniband-diags', 'perftest'];
-const INBOX_DEPS = ['libibverbs1', 'ibverbs-providers', 'librdmacm1', 'libibumad3', 'libibmad5', 'libibnetdisc5'];
-
-/** The version apt installs from Ubuntu's pockets (the archive also holds DOCA's newer builds). */
-const jammy = (name: string): string => {
-  const v = versionsOf(name).find((p) => p.origins.some((o) => o.repo.startsWith('jammy')))?.version;
-  if (!v) throw new Error(`lab: ${name} is not in the jammy archive`);
-  return v;
-};
-
 export function ready(cluster: Cluster): void {
-  for (const m of cluster.machines) {
-    installInModel(m, [...INBOX.map((name) => ({ name, version: jammy(name) })), ...INBOX_DEPS.map((name) => ({ name, version: jammy(name), auto: true }))]);
-    nameRdmaDevices(m);
-  }
+  for (const m of cluster.machines) nameRdmaDevices(m);
 }
 
 /** What MLNX_OFED's uninstaller removes (a reduced /usr/sbin/ofed_uninstall.sh). */

@@ -3,26 +3,17 @@
  *
  * `ready`: what os.install-base, os.memlock and os.holds leave — the base packages with the
  * dependencies apt pulls (chrony having replaced systemd-timesyncd, so the clock is synchronized),
- * the memlock limits file, the kernel metapackages held (the gpu-driver part holds its own
- * packages). `tutorial`: the recipe's `apt install` line as far as this stage is concerned — ntp
- * (which replaces systemd-timesyncd), ifenslave (pulling ifupdown), ibutils, net-tools, htop, tmux;
+ * the memlock limits file, the kernel metapackages held — is the recorded dpkg database and files
+ * (ready/): nothing for this part to set.
+ * `tutorial`: the recipe's `apt install` line as far as this stage is concerned — ntp (which replaces
+ * systemd-timesyncd), ifenslave (pulling ifupdown), ibutils, net-tools, htop, tmux;
  * its RDMA packages belong to the nic-stack part (MLNX_OFED replaces them). No memlock file, nothing held.
  */
-import { MEMLOCK_CONTENT, MEMLOCK_FILE } from '../../../checks/os/index.js';
-import { BASE_PACKAGES, KERNEL_HOLDS } from '../../../checks/os/probes.js';
 import { aptInstallInModel } from '../apt/model-install.js';
 import type { Cluster } from '../model/cluster.js';
 
-export function ready(cluster: Cluster): void {
-  for (const m of cluster.machines) {
-    aptInstallInModel(m, [...BASE_PACKAGES]);
-    (m.files ??= new Map()).set(MEMLOCK_FILE, { content: MEMLOCK_CONTENT, mode: 0o644 });
-    for (const name of KERNEL_HOLDS) {
-      const p = m.packages.get(name);
-      if (p) p.status = `h${p.status.slice(1)}`;
-    }
-    m.revision++;
-  }
+export function ready(_cluster: Cluster): void {
+  // Nothing beyond the recorded packages and files.
 }
 
 /** The tutorial's `sudo apt install -y …` minus the RDMA packages (see the nic-stack part). */

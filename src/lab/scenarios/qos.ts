@@ -1,16 +1,14 @@
 /**
  * Scenario parts for the qos stage (STAGES.md §4.4).
  *
- * `ready`: what qos.persist leaves for design A with the default config — the l20-roce-qos script
- * and unit (the same generator the step uses), the unit enabled, and the PFs in the state the
- * script's inbox branch set: a DSCP 26 → 3 APP entry (DSCP trust) and PFC on priority 3.
+ * `ready`: what qos.persist leaves for design A with the default config — the PFs in the state the
+ * script's inbox branch set: a DSCP 26 → 3 APP entry (DSCP trust) and PFC on priority 3; the
+ * l20-roce-qos script, its unit and the enable link are among the recorded files (ready/).
  * `tutorial`: the recipe's mlnx_qos commands were typed once — trust dscp and PFC 3 on the four PFs
  * (runtime only), the bond0 lines failed — and its pfc.sh sits in the operator's home.
  * `pfc-mismatch`: node 2's PFs lost PFC (trust kept).
  */
 import { clusterSchema } from '../../config/schema.js';
-import { QOS_SCRIPT_PATH, QOS_UNIT, QOS_UNIT_PATH } from '../../../checks/qos/probes.js';
-import { qosScript, qosUnit } from '../../../checks/qos/script.js';
 import type { Cluster } from '../model/cluster.js';
 import { addDscpApp, portQos, setPfc, setTrust } from '../model/qos.js';
 import type { Machine } from '../model/types.js';
@@ -27,13 +25,7 @@ const only = (prio: number): boolean[] => Array.from({ length: 8 }, (_, i) => i 
 
 export function ready(cluster: Cluster): void {
   for (const m of cluster.machines) {
-    const ports = pfs(m);
-    m.files ??= new Map();
-    m.files.set(QOS_SCRIPT_PATH, { content: qosScript(ports, QOS), mode: 0o755 });
-    m.files.set(QOS_UNIT_PATH, { content: qosUnit(QOS), mode: 0o644 });
-    // `systemctl enable` links the unit into the target's wants directory.
-    m.files.set(`/etc/systemd/system/multi-user.target.wants/${QOS_UNIT}`, { content: qosUnit(QOS), mode: 0o644 });
-    for (const p of ports) {
+    for (const p of pfs(m)) {
       const q = portQos(m, p)!;
       addDscpApp(q, QOS.dscp, QOS.priority);
       setPfc(q, only(QOS.priority));

@@ -1,10 +1,10 @@
 /**
  * Scenario parts for the ray and vllm stages (STAGES.md §4.4).
  *
- * `ready`: what applying both stages leaves for design A with the default model: Qwen2.5-7B-Instruct
- * in /opt/l20/models on both hosts (as hf download and rsync leave it), /etc/l20/vllm.env with a key,
- * l20-vllm.service enabled on both (node 1 the API on its management address, node 2 headless) and
- * running since boot, port 8000 admitted on management; no Ray (the layout is DP 16).
+ * `ready`: what applying both stages leaves for design A with the default model — the model in
+ * /opt/l20/models, /etc/l20/vllm.env, l20-vllm.service enabled on both hosts (node 1 the API on its
+ * management address, node 2 headless), port 8000 admitted on management: the recorded files (ready/) —
+ * and the unit running since boot; no Ray (the layout is DP 16).
  *
  * `tutorial`: the recipe's Ray, started by hand from the user's pip install — the head with
  * `--dashboard-host=0.0.0.0` and no `--node-ip-address`, the worker joining 192.168.100.1:6379 (when
@@ -12,20 +12,17 @@
  * successfully run. `tutorialServing` is that part alone on top of `ready` (scenario
  * `tutorial-serving`), so the stages' fix can be proven without the rest of the recipe.
  */
-import { clusterSchema, type ClusterConfig } from '../../config/schema.js';
-import { modelPath } from '../../../checks/vllm/catalog.js';
-import { decideLayout, serveArgs, vllmUnit } from '../../../checks/vllm/plan.js';
-import type { SharedFacts } from '../../../checks/vllm/shared-facts.js';
 import type { Cluster } from '../model/cluster.js';
-import { hfModel, modelFiles } from '../model/hf-models.js';
-import { CLUSTER_VENV, pythonEnvOf, SYSTEM_PYTHON } from '../model/python.js';
+import { CLUSTER_VENV } from '../../../checks/common/pins.js';
+import { pythonEnvOf, SYSTEM_PYTHON } from '../model/python.js';
 import type { Machine } from '../model/types.js';
 import { registerBootHook } from '../system/boot.js';
 import { sessionLimits } from '../system/limits.js';
-import { renderUserRules, parseUserRules, USER_RULES, USER6_RULES, type UfwRule } from '../tools/ufw.js';
 import { parseStart, startOptions, tryStart } from '../tools/ray.js';
 import { markPreloaded } from '../tools/vllm-serve.js';
-import { rng } from '../util/prng.js';
+
+/** The enable link of the product's vLLM unit. */
+const VLLM_WANTS = '/etc/systemd/system/multi-user.target.wants/l20-vllm.service';
 
 /** The tutorial's start_vllm.sh and inference_test.py, byte for byte. */
 export const TUTORIAL_START_VLLM = `#!/bin/bash
@@ -57,50 +54,13 @@ for output in outputs:
 export const TUTORIAL_RAY_HEAD = ['start', '--head', '--port=6379', '--num-gpus=8', '--dashboard-host=0.0.0.0'];
 export const TUTORIAL_RAY_WORKER = ['start', '--address=192.168.100.1:6379', '--num-gpus=8'];
 
-/** The inventory the lab's own inventory file carries (src/target.ts labInventory). */
-export function labConfig(cluster: Cluster): ClusterConfig {
-  return clusterSchema.parse({ hosts: cluster.machines.map((m, i) => ({ name: m.hostname, address: '127.0.0.1', role: i === 0 ? 'head' : 'worker' })) });
-}
-
 function setFile(m: Machine, path: string, content: string, mode: number): void {
   (m.files ??= new Map()).set(path, { content, mode });
 }
 
-/** What the checks would read of this machine, enough for the advisor (8 L20s, the model table). */
-function factsOf(m: Machine): SharedFacts {
-  return { host: m.hostname, mgmtAddress: m.mgmt.address, addresses: [], versions: { raw: {} }, gpus: { count: m.gpus.length, memoryMiB: m.gpus[0]?.memoryMiB ?? 46068 }, gpuEvidence: '', p2pEvidence: '', models: [], listeningEvidence: '' };
-}
-
-function admitApiPort(m: Machine, port: number): void {
-  const text = m.files?.get(USER_RULES)?.content;
-  if (text === undefined) return;
-  const rules: UfwRule[] = [...parseUserRules(text), { action: 'allow', iface: m.mgmt.ifname, port, proto: 'tcp' }];
-  setFile(m, USER_RULES, renderUserRules(rules, false), 0o640);
-  setFile(m, USER6_RULES, renderUserRules(rules, true), 0o640);
-  m.firewall?.allowIn.push({ iface: m.mgmt.ifname, port, proto: 'tcp' });
-}
-
 export function ready(cluster: Cluster): void {
-  const config = labConfig(cluster);
-  const model = hfModel(config.vllm.model);
-  cluster.machines.forEach((m, i) => {
-    if (model) {
-      const dir = modelPath(config.vllm.model);
-      for (const f of modelFiles(model)) setFile(m, `${dir}/${f.path}`, f.content, 0o644);
-      setFile(m, `${dir}/.cache/huggingface/.gitignore`, '*\n', 0o644);
-    }
-    setFile(m, '/etc/l20/vllm.env', `VLLM_API_KEY=${rng(m.seed, m.hostname, 'vllm-api-key').hex(64)}\n`, 0o600);
-    const d = decideLayout(config, factsOf(m), cluster.machines.length);
-    if (!d.layout) return;
-    const argv = serveArgs(config, i, d.layout, m.mgmt.address);
-    if (!argv) return;
-    const unit = vllmUnit(config, i, d.layout, argv, m.user.name);
-    setFile(m, '/etc/systemd/system/l20-vllm.service', unit, 0o644);
-    setFile(m, '/etc/systemd/system/multi-user.target.wants/l20-vllm.service', unit, 0o644);
-    if (i === 0) admitApiPort(m, config.vllm.port);
-    // The unit has been running since boot: its first start at the lab's cold boot is already done.
-    markPreloaded(m);
-  });
+  // The unit has been running since boot: its first start at the lab's cold boot is already done.
+  for (const m of cluster.machines) if (m.links?.has(VLLM_WANTS)) markPreloaded(m);
 }
 
 /** Ray starts the tutorial's operator ran by hand; started by the cold-boot hook below. */
@@ -122,7 +82,7 @@ export function tutorial(cluster: Cluster): void {
 export function tutorialOnReady(cluster: Cluster): void {
   for (const m of cluster.machines) {
     m.files?.delete('/etc/systemd/system/l20-vllm.service');
-    m.files?.delete('/etc/systemd/system/multi-user.target.wants/l20-vllm.service');
+    m.links?.delete(VLLM_WANTS);
     markPreloaded(m, false);
   }
   tutorialServing(cluster);

@@ -89,6 +89,14 @@ export async function createShell(machine: Machine, cluster: Cluster, tools: rea
   const memory = new InMemoryFs(baseFiles(machine));
   for (const d of [...BASE_DIRS, '/root', machine.user.home, '/tmp', '/var/tmp', '/dev/fd', `/run/user/${machine.user.uid}`]) await memory.mkdir(d, { recursive: true });
   for (const [target, path] of BASE_LINKS) await memory.symlink(target, path);
+  for (const [path, mode] of machine.dirs ?? []) {
+    await memory.mkdir(path, { recursive: true });
+    await memory.chmod(path, mode);
+  }
+  for (const [path, target] of machine.links ?? []) {
+    await memory.mkdir(path.slice(0, path.lastIndexOf('/')) || '/', { recursive: true });
+    await memory.symlink(target, path);
+  }
   for (const f of ['null', 'zero', 'stdin', 'stdout', 'stderr']) await memory.writeFile(`/dev/${f}`, '');
   for (const f of [LIVE_OUT, LIVE_ERR]) await memory.writeFile(f, '');
   for (const f of [LIVE_OUT, LIVE_ERR, '/dev/null']) await memory.chmod(f, 0o666);

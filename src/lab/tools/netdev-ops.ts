@@ -138,6 +138,17 @@ function ensureLinkLocal(m: Machine, dev: NetDev): void {
   addAddress(m, dev, { family: 'inet6', local: ll, prefixlen: 64 });
 }
 
+/**
+ * systemd-networkd's own IPv6 link-local address on a link it manages with the kernel's generation off
+ * (`addrgenmode none`, as on the installer's management port): netplan's default `link-local: [ ipv6 ]`
+ * (LinkLocalAddressing=ipv6) has networkd add the EUI-64 address itself, after boot as before it.
+ */
+export function networkdLinkLocal(m: Machine, dev: NetDev): void {
+  if (dev.linkType === 'loopback' || dev.addrGenMode !== 'none' || dev.master || !dev.adminUp) return;
+  const ll = linkLocalFromMac(dev.mac);
+  if (!dev.addresses.some((a) => a.local === ll)) addAddress(m, dev, { family: 'inet6', local: ll, prefixlen: 64 });
+}
+
 /** Drops the EUI-64 link-local address (MAC change, enslaving). */
 export function dropLinkLocal(m: Machine, dev: NetDev): void {
   for (const a of dev.addresses.filter((x) => x.family === 'inet6' && x.scope === 'link')) removeAddress(m, dev, a.local);

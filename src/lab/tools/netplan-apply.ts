@@ -7,7 +7,7 @@
  *   when the membership allows it (bonding.ts);
  * - every described device is brought up with exactly its addresses (networkd drops foreign
  *   ones), its MTU (a bond passes its MTU to its members) and its static routes (`gateway4`,
- *   `routes:`); IPv6 link-local comes with the link;
+ *   `routes:`); IPv6 link-local comes with the link (the kernel's, or networkd's where addrgenmode is none);
  * - each definition is configured by its renderer (netplan-config.ts): networkd always runs; a
  *   NetworkManager one is left unconfigured where NetworkManager does not run (Machine.networkManager).
  *   A device handed from one backend to the other loses its addresses and routes first (the old
@@ -22,7 +22,7 @@ import type { Cluster } from '../model/cluster.js';
 import type { Machine, NetDev, Route } from '../model/types.js';
 import { createBond, enslave, isBond, registerCluster, release, setBondMtu, updateBondParams } from './bonding.js';
 import type { NetplanConfig } from './netplan-config.js';
-import { netdev, setAddresses, setLinkUp, setMtu } from './netdev-ops.js';
+import { netdev, networkdLinkLocal, setAddresses, setLinkUp, setMtu } from './netdev-ops.js';
 
 /** What an apply changed, for `--debug` style notes and tests. */
 export interface ApplySummary {
@@ -98,6 +98,7 @@ export function applyNetplan(m: Machine, cluster: Cluster, cfg: NetplanConfig): 
     }
     if (nd.mtu !== undefined && !isBond(dev)) setMtu(m, dev, nd.mtu);
     setAddresses(m, dev, nd.addresses);
+    networkdLinkLocal(m, dev);
     const want = staticRoutes(dev, nd.gateway4, nd.routes);
     m.routes = [...m.routes.filter((r) => !(r.dev === dev.name && r.protocol === 'static')), ...want];
     summary.configured.push(nd.name);

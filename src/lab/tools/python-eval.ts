@@ -9,7 +9,8 @@
  * Other stages extend it: registerPythonExpression for a value (`ray.__version__` is built in), or
  * registerPythonSnippet to take over a whole -c script (a connection loop, `ray.nodes()`).
  */
-import { PINS, PYTHON_VERSION, normaliseName, type PythonEnv } from '../model/python.js';
+import { PINS } from '../../../checks/common/pins.js';
+import { PYTHON_VERSION, normaliseName, type PythonEnv } from '../model/python.js';
 import type { ToolEnv } from './types.js';
 import { cudaRuntime } from './cuda-runtime.js';
 

@@ -114,8 +114,12 @@ async function read(fs: IFileSystem, path: string): Promise<string> {
 }
 
 export async function ufwConfig(fs: IFileSystem): Promise<{ enabled: boolean; rules: UfwRule[] }> {
-  const conf = await read(fs, UFW_CONF);
-  return { enabled: /^ENABLED=yes\s*$/m.test(conf), rules: parseUserRules(await read(fs, USER_RULES)) };
+  return ufwConfigOf(await read(fs, UFW_CONF), await read(fs, USER_RULES));
+}
+
+/** ufw.conf's ENABLED= and the rules of user.rules, from the two files' text. */
+export function ufwConfigOf(conf: string, userRules: string): { enabled: boolean; rules: UfwRule[] } {
+  return { enabled: /^ENABLED=yes\s*$/m.test(conf), rules: parseUserRules(userRules) };
 }
 
 function loaded(rules: readonly UfwRule[]): FirewallState['allowIn'] {
@@ -126,9 +130,13 @@ function loaded(rules: readonly UfwRule[]): FirewallState['allowIn'] {
 
 /** Boot: ufw.service loads the saved rules when ENABLED=yes. */
 export async function loadFirewall(m: Machine, fs: IFileSystem): Promise<void> {
-  const c = await ufwConfig(fs);
-  m.firewall = { active: c.enabled, allowIn: loaded(c.rules) };
+  m.firewall = firewallState(await ufwConfig(fs));
   m.revision++;
+}
+
+/** What ufw.service loads from a configuration. */
+export function firewallState(c: { enabled: boolean; rules: readonly UfwRule[] }): FirewallState {
+  return { active: c.enabled, allowIn: loaded(c.rules) };
 }
 
 async function setEnabled(fs: IFileSystem, enabled: boolean): Promise<void> {
