@@ -62,7 +62,7 @@ describe('bare: the probe tools are not installed (ready+bare)', () => {
     expect(await run('echo ok | tr a-z A-Z')).toEqual({ out: 'OK\n', err: '', code: 0 });
     expect((await run('lscpu')).out).toMatch(/^Architecture: +x86_64$/m);
     expect((await run('cat /etc/nccl.conf')).out).toMatch(/^NCCL_IB_HCA=/m);
-    expect((await run('sudo cat /etc/l20/vllm.env')).out).toMatch(/^L20_API_KEY=[0-9a-f]{64}$/m);
+    expect((await run('sudo cat /etc/l20/vllm.env')).out).toMatch(/^VLLM_API_KEY=[0-9a-f]{64}$/m);
     expect((await run("dpkg-query -W -f='${Package}\\n' chrony")).out).toBe('chrony\n');
     expect((await run('command -v bash')).out).toBe('/usr/bin/bash\n');
   });

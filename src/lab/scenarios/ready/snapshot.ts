@@ -235,7 +235,7 @@ export const READY_SNAPSHOT: ReadySnapshot = {
     },
     "/etc/l20/vllm.env": {
      "lines": [
-      "L20_API_KEY=@L20_API_KEY@",
+      "VLLM_API_KEY=@L20_API_KEY@",
       ""
      ],
      "mode": 384,
@@ -244,7 +244,7 @@ export const READY_SNAPSHOT: ReadySnapshot = {
     },
     "/etc/nccl.conf": {
      "lines": [
-      "# l20-setup 0.1.0 run 20261202T013007Z design A; generated from `rdma link show`",
+      "# l20-setup 0.1.0 run 20261202T015604Z design A; generated from `rdma link show`",
       "NCCL_SOCKET_IFNAME==ens1f0",
       "NCCL_IB_HCA==rocep26s0f0:1,rocep26s0f1:1,rocep154s0f0:1,rocep154s0f1:1",
       "NCCL_IB_TC=106",
@@ -279,15 +279,14 @@ export const READY_SNAPSHOT: ReadySnapshot = {
     },
     "/etc/netplan/60-l20-fabric.yaml": {
      "lines": [
-      "# l20-setup 0.1.0 run 20261202T013007Z design A — fabric only",
+      "# l20-setup 0.1.0 run 20261202T015604Z design A — fabric only",
       "network:",
       "  version: 2",
-      "  renderer: networkd",
       "  ethernets:",
-      "    ens1f0: {mtu: 9000, addresses: [192.168.101.1/24]}",
-      "    ens1f1: {mtu: 9000, addresses: [192.168.102.1/24]}",
-      "    ens2f0: {mtu: 9000, addresses: [192.168.103.1/24]}",
-      "    ens2f1: {mtu: 9000, addresses: [192.168.104.1/24]}",
+      "    ens1f0: {renderer: networkd, optional: true, mtu: 9000, addresses: [192.168.101.1/24]}",
+      "    ens1f1: {renderer: networkd, optional: true, mtu: 9000, addresses: [192.168.102.1/24]}",
+      "    ens2f0: {renderer: networkd, optional: true, mtu: 9000, addresses: [192.168.103.1/24]}",
+      "    ens2f1: {renderer: networkd, optional: true, mtu: 9000, addresses: [192.168.104.1/24]}",
       ""
      ],
      "mode": 384,
@@ -344,8 +343,7 @@ export const READY_SNAPSHOT: ReadySnapshot = {
       "Environment=HF_HUB_OFFLINE=1",
       "ExecStart=/opt/l20/venv/bin/vllm serve /opt/l20/models/Qwen2.5-7B-Instruct \\",
       "  --served-model-name Qwen2.5-7B-Instruct --data-parallel-size 16 --data-parallel-size-local 8 \\",
-      "  --data-parallel-address 192.168.101.1 --data-parallel-rpc-port 13345 --host 10.0.0.1 --port 8000 \\",
-      "  --api-key ${L20_API_KEY}",
+      "  --data-parallel-address 192.168.101.1 --data-parallel-rpc-port 13345 --host 10.0.0.1 --port 8000",
       "Restart=on-failure",
       "RestartSec=10",
       "TimeoutStopSec=60",
@@ -642,7 +640,7 @@ export const READY_SNAPSHOT: ReadySnapshot = {
      "lines": [
       "a09a35458c702b33eeacc393d103063234e8bc28",
       "e25ba99019f0ea3dc13522997df1a1602415042a",
-      "1736155387.710579",
+      "1736155387.879579",
       ""
      ],
      "mode": 420,
@@ -653,7 +651,7 @@ export const READY_SNAPSHOT: ReadySnapshot = {
      "lines": [
       "a09a35458c702b33eeacc393d103063234e8bc28",
       "967518f60b84afe4156ba5f89b21f0de3cf96d72",
-      "1736155387.710580",
+      "1736155387.879580",
       ""
      ],
      "mode": 420,
@@ -664,7 +662,7 @@ export const READY_SNAPSHOT: ReadySnapshot = {
      "lines": [
       "a09a35458c702b33eeacc393d103063234e8bc28",
       "d426362630953a970fd067f665d1061d489242c9",
-      "1736155413.096091",
+      "1736155413.265091",
       ""
      ],
      "mode": 420,
@@ -675,7 +673,7 @@ export const READY_SNAPSHOT: ReadySnapshot = {
      "lines": [
       "a09a35458c702b33eeacc393d103063234e8bc28",
       "8d9ac3a2f7531dc2cdac187d4b02b615b1f0429c",
-      "1736155438.481461",
+      "1736155438.650461",
       ""
      ],
      "mode": 420,
@@ -686,7 +684,7 @@ export const READY_SNAPSHOT: ReadySnapshot = {
      "lines": [
       "a09a35458c702b33eeacc393d103063234e8bc28",
       "bdbd78834e8e4ced59fc82cac03300f14688883b",
-      "1736155463.866830",
+      "1736155464.035830",
       ""
      ],
      "mode": 420,
@@ -697,7 +695,7 @@ export const READY_SNAPSHOT: ReadySnapshot = {
      "lines": [
       "a09a35458c702b33eeacc393d103063234e8bc28",
       "964d4f747856fbb60ad571e59b4bebfbbf6a77ab",
-      "1736155489.252275",
+      "1736155489.421275",
       ""
      ],
      "mode": 420,
@@ -708,7 +706,7 @@ export const READY_SNAPSHOT: ReadySnapshot = {
      "lines": [
       "a09a35458c702b33eeacc393d103063234e8bc28",
       "599d882c551b9369a00c0cf5a2fe00743c3c4e85",
-      "1736155387.710721",
+      "1736155387.879721",
       ""
      ],
      "mode": 420,
@@ -719,7 +717,7 @@ export const READY_SNAPSHOT: ReadySnapshot = {
      "lines": [
       "a09a35458c702b33eeacc393d103063234e8bc28",
       "64fad0ea5b1f0a99c576d43eadbdf30fb2dc08e0",
-      "1736155387.710582",
+      "1736155387.879581",
       ""
      ],
      "mode": 420,
@@ -730,7 +728,7 @@ export const READY_SNAPSHOT: ReadySnapshot = {
      "lines": [
       "a09a35458c702b33eeacc393d103063234e8bc28",
       "d4572f77eb63f091f85963c3bce8be459977e847",
-      "1736155387.710581",
+      "1736155387.879581",
       ""
      ],
      "mode": 420,
@@ -2307,7 +2305,7 @@ export const READY_SNAPSHOT: ReadySnapshot = {
     },
     "/etc/l20/vllm.env": {
      "lines": [
-      "L20_API_KEY=@L20_API_KEY@",
+      "VLLM_API_KEY=@L20_API_KEY@",
       ""
      ],
      "mode": 384,
@@ -2316,7 +2314,7 @@ export const READY_SNAPSHOT: ReadySnapshot = {
     },
     "/etc/nccl.conf": {
      "lines": [
-      "# l20-setup 0.1.0 run 20261202T013007Z design A; generated from `rdma link show`",
+      "# l20-setup 0.1.0 run 20261202T015604Z design A; generated from `rdma link show`",
       "NCCL_SOCKET_IFNAME==ens1f0",
       "NCCL_IB_HCA==rocep26s0f0:1,rocep26s0f1:1,rocep154s0f0:1,rocep154s0f1:1",
       "NCCL_IB_TC=106",
@@ -2351,15 +2349,14 @@ export const READY_SNAPSHOT: ReadySnapshot = {
     },
     "/etc/netplan/60-l20-fabric.yaml": {
      "lines": [
-      "# l20-setup 0.1.0 run 20261202T013007Z design A — fabric only",
+      "# l20-setup 0.1.0 run 20261202T015604Z design A — fabric only",
       "network:",
       "  version: 2",
-      "  renderer: networkd",
       "  ethernets:",
-      "    ens1f0: {mtu: 9000, addresses: [192.168.101.2/24]}",
-      "    ens1f1: {mtu: 9000, addresses: [192.168.102.2/24]}",
-      "    ens2f0: {mtu: 9000, addresses: [192.168.103.2/24]}",
-      "    ens2f1: {mtu: 9000, addresses: [192.168.104.2/24]}",
+      "    ens1f0: {renderer: networkd, optional: true, mtu: 9000, addresses: [192.168.101.2/24]}",
+      "    ens1f1: {renderer: networkd, optional: true, mtu: 9000, addresses: [192.168.102.2/24]}",
+      "    ens2f0: {renderer: networkd, optional: true, mtu: 9000, addresses: [192.168.103.2/24]}",
+      "    ens2f1: {renderer: networkd, optional: true, mtu: 9000, addresses: [192.168.104.2/24]}",
       ""
      ],
      "mode": 384,
@@ -2695,7 +2692,7 @@ export const READY_SNAPSHOT: ReadySnapshot = {
      "lines": [
       "a09a35458c702b33eeacc393d103063234e8bc28",
       "e25ba99019f0ea3dc13522997df1a1602415042a",
-      "1736155387.710579",
+      "1736155387.879579",
       ""
      ],
      "mode": 420,
@@ -2706,7 +2703,7 @@ export const READY_SNAPSHOT: ReadySnapshot = {
      "lines": [
       "a09a35458c702b33eeacc393d103063234e8bc28",
       "967518f60b84afe4156ba5f89b21f0de3cf96d72",
-      "1736155387.710580",
+      "1736155387.879580",
       ""
      ],
      "mode": 420,
@@ -2717,7 +2714,7 @@ export const READY_SNAPSHOT: ReadySnapshot = {
      "lines": [
       "a09a35458c702b33eeacc393d103063234e8bc28",
       "d426362630953a970fd067f665d1061d489242c9",
-      "1736155413.096091",
+      "1736155413.265091",
       ""
      ],
      "mode": 420,
@@ -2728,7 +2725,7 @@ export const READY_SNAPSHOT: ReadySnapshot = {
      "lines": [
       "a09a35458c702b33eeacc393d103063234e8bc28",
       "8d9ac3a2f7531dc2cdac187d4b02b615b1f0429c",
-      "1736155438.481461",
+      "1736155438.650461",
       ""
      ],
      "mode": 420,
@@ -2739,7 +2736,7 @@ export const READY_SNAPSHOT: ReadySnapshot = {
      "lines": [
       "a09a35458c702b33eeacc393d103063234e8bc28",
       "bdbd78834e8e4ced59fc82cac03300f14688883b",
-      "1736155463.866830",
+      "1736155464.035830",
       ""
      ],
      "mode": 420,
@@ -2750,7 +2747,7 @@ export const READY_SNAPSHOT: ReadySnapshot = {
      "lines": [
       "a09a35458c702b33eeacc393d103063234e8bc28",
       "964d4f747856fbb60ad571e59b4bebfbbf6a77ab",
-      "1736155489.252275",
+      "1736155489.421275",
       ""
      ],
      "mode": 420,
@@ -2761,7 +2758,7 @@ export const READY_SNAPSHOT: ReadySnapshot = {
      "lines": [
       "a09a35458c702b33eeacc393d103063234e8bc28",
       "599d882c551b9369a00c0cf5a2fe00743c3c4e85",
-      "1736155387.710721",
+      "1736155387.879721",
       ""
      ],
      "mode": 420,
@@ -2772,7 +2769,7 @@ export const READY_SNAPSHOT: ReadySnapshot = {
      "lines": [
       "a09a35458c702b33eeacc393d103063234e8bc28",
       "64fad0ea5b1f0a99c576d43eadbdf30fb2dc08e0",
-      "1736155387.710582",
+      "1736155387.879581",
       ""
      ],
      "mode": 420,
@@ -2783,7 +2780,7 @@ export const READY_SNAPSHOT: ReadySnapshot = {
      "lines": [
       "a09a35458c702b33eeacc393d103063234e8bc28",
       "d4572f77eb63f091f85963c3bce8be459977e847",
-      "1736155387.710581",
+      "1736155387.879581",
       ""
      ],
      "mode": 420,
