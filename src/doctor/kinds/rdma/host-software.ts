@@ -72,7 +72,9 @@ export const ofedInfo: KindDef<OfedInfoFacts> = {
 export const lspci: KindDef<LspciFacts> = {
   kind: 'lspci',
   detect(text) {
-    const re = /^[ \t]*(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7][ \t]+[A-Z][A-Za-z /-]*(?:[ \t]\[[0-9a-f]{4}\])?:[ \t]+\S/m;
+    // The class is a name (`Ethernet controller`, `3D controller`: pci.ids' one name led by a digit) or,
+    // under `-n`, the bare class id.
+    const re = /^[ \t]*(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7][ \t]+(?:[A-Z][A-Za-z /-]*|3D [a-z ]+|[0-9a-f]{4})(?:[ \t]\[[0-9a-f]{4}\])?:[ \t]+\S/m;
     return by(text, re, 0.9);
   },
   parse: (text) => parseLspci(boundBlanks(text)),
@@ -93,6 +95,8 @@ export const lspci: KindDef<LspciFacts> = {
     const mlx = f.devices.filter((d) => d.vendorId === '15b3' || /Mellanox/i.test(d.description));
     const rows: Array<[string, string]> = [['devices', String(f.devices.length)]];
     if (mlx.length) rows.push(['Mellanox', mlx.map((d) => `${d.bdf} ${d.deviceName ?? d.description}`).join('; ')]);
+    const nv = f.devices.filter((d) => d.vendorId === '10de' || /^NVIDIA\b/.test(d.description));
+    if (nv.length) rows.push(['NVIDIA', nv.map((d) => `${d.bdf} ${d.deviceName ?? d.description}`).join('; ')]);
     const off = f.devices.filter((d) => d.offBus);
     if (off.length) rows.push(['off the bus', off.map((d) => d.bdf).join(', ')]);
     return rows;
