@@ -17,6 +17,7 @@ import { d15NcclTestsWrong } from '../../../rules/output/d15-nccl-tests-wrong.js
 import { d17NcclUnhandled } from '../../../rules/output/d17-nccl-unhandled.js';
 import { d20Bandwidth } from '../../../rules/output/d20-bandwidth.js';
 import { d22NetPlugin } from '../../../rules/output/d22-net-plugin.js';
+import { envEchoFindings } from '../../../rules/cfg/env-echo.js';
 import type { Finding } from '../../../rules/types.js';
 import type { KindDef } from '../../types.js';
 import { defined, fmt, hasAny, head } from './common.js';
@@ -58,7 +59,12 @@ export const ncclLog: KindDef<NcclLogFacts> = {
     return CONFIG_REJECTED.test(h) || /Call to ibv_modify_qp failed|Got completion from peer \S+ with (?:error|status)|Bootstrap\s*:\s*no socket interface found/.test(h) ? 0.55 : 0;
   },
   parse: parseNcclLog,
-  findings: (_facts, text) => ncclLogFindings(text),
+  // Plus the cfg rules over the values NCCL echoed (`NCCL_ALGO set by environment to …`): a pasted log is
+  // the only view doctor has of the job's configuration. (Live checks lint the hosts' files themselves.)
+  findings: (_facts, text) => {
+    const scan = scanNcclLog(text);
+    return [...ncclLogFindings(text), ...envEchoFindings(scan.envEcho, { ncclVersion: scan.facts.ncclVersion, source: 'nccl-log' })];
+  },
   summary(f) {
     const rows: Array<[string, string]> = [];
     if (f.ncclVersion) rows.push(['NCCL', f.ncclBuild ?? f.ncclVersion]);
