@@ -18,8 +18,9 @@ export interface CleanOptions {
    */
   commands?: readonly string[];
   /**
-   * Keep leading prompt and pasted-command lines. `doctor` reads them as evidence (what was run, and that a
-   * command printed nothing before the next prompt); the parsers still drop them through their own cleaning.
+   * Keep the leading prompt, pasted-command and blank lines. `doctor` reads them as evidence (what was run, and
+   * that a command printed nothing before the next prompt), and its line numbers then count from the input's
+   * first line; the parsers still drop them through their own cleaning.
    */
   keepPrompts?: boolean;
 }
@@ -105,9 +106,9 @@ export function cleanText(text: unknown, options: CleanOptions = {}): string {
     .map((l) => sanitize(collapseCarriageReturns(l)))
     .filter((l) => !isEditorMarker(l));
   let start = 0;
-  while (start < lines.length) {
+  while (!options.keepPrompts && start < lines.length) {
     const line = lines[start] ?? '';
-    if (line.trim() === '' || (!options.keepPrompts && isPromptLine(line, options.commands))) start++;
+    if (line.trim() === '' || isPromptLine(line, options.commands)) start++;
     else break;
   }
   return lines.slice(start).join('\n');
