@@ -44,6 +44,16 @@ export function ncclLogFindings(text: string, opts: { socket?: boolean } = {}): 
   ]);
 }
 
+/**
+ * Doctor's reading of NCCL lines in any pasted text: the NCCL-log rules plus the cfg rules over the values
+ * NCCL echoed (`NCCL_ALGO set by environment to …`) — a paste is the only view doctor has of the job's
+ * configuration. (Live checks lint the hosts' files themselves and take `ncclLogFindings` alone.)
+ */
+export function pastedNcclFindings(text: string): Finding[] {
+  const scan = scanNcclLog(text);
+  return [...ncclLogFindings(text), ...envEchoFindings(scan.envEcho, { ncclVersion: scan.facts.ncclVersion, source: 'nccl-log' })];
+}
+
 export const ncclLog: KindDef<NcclLogFacts> = {
   kind: 'nccl-log',
   detect(text) {
@@ -59,12 +69,7 @@ export const ncclLog: KindDef<NcclLogFacts> = {
     return CONFIG_REJECTED.test(h) || /Call to ibv_modify_qp failed|Got completion from peer \S+ with (?:error|status)|Bootstrap\s*:\s*no socket interface found/.test(h) ? 0.55 : 0;
   },
   parse: parseNcclLog,
-  // Plus the cfg rules over the values NCCL echoed (`NCCL_ALGO set by environment to …`): a pasted log is
-  // the only view doctor has of the job's configuration. (Live checks lint the hosts' files themselves.)
-  findings: (_facts, text) => {
-    const scan = scanNcclLog(text);
-    return [...ncclLogFindings(text), ...envEchoFindings(scan.envEcho, { ncclVersion: scan.facts.ncclVersion, source: 'nccl-log' })];
-  },
+  findings: (_facts, text) => pastedNcclFindings(text),
   summary(f) {
     const rows: Array<[string, string]> = [];
     if (f.ncclVersion) rows.push(['NCCL', f.ncclBuild ?? f.ncclVersion]);
@@ -119,7 +124,7 @@ export const ncclTests: KindDef<NcclTestsFacts> = {
       );
     }
     // NCCL INFO lines interleaved with the table are an NCCL log too.
-    if (/NCCL (?:INFO|WARN)/.test(text)) out.push(...ncclLogFindings(text));
+    if (/NCCL (?:INFO|WARN)/.test(text)) out.push(...pastedNcclFindings(text));
     return defined(out);
   },
   summary(f) {
