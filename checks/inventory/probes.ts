@@ -70,7 +70,10 @@ export const inventoryProbes: readonly ProbeDef[] = [
   { id: 'ofed-info', command: { argv: ['ofed_info', '-s'] } },
   { id: 'dpkg', command: { argv: ['dpkg-query', '-W', '-f=${db:Status-Abbrev} ${Package} ${Version}\\n', ...STACK_PACKAGES] } },
   { id: 'nvidia-version', command: { argv: ['cat', '/proc/driver/nvidia/version'] } },
-  { id: 'gpu-query', command: { argv: ['nvidia-smi', `--query-gpu=${INVENTORY_GPU_FIELDS.join(',')}`, '--format=csv,noheader,nounits'] } },
+  {
+    id: 'gpu-query',
+    command: { argv: ['nvidia-smi', `--query-gpu=${INVENTORY_GPU_FIELDS.join(',')}`, '--format=csv,noheader,nounits'] },
+  },
   // lldpd's control socket is root:_lldpd 0660: an ordinary login user cannot read it.
   { id: 'lldp', command: { argv: ['lldpcli', '-f', 'json', 'show', 'neighbors'] }, sudo: true },
   { id: 'neighbours', command: { script: NEIGHBOUR_SCRIPT } },

@@ -44,7 +44,10 @@ const BY_NAME = new Map<string, EventReason>([
   ['displayclockssetting', 'displayClockSetting'],
 ]);
 
-/** `SW Power Cap`, `sw_power_cap`, `clocks_event_reason_sw_power_cap`, `clocks_throttle_reasons.sw_power_cap` → `swPowerCap`. */
+/**
+ * `SW Power Cap`, `sw_power_cap`, `clocks_event_reason_sw_power_cap`, `clocks_throttle_reasons.sw_power_cap`
+ * → `swPowerCap`.
+ */
 export function reasonFromName(name: string): EventReason | undefined {
   const n = norm(name.replace(/^clocks?_(?:event|throttle)_reasons?[._]/i, ''));
   return BY_NAME.get(n);
@@ -57,7 +60,7 @@ export function eventBits(value: string | undefined): number | null {
   return Number(BigInt(t) & 0xffffffffn);
 }
 
-/** The reasons set in a `clocks_event_reasons.active` value (the bits, or its `0x…` text); undefined when it is neither. */
+/** The reasons set in a `clocks_event_reasons.active` value (bits, or `0x…` text); undefined when it is neither. */
 export function reasonsFromBitmask(value: string | number | null | undefined): EventReason[] | undefined {
   const bits = typeof value === 'number' ? value : typeof value === 'string' ? eventBits(value) : null;
   if (bits === null) return undefined;

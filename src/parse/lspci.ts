@@ -1,7 +1,8 @@
 /**
  * `lspci` device lines (`-D`, `-nn`, grepped) and `-v`/`-vv`/`-vvv` blocks.
  *
- * A device line is `[domain:]bus:dev.fn <class>[ [cccc]]: <vendor device>[ [vvvv:dddd]][ (rev rr)][ (prog-if pp[ [name]])]`,
+ * A device line is
+ * `[domain:]bus:dev.fn <class>[ [cccc]]: <vendor device>[ [vvvv:dddd]][ (rev rr)][ (prog-if pp[ [name]])]`,
  * or under `-n` `[domain:]bus:dev.fn cccc: vvvv:dddd[ (rev rr)]`.
  * Verbose blocks follow their device line, indented (tabs, or spaces when pasted). Device lines are
  * found by their address, not by column 0, since pasted samples are often indented as a whole.
@@ -177,7 +178,8 @@ function parseDeviceLine(bdfRaw: string, rest: string): LspciDevice | undefined 
   if (numeric) {
     return compact({
       bdf, class: cls.toLowerCase(), classId: cls.toLowerCase(), vendorId: numeric[1]?.toLowerCase(),
-      deviceId: numeric[2]?.toLowerCase(), description: '', revision, progIf, offBus: revision === 'ff' ? true : undefined,
+      deviceId: numeric[2]?.toLowerCase(), description: '', revision, progIf,
+      offBus: revision === 'ff' ? true : undefined,
     });
   }
   const ids = splitIds(tail);
@@ -211,7 +213,8 @@ const WIDTH = /\bWidth\s+x(\d+)(?:\s*\((\w+)\)|(?=\s*,)|\s*$)/i;
 function parseLink(value: string, cut: boolean): PciLink {
   const speed = SPEED.exec(value);
   const width = WIDTH.exec(value);
-  const widthEndsText = width !== null && width[2] === undefined && !/^\s*,/.test(value.slice(width.index + width[0].length));
+  const after = width ? value.slice(width.index + width[0].length) : '';
+  const widthEndsText = width !== null && width[2] === undefined && !/^\s*,/.test(after);
   const mark = (m: string | undefined): boolean | undefined => (m ? m.toLowerCase() === 'downgraded' : undefined);
   return compact({
     speedGTs: speed?.[1] !== undefined ? toNum(speed[1]) : undefined,
@@ -280,7 +283,9 @@ function finish(dev: LspciDevice): LspciDevice {
   const sta = dev.lnkSta;
   if (cap && sta) {
     const speedKnown = cap.speedGTs !== undefined && sta.speedGTs !== undefined;
-    const slower = speedKnown ? sta.speedGTs! < cap.speedGTs! : sta.speedUnknown === true && sta.speedDowngraded === true;
+    const slower = speedKnown
+      ? sta.speedGTs! < cap.speedGTs!
+      : sta.speedUnknown === true && sta.speedDowngraded === true;
     const widthKnown = cap.width !== undefined && sta.width !== undefined;
     const narrower = widthKnown && sta.width! < cap.width!;
     if (speedKnown || widthKnown || slower) dev.downgraded = slower || narrower;

@@ -2,8 +2,9 @@
  * `nvidia-smi dmon` and `nvidia-smi pmon`: two `#` header lines (names, then units), then whitespace-separated
  * rows; `-` marks an unsupported cell. Columns grow with the driver (`jpg`, `ofa` from 570) and with `-s`/`-o`
  * (`#Date Time gpu …`), so they are read from the header. The header repeats every screenful; pmon's last
- * column (`command`) may hold a name with spaces. `--format csv` (driver 580) separates the same header lines and
- * rows with `, ` instead (`#gpu, pwr, …`, `#Idx, W, …`, ` 0, 82, 36`). Values are numbers where numeric, null for `-`.
+ * column (`command`) may hold a name with spaces. `--format csv` (driver 580) separates the same header lines
+ * and rows with `, ` instead (`#gpu, pwr, …`, `#Idx, W, …`, ` 0, 82, 36`). Values are numbers where numeric,
+ * null for `-`.
  */
 import { z } from 'zod';
 import { compact, guard, toNum, validate } from './common.js';

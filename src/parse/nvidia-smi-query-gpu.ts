@@ -60,7 +60,7 @@ export const NvidiaSmiQueryGpuFactsSchema = z.object({
   nvmlError: z.string().optional(),
   noDevices: z.boolean().optional(),
   notInstalled: z.boolean().optional(),
-  /** Rows had no header, no field list was given, and they fit none of the known queries: headerless CSV, columns unknown. */
+  /** Rows had no header, no field list was given, and they fit none of the known queries: columns unknown. */
   columnsUnknown: z.boolean().optional(),
 });
 export type NvidiaSmiQueryGpuFacts = z.infer<typeof NvidiaSmiQueryGpuFactsSchema>;
@@ -114,7 +114,7 @@ function convert(column: string, raw: string): string | number | null {
 export interface QueryGpuOptions {
   /** Field list of the query, for output printed with `noheader`. */
   fields?: readonly string[];
-  /** Field lists this program queries; headerless rows without `fields` may be one of them. Default: the inventory's. */
+  /** Field lists this program queries; headerless rows without `fields` may be one. Default: the inventory's. */
   known?: ReadonlyArray<readonly string[]>;
 }
 

@@ -16,7 +16,8 @@ describe('lsmod | grep that printed nothing', () => {
     'bare $ prompt, nothing after': '$ lsmod | grep nvidia_peermem\n',
     'bare $ prompt, then an empty prompt': '$ lsmod | grep nvidia_peermem\n$ \n',
     'root prompt, then the next prompt': 'root@l20-n1:~# lsmod | grep nvidia_peermem\nroot@l20-n1:~# \n',
-    'user prompt, then the next command': 'ubuntu@gpu-node-2:~$ lsmod | grep nvidia_peermem\nubuntu@gpu-node-2:~$ sudo modprobe nvidia-peermem\n',
+    'user prompt, then the next command':
+      'ubuntu@gpu-node-2:~$ lsmod | grep nvidia_peermem\nubuntu@gpu-node-2:~$ sudo modprobe nvidia-peermem\n',
     'RHEL prompt, nv_peer_mem': '[root@node01 ~]# lsmod | grep nv_peer_mem\n[root@node01 ~]#\n',
     'bare # prompt, then modprobe': '# lsmod | grep -i peermem\n# modprobe nvidia-peermem\n',
     'sudo, egrep': 'admin@h1:~$ sudo lsmod | egrep "nvidia_peermem|nv_peer_mem"\nadmin@h1:~$\n',
@@ -35,7 +36,11 @@ describe('lsmod | grep that printed nothing', () => {
   }
 
   it('an output pasted after the empty grep is the kind; lsmod is listed under also', () => {
-    const text = 'ubuntu@gpu-node-2:~$ lsmod | grep nvidia_peermem\nubuntu@gpu-node-2:~$ ofed_info -s\nOFED-internal-24.10-1.1.4:\n';
+    const text = [
+      'ubuntu@gpu-node-2:~$ lsmod | grep nvidia_peermem',
+      'ubuntu@gpu-node-2:~$ ofed_info -s',
+      'OFED-internal-24.10-1.1.4:',
+    ].join('\n');
     const { report } = doctorText(text);
     expect(report.kind).toBe('ofed_info');
     expect(report.also).toContain('lsmod');

@@ -19,7 +19,8 @@ const REGS = decodePciDump(DUMP);
 function ids(text: string): Array<Record<string, string | undefined>> {
   const { report } = doctorText(text);
   expect(report.kind).toBe('lspci');
-  return (report.facts as LspciFacts).devices.map((d) => ({ bdf: d.bdf, classId: d.classId, vendorId: d.vendorId, deviceId: d.deviceId }));
+  const devices = (report.facts as LspciFacts).devices;
+  return devices.map((d) => ({ bdf: d.bdf, classId: d.classId, vendorId: d.vendorId, deviceId: d.deviceId }));
 }
 
 const expected = REGS.map((r) => ({ bdf: r.bdf, classId: r.classId, vendorId: r.vendorId, deviceId: r.deviceId }));
@@ -45,12 +46,16 @@ describe('lspci -D -nn as doctor input', () => {
   it("reads this build machine's real listing (virtio devices, an unnamed class)", () => {
     const devices = ids(loadFixture('lspci/lspci-D-nn__pciutils-3.9.0-kvm-virtio.txt'));
     expect(devices.length).toBe(6);
-    expect(devices.every((d) => /^0000:00:0[0-5]\.0$/.test(d.bdf ?? '') && /^[0-9a-f]{4}$/.test(d.vendorId ?? ''))).toBe(true);
-    expect(devices.find((d) => d.bdf === '0000:00:03.0')).toEqual({ bdf: '0000:00:03.0', classId: '0200', vendorId: '1af4', deviceId: '1041' });
+    const wellFormed = (d: (typeof devices)[number]): boolean =>
+      /^0000:00:0[0-5]\.0$/.test(d.bdf ?? '') && /^[0-9a-f]{4}$/.test(d.vendorId ?? '');
+    expect(devices.every(wellFormed)).toBe(true);
+    const nic = { bdf: '0000:00:03.0', classId: '0200', vendorId: '1af4', deviceId: '1041' };
+    expect(devices.find((d) => d.bdf === '0000:00:03.0')).toEqual(nic);
   });
 
   it('detects a listing pasted under its prompt and command line', () => {
-    const text = `root@l20-n1:~# lspci -D -nn -d 10de:\n${loadFixture('lspci/lspci-D-nn__pciutils-3.9.0-links-dump.txt')}`;
+    const listing = loadFixture('lspci/lspci-D-nn__pciutils-3.9.0-links-dump.txt');
+    const text = `root@l20-n1:~# lspci -D -nn -d 10de:\n${listing}`;
     expect(ids(text)).toEqual(expected);
   });
 });

@@ -45,18 +45,23 @@ describe('NCCL env echo judged by the cfg rules', () => {
     expect(byRule.get('R05')).toMatchObject({ line: lineOf('NCCL_IB_GID_INDEX set') });
     expect(byRule.get('R06')?.evidence).toContain('mlx5_0:2 (port 2');
     // The evidence quotes the log line itself, then the value the rule read.
-    expect(byRule.get('R01')?.evidence.split('\n')[0]).toBe(`line ${lineOf('NCCL_ALGO set')}: ${lines[lineOf('NCCL_ALGO set') - 1]}`);
+    const algo = lineOf('NCCL_ALGO set');
+    expect(byRule.get('R01')?.evidence.split('\n')[0]).toBe(`line ${algo}: ${lines[algo - 1]}`);
   });
 
   it('raises the rules lint raises on the same values in nccl.conf (one implementation)', () => {
     const conf = TUTORIAL.map((e) => e.replace(/ set by environment to /, '=').replace(/\.$/, '')).join('\n') + '\n';
-    const lint = lintText(conf, 'nccl.conf').findings.filter((f) => ['R01', 'R02', 'R04', 'R05', 'R06'].includes(f.rule));
+    const judged = ['R01', 'R02', 'R04', 'R05', 'R06'];
+    const lint = lintText(conf, 'nccl.conf').findings.filter((f) => judged.includes(f.rule));
     const doctor = doctorText(log('2.29.3', TUTORIAL)).report.findings.filter((f) => /^R/.test(f.rule));
-    expect(doctor.map((f) => `${f.rule} ${f.severity}`).sort()).toEqual(lint.map((f) => `${f.rule} ${f.severity}`).sort());
+    type Graded = ReadonlyArray<{ rule: string; severity: string }>;
+    const graded = (fs: Graded): string[] => fs.map((f) => `${f.rule} ${f.severity}`).sort();
+    expect(graded(doctor)).toEqual(graded(lint));
   });
 
   it('NCCL before 2.24 ignored a bad ALGO token: no R01 from a 2.18 log, R02 still', () => {
-    const rules = doctorText(log('2.18.5', ['NCCL_ALGO set by environment to COLLNET_CHAIN'])).report.findings.map((f) => f.rule);
+    const text = log('2.18.5', ['NCCL_ALGO set by environment to COLLNET_CHAIN']);
+    const rules = doctorText(text).report.findings.map((f) => f.rule);
     expect(rules).not.toContain('R01');
     expect(rules).toContain('R02');
   });
@@ -64,7 +69,8 @@ describe('NCCL env echo judged by the cfg rules', () => {
   it('the config rejection and its cause both fire (D03 and R01)', () => {
     const text = log('2.27.5', ['NCCL_ALGO set by environment to COLLNET_CHAIN'], [
       '',
-      'l20-n1:2291:2332 [0] enqueue.cc:1640 NCCL WARN Unrecognized element token "COLLNET_CHAIN" when parsing "COLLNET_CHAIN"',
+      'l20-n1:2291:2332 [0] enqueue.cc:1640 NCCL WARN Unrecognized element token "COLLNET_CHAIN" ' +
+        'when parsing "COLLNET_CHAIN"',
       'l20-n1:2291:2332 [0] NCCL INFO init.cc:1880 -> 5',
     ]);
     const rules = doctorText(text).report.findings.map((f) => f.rule);
@@ -78,7 +84,11 @@ describe('NCCL env echo judged by the cfg rules', () => {
   });
 
   it('good values give no cfg finding', () => {
-    const text = log('2.27.5', ['NCCL_IB_HCA set by environment to =mlx5_0:1,mlx5_1:1', 'NCCL_IB_TC set by environment to 106.', 'NCCL_SOCKET_IFNAME set by environment to =ens1f0']);
+    const text = log('2.27.5', [
+      'NCCL_IB_HCA set by environment to =mlx5_0:1,mlx5_1:1',
+      'NCCL_IB_TC set by environment to 106.',
+      'NCCL_SOCKET_IFNAME set by environment to =ens1f0',
+    ]);
     expect(doctorText(text).report.findings.filter((f) => /^R/.test(f.rule))).toEqual([]);
   });
 });

@@ -18,7 +18,8 @@ describe('ofed_info -s on DOCA-OFED', () => {
     bare: 'OFED-internal-24.10-1.1.4:\n',
     'root prompt and command': 'root@l20-n1:~# ofed_info -s\nOFED-internal-24.10-1.1.4:\nroot@l20-n1:~#\n',
     'sudo, $ prompt, CRLF': toCrlf('$ sudo ofed_info -s\nOFED-internal-24.10-1.1.4:\n'),
-    'plain ofed_info head (package list follows)': 'OFED-internal-24.10-1.1.4:\n\nclusterkit:\nmlnx_ofed_clusterkit/clusterkit-1.14.462-1.2410068.src.rpm\n',
+    'plain ofed_info head (package list follows)':
+      'OFED-internal-24.10-1.1.4:\n\nclusterkit:\nmlnx_ofed_clusterkit/clusterkit-1.14.462-1.2410068.src.rpm\n',
   };
   for (const [name, text] of Object.entries(samples)) {
     it(`${name}: version and flavour`, () => {
@@ -34,7 +35,7 @@ describe('ofed_info -s on DOCA-OFED', () => {
   });
 
   it('D25 judges it by NIC: past ConnectX-4 support only when newer than 24.10', () => {
-    const cx4 = '\n03:00.0 Infiniband controller [0207]: Mellanox Technologies MT27700 Family [ConnectX-4] [15b3:1013]\n';
+    const cx4 = '\n03:00.0 Infiniband controller [0207]: Mellanox Technologies MT27700 Family [ConnectX-4] [15b3:1013]';
     expect(doctorText(`OFED-internal-24.10-1.1.4:${cx4}`).report.findings.filter((f) => f.rule === 'D25')).toEqual([]);
     expect(doctorText(`OFED-internal-25.04-0.6.1:${cx4}`).report.findings.map((f) => f.rule)).toContain('D25');
   });

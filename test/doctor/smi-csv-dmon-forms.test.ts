@@ -22,21 +22,29 @@ describe('headerless --query-gpu CSV', () => {
   it('of a query l20-setup never runs is reported as unknown columns, never labelled by its width', () => {
     // Eight fields like the inventory query: before, this was labelled with the inventory's names (uuid "100 %").
     const { facts, summary } = csv('nvidia-smi/query-gpu-noheader__h200-580-8-fields-util-memory-power-busy.txt');
-    expect(facts).toMatchObject({ columns: [], rows: [], columnsUnknown: true, note: 'headerless CSV: cannot tell which columns' });
+    const note = 'headerless CSV: cannot tell which columns';
+    expect(facts).toMatchObject({ columns: [], rows: [], columnsUnknown: true, note });
     expect(facts.values?.[0]).toEqual([0, 'NVIDIA H200', 100, 22, 1011, 143771, 59, 691.04]);
     expect(summary).toContainEqual(['columns', 'headerless CSV: cannot tell which columns']);
   });
 
   it('the same query with its header names every column', () => {
     const { facts } = csv('nvidia-smi/query-gpu-header__h200-580-8-fields-util-memory-power-idle.txt');
-    expect(facts.columns).toEqual(['index', 'name', 'utilization.gpu', 'utilization.memory', 'memory.used', 'memory.total', 'temperature.gpu', 'power.draw']);
-    expect(facts.rows[0]).toMatchObject({ index: 0, 'utilization.gpu': 0, 'memory.total': 143771, 'power.draw': 80.63 });
+    expect(facts.columns).toEqual([
+      'index', 'name', 'utilization.gpu', 'utilization.memory', 'memory.used', 'memory.total', 'temperature.gpu',
+      'power.draw',
+    ]);
+    const row = { index: 0, 'utilization.gpu': 0, 'memory.total': 143771, 'power.draw': 80.63 };
+    expect(facts.rows[0]).toMatchObject(row);
   });
 
   const own: Array<[string, readonly string[]]> = [
     ['nvidia-smi/query-gpu-noheader__h200-580-inventory-fields.txt', INVENTORY_GPU_FIELDS],
     ['nvidia-smi/query-gpu-noheader__h200-580-gpu-driver-fields.txt', QUERY_FIELDS],
-    ['nvidia-smi/query-gpu-noheader__h200-580-monitor-fields-event-reasons-idle-and-power-capped.txt', [...GPU_FIELDS, EVENT_REASON_FIELDS[0]]],
+    [
+      'nvidia-smi/query-gpu-noheader__h200-580-monitor-fields-event-reasons-idle-and-power-capped.txt',
+      [...GPU_FIELDS, EVENT_REASON_FIELDS[0]],
+    ],
     ['nvidia-smi/query-compute-apps-noheader__h200-580-monitor-fields.txt', APPS_FIELDS],
   ];
   for (const [path, fields] of own) {
@@ -59,11 +67,13 @@ describe('headerless --query-gpu CSV', () => {
   });
 
   it('[N/A] is null and units are stripped in the header form; a cut last row keeps its complete cells', () => {
-    const text = `${loadFixture('nvidia-smi/query-gpu-noheader__h200-580-inventory-fields.txt')}1, NVIDIA H200, GPU-c6743d1c-f4ab-e19f-fcd3-75a52f9d957f, 00000000:00:07.0, 1437`;
+    const uuid = 'GPU-c6743d1c-f4ab-e19f-fcd3-75a52f9d957f';
+    const first = loadFixture('nvidia-smi/query-gpu-noheader__h200-580-inventory-fields.txt');
+    const text = `${first}1, NVIDIA H200, ${uuid}, 00000000:00:07.0, 1437`;
     const { report } = doctorText(text);
     const f = report.facts as NvidiaSmiCsvFacts;
     expect(f.columns).toEqual([...INVENTORY_GPU_FIELDS]);
-    expect(f.rows[1]).toEqual({ index: 1, name: 'NVIDIA H200', uuid: 'GPU-c6743d1c-f4ab-e19f-fcd3-75a52f9d957f', 'pci.bus_id': '00000000:00:07.0' });
+    expect(f.rows[1]).toEqual({ index: 1, name: 'NVIDIA H200', uuid, 'pci.bus_id': '00000000:00:07.0' });
   });
 });
 
@@ -75,12 +85,14 @@ describe('nvidia-smi dmon forms', () => {
   };
 
   it('one GPU, default columns, and every -s group', () => {
-    expect(dmon('nvidia-smi/dmon-s-u__h200-580.txt')).toMatchObject({ columns: ['gpu', 'sm', 'mem', 'enc', 'dec', 'jpg', 'ofa'], gpus: [0] });
+    const util = ['gpu', 'sm', 'mem', 'enc', 'dec', 'jpg', 'ofa'];
+    expect(dmon('nvidia-smi/dmon-s-u__h200-580.txt')).toMatchObject({ columns: util, gpus: [0] });
     const all = dmon('nvidia-smi/dmon-s-pucvmet__h200-580-busy.txt');
     expect(all.columns).toHaveLength(22);
     expect(all.units).toMatchObject({ pwr: 'W', tviol: 'bool', rxpci: 'MB/s' });
     expect(all.rows.map((r) => r.pviol)).toEqual([0, 100, 100]);
-    expect(dmon('nvidia-smi/dmon-s-pt__h200-580.txt').rows[0]).toEqual({ gpu: 0, pwr: 82, gtemp: 36, mtemp: 36, rxpci: 0, txpci: 0 });
+    const pt = { gpu: 0, pwr: 82, gtemp: 36, mtemp: 36, rxpci: 0, txpci: 0 };
+    expect(dmon('nvidia-smi/dmon-s-pt__h200-580.txt').rows[0]).toEqual(pt);
     expect(dmon('nvidia-smi/dmon-s-e__h200-580.txt').columns).toEqual(['gpu', 'sbecc', 'dbecc', 'pci']);
   });
 
@@ -92,7 +104,8 @@ describe('nvidia-smi dmon forms', () => {
 
   it('--format csv: the same header lines and rows, comma-separated', () => {
     const f = dmon('nvidia-smi/dmon-format-csv__h200-580.txt');
-    expect(f.columns).toEqual(['gpu', 'pwr', 'gtemp', 'mtemp', 'sm', 'mem', 'enc', 'dec', 'jpg', 'ofa', 'mclk', 'pclk']);
+    const columns = ['gpu', 'pwr', 'gtemp', 'mtemp', 'sm', 'mem', 'enc', 'dec', 'jpg', 'ofa', 'mclk', 'pclk'];
+    expect(f.columns).toEqual(columns);
     expect(f.units).toMatchObject({ pwr: 'W', mclk: 'MHz' });
     expect(f.rows).toEqual([
       { gpu: 0, pwr: 82, gtemp: 36, mtemp: 36, sm: 0, mem: 0, enc: 0, dec: 0, jpg: 0, ofa: 0, mclk: 3201, pclk: 345 },

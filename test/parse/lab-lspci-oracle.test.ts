@@ -18,7 +18,10 @@ import { rng } from '../../src/lab/util/prng.js';
 import { parseLspci, type LspciDevice } from '../../src/parse/lspci.js';
 import { loadFixture } from './fixtures.js';
 
-const PORT_TYPE: Partial<Record<PciFunction['profile'], number>> = { l20: 1, cx4lx: 0, i210: 0, 'pex-up': 5, 'pex-down': 6, 'spr-rp': 4, 'pch-rp': 4 };
+/** PCIe device/port type of each lab profile (0 Endpoint, 1 Legacy Endpoint, 4 Root Port, 5/6 switch ports). */
+const PORT_TYPE: Partial<Record<PciFunction['profile'], number>> = {
+  l20: 1, cx4lx: 0, i210: 0, 'pex-up': 5, 'pex-down': 6, 'spr-rp': 4, 'pch-rp': 4,
+};
 
 /** The function's config space (256 bytes) in the `lspci -xxx` text format. */
 function dump(p: PciFunction, type: number): string {
@@ -47,7 +50,8 @@ function dump(p: PciFunction, type: number): string {
   put(0x40 + 0x2c, l.capGen >= 3 ? ((1 << l.capGen) - 1) << 1 : 0, 4);
   put(0x40 + 0x30, l.capGen, 2);
   const rows = [`${p.bdf} lab`];
-  for (let r = 0; r < 256; r += 16) rows.push(`${r.toString(16).padStart(2, '0')}: ${[...c.slice(r, r + 16)].map((b) => b.toString(16).padStart(2, '0')).join(' ')}`);
+  const hex = (n: number): string => n.toString(16).padStart(2, '0');
+  for (let r = 0; r < 256; r += 16) rows.push(`${hex(r)}: ${[...c.slice(r, r + 16)].map(hex).join(' ')}`);
   return rows.join('\n');
 }
 
@@ -65,7 +69,8 @@ describe('lab lspci -vv links agree with real lspci', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('covers the lab node: GPUs, NIC functions, switch ports and root ports', () => {
-    expect(new Set(functions.map((p) => p.profile))).toEqual(new Set(['l20', 'cx4lx', 'i210', 'pex-up', 'pex-down', 'spr-rp', 'pch-rp']));
+    const profiles = ['l20', 'cx4lx', 'i210', 'pex-up', 'pex-down', 'spr-rp', 'pch-rp'];
+    expect(new Set(functions.map((p) => p.profile))).toEqual(new Set(profiles));
   });
 
   it('the installed lspci decodes the lab model to the link facts the lab prints', () => {
@@ -89,12 +94,18 @@ describe('lab lspci -vv links agree with real lspci', () => {
   });
 
   it('prints LnkSta as pciutils 3.7.0 does: a mark after speed and width', () => {
-    const real37 = loadFixture('lspci/lspci-vv__pciutils-3.7.0-links-dump.txt').split('\n').filter((l) => l.includes('LnkSta:'));
-    const shape = (l: string): string => l.replace(/Speed [\d.]+GT\/s/, 'Speed S').replace(/x\d+/, 'xW').replace(/\((?:ok|downgraded|strange)\)/g, '(M)');
+    const real37 = loadFixture('lspci/lspci-vv__pciutils-3.7.0-links-dump.txt')
+      .split('\n')
+      .filter((l) => l.includes('LnkSta:'));
+    const shape = (l: string): string =>
+      l.replace(/Speed [\d.]+GT\/s/, 'Speed S').replace(/x\d+/, 'xW').replace(/\((?:ok|downgraded|strange)\)/g, '(M)');
     const realShapes = new Set(real37.map(shape));
-    expect(realShapes).toEqual(new Set(['\t\tLnkSta:\tSpeed S (M), Width xW (M)', '\t\tLnkSta:\tSpeed unknown (M), Width xW (M)']));
+    const forms = ['\t\tLnkSta:\tSpeed S (M), Width xW (M)', '\t\tLnkSta:\tSpeed unknown (M), Width xW (M)'];
+    expect(realShapes).toEqual(new Set(forms));
     for (const p of functions) {
-      for (const l of capabilityLines(p).filter((x) => x.includes('LnkSta:'))) expect(realShapes.has(shape(l)), `${p.bdf}: ${l}`).toBe(true);
+      for (const l of capabilityLines(p).filter((x) => x.includes('LnkSta:'))) {
+        expect(realShapes.has(shape(l)), `${p.bdf}: ${l}`).toBe(true);
+      }
     }
   });
 });

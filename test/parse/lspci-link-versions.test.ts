@@ -50,7 +50,8 @@ describe('lspci -vv link status in every pciutils format', () => {
   }
 
   it('pciutils 3.8+ without marks: an equal link is not downgraded, its width is read', () => {
-    const d = parseLspci(loadFixture('lspci/lspci-vv__pciutils-3.9.0-links-dump.txt')).devices.find((x) => x.bdf === '0000:3b:00.0');
+    const devices = parseLspci(loadFixture('lspci/lspci-vv__pciutils-3.9.0-links-dump.txt')).devices;
+    const d = devices.find((x) => x.bdf === '0000:3b:00.0');
     expect(d?.lnkSta).toEqual({ speedGTs: 8, width: 8 });
     expect(d?.downgraded).toBe(false);
   });
@@ -64,16 +65,22 @@ describe('lspci -vv link status in every pciutils format', () => {
   });
 
   it('a LnkSta line that ends the input without a mark or comma may be cut: its width is not guessed', () => {
-    const text = '0000:18:00.0 3D controller: NVIDIA Corporation Device 26ba\n\t\tLnkCap:\tPort #0, Speed 16GT/s, Width x16, ASPM L1\n\t\tLnkSta:\tSpeed 16GT/s, Width x1';
+    const text = [
+      '0000:18:00.0 3D controller: NVIDIA Corporation Device 26ba',
+      '\t\tLnkCap:\tPort #0, Speed 16GT/s, Width x16, ASPM L1',
+      '\t\tLnkSta:\tSpeed 16GT/s, Width x1',
+    ].join('\n');
     const d = parseLspci(text).devices[0];
     expect(d?.lnkSta?.width).toBeUndefined();
     expect(d?.lnkSta?.speedGTs).toBe(16);
     // The same line with the status flags below it is complete.
-    expect(parseLspci(`${text}\n\t\t\tTrErr- Train- SlotClk+ DLActive+ BWMgmt- ABWMgmt-\n`).devices[0]?.lnkSta?.width).toBe(1);
+    const whole = `${text}\n\t\t\tTrErr- Train- SlotClk+ DLActive+ BWMgmt- ABWMgmt-\n`;
+    expect(parseLspci(whole).devices[0]?.lnkSta?.width).toBe(1);
   });
 
   it('reads the pre-3.6 form with the flags on the LnkSta line', () => {
-    const text = '00:01.0 PCI bridge: Intel Corporation Device 347a\n\t\tLnkCap:\tPort #0, Speed 8GT/s, Width x16, ASPM L1\n' +
+    const text =
+      '00:01.0 PCI bridge: Intel Corporation Device 347a\n\t\tLnkCap:\tPort #0, Speed 8GT/s, Width x16, ASPM L1\n' +
       '\t\tLnkSta:\tSpeed 8GT/s, Width x8, TrErr- Train- SlotClk+ DLActive+ BWMgmt- ABWMgmt-\n';
     expect(parseLspci(text).devices[0]).toMatchObject({ lnkSta: { speedGTs: 8, width: 8 }, downgraded: true });
   });

@@ -38,7 +38,8 @@ function link2Lines(p: PciFunction, l: PcieLink, retimer: boolean, endpoint: boo
   return [
     ...(caps
       ? [
-          `${TT}LnkCap2: Supported Link Speeds: 2.5-${SPEED[l.capGen]}, Crosslink- Retimer${f(retimer)} 2Retimers${f(retimer)} DRS-`,
+          `${TT}LnkCap2: Supported Link Speeds: 2.5-${SPEED[l.capGen]}, Crosslink- ` +
+            `Retimer${f(retimer)} 2Retimers${f(retimer)} DRS-`,
           `${TT}LnkCtl2: Target Link Speed: ${SPEED[l.capGen]}, EnterCompliance- SpeedDis-`,
           `${TTT} Transmit Margin: Normal Operating Range, EnterModifiedCompliance- ComplianceSOS-`,
           `${TTT} Compliance De-emphasis: -6dB`,

@@ -20,13 +20,18 @@ const VALUE_RULES: readonly CfgRule[] = [R01, R02, R03, R04, R05, R06, R10, R14]
  * The cfg findings on the values a log echoed. Each finding points at the echo line (`line`) and its
  * evidence starts with that line verbatim, then the rule's reading of `KEY=value`.
  */
-export function envEchoFindings(echoes: readonly EnvEchoHit[], opts: { ncclVersion?: string; source: string }): Finding[] {
+export function envEchoFindings(
+  echoes: readonly EnvEchoHit[],
+  opts: { ncclVersion?: string; source: string },
+): Finding[] {
   if (echoes.length === 0) return [];
   const file: CfgFile = {
     name: opts.source,
     kind: 'env',
     lines: [],
-    settings: echoes.map((e) => ({ key: e.key, value: e.value, line: e.line, raw: `${e.key}=${e.value}`, origin: 'export' as const })),
+    settings: echoes.map((e) => ({
+      key: e.key, value: e.value, line: e.line, raw: `${e.key}=${e.value}`, origin: 'export' as const,
+    })),
     confMalformed: [],
     netplans: [],
     commands: [],

@@ -47,7 +47,11 @@ export function d14Peermem(f: LsmodFacts, lines?: readonly string[]): Finding | 
   const present = f.modules.some((m) => (PEERMEM as readonly string[]).includes(m.name) || m.usedBy.some((u) => (PEERMEM as readonly string[]).includes(u)));
   if (present) return undefined;
   const grepText = `lsmod | grep ${f.grep?.flags ? `-${f.grep.flags} ` : ''}${f.grep?.pattern ?? ''}`;
-  const what = f.full ? `full lsmod (${f.modules.length} modules)` : answeredEmpty ? `${grepText} printed nothing` : `${grepText} (${f.modules.length} lines)`;
+  const what = f.full
+    ? `full lsmod (${f.modules.length} modules)`
+    : answeredEmpty
+      ? `${grepText} printed nothing`
+      : `${grepText} (${f.modules.length} lines)`;
   return {
     rule: 'D14',
     severity: 'info',

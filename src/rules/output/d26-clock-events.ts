@@ -40,18 +40,32 @@ export interface D26Hit {
 }
 
 export function d26ClockEvents(hits: readonly D26Hit[]): Finding | undefined {
-  const judged = hits.map((h) => ({ h, v: clockEventVerdict(h.reasons) })).filter(({ v }) => v.thermal.length + v.hardware.length > 0 || v.powerCap);
+  const judged = hits
+    .map((h) => ({ h, v: clockEventVerdict(h.reasons) }))
+    .filter(({ v }) => v.thermal.length + v.hardware.length > 0 || v.powerCap);
   const first = judged[0];
   if (!first) return undefined;
   const thermal = judged.some(({ v }) => v.thermal.length > 0);
   const hardware = judged.some(({ v }) => v.hardware.length > 0);
-  const names = [...new Set(judged.flatMap(({ v }) => [...v.thermal, ...v.hardware, ...(v.powerCap ? (['swPowerCap'] as const) : [])]))].map((r) => EVENT_REASON_NAMES[r]);
+  const cap: EventReason[] = ['swPowerCap'];
+  const faults = judged.flatMap(({ v }) => [...v.thermal, ...v.hardware, ...(v.powerCap ? cap : [])]);
+  const names = [...new Set(faults)].map((r) => EVENT_REASON_NAMES[r]);
   const gpus = [...new Set(judged.map(({ h }) => String(h.gpu)))];
   const fixes: string[] = [];
-  if (thermal) fixes.push('Thermal: check airflow, fans and inlet temperature (`nvidia-smi -q -d TEMPERATURE`); clocks recover once the GPU cools.');
-  if (hardware) fixes.push('Hardware slowdown / power brake: check the PSU, the GPU power cables and the chassis power-brake signal; `nvidia-smi -q -d PERFORMANCE` counters show how long it lasted.');
+  if (thermal) {
+    fixes.push('Thermal: check airflow, fans and inlet temperature (`nvidia-smi -q -d TEMPERATURE`).');
+  }
+  if (hardware) {
+    fixes.push(
+      'Hardware slowdown / power brake: check the PSU, the GPU power cables and the chassis power-brake signal; ' +
+        '`nvidia-smi -q -d PERFORMANCE` counters show how long it lasted.',
+    );
+  }
   if (judged.some(({ v }) => v.powerCap)) {
-    fixes.push('SW Power Cap: the GPU draws its power limit — expected at full load; if `Current Power Limit` is below `Default Power Limit` (`nvidia-smi -q -d POWER`), restore it with `nvidia-smi -pl <default>`.');
+    fixes.push(
+      'SW Power Cap: the GPU draws its power limit — expected at full load; if `Current Power Limit` is below ' +
+        '`Default Power Limit` (`nvidia-smi -q -d POWER`), restore it with `nvidia-smi -pl <default>`.',
+    );
   }
   return {
     rule: 'D26',

@@ -51,7 +51,8 @@ export function ncclLogFindings(text: string, opts: { socket?: boolean } = {}): 
  */
 export function pastedNcclFindings(text: string): Finding[] {
   const scan = scanNcclLog(text);
-  return [...ncclLogFindings(text), ...envEchoFindings(scan.envEcho, { ncclVersion: scan.facts.ncclVersion, source: 'nccl-log' })];
+  const echo = envEchoFindings(scan.envEcho, { ncclVersion: scan.facts.ncclVersion, source: 'nccl-log' });
+  return [...ncclLogFindings(text), ...echo];
 }
 
 export const ncclLog: KindDef<NcclLogFacts> = {

@@ -116,7 +116,8 @@ export const nvidiaSmiCsv: KindDef<NvidiaSmiCsvFacts> = {
   summary(f) {
     const rows: Array<[string, string]> = [];
     if (f.query) rows.push(['query', f.query === 'gpu' ? '--query-gpu' : '--query-compute-apps']);
-    rows.push(['columns', f.columns.length > 0 ? f.columns.join(', ') : f.columnsUnknown ? HEADERLESS_UNKNOWN : 'none']);
+    const columns = f.columns.length > 0 ? f.columns.join(', ') : f.columnsUnknown ? HEADERLESS_UNKNOWN : 'none';
+    rows.push(['columns', columns]);
     rows.push(['rows', String(f.rows.length || f.values?.length || 0)]);
     if (f.nvmlError) rows.push(['NVML error', f.nvmlError]);
     if (f.driverLoaded === false) rows.push(['driver', 'not loaded']);

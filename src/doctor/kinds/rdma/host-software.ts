@@ -74,7 +74,11 @@ export const lspci: KindDef<LspciFacts> = {
   detect(text) {
     // The class is a name (`Ethernet controller`, `3D controller`: pci.ids' one name led by a digit) or,
     // under `-n`, the bare class id.
-    const re = /^[ \t]*(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7][ \t]+(?:[A-Z][A-Za-z /-]*|3D [a-z ]+|[0-9a-f]{4})(?:[ \t]\[[0-9a-f]{4}\])?:[ \t]+\S/m;
+    const re = new RegExp(
+      String.raw`^[ \t]*(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7][ \t]+` +
+        String.raw`(?:[A-Z][A-Za-z /-]*|3D [a-z ]+|[0-9a-f]{4})(?:[ \t]\[[0-9a-f]{4}\])?:[ \t]+\S`,
+      'm',
+    );
     return by(text, re, 0.9);
   },
   parse: (text) => parseLspci(boundBlanks(text)),
@@ -141,7 +145,16 @@ export const lsmod: KindDef<LsmodFacts> = {
     const users = f.modules.filter((m) => m.usedBy.some((u) => /^(nvidia_peermem|nv_peer_mem)$/.test(u))).map((m) => m.name);
     return [
       ['modules', `${f.modules.length}${f.full ? ' (full listing)' : f.grep ? ` (grep ${f.grep.pattern})` : ' (filtered listing)'}`],
-      ['peermem', peer.length ? `${peer.join(', ')} loaded` : users.length ? `used by ${users.join(', ')}` : f.grep?.empty ? `not loaded (grep ${f.grep.pattern} printed nothing)` : 'not listed'],
+      [
+        'peermem',
+        peer.length
+          ? `${peer.join(', ')} loaded`
+          : users.length
+            ? `used by ${users.join(', ')}`
+            : f.grep?.empty
+              ? `not loaded (grep ${f.grep.pattern} printed nothing)`
+              : 'not listed',
+      ],
       ['names', f.modules.map((m) => m.name).join(', ')],
     ];
   },
