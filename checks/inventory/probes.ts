@@ -3,6 +3,7 @@
  * parser reads. Scripts are constants (no config value is ever spliced in); names are discovered.
  */
 import type { ProbeDef } from '../../src/engine/types.js';
+import { INVENTORY_GPU_FIELDS } from '../../src/parse/nvidia-smi-query-gpu.js';
 
 /** Every GPU and NIC function and every bridge above them: `lspci -vv` plus the sysfs NUMA node. */
 export const PCIE_SCRIPT = `devs=$( { lspci -D -d 10de:; lspci -D -d 15b3:; } | cut -d' ' -f1)
@@ -72,7 +73,10 @@ export const inventoryProbes: readonly ProbeDef[] = [
   { id: 'ofed-info', command: { argv: ['ofed_info', '-s'] }, tools: [] },
   { id: 'dpkg', command: { argv: ['dpkg-query', '-W', '-f=${db:Status-Abbrev} ${Package} ${Version}\\n', ...STACK_PACKAGES] } },
   { id: 'nvidia-version', command: { argv: ['cat', '/proc/driver/nvidia/version'] } },
-  { id: 'gpu-query', tools: [], command: { argv: ['nvidia-smi', '--query-gpu=index,name,uuid,pci.bus_id,memory.total,driver_version,pcie.link.gen.current,pcie.link.width.current', '--format=csv,noheader,nounits'] } },
+  {
+    id: 'gpu-query', tools: [],
+    command: { argv: ['nvidia-smi', `--query-gpu=${INVENTORY_GPU_FIELDS.join(',')}`, '--format=csv,noheader,nounits'] },
+  },
   // lldpd's control socket is root:_lldpd 0660: an ordinary login user cannot read it.
   { id: 'lldp', command: { argv: ['lldpcli', '-f', 'json', 'show', 'neighbors'] }, sudo: true },
   { id: 'neighbours', command: { script: NEIGHBOUR_SCRIPT }, tools: ['lspci', 'ip'] },

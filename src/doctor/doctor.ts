@@ -70,7 +70,7 @@ export function detectKinds(text: string, kinds: readonly KindDef[] = KINDS): Ar
 export function doctorText(input: string | Buffer, kinds: readonly KindDef[] = KINDS): DoctorResult {
   const raw = typeof input === 'string' ? input : input.toString('utf8');
   const errors: string[] = [];
-  const text = safe('clean', errors, () => cleanText(raw), raw.replace(/\r\n?/g, '\n'));
+  const text = safe('clean', errors, () => cleanText(raw, { keepPrompts: true }), raw.replace(/\r\n?/g, '\n'));
   const detected = detectKinds(text, kinds);
   const best = detected[0];
   if (!best) {

@@ -4,6 +4,7 @@
  * arrive already split and sanitized.
  */
 import { GPU_FIELDS } from './scripts.js';
+import { eventBits } from '../parse/clock-events.js';
 import { toNum } from '../parse/common.js';
 import type { GpuProcess, GpuReading } from './types.js';
 
@@ -17,12 +18,6 @@ function text(s: string | undefined): string | null {
   return t === undefined || t === '' || t.startsWith('[') ? null : t;
 }
 
-/** `0x0000000000000004` → 4 (the low 32 bits hold every reason NVML defines). */
-function hexBits(s: string | undefined): number | null {
-  const t = s?.trim();
-  if (!t || !/^0x[0-9a-f]+$/i.test(t)) return null;
-  return Number(BigInt(t) & 0xffffffffn);
-}
 
 /**
  * One `--query-gpu` line in GPU_FIELDS order (plus the event-reasons field when `withReasons`);
@@ -46,7 +41,7 @@ export function parseGpuLine(line: string, withReasons: boolean): Omit<GpuReadin
     smClockMHz: value(at('clocks.sm')),
     smClockMaxMHz: value(at('clocks.max.sm')),
     pstate: text(at('pstate')),
-    eventReasons: withReasons ? hexBits(f[GPU_FIELDS.length]) : null,
+    eventReasons: withReasons ? eventBits(f[GPU_FIELDS.length]) : null,
   };
 }
 

@@ -4,19 +4,9 @@
  * elsewhere: pause frames are normal under incast, a storm is many pauses while little data moves;
  * any discard on a lossless (PFC) priority is a configuration fault (RULES.md R26/R29).
  */
+import { reasonsFromBitmask } from '../parse/clock-events.js';
+import { clockEventVerdict } from '../rules/output/d26-clock-events.js';
 import type { Alert, GpuReading, HostSample, PortReading } from './types.js';
-
-/** NVML clocks event reason bits (nvml.h `nvmlClocksEventReason*`). */
-export const EVENT_REASONS = {
-  gpuIdle: 0x1,
-  applicationsClocksSetting: 0x2,
-  swPowerCap: 0x4,
-  hwSlowdown: 0x8,
-  syncBoost: 0x10,
-  swThermalSlowdown: 0x20,
-  hwThermalSlowdown: 0x40,
-  hwPowerBrakeSlowdown: 0x80,
-} as const;
 
 export const LIMITS = {
   /** GPU temperature (°C): L20's slowdown starts in the high 80s; warn before it. */
@@ -32,17 +22,18 @@ export const LIMITS = {
 function gpuAlerts(g: GpuReading): Alert[] {
   const subject = `gpu${g.index}`;
   const out: Alert[] = [];
-  const r = g.eventReasons ?? 0;
-  if (r & (EVENT_REASONS.hwThermalSlowdown | EVENT_REASONS.swThermalSlowdown)) {
+  // The clock event verdict doctor's D26 uses on `nvidia-smi -q` and CSV outputs: one reading of the reasons.
+  const v = clockEventVerdict(reasonsFromBitmask(g.eventReasons ?? 0) ?? []);
+  if (v.thermal.length > 0) {
     out.push({ kind: 'thermal', subject, severity: 'fail', message: `GPU ${g.index} thermal slowdown at ${g.tempC ?? '?'} °C (clocks ${g.smClockMHz ?? '?'} MHz)` });
   } else if (g.tempC !== null && g.tempC >= LIMITS.tempFailC) {
     out.push({ kind: 'thermal', subject, severity: 'fail', message: `GPU ${g.index} at ${g.tempC} °C (≥ ${LIMITS.tempFailC})` });
   } else if (g.tempC !== null && g.tempC >= LIMITS.tempWarnC) {
     out.push({ kind: 'thermal', subject, severity: 'warn', message: `GPU ${g.index} at ${g.tempC} °C (≥ ${LIMITS.tempWarnC})` });
   }
-  if (r & (EVENT_REASONS.hwPowerBrakeSlowdown | EVENT_REASONS.hwSlowdown)) {
+  if (v.hardware.length > 0) {
     out.push({ kind: 'power', subject, severity: 'fail', message: `GPU ${g.index} hardware slowdown (power brake or HW slowdown): check PSU and cabling` });
-  } else if (r & EVENT_REASONS.swPowerCap) {
+  } else if (v.powerCap) {
     out.push({ kind: 'power', subject, severity: 'warn', message: `GPU ${g.index} held at its power cap (${g.powerW ?? '?'} / ${g.powerCapW ?? '?'} W)` });
   }
   return out;

@@ -17,6 +17,12 @@ export interface CleanOptions {
    * `[user@host dir]# …`, `sh-5.1# …`) are dropped: a bare `# …` could be output (`# gpu pwr` headers).
    */
   commands?: readonly string[];
+  /**
+   * Keep the leading prompt, pasted-command and blank lines. `doctor` reads them as evidence (what was run, and
+   * that a command printed nothing before the next prompt), and its line numbers then count from the input's
+   * first line; the parsers still drop them through their own cleaning.
+   */
+  keepPrompts?: boolean;
 }
 
 // A virtualenv/conda decoration in front of a prompt: `(base) `, `((sglang-0.5.9) ) `.
@@ -61,6 +67,23 @@ export function isPromptLine(line: string, commands?: readonly string[]): boolea
   return startsWithCommand(s, commands);
 }
 
+// Commands an operator types between outputs in a pasted transcript, for `# <command>` prompts (a bare
+// `# …` line is otherwise output: dmon's `# gpu pwr` header, a comment).
+const TRANSCRIPT_COMMANDS = [
+  'lsmod', 'modprobe', 'rmmod', 'insmod', 'modinfo', 'lspci', 'nvidia-smi', 'ofed_info', 'ibstat', 'ibv_devinfo',
+  'ethtool', 'ip', 'rdma', 'dmesg', 'cat', 'grep', 'ls', 'echo', 'systemctl', 'dpkg', 'apt', 'sudo', 'exit',
+];
+
+/**
+ * True when a line starts the next command of a pasted transcript: a prompt (`user@host:~$ …`,
+ * `[root@node ~]# …`), a bare prompt character alone, `$ <anything>`, or `# <command>` for a common command.
+ * What lies between a command line and such a line is that command's whole output.
+ */
+export function isTranscriptPrompt(line: string): boolean {
+  const s = line.trim();
+  return /^[$#%>]$/.test(s) || /^\$\s+\S/.test(s) || isPromptLine(s, TRANSCRIPT_COMMANDS);
+}
+
 /**
  * Lines an editor or excerpting tool put into a paste in place of omitted output
  * (`[... truncated ...]`, `[... truncated by excerpt ...]`, `[... further rows omitted ...]`). They are
@@ -83,7 +106,7 @@ export function cleanText(text: unknown, options: CleanOptions = {}): string {
     .map((l) => sanitize(collapseCarriageReturns(l)))
     .filter((l) => !isEditorMarker(l));
   let start = 0;
-  while (start < lines.length) {
+  while (!options.keepPrompts && start < lines.length) {
     const line = lines[start] ?? '';
     if (line.trim() === '' || isPromptLine(line, options.commands)) start++;
     else break;

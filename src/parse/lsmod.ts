@@ -4,8 +4,8 @@
  * kept when the command line was pasted, so a rule can tell what the listing could have shown.
  */
 import { z } from 'zod';
-import { compact, guard, toInt, validate } from './common.js';
-import { rdmaLines } from './rdma-util.js';
+import { compact, guard, isTranscriptPrompt, toInt, validate } from './common.js';
+import { textLines } from './rdma-util.js';
 
 export const LsmodModuleSchema = z.object({
   name: z.string(),
@@ -19,8 +19,12 @@ export const LsmodFactsSchema = z.object({
   modules: z.array(LsmodModuleSchema),
   /** The `Module Size Used by` header was present: a full listing. */
   full: z.boolean().optional(),
-  /** `lsmod | grep <pattern>`: the pattern as typed (quotes removed), with its grep flags. */
-  grep: z.object({ pattern: z.string(), flags: z.string().optional() }).optional(),
+  /**
+   * `lsmod | grep <pattern>`: the pattern as typed (quotes removed), with its grep flags. `empty`: the pasted
+   * command line is followed by the next prompt (or the end) with no line between: grep printed nothing, so
+   * no loaded module matches the pattern.
+   */
+  grep: z.object({ pattern: z.string(), flags: z.string().optional(), empty: z.boolean().optional() }).optional(),
 });
 export type LsmodFacts = z.infer<typeof LsmodFactsSchema>;
 
@@ -50,13 +54,29 @@ export function parseLsmodGrep(line: string): { pattern: string; flags?: string 
   return pattern === undefined ? undefined : compact({ pattern, flags: flags || undefined });
 }
 
+/** grep flags under which a grep prints no matching lines whatever matched (quiet, counts, file names). */
+const NO_LINES_FLAGS = /[qclLv]/;
+
+/** `lsmod | grep …` typed at a prompt or as the line's command (not inside an `if`, a pipeline's middle, …). */
+function isTypedGrep(line: string): boolean {
+  return isTranscriptPrompt(line) || /^\s*(?:sudo\s+)?lsmod\s*\|/.test(line);
+}
+
 export function parseLsmod(text: string): LsmodFacts {
   return guard(
     () => {
       const modules: LsmodModule[] = [];
       let full = false;
       let grep: LsmodFacts['grep'];
-      for (const line of rdmaLines(text)) {
+      // The first grep's output: lines counted until the next prompt (any line, so a cut row counts too);
+      // undefined once that output ended.
+      let grepRows: number | undefined;
+      const endGrepOutput = (): void => {
+        if (grep && grepRows === 0 && !NO_LINES_FLAGS.test(grep.flags ?? '')) grep.empty = true;
+        grepRows = undefined;
+      };
+      // Raw lines, prompts kept: the pasted command line says what the listing could have shown.
+      for (const line of textLines(text)) {
         const t = line.trim();
         if (t === '') continue;
         if (/^Module\s+Size\s+Used by$/.test(t)) {
@@ -65,9 +85,18 @@ export function parseLsmod(text: string): LsmodFacts {
         }
         const g = parseLsmodGrep(t);
         if (g) {
-          grep ??= g;
+          endGrepOutput();
+          if (!grep && isTypedGrep(t)) {
+            grep = g;
+            grepRows = 0;
+          } else grep ??= g;
           continue;
         }
+        if (isTranscriptPrompt(t)) {
+          endGrepOutput();
+          continue;
+        }
+        if (grepRows !== undefined) grepRows++;
         const m = ROW_RE.exec(line);
         if (!m || m[1] === undefined) continue;
         const size = toInt(m[2]);
@@ -78,6 +107,7 @@ export function parseLsmod(text: string): LsmodFacts {
           .filter((s) => s !== '' && s !== '-' && /^[A-Za-z0-9_[\]]+$/.test(s));
         modules.push(compact({ name: m[1], size, usedCount: toInt(m[3]), usedBy }));
       }
+      endGrepOutput();
       return validate(LsmodFactsSchema, compact({ modules, full: full ? true : undefined, grep }));
     },
     () => ({ modules: [] }),

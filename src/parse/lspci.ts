@@ -1,7 +1,9 @@
 /**
  * `lspci` device lines (`-D`, `-nn`, grepped) and `-v`/`-vv`/`-vvv` blocks.
  *
- * A device line is `[domain:]bus:dev.fn <class>[ [cccc]]: <vendor device>[ [vvvv:dddd]][ (rev rr)][ (prog-if pp[ [name]])]`.
+ * A device line is
+ * `[domain:]bus:dev.fn <class>[ [cccc]]: <vendor device>[ [vvvv:dddd]][ (rev rr)][ (prog-if pp[ [name]])]`,
+ * or under `-n` `[domain:]bus:dev.fn cccc: vvvv:dddd[ (rev rr)]`.
  * Verbose blocks follow their device line, indented (tabs, or spaces when pasted). Device lines are
  * found by their address, not by column 0, since pasted samples are often indented as a whole.
  * A device that fell off the bus reads back all-ones: `(rev ff)` and `!!! Unknown header type 7f`.
@@ -10,10 +12,16 @@ import { z } from 'zod';
 import { cleanLines, compact, guard, normalizeBdf, toInt, toNum, validate } from './common.js';
 
 const LinkSchema = z.object({
-  /** GT/s as a number (2.5, 5, 8, 16, 32). */
+  /** GT/s as a number (2.5, 5, 8, 16, 32, 64); absent for `Speed unknown` (a reserved code, or a link that is down). */
   speedGTs: z.number().optional(),
+  /** `Speed unknown`: the register holds no defined speed (LnkSta of a link that is down). */
+  speedUnknown: z.boolean().optional(),
+  /** Lanes; 0 (`Width x0`) when the link is down. */
   width: z.number().int().optional(),
-  /** `(downgraded)` printed after the value by newer pciutils. */
+  /**
+   * The mark pciutils printed after the value: 3.6–3.7 always print `(ok)`, `(downgraded)` or `(strange)`;
+   * 3.8+ print only `(downgraded)` or `(overdriven)`, and nothing when equal. True for `(downgraded)`.
+   */
   speedDowngraded: z.boolean().optional(),
   widthDowngraded: z.boolean().optional(),
 });
@@ -49,7 +57,15 @@ export const LspciDeviceSchema = z.object({
   pcieType: z.string().optional(),
   lnkCap: LinkSchema.optional(),
   lnkSta: LinkSchema.optional(),
-  /** LnkSta below LnkCap: an explicit `(downgraded)`, or (older pciutils) a lower speed/width. */
+  /** Highest speed of `LnkCap2: Supported Link Speeds: 2.5-32GT/s` (GT/s). */
+  lnkCap2MaxGTs: z.number().optional(),
+  /** `LnkCtl2: Target Link Speed: 16GT/s` (GT/s). */
+  lnkCtl2TargetGTs: z.number().optional(),
+  /**
+   * LnkSta below LnkCap in speed or width, by the numbers, whatever pciutils version printed them (3.8+
+   * leave the mark off on root and downstream ports; 3.6–3.7 mark every port type). A `Speed unknown`
+   * status counts by its `(downgraded)` mark, a `Width x0` by its number.
+   */
   downgraded: z.boolean().optional(),
   acsCap: z.record(z.string(), z.boolean()).optional(),
   acsCtl: z.record(z.string(), z.boolean()).optional(),
@@ -157,6 +173,15 @@ function parseDeviceLine(bdfRaw: string, rest: string): LspciDevice | undefined 
     }
     break;
   }
+  // `-n`: the class id alone, then `vvvv:dddd` without brackets.
+  const numeric = /^[0-9a-fA-F]{4}$/.test(cls) ? /^([0-9a-fA-F]{4}):([0-9a-fA-F]{4})$/.exec(tail) : null;
+  if (numeric) {
+    return compact({
+      bdf, class: cls.toLowerCase(), classId: cls.toLowerCase(), vendorId: numeric[1]?.toLowerCase(),
+      deviceId: numeric[2]?.toLowerCase(), description: '', revision, progIf,
+      offBus: revision === 'ff' ? true : undefined,
+    });
+  }
   const ids = splitIds(tail);
   const description = ids.rest.trim();
   const { vendor, deviceName } = splitVendor(description);
@@ -175,17 +200,35 @@ function parseDeviceLine(bdfRaw: string, rest: string): LspciDevice | undefined 
   });
 }
 
-function parseLink(value: string): PciLink {
-  const speed = /Speed\s+([\d.]+)\s*GT\/s(?:\s*\((\w+)\))?/i.exec(value);
-  // pciutils always prints `, …` or ` (ok)` after the width; without either the line was cut and
-  // `x1` may be the start of `x16`.
-  const width = /Width\s+x(\d+)(?:\s*\((\w+)\)|(?=\s*,))/i.exec(value);
+// `Speed 16GT/s`, `Speed 2.5GT/s`, `Speed unknown`, each optionally followed by a mark: `(ok)`,
+// `(downgraded)`, `(strange)` (pciutils 3.6–3.7), `(downgraded)`, `(overdriven)` (3.8+).
+const SPEED = /\bSpeed\s+(?:([\d.]+)\s*GT\/s|(unknown))(?:\s*\((\w+)\))?/i;
+// The width ends in a mark, a comma (LnkCap; LnkSta before 3.6) or the end of the line (LnkSta 3.8+).
+const WIDTH = /\bWidth\s+x(\d+)(?:\s*\((\w+)\)|(?=\s*,)|\s*$)/i;
+
+/**
+ * One LnkCap/LnkSta value. `cut` says the line is the input's last one: a width that merely ends the text
+ * may then be cut short (`x1` of `x16`), so it is read only with a mark or a comma after it.
+ */
+function parseLink(value: string, cut: boolean): PciLink {
+  const speed = SPEED.exec(value);
+  const width = WIDTH.exec(value);
+  const after = width ? value.slice(width.index + width[0].length) : '';
+  const widthEndsText = width !== null && width[2] === undefined && !/^\s*,/.test(after);
+  const mark = (m: string | undefined): boolean | undefined => (m ? m.toLowerCase() === 'downgraded' : undefined);
   return compact({
-    speedGTs: speed ? toNum(speed[1]) : undefined,
-    width: width ? toInt(width[1]) : undefined,
-    speedDowngraded: speed?.[2] ? speed[2].toLowerCase() === 'downgraded' : undefined,
-    widthDowngraded: width?.[2] ? width[2].toLowerCase() === 'downgraded' : undefined,
+    speedGTs: speed?.[1] !== undefined ? toNum(speed[1]) : undefined,
+    speedUnknown: speed?.[2] !== undefined ? true : undefined,
+    width: width && !(cut && widthEndsText) ? toInt(width[1]) : undefined,
+    speedDowngraded: mark(speed?.[3]),
+    widthDowngraded: mark(width?.[2]),
   });
+}
+
+/** `2.5-32GT/s` or `2.5GT/s` → 32 / 2.5. */
+function maxSpeed(value: string): number | undefined {
+  const m = /(?:[\d.]+-)?([\d.]+)\s*GT\/s/.exec(value);
+  return m ? toNum(m[1]) : undefined;
 }
 
 function parseFlags(value: string): Record<string, boolean> | undefined {
@@ -196,8 +239,8 @@ function parseFlags(value: string): Record<string, boolean> | undefined {
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
-/** Applies one indented detail line to the device it belongs to. */
-function applyDetail(dev: LspciDevice, line: string): void {
+/** Applies one indented detail line to the device it belongs to; `last`: no line follows it in the input. */
+function applyDetail(dev: LspciDevice, line: string, last: boolean): void {
   const t = line.trim();
   let m: RegExpExecArray | null;
   if (/^!!! Unknown header type 7f/i.test(t)) dev.offBus = true;
@@ -211,8 +254,15 @@ function applyDetail(dev: LspciDevice, line: string): void {
   } else if ((m = /^Capabilities:\s*\[[0-9a-fA-F]+\]\s*Express\s*(?:\(v\d+\)\s*)?(.+?)(?:,\s*(?:MSI|IntMsgNum)\b.*)?$/.exec(t))) {
     dev.pcieType = (m[1] ?? '').replace(/\s*\(.*\)$/, '').trim();
   } else if (/^Capabilities:\s*<access denied>/.test(t)) dev.capabilitiesDenied = true;
-  else if ((m = /^LnkCap:\s*(.*)$/.exec(t))) dev.lnkCap = parseLink(m[1] ?? '');
-  else if ((m = /^LnkSta:\s*(.*)$/.exec(t))) dev.lnkSta = parseLink(m[1] ?? '');
+  else if ((m = /^LnkCap:\s*(.*)$/.exec(t))) dev.lnkCap = parseLink(m[1] ?? '', last);
+  else if ((m = /^LnkSta:\s*(.*)$/.exec(t))) dev.lnkSta = parseLink(m[1] ?? '', last);
+  else if ((m = /^LnkCap2:\s*Supported Link Speeds:\s*([^,]*)/.exec(t))) {
+    const v = maxSpeed(m[1] ?? '');
+    if (v !== undefined) dev.lnkCap2MaxGTs = v;
+  } else if ((m = /^LnkCtl2:\s*Target Link Speed:\s*([^,]*)/.exec(t))) {
+    const v = maxSpeed(m[1] ?? '');
+    if (v !== undefined) dev.lnkCtl2TargetGTs = v;
+  }
   else if ((m = /^ACSCap:\s*(.*)$/.exec(t))) {
     const f = parseFlags(m[1] ?? '');
     if (f) dev.acsCap = f;
@@ -231,14 +281,17 @@ function applyDetail(dev: LspciDevice, line: string): void {
 function finish(dev: LspciDevice): LspciDevice {
   const cap = dev.lnkCap;
   const sta = dev.lnkSta;
-  if (sta && (sta.speedDowngraded !== undefined || sta.widthDowngraded !== undefined)) {
+  if (cap && sta) {
+    const speedKnown = cap.speedGTs !== undefined && sta.speedGTs !== undefined;
+    const slower = speedKnown
+      ? sta.speedGTs! < cap.speedGTs!
+      : sta.speedUnknown === true && sta.speedDowngraded === true;
+    const widthKnown = cap.width !== undefined && sta.width !== undefined;
+    const narrower = widthKnown && sta.width! < cap.width!;
+    if (speedKnown || widthKnown || slower) dev.downgraded = slower || narrower;
+  } else if (sta && (sta.speedDowngraded !== undefined || sta.widthDowngraded !== undefined)) {
+    // LnkCap cut off or not pasted: the marks are all there is.
     dev.downgraded = sta.speedDowngraded === true || sta.widthDowngraded === true;
-  } else if (cap && sta) {
-    const slower = cap.speedGTs !== undefined && sta.speedGTs !== undefined && sta.speedGTs < cap.speedGTs;
-    const narrower = cap.width !== undefined && sta.width !== undefined && sta.width < cap.width;
-    if ((cap.speedGTs !== undefined && sta.speedGTs !== undefined) || (cap.width !== undefined && sta.width !== undefined)) {
-      dev.downgraded = slower || narrower;
-    }
   }
   return validate(LspciDeviceSchema, compact(dev));
 }
@@ -251,7 +304,10 @@ export function parseLspci(text: string): LspciFacts {
       let current: LspciDevice | undefined;
       // ACS flag lists wrapped onto a second line (mail/paste) continue the previous ACS line.
       let lastAcs: 'acsCap' | 'acsCtl' | undefined;
-      for (const line of cleanLines(text, { commands: ['lspci'] })) {
+      const lines = cleanLines(text, { commands: ['lspci'] });
+      let lastNonBlank = lines.length - 1;
+      while (lastNonBlank >= 0 && (lines[lastNonBlank] ?? '').trim() === '') lastNonBlank--;
+      for (const [i, line] of lines.entries()) {
         const m = DEVICE_LINE.exec(line);
         const parsed = m ? parseDeviceLine(m[1] ?? '', m[2] ?? '') : undefined;
         if (parsed) {
@@ -268,7 +324,7 @@ export function parseLspci(text: string): LspciFacts {
         }
         // Detail lines are matched by their key, so unrelated lines in between (a prompt, another
         // command's output, a wrapped line) are ignored rather than ending the block.
-        applyDetail(current, line);
+        applyDetail(current, line, i === lastNonBlank);
         const key = /^\s*(ACSCap|ACSCtl):/.exec(line)?.[1];
         lastAcs = key === 'ACSCap' ? 'acsCap' : key === 'ACSCtl' ? 'acsCtl' : undefined;
       }

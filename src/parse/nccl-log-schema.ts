@@ -87,6 +87,13 @@ export interface NcclLogScan {
   loadedPlugin: LogHit[];
   /** `NCCL_ALGO set by environment to …` lines. */
   algoEnv: LogHit[];
+  /** Every `NCCL_<X> set [by environment] to <v>` echo, first line of each distinct KEY=value (ranks repeat them). */
+  envEcho: EnvEchoHit[];
+}
+
+export interface EnvEchoHit extends LogHit {
+  key: string;
+  value: string;
 }
 
 export function emptyScan(): NcclLogScan {
@@ -114,6 +121,7 @@ export function emptyScan(): NcclLogScan {
     usingNetwork: [],
     loadedPlugin: [],
     algoEnv: [],
+    envEcho: [],
   };
 }
 

@@ -232,6 +232,8 @@ function scanImpl(text: string): NcclLogScan {
         let v = (e[2] ?? '').trim();
         if (/^-?\d+\.$/.test(v)) v = v.slice(0, -1);
         if (Object.keys(f.env).length < 200 || e[1] in f.env) f.env[e[1]] = v;
+        const seen = s.envEcho.some((x) => x.key === e[1] && x.value === v);
+        if (s.envEcho.length < 200 && !seen) s.envEcho.push({ ...hit(), key: e[1], value: v });
         if (e[1] === 'NCCL_ALGO' || e[1] === 'NCCL_PROTO') push(s.algoEnv, hit());
       }
       continue;

@@ -2,8 +2,9 @@
  * `nvidia-smi --query-gpu=… --format=csv[,noheader][,nounits]` and `--query-compute-apps=…` (same CSV rules).
  *
  * Built on `parseNvidiaSmiQueryGpu` (units, `[N/A]` → null, error texts). Columns that are identifiers even
- * when they look numeric (`gpu_serial`, `serial`, `process_name`, `timestamp`) keep their text. Without a header
- * and without a known field list the columns are unknown: `rows` stays empty and `values[]` holds the raw cells.
+ * when they look numeric (`gpu_serial`, `serial`, `process_name`, `timestamp`) keep their text. Without a header,
+ * and unless the rows fit one of the field lists the caller knows it asked for, the columns are unknown: `rows`
+ * stays empty, `values[]` holds the raw cells and `note` says so.
  */
 import { z } from 'zod';
 import { cleanLines, compact, guard, validate } from './common.js';
@@ -24,12 +25,16 @@ export const NvidiaSmiCsvFactsSchema = z.object({
   noDevices: z.boolean().optional(),
   notInstalled: z.boolean().optional(),
   columnsUnknown: z.boolean().optional(),
+  /** Set with `columnsUnknown`: what a reader is told instead of column names. */
+  note: z.string().optional(),
 });
 export type NvidiaSmiCsvFacts = z.infer<typeof NvidiaSmiCsvFactsSchema>;
 
 const ID_COLUMNS = new Set(['gpu_serial', 'serial', 'process_name', 'timestamp', 'name', 'gpu_name', 'vbios_version', 'driver_version', 'pci.bus_id', 'gpu_bus_id', 'uuid', 'gpu_uuid']);
 const APPS_COLUMNS = /^(?:pid|process_name|used_gpu_memory|used_memory)$/;
 const NA = /^\[[^\]]*\]$|^N\/A$/;
+
+export const HEADERLESS_UNKNOWN = 'headerless CSV: cannot tell which columns';
 
 export function parseNvidiaSmiCsv(text: string, options: QueryGpuOptions = {}): NvidiaSmiCsvFacts {
   return guard(
@@ -44,6 +49,7 @@ export function parseNvidiaSmiCsv(text: string, options: QueryGpuOptions = {}): 
         noDevices: base.noDevices,
         notInstalled: base.notInstalled,
         columnsUnknown: base.columnsUnknown,
+        note: base.columnsUnknown ? HEADERLESS_UNKNOWN : undefined,
       });
       const cols = facts.columns;
       if (cols.some((c) => APPS_COLUMNS.test(c))) facts.query = 'compute-apps';

@@ -2,7 +2,9 @@
  * `nvidia-smi dmon` and `nvidia-smi pmon`: two `#` header lines (names, then units), then whitespace-separated
  * rows; `-` marks an unsupported cell. Columns grow with the driver (`jpg`, `ofa` from 570) and with `-s`/`-o`
  * (`#Date Time gpu …`), so they are read from the header. The header repeats every screenful; pmon's last
- * column (`command`) may hold a name with spaces. Values are numbers where numeric, null for `-`.
+ * column (`command`) may hold a name with spaces. `--format csv` (driver 580) separates the same header lines
+ * and rows with `, ` instead (`#gpu, pwr, …`, `#Idx, W, …`, ` 0, 82, 36`). Values are numbers where numeric,
+ * null for `-`.
  */
 import { z } from 'zod';
 import { compact, guard, toNum, validate } from './common.js';
@@ -30,11 +32,16 @@ export function parseNvidiaSmiDmon(text: string): NvidiaSmiDmonFacts {
       const units: Record<string, string> = {};
       let expectUnits = false;
       const gpus = new Set<number>();
+      let csv = false;
+      const split = (s: string): string[] => s.split(csv ? /\s*,\s*/ : /\s+/).filter((c) => c !== '');
       for (const line of logLines(text)) {
         const t = line.trim();
         if (t === '') continue;
         if (t.startsWith('#')) {
-          const cells = t.replace(/^#\s*/, '').split(/\s+/).filter((c) => c !== '');
+          const head = t.replace(/^#\s*/, '');
+          if (/^(?:Date\s*,\s*Time\s*,\s*)?gpu\s*,/.test(head)) csv = true;
+          else if (/^(?:Date\s+Time\s+)?gpu\s/.test(head)) csv = false;
+          const cells = split(head);
           if (cells.length === 0) continue;
           if (cells.includes('gpu')) {
             facts.columns = cells;
@@ -53,9 +60,9 @@ export function parseNvidiaSmiDmon(text: string): NvidiaSmiDmonFacts {
         }
         if (facts.columns.length === 0) continue;
         const cols = facts.columns;
-        let cells = t.split(/\s+/);
+        let cells = split(t);
         if (cells.length > cols.length && cols[cols.length - 1] === 'command') {
-          cells = [...cells.slice(0, cols.length - 1), cells.slice(cols.length - 1).join(' ')];
+          cells = [...cells.slice(0, cols.length - 1), cells.slice(cols.length - 1).join(csv ? ', ' : ' ')];
         }
         // A cut last row has fewer cells: keep the complete ones, drop the (possibly partial) last.
         if (cells.length !== cols.length) {

@@ -61,7 +61,8 @@ export interface Field {
 export type FieldMap = Map<string, Field>;
 
 export interface SmiQHit {
-  rule: 'D21' | 'D23';
+  /** D26: an active clock event reason (`field` is its name as printed); the rule decides whether it is a fault. */
+  rule: 'D21' | 'D23' | 'D26';
   gpu: string;
   field: string;
   value: string;
@@ -147,7 +148,11 @@ export function gpuFrom(id: string, m: FieldMap, hits: SmiQHit[]): SmiQGpu {
   const reasons: string[] = [];
   for (const [k, f] of m) {
     const r = /^Clocks? (?:Event|Throttle) Reasons\/(.+)$/.exec(k);
-    if (r?.[1] && /^Active$/i.test(f.value.trim())) reasons.push(r[1].split('/').pop() ?? r[1]);
+    if (r?.[1] && /^Active$/i.test(f.value.trim())) {
+      const name = r[1].split('/').pop() ?? r[1];
+      reasons.push(name);
+      hits.push({ rule: 'D26', gpu: id, field: name, value: f.value.trim(), line: f.line });
+    }
   }
   const migMode = compact({ current: v('MIG Mode/Current'), pending: v('MIG Mode/Pending') });
   const eccMode = compact({ current: v('ECC Mode/Current'), pending: v('ECC Mode/Pending') });

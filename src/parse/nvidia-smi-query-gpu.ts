@@ -5,9 +5,12 @@
  * under `nounits` (`memory.total [MiB]`); without `nounits` values carry units (`46068 MiB`,
  * `78.39 W`, `0 %`). Unavailable values print `[N/A]`, `[Not Supported]`,
  * `[Requested functionality has been deprecated]` → null. Without a header the caller's field list
- * names the columns; if none is given and the row width matches the inventory query, its fields are
- * used. Error texts instead of rows: `NVIDIA-SMI has failed because it couldn't communicate with
- * the NVIDIA driver`, `Failed to initialize NVML: …`, `No devices were found`.
+ * names the columns. Without one either, the rows are labelled only as one of the field lists this
+ * program itself asks for (`known`), and only when the width and every cell's shape fit that list
+ * (an index, a `GPU-…` uuid, a bus id, a driver version, numbers with their unit): a headerless CSV of
+ * any other query is reported as such (`columnsUnknown`), never labelled by a guess. Error texts instead
+ * of rows: `NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver`,
+ * `Failed to initialize NVML: …`, `No devices were found`.
  */
 import { z } from 'zod';
 import { cleanLines, compact, guard, normalizeBdf, toNum, validate } from './common.js';
@@ -57,7 +60,7 @@ export const NvidiaSmiQueryGpuFactsSchema = z.object({
   nvmlError: z.string().optional(),
   noDevices: z.boolean().optional(),
   notInstalled: z.boolean().optional(),
-  /** Rows had no header, no field list was given and their width did not match the inventory query. */
+  /** Rows had no header, no field list was given, and they fit none of the known queries: columns unknown. */
   columnsUnknown: z.boolean().optional(),
 });
 export type NvidiaSmiQueryGpuFacts = z.infer<typeof NvidiaSmiQueryGpuFactsSchema>;
@@ -111,6 +114,42 @@ function convert(column: string, raw: string): string | number | null {
 export interface QueryGpuOptions {
   /** Field list of the query, for output printed with `noheader`. */
   fields?: readonly string[];
+  /** Field lists this program queries; headerless rows without `fields` may be one. Default: the inventory's. */
+  known?: ReadonlyArray<readonly string[]>;
+}
+
+/** What one field's cell looks like (`[N/A]`-style values aside); a field without a shape cannot be recognised. */
+const SHAPES: ReadonlyArray<[RegExp, RegExp]> = [
+  [/^(?:index|pid|count)$|^pcie\.link\.(?:gen|width)\./, /^\d+$/],
+  [/^(?:gpu_)?uuid$/, /^(?:GPU|MIG)-[0-9a-fA-F-]+$/],
+  [/^(?:pci\.bus_id|gpu_bus_id)$/, /^[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$/],
+  [/^driver_version$/, /^\d+\.\d+(?:\.\d+)*$/],
+  [/^pstate$/, /^P\d+$/],
+  [/^clocks_(?:event|throttle)_reasons\.active$/, /^0x[0-9a-fA-F]+$/],
+  [/^persistence_mode$/, /^(?:Enabled|Disabled)$/],
+  [/^(?:name|gpu_name|process_name)$/, /^(?=.*[A-Za-z])(?!\d+(?:\.\d+)?\s*(?:%|[A-Za-z]+)$).+$/],
+  [
+    /^(?:memory|utilization|temperature|power|clocks|enforced\.power)\.|^(?:fan\.speed|used_memory|used_gpu_memory)$/,
+    /^[-+]?\d+(?:\.\d+)?(?: ?(?:%|[A-Za-z]+))?$/,
+  ],
+];
+
+function fitsField(field: string, cell: string): boolean {
+  const shape = SHAPES.find(([name]) => name.test(field))?.[1];
+  if (!shape) return false;
+  return shape.test(cell) || (field !== 'index' && NA.test(cell));
+}
+
+/** The known field list that every row fits, width and shape, if exactly one does. */
+function recognise(rows: readonly string[][], known: ReadonlyArray<readonly string[]>): readonly string[] | undefined {
+  if (rows.length === 0) return undefined;
+  // A last row with fewer cells was cut: its complete cells must fit, its final (partial) one is not judged.
+  const fitsRow = (fields: readonly string[], cells: readonly string[], last: boolean): boolean =>
+    cells.length === fields.length
+      ? cells.every((c, i) => fitsField(fields[i] ?? '', c))
+      : last && cells.length < fields.length && cells.slice(0, -1).every((c, i) => fitsField(fields[i] ?? '', c));
+  const fits = known.filter((fields) => rows.every((cells, r) => fitsRow(fields, cells, r === rows.length - 1)));
+  return fits.length === 1 ? fits[0] : undefined;
 }
 
 export function parseNvidiaSmiQueryGpu(text: string, options: QueryGpuOptions = {}): NvidiaSmiQueryGpuFacts {
@@ -157,8 +196,11 @@ export function parseNvidiaSmiQueryGpu(text: string, options: QueryGpuOptions = 
         }
         dataRows.push(cells);
       }
-      if (!columns && dataRows.some((r) => r.length === INVENTORY_GPU_FIELDS.length)) columns = [...INVENTORY_GPU_FIELDS];
-      if (!columns && dataRows.length > 0) flags.columnsUnknown = true;
+      if (!columns) {
+        const fields = recognise(dataRows, options.known ?? [INVENTORY_GPU_FIELDS]);
+        if (fields) columns = [...fields];
+        else if (dataRows.length > 0) flags.columnsUnknown = true;
+      }
       const cols = columns ?? [];
       // Lines interleaved from other output can contain commas: a data row has exactly one cell per
       // column, except the last, which may have been cut short.

@@ -27,8 +27,11 @@ describe('nccl-log facts across NCCL 2.4 … 2.29', () => {
     expect(d01.fix).toContain('rdma link show');
   });
 
-  it('2.29.3 over RoCE: eight HCAs as printed, GDRDMA, 2 nodes, no findings', () => {
-    const { facts, findings } = nccl('corpus/nccl-debug__2node-roce-8x-mlx5-nccl-2.29.3-gdrdma-sglang.txt');
+  it('2.29.3 over RoCE: eight HCAs as printed, GDRDMA, 2 nodes, no D finding; echoed GID pin, prefix: R05/R14', () => {
+    const { facts, findings: all } = nccl('corpus/nccl-debug__2node-roce-8x-mlx5-nccl-2.29.3-gdrdma-sglang.txt');
+    // The env echo (`NCCL_IB_GID_INDEX set by environment to 3.`) is judged by the cfg rules, as lint would judge it.
+    expect(rules(all.filter((f) => f.rule.startsWith('R')))).toEqual(['R05', 'R14']);
+    const findings = all.filter((f) => !f.rule.startsWith('R'));
     expect(facts).toMatchObject({ ncclVersion: '2.29.3', network: 'IB', gdr: true, nNodes: 2, nRanks: 16, gdrdmaChannels: 64 });
     expect(facts.hcas).toHaveLength(9);
     expect(facts.hcas[0]).toBe('mlx5_0:1/RoCE');
@@ -37,7 +40,10 @@ describe('nccl-log facts across NCCL 2.4 … 2.29', () => {
   });
 
   it('2.27.5 with aws-ofi-nccl that initialised then was dropped for internal IB → D22 info only', () => {
-    const { facts, findings } = nccl('corpus/nccl-debug__2node-roce-nccl-2.27.5-ofi-plugin-fallback-to-ib.txt');
+    const { facts, findings: all } = nccl('corpus/nccl-debug__2node-roce-nccl-2.27.5-ofi-plugin-fallback-to-ib.txt');
+    // Echoed GID pin and interface prefix.
+    expect(rules(all.filter((f) => f.rule.startsWith('R')))).toEqual(['R05', 'R14']);
+    const findings = all.filter((f) => !f.rule.startsWith('R'));
     expect(facts).toMatchObject({ ncclVersion: '2.27.5', network: 'IB', gdr: true, nNodes: 2, netPlugin: 'AWS Libfabric (v6)' });
     expect(facts.hcas).toEqual(['mlx5_0:1/RoCE', 'mlx5_1:1/RoCE', 'mlx5_2:1/RoCE', 'mlx5_5:1/RoCE', 'mlx5_6:1/RoCE', 'mlx5_7:1/RoCE', 'mlx5_8:1/RoCE', 'mlx5_11:1/RoCE']);
     expect(rules(findings)).toEqual(['D22']);
@@ -112,7 +118,9 @@ describe('NCCL output rules on single lines (every wording variant)', () => {
   });
   it('D06: both bootstrap wordings and the socket wordings', () => {
     for (const l of ['n1:1:1 [0] NCCL WARN Bootstrap : no socket interface found', 'n1:1:1 [0] NCCL WARN Bootstrap: no socket interface found', 'n1:1:1 [0] NCCL WARN NET/Socket : No usable listening interface found']) {
-      expect(rules(log('n1:1:1 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to bond0', l).findings)).toEqual(['D06']);
+      // R14: the echoed value has no leading `=` (a prefix), as lint says of the same nccl.conf line.
+      const ifname = 'n1:1:1 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to bond0';
+      expect(rules(log(ifname, l).findings)).toEqual(['D06', 'R14']);
     }
     expect(finding(log('n1:1:1 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to bond0', 'n1:1:1 [0] NCCL WARN Bootstrap : no socket interface found').findings, 'D06').evidence).toContain('NCCL_SOCKET_IFNAME=bond0');
   });

@@ -170,7 +170,9 @@ describe('nvidia-smi -q and -q -x', () => {
     const h100 = q('corpus/nvidia-smi-q__8x-h100-535.183.01-full.txt');
     expect(h100.facts.gpus).toHaveLength(8);
     expect(h100.facts).toMatchObject({ driverVersion: '535.183.01', cudaVersion: '12.2' });
-    expect(h100.findings).toEqual([]);
+    // One GPU of this real sample shows SW Thermal Slowdown and HW Power Brake Slowdown active: D26, nothing else.
+    expect(rules(h100.findings)).toEqual(['D26']);
+    expect(finding(h100.findings, 'D26')).toMatchObject({ severity: 'high' });
     expect(q('corpus/nvidia-smi-q__8x-rtx4090-535.154.05-full.txt').facts.gpus[0]).toMatchObject({ name: 'NVIDIA GeForce RTX 4090', eccVolatile: { dramUncorrectable: null } });
     expect(q('corpus/nvidia-smi-q__a10-550.127-full.txt').facts.gpus[0]?.name).toBe('NVIDIA A10');
     expect(q('corpus/nvidia-smi-q__h100-80gb-590.48-full.txt').facts.gpus[0]).toMatchObject({ powerLimitW: 700, migMode: { current: 'Disabled' } });

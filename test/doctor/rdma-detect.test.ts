@@ -16,6 +16,8 @@ const DIR = resolve(import.meta.dirname, '../fixtures');
 const ALSO: Record<string, string[]> = {
   'ibdev2netdev-v__bluefield3-supernic-ib-and-eth-long-padded-desc-plus-ofed_info.txt': ['ofed_info'],
   'ibdev2netdev__cx6-ib-sriov-vfs-ibpXsYvZ-partial.txt': ['lspci'],
+  // Its first lines are `# lsmod | grep nv_peer` and an empty `#` prompt: grep's empty answer, an lsmod output.
+  'modinfo__nv_peer_mem-legacy-1.0-8-ubuntu1804.txt': ['lsmod'],
   'ofed_info-n__mofed-5.0-2.1.8-centos7-cx5.txt': ['lspci'],
   'ofed_info-s__command-not-found-plus-ibv_devinfo-vv-rdma-core17-raw-tabs-TRUNCATED.txt': ['ibv_devinfo'],
   'ofed_info-s__mofed-4.0-2.0.0.1-cx3-plus-lspci-network-controller.txt': ['lspci'],

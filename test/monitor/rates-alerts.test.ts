@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { LoopFrame, PortCounters } from '../../src/monitor/parse.js';
 import { portReadings, vllmReading } from '../../src/monitor/rates.js';
-import { hostAlerts, EVENT_REASONS } from '../../src/monitor/thresholds.js';
+import { EVENT_REASONS } from '../../src/parse/clock-events.js';
+import { hostAlerts } from '../../src/monitor/thresholds.js';
 import { Series, SeriesBook } from '../../src/monitor/series.js';
 import type { GpuReading, HostSample, PortReading } from '../../src/monitor/types.js';
 

@@ -28,12 +28,23 @@ function linkLines(l: PcieLink, opts: { rcb: boolean; clockPm: boolean; capFlags
   ];
 }
 
-function link2Lines(l: PcieLink, retimer: boolean): string[] {
+/**
+ * LnkCap2/LnkCtl2 are reserved for an endpoint function other than device 0 function 0 (pciutils
+ * `cap_express_link2`): lspci prints only LnkSta2 there.
+ */
+function link2Lines(p: PciFunction, l: PcieLink, retimer: boolean, endpoint: boolean): string[] {
+  const devFn = p.bdf.slice(p.bdf.lastIndexOf(':') + 1);
+  const caps = !endpoint || devFn === '00.0';
   return [
-    `${TT}LnkCap2: Supported Link Speeds: 2.5-${SPEED[l.capGen]}, Crosslink- Retimer${f(retimer)} 2Retimers${f(retimer)} DRS-`,
-    `${TT}LnkCtl2: Target Link Speed: ${SPEED[l.capGen]}, EnterCompliance- SpeedDis-`,
-    `${TTT} Transmit Margin: Normal Operating Range, EnterModifiedCompliance- ComplianceSOS-`,
-    `${TTT} Compliance De-emphasis: -6dB`,
+    ...(caps
+      ? [
+          `${TT}LnkCap2: Supported Link Speeds: 2.5-${SPEED[l.capGen]}, Crosslink- ` +
+            `Retimer${f(retimer)} 2Retimers${f(retimer)} DRS-`,
+          `${TT}LnkCtl2: Target Link Speed: ${SPEED[l.capGen]}, EnterCompliance- SpeedDis-`,
+          `${TTT} Transmit Margin: Normal Operating Range, EnterModifiedCompliance- ComplianceSOS-`,
+          `${TTT} Compliance De-emphasis: -6dB`,
+        ]
+      : []),
     `${TT}LnkSta2: Current De-emphasis Level: -6dB, EqualizationComplete+ EqualizationPhase1+`,
     `${TTT} EqualizationPhase2+ EqualizationPhase3+ LinkEqualizationRequest-`,
     `${TTT} Retimer- 2Retimers- CrosslinkRes: unsupported`,
@@ -93,7 +104,7 @@ function l20(p: PciFunction): string[] {
     `${TTT} AtomicOpsCap: 32bit- 64bit- 128bitCAS-`,
     `${TT}DevCtl2: Completion Timeout: 50us to 50ms, TimeoutDis- LTR- OBFF Disabled,`,
     `${TTT} AtomicOpsCtl: ReqEn-`,
-    ...link2Lines(l, true),
+    ...link2Lines(p, l, true, true),
     `${T}Capabilities: [b4] Vendor Specific Information: Len=14 <?>`,
     `${T}Capabilities: [c8] MSI-X: Enable- Count=6 Masked-`,
     `${TT}Vector table: BAR=0 offset=00b90000`,
@@ -163,7 +174,7 @@ function cx4lx(p: PciFunction): string[] {
     `${TTT} AtomicOpsCap: 32bit- 64bit- 128bitCAS-`,
     `${TT}DevCtl2: Completion Timeout: 50us to 50ms, TimeoutDis- LTR- OBFF Disabled,`,
     `${TTT} AtomicOpsCtl: ReqEn-`,
-    ...link2Lines(l, false),
+    ...link2Lines(p, l, false, true),
     `${T}Capabilities: [48] Vital Product Data`,
     `${TT}Product Name: CX4121A - ConnectX-4 LX SFP28`,
     `${TT}Read-only fields:`,
@@ -239,7 +250,7 @@ function expressPort(p: PciFunction, where: string, type: 'Root Port' | 'Downstr
     `${TTT} AtomicOpsCap: ${down ? 'Routing+ ' : ''}32bit- 64bit- 128bitCAS-`,
     `${TT}DevCtl2: Completion Timeout: 50us to 50ms, TimeoutDis- LTR- OBFF Disabled${down ? ', ARIFwd-' : ','}`,
     `${TTT} AtomicOpsCtl: ${down ? 'ReqEn- EgressBlck-' : 'EgressBlck-'}`,
-    ...link2Lines(l, false),
+    ...link2Lines(p, l, false, false),
   );
   return lines;
 }

@@ -1,7 +1,7 @@
 /**
  * D09 Ethernet link down or slower than the port supports — high (RULES.md §3). Reads `ethtool <if>`:
- * `Link detected: no` (with or without a reason), `Speed: Unknown!`, or a `Speed:` below the best
- * `Supported link modes` entry.
+ * `Link detected: no` (with or without a reason), `Speed: Unknown!` on a down link or a port with link modes
+ * (not a virtual NIC that is up), or a `Speed:` below the best `Supported link modes` entry.
  */
 import type { EthtoolFacts } from '../../parse/ethtool.js';
 import type { Finding } from '../types.js';
@@ -37,8 +37,11 @@ export function d09EthernetLink(f: EthtoolFacts, lines: readonly string[]): Find
     line ??= l?.line;
     problems.push(f.linkReason ? `link down (${f.linkReason})` : 'link down');
   }
+  // `Speed: Unknown!` is the kernel's SPEED_UNKNOWN: a physical port reports it when its link is down, a
+  // virtual NIC (virtio_net: no link modes, `Port: Other`) always, with `Link detected: yes` — not a down link.
   const speedRaw = f.fields['Speed'];
-  if (speedRaw !== undefined && /^Unknown/i.test(speedRaw)) {
+  const physical = (f.supportedLinkModes ?? []).length > 0;
+  if (speedRaw !== undefined && /^Unknown/i.test(speedRaw) && (f.linkDetected === false || physical)) {
     const l = lineOf(lines, /^\s*Speed:\s*Unknown/i);
     ev.push(l?.text ?? `Speed: ${speedRaw}`);
     line ??= l?.line;

@@ -2,6 +2,7 @@
  * D14 nvidia-peermem not loaded — info (RULES.md §3). Reads `lsmod`, full or grepped for nvidia/peer:
  * neither `nvidia_peermem` nor `nv_peer_mem` (as a module or a user of one). A grep for another pattern
  * proves nothing, and a listing whose origin is unknown (no header, no visible grep) proves nothing either.
+ * A pasted `lsmod | grep nvidia_peermem` followed by the next prompt with nothing between is an answer too.
  */
 import type { LsmodFacts } from '../../parse/lsmod.js';
 import type { Finding } from '../types.js';
@@ -11,7 +12,8 @@ const PEERMEM = ['nvidia_peermem', 'nv_peer_mem'] as const;
 /** Would `grep [flags] pattern` have shown a line naming one of the peermem modules? undefined: cannot tell. */
 export function grepWouldShowPeermem(grep: { pattern: string; flags?: string }): boolean | undefined {
   const flags = grep.flags ?? '';
-  if (flags.includes('v')) return undefined;
+  // -v inverts; -q, -c, -l, -L print no module lines at all, so their silence proves nothing.
+  if (/[vqclL]/.test(flags)) return undefined;
   let src = grep.pattern;
   if (flags.includes('F')) src = src.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   else if (!flags.includes('E') && !flags.includes('P')) src = src.replace(/\\\|/g, '|').replace(/\\([(){}+?])/g, '$1');
@@ -30,7 +32,9 @@ export function grepWouldShowPeermem(grep: { pattern: string; flags?: string }):
  */
 export function d14Peermem(f: LsmodFacts, lines?: readonly string[]): Finding | undefined {
   if (f.modules.length === 0 && !f.full && !f.grep) return undefined;
-  if (lines) {
+  // A grep that printed nothing before the next prompt is a complete answer, whatever the paste ends with.
+  const answeredEmpty = f.grep?.empty === true && f.modules.length === 0;
+  if (lines && !answeredEmpty) {
     let last = lines.length - 1;
     while (last >= 0 && (lines[last] ?? '').trim() === '') last--;
     const l = (lines[last] ?? '').trim();
@@ -42,7 +46,12 @@ export function d14Peermem(f: LsmodFacts, lines?: readonly string[]): Finding | 
   if (!decisive) return undefined;
   const present = f.modules.some((m) => (PEERMEM as readonly string[]).includes(m.name) || m.usedBy.some((u) => (PEERMEM as readonly string[]).includes(u)));
   if (present) return undefined;
-  const what = f.full ? `full lsmod (${f.modules.length} modules)` : `lsmod | grep ${f.grep?.flags ? `-${f.grep.flags} ` : ''}${f.grep?.pattern ?? ''} (${f.modules.length} lines)`;
+  const grepText = `lsmod | grep ${f.grep?.flags ? `-${f.grep.flags} ` : ''}${f.grep?.pattern ?? ''}`;
+  const what = f.full
+    ? `full lsmod (${f.modules.length} modules)`
+    : answeredEmpty
+      ? `${grepText} printed nothing`
+      : `${grepText} (${f.modules.length} lines)`;
   return {
     rule: 'D14',
     severity: 'info',

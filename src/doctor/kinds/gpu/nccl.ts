@@ -17,6 +17,7 @@ import { d15NcclTestsWrong } from '../../../rules/output/d15-nccl-tests-wrong.js
 import { d17NcclUnhandled } from '../../../rules/output/d17-nccl-unhandled.js';
 import { d20Bandwidth } from '../../../rules/output/d20-bandwidth.js';
 import { d22NetPlugin } from '../../../rules/output/d22-net-plugin.js';
+import { envEchoFindings } from '../../../rules/cfg/env-echo.js';
 import type { Finding } from '../../../rules/types.js';
 import type { KindDef } from '../../types.js';
 import { defined, fmt, hasAny, head } from './common.js';
@@ -43,6 +44,17 @@ export function ncclLogFindings(text: string, opts: { socket?: boolean } = {}): 
   ]);
 }
 
+/**
+ * Doctor's reading of NCCL lines in any pasted text: the NCCL-log rules plus the cfg rules over the values
+ * NCCL echoed (`NCCL_ALGO set by environment to …`) — a paste is the only view doctor has of the job's
+ * configuration. (Live checks lint the hosts' files themselves and take `ncclLogFindings` alone.)
+ */
+export function pastedNcclFindings(text: string): Finding[] {
+  const scan = scanNcclLog(text);
+  const echo = envEchoFindings(scan.envEcho, { ncclVersion: scan.facts.ncclVersion, source: 'nccl-log' });
+  return [...ncclLogFindings(text), ...echo];
+}
+
 export const ncclLog: KindDef<NcclLogFacts> = {
   kind: 'nccl-log',
   detect(text) {
@@ -58,7 +70,7 @@ export const ncclLog: KindDef<NcclLogFacts> = {
     return CONFIG_REJECTED.test(h) || /Call to ibv_modify_qp failed|Got completion from peer \S+ with (?:error|status)|Bootstrap\s*:\s*no socket interface found/.test(h) ? 0.55 : 0;
   },
   parse: parseNcclLog,
-  findings: (_facts, text) => ncclLogFindings(text),
+  findings: (_facts, text) => pastedNcclFindings(text),
   summary(f) {
     const rows: Array<[string, string]> = [];
     if (f.ncclVersion) rows.push(['NCCL', f.ncclBuild ?? f.ncclVersion]);
@@ -113,7 +125,7 @@ export const ncclTests: KindDef<NcclTestsFacts> = {
       );
     }
     // NCCL INFO lines interleaved with the table are an NCCL log too.
-    if (/NCCL (?:INFO|WARN)/.test(text)) out.push(...ncclLogFindings(text));
+    if (/NCCL (?:INFO|WARN)/.test(text)) out.push(...pastedNcclFindings(text));
     return defined(out);
   },
   summary(f) {

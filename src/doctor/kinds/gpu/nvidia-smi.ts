@@ -3,15 +3,20 @@
  * `-q` / `-q -x`, and `dmon` / `pmon` (D13 driver errors, D21 GPU errors, D23 MIG enabled).
  */
 import { logLines } from '../../../parse/log-lines.js';
-import { parseNvidiaSmiCsv, type NvidiaSmiCsvFacts } from '../../../parse/nvidia-smi-csv.js';
+import { QUERY_FIELDS as GPU_DRIVER_FIELDS } from '../../../../checks/gpu-driver/probes.js';
+import { APPS_FIELDS, EVENT_REASON_FIELDS, GPU_FIELDS as MONITOR_FIELDS } from '../../../monitor/scripts.js';
+import { HEADERLESS_UNKNOWN, parseNvidiaSmiCsv, type NvidiaSmiCsvFacts } from '../../../parse/nvidia-smi-csv.js';
+import { INVENTORY_GPU_FIELDS } from '../../../parse/nvidia-smi-query-gpu.js';
 import { parseNvidiaSmiDmon, type NvidiaSmiDmonFacts } from '../../../parse/nvidia-smi-dmon.js';
 import { parseNvidiaSmiQ, scanNvidiaSmiQ, type NvidiaSmiQFacts } from '../../../parse/nvidia-smi-q.js';
 import { parseNvidiaSmi, scanNvidiaSmi, SMI_DRIVER_ERROR, type NvidiaSmiFacts } from '../../../parse/nvidia-smi.js';
+import { reasonFromName, reasonsFromBitmask, type EventReason } from '../../../parse/clock-events.js';
 import { d13NvidiaDriver } from '../../../rules/output/d13-nvidia-driver.js';
+import { d26ClockEvents, type D26Hit } from '../../../rules/output/d26-clock-events.js';
 import type { D21Hit } from '../../../rules/output/d21-gpu-errors.js';
 import type { D23Hit } from '../../../rules/output/d23-mig-enabled.js';
 import type { KindDef } from '../../types.js';
-import { firstLines, hasAny, head, smiDriverHits, smiFindings, smiHeaderRows } from './common.js';
+import { defined, firstLines, hasAny, head, smiDriverHits, smiFindings, smiHeaderRows } from './common.js';
 
 export const nvidiaSmi: KindDef<NvidiaSmiFacts> = {
   kind: 'nvidia-smi',
@@ -51,6 +56,20 @@ export const nvidiaSmi: KindDef<NvidiaSmiFacts> = {
 const CSV_HEADER = /^\s*[a-z_][a-z0-9_.]*(?: \[[^\]]+\])?(?:\s*,\s*[a-z_][a-z0-9_.]*(?: \[[^\]]+\])?)+\s*$/;
 const KNOWN_FIELD = /(?:^|,\s*)(?:index|name|uuid|gpu_uuid|gpu_name|gpu_bus_id|pci\.bus_id|pid|process_name|used_gpu_memory|timestamp|driver_version|[a-z_]+\.[a-z_.]+)(?: \[[^\]]+\])?\s*(?:,|$)/;
 
+/**
+ * The field lists l20-setup itself queries with `noheader` (inventory, gpu-driver, the monitor with and without
+ * its event-reasons field, compute apps): the only ones a headerless CSV may be read as, and only when its cells
+ * fit. The monitor's older field name `clocks_throttle_reasons.active` prints the same bitmask, and nvidia-smi's
+ * own header names it `clocks_event_reasons.active`, so that is the one name used here.
+ */
+const OWN_QUERIES: ReadonlyArray<readonly string[]> = [
+  INVENTORY_GPU_FIELDS,
+  GPU_DRIVER_FIELDS,
+  MONITOR_FIELDS,
+  [...MONITOR_FIELDS, EVENT_REASON_FIELDS[0]],
+  APPS_FIELDS,
+];
+
 export const nvidiaSmiCsv: KindDef<NvidiaSmiCsvFacts> = {
   kind: 'nvidia-smi-csv',
   detect(text) {
@@ -68,24 +87,37 @@ export const nvidiaSmiCsv: KindDef<NvidiaSmiCsvFacts> = {
     const smiish = rows.some((l) => /GPU-[0-9a-f]{8}-|[0-9A-F]{8}:[0-9A-F]{2}:[0-9A-F]{2}\.\d|\bNVIDIA\b|\[N\/A\]|^\d{4}\/\d\d\/\d\d \d\d:\d\d:\d\d\.\d{3},/i.test(l));
     return uniform && smiish ? 0.6 : 0;
   },
-  parse: (text) => parseNvidiaSmiCsv(text),
+  parse: (text) => parseNvidiaSmiCsv(text, { known: OWN_QUERIES }),
   findings(f, text) {
     const d13 = f.driverLoaded === false || f.nvmlError !== undefined || f.noDevices ? d13NvidiaDriver(smiDriverHits(text)) : undefined;
     const d21: D21Hit[] = [];
     const d23: D23Hit[] = [];
+    const d26: D26Hit[] = [];
     f.rows.forEach((r, k) => {
       const gpu = r.index ?? k;
       for (const [c, v] of Object.entries(r)) {
         if (/^ecc\.errors\.uncorrected\.volatile\./.test(c) && typeof v === 'number' && v > 0) d21.push({ text: `GPU ${gpu}: ${c} = ${v}` });
         if (c === 'mig.mode.current' && typeof v === 'string' && /^enabled$/i.test(v)) d23.push({ text: `GPU ${gpu}: mig.mode.current = ${v}`, gpu: typeof gpu === 'number' || typeof gpu === 'string' ? gpu : undefined });
       }
+      // `clocks_event_reasons.active` (the bitmask) or one column per reason (`clocks_event_reasons.sw_power_cap`).
+      const reasons = new Set<EventReason>();
+      const cells: string[] = [];
+      for (const [c, v] of Object.entries(r)) {
+        if (!/^clocks_(?:event|throttle)_reasons\./.test(c) || typeof v !== 'string') continue;
+        const active = /\.active$/.test(c) ? reasonsFromBitmask(v) : /^active$/i.test(v) ? [reasonFromName(c)] : [];
+        const known = (active ?? []).filter((x): x is EventReason => x !== undefined);
+        known.forEach((x) => reasons.add(x));
+        if (known.length > 0) cells.push(`${c} = ${v}`);
+      }
+      if (reasons.size > 0) d26.push({ gpu: String(gpu), reasons: [...reasons], evidence: [cells.join(', ')] });
     });
-    return smiFindings(d13, d21, d23);
+    return [...smiFindings(d13, d21, d23), ...defined([d26ClockEvents(d26)])];
   },
   summary(f) {
     const rows: Array<[string, string]> = [];
     if (f.query) rows.push(['query', f.query === 'gpu' ? '--query-gpu' : '--query-compute-apps']);
-    rows.push(['columns', f.columns.length > 0 ? f.columns.join(', ') : f.columnsUnknown ? 'unknown (no header)' : 'none']);
+    const columns = f.columns.length > 0 ? f.columns.join(', ') : f.columnsUnknown ? HEADERLESS_UNKNOWN : 'none';
+    rows.push(['columns', columns]);
     rows.push(['rows', String(f.rows.length || f.values?.length || 0)]);
     if (f.nvmlError) rows.push(['NVML error', f.nvmlError]);
     if (f.driverLoaded === false) rows.push(['driver', 'not loaded']);
@@ -112,7 +144,19 @@ export const nvidiaSmiQ: KindDef<NvidiaSmiQFacts> = {
     const d21 = s.hits.filter((h) => h.rule === 'D21').map((h) => ({ line: h.line, text: `GPU ${h.gpu}: ${h.field}: ${h.value}${f.format === 'xml' ? `  (${where(h)})` : ''}` }));
     const d23 = s.hits.filter((h) => h.rule === 'D23').map((h) => ({ line: h.line, text: `GPU ${h.gpu}: MIG Mode Current: ${h.value}`, gpu: h.gpu }));
     const d13 = f.errors.some((e) => SMI_DRIVER_ERROR.test(e)) ? d13NvidiaDriver(smiDriverHits(text)) : undefined;
-    return smiFindings(d13, d21, d23);
+    // One D26 hit per GPU, with every active reason's line.
+    const d26 = new Map<string, D26Hit & { reasons: EventReason[] }>();
+    for (const h of s.hits.filter((x) => x.rule === 'D26')) {
+      const reason = reasonFromName(h.field);
+      if (!reason) continue;
+      const ev = `line ${h.line}: ${where(h)}`;
+      const g = d26.get(h.gpu);
+      if (g) {
+        g.reasons.push(reason);
+        g.evidence.push(ev);
+      } else d26.set(h.gpu, { gpu: h.gpu, reasons: [reason], evidence: [ev], line: h.line });
+    }
+    return [...smiFindings(d13, d21, d23), ...defined([d26ClockEvents([...d26.values()])])];
   },
   summary(f) {
     const rows = smiHeaderRows(f);
@@ -132,8 +176,9 @@ export const nvidiaSmiDmon: KindDef<NvidiaSmiDmonFacts> = {
   detect(text) {
     const t = head(text, 64 * 1024);
     if (!t.includes('gpu')) return 0;
-    if (/^#\s*(?:Date\s+Time\s+)?gpu\s+\S/m.test(t) && /^#\s*(?:\S+\s+\S+\s+)?Idx\b/m.test(t)) return 0.95;
-    return /^#\s*gpu\s+(?:pwr|sm|pid)\b/m.test(t) ? 0.8 : 0;
+    // Space-aligned columns, or `--format csv` (`#gpu, pwr, …` / `#Idx, W, …`).
+    if (/^#\s*(?:Date[\s,]+Time[\s,]+)?gpu[\s,]+\S/m.test(t) && /^#\s*(?:\S+\s+\S+\s+)?Idx\b/m.test(t)) return 0.95;
+    return /^#\s*gpu[\s,]+(?:pwr|sm|pid)\b/m.test(t) ? 0.8 : 0;
   },
   parse: parseNvidiaSmiDmon,
   findings: () => [],

@@ -11,7 +11,7 @@ import { d16VllmLaunch } from '../../../rules/output/d16-vllm-launch.js';
 import { d24RayClusterSmall } from '../../../rules/output/d24-ray-cluster-small.js';
 import type { KindDef } from '../../types.js';
 import { defined, fmt, hasAny, head } from './common.js';
-import { ncclLogFindings } from './nccl.js';
+import { pastedNcclFindings } from './nccl.js';
 
 // ---------------------------------------------------------------- Ray
 
@@ -84,7 +84,7 @@ export const vllmLog: KindDef<VllmLogFacts> = {
   },
   parse: parseVllmLog,
   // NCCL_DEBUG lines inside a vLLM log are an NCCL log too: every NCCL rule reads them (D17 points to the WARN).
-  findings: (_f, text) => defined([...ncclLogFindings(text), d16VllmLaunch(logLines(text))]),
+  findings: (_f, text) => defined([...pastedNcclFindings(text), d16VllmLaunch(logLines(text))]),
   summary(f) {
     const rows: Array<[string, string]> = [];
     if (f.version) rows.push(['vLLM', f.version]);

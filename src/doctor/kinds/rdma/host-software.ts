@@ -72,7 +72,13 @@ export const ofedInfo: KindDef<OfedInfoFacts> = {
 export const lspci: KindDef<LspciFacts> = {
   kind: 'lspci',
   detect(text) {
-    const re = /^[ \t]*(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7][ \t]+[A-Z][A-Za-z /-]*(?:[ \t]\[[0-9a-f]{4}\])?:[ \t]+\S/m;
+    // The class is a name (`Ethernet controller`, `3D controller`: pci.ids' one name led by a digit) or,
+    // under `-n`, the bare class id.
+    const re = new RegExp(
+      String.raw`^[ \t]*(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7][ \t]+` +
+        String.raw`(?:[A-Z][A-Za-z /-]*|3D [a-z ]+|[0-9a-f]{4})(?:[ \t]\[[0-9a-f]{4}\])?:[ \t]+\S`,
+      'm',
+    );
     return by(text, re, 0.9);
   },
   parse: (text) => parseLspci(boundBlanks(text)),
@@ -93,6 +99,8 @@ export const lspci: KindDef<LspciFacts> = {
     const mlx = f.devices.filter((d) => d.vendorId === '15b3' || /Mellanox/i.test(d.description));
     const rows: Array<[string, string]> = [['devices', String(f.devices.length)]];
     if (mlx.length) rows.push(['Mellanox', mlx.map((d) => `${d.bdf} ${d.deviceName ?? d.description}`).join('; ')]);
+    const nv = f.devices.filter((d) => d.vendorId === '10de' || /^NVIDIA\b/.test(d.description));
+    if (nv.length) rows.push(['NVIDIA', nv.map((d) => `${d.bdf} ${d.deviceName ?? d.description}`).join('; ')]);
     const off = f.devices.filter((d) => d.offBus);
     if (off.length) rows.push(['off the bus', off.map((d) => d.bdf).join(', ')]);
     return rows;
@@ -104,13 +112,24 @@ export const lspci: KindDef<LspciFacts> = {
 
 export const LSMOD_ROW = /^[ \t]*[A-Za-z0-9_]+[ \t]+\d+[ \t]+-?\d+(?:[ \t]+[\w,[\]-]+)?[ \t]*$/gm;
 
+const LSMOD_GREP = /\blsmod\b[ \t]*\|[ \t]*[ef]?grep\b/;
+
+/**
+ * A pasted `lsmod | grep …` that printed nothing before the next prompt (or the end): an answer, not a cut.
+ * It scores below a full output pasted after it (`# lsmod | grep nv_peer` + `#`, then `modinfo nv_peer_mem`
+ * reads as modinfo, with lsmod under `also`).
+ */
+function lsmodGrepAnsweredEmpty(text: string): boolean {
+  return LSMOD_GREP.test(text) && parseLsmod(text).grep?.empty === true;
+}
+
 export const lsmod: KindDef<LsmodFacts> = {
   kind: 'lsmod',
   detect(text) {
     const h = by(text, /^[ \t]*Module[ \t]+Size[ \t]+Used by[ \t]*$/m, 0.97);
     if (h > 0) return h;
     const rows = countMatches(text, LSMOD_ROW, 20);
-    if (rows === 0) return 0;
+    if (rows === 0) return lsmodGrepAnsweredEmpty(text) ? scoreAt(0.85, firstMatch(text, LSMOD_GREP), text.length) : 0;
     const first = firstMatch(text, LSMOD_ROW);
     if (rows >= 3) return scoreAt(0.92, first, text.length);
     if (/\blsmod\b/.test(text)) return scoreAt(0.85, first, text.length);
@@ -126,7 +145,16 @@ export const lsmod: KindDef<LsmodFacts> = {
     const users = f.modules.filter((m) => m.usedBy.some((u) => /^(nvidia_peermem|nv_peer_mem)$/.test(u))).map((m) => m.name);
     return [
       ['modules', `${f.modules.length}${f.full ? ' (full listing)' : f.grep ? ` (grep ${f.grep.pattern})` : ' (filtered listing)'}`],
-      ['peermem', peer.length ? `${peer.join(', ')} loaded` : users.length ? `used by ${users.join(', ')}` : 'not listed'],
+      [
+        'peermem',
+        peer.length
+          ? `${peer.join(', ')} loaded`
+          : users.length
+            ? `used by ${users.join(', ')}`
+            : f.grep?.empty
+              ? `not loaded (grep ${f.grep.pattern} printed nothing)`
+              : 'not listed',
+      ],
       ['names', f.modules.map((m) => m.name).join(', ')],
     ];
   },
