@@ -5,6 +5,8 @@ import { install, removeConflicts, persistence } from '../../checks/gpu-driver/s
 import type { CheckDef, HostCheckDef, PairCheckDef, StepDef, StepPlanContext } from '../../src/engine/types.js';
 import type { RunResult } from '../../src/transport/types.js';
 import { testContext } from '../helpers/stage-context.js';
+import { unreadableVerdict } from '../helpers/needs.js';
+import { gpuDriverStage } from '../../checks/gpu-driver/index.js';
 import { loadFixture, splitSamples } from '../parse/fixtures.js';
 
 const ctx = testContext();
@@ -62,7 +64,10 @@ const FRESH: Record<string, RunResult> = {
 describe('gpu-driver checks on facts read from real formats', () => {
   it('a converged host passes every host check and reads 8 × L20 on the lspci bus ids', () => {
     const f = facts();
-    for (const check of c.gpuDriverChecks.filter((x) => x.scope === 'host')) expect(host(check, f).status, check.id).toBe('pass');
+    // No toolkit is nothing to judge (skip); every other host check passes.
+    for (const check of c.gpuDriverChecks.filter((x) => x.scope === 'host')) {
+      expect(host(check, f).status, check.id).toBe(check === c.toolkitCheck ? 'skip' : 'pass');
+    }
     expect(f.loaded).toMatchObject({ version: '580.126.09', open: true });
     expect(host(c.gpusCheck, f).summary).toContain('8 × NVIDIA L20, 46068 MiB, 350 W');
     expect(host(c.branchCheck, f)).toMatchObject({ rule: 'R33', summary: expect.stringContaining('R580 LTSB') });
@@ -71,10 +76,14 @@ describe('gpu-driver checks on facts read from real formats', () => {
   it('fresh: no driver (nouveau) fails loaded and gpus, with the install step as the fix', () => {
     const f = facts(FRESH);
     expect(host(c.loadedCheck, f)).toMatchObject({ status: 'fail', summary: expect.stringContaining('nouveau'), fix: expect.stringContaining('gpu-driver.install') });
-    expect(host(c.methodCheck, f).status).toBe('pass');
+    // No driver is no install method to judge: not a pass on nothing.
+    expect(host(c.methodCheck, f)).toMatchObject({ status: 'skip', summary: expect.stringContaining('no GPU driver installed') });
     expect(host(c.branchCheck, f).status).toBe('skip');
     expect(host(c.openCheck, f).status).toBe('skip');
-    expect(host(c.gpusCheck, f)).toMatchObject({ status: 'fail', summary: 'nvidia-smi: command not found' });
+    expect(host(c.gpusCheck, f)).toMatchObject({
+      status: 'fail', summary: 'nvidia-smi is not installed (no NVIDIA driver) beside 8 GPU(s) on the PCIe bus',
+      fix: expect.stringContaining('gpu-driver.install'),
+    });
     expect(host(c.persistenceCheck, f).status).toBe('skip');
   });
 
@@ -116,7 +125,7 @@ describe('gpu-driver checks on facts read from real formats', () => {
     expect(m.summary).toContain('branch 545');
     expect(host(c.branchCheck, f)).toMatchObject({ status: 'warn', rule: 'R33', summary: expect.stringContaining('EOL June 2026') });
     expect(host(c.openCheck, f)).toMatchObject({ status: 'warn', summary: expect.stringContaining('peermem') });
-    expect(host(c.toolkitCheck, f)).toMatchObject({ status: 'pass', summary: expect.stringContaining('no nvcc') });
+    expect(host(c.toolkitCheck, f)).toMatchObject({ status: 'skip', summary: expect.stringContaining('no nvcc') });
   });
 
   it('R32 also fires for a runfile driver over apt packages and for two branches; R33 fails below the wheels\' CUDA major', () => {
@@ -130,6 +139,44 @@ describe('gpu-driver checks on facts read from real formats', () => {
   it('persistence off warns with the persistence step as the fix', () => {
     const f = facts({ query: run(query('580.126.09', 'Disabled')), persistenced: run('inactive\n', 3) });
     expect(host(c.persistenceCheck, f)).toMatchObject({ status: 'warn', fix: expect.stringContaining('gpu-driver.persistence') });
+  });
+
+  it('persistence beside a host without systemd is "cannot tell", never "nvidia-persistenced unknown"', () => {
+    const booted = run('', 1, 'System has not been booted with systemd as init system (PID 1). Can\'t operate.\nFailed to connect to bus: Host is down\n');
+    const noSystemd = unreadableVerdict(gpuDriverStage, 'gpu-driver.persistence', { persistenced: booted });
+    expect(noSystemd).toMatchObject({ status: 'error', summary: 'cannot tell: l20-n1 runs no systemd unit manager (systemctl cannot reach it)' });
+    const absent = unreadableVerdict(gpuDriverStage, 'gpu-driver.persistence', { persistenced: run('', 127, 'bash: line 1: systemctl: command not found\n') });
+    expect(absent).toMatchObject({ status: 'error', summary: 'cannot tell: systemctl is not installed on l20-n1 (package systemd)' });
+    // Whatever else leaves systemctl silent is said so, beside what the GPUs report.
+    const silent = host(c.persistenceCheck, facts({ persistenced: run('', 1, 'Failed to get properties: Access denied\n') }));
+    expect(silent).toMatchObject({ status: 'error', summary: 'cannot tell: systemctl is-active nvidia-persistenced printed no state' });
+    expect(silent.evidence).toContain('GPU 0 Enabled');
+    expect(silent.evidence).toContain('Access denied');
+  });
+
+  it('a host with no GPU on the bus says so; nvidia-smi missing is "no driver", not a tool to install', () => {
+    const bare = facts({ ...FRESH, 'lspci-gpus': run('') });
+    expect(host(c.gpusCheck, bare)).toMatchObject({ status: 'fail', summary: expect.stringContaining('no NVIDIA GPU on the PCIe bus (lspci lists none)') });
+    expect(unreadableVerdict(gpuDriverStage, 'gpu-driver.gpus', { query: FRESH.query! })).toBeUndefined();
+    const noLspci = unreadableVerdict(gpuDriverStage, 'gpu-driver.gpus', { 'lspci-gpus': run('', 127, 'bash: line 1: lspci: command not found\n') });
+    expect(noLspci?.summary).toBe('cannot tell: lspci is not installed on l20-n1 (package pciutils)');
+    // A row with fields nvidia-smi left out shows what is missing, never a `?`.
+    const partial = host(c.gpusCheck, facts({ query: run(query('580.126.09').replace(/, 350\.00,/g, ', [N/A],')) }));
+    expect(partial.evidence).not.toMatch(/(^|[\s,:])\?($|[\s,])/m);
+  });
+
+  it('Secure Boot: mokutil missing is "cannot tell"; a legacy-BIOS host has none', () => {
+    const missing = unreadableVerdict(gpuDriverStage, 'gpu-driver.secure-boot', { 'secure-boot': run('', 127, 'bash: line 1: mokutil: command not found\n') });
+    expect(missing).toMatchObject({ status: 'error', summary: 'cannot tell: mokutil is not installed on l20-n1 (package mokutil)' });
+    expect(host(c.secureBootCheck, facts({ 'secure-boot': run('', 255, 'EFI variables are not supported on this system\n') })))
+      .toMatchObject({ status: 'pass', summary: expect.stringContaining('no EFI (legacy boot)') });
+    expect(host(c.secureBootCheck, facts({ 'secure-boot': run('', 1, 'Failed to read SecureBoot\n') })).status).toBe('error');
+  });
+
+  it('parity on one host skips: nothing to compare', () => {
+    const pair = c.parityCheck as PairCheckDef<GpuDriverFacts>;
+    expect(pair.evaluate([{ host: 'l20-n1', facts: facts() }], { ...ctx, cluster: undefined }))
+      .toMatchObject({ status: 'skip', summary: 'one host (l20-n1): nothing to compare' });
   });
 
   it('Secure Boot with a DKMS module warns (MOK enrolment at the console)', () => {
