@@ -147,14 +147,15 @@ export const gpusCheck: CheckDef<GpuDriverFacts> = {
       `PCIe gen ${field(g.pcieLinkGenCurrent)} width ${field(g.pcieLinkWidthCurrent)}`,
     ].join(', '));
     const evidence = `${q.evidence}\nlspci -d 10de: ${pci.length ? `${pci.length} NVIDIA GPU function(s): ${pci.join(' ')}` : 'no NVIDIA GPU function'}`;
+    const noSmi = q.error !== undefined && /command not found/.test(q.error);
     if (pci.length === 0 && q.gpus.length === 0) {
+      const smi = noSmi ? '; nvidia-smi is not installed (no NVIDIA driver)' : q.error ? `; ${q.error}` : '';
       return {
-        status: 'fail', summary: `no NVIDIA GPU on the PCIe bus (lspci lists none)${q.error ? `; ${q.error}` : ''}`, evidence,
+        status: 'fail', summary: `no NVIDIA GPU on the PCIe bus (lspci lists none)${smi}`, evidence,
         fix: 'this host has no GPU for the driver to see: check the inventory (inventory.gpus) and the host list',
       };
     }
     if (q.error) {
-      const noSmi = /command not found/.test(q.error);
       return {
         status: 'fail', evidence,
         summary: noSmi ? `nvidia-smi is not installed (no NVIDIA driver) beside ${pci.length} GPU(s) on the PCIe bus` : q.error,
@@ -237,6 +238,8 @@ export const toolkitCheck: CheckDef<GpuDriverFacts> = {
       return { status: 'skip', summary: 'no nvcc: not needed (the wheels bring their CUDA runtime); install cuda-toolkit-X-Y only to build nccl-tests', evidence: f.nvccEvidence };
     }
     const evidence = `${f.nvcc.line}\ndriver CUDA ${driverCuda ?? 'not reported (no loaded driver, no nvidia-smi)'}`;
+    // The claim is that the toolkit suits the driver: with no driver there is nothing to match it against.
+    if (!driverCuda) return { status: 'skip', summary: `CUDA toolkit ${f.nvcc.version} (nvcc); no driver to match it against (gpu-driver.loaded)`, evidence };
     if (driverCuda && Number(f.nvcc.version.split('.')[0]) > Number(driverCuda.split('.')[0])) {
       return {
         status: 'warn', summary: `toolkit CUDA ${f.nvcc.version} is newer than the driver's CUDA ${driverCuda}: what it builds will not run`, evidence,
