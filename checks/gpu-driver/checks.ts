@@ -11,7 +11,8 @@ const L20_NAME = 'NVIDIA L20';
 const flavour = (open: boolean | undefined): string =>
   (open === undefined ? 'no kernel-module package' : open ? 'open' : 'proprietary');
 /** A field nvidia-smi left out of its row, said so rather than shown as a blank or a `?`. */
-const field = (v: string | number | null | undefined, unit = ''): string => (v === undefined || v === null || v === '' ? 'not reported' : `${v}${unit}`);
+const field = (v: string | number | null | undefined, unit = ''): string =>
+  (v === undefined || v === null || v === '' ? 'not reported' : `${v}${unit}`);
 
 function packageLines(f: GpuDriverFacts): string {
   return f.packages.length > 0 ? f.packages.map((p) => `${p.status.padEnd(3)}${p.name} ${p.version}`).join('\n') : '(no NVIDIA driver packages installed)';
@@ -87,14 +88,18 @@ export const methodCheck: CheckDef<GpuDriverFacts> = {
     }
     const inst = installedDriver(f);
     // No driver at all is no install method to judge: gpu-driver.loaded reports the absence.
-    if (!inst.version) return { status: 'skip', rule: 'R32', summary: 'no GPU driver installed: no install method to judge (gpu-driver.loaded)', evidence };
+    if (!inst.version) return {
+      status: 'skip', rule: 'R32', summary: 'no GPU driver installed: no install method to judge (gpu-driver.loaded)',
+      evidence,
+    };
     const branch = inst.branch !== undefined ? `branch ${inst.branch}` : `version ${inst.version}`;
     return { status: 'pass', rule: 'R32', summary: `one method: apt packages of ${branch} only`, evidence };
   },
 };
 
 export const branchCheck: CheckDef<GpuDriverFacts> = {
-  id: 'gpu-driver.branch', title: 'driver branch supported and new enough for the CUDA wheels', scope: 'host', needs: ['packages'],
+  id: 'gpu-driver.branch', title: 'driver branch supported and new enough for the CUDA wheels', scope: 'host',
+  needs: ['packages'],
   evaluate(f) {
     const version = f.loaded?.version ?? installedDriver(f).version;
     const branch = branchOf(version);
@@ -146,7 +151,8 @@ export const gpusCheck: CheckDef<GpuDriverFacts> = {
       `memory ${field(g.memoryTotalMiB, ' MiB')}`, `power limit ${field(g.values['power.limit'], ' W')}`,
       `PCIe gen ${field(g.pcieLinkGenCurrent)} width ${field(g.pcieLinkWidthCurrent)}`,
     ].join(', '));
-    const evidence = `${q.evidence}\nlspci -d 10de: ${pci.length ? `${pci.length} NVIDIA GPU function(s): ${pci.join(' ')}` : 'no NVIDIA GPU function'}`;
+    const onBus = pci.length ? `${pci.length} NVIDIA GPU function(s): ${pci.join(' ')}` : 'no NVIDIA GPU function';
+    const evidence = `${q.evidence}\nlspci -d 10de: ${onBus}`;
     const noSmi = q.error !== undefined && /command not found/.test(q.error);
     if (pci.length === 0 && q.gpus.length === 0) {
       const smi = noSmi ? '; nvidia-smi is not installed (no NVIDIA driver)' : q.error ? `; ${q.error}` : '';
@@ -158,7 +164,8 @@ export const gpusCheck: CheckDef<GpuDriverFacts> = {
     if (q.error) {
       return {
         status: 'fail', evidence,
-        summary: noSmi ? `nvidia-smi is not installed (no NVIDIA driver) beside ${pci.length} GPU(s) on the PCIe bus` : q.error,
+        summary: noSmi
+          ? `nvidia-smi is not installed (no NVIDIA driver) beside ${pci.length} GPU(s) on the PCIe bus` : q.error,
         fix: /mismatch/i.test(q.error)
           ? 'the installed userspace is newer than the loaded module: reboot (apply gpu-driver.install)'
           : /command not found/.test(q.error) ? 'apply gpu-driver.install' : 'load the driver: reboot after installing it (apply gpu-driver.install)',
@@ -177,7 +184,8 @@ export const gpusCheck: CheckDef<GpuDriverFacts> = {
         evidence: `${evidence}\n${rows.join('\n')}`, fix: 'a GPU the driver does not see: dmesg | grep NVRM (fallen off the bus, Xid 79), reseat or RMA',
       };
     }
-    const detail = `${q.gpus.length} × ${names.join('/')}, ${memory.map((m) => field(m)).join('/')} MiB, ${power.map((w) => field(w)).join('/')} W`;
+    const detail = `${q.gpus.length} × ${names.join('/')}, ${memory.map((m) => field(m)).join('/')} MiB, `
+      + `${power.map((w) => field(w)).join('/')} W`;
     if (names.some((n) => n !== L20_NAME) || memory.some((m) => m === undefined || !L20_MEMORY.includes(m))) {
       return { status: 'warn', summary: `${detail}: not the expected ${L20_NAME} (${L20_MEMORY.join(' or ')} MiB)`, evidence: `${evidence}\n${rows.join('\n')}` };
     }
@@ -213,13 +221,19 @@ export const secureBootCheck: CheckDef<GpuDriverFacts> = {
     const dkms = f.packages.some((p) => p.kind === 'dkms');
     if (f.secureBoot === undefined) {
       return {
-        status: 'error', summary: 'cannot tell: mokutil --sb-state printed neither "SecureBoot enabled" nor "disabled"', evidence: f.secureBootEvidence,
+        status: 'error', summary: 'cannot tell: mokutil --sb-state printed neither "SecureBoot enabled" nor "disabled"',
+        evidence: f.secureBootEvidence,
         fix: 'run `mokutil --sb-state` on the host and read its message',
       };
     }
     if (!f.secureBoot) {
       const noEfi = /EFI variables are not supported/i.test(f.secureBootEvidence);
-      return { status: 'pass', summary: noEfi ? 'no EFI (legacy boot): no Secure Boot, DKMS-built modules load' : 'Secure Boot disabled: DKMS-built modules load', evidence: f.secureBootEvidence };
+      return {
+        status: 'pass',
+        summary: noEfi ? 'no EFI (legacy boot): no Secure Boot, DKMS-built modules load'
+          : 'Secure Boot disabled: DKMS-built modules load',
+        evidence: f.secureBootEvidence,
+      };
     }
     return dkms || !f.loaded
       ? {
@@ -240,7 +254,10 @@ export const toolkitCheck: CheckDef<GpuDriverFacts> = {
     }
     const evidence = `${f.nvcc.line}\ndriver CUDA ${driverCuda ?? 'not reported (no loaded driver, no nvidia-smi)'}`;
     // The claim is that the toolkit suits the driver: with no driver there is nothing to match it against.
-    if (!driverCuda) return { status: 'skip', summary: `CUDA toolkit ${f.nvcc.version} (nvcc); no driver to match it against (gpu-driver.loaded)`, evidence };
+    if (!driverCuda) return {
+      status: 'skip',
+      summary: `CUDA toolkit ${f.nvcc.version} (nvcc); no driver to match it against (gpu-driver.loaded)`, evidence,
+    };
     if (driverCuda && Number(f.nvcc.version.split('.')[0]) > Number(driverCuda.split('.')[0])) {
       return {
         status: 'warn', summary: `toolkit CUDA ${f.nvcc.version} is newer than the driver's CUDA ${driverCuda}: what it builds will not run`, evidence,
@@ -261,8 +278,13 @@ export const parityCheck: CheckDef<GpuDriverFacts> = {
   id: 'gpu-driver.parity', title: 'same driver version and flavour on every host', scope: 'pair', needs: ['packages'],
   evaluate(all): Verdict {
     const ids = all.map((a) => ({ host: a.host, ...identity(a.facts) }));
-    const evidence = ids.map((i) => `${i.host}: ${i.version ? `${i.version} ${flavour(i.open)} (${i.source})` : 'no NVIDIA driver'}`).join('\n');
-    if (all.length < 2) return { status: 'skip', rule: 'R47', summary: `one host (${all[0]?.host ?? 'none'}): nothing to compare`, evidence: evidence || 'no host' };
+    const driverOf = (i: (typeof ids)[number]) =>
+      (i.version ? `${i.version} ${flavour(i.open)} (${i.source})` : 'no NVIDIA driver');
+    const evidence = ids.map((i) => `${i.host}: ${driverOf(i)}`).join('\n');
+    if (all.length < 2) return {
+      status: 'skip', rule: 'R47', summary: `one host (${all[0]?.host ?? 'none'}): nothing to compare`,
+      evidence: evidence || 'no host',
+    };
     if (ids.every((i) => !i.version)) return { status: 'skip', rule: 'R47', summary: 'no driver on any host yet', evidence };
     const ref = ids[0]!;
     const differ = ids.slice(1).filter((i) => i.version !== ref.version || i.open !== ref.open);

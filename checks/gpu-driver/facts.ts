@@ -176,7 +176,8 @@ export function collectGpuDriver({ host, results }: ProbeOutputs): GpuDriverFact
   const pd = r('persistenced');
   const persistenced = pd ? (pd.stdout.trim().split('\n').pop() ?? '').trim() : '';
   const persistencedEvidence = pd
-    ? `$ systemctl is-active nvidia-persistenced → exit ${pd.exitCode ?? 'none'}: ${text(pd).trim().split('\n').slice(0, 2).join(' ') || 'no output'}`
+    ? `$ systemctl is-active nvidia-persistenced → exit ${pd.exitCode ?? 'none'}: `
+      + `${text(pd).trim().split('\n').slice(0, 2).join(' ') || 'no output'}`
     : 'systemctl is-active nvidia-persistenced: not run';
 
   const sb = r('secure-boot');

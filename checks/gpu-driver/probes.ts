@@ -57,7 +57,11 @@ export const gpuDriverProbes: readonly ProbeDef[] = [
   { id: 'dkms', command: { argv: ['dkms', 'status'] }, sudo: true, tools: [] },
   { id: 'lspci-gpus', command: { argv: ['lspci', '-D', '-nn', '-d', '10de:'] } },
   // nvidia-smi comes with the driver: its absence is the verdict "no driver", not a tool to install first.
-  { id: 'query', command: { argv: ['nvidia-smi', `--query-gpu=${QUERY_FIELDS.join(',')}`, '--format=csv,noheader,nounits'] }, tools: [] },
+  {
+    id: 'query',
+    command: { argv: ['nvidia-smi', `--query-gpu=${QUERY_FIELDS.join(',')}`, '--format=csv,noheader,nounits'] },
+    tools: [],
+  },
   { id: 'smi', command: { argv: ['nvidia-smi'] }, tools: [] },
   { id: 'persistenced', command: { argv: ['systemctl', 'is-active', 'nvidia-persistenced'] } },
   { id: 'secure-boot', command: { argv: ['mokutil', '--sb-state'] } },

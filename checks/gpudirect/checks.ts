@@ -13,7 +13,8 @@ function pathEvidence(f: GpudirectFacts): string {
     f.driver?.line ?? '/proc/driver/nvidia/version: no module loaded',
     `kernel ${f.kernel ?? 'release not read (uname -r failed)'}`,
     f.stackEvidence,
-    `/proc/modules nvidia_peermem: ${f.peermem.lines.join(' | ') || (f.peermem.read ? 'not loaded' : 'could not read /proc/modules')}`,
+    `/proc/modules nvidia_peermem: ${f.peermem.lines.join(' | ')
+      || (f.peermem.read ? 'not loaded' : 'could not read /proc/modules')}`,
     `persisted: ${f.persisted.map((p) => `${p.file}: ${p.line}`).join(', ') || '(not in modules-load.d or /etc/modules)'}`,
     ...(f.dmabufDisabled.length > 0 ? [`NCCL_DMABUF_ENABLE: ${f.dmabufDisabled.join(', ')}`] : []),
     ...(f.dmesg.peermemErrors.length > 0 ? [`dmesg: ${f.dmesg.peermemErrors.join(' | ')}`] : []),
@@ -28,7 +29,10 @@ export const pathCheck: CheckDef<GpudirectFacts> = {
     const rule = 'R34';
     if (!f.driver) return { status: 'skip', rule, summary: 'no NVIDIA driver loaded (gpu-driver stage first)', evidence };
     if (!f.peermem.read) {
-      return { status: 'error', rule, summary: 'cannot tell: /proc/modules could not be read (is nvidia_peermem loaded?)', evidence, fix: 'check `cat /proc/modules` on the host' };
+      return {
+        status: 'error', rule, summary: 'cannot tell: /proc/modules could not be read (is nvidia_peermem loaded?)',
+        evidence, fix: 'check `cat /proc/modules` on the host',
+      };
     }
     if (dmabufReady(f)) {
       return { status: 'pass', rule, summary: `DMA-BUF: open kernel module ${f.driver.version} on kernel ${f.kernel}; NCCL picks it automatically${f.peermem.loaded ? ' (nvidia_peermem loaded too, unused)' : ''}`, evidence };
@@ -73,7 +77,10 @@ export const peermemDmesgCheck: CheckDef<GpudirectFacts> = {
     const peermemPath = f.peermem.loaded || f.persisted.length > 0 || f.dmesg.peermemLines.length > 0;
     if (!f.dmesg.ran) {
       return peermemPath
-        ? { status: 'error', rule: 'R34', summary: 'cannot tell: the kernel log could not be read (sudo dmesg)', evidence: f.dmesg.evidence, fix: 'sudo dmesg needs passwordless sudo (os.sudo)' }
+        ? {
+          status: 'error', rule: 'R34', summary: 'cannot tell: the kernel log could not be read (sudo dmesg)',
+          evidence: f.dmesg.evidence, fix: 'sudo dmesg needs passwordless sudo (os.sudo)',
+        }
         : { status: 'skip', rule: 'R34', summary: 'the peermem path is not used (kernel log not read)', evidence: f.dmesg.evidence };
     }
     if (f.dmesg.peermemErrors.length > 0) {
@@ -93,14 +100,27 @@ export const acsCheck: CheckDef<GpudirectFacts> = {
   id: 'gpudirect.acs', title: 'PCIe ACS off above GPUs and fabric NICs', scope: 'host', needs: ['pcie'],
   evaluate(f) {
     if (f.pcieUnreadable) {
-      return { status: 'error', rule: 'R36', summary: `cannot tell: lspci -vv of the bridges failed (${f.pcieUnreadable})`, evidence: f.pcieEvidence, fix: 'check `sudo lspci -vv` on the host' };
+      return {
+        status: 'error', rule: 'R36', summary: `cannot tell: lspci -vv of the bridges failed (${f.pcieUnreadable})`,
+        evidence: f.pcieEvidence, fix: 'check `sudo lspci -vv` on the host',
+      };
     }
     // Zero bridges is an answer: no GPU or NIC (nothing to disable), or devices straight on the root bus.
     if (f.gpus.length + f.nics.length === 0) {
-      return { status: 'skip', rule: 'R36', summary: 'no NVIDIA GPU or ConnectX port on the PCIe bus: no bridge whose ACS matters', evidence: `${f.pcieEvidence}\nlspci -d 10de: and -d 15b3: listed no function` };
+      return {
+        status: 'skip', rule: 'R36',
+        summary: 'no NVIDIA GPU or ConnectX port on the PCIe bus: no bridge whose ACS matters',
+        evidence: `${f.pcieEvidence}\nlspci -d 10de: and -d 15b3: listed no function`,
+      };
     }
     if (f.bridges.length === 0) {
-      return { status: 'pass', rule: 'R36', summary: `no bridge above ${f.gpus.length} GPUs and ${f.nics.length} NIC ports (on the root bus): no ACS to redirect P2P`, evidence: `${f.pcieEvidence}\n${[...f.gpus, ...f.nics].map((b) => `${b}: no bridge in its sysfs path`).join('\n')}` };
+      return {
+        status: 'pass', rule: 'R36',
+        summary: `no bridge above ${f.gpus.length} GPUs and ${f.nics.length} NIC ports (on the root bus): `
+          + 'no ACS to redirect P2P',
+        evidence: `${f.pcieEvidence}\n${[...f.gpus, ...f.nics].map((b) => `${b}: no bridge in its sysfs path`)
+          .join('\n')}`,
+      };
     }
     const on = f.bridges.filter((b) => b.srcValid);
     const lines = f.bridges.map((b) => `${b.bdf} ${b.acsCtlLine ?? '(no ACS capability)'}`);
@@ -148,10 +168,14 @@ export function p2pGroups(f: GpudirectFacts, ctx: StageContext): string[][] {
 }
 
 export const p2pCheck: CheckDef<GpudirectFacts> = {
-  id: 'gpudirect.p2p', title: 'GPU peer-to-peer inside tensor-parallel groups', scope: 'host', needs: ['nvidia-version', 'p2p'],
+  id: 'gpudirect.p2p', title: 'GPU peer-to-peer inside tensor-parallel groups', scope: 'host',
+  needs: ['nvidia-version', 'p2p'],
   evaluate(f, _host, ctx) {
     if (!f.driver) {
-      return { status: 'skip', rule: 'R37', summary: 'no NVIDIA driver loaded', evidence: `nvidia-smi topo -p2p r: ${f.p2p.error ?? 'no matrix'}` };
+      return {
+        status: 'skip', rule: 'R37', summary: 'no NVIDIA driver loaded',
+        evidence: `nvidia-smi topo -p2p r: ${f.p2p.error ?? 'no matrix'}`,
+      };
     }
     if (f.p2p.gpus.length === 0) return { status: 'fail', rule: 'R37', summary: `nvidia-smi topo -p2p r: ${f.p2p.error ?? 'no matrix'}`, evidence: f.p2p.error ?? '', fix: 'check the driver (gpu-driver.gpus)' };
     const groups = p2pGroups(f, ctx);
@@ -178,22 +202,36 @@ export const p2pCheck: CheckDef<GpudirectFacts> = {
 };
 
 export const localityCheck: CheckDef<GpudirectFacts> = {
-  id: 'gpudirect.locality', title: 'GPU↔NIC locality (which GPUs get GPUDirect RDMA)', scope: 'host', needs: ['nvidia-version', 'topo'],
+  id: 'gpudirect.locality', title: 'GPU↔NIC locality (which GPUs get GPUDirect RDMA)', scope: 'host',
+  needs: ['nvidia-version', 'topo'],
   evaluate(f) {
     const t = f.topo;
     const topoError = `nvidia-smi topo -m: ${f.topoError || 'no output'}`;
-    if (!t && !f.driver) return { status: 'skip', rule: 'R39', summary: 'no NVIDIA driver loaded: no GPU topology to read', evidence: topoError };
-    if (!t) return { status: 'error', rule: 'R39', summary: 'cannot tell: nvidia-smi topo -m printed no matrix', evidence: topoError, fix: 'check `nvidia-smi topo -m` on the host (gpu-driver.gpus)' };
+    if (!t && !f.driver) return {
+      status: 'skip', rule: 'R39', summary: 'no NVIDIA driver loaded: no GPU topology to read', evidence: topoError,
+    };
+    if (!t) return {
+      status: 'error', rule: 'R39', summary: 'cannot tell: nvidia-smi topo -m printed no matrix', evidence: topoError,
+      fix: 'check `nvidia-smi topo -m` on the host (gpu-driver.gpus)',
+    };
     const name = (nic: string): string => {
       const dev = t.nicLegend[nic] ?? nic;
       return f.rdmaNetdev[dev] ? `${dev}(${f.rdmaNetdev[dev]})` : dev;
     };
     const rows = t.gpus.map((g) => {
       const near = t.nics.filter((n) => ['PIX', 'PXB'].includes(t.matrix[g]?.[n] ?? ''));
-      return { g, near, line: `${g}: ${t.nics.map((n) => `${name(n)} ${t.matrix[g]?.[n] ?? 'not in the matrix'}`).join(', ') || 'no NIC column'}` };
+      return {
+        g, near,
+        line: `${g}: ${t.nics.map((n) => `${name(n)} ${t.matrix[g]?.[n] ?? 'not in the matrix'}`).join(', ')
+          || 'no NIC column'}`,
+      };
     });
     if (t.nics.length === 0) {
-      return { status: 'warn', rule: 'R39', summary: 'nvidia-smi topo -m shows no NIC: no GPU gets GPUDirect RDMA', evidence: rows.map((r) => r.line).join('\n'), fix: 'see inventory.nics and inventory.rdma (the NICs must be RDMA devices to appear)' };
+      return {
+        status: 'warn', rule: 'R39', summary: 'nvidia-smi topo -m shows no NIC: no GPU gets GPUDirect RDMA',
+        evidence: rows.map((r) => r.line).join('\n'),
+        fix: 'see inventory.nics and inventory.rdma (the NICs must be RDMA devices to appear)',
+      };
     }
     const gdr = rows.filter((r) => r.near.length > 0);
     const summary = gdr.length === 0

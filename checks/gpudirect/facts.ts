@@ -158,7 +158,7 @@ export function collectGpudirect({ host, results }: ProbeOutputs): GpudirectFact
   const pcieOut = pcieRun?.stdout ?? '';
   const lspciComplaint = (pcieRun?.stderr ?? '').split('\n').find((l) => /lspci|pcilib/.test(l));
   const pcieUnreadable = !pcieRun ? 'the pcie probe did not run'
-    : pcieRun.exitCode !== 0 ? `exit ${pcieRun.exitCode ?? 'none'}: ${pcieRun.stderr.trim().split('\n')[0] ?? ''}`.trim()
+    : pcieRun.exitCode !== 0 ? `exit ${pcieRun.exitCode ?? 'none'} ${pcieRun.stderr.trim().split('\n')[0] ?? ''}`.trim()
       : lspciComplaint ? lspciComplaint.trim() : undefined;
   return {
     host,

@@ -16,7 +16,10 @@ const FABRIC_NEEDS = ['lspci-nics', 'ip-link', 'ip-addr', 'sysfs-net'] as const;
 
 /** A pair check on one host has nothing to compare. */
 function oneHost(all: ReadonlyArray<{ host: string }>, rule: string) {
-  return { status: 'skip' as const, rule, summary: `one host (${all[0]?.host ?? 'none'}): nothing to compare`, evidence: `hosts: ${all.map((h) => h.host).join(', ') || 'none'}` };
+  return {
+    status: 'skip' as const, rule, summary: `one host (${all[0]?.host ?? 'none'}): nothing to compare`,
+    evidence: `hosts: ${all.map((h) => h.host).join(', ') || 'none'}`,
+  };
 }
 
 /** The cfg rules a conf-lint covers: the NCCL ones (R01–R15). */
@@ -42,7 +45,8 @@ function precedence(f: NcclFacts): string {
 }
 
 export const confLint: HostCheckDef<NcclFacts> = {
-  id: 'nccl.conf-lint', title: 'NCCL settings lint (R01–R15)', scope: 'host', needs: ['nccl-conf', 'nccl-env', 'nccl-units'],
+  id: 'nccl.conf-lint', title: 'NCCL settings lint (R01–R15)', scope: 'host',
+  needs: ['nccl-conf', 'nccl-env', 'nccl-units'],
   evaluate(f) {
     const per = lintSources(f);
     const all = per.flatMap((p) => p.findings.map((x) => ({ ...x, source: p.name })));
@@ -52,7 +56,9 @@ export const confLint: HostCheckDef<NcclFacts> = {
     ].join('\n');
     if (all.length === 0) {
       const what = [...f.confFiles.map((c) => c.path), ...(f.envLines.length ? ['environment'] : []), ...f.units.map((u) => u.path)];
-      if (what.length === 0) return { status: 'skip', summary: 'no nccl.conf, NCCL_* environment or unit setting: nothing to lint', evidence };
+      if (what.length === 0) return {
+        status: 'skip', summary: 'no nccl.conf, NCCL_* environment or unit setting: nothing to lint', evidence,
+      };
       return { status: 'pass', summary: `no finding in ${what.join(', ')}`, evidence };
     }
     const worst = all[0]!;
@@ -79,7 +85,8 @@ export const hcaResolve: HostCheckDef<NcclFacts> = {
     const rails = typeof want === 'string' ? devices.length : want.expectedRails;
     if (devices.length === 0) {
       return {
-        status: 'fail', rule: 'R06', summary: 'no RDMA device on this host (rdma link show lists none): NCCL would fall back to TCP sockets',
+        status: 'fail', rule: 'R06',
+        summary: 'no RDMA device on this host (rdma link show lists none): NCCL would fall back to TCP sockets',
         evidence: `NCCL_IB_HCA: ${eff?.value ? `${eff.value} (${eff.source})` : 'unset'}\nrdma link show:\n${listing}`,
         fix: 'see inventory.rdma and the nic-stack stage (mlx5_ib, rdma-core)',
       };
@@ -122,8 +129,13 @@ export const socketIfname: HostCheckDef<NcclFacts> = {
     const first = sel[0];
     const evidence = `NCCL_SOCKET_IFNAME=${eff ? `${eff.value} (${eff.source})` : 'unset (NCCL default: the first interface but lo and docker*)'}\nselected: ${sel.map((s) => `${s.name} ${s.addresses.join(' ')}`).join('; ') || 'none'}\ncontrol subnet (design ${ctx.config.network.design}): ${subnet}`;
     if (!first) {
-      const who = eff?.value ? `NCCL_SOCKET_IFNAME=${eff.value} selects` : 'NCCL\'s default choice (NCCL_SOCKET_IFNAME unset) finds';
-      return { status: 'fail', rule: 'R14', summary: `${who} no UP interface with an IPv4 address: NCCL bootstrap fails ("no socket interface found")`, evidence, fix: CONF_FIX };
+      const who = eff?.value ? `NCCL_SOCKET_IFNAME=${eff.value} selects`
+        : 'NCCL\'s default choice (NCCL_SOCKET_IFNAME unset) finds';
+      return {
+        status: 'fail', rule: 'R14',
+        summary: `${who} no UP interface with an IPv4 address: NCCL bootstrap fails ("no socket interface found")`,
+        evidence, fix: CONF_FIX,
+      };
     }
     if (!first.addresses.some((a) => inSubnet(a, subnet))) {
       const mgmt = first.name === f.fabric.mgmt.netdev;
@@ -147,7 +159,8 @@ export const confNames: HostCheckDef<NcclFacts> = {
     const file = f.confFiles.find((c) => c.path === NCCL_CONF);
     if (f.fabric.ports.length === 0) {
       return {
-        status: 'fail', summary: `cannot generate ${NCCL_CONF}: no ConnectX port on ${f.host} to name`, evidence: 'no netdev belongs to a ConnectX function (lspci -d 15b3:)',
+        status: 'fail', summary: `cannot generate ${NCCL_CONF}: no ConnectX port on ${f.host} to name`,
+        evidence: 'no netdev belongs to a ConnectX function (lspci -d 15b3:)',
         fix: 'see inventory.nics and inventory.netdevs',
       };
     }
@@ -169,7 +182,8 @@ export const confNames: HostCheckDef<NcclFacts> = {
 };
 
 export const benchTools: HostCheckDef<NcclFacts> = {
-  id: 'nccl.bench-tools', title: 'validation tools installed (venv, torchrun, benchmark)', scope: 'host', needs: ['nccl-tools'],
+  id: 'nccl.bench-tools', title: 'validation tools installed (venv, torchrun, benchmark)', scope: 'host',
+  needs: ['nccl-tools'],
   evaluate(f) {
     const evidence = [
       `torchrun: ${f.torchruns.join(', ') || 'none'}`,
@@ -179,7 +193,9 @@ export const benchTools: HostCheckDef<NcclFacts> = {
     const pinned = f.venvDists.vllm === PINS.vllm && f.venvDists.ray === PINS.ray;
     if (pinned && f.benchScript === BENCH_SCRIPT && f.torchruns.some((t) => t.startsWith('/opt/l20/venv/'))) {
       const torch = f.venvDists.torch ? `torch ${f.venvDists.torch}` : 'no torch in pip freeze';
-      return { status: 'pass', summary: `venv with vllm ${PINS.vllm}, ray ${PINS.ray}, ${torch}; benchmark in place`, evidence };
+      return {
+        status: 'pass', summary: `venv with vllm ${PINS.vllm}, ray ${PINS.ray}, ${torch}; benchmark in place`, evidence,
+      };
     }
     return {
       status: 'fail', summary: !pinned ? 'the cluster venv with the pinned vLLM/Ray is missing' : 'the benchmark script is missing or stale', evidence,
@@ -222,7 +238,8 @@ export const versionParity: PairCheckDef<NcclFacts> = {
     if (all.length < 2) return oneHost(all, 'R47');
     const v = (h: (typeof all)[number]) => h.facts.torch?.nccl;
     const torchLine = (t: NonNullable<NcclFacts['torch']>, nccl: string | undefined): string =>
-      `${t.source}: ${t.version ? `torch ${t.version}` : 'torch not importable'}, NCCL ${nccl ?? t.error ?? 'not printed'}`;
+      `${t.source}: ${t.version ? `torch ${t.version}` : 'torch not importable'}, `
+      + `NCCL ${nccl ?? t.error ?? 'not printed'}`;
     const evidence = all.map((h) => `${h.host}: ${h.facts.torch ? torchLine(h.facts.torch, v(h)) : 'no torch'}`
       + `${h.facts.libnccl2 ? `; libnccl2 ${h.facts.libnccl2}` : ''}`).join('\n');
     const unknown = all.filter((h) => !v(h));

@@ -46,7 +46,7 @@ export const versionsCheck: CheckDef<RayFacts, RayCluster> = {
   evaluate(all, ctx) {
     const n = all[0] ? need(all[0].facts, ctx) : undefined;
     if (n?.needed !== true) return skip(n?.why ?? 'no hosts', n?.lines.join('\n'));
-    if (all.length < 2) return skip(`one host (${all[0]!.host}): nothing to compare`, `hosts: ${all.map((h) => h.host).join(', ')}`);
+    if (all.length < 2) return skip(`one host (${all[0]!.host}): nothing to compare`, `hosts: ${all[0]!.host}`);
     return { ...versionParity(all, [['python', 'Python'], ['ray', 'Ray'], ['vllm', 'vLLM'], ['torch', 'torch']]), rule: 'R47' };
   },
 };
@@ -67,7 +67,10 @@ export const unitsCheck: CheckDef<RayFacts, RayCluster> = {
     if (f.unit.unreadable.length > 0) return cannotTellVerdict(f.unit.unreadable, host);
     const want = rayUnit(ctx.config, i, f.user ?? 'root');
     if (f.unit.file !== want) return { status: 'fail', summary: 'l20-ray.service differs from the plan (addresses, ports or limits)', evidence: `${state}\n--- installed\n${f.unit.file}--- planned\n${want}`, fix: 'apply ray.units' };
-    if (f.unit.active !== 'active') return { status: 'fail', summary: `l20-ray.service is ${f.unit.active ?? 'in no state systemctl printed'}`, evidence: state, fix: 'read `journalctl -u l20-ray.service`; apply ray.units' };
+    if (f.unit.active !== 'active') return {
+      status: 'fail', summary: `l20-ray.service is ${f.unit.active ?? 'in no state systemctl printed'}`,
+      evidence: state, fix: 'read `journalctl -u l20-ray.service`; apply ray.units',
+    };
     if ((f.unit.nRestarts ?? 0) > 0) return { status: 'warn', summary: `active, restarted ${f.unit.nRestarts} time(s)`, evidence: state, fix: 'read `journalctl -u l20-ray.service`' };
     return { status: 'pass', summary: `active (${i === 0 ? 'head' : 'worker'}, ${controlAddress(ctx.config.network.design, i)})`, evidence: state };
   },
@@ -97,7 +100,8 @@ export const nodeIpsCheck: CheckDef<RayFacts, RayCluster> = {
     const local = f.procs.filter((p) => p.kind === 'raylet').map((p) => p.nodeIp).filter((x): x is string => !!x);
     if (!running(f) && n.needed !== true) return skip(n.why, f.nodeIpsEvidence);
     const ips = f.nodeIps ?? local;
-    const evidence = `${f.nodeIpsEvidence}\nraylet on ${host}: ${local.length ? `--node_ip_address=${local.join(', ')}` : 'no raylet runs'}`
+    const raylet = local.length ? `--node_ip_address=${local.join(', ')}` : 'no raylet runs';
+    const evidence = `${f.nodeIpsEvidence}\nraylet on ${host}: ${raylet}`
       + `\ncontrol subnet ${subnet}; management ${f.mgmtAddress ?? 'address unknown (SSH_CONNECTION empty)'}`;
     if (ips.length === 0) return { status: 'fail', rule: 'R45', summary: 'no Ray node registered here', evidence, fix: 'apply ray.units' };
     const wrong = ips.filter((ip) => !inSubnet(ip, subnet));
@@ -114,21 +118,34 @@ export const nodeIpsCheck: CheckDef<RayFacts, RayCluster> = {
 };
 
 export const exposureCheck: CheckDef<RayFacts, RayCluster> = {
-  id: 'ray.exposure', title: 'dashboard and Jobs API on 127.0.0.1 only', scope: 'host', needs: ['listening', 'ray-procs'],
+  id: 'ray.exposure', title: 'dashboard and Jobs API on 127.0.0.1 only', scope: 'host',
+  needs: ['listening', 'ray-procs'],
   evaluate(f, _host, ctx) {
     const n = need(f, ctx);
     const port = ctx.config.ray.dashboardPort;
     const socks = (f.listening ?? []).filter((s) => s.port === port);
     const token = /^Environment=.*\bRAY_AUTH_MODE=token\b/m.test(f.unit.file ?? '') && /^2\.(5[2-9]|[6-9]\d)/.test(f.versions.ray ?? '');
     const ray = f.versions.ray ? `Ray ${f.versions.ray}` : 'Ray version not read (no /opt/l20/venv/bin/ray)';
-    const evidence = `ss -ltnH, port ${port}: ${socks.map((s) => s.line.trim().replace(/\s+/g, ' ')).join(' | ') || 'nothing listens'}\n${f.listeningEvidence}\n${ray}${token ? ', RAY_AUTH_MODE=token' : ''}`;
-    if (!f.listening) return { status: 'error', rule: 'R46', summary: 'cannot tell: ss could not list the listening sockets', evidence, fix: 'check `ss -ltnH` on the host (iproute2)' };
-    if (!running(f) && socks.length === 0) return skip(n.needed === true ? `no Ray runs here: nothing listens on ${port} (ray.units)` : n.why, evidence);
+    const held = socks.map((s) => s.line.trim().replace(/\s+/g, ' ')).join(' | ') || 'nothing listens';
+    const evidence = `ss -ltnH, port ${port}: ${held}\n${f.listeningEvidence}\n${ray}`
+      + `${token ? ', RAY_AUTH_MODE=token' : ''}`;
+    if (!f.listening) return {
+      status: 'error', rule: 'R46', summary: 'cannot tell: ss could not list the listening sockets', evidence,
+      fix: 'check `ss -ltnH` on the host (iproute2)',
+    };
+    if (!running(f) && socks.length === 0) {
+      return skip(n.needed === true ? `no Ray runs here: nothing listens on ${port} (ray.units)` : n.why, evidence);
+    }
     const wide = socks.filter((s) => WILDCARD.test(s.address) || (s.address !== '127.0.0.1' && s.address !== '::1'));
     if (wide.length > 0 && !token) {
       return { status: 'fail', rule: 'R46', summary: `the Ray dashboard / Jobs API listens on ${wide.map((s) => s.address).join(', ')}:${port} without token auth: anyone reaching it runs code (CVE-2023-48022)`, evidence, fix: n.needed ? 'apply ray.units (--dashboard-host=127.0.0.1; reach it with `ssh -L 8265:127.0.0.1:8265 <head>`)' : `apply ray.units: ${n.why}, so this Ray is stopped` };
     }
-    return { status: 'pass', rule: 'R46', summary: socks.length ? `dashboard on ${socks.map((s) => s.address).join(', ')}:${port}` : `Ray runs here with nothing on ${port} (no dashboard)`, evidence };
+    return {
+      status: 'pass', rule: 'R46',
+      summary: socks.length ? `dashboard on ${socks.map((s) => s.address).join(', ')}:${port}`
+        : `Ray runs here with nothing on ${port} (no dashboard)`,
+      evidence,
+    };
   },
 };
 

@@ -86,18 +86,28 @@ function unitFlags(f: VllmFacts, host: string, ctx: StageContext): Verdict {
     }
     const absent = /No such file or directory|command not found/.test(f.helpEvidence);
     return {
-      status: 'fail', rule: 'R40', evidence, fix: 'apply nccl.bench-tools (the cluster venv /opt/l20/venv with the pinned vLLM)',
-      summary: absent ? `vLLM is not installed: ${VENV_BIN}/vllm does not exist` : 'cannot list the installed vLLM\'s flags: `vllm serve --help=all` failed',
+      status: 'fail', rule: 'R40', evidence,
+      fix: 'apply nccl.bench-tools (the cluster venv /opt/l20/venv with the pinned vLLM)',
+      summary: absent ? `vLLM is not installed: ${VENV_BIN}/vllm does not exist`
+        : 'cannot list the installed vLLM\'s flags: `vllm serve --help=all` failed',
     };
   }
-  if (all.length === 0) return { status: 'skip', rule: 'R40', summary: 'no vLLM command on this host to check', evidence };
+  if (all.length === 0) return {
+    status: 'skip', rule: 'R40', summary: 'no vLLM command on this host to check', evidence,
+  };
   const known = new Set(f.helpFlags);
   const unknown = all.filter((x) => !known.has(x));
   if (unknown.length > 0) {
     const where = unknown.map((x) => `${x} (${deployed.includes(x) ? f.deployed!.source : 'planned'}${VLLM_REMOVED_FLAGS[x] ? `: ${VLLM_REMOVED_FLAGS[x]!.why}` : ''})`);
-    return { status: 'fail', rule: 'R40', summary: `not in \`vllm serve --help=all\` of ${vllmName(version)}: ${where.join(', ')}`, evidence, fix: fixFor(unknown) };
+    return {
+      status: 'fail', rule: 'R40',
+      summary: `not in \`vllm serve --help=all\` of ${vllmName(version)}: ${where.join(', ')}`, evidence,
+      fix: fixFor(unknown),
+    };
   }
-  return { status: 'pass', rule: 'R40', summary: `all ${all.length} flags are options of ${vllmName(version)}`, evidence };
+  return {
+    status: 'pass', rule: 'R40', summary: `all ${all.length} flags are options of ${vllmName(version)}`, evidence,
+  };
 }
 
 /** `vLLM 0.11.0`, or what is known when neither `vllm --version` nor the import printed one. */
@@ -113,7 +123,8 @@ function sameLayout(a: Layout, d: Deployed): boolean {
 }
 
 export const layoutCheck: CheckDef<VllmFacts> = {
-  id: 'vllm.layout', title: 'parallel layout = the advisor\'s (or a recorded override)', scope: 'host', needs: ['models', 'launchers'],
+  id: 'vllm.layout', title: 'parallel layout = the advisor\'s (or a recorded override)', scope: 'host',
+  needs: ['models', 'launchers'],
   evaluate(f, host, ctx) {
     const d = decideLayout(ctx.config, f, ctx.hosts.length);
     const arithmetic = d.lines.join('\n');
@@ -150,7 +161,8 @@ export const layoutCheck: CheckDef<VllmFacts> = {
 };
 
 export const exposureCheck: CheckDef<VllmFacts> = {
-  id: 'vllm.exposure', title: 'API on the service address with an API key', scope: 'host', needs: ['listening', 'env-file', 'launchers'],
+  id: 'vllm.exposure', title: 'API on the service address with an API key', scope: 'host',
+  needs: ['listening', 'env-file', 'launchers'],
   evaluate(f, host, ctx) {
     const port = ctx.config.vllm.port;
     const socks = (f.listening ?? []).filter((s) => s.port === port);
@@ -161,10 +173,19 @@ export const exposureCheck: CheckDef<VllmFacts> = {
     const evidence = lines.join('\n');
     const fix = `apply vllm.units: --host <management address> --port ${port} --api-key \${L20_API_KEY} from /etc/l20/vllm.env (0600), and ufw admits port ${port} on the management interface only`;
     if (wide.length > 0) return { status: 'fail', rule: 'R46', summary: `the API port ${port} listens on ${wide.map((s) => s.address).join(', ')}: every network the host is on reaches it`, evidence, fix };
-    if (!f.listening) return { status: 'error', rule: 'R46', summary: 'cannot tell: ss could not list the listening sockets', evidence: `${evidence}\n${f.listeningEvidence}`, fix: 'check `ss -ltnH` on the host (iproute2)' };
+    if (!f.listening) return {
+      status: 'error', rule: 'R46', summary: 'cannot tell: ss could not list the listening sockets',
+      evidence: `${evidence}\n${f.listeningEvidence}`, fix: 'check `ss -ltnH` on the host (iproute2)',
+    };
     // Nothing deployed and nothing listening: no API to judge (vllm.units reports the missing deployment).
-    if (!dep && socks.length === 0) return { status: 'skip', rule: 'R46', summary: `vLLM is not deployed: nothing serves on port ${port}`, evidence };
-    if (!dep) return { status: 'pass', rule: 'R46', summary: `port ${port} is held by ${socks.map((s) => s.address).join(', ')}, not a wildcard; no vLLM deployed`, evidence };
+    if (!dep && socks.length === 0) return {
+      status: 'skip', rule: 'R46', summary: `vLLM is not deployed: nothing serves on port ${port}`, evidence,
+    };
+    if (!dep) return {
+      status: 'pass', rule: 'R46',
+      summary: `port ${port} is held by ${socks.map((s) => s.address).join(', ')}, not a wildcard; no vLLM deployed`,
+      evidence,
+    };
     if (dep.source !== 'l20-vllm.service') {
       const lint = lintOf(dep, ['R46']);
       if (lint.length > 0) return { status: 'fail', rule: 'R46', summary: `${dep.source} binds the API to ${dep.flags.get('--host') ?? 'all interfaces'} without --api-key`, evidence: `${evidence}\n${lint.map((x) => x.text).join('\n')}`, fix };
@@ -174,7 +195,11 @@ export const exposureCheck: CheckDef<VllmFacts> = {
     const h = dep.flags.get('--host');
     if (!h || WILDCARD.test(h)) return { status: 'fail', rule: 'R46', summary: `the API binds ${h ?? 'all interfaces'}`, evidence, fix };
     if (h !== f.mgmtAddress) {
-      return { status: 'fail', rule: 'R46', summary: `the API binds ${h}, not the management address ${f.mgmtAddress ?? '(unknown: SSH_CONNECTION empty)'}`, evidence, fix };
+      return {
+        status: 'fail', rule: 'R46',
+        summary: `the API binds ${h}, not the management address ${f.mgmtAddress ?? '(unknown: SSH_CONNECTION empty)'}`,
+        evidence, fix,
+      };
     }
     if (!dep.flags.has('--api-key') || !f.envFile.key) return { status: 'fail', rule: 'R46', summary: 'the API runs without an API key', evidence, fix };
     if (f.envFile.mode !== '600') return { status: 'fail', rule: 'R46', summary: `/etc/l20/vllm.env is mode ${f.envFile.mode}: the API key is readable by other users`, evidence, fix: 'sudo chmod 600 /etc/l20/vllm.env (or apply vllm.units)' };
@@ -222,7 +247,12 @@ export const unitsCheck: CheckDef<VllmFacts> = {
     const log = parseVllmLog(run);
     const tail = redact(run.split('\n').filter((l) => l.trim()).slice(-12).join('\n'));
     if (f.unit.active !== 'active') {
-      return { status: 'fail', summary: `l20-vllm.service is ${unitStateWord(f.unit)}${log.errors[0] ? `: ${log.errors[0]}` : ''}`, evidence: `${state}\n${f.journalEvidence}\n${tail || '(no journal lines)'}`, fix: 'read `journalctl -u l20-vllm.service`; apply vllm.units after fixing the cause' };
+      return {
+        status: 'fail',
+        summary: `l20-vllm.service is ${unitStateWord(f.unit)}${log.errors[0] ? `: ${log.errors[0]}` : ''}`,
+        evidence: `${state}\n${f.journalEvidence}\n${tail || '(no journal lines)'}`,
+        fix: 'read `journalctl -u l20-vllm.service`; apply vllm.units after fixing the cause',
+      };
     }
     // An active unit whose journal could not be read would look like one still starting.
     if (f.journalUnreadable.length > 0) return cannotTellVerdict(f.journalUnreadable, host);

@@ -96,7 +96,8 @@ export function collectUnit(probe: ProbeDef | undefined, r: RunResult | undefine
 function unreadableState(u: UnitFacts): string | undefined {
   const p = u.unreadable[0];
   if (!p) return undefined;
-  return p.kind === 'missing-tool' ? `unknown (${p.tool} is not installed)` : p.kind === 'sudo' ? 'unknown (sudo refused)' : 'unknown (no systemd unit manager)';
+  if (p.kind === 'missing-tool') return `unknown (${p.tool} is not installed)`;
+  return p.kind === 'sudo' ? 'unknown (sudo refused)' : 'unknown (no systemd unit manager)';
 }
 
 /** The unit's state in a word, as summaries say it: never an empty state. */
@@ -109,7 +110,8 @@ export function unitStateWord(u: UnitFacts): string {
 /** `systemctl is-active NAME → state (LoadState …, NRestarts …); the unit file`, what was not shown said so. */
 export function unitStateLine(name: string, u: UnitFacts): string {
   const state = u.active ?? unreadableState(u) ?? 'no state printed';
-  return `systemctl is-active ${name} → ${state} (LoadState ${u.loadState ?? 'not shown'}, NRestarts ${u.nRestarts ?? 'not shown'})`
+  return `systemctl is-active ${name} → ${state} `
+    + `(LoadState ${u.loadState ?? 'not shown'}, NRestarts ${u.nRestarts ?? 'not shown'})`
     + `; /etc/systemd/system/${name}: ${u.file ? 'present' : 'absent'}`;
 }
 
