@@ -7,7 +7,7 @@ import type { CheckDef, HostCheckDef, StepDef, StepPlanContext } from '../../src
 import type { RunResult } from '../../src/transport/types.js';
 import { testContext } from '../helpers/stage-context.js';
 import { loadFixture } from '../parse/fixtures.js';
-import { unreadableVerdict } from '../helpers/needs.js';
+import { notFound, notFoundText, unreadableVerdict } from '../helpers/needs.js';
 import { gpudirectStage } from '../../checks/gpudirect/index.js';
 
 const ctx = testContext();
@@ -68,7 +68,8 @@ function facts(over: Record<string, RunResult> = {}): GpudirectFacts {
     results: {
       kernel: run('5.15.0-126-generic\n'),
       'nvidia-version': run(OPEN),
-      modules: run(procModules('nvidia_uvm 1830912 0', 'nvidia 14299136 1 nvidia_uvm,', 'mlx5_ib 397312 0', 'ib_core 417792 2 mlx5_ib,ib_uverbs,')),
+      modules: run(procModules('nvidia_uvm 1830912 0', 'nvidia 14299136 1 nvidia_uvm,', 'mlx5_ib 397312 0',
+        'ib_core 417792 2 mlx5_ib,ib_uverbs,')),
       'modules-load': run('### file /etc/modules\n# /etc/modules: kernel modules to load at boot time.\n'),
       'ofed-info': run('', 127, 'bash: line 1: ofed_info: command not found\n'),
       'dmabuf-env': run(''),
@@ -118,7 +119,8 @@ describe('gpudirect checks', () => {
     // The rows of the corpus's `lsmod | grep nvidia_peermem` (MLNX_OFED host), as /proc/modules prints them.
     const f = facts({
       'nvidia-version': run(PROPRIETARY.replace(/580\.126\.09/, '535.183.01')),
-      modules: run(procModules('nvidia_peermem 16384 0', 'ib_core 348160 9 rdma_cm,ib_ipoib,nvidia_peermem,iw_cm,ib_umad,rdma_ucm,ib_uverbs,mlx5_ib,ib_cm,',
+      modules: run(procModules('nvidia_peermem 16384 0',
+        'ib_core 348160 9 rdma_cm,ib_ipoib,nvidia_peermem,iw_cm,ib_umad,rdma_ucm,ib_uverbs,mlx5_ib,ib_cm,',
         'nvidia 56344576 492 nvidia_uvm,nvidia_peermem,nvidia_modeset,')),
       'ofed-info': run('MLNX_OFED_LINUX-23.10-1.1.9.0:\n'),
       'modules-load': run('### file /etc/modules\n# /etc/modules: kernel modules to load at boot time.\nnvidia-peermem\n'),
@@ -156,31 +158,52 @@ describe('gpudirect checks', () => {
   });
 
   it('a host with no GPU or ConnectX: zero bridges is an answer (skip), not "could not read"', () => {
-    const none = facts({ pcie: run(''), 'nvidia-version': run('', 1, 'cat: /proc/driver/nvidia/version: No such file or directory\n'),
-      topo: run('', 127, 'bash: line 1: nvidia-smi: command not found\n'), p2p: run('', 127, 'bash: line 1: nvidia-smi: command not found\n') });
+    const none = facts({
+      pcie: run(''), 'nvidia-version': run('', 1, 'cat: /proc/driver/nvidia/version: No such file or directory\n'),
+      topo: notFound('nvidia-smi'), p2p: notFound('nvidia-smi'),
+    });
     const v = host(c.acsCheck, none);
     expect(v).toMatchObject({ status: 'skip', summary: expect.stringContaining('no NVIDIA GPU or ConnectX port') });
     expect(v.evidence).toContain('listed no function');
-    expect(host(c.localityCheck, none)).toMatchObject({ status: 'skip', summary: expect.stringContaining('no NVIDIA driver loaded'), evidence: expect.stringContaining('command not found') });
+    expect(host(c.localityCheck, none)).toMatchObject({
+      status: 'skip', summary: expect.stringContaining('no NVIDIA driver loaded'),
+      evidence: expect.stringContaining('command not found'),
+    });
     // nvidia-smi's absence is the answer "no driver", never a tool to install first.
-    expect(unreadableVerdict(gpudirectStage, 'gpudirect.locality', { topo: run('', 127, 'bash: line 1: nvidia-smi: command not found\n') })).toBeUndefined();
+    expect(unreadableVerdict(gpudirectStage, 'gpudirect.locality', { topo: notFound('nvidia-smi') }))
+      .toBeUndefined();
   });
 
   it('lspci missing, sudo refused or lspci failing is "cannot tell", naming the tool and its package', () => {
-    const missing = unreadableVerdict(gpudirectStage, 'gpudirect.acs', { pcie: run('', 0, 'bash: line 1: lspci: command not found\nbash: line 1: lspci: command not found\n') });
-    expect(missing).toMatchObject({ status: 'error', summary: 'cannot tell: lspci is not installed on l20-n1 (package pciutils)' });
-    expect(unreadableVerdict(gpudirectStage, 'gpudirect.acs', { pcie: run('', 1, 'sudo: a password is required\n') })?.summary).toContain('sudo refused');
-    const broken = host(c.acsCheck, facts({ pcie: run('', 0, 'pcilib: Cannot open /proc/bus/pci\nlspci: Cannot find any working access method.\n') }));
-    expect(broken).toMatchObject({ status: 'error', summary: expect.stringMatching(/^cannot tell: lspci -vv of the bridges failed \(pcilib: Cannot open/) });
-    expect(unreadableVerdict(gpudirectStage, 'gpudirect.peermem-dmesg', { dmesg: run('', 1, 'sudo: a terminal is required to read the password\n') })?.status).toBe('error');
+    const twice = run('', 0, notFoundText('lspci').repeat(2));
+    const missing = unreadableVerdict(gpudirectStage, 'gpudirect.acs', { pcie: twice });
+    expect(missing).toMatchObject({
+      status: 'error', summary: 'cannot tell: lspci is not installed on l20-n1 (package pciutils)',
+    });
+    const refused = run('', 1, 'sudo: a password is required\n');
+    expect(unreadableVerdict(gpudirectStage, 'gpudirect.acs', { pcie: refused })?.summary)
+      .toContain('sudo refused');
+    const pcilib = 'pcilib: Cannot open /proc/bus/pci\nlspci: Cannot find any working access method.\n';
+    const broken = host(c.acsCheck, facts({ pcie: run('', 0, pcilib) }));
+    expect(broken)
+      .toMatchObject({ status: 'error', summary: expect.stringMatching(/^cannot tell: lspci -vv of the bridges/) });
+    expect(broken.summary).toContain('(pcilib: Cannot open /proc/bus/pci)');
+    const noTty = run('', 1, 'sudo: a terminal is required to read the password\n');
+    expect(unreadableVerdict(gpudirectStage, 'gpudirect.peermem-dmesg', { dmesg: noTty })?.status)
+      .toBe('error');
   });
 
   it('nvidia_peermem is read from /proc/modules: a host without lsmod on its PATH still sees it loaded', () => {
-    const f = facts({ modules: run(procModules('nvidia_peermem 16384 0', 'nvidia 14299136 1 nvidia_peermem,')), 'nvidia-version': run(PROPRIETARY),
-      'ofed-info': run('MLNX_OFED_LINUX-23.10-1.1.9.0:\n'), 'modules-load': run('### file /etc/modules\nnvidia-peermem\n') });
+    const f = facts({
+      modules: run(procModules('nvidia_peermem 16384 0', 'nvidia 14299136 1 nvidia_peermem,')),
+      'nvidia-version': run(PROPRIETARY), 'ofed-info': run('MLNX_OFED_LINUX-23.10-1.1.9.0:\n'),
+      'modules-load': run('### file /etc/modules\nnvidia-peermem\n'),
+    });
     expect(f.peermem).toMatchObject({ loaded: true, read: true });
     expect(host(c.pathCheck, f).evidence).toContain('/proc/modules nvidia_peermem: nvidia_peermem 16384 0');
-    const unread = host(c.pathCheck, facts({ modules: run('', 1, 'cat: /proc/modules: No such file or directory\n'), 'nvidia-version': run(PROPRIETARY) }));
+    const unread = host(c.pathCheck, facts({
+      modules: run('', 1, 'cat: /proc/modules: No such file or directory\n'), 'nvidia-version': run(PROPRIETARY),
+    }));
     expect(unread).toMatchObject({ status: 'error', summary: expect.stringMatching(/^cannot tell: \/proc\/modules/) });
   });
 

@@ -119,7 +119,9 @@ describe('nccl host checks', () => {
     expect(host(c.socketIfname, none)).toMatchObject({ status: 'warn', rule: 'R14', summary: expect.stringContaining('eno1') });
     expect(host(c.confNames, none)).toMatchObject({ status: 'fail', summary: '/etc/nccl.conf is missing' });
     // No file, no NCCL_* variable, no unit: nothing to lint is no pass.
-    expect(host(c.confLint, none)).toMatchObject({ status: 'skip', summary: expect.stringContaining('nothing to lint') });
+    expect(host(c.confLint, none)).toMatchObject({
+      status: 'skip', summary: expect.stringContaining('nothing to lint'),
+    });
     const prefix = facts('l20-n1', 0, { envLines: ['NCCL_SOCKET_IFNAME=ens1f0'] });
     expect(host(c.socketIfname, prefix)).toMatchObject({ status: 'warn', summary: expect.stringContaining('prefix') });
     const renamed = { ...facts(), fabric: fabric('l20-n1', 0, ['mlx5_0', 'mlx5_1', 'mlx5_2', 'mlx5_3']) };
@@ -128,17 +130,26 @@ describe('nccl host checks', () => {
   });
 
   it('no RDMA device or no ConnectX port is the finding; rdma or ip missing is "cannot tell"', () => {
-    const bare: NcclFacts = { ...facts('l20-n1', 0, { confFiles: [] }), fabric: { ...fabric('l20-n1', 0), ports: [], rdma: [] } };
-    expect(host(c.hcaResolve, bare)).toMatchObject({ status: 'fail', summary: expect.stringContaining('no RDMA device on this host') });
-    expect(host(c.confNames, bare)).toMatchObject({ status: 'fail', summary: expect.stringContaining('no ConnectX port on l20-n1') });
-    const missing = (tool: string): RunResult => ({ ...run('', 127), stderr: `bash: line 1: ${tool}: command not found\n` });
+    const bare: NcclFacts = {
+      ...facts('l20-n1', 0, { confFiles: [] }), fabric: { ...fabric('l20-n1', 0), ports: [], rdma: [] },
+    };
+    expect(host(c.hcaResolve, bare)).toMatchObject({
+      status: 'fail', summary: expect.stringContaining('no RDMA device on this host'),
+    });
+    expect(host(c.confNames, bare)).toMatchObject({
+      status: 'fail', summary: expect.stringContaining('no ConnectX port on l20-n1'),
+    });
+    const missing = (tool: string): RunResult => ({
+      ...run('', 127), stderr: `bash: line 1: ${tool}: command not found\n`,
+    });
     expect(unreadableVerdict(ncclStage, 'nccl.hca-resolve', { 'rdma-link': missing('rdma') })?.summary)
       .toBe('cannot tell: rdma is not installed on l20-n1 (package iproute2)');
     expect(unreadableVerdict(ncclStage, 'nccl.socket-ifname', { 'ip-addr': missing('ip') })?.summary)
       .toBe('cannot tell: ip is not installed on l20-n1 (package iproute2)');
     // NCCL_SOCKET_IFNAME unset and nothing up: the summary names NCCL's default, not an empty value.
     const down: NcclFacts = { ...bare, fabric: { ...bare.fabric, netdevs: [] } };
-    expect(host(c.socketIfname, down).summary).toMatch(/^NCCL's default choice \(NCCL_SOCKET_IFNAME unset\) finds no UP interface/);
+    expect(host(c.socketIfname, down).summary)
+      .toMatch(/^NCCL's default choice \(NCCL_SOCKET_IFNAME unset\) finds no UP interface/);
   });
 
   it('a pinned GID index is a conf-lint finding (R05), and missing tools fail bench-tools', () => {
@@ -161,7 +172,9 @@ describe('nccl pair checks', () => {
   });
   it('parity on one host skips: nothing to compare', () => {
     const one = [{ host: 'l20-n1', facts: facts() }];
-    expect(pair(c.versionParity, one)).toMatchObject({ status: 'skip', summary: 'one host (l20-n1): nothing to compare' });
+    expect(pair(c.versionParity, one)).toMatchObject({
+      status: 'skip', summary: 'one host (l20-n1): nothing to compare',
+    });
     expect(pair(c.confParity, one)).toMatchObject({ status: 'skip', summary: 'one host (l20-n1): nothing to compare' });
   });
 
@@ -200,7 +213,10 @@ describe('nccl.validation verdict on real NCCL logs', () => {
   });
   it('a host without a 1 GiB row says so in the summary, never "?"', () => {
     const table = parseTorchAllreduce(H200_TORCH);
-    const intra: BenchRun = { kind: 'intra', hosts: [hostRun('l20-n1', H200_TORCH, 0), hostRun('l20-n2', '', 1)], table: { 'l20-n1': table, 'l20-n2': parseTorchAllreduce('') } };
+    const intra: BenchRun = {
+      kind: 'intra', hosts: [hostRun('l20-n1', H200_TORCH, 0), hostRun('l20-n2', '', 1)],
+      table: { 'l20-n1': table, 'l20-n2': parseTorchAllreduce('') },
+    };
     const v = verdict({ runs: [intra], skipped: [] });
     expect(v.status).toBe('fail');
     expect(v.summary).toContain('intra-node l20-n1 326.40 GB/s, l20-n2 no 1 GiB result');

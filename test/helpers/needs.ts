@@ -14,3 +14,18 @@ export function unreadableVerdict(
   const problems = unreadableNeeds(stage.probes, check.needs, outputs);
   return problems.length > 0 ? cannotTellVerdict(problems, host) : undefined;
 }
+
+/** What bash prints for a program that is not on the PATH. */
+export const notFoundText = (tool: string): string => `bash: line 1: ${tool}: command not found\n`;
+
+/** A probe whose program is not installed: bash's message, exit 127 (0 when a script carried on). */
+export function notFound(tool: string, exitCode = 127, stdout = ''): RunResult {
+  return {
+    commandLine: tool, exitCode, signal: null, stdout, stderr: notFoundText(tool), durationMs: 1,
+    timedOut: false, cancelled: false, truncated: false,
+  };
+}
+
+/** What systemctl prints in a container whose PID 1 is not systemd. */
+export const NO_SYSTEMD = 'System has not been booted with systemd as init system (PID 1). Can\'t operate.\n'
+  + 'Failed to connect to bus: Host is down\n';
