@@ -245,7 +245,7 @@ export const secureBootCheck: CheckDef<GpuDriverFacts> = {
 };
 
 export const toolkitCheck: CheckDef<GpuDriverFacts> = {
-  id: 'gpu-driver.toolkit', title: 'CUDA toolkit (only for building nccl-tests)', scope: 'host',
+  id: 'gpu-driver.toolkit', title: 'CUDA toolkit (only for building nccl-tests)', scope: 'host', needs: ['nvcc', 'smi'],
   evaluate(f) {
     const driverCuda = f.smi.cudaVersion ?? DRIVER_BRANCHES[branchOf(f.loaded?.version) ?? 0]?.cuda;
     if (!f.nvcc) {

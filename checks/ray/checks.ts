@@ -93,7 +93,8 @@ export const statusCheck: CheckDef<RayFacts, RayCluster> = {
 };
 
 export const nodeIpsCheck: CheckDef<RayFacts, RayCluster> = {
-  id: 'ray.node-ips', title: 'nodes registered with their control-subnet address', scope: 'host',
+  // Without ps no raylet shows: "Ray unused, none runs" would rest on nothing.
+  id: 'ray.node-ips', title: 'nodes registered with their control-subnet address', scope: 'host', needs: ['ray-procs'],
   evaluate(f, host, ctx) {
     const n = need(f, ctx);
     const subnet = controlSubnet(ctx.config.network.design);

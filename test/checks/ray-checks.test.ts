@@ -7,7 +7,8 @@ import { parseRayStatus } from '../../src/parse/ray-status.js';
 import type { RunResult } from '../../src/transport/types.js';
 import { testContext } from '../helpers/stage-context.js';
 import { NO_VENV, corpus, modelsOut, run, shared, ss } from './serving-fixtures.js';
-import { NO_SYSTEMD, notFoundText } from '../helpers/needs.js';
+import { NO_SYSTEMD, notFoundText, unreadableVerdict } from '../helpers/needs.js';
+import { rayStage } from '../../checks/ray/index.js';
 
 const HOSTS = ['l20-n1', 'l20-n2'];
 /** The default model: data parallelism, Ray unused. */
@@ -71,6 +72,13 @@ describe('ray checks', () => {
     expect(missing).toMatchObject({ status: 'fail', summary: 'l20-ray.service is not installed' });
     expect(missing.evidence).toContain('unknown (systemctl is not installed)');
     expect(missing.evidence).not.toMatch(/\?/);
+  });
+
+  it('without ps no raylet shows: node-ips and exposure say "cannot tell", naming procps', () => {
+    for (const id of ['ray.node-ips', 'ray.exposure']) {
+      expect(unreadableVerdict(rayStage, id, { 'ray-procs': run('', 0, notFoundText('ps')) })?.summary, id)
+        .toBe('cannot tell: ps is not installed on l20-n1 (package procps)');
+    }
   });
 
   it('exposure names an unread Ray version and an unreadable ss, never "Ray ?"', () => {
