@@ -8,7 +8,11 @@ import { DRIVER_PACKAGE, WHEELS_CUDA } from './probes.js';
 const L20_MEMORY = [L20_MIB, 49140];
 const L20_NAME = 'NVIDIA L20';
 
-const flavour = (open: boolean | undefined): string => (open === undefined ? '?' : open ? 'open' : 'proprietary');
+const flavour = (open: boolean | undefined): string =>
+  (open === undefined ? 'no kernel-module package' : open ? 'open' : 'proprietary');
+/** A field nvidia-smi left out of its row, said so rather than shown as a blank or a `?`. */
+const field = (v: string | number | null | undefined, unit = ''): string =>
+  (v === undefined || v === null || v === '' ? 'not reported' : `${v}${unit}`);
 
 function packageLines(f: GpuDriverFacts): string {
   return f.packages.length > 0 ? f.packages.map((p) => `${p.status.padEnd(3)}${p.name} ${p.version}`).join('\n') : '(no NVIDIA driver packages installed)';
@@ -21,7 +25,7 @@ const cmpMinor = (a: string, b: string): number => {
 };
 
 export const loadedCheck: CheckDef<GpuDriverFacts> = {
-  id: 'gpu-driver.loaded', title: 'NVIDIA kernel module loaded', scope: 'host',
+  id: 'gpu-driver.loaded', title: 'NVIDIA kernel module loaded', scope: 'host', needs: ['packages'],
   evaluate(f) {
     const inst = installedDriver(f);
     if (f.loaded) {
@@ -50,7 +54,7 @@ export const loadedCheck: CheckDef<GpuDriverFacts> = {
 };
 
 export const methodCheck: CheckDef<GpuDriverFacts> = {
-  id: 'gpu-driver.method', title: 'one install method and one branch', scope: 'host',
+  id: 'gpu-driver.method', title: 'one install method and one branch', scope: 'host', needs: ['packages', 'dkms'],
   evaluate(f) {
     const apt = f.packages.filter((p) => p.kind !== 'cuda-drivers');
     const branches = [...new Set(f.packages.map((p) => p.branch).filter((b): b is number => b !== undefined))].sort();
@@ -83,15 +87,19 @@ export const methodCheck: CheckDef<GpuDriverFacts> = {
       };
     }
     const inst = installedDriver(f);
-    return {
-      status: 'pass', rule: 'R32',
-      summary: inst.version ? `one method: apt packages of branch ${inst.branch ?? '?'} only` : 'no GPU driver installed yet (nothing mixed)', evidence,
+    // No driver at all is no install method to judge: gpu-driver.loaded reports the absence.
+    if (!inst.version) return {
+      status: 'skip', rule: 'R32', summary: 'no GPU driver installed: no install method to judge (gpu-driver.loaded)',
+      evidence,
     };
+    const branch = inst.branch !== undefined ? `branch ${inst.branch}` : `version ${inst.version}`;
+    return { status: 'pass', rule: 'R32', summary: `one method: apt packages of ${branch} only`, evidence };
   },
 };
 
 export const branchCheck: CheckDef<GpuDriverFacts> = {
   id: 'gpu-driver.branch', title: 'driver branch supported and new enough for the CUDA wheels', scope: 'host',
+  needs: ['packages'],
   evaluate(f) {
     const version = f.loaded?.version ?? installedDriver(f).version;
     const branch = branchOf(version);
@@ -120,7 +128,7 @@ export const branchCheck: CheckDef<GpuDriverFacts> = {
 };
 
 export const openCheck: CheckDef<GpuDriverFacts> = {
-  id: 'gpu-driver.open', title: 'open GPU kernel modules', scope: 'host',
+  id: 'gpu-driver.open', title: 'open GPU kernel modules', scope: 'host', needs: ['packages'],
   evaluate(f) {
     const open = f.loaded?.open ?? installedDriver(f).open;
     const evidence = f.loaded?.line ?? packageLines(f);
@@ -134,15 +142,30 @@ export const openCheck: CheckDef<GpuDriverFacts> = {
 };
 
 export const gpusCheck: CheckDef<GpuDriverFacts> = {
-  id: 'gpu-driver.gpus', title: 'every GPU visible to the driver', scope: 'host',
+  id: 'gpu-driver.gpus', title: 'every GPU visible to the driver', scope: 'host', needs: ['lspci-gpus', 'query'],
   evaluate(f) {
     const q = f.query;
     const pci = f.pciGpus.map((g) => g.bdf);
-    const rows = q.gpus.map((g) => `${g.index ?? '?'}, ${g.name ?? '?'}, ${g.busId ?? '?'}, ${g.values['persistence_mode'] ?? '?'}, ${g.memoryTotalMiB ?? '?'} MiB, ${g.values['power.limit'] ?? '?'} W, gen ${g.pcieLinkGenCurrent ?? '?'} x${g.pcieLinkWidthCurrent ?? '?'}`);
-    const evidence = `${q.evidence}\nlspci: ${pci.length} NVIDIA functions ${pci.join(' ')}`;
+    const rows = q.gpus.map((g) => [
+      `index ${field(g.index)}`, field(g.name), field(g.busId), `persistence ${field(g.values['persistence_mode'])}`,
+      `memory ${field(g.memoryTotalMiB, ' MiB')}`, `power limit ${field(g.values['power.limit'], ' W')}`,
+      `PCIe gen ${field(g.pcieLinkGenCurrent)} width ${field(g.pcieLinkWidthCurrent)}`,
+    ].join(', '));
+    const onBus = pci.length ? `${pci.length} NVIDIA GPU function(s): ${pci.join(' ')}` : 'no NVIDIA GPU function';
+    const evidence = `${q.evidence}\nlspci -d 10de: ${onBus}`;
+    const noSmi = q.error !== undefined && /command not found/.test(q.error);
+    if (pci.length === 0 && q.gpus.length === 0) {
+      const smi = noSmi ? '; nvidia-smi is not installed (no NVIDIA driver)' : q.error ? `; ${q.error}` : '';
+      return {
+        status: 'fail', summary: `no NVIDIA GPU on the PCIe bus (lspci lists none)${smi}`, evidence,
+        fix: 'this host has no GPU for the driver to see: check the inventory (inventory.gpus) and the host list',
+      };
+    }
     if (q.error) {
       return {
-        status: 'fail', summary: q.error, evidence,
+        status: 'fail', evidence,
+        summary: noSmi
+          ? `nvidia-smi is not installed (no NVIDIA driver) beside ${pci.length} GPU(s) on the PCIe bus` : q.error,
         fix: /mismatch/i.test(q.error)
           ? 'the installed userspace is newer than the loaded module: reboot (apply gpu-driver.install)'
           : /command not found/.test(q.error) ? 'apply gpu-driver.install' : 'load the driver: reboot after installing it (apply gpu-driver.install)',
@@ -152,7 +175,7 @@ export const gpusCheck: CheckDef<GpuDriverFacts> = {
     const seen = q.gpus.map((g) => g.bdf).filter((b): b is string => b !== undefined);
     const missing = pci.filter((b) => !seen.includes(b));
     const extra = seen.filter((b) => !pci.includes(b));
-    const names = [...new Set(q.gpus.map((g) => g.name ?? '?'))];
+    const names = [...new Set(q.gpus.map((g) => g.name ?? 'name not reported'))];
     const memory = [...new Set(q.gpus.map((g) => g.memoryTotalMiB))];
     const power = [...new Set(q.gpus.map((g) => g.values['power.limit']))];
     if (missing.length > 0 || extra.length > 0) {
@@ -161,7 +184,8 @@ export const gpusCheck: CheckDef<GpuDriverFacts> = {
         evidence: `${evidence}\n${rows.join('\n')}`, fix: 'a GPU the driver does not see: dmesg | grep NVRM (fallen off the bus, Xid 79), reseat or RMA',
       };
     }
-    const detail = `${q.gpus.length} × ${names.join('/')}, ${memory.join('/')} MiB, ${power.join('/')} W`;
+    const detail = `${q.gpus.length} × ${names.join('/')}, ${memory.map((m) => field(m)).join('/')} MiB, `
+      + `${power.map((w) => field(w)).join('/')} W`;
     if (names.some((n) => n !== L20_NAME) || memory.some((m) => m === undefined || !L20_MEMORY.includes(m))) {
       return { status: 'warn', summary: `${detail}: not the expected ${L20_NAME} (${L20_MEMORY.join(' or ')} MiB)`, evidence: `${evidence}\n${rows.join('\n')}` };
     }
@@ -170,11 +194,17 @@ export const gpusCheck: CheckDef<GpuDriverFacts> = {
 };
 
 export const persistenceCheck: CheckDef<GpuDriverFacts> = {
-  id: 'gpu-driver.persistence', title: 'persistence mode', scope: 'host',
+  id: 'gpu-driver.persistence', title: 'persistence mode', scope: 'host', needs: ['query', 'persistenced'],
   evaluate(f) {
-    const modes = f.query.gpus.map((g) => `${g.index ?? '?'}:${g.values['persistence_mode'] ?? '?'}`);
-    const evidence = `persistence_mode ${modes.join(' ') || '(no GPUs read)'}\nsystemctl is-active nvidia-persistenced → ${f.persistenced}`;
+    const modes = f.query.gpus.map((g) => `GPU ${field(g.index)} ${field(g.values['persistence_mode'])}`);
+    const evidence = `persistence_mode: ${modes.join(' ') || 'no GPU row from nvidia-smi'}\n${f.persistencedEvidence}`;
     if (f.query.gpus.length === 0) return { status: 'skip', summary: 'no GPUs read (gpu-driver.gpus)', evidence };
+    if (!f.persistenced) {
+      return {
+        status: 'error', summary: 'cannot tell: systemctl is-active nvidia-persistenced printed no state', evidence,
+        fix: 'run `systemctl is-active nvidia-persistenced` on the host and read its message',
+      };
+    }
     const off = f.query.gpus.filter((g) => g.values['persistence_mode'] !== 'Enabled');
     if (off.length === 0 && f.persistenced === 'active') return { status: 'pass', summary: `persistence mode Enabled on ${f.query.gpus.length} GPUs (nvidia-persistenced active)`, evidence };
     const what = [off.length > 0 ? `persistence mode off on ${off.length} GPUs` : '', f.persistenced !== 'active' ? `nvidia-persistenced ${f.persistenced}` : ''].filter(Boolean).join(', ');
@@ -186,11 +216,25 @@ export const persistenceCheck: CheckDef<GpuDriverFacts> = {
 };
 
 export const secureBootCheck: CheckDef<GpuDriverFacts> = {
-  id: 'gpu-driver.secure-boot', title: 'Secure Boot and DKMS modules', scope: 'host',
+  id: 'gpu-driver.secure-boot', title: 'Secure Boot and DKMS modules', scope: 'host', needs: ['secure-boot'],
   evaluate(f) {
     const dkms = f.packages.some((p) => p.kind === 'dkms');
-    if (f.secureBoot === undefined) return { status: 'skip', summary: 'Secure Boot state unknown (mokutil not available)', evidence: f.secureBootEvidence };
-    if (!f.secureBoot) return { status: 'pass', summary: 'Secure Boot disabled: DKMS-built modules load', evidence: f.secureBootEvidence };
+    if (f.secureBoot === undefined) {
+      return {
+        status: 'error', summary: 'cannot tell: mokutil --sb-state printed neither "SecureBoot enabled" nor "disabled"',
+        evidence: f.secureBootEvidence,
+        fix: 'run `mokutil --sb-state` on the host and read its message',
+      };
+    }
+    if (!f.secureBoot) {
+      const noEfi = /EFI variables are not supported/i.test(f.secureBootEvidence);
+      return {
+        status: 'pass',
+        summary: noEfi ? 'no EFI (legacy boot): no Secure Boot, DKMS-built modules load'
+          : 'Secure Boot disabled: DKMS-built modules load',
+        evidence: f.secureBootEvidence,
+      };
+    }
     return dkms || !f.loaded
       ? {
         status: 'warn', summary: 'Secure Boot on: a DKMS-built nvidia module loads only after its MOK key is enrolled at the console', evidence: f.secureBootEvidence,
@@ -201,13 +245,19 @@ export const secureBootCheck: CheckDef<GpuDriverFacts> = {
 };
 
 export const toolkitCheck: CheckDef<GpuDriverFacts> = {
-  id: 'gpu-driver.toolkit', title: 'CUDA toolkit (only for building nccl-tests)', scope: 'host',
+  id: 'gpu-driver.toolkit', title: 'CUDA toolkit (only for building nccl-tests)', scope: 'host', needs: ['nvcc', 'smi'],
   evaluate(f) {
     const driverCuda = f.smi.cudaVersion ?? DRIVER_BRANCHES[branchOf(f.loaded?.version) ?? 0]?.cuda;
     if (!f.nvcc) {
+      // No toolkit is the recommended state, seen in the probe's own "nvcc: not found".
       return { status: 'pass', summary: 'no nvcc: not needed (the wheels bring their CUDA runtime); install cuda-toolkit-X-Y only to build nccl-tests', evidence: f.nvccEvidence };
     }
-    const evidence = `${f.nvcc.line}\ndriver CUDA ${driverCuda ?? 'unknown'}`;
+    const evidence = `${f.nvcc.line}\ndriver CUDA ${driverCuda ?? 'not reported (no loaded driver, no nvidia-smi)'}`;
+    // The claim is that the toolkit suits the driver: with no driver there is nothing to match it against.
+    if (!driverCuda) return {
+      status: 'skip',
+      summary: `CUDA toolkit ${f.nvcc.version} (nvcc); no driver to match it against (gpu-driver.loaded)`, evidence,
+    };
     if (driverCuda && Number(f.nvcc.version.split('.')[0]) > Number(driverCuda.split('.')[0])) {
       return {
         status: 'warn', summary: `toolkit CUDA ${f.nvcc.version} is newer than the driver's CUDA ${driverCuda}: what it builds will not run`, evidence,
@@ -225,10 +275,16 @@ function identity(f: GpuDriverFacts): { version?: string; open?: boolean; source
 }
 
 export const parityCheck: CheckDef<GpuDriverFacts> = {
-  id: 'gpu-driver.parity', title: 'same driver version and flavour on every host', scope: 'pair',
+  id: 'gpu-driver.parity', title: 'same driver version and flavour on every host', scope: 'pair', needs: ['packages'],
   evaluate(all): Verdict {
     const ids = all.map((a) => ({ host: a.host, ...identity(a.facts) }));
-    const evidence = ids.map((i) => `${i.host}: ${i.version ?? '(none)'} ${i.version ? flavour(i.open) : ''} (${i.source})`).join('\n');
+    const driverOf = (i: (typeof ids)[number]) =>
+      (i.version ? `${i.version} ${flavour(i.open)} (${i.source})` : 'no NVIDIA driver');
+    const evidence = ids.map((i) => `${i.host}: ${driverOf(i)}`).join('\n');
+    if (all.length < 2) return {
+      status: 'skip', rule: 'R47', summary: `one host (${all[0]?.host ?? 'none'}): nothing to compare`,
+      evidence: evidence || 'no host',
+    };
     if (ids.every((i) => !i.version)) return { status: 'skip', rule: 'R47', summary: 'no driver on any host yet', evidence };
     const ref = ids[0]!;
     const differ = ids.slice(1).filter((i) => i.version !== ref.version || i.open !== ref.open);

@@ -50,8 +50,10 @@ export interface GpuDriverFacts {
   pciGpus: Array<{ bdf: string; description: string; deviceId?: string; offBus: boolean }>;
   query: { gpus: QueryGpu[]; error?: string; evidence: string };
   smi: { driverVersion?: string; cudaVersion?: string; error?: string };
-  /** `systemctl is-active nvidia-persistenced`: active, inactive, failed, activating, or unknown. */
+  /** `systemctl is-active nvidia-persistenced`: active, inactive, failed, activating; '' when it printed no state. */
   persistenced: string;
+  /** The command, its exit and what it printed (stderr included: why there was no state). */
+  persistencedEvidence: string;
   secureBoot?: boolean;
   secureBootEvidence: string;
   nvcc?: { version: string; line: string };
@@ -61,6 +63,11 @@ export interface GpuDriverFacts {
   candidateInstalled?: string;
   candidateEvidence: string;
   holds: string[];
+}
+
+/** Module names of /proc/modules (`name size refcount users state address`): no tool needed to read them. */
+export function procModuleNames(procModules: string): string[] {
+  return procModules.split('\n').map((l) => l.split(' ')[0] ?? '').filter(Boolean);
 }
 
 function text(r: RunResult | undefined): string {
@@ -167,7 +174,11 @@ export function collectGpuDriver({ host, results }: ProbeOutputs): GpuDriverFact
   };
 
   const pd = r('persistenced');
-  const persistenced = pd ? (pd.stdout.trim().split('\n').pop() ?? '').trim() || 'unknown' : 'unknown';
+  const persistenced = pd ? (pd.stdout.trim().split('\n').pop() ?? '').trim() : '';
+  const persistencedEvidence = pd
+    ? `$ systemctl is-active nvidia-persistenced → exit ${pd.exitCode ?? 'none'}: `
+      + `${text(pd).trim().split('\n').slice(0, 2).join(' ') || 'no output'}`
+    : 'systemctl is-active nvidia-persistenced: not run';
 
   const sb = r('secure-boot');
   const sbText = text(sb).trim();
@@ -187,7 +198,7 @@ export function collectGpuDriver({ host, results }: ProbeOutputs): GpuDriverFact
     host,
     ...(kernel ? { kernel } : {}),
     ...(loaded ? { loaded } : { notLoadedEvidence: `$ cat /proc/driver/nvidia/version → exit ${r('nvidia-version')?.exitCode ?? 'not run'}\n${text(r('nvidia-version')).trim()}` }),
-    modules: ok('modules') ? r('modules')!.stdout.split('\n').map((l) => l.split(' ')[0] ?? '').filter(Boolean) : [],
+    modules: ok('modules') ? procModuleNames(r('modules')!.stdout) : [],
     packages,
     runfile: runfileTraces(r('runfile')?.stdout ?? ''),
     dkms,
@@ -195,6 +206,7 @@ export function collectGpuDriver({ host, results }: ProbeOutputs): GpuDriverFact
     query,
     smi,
     persistenced,
+    persistencedEvidence,
     ...(secureBoot !== undefined ? { secureBoot } : {}),
     secureBootEvidence: sb ? `$ mokutil --sb-state → exit ${sb.exitCode}\n${sbText}` : 'mokutil: not run',
     ...(nvccF?.cudaVersion ? { nvcc: { version: nvccF.cudaVersion, line: nvccLine ?? `release ${nvccF.cudaVersion}` } } : {}),

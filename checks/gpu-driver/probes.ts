@@ -53,13 +53,19 @@ export const gpuDriverProbes: readonly ProbeDef[] = [
   { id: 'modules', command: { argv: ['cat', '/proc/modules'] } },
   { id: 'packages', command: { argv: ['dpkg-query', '-W', DPKG_FORMAT, ...DRIVER_PATTERNS] } },
   { id: 'runfile', command: { script: RUNFILE_SCRIPT } },
-  { id: 'dkms', command: { argv: ['dkms', 'status'] }, sudo: true },
+  // dkms comes with the DKMS driver packages: without it there are no DKMS builds, which is an answer.
+  { id: 'dkms', command: { argv: ['dkms', 'status'] }, sudo: true, tools: [] },
   { id: 'lspci-gpus', command: { argv: ['lspci', '-D', '-nn', '-d', '10de:'] } },
-  { id: 'query', command: { argv: ['nvidia-smi', `--query-gpu=${QUERY_FIELDS.join(',')}`, '--format=csv,noheader,nounits'] } },
-  { id: 'smi', command: { argv: ['nvidia-smi'] } },
+  // nvidia-smi comes with the driver: its absence is the verdict "no driver", not a tool to install first.
+  {
+    id: 'query',
+    command: { argv: ['nvidia-smi', `--query-gpu=${QUERY_FIELDS.join(',')}`, '--format=csv,noheader,nounits'] },
+    tools: [],
+  },
+  { id: 'smi', command: { argv: ['nvidia-smi'] }, tools: [] },
   { id: 'persistenced', command: { argv: ['systemctl', 'is-active', 'nvidia-persistenced'] } },
   { id: 'secure-boot', command: { argv: ['mokutil', '--sb-state'] } },
-  { id: 'nvcc', command: { script: NVCC_SCRIPT } },
+  { id: 'nvcc', command: { script: NVCC_SCRIPT }, tools: [] }, // no nvcc is an answer (no toolkit)
   { id: 'candidate', command: { argv: ['apt-cache', 'policy', DRIVER_PACKAGE] } },
   { id: 'holds', command: { argv: ['apt-mark', 'showhold'] } },
 ];

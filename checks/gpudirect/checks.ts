@@ -11,9 +11,10 @@ function dmabufReady(f: GpudirectFacts): boolean {
 function pathEvidence(f: GpudirectFacts): string {
   return [
     f.driver?.line ?? '/proc/driver/nvidia/version: no module loaded',
-    `kernel ${f.kernel ?? '?'}`,
+    `kernel ${f.kernel ?? 'release not read (uname -r failed)'}`,
     f.stackEvidence,
-    `lsmod | grep nvidia_peermem: ${f.peermem.lines.join(' | ') || (f.peermem.lsmodRead ? '(none)' : '(lsmod failed)')}`,
+    `/proc/modules nvidia_peermem: ${f.peermem.lines.join(' | ')
+      || (f.peermem.read ? 'not loaded' : 'could not read /proc/modules')}`,
     `persisted: ${f.persisted.map((p) => `${p.file}: ${p.line}`).join(', ') || '(not in modules-load.d or /etc/modules)'}`,
     ...(f.dmabufDisabled.length > 0 ? [`NCCL_DMABUF_ENABLE: ${f.dmabufDisabled.join(', ')}`] : []),
     ...(f.dmesg.peermemErrors.length > 0 ? [`dmesg: ${f.dmesg.peermemErrors.join(' | ')}`] : []),
@@ -22,10 +23,17 @@ function pathEvidence(f: GpudirectFacts): string {
 
 export const pathCheck: CheckDef<GpudirectFacts> = {
   id: 'gpudirect.path', title: 'GPUDirect RDMA path (DMA-BUF or nvidia-peermem)', scope: 'host',
+  needs: ['nvidia-version', 'modules', 'modules-load', 'ofed-info'],
   evaluate(f): Verdict {
     const evidence = pathEvidence(f);
     const rule = 'R34';
     if (!f.driver) return { status: 'skip', rule, summary: 'no NVIDIA driver loaded (gpu-driver stage first)', evidence };
+    if (!f.peermem.read) {
+      return {
+        status: 'error', rule, summary: 'cannot tell: /proc/modules could not be read (is nvidia_peermem loaded?)',
+        evidence, fix: 'check `cat /proc/modules` on the host',
+      };
+    }
     if (dmabufReady(f)) {
       return { status: 'pass', rule, summary: `DMA-BUF: open kernel module ${f.driver.version} on kernel ${f.kernel}; NCCL picks it automatically${f.peermem.loaded ? ' (nvidia_peermem loaded too, unused)' : ''}`, evidence };
     }
@@ -51,7 +59,8 @@ export const pathCheck: CheckDef<GpudirectFacts> = {
       }
       return { status: 'pass', rule, summary: `nvidia-peermem: loaded on the ${STACK_NAME[f.stack]} ib_core, persisted in ${f.persisted[0]!.file}`, evidence };
     }
-    const why = !f.driver.open ? 'the proprietary module has no DMA-BUF path' : `kernel ${f.kernel ?? '?'} is older than 5.12`;
+    const why = !f.driver.open ? 'the proprietary module has no DMA-BUF path'
+      : f.kernel ? `kernel ${f.kernel} is older than 5.12` : 'the kernel release was not read (DMA-BUF needs 5.12)';
     return {
       status: 'warn', rule, summary: `no GPUDirect RDMA path (${why}, nvidia-peermem not loaded): NCCL stages GPU data through host memory, fine at 25GbE but costs CPU and latency`, evidence,
       fix: f.stack === 'inbox'
@@ -63,11 +72,15 @@ export const pathCheck: CheckDef<GpudirectFacts> = {
 
 export const peermemDmesgCheck: CheckDef<GpudirectFacts> = {
   id: 'gpudirect.peermem-dmesg', title: 'nvidia-peermem load errors in the kernel log', scope: 'host',
+  needs: ['dmesg', 'modules', 'modules-load'],
   evaluate(f) {
     const peermemPath = f.peermem.loaded || f.persisted.length > 0 || f.dmesg.peermemLines.length > 0;
     if (!f.dmesg.ran) {
       return peermemPath
-        ? { status: 'fail', rule: 'R34', summary: 'could not read the kernel log', evidence: f.dmesg.evidence, fix: 'sudo dmesg needs passwordless sudo (os.sudo)' }
+        ? {
+          status: 'error', rule: 'R34', summary: 'cannot tell: the kernel log could not be read (sudo dmesg)',
+          evidence: f.dmesg.evidence, fix: 'sudo dmesg needs passwordless sudo (os.sudo)',
+        }
         : { status: 'skip', rule: 'R34', summary: 'the peermem path is not used (kernel log not read)', evidence: f.dmesg.evidence };
     }
     if (f.dmesg.peermemErrors.length > 0) {
@@ -78,15 +91,36 @@ export const peermemDmesgCheck: CheckDef<GpudirectFacts> = {
           : 'rebuild the driver\'s DKMS modules against the installed OFED (sudo dkms autoinstall), then apply gpudirect.peermem',
       };
     }
+    // The kernel log was read (its grep is the evidence): no peermem error in it is an observation, not nothing.
     return { status: 'pass', rule: 'R34', summary: peermemPath ? 'no peermem load errors in the kernel log' : 'no peermem load errors in the kernel log (the path does not use nvidia-peermem)', evidence: f.dmesg.evidence };
   },
 };
 
 export const acsCheck: CheckDef<GpudirectFacts> = {
-  id: 'gpudirect.acs', title: 'PCIe ACS off above GPUs and fabric NICs', scope: 'host',
+  id: 'gpudirect.acs', title: 'PCIe ACS off above GPUs and fabric NICs', scope: 'host', needs: ['pcie'],
   evaluate(f) {
+    if (f.pcieUnreadable) {
+      return {
+        status: 'error', rule: 'R36', summary: `cannot tell: lspci -vv of the bridges failed (${f.pcieUnreadable})`,
+        evidence: f.pcieEvidence, fix: 'check `sudo lspci -vv` on the host',
+      };
+    }
+    // Zero bridges is an answer: no GPU or NIC (nothing to disable), or devices straight on the root bus.
+    if (f.gpus.length + f.nics.length === 0) {
+      return {
+        status: 'skip', rule: 'R36',
+        summary: 'no NVIDIA GPU or ConnectX port on the PCIe bus: no bridge whose ACS matters',
+        evidence: `${f.pcieEvidence}\nlspci -d 10de: and -d 15b3: listed no function`,
+      };
+    }
     if (f.bridges.length === 0) {
-      return { status: 'fail', rule: 'R36', summary: 'could not read the bridges above the GPUs and NICs (lspci -vv)', evidence: f.pcieEvidence, fix: 'check that sudo works (os.sudo) and pciutils is installed' };
+      return {
+        status: 'pass', rule: 'R36',
+        summary: `no bridge above ${f.gpus.length} GPUs and ${f.nics.length} NIC ports (on the root bus): `
+          + 'no ACS to redirect P2P',
+        evidence: `${f.pcieEvidence}\n${[...f.gpus, ...f.nics].map((b) => `${b}: no bridge in its sysfs path`)
+          .join('\n')}`,
+      };
     }
     const on = f.bridges.filter((b) => b.srcValid);
     const lines = f.bridges.map((b) => `${b.bdf} ${b.acsCtlLine ?? '(no ACS capability)'}`);
@@ -104,10 +138,10 @@ export const acsCheck: CheckDef<GpudirectFacts> = {
 };
 
 export const iommuCheck: CheckDef<GpudirectFacts> = {
-  id: 'gpudirect.iommu', title: 'IOMMU passthrough', scope: 'host',
+  id: 'gpudirect.iommu', title: 'IOMMU passthrough', scope: 'host', needs: ['cmdline', 'dmesg'],
   evaluate(f) {
     const words = (f.cmdline ?? '').split(/\s+/);
-    const evidence = `/proc/cmdline: ${f.cmdline ?? '?'}\n${f.dmesg.domainLine ?? f.dmesg.evidence}`;
+    const evidence = `/proc/cmdline: ${f.cmdline ?? 'could not be read'}\n${f.dmesg.domainLine ?? f.dmesg.evidence}`;
     const off = words.some((w) => /^(?:intel_iommu|amd_iommu|iommu)=off$/.test(w));
     if (f.dmesg.domainType === 'Passthrough' || words.includes('iommu=pt')) return { status: 'pass', rule: 'R36', summary: 'IOMMU in passthrough (iommu=pt): DMA is not translated', evidence };
     if (off) return { status: 'pass', rule: 'R36', summary: 'IOMMU off on the kernel command line', evidence };
@@ -135,8 +169,14 @@ export function p2pGroups(f: GpudirectFacts, ctx: StageContext): string[][] {
 
 export const p2pCheck: CheckDef<GpudirectFacts> = {
   id: 'gpudirect.p2p', title: 'GPU peer-to-peer inside tensor-parallel groups', scope: 'host',
+  needs: ['nvidia-version', 'p2p'],
   evaluate(f, _host, ctx) {
-    if (!f.driver) return { status: 'skip', rule: 'R37', summary: 'no NVIDIA driver loaded', evidence: f.p2p.error ?? '' };
+    if (!f.driver) {
+      return {
+        status: 'skip', rule: 'R37', summary: 'no NVIDIA driver loaded',
+        evidence: `nvidia-smi topo -p2p r: ${f.p2p.error ?? 'no matrix'}`,
+      };
+    }
     if (f.p2p.gpus.length === 0) return { status: 'fail', rule: 'R37', summary: `nvidia-smi topo -p2p r: ${f.p2p.error ?? 'no matrix'}`, evidence: f.p2p.error ?? '', fix: 'check the driver (gpu-driver.gpus)' };
     const groups = p2pGroups(f, ctx);
     const bad: string[] = [];
@@ -163,17 +203,36 @@ export const p2pCheck: CheckDef<GpudirectFacts> = {
 
 export const localityCheck: CheckDef<GpudirectFacts> = {
   id: 'gpudirect.locality', title: 'GPU↔NIC locality (which GPUs get GPUDirect RDMA)', scope: 'host',
+  needs: ['nvidia-version', 'topo'],
   evaluate(f) {
     const t = f.topo;
-    if (!t) return { status: 'skip', rule: 'R39', summary: 'nvidia-smi topo -m unavailable', evidence: f.topoError ?? '' };
+    const topoError = `nvidia-smi topo -m: ${f.topoError || 'no output'}`;
+    if (!t && !f.driver) return {
+      status: 'skip', rule: 'R39', summary: 'no NVIDIA driver loaded: no GPU topology to read', evidence: topoError,
+    };
+    if (!t) return {
+      status: 'error', rule: 'R39', summary: 'cannot tell: nvidia-smi topo -m printed no matrix', evidence: topoError,
+      fix: 'check `nvidia-smi topo -m` on the host (gpu-driver.gpus)',
+    };
     const name = (nic: string): string => {
       const dev = t.nicLegend[nic] ?? nic;
       return f.rdmaNetdev[dev] ? `${dev}(${f.rdmaNetdev[dev]})` : dev;
     };
     const rows = t.gpus.map((g) => {
       const near = t.nics.filter((n) => ['PIX', 'PXB'].includes(t.matrix[g]?.[n] ?? ''));
-      return { g, near, line: `${g}: ${t.nics.map((n) => `${name(n)} ${t.matrix[g]?.[n] ?? '?'}`).join(', ')}` };
+      return {
+        g, near,
+        line: `${g}: ${t.nics.map((n) => `${name(n)} ${t.matrix[g]?.[n] ?? 'not in the matrix'}`).join(', ')
+          || 'no NIC column'}`,
+      };
     });
+    if (t.nics.length === 0) {
+      return {
+        status: 'warn', rule: 'R39', summary: 'nvidia-smi topo -m shows no NIC: no GPU gets GPUDirect RDMA',
+        evidence: rows.map((r) => r.line).join('\n'),
+        fix: 'see inventory.nics and inventory.rdma (the NICs must be RDMA devices to appear)',
+      };
+    }
     const gdr = rows.filter((r) => r.near.length > 0);
     const summary = gdr.length === 0
       ? 'no GPU shares a PCIe switch with a NIC: every transfer stages through host memory'

@@ -1,13 +1,13 @@
 /** What the gpudirect stage reads about one host. */
 import type { ProbeOutputs } from '../../src/engine/types.js';
 import type { RunResult } from '../../src/transport/types.js';
-import { parseLsmod } from '../../src/parse/lsmod.js';
 import { parseLspci } from '../../src/parse/lspci.js';
 import { parseNvidiaDriverVersion } from '../../src/parse/nvidia-driver-version.js';
 import { parseNvidiaSmiTopo, type NvidiaSmiTopoFacts } from '../../src/parse/nvidia-smi-topo.js';
 import { parseOfedInfo } from '../../src/parse/ofed-info.js';
 import { parseRdmaLink } from '../../src/parse/rdma-link.js';
 import { pciPathOf } from '../../src/parse/sysfs-net.js';
+import { procModuleNames } from '../gpu-driver/facts.js';
 import { parseP2p, type P2pMatrix } from './p2p.js';
 
 export type Stack = 'inbox' | 'mlnx_ofed' | 'doca';
@@ -27,7 +27,8 @@ export interface GpudirectFacts {
   host: string;
   kernel?: string;
   driver?: { version: string; open: boolean; line: string };
-  peermem: { loaded: boolean; lines: string[]; lsmodRead: boolean };
+  /** nvidia_peermem in /proc/modules; `read` false when /proc/modules could not be read. */
+  peermem: { loaded: boolean; lines: string[]; read: boolean };
   /** modules-load.d / /etc/modules entries naming nvidia-peermem. */
   persisted: Array<{ file: string; line: string }>;
   stack: Stack;
@@ -42,6 +43,8 @@ export interface GpudirectFacts {
   /** GPUs or NICs bound to vfio-pci (assigned to VMs: ACS must stay on). */
   vfio: string[];
   pcieEvidence: string;
+  /** Why the pcie probe's lspci output cannot be trusted (it failed, or lspci complained); undefined when read. */
+  pcieUnreadable?: string;
   topo?: NvidiaSmiTopoFacts;
   topoError?: string;
   p2p: P2pMatrix;
@@ -112,10 +115,10 @@ export function collectGpudirect({ host, results }: ProbeOutputs): GpudirectFact
   const ok = (id: string): boolean => r(id)?.exitCode === 0;
 
   const drv = parseNvidiaDriverVersion(ok('nvidia-version') ? r('nvidia-version')!.stdout : '');
-  const lsmodRead = ok('lsmod');
-  const lsmod = parseLsmod(lsmodRead ? r('lsmod')!.stdout : '');
-  const pm = lsmod.modules.find((m) => m.name === 'nvidia_peermem');
-  const peermemLines = (lsmodRead ? r('lsmod')!.stdout : '').split('\n').filter((l) => /nvidia_peermem/.test(l));
+  const modulesRead = ok('modules');
+  const modulesText = modulesRead ? r('modules')!.stdout : '';
+  const peermemLoaded = procModuleNames(modulesText).includes('nvidia_peermem');
+  const peermemLines = modulesText.split('\n').filter((l) => /^nvidia_peermem /.test(l));
 
   const persisted: GpudirectFacts['persisted'] = [];
   let file = '';
@@ -151,12 +154,17 @@ export function collectGpudirect({ host, results }: ProbeOutputs): GpudirectFact
 
   const kernel = ok('kernel') ? r('kernel')!.stdout.trim() : undefined;
   const cmdline = ok('cmdline') ? r('cmdline')!.stdout.trim() : undefined;
-  const pcieOut = r('pcie')?.stdout ?? '';
+  const pcieRun = r('pcie');
+  const pcieOut = pcieRun?.stdout ?? '';
+  const lspciComplaint = (pcieRun?.stderr ?? '').split('\n').find((l) => /lspci|pcilib/.test(l));
+  const pcieUnreadable = !pcieRun ? 'the pcie probe did not run'
+    : pcieRun.exitCode !== 0 ? `exit ${pcieRun.exitCode ?? 'none'} ${pcieRun.stderr.trim().split('\n')[0] ?? ''}`.trim()
+      : lspciComplaint ? lspciComplaint.trim() : undefined;
   return {
     host,
     ...(kernel ? { kernel } : {}),
     ...(drv.version ? { driver: { version: drv.version, open: drv.openKernelModule ?? false, line: `NVRM version: ${drv.nvrmLine ?? ''}` } } : {}),
-    peermem: { loaded: pm !== undefined, lines: peermemLines, lsmodRead },
+    peermem: { loaded: peermemLoaded, lines: peermemLines, read: modulesRead },
     persisted,
     stack,
     stackEvidence: `$ ofed_info -s → ${text(r('ofed-info')).trim().split('\n')[0] || '(no output)'}`,
@@ -164,7 +172,11 @@ export function collectGpudirect({ host, results }: ProbeOutputs): GpudirectFact
     ...(cmdline ? { cmdline } : {}),
     dmesg,
     ...collectPcie(pcieOut),
-    pcieEvidence: r('pcie') ? `$ sudo bash -s (lspci -vv of every bridge above the GPUs and NICs) → exit ${r('pcie')!.exitCode}` : 'pcie: not run',
+    pcieEvidence: pcieRun
+      ? `$ sudo bash -s (lspci -vv of every bridge above the GPUs and NICs) → exit ${pcieRun.exitCode ?? 'none'}`
+        + `${pcieUnreadable ? `\n${pcieUnreadable}` : ''}`
+      : 'pcie: not run',
+    ...(pcieUnreadable ? { pcieUnreadable } : {}),
     ...(topo && topo.devices.length > 0 ? { topo } : { topoError: text(r('topo')).trim().split('\n')[0] ?? 'nvidia-smi topo -m: no output' }),
     p2p: parseP2p(text(r('p2p'))),
     rdmaNetdev,

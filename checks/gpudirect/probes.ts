@@ -32,15 +32,18 @@ export const IOMMU_GRUB_FILE = '/etc/default/grub.d/90-l20-iommu.cfg';
 export const gpudirectProbes: readonly ProbeDef[] = [
   { id: 'kernel', command: { argv: ['uname', '-r'] } },
   { id: 'nvidia-version', command: { argv: ['cat', '/proc/driver/nvidia/version'] } },
-  { id: 'lsmod', command: { argv: ['lsmod'] } },
+  // /proc/modules, not lsmod: Debian keeps lsmod in /usr/sbin, off an ordinary login's PATH.
+  { id: 'modules', command: { argv: ['cat', '/proc/modules'] } },
   { id: 'modules-load', command: { script: MODULES_LOAD_SCRIPT } },
-  { id: 'ofed-info', command: { argv: ['ofed_info', '-s'] } },
+  // Absent on the inbox stack (no MLNX_OFED): its absence is an answer, not a missing tool.
+  { id: 'ofed-info', command: { argv: ['ofed_info', '-s'] }, tools: [] },
   { id: 'dmabuf-env', command: { script: DMABUF_ENV_SCRIPT } },
   { id: 'cmdline', command: { argv: ['cat', '/proc/cmdline'] } },
-  { id: 'dmesg', command: { script: DMESG_SCRIPT }, sudo: true },
-  { id: 'pcie', command: { script: PCIE_SCRIPT }, sudo: true },
-  { id: 'topo', command: { argv: ['nvidia-smi', 'topo', '-m'] } },
-  { id: 'p2p', command: { argv: ['nvidia-smi', 'topo', '-p2p', 'r'] } },
+  { id: 'dmesg', command: { script: DMESG_SCRIPT }, sudo: true, tools: ['dmesg'] },
+  { id: 'pcie', command: { script: PCIE_SCRIPT }, sudo: true, tools: ['lspci'] },
+  // nvidia-smi comes with the driver: without it the answer is "no driver loaded".
+  { id: 'topo', command: { argv: ['nvidia-smi', 'topo', '-m'] }, tools: [] },
+  { id: 'p2p', command: { argv: ['nvidia-smi', 'topo', '-p2p', 'r'] }, tools: [] },
   { id: 'rdma-link', command: { argv: ['rdma', 'link', 'show'] } },
   { id: 'acs-unit', command: { argv: ['systemctl', 'is-enabled', ACS_UNIT] } },
 ];

@@ -11,6 +11,17 @@ import type { NcclFacts } from './facts.js';
 
 const CONF_FIX = `apply nccl.conf: writes ${NCCL_CONF} (0644) from this host's \`rdma link show\` names for the configured design`;
 
+/** The probes that re-discover this host's fabric ports, addresses and RDMA devices (checks/common/fabric.ts). */
+const FABRIC_NEEDS = ['lspci-nics', 'ip-link', 'ip-addr', 'sysfs-net'] as const;
+
+/** A pair check on one host has nothing to compare. */
+function oneHost(all: ReadonlyArray<{ host: string }>, rule: string) {
+  return {
+    status: 'skip' as const, rule, summary: `one host (${all[0]?.host ?? 'none'}): nothing to compare`,
+    evidence: `hosts: ${all.map((h) => h.host).join(', ') || 'none'}`,
+  };
+}
+
 /** The cfg rules a conf-lint covers: the NCCL ones (R01–R15). */
 const NCCL_RULES = /^R(0[1-9]|1[0-5])$/;
 
@@ -35,6 +46,7 @@ function precedence(f: NcclFacts): string {
 
 export const confLint: HostCheckDef<NcclFacts> = {
   id: 'nccl.conf-lint', title: 'NCCL settings lint (R01–R15)', scope: 'host',
+  needs: ['nccl-conf', 'nccl-env', 'nccl-units'],
   evaluate(f) {
     const per = lintSources(f);
     const all = per.flatMap((p) => p.findings.map((x) => ({ ...x, source: p.name })));
@@ -44,7 +56,10 @@ export const confLint: HostCheckDef<NcclFacts> = {
     ].join('\n');
     if (all.length === 0) {
       const what = [...f.confFiles.map((c) => c.path), ...(f.envLines.length ? ['environment'] : []), ...f.units.map((u) => u.path)];
-      return { status: 'pass', summary: what.length ? `no finding in ${what.join(', ')}` : 'no nccl.conf, NCCL_* environment or unit setting: nothing to lint', evidence };
+      if (what.length === 0) return {
+        status: 'skip', summary: 'no nccl.conf, NCCL_* environment or unit setting: nothing to lint', evidence,
+      };
+      return { status: 'pass', summary: `no finding in ${what.join(', ')}`, evidence };
     }
     const worst = all[0]!;
     const failing = all.filter((x) => x.severity === 'blocker' || x.severity === 'high');
@@ -61,12 +76,21 @@ export const confLint: HostCheckDef<NcclFacts> = {
 
 export const hcaResolve: HostCheckDef<NcclFacts> = {
   id: 'nccl.hca-resolve', title: 'NCCL_IB_HCA resolves on this host (R06, R07)', scope: 'host',
+  needs: ['rdma-link', ...FABRIC_NEEDS, 'nccl-conf', 'nccl-env', 'nccl-units'],
   evaluate(f, _host, ctx) {
     const devices = f.fabric.rdma.map((r) => r.device);
     const listing = f.fabric.rdma.map((r) => `${r.device}/${r.port} ${r.state} ${r.netdev ?? ''}`.trim()).join('\n') || '(rdma link show: no RDMA device)';
     const eff = effectiveSettings(f).get('NCCL_IB_HCA');
     const want = desiredConf(ctx.config, f.fabric, ctx.runId);
     const rails = typeof want === 'string' ? devices.length : want.expectedRails;
+    if (devices.length === 0) {
+      return {
+        status: 'fail', rule: 'R06',
+        summary: 'no RDMA device on this host (rdma link show lists none): NCCL would fall back to TCP sockets',
+        evidence: `NCCL_IB_HCA: ${eff?.value ? `${eff.value} (${eff.source})` : 'unset'}\nrdma link show:\n${listing}`,
+        fix: 'see inventory.rdma and the nic-stack stage (mlx5_ib, rdma-core)',
+      };
+    }
     if (!eff || eff.value === '') {
       return {
         status: 'fail', rule: 'R06', summary: 'NCCL_IB_HCA is not set: NCCL would take every RDMA device, whatever the design',
@@ -97,6 +121,7 @@ export const hcaResolve: HostCheckDef<NcclFacts> = {
 
 export const socketIfname: HostCheckDef<NcclFacts> = {
   id: 'nccl.socket-ifname', title: 'NCCL_SOCKET_IFNAME selects the control network (R14)', scope: 'host',
+  needs: [...FABRIC_NEEDS, 'nccl-conf', 'nccl-env', 'nccl-units'],
   evaluate(f, _host, ctx) {
     const subnet = controlSubnet(ctx.config.network.design);
     const eff = effectiveSettings(f).get('NCCL_SOCKET_IFNAME');
@@ -104,7 +129,13 @@ export const socketIfname: HostCheckDef<NcclFacts> = {
     const first = sel[0];
     const evidence = `NCCL_SOCKET_IFNAME=${eff ? `${eff.value} (${eff.source})` : 'unset (NCCL default: the first interface but lo and docker*)'}\nselected: ${sel.map((s) => `${s.name} ${s.addresses.join(' ')}`).join('; ') || 'none'}\ncontrol subnet (design ${ctx.config.network.design}): ${subnet}`;
     if (!first) {
-      return { status: 'fail', rule: 'R14', summary: `NCCL_SOCKET_IFNAME=${eff?.value ?? ''} selects no UP interface with an IPv4 address: NCCL bootstrap fails ("no socket interface found")`, evidence, fix: CONF_FIX };
+      const who = eff?.value ? `NCCL_SOCKET_IFNAME=${eff.value} selects`
+        : 'NCCL\'s default choice (NCCL_SOCKET_IFNAME unset) finds';
+      return {
+        status: 'fail', rule: 'R14',
+        summary: `${who} no UP interface with an IPv4 address: NCCL bootstrap fails ("no socket interface found")`,
+        evidence, fix: CONF_FIX,
+      };
     }
     if (!first.addresses.some((a) => inSubnet(a, subnet))) {
       const mgmt = first.name === f.fabric.mgmt.netdev;
@@ -123,8 +154,16 @@ export const socketIfname: HostCheckDef<NcclFacts> = {
 
 export const confNames: HostCheckDef<NcclFacts> = {
   id: 'nccl.conf-names', title: 'generated nccl.conf matches the live names', scope: 'host',
+  needs: ['nccl-conf', 'rdma-link', ...FABRIC_NEEDS],
   evaluate(f, _host, ctx) {
     const file = f.confFiles.find((c) => c.path === NCCL_CONF);
+    if (f.fabric.ports.length === 0) {
+      return {
+        status: 'fail', summary: `cannot generate ${NCCL_CONF}: no ConnectX port on ${f.host} to name`,
+        evidence: 'no netdev belongs to a ConnectX function (lspci -d 15b3:)',
+        fix: 'see inventory.nics and inventory.netdevs',
+      };
+    }
     const want = desiredConf(ctx.config, f.fabric, ctx.runId);
     if (typeof want === 'string') return { status: 'fail', summary: `cannot generate ${NCCL_CONF}: ${want}`, evidence: want, fix: 'complete the earlier stages (network, nic-stack), then apply nccl.conf' };
     const wantText = `want (design ${ctx.config.network.design}):\n${want.body}`;
@@ -144,6 +183,7 @@ export const confNames: HostCheckDef<NcclFacts> = {
 
 export const benchTools: HostCheckDef<NcclFacts> = {
   id: 'nccl.bench-tools', title: 'validation tools installed (venv, torchrun, benchmark)', scope: 'host',
+  needs: ['nccl-tools'],
   evaluate(f) {
     const evidence = [
       `torchrun: ${f.torchruns.join(', ') || 'none'}`,
@@ -152,7 +192,10 @@ export const benchTools: HostCheckDef<NcclFacts> = {
     ].join('\n');
     const pinned = f.venvDists.vllm === PINS.vllm && f.venvDists.ray === PINS.ray;
     if (pinned && f.benchScript === BENCH_SCRIPT && f.torchruns.some((t) => t.startsWith('/opt/l20/venv/'))) {
-      return { status: 'pass', summary: `venv with vllm ${PINS.vllm}, ray ${PINS.ray}, torch ${f.venvDists.torch ?? '?'}; benchmark in place`, evidence };
+      const torch = f.venvDists.torch ? `torch ${f.venvDists.torch}` : 'no torch in pip freeze';
+      return {
+        status: 'pass', summary: `venv with vllm ${PINS.vllm}, ray ${PINS.ray}, ${torch}; benchmark in place`, evidence,
+      };
     }
     return {
       status: 'fail', summary: !pinned ? 'the cluster venv with the pinned vLLM/Ray is missing' : 'the benchmark script is missing or stale', evidence,
@@ -167,8 +210,9 @@ function maskNames(text: string): string {
 }
 
 export const confParity: PairCheckDef<NcclFacts> = {
-  id: 'nccl.conf-parity', title: 'nccl.conf equal on every host (R12, R07)', scope: 'pair',
+  id: 'nccl.conf-parity', title: 'nccl.conf equal on every host (R12, R07)', scope: 'pair', needs: ['nccl-conf'],
   evaluate(all) {
+    if (all.length < 2) return oneHost(all, 'R12');
     const ref = all[0]!;
     const text = (h: (typeof all)[number]) => h.facts.confFiles.find((c) => c.path === NCCL_CONF)?.text;
     const evidence = all.map((h) => `${h.host}: ${NCCL_CONF}\n${text(h) === undefined ? '(missing)' : confBody(text(h)!)}`).join('\n');
@@ -189,10 +233,15 @@ export const confParity: PairCheckDef<NcclFacts> = {
 };
 
 export const versionParity: PairCheckDef<NcclFacts> = {
-  id: 'nccl.version', title: 'one NCCL version on every host (R47)', scope: 'pair',
+  id: 'nccl.version', title: 'one NCCL version on every host (R47)', scope: 'pair', needs: ['nccl-version'],
   evaluate(all) {
+    if (all.length < 2) return oneHost(all, 'R47');
     const v = (h: (typeof all)[number]) => h.facts.torch?.nccl;
-    const evidence = all.map((h) => `${h.host}: ${h.facts.torch ? `${h.facts.torch.source}: torch ${h.facts.torch.version ?? '?'}, NCCL ${v(h) ?? h.facts.torch.error ?? '?'}` : 'no torch'}${h.facts.libnccl2 ? `; libnccl2 ${h.facts.libnccl2}` : ''}`).join('\n');
+    const torchLine = (t: NonNullable<NcclFacts['torch']>, nccl: string | undefined): string =>
+      `${t.source}: ${t.version ? `torch ${t.version}` : 'torch not importable'}, `
+      + `NCCL ${nccl ?? t.error ?? 'not printed'}`;
+    const evidence = all.map((h) => `${h.host}: ${h.facts.torch ? torchLine(h.facts.torch, v(h)) : 'no torch'}`
+      + `${h.facts.libnccl2 ? `; libnccl2 ${h.facts.libnccl2}` : ''}`).join('\n');
     const unknown = all.filter((h) => !v(h));
     if (unknown.length > 0) {
       return {

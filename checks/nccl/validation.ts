@@ -162,7 +162,12 @@ function logVerdict(run: BenchRun, all: ReadonlyArray<{ host: string; facts: Ncc
       parts.push({ status: 'fail', line: `${run.kind} ${h.host}: Init COMPLETE on ${scan.facts.initComplete ?? 0} of ${GPUS_PER_NODE} ranks` });
     }
     if (run.kind !== 'inter' || !facts) continue;
-    if (scan.facts.network !== 'IB') parts.push({ status: 'fail', rule: 'D01', line: `${h.host}: Using network ${scan.facts.network ?? '?'} (want IB)` });
+    if (scan.facts.network !== 'IB') {
+      parts.push({
+        status: 'fail', rule: 'D01',
+        line: `${h.host}: Using network ${scan.facts.network ?? '(no "Using network" line)'} (want IB)`,
+      });
+    }
     const hca = effectiveSettings(facts).get('NCCL_IB_HCA');
     const active = facts.fabric.rdma.filter((r) => r.state === 'ACTIVE').map((r) => r.device);
     const configured = hca ? resolveHca(hca.value, active).devices : active;
@@ -217,6 +222,7 @@ function bandwidthVerdict(run: BenchRun): Part[] {
 
 export const validationCheck: PairCheckDef<NcclFacts, NcclCluster> = {
   id: 'nccl.validation', title: 'all-reduce across the cluster (log and bandwidth)', scope: 'pair',
+  needs: ['nccl-tools'],
   evaluate(all, ctx: StageContext & { cluster: NcclCluster | undefined }) {
     const c = ctx.cluster;
     if (!c) return { status: 'fail', summary: 'the validation run did not happen', evidence: 'no cluster run result' };
@@ -235,8 +241,18 @@ export const validationCheck: PairCheckDef<NcclFacts, NcclCluster> = {
     const lead = [...worstParts].sort((a, b) => causeRank(a.rule) - causeRank(b.rule))[0] ?? parts.find((p) => p.rule);
     const inter = c.runs.find((r) => r.kind === 'inter');
     const interRow = inter ? Object.values(inter.table).map((t) => peakBusbw(t, THRESHOLDS.interMinBytes)).find(Boolean) : undefined;
-    const intraRows = c.runs.filter((r) => r.kind === 'intra').flatMap((r) => Object.entries(r.table).map(([h, t]) => `${h} ${peakBusbw(t, THRESHOLDS.intraBytes)?.busbwGBps.toFixed(2) ?? '?'}`));
-    const bw = `${interRow ? `inter-node busbw ${interRow.busbwGBps.toFixed(2)} GB/s` : 'no inter-node result'}; intra-node ${intraRows.join(', ')} GB/s`;
+    const intraRows = c.runs.filter((r) => r.kind === 'intra')
+      .flatMap((r) => Object.entries(r.table).map(([h, t]) => ({
+        h, gbps: peakBusbw(t, THRESHOLDS.intraBytes)?.busbwGBps,
+      })));
+    // A host without a 1 GiB row says so, rather than a `?` among the figures.
+    const figure = (x: { h: string; gbps?: number | undefined }, unit: string): string =>
+      (x.gbps !== undefined ? `${x.h} ${x.gbps.toFixed(2)}${unit}` : `${x.h} no 1 GiB result`);
+    const intra = intraRows.length === 0 ? 'not run'
+      : intraRows.every((x) => x.gbps !== undefined) ? `${intraRows.map((x) => figure(x, '')).join(', ')} GB/s`
+        : intraRows.map((x) => figure(x, ' GB/s')).join(', ');
+    const interText = interRow ? `inter-node busbw ${interRow.busbwGBps.toFixed(2)} GB/s` : 'no inter-node result';
+    const bw = `${interText}; intra-node ${intra}`;
     const evidence = [...commands, ...parts.map((p) => `[${p.status}] ${p.line}`)].join('\n');
     if (worst === 'pass') return { status: 'pass', summary: bw, evidence };
     return {

@@ -1,6 +1,8 @@
 /** What the ray stage reads about one host. */
+import { probeProblems, type ProbeProblem } from '../../src/engine/probe-health.js';
 import type { ProbeOutputs } from '../../src/engine/types.js';
-import { blocks, collectShared, type SharedFacts } from '../vllm/shared-facts.js';
+import { collectShared, collectUnit, type SharedFacts, type UnitFacts } from '../vllm/shared-facts.js';
+import { rayProbes } from './probes.js';
 
 export interface RayProcess {
   pid: number;
@@ -11,7 +13,7 @@ export interface RayProcess {
 }
 
 export interface RayFacts extends SharedFacts {
-  unit: { loadState?: string; active?: string; subState?: string; nRestarts?: number; file?: string };
+  unit: UnitFacts;
   /** NodeManagerAddress of every alive node, from `ray.nodes()`; undefined when Ray could not be asked. */
   nodeIps?: string[];
   nodeIpsEvidence: string;
@@ -19,6 +21,8 @@ export interface RayFacts extends SharedFacts {
   /** `Max locked memory` of the oldest raylet: `unlimited` or bytes; undefined without a raylet. */
   memlock?: string;
   memlockEvidence: string;
+  /** Why the memlock probe says nothing (pgrep missing): its "no raylet" is then no answer. */
+  memlockUnreadable: ProbeProblem[];
 }
 
 export function parseRayProcs(text: string): RayProcess[] {
@@ -37,20 +41,9 @@ export function parseRayProcs(text: string): RayProcess[] {
 export function collectRay(outputs: ProbeOutputs): RayFacts {
   const r = outputs.results;
   const shared = collectShared(outputs);
-  const unit: RayFacts['unit'] = {};
-  for (const b of blocks(r['ray-unit']?.stdout ?? '')) {
-    if (b.name === 'is-active') unit.active = b.body.trim().split('\n')[0];
-    else if (b.name === 'show') {
-      for (const line of b.body.split('\n')) {
-        const eq = line.indexOf('=');
-        const k = line.slice(0, eq);
-        const v = line.slice(eq + 1);
-        if (k === 'LoadState') unit.loadState = v;
-        else if (k === 'SubState') unit.subState = v;
-        else if (k === 'NRestarts' && /^\d+$/.test(v)) unit.nRestarts = Number(v);
-      }
-    } else if (b.name === 'file' && b.body.trim()) unit.file = `${b.body}\n`;
-  }
+  const probe = (id: string) => rayProbes.find((p) => p.id === id);
+  const unit = collectUnit(probe('ray-unit'), r['ray-unit']);
+  const memlockProbe = probe('memlock');
   const ni = r['node-ips'];
   let nodeIps: string[] | undefined;
   if (ni?.exitCode === 0) {
@@ -73,5 +66,6 @@ export function collectRay(outputs: ProbeOutputs): RayFacts {
     procs: parseRayProcs(r['ray-procs']?.stdout ?? ''),
     ...(ml ? { memlock: ml[1] } : {}),
     memlockEvidence: mem.trim() ? `grep 'Max locked memory' /proc/$(pgrep -o raylet)/limits →\n${mem.trim()}` : 'no raylet',
+    memlockUnreadable: memlockProbe && r.memlock ? probeProblems(memlockProbe, r.memlock) : [],
   };
 }

@@ -24,8 +24,12 @@ grep 'Max locked memory' /proc/$p/limits
 
 export const rayProbes: readonly ProbeDef[] = [
   ...SHARED_PROBES,
-  { id: 'ray-unit', command: { script: RAY_UNIT_SCRIPT } },
-  { id: 'node-ips', command: { argv: ['/opt/l20/venv/bin/python', '-c', NODE_IPS_CODE] }, timeoutMs: 60_000 },
-  { id: 'ray-procs', command: { script: RAY_PROCS_SCRIPT } },
-  { id: 'memlock', command: { script: MEMLOCK_SCRIPT } },
+  { id: 'ray-unit', command: { script: RAY_UNIT_SCRIPT }, tools: ['systemctl'] },
+  // The venv's python missing is an answer (no cluster venv: nccl.bench-tools), not a tool to install.
+  {
+    id: 'node-ips', command: { argv: ['/opt/l20/venv/bin/python', '-c', NODE_IPS_CODE] }, timeoutMs: 60_000, tools: [],
+  },
+  { id: 'ray-procs', command: { script: RAY_PROCS_SCRIPT }, tools: ['ps'] },
+  // Without pgrep the script would print "no raylet" whether or not one runs.
+  { id: 'memlock', command: { script: MEMLOCK_SCRIPT }, tools: ['pgrep'] },
 ];

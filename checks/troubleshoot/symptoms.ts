@@ -22,7 +22,10 @@ export const FACT_PAIR_CHECKS: readonly string[] = [
 const IB_PORTS = { stage: 'rdma-link', probe: 'ibdev2netdev', label: 'ibdev2netdev (RDMA device → netdev, state)' } as const;
 const NCCL_CONF = { stage: 'nccl', probe: 'nccl-conf', label: '/etc/nccl.conf' } as const;
 const GID_TABLE = { stage: 'rdma-link', probe: 'gids', label: 'GID tables (device index type netdev gid)' } as const;
-const LSMOD_PEERMEM = { stage: 'gpudirect', probe: 'lsmod', label: 'lsmod (nvidia, peer memory, ib_core)', match: '^(Module|nvidia|ib_core|ib_uverbs|mlx5_ib)' } as const;
+const LSMOD_PEERMEM = {
+  stage: 'gpudirect', probe: 'modules', label: '/proc/modules (nvidia, peer memory, ib_core)',
+  match: '^(nvidia|ib_core|ib_uverbs|mlx5_ib)',
+} as const;
 
 export const SYMPTOMS: readonly SymptomDef[] = [
   {

@@ -1,11 +1,13 @@
 /** vllm verdicts on one host (STAGES.md §3.11; R40–R44, R46). Pair checks and the cluster run are in pair-checks.ts. */
+import { cannotTellVerdict } from '../../src/engine/probe-health.js';
 import type { CheckDef, StageContext, Verdict } from '../../src/engine/types.js';
 import { lintText } from '../../src/lint/index.js';
 import { VLLM_REMOVED_FLAGS } from '../../src/rules/cfg/data.js';
 import { parseVllmLog } from '../../src/parse/vllm-log.js';
 import { describeLayout, type Layout } from './advisor.js';
 import { deployedFrom, type Deployed, type VllmFacts } from './facts.js';
-import { OLD_API_KEY_VAR, VLLM_ENV_FILE, VLLM_UNIT } from './probes.js';
+import { OLD_API_KEY_VAR, VENV_BIN, VLLM_ENV_FILE, VLLM_UNIT } from './probes.js';
+import { unitStateLine, unitStateWord } from './shared-facts.js';
 import { decideLayout, serveArgs, vllmUnit } from './plan.js';
 
 const WILDCARD = /^(?:0\.0\.0\.0|::|\*)$/;
@@ -51,7 +53,7 @@ function supersededLaunchers(f: VllmFacts): Array<{ source: string; bad: string[
 }
 
 export const flagsCheck: CheckDef<VllmFacts> = {
-  id: 'vllm.flags', title: 'every flag exists in the installed vLLM', scope: 'host',
+  id: 'vllm.flags', title: 'every flag exists in the installed vLLM', scope: 'host', needs: ['help', 'launchers'],
   evaluate(f, host, ctx) {
     const verdict = unitFlags(f, host, ctx);
     const stale = verdict.status === 'pass' ? supersededLaunchers(f) : [];
@@ -85,16 +87,35 @@ function unitFlags(f: VllmFacts, host: string, ctx: StageContext): Verdict {
     if (removed.length > 0) {
       return { status: 'fail', rule: 'R40', summary: `${f.deployed!.source} passes ${removed.join(', ')}: vLLM exits with "error: unrecognized arguments: ${removed.map((x) => (f.deployed!.flags.get(x) ? `${x} ${f.deployed!.flags.get(x)}` : x)).join(' ')}"`, evidence, fix: fixFor(removed) };
     }
-    return { status: 'fail', rule: 'R40', summary: 'cannot list the installed vLLM\'s flags: `vllm serve --help=all` did not run', evidence, fix: 'apply nccl.bench-tools (the cluster venv /opt/l20/venv with the pinned vLLM)' };
+    const absent = /No such file or directory|command not found/.test(f.helpEvidence);
+    return {
+      status: 'fail', rule: 'R40', evidence,
+      fix: 'apply nccl.bench-tools (the cluster venv /opt/l20/venv with the pinned vLLM)',
+      summary: absent ? `vLLM is not installed: ${VENV_BIN}/vllm does not exist`
+        : 'cannot list the installed vLLM\'s flags: `vllm serve --help=all` failed',
+    };
   }
-  if (all.length === 0) return { status: 'pass', rule: 'R40', summary: 'no vLLM command on this host to check', evidence };
+  if (all.length === 0) return {
+    status: 'skip', rule: 'R40', summary: 'no vLLM command on this host to check', evidence,
+  };
   const known = new Set(f.helpFlags);
   const unknown = all.filter((x) => !known.has(x));
   if (unknown.length > 0) {
     const where = unknown.map((x) => `${x} (${deployed.includes(x) ? f.deployed!.source : 'planned'}${VLLM_REMOVED_FLAGS[x] ? `: ${VLLM_REMOVED_FLAGS[x]!.why}` : ''})`);
-    return { status: 'fail', rule: 'R40', summary: `not in \`vllm serve --help=all\` of vLLM ${version ?? '?'}: ${where.join(', ')}`, evidence, fix: fixFor(unknown) };
+    return {
+      status: 'fail', rule: 'R40',
+      summary: `not in \`vllm serve --help=all\` of ${vllmName(version)}: ${where.join(', ')}`, evidence,
+      fix: fixFor(unknown),
+    };
   }
-  return { status: 'pass', rule: 'R40', summary: `all ${all.length} flags are options of vLLM ${version ?? '?'}`, evidence };
+  return {
+    status: 'pass', rule: 'R40', summary: `all ${all.length} flags are options of ${vllmName(version)}`, evidence,
+  };
+}
+
+/** `vLLM 0.11.0`, or what is known when neither `vllm --version` nor the import printed one. */
+function vllmName(version: string | undefined): string {
+  return version ? `vLLM ${version}` : 'the installed vLLM (version not printed)';
 }
 
 function sameLayout(a: Layout, d: Deployed): boolean {
@@ -106,6 +127,7 @@ function sameLayout(a: Layout, d: Deployed): boolean {
 
 export const layoutCheck: CheckDef<VllmFacts> = {
   id: 'vllm.layout', title: 'parallel layout = the advisor\'s (or a recorded override)', scope: 'host',
+  needs: ['models', 'launchers'],
   evaluate(f, host, ctx) {
     const d = decideLayout(ctx.config, f, ctx.hosts.length);
     const arithmetic = d.lines.join('\n');
@@ -143,6 +165,7 @@ export const layoutCheck: CheckDef<VllmFacts> = {
 
 export const exposureCheck: CheckDef<VllmFacts> = {
   id: 'vllm.exposure', title: 'API on the service address with an API key', scope: 'host',
+  needs: ['listening', 'env-file', 'launchers'],
   evaluate(f, host, ctx) {
     const port = ctx.config.vllm.port;
     const socks = (f.listening ?? []).filter((s) => s.port === port);
@@ -155,7 +178,19 @@ export const exposureCheck: CheckDef<VllmFacts> = {
       + `${VLLM_ENV_FILE} (0600) loaded by EnvironmentFile= (never --api-key, which ps shows every user), `
       + `and ufw admits port ${port} on the management interface only`;
     if (wide.length > 0) return { status: 'fail', rule: 'R46', summary: `the API port ${port} listens on ${wide.map((s) => s.address).join(', ')}: every network the host is on reaches it`, evidence, fix };
-    if (!dep) return { status: 'pass', rule: 'R46', summary: `nothing serves on port ${port}`, evidence };
+    if (!f.listening) return {
+      status: 'error', rule: 'R46', summary: 'cannot tell: ss could not list the listening sockets',
+      evidence: `${evidence}\n${f.listeningEvidence}`, fix: 'check `ss -ltnH` on the host (iproute2)',
+    };
+    // Nothing deployed and nothing listening: no API to judge (vllm.units reports the missing deployment).
+    if (!dep && socks.length === 0) return {
+      status: 'skip', rule: 'R46', summary: `vLLM is not deployed: nothing serves on port ${port}`, evidence,
+    };
+    if (!dep) return {
+      status: 'pass', rule: 'R46',
+      summary: `port ${port} is held by ${socks.map((s) => s.address).join(', ')}, not a wildcard; no vLLM deployed`,
+      evidence,
+    };
     if (dep.source !== 'l20-vllm.service') {
       const lint = lintOf(dep, ['R46']);
       if (lint.length > 0) {
@@ -170,7 +205,13 @@ export const exposureCheck: CheckDef<VllmFacts> = {
     if (dep.headless || dep.launch.cli === undefined) return { status: 'pass', rule: 'R46', summary: 'headless engines: no API on this host', evidence };
     const h = dep.flags.get('--host');
     if (!h || WILDCARD.test(h)) return { status: 'fail', rule: 'R46', summary: `the API binds ${h ?? 'all interfaces'}`, evidence, fix };
-    if (h !== f.mgmtAddress) return { status: 'fail', rule: 'R46', summary: `the API binds ${h}, not the management address ${f.mgmtAddress ?? '?'}`, evidence, fix };
+    if (h !== f.mgmtAddress) {
+      return {
+        status: 'fail', rule: 'R46',
+        summary: `the API binds ${h}, not the management address ${f.mgmtAddress ?? '(unknown: SSH_CONNECTION empty)'}`,
+        evidence, fix,
+      };
+    }
     if (dep.flags.has('--api-key')) {
       const summary = 'the API key is on vLLM\'s command line (--api-key): every local user reads it in ps '
         + 'and /proc/<pid>/cmdline';
@@ -209,10 +250,10 @@ function lastRun(journal: string): string {
 }
 
 export const unitsCheck: CheckDef<VllmFacts> = {
-  id: 'vllm.units', title: 'l20-vllm.service active, every rank loaded', scope: 'host',
+  id: 'vllm.units', title: 'l20-vllm.service active, every rank loaded', scope: 'host', needs: ['models'],
   evaluate(f, host, ctx) {
     const plan = plannedArgv(f, host, ctx);
-    const state = `systemctl is-active l20-vllm.service → ${f.unit.active ?? '?'} (load ${f.unit.loadState ?? '?'}, NRestarts ${f.unit.nRestarts ?? '?'})`;
+    const state = unitStateLine(VLLM_UNIT, f.unit);
     if ('problem' in plan) return { status: 'fail', summary: `no plan: ${plan.problem}`, evidence: state, fix: 'apply vllm.model-sync, then vllm.units' };
     if (plan.argv === null) {
       if (f.unit.file) return { status: 'fail', summary: `${host} should run no vLLM (${describeLayout(plan.layout)})`, evidence: state, fix: 'apply vllm.units' };
@@ -221,12 +262,21 @@ export const unitsCheck: CheckDef<VllmFacts> = {
     if (!f.unit.file) return { status: 'fail', summary: 'l20-vllm.service is not installed', evidence: state, fix: 'apply vllm.units' };
     const want = vllmUnit(ctx.config, hostIndex(ctx, host), plan.layout, plan.argv, f.user ?? 'root');
     if (f.unit.file !== want) return { status: 'fail', summary: 'l20-vllm.service differs from the plan (model, layout, addresses or limits changed)', evidence: `${state}\n--- installed\n${f.unit.file}--- planned\n${want}`, fix: 'apply vllm.units' };
+    // The file is read with cat; whether it runs, only systemctl can say.
+    if (f.unit.unreadable.length > 0) return cannotTellVerdict(f.unit.unreadable, host);
     const run = lastRun(f.journal);
     const log = parseVllmLog(run);
     const tail = redact(run.split('\n').filter((l) => l.trim()).slice(-12).join('\n'));
     if (f.unit.active !== 'active') {
-      return { status: 'fail', summary: `l20-vllm.service is ${f.unit.active ?? 'not running'}${log.errors[0] ? `: ${log.errors[0]}` : ''}`, evidence: `${state}\n${f.journalEvidence}\n${tail}`, fix: 'read `journalctl -u l20-vllm.service`; apply vllm.units after fixing the cause' };
+      return {
+        status: 'fail',
+        summary: `l20-vllm.service is ${unitStateWord(f.unit)}${log.errors[0] ? `: ${log.errors[0]}` : ''}`,
+        evidence: `${state}\n${f.journalEvidence}\n${tail || '(no journal lines)'}`,
+        fix: 'read `journalctl -u l20-vllm.service`; apply vllm.units after fixing the cause',
+      };
     }
+    // An active unit whose journal could not be read would look like one still starting.
+    if (f.journalUnreadable.length > 0) return cannotTellVerdict(f.journalUnreadable, host);
     const engines = loadedEngines(run);
     const expected = plan.layout.backend === 'ray' ? 1 : plan.layout.dpLocal;
     const head = !plan.argv.includes('--headless');

@@ -1,9 +1,10 @@
 /** What the vllm stage reads about one host. */
+import { probeProblems, type ProbeProblem } from '../../src/engine/probe-health.js';
 import type { ProbeOutputs } from '../../src/engine/types.js';
 import { buildFile } from '../../src/lint/build.js';
 import { launchesOf, type Launch } from '../../src/rules/cfg/launch.js';
-import { blocks, collectShared, type SharedFacts } from './shared-facts.js';
-import { API_KEY_VAR, OLD_API_KEY_VAR, VLLM_ENV_FILE } from './probes.js';
+import { blocks, collectShared, collectUnit, type SharedFacts, type UnitFacts } from './shared-facts.js';
+import { API_KEY_VAR, OLD_API_KEY_VAR, VLLM_ENV_FILE, vllmProbes } from './probes.js';
 
 /** A vLLM launch found on the host: the unit's ExecStart, or a start script / Python launcher. */
 export interface Deployed {
@@ -17,9 +18,11 @@ export interface Deployed {
 }
 
 export interface VllmFacts extends SharedFacts {
-  unit: { loadState?: string; active?: string; subState?: string; nRestarts?: number; file?: string; evidence: string };
+  unit: UnitFacts & { evidence: string };
   journal: string;
   journalEvidence: string;
+  /** Why the journal could not be read (sudo refused, journalctl missing): an empty journal then says nothing. */
+  journalUnreadable: ProbeProblem[];
   /** `key`: VLLM_API_KEY is set; `oldKey`: only the old L20_API_KEY is (vLLM does not read it by itself). */
   envFile: { present: boolean; mode?: string; owner?: string; key: boolean; oldKey: boolean; evidence: string };
   launchers: Array<{ path: string; text: string }>;
@@ -59,20 +62,10 @@ export function collectVllm(outputs: ProbeOutputs): VllmFacts {
   const r = outputs.results;
   const shared = collectShared(outputs);
 
-  const unitOut = r.unit?.stdout ?? '';
-  const unit: VllmFacts['unit'] = { evidence: r.unit ? `systemctl is-active/show l20-vllm.service → exit ${r.unit.exitCode}` : 'not run' };
-  for (const b of blocks(unitOut)) {
-    if (b.name === 'is-active') unit.active = b.body.trim().split('\n')[0];
-    else if (b.name === 'show') {
-      for (const line of b.body.split('\n')) {
-        const [k, v] = [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)];
-        if (k === 'LoadState') unit.loadState = v;
-        else if (k === 'ActiveState') unit.active ??= v;
-        else if (k === 'SubState') unit.subState = v;
-        else if (k === 'NRestarts' && /^\d+$/.test(v)) unit.nRestarts = Number(v);
-      }
-    } else if (b.name === 'file' && b.body.trim()) unit.file = `${b.body}\n`;
-  }
+  const unit: VllmFacts['unit'] = {
+    ...collectUnit(vllmProbes.find((p) => p.id === 'unit'), r.unit),
+    evidence: r.unit ? `systemctl is-active/show l20-vllm.service → exit ${r.unit.exitCode}` : 'not run',
+  };
 
   const env = (r['env-file']?.stdout ?? '').trim();
   const mode = /^mode (\d+) (\S+)$/m.exec(env);
@@ -99,11 +92,13 @@ export function collectVllm(outputs: ProbeOutputs): VllmFacts {
   const deployed = (unit.file ? deployedFrom('l20-vllm.service', unit.file) : undefined)
     ?? launchers.map((l) => deployedFrom(l.path, l.text)).find((d) => d !== undefined);
   const j = r.journal;
+  const journalProbe = vllmProbes.find((p) => p.id === 'journal');
   return {
     ...shared,
     unit,
     journal: j?.exitCode === 0 ? j.stdout : '',
     journalEvidence: j ? `${j.commandLine} → exit ${j.exitCode}` : 'not run',
+    journalUnreadable: j && journalProbe ? probeProblems(journalProbe, j) : [],
     envFile,
     launchers,
     ...(flags ? { helpFlags: flags } : {}),

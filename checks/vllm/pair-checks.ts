@@ -12,7 +12,7 @@ import { describeLayout } from './advisor.js';
 import { modelName, modelPath } from './catalog.js';
 import type { VllmFacts } from './facts.js';
 import { decideLayout } from './plan.js';
-import type { Versions } from './shared-facts.js';
+import { unitStateWord, type Versions } from './shared-facts.js';
 
 export const HEALTH_SCRIPT = `. /etc/l20/vllm.env 2>/dev/null
 key=\${VLLM_API_KEY:-\${L20_API_KEY:-}}
@@ -56,7 +56,9 @@ export async function vllmClusterRun(ctx: ClusterRunContext<VllmFacts>): Promise
   const d = decideLayout(ctx.config, head.facts, ctx.hosts.length);
   const layout = d.layout ? describeLayout(d.layout).replace(/ \(.*$/, '').replace(/×/g, 'x').replace(/\s+/g, '') : 'unknown';
   if (!apiIp) return { apiHost: head.host, skipped: `${head.host}: management address unknown` };
-  if (head.facts.unit.active !== 'active') return { apiHost: head.host, apiIp, layout, skipped: `l20-vllm.service is ${head.facts.unit.active ?? 'not installed'} on ${head.host}` };
+  if (head.facts.unit.active !== 'active') return {
+    apiHost: head.host, apiIp, layout, skipped: `l20-vllm.service is ${unitStateWord(head.facts.unit)} on ${head.host}`,
+  };
   const h = await ctx.run(head.host, 'vllm.health', { script: HEALTH_SCRIPT, args: [apiIp, port] }, { sudo: true, timeoutMs: 30_000 });
   const parts = new Map<string, string>();
   for (const block of h.stdout.split(/^### /m).slice(1)) {
@@ -123,19 +125,27 @@ export function versionParity<F extends { versions: Versions }>(all: ReadonlyArr
 }
 
 export const versionsCheck: CheckDef<VllmFacts, VllmCluster> = {
-  id: 'vllm.versions', title: 'Python, Ray, vLLM, torch, NCCL equal on every host', scope: 'pair',
+  id: 'vllm.versions', title: 'Python, Ray, vLLM, torch, NCCL equal on every host', scope: 'pair', needs: ['versions'],
   evaluate(all) {
+    if (all.length < 2) return {
+      status: 'skip', rule: 'R47', summary: `one host (${all[0]?.host ?? 'none'}): nothing to compare`,
+      evidence: `hosts: ${all.map((h) => h.host).join(', ')}`,
+    };
     return { ...versionParity(all), rule: 'R47' };
   },
 };
 
 export const modelCheck: CheckDef<VllmFacts, VllmCluster> = {
-  id: 'vllm.model', title: 'the model is on every host, identical', scope: 'pair',
+  id: 'vllm.model', title: 'the model is on every host, identical', scope: 'pair', needs: ['models'],
   evaluate(all, ctx) {
     const id = ctx.config.vllm.model;
     const path = modelPath(id);
     const rows = all.map((h) => ({ host: h.host, dir: h.facts.models.find((m) => m.path === path), facts: h.facts }));
-    const lines = rows.map((r) => (r.dir ? `${r.host}: ${path} du -sb ${r.dir.du ?? '?'} B, config.json sha256 ${r.dir.configSha?.slice(0, 16) ?? '—'}…, index sha256 ${r.dir.indexSha?.slice(0, 16) ?? '—'}…` : `${r.host}: ${path} absent`));
+    const sha = (v: string | undefined, what: string) => (v ? `${what} sha256 ${v.slice(0, 16)}…` : `no ${what}`);
+    const lines = rows.map((r) => (r.dir
+      ? `${r.host}: ${path} ${r.dir.du !== undefined ? `du -sb ${r.dir.du} B` : 'du printed no size'}, `
+        + `${sha(r.dir.configSha, 'config.json')}, ${sha(r.dir.indexSha, 'safetensors index')}`
+      : `${r.host}: ${path} absent`));
     // A start script that serves another (nonexistent) model is what runs when no unit is installed.
     const bad = rows.flatMap((r) => (r.facts.deployed && r.facts.deployed.source !== 'l20-vllm.service' ? lintText(r.facts.deployed.text, r.facts.deployed.source).findings.filter((x) => x.rule === 'R41').map((x) => `${r.host}:${r.facts.deployed!.source}: ${x.evidence}`) : []));
     const evidence = [...lines, ...bad].join('\n');
@@ -146,7 +156,12 @@ export const modelCheck: CheckDef<VllmFacts, VllmCluster> = {
     const differs = (['configSha', 'indexSha', 'du'] as const).filter(diff);
     if (differs.length > 0) return { status: 'fail', rule: 'R41', summary: `the copies of ${path} differ (${differs.map((k) => (k === 'du' ? 'size' : k === 'configSha' ? 'config.json' : 'safetensors index')).join(', ')})`, evidence, fix };
     if (bad.length > 0) return { status: 'fail', rule: 'R41', summary: `${rows.find((r) => r.facts.deployed)?.facts.deployed?.source} serves a model that does not exist`, evidence, fix: 'apply vllm.units (serves the configured model from its local path)' };
-    return { status: 'pass', rule: 'R41', summary: `${path} identical on ${rows.length} hosts (${rows[0]?.dir?.du?.toLocaleString('en-US')} B)`, evidence };
+    const size = rows[0]?.dir?.du !== undefined ? ` (${rows[0].dir.du.toLocaleString('en-US')} B)` : '';
+    if (rows.length < 2) return {
+      status: 'pass', rule: 'R41', summary: `${path} is on ${rows[0]!.host}${size}; one host: no copy to compare`,
+      evidence,
+    };
+    return { status: 'pass', rule: 'R41', summary: `${path} identical on ${rows.length} hosts${size}`, evidence };
   },
 };
 
@@ -155,7 +170,8 @@ export const healthCheck: CheckDef<VllmFacts, VllmCluster> = {
   evaluate(_all, ctx) {
     const c = ctx.cluster;
     const served = modelName(ctx.config.vllm.model);
-    if (!c?.health) return { status: 'fail', summary: `no API to ask: ${c?.skipped ?? 'the cluster run did not happen'}`, evidence: c?.skipped ?? '', fix: 'apply vllm.units' };
+    const why = c?.skipped ?? 'the cluster run did not happen';
+    if (!c?.health) return { status: 'fail', summary: `no API to ask: ${why}`, evidence: why, fix: 'apply vllm.units' };
     const ok = c.health.code === 200 && c.health.models.includes(served);
     if (ok) return { status: 'pass', summary: `http://${c.apiIp}:${ctx.config.vllm.port}: /health 200, /v1/models lists ${served}`, evidence: c.health.evidence };
     return {
@@ -165,24 +181,32 @@ export const healthCheck: CheckDef<VllmFacts, VllmCluster> = {
   },
 };
 
-const n = (x: number | undefined, d = 2): string => (x === undefined ? '?' : x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d }));
+const n = (x: number | undefined, d = 2): string => (x === undefined ? 'not reported' : x.toLocaleString('en-US', {
+  maximumFractionDigits: d, minimumFractionDigits: d,
+}));
+
+const BENCH_VERSION_NAMES = { vllm: 'vLLM', torch: 'torch', nccl: 'NCCL', driver: 'driver' } as const;
 
 export const benchCheck: CheckDef<VllmFacts, VllmCluster> = {
   id: 'vllm.bench', title: `vllm bench serve: ${BENCH.prompts} prompts, ${BENCH.inputLen} in / ${BENCH.outputLen} out, concurrency ${BENCH.concurrency}`, scope: 'pair',
   evaluate(all, ctx) {
     const c = ctx.cluster;
-    if (!c?.bench) return { status: 'skip', summary: `not run: ${c?.skipped ?? 'the API is not healthy (vllm.health)'}`, evidence: c?.health?.evidence ?? c?.skipped ?? '' };
+    const why = c?.skipped ?? 'the API is not healthy (vllm.health)';
+    if (!c?.bench) return { status: 'skip', summary: `not run: ${why}`, evidence: c?.health?.evidence ?? why };
     const b = c.bench.facts;
     const head = all[0]?.facts;
     const d = head ? decideLayout(ctx.config, head, ctx.hosts.length) : undefined;
-    const quant = d?.advice?.ok ? 'none (BF16 weights)' : '?';
+    const quant = d?.advice?.ok ? 'none (BF16 weights)' : 'not advised (see vllm.layout)';
     const report = [
-      `model ${ctx.config.vllm.model} (${modelPath(ctx.config.vllm.model)}), quantization ${quant}, layout ${d?.layout ? describeLayout(d.layout) : '?'}`,
+      `model ${ctx.config.vllm.model} (${modelPath(ctx.config.vllm.model)}), quantization ${quant}, `
+        + `layout ${d?.layout ? describeLayout(d.layout) : 'not decided'}`,
       `workload: random dataset, ${BENCH.inputLen} input / ${BENCH.outputLen} output tokens, max concurrency ${BENCH.concurrency}, ${BENCH.prompts} prompts, seed 0`,
-      `requests: ${b.successful ?? '?'} ok, ${b.failed ?? 0} failed in ${n(b.durationS)} s; ${n(b.requestThroughput)} req/s`,
+      `requests: ${b.successful !== undefined ? `${b.successful} ok` : 'no count of successful requests'}, `
+        + `${b.failed ?? 0} failed in ${n(b.durationS)} s; ${n(b.requestThroughput)} req/s`,
       `tokens: output ${n(b.outputTokThroughput)} tok/s (peak ${n(b.peakOutputTokThroughput)}), total ${n(b.totalTokThroughput)} tok/s`,
       `TTFT mean ${n(b.meanTtftMs)} / median ${n(b.medianTtftMs)} / P99 ${n(b.p99TtftMs)} ms; TPOT mean ${n(b.meanTpotMs)} / median ${n(b.medianTpotMs)} / P99 ${n(b.p99TpotMs)} ms; ITL mean ${n(b.meanItlMs)} / median ${n(b.medianItlMs)} / P99 ${n(b.p99ItlMs)} ms`,
-      ...all.map((h) => `${h.host}: vLLM ${h.facts.versions.vllm ?? '?'}, torch ${h.facts.versions.torch ?? '?'}, NCCL ${h.facts.versions.nccl ?? '?'}, driver ${h.facts.versions.driver ?? '?'}`),
+      ...all.map((h) => `${h.host}: ${(['vllm', 'torch', 'nccl', 'driver'] as const)
+        .map((k) => `${BENCH_VERSION_NAMES[k]} ${h.facts.versions[k] ?? 'not read'}`).join(', ')}`),
       c.bench.previousOutputTokS !== undefined && b.outputTokThroughput !== undefined
         ? `previous run of this layout: ${n(c.bench.previousOutputTokS)} tok/s output (${b.outputTokThroughput >= c.bench.previousOutputTokS ? '+' : ''}${n((100 * (b.outputTokThroughput - c.bench.previousOutputTokS)) / c.bench.previousOutputTokS, 1)} %)`
         : 'previous run of this layout: none (results are kept in /var/lib/l20-setup/bench)',

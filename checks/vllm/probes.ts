@@ -84,19 +84,20 @@ export const SHARED_PROBES: readonly ProbeDef[] = [
   { id: 'ssh-connection', command: { script: SSH_CONNECTION_SCRIPT } },
   { id: 'user', command: { argv: ['id', '-un'] } },
   { id: 'ip-addr', command: { argv: ['ip', '-j', 'addr', 'show'] } },
-  { id: 'versions', command: { script: VERSIONS_SCRIPT }, timeoutMs: 180_000 },
-  { id: 'gpus', command: { argv: [...GPU_QUERY] } },
-  { id: 'p2p', command: { argv: ['nvidia-smi', 'topo', '-p2p', 'r'] } },
+  // A missing venv program or nvidia-smi is an answer (no venv, no driver), not a tool to install.
+  { id: 'versions', command: { script: VERSIONS_SCRIPT }, timeoutMs: 180_000, tools: [] },
+  { id: 'gpus', command: { argv: [...GPU_QUERY] }, tools: [] },
+  { id: 'p2p', command: { argv: ['nvidia-smi', 'topo', '-p2p', 'r'] }, tools: [] },
   { id: 'models', command: { script: MODELS_SCRIPT }, timeoutMs: 120_000 },
   { id: 'listening', command: { argv: ['ss', '-ltnH'] } },
 ];
 
 export const vllmProbes: readonly ProbeDef[] = [
   ...SHARED_PROBES,
-  { id: 'unit', command: { script: UNIT_SCRIPT } },
+  { id: 'unit', command: { script: UNIT_SCRIPT }, tools: ['systemctl'] },
   // -n 1000, not 200: sixteen engines' start-up lines and the route list outgrow 200 before the API is up.
   { id: 'journal', command: { argv: ['journalctl', '-u', VLLM_UNIT, '-o', 'cat', '-n', '1000', '--no-pager'] }, sudo: true },
   { id: 'env-file', command: { script: ENV_FILE_SCRIPT }, sudo: true },
   { id: 'launchers', command: { script: LAUNCHERS_SCRIPT } },
-  { id: 'help', command: { argv: [`${VENV_BIN}/vllm`, 'serve', '--help=all'] }, timeoutMs: 180_000 },
+  { id: 'help', command: { argv: [`${VENV_BIN}/vllm`, 'serve', '--help=all'] }, timeoutMs: 180_000, tools: [] },
 ];

@@ -3,7 +3,8 @@
  * directories (R41), the management address (where the API listens) and the listening TCP sockets
  * (R46). Collection never throws: what a probe could not tell stays undefined, with its evidence.
  */
-import type { ProbeOutputs } from '../../src/engine/types.js';
+import { probeProblems, type ProbeProblem } from '../../src/engine/probe-health.js';
+import type { ProbeDef, ProbeOutputs } from '../../src/engine/types.js';
 import type { RunResult } from '../../src/transport/types.js';
 import { parseIpJson } from '../../src/parse/ip-json.js';
 import { parseNvidiaSmiCsv } from '../../src/parse/nvidia-smi-csv.js';
@@ -58,6 +59,61 @@ export interface SharedFacts {
 }
 
 const out = (r: RunResult | undefined): string => (r ? `${r.stdout}${r.stderr}` : '');
+
+/** A systemd unit as the serving stages' unit probes print it: `### is-active`, `### show`, `### file` blocks. */
+export interface UnitFacts {
+  loadState?: string;
+  active?: string;
+  subState?: string;
+  nRestarts?: number;
+  /** The unit file (read with cat: known without a unit manager). */
+  file?: string;
+  /** Why systemctl gave no state (not installed, no unit manager, sudo): the unit's state is then unknown. */
+  unreadable: ProbeProblem[];
+}
+
+export function collectUnit(probe: ProbeDef | undefined, r: RunResult | undefined): UnitFacts {
+  const unit: UnitFacts = { unreadable: probe && r ? probeProblems(probe, r) : [] };
+  for (const b of blocks(r?.stdout ?? '')) {
+    if (b.name === 'is-active') {
+      const state = b.body.trim().split('\n')[0];
+      if (state) unit.active = state;
+    } else if (b.name === 'show') {
+      for (const line of b.body.split('\n')) {
+        const eq = line.indexOf('=');
+        const [k, v] = [line.slice(0, eq), line.slice(eq + 1)];
+        if (k === 'LoadState' && v) unit.loadState = v;
+        else if (k === 'ActiveState' && v) unit.active ??= v;
+        else if (k === 'SubState' && v) unit.subState = v;
+        else if (k === 'NRestarts' && /^\d+$/.test(v)) unit.nRestarts = Number(v);
+      }
+    } else if (b.name === 'file' && b.body.trim()) unit.file = `${b.body}\n`;
+  }
+  return unit;
+}
+
+/** Why systemctl printed no state: `unknown (…)`, or undefined when nothing stopped it. */
+function unreadableState(u: UnitFacts): string | undefined {
+  const p = u.unreadable[0];
+  if (!p) return undefined;
+  if (p.kind === 'missing-tool') return `unknown (${p.tool} is not installed)`;
+  return p.kind === 'sudo' ? 'unknown (sudo refused)' : 'unknown (no systemd unit manager)';
+}
+
+/** The unit's state in a word, as summaries say it: never an empty state. */
+export function unitStateWord(u: UnitFacts): string {
+  if (u.active) return u.active;
+  if (!u.file) return 'not installed';
+  return unreadableState(u) ?? 'in no state systemctl printed';
+}
+
+/** `systemctl is-active NAME → state (LoadState …, NRestarts …); the unit file`, what was not shown said so. */
+export function unitStateLine(name: string, u: UnitFacts): string {
+  const state = u.active ?? unreadableState(u) ?? 'no state printed';
+  return `systemctl is-active ${name} → ${state} `
+    + `(LoadState ${u.loadState ?? 'not shown'}, NRestarts ${u.nRestarts ?? 'not shown'})`
+    + `; /etc/systemd/system/${name}: ${u.file ? 'present' : 'absent'}`;
+}
 
 /** `### name rest` blocks. */
 export function blocks(text: string): Array<{ name: string; rest: string; body: string }> {

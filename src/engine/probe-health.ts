@@ -26,7 +26,7 @@ const TOOL_PACKAGES: Readonly<Record<string, string>> = {
   ib_write_bw: 'perftest', ib_read_bw: 'perftest', ib_send_bw: 'perftest',
   rdma_server: 'rdmacm-utils', rdma_client: 'rdmacm-utils',
   lldpcli: 'lldpd', ufw: 'ufw', chronyc: 'chrony', netplan: 'netplan.io', mokutil: 'mokutil',
-  ping: 'iputils-ping', curl: 'curl', jq: 'jq', python3: 'python3', sysctl: 'procps', ps: 'procps',
+  ping: 'iputils-ping', curl: 'curl', jq: 'jq', python3: 'python3', sysctl: 'procps', ps: 'procps', pgrep: 'procps',
   mlnx_qos: 'mlnx-tools', ibdev2netdev: 'mlnx-tools', show_gids: 'mlnx-tools',
   'update-grub': 'grub2-common', dkms: 'dkms', nvcc: 'nvidia-cuda-toolkit',
 };

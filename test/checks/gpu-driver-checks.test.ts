@@ -5,6 +5,8 @@ import { install, removeConflicts, persistence } from '../../checks/gpu-driver/s
 import type { CheckDef, HostCheckDef, PairCheckDef, StepDef, StepPlanContext } from '../../src/engine/types.js';
 import type { RunResult } from '../../src/transport/types.js';
 import { testContext } from '../helpers/stage-context.js';
+import { NO_SYSTEMD, notFound, unreadableVerdict } from '../helpers/needs.js';
+import { gpuDriverStage } from '../../checks/gpu-driver/index.js';
 import { loadFixture, splitSamples } from '../parse/fixtures.js';
 
 const ctx = testContext();
@@ -71,10 +73,16 @@ describe('gpu-driver checks on facts read from real formats', () => {
   it('fresh: no driver (nouveau) fails loaded and gpus, with the install step as the fix', () => {
     const f = facts(FRESH);
     expect(host(c.loadedCheck, f)).toMatchObject({ status: 'fail', summary: expect.stringContaining('nouveau'), fix: expect.stringContaining('gpu-driver.install') });
-    expect(host(c.methodCheck, f).status).toBe('pass');
+    // No driver is no install method to judge: not a pass on nothing.
+    expect(host(c.methodCheck, f)).toMatchObject({
+      status: 'skip', summary: expect.stringContaining('no GPU driver installed'),
+    });
     expect(host(c.branchCheck, f).status).toBe('skip');
     expect(host(c.openCheck, f).status).toBe('skip');
-    expect(host(c.gpusCheck, f)).toMatchObject({ status: 'fail', summary: 'nvidia-smi: command not found' });
+    expect(host(c.gpusCheck, f)).toMatchObject({
+      status: 'fail', summary: 'nvidia-smi is not installed (no NVIDIA driver) beside 8 GPU(s) on the PCIe bus',
+      fix: expect.stringContaining('gpu-driver.install'),
+    });
     expect(host(c.persistenceCheck, f).status).toBe('skip');
   });
 
@@ -130,6 +138,57 @@ describe('gpu-driver checks on facts read from real formats', () => {
   it('persistence off warns with the persistence step as the fix', () => {
     const f = facts({ query: run(query('580.126.09', 'Disabled')), persistenced: run('inactive\n', 3) });
     expect(host(c.persistenceCheck, f)).toMatchObject({ status: 'warn', fix: expect.stringContaining('gpu-driver.persistence') });
+  });
+
+  it('persistence beside a host without systemd is "cannot tell", never "nvidia-persistenced unknown"', () => {
+    const booted = run('', 1, NO_SYSTEMD);
+    const noSystemd = unreadableVerdict(gpuDriverStage, 'gpu-driver.persistence', { persistenced: booted });
+    expect(noSystemd).toMatchObject({
+      status: 'error', summary: 'cannot tell: l20-n1 runs no systemd unit manager (systemctl cannot reach it)',
+    });
+    const absent = unreadableVerdict(gpuDriverStage, 'gpu-driver.persistence', { persistenced: notFound('systemctl') });
+    expect(absent).toMatchObject({
+      status: 'error', summary: 'cannot tell: systemctl is not installed on l20-n1 (package systemd)',
+    });
+    // Whatever else leaves systemctl silent is said so, beside what the GPUs report.
+    const denied = run('', 1, 'Failed to get properties: Access denied\n');
+    const silent = host(c.persistenceCheck, facts({ persistenced: denied }));
+    expect(silent).toMatchObject({
+      status: 'error', summary: 'cannot tell: systemctl is-active nvidia-persistenced printed no state',
+    });
+    expect(silent.evidence).toContain('GPU 0 Enabled');
+    expect(silent.evidence).toContain('Access denied');
+  });
+
+  it('a host with no GPU on the bus says so; nvidia-smi missing is "no driver", not a tool to install', () => {
+    const bare = facts({ ...FRESH, 'lspci-gpus': run('') });
+    expect(host(c.gpusCheck, bare)).toMatchObject({
+      status: 'fail', summary: expect.stringContaining('no NVIDIA GPU on the PCIe bus (lspci lists none)'),
+    });
+    expect(unreadableVerdict(gpuDriverStage, 'gpu-driver.gpus', { query: FRESH.query! })).toBeUndefined();
+    const noLspci = unreadableVerdict(gpuDriverStage, 'gpu-driver.gpus', { 'lspci-gpus': notFound('lspci') });
+    expect(noLspci?.summary).toBe('cannot tell: lspci is not installed on l20-n1 (package pciutils)');
+    // A row with fields nvidia-smi left out shows what is missing, never a `?`.
+    const partial = host(c.gpusCheck, facts({ query: run(query('580.126.09').replace(/, 350\.00,/g, ', [N/A],')) }));
+    expect(partial.evidence).not.toMatch(/(^|[\s,:])\?($|[\s,])/m);
+  });
+
+  it('Secure Boot: mokutil missing is "cannot tell"; a legacy-BIOS host has none', () => {
+    const missing = unreadableVerdict(gpuDriverStage, 'gpu-driver.secure-boot', { 'secure-boot': notFound('mokutil') });
+    expect(missing).toMatchObject({
+      status: 'error', summary: 'cannot tell: mokutil is not installed on l20-n1 (package mokutil)',
+    });
+    const noEfi = run('', 255, 'EFI variables are not supported on this system\n');
+    expect(host(c.secureBootCheck, facts({ 'secure-boot': noEfi })))
+      .toMatchObject({ status: 'pass', summary: expect.stringContaining('no EFI (legacy boot)') });
+    expect(host(c.secureBootCheck, facts({ 'secure-boot': run('', 1, 'Failed to read SecureBoot\n') })).status)
+      .toBe('error');
+  });
+
+  it('parity on one host skips: nothing to compare', () => {
+    const pair = c.parityCheck as PairCheckDef<GpuDriverFacts>;
+    expect(pair.evaluate([{ host: 'l20-n1', facts: facts() }], { ...ctx, cluster: undefined }))
+      .toMatchObject({ status: 'skip', summary: 'one host (l20-n1): nothing to compare' });
   });
 
   it('Secure Boot with a DKMS module warns (MOK enrolment at the console)', () => {

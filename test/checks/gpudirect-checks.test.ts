@@ -7,6 +7,8 @@ import type { CheckDef, HostCheckDef, StepDef, StepPlanContext } from '../../src
 import type { RunResult } from '../../src/transport/types.js';
 import { testContext } from '../helpers/stage-context.js';
 import { loadFixture } from '../parse/fixtures.js';
+import { notFound, notFoundText, unreadableVerdict } from '../helpers/needs.js';
+import { gpudirectStage } from '../../checks/gpudirect/index.js';
 
 const ctx = testContext();
 const run = (stdout: string, exitCode = 0, stderr = ''): RunResult => ({ commandLine: 'x', exitCode, signal: null, stdout, stderr, durationMs: 1, timedOut: false, cancelled: false, truncated: false });
@@ -56,7 +58,8 @@ function p2p(cell: (a: number, b: number) => string = (a, b) => (Math.floor(a / 
 
 const OPEN = 'NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.126.09  Release Build  (root@l20-n1)  Sun Nov 29 10:00:00 UTC 2026\n';
 const PROPRIETARY = 'NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.126.09  Wed Jan  7 05:46:09 UTC 2026\n';
-const LSMOD_HEAD = 'Module                  Size  Used by\n';
+/** /proc/modules rows (what the probe reads: no lsmod, which Debian keeps off a login's PATH). */
+const procModules = (...rows: string[]): string => rows.map((r) => `${r} - Live 0x0000000000000000 (OE)\n`).join('');
 
 /** What `ready` looks like: open module, inbox stack, ACS off, iommu=pt. */
 function facts(over: Record<string, RunResult> = {}): GpudirectFacts {
@@ -65,7 +68,8 @@ function facts(over: Record<string, RunResult> = {}): GpudirectFacts {
     results: {
       kernel: run('5.15.0-126-generic\n'),
       'nvidia-version': run(OPEN),
-      lsmod: run(`${LSMOD_HEAD}nvidia_uvm           1830912  0\nnvidia              14299136  1 nvidia_uvm\nmlx5_ib               397312  0\nib_core               417792  2 mlx5_ib,ib_uverbs\n`),
+      modules: run(procModules('nvidia_uvm 1830912 0', 'nvidia 14299136 1 nvidia_uvm,', 'mlx5_ib 397312 0',
+        'ib_core 417792 2 mlx5_ib,ib_uverbs,')),
       'modules-load': run('### file /etc/modules\n# /etc/modules: kernel modules to load at boot time.\n'),
       'ofed-info': run('', 127, 'bash: line 1: ofed_info: command not found\n'),
       'dmabuf-env': run(''),
@@ -112,10 +116,12 @@ describe('gpudirect checks', () => {
   });
 
   it('tutorial: nvidia_peermem loaded on MLNX_OFED and listed in /etc/modules is a working (legacy) path', () => {
-    const lsmod = loadFixture('corpus/lsmod__grep-nvidia_peermem-mofed-ib_core-user.txt').trim();
+    // The rows of the corpus's `lsmod | grep nvidia_peermem` (MLNX_OFED host), as /proc/modules prints them.
     const f = facts({
       'nvidia-version': run(PROPRIETARY.replace(/580\.126\.09/, '535.183.01')),
-      lsmod: run(`${LSMOD_HEAD}${lsmod}\n`),
+      modules: run(procModules('nvidia_peermem 16384 0',
+        'ib_core 348160 9 rdma_cm,ib_ipoib,nvidia_peermem,iw_cm,ib_umad,rdma_ucm,ib_uverbs,mlx5_ib,ib_cm,',
+        'nvidia 56344576 492 nvidia_uvm,nvidia_peermem,nvidia_modeset,')),
       'ofed-info': run('MLNX_OFED_LINUX-23.10-1.1.9.0:\n'),
       'modules-load': run('### file /etc/modules\n# /etc/modules: kernel modules to load at boot time.\nnvidia-peermem\n'),
     });
@@ -149,6 +155,56 @@ describe('gpudirect checks', () => {
     expect(host(c.p2pCheck, ns)).toMatchObject({ status: 'warn', evidence: expect.stringContaining('GPU0↔GPU1 NS') });
     const tp8 = testContext(['l20-n1', 'l20-n2'], { vllm: { layout: 'tp-pp' } } as never);
     expect(host(c.p2pCheck, facts(), tp8).status).toBe('warn');
+  });
+
+  it('a host with no GPU or ConnectX: zero bridges is an answer (skip), not "could not read"', () => {
+    const none = facts({
+      pcie: run(''), 'nvidia-version': run('', 1, 'cat: /proc/driver/nvidia/version: No such file or directory\n'),
+      topo: notFound('nvidia-smi'), p2p: notFound('nvidia-smi'),
+    });
+    const v = host(c.acsCheck, none);
+    expect(v).toMatchObject({ status: 'skip', summary: expect.stringContaining('no NVIDIA GPU or ConnectX port') });
+    expect(v.evidence).toContain('listed no function');
+    expect(host(c.localityCheck, none)).toMatchObject({
+      status: 'skip', summary: expect.stringContaining('no NVIDIA driver loaded'),
+      evidence: expect.stringContaining('command not found'),
+    });
+    // nvidia-smi's absence is the answer "no driver", never a tool to install first.
+    expect(unreadableVerdict(gpudirectStage, 'gpudirect.locality', { topo: notFound('nvidia-smi') }))
+      .toBeUndefined();
+  });
+
+  it('lspci missing, sudo refused or lspci failing is "cannot tell", naming the tool and its package', () => {
+    const twice = run('', 0, notFoundText('lspci').repeat(2));
+    const missing = unreadableVerdict(gpudirectStage, 'gpudirect.acs', { pcie: twice });
+    expect(missing).toMatchObject({
+      status: 'error', summary: 'cannot tell: lspci is not installed on l20-n1 (package pciutils)',
+    });
+    const refused = run('', 1, 'sudo: a password is required\n');
+    expect(unreadableVerdict(gpudirectStage, 'gpudirect.acs', { pcie: refused })?.summary)
+      .toContain('sudo refused');
+    const pcilib = 'pcilib: Cannot open /proc/bus/pci\nlspci: Cannot find any working access method.\n';
+    const broken = host(c.acsCheck, facts({ pcie: run('', 0, pcilib) }));
+    expect(broken)
+      .toMatchObject({ status: 'error', summary: expect.stringMatching(/^cannot tell: lspci -vv of the bridges/) });
+    expect(broken.summary).toContain('(pcilib: Cannot open /proc/bus/pci)');
+    const noTty = run('', 1, 'sudo: a terminal is required to read the password\n');
+    expect(unreadableVerdict(gpudirectStage, 'gpudirect.peermem-dmesg', { dmesg: noTty })?.status)
+      .toBe('error');
+  });
+
+  it('nvidia_peermem is read from /proc/modules: a host without lsmod on its PATH still sees it loaded', () => {
+    const f = facts({
+      modules: run(procModules('nvidia_peermem 16384 0', 'nvidia 14299136 1 nvidia_peermem,')),
+      'nvidia-version': run(PROPRIETARY), 'ofed-info': run('MLNX_OFED_LINUX-23.10-1.1.9.0:\n'),
+      'modules-load': run('### file /etc/modules\nnvidia-peermem\n'),
+    });
+    expect(f.peermem).toMatchObject({ loaded: true, read: true });
+    expect(host(c.pathCheck, f).evidence).toContain('/proc/modules nvidia_peermem: nvidia_peermem 16384 0');
+    const unread = host(c.pathCheck, facts({
+      modules: run('', 1, 'cat: /proc/modules: No such file or directory\n'), 'nvidia-version': run(PROPRIETARY),
+    }));
+    expect(unread).toMatchObject({ status: 'error', summary: expect.stringMatching(/^cannot tell: \/proc\/modules/) });
   });
 
   it('parses the real single-GPU -p2p r capture (H200, 580.159.04)', () => {

@@ -10,6 +10,8 @@ import type { HostCheckDef, HostFacts, PairCheckDef } from '../../src/engine/typ
 import { parseTorchAllreduce, peakBusbw } from '../../src/parse/torch-allreduce.js';
 import type { RunResult } from '../../src/transport/types.js';
 import { testContext } from '../helpers/stage-context.js';
+import { unreadableVerdict } from '../helpers/needs.js';
+import { ncclStage } from '../../checks/nccl/index.js';
 
 const ctx = testContext();
 const corpus = (name: string): string => readFileSync(new URL(`../fixtures/corpus/${name}`, import.meta.url), 'utf8');
@@ -116,12 +118,38 @@ describe('nccl host checks', () => {
     expect(host(c.hcaResolve, none)).toMatchObject({ status: 'fail', rule: 'R06' });
     expect(host(c.socketIfname, none)).toMatchObject({ status: 'warn', rule: 'R14', summary: expect.stringContaining('eno1') });
     expect(host(c.confNames, none)).toMatchObject({ status: 'fail', summary: '/etc/nccl.conf is missing' });
-    expect(host(c.confLint, none)).toMatchObject({ status: 'pass' });
+    // No file, no NCCL_* variable, no unit: nothing to lint is no pass.
+    expect(host(c.confLint, none)).toMatchObject({
+      status: 'skip', summary: expect.stringContaining('nothing to lint'),
+    });
     const prefix = facts('l20-n1', 0, { envLines: ['NCCL_SOCKET_IFNAME=ens1f0'] });
     expect(host(c.socketIfname, prefix)).toMatchObject({ status: 'warn', summary: expect.stringContaining('prefix') });
     const renamed = { ...facts(), fabric: fabric('l20-n1', 0, ['mlx5_0', 'mlx5_1', 'mlx5_2', 'mlx5_3']) };
     expect(host(c.confNames, renamed)).toMatchObject({ status: 'fail', rule: 'R07' });
     expect(host(c.hcaResolve, renamed)).toMatchObject({ status: 'fail' });
+  });
+
+  it('no RDMA device or no ConnectX port is the finding; rdma or ip missing is "cannot tell"', () => {
+    const bare: NcclFacts = {
+      ...facts('l20-n1', 0, { confFiles: [] }), fabric: { ...fabric('l20-n1', 0), ports: [], rdma: [] },
+    };
+    expect(host(c.hcaResolve, bare)).toMatchObject({
+      status: 'fail', summary: expect.stringContaining('no RDMA device on this host'),
+    });
+    expect(host(c.confNames, bare)).toMatchObject({
+      status: 'fail', summary: expect.stringContaining('no ConnectX port on l20-n1'),
+    });
+    const missing = (tool: string): RunResult => ({
+      ...run('', 127), stderr: `bash: line 1: ${tool}: command not found\n`,
+    });
+    expect(unreadableVerdict(ncclStage, 'nccl.hca-resolve', { 'rdma-link': missing('rdma') })?.summary)
+      .toBe('cannot tell: rdma is not installed on l20-n1 (package iproute2)');
+    expect(unreadableVerdict(ncclStage, 'nccl.socket-ifname', { 'ip-addr': missing('ip') })?.summary)
+      .toBe('cannot tell: ip is not installed on l20-n1 (package iproute2)');
+    // NCCL_SOCKET_IFNAME unset and nothing up: the summary names NCCL's default, not an empty value.
+    const down: NcclFacts = { ...bare, fabric: { ...bare.fabric, netdevs: [] } };
+    expect(host(c.socketIfname, down).summary)
+      .toMatch(/^NCCL's default choice \(NCCL_SOCKET_IFNAME unset\) finds no UP interface/);
   });
 
   it('a pinned GID index is a conf-lint finding (R05), and missing tools fail bench-tools', () => {
@@ -142,6 +170,21 @@ describe('nccl pair checks', () => {
     expect(pair(c.confParity, two({ confFiles: [{ path: '/etc/nccl.conf', text: other.content }] }))).toMatchObject({ status: 'warn', rule: 'R07' });
     expect(pair(c.confParity, two({ confFiles: [] }))).toMatchObject({ status: 'fail', summary: expect.stringContaining('l20-n2') });
   });
+  it('parity on one host skips: nothing to compare', () => {
+    const one = [{ host: 'l20-n1', facts: facts() }];
+    expect(pair(c.versionParity, one)).toMatchObject({
+      status: 'skip', summary: 'one host (l20-n1): nothing to compare',
+    });
+    expect(pair(c.confParity, one)).toMatchObject({ status: 'skip', summary: 'one host (l20-n1): nothing to compare' });
+  });
+
+  it('a torch that does not import is said so, never "torch ?"', () => {
+    const broken = two({ torch: { source: 'python3', error: "ModuleNotFoundError: No module named 'torch'" } });
+    const v = pair(c.versionParity, broken);
+    expect(v).toMatchObject({ status: 'fail', rule: 'R47' });
+    expect(v.evidence).toContain("python3: torch not importable, NCCL ModuleNotFoundError: No module named 'torch'");
+  });
+
   it('NCCL versions: equal passes, different warns (R47), none fails', () => {
     expect(pair(c.versionParity, two())).toMatchObject({ status: 'pass', summary: 'NCCL 2.27.3 on 2 hosts' });
     expect(pair(c.versionParity, two({ torch: { source: 'python3', version: '2.7.1+cu126', nccl: '2.26.2' } }))).toMatchObject({ status: 'warn', rule: 'R47' });
@@ -168,6 +211,18 @@ describe('nccl.validation verdict on real NCCL logs', () => {
   it('a completion error → fail on D04', () => {
     expect(verdict({ runs: [inter([corpus('nccl-debug__azure-ib-roce-got-completion-error-12-vendor-129.txt'), ''])], skipped: [] })).toMatchObject({ status: 'fail', rule: 'D04' });
   });
+  it('a host without a 1 GiB row says so in the summary, never "?"', () => {
+    const table = parseTorchAllreduce(H200_TORCH);
+    const intra: BenchRun = {
+      kind: 'intra', hosts: [hostRun('l20-n1', H200_TORCH, 0), hostRun('l20-n2', '', 1)],
+      table: { 'l20-n1': table, 'l20-n2': parseTorchAllreduce('') },
+    };
+    const v = verdict({ runs: [intra], skipped: [] });
+    expect(v.status).toBe('fail');
+    expect(v.summary).toContain('intra-node l20-n1 326.40 GB/s, l20-n2 no 1 GiB result');
+    expect(v.summary).not.toMatch(/ \?/);
+  });
+
   it('no tool → fail naming the step; a run that timed out fails', () => {
     expect(verdict({ runs: [], skipped: ['no torchrun on l20-n2: apply nccl.bench-tools'] })).toMatchObject({ status: 'fail', fix: 'apply nccl.bench-tools' });
     const timedOut = inter(['', '']);

@@ -7,6 +7,8 @@ import { parseRayStatus } from '../../src/parse/ray-status.js';
 import type { RunResult } from '../../src/transport/types.js';
 import { testContext } from '../helpers/stage-context.js';
 import { NO_VENV, corpus, modelsOut, run, shared, ss } from './serving-fixtures.js';
+import { NO_SYSTEMD, notFoundText, unreadableVerdict } from '../helpers/needs.js';
+import { rayStage } from '../../checks/ray/index.js';
 
 const HOSTS = ['l20-n1', 'l20-n2'];
 /** The default model: data parallelism, Ray unused. */
@@ -53,6 +55,45 @@ describe('ray checks', () => {
     }
     expect(pair(versionsCheck, [facts(0, dp, NO_RAY), facts(1, dp, NO_RAY)], dp).status).toBe('skip');
     expect(pair(statusCheck, [facts(0, dp, NO_RAY), facts(1, dp, NO_RAY)], dp, { skipped: 'Ray unused' }).status).toBe('skip');
+  });
+
+  it('a layout that needs Ray: systemctl or pgrep unreadable is "cannot tell", naming the tool; no "?"', () => {
+    const booted = '### is-active\n### show\n### file\n' + rayUnit(tppp.config, 0, 'l20');
+    const noSystemd = host(unitsCheck, facts(0, tppp, { 'ray-unit': run(booted, 1, NO_SYSTEMD) }), tppp);
+    expect(noSystemd).toMatchObject({
+      status: 'error', summary: 'cannot tell: l20-n1 runs no systemd unit manager (systemctl cannot reach it)',
+    });
+    const noPgrep = host(memlockCheck, facts(0, tppp, { memlock: run('no raylet\n', 0, notFoundText('pgrep')) }), tppp);
+    expect(noPgrep).toMatchObject({
+      status: 'error', summary: 'cannot tell: pgrep is not installed on l20-n1 (package procps)',
+    });
+    const noSystemctl = run('### is-active\n### show\n### file\n', 0, notFoundText('systemctl'));
+    const missing = host(unitsCheck, facts(0, tppp, { 'ray-unit': noSystemctl }), tppp);
+    expect(missing).toMatchObject({ status: 'fail', summary: 'l20-ray.service is not installed' });
+    expect(missing.evidence).toContain('unknown (systemctl is not installed)');
+    expect(missing.evidence).not.toMatch(/\?/);
+  });
+
+  it('without ps no raylet shows: node-ips and exposure say "cannot tell", naming procps', () => {
+    for (const id of ['ray.node-ips', 'ray.exposure']) {
+      expect(unreadableVerdict(rayStage, id, { 'ray-procs': run('', 0, notFoundText('ps')) })?.summary, id)
+        .toBe('cannot tell: ps is not installed on l20-n1 (package procps)');
+    }
+  });
+
+  it('exposure names an unread Ray version and an unreadable ss, never "Ray ?"', () => {
+    const f = facts(0, dp, {
+      ...NO_RAY, versions: run(NO_VENV), 'ray-procs': run(TUTORIAL_HEAD_PROCS), listening: run(ss(['0.0.0.0', 8265])),
+    });
+    const v = host(exposureCheck, f, dp);
+    expect(v.status).toBe('fail');
+    expect(v.evidence).toContain('Ray version not read (no /opt/l20/venv/bin/ray)');
+    const netlink = run('', 1, 'Cannot open netlink socket: Permission denied\n');
+    const noSs = host(exposureCheck, facts(0, dp, { ...NO_RAY, listening: netlink }), dp);
+    expect(noSs).toMatchObject({ status: 'error', summary: expect.stringMatching(/^cannot tell: ss/) });
+    for (const check of [exposureCheck, memlockCheck]) {
+      expect(host(check, facts(0, dp, NO_RAY), dp).evidence, check.id).not.toBe('');
+    }
   });
 
   it('still judges a hand-started Ray under DP: the management address (R45) and the open dashboard (R46)', () => {

@@ -7,6 +7,7 @@ import { vllmStage } from '../../checks/vllm/index.js';
 import { parseVllmBench } from '../../src/parse/vllm-bench.js';
 import type { RunResult } from '../../src/transport/types.js';
 import { testContext } from '../helpers/stage-context.js';
+import { unitStateWord } from '../../checks/vllm/shared-facts.js';
 import { HELP, TUTORIAL_START_VLLM, corpus, journal, modelsOut, plannedUnit, run, shared, ss, NO_VENV } from './serving-fixtures.js';
 
 const ctx = testContext();
@@ -141,6 +142,43 @@ describe('vllm host checks', () => {
     expect(host(unitsCheck, facts(0, { journal: run(`${journal(0, 8, true)}NCCL INFO Using network Socket\n`) }))).toMatchObject({ status: 'fail', summary: expect.stringContaining('NET/Socket') });
   });
 
+  it('a unit systemctl cannot read is "cannot tell" once it is installed; not installed stays the finding', () => {
+    const booted = "System has not been booted with systemd as init system (PID 1). Can't operate.\n";
+    const unitFile = plannedUnit(ctx.config, 0);
+    const withFile = facts(0, { unit: run(`### is-active\n### show\n### file\n${unitFile}`, 1, booted) });
+    expect(host(unitsCheck, withFile)).toMatchObject({
+      status: 'error', summary: 'cannot tell: l20-n1 runs no systemd unit manager (systemctl cannot reach it)',
+    });
+    const noFile = facts(0, { unit: run('### is-active\n### show\n### file\n', 1, booted) });
+    const v = host(unitsCheck, noFile);
+    expect(v).toMatchObject({ status: 'fail', summary: 'l20-vllm.service is not installed' });
+    expect(v.evidence)
+      .toBe('systemctl is-active l20-vllm.service → unknown (no systemd unit manager) '
+        + '(LoadState not shown, NRestarts not shown); /etc/systemd/system/l20-vllm.service: absent');
+    // An active unit whose journal sudo would not read is not "still starting".
+    const noSudo = facts(0, { journal: run('', 1, 'sudo: a password is required\n') });
+    expect(host(unitsCheck, noSudo)).toMatchObject({
+      status: 'error', summary: expect.stringContaining('sudo refused'),
+    });
+  });
+
+  it('nothing deployed skips exposure; ss unreadable is "cannot tell"; no venv: vLLM not installed', () => {
+    const bare = {
+      unit: run('### is-active\ninactive\n### show\nLoadState=not-found\n### file\n'), listening: run(ss()),
+      help: run('', 127, 'bash: line 1: /opt/l20/venv/bin/vllm: No such file or directory\n'),
+    };
+    expect(host(exposureCheck, facts(0, bare))).toMatchObject({
+      status: 'skip', summary: 'vLLM is not deployed: nothing serves on port 8000',
+    });
+    expect(host(exposureCheck, facts(0, {
+      ...bare, listening: run('', 1, 'Cannot open netlink socket: Permission denied\n'),
+    })))
+      .toMatchObject({ status: 'error', summary: expect.stringMatching(/^cannot tell: ss/) });
+    expect(host(flagsCheck, facts(0, bare))).toMatchObject({
+      status: 'fail', summary: 'vLLM is not installed: /opt/l20/venv/bin/vllm does not exist',
+    });
+  });
+
   it('never lets an API key into evidence', () => {
     expect(redact('vllm serve m --api-key 5d536731d861751075f9aa1e4b290c3f --port 8000')).toBe('vllm serve m --api-key <redacted> --port 8000');
     expect(redact('--api-key ${L20_API_KEY}')).toBe('--api-key ${L20_API_KEY}');
@@ -162,6 +200,16 @@ describe('vllm pair checks', () => {
     expect(differ).toMatchObject({ status: 'fail', summary: 'versions differ: torch' });
   });
 
+  it('version and model parity on one host: nothing to compare; the model\'s presence still counts', () => {
+    expect(pair(versionsCheck, [facts(0)])).toMatchObject({
+      status: 'skip', summary: 'one host (l20-n1): nothing to compare',
+    });
+    const one = testContext(['l20-n1']);
+    expect(pair(modelCheck, [facts(0)], undefined, one)).toMatchObject({
+      status: 'pass', summary: expect.stringContaining('one host: no copy to compare'),
+    });
+  });
+
   it('vllm.model (R41): present and identical; missing; differing copies; a start script serving a model that does not exist', () => {
     expect(pair(modelCheck, both())).toMatchObject({ status: 'pass', rule: 'R41' });
     expect(pair(modelCheck, both({}, { models: run('') }))).toMatchObject({ status: 'fail', rule: 'R41', summary: expect.stringContaining('not at /opt/l20/models/Qwen2.5-7B-Instruct on l20-n2') });
@@ -177,6 +225,9 @@ describe('vllm pair checks', () => {
     expect(pair(healthCheck, both(), ok).status).toBe('pass');
     expect(pair(healthCheck, both(), { ...ok, health: { code: 200, models: ['other'], evidence: '' } })).toMatchObject({ status: 'fail', summary: expect.stringContaining('does not list Qwen2.5-7B-Instruct') });
     expect(pair(healthCheck, both(), { skipped: 'l20-vllm.service is inactive on l20-n1' })).toMatchObject({ status: 'fail', summary: 'no API to ask: l20-vllm.service is inactive on l20-n1' });
+    // The cluster run names the unit's state in words: an empty is-active is never spliced in.
+    expect(unitStateWord({ active: '', unreadable: [] } as never)).toBe('not installed');
+    expect(unitStateWord({ file: 'x', unreadable: [] })).toBe('in no state systemctl printed');
   });
 
   it('vllm.bench reports the whole workload beside the tutorial\'s claim; short runs fail', () => {
@@ -190,5 +241,11 @@ describe('vllm pair checks', () => {
       expect(v.evidence).toContain(s);
     }
     expect(pair(benchCheck, both(), { skipped: 'no API' }).status).toBe('skip');
+    const bare = pair(benchCheck, both(), {
+      health: { code: 200, models: [], evidence: '' }, layout: 'DP16',
+      bench: { facts: { failed: 0 } as never, exitCode: 1, evidence: 'x' },
+    });
+    expect(bare).toMatchObject({ status: 'fail', summary: 'vllm bench serve printed no result (exit 1)' });
+    expect(bare.evidence).not.toMatch(/(^|[\s(:=,/])\?($|[\s),.;:/])/m);
   });
 });
