@@ -41,4 +41,14 @@ describe('every lab scenario: verdicts rest on evidence', () => {
     expect(results.length).toBeGreaterThan(80);
     expect(ungrounded(results)).toEqual([]);
   }, 120_000);
+
+  it('ready+bare: every verdict that is not a pass says which tool is missing and its package', async () => {
+    t = await labTarget({ scenario: 'ready+bare' });
+    const results = (await new Engine(t.hosts, { config: t.config }).runStages(STAGES)).flatMap((o) => o.results);
+    const named = /\b(lspci|ip|ethtool|rdma|systemctl|nvidia-smi) is not installed on \S+ \(package [^)]+\)/;
+    const wrong = results.filter((r) => r.status !== 'pass' && r.status !== 'skip' && !(r.status === 'error' && named.test(r.summary)));
+    expect(wrong.map((r) => `${r.host ?? 'cluster'} ${r.id} ${r.status}: ${r.summary}`)).toEqual([]);
+    expect(results.filter((r) => r.status === 'error').length).toBeGreaterThan(20);
+    expect(ungrounded(results)).toEqual([]);
+  }, 120_000);
 });

@@ -29,12 +29,16 @@ export function ncclLogFindings(text: string, opts: { socket?: boolean } = {}): 
   const d04 = d04CompletionError(scan.completion);
   const d05 = d05ModifyQp(scan.modifyQp);
   const d06 = d06BootstrapNoInterface(scan.noSocketInterface, scan.facts.env);
+  // NCCL returns a bootstrap without a socket interface to PyTorch as ncclInvalidUsage ("invalid usage
+  // (run with NCCL_DEBUG=WARN …)", NCCL 2.28 on the H200 box: test/fixtures/device/): with D06 naming
+  // that cause, the generic line is no rejected configuration.
+  const rejected = d06 ? scan.configRejected.filter((h) => !/invalid usage/i.test(h.text)) : scan.configRejected;
   const related = [d01, d04, d05, d06].filter((x): x is Finding => x !== undefined).map((f) => f.rule);
   const d07 = d07CollectiveTimeout(scan.watchdog, [d04, d05, ...(scan.unhandled.length > 0 ? ['D17'] : [])].filter((x) => x !== undefined).map((x) => (typeof x === 'string' ? x : x.rule)));
   return defined([
     d01,
     d02GdrDisabled(scan),
-    d03NcclConfigRejected(scan.configRejected, scan.algoEnv),
+    d03NcclConfigRejected(rejected, scan.algoEnv),
     d04,
     d05,
     d06,
