@@ -235,7 +235,7 @@ export const confParity: PairCheckDef<NcclFacts> = {
 export const versionParity: PairCheckDef<NcclFacts> = {
   id: 'nccl.version', title: 'one NCCL version on every host (R47)', scope: 'pair', needs: ['nccl-version'],
   evaluate(all) {
-    if (all.length < 2) return oneHost(all, 'R47');
+    // One host has no peer to differ from, but its NCCL is still found or not: that is worth saying either way.
     const v = (h: (typeof all)[number]) => h.facts.torch?.nccl;
     const torchLine = (t: NonNullable<NcclFacts['torch']>, nccl: string | undefined): string =>
       `${t.source}: ${t.version ? `torch ${t.version}` : 'torch not importable'}, `
@@ -251,7 +251,8 @@ export const versionParity: PairCheckDef<NcclFacts> = {
     }
     const versions = [...new Set(all.map(v))];
     if (versions.length > 1) return { status: 'warn', rule: 'R47', summary: `NCCL versions differ: ${versions.join(' vs ')}`, evidence, fix: 'install the same pinned venv on every host (apply nccl.bench-tools)' };
-    return { status: 'pass', rule: 'R47', summary: `NCCL ${versions[0]} on ${all.length} hosts`, evidence };
+    const where = all.length === 1 ? `the one host (${all[0]!.host}): nothing to compare` : `${all.length} hosts`;
+    return { status: 'pass', rule: 'R47', summary: `NCCL ${versions[0]} on ${where}`, evidence };
   },
 };
 

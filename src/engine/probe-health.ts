@@ -25,7 +25,7 @@ const TOOL_PACKAGES: Readonly<Record<string, string>> = {
   ibstat: 'infiniband-diags', ibstatus: 'infiniband-diags',
   ib_write_bw: 'perftest', ib_read_bw: 'perftest', ib_send_bw: 'perftest',
   rdma_server: 'rdmacm-utils', rdma_client: 'rdmacm-utils',
-  lldpcli: 'lldpd', ufw: 'ufw', chronyc: 'chrony', netplan: 'netplan.io', mokutil: 'mokutil',
+  sudo: 'sudo', lldpcli: 'lldpd', ufw: 'ufw', chronyc: 'chrony', netplan: 'netplan.io', mokutil: 'mokutil',
   ping: 'iputils-ping', curl: 'curl', jq: 'jq', python3: 'python3', sysctl: 'procps', ps: 'procps', pgrep: 'procps',
   mlnx_qos: 'mlnx-tools', ibdev2netdev: 'mlnx-tools', show_gids: 'mlnx-tools',
   'update-grub': 'grub2-common', dkms: 'dkms', nvcc: 'nvidia-cuda-toolkit',
@@ -78,6 +78,12 @@ const NO_UNIT_MANAGER = /System has not been booted with systemd as init system|
 
 /** The tools a probe depends on: its declared tools, or the program an argv probe runs. */
 export function probeTools(probe: ProbeDef): readonly string[] {
+  // A root probe runs through sudo: without it nothing of the probe ran.
+  if (probe.sudo) return ['sudo', ...probeToolsOwn(probe)];
+  return probeToolsOwn(probe);
+}
+
+function probeToolsOwn(probe: ProbeDef): readonly string[] {
   if (probe.tools) return probe.tools;
   if ('argv' in probe.command) {
     const bin = probe.command.argv[0] ?? '';

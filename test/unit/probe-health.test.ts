@@ -51,6 +51,13 @@ describe('missing tools', () => {
     expect(cannotTellVerdict(problems, 'n1').summary).toContain('no systemd unit manager');
   });
 
+  it('a root probe on a host without sudo names sudo, whatever the probe runs', () => {
+    const probe: ProbeDef = { id: 'pcie', command: { script: 'lspci -vv' }, sudo: true, tools: ['lspci'] };
+    const problems = probeProblems(probe, result({ exitCode: 127, stderr: 'bash: line 1: sudo: command not found\n' }));
+    expect(problems).toMatchObject([{ kind: 'missing-tool', tool: 'sudo' }]);
+    expect(cannotTellVerdict(problems, 'n1').summary).toBe('cannot tell: sudo is not installed on n1 (package sudo)');
+  });
+
   it('nvidia-smi comes with the driver, not a package of its own name', () => {
     expect(toolRemedy('nvidia-smi').install).toContain('gpu-driver.install');
     expect(toolRemedy('ip').package).toBe('iproute2');
