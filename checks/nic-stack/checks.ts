@@ -218,6 +218,8 @@ export const parityCheck: PairCheckDef<NicStackFacts> = {
       driver: a.facts.links[0]?.driverVersion ?? (a.facts.links.length ? 'version not reported by ethtool -i' : 'no ConnectX netdev'),
     }));
     const evidence = rows.map((r) => `${r.host}: ${r.stack}, rdma-core ${r.rdmaCore}, mlx5_core ${r.driver}`).join('\n');
+    const unknown = all.filter((a) => a.facts.stack.flavor === 'unknown').map((a) => a.host);
+    if (unknown.length > 0) return { status: 'error', summary: `cannot tell: which NIC stack ${unknown.join(', ')} run${unknown.length === 1 ? 's' : ''} is unknown (nic-stack.flavor)`, evidence, rule: 'R47' };
     const first = rows[0];
     const differ = rows.filter((r) => r.stack !== first?.stack || r.rdmaCore !== first?.rdmaCore);
     if (first && differ.length > 0) {
@@ -225,6 +227,9 @@ export const parityCheck: PairCheckDef<NicStackFacts> = {
         status: 'fail', summary: `stacks differ: ${rows.map((r) => `${r.host} ${r.stack} (rdma-core ${r.rdmaCore})`).join(' vs ')}`, evidence, rule: 'R47',
         fix: `bring every host to ${first.host}'s stack (${first.stack}): nic-stack.install-inbox for the inbox stack, or the same OFED bundle`,
       };
+    }
+    if (!all.some((a) => a.facts.packages['rdma-core'])) {
+      return { status: 'skip', summary: `rdma-core is installed on no host: no userspace version to compare (nic-stack.userspace)`, evidence, rule: 'R47' };
     }
     return { status: 'pass', summary: `${first!.stack} (rdma-core ${first!.rdmaCore}) on ${rows.length} hosts`, evidence, rule: 'R47' };
   },

@@ -12,7 +12,7 @@ export interface OsCluster {
 export const SKEW_WARN_S = 0.5;
 
 export const sudoCheck: CheckDef<OsFacts> = {
-  id: 'os.sudo', title: 'passwordless sudo', scope: 'host',
+  id: 'os.sudo', title: 'passwordless sudo', scope: 'host', needs: ['sudo'],
   evaluate(f) {
     if (f.sudo.ok) return { status: 'pass', summary: '`sudo -n true` works', evidence: f.sudo.evidence };
     return {
