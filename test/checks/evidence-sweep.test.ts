@@ -122,6 +122,15 @@ describe('evidence sweep: what each host is told', () => {
     expect(byId('os.memlock')).toMatchObject({ status: 'error', summary: 'cannot tell: `ulimit -l` in a login shell printed no limit' });
   });
 
+  it('ufw absent under sudo (env\'s own words) is "cannot tell" naming ufw, not a firewall verdict', () => {
+    const firewall = networkStage.checks.find((c) => c.id === 'network.firewall')!;
+    const ufw = { ...result(127, '', "env: 'ufw': No such file or directory\n"), commandLine: 'sudo -n -- env LC_ALL=C ufw status verbose' };
+    const problems = unreadableNeeds(networkStage.probes, firewall.needs, { ...emptyHost(networkStage as never), ufw });
+    expect(cannotTellVerdict(problems, 'deb1')).toMatchObject({
+      status: 'error', summary: 'cannot tell: ufw is not installed on deb1 (package ufw)', fix: expect.stringContaining('sudo apt-get install -y ufw'),
+    });
+  });
+
   it('without systemd, time sync and the QoS unit say so instead of "not synchronized" or "no unit"', () => {
     const seen = all(noSystemdHost, ['n1', 'n2']);
     for (const id of ['os.time-sync', 'qos.persistence']) {

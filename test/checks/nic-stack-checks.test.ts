@@ -109,6 +109,17 @@ describe('nic-stack checks', () => {
     expect(pair(c.firmwareParityCheck, facts(), other)).toMatchObject({ status: 'warn', summary: expect.stringContaining('14.31.1014') });
   });
 
+  it('firmware: ports whose ethtool -i names no firmware are "cannot tell"; no ConnectX netdev skips; one host skips parity', () => {
+    const noFw = facts({ ethtool: run(ethtoolI(KERNEL).replace(/firmware-version: .*\n/g, '')) });
+    expect(host(c.firmwareCheck, noFw)).toMatchObject({ status: 'error', summary: expect.stringMatching(/^cannot tell: ethtool -i reports no firmware-version for ens1f0/) });
+    expect(host(c.firmwareCheck, noFw).evidence).toContain('firmware-version: not reported by ethtool -i');
+    const bare = collectNicStack({ host: 'l20-n1', results: { 'lspci-nics': run('') } });
+    expect(host(c.firmwareCheck, bare)).toMatchObject({ status: 'skip' });
+    expect(host(c.flavorCheck, bare)).toMatchObject({ status: 'skip', summary: expect.stringContaining('no ConnectX function') });
+    expect(c.firmwareParityCheck.evaluate([{ host: 'l20-n1', facts: facts() }], { ...testContext(['l20-n1']), cluster: undefined }))
+      .toMatchObject({ status: 'skip', summary: 'one host (l20-n1): nothing to compare' });
+  });
+
   it('userspace: fresh (nothing installed) fails with the install step as the fix', () => {
     const fresh = facts({ packages: run('', 1, 'dpkg-query: no packages found matching rdma-core\n') });
     const v = host(c.userspaceCheck, fresh);

@@ -157,6 +157,12 @@ describe('rdma-link.active-mtu', () => {
     const mtu = [1500, 1500, 1500, 1500];
     expect(evalPair(activeMtuCheck, pair(host(1, { mtu }), host(2, { mtu })))).toMatchObject({ status: 'warn', rule: 'R24' });
   });
+  it('a device whose ibv_devinfo shows no active_mtu is "cannot tell", not "4096 on every device"', () => {
+    const noMtu = run('hca_id:\trocep26s0f0\n\tphys_port_cnt:\t\t\t1\n\t\tport:\t1\n\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n\t\t\tlink_layer:\t\tEthernet\n');
+    const v = evalPair(activeMtuCheck, pair(host(1, { devinfo: noMtu }), host(2)));
+    expect(v).toMatchObject({ status: 'error', summary: expect.stringMatching(/^cannot tell: ibv_devinfo shows no active_mtu for l20-n1 ens1f0 rocep26s0f0/) });
+  });
+
   it('cannot tell without ibv_devinfo: the engine names its package, a failing one names the step that installs it', () => {
     const missing = run('', 127, 'ibv_devinfo: command not found (ibverbs-utils)\n');
     const problems = unreadableNeeds(rdmaLinkProbes, activeMtuCheck.needs, { devinfo: missing });
