@@ -19,7 +19,8 @@ function portlessFail(all: ReadonlyArray<HostFacts<NetworkFacts>>, what: string)
   if (portless.length === 0) return undefined;
   return {
     status: 'fail', summary: `no ConnectX fabric port on ${portless.map((a) => a.host).join(', ')}: ${what}`,
-    evidence: portless.map((a) => `${a.host}: no netdev belongs to a ConnectX function`).join('\n'), fix: 'see inventory.nics and inventory.netdevs',
+    evidence: portless.map((a) => `${a.host}: no netdev belongs to a ConnectX function`).join('\n'),
+    fix: 'see inventory.nics and inventory.netdevs',
   };
 }
 
@@ -31,7 +32,8 @@ export function plansFor(all: ReadonlyArray<HostFacts<NetworkFacts>>, ctx: Stage
 }
 
 export const cablingCheck: CheckDef<NetworkFacts, ReachCluster> = {
-  id: 'network.cabling', title: 'every fabric port cabled to the other host', scope: 'pair', needs: [...PORT_NEEDS, 'neighbours'],
+  id: 'network.cabling', title: 'every fabric port cabled to the other host', scope: 'pair',
+  needs: [...PORT_NEEDS, 'neighbours'],
   evaluate(all, ctx) {
     const early = oneHostSkip(ctx.hosts) ?? portlessFail(all, 'no cable to map');
     if (early) return early;
@@ -92,7 +94,8 @@ export const addressesCheck: CheckDef<NetworkFacts, ReachCluster> = {
 };
 
 export const mtuCheck: CheckDef<NetworkFacts, ReachCluster> = {
-  id: 'network.mtu', title: `MTU on ports, bonds and slaves; equal at both cable ends`, scope: 'pair', needs: [...PORT_NEEDS],
+  id: 'network.mtu', title: `MTU on ports, bonds and slaves; equal at both cable ends`, scope: 'pair',
+  needs: [...PORT_NEEDS],
   evaluate(all, ctx) {
     const want = ctx.config.network.mtu;
     const early = oneHostSkip(ctx.hosts) ?? portlessFail(all, `no interface to carry MTU ${want}`);
@@ -103,13 +106,16 @@ export const mtuCheck: CheckDef<NetworkFacts, ReachCluster> = {
     for (const a of all) {
       const names = [...new Set([...a.facts.fabric.ports.map((p) => p.netdev), ...fabricL3Names(a.facts)])];
       lines.push(`${a.host}: ${names.map((n) => `${n} ${mtuOf(a.host, n) ?? 'MTU not reported by ip'}`).join(', ')}`);
-      for (const n of names) if (mtuOf(a.host, n) !== want) problems.push(`${a.host}:${n} MTU ${mtuOf(a.host, n) ?? 'not reported by ip'} (want ${want})`);
+      for (const n of names) {
+        if (mtuOf(a.host, n) !== want) problems.push(`${a.host}:${n} MTU ${mtuOf(a.host, n) ?? 'not reported by ip'} (want ${want})`);
+      }
     }
     for (const c of networkCabling(all).cables) {
       const [x, y] = c.ends;
       const mx = mtuOf(x.host, x.netdev);
       const my = mtuOf(y.host, y.netdev);
-      if (mx !== my) problems.push(`cable ${c.index}: ${x.host}:${x.netdev} ${mx ?? 'not reported'} ≠ ${y.host}:${y.netdev} ${my ?? 'not reported'}`);
+      const end = (e: typeof x, m: number | undefined): string => `${e.host}:${e.netdev} ${m ?? 'not reported'}`;
+      if (mx !== my) problems.push(`cable ${c.index}: ${end(x, mx)} ≠ ${end(y, my)}`);
     }
     const evidence = `${lines.join('\n')}${problems.length ? `\n${problems.join('\n')}` : ''}`;
     if (problems.length === 0) return { status: 'pass', rule: 'R24', summary: `MTU ${want} on every fabric interface and at both ends of every cable`, evidence };

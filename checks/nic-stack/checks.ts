@@ -31,11 +31,13 @@ function models(f: NicStackFacts): { lx: number; cx4: number; other: string[] } 
   return { lx, cx4, other };
 }
 
-const nicLine = (f: NicStackFacts): string => f.nics.map((n) => `${n.bdf} ${n.deviceId ? `[15b3:${n.deviceId}] ` : ''}${n.description}`).join('\n')
+const nicLine = (f: NicStackFacts): string => f.nics.map((n) => `${n.bdf} ${n.deviceId ? `[15b3:${n.deviceId}] ` : ''}${n.description}`)
+  .join('\n')
   || '(no ConnectX function in lspci -D -nn -d 15b3:)';
+const NOT_BY_ETHTOOL = 'not reported by ethtool -i';
 /** What `ethtool -i` said of a port's driver, or that it said nothing. */
 const driverText = (l: NicStackFacts['links'][number]): string =>
-  `${l.netdev}: driver ${l.driver ?? 'not reported by ethtool -i'}, version ${l.driverVersion ?? 'not reported by ethtool -i'}`;
+  `${l.netdev}: driver ${l.driver ?? NOT_BY_ETHTOOL}, version ${l.driverVersion ?? NOT_BY_ETHTOOL}`;
 
 export const flavorCheck: HostCheckDef<NicStackFacts> = {
   id: 'nic-stack.flavor', title: 'NIC software stack fits the NIC', scope: 'host', needs: ['lspci-nics', 'packages'],
@@ -43,13 +45,23 @@ export const flavorCheck: HostCheckDef<NicStackFacts> = {
     const { cx4 } = models(f);
     const evidence = `${f.stack.evidence}\n${nicLine(f)}`;
     const s = f.stack;
-    if (f.nics.length === 0) return { status: 'skip', summary: 'no ConnectX function: no NIC for a stack to fit (inventory.nics)', evidence, rule: 'R30' };
+    if (f.nics.length === 0) {
+      return {
+        status: 'skip', summary: 'no ConnectX function: no NIC for a stack to fit (inventory.nics)', evidence,
+        rule: 'R30',
+      };
+    }
     if (s.flavor === 'unknown') {
       return { status: 'warn', summary: 'could not tell which NIC stack is installed', evidence, rule: 'R30', fix: 'check `ofed_info -s` by hand: MLNX_OFED prints MLNX_OFED_LINUX-<ver>:, DOCA-OFED OFED-internal-<ver>:, the inbox stack has no ofed_info' };
     }
     if (s.flavor === 'inbox') {
-      const rdmaCore = f.packages['rdma-core'] ? `distribution rdma-core ${f.packages['rdma-core']}` : 'no rdma-core yet (nic-stack.userspace)';
-      return { status: 'pass', summary: `inbox mlx5 driver + ${rdmaCore}${cx4 ? ' (ConnectX-4 supported inbox; pin MLNX_OFED 24.10 LTS / DOCA 2.9 LTS only if OFED tools are needed)' : ' (RoCE v2 and DMA-BUF GPUDirect on ConnectX-4 Lx)'}`, evidence, rule: 'R30' };
+      const rdmaCore = f.packages['rdma-core'] ? `distribution rdma-core ${f.packages['rdma-core']}`
+        : 'no rdma-core yet (nic-stack.userspace)';
+      return {
+        status: 'pass',
+        summary: `inbox mlx5 driver + ${rdmaCore}${cx4 ? ' (ConnectX-4 supported inbox; pin MLNX_OFED 24.10 LTS / DOCA 2.9 LTS only if OFED tools are needed)' : ' (RoCE v2 and DMA-BUF GPUDirect on ConnectX-4 Lx)'}`,
+        evidence, rule: 'R30',
+      };
     }
     const version = s.version ?? 'without a version';
     const branch = s.release ?? version.split('-')[0] ?? '';
@@ -75,9 +87,10 @@ export const driverCheck: HostCheckDef<NicStackFacts> = {
   needs: [...PORT_NEEDS, 'ethtool', 'kernel'],
   evaluate(f) {
     const lines = f.links.map(driverText);
-    const modinfo = f.moduleVersion === undefined ? f.moduleEvidence.split('\n').slice(0, 2).join(': ') : f.moduleVersion || '(empty: in-tree module)';
+    const modinfo = f.moduleVersion === undefined ? f.moduleEvidence.split('\n').slice(0, 2).join(': ')
+      : f.moduleVersion || '(empty: in-tree module)';
     const evidence = [...lines, `modinfo -F version mlx5_core → ${modinfo}`,
-      `ofed_info: ${f.stack.flavor}${f.stack.version ? ` ${f.stack.version}` : ''}, kernel ${f.kernel ?? 'not read (uname -r)'}`].join('\n');
+      `ofed_info: ${stackOf(f)}, kernel ${f.kernel ?? 'not read (uname -r)'}`].join('\n');
     if (f.links.length === 0) return { status: 'fail', summary: 'no ConnectX netdev to read the driver of', evidence, fix: 'see inventory.nics and inventory.netdevs' };
     const notMlx5 = f.links.filter((l) => l.driver !== 'mlx5_core');
     if (notMlx5.length > 0) return { status: 'fail', summary: `${notMlx5.map((l) => l.netdev).join(', ')} not on mlx5_core`, evidence, fix: 'load the mlx5 driver: sudo modprobe mlx5_core mlx5_ib' };
@@ -92,10 +105,20 @@ export const driverCheck: HostCheckDef<NicStackFacts> = {
       }
       return { status: 'pass', summary: `mlx5_core ${f.links[0]?.driverVersion} from ${f.stack.flavor} on ${f.links.length} ports`, evidence };
     }
-    if (!f.kernel) return { status: 'error', summary: 'cannot tell: `uname -r` printed no kernel release to compare the driver with', evidence };
+    if (!f.kernel) {
+      return {
+        status: 'error', summary: 'cannot tell: `uname -r` printed no kernel release to compare the driver with',
+        evidence,
+      };
+    }
     const foreign = f.links.filter((l) => l.driverVersion !== f.kernel);
     if (foreign.length > 0) {
-      return { status: 'warn', summary: `mlx5_core reports ${foreign[0]?.driverVersion ?? 'no version'}, not the kernel release ${f.kernel}: an out-of-tree driver without its ofed_info`, evidence, fix: 'remove the leftover OFED driver (sudo /usr/sbin/ofed_uninstall.sh --force) and reboot, or reinstall the stack completely' };
+      return {
+        status: 'warn',
+        summary: `mlx5_core reports ${foreign[0]?.driverVersion ?? 'no version'}, not the kernel release ${f.kernel}: an out-of-tree driver without its ofed_info`,
+        evidence,
+        fix: 'remove the leftover OFED driver (sudo /usr/sbin/ofed_uninstall.sh --force) and reboot, or reinstall the stack completely',
+      };
     }
     return { status: 'pass', summary: `inbox mlx5_core (kernel ${f.kernel}) on ${f.links.length} ports`, evidence };
   },
@@ -107,14 +130,22 @@ const fwVersion = (fw: string | undefined): string | undefined => fw?.trim().spl
 export const firmwareCheck: HostCheckDef<NicStackFacts> = {
   id: 'nic-stack.firmware', title: 'NIC firmware', scope: 'host', needs: [...PORT_NEEDS, 'ethtool'],
   evaluate(f) {
-    const evidence = f.links.map((l) => `${l.netdev} (${l.bdf}): firmware-version: ${l.firmware ?? 'not reported by ethtool -i'}`).join('\n')
+    const evidence = f.links.map((l) => `${l.netdev} (${l.bdf}): firmware-version: ${l.firmware ?? NOT_BY_ETHTOOL}`).join('\n')
       || '(no ConnectX netdev)';
     const lxBdfs = new Set(f.nics.filter((n) => n.deviceId === '1015').map((n) => n.bdf));
     const versions = f.links.map((l) => fwVersion(l.firmware)).filter((v): v is string => !!v);
-    if (f.links.length === 0) return { status: 'skip', summary: 'no ConnectX netdev: no firmware to read (nic-stack.driver)', evidence };
+    if (f.links.length === 0) {
+      return {
+        status: 'skip', summary: 'no ConnectX netdev: no firmware to read (nic-stack.driver)', evidence,
+      };
+    }
     const unread = f.links.filter((l) => !fwVersion(l.firmware));
     if (unread.length > 0) {
-      return { status: 'error', summary: `cannot tell: ethtool -i reports no firmware-version for ${unread.map((l) => l.netdev).join(', ')}`, evidence, fix: 'check `ethtool -i <port>` by hand' };
+      return {
+        status: 'error',
+        summary: `cannot tell: ethtool -i reports no firmware-version for ${unread.map((l) => l.netdev).join(', ')}`,
+        evidence, fix: 'check `ethtool -i <port>` by hand',
+      };
     }
     const old = f.links.filter((l) => lxBdfs.has(l.bdf) && fwVersion(l.firmware) && cmpVersion(fwVersion(l.firmware)!, CX4LX_FINAL_FIRMWARE) < 0);
     if (old.length > 0) {
@@ -130,16 +161,31 @@ export const firmwareCheck: HostCheckDef<NicStackFacts> = {
 };
 
 export const firmwareParityCheck: PairCheckDef<NicStackFacts> = {
-  id: 'nic-stack.firmware-parity', title: 'same NIC firmware on every host', scope: 'pair', needs: [...PORT_NEEDS, 'ethtool'],
+  id: 'nic-stack.firmware-parity', title: 'same NIC firmware on every host', scope: 'pair',
+  needs: [...PORT_NEEDS, 'ethtool'],
   evaluate(all, ctx) {
     const single = oneHostSkip(ctx.hosts);
     if (single) return single;
-    const per = all.map((a) => ({ host: a.host, ports: a.facts.links.length, fw: [...new Set(a.facts.links.map((l) => fwVersion(l.firmware)).filter(Boolean))].join(', ') }));
-    const evidence = per.map((p) => `${p.host}: ${p.ports === 0 ? 'no ConnectX netdev' : p.fw || 'no firmware-version from ethtool -i'}`).join('\n');
+    const per = all.map((a) => ({
+      host: a.host, ports: a.facts.links.length,
+      fw: [...new Set(a.facts.links.map((l) => fwVersion(l.firmware)).filter(Boolean))].join(', '),
+    }));
+    const evidence = per.map((p) => `${p.host}: ${p.ports === 0 ? 'no ConnectX netdev' : p.fw || 'no firmware-version from ethtool -i'}`)
+      .join('\n');
     const portless = per.filter((p) => p.ports === 0);
-    if (portless.length > 0) return { status: 'skip', summary: `no ConnectX netdev on ${portless.map((p) => p.host).join(', ')}: no firmware to compare`, evidence };
+    if (portless.length > 0) {
+      return {
+        status: 'skip',
+        summary: `no ConnectX netdev on ${portless.map((p) => p.host).join(', ')}: no firmware to compare`, evidence,
+      };
+    }
     const unread = per.filter((p) => !p.fw);
-    if (unread.length > 0) return { status: 'error', summary: `cannot tell: no firmware version read on ${unread.map((p) => p.host).join(', ')}`, evidence, fix: 'check `ethtool -i <port>` by hand' };
+    if (unread.length > 0) {
+      return {
+        status: 'error', summary: `cannot tell: no firmware version read on ${unread.map((p) => p.host).join(', ')}`,
+        evidence, fix: 'check `ethtool -i <port>` by hand',
+      };
+    }
     const first = per[0]?.fw;
     const differ = per.filter((p) => p.fw !== first);
     if (differ.length > 0) return { status: 'warn', summary: `firmware differs: ${per.map((p) => `${p.host} ${p.fw}`).join(' vs ')}`, evidence, fix: `bring every card to ${CX4LX_FINAL_FIRMWARE} (mlxfwmanager; l20-setup never flashes)` };
@@ -172,10 +218,14 @@ export const devicesCheck: HostCheckDef<NicStackFacts> = {
   id: 'nic-stack.devices', title: 'one RDMA device per port, RoCE on ConnectX-4 Lx', scope: 'host',
   needs: [...RDMA_PORT_NEEDS, 'ibv-devices', 'ibv-devinfo'],
   evaluate(f) {
-    const mapping = f.fabric.ports.map((p) => `${p.netdev} → ${p.rdmaDevice ?? '(no RDMA device)'}`).join('\n') || '(no ConnectX port)';
+    const mapping = f.fabric.ports.map((p) => `${p.netdev} → ${p.rdmaDevice ?? '(no RDMA device)'}`).join('\n')
+      || '(no ConnectX port)';
     const evidence = `${mapping}\n${f.ibvDevicesEvidence}\n${f.devinfoEvidence}`;
     if (f.ibvDevices === undefined) {
-      return { status: 'error', summary: 'cannot tell: ibv_devices failed', evidence: `${mapping}\n${f.ibvDevicesEvidence}`, fix: INSTALL_INBOX };
+      return {
+        status: 'error', summary: 'cannot tell: ibv_devices failed', evidence: `${mapping}\n${f.ibvDevicesEvidence}`,
+        fix: INSTALL_INBOX,
+      };
     }
     if (f.fabric.ports.length === 0) return { status: 'fail', summary: 'no ConnectX port found', evidence, fix: 'see inventory.nics' };
     const problems: string[] = [];
@@ -209,17 +259,24 @@ export const devicesCheck: HostCheckDef<NicStackFacts> = {
 const stackOf = (f: NicStackFacts): string => `${f.stack.flavor}${f.stack.version ? ` ${f.stack.version}` : ''}`;
 
 export const parityCheck: PairCheckDef<NicStackFacts> = {
-  id: 'nic-stack.parity', title: 'same NIC stack and version on every host', scope: 'pair', needs: ['packages', ...PORT_NEEDS, 'ethtool'],
+  id: 'nic-stack.parity', title: 'same NIC stack and version on every host', scope: 'pair',
+  needs: ['packages', ...PORT_NEEDS, 'ethtool'],
   evaluate(all, ctx) {
     const single = oneHostSkip(ctx.hosts);
     if (single) return single;
     const rows = all.map((a) => ({
       host: a.host, stack: stackOf(a.facts), rdmaCore: a.facts.packages['rdma-core'] ?? 'not installed',
-      driver: a.facts.links[0]?.driverVersion ?? (a.facts.links.length ? 'version not reported by ethtool -i' : 'no ConnectX netdev'),
+      driver: a.facts.links[0]?.driverVersion ?? (a.facts.links.length ? `version ${NOT_BY_ETHTOOL}` : 'no ConnectX netdev'),
     }));
     const evidence = rows.map((r) => `${r.host}: ${r.stack}, rdma-core ${r.rdmaCore}, mlx5_core ${r.driver}`).join('\n');
     const unknown = all.filter((a) => a.facts.stack.flavor === 'unknown').map((a) => a.host);
-    if (unknown.length > 0) return { status: 'error', summary: `cannot tell: which NIC stack ${unknown.join(', ')} run${unknown.length === 1 ? 's' : ''} is unknown (nic-stack.flavor)`, evidence, rule: 'R47' };
+    if (unknown.length > 0) {
+      return {
+        status: 'error',
+        summary: `cannot tell: which NIC stack ${unknown.join(', ')} run${unknown.length === 1 ? 's' : ''} is unknown (nic-stack.flavor)`,
+        evidence, rule: 'R47',
+      };
+    }
     const first = rows[0];
     const differ = rows.filter((r) => r.stack !== first?.stack || r.rdmaCore !== first?.rdmaCore);
     if (first && differ.length > 0) {
@@ -229,9 +286,16 @@ export const parityCheck: PairCheckDef<NicStackFacts> = {
       };
     }
     if (!all.some((a) => a.facts.packages['rdma-core'])) {
-      return { status: 'skip', summary: `rdma-core is installed on no host: no userspace version to compare (nic-stack.userspace)`, evidence, rule: 'R47' };
+      return {
+        status: 'skip',
+        summary: `rdma-core is installed on no host: no userspace version to compare (nic-stack.userspace)`, evidence,
+        rule: 'R47',
+      };
     }
-    return { status: 'pass', summary: `${first!.stack} (rdma-core ${first!.rdmaCore}) on ${rows.length} hosts`, evidence, rule: 'R47' };
+    return {
+      status: 'pass', summary: `${first!.stack} (rdma-core ${first!.rdmaCore}) on ${rows.length} hosts`, evidence,
+      rule: 'R47',
+    };
   },
 };
 

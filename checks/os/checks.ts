@@ -43,9 +43,18 @@ export const timeSyncCheck: CheckDef<OsFacts> = {
   id: 'os.time-sync', title: 'NTP synchronized', scope: 'host', needs: ['ntp-sync'],
   evaluate(f) {
     if (f.ntpSynchronized === true) return { status: 'pass', summary: 'clock synchronized (NTPSynchronized=yes)', evidence: f.ntpEvidence, rule: 'R51' };
-    const fix = 'apply os.install-base: chrony enabled and running (logs of both hosts are only comparable with synchronized clocks)';
-    if (f.ntpSynchronized === false) return { status: 'fail', summary: 'clock not synchronized (NTPSynchronized=no)', evidence: f.ntpEvidence, rule: 'R51', fix };
-    return { status: 'error', summary: 'cannot tell: timedatectl did not answer yes or no for NTPSynchronized', evidence: f.ntpEvidence, rule: 'R51', fix };
+    const fix = 'apply os.install-base: chrony enabled and running '
+      + '(logs of both hosts are only comparable with synchronized clocks)';
+    if (f.ntpSynchronized === false) {
+      return {
+        status: 'fail', summary: 'clock not synchronized (NTPSynchronized=no)', evidence: f.ntpEvidence, rule: 'R51',
+        fix,
+      };
+    }
+    return {
+      status: 'error', summary: 'cannot tell: timedatectl did not answer yes or no for NTPSynchronized',
+      evidence: f.ntpEvidence, rule: 'R51', fix,
+    };
   },
 };
 
@@ -55,10 +64,14 @@ export const memlockCheck: CheckDef<OsFacts> = {
     const evidence = `bash -lc 'ulimit -l' → ${f.memlock ?? '(no answer)'}`;
     if (f.memlock === 'unlimited') return { status: 'pass', summary: 'max locked memory unlimited', evidence, rule: 'R35' };
     if (f.memlock === undefined || !/^\d+$/.test(f.memlock)) {
-      return { status: 'error', summary: 'cannot tell: `ulimit -l` in a login shell printed no limit', evidence, rule: 'R35', fix: "run `bash -lc 'ulimit -l'` on the host by hand" };
+      return {
+        status: 'error', summary: 'cannot tell: `ulimit -l` in a login shell printed no limit', evidence, rule: 'R35',
+        fix: "run `bash -lc 'ulimit -l'` on the host by hand",
+      };
     }
     return {
-      status: 'fail', summary: `max locked memory ${f.memlock} KiB: RDMA memory registration fails for large buffers`, evidence, rule: 'R35',
+      status: 'fail', summary: `max locked memory ${f.memlock} KiB: RDMA memory registration fails for large buffers`,
+      evidence, rule: 'R35',
       fix: 'apply os.memlock: /etc/security/limits.d/90-l20-memlock.conf with `* soft memlock unlimited` and `* hard memlock unlimited` (units set LimitMEMLOCK=infinity themselves)',
     };
   },
@@ -71,7 +84,10 @@ export const holdsCheck: CheckDef<OsFacts> = {
     const unheld = want.filter((p) => !f.holds.includes(p));
     const evidence = `apt-mark showhold:\n${f.holds.join('\n') || '(nothing held)'}\ninstalled kernel/NVIDIA/OFED packages: ${want.join(', ') || 'none'}`;
     if (want.length === 0) {
-      return { status: 'skip', summary: `none of ${KERNEL_HOLDS.join(', ')}, NVIDIA or OFED packages installed: nothing to hold`, evidence };
+      return {
+        status: 'skip',
+        summary: `none of ${KERNEL_HOLDS.join(', ')}, NVIDIA or OFED packages installed: nothing to hold`, evidence,
+      };
     }
     if (unheld.length === 0) return { status: 'pass', summary: `${want.length} packages held`, evidence };
     return {
@@ -96,7 +112,12 @@ export const hostnamesCheck: CheckDef<OsFacts, OsCluster> = {
     const evidence = [...names, ...offsets.map((o) => o.evidence), skew !== undefined ? `skew ${skew.toFixed(3)} s (warn above ${SKEW_WARN_S} s)` : ''].filter(Boolean).join('\n');
     if (dup.length > 0) return { status: 'fail', summary: `hosts share the name ${dup.join(', ')}: Ray and NCCL logs cannot tell them apart`, evidence, fix: 'sudo hostnamectl set-hostname <unique-name> on one of them' };
     const unnamed = all.filter((a) => !a.facts.hostname);
-    if (unnamed.length > 0) return { status: 'error', summary: `cannot tell: no host name read on ${unnamed.map((a) => a.host).join(', ')}`, evidence, fix: 'check that `hostname` runs on the host' };
+    if (unnamed.length > 0) {
+      return {
+        status: 'error', summary: `cannot tell: no host name read on ${unnamed.map((a) => a.host).join(', ')}`,
+        evidence, fix: 'check that `hostname` runs on the host',
+      };
+    }
     if (skew !== undefined && skew > SKEW_WARN_S) return { status: 'warn', summary: `clocks differ by ${skew.toFixed(2)} s`, evidence, fix: 'check chrony on both hosts (chronyc tracking)', rule: 'R51' };
     return { status: 'pass', summary: `${all.length} distinct host names${skew !== undefined ? `, clock skew ${skew.toFixed(3)} s` : ''}`, evidence };
   },

@@ -28,12 +28,17 @@ const PF_NEEDS = [...PORT_NEEDS, 'qos'] as const;
 function noPorts(f: QosFacts, ctx: StageContext): Verdict | undefined {
   if (f.ports.length > 0) return undefined;
   if (f.fabric.ports.length === 0) {
-    return { status: 'skip', summary: 'no ConnectX PF on this host: no DCB state to check (inventory.nics)', evidence: 'no netdev belongs to a ConnectX function' };
+    return {
+      status: 'skip', summary: 'no ConnectX PF on this host: no DCB state to check (inventory.nics)',
+      evidence: 'no netdev belongs to a ConnectX function',
+    };
   }
   const why = f.problems.map((p) => p.evidence).join('\n');
   return {
-    status: 'error', summary: `cannot tell: the DCB state of ${f.fabric.ports.map((p) => p.netdev).join(', ')} was not read`,
-    evidence: why || evidence(f, ctx), fix: 'the probe runs mlnx_qos or dcb as root: check `sudo dcb pfc show dev <pf>` by hand',
+    status: 'error',
+    summary: `cannot tell: the DCB state of ${f.fabric.ports.map((p) => p.netdev).join(', ')} was not read`,
+    evidence: why || evidence(f, ctx),
+    fix: 'the probe runs mlnx_qos or dcb as root: check `sudo dcb pfc show dev <pf>` by hand',
   };
 }
 
@@ -60,7 +65,11 @@ export const dscp2prioCheck: HostCheckDef<QosFacts> = {
     if (trust === 'pcp') return { status: 'skip', summary: 'PCP trust configured: the DSCP map is not used', evidence: evidence(f, ctx) };
     const bad = f.ports.filter((p) => p.dscp2prio?.[dscp] !== priority);
     if (bad.length > 0) {
-      return { status: 'fail', summary: `${bad.map((p) => `${p.netdev} DSCP ${dscp} → ${p.dscp2prio?.[dscp] ?? (p.trust === 'dscp' ? 'no priority' : 'unused (trust pcp)')}`).join(', ')}; want priority ${priority}`, evidence: evidence(f, ctx), fix: PERSIST, rule: 'R08' };
+      return {
+        status: 'fail',
+        summary: `${bad.map((p) => `${p.netdev} DSCP ${dscp} → ${p.dscp2prio?.[dscp] ?? (p.trust === 'dscp' ? 'no priority' : 'unused (trust pcp)')}`).join(', ')}; want priority ${priority}`,
+        evidence: evidence(f, ctx), fix: PERSIST, rule: 'R08',
+      };
     }
     return { status: 'pass', summary: `DSCP ${dscp} → priority ${priority} on ${f.ports.length} PFs`, evidence: evidence(f, ctx) };
   },
@@ -113,7 +122,13 @@ export const dcbxCheck: HostCheckDef<QosFacts> = {
 export const targetsCheck: HostCheckDef<QosFacts> = {
   id: 'qos.targets', title: 'DCB commands target physical ports only', scope: 'host', needs: ['scripts'],
   evaluate(f) {
-    if (f.scripts.length === 0) return { status: 'skip', summary: 'no script on the host runs DCB commands: none can target a bond', evidence: 'scanned /usr/local/{sbin,bin}, /etc/rc.local, /etc/systemd/system/*.service, if-up.d, networkd-dispatcher, /root/*.sh, /home/*/*.sh', rule: 'R25' };
+    if (f.scripts.length === 0) {
+      return {
+        status: 'skip', summary: 'no script on the host runs DCB commands: none can target a bond',
+        evidence: 'scanned /usr/local/{sbin,bin}, /etc/rc.local, /etc/systemd/system/*.service, if-up.d, networkd-dispatcher, /root/*.sh, /home/*/*.sh',
+        rule: 'R25',
+      };
+    }
     const flagged = f.scripts
       .map((s) => ({ s, findings: lintText(s.text, s.path).findings.filter((x) => x.rule === 'R25') }))
       .filter((x) => x.findings.length > 0);
@@ -144,11 +159,15 @@ export const targetsCheck: HostCheckDef<QosFacts> = {
 export const pfNetdevs = (f: QosFacts): string[] => f.fabric.ports.map((p) => p.netdev);
 
 export const persistenceCheck: HostCheckDef<QosFacts> = {
-  id: 'qos.persistence', title: 'QoS re-applied at boot and driver reload', scope: 'host', needs: [...PORT_NEEDS, 'persistence'],
+  id: 'qos.persistence', title: 'QoS re-applied at boot and driver reload', scope: 'host',
+  needs: [...PORT_NEEDS, 'persistence'],
   evaluate(f, _host, ctx) {
     const p = f.persistence;
     if (f.fabric.ports.length === 0) {
-      return { status: 'skip', summary: 'no ConnectX PF on this host: no QoS to persist (inventory.nics)', evidence: 'no netdev belongs to a ConnectX function', rule: 'R27' };
+      return {
+        status: 'skip', summary: 'no ConnectX PF on this host: no QoS to persist (inventory.nics)',
+        evidence: 'no netdev belongs to a ConnectX function', rule: 'R27',
+      };
     }
     const wantScript = qosScript(pfNetdevs(f), ctx.config.qos);
     const wantUnit = qosUnit(ctx.config.qos);
@@ -161,7 +180,11 @@ export const persistenceCheck: HostCheckDef<QosFacts> = {
     }
     if (p.enabled !== 'enabled') return { status: 'fail', summary: `${QOS_UNIT} is ${p.enabled}: it will not run at boot`, evidence: ev, fix: PERSIST, rule: 'R27' };
     if (p.activeState !== 'active' || (p.result !== undefined && p.result !== 'success')) {
-      return { status: 'fail', summary: `${QOS_UNIT} is ${p.activeState ?? 'in no reported state'} (result ${p.result ?? 'not reported'}): its last run failed`, evidence: ev, fix: `read \`journalctl -u ${QOS_UNIT}\`, then ${PERSIST}`, rule: 'R27' };
+      return {
+        status: 'fail',
+        summary: `${QOS_UNIT} is ${p.activeState ?? 'in no reported state'} (result ${p.result ?? 'not reported'}): its last run failed`,
+        evidence: ev, fix: `read \`journalctl -u ${QOS_UNIT}\`, then ${PERSIST}`, rule: 'R27',
+      };
     }
     return { status: 'pass', summary: `${QOS_UNIT} enabled and active, script current`, evidence: ev, rule: 'R27' };
   },
@@ -182,11 +205,18 @@ export const tcChainCheck: PairCheckDef<QosFacts> = {
     const single = oneHostSkip(ctx.hosts);
     if (single) return single;
     if (ctx.config.qos.trust === 'pcp') {
-      return { status: 'skip', summary: 'PCP trust: the priority comes from the VLAN PCP (NCCL_IB_SL), not the traffic class', evidence: 'qos.trust: pcp (cluster settings)' };
+      return {
+        status: 'skip', summary: 'PCP trust: the priority comes from the VLAN PCP (NCCL_IB_SL), not the traffic class',
+        evidence: 'qos.trust: pcp (cluster settings)',
+      };
     }
     const portless = all.filter((a) => a.facts.fabric.ports.length === 0);
     if (portless.length > 0) {
-      return { status: 'skip', summary: `no ConnectX PF on ${portless.map((a) => a.host).join(', ')}: no chain to follow (inventory.nics)`, evidence: portless.map((a) => `${a.host}: no netdev belongs to a ConnectX function`).join('\n') };
+      return {
+        status: 'skip',
+        summary: `no ConnectX PF on ${portless.map((a) => a.host).join(', ')}: no chain to follow (inventory.nics)`,
+        evidence: portless.map((a) => `${a.host}: no netdev belongs to a ConnectX function`).join('\n'),
+      };
     }
     const t = trafficClass(all, ctx);
     if ('error' in t) return { status: 'fail', summary: t.error, evidence: all.map((a) => a.facts.ncclConfEvidence).join('\n'), rule: 'R08', fix: 'set NCCL_IB_TC=106 (nccl stage)' };
@@ -199,14 +229,20 @@ export const tcChainCheck: PairCheckDef<QosFacts> = {
       for (const p of a.facts.ports) {
         const prio = p.dscp2prio?.[dscp];
         const ok = p.trust === 'dscp' && prio !== undefined && p.pfc?.[prio] === true;
-        const pfc = prio === undefined ? 'no priority to look up' : `PFC on ${prio}: ${p.pfc ? (p.pfc[prio] ? 'on' : 'off') : UNREAD}`;
-        lines.push(`${a.host}:${p.netdev}: trust ${p.trust ?? UNREAD}, dscp2prio[${dscp}] = ${prio ?? 'not mapped'}, ${pfc}${ok ? '' : '  ✗'}`);
+        const pfcOn = p.pfc && prio !== undefined ? (p.pfc[prio] ? 'on' : 'off') : UNREAD;
+        const pfc = prio === undefined ? 'no priority to look up' : `PFC on ${prio}: ${pfcOn}`;
+        const mapped = `dscp2prio[${dscp}] = ${prio ?? 'not mapped'}`;
+        lines.push(`${a.host}:${p.netdev}: trust ${p.trust ?? UNREAD}, ${mapped}, ${pfc}${ok ? '' : '  ✗'}`);
         if (!ok) broken.push(`${a.host}:${p.netdev}`);
       }
       if (a.facts.ports.length === 0) broken.push(`${a.host}: no PF's DCB state read`);
     }
     if (broken.length > 0) return { status: 'fail', summary: `the chain breaks at ${broken.join(', ')}: RoCE traffic there is not lossless`, evidence: lines.join('\n'), rule: 'R08', fix: `${PERSIST}; NCCL_IB_TC=${(ctx.config.qos.dscp << 2) | 2} (nccl stage); perftest needs --tclass=${(ctx.config.qos.dscp << 2) | 2}` };
-    return { status: 'pass', summary: `TC ${t.tc} → DSCP ${dscp} → priority ${all[0]!.facts.ports[0]!.dscp2prio![dscp]}, PFC on, on every PF of ${all.length} hosts`, evidence: lines.join('\n'), rule: 'R08' };
+    return {
+      status: 'pass',
+      summary: `TC ${t.tc} → DSCP ${dscp} → priority ${all[0]!.facts.ports[0]!.dscp2prio![dscp]}, PFC on, on every PF of ${all.length} hosts`,
+      evidence: lines.join('\n'), rule: 'R08',
+    };
   },
 };
 

@@ -141,7 +141,10 @@ export const aggregateCheck: PairCheckDef<RdmaLinkFacts, RdmaLinkCluster> = {
     if (!cl) return noCluster();
     const runs = cl.aggregate.length > 0 ? cl.aggregate : cl.runs;
     if (runs.length === 0) {
-      return { status: 'skip', summary: 'no bandwidth test ran: nothing to add up (rdma-link.bw says why)', evidence: cl.skipped.map((s) => `${s.label}: ${s.reason}`).join('\n') || 'no cables' };
+      return {
+        status: 'skip', summary: 'no bandwidth test ran: nothing to add up (rdma-link.bw says why)',
+        evidence: cl.skipped.map((s) => `${s.label}: ${s.reason}`).join('\n') || 'no cables',
+      };
     }
     const total = runs.reduce((s, r) => s + (r.gbps ?? 0), 0);
     const evidence = [`${runs.length} test${runs.length === 1 ? '' : 's'} at once on distinct ports:`, ...runs.map(runLine), `total ${total.toFixed(2)} Gb/s (pass ≥ ${AGGREGATE_PASS_GBPS}, warn ≥ ${AGGREGATE_WARN_GBPS})`, ...cl.skipped.map((s) => `${s.label}: ${s.reason}`)].join('\n');

@@ -15,8 +15,10 @@ export const portsCheck: CheckDef<RdmaLinkFacts, RdmaLinkCluster> = {
   evaluate(f) {
     const ports = f.fabric.ports;
     const unread = 'not reported';
-    const linkLines = f.fabric.rdma.map((r) => `link ${r.device}/${r.port} state ${r.state ?? unread} physical_state ${r.physState ?? unread} netdev ${r.netdev ?? '-'}`);
-    const ib = f.ibstat.map((p) => `ibstat ${p.device} port ${p.port}: State ${p.state ?? unread}, Physical state ${p.physState ?? unread}, Rate ${p.rateGbps ?? unread}`);
+    const linkLines = f.fabric.rdma.map((r) => `link ${r.device}/${r.port} state ${r.state ?? unread} `
+      + `physical_state ${r.physState ?? unread} netdev ${r.netdev ?? '-'}`);
+    const ib = f.ibstat.map((p) => `ibstat ${p.device} port ${p.port}: State ${p.state ?? unread}, `
+      + `Physical state ${p.physState ?? unread}, Rate ${p.rateGbps ?? unread}`);
     const evidence = ['rdma link show:', ...(linkLines.length ? linkLines : ['(no RDMA link)']), ...(ib.length ? ['', ...ib] : []),
       ...(f.ibdev2netdev ? ['', 'ibdev2netdev:', f.ibdev2netdev.trim()] : [])].join('\n');
     if (ports.length === 0) return { status: 'fail', summary: 'no ConnectX fabric ports found', evidence, fix: 'run the inventory stage: the NICs or their driver are missing' };
@@ -31,7 +33,8 @@ export const portsCheck: CheckDef<RdmaLinkFacts, RdmaLinkCluster> = {
     const what = bad.map((p) => {
       if (!p.rdmaDevice) return `${p.netdev}: no RDMA device`;
       const link = f.fabric.rdma.find((r) => r.device === p.rdmaDevice);
-      return `${p.netdev} (${p.rdmaDevice}): ${link ? `${link.state ?? 'state not reported'}/${link.physState ?? 'physical state not reported'}` : 'not in rdma link show'}`;
+      const seen = link ? `${link.state ?? 'state not reported'}/${link.physState ?? 'physical state not reported'}` : 'not in rdma link show';
+      return `${p.netdev} (${p.rdmaDevice}): ${seen}`;
     });
     const noDevice = bad.some((p) => !p.rdmaDevice);
     return {
@@ -76,7 +79,8 @@ function pinnedIndex(f: RdmaLinkFacts, ctx: StageContext): { index: number; sour
 }
 
 export const gidsCheck: PairCheckDef<RdmaLinkFacts, RdmaLinkCluster> = {
-  id: 'rdma-link.gids', title: 'one RoCE v2 IPv4 GID per device on its own netdev', scope: 'pair', needs: [...RDMA_PORT_NEEDS, 'ip-addr', 'gids'],
+  id: 'rdma-link.gids', title: 'one RoCE v2 IPv4 GID per device on its own netdev', scope: 'pair',
+  needs: [...RDMA_PORT_NEEDS, 'ip-addr', 'gids'],
   evaluate(all, ctx) {
     const single = oneHostSkip(ctx.hosts);
     if (single) return single;
@@ -84,12 +88,17 @@ export const gidsCheck: PairCheckDef<RdmaLinkFacts, RdmaLinkCluster> = {
     const evidence: string[] = devs.map((d) => `${d.host}: ${d.row ? d.row.line : `${d.device}: no RoCE v2 GID for ${d.ips.join(', ') || '(no IPv4 on ' + d.l3 + ')'} on ${d.l3}`}`);
     const unread = all.filter((a) => !a.facts.gidsOk);
     if (unread.length > 0) {
-      return { status: 'error', summary: `cannot tell: GID table unreadable on ${unread.map((a) => a.host).join(', ')}`, evidence: unread.map((a) => `${a.host}: ${a.facts.gidsEvidence}`).join('\n'), fix: 'check /sys/class/infiniband (the RDMA stack: nic-stack stage)' };
+      return {
+        status: 'error', summary: `cannot tell: GID table unreadable on ${unread.map((a) => a.host).join(', ')}`,
+        evidence: unread.map((a) => `${a.host}: ${a.facts.gidsEvidence}`).join('\n'),
+        fix: 'check /sys/class/infiniband (the RDMA stack: nic-stack stage)',
+      };
     }
     const deviceless = all.filter((a) => !devs.some((d) => d.host === a.host));
     if (deviceless.length > 0) {
       return {
-        status: 'skip', summary: `no RDMA device on a fabric port of ${deviceless.map((a) => a.host).join(', ')}: no GID to check (rdma-link.ports)`,
+        status: 'skip',
+        summary: `no RDMA device on a fabric port of ${deviceless.map((a) => a.host).join(', ')}: no GID to check (rdma-link.ports)`,
         evidence: [...evidence, ...deviceless.map((a) => `${a.host}: no ConnectX port with an RDMA device`)].join('\n'),
       };
     }
@@ -103,7 +112,8 @@ export const gidsCheck: PairCheckDef<RdmaLinkFacts, RdmaLinkCluster> = {
       for (const d of devs.filter((x) => x.host === host)) {
         const at = f.gids.find((g) => g.device === d.device && g.index === pin.index);
         const good = at && at.type === 'RoCE v2' && at.ipv4 !== undefined && d.ips.includes(at.ipv4);
-        if (!good) r05.push(`${host} ${d.device}: index ${pin.index} is ${at ? `${at.type ?? 'of no type'} ${at.gid} on ${at.ndev ?? 'no netdev'}` : 'empty'}; the RoCE v2 IPv4 GID is ${d.row ? `index ${d.row.index}` : 'missing'}`);
+        const there = at ? `${at.type ?? 'of no type'} ${at.gid} on ${at.ndev ?? 'no netdev'}` : 'empty';
+        if (!good) r05.push(`${host} ${d.device}: index ${pin.index} is ${there}; the RoCE v2 IPv4 GID is ${d.row ? `index ${d.row.index}` : 'missing'}`);
       }
     }
     const missing = devs.filter((d) => !d.row);
@@ -139,31 +149,43 @@ export const gidsCheck: PairCheckDef<RdmaLinkFacts, RdmaLinkCluster> = {
     if (indexes.length > 1) {
       return { status: 'warn', evidence: ev, summary: `RoCE v2 IPv4 GID index differs between devices/hosts (${indexes.join(', ')}): harmless with NCCL's auto-selection, wrong for any pinned index`, fix: 'leave NCCL_IB_GID_INDEX unset' };
     }
-    return { status: 'pass', evidence: ev, summary: `every device (${devs.length}) has its RoCE v2 IPv4 GID at index ${indexes[0]} on its own netdev` };
+    return {
+      status: 'pass', evidence: ev,
+      summary: `every device (${devs.length}) has its RoCE v2 IPv4 GID at index ${indexes[0]} on its own netdev`,
+    };
   },
 };
 
 export const activeMtuCheck: PairCheckDef<RdmaLinkFacts, RdmaLinkCluster> = {
-  id: 'rdma-link.active-mtu', title: 'active MTU 4096, equal at both ends', scope: 'pair', needs: [...RDMA_PORT_NEEDS, 'devinfo'],
+  id: 'rdma-link.active-mtu', title: 'active MTU 4096, equal at both ends', scope: 'pair',
+  needs: [...RDMA_PORT_NEEDS, 'devinfo'],
   evaluate(all, ctx): Verdict {
     const single = oneHostSkip(ctx.hosts);
     if (single) return single;
     const deviceless = all.filter((a) => rdmaPorts(a.facts).length === 0);
     if (deviceless.length > 0) {
       return {
-        status: 'skip', summary: `no RDMA device on a fabric port of ${deviceless.map((a) => a.host).join(', ')}: no active MTU to read (rdma-link.ports)`,
+        status: 'skip',
+        summary: `no RDMA device on a fabric port of ${deviceless.map((a) => a.host).join(', ')}: no active MTU (rdma-link.ports)`,
         evidence: deviceless.map((a) => `${a.host}: no ConnectX port with an RDMA device`).join('\n'),
       };
     }
     const noTool = all.filter((a) => !a.facts.devinfoOk);
     if (noTool.length > 0) {
-      return { status: 'error', summary: `cannot tell: ibv_devinfo failed on ${noTool.map((a) => a.host).join(', ')}`, evidence: noTool.map((a) => `${a.host}: ${a.facts.devinfoEvidence}`).join('\n'), fix: 'apply nic-stack.install-inbox (ibverbs-utils)' };
+      return {
+        status: 'error', summary: `cannot tell: ibv_devinfo failed on ${noTool.map((a) => a.host).join(', ')}`,
+        evidence: noTool.map((a) => `${a.host}: ${a.facts.devinfoEvidence}`).join('\n'),
+        fix: 'apply nic-stack.install-inbox (ibverbs-utils)',
+      };
     }
     const mtuOf = (host: string, netdev: string): { device?: string; mtu?: number; line: string; netdevMtu?: number } => {
       const f = all.find((a) => a.host === host)?.facts;
       const p = f?.fabric.ports.find((x) => x.netdev === netdev);
       const d = f?.devinfo.find((x) => x.device === p?.rdmaDevice);
-      return { ...(p?.rdmaDevice ? { device: p.rdmaDevice } : {}), ...(d?.activeMtu !== undefined ? { mtu: d.activeMtu } : {}), ...(p?.mtu !== undefined ? { netdevMtu: p.mtu } : {}), line: d?.line || 'no active_mtu line in ibv_devinfo' };
+      return {
+        ...(p?.rdmaDevice ? { device: p.rdmaDevice } : {}), ...(d?.activeMtu !== undefined ? { mtu: d.activeMtu } : {}),
+        ...(p?.mtu !== undefined ? { netdevMtu: p.mtu } : {}), line: d?.line || 'no active_mtu line in ibv_devinfo',
+      };
     };
     const evidence: string[] = [];
     const small: string[] = [];
@@ -189,7 +211,11 @@ export const activeMtuCheck: PairCheckDef<RdmaLinkFacts, RdmaLinkCluster> = {
       return { status: 'fail', rule: 'R24', evidence: ev, summary: `active MTU differs across ${mismatched.map((m) => m.split(':')[0]).join(', ')}`, fix: 'set mtu: 9000 on both ends of every cable (network.write and network.apply); NCCL ≥ 2.20 errors or hangs on a mismatch' };
     }
     if (unreadMtu.length > 0) {
-      return { status: 'error', rule: 'R24', evidence: ev, summary: `cannot tell: ibv_devinfo shows no active_mtu for ${unreadMtu.join('; ')}`, fix: 'check `ibv_devinfo -d <device>` by hand' };
+      return {
+        status: 'error', rule: 'R24', evidence: ev,
+        summary: `cannot tell: ibv_devinfo shows no active_mtu for ${unreadMtu.join('; ')}`,
+        fix: 'check `ibv_devinfo -d <device>` by hand',
+      };
     }
     if (small.length > 0) {
       return { status: 'warn', rule: 'R24', evidence: ev, summary: `active_mtu below 4096: ${small.join('; ')} (≈ 5 % less goodput)`, fix: 'set mtu: 9000 on the fabric ports at both ends (network stage)' };

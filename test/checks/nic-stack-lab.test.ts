@@ -61,6 +61,7 @@ describe('nic-stack on the fresh lab', () => {
       'l20-n1:nic-stack.userspace fail missing: rdma-core, ibverbs-utils, rdmacm-utils, infiniband-diags, perftest',
       'l20-n2:nic-stack.devices error cannot tell: ibv_devices is not installed on l20-n2 (package ibverbs-utils); ibv_devinfo is not installed on l20-n2 (package ibverbs-utils)',
       'l20-n2:nic-stack.userspace fail missing: rdma-core, ibverbs-utils, rdmacm-utils, infiniband-diags, perftest',
+      'null:nic-stack.parity skip rdma-core is installed on no host: no userspace version to compare (nic-stack.userspace)',
     ]);
     const first = await apply(t);
     expect(first.steps?.filter((s) => s.status === 'applied').map((s) => `${s.host}:${s.id}`)).toEqual(['l20-n1:nic-stack.install-inbox', 'l20-n2:nic-stack.install-inbox']);
