@@ -14,6 +14,13 @@ import { inventoryProbes } from '../inventory/probes.js';
 /** The inventory probes a stage needs to re-discover the fabric: the same commands, one definition. */
 const FABRIC_PROBE_IDS = new Set(['lspci-nics', 'ip-link', 'ip-addr', 'sysfs-net', 'ssh-connection', 'route-default', 'rdma-link', 'lldp', 'neighbours']);
 export const FABRIC_PROBES: readonly ProbeDef[] = inventoryProbes.filter((p) => FABRIC_PROBE_IDS.has(p.id));
+/**
+ * The probes that say which ConnectX ports a host has (lspci names the functions, ip their netdevs): a check
+ * about the fabric ports needs them, so a missing lspci or ip reads as "cannot tell", never as "no ports".
+ */
+export const PORT_NEEDS = ['lspci-nics', 'ip-link'] as const;
+/** PORT_NEEDS and the RDMA device of each port (`rdma link show`). */
+export const RDMA_PORT_NEEDS = [...PORT_NEEDS, 'rdma-link'] as const;
 
 /** One ConnectX physical function as the fabric sees it. */
 export interface FabricPort {

@@ -4,6 +4,7 @@
  * (design B) and the firewall (R48, R46).
  */
 import type { CheckDef } from '../../src/engine/types.js';
+import { PORT_NEEDS, RDMA_PORT_NEEDS } from '../common/fabric.js';
 import { buildFile, contextOf } from '../../src/lint/build.js';
 import { runCfgRules } from '../../src/rules/cfg/index.js';
 import { SEVERITY_RANK, sortFindings, type Finding } from '../../src/rules/types.js';
@@ -22,6 +23,9 @@ export function fabricBonds(f: NetworkFacts): BondFact[] {
 
 const cardOf = (f: NetworkFacts, port: string): string | undefined => f.fabric.ports.find((p) => p.netdev === port)?.card;
 
+/** A bond's mode as the driver reported it, or that it reported none. */
+const modeText = (b: BondFact): string => b.mode ?? 'mode not reported';
+
 /** Classifies the live configuration (STAGES.md §2 "Choice"). */
 export function classify(f: NetworkFacts): { design: LiveDesign; why: string } {
   const ports = f.fabric.ports.filter((p) => p.netdev !== f.fabric.mgmt.netdev);
@@ -31,10 +35,18 @@ export function classify(f: NetworkFacts): { design: LiveDesign; why: string } {
   if (bonds.length === 1) {
     const b = bonds[0]!;
     const cards = new Set(b.slaves.map((s) => cardOf(f, s.name)));
-    if (cards.size > 1 && b.addresses.length > 0) return { design: 'tutorial', why: `${b.name} bonds ${b.slaves.map((s) => s.name).join(', ')} across ${cards.size} cards (${b.mode ?? '?'}) with ${b.addresses.join(', ')}` };
+    if (cards.size > 1 && b.addresses.length > 0) {
+      return {
+        design: 'tutorial',
+        why: `${b.name} bonds ${b.slaves.map((s) => s.name).join(', ')} across ${cards.size} cards (${modeText(b)}) with ${b.addresses.join(', ')}`,
+      };
+    }
   }
   if (bonds.length === 2 && bonds.every((b) => b.slaves.length === 2 && new Set(b.slaves.map((s) => cardOf(f, s.name))).size === 1 && b.addresses.length > 0)) {
-    return { design: 'B', why: bonds.map((b) => `${b.name} = ${b.slaves.map((s) => s.name).join(' + ')} (${b.mode ?? '?'}) ${b.addresses.join(', ')}`).join('; ') };
+    return {
+      design: 'B',
+      why: bonds.map((b) => `${b.name} = ${b.slaves.map((s) => s.name).join(' + ')} (${modeText(b)}) ${b.addresses.join(', ')}`).join('; '),
+    };
   }
   if (bonds.length === 0 && addressed.length === ports.length) {
     const subnets = addressed.map((p) => p.addresses.map((a) => a.replace(/\.\d+\/(\d+)$/, '.0/$1')));
@@ -53,11 +65,18 @@ export function classify(f: NetworkFacts): { design: LiveDesign; why: string } {
 const MIGRATE_FIX = 'apply network.write and network.apply: design A (one /24 per cable, MTU 9000) under an armed rollback; a bond is deleted and its file moved to the backup directory. To keep the live design instead set network.design in the inventory (tutorial: later stages run degraded, the findings stand).';
 
 export const designCheck: CheckDef<NetworkFacts> = {
-  id: 'network.design', title: 'live network design', scope: 'host',
-  evaluate(f, _host, ctx) {
+  id: 'network.design', title: 'live network design', scope: 'host', needs: [...PORT_NEEDS, 'ip-addr', 'ip-bond'],
+  evaluate(f, host, ctx) {
     const live = classify(f);
     const chosen = ctx.config.network.design;
     const evidence = `live: ${live.design} — ${live.why}\nchosen (network.design): ${chosen}`;
+    if (fabricPorts(f).length === 0) {
+      return {
+        status: 'fail', summary: `no ConnectX fabric port on ${host}: no design can be configured`,
+        evidence: `${evidence}\nno netdev belongs to a ConnectX function`,
+        fix: 'see inventory.nics and inventory.netdevs',
+      };
+    }
     if (live.design === chosen) return { status: 'pass', summary: `design ${chosen} is live`, evidence };
     if (live.design === 'none') return { status: 'fail', summary: `no fabric configuration yet; design ${chosen} proposed`, evidence, fix: 'apply network.write and network.apply' };
     return { status: 'fail', summary: `live design is ${live.design}, chosen ${chosen}`, evidence, fix: MIGRATE_FIX, ...(live.design === 'tutorial' ? { rule: 'R16' } : {}) };
@@ -77,6 +96,7 @@ const TUTORIAL_REASONS = [
 
 export const bondLagCheck: CheckDef<NetworkFacts> = {
   id: 'network.bond-lag', title: 'bonds carrying RDMA are RoCE LAGs', scope: 'host',
+  needs: [...RDMA_PORT_NEEDS, 'ip-bond', 'bonding'],
   evaluate(f) {
     const bonds = fabricBonds(f);
     if (bonds.length === 0) return { status: 'skip', summary: 'no bond uses fabric ports', evidence: `bonds: ${f.bonds.map((b) => b.name).join(', ') || 'none'}` };
@@ -85,14 +105,16 @@ export const bondLagCheck: CheckDef<NetworkFacts> = {
     for (const b of bonds) {
       const cards = new Set(b.slaves.map((s) => s.card));
       const lag = f.fabric.rdma.find((r) => r.netdev === b.name && /^mlx5_bond_\d+$/.test(r.device));
-      lines.push(`${b.name}: mode ${b.mode ?? '?'}, ${b.addresses.join(', ') || 'no IPv4'}`);
-      for (const s of b.slaves) lines.push(`  ${s.name} → ${s.bdf ?? '?'} (card ${s.card ?? '?'})`);
+      lines.push(`${b.name}: mode ${b.mode ?? 'not reported'}, ${b.addresses.join(', ') || 'no IPv4'}`);
+      for (const s of b.slaves) {
+        lines.push(`  ${s.name} → ${s.bdf ? `${s.bdf} (card ${s.card})` : 'not a PCI function'}`);
+      }
       const rd = f.fabric.rdma.filter((r) => r.netdev === b.name || b.slaves.some((s) => s.name === r.netdev));
-      lines.push(`  rdma link: ${rd.map((r) => `${r.device}/${r.port} ${r.state} netdev ${r.netdev ?? '?'}`).join('; ') || 'none'}`);
+      lines.push(`  rdma link: ${rd.map((r) => `${r.device}/${r.port} ${r.state} netdev ${r.netdev}`).join('; ') || 'none'}`);
       const problems: string[] = [];
       if (b.slaves.length !== 2) problems.push(`${b.slaves.length} slaves (a LAG needs exactly the two PFs of one card)`);
       else if (cards.size !== 1) problems.push('slaves on different cards');
-      if (!LAG_MODES.has(b.mode ?? '')) problems.push(`mode ${b.mode ?? '?'} (a LAG needs active-backup, balance-xor or 802.3ad)`);
+      if (!LAG_MODES.has(b.mode ?? '')) problems.push(`mode ${b.mode ?? 'not reported'} (a LAG needs active-backup, balance-xor or 802.3ad)`);
       if (!lag) problems.push('no mlx5_bond_N device in `rdma link show`');
       if (problems.length > 0) bad.push(`${b.name}: ${problems.join('; ')}`);
     }
@@ -118,13 +140,23 @@ export function netplanFindings(f: NetworkFacts): Finding[] {
 
 export const netplanLintCheck: CheckDef<NetworkFacts> = {
   id: 'network.netplan-lint', title: 'netplan files: mode 600, no gateway4, bond parameters', scope: 'host',
+  needs: ['netplan-files'],
   evaluate(f) {
     if (f.netplanFiles.length === 0 && f.problems.some((p) => p.probe === 'netplan-files')) {
       const p = f.problems.find((x) => x.probe === 'netplan-files')!;
-      return { status: 'fail', summary: 'could not read /etc/netplan', evidence: p.evidence, fix: 'sudo must work without a password (os.sudo)' };
+      return {
+        status: 'error', summary: 'cannot tell: could not read /etc/netplan', evidence: p.evidence,
+        fix: 'sudo must work without a password (os.sudo)',
+      };
+    }
+    if (f.netplanFiles.length === 0) {
+      return {
+        status: 'skip', summary: 'no /etc/netplan/*.yaml: nothing to lint',
+        evidence: 'ls /etc/netplan/*.yaml (as root): no file',
+      };
     }
     const findings = netplanFindings(f);
-    const listing = f.netplanFiles.map((x) => `${(x.mode & 0o7777).toString(8).padStart(4, '0')} ${x.path}`).join('\n') || '(no files)';
+    const listing = f.netplanFiles.map((x) => `${(x.mode & 0o7777).toString(8).padStart(4, '0')} ${x.path}`).join('\n');
     if (findings.length === 0) return { status: 'pass', summary: `${f.netplanFiles.length} netplan file(s) clean`, evidence: listing };
     const worst = findings[0]!;
     const status = SEVERITY_RANK[worst.severity] >= SEVERITY_RANK.high ? 'fail' : 'warn';
@@ -140,11 +172,19 @@ export const netplanLintCheck: CheckDef<NetworkFacts> = {
 };
 
 export const staleDevicesCheck: CheckDef<NetworkFacts> = {
-  id: 'network.stale-devices', title: 'no bond that no file defines', scope: 'host',
+  id: 'network.stale-devices', title: 'no bond that no file defines', scope: 'host', needs: ['ip-bond', 'bonding'],
   evaluate(f) {
     const stale = f.bonds.filter((b) => !b.described);
     const evidence = f.bonds.map((b) => `${b.name}: ${b.described ? 'defined in netplan' : 'NOT in any netplan file'}; slaves ${b.slaves.map((s) => s.name).join(', ') || 'none'}; ${b.addresses.join(', ') || 'no IPv4'}`).join('\n') || 'ip -d link show type bond: no bonds';
-    if (stale.length === 0) return { status: 'pass', summary: f.bonds.length ? 'every bond is defined by a netplan file' : 'no bonds', evidence };
+    if (f.bonds.length === 0) return { status: 'skip', summary: 'no bonds: none can be stale', evidence };
+    if (!f.merged.ok) {
+      return {
+        status: 'error', summary: `cannot tell: \`netplan get\` failed, so which bond a file defines is unknown`,
+        evidence: `${evidence}\n${f.merged.error ?? ''}`.trim(),
+        fix: 'check `sudo netplan get` on the host (package netplan.io)',
+      };
+    }
+    if (stale.length === 0) return { status: 'pass', summary: 'every bond is defined by a netplan file', evidence };
     return {
       status: 'fail', rule: 'R23', summary: `${stale.map((b) => b.name).join(', ')} exist(s) but no netplan file defines them: they keep their slaves, addresses and GIDs`, evidence,
       fix: `network.apply deletes it (\`sudo ip link delete dev ${stale[0]!.name}\`) under its armed rollback; by hand: that command from the console, or reboot`,
@@ -154,16 +194,24 @@ export const staleDevicesCheck: CheckDef<NetworkFacts> = {
 
 export const lacpCheck: CheckDef<NetworkFacts> = {
   id: 'network.lacp', title: 'LACP aggregation up (design B)', scope: 'host',
+  needs: [...PORT_NEEDS, 'ip-bond', 'bonding'],
   evaluate(f, _h, ctx) {
     const lacp = fabricBonds(f).filter((b) => b.mode === '802.3ad');
     if (ctx.config.network.design !== 'B' && lacp.length === 0) return { status: 'skip', summary: 'no 802.3ad bond (design B only)', evidence: `design ${ctx.config.network.design}` };
-    if (lacp.length === 0) return { status: 'fail', summary: 'design B but no 802.3ad bond is live', evidence: f.bonds.map((b) => `${b.name}: ${b.mode ?? '?'}`).join('\n') || 'no bonds', fix: 'apply network.write and network.apply' };
+    if (lacp.length === 0) {
+      return {
+        status: 'fail', summary: 'design B but no 802.3ad bond is live',
+        evidence: f.bonds.map((b) => `${b.name}: ${modeText(b)}`).join('\n') || 'no bonds',
+        fix: 'apply network.write and network.apply',
+      };
+    }
     const problems: string[] = [];
     const lines: string[] = [];
     for (const b of lacp) {
       const p = b.proc;
-      lines.push(`${b.name}: ${p?.modeText ?? '?'}; aggregator ${p?.activeAggregator?.id ?? (p?.noActiveAggregator ? 'none' : '?')}; partner ${p?.activeAggregator?.partnerMac ?? '?'}`);
-      for (const s of p?.slaves ?? []) lines.push(`  ${s.name}: MII ${s.mii ?? '?'}, Aggregator ID ${s.aggregatorId ?? 'N/A'}`);
+      const unread = 'not in /proc/net/bonding';
+      lines.push(`${b.name}: ${p?.modeText ?? modeText(b)}; aggregator ${p?.activeAggregator?.id ?? (p?.noActiveAggregator ? 'none' : unread)}; partner ${p?.activeAggregator?.partnerMac ?? unread}`);
+      for (const s of p?.slaves ?? []) lines.push(`  ${s.name}: MII ${s.mii ?? unread}, Aggregator ID ${s.aggregatorId ?? 'N/A'}`);
       if (!p) { problems.push(`${b.name}: /proc/net/bonding/${b.name} unreadable`); continue; }
       if (p.noActiveAggregator) problems.push(`${b.name} has no active aggregator`);
       if (p.slaves.some((s) => s.mii !== 'up')) problems.push(`${b.name}: a slave is down`);
@@ -183,11 +231,17 @@ export function fabricL3Names(f: NetworkFacts): string[] {
 
 export const firewallCheck: CheckDef<NetworkFacts> = {
   id: 'network.firewall', title: 'firewall on, fabric and SSH admitted', scope: 'host',
+  needs: ['ufw', ...PORT_NEEDS, 'route-default'],
   evaluate(f) {
     const u = f.ufw;
     const mgmt = f.fabric.mgmt.netdev;
     const port = sshPort(f);
-    if (!u.available) return { status: 'warn', rule: 'R48', summary: 'ufw status unavailable', evidence: u.evidence, fix: 'install ufw (Ubuntu ships it), then apply network.firewall' };
+    if (!u.available) {
+      return {
+        status: 'error', rule: 'R48', summary: 'cannot tell: `ufw status verbose` did not answer', evidence: u.evidence,
+        fix: 'run `sudo ufw status verbose` on the host by hand',
+      };
+    }
     if (!u.active) {
       return {
         status: 'warn', rule: 'R48', summary: 'firewall inactive: Ray dashboard/Jobs API and vLLM are reachable from every network (R46)', evidence: u.evidence,
@@ -197,7 +251,13 @@ export const firewallCheck: CheckDef<NetworkFacts> = {
     const missing: string[] = [];
     if (!mgmt || !admits(u, mgmt, port)) missing.push(`${port}/tcp on ${mgmt ?? 'the management interface'}`);
     for (const n of fabricL3Names(f)) if (!admits(u, n)) missing.push(`in on ${n}`);
-    if (missing.length === 0) return { status: 'pass', rule: 'R48', summary: `ufw active; fabric (${fabricL3Names(f).join(', ')}) and SSH on ${mgmt} admitted`, evidence: u.evidence };
+    if (missing.length === 0) {
+      return {
+        status: 'pass', rule: 'R48',
+        summary: `ufw active; ${fabricL3Names(f).length ? `fabric (${fabricL3Names(f).join(', ')})` : 'no fabric interface'} and SSH on ${mgmt} admitted`,
+        evidence: u.evidence,
+      };
+    }
     return { status: 'fail', rule: 'R48', summary: `ufw active but missing ALLOW IN: ${missing.join(', ')}`, evidence: u.evidence, fix: 'apply network.firewall (adds the missing rules)' };
   },
 };

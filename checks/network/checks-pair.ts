@@ -4,13 +4,25 @@
  * cable (R24), and reachability per fabric subnet in both directions, jumbo included, from the
  * stage's cluster run.
  */
-import type { CheckDef, HostFacts, StageContext } from '../../src/engine/types.js';
-import { cableText, type CablingMap } from '../common/fabric.js';
+import type { CheckDef, HostFacts, StageContext, Verdict } from '../../src/engine/types.js';
+import { cableText, PORT_NEEDS, type CablingMap } from '../common/fabric.js';
+import { oneHostSkip } from '../common/pair.js';
 import { designPlan, type DesignPlan } from '../common/design.js';
 import { networkCabling, subnetOf } from './cabling.js';
 import type { NetworkFacts } from './facts.js';
 import { linkProblems, type ReachCluster } from './reach.js';
 import { classify, fabricL3Names } from './checks-host.js';
+
+/** The hosts without a ConnectX fabric port, as a fail verdict; undefined when every host has one. */
+function portlessFail(all: ReadonlyArray<HostFacts<NetworkFacts>>, what: string): Verdict | undefined {
+  const portless = all.filter((a) => a.facts.fabric.ports.length === 0);
+  if (portless.length === 0) return undefined;
+  return {
+    status: 'fail', summary: `no ConnectX fabric port on ${portless.map((a) => a.host).join(', ')}: ${what}`,
+    evidence: portless.map((a) => `${a.host}: no netdev belongs to a ConnectX function`).join('\n'),
+    fix: 'see inventory.nics and inventory.netdevs',
+  };
+}
 
 /** The design plan of every host (or why there is none), from the cabling this stage sees. */
 export function plansFor(all: ReadonlyArray<HostFacts<NetworkFacts>>, ctx: StageContext, cabling = networkCabling(all)): Map<string, DesignPlan | string> {
@@ -21,7 +33,10 @@ export function plansFor(all: ReadonlyArray<HostFacts<NetworkFacts>>, ctx: Stage
 
 export const cablingCheck: CheckDef<NetworkFacts, ReachCluster> = {
   id: 'network.cabling', title: 'every fabric port cabled to the other host', scope: 'pair',
-  evaluate(all) {
+  needs: [...PORT_NEEDS, 'neighbours'],
+  evaluate(all, ctx) {
+    const early = oneHostSkip(ctx.hosts) ?? portlessFail(all, 'no cable to map');
+    if (early) return early;
     const map: CablingMap = networkCabling(all);
     const evidence = [...map.cables.map(cableText), ...map.unknown.map((u) => `${u.host}:${u.netdev}: no neighbour seen`), ...map.loops.map(([a, b]) => `${a.host}:${a.netdev} ↔ ${b.host}:${b.netdev} (same host)`)].join('\n');
     if (map.loops.length > 0) return { status: 'fail', summary: `a port is cabled to its own host: ${map.loops[0]![0].netdev} ↔ ${map.loops[0]![1].netdev}`, evidence, fix: 'each DAC must join server 1 to server 2' };
@@ -38,7 +53,10 @@ export const cablingCheck: CheckDef<NetworkFacts, ReachCluster> = {
 
 export const addressesCheck: CheckDef<NetworkFacts, ReachCluster> = {
   id: 'network.addresses', title: 'planned fabric addresses, one subnet per interface', scope: 'pair',
+  needs: [...PORT_NEEDS, 'ip-addr', 'neighbours'],
   evaluate(all, ctx) {
+    const early = oneHostSkip(ctx.hosts) ?? portlessFail(all, 'no address to plan');
+    if (early) return early;
     const plans = plansFor(all, ctx);
     const problems: string[] = [];
     const lines: string[] = [];
@@ -77,21 +95,27 @@ export const addressesCheck: CheckDef<NetworkFacts, ReachCluster> = {
 
 export const mtuCheck: CheckDef<NetworkFacts, ReachCluster> = {
   id: 'network.mtu', title: `MTU on ports, bonds and slaves; equal at both cable ends`, scope: 'pair',
+  needs: [...PORT_NEEDS],
   evaluate(all, ctx) {
     const want = ctx.config.network.mtu;
+    const early = oneHostSkip(ctx.hosts) ?? portlessFail(all, `no interface to carry MTU ${want}`);
+    if (early) return early;
     const problems: string[] = [];
     const lines: string[] = [];
     const mtuOf = (h: string, n: string): number | undefined => all.find((a) => a.host === h)?.facts.fabric.netdevs.find((d) => d.name === n)?.mtu;
     for (const a of all) {
       const names = [...new Set([...a.facts.fabric.ports.map((p) => p.netdev), ...fabricL3Names(a.facts)])];
-      lines.push(`${a.host}: ${names.map((n) => `${n} ${mtuOf(a.host, n) ?? '?'}`).join(', ')}`);
-      for (const n of names) if (mtuOf(a.host, n) !== want) problems.push(`${a.host}:${n} MTU ${mtuOf(a.host, n) ?? '?'} (want ${want})`);
+      lines.push(`${a.host}: ${names.map((n) => `${n} ${mtuOf(a.host, n) ?? 'MTU not reported by ip'}`).join(', ')}`);
+      for (const n of names) {
+        if (mtuOf(a.host, n) !== want) problems.push(`${a.host}:${n} MTU ${mtuOf(a.host, n) ?? 'not reported by ip'} (want ${want})`);
+      }
     }
     for (const c of networkCabling(all).cables) {
       const [x, y] = c.ends;
       const mx = mtuOf(x.host, x.netdev);
       const my = mtuOf(y.host, y.netdev);
-      if (mx !== my) problems.push(`cable ${c.index}: ${x.host}:${x.netdev} ${mx ?? '?'} ≠ ${y.host}:${y.netdev} ${my ?? '?'}`);
+      const end = (e: typeof x, m: number | undefined): string => `${e.host}:${e.netdev} ${m ?? 'not reported'}`;
+      if (mx !== my) problems.push(`cable ${c.index}: ${end(x, mx)} ≠ ${end(y, my)}`);
     }
     const evidence = `${lines.join('\n')}${problems.length ? `\n${problems.join('\n')}` : ''}`;
     if (problems.length === 0) return { status: 'pass', rule: 'R24', summary: `MTU ${want} on every fabric interface and at both ends of every cable`, evidence };
@@ -105,7 +129,10 @@ export const mtuCheck: CheckDef<NetworkFacts, ReachCluster> = {
 
 export const reachabilityCheck: CheckDef<NetworkFacts, ReachCluster> = {
   id: 'network.reachability', title: 'every fabric subnet reachable both ways, jumbo included', scope: 'pair',
+  needs: [...PORT_NEEDS, 'ip-addr'],
   evaluate(all, ctx) {
+    const early = oneHostSkip(ctx.hosts) ?? portlessFail(all, 'no subnet to reach');
+    if (early) return early;
     const cluster = ctx.cluster;
     if (!cluster) return { status: 'error', summary: 'the reachability run did not happen', evidence: 'no cluster result' };
     if (cluster.links.length === 0) {

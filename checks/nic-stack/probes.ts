@@ -23,8 +23,9 @@ const FABRIC_NAMES = new Set(['lspci-nics', 'ip-link', 'ip-addr', 'sysfs-net', '
 export const nicStackProbes: readonly ProbeDef[] = [
   ...FABRIC_PROBES.filter((p) => FABRIC_NAMES.has(p.id)),
   { id: 'kernel', command: { argv: ['uname', '-r'] } },
-  { id: 'ofed-info', command: { argv: ['ofed_info', '-s'] } },
-  { id: 'ethtool', command: { script: ETHTOOL_I_SCRIPT } },
+  // Absent on the inbox stack (no MLNX_OFED): its absence is an answer, not a missing tool.
+  { id: 'ofed-info', command: { argv: ['ofed_info', '-s'] }, tools: [] },
+  { id: 'ethtool', command: { script: ETHTOOL_I_SCRIPT }, tools: ['lspci', 'ethtool'] },
   { id: 'modinfo', command: { argv: ['modinfo', '-F', 'version', 'mlx5_core'] } },
   { id: 'packages', command: { argv: ['dpkg-query', '-W', DPKG_FORMAT, ...INBOX_PACKAGES, ...OFED_PACKAGES] } },
   { id: 'ibv-devices', command: { argv: ['ibv_devices'] } },

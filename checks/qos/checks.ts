@@ -1,32 +1,49 @@
 /** qos verdicts (STAGES.md §3.5; R08 TC chain, R25 DCB targets, R26 PFC, R27 persistence, R28 DCBX). */
 import type { CheckDef, HostCheckDef, HostFacts, PairCheckDef, StageContext, Verdict } from '../../src/engine/types.js';
 import { lintText } from '../../src/lint/index.js';
-import { cablingMap, type CablingMap } from '../common/fabric.js';
+import { cablingMap, PORT_NEEDS, type CablingMap } from '../common/fabric.js';
+import { oneHostSkip } from '../common/pair.js';
 import type { PortQosFacts, QosFacts, QosScript } from './facts.js';
 import { QOS_SCRIPT_PATH, QOS_UNIT } from './probes.js';
 import { pfcVector, qosScript, qosUnit } from './script.js';
 
 const PERSIST = 'apply qos.persist (the l20-roce-qos script and unit on both hosts, node 2 first)';
 
-const vector = (pfc: readonly boolean[] | undefined): string => (pfc ? pfc.map((x) => (x ? 1 : 0)).join(',') : '?');
+const UNREAD = 'not read';
+const vector = (pfc: readonly boolean[] | undefined): string => (pfc ? pfc.map((x) => (x ? 1 : 0)).join(',') : UNREAD);
 const portLine = (p: PortQosFacts, dscp: number): string =>
-  `${p.netdev}: trust ${p.trust ?? '?'}, pfc ${vector(p.pfc)}, dscp2prio[${dscp}] ${p.dscp2prio?.[dscp] ?? '-'}, dcbx ${p.dcbx ?? '?'}${p.errors.length ? ` (${p.errors.join('; ')})` : ''}`;
+  `${p.netdev}: trust ${p.trust ?? UNREAD}, pfc ${vector(p.pfc)}, dscp2prio[${dscp}] ${p.dscp2prio?.[dscp] ?? '-'}, dcbx ${p.dcbx ?? UNREAD}${p.errors.length ? ` (${p.errors.join('; ')})` : ''}`;
 
 /** Every PF's status as read, the raw tool output after it. */
 function evidence(f: QosFacts, ctx: StageContext): string {
   const lines = f.ports.map((p) => portLine(p, ctx.config.qos.dscp));
   const raw = f.ports.map((p) => `--- ${p.tool === 'mlnx_qos' ? `mlnx_qos -i ${p.netdev}` : p.netdev}\n${p.raw}`);
-  return [`tool: ${f.tool ?? '?'}`, ...lines, ...raw].join('\n');
+  return [`tool: ${f.tool ?? 'neither mlnx_qos nor dcb named'}`, ...lines, ...raw].join('\n');
 }
 
+/** The probes the per-PF verdicts rest on: which PFs exist, and their DCB state as root. */
+const PF_NEEDS = [...PORT_NEEDS, 'qos'] as const;
+
+/** No PF to judge: skip on a host without ConnectX ports, "cannot tell" where they exist but none was read. */
 function noPorts(f: QosFacts, ctx: StageContext): Verdict | undefined {
   if (f.ports.length > 0) return undefined;
+  if (f.fabric.ports.length === 0) {
+    return {
+      status: 'skip', summary: 'no ConnectX PF on this host: no DCB state to check (inventory.nics)',
+      evidence: 'no netdev belongs to a ConnectX function',
+    };
+  }
   const why = f.problems.map((p) => p.evidence).join('\n');
-  return { status: 'fail', summary: 'no ConnectX port could be read', evidence: why || evidence(f, ctx), fix: 'see inventory.nics; the probe runs mlnx_qos or dcb as root' };
+  return {
+    status: 'error',
+    summary: `cannot tell: the DCB state of ${f.fabric.ports.map((p) => p.netdev).join(', ')} was not read`,
+    evidence: why || evidence(f, ctx),
+    fix: 'the probe runs mlnx_qos or dcb as root: check `sudo dcb pfc show dev <pf>` by hand',
+  };
 }
 
 export const trustCheck: HostCheckDef<QosFacts> = {
-  id: 'qos.trust', title: 'priority trust on every PF', scope: 'host',
+  id: 'qos.trust', title: 'priority trust on every PF', scope: 'host', needs: PF_NEEDS,
   evaluate(f, _host, ctx) {
     const none = noPorts(f, ctx);
     if (none) return none;
@@ -40,7 +57,7 @@ export const trustCheck: HostCheckDef<QosFacts> = {
 };
 
 export const dscp2prioCheck: HostCheckDef<QosFacts> = {
-  id: 'qos.dscp2prio', title: 'RoCE DSCP maps to the PFC priority', scope: 'host',
+  id: 'qos.dscp2prio', title: 'RoCE DSCP maps to the PFC priority', scope: 'host', needs: PF_NEEDS,
   evaluate(f, _host, ctx) {
     const none = noPorts(f, ctx);
     if (none) return none;
@@ -48,14 +65,18 @@ export const dscp2prioCheck: HostCheckDef<QosFacts> = {
     if (trust === 'pcp') return { status: 'skip', summary: 'PCP trust configured: the DSCP map is not used', evidence: evidence(f, ctx) };
     const bad = f.ports.filter((p) => p.dscp2prio?.[dscp] !== priority);
     if (bad.length > 0) {
-      return { status: 'fail', summary: `${bad.map((p) => `${p.netdev} DSCP ${dscp} → ${p.dscp2prio?.[dscp] ?? (p.trust === 'dscp' ? '?' : 'unused (trust pcp)')}`).join(', ')}; want priority ${priority}`, evidence: evidence(f, ctx), fix: PERSIST, rule: 'R08' };
+      return {
+        status: 'fail',
+        summary: `${bad.map((p) => `${p.netdev} DSCP ${dscp} → ${p.dscp2prio?.[dscp] ?? (p.trust === 'dscp' ? 'no priority' : 'unused (trust pcp)')}`).join(', ')}; want priority ${priority}`,
+        evidence: evidence(f, ctx), fix: PERSIST, rule: 'R08',
+      };
     }
     return { status: 'pass', summary: `DSCP ${dscp} → priority ${priority} on ${f.ports.length} PFs`, evidence: evidence(f, ctx) };
   },
 };
 
 export const pfcCheck: HostCheckDef<QosFacts> = {
-  id: 'qos.pfc', title: 'PFC on the RoCE priority only', scope: 'host',
+  id: 'qos.pfc', title: 'PFC on the RoCE priority only', scope: 'host', needs: PF_NEEDS,
   evaluate(f, _host, ctx) {
     const none = noPorts(f, ctx);
     if (none) return none;
@@ -74,7 +95,7 @@ export const pfcCheck: HostCheckDef<QosFacts> = {
 };
 
 export const dcbxCheck: HostCheckDef<QosFacts> = {
-  id: 'qos.dcbx', title: 'the OS owns DCBX', scope: 'host',
+  id: 'qos.dcbx', title: 'the OS owns DCBX', scope: 'host', needs: [...PF_NEEDS, 'persistence'],
   evaluate(f, _host, ctx) {
     const none = noPorts(f, ctx);
     if (none) return none;
@@ -99,17 +120,23 @@ export const dcbxCheck: HostCheckDef<QosFacts> = {
  * l20-setup never edits; the PFs' live state is what qos.trust/qos.pfc judge.
  */
 export const targetsCheck: HostCheckDef<QosFacts> = {
-  id: 'qos.targets', title: 'DCB commands target physical ports only', scope: 'host',
+  id: 'qos.targets', title: 'DCB commands target physical ports only', scope: 'host', needs: ['scripts'],
   evaluate(f) {
-    if (f.scripts.length === 0) return { status: 'pass', summary: 'no script on the host runs DCB commands besides the ones checked live', evidence: 'scanned /usr/local/{sbin,bin}, /etc/rc.local, /etc/systemd/system/*.service, if-up.d, networkd-dispatcher, /root/*.sh, /home/*/*.sh', rule: 'R25' };
+    if (f.scripts.length === 0) {
+      return {
+        status: 'skip', summary: 'no script on the host runs DCB commands: none can target a bond',
+        evidence: 'scanned /usr/local/{sbin,bin}, /etc/rc.local, /etc/systemd/system/*.service, if-up.d, networkd-dispatcher, /root/*.sh, /home/*/*.sh',
+        rule: 'R25',
+      };
+    }
     const flagged = f.scripts
       .map((s) => ({ s, findings: lintText(s.text, s.path).findings.filter((x) => x.rule === 'R25') }))
       .filter((x) => x.findings.length > 0);
     const about = (s: QosScript): string => {
       const runner = s.runBy.length > 0 ? `run by ${s.runBy.join(', ')}` : 'nothing on the host runs it (no unit, rc.local, crontab, if-up.d or networkd-dispatcher hook names it)';
-      return `${s.path} (runs DCB commands; mode ${s.mode ?? '?'}; ${runner})`;
+      return `${s.path} (runs DCB commands; mode ${s.mode ?? 'not read'}; ${runner})`;
     };
-    const evidence = [...f.scripts.map(about), ...flagged.flatMap(({ s, findings }) => findings.map((x) => `${s.path}:${x.line ?? '?'}: ${x.evidence}`))].join('\n');
+    const evidence = [...f.scripts.map(about), ...flagged.flatMap(({ s, findings }) => findings.map((x) => `${s.path}${x.line !== undefined ? `:${x.line}` : ''}: ${x.evidence}`))].join('\n');
     if (flagged.length === 0) return { status: 'pass', summary: `${f.scripts.length} script${f.scripts.length === 1 ? '' : 's'} with DCB commands, all on physical ports`, evidence, rule: 'R25' };
     const fix = `${flagged[0]!.findings[0]!.fix} (l20-setup does not edit operator scripts; ${QOS_SCRIPT_PATH} sets the PFs)`;
     const running = flagged.filter((x) => x.s.runBy.length > 0);
@@ -133,8 +160,15 @@ export const pfNetdevs = (f: QosFacts): string[] => f.fabric.ports.map((p) => p.
 
 export const persistenceCheck: HostCheckDef<QosFacts> = {
   id: 'qos.persistence', title: 'QoS re-applied at boot and driver reload', scope: 'host',
+  needs: [...PORT_NEEDS, 'persistence'],
   evaluate(f, _host, ctx) {
     const p = f.persistence;
+    if (f.fabric.ports.length === 0) {
+      return {
+        status: 'skip', summary: 'no ConnectX PF on this host: no QoS to persist (inventory.nics)',
+        evidence: 'no netdev belongs to a ConnectX function', rule: 'R27',
+      };
+    }
     const wantScript = qosScript(pfNetdevs(f), ctx.config.qos);
     const wantUnit = qosUnit(ctx.config.qos);
     const ev = `${p.raw}\n${QOS_SCRIPT_PATH}: ${p.script === undefined ? 'absent' : p.script === wantScript ? 'current' : 'differs from the plan'}\n/etc/systemd/system/${QOS_UNIT}: ${p.unit === undefined ? 'absent' : p.unit === wantUnit ? 'current' : 'differs from the plan'}`;
@@ -146,7 +180,11 @@ export const persistenceCheck: HostCheckDef<QosFacts> = {
     }
     if (p.enabled !== 'enabled') return { status: 'fail', summary: `${QOS_UNIT} is ${p.enabled}: it will not run at boot`, evidence: ev, fix: PERSIST, rule: 'R27' };
     if (p.activeState !== 'active' || (p.result !== undefined && p.result !== 'success')) {
-      return { status: 'fail', summary: `${QOS_UNIT} is ${p.activeState ?? '?'} (result ${p.result ?? '?'}): its last run failed`, evidence: ev, fix: `read \`journalctl -u ${QOS_UNIT}\`, then ${PERSIST}`, rule: 'R27' };
+      return {
+        status: 'fail',
+        summary: `${QOS_UNIT} is ${p.activeState ?? 'in no reported state'} (result ${p.result ?? 'not reported'}): its last run failed`,
+        evidence: ev, fix: `read \`journalctl -u ${QOS_UNIT}\`, then ${PERSIST}`, rule: 'R27',
+      };
     }
     return { status: 'pass', summary: `${QOS_UNIT} enabled and active, script current`, evidence: ev, rule: 'R27' };
   },
@@ -162,9 +200,24 @@ export function trafficClass(all: ReadonlyArray<HostFacts<QosFacts>>, ctx: Stage
 }
 
 export const tcChainCheck: PairCheckDef<QosFacts> = {
-  id: 'qos.tc-chain', title: 'NCCL_IB_TC → DSCP → priority → PFC on every PF', scope: 'pair',
+  id: 'qos.tc-chain', title: 'NCCL_IB_TC → DSCP → priority → PFC on every PF', scope: 'pair', needs: PF_NEEDS,
   evaluate(all, ctx) {
-    if (ctx.config.qos.trust === 'pcp') return { status: 'skip', summary: 'PCP trust: the priority comes from the VLAN PCP (NCCL_IB_SL), not the traffic class', evidence: '' };
+    const single = oneHostSkip(ctx.hosts);
+    if (single) return single;
+    if (ctx.config.qos.trust === 'pcp') {
+      return {
+        status: 'skip', summary: 'PCP trust: the priority comes from the VLAN PCP (NCCL_IB_SL), not the traffic class',
+        evidence: 'qos.trust: pcp (cluster settings)',
+      };
+    }
+    const portless = all.filter((a) => a.facts.fabric.ports.length === 0);
+    if (portless.length > 0) {
+      return {
+        status: 'skip',
+        summary: `no ConnectX PF on ${portless.map((a) => a.host).join(', ')}: no chain to follow (inventory.nics)`,
+        evidence: portless.map((a) => `${a.host}: no netdev belongs to a ConnectX function`).join('\n'),
+      };
+    }
     const t = trafficClass(all, ctx);
     if ('error' in t) return { status: 'fail', summary: t.error, evidence: all.map((a) => a.facts.ncclConfEvidence).join('\n'), rule: 'R08', fix: 'set NCCL_IB_TC=106 (nccl stage)' };
     const dscp = t.tc >> 2;
@@ -176,13 +229,20 @@ export const tcChainCheck: PairCheckDef<QosFacts> = {
       for (const p of a.facts.ports) {
         const prio = p.dscp2prio?.[dscp];
         const ok = p.trust === 'dscp' && prio !== undefined && p.pfc?.[prio] === true;
-        lines.push(`${a.host}:${p.netdev}: trust ${p.trust ?? '?'}, dscp2prio[${dscp}] = ${prio ?? '?'}, PFC on ${prio ?? '?'}: ${prio !== undefined && p.pfc ? (p.pfc[prio] ? 'on' : 'off') : '?'}${ok ? '' : '  ✗'}`);
+        const pfcOn = p.pfc && prio !== undefined ? (p.pfc[prio] ? 'on' : 'off') : UNREAD;
+        const pfc = prio === undefined ? 'no priority to look up' : `PFC on ${prio}: ${pfcOn}`;
+        const mapped = `dscp2prio[${dscp}] = ${prio ?? 'not mapped'}`;
+        lines.push(`${a.host}:${p.netdev}: trust ${p.trust ?? UNREAD}, ${mapped}, ${pfc}${ok ? '' : '  ✗'}`);
         if (!ok) broken.push(`${a.host}:${p.netdev}`);
       }
-      if (a.facts.ports.length === 0) broken.push(`${a.host}: no PF read`);
+      if (a.facts.ports.length === 0) broken.push(`${a.host}: no PF's DCB state read`);
     }
     if (broken.length > 0) return { status: 'fail', summary: `the chain breaks at ${broken.join(', ')}: RoCE traffic there is not lossless`, evidence: lines.join('\n'), rule: 'R08', fix: `${PERSIST}; NCCL_IB_TC=${(ctx.config.qos.dscp << 2) | 2} (nccl stage); perftest needs --tclass=${(ctx.config.qos.dscp << 2) | 2}` };
-    return { status: 'pass', summary: `TC ${t.tc} → DSCP ${dscp} → priority ${all[0]?.facts.ports[0]?.dscp2prio?.[dscp] ?? '?'}, PFC on, on every PF of ${all.length} hosts`, evidence: lines.join('\n'), rule: 'R08' };
+    return {
+      status: 'pass',
+      summary: `TC ${t.tc} → DSCP ${dscp} → priority ${all[0]!.facts.ports[0]!.dscp2prio![dscp]}, PFC on, on every PF of ${all.length} hosts`,
+      evidence: lines.join('\n'), rule: 'R08',
+    };
   },
 };
 
@@ -208,8 +268,10 @@ function cableEnds(all: ReadonlyArray<HostFacts<QosFacts>>): { pairs: Array<[str
 }
 
 export const pairCheck: PairCheckDef<QosFacts> = {
-  id: 'qos.pair', title: 'same trust, PFC and DSCP map at both ends of every cable', scope: 'pair',
+  id: 'qos.pair', title: 'same trust, PFC and DSCP map at both ends of every cable', scope: 'pair', needs: PF_NEEDS,
   evaluate(all, ctx) {
+    const single = oneHostSkip(ctx.hosts);
+    if (single) return single;
     const dscp = ctx.config.qos.dscp;
     const { pairs, note } = cableEnds(all);
     const find = (h: string, n: string): PortQosFacts | undefined => all.find((a) => a.host === h)?.facts.ports.find((p) => p.netdev === n);
@@ -219,7 +281,7 @@ export const pairCheck: PairCheckDef<QosFacts> = {
     for (const [h1, n1, h2, n2] of pairs) {
       const a = find(h1, n1);
       const b = find(h2, n2);
-      const side = (p: PortQosFacts | undefined): string => (p ? `trust ${p.trust ?? '?'} pfc ${vector(p.pfc)} dscp2prio[${dscp}] ${p.dscp2prio?.[dscp] ?? '-'}` : 'not read');
+      const side = (p: PortQosFacts | undefined): string => (p ? `trust ${p.trust ?? UNREAD} pfc ${vector(p.pfc)} dscp2prio[${dscp}] ${p.dscp2prio?.[dscp] ?? '-'}` : 'not read');
       lines.push(`${h1}:${n1} ${side(a)}  |  ${h2}:${n2} ${side(b)}`);
       const cable = `${h1}:${n1} ↔ ${h2}:${n2}`;
       if (!a || !b) otherDiff.push(`${cable} (one end not read)`);

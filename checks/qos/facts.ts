@@ -204,7 +204,8 @@ export function collectQos(outputs: ProbeOutputs): QosFacts {
     ...(fileText('script') !== undefined ? { script: fileText('script') as string } : {}),
     ...(fileText('unit') !== undefined ? { unit: fileText('unit') as string } : {}),
     lldpadActive: part('lldpad').trim() === 'active',
-    raw: [`systemctl is-enabled → ${enabledText || '(nothing)'}`, `systemctl show → ${part('show').trim().split('\n').join(' ')}`, `lldpad: ${part('lldpad').trim() || '?'}`].join('\n'),
+    raw: [`systemctl is-enabled → ${enabledText || '(nothing)'}`, `systemctl show → ${part('show').trim().split('\n').join(' ')}`,
+      `lldpad: ${part('lldpad').trim() || '(no answer)'}`].join('\n'),
   };
 
   const scripts = collectScripts(results.scripts?.stdout ?? '');

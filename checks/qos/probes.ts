@@ -61,8 +61,9 @@ exit 0
 
 export const qosProbes: readonly ProbeDef[] = [
   ...FABRIC_PROBES,
-  { id: 'qos', command: { script: QOS_STATE_SCRIPT }, sudo: true },
-  { id: 'persistence', command: { script: QOS_PERSISTENCE_SCRIPT } },
+  // mlnx_qos runs only where `command -v` found it; dcb (iproute2) is the fallback every PF is read with.
+  { id: 'qos', command: { script: QOS_STATE_SCRIPT }, sudo: true, tools: ['lspci', 'dcb'] },
+  { id: 'persistence', command: { script: QOS_PERSISTENCE_SCRIPT }, tools: ['systemctl'] },
   { id: 'scripts', command: { script: QOS_SCRIPTS_SCRIPT }, sudo: true },
   { id: 'nccl-conf', command: { argv: ['cat', '/etc/nccl.conf'] } },
 ];

@@ -4,6 +4,7 @@
  * (R29). Thresholds are fractions of line rate, kept here as data.
  */
 import { worstStatus, type CheckStatus, type PairCheckDef, type StageContext, type Verdict } from '../../src/engine/types.js';
+import { oneHostSkip } from '../common/pair.js';
 import type { BwRun, CounterSnapshot, RdmaLinkCluster } from './cluster.js';
 import type { RdmaLinkFacts } from './facts.js';
 
@@ -91,6 +92,8 @@ const noCluster = (): Verdict => ({ status: 'fail', summary: 'no measurement: th
 export const bwCheck: PairCheckDef<RdmaLinkFacts, RdmaLinkCluster> = {
   id: 'rdma-link.bw', title: 'ib_write_bw per cable at line rate in the lossless class', scope: 'pair',
   evaluate(_all, ctx) {
+    const single = oneHostSkip(ctx.hosts);
+    if (single) return single;
     const cl = ctx.cluster;
     if (!cl) return noCluster();
     const lines = [...cl.runs.map(runLine), ...cl.skipped.map((s) => `${s.label}: ${s.reason}`)];
@@ -132,9 +135,17 @@ export const bwCheck: PairCheckDef<RdmaLinkFacts, RdmaLinkCluster> = {
 export const aggregateCheck: PairCheckDef<RdmaLinkFacts, RdmaLinkCluster> = {
   id: 'rdma-link.bw-aggregate', title: 'all cables at once ≥ 88 Gb/s', scope: 'pair',
   evaluate(_all, ctx) {
+    const single = oneHostSkip(ctx.hosts);
+    if (single) return single;
     const cl = ctx.cluster;
     if (!cl) return noCluster();
     const runs = cl.aggregate.length > 0 ? cl.aggregate : cl.runs;
+    if (runs.length === 0) {
+      return {
+        status: 'skip', summary: 'no bandwidth test ran: nothing to add up (rdma-link.bw says why)',
+        evidence: cl.skipped.map((s) => `${s.label}: ${s.reason}`).join('\n') || 'no cables',
+      };
+    }
     const total = runs.reduce((s, r) => s + (r.gbps ?? 0), 0);
     const evidence = [`${runs.length} test${runs.length === 1 ? '' : 's'} at once on distinct ports:`, ...runs.map(runLine), `total ${total.toFixed(2)} Gb/s (pass ≥ ${AGGREGATE_PASS_GBPS}, warn ≥ ${AGGREGATE_WARN_GBPS})`, ...cl.skipped.map((s) => `${s.label}: ${s.reason}`)].join('\n');
     const status: CheckStatus = total >= AGGREGATE_PASS_GBPS ? 'pass' : total >= AGGREGATE_WARN_GBPS ? 'warn' : 'fail';

@@ -3,19 +3,24 @@
  * active MTU (R24). The measured checks (bandwidth, counters) are in bw-checks.ts.
  */
 import type { CheckDef, HostFacts, PairCheckDef, StageContext, Verdict } from '../../src/engine/types.js';
-import { cablingMap } from '../common/fabric.js';
+import { cablingMap, RDMA_PORT_NEEDS } from '../common/fabric.js';
+import { oneHostSkip } from '../common/pair.js';
 import type { RdmaLinkCluster } from './cluster.js';
 import { l3Of, rdmaPorts, type GidRow, type RdmaLinkFacts } from './facts.js';
 
 const bare = (cidr: string): string => cidr.replace(/\/\d+$/, '');
 
 export const portsCheck: CheckDef<RdmaLinkFacts, RdmaLinkCluster> = {
-  id: 'rdma-link.ports', title: 'RDMA ports active on their netdevs', scope: 'host',
+  id: 'rdma-link.ports', title: 'RDMA ports active on their netdevs', scope: 'host', needs: RDMA_PORT_NEEDS,
   evaluate(f) {
     const ports = f.fabric.ports;
-    const linkLines = f.fabric.rdma.map((r) => `link ${r.device}/${r.port} state ${r.state ?? '?'} physical_state ${r.physState ?? '?'} netdev ${r.netdev ?? '-'}`);
-    const ib = f.ibstat.map((p) => `ibstat ${p.device} port ${p.port}: State ${p.state ?? '?'}, Physical state ${p.physState ?? '?'}, Rate ${p.rateGbps ?? '?'}`);
-    const evidence = ['rdma link show:', ...linkLines, ...(ib.length ? ['', ...ib] : []), ...(f.ibdev2netdev ? ['', 'ibdev2netdev:', f.ibdev2netdev.trim()] : [])].join('\n');
+    const unread = 'not reported';
+    const linkLines = f.fabric.rdma.map((r) => `link ${r.device}/${r.port} state ${r.state ?? unread} `
+      + `physical_state ${r.physState ?? unread} netdev ${r.netdev ?? '-'}`);
+    const ib = f.ibstat.map((p) => `ibstat ${p.device} port ${p.port}: State ${p.state ?? unread}, `
+      + `Physical state ${p.physState ?? unread}, Rate ${p.rateGbps ?? unread}`);
+    const evidence = ['rdma link show:', ...(linkLines.length ? linkLines : ['(no RDMA link)']), ...(ib.length ? ['', ...ib] : []),
+      ...(f.ibdev2netdev ? ['', 'ibdev2netdev:', f.ibdev2netdev.trim()] : [])].join('\n');
     if (ports.length === 0) return { status: 'fail', summary: 'no ConnectX fabric ports found', evidence, fix: 'run the inventory stage: the NICs or their driver are missing' };
     const bad = ports.filter((p) => {
       const link = f.fabric.rdma.find((r) => r.device === p.rdmaDevice);
@@ -28,7 +33,8 @@ export const portsCheck: CheckDef<RdmaLinkFacts, RdmaLinkCluster> = {
     const what = bad.map((p) => {
       if (!p.rdmaDevice) return `${p.netdev}: no RDMA device`;
       const link = f.fabric.rdma.find((r) => r.device === p.rdmaDevice);
-      return `${p.netdev} (${p.rdmaDevice}): ${link?.state ?? '?'}/${link?.physState ?? '?'}`;
+      const seen = link ? `${link.state ?? 'state not reported'}/${link.physState ?? 'physical state not reported'}` : 'not in rdma link show';
+      return `${p.netdev} (${p.rdmaDevice}): ${seen}`;
     });
     const noDevice = bad.some((p) => !p.rdmaDevice);
     return {
@@ -74,12 +80,27 @@ function pinnedIndex(f: RdmaLinkFacts, ctx: StageContext): { index: number; sour
 
 export const gidsCheck: PairCheckDef<RdmaLinkFacts, RdmaLinkCluster> = {
   id: 'rdma-link.gids', title: 'one RoCE v2 IPv4 GID per device on its own netdev', scope: 'pair',
+  needs: [...RDMA_PORT_NEEDS, 'ip-addr', 'gids'],
   evaluate(all, ctx) {
+    const single = oneHostSkip(ctx.hosts);
+    if (single) return single;
     const devs = deviceGids(all);
     const evidence: string[] = devs.map((d) => `${d.host}: ${d.row ? d.row.line : `${d.device}: no RoCE v2 GID for ${d.ips.join(', ') || '(no IPv4 on ' + d.l3 + ')'} on ${d.l3}`}`);
     const unread = all.filter((a) => !a.facts.gidsOk);
     if (unread.length > 0) {
-      return { status: 'fail', summary: `GID table unreadable on ${unread.map((a) => a.host).join(', ')}`, evidence: unread.map((a) => `${a.host}: ${a.facts.gidsEvidence}`).join('\n'), fix: 'check /sys/class/infiniband (the RDMA stack: nic-stack stage)' };
+      return {
+        status: 'error', summary: `cannot tell: GID table unreadable on ${unread.map((a) => a.host).join(', ')}`,
+        evidence: unread.map((a) => `${a.host}: ${a.facts.gidsEvidence}`).join('\n'),
+        fix: 'check /sys/class/infiniband (the RDMA stack: nic-stack stage)',
+      };
+    }
+    const deviceless = all.filter((a) => !devs.some((d) => d.host === a.host));
+    if (deviceless.length > 0) {
+      return {
+        status: 'skip',
+        summary: `no RDMA device on a fabric port of ${deviceless.map((a) => a.host).join(', ')}: no GID to check (rdma-link.ports)`,
+        evidence: [...evidence, ...deviceless.map((a) => `${a.host}: no ConnectX port with an RDMA device`)].join('\n'),
+      };
     }
     // R05: a pinned index must be the IPv4 RoCE v2 GID on every device of every host.
     const r05: string[] = [];
@@ -91,7 +112,8 @@ export const gidsCheck: PairCheckDef<RdmaLinkFacts, RdmaLinkCluster> = {
       for (const d of devs.filter((x) => x.host === host)) {
         const at = f.gids.find((g) => g.device === d.device && g.index === pin.index);
         const good = at && at.type === 'RoCE v2' && at.ipv4 !== undefined && d.ips.includes(at.ipv4);
-        if (!good) r05.push(`${host} ${d.device}: index ${pin.index} is ${at ? `${at.type ?? '?'} ${at.gid} on ${at.ndev ?? '?'}` : 'empty'}; the RoCE v2 IPv4 GID is ${d.row ? `index ${d.row.index}` : 'missing'}`);
+        const there = at ? `${at.type ?? 'of no type'} ${at.gid} on ${at.ndev ?? 'no netdev'}` : 'empty';
+        if (!good) r05.push(`${host} ${d.device}: index ${pin.index} is ${there}; the RoCE v2 IPv4 GID is ${d.row ? `index ${d.row.index}` : 'missing'}`);
       }
     }
     const missing = devs.filter((d) => !d.row);
@@ -127,30 +149,53 @@ export const gidsCheck: PairCheckDef<RdmaLinkFacts, RdmaLinkCluster> = {
     if (indexes.length > 1) {
       return { status: 'warn', evidence: ev, summary: `RoCE v2 IPv4 GID index differs between devices/hosts (${indexes.join(', ')}): harmless with NCCL's auto-selection, wrong for any pinned index`, fix: 'leave NCCL_IB_GID_INDEX unset' };
     }
-    return { status: 'pass', evidence: ev, summary: `every device has its RoCE v2 IPv4 GID at index ${indexes[0] ?? '?'} on its own netdev` };
+    return {
+      status: 'pass', evidence: ev,
+      summary: `every device (${devs.length}) has its RoCE v2 IPv4 GID at index ${indexes[0]} on its own netdev`,
+    };
   },
 };
 
 export const activeMtuCheck: PairCheckDef<RdmaLinkFacts, RdmaLinkCluster> = {
   id: 'rdma-link.active-mtu', title: 'active MTU 4096, equal at both ends', scope: 'pair',
-  evaluate(all): Verdict {
+  needs: [...RDMA_PORT_NEEDS, 'devinfo'],
+  evaluate(all, ctx): Verdict {
+    const single = oneHostSkip(ctx.hosts);
+    if (single) return single;
+    const deviceless = all.filter((a) => rdmaPorts(a.facts).length === 0);
+    if (deviceless.length > 0) {
+      return {
+        status: 'skip',
+        summary: `no RDMA device on a fabric port of ${deviceless.map((a) => a.host).join(', ')}: no active MTU (rdma-link.ports)`,
+        evidence: deviceless.map((a) => `${a.host}: no ConnectX port with an RDMA device`).join('\n'),
+      };
+    }
     const noTool = all.filter((a) => !a.facts.devinfoOk);
     if (noTool.length > 0) {
-      return { status: 'fail', summary: `ibv_devinfo unavailable on ${noTool.map((a) => a.host).join(', ')}`, evidence: noTool.map((a) => `${a.host}: ${a.facts.devinfoEvidence}`).join('\n'), fix: 'apply nic-stack.install-inbox (ibverbs-utils)' };
+      return {
+        status: 'error', summary: `cannot tell: ibv_devinfo failed on ${noTool.map((a) => a.host).join(', ')}`,
+        evidence: noTool.map((a) => `${a.host}: ${a.facts.devinfoEvidence}`).join('\n'),
+        fix: 'apply nic-stack.install-inbox (ibverbs-utils)',
+      };
     }
     const mtuOf = (host: string, netdev: string): { device?: string; mtu?: number; line: string; netdevMtu?: number } => {
       const f = all.find((a) => a.host === host)?.facts;
       const p = f?.fabric.ports.find((x) => x.netdev === netdev);
       const d = f?.devinfo.find((x) => x.device === p?.rdmaDevice);
-      return { ...(p?.rdmaDevice ? { device: p.rdmaDevice } : {}), ...(d?.activeMtu !== undefined ? { mtu: d.activeMtu } : {}), ...(p?.mtu !== undefined ? { netdevMtu: p.mtu } : {}), line: d?.line ?? 'active_mtu: ?' };
+      return {
+        ...(p?.rdmaDevice ? { device: p.rdmaDevice } : {}), ...(d?.activeMtu !== undefined ? { mtu: d.activeMtu } : {}),
+        ...(p?.mtu !== undefined ? { netdevMtu: p.mtu } : {}), line: d?.line || 'no active_mtu line in ibv_devinfo',
+      };
     };
     const evidence: string[] = [];
     const small: string[] = [];
+    const unreadMtu: string[] = [];
     for (const { host, facts: f } of all) {
       for (const p of rdmaPorts(f)) {
         const m = mtuOf(host, p.netdev);
-        evidence.push(`${host} ${p.netdev} (mtu ${m.netdevMtu ?? '?'}) ${m.device}: ${m.line}`);
+        evidence.push(`${host} ${p.netdev} (mtu ${m.netdevMtu ?? 'not reported by ip'}) ${m.device}: ${m.line}`);
         if (m.mtu !== undefined && m.mtu < 4096) small.push(`${host} ${p.netdev} ${m.device}: ${m.mtu}`);
+        if (m.mtu === undefined) unreadMtu.push(`${host} ${p.netdev} ${m.device}`);
       }
     }
     const cabling = cablingMap(all.map((a) => ({ host: a.host, facts: a.facts.fabric })));
@@ -164,6 +209,13 @@ export const activeMtuCheck: PairCheckDef<RdmaLinkFacts, RdmaLinkCluster> = {
     const ev = [...mismatched, ...(mismatched.length ? [''] : []), ...evidence].join('\n');
     if (mismatched.length > 0) {
       return { status: 'fail', rule: 'R24', evidence: ev, summary: `active MTU differs across ${mismatched.map((m) => m.split(':')[0]).join(', ')}`, fix: 'set mtu: 9000 on both ends of every cable (network.write and network.apply); NCCL ≥ 2.20 errors or hangs on a mismatch' };
+    }
+    if (unreadMtu.length > 0) {
+      return {
+        status: 'error', rule: 'R24', evidence: ev,
+        summary: `cannot tell: ibv_devinfo shows no active_mtu for ${unreadMtu.join('; ')}`,
+        fix: 'check `ibv_devinfo -d <device>` by hand',
+      };
     }
     if (small.length > 0) {
       return { status: 'warn', rule: 'R24', evidence: ev, summary: `active_mtu below 4096: ${small.join('; ')} (≈ 5 % less goodput)`, fix: 'set mtu: 9000 on the fabric ports at both ends (network stage)' };

@@ -50,7 +50,7 @@ done
 export const rdmaLinkProbes: readonly ProbeDef[] = [
   ...FABRIC_PROBES,
   { id: 'gids', command: { script: GIDS_SCRIPT } },
-  { id: 'devinfo', command: { script: DEVINFO_SCRIPT } },
+  { id: 'devinfo', command: { script: DEVINFO_SCRIPT }, tools: ['ibv_devinfo'] },
   { id: 'ibstat', command: { argv: ['ibstat'] } },
   { id: 'ibdev2netdev', command: { argv: ['ibdev2netdev'] } },
   { id: 'nccl-conf', command: { argv: ['cat', '/etc/nccl.conf'] } },

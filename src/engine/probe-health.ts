@@ -29,7 +29,11 @@ const TOOL_PACKAGES: Readonly<Record<string, string>> = {
   ping: 'iputils-ping', curl: 'curl', jq: 'jq', python3: 'python3', sysctl: 'procps', ps: 'procps', pgrep: 'procps',
   mlnx_qos: 'mlnx-tools', ibdev2netdev: 'mlnx-tools', show_gids: 'mlnx-tools',
   'update-grub': 'grub2-common', dkms: 'dkms', nvcc: 'nvidia-cuda-toolkit',
+  'apt-mark': 'apt', hostname: 'hostname', hostnamectl: 'systemd', loginctl: 'systemd',
 };
+
+/** systemd's clients: each prints "System has not been booted with systemd" where no unit manager runs. */
+const UNIT_MANAGER_CLIENTS = new Set(['systemctl', 'journalctl', 'timedatectl', 'hostnamectl', 'loginctl']);
 
 /** Tools that come with the NVIDIA driver rather than a package of their own name. */
 const DRIVER_TOOLS = new Set(['nvidia-smi']);
@@ -113,7 +117,7 @@ export function probeProblems(probe: ProbeDef, result: RunResult): ProbeProblem[
   if (probe.sudo && SUDO_REFUSED.test(text)) {
     problems.push({ kind: 'sudo', probe: probe.id, evidence: `${line}\n${evidenceLines(text, SUDO_REFUSED)}` });
   }
-  if (wanted.has('systemctl') && NO_UNIT_MANAGER.test(text)) {
+  if ([...wanted].some((t) => UNIT_MANAGER_CLIENTS.has(t)) && NO_UNIT_MANAGER.test(text)) {
     problems.push({ kind: 'unit-manager', probe: probe.id, evidence: `${line}\n${evidenceLines(text, NO_UNIT_MANAGER)}` });
   }
   return problems;

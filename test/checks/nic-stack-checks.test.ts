@@ -5,6 +5,7 @@ import { nicStackStage } from '../../checks/nic-stack/index.js';
 import type { HostCheckDef, PairCheckDef, StepPlanContext } from '../../src/engine/types.js';
 import type { RunResult } from '../../src/transport/types.js';
 import { loadFixture } from '../parse/fixtures.js';
+import { hostVerdictAsRun } from '../helpers/as-runner.js';
 import { testContext } from '../helpers/stage-context.js';
 import { PORTS, fabricResults, rdmaNames, run } from './nic-stack-fabric.js';
 
@@ -32,23 +33,23 @@ function ethtoolI(version: string, fw = '14.32.1010 (MT_2420110034)'): string {
 const INBOX_DPKG = 'ii  rdma-core 39.0-1\nii  ibverbs-utils 39.0-1\nii  rdmacm-utils 39.0-1\nii  infiniband-diags 39.0-1\nii  perftest 4.4+0.37-1\n';
 const NO_OFED_PKGS = ['mlnx-ofed-kernel-utils', 'mlnx-ofed-kernel-dkms', 'ofed-scripts', 'mlnx-tools', 'doca-ofed', 'mlnx-ofed-all'].map((p) => `dpkg-query: no packages found matching ${p}`).join('\n');
 
-/** The ready host: inbox stack, rdma-core installed and the devices renamed. */
-function facts(over: Record<string, RunResult> = {}, host = 'l20-n1', n = 1): NicStackFacts {
+/** The ready host's probe results: inbox stack, rdma-core installed and the devices renamed. */
+function readyResults(n = 1): Record<string, RunResult> {
   const names = rdmaNames('udev');
-  return collectNicStack({
-    host,
-    results: {
-      ...fabricResults(n, { naming: 'udev' }),
-      kernel: run(`${KERNEL}\n`),
-      'ofed-info': run('', 127, 'bash: ofed_info: command not found\n', 'ofed_info -s'),
-      ethtool: run(ethtoolI(KERNEL)),
-      modinfo: run('\n'),
-      packages: run(INBOX_DPKG, 1, `${NO_OFED_PKGS}\n`),
-      'ibv-devices': run(ibvDevices(names)),
-      'ibv-devinfo': run(devinfo(names)),
-      ...over,
-    },
-  });
+  return {
+    ...fabricResults(n, { naming: 'udev' }),
+    kernel: run(`${KERNEL}\n`),
+    'ofed-info': run('', 127, 'bash: ofed_info: command not found\n', 'ofed_info -s'),
+    ethtool: run(ethtoolI(KERNEL)),
+    modinfo: run('\n'),
+    packages: run(INBOX_DPKG, 1, `${NO_OFED_PKGS}\n`),
+    'ibv-devices': run(ibvDevices(names)),
+    'ibv-devinfo': run(devinfo(names)),
+  };
+}
+
+function facts(over: Record<string, RunResult> = {}, host = 'l20-n1', n = 1): NicStackFacts {
+  return collectNicStack({ host, results: { ...readyResults(n), ...over } });
 }
 
 const host = (check: HostCheckDef<NicStackFacts>, f: NicStackFacts) => check.evaluate(f, f.host, ctx);
@@ -108,6 +109,17 @@ describe('nic-stack checks', () => {
     expect(pair(c.firmwareParityCheck, facts(), other)).toMatchObject({ status: 'warn', summary: expect.stringContaining('14.31.1014') });
   });
 
+  it('firmware: ports whose ethtool -i names no firmware are "cannot tell"; no ConnectX netdev skips; one host skips parity', () => {
+    const noFw = facts({ ethtool: run(ethtoolI(KERNEL).replace(/firmware-version: .*\n/g, '')) });
+    expect(host(c.firmwareCheck, noFw)).toMatchObject({ status: 'error', summary: expect.stringMatching(/^cannot tell: ethtool -i reports no firmware-version for ens1f0/) });
+    expect(host(c.firmwareCheck, noFw).evidence).toContain('firmware-version: not reported by ethtool -i');
+    const bare = collectNicStack({ host: 'l20-n1', results: { 'lspci-nics': run('') } });
+    expect(host(c.firmwareCheck, bare)).toMatchObject({ status: 'skip' });
+    expect(host(c.flavorCheck, bare)).toMatchObject({ status: 'skip', summary: expect.stringContaining('no ConnectX function') });
+    expect(c.firmwareParityCheck.evaluate([{ host: 'l20-n1', facts: facts() }], { ...testContext(['l20-n1']), cluster: undefined }))
+      .toMatchObject({ status: 'skip', summary: 'one host (l20-n1): nothing to compare' });
+  });
+
   it('userspace: fresh (nothing installed) fails with the install step as the fix', () => {
     const fresh = facts({ packages: run('', 1, 'dpkg-query: no packages found matching rdma-core\n') });
     const v = host(c.userspaceCheck, fresh);
@@ -122,8 +134,17 @@ describe('nic-stack checks', () => {
     expect(f.ibvDevices).toEqual(['mlx5_0', 'mlx5_1', 'mlx5_2', 'mlx5_3']);
     expect(host(c.devicesCheck, f)).toMatchObject({ status: 'pass' });
     expect(host(c.devicesCheck, facts({ ...kernelNames, 'ibv-devinfo': run(devinfo(names, 4115)) }))).toMatchObject({ status: 'fail', summary: expect.stringContaining('4115') });
-    const missing = host(c.devicesCheck, facts({ 'ibv-devices': run('', 127, 'bash: ibv_devices: command not found\n') }));
-    expect(missing).toMatchObject({ status: 'fail', fix: expect.stringContaining('install-inbox') });
+    // A missing ibv_devices says nothing about the devices: the engine answers "cannot tell" and names the package.
+    const missingRun = run('', 127, 'bash: line 1: ibv_devices: command not found\n', 'ibv_devices');
+    const missing = hostVerdictAsRun(nicStackStage.probes, c.devicesCheck, { ...readyResults(), 'ibv-devices': missingRun },
+      (r) => collectNicStack({ host: 'l20-n1', results: r }), 'l20-n1', ctx);
+    expect(missing).toMatchObject({
+      status: 'error', summary: expect.stringContaining('ibv_devices is not installed on l20-n1 (package ibverbs-utils)'),
+      fix: expect.stringContaining('sudo apt-get install -y ibverbs-utils'),
+    });
+    // ibv_devices present but failing is no verdict on the devices either.
+    expect(host(c.devicesCheck, facts({ 'ibv-devices': run('', 1, 'Failed to get IB devices list: Function not implemented\n') })))
+      .toMatchObject({ status: 'error', summary: 'cannot tell: ibv_devices failed', fix: expect.stringContaining('install-inbox') });
     // rdma link names the devices rocep… but ibv_devices (old names) does not list them.
     expect(host(c.devicesCheck, facts({ 'ibv-devices': run(ibvDevices(names)) })).status).toBe('fail');
   });

@@ -4,7 +4,9 @@ import { collectQos, parseDcbApp, parseDcbDcbx, parseDcbPfc, type QosFacts } fro
 import { qosStage } from '../../checks/qos/index.js';
 import { QOS_SCRIPT_PATH, QOS_UNIT_PATH } from '../../checks/qos/probes.js';
 import { qosScript, qosUnit } from '../../checks/qos/script.js';
+import { cannotTellVerdict, unreadableNeeds } from '../../src/engine/probe-health.js';
 import type { CheckResult, HostCheckDef, PairCheckDef, StepPlanContext } from '../../src/engine/types.js';
+import { placeholderIn } from '../../src/engine/verdict-guard.js';
 import type { RunResult } from '../../src/transport/types.js';
 import { loadFixture } from '../parse/fixtures.js';
 import { testContext } from '../helpers/stage-context.js';
@@ -119,7 +121,8 @@ describe('qos checks', () => {
     // With set -e, by hand it stops at the first bond line.
     const strict = host(c.targetsCheck, facts({ scripts: run(`### file /root/qos.sh\nset -euo pipefail\n${pfc}\n### mode 755\n`) }));
     expect(strict).toMatchObject({ status: 'warn', summary: expect.stringContaining('/root/qos.sh stops at its first bond line (set -e)') });
-    expect(host(c.targetsCheck, facts({ scripts: run('') }))).toMatchObject({ status: 'pass' });
+    // No script with DCB commands: nothing to judge, so no pass on nothing.
+    expect(host(c.targetsCheck, facts({ scripts: run('') }))).toMatchObject({ status: 'skip', summary: 'no script on the host runs DCB commands: none can target a bond' });
   });
 
   it('targets (R25): a bond line in a script something runs unattended fails — named by cron, or a unit itself', () => {
@@ -148,6 +151,26 @@ describe('qos checks', () => {
     for (const p of PFS) expect(v.summary).toContain(`l20-n1:${p} ↔ l20-n2:${p}`);
     expect(pair(c.tcChainCheck, a, off)).toMatchObject({ status: 'fail', rule: 'R08', summary: expect.stringContaining('l20-n2:ens1f0') });
     expect(host(c.pfcCheck, off).status).toBe('fail');
+  });
+
+  it('tc-chain on the fresh lab\'s PCP trust (no DSCP map) says what it saw, never "?"', () => {
+    const fresh = (h: string, n: number) => facts({ qos: run(dcb({ app: '', pfc: 'prio-pfc 0:off 1:off 2:off 3:off 4:off 5:off 6:off 7:off \n' })) }, h, n);
+    const v = pair(c.tcChainCheck, fresh('l20-n1', 1), fresh('l20-n2', 2));
+    expect(v).toMatchObject({ status: 'fail', rule: 'R08' });
+    expect(v.evidence).toContain('l20-n1:ens1f0: trust pcp, dscp2prio[26] = not mapped, no priority to look up  ✗');
+    expect(placeholderIn(v.evidence)).toBeUndefined();
+  });
+
+  it('DCB state not read on ports that exist is "cannot tell"; a host without ConnectX ports skips', () => {
+    const unread = facts({ qos: run('### tool dcb\n', 0, 'bash: line 3: lspci: command not found\n') });
+    for (const check of [c.trustCheck, c.dscp2prioCheck, c.pfcCheck, c.dcbxCheck]) {
+      expect(host(check, unread)).toMatchObject({ status: 'error', summary: expect.stringMatching(/^cannot tell: the DCB state of ens1f0, .* was not read$/) });
+    }
+    const problems = unreadableNeeds(qosStage.probes, c.trustCheck.needs, { qos: run('### tool dcb\n', 0, 'bash: line 3: lspci: command not found\n') });
+    expect(cannotTellVerdict(problems, 'l20-n1').summary).toBe('cannot tell: lspci is not installed on l20-n1 (package pciutils)');
+    const portless = collectQos({ host: 'l20-n1', results: { qos: run('### tool dcb\n'), persistence: run(persistence()) } });
+    expect(host(c.pfcCheck, portless)).toMatchObject({ status: 'skip', summary: expect.stringContaining('no ConnectX PF') });
+    expect(host(c.persistenceCheck, portless)).toMatchObject({ status: 'skip', rule: 'R27' });
   });
 
   it('tc-chain (R08): NCCL_IB_TC from /etc/nccl.conf is used; ECN bits 3 fail', () => {

@@ -85,6 +85,18 @@ describe('rdma-link.bw-aggregate', () => {
     expect(evalPair(aggregateCheck, cluster({ aggregate: three })).status).toBe('warn');
     expect(evalPair(aggregateCheck, cluster({ aggregate: [ok(1, 24.1), ok(2, 24.1)] })).status).toBe('fail');
   });
+
+  it('with no test run there is nothing to add up: it skips instead of "0.0 Gb/s over 0 tests"', () => {
+    const none = cluster({ runs: [], aggregate: [], skipped: [{ label: 'cable 1', reason: 'ens1f0 is down' }] as RdmaLinkCluster['skipped'] });
+    expect(evalPair(aggregateCheck, none)).toMatchObject({ status: 'skip', evidence: 'cable 1: ens1f0 is down' });
+  });
+
+  it('one host in the inventory: the measured checks skip, nothing to measure between', () => {
+    const one = { ...testContext(['l20-n1']), cluster: cluster() };
+    for (const check of [bwCheck, aggregateCheck]) {
+      expect(check.evaluate([], one)).toMatchObject({ status: 'skip', summary: 'one host (l20-n1): nothing to compare' });
+    }
+  });
 });
 
 describe('rdma-link.counters (R29)', () => {

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { FabricFacts, FabricPort } from '../../checks/common/fabric.js';
 import { activeMtuCheck, gidsCheck, portsCheck } from '../../checks/rdma-link/checks.js';
 import { collectRdmaLink, parseGidLines, type RdmaLinkFacts } from '../../checks/rdma-link/facts.js';
+import { rdmaLinkProbes } from '../../checks/rdma-link/probes.js';
+import { cannotTellVerdict, unreadableNeeds } from '../../src/engine/probe-health.js';
 import type { ClusterInput } from '../../src/config/schema.js';
 import type { HostCheckDef, HostFacts, PairCheckDef } from '../../src/engine/types.js';
 import type { RunResult } from '../../src/transport/types.js';
@@ -155,8 +157,20 @@ describe('rdma-link.active-mtu', () => {
     const mtu = [1500, 1500, 1500, 1500];
     expect(evalPair(activeMtuCheck, pair(host(1, { mtu }), host(2, { mtu })))).toMatchObject({ status: 'warn', rule: 'R24' });
   });
-  it('fails without ibv_devinfo, naming the step that installs it', () => {
-    const v = evalPair(activeMtuCheck, pair(host(1, { devinfo: run('', 127, 'ibv_devinfo: command not found (ibverbs-utils)\n') }), host(2)));
-    expect(v).toMatchObject({ status: 'fail', fix: expect.stringContaining('nic-stack.install-inbox') });
+  it('a device whose ibv_devinfo shows no active_mtu is "cannot tell", not "4096 on every device"', () => {
+    const noMtu = run('hca_id:\trocep26s0f0\n\tphys_port_cnt:\t\t\t1\n\t\tport:\t1\n\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n\t\t\tlink_layer:\t\tEthernet\n');
+    const v = evalPair(activeMtuCheck, pair(host(1, { devinfo: noMtu }), host(2)));
+    expect(v).toMatchObject({ status: 'error', summary: expect.stringMatching(/^cannot tell: ibv_devinfo shows no active_mtu for l20-n1 ens1f0 rocep26s0f0/) });
+  });
+
+  it('cannot tell without ibv_devinfo: the engine names its package, a failing one names the step that installs it', () => {
+    const missing = run('', 127, 'ibv_devinfo: command not found (ibverbs-utils)\n');
+    const problems = unreadableNeeds(rdmaLinkProbes, activeMtuCheck.needs, { devinfo: missing });
+    expect(cannotTellVerdict(problems, 'l20-n1')).toMatchObject({
+      status: 'error', summary: 'cannot tell: ibv_devinfo is not installed on l20-n1 (package ibverbs-utils)',
+      fix: expect.stringContaining('sudo apt-get install -y ibverbs-utils'),
+    });
+    const v = evalPair(activeMtuCheck, pair(host(1, { devinfo: run('', 255, 'Failed to get IB devices list\n') }), host(2)));
+    expect(v).toMatchObject({ status: 'error', summary: 'cannot tell: ibv_devinfo failed on l20-n1', fix: expect.stringContaining('nic-stack.install-inbox') });
   });
 });

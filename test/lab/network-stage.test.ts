@@ -33,10 +33,12 @@ describe('network on ready', () => {
   }, 60_000);
   afterAll(() => t.close());
 
-  it('passes every check (LAG and LACP skip under design A)', async () => {
+  it('passes every check (LAG, LACP and stale bonds skip under design A: it has no bond)', async () => {
     const o = await new Engine(t.hosts, { config: t.config }).runStage(networkStage);
     expect(notPassing(o)).toEqual([]);
-    expect(o.results.filter((r) => r.status === 'skip').map((r) => r.id).sort()).toEqual(['network.bond-lag', 'network.bond-lag', 'network.lacp', 'network.lacp']);
+    expect(o.results.filter((r) => r.status === 'skip').map((r) => r.id).sort()).toEqual([
+      'network.bond-lag', 'network.bond-lag', 'network.lacp', 'network.lacp', 'network.stale-devices', 'network.stale-devices',
+    ]);
     expect(result(o, 'network.reachability')?.summary).toMatch(/^4 fabric subnet\(s\) reachable both ways at MTU 9000/);
   }, 60_000);
 });
