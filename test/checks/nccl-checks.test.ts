@@ -170,11 +170,13 @@ describe('nccl pair checks', () => {
     expect(pair(c.confParity, two({ confFiles: [{ path: '/etc/nccl.conf', text: other.content }] }))).toMatchObject({ status: 'warn', rule: 'R07' });
     expect(pair(c.confParity, two({ confFiles: [] }))).toMatchObject({ status: 'fail', summary: expect.stringContaining('l20-n2') });
   });
-  it('parity on one host skips: nothing to compare', () => {
+  it('parity on one host skips: nothing to compare; the version check still says which NCCL it found', () => {
     const one = [{ host: 'l20-n1', facts: facts() }];
     expect(pair(c.versionParity, one)).toMatchObject({
-      status: 'skip', summary: 'one host (l20-n1): nothing to compare',
+      status: 'pass', summary: 'NCCL 2.27.3 on the one host (l20-n1): nothing to compare',
     });
+    const noTorch = [{ host: 'l20-n1', facts: facts('l20-n1', 0, { torch: { source: 'python3', error: 'ModuleNotFoundError' } }) }];
+    expect(pair(c.versionParity, noTorch)).toMatchObject({ status: 'fail', summary: 'no NCCL found through torch on l20-n1' });
     expect(pair(c.confParity, one)).toMatchObject({ status: 'skip', summary: 'one host (l20-n1): nothing to compare' });
   });
 

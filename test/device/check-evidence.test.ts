@@ -126,11 +126,15 @@ describe('what check gets right on the H200', () => {
     expect(grounded, c && verdictLabel(c)).toBe(true);
   });
 
-  it('the replay gives the verdicts the CLI printed there (stages fixed since may differ)', () => {
+  it('the replay reads what the box answered: OS, CPU and driver verdicts as the CLI printed them there', () => {
+    // Verdicts of checks fixed since the capture differ by design; these read the box's own answers and did not.
     const report = JSON.parse(deviceFixture('check.json')) as { stages: Array<{ checks: CheckJson[] }> };
     const printed = report.stages.flatMap((s) => s.checks);
-    const same = printed.filter((p) => checks.some((c) => c.id === p.id && c.host === p.host && c.status === p.status));
     expect(printed.length).toBeGreaterThan(80);
-    expect(same.length / printed.length).toBeGreaterThan(0.9);
+    for (const id of ['inventory.os', 'inventory.cpu-mem', 'gpu-driver.loaded', 'gpu-driver.branch']) {
+      const then = printed.find((p) => p.id === id)!;
+      expect(checks.find((c) => c.id === id), id).toMatchObject({ status: then.status, summary: then.summary });
+    }
+    expect(printed.find((p) => p.id === 'gpu-driver.loaded')!.summary).toContain('580.159.04');
   });
 });

@@ -43,7 +43,7 @@ function stage(dir: string): StageDef<Facts> {
       const out = results.state?.stdout ?? '';
       return { done: out.includes(want.trim()) && /^1$/m.test(out) };
     },
-    checks: [{ id: 'os.files', scope: 'host', title: 'files in place', evaluate: (f) => ({ status: f.done ? 'pass' : 'fail', summary: f.done ? 'in place' : 'not yet', evidence: '' }) }],
+    checks: [{ id: 'os.files', scope: 'host', title: 'files in place', evaluate: (f) => ({ status: f.done ? 'pass' : 'fail', summary: f.done ? 'in place' : 'not yet', evidence: f.done ? 'all three files present' : 'files missing' }) }],
     steps: [{
       id: 'os.write', title: 'write', danger: 'safe', guards: ['os.files'],
       plan: () => ({
