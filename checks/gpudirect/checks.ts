@@ -1,5 +1,6 @@
 /** gpudirect verdicts (STAGES.md §3.8; R34 GDR path, R36 ACS/IOMMU, R37 P2P, R39 locality). */
 import type { CheckDef, StageContext, Verdict } from '../../src/engine/types.js';
+import { toolMissingVerdict } from '../../src/engine/probe-health.js';
 import { kernelAtLeast, type GpudirectFacts } from './facts.js';
 
 const STACK_NAME = { inbox: 'inbox rdma-core', mlnx_ofed: 'MLNX_OFED', doca: 'DOCA-OFED' } as const;
@@ -170,13 +171,15 @@ export function p2pGroups(f: GpudirectFacts, ctx: StageContext): string[][] {
 export const p2pCheck: CheckDef<GpudirectFacts> = {
   id: 'gpudirect.p2p', title: 'GPU peer-to-peer inside tensor-parallel groups', scope: 'host',
   needs: ['nvidia-version', 'p2p'],
-  evaluate(f, _host, ctx) {
+  evaluate(f, host, ctx) {
     if (!f.driver) {
       return {
         status: 'skip', rule: 'R37', summary: 'no NVIDIA driver loaded',
         evidence: `nvidia-smi topo -p2p r: ${f.p2p.error ?? 'no matrix'}`,
       };
     }
+    const missing = toolMissingVerdict(f.p2p.error ?? '', 'nvidia-smi', 'p2p', host);
+    if (missing && f.p2p.gpus.length === 0) return { ...missing, rule: 'R37' };
     if (f.p2p.gpus.length === 0) return { status: 'fail', rule: 'R37', summary: `nvidia-smi topo -p2p r: ${f.p2p.error ?? 'no matrix'}`, evidence: f.p2p.error ?? '', fix: 'check the driver (gpu-driver.gpus)' };
     const groups = p2pGroups(f, ctx);
     const bad: string[] = [];
@@ -204,12 +207,14 @@ export const p2pCheck: CheckDef<GpudirectFacts> = {
 export const localityCheck: CheckDef<GpudirectFacts> = {
   id: 'gpudirect.locality', title: 'GPU↔NIC locality (which GPUs get GPUDirect RDMA)', scope: 'host',
   needs: ['nvidia-version', 'topo'],
-  evaluate(f) {
+  evaluate(f, host) {
     const t = f.topo;
     const topoError = `nvidia-smi topo -m: ${f.topoError || 'no output'}`;
     if (!t && !f.driver) return {
       status: 'skip', rule: 'R39', summary: 'no NVIDIA driver loaded: no GPU topology to read', evidence: topoError,
     };
+    const missing = toolMissingVerdict(f.topoError ?? '', 'nvidia-smi', 'topo', host);
+    if (!t && missing) return { ...missing, rule: 'R39' };
     if (!t) return {
       status: 'error', rule: 'R39', summary: 'cannot tell: nvidia-smi topo -m printed no matrix', evidence: topoError,
       fix: 'check `nvidia-smi topo -m` on the host (gpu-driver.gpus)',

@@ -222,7 +222,8 @@ function bandwidthVerdict(run: BenchRun): Part[] {
 
 export const validationCheck: PairCheckDef<NcclFacts, NcclCluster> = {
   id: 'nccl.validation', title: 'all-reduce across the cluster (log and bandwidth)', scope: 'pair',
-  needs: ['nccl-tools'],
+  // The control address (the rendezvous) is found through the host's netdevs and addresses.
+  needs: ['nccl-tools', 'lspci-nics', 'ip-link', 'ip-addr', 'sysfs-net'],
   evaluate(all, ctx: StageContext & { cluster: NcclCluster | undefined }) {
     const c = ctx.cluster;
     if (!c) return { status: 'fail', summary: 'the validation run did not happen', evidence: 'no cluster run result' };

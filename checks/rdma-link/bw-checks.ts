@@ -4,6 +4,7 @@
  * (R29). Thresholds are fractions of line rate, kept here as data.
  */
 import { worstStatus, type CheckStatus, type PairCheckDef, type StageContext, type Verdict } from '../../src/engine/types.js';
+import { RDMA_PORT_NEEDS } from '../common/fabric.js';
 import { oneHostSkip } from '../common/pair.js';
 import type { BwRun, CounterSnapshot, RdmaLinkCluster } from './cluster.js';
 import type { RdmaLinkFacts } from './facts.js';
@@ -91,6 +92,8 @@ const noCluster = (): Verdict => ({ status: 'fail', summary: 'no measurement: th
 
 export const bwCheck: PairCheckDef<RdmaLinkFacts, RdmaLinkCluster> = {
   id: 'rdma-link.bw', title: 'ib_write_bw per cable at line rate in the lossless class', scope: 'pair',
+  // The cables to test come from the ports, their netdevs and RDMA devices.
+  needs: RDMA_PORT_NEEDS,
   evaluate(_all, ctx) {
     const single = oneHostSkip(ctx.hosts);
     if (single) return single;

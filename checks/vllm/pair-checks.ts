@@ -167,6 +167,8 @@ export const modelCheck: CheckDef<VllmFacts, VllmCluster> = {
 
 export const healthCheck: CheckDef<VllmFacts, VllmCluster> = {
   id: 'vllm.health', title: 'the API answers /health and lists the model', scope: 'pair',
+  // Whether the unit runs decides whether there is an API to ask.
+  needs: ['unit'],
   evaluate(_all, ctx) {
     const c = ctx.cluster;
     const served = modelName(ctx.config.vllm.model);

@@ -159,3 +159,13 @@ export function unreadableNeeds(
     return probe && result ? probeProblems(probe, result) : [];
   });
 }
+
+/**
+ * For a check whose probe's tool is optional until an earlier fact makes it required (nvidia-smi once a driver is
+ * loaded): "cannot tell" when the probe's output says the tool is not installed, else undefined.
+ */
+export function toolMissingVerdict(output: string, tool: string, probe: string, host: string): Verdict | undefined {
+  if (!notFoundTools(output).includes(tool)) return undefined;
+  const lines = output.split('\n').filter((l) => l.includes(tool)).slice(0, 2).join('\n');
+  return cannotTellVerdict([{ kind: 'missing-tool', probe, tool, evidence: lines }], host);
+}
