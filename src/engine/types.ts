@@ -244,15 +244,14 @@ export interface CheckResult {
 
 export type StageStatus = 'pending' | 'running' | CheckStatus;
 
-/** Worst-first ordering used for roll-ups. */
-export const STATUS_RANK: Record<CheckStatus, number> = { error: 4, fail: 3, warn: 2, skip: 1, pass: 0 };
+/**
+ * Worst-first ordering used for roll-ups. A skip (not applicable, nothing to compare) says nothing against the
+ * passes beside it: passes and skips roll up to pass; only skips (or nothing) to skip.
+ */
+export const STATUS_RANK: Record<CheckStatus, number> = { error: 4, fail: 3, warn: 2, pass: 1, skip: 0 };
 
 export function worstStatus(statuses: Iterable<CheckStatus>): CheckStatus {
-  let worst: CheckStatus = 'pass';
-  let any = false;
-  for (const s of statuses) {
-    any = true;
-    if (STATUS_RANK[s] > STATUS_RANK[worst]) worst = s;
-  }
-  return any ? worst : 'skip';
+  let worst: CheckStatus = 'skip';
+  for (const s of statuses) if (STATUS_RANK[s] > STATUS_RANK[worst]) worst = s;
+  return worst;
 }

@@ -17,9 +17,12 @@ describe('inventory on the fresh lab over real SSH', () => {
     const engine = new Engine(t.hosts);
     const outcome = await engine.runStage(inventoryStage);
     const notPass = outcome.results.filter((r) => r.status !== 'pass');
-    expect(notPass.map((r) => `${r.host}:${r.id} ${r.status} ${r.summary}\n${r.evidence}`)).toEqual([]);
-    // 11 host checks × 2 hosts + 2 cluster checks
-    expect(outcome.results).toHaveLength(11 * 2 + 2);
+    // The fresh lab's fabric ports are down: the cabling cannot be seen yet, which is not a pass.
+    expect(notPass.map((r) => `${r.host}:${r.id} ${r.status} ${r.summary}`)).toEqual([
+      'null:inventory.cabling skip cabling not yet visible: fabric ports are down — network.discover-cabling maps it once they are up',
+    ]);
+    // 11 host checks × 2 hosts + 3 cluster checks
+    expect(outcome.results).toHaveLength(11 * 2 + 3);
     const f = outcome.facts.get('l20-n1') as InventoryFacts;
     expect(f.os).toMatchObject({ id: 'ubuntu', versionId: '22.04' });
     expect(f.gpus).toHaveLength(8);

@@ -38,7 +38,8 @@ describe('lab serve --scenario bare', () => {
   it('check --stage inventory over the written inventory reaches its verdicts', async () => {
     const r = await cli(['check', '--inventory', inventory, '--stage', 'inventory'], env);
     expect(r.stderr).toBe('');
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2); // checks that cannot tell are errors
     expect(r.stdout).toMatch(/^\[l20-n1\] PASS {2}inventory\.os {2}Ubuntu 22\.04\.5 LTS/m);
+    expect(r.stdout).toMatch(/^\[l20-n1\] ERROR {1,2}inventory\.gpus {2}cannot tell: lspci is not installed on l20-n1 \(package pciutils\)$/m);
   });
 });

@@ -76,7 +76,7 @@ describe.each(['ready', 'pfc-mismatch'])('HTML report of %s in headless Chromium
     expect(dom).toMatch(/<tr class="st-\w+"><td><a href="#stage-qos">qos<\/a><\/td>/);
     expect(dom).toContain('<table class="diff">');
     // netplan's addresses differ on every lab; pfc-mismatch adds node 2's PFC vector.
-    expect(dom).toMatch(/<tr class="differs"><td class="mark">≠<\/td><td> +ens1f0: \{mtu: 9000, addresses: \[192\.168\.101\.<mark>1<\/mark>\/24\]\}<\/td><td> +ens1f0: \{mtu: 9000, addresses: \[192\.168\.101\.<mark>2<\/mark>\/24\]\}<\/td><\/tr>/);
+    expect(dom).toMatch(/<tr class="differs"><td class="mark">≠<\/td><td> +ens1f0: \{renderer: networkd, optional: true, mtu: 9000, addresses: \[192\.168\.101\.<mark>1<\/mark>\/24\]\}<\/td><td> +ens1f0: \{renderer: networkd, optional: true, mtu: 9000, addresses: \[192\.168\.101\.<mark>2<\/mark>\/24\]\}<\/td><\/tr>/);
     if (scenario === 'pfc-mismatch') {
       expect(dom).toMatch(/<header class="verdict s-fail">/);
       expect(dom).toMatch(/<tr class="differs"><td class="mark">≠<\/td><td>prio-pfc 0:off 1:off 2:off 3:<mark>on<\/mark>/);

@@ -65,7 +65,12 @@ describe('the sudo password stays in memory', () => {
   it('check: sudo works with it (a root-only probe succeeds), and it is in no argv, environment, output or file', async () => {
     const r = await cliWithPassword(['check', '--inventory', inventory, '--stage', 'network', '--sudo-password-stdin', '--json']);
     expect(r.stderr).not.toMatch(/internal error/);
-    expect([0, 1]).toContain(r.code);
+    // This Debian host lacks what the network stage reads (no fabric, no systemd as PID 1): some checks cannot
+    // tell (exit 2), but every one of them ran over the connection.
+    expect([0, 1, 2]).toContain(r.code);
+    const checks = (JSON.parse(r.stdout) as { stages: Array<{ checks: Array<{ summary: string }> }> }).stages[0]!.checks;
+    expect(checks.length).toBeGreaterThan(5);
+    expect(checks.filter((c) => /cannot connect|lost .* while probing/.test(c.summary))).toEqual([]);
     expect(r.scans).toBeGreaterThan(1);
     expect(r.exposed).toEqual([]);
     expect(r.stdout + r.stderr).not.toContain(password);
