@@ -39,6 +39,7 @@ import {
 } from 'node:fs';
 import { dirname, join, basename } from 'node:path';
 import { checkedPublicKeyType, keyTypeOfBlob } from './ssh-public-key.js';
+import { matchPattern } from './ssh-pattern.js';
 
 export interface KnownHostEntry {
   file: string;
@@ -123,32 +124,6 @@ export function parseKnownHosts(text: string, file = '<memory>'): KnownHostEntry
     entries.push({ file, line: i + 1, marker, hosts, keyType, keyBlob });
   }
   return entries;
-}
-
-/** OpenSSH's match_pattern: `*` any run, `?` one character, everything else literal. */
-export function matchPattern(text: string, pattern: string): boolean {
-  // Iterative wildcard match with backtracking on the last `*`.
-  let t = 0;
-  let p = 0;
-  let starP = -1;
-  let starT = 0;
-  while (t < text.length) {
-    const pc = pattern[p];
-    if (pc === '*') {
-      starP = p++;
-      starT = t;
-    } else if (pc !== undefined && (pc === '?' || pc === text[t])) {
-      p++;
-      t++;
-    } else if (starP !== -1) {
-      p = starP + 1;
-      t = ++starT;
-    } else {
-      return false;
-    }
-  }
-  while (pattern[p] === '*') p++;
-  return p === pattern.length;
 }
 
 /** match_pattern_list copies each sub-pattern into a 1024-byte buffer and gives up on a longer one. */

@@ -8,6 +8,7 @@
  */
 import { posix } from 'node:path';
 import { isIP } from 'node:net';
+import { matchPattern } from './ssh-pattern.js';
 
 export type StrictHostKeyChecking = 'yes' | 'no' | 'ask' | 'accept-new';
 
@@ -163,30 +164,6 @@ export function percentExpand(
     out += value;
   }
   return out;
-}
-
-/** OpenSSH's match_pattern: `*` and `?` wildcards, case-sensitive. */
-export function matchPattern(text: string, pattern: string): boolean {
-  let t = 0;
-  let p = 0;
-  let starP = -1;
-  let starT = 0;
-  while (t < text.length) {
-    if (p < pattern.length && (pattern[p] === '?' || pattern[p] === text[t])) {
-      t++;
-      p++;
-    } else if (p < pattern.length && pattern[p] === '*') {
-      starP = p++;
-      starT = t;
-    } else if (starP >= 0) {
-      p = starP + 1;
-      t = ++starT;
-    } else {
-      return false;
-    }
-  }
-  while (pattern[p] === '*') p++;
-  return p === pattern.length;
 }
 
 /**

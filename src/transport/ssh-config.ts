@@ -26,10 +26,10 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { homedir, hostname, userInfo } from 'node:os';
 import { posix } from 'node:path';
 import { OPENSSH_KEYWORDS } from './ssh-config-keywords.js';
+import { matchPattern } from './ssh-pattern.js';
 import {
   globSegmentMatch,
   isAddress,
-  matchPattern,
   matchPatternList,
   parseFlag,
   parseInteger,

@@ -13,9 +13,8 @@ import { STAGES } from '../../src/stages.js';
 import { readFileVia } from '../../src/transport/files.js';
 import type { Command, RunOptions } from '../../src/transport/types.js';
 import { FakeHost } from '../helpers/fake-host.js';
-import {
-  deviceBox, deviceFixture, ungroundedVerdicts, unnamedMissingTools, verdictLabel, type CheckJson,
-} from './helpers.js';
+import { ungroundedVerdicts, verdictLabel, type CheckJson } from '../helpers/evidence.js';
+import { deviceBox, deviceFixture, unnamedMissingTools } from './helpers.js';
 
 interface Exec { line: string; stdin: string; stdout: string; stderr: string; code: number | null }
 

@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
+import { type CheckJson, verdictLabel } from '../helpers/evidence.js';
 
 const DIR = join(import.meta.dirname, '../fixtures/device');
 
@@ -25,29 +26,6 @@ export function deviceBox(): Map<string, string> {
   return new Map(lines.map((l) => /^([\w.-]+)=(.*)$/.exec(l)).filter((m) => m !== null).map((m) => [m[1]!, m[2]!]));
 }
 
-export interface CheckJson { id: string; host?: string | null; status: string; summary: string; evidence: string }
-
-// "Verdicts rest on evidence", written here (as in test/integration/evidence-lab.test.ts and
-// test/realhost/conformance.test.ts), not imported from the guard: the product must not judge itself.
-/** A value that was never read, printed as `?`, `x?`, undefined, NaN or an object's default string. */
-const UNREAD = /(?:^|[\s(:=,/])\?(?=$|[\s),.;:/]|GT)|\bx\?(?!\w)|\bundefined\b|\bNaN\b|\[object Object\]/m;
-const SPLICED_EMPTY = /: $|\bis {2}on\b| \(\)/;
-const GUARD_FIRED = /^cannot tell: (no evidence for|".*" rests on a value)/;
-
-/** Each check that breaks the rule, with why: `status host id: summary — reasons`. */
-export function ungroundedVerdicts(checks: readonly CheckJson[]): string[] {
-  return checks.flatMap((c) => {
-    const why: string[] = [];
-    if ((c.status === 'pass' || c.status === 'warn') && !c.evidence.trim()) why.push('pass/warn without evidence');
-    if (UNREAD.test(c.summary)) why.push('placeholder in summary');
-    const line = c.evidence.split('\n').find((l) => UNREAD.test(l));
-    if (line !== undefined) why.push(`placeholder in evidence: ${line}`);
-    if (GUARD_FIRED.test(c.summary)) why.push('the engine guard fired (fix the check)');
-    if (SPLICED_EMPTY.test(c.summary)) why.push('empty value spliced into the summary');
-    return why.length > 0 ? [`${verdictLabel(c)} — ${why.join('; ')}`] : [];
-  });
-}
-
 const MISSING_WORDS = '(not installed|missing|unavailable|not available)';
 
 /**
@@ -65,5 +43,3 @@ export function unnamedMissingTools(checks: readonly CheckJson[]): string[] {
   });
 }
 
-export const verdictLabel = (c: CheckJson): string =>
-  `${c.status} ${c.host ?? 'cluster'} ${c.id}: ${c.summary.slice(0, 100)}`;

@@ -9,24 +9,8 @@ import { Engine } from '../../src/engine/runner.js';
 import type { CheckResult } from '../../src/engine/types.js';
 import { SCENARIOS } from '../../src/lab/scenarios/index.js';
 import { STAGES } from '../../src/stages.js';
+import { ungroundedVerdicts } from '../helpers/evidence.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
-
-// Written here, not imported from the guard: the product must not be the only judge of itself.
-const UNREAD = /(?:^|[\s(:=,/])\?(?=$|[\s),.;:/]|GT)|\bx\?(?!\w)|\bundefined\b|\bNaN\b|\[object Object\]/m;
-const SPLICED_EMPTY = /\bis {2,}on\b|:\s*$| \(\)/m;
-const GUARD_FIRED = /^cannot tell: (no evidence for|".*" rests on a value)/;
-
-function ungrounded(results: readonly CheckResult[]): string[] {
-  return results.flatMap((c) => {
-    const why: string[] = [];
-    if ((c.status === 'pass' || c.status === 'warn') && !c.evidence.trim()) why.push('no evidence');
-    if (UNREAD.test(c.summary) || SPLICED_EMPTY.test(c.summary)) why.push(`summary "${c.summary}"`);
-    const line = c.evidence.split('\n').find((l) => UNREAD.test(l));
-    if (line !== undefined) why.push(`evidence line "${line}"`);
-    if (GUARD_FIRED.test(c.summary)) why.push('the evidence guard had to step in');
-    return why.length ? [`${c.host ?? 'cluster'} ${c.id} ${c.status}: ${why.join('; ')}`] : [];
-  });
-}
 
 describe('every lab scenario: verdicts rest on evidence', () => {
   let t: LabTarget | undefined;
@@ -39,7 +23,7 @@ describe('every lab scenario: verdicts rest on evidence', () => {
     t = await labTarget({ scenario });
     const results = (await new Engine(t.hosts, { config: t.config }).runStages(STAGES)).flatMap((o) => o.results);
     expect(results.length).toBeGreaterThan(80);
-    expect(ungrounded(results)).toEqual([]);
+    expect(ungroundedVerdicts(results)).toEqual([]);
   }, 120_000);
 
   it('ready+bare: every verdict that is not a pass says which tool is missing and its package', async () => {
@@ -53,6 +37,6 @@ describe('every lab scenario: verdicts rest on evidence', () => {
       && !(r.status === 'error' && named.test(r.summary)));
     expect(wrong.map((r) => `${r.host ?? 'cluster'} ${r.id} ${r.status}: ${r.summary}`)).toEqual([]);
     expect(results.filter((r) => r.status === 'error').length).toBeGreaterThan(20);
-    expect(ungrounded(results)).toEqual([]);
+    expect(ungroundedVerdicts(results)).toEqual([]);
   }, 120_000);
 });
