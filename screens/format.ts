@@ -7,7 +7,7 @@ export const STATUS_GLYPH: Record<StageStatus, string> = {
   pass: '✔',
   warn: '!',
   fail: '✘',
-  error: '✘',
+  error: '?', // cannot tell: distinct from a failure even without colour
   skip: '-',
 };
 

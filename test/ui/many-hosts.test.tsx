@@ -41,7 +41,7 @@ function gridCells(frame: string): Array<[string, string]> {
   const cells: Array<[string, string]> = [];
   for (const l of lines.slice(start + 1)) {
     if (l.startsWith('╭')) break;
-    for (const m of l.matchAll(/([·…✔!✘\-⊘]) (l20-n\d+)/g)) cells.push([m[1]!, m[2]!]);
+    for (const m of l.matchAll(/([·…✔!✘?\-⊘]) (l20-n\d+)/g)) cells.push([m[1]!, m[2]!]);
   }
   return cells;
 }
@@ -115,9 +115,9 @@ describe('64 hosts in the stage view', () => {
       await until(() => ui.lastFrame().includes('64 hosts:'), 'the grid');
       const frame = ui.lastFrame();
       frameFits(frame, size);
-      expect(frame).toContain('64 hosts: 1 ✘ error · 1 ⊘ unreachable · 1 ✘ fail · 1 ! warn · 60 ✔ pass');
+      expect(frame).toContain('64 hosts: 1 ? error · 1 ⊘ unreachable · 1 ✘ fail · 1 ! warn · 60 ✔ pass');
       const cells = gridCells(frame);
-      expect(cells.slice(0, 5)).toEqual([['✘', 'l20-n20'], ['⊘', 'l20-n40'], ['✘', 'l20-n7'], ['!', 'l20-n12'], ['✔', 'l20-n1']]);
+      expect(cells.slice(0, 5)).toEqual([['?', 'l20-n20'], ['⊘', 'l20-n40'], ['✘', 'l20-n7'], ['!', 'l20-n12'], ['✔', 'l20-n1']]);
       // The panes: both borders on screen, at least MIN_PANE_HEIGHT rows apart.
       const lines = frame.split('\n');
       const top = lines.findIndex((l) => l.startsWith('╭'));
@@ -203,9 +203,9 @@ describe('the pipeline at 64 hosts', () => {
       const inventory = frame.split('\n').find((l) => l.includes(' 1 inventory'))!;
       // Columns worst first over every stage: l20-n20 (error) and l20-n40 (lost), then l20-n7 and l20-n33 (fail), l20-n12 (warn).
       const glyphs = inventory.slice(16).replace(/ /g, '');
-      expect(glyphs.slice(0, 5)).toBe('✘✔✘✔!');
+      expect(glyphs.slice(0, 5)).toBe('?✔✘✔!');
       expect(inventory).toContain(size.columns >= 200 ? '1 error · 1 fail · 1 warn · 61 pass' : '1err 1fail 1warn 61pass');
-      expect(frame).toContain('inventory on 64 hosts: ✘ error: l20-n20 · ⊘ unreachable: l20-n40 · ✘ fail: l20-n7 · ! warn: l20-n12 · 60 ✔ pass');
+      expect(frame).toContain('inventory on 64 hosts: ? error: l20-n20 · ⊘ unreachable: l20-n40 · ✘ fail: l20-n7 · ! warn: l20-n12 · 60 ✔ pass');
       expect(frame).toContain('connections: 1 lost: l20-n40 (read ECONNRESET) · 63 connected');
       expect(frame).not.toContain('● l20-n');
       // The ruler names the columns: l20-n20, l20-n40, l20-n7, l20-n33, l20-n12.
@@ -264,7 +264,7 @@ describe('a small terminal', () => {
       const ui = mountSized(store, controller(), size);
       await until(() => ui.lastFrame().includes(screen === 'stage' ? '64 hosts:' : 'connections:'), screen);
       frameFits(ui.lastFrame(), size);
-      expect(ui.lastFrame()).toContain(screen === 'stage' ? '✘ l20-n20' : '✘ error: l20-n20');
+      expect(ui.lastFrame()).toContain(screen === 'stage' ? '? l20-n20' : '? error: l20-n20');
       if (screen === 'pipeline') expect(ui.lastFrame()).toContain('the 29 worst of 64');
       ui.unmount();
     }
