@@ -90,7 +90,7 @@ export function rulerLines(order: readonly number[], hostCell: 1 | 2, hostCount:
 
 const STATUS_ORDER: readonly StageStatus[] = ['error', 'fail', 'warn', 'running', 'pending', 'skip', 'pass'];
 const WORD: Record<StageStatus, string> = { error: 'error', fail: 'fail', warn: 'warn', running: 'running', pending: 'not run', skip: 'skipped', pass: 'pass' };
-// Short words, not glyphs: error and fail share ✘ and would read alike without their colours.
+// Short words, not glyphs: the words name the status where a glyph column would be too narrow to read.
 const SHORT: Record<StageStatus, string> = { error: 'err', fail: 'fail', warn: 'warn', running: 'run', pending: 'todo', skip: 'skip', pass: 'pass' };
 
 /** A stage row's counts, worst first: "2 fail · 1 warn · 61 pass", or "2fail 1warn 61pass" when that does not fit. */
