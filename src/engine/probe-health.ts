@@ -77,8 +77,10 @@ export function notFoundTools(text: string): string[] {
   return [...new Set(found.map((f) => f.tool))];
 }
 
-const SUDO_REFUSED = /^sudo: (?:a password is required|a terminal is required|\S+ is not in the sudoers file|sorry, you must have a tty)/m;
-const NO_UNIT_MANAGER = /System has not been booted with systemd as init system|Failed to connect to bus|Failed to connect to system scope bus/;
+const SUDO_REFUSED =
+  /^sudo: (?:a password is required|a terminal is required|\S+ is not in the sudoers file|sorry, you must have a tty)/m;
+const NO_UNIT_MANAGER =
+  /System has not been booted with systemd as init system|Failed to connect to (?:system scope )?bus/;
 
 /** The tools a probe depends on: its declared tools, or the program an argv probe runs. */
 export function probeTools(probe: ProbeDef): readonly string[] {
@@ -108,17 +110,20 @@ export function probeProblems(probe: ProbeDef, result: RunResult): ProbeProblem[
   const wanted = new Set(probeTools(probe));
   const line = `\`${result.commandLine.split('\n')[0]!.slice(0, 160)}\` → exit ${result.exitCode ?? 'none'}`;
   for (const tool of notFoundTools(text)) {
-    if (wanted.has(tool)) problems.push({ kind: 'missing-tool', probe: probe.id, tool, evidence: `${line}\n${evidenceLines(text, tool)}` });
+    if (!wanted.has(tool)) continue;
+    problems.push({ kind: 'missing-tool', probe: probe.id, tool, evidence: `${line}\n${evidenceLines(text, tool)}` });
   }
   if (problems.length === 0 && result.exitCode === 127 && 'argv' in probe.command && wanted.size === 1) {
     const tool = [...wanted][0]!;
-    problems.push({ kind: 'missing-tool', probe: probe.id, tool, evidence: `${line}\n${text.trim().split('\n').slice(0, 2).join('\n')}` });
+    const said = text.trim().split('\n').slice(0, 2).join('\n');
+    problems.push({ kind: 'missing-tool', probe: probe.id, tool, evidence: `${line}\n${said}` });
   }
   if (probe.sudo && SUDO_REFUSED.test(text)) {
     problems.push({ kind: 'sudo', probe: probe.id, evidence: `${line}\n${evidenceLines(text, SUDO_REFUSED)}` });
   }
   if ([...wanted].some((t) => UNIT_MANAGER_CLIENTS.has(t)) && NO_UNIT_MANAGER.test(text)) {
-    problems.push({ kind: 'unit-manager', probe: probe.id, evidence: `${line}\n${evidenceLines(text, NO_UNIT_MANAGER)}` });
+    const said = evidenceLines(text, NO_UNIT_MANAGER);
+    problems.push({ kind: 'unit-manager', probe: probe.id, evidence: `${line}\n${said}` });
   }
   return problems;
 }
@@ -128,10 +133,11 @@ export function cannotTellVerdict(problems: readonly ProbeProblem[], host: strin
   const first = problems[0]!;
   const evidence = problems.map((p) => `${host} probe ${p.probe}: ${p.evidence}`).join('\n');
   if (first.kind === 'missing-tool') {
-    const tools = [...new Set(problems.filter((p) => p.kind === 'missing-tool').map((p) => (p as { tool: string }).tool))];
+    const tools = [...new Set(problems.flatMap((p) => (p.kind === 'missing-tool' ? [p.tool] : [])))];
     return {
       status: 'error',
-      summary: `cannot tell: ${tools.map((t) => `${t} is not installed on ${host} (package ${toolRemedy(t).package})`).join('; ')}`,
+      summary: `cannot tell: ${tools.map((t) => `${t} is not installed on ${host} (package ${toolRemedy(t).package})`)
+        .join('; ')}`,
       evidence,
       fix: `${installLine(tools)}, then check again`,
     };
@@ -144,7 +150,8 @@ export function cannotTellVerdict(problems: readonly ProbeProblem[], host: strin
   }
   return {
     status: 'error', summary: `cannot tell: ${host} runs no systemd unit manager (systemctl cannot reach it)`, evidence,
-    fix: 'run l20-setup against a host booted with systemd (Ubuntu 22.04 server); containers without systemd cannot hold the units',
+    fix: 'run l20-setup against a host booted with systemd (Ubuntu 22.04 server); '
+      + 'containers without systemd cannot hold the units',
   };
 }
 

@@ -22,14 +22,16 @@ export function groundedVerdict(v: Verdict): Verdict {
   if (EMPTY_EVIDENCE.test(v.evidence)) {
     return {
       ...v, status: 'error', summary: `cannot tell: no evidence for "${v.summary}"`,
-      evidence: '(the check read nothing it could show)', fix: v.fix ?? 'check again; if it persists, report it as a bug in l20-setup',
+      evidence: '(the check read nothing it could show)',
+      fix: v.fix ?? 'check again; if it persists, report it as a bug in l20-setup',
     };
   }
   const unread = placeholderIn(v.summary) ?? placeholderIn(v.evidence);
   if (unread !== undefined) {
     return {
       ...v, status: 'error', summary: `cannot tell: "${v.summary}" rests on a value that was not read`,
-      evidence: `${v.evidence}\n(not read: ${unread})`, fix: v.fix ?? 'check that the probes run on the host (the evidence shows which value is missing)',
+      evidence: `${v.evidence}\n(not read: ${unread})`,
+      fix: v.fix ?? 'check that the probes run on the host (the evidence shows which value is missing)',
     };
   }
   return v;

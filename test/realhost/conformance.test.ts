@@ -12,7 +12,9 @@
  * Needs root, /usr/sbin/sshd and sudo (test/helpers/sshd.ts); there is no skipping.
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
+import {
+  chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,10 +25,13 @@ import { NOPW_USER, startSshd, type Sshd } from '../helpers/sshd.js';
 const BARE_USER = 'l20t-bare';
 const REMOVED = ['lspci', 'ip', 'ethtool', 'rdma', 'systemctl', 'nvidia-smi'] as const;
 const PACKAGE: Record<(typeof REMOVED)[number], string> = {
-  lspci: 'pciutils', ip: 'iproute2', ethtool: 'ethtool', rdma: 'iproute2', systemctl: 'systemd', 'nvidia-smi': 'nvidia-utils',
+  lspci: 'pciutils', ip: 'iproute2', ethtool: 'ethtool', rdma: 'iproute2', systemctl: 'systemd',
+  'nvidia-smi': 'nvidia-utils',
 };
 const SUDOERS = `/etc/sudoers.d/${BARE_USER}`;
-const STAGES = ['inventory', 'os', 'nic-stack', 'network', 'qos', 'rdma-link', 'gpu-driver', 'gpudirect', 'nccl', 'ray', 'vllm'];
+const STAGES = [
+  'inventory', 'os', 'nic-stack', 'network', 'qos', 'rdma-link', 'gpu-driver', 'gpudirect', 'nccl', 'ray', 'vllm',
+];
 
 interface Check { id: string; host: string | null; status: string; summary: string; evidence: string; fix?: string }
 interface CheckReport { stages: Array<{ id: string; checks: Check[] }> }
@@ -67,7 +72,8 @@ function inventory(hosts: Array<{ name: string; user: string }>): string {
 const allChecks = (r: CheckReport): Check[] => r.stages.flatMap((s) => s.checks);
 const key = (c: Check) => `${c.id}@${c.host ?? 'cluster'}`;
 const namesRemovedTool = (text: string) =>
-  REMOVED.some((t) => new RegExp(`\\b${t.replace('-', '\\-')} is not installed on \\S+ \\(package [^)]*${PACKAGE[t]}`).test(text));
+  REMOVED.some((t) => new RegExp(`\\b${t.replace('-', '\\-')} is not installed on \\S+ \\(package [^)]*${PACKAGE[t]}`)
+    .test(text));
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'l20-realhost-'));
@@ -78,7 +84,9 @@ beforeAll(async () => {
   writeFileSync(candidate, rules, { mode: 0o440 });
   execFileSync('visudo', ['-cf', candidate]);
   execFileSync('mv', [candidate, SUDOERS]);
-  sshd = await startSshd({ extraUsers: [BARE_USER], extraConfig: [`Match User ${BARE_USER}`, `  SetEnv PATH=${farm}`] });
+  sshd = await startSshd({
+    extraUsers: [BARE_USER], extraConfig: [`Match User ${BARE_USER}`, `  SetEnv PATH=${farm}`],
+  });
   runs.full.inventory = inventory([{ name: 'real', user: NOPW_USER }]);
   runs.bare.inventory = inventory([{ name: 'real-bare', user: BARE_USER }]);
   for (const mode of ['full', 'bare'] as const) {
@@ -97,7 +105,8 @@ afterAll(async () => {
 
 describe('the bare user really lacks the tools', () => {
   it('over SSH and through sudo', async () => {
-    const probe = 'for t in lspci ip ethtool rdma systemctl nvidia-smi bash cat; do command -v $t >/dev/null && echo "has $t"; done';
+    const probe = 'for t in lspci ip ethtool rdma systemctl nvidia-smi bash cat; do '
+      + 'command -v $t >/dev/null && echo "has $t"; done';
     const ssh = (user: string, cmd: string) => execFileSync('ssh', [
       '-o', 'BatchMode=yes', '-o', `UserKnownHostsFile=${sshd.knownHostsPath}`, '-o', 'StrictHostKeyChecking=yes',
       '-i', sshd.clientKeyPath, '-p', String(sshd.port), `${user}@127.0.0.1`, cmd,
@@ -129,11 +138,12 @@ describe.each(['full', 'bare'] as const)('check of every stage on the real host 
 });
 
 describe('without the tools', () => {
-  it('a verdict that changes is "cannot tell" naming the removed tool and its package, never a hardware finding', () => {
+  it('a verdict that changes is "cannot tell" naming the removed tool and its package, not a finding', () => {
     const full = new Map(allChecks(runs.full.check!).map((c) => [c.id, c]));
     const changed = allChecks(runs.bare.check!).filter((c) => full.get(c.id) && full.get(c.id)!.status !== c.status);
     const unexplained = changed.filter((c) => !(c.status === 'error' && namesRemovedTool(c.summary)));
-    console.log(`real-host bare: ${changed.length} verdicts changed, each naming its missing tool: ${unexplained.length === 0}`);
+    const each = unexplained.length === 0;
+    console.log(`real-host bare: ${changed.length} verdicts changed, each naming its missing tool: ${each}`);
     expect(unexplained.map((c) => `${c.id}: ${full.get(c.id)!.status} → ${c.status} "${c.summary}"`)).toEqual([]);
     expect(changed.length).toBeGreaterThan(0);
   });
@@ -150,12 +160,14 @@ describe('without the tools', () => {
     const netdevs = checks.find((x) => x.id === 'inventory.netdevs')!;
     expect(netdevs.summary).toContain('ip is not installed');
     expect(netdevs.summary).toContain('iproute2');
-    expect(checks.filter((c) => /seated|reseat|RMA\b|\b0 L20\b/.test(`${c.summary} ${c.fix ?? ''}`)).map(key)).toEqual([]);
+    const hardware = checks.filter((c) => /seated|reseat|RMA\b|\b0 L20\b/.test(`${c.summary} ${c.fix ?? ''}`));
+    expect(hardware.map(key)).toEqual([]);
   });
 });
 
 describe('the other read-only verbs', () => {
-  const verbs: Record<'full' | 'bare', Record<string, { code: number; stdout: string; stderr: string }>> = { full: {}, bare: {} };
+  type Run = { code: number; stdout: string; stderr: string };
+  const verbs: Record<'full' | 'bare', Record<string, Run>> = { full: {}, bare: {} };
 
   beforeAll(async () => {
     for (const mode of ['full', 'bare'] as const) {
@@ -174,7 +186,8 @@ describe('the other read-only verbs', () => {
   }, 300_000);
 
   it.each(['full', 'bare'] as const)('monitor --once says the GPUs were not read and why (%s)', (mode) => {
-    const j = JSON.parse(verbs[mode].monitor!.stdout) as { hosts: Array<{ gpus: unknown[]; gpuError: string | null; error: string | null }> };
+    type Host = { gpus: unknown[]; gpuError: string | null; error: string | null };
+    const j = JSON.parse(verbs[mode].monitor!.stdout) as { hosts: Host[] };
     expect(j.hosts).toHaveLength(1);
     expect(j.hosts[0]!.gpus).toEqual([]);
     expect(j.hosts[0]!.gpuError).toMatch(/nvidia-smi is not installed/);
@@ -196,7 +209,8 @@ describe('the other read-only verbs', () => {
   it.each(['full', 'bare'] as const)('bundle and report finish and show no unread value (%s)', (mode) => {
     expect(verbs[mode].bundle!.code, verbs[mode].bundle!.stderr).toBe(0);
     expect([0, 1, 2]).toContain(verbs[mode].report!.code);
-    for (const [name, text] of [['SUMMARY.md', verbs[mode].summary!.stdout], ['report', verbs[mode].report!.stdout]] as const) {
+    const texts = [['SUMMARY.md', verbs[mode].summary!.stdout], ['report', verbs[mode].report!.stdout]] as const;
+    for (const [name, text] of texts) {
       expect(text.length, name).toBeGreaterThan(500);
       expect(text.split('\n').filter((l) => /\bundefined\b|\bNaN\b|\[object Object\]/.test(l)), name).toEqual([]);
     }

@@ -18,7 +18,8 @@ describe('missing tools', () => {
   it('reads every form a shell, sudo, dash, env and command-not-found use', () => {
     expect(notFoundTools('bash: line 1: lspci: command not found\n')).toEqual(['lspci']);
     expect(notFoundTools('sudo: ethtool: command not found\n')).toEqual(['ethtool']);
-    expect(notFoundTools("Command 'nvidia-smi' not found, but can be installed with:\n\nsudo apt install nvidia-utils-535\n"))
+    const cnf = "Command 'nvidia-smi' not found, but can be installed with:\n\nsudo apt install nvidia-utils-535\n";
+    expect(notFoundTools(cnf))
       .toEqual(['nvidia-smi']);
     expect(notFoundTools('sh: 1: rdma: not found\n')).toEqual(['rdma']);
     expect(notFoundTools("env: 'ip': No such file or directory\n")).toEqual(['ip']);
@@ -37,16 +38,21 @@ describe('missing tools', () => {
   });
 
   it('a script probe counts only the tools it declares; an undeclared miss is left to its collect', () => {
-    const probe: ProbeDef = { id: 'ethtool', command: { script: 'lspci -d 15b3:; ethtool x; lldpcli show' }, tools: ['ethtool'] };
-    const out = result({ exitCode: 0, stderr: 'bash: line 3: lldpcli: command not found\nbash: line 2: ethtool: command not found\n' });
+    const probe: ProbeDef = {
+      id: 'ethtool', command: { script: 'lspci -d 15b3:; ethtool x; lldpcli show' }, tools: ['ethtool'],
+    };
+    const stderr = 'bash: line 3: lldpcli: command not found\nbash: line 2: ethtool: command not found\n';
+    const out = result({ exitCode: 0, stderr });
     expect(probeProblems(probe, out).map((p) => p.kind === 'missing-tool' && p.tool)).toEqual(['ethtool']);
   });
 
   it('sudo refusals and a host without systemd are their own reasons', () => {
     const sudo: ProbeDef = { id: 'pcie', command: { script: 'lspci -vv' }, sudo: true, tools: ['lspci'] };
-    expect(probeProblems(sudo, result({ exitCode: 1, stderr: 'sudo: a password is required\n' }))).toMatchObject([{ kind: 'sudo' }]);
+    const refused = result({ exitCode: 1, stderr: 'sudo: a password is required\n' });
+    expect(probeProblems(sudo, refused)).toMatchObject([{ kind: 'sudo' }]);
     const unit: ProbeDef = { id: 'units', command: { argv: ['systemctl', 'is-active', 'chrony'] } };
-    const problems = probeProblems(unit, result({ exitCode: 1, stdout: 'System has not been booted with systemd as init system (PID 1). Can\'t operate.\n' }));
+    const said = 'System has not been booted with systemd as init system (PID 1). Can\'t operate.\n';
+    const problems = probeProblems(unit, result({ exitCode: 1, stdout: said }));
     expect(problems).toMatchObject([{ kind: 'unit-manager' }]);
     expect(cannotTellVerdict(problems, 'n1').summary).toContain('no systemd unit manager');
   });
@@ -65,21 +71,25 @@ describe('missing tools', () => {
 
   it('an output that ran fine is no problem', () => {
     const probe: ProbeDef = { id: 'lspci-gpus', command: { argv: ['lspci'] } };
-    expect(probeProblems(probe, result({ stdout: '0000:3b:00.0 3D controller [0302]: NVIDIA Corporation ...\n' }))).toEqual([]);
+    const listed = result({ stdout: '0000:3b:00.0 3D controller [0302]: NVIDIA Corporation ...\n' });
+    expect(probeProblems(probe, listed)).toEqual([]);
   });
 });
 
 describe('verdicts rest on evidence', () => {
   it('a pass with no evidence, or with a value never read, is "cannot tell"', () => {
     expect(groundedVerdict({ status: 'pass', summary: '0 cables mapped', evidence: '' }).status).toBe('error');
-    expect(groundedVerdict({ status: 'pass', summary: 'GID at index ? on its netdev', evidence: 'x' }).status).toBe('error');
-    expect(groundedVerdict({ status: 'warn', summary: 'ok', evidence: 'LnkSta 16GT/s x?' }).summary).toMatch(/^cannot tell/);
+    const gid = groundedVerdict({ status: 'pass', summary: 'GID at index ? on its netdev', evidence: 'x' });
+    expect(gid.status).toBe('error');
+    const width = groundedVerdict({ status: 'warn', summary: 'ok', evidence: 'LnkSta 16GT/s x?' });
+    expect(width.summary).toMatch(/^cannot tell/);
     expect(groundedVerdict({ status: 'pass', summary: 'driver undefined', evidence: 'x' }).status).toBe('error');
     expect(groundedVerdict({ status: 'pass', summary: 'rate NaN Gb/s', evidence: 'x' }).status).toBe('error');
   });
 
   it('leaves honest verdicts and questions in prose alone', () => {
-    const v = { status: 'pass' as const, summary: '8 × NVIDIA L20', evidence: '0000:3b:00.0 3D controller: NVIDIA [10de:26ba]' };
+    const evidence = '0000:3b:00.0 3D controller: NVIDIA [10de:26ba]';
+    const v = { status: 'pass' as const, summary: '8 × NVIDIA L20', evidence };
     expect(groundedVerdict(v)).toEqual(v);
     expect(placeholderIn('is the daemon still running?')).toBeUndefined();
     expect(placeholderIn('ibverbs-utils missing?')).toBeUndefined();
@@ -92,7 +102,9 @@ describe('verdicts rest on evidence', () => {
     const wrong: string[] = [];
     for (const stage of STAGES) {
       const probes = new Set(stage.probes.map((p) => p.id));
-      for (const check of stage.checks) for (const n of check.needs ?? []) if (!probes.has(n)) wrong.push(`${check.id} → ${n}`);
+      for (const check of stage.checks) {
+        for (const n of check.needs ?? []) if (!probes.has(n)) wrong.push(`${check.id} → ${n}`);
+      }
     }
     expect(wrong).toEqual([]);
   });
