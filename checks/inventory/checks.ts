@@ -325,8 +325,8 @@ export const distinctHostsCheck: CheckDef<InventoryFacts> = {
       for (let j = i + 1; j < all.length; j++) {
         const a = all[i]!.facts.identity;
         const b = all[j]!.facts.identity;
-        const why = a.machineId && a.machineId === b.machineId ? `machine-id ${a.machineId}`
-          : a.gpuUuids.find((u) => b.gpuUuids.includes(u)) ? `GPU ${a.gpuUuids.find((u) => b.gpuUuids.includes(u))}` : undefined;
+        const gpu = a.gpuUuids.find((u) => b.gpuUuids.includes(u));
+        const why = a.machineId && a.machineId === b.machineId ? `machine-id ${a.machineId}` : gpu ? `GPU ${gpu}` : undefined;
         if (why) same.push(`${all[i]!.host} and ${all[j]!.host} are the same machine (${why})`);
       }
     }

@@ -113,8 +113,12 @@ export function probeProblems(probe: ProbeDef, result: RunResult): ProbeProblem[
     if (!wanted.has(tool)) continue;
     problems.push({ kind: 'missing-tool', probe: probe.id, tool, evidence: `${line}\n${evidenceLines(text, tool)}` });
   }
-  if (problems.length === 0 && result.exitCode === 127 && 'argv' in probe.command && wanted.size === 1) {
-    const tool = [...wanted][0]!;
+  // Exit 127 with no message we know: blame the program the probe runs (never sudo, which says so when missing),
+  // and only when no message named another program whose absence the probe accepts.
+  const own = probeToolsOwn(probe);
+  const unnamed = notFoundTools(text).length === 0;
+  if (problems.length === 0 && unnamed && result.exitCode === 127 && 'argv' in probe.command && own.length === 1) {
+    const tool = own[0]!;
     const said = text.trim().split('\n').slice(0, 2).join('\n');
     problems.push({ kind: 'missing-tool', probe: probe.id, tool, evidence: `${line}\n${said}` });
   }

@@ -24,6 +24,17 @@ describe('every lab scenario: verdicts rest on evidence', () => {
     const results = (await new Engine(t.hosts, { config: t.config }).runStages(STAGES)).flatMap((o) => o.results);
     expect(results.length).toBeGreaterThan(80);
     expect(ungroundedVerdicts(results)).toEqual([]);
+    // A tool said to be missing really is missing on that host.
+    const named = new Set(results.flatMap((r) => [...r.summary.matchAll(/\b([\w.+-]+) is not installed on (\S+) \(/g)]
+      .map((m) => `${m[2]} ${m[1]}`)));
+    const present: string[] = [];
+    for (const pair of named) {
+      const [host, tool] = pair.split(' ') as [string, string];
+      const h = t.hosts.find((x) => x.name === host)!;
+      const found = await h.run({ argv: ['bash', '-c', 'command -v "$1"', 'probe', tool] }, { sudo: tool !== 'sudo' });
+      if (found.exitCode === 0) present.push(`${host}: ${tool} at ${found.stdout.trim()}`);
+    }
+    expect(present).toEqual([]);
   }, 120_000);
 
   it('ready+bare: every verdict that is not a pass says which tool is missing and its package', async () => {

@@ -84,6 +84,16 @@ export async function sh(conn: Client, command: string, stdin?: string): Promise
 }
 
 /** A lab (speed 'max' unless `options` say otherwise) with one client connected to host `index`. */
+/** Runs one shell command on lab host `i` of a target over a connection of its own; stdout. */
+export async function shellOn(t: LabTarget, i: number, cmd: string): Promise<string> {
+  const c = await connect(t.lab, t.lab.hosts[i]!);
+  try {
+    return (await sh(c, cmd)).out;
+  } finally {
+    await end(c);
+  }
+}
+
 export async function openLab(options: LabOptions = {}, index = 0): Promise<{ lab: Lab; host: LabHost; conn: Client }> {
   const lab = await startLab({ speed: 'max', ...options });
   const host = lab.hosts[index]!;

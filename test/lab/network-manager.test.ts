@@ -9,21 +9,12 @@ import { Engine, type StageOutcome } from '../../src/engine/runner.js';
 import type { StageDef } from '../../src/engine/types.js';
 import { networkStage, type NetworkFacts } from '../../checks/network/index.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
-import { applier, connect, end, sh } from './helpers.js';
+import { applier, shellOn } from './helpers.js';
 
 const only = (...ids: string[]): StageDef<NetworkFacts> =>
   ({ ...networkStage, steps: (networkStage.steps ?? []).filter((s) => ids.includes(s.id)) });
 const statuses = (o: StageOutcome, id: string): string[] =>
   (o.steps ?? []).filter((s) => s.id === id).map((s) => `${s.host} ${s.status}`);
-
-async function shell(t: LabTarget, i: number, cmd: string): Promise<string> {
-  const c = await connect(t.lab, t.lab.hosts[i]!);
-  try {
-    return (await sh(c, cmd)).out;
-  } finally {
-    await end(c);
-  }
-}
 
 describe('network on networkmanager: management stays on NetworkManager', () => {
   let t: LabTarget;
@@ -40,9 +31,9 @@ describe('network on networkmanager: management stays on NetworkManager', () => 
       expect(statuses(first, id), id).toEqual(['l20-n1 applied', 'l20-n2 applied']);
     }
     for (const [i, h] of t.lab.hosts.entries()) {
-      expect(await shell(t, i, 'sudo netplan get renderer'), h.name).toBe('NetworkManager\n');
-      expect(await shell(t, i, 'sudo netplan get ethernets.eno1.renderer'), h.name).toBe('null\n');
-      expect(await shell(t, i, 'sudo netplan get ethernets.ens1f0.renderer'), h.name).toBe('networkd\n');
+      expect(await shellOn(t, i, 'sudo netplan get renderer'), h.name).toBe('NetworkManager\n');
+      expect(await shellOn(t, i, 'sudo netplan get ethernets.eno1.renderer'), h.name).toBe('null\n');
+      expect(await shellOn(t, i, 'sudo netplan get ethernets.ens1f0.renderer'), h.name).toBe('networkd\n');
       expect(h.machine.renderedBy?.get('eno1'), h.name).toBe('NetworkManager');
       expect(h.machine.renderedBy?.get('ens1f0'), h.name).toBe('networkd');
       const eno1 = h.machine.netdevs.find((d) => d.name === 'eno1');
@@ -66,9 +57,9 @@ describe('network.apply on networkmanager refuses a fabric file that would re-re
     // The old format: a top-level renderer, which netplan gives every definition without its own.
     const topLevel = "sudo sed -i 's/^  version: 2$/  version: 2\\n  renderer: networkd/' " +
       '/etc/netplan/60-l20-fabric.yaml';
-    await shell(t, 1, topLevel);
-    expect(await shell(t, 1, 'sudo netplan get ethernets.eno1.renderer')).toBe('null\n');
-    expect(await shell(t, 1, 'sudo netplan get renderer')).toBe('networkd\n');
+    await shellOn(t, 1, topLevel);
+    expect(await shellOn(t, 1, 'sudo netplan get ethernets.eno1.renderer')).toBe('null\n');
+    expect(await shellOn(t, 1, 'sudo netplan get renderer')).toBe('networkd\n');
     const o = await applier(engine).applyStage(only('network.apply'));
     const steps = (o.steps ?? []).filter((s) => s.id === 'network.apply');
     expect(steps.map((s) => s.status)).toEqual(['failed', 'failed']);
@@ -79,7 +70,7 @@ describe('network.apply on networkmanager refuses a fabric file that would re-re
     // The real netplan generate ran over copies of the files before and after, not over /run.
     const preflight = /^sudo bash -s \S+ \/var\/lib\/l20-setup\/netplan\/pending\/files <<'EOF' … EOF \(preflight\)$/;
     expect(steps[1]?.commands.some((c) => preflight.test(c))).toBe(true);
-    expect(await shell(t, 1, 'systemctl list-timers --all')).not.toContain('l20-netplan-rollback');
+    expect(await shellOn(t, 1, 'systemctl list-timers --all')).not.toContain('l20-netplan-rollback');
     expect(t.lab.hosts[1]!.machine.renderedBy?.get('eno1')).toBe('NetworkManager');
   }, 120_000);
 });

@@ -12,19 +12,10 @@ import { networkStage } from '../../checks/network/index.js';
 import { osStage } from '../../checks/os/index.js';
 import { clusterSchema } from '../../src/config/schema.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
-import { applier, connect, end, sh, withLabTarget } from './helpers.js';
+import { applier, shellOn, withLabTarget } from './helpers.js';
 
 const notPassing = (o: StageOutcome): string[] => o.results.filter((r) => r.status !== 'pass' && r.status !== 'skip').map((r) => `${r.host ?? 'pair'}:${r.id} ${r.status} ${r.summary}`);
 const result = (o: StageOutcome, id: string, host: string | null = null): CheckResult | undefined => o.results.find((r) => r.id === id && r.host === host);
-
-async function shell(t: LabTarget, i: number, cmd: string): Promise<string> {
-  const c = await connect(t.lab, t.lab.hosts[i]!);
-  try {
-    return (await sh(c, cmd)).out;
-  } finally {
-    await end(c);
-  }
-}
 
 describe('network on ready', () => {
   let t: LabTarget;
@@ -65,14 +56,14 @@ describe('network from fresh', () => {
   });
 
   it('leaves the files and the live state design A describes', async () => {
-    const file = await shell(t, 1, 'sudo cat /etc/netplan/60-l20-fabric.yaml; sudo stat -c %a /etc/netplan/60-l20-fabric.yaml');
+    const file = await shellOn(t, 1, 'sudo cat /etc/netplan/60-l20-fabric.yaml; sudo stat -c %a /etc/netplan/60-l20-fabric.yaml');
     expect(file).toMatch(/^# l20-setup \S+ run \d{8}T\d{6}Z design A — fabric only\n/);
     expect(file).toContain('\nnetwork:\n  version: 2\n  ethernets:\n');
     expect(file).toContain('    ens2f1: {renderer: networkd, optional: true, mtu: 9000, ' +
       'addresses: [192.168.104.2/24]}\n');
     expect(file.trim().endsWith('600')).toBe(true);
-    expect(await shell(t, 0, 'sudo netplan get ethernets.eno1')).toContain('routes:\n- to: "default"\n  via: "10.0.0.254"\n');
-    expect(await shell(t, 0, 'systemctl list-timers --all')).not.toContain('l20-netplan-rollback');
+    expect(await shellOn(t, 0, 'sudo netplan get ethernets.eno1')).toContain('routes:\n- to: "default"\n  via: "10.0.0.254"\n');
+    expect(await shellOn(t, 0, 'systemctl list-timers --all')).not.toContain('l20-netplan-rollback');
   });
 
   it('a second apply changes nothing', async () => {
@@ -92,7 +83,7 @@ describe('network design B from fresh', () => {
     expect(result(o, 'network.bond-lag', 'l20-n2')).toMatchObject({ status: 'pass', summary: 'bond0, bond1: RoCE LAG formed' });
     expect(result(o, 'network.lacp', 'l20-n1')?.status).toBe('pass');
     expect(result(o, 'network.reachability')?.summary).toMatch(/^2 fabric subnet\(s\) reachable/);
-    expect(await shell(t, 0, 'rdma link show')).toBe('link mlx5_bond_0/1 state ACTIVE physical_state LINK_UP netdev bond0 \nlink mlx5_bond_1/1 state ACTIVE physical_state LINK_UP netdev bond1 \n');
+    expect(await shellOn(t, 0, 'rdma link show')).toBe('link mlx5_bond_0/1 state ACTIVE physical_state LINK_UP netdev bond0 \nlink mlx5_bond_1/1 state ACTIVE physical_state LINK_UP netdev bond1 \n');
   }), 180_000);
 });
 
@@ -132,8 +123,8 @@ describe('network on the tutorial', () => {
     expect(write?.commands.join('\n')).toMatch(/sudo mv \/etc\/netplan\/02-bond-roce\.yaml \/var\/lib\/l20-setup\/backup\/\d{8}T\d{6}Z\/etc\/netplan\/02-bond-roce\.yaml/);
     expect((o.steps ?? []).find((s) => s.id === 'network.apply' && s.host === 'l20-n1')?.commands.join('\n')).toContain('sudo ip link delete dev bond0');
     expect(notPassing(o)).toEqual([]);
-    expect(await shell(t, 0, 'ip -d link show type bond')).toBe('');
-    expect(await shell(t, 0, 'rdma link show')).toMatch(/^link mlx5_0\/1 state ACTIVE physical_state LINK_UP netdev ens1f0 \n/);
+    expect(await shellOn(t, 0, 'ip -d link show type bond')).toBe('');
+    expect(await shellOn(t, 0, 'rdma link show')).toMatch(/^link mlx5_0\/1 state ACTIVE physical_state LINK_UP netdev ens1f0 \n/);
     const again = await ex.applyStage(networkStage);
     expect(again.changed).toBe(0);
   }, 180_000);

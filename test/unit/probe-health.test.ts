@@ -64,6 +64,11 @@ describe('missing tools', () => {
     expect(cannotTellVerdict(problems, 'n1').summary).toBe('cannot tell: sudo is not installed on n1 (package sudo)');
   });
 
+  it('an accepted absence under sudo is not blamed on sudo', () => {
+    const probe: ProbeDef = { id: 'dkms', command: { argv: ['dkms', 'status'] }, sudo: true, tools: [] };
+    expect(probeProblems(probe, result({ exitCode: 127, stderr: 'env: ‘dkms’: No such file or directory\n' }))).toEqual([]);
+  });
+
   it('nvidia-smi comes with the driver, not a package of its own name', () => {
     expect(toolRemedy('nvidia-smi').install).toContain('gpu-driver.install');
     expect(toolRemedy('ip').package).toBe('iproute2');
