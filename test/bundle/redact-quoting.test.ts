@@ -7,40 +7,9 @@
 import { describe, expect, it } from 'vitest';
 import { Redactor, redactText, unredactedLabels } from '../../src/bundle/redact.js';
 import { sudoCheck } from '../../checks/os/checks.js';
+import { PLANTED } from '../helpers/planted-secrets.js';
 import type { OsFacts } from '../../checks/os/facts.js';
 import type { HostCheckDef } from '../../src/engine/types.js';
-
-/**
- * Each planted line and the words of its secret: distinct made-up words, so "0 bytes of the secret survive"
- * is checked as "none of its words is left" (a value cut anywhere leaves one of them behind).
- */
-export const PLANTED: ReadonlyArray<{ line: string; words: readonly string[]; kept?: string }> = [
-  { line: `PASSWORD='alfa bravo;charlie,delta"echo'`, words: ['alfa', 'bravo', 'charlie', 'delta', 'echo'] },
-  { line: String.raw`DB_PASSWORD="foxtrot\"golf hotel;india,'juliet"`, words: ['foxtrot', 'golf', 'hotel', 'india', 'juliet'] },
-  { line: String.raw`PASSWORD=kilo\ lima\;mike\,november`, words: ['kilo', 'lima', 'mike', 'november'] },
-  { line: String.raw`export TOKEN=$'oscar\'s papa\nquebec;romeo'`, words: ['oscar', 'papa', 'quebec', 'romeo'] },
-  {
-    line: String.raw`{"password": "sierra \"tango\" ,;} uniform", "user": "root"}`,
-    words: ['sierra', 'tango', 'uniform'], kept: '"user": "root"}',
-  },
-  { line: `  password: "victor whiskey;xray, yankee"`, words: ['victor', 'whiskey', 'xray', 'yankee'] },
-  { line: `  db_password: 'zulu it''s, amber;basalt'`, words: ['zulu', 'amber', 'basalt'] },
-  { line: 'NCCL_PASSWORD=cobalt dune;ember,fjord', words: ['cobalt', 'dune', 'ember', 'fjord'] },
-  {
-    line: `ExecStart=/bin/tool --password 'granite harbor;islet' --port 8000`,
-    words: ['granite', 'harbor', 'islet'], kept: ' --port 8000',
-  },
-  {
-    line: String.raw`cmd HF_API_TOKEN=jasper\ kestrel;lagoon,meadow next`,
-    words: ['jasper', 'kestrel', 'lagoon', 'meadow'], kept: ' next',
-  },
-  {
-    line: `Environment="DB_PASSWORD=nectar opal;prism,quartz" "HF_HOME=/srv/hf"`,
-    words: ['nectar', 'opal', 'prism', 'quartz'], kept: '"HF_HOME=/srv/hf"',
-  },
-  { line: `{'api_key': 'raven, slate;tundra umber'}`, words: ['raven', 'slate', 'tundra', 'umber'], kept: '}' },
-  { line: `SSH_PASSPHRASE="vale\\\\wren \\$xenon"`, words: ['vale', 'wren', 'xenon'] },
-];
 
 describe('labelled values with quotes and separators', () => {
   it('removes every planted value whole: none of its words survives, the text around it does', () => {
