@@ -103,7 +103,12 @@ export async function buildBundle(o: BundleOptions): Promise<Bundle> {
   // checks.json is redacted string by string (a value is read as the evidence holds it, not JSON-escaped).
   const checksJson = `${JSON.stringify(redactor.redactJson(report), null, 2)}\n`;
   const clean = [
-    { path: 'checks.json', what: 'every read-only check of every stage: status, evidence, fix, rule (version-1 JSON report of `l20-setup check --json`)', text: checksJson },
+    {
+      path: 'checks.json',
+      what: 'every read-only check of every stage: status, evidence, fix, rule '
+        + '(version-1 JSON report of `l20-setup check --json`)',
+      text: checksJson,
+    },
     ...raw.map((r) => ({ ...r, text: redactor.redact(r.text) })),
   ];
   const summaryRaw = renderSummary({
@@ -148,7 +153,9 @@ export function assertNoSecret(archive: Buffer, secrets: readonly string[]): voi
     for (const s of literals) {
       if (text.includes(s)) throw new Error(`refusing to write the bundle: a secret survived redaction in ${m.name}`);
     }
-    const left = m.name.endsWith('.json') ? jsonStrings(JSON.parse(text)).flatMap(unredactedLabels) : unredactedLabels(text);
+    const left = m.name.endsWith('.json')
+      ? jsonStrings(JSON.parse(text)).flatMap(unredactedLabels)
+      : unredactedLabels(text);
     if (left.length > 0) {
       throw new Error(`refusing to write the bundle: a value after "${left[0]}" survived redaction in ${m.name}`);
     }

@@ -78,7 +78,7 @@ const SHAPES: readonly Pattern[] = [
   { kind: 'api-key', re: /(?<v>\bsk-[A-Za-z0-9_-]{20,})/g },
 ];
 
-/** What may stand before a key at the start of a line: indentation, `export`, a YAML list dash, a unit's Environment=. */
+/** What may stand before a key at the start of a line: indentation, `export`, a YAML list dash, Environment=. */
 const LINE_START = /(?:^|\n)[ \t]*(?:export[ \t]+|declare[ \t]+-x[ \t]+|-[ \t]+|Environment=)?$/;
 /** Keys that are never secrets before a colon: sudoers tags and nsswitch.conf's passwd database. */
 const COLON_PROSE = /^(?:no)?passwd$/i;
@@ -231,7 +231,8 @@ function labelledValues(text: string, label: Label): Found[] {
     const end = valueEnd(text, i, context, quote);
     if (end <= i) continue;
     const raw = text.slice(i, end);
-    found.push({ kind: label.kind, key: m[0], start: i, end, raw, value: context === 'quoted-assignment' ? raw : unquote(raw) });
+    const value = context === 'quoted-assignment' ? raw : unquote(raw);
+    found.push({ kind: label.kind, key: m[0], start: i, end, raw, value });
   }
   return found;
 }
@@ -349,8 +350,8 @@ export class Redactor {
     const walk = (v: unknown): unknown => {
       if (typeof v === 'string') return this.redact(v);
       if (Array.isArray(v)) return v.map(walk);
-      if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]));
-      return v;
+      if (v === null || typeof v !== 'object') return v;
+      return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]));
     };
     return walk(value) as T;
   }

@@ -43,7 +43,8 @@ beforeAll(async () => {
   execFileSync('mkdir', [out]);
   execFileSync('tar', ['-xzf', archive, '-C', out]);
   files = readdirSync(out, { recursive: true, withFileTypes: true }).filter((d) => d.isFile())
-    .map((d) => ({ path: join(d.parentPath, d.name).slice(out.length + 1), bytes: readFileSync(join(d.parentPath, d.name)) }));
+    .map((d) => join(d.parentPath, d.name))
+    .map((f) => ({ path: f.slice(out.length + 1), bytes: readFileSync(f) }));
 }, 240_000);
 
 afterAll(async () => {
@@ -55,14 +56,16 @@ afterAll(async () => {
 describe('bundle with planted quoted and escaped values', () => {
   it('holds no word of any planted value and not the held sudo password', () => {
     const words = [...PLANTED.flatMap((p) => p.words), SUDO_PASSWORD, 'held "sudo"'];
-    const left = files.flatMap((f) => words.filter((w) => f.bytes.includes(Buffer.from(w))).map((w) => `${w} in ${f.path}`));
+    const left = files.flatMap((f) => words
+      .filter((w) => f.bytes.includes(Buffer.from(w))).map((w) => `${w} in ${f.path}`));
     expect(left).toEqual([]);
     // They were collected: the env file and nccl.conf of the head host are there, redacted in place.
     const env = files.find((f) => f.path === 'l20-n1/env-files.txt')!.bytes.toString();
     expect(env).toContain('==> /etc/l20/planted.env <==');
     expect(env).toContain(`PASSWORD='[REDACTED:password]'`);
     expect(env).toContain('ECHOED=[REDACTED:sudo-password]');
-    expect(files.find((f) => f.path === 'l20-n1/nccl-conf.txt')!.bytes.toString()).toContain('NCCL_PASSWORD=[REDACTED:password]');
+    const conf = files.find((f) => f.path === 'l20-n1/nccl-conf.txt')!.bytes.toString();
+    expect(conf).toContain('NCCL_PASSWORD=[REDACTED:password]');
     // checks.json stays JSON.
     expect(() => JSON.parse(files.find((f) => f.path === 'checks.json')!.bytes.toString())).not.toThrow();
   });
@@ -71,7 +74,8 @@ describe('bundle with planted quoted and escaped values', () => {
     expect(() => assertNoSecret(bundle.archive, bundle.redactor.known)).not.toThrow();
     const leaked = tarGz([{ name: 'SUMMARY.md', content: `echo ${SUDO_PASSWORD}\n` }], 0);
     expect(() => assertNoSecret(leaked, [])).toThrow(/a secret survived redaction in SUMMARY\.md/);
-    const cut = tarGz([{ name: 'h/', content: undefined }, { name: 'h/env.txt', content: `PASSWORD='[REDACTED:password] bravo;charlie'\n` }], 0);
+    const cutShort = `PASSWORD='[REDACTED:password] bravo;charlie'\n`;
+    const cut = tarGz([{ name: 'h/' }, { name: 'h/env.txt', content: cutShort }], 0);
     expect(() => assertNoSecret(cut, [])).toThrow(/after "PASSWORD" survived redaction in h\/env\.txt/);
     const json = tarGz([{ name: 'checks.json', content: JSON.stringify({ evidence: 'DB_PASSWORD="x\\"y z"' }) }], 0);
     expect(() => assertNoSecret(json, [])).toThrow(/in checks\.json/);

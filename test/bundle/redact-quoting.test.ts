@@ -13,6 +13,7 @@ import type { HostCheckDef } from '../../src/engine/types.js';
 
 describe('labelled values with quotes and separators', () => {
   it('removes every planted value whole: none of its words survives, the text around it does', () => {
+    expect(PLANTED.every((p) => p.words.length >= 3)).toBe(true);
     const text = PLANTED.map((p) => p.line).join('\n');
     const r = new Redactor();
     r.learn(text);
@@ -65,7 +66,8 @@ describe('prose and our own fix texts stay readable', () => {
   });
 
   it('the os.sudo fix text passes through the redactor unchanged', () => {
-    const v = (sudoCheck as HostCheckDef<OsFacts>).evaluate({ sudo: { ok: false, evidence: 'sudo -n true → exit 1' } } as OsFacts, 'a', {} as never);
+    const facts = { sudo: { ok: false, evidence: 'sudo -n true → exit 1' } } as OsFacts;
+    const v = (sudoCheck as HostCheckDef<OsFacts>).evaluate(facts, 'a', {} as never);
     expect(v.fix).toBeDefined();
     expect(redactText(v.fix!).text).toBe(v.fix);
     expect(redactText(v.summary).text).toBe(v.summary);

@@ -31,7 +31,8 @@ let env: NodeJS.ProcessEnv;
 /** The CLI with the password as the first line of its standard input. */
 function cliWithPassword(args: string[]): Promise<{ code: number; out: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args, '--inventory', inventory, '--sudo-password-stdin'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const argv = [BIN, ...args, '--inventory', inventory, '--sudo-password-stdin'];
+    const child = spawn(process.execPath, argv, { env, stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     child.stderr.on('data', (c: Buffer) => (out += c.toString()));
@@ -48,7 +49,8 @@ beforeAll(async () => {
   const hosts = hostsFromConfig(await loadInventoryFile(inventory));
   try {
     const head = hosts[0]!;
-    await head.run({ argv: ['tee', '/home/l20/.nccl.conf'] }, { stdin: `NCCL_DEBUG=WARN\nNCCL_PASSWORD=${PASSWORD}\n` });
+    const conf = `NCCL_DEBUG=WARN\nNCCL_PASSWORD=${PASSWORD}\n`;
+    await head.run({ argv: ['tee', '/home/l20/.nccl.conf'] }, { stdin: conf });
     const planted = [
       `SUDO_PW=${quoteWord(PASSWORD)}`,
       `ESCAPED=${PASSWORD.replace(/[^A-Za-z0-9_@%+=:,./-]/g, (c) => `\\${c}`)}`,
@@ -89,8 +91,11 @@ describe('a sudo password a host echoes back', () => {
     // check, apply and troubleshoot keep a session log (bundle and report write their own files).
     expect(logs.length).toBe(3);
     const searched = { files: 0 };
-    const found = FORMS.flatMap((f) => filesHolding(home, f, searched).map((file) => `${JSON.stringify(f)} in ${file}`));
-    found.push(...FORMS.flatMap((f) => outputs.flatMap((o, i) => (o.includes(f) ? [`${JSON.stringify(f)} in the output of ${runs[i]![0]}`] : []))));
+    const found = FORMS.flatMap((f) => filesHolding(home, f, searched)
+      .map((file) => `${JSON.stringify(f)} in ${file}`));
+    for (const f of FORMS) {
+      outputs.forEach((o, i) => o.includes(f) && found.push(`${JSON.stringify(f)} in the output of ${runs[i]![0]}`));
+    }
     expect(found).toEqual([]);
     // The password was there to leak: the nccl probe's evidence names the planted line, redacted.
     expect(outputs[0]).toContain('NCCL_PASSWORD=[REDACTED:sudo-password]');

@@ -111,7 +111,8 @@ describe('the sudo password stays in memory', () => {
     writeFileSync(conf, `NCCL_DEBUG=WARN\nNCCL_PASSWORD=${password}\n`, { mode: 0o600 });
     execFileSync('chown', [`${sshd.users.cli}:`, conf]);
     try {
-      const r = await cliWithPassword(['check', '--inventory', inventory, '--stage', 'nccl', '--sudo-password-stdin', '--json']);
+      const r = await cliWithPassword(['check', '--inventory', inventory, '--stage', 'nccl', '--sudo-password-stdin',
+        '--json']);
       expect(r.stderr).not.toMatch(/internal error/);
       expect(r.stdout).toContain('NCCL_PASSWORD=[REDACTED:sudo-password]');
       expect(r.stdout + r.stderr).not.toContain(password);

@@ -20,7 +20,8 @@ describe('scrub', () => {
     registerSecret(SECRET, 'sudo-password');
     const forms = echoForms(SECRET);
     expect(forms).toEqual(expect.arrayContaining([
-      SECRET, `pa ss'\\''w"o$rd\\;x`, `pa\\ ss\\'w\\"o\\$rd\\\\\\;x`, `pa ss'w\\"o\\$rd\\\\;x`, JSON.stringify(SECRET).slice(1, -1),
+      SECRET, `pa ss'\\''w"o$rd\\;x`, `pa\\ ss\\'w\\"o\\$rd\\\\\\;x`, `pa ss'w\\"o\\$rd\\\\;x`,
+      JSON.stringify(SECRET).slice(1, -1),
     ]));
     const text = [
       `NCCL_PASSWORD=${SECRET}`, `set -x: ${quoteWord(SECRET)}`, `printf %q: pa\\ ss\\'w\\"o\\$rd\\\\\\;x`,
@@ -63,7 +64,10 @@ describe('at the transport entry', () => {
     const host = new LocalHost({ name: 'local', sudoPassword: password });
     const live: string[] = [];
     const r = await host.run(
-      { script: `printf 'NCCL_X=%s\\n' "$1"; printf '%s' "$1" | cut -c1-5; printf '%s\\n' "$1" >&2\n`, args: [password] },
+      {
+        script: `printf 'NCCL_X=%s\\n' "$1"; printf '%s' "$1" | cut -c1-5; printf '%s\\n' "$1" >&2\n`,
+        args: [password],
+      },
       { onStdout: (c) => live.push(c), onStderr: (c) => live.push(c) },
     );
     expect(r.exitCode).toBe(0);
