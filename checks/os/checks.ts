@@ -17,7 +17,10 @@ export const sudoCheck: CheckDef<OsFacts> = {
     if (f.sudo.ok) return { status: 'pass', summary: '`sudo -n true` works', evidence: f.sudo.evidence };
     return {
       status: 'fail', summary: 'sudo needs a password: steps run as root unattended', evidence: f.sudo.evidence,
-      fix: `add \`${'<user>'} ALL=(ALL) NOPASSWD:ALL\` with \`sudo visudo -f /etc/sudoers.d/l20-setup\`, or configure a sudo password in the inventory (sent on stdin only)`,
+      // The inventory never holds a password (the schema refuses one): it is typed or piped in at run time.
+      fix: 'add `<user> ALL=(ALL) NOPASSWD:ALL` with `sudo visudo -f /etc/sudoers.d/l20-setup`, or give the password '
+        + 'when you run: `l20-setup apply --ask-sudo-password` (prompt, echo off) or '
+        + '`pass show sudo | l20-setup apply --sudo-password-stdin`; it stays in memory and goes to sudo on stdin only',
     };
   },
 };

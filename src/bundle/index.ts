@@ -16,8 +16,9 @@ import { jsonReport } from '../report.js';
 import { STAGES } from '../stages.js';
 import { FACT_PAIR_CHECKS } from '../../checks/troubleshoot/symptoms.js';
 import { packageVersion } from '../util/version.js';
+import { heldSecretForms } from '../util/secrets.js';
 import { collectHost, type HostCollection } from './collect.js';
-import { Redactor } from './redact.js';
+import { Redactor, unredactedLabels } from './redact.js';
 import { renderSummary } from './summary.js';
 import { tarGz, untar, type TarEntry } from './tar.js';
 import { parseVersionsText, type HostVersions } from './versions.js';
@@ -88,10 +89,8 @@ export async function buildBundle(o: BundleOptions): Promise<Bundle> {
   }
 
   const hostsInfo = o.config.hosts.map((h, i) => ({ name: h.name, address: o.hosts[i]?.address ?? h.address, role: h.role }));
-  const checksJson = `${JSON.stringify(jsonReport(hostsInfo, outcomes), null, 2)}\n`;
-  const raw: Array<{ path: string; what: string; text: string }> = [
-    { path: 'checks.json', what: 'every read-only check of every stage: status, evidence, fix, rule (version-1 JSON report of `l20-setup check --json`)', text: checksJson },
-  ];
+  const report = jsonReport(hostsInfo, outcomes);
+  const raw: Array<{ path: string; what: string; text: string }> = [];
   for (const c of collections) {
     if (c.error) raw.push({ path: `${c.host}/ERROR.txt`, what: `why ${c.host} is incomplete`, text: `${c.error}\n` });
     for (const f of c.files) raw.push({ path: `${c.host}/${f.file}`, what: f.what, text: f.text });
@@ -99,8 +98,19 @@ export async function buildBundle(o: BundleOptions): Promise<Bundle> {
 
   // Learn every secret from every file first, so each file is redacted with all of them.
   const redactor = new Redactor(o.knownSecrets ?? []);
+  redactor.learnJson(report);
   for (const r of raw) redactor.learn(r.text);
-  const clean = raw.map((r) => ({ ...r, text: redactor.redact(r.text) }));
+  // checks.json is redacted string by string (a value is read as the evidence holds it, not JSON-escaped).
+  const checksJson = `${JSON.stringify(redactor.redactJson(report), null, 2)}\n`;
+  const clean = [
+    {
+      path: 'checks.json',
+      what: 'every read-only check of every stage: status, evidence, fix, rule '
+        + '(version-1 JSON report of `l20-setup check --json`)',
+      text: checksJson,
+    },
+    ...raw.map((r) => ({ ...r, text: redactor.redact(r.text) })),
+  ];
   const summaryRaw = renderSummary({
     runId: o.runId,
     created: now.toISOString(),
@@ -125,19 +135,38 @@ export async function buildBundle(o: BundleOptions): Promise<Bundle> {
     ...dirs.flatMap((d) => [{ name: d }, ...clean.filter((c) => c.path.startsWith(d)).map((c) => ({ name: c.path, content: c.text }))]),
   ];
   const archive = tarGz(entries, now.getTime());
-  assertNoSecret(archive, redactor.known);
+  assertNoSecret(archive, [...redactor.known, ...(o.knownSecrets ?? [])]);
   return { archive, members: entries.map((e) => e.name), summary, checks, outcomes, versions, redactor, collections };
 }
 
-/** Reads the archive back and refuses it if any learned secret survived (a redaction bug must not ship). */
+/**
+ * Reads the archive back and refuses it if a redaction bug let anything through: a secret given or learned,
+ * one the process holds (the sudo password, in every form a host may echo it in), searched literally; or a
+ * labelled value (`PASSWORD=…`, `"api_key": …`) that is still not a redaction mark, whole or in part.
+ */
 export function assertNoSecret(archive: Buffer, secrets: readonly string[]): void {
   const members = untar(gunzipSync(archive));
+  const literals = [...new Set([...secrets, ...heldSecretForms()])].filter((s) => s !== '');
   for (const m of members) {
+    if (m.dir) continue;
     const text = m.content.toString('utf8');
-    for (const s of secrets) {
+    for (const s of literals) {
       if (text.includes(s)) throw new Error(`refusing to write the bundle: a secret survived redaction in ${m.name}`);
     }
+    const left = m.name.endsWith('.json')
+      ? jsonStrings(JSON.parse(text)).flatMap(unredactedLabels)
+      : unredactedLabels(text);
+    if (left.length > 0) {
+      throw new Error(`refusing to write the bundle: a value after "${left[0]}" survived redaction in ${m.name}`);
+    }
   }
+}
+
+function jsonStrings(v: unknown): string[] {
+  if (typeof v === 'string') return [v];
+  if (Array.isArray(v)) return v.flatMap(jsonStrings);
+  if (v !== null && typeof v === 'object') return Object.values(v).flatMap(jsonStrings);
+  return [];
 }
 
 /** Writes the archive next to its final name and renames it into place: readers never see half a file. */

@@ -77,7 +77,11 @@ export function renderSummary(s: SummaryInput): string {
   out.push(
     '## Redaction',
     '',
-    `Every file, and this summary, went through one redaction pass before it was written: vLLM API keys (the VLLM_API_KEY, OPENAI_API_KEY and older L20_API_KEY variables, api-key arguments, authorization headers), Hugging Face tokens (hf_ tokens, the HF_TOKEN variable), passwords and passphrases, and private-key blocks; a value found once is removed wherever else it appears. The sudo password is never captured. Redacted in the files: ${s.redaction}.`,
+    'Every file, and this summary, went through one redaction pass before it was written: vLLM API keys (the '
+      + 'VLLM_API_KEY, OPENAI_API_KEY and older L20_API_KEY variables, api-key arguments, authorization headers), '
+      + 'Hugging Face tokens (hf_ tokens, the HF_TOKEN variable), passwords and passphrases, and private-key blocks; '
+      + 'a value found once is removed wherever else it appears. The sudo password is sent on stdin only, and removed '
+      + `from every output a host echoes it in before anything reads it. Redacted in the files: ${s.redaction}.`,
     '',
     '## Files',
     '',

@@ -149,7 +149,8 @@ export function cannotTellVerdict(problems: readonly ProbeProblem[], host: strin
   if (first.kind === 'sudo') {
     return {
       status: 'error', summary: `cannot tell: the probe needs root and sudo refused on ${host}`, evidence,
-      fix: 'give the SSH user sudo (passwordless, or enter the password when asked), then check again (os.sudo)',
+      fix: 'give the SSH user sudo (passwordless, or its password with --ask-sudo-password or --sudo-password-stdin), '
+        + 'then check again (os.sudo)',
     };
   }
   return {

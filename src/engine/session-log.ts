@@ -1,12 +1,15 @@
 /**
  * The audit trail: every command with host, exit code, duration and its full output, as JSONL in the
  * user's state directory. Output is written as it arrives, so a crash loses nothing already seen.
- * No secrets pass through here: sudo passwords travel on stdin only and are never part of an event.
+ * No secrets pass through here: sudo passwords travel on stdin only and are never part of an event, and the
+ * output a host echoes a held secret in was scrubbed where it entered (transport/output.ts). Each line is
+ * scrubbed once more as it is written, for what did not come from a host (a command line, a step's note).
  */
 import { close, mkdirSync, openSync, write } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { EngineEvent } from './events.js';
+import { scrub } from '../util/secrets.js';
 
 export function stateDir(): string {
   const base = process.env.XDG_STATE_HOME || join(homedir(), '.local', 'state');
@@ -50,7 +53,7 @@ export class SessionLog {
 
   record(event: EngineEvent): void {
     if (this.closing || this.broken) return;
-    const line = `${JSON.stringify({ t: new Date().toISOString(), ...event })}\n`;
+    const line = `${scrub(JSON.stringify({ t: new Date().toISOString(), ...event }))}\n`;
     if (this.overflow.length > 0 || !this.copy(line)) {
       this.overflow.push(line);
       this.overflowBytes += Buffer.byteLength(line);

@@ -19,6 +19,7 @@ import {
   type WriteFileResult,
 } from './types.js';
 import { StateEmitter, type StateListener } from './state-emitter.js';
+import { registerSecret } from '../util/secrets.js';
 
 export interface LocalHostOptions {
   /** Inventory name (default "local"). */
@@ -68,6 +69,8 @@ export class LocalHost implements Host {
     this.name = opts.name ?? 'local';
     this.killGraceMs = opts.killGraceMs ?? 2000;
     this.defaultBackupDir = opts.defaultBackupDir ?? `${DEFAULT_BACKUP_ROOT}/${backupRunId()}`;
+    // Held from here on: scrubbed from whatever a command prints back (util/secrets.ts).
+    if (opts.sudoPassword !== undefined) registerSecret(opts.sudoPassword, 'sudo-password');
   }
 
   onStateChange(listener: StateListener): () => void {

@@ -4,6 +4,7 @@
  */
 import { StringDecoder } from 'node:string_decoder';
 import { sanitize } from '../util/sanitize.js';
+import { scrub, StreamScrubber } from '../util/secrets.js';
 import { CommandFailedError, type RunResult } from './types.js';
 
 export const DEFAULT_MAX_BUFFER_BYTES = 64 * 1024 * 1024;
@@ -11,9 +12,12 @@ export const DEFAULT_MAX_BUFFER_BYTES = 64 * 1024 * 1024;
 /**
  * Collects one output stream: forwards decoded text to `onText` as it arrives (a StringDecoder keeps a
  * multi-byte character split across chunks whole) and keeps at most `maxBytes` of the stream's tail.
+ * This is where a command's output enters the process: both what `onText` sees and the kept text are
+ * scrubbed of the secrets the process holds (util/secrets.ts), so no log, screen or file downstream has them.
  */
 export class StreamCollector {
   private readonly decoder = new StringDecoder('utf8');
+  private readonly scrubber = new StreamScrubber();
   private chunks: Buffer[] = [];
   private size = 0;
   truncated = false;
@@ -29,7 +33,7 @@ export class StreamCollector {
     if (buf.length === 0) return;
     this.totalBytes += buf.length;
     if (this.onText) {
-      const text = this.decoder.write(buf);
+      const text = this.scrubber.push(this.decoder.write(buf));
       if (text !== '') this.safeCallback(text);
     }
     this.chunks.push(buf);
@@ -51,7 +55,7 @@ export class StreamCollector {
   /** Flushes the decoder to the callback and returns the kept tail as text. */
   finish(): string {
     if (this.onText) {
-      const rest = this.decoder.end();
+      const rest = this.scrubber.push(this.decoder.end()) + this.scrubber.end();
       if (rest !== '') this.safeCallback(rest);
     }
     let buf = this.chunks.length === 1 ? (this.chunks[0] as Buffer) : Buffer.concat(this.chunks);
@@ -62,7 +66,7 @@ export class StreamCollector {
       while (skip < 3 && skip < buf.length && ((buf[skip] as number) & 0xc0) === 0x80) skip++;
       buf = buf.subarray(skip);
     }
-    return buf.toString('utf8');
+    return scrub(buf.toString('utf8'));
   }
 
   private safeCallback(text: string): void {

@@ -45,6 +45,7 @@ export type { UnknownHostKeyInfo } from './ssh-host-key.js';
 export { sshHostOptionsFromConfig } from './ssh-options-from-config.js';
 export type { SshHostOptions } from './ssh-options.js';
 import type { SshHostOptions } from './ssh-options.js';
+import { registerSecret } from '../util/secrets.js';
 
 
 
@@ -76,6 +77,9 @@ export class SshHost implements Host {
     this.maxSessions = Math.max(1, options.maxSessions ?? 10);
     this.defaultBackupDir = options.defaultBackupDir ?? `${DEFAULT_BACKUP_ROOT}/${backupRunId()}`;
     this.hostKeys = new HostKeyVerifier(this.name, this.address, this.port, options);
+    // Held from here on: scrubbed from whatever any host prints back (util/secrets.ts).
+    if (options.sudoPassword !== undefined) registerSecret(options.sudoPassword, 'sudo-password');
+    if (options.passphrase !== undefined) registerSecret(options.passphrase, 'ssh-passphrase');
   }
 
   get connectionState(): HostConnectionState {

@@ -6,8 +6,8 @@
  * the server's log. sudo did use it: a root-only probe succeeded. An inventory that tries to carry a password
  * is refused without echoing it. Figures: `secrets: N places searched, 0 found`.
  */
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -40,6 +40,11 @@ beforeAll(async () => {
 afterAll(async () => {
   await sshd?.stop();
 });
+
+/** The account's home directory, as the password database has it. */
+function homedir(user: string): string {
+  return execFileSync('getent', ['passwd', user], { encoding: 'utf8' }).trim().split(':')[5]!;
+}
 
 /** Runs the CLI with the password on stdin, scanning every process on the machine while it runs. */
 async function cliWithPassword(args: string[], stdin = `${password}\n`): Promise<{ code: number; stdout: string; stderr: string; exposed: string[]; scans: number }> {
@@ -99,6 +104,23 @@ describe('the sudo password stays in memory', () => {
     searched.files += 3; // both outputs and the server log
     console.log(`secrets: ${searched.files} places searched (files under the tool's home incl. the unpacked bundle, session logs, report; outputs; sshd log) plus every process's argv and environment while it ran: 0 found`);
   }, 300_000);
+
+  it('a host file that holds the password (~/.nccl.conf): every output and file has it scrubbed', async () => {
+    // An operator pasted the sudo password into the NCCL config the nccl stage's probe prints back.
+    const conf = join(homedir(sshd.users.cli), '.nccl.conf');
+    writeFileSync(conf, `NCCL_DEBUG=WARN\nNCCL_PASSWORD=${password}\n`, { mode: 0o600 });
+    execFileSync('chown', [`${sshd.users.cli}:`, conf]);
+    try {
+      const r = await cliWithPassword(['check', '--inventory', inventory, '--stage', 'nccl', '--sudo-password-stdin',
+        '--json']);
+      expect(r.stderr).not.toMatch(/internal error/);
+      expect(r.stdout).toContain('NCCL_PASSWORD=[REDACTED:sudo-password]');
+      expect(r.stdout + r.stderr).not.toContain(password);
+      expect(filesHolding(home, password)).toEqual([]);
+    } finally {
+      rmSync(conf, { force: true });
+    }
+  }, 120_000);
 
   it('an inventory that carries a password is refused without echoing it, and nothing is saved', async () => {
     const bad = join(home, 'bad.json');
