@@ -17,11 +17,13 @@ import { ROLLBACK_WINDOW_S } from '../../checks/network/armed.js';
 import { osStage } from '../../checks/os/index.js';
 import { Engine } from '../../src/engine/runner.js';
 import type { StepExecutor } from '../../src/engine/steps.js';
-import type { StageDef } from '../../src/engine/types.js';
+import type { StageDef, StepResult } from '../../src/engine/types.js';
 import { startLab, type Lab } from '../../src/lab/index.js';
 import { labInventory } from '../../src/target.js';
 import { SshHost } from '../../src/transport/ssh.js';
 import type { Command } from '../../src/transport/types.js';
+import type { ClusterConfig } from '../../src/config/schema.js';
+import { UFW_WINDOW_S } from '../../checks/network/firewall.js';
 import { newRecording, RecordingHost, type SentCommand } from '../helpers/recording-host.js';
 import { applier, connect, end, exec, text } from './helpers.js';
 
@@ -38,6 +40,19 @@ const argvOf = (c: Command): readonly string[] => ('argv' in c ? c.argv : []);
 const isSnapshot = (c: Command): boolean => 'script' in c && c.script.includes('created-devices');
 const isApply = (c: Command): boolean => argvOf(c).includes('netplan generate && netplan apply');
 const isRollbackNow = (c: Command): boolean => argvOf(c).join(' ').startsWith('systemctl start l20-netplan-rollback-');
+
+/** SSH hosts for the lab's machines with the short keepalives, through a RecordingHost (and its tripwire). */
+function keepaliveHosts(
+  lab: Lab, dir: string, tripwire?: (c: SentCommand) => void,
+): { hosts: RecordingHost[]; config: ClusterConfig } {
+  const { config, files } = labInventory(lab, dir);
+  const recording = newRecording();
+  const hosts = config.hosts.map((h) => new RecordingHost(new SshHost({
+    name: h.name, host: h.address, port: h.port!, user: h.user!, identityFiles: [files.identityFile],
+    knownHostsFiles: [files.knownHostsFile], ...KEEPALIVE,
+  }), recording, tripwire));
+  return { hosts, config };
+}
 
 interface Trial {
   victim: string;
@@ -75,12 +90,8 @@ describe('a host killed during network.apply is declared lost within its keepali
   beforeAll(async () => {
     lab = await startLab({ speed: 'max', scenario: 'fresh' });
     dir = mkdtempSync(join(tmpdir(), 'l20-bounds-'));
-    const { config, files } = labInventory(lab, dir);
-    const recording = newRecording();
-    hosts = config.hosts.map((h) => new RecordingHost(new SshHost({
-      name: h.name, host: h.address, port: h.port!, user: h.user!, identityFiles: [files.identityFile],
-      knownHostsFiles: [files.knownHostsFile], ...KEEPALIVE,
-    }), recording, tripwire));
+    let config: ClusterConfig;
+    ({ hosts, config } = keepaliveHosts(lab, dir, tripwire));
     engine = new Engine(hosts, { config });
     ex = applier(engine);
     await ex.applyStage(osStage);
@@ -169,6 +180,76 @@ describe('a host killed during network.apply is declared lost within its keepali
       const c = await connect(lab, h);
       expect(text(await exec(c, 'systemctl list-timers --all')).out).not.toContain('l20-netplan-rollback');
       if (moment !== 'before arm') expect(text(await exec(c, 'sudo ls /etc/netplan')).out).toBe('01-netcfg.yaml\n');
+      await end(c);
+    }
+  }, 60_000);
+});
+
+describe('a host killed after network.firewall enabled ufw on it is declared lost within its keepalive bound', () => {
+  let lab: Lab;
+  let dir: string;
+  let hosts: RecordingHost[];
+  let engine: Engine;
+  beforeAll(async () => {
+    lab = await startLab({ speed: 'max', scenario: 'ready' });
+    dir = mkdtempSync(join(tmpdir(), 'l20-bounds-'));
+    let config: ClusterConfig;
+    ({ hosts, config } = keepaliveHosts(lab, dir));
+    engine = new Engine(hosts, { config });
+    for (const h of lab.hosts) {
+      const c = await connect(lab, h);
+      const disabled = text(await exec(c, 'sudo ufw --force disable')).out;
+      expect(disabled).toBe('Firewall stopped and disabled on system startup\n');
+      await end(c);
+    }
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all(hosts.map((h) => h.close()));
+    await lab.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('the other host is disabled again at once; the lost one is left to its timer, which disables ufw', async () => {
+    const n2 = lab.hosts.find((h) => h.name === 'l20-n2')!;
+    let enable: string | undefined;
+    let killedAt: number | undefined;
+    let lostAt: number | undefined;
+    const off = engine.subscribe((e) => {
+      const enabling = e.type === 'cmd.start' && e.host === 'l20-n2' && e.commandLine.includes('ufw --force enable');
+      if (enabling) enable = e.runId;
+      if (e.type === 'cmd.exit' && e.runId === enable && killedAt === undefined) {
+        killedAt = Date.now();
+        n2.faults.suspend();
+      }
+      if (e.type === 'step.note' && e.host === 'l20-n2' && e.line.startsWith('lost:')) lostAt ??= Date.now();
+    });
+    let steps: StepResult[];
+    let endedAt: number;
+    try {
+      const o = await applier(engine).applyStage(only('network.firewall'));
+      endedAt = Date.now();
+      steps = (o.steps ?? []).filter((s) => s.id === 'network.firewall');
+    } finally {
+      off();
+      await n2.faults.resume();
+    }
+    expect(killedAt, 'killed after ufw --force enable on l20-n2').toBeDefined();
+    expect(steps.map((s) => s.status)).toEqual(['failed', 'failed']);
+    expect(steps.find((s) => s.host === 'l20-n1')?.error).toMatch(/disabled again at once/);
+    expect(steps.find((s) => s.host === 'l20-n2')?.error).toMatch(new RegExp(
+      `lost: no new SSH connection within ${(BOUND_MS / 1000).toFixed(1)} s \\(its keepalive bound\\); `
+      + 'its rollback timer l20-ufw-rollback-\\S+\\.timer disables the firewall by \\d\\d:\\d\\d:\\d\\d UTC'));
+    expect(lostAt! - killedAt!).toBeLessThanOrEqual(BOUND_MS + 1500);
+    expect(endedAt - killedAt!).toBeLessThanOrEqual(BOUND_MS + 5000);
+    const toLost = ((lostAt! - killedAt!) / 1000).toFixed(1);
+    console.log(`bounds: sshd of l20-n2 killed after ufw enable: declared lost after ${toLost} s, `
+      + `run over after ${((endedAt - killedAt!) / 1000).toFixed(1)} s (bound ${(BOUND_MS / 1000).toFixed(1)} s); `
+      + 'l20-n1 disabled at once');
+    // Its own timer, when due, disables ufw there.
+    await lab.cluster.clock.advance((UFW_WINDOW_S + 5) * 1000);
+    for (const h of lab.hosts) {
+      const c = await connect(lab, h);
+      expect(text(await exec(c, 'sudo ufw status')).out).toBe('Status: inactive\n');
       await end(c);
     }
   }, 60_000);
