@@ -289,7 +289,10 @@ export function App() {
       {trust ? (
         <Box flexDirection="column">
           <Text color="yellow" wrap="truncate">{fit(`${trust.fingerprint} ${trust.keyType} — unknown host key of ${trust.host} (${trust.address})`, columns)}</Text>
-          <Text color="yellow" wrap="truncate">{fit('Trust it (added to ~/.ssh/known_hosts)? y/n — compare: ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub on the server', columns)}</Text>
+          <Text color="yellow" wrap="truncate">{fit(`Trust it? y/n — y ${trust.knownHostsFile !== undefined
+            ? `adds it to ${trust.knownHostsFile}`
+            : 'trusts it for this session only (no known_hosts file to record it in)'}; `
+            + 'compare: ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub on the server', columns)}</Text>
         </Box>
       ) : confirmQuit ? (
         <Box flexDirection="column">

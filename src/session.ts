@@ -47,6 +47,7 @@ export interface TrustQuestion {
   port: number;
   fingerprint: string;
   keyType: string;
+  recordIn?: string;
 }
 
 export class TuiSession implements Controller {
@@ -100,7 +101,13 @@ export class TuiSession implements Controller {
     const head = this.trustQueue[0];
     this.store.dispatch({
       type: 'ui.trust',
-      ...(head ? { prompt: { host: head.q.name, address: `${head.q.host}:${head.q.port}`, keyType: head.q.keyType, fingerprint: head.q.fingerprint } } : {}),
+      ...(head ? {
+        prompt: {
+          host: head.q.name, address: `${head.q.host}:${head.q.port}`,
+          keyType: head.q.keyType, fingerprint: head.q.fingerprint,
+          ...(head.q.recordIn !== undefined ? { knownHostsFile: head.q.recordIn } : {}),
+        },
+      } : {}),
     });
   }
 

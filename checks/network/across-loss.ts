@@ -16,8 +16,22 @@ import { ConnectionLostError, type Command, type RunResult } from '../../src/tra
 
 export type AfterLoss = 'repeat' | 'report' | { tookEffect: () => Promise<boolean> };
 
-function lostResult(label: string, err: unknown): RunResult {
-  return { commandLine: label, exitCode: null, signal: null, stdout: '', stderr: (err as Error).message, durationMs: 0, timedOut: false, cancelled: false, truncated: false };
+/** The answers that mean "the connection was lost and the host did not come back" (see isLostResult). */
+const lostAnswers = new WeakSet<RunResult>();
+
+/** The answer for a lost connection (also for a command not sent to a host already declared lost). */
+export function lostResult(label: string, err: unknown): RunResult {
+  const r: RunResult = {
+    commandLine: label, exitCode: null, signal: null, stdout: '', stderr: (err as Error).message, durationMs: 0,
+    timedOut: false, cancelled: false, truncated: false,
+  };
+  lostAnswers.add(r);
+  return r;
+}
+
+/** Whether runAcrossLoss answered with a lost connection (not a timeout, a cancel or an exit status). */
+export function isLostResult(r: RunResult): boolean {
+  return lostAnswers.has(r);
 }
 
 export function okResult(label: string, note: string): RunResult {

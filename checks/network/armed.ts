@@ -24,9 +24,9 @@
  */
 import type { CheckResult, StepExecContext, StepResult } from '../../src/engine/types.js';
 import { quoteArgv } from '../../src/transport/quote.js';
-import type { RunResult } from '../../src/transport/types.js';
+import { ConnectionLostError, type RunResult } from '../../src/transport/types.js';
 import { sections } from '../inventory/collect.js';
-import { runAcrossLoss, type AfterLoss } from './across-loss.js';
+import { isLostResult, lostResult, runAcrossLoss, type AfterLoss } from './across-loss.js';
 import type { NetworkFacts } from './facts.js';
 import { parseGenerated } from './netplan-generated.js';
 import { managementChange, netplanView, renderedChange } from './netplan-view.js';
@@ -192,13 +192,42 @@ export async function armedApply(ctx: StepExecContext<NetworkFacts>, o: ArmedOpt
   }
 
   const applyUnit = `l20-${o.stepId.replace('.', '-')}-${ctx.runId}`;
+  const armed: string[] = [];
+  /** Hosts the arm command was sent to: an answer lost with it leaves the timer's state unknown. */
+  const armSent = new Set<string>();
+  const armedAt = new Map<string, number>();
   /**
-   * A root command on one host; a lost connection is waited out and the command repeated where that is
-   * safe (across-loss.ts) — the timer is armed once; a loss during the apply itself is left to the proof —
-   * and a connection that stays lost is a result (exit null), never an exception.
+   * Hosts declared lost: the connection dropped and the host did not answer again within its keepalive
+   * bound (ctx.lostBoundMs). Nothing more is sent to them — each command would only wait that bound out
+   * again — and the other hosts go on at once; a lost host's own rollback timer guards it.
+   */
+  const lost = new Map<string, string>();
+  const clock = (ms: number): string => `${new Date(ms).toISOString().slice(11, 19)} UTC`;
+  const timerFate = (host: string): string => {
+    const at = armedAt.get(host);
+    const restores = 'restores the configuration before this step';
+    if (at !== undefined) return `its rollback timer ${u}.timer ${restores} at ${clock(at + window * 1000)}`;
+    const by = clock(Date.now() + window * 1000);
+    if (armSent.has(host)) return `whether ${u}.timer was armed is unknown; if it was, it ${restores} by ${by}`;
+    return 'no rollback timer was armed there, and its network configuration was not changed';
+  };
+  const declareLost = (host: string, why: string): void => {
+    if (lost.has(host)) return;
+    const line = `lost: ${why}; ${timerFate(host)}`;
+    lost.set(host, line);
+    logs.get(host)!.notes.push(line);
+    ctx.note(host, line);
+  };
+  const boundS = (host: string): string => `${(ctx.lostBoundMs(host) / 1000).toFixed(1)} s`;
+  /**
+   * A root command on one host; a lost connection is waited out (within the host's keepalive bound) and the
+   * command repeated where that is safe (across-loss.ts) — the timer is armed once; a loss during the apply
+   * itself is left to the proof — and a connection that stays lost is a result (exit null), never an exception.
    */
   const run = async (host: string, label: string, argvOrScript: { argv: string[] } | { script: string; args?: string[] }, timeoutMs = 60_000): Promise<RunResult> => {
     const l = logs.get(host)!;
+    const gone = lost.get(host);
+    if (gone !== undefined) return lostResult(`${o.stepId}:${label}`, new Error(`not sent: ${host} ${gone}`));
     // A file's content passed as an argument (the preflight's copies) is logged as its size, not its text.
     const shown = (a: string): string => (a.includes('\n') ? `<${a.split('\n').length - 1} lines>` : a);
     l.commands.push('argv' in argvOrScript
@@ -207,13 +236,18 @@ export async function armedApply(ctx: StepExecContext<NetworkFacts>, o: ArmedOpt
     const after: AfterLoss = label === 'arm'
       ? { tookEffect: async () => (await ctx.run(host, `${o.stepId}:timers`, { argv: ['systemctl', 'list-timers', '--all', `${u}.timer`] }, { sudo: true, timeoutMs: 60_000 })).stdout.includes(`${u}.timer`) }
       : label === 'apply' ? 'report' : 'repeat';
-    return runAcrossLoss(ctx, host, `${o.stepId}:${label}`, argvOrScript, timeoutMs, after);
+    const r = await runAcrossLoss(ctx, host, `${o.stepId}:${label}`, argvOrScript, timeoutMs, after);
+    if (isLostResult(r) && after !== 'report') {
+      const why = `the connection dropped during \`${label}\` and ${host} did not answer again within ${boundS(host)}`;
+      declareLost(host, `${why} (its keepalive bound)`);
+    }
+    return r;
   };
   const tail = (r: { stdout: string; stderr: string }): string => `${r.stdout}\n${r.stderr}`.split('\n').filter((x) => x.trim()).slice(-4).join('\n');
 
-  // 1. Preflight on every host before anything changes.
-  const refusals: string[] = [];
-  for (const t of o.targets) {
+  // 1. Preflight on every host (in parallel: one host's silence must not hold up the others) before anything changes.
+  const preflight = async (t: ArmedTarget): Promise<string[]> => {
+    const refusals: string[] = [];
     const f = factsOf(t.host);
     const mgmt = f?.fabric.mgmt;
     if (!f || !mgmt?.netdev || !mgmt.serverAddress) refusals.push(`${t.host}: the management interface is unknown (SSH_CONNECTION not on any netdev)`);
@@ -225,34 +259,40 @@ export async function armedApply(ctx: StepExecContext<NetworkFacts>, o: ArmedOpt
         refusals.push(`${t.host}: netplan would give ${mgmt.netdev} ${addrs.join(', ') || 'no address'}, but SSH runs over ${mgmt.serverAddress}`);
       }
     }
-    if (!mgmt?.netdev) continue;
+    if (!mgmt?.netdev) return refusals;
     const change = managementChange(netplanView(t.netplan.before), netplanView(t.netplan.after), mgmt.netdev);
     if (change) refusals.push(`${t.host}: ${change}`);
     const overrides = (t.files ?? []).flatMap((x) => [x.path, x.content]);
     const before = o.fromPending ? PENDING_FILES : '/etc/netplan';
     const gen = await run(t.host, 'preflight', { script: MGMT_GENERATE, args: [ctx.runId, before, ...overrides] });
+    if (isLostResult(gen)) {
+      refusals.push(`${t.host}: ${lost.get(t.host) ?? 'lost'}`);
+      return refusals;
+    }
     if (gen.exitCode !== 0) {
       refusals.push(`${t.host}: \`netplan generate\` failed (exit ${gen.exitCode}): ${tail(gen)}`);
-      continue;
+      return refusals;
     }
     const generated = sections(gen.stdout);
     const side = (s: string) =>
       parseGenerated(generated.filter((x) => x.tag === s).map((x) => ({ name: x.name, text: x.body })));
     const real = renderedChange(mgmt.netdev, side('before').get(mgmt.netdev), side('after').get(mgmt.netdev));
     if (real && !change) refusals.push(`${t.host}: real \`netplan generate --root-dir\`: ${real}`);
-  }
+    return refusals;
+  };
+  const refusals = (await Promise.all(o.targets.map(preflight))).flat();
   if (refusals.length > 0) return o.targets.map((t) => result(t.host, 'failed', false, `preflight refused, nothing changed:\n${refusals.join('\n')}`));
 
-  // 2–3. Snapshot and arm on every host.
-  const armed: string[] = [];
+  // 2–3. Snapshot and arm on every host (in parallel), before any host changes.
   const abort = async (why: string): Promise<StepResult[]> => {
-    for (const h of armed) await run(h, 'disarm', { argv: ['systemctl', 'stop', `${u}.timer`] });
-    return o.targets.map((t) => result(t.host, 'failed', armed.includes(t.host), `${why}; timers stopped, configuration unchanged`));
+    await Promise.all(armed.map((h) => run(h, 'disarm', { argv: ['systemctl', 'stop', `${u}.timer`] })));
+    return o.targets.map((t) => result(t.host, 'failed', armed.includes(t.host),
+      `${why}; ${lost.has(t.host) ? `${t.host} ${lost.get(t.host)}` : 'timers stopped, configuration unchanged'}`));
   };
-  for (const t of o.targets) {
+  const prepare = async (t: ArmedTarget): Promise<string | undefined> => {
     const words = [...t.created.map((d) => `created:${d}`), ...t.ports.map((p) => `port:${p}`)];
     const snap = await run(t.host, 'snapshot', { script: SNAPSHOT_SCRIPT, args: [ctx.runId, o.fromPending ? 'pending' : 'current', ...words] });
-    if (snap.exitCode !== 0) return abort(`${t.host}: snapshot failed (exit ${snap.exitCode}): ${tail(snap)}`);
+    if (snap.exitCode !== 0) return `${t.host}: snapshot failed (exit ${snap.exitCode}): ${tail(snap)}`;
     const l = logs.get(t.host)!;
     try {
       for (const f of t.files ?? []) {
@@ -264,16 +304,27 @@ export async function armedApply(ctx: StepExecContext<NetworkFacts>, o: ArmedOpt
       l.commands.push(w.commandLine);
       l.diff += w.diff;
     } catch (err) {
-      return abort(`${t.host}: writing files failed: ${(err as Error).message}`);
+      if (err instanceof ConnectionLostError) {
+        const within = boundS(t.host);
+        declareLost(t.host, `the connection dropped while writing files and ${t.host} did not answer within ${within}`);
+      }
+      return `${t.host}: writing files failed: ${(err as Error).message}`;
     }
+    armSent.add(t.host);
     const arm = await run(t.host, 'arm', { argv: ['systemd-run', `--unit=${u}`, `--on-active=${window}`, '--timer-property=AccuracySec=1s', ROLLBACK_SCRIPT, ctx.runId] });
-    if (arm.exitCode !== 0) return abort(`${t.host}: arming the rollback timer failed (exit ${arm.exitCode}): ${tail(arm)}`);
+    if (arm.exitCode !== 0) return `${t.host}: arming the rollback timer failed (exit ${arm.exitCode}): ${tail(arm)}`;
     armed.push(t.host);
+    armedAt.set(t.host, Date.now());
     const list = await run(t.host, 'timers', { argv: ['systemctl', 'list-timers', '--all', `${u}.timer`] });
-    if (list.exitCode !== 0 || !list.stdout.includes(`${u}.timer`)) return abort(`${t.host}: the rollback timer is not listed by systemctl list-timers`);
+    if (list.exitCode !== 0 || !list.stdout.includes(`${u}.timer`)) {
+      return `${t.host}: the rollback timer is not listed by systemctl list-timers`;
+    }
     l.notes.push(`rollback armed: ${u}.timer fires in ${window} s unless confirmed`);
-  }
-  const armedAt = Date.now();
+    return undefined;
+  };
+  const unprepared = (await Promise.all(o.targets.map(prepare))).filter((x): x is string => x !== undefined);
+  if (unprepared.length > 0) return abort(unprepared.join('; '));
+  const armedAtAll = Date.now();
   ctx.note(null, `rollback timers armed on ${armed.join(', ')} (${window} s); applying`);
 
   // 4. Apply everywhere (lockstep), detached from the SSH session.
@@ -286,11 +337,11 @@ export async function armedApply(ctx: StepExecContext<NetworkFacts>, o: ArmedOpt
     if (r.exitCode !== 0) logs.get(t.host)!.notes.push(`netplan apply: exit ${r.exitCode ?? 'none (connection lost)'} ${tail(r)}`);
   }));
 
-  // 5. Prove.
+  // 5. Prove: a new connection to every host at once, then the checks.
   const problems: string[] = [];
   const fresh = new Map<string, boolean>();
-  for (const h of ctx.hosts) {
-    const p = await ctx.probeFreshConnection(h);
+  const probes = await Promise.all(ctx.hosts.map(async (h) => ({ h, p: await ctx.probeFreshConnection(h) })));
+  for (const { h, p } of probes) {
     fresh.set(h, p.ok);
     if (!p.ok) problems.push(`${h}: no new SSH connection over management: ${p.detail}`);
   }
@@ -307,13 +358,13 @@ export async function armedApply(ctx: StepExecContext<NetworkFacts>, o: ArmedOpt
   // 6. Confirm.
   if (problems.length === 0) {
     const unconfirmed: string[] = [];
-    for (const t of o.targets) {
+    await Promise.all(o.targets.map(async (t) => {
       const stop = await run(t.host, 'confirm', { argv: ['systemctl', 'stop', `${u}.timer`] });
       if (stop.exitCode !== 0) unconfirmed.push(t.host);
       if (o.fromPending) {
         await run(t.host, 'forget-snapshot', { argv: ['rm', '-rf', `${PENDING_DIR}/netplan.tar`, PENDING_FILES] });
       }
-    }
+    }));
     if (unconfirmed.length === 0) {
       ctx.note(null, `proved on every host (${o.proofs.join(', ')}); rollback timers stopped`);
       return o.targets.map((t) => result(t.host, 'applied', true));
@@ -323,37 +374,46 @@ export async function armedApply(ctx: StepExecContext<NetworkFacts>, o: ArmedOpt
       : 'proved; another host could not be confirmed'));
   }
 
-  // 7. Roll back: at once where reachable, by the timer elsewhere; then verify the old state.
+  // 7. Roll back, every host at once: a reachable one by its rollback service now; an unreachable one is
+  //    given its keepalive bound to answer (its timer may have restored it), then reported lost with the
+  //    time its timer fires — never waited for while the others wait.
   ctx.note(null, `proof failed: ${problems.join('; ')}`);
   const how = new Map<string, string>();
-  for (const t of o.targets) {
-    const reachable = fresh.get(t.host) !== false && (await ctx.probeFreshConnection(t.host)).ok;
-    if (!reachable) continue;
+  const deadline = armedAtAll + (window + 120) * 1000;
+  const rollBackNow = async (t: ArmedTarget): Promise<string> => {
     const r = await run(t.host, 'rollback-now', { argv: ['systemctl', 'start', `${u}.service`] }, 120_000);
     const done = r.exitCode === 0 ? await serviceOutcome(ctx, run, t.host, `${u}.service`) : `systemctl start exited ${r.exitCode}`;
-    if (done === 'success') {
-      await run(t.host, 'disarm', { argv: ['systemctl', 'stop', `${u}.timer`] });
-      how.set(t.host, 'rolled back at once (the rollback service ran, Result=success)');
-    } else how.set(t.host, `immediate rollback failed (${done}); the timer stays armed`);
-  }
-  const deadline = armedAt + (window + 120) * 1000;
-  for (const t of o.targets.filter((x) => !how.has(x.host))) {
-    ctx.note(t.host, `unreachable: waiting for ${u}.timer to restore the old configuration`);
+    if (done !== 'success') return lost.get(t.host) ?? `immediate rollback failed (${done}); the timer stays armed`;
+    await run(t.host, 'disarm', { argv: ['systemctl', 'stop', `${u}.timer`] });
+    return 'rolled back at once (the rollback service ran, Result=success)';
+  };
+  const awaitTimer = async (t: ArmedTarget): Promise<string> => {
+    const until = Math.min(deadline, Date.now() + ctx.graceLeftMs(t.host));
+    const left = `${(Math.max(0, until - Date.now()) / 1000).toFixed(1)} s`;
+    ctx.note(t.host, `unreachable: waiting ≤ ${left} (the rest of its keepalive bound) for ${u}.timer to restore it`);
     let back = false;
-    while (!back && Date.now() < deadline && !ctx.signal.aborted) {
+    while (!back && Date.now() < until && !ctx.signal.aborted) {
       back = (await ctx.probeFreshConnection(t.host)).ok;
       if (!back) await ctx.sleep(RECONNECT_PAUSE_MS);
     }
     if (!back) {
-      how.set(t.host, `still unreachable ${window + 120} s after arming: use the console (l20-setup lab console, or the BMC)`);
-      continue;
+      declareLost(t.host, `no new SSH connection for ${boundS(t.host)} after the change`);
+      const console = 'use the console (l20-setup lab console, or the BMC)';
+      return `${lost.get(t.host)}; if it stays unreachable after that, ${console}`;
     }
     const log = await run(t.host, 'rollback-log', { argv: ['tail', '-n', '20', '/var/log/l20-setup/rollback.log'] });
     const fired = log.stdout.includes(`rolled back run ${ctx.runId}`);
-    how.set(t.host, fired ? `unreachable after the change; the rollback timer restored it (rollback.log: ${log.stdout.trim().split('\n').filter((x) => x.includes(ctx.runId)).pop()})` : 'reachable again, but rollback.log does not show the rollback');
-  }
+    const line = log.stdout.trim().split('\n').filter((x) => x.includes(ctx.runId)).pop();
+    return fired ? `unreachable after the change; the rollback timer restored it (rollback.log: ${line})`
+      : 'reachable again, but rollback.log does not show the rollback';
+  };
+  await Promise.all(o.targets.map(async (t) => {
+    const reachable = !lost.has(t.host) && fresh.get(t.host) !== false && (await ctx.probeFreshConnection(t.host)).ok;
+    how.set(t.host, reachable ? await rollBackNow(t) : await awaitTimer(t));
+  }));
   const after = await ctx.recheck();
   for (const t of o.targets) {
+    if (lost.has(t.host)) continue;
     const before = factsOf(t.host);
     const now = after.facts.find((x) => x.host === t.host)?.facts;
     const addrs = (f: NetworkFacts | undefined): string => (f?.fabric.netdevs ?? []).filter((d) => t.ports.includes(d.name) || f?.fabric.ports.some((p) => p.netdev === d.name))

@@ -101,16 +101,25 @@ async function firewall(ctx: StepExecContext<NetworkFacts>): Promise<StepResult[
     await run(p.host, ['systemctl', 'stop', `${u}.timer`]);
     how.set(p.host, off.exitCode === 0 ? 'disabled again at once' : `ufw --force disable failed (exit ${off.exitCode}); the timer stays armed`);
   }
+  // A locked-out host is given what is left of its keepalive bound (its timer may have fired), all at once,
+  // then reported lost with the time its own timer disables the firewall: never waited for in series.
   const deadline = armedAt + (UFW_WINDOW_S + 120) * 1000;
-  for (const p of plans.filter((x) => !how.has(x.host))) {
-    ctx.note(p.host, `locked out: waiting for ${u}.timer to disable the firewall`);
+  await Promise.all(plans.filter((x) => !how.has(x.host)).map(async (p) => {
+    const until = Math.min(deadline, Date.now() + ctx.graceLeftMs(p.host));
+    const left = `${((until - Date.now()) / 1000).toFixed(1)} s`;
+    ctx.note(p.host, `locked out: waiting ≤ ${left} for ${u}.timer to disable the firewall`);
     let back = false;
-    while (!back && Date.now() < deadline && !ctx.signal.aborted) {
+    while (!back && Date.now() < until && !ctx.signal.aborted) {
       back = (await ctx.probeFreshConnection(p.host)).ok;
       if (!back) await ctx.sleep(RECONNECT_PAUSE_MS);
     }
-    how.set(p.host, back ? 'locked out; the rollback timer disabled the firewall and SSH works again' : 'still locked out: use the console');
-  }
+    const by = `${new Date(armedAt + UFW_WINDOW_S * 1000).toISOString().slice(11, 19)} UTC`;
+    const bound = `${(ctx.lostBoundMs(p.host) / 1000).toFixed(1)} s`;
+    const lost = `lost: no new SSH connection within ${bound} (its keepalive bound); `
+      + `its rollback timer ${u}.timer disables the firewall by ${by}; if it stays unreachable, use the console`;
+    if (!back) ctx.note(p.host, lost);
+    how.set(p.host, back ? 'locked out; the rollback timer disabled the firewall and SSH works again' : lost);
+  }));
   return plans.map((p) => result(p.host, 'failed', true, `not confirmed — ${problems.join('; ')}\n${p.host}: ${how.get(p.host)}`));
 }
 

@@ -35,16 +35,24 @@ export async function probeFresh(host: Host): Promise<{ ok: boolean; detail: str
   }
 }
 
-/** Waits for a host that lost its connection to run `true` again: backoff from 1 s doubling to 15 s, bounded. */
+/**
+ * Waits for a host that lost its connection to run `true` again: backoff from 1 s doubling to 15 s, within
+ * `limit` — a try that would outlast it (a connect to a silent host) is cut off there.
+ */
 export async function awaitHost(host: Host, limit = 120_000): Promise<{ ok: boolean; detail: string }> {
   const started = Date.now();
   let pause = 1000;
   let last = '';
   for (let tries = 1; ; tries++) {
     try {
-      const r = await host.run({ argv: ['true'] }, { timeoutMs: 15_000 });
-      if (r.exitCode === 0) return { ok: true, detail: `reconnected after ${((Date.now() - started) / 1000).toFixed(1)} s, ${tries} ${tries === 1 ? 'try' : 'tries'}` };
-      last = `\`true\` exited ${r.exitCode ?? r.signal}`;
+      const left = Math.max(1, started + limit - Date.now());
+      const r = await host.run({ argv: ['true'] }, {
+        timeoutMs: Math.min(15_000, left), signal: AbortSignal.timeout(left),
+      });
+      const took = `${((Date.now() - started) / 1000).toFixed(1)} s, ${tries} ${tries === 1 ? 'try' : 'tries'}`;
+      if (r.cancelled) last = `no answer within ${Math.round(limit / 1000)} s`;
+      else if (r.exitCode === 0) return { ok: true, detail: `reconnected after ${took}` };
+      else last = `\`true\` exited ${r.exitCode ?? r.signal}`;
     } catch (err) {
       last = (err as Error).message;
     }

@@ -101,7 +101,8 @@ export interface UiState {
   /** The stage view's verdict details: which check (index into the worst-first list) is open. */
   details: number | null;
   /** An unknown host key waiting for the operator's decision. */
-  trust?: { host: string; address: string; keyType: string; fingerprint: string };
+  /** An unknown host key to trust or not; `knownHostsFile`: where trusting records it (none: this session only). */
+  trust?: { host: string; address: string; keyType: string; fingerprint: string; knownHostsFile?: string };
   /** Plan/apply of a stage from its view: the preview, a dangerous step's confirmation, or the run. */
   apply?: ApplyUi;
   /** An interrupted apply found at start: the pipeline's modal (resume, roll back, later). */

@@ -206,6 +206,13 @@ export interface StepExecContext<F> extends StageContext {
    * ok false when it did not within the apply's bound.
    */
   awaitHost(host: string): Promise<{ ok: boolean; detail: string }>;
+  /**
+   * How long a host may stay unreachable during the procedure before it is reported lost: its transport's
+   * keepalive bound (Host.lostBoundMs). awaitHost waits no longer than this.
+   */
+  lostBoundMs(host: string): number;
+  /** What is left of that bound for the host: counted from when its connection was first seen lost or failing. */
+  graceLeftMs(host: string): number;
   /** Re-runs this stage's probes and checks quietly and returns the new results and facts. */
   recheck(): Promise<{ results: CheckResult[]; facts: ReadonlyArray<HostFacts<F>> }>;
   /** A line in both panes' output (what the procedure is doing and why). */

@@ -50,8 +50,12 @@ export interface LabHost {
   hostKeyFingerprint: string;
   stats(): LabHostStats;
   machine: Machine;
-  /** Fault injection: drop every SSH connection of this host at a chosen command (see HostServer.dropAt). */
-  faults: Pick<HostServer, 'dropAt' | 'cancelDrop' | 'dropArmed'>;
+  /**
+   * Fault injection: drop every SSH connection of this host at a chosen command (HostServer.dropAt); take its
+   * SSH server away (`suspend`: as when sshd is killed — sessions end, the port refuses, the machine and its
+   * timers run on) and bring it back (`resume`).
+   */
+  faults: Pick<HostServer, 'dropAt' | 'cancelDrop' | 'dropArmed' | 'suspend' | 'resume'>;
 }
 
 export interface Lab {

@@ -21,6 +21,8 @@ export interface UnknownHostKeyInfo {
   /** `SHA256:…` as `ssh-keygen -lf` prints it. */
   fingerprint: string;
   keyType: string;
+  /** The known_hosts file a trusted key is added to (the first of knownHostsFiles); absent when there is none. */
+  recordIn?: string;
 }
 
 /** The SshHost options verification reads; read at check time, as SshHost did. */
@@ -150,10 +152,11 @@ export class HostKeyVerifier {
     const refuse = (why: string) =>
       new HostKeyError(`${this.name}: the host key of ${this.address} (${keyType} ${fingerprint}) is not known: ${why}`, this.name, 'unknown', fingerprint);
     if (!this.opts.onUnknownHostKey) throw refuse('no known_hosts entry and no one to ask; refusing');
-    const trusted = await this.opts.onUnknownHostKey({ host, port, fingerprint, keyType });
+    const file = this.opts.knownHostsFiles[0];
+    const asked = { host, port, fingerprint, keyType, ...(file !== undefined ? { recordIn: file } : {}) };
+    const trusted = await this.opts.onUnknownHostKey(asked);
     if (!trusted) throw refuse('not trusted');
     this.trustedKeys.push(Buffer.from(key));
-    const file = this.opts.knownHostsFiles[0];
     if (file !== undefined) {
       try {
         appendKnownHost(file, host, port, keyType, key, alias);

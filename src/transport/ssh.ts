@@ -82,6 +82,21 @@ export class SshHost implements Host {
     if (options.passphrase !== undefined) registerSecret(options.passphrase, 'ssh-passphrase');
   }
 
+  /** See Host.lostBoundMs; without keepalives a silent host is noticed by the handshake timeout at best. */
+  get lostBoundMs(): number {
+    const interval = this.keepaliveIntervalMs();
+    if (interval <= 0) return this.opts.readyTimeoutMs ?? 20_000;
+    return interval * (this.keepaliveCountMax() + 1) + 1000;
+  }
+
+  private keepaliveIntervalMs(): number {
+    return this.opts.keepaliveIntervalMs ?? 5000;
+  }
+
+  private keepaliveCountMax(): number {
+    return this.opts.keepaliveCountMax ?? 3;
+  }
+
   get connectionState(): HostConnectionState {
     return this.state;
   }
@@ -235,8 +250,8 @@ export class SshHost implements Host {
         port,
         username: user,
         readyTimeout: 0, // our own timer, paused while the operator decides about a host key
-        keepaliveInterval: this.opts.keepaliveIntervalMs ?? 5000,
-        keepaliveCountMax: this.opts.keepaliveCountMax ?? 3,
+        keepaliveInterval: this.keepaliveIntervalMs(),
+        keepaliveCountMax: this.keepaliveCountMax(),
         hostVerifier,
         authHandler: auth.methods,
         algorithms: { serverHostKey: this.hostKeys.algorithms() as NonNullable<NonNullable<ConnectConfig['algorithms']>['serverHostKey']> },

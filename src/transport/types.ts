@@ -76,6 +76,12 @@ export interface Host {
    * the management path after a network change (an existing connection can outlive a broken path).
    */
   probeFreshConnection?(timeoutMs: number): Promise<void>;
+  /**
+   * The keepalive bound: how long a connection to a host that stopped answering can take to be declared
+   * lost (interval × (count + 1) + 1 s), and the grace the armed network procedures give a lost host to
+   * answer again before they report it lost. Absent where the transport has no keepalive (local runs).
+   */
+  readonly lostBoundMs?: number;
   close(): Promise<void>;
 }
 

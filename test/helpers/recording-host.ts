@@ -31,7 +31,12 @@ export const newRecording = (): Recording => ({ commands: [], files: [] });
 export class RecordingHost implements Host {
   readonly probeFreshConnection?: (timeoutMs: number) => Promise<void>;
 
-  constructor(private readonly inner: Host, private readonly recording: Recording) {
+  /** `beforeRun`: called with each command before it is passed on (a test's tripwire: kill the host now). */
+  constructor(
+    private readonly inner: Host,
+    private readonly recording: Recording,
+    private readonly beforeRun?: (sent: SentCommand) => void,
+  ) {
     const fresh = inner.probeFreshConnection?.bind(inner);
     if (fresh) this.probeFreshConnection = fresh;
   }
@@ -48,8 +53,14 @@ export class RecordingHost implements Host {
     return this.inner.connect();
   }
 
+  get lostBoundMs(): number | undefined {
+    return this.inner.lostBoundMs;
+  }
+
   run(command: Command, options: RunOptions = {}): Promise<RunResult> {
-    this.recording.commands.push({ host: this.name, command, sudo: options.sudo === true });
+    const sent = { host: this.name, command, sudo: options.sudo === true };
+    this.recording.commands.push(sent);
+    this.beforeRun?.(sent);
     return this.inner.run(command, options);
   }
 

@@ -65,7 +65,10 @@ describe('real sshd: host keys', () => {
     const err = await host.run({ argv: ['touch', canary] }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(HostKeyError);
     expect(err).toMatchObject({ kind: 'unknown', presentedFingerprint: sshd.hostKeyFingerprint });
-    expect(asked).toEqual([{ host: '127.0.0.1', port: sshd.port, fingerprint: sshd.hostKeyFingerprint, keyType: 'ssh-ed25519' }]);
+    // recordIn: the file a yes would write (the TUI's prompt names it).
+    expect(asked).toEqual([{
+      host: '127.0.0.1', port: sshd.port, fingerprint: sshd.hostKeyFingerprint, keyType: 'ssh-ed25519', recordIn: knownHosts,
+    }]);
     await expectEndedBeforeAuth(offset, 1);
     expect(existsSync(canary)).toBe(false);
     expect(existsSync(knownHosts)).toBe(false);

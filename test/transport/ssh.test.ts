@@ -272,7 +272,9 @@ describe('SshHost: host keys', () => {
       const pub = join(dir, 'srv-unknown.pub');
       writeFileSync(pub, `ssh-ed25519 ${srv.hostKeyBlob.toString('base64')} test\n`);
       const keygen = execFileSync('ssh-keygen', ['-lf', pub], { encoding: 'utf8' }).split(' ')[1];
-      expect(asked[0]).toEqual({ host: '127.0.0.1', port: srv.port, fingerprint: keygen, keyType: 'ssh-ed25519' });
+      expect(asked[0]).toEqual({
+        host: '127.0.0.1', port: srv.port, fingerprint: keygen, keyType: 'ssh-ed25519', recordIn: kh,
+      });
       expect(existsSync(kh)).toBe(false);
 
       await expect(host.run({ argv: ['touch', join(dir, 'must-not-exist')] })).rejects.toBeInstanceOf(HostKeyError);
@@ -295,14 +297,18 @@ describe('SshHost: host keys', () => {
       const sshDir = join(dir, 'home', '.ssh');
       const kh = join(sshDir, 'known_hosts');
       let asked = 0;
+      let recordIn: string | undefined;
       const host = makeHost(srv, {
         knownHostsFiles: [kh, join(dir, 'nonexistent-global')],
-        onUnknownHostKey: async () => {
+        onUnknownHostKey: async (info) => {
           asked++;
+          recordIn = info.recordIn;
           return true;
         },
       });
       await host.connect();
+      // The question names the file the answer writes (the TUI's prompt shows it).
+      expect(recordIn).toBe(kh);
       expect((await host.run({ argv: ['echo', 'ok'] })).stdout).toBe('ok\n');
       expect(asked).toBe(1);
       expect(statSync(sshDir).mode & 0o777).toBe(0o700);

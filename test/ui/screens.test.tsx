@@ -159,6 +159,22 @@ describe('pipeline and stage view', () => {
     expect(c.answerTrust).toHaveBeenCalledWith(true);
     ui.unmount();
   });
+
+  it("names the known_hosts file trusting writes: the inventory's, not ~/.ssh/known_hosts", async () => {
+    const store = new Store(initialState(hosts));
+    const ui = mount(store, controller());
+    const file = '/srv/cluster/known_hosts';
+    const prompt = { host: 'l20-n1', address: '10.0.0.1:22', keyType: 'ssh-ed25519', fingerprint: 'SHA256:abc' };
+    store.dispatch({
+      type: 'ui.trust',
+      prompt: { ...prompt, knownHostsFile: file },
+    });
+    await until(() => (ui.lastFrame() ?? '').includes(`y adds it to ${file}`), 'the file in the prompt');
+    expect(ui.lastFrame()).not.toContain('~/.ssh/known_hosts');
+    store.dispatch({ type: 'ui.trust', prompt });
+    await until(() => (ui.lastFrame() ?? '').includes('y trusts it for this session only'), 'no file');
+    ui.unmount();
+  });
 });
 
 describe('setup screen', () => {
