@@ -78,6 +78,11 @@ export class SshHost implements Host {
     this.hostKeys = new HostKeyVerifier(this.name, this.address, this.port, options);
   }
 
+  /** Host key fingerprints known for this host before connecting (ssh-host-key.ts). */
+  knownHostKeys(): string[] {
+    return this.hostKeys.knownFingerprints();
+  }
+
   get connectionState(): HostConnectionState {
     return this.state;
   }

@@ -76,6 +76,8 @@ export interface Host {
    * the management path after a network change (an existing connection can outlive a broken path).
    */
   probeFreshConnection?(timeoutMs: number): Promise<void>;
+  /** SHA256 fingerprints of the host keys this host is known by before connecting (none for a local host). */
+  knownHostKeys?(): readonly string[];
   close(): Promise<void>;
 }
 

@@ -17,7 +17,7 @@ const hosts = [{ name: 'l20-n1', address: '127.0.0.1:4001' }, { name: 'l20-n2', 
 
 const journal: JournalFile = {
   version: 1, runId: '20261130T013300Z', pid: 4242, startedAt: '2026-11-30T01:33:00.000Z', updatedAt: '2026-11-30T01:33:20.000Z',
-  source: '/tmp/inv.json', hosts, stages: ['qos', 'rdma-link'], stage: 'qos', done: [],
+  source: '/tmp/inv.json', hosts, stages: ['qos', 'rdma-link'], stage: 'qos', done: [], armed: [],
   inFlight: ['l20-n2', 'l20-n1'].map((host) => ({
     runId: '20261130T013300Z', host, stage: 'qos' as const, step: 'qos.persist', danger: 'disruptive' as const, startedAt: '2026-11-30T01:33:16.000Z',
     command: 'sudo -n -- systemctl restart l20-roce-qos.service',
