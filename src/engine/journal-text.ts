@@ -2,7 +2,7 @@
  * What the operator reads about a journal: the CLI's lines (stderr) and the TUI modal's model. One
  * wording for both, so "in flight on which host since when" reads the same wherever it is shown.
  */
-import type { FoundJournal, JournalFile, JournalStep } from './journal.js';
+import type { FoundJournal, JournalArmed, JournalFile, JournalStep } from './journal.js';
 import { resumeStages } from './journal.js';
 import type { Danger, StageId } from './types.js';
 
@@ -27,6 +27,11 @@ export function undoLine(x: JournalStep): string | undefined {
     ...(x.undo.rollback.length ? [`${x.undo.rollback.length} rollback command(s)`] : []),
   ];
   return parts.length ? parts.join('; ') : 'no files; no rollback commands';
+}
+
+/** A rollback timer the run armed: which unit on which host, what it undoes, when it fires. */
+export function armedLine(a: JournalArmed): string {
+  return `${a.host}  rollback timer ${a.unit}.timer (${a.step}) — ${a.undoes}; fires ${when(a.firesAt)} unless confirmed`;
 }
 
 function header(j: JournalFile): string {
@@ -61,6 +66,11 @@ export function describeFound(found: FoundJournal, target: string): string[] {
     const u = undoLine(x);
     if (u) lines.push(`      ${u}`);
   }
+  const armed = j.armed ?? [];
+  if (armed.length) {
+    lines.push('  rollback timers it armed (may still wait; --resume stops them, --rollback runs them now):');
+    for (const a of armed) lines.push(`    ${armedLine(a)}`);
+  }
   if (j.done.length) lines.push(`  done before: ${j.done.filter((d) => d.status === 'applied').length} step result(s) applied, ${j.done.length} in all`);
   lines.push(
     'Continue with one of:',
@@ -79,6 +89,8 @@ export interface JournalUi {
   startedAt: string;
   stage: StageId | null;
   inFlight: Array<{ host: string; stage: StageId; step: string; danger: Danger; since: string; command?: string; undo?: string }>;
+  /** Rollback timers the run armed (armedLine), looked up on the hosts before a resume or a rollback. */
+  timers: string[];
   resumeStages: StageId[];
   lines?: string[];
 }
@@ -90,6 +102,7 @@ export function journalUi(j: JournalFile): JournalUi {
       const u = undoLine(x);
       return { host: x.host, stage: x.stage, step: x.step, danger: x.danger, since: when(x.startedAt), ...(x.command ? { command: x.command.split('\n')[0] ?? '' } : {}), ...(u ? { undo: u } : {}) };
     }),
+    timers: (j.armed ?? []).map(armedLine),
     resumeStages: resumeStages(j),
   };
 }
