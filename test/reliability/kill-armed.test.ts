@@ -85,12 +85,12 @@ const runId = () => `20260101T${String(++runs).padStart(6, '0')}Z`;
 
 describe('kills during the armed network steps, then --resume or --rollback', () => {
   let t: LabTarget;
-  let state: string;
+  let stateDir: string;
   let dead: { pid: number; identity: JournalProcess };
   const saved = process.env.XDG_STATE_HOME;
   beforeAll(async () => {
-    state = mkdtempSync(join(tmpdir(), 'l20-kill-armed-'));
-    process.env.XDG_STATE_HOME = state;
+    stateDir = mkdtempSync(join(tmpdir(), 'l20-kill-armed-'));
+    process.env.XDG_STATE_HOME = stateDir;
     t = await labTarget({ scenario: 'ready' });
     // The writer the journals name: a process that really died by SIGKILL (its identity recorded while it ran).
     const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)']);
@@ -103,15 +103,23 @@ describe('kills during the armed network steps, then --resume or --rollback', ()
   }, 60_000);
   afterAll(async () => {
     await t?.close();
-    rmSync(state, { recursive: true, force: true });
+    rmSync(stateDir, { recursive: true, force: true });
     if (saved === undefined) delete process.env.XDG_STATE_HOME;
     else process.env.XDG_STATE_HOME = saved;
   });
 
-  const both = async (cmd: string) => [await shellOn(t, 0, cmd), await shellOn(t, 1, cmd)];
-  /** What a rollback must bring back: the netplan files and ufw's state. */
-  const snapshot = () => both(`sudo sh -c 'cd /etc/netplan && for f in *.yaml; do echo "== $f"; cat "$f"; done; ufw status | head -1'`);
-  const timersLeft = async () => (await both('systemctl list-timers --all')).flatMap((s, i) => (s.match(/l20-(netplan|ufw)-rollback-\S+\.timer/g) ?? []).map((u) => `l20-n${i + 1} ${u}`));
+  const both = (cmd: string) => Promise.all([shellOn(t, 0, cmd), shellOn(t, 1, cmd)]);
+  /** What a rollback must bring back: the netplan files and ufw's state (after `## `, what else was asked). */
+  const SNAPSHOT = `cd /etc/netplan && for f in *.yaml; do echo "== $f"; cat "$f"; done; ufw status | head -1`;
+  const snapshot = (extra = '') => both(`sudo sh -c '${SNAPSHOT}; echo "## "; ${extra}'`);
+  const hostsNow = async () => {
+    const out = await snapshot(`systemctl list-timers --all; cat ${FABRIC_FILE}; ip -4 -o addr show dev ens1f0`);
+    return {
+      files: out.map((s) => s.slice(0, s.indexOf('## '))),
+      timers: out.flatMap((s, i) => (s.match(/l20-(netplan|ufw)-rollback-\S+\.timer/g) ?? []).map((u) => `l20-n${i + 1} ${u}`)),
+      fabric: out.map((s) => s.slice(s.indexOf('## '))),
+    };
+  };
   /** Lets the lab's clock run past every rollback window (180 s, 120 s): a timer left waiting fires now. */
   const pastEveryWindow = () => t.lab.hosts[0]!.machine.clock.advance(400_000);
 
@@ -161,7 +169,7 @@ describe('kills during the armed network steps, then --resume or --rollback', ()
         // it again, keeping the files before it for network.apply's rollback), or ufw off (network.firewall).
         if (moment.step === 'network.apply') await both(`sudo rm -f ${FABRIC_FILE} && sudo ip addr flush dev ens1f0`);
         else await both('sudo ufw --force disable');
-        const before = await snapshot();
+        const before = (await snapshot()).map((s) => s.slice(0, s.indexOf('## ')));
         const { journal, reached } = await killed(seed, moment, host);
         expect(reached, `${what}: the moment was reached`).toBe(true);
         figures.kills++;
@@ -208,15 +216,13 @@ describe('kills during the armed network steps, then --resume or --rollback', ()
         expect(err, `${what}: the journal is gone`).toBe('');
 
         await pastEveryWindow();
-        const left = await timersLeft();
-        const after = await snapshot();
+        const { files: after, timers: left, fabric } = await hostsNow();
         if (left.length) figures.regressions.push(`${what}: timers left ${left.join(', ')}`);
         if (rollback) {
           if (moment.step === 'network.firewall' && after.some((s) => !s.includes('Status: inactive'))) figures.regressions.push(`${what}: ufw not back off`);
           if (after.join() !== before.join()) figures.regressions.push(`${what}: not the state before the step:\n${before.join('\n')}\n--\n${after.join('\n')}`);
         } else {
           if (after.some((s) => !s.includes('Status: active'))) figures.regressions.push(`${what}: the firewall is not enabled: ${after.join(' | ')}`);
-          const fabric = await both(`sudo cat ${FABRIC_FILE}; ip -4 -o addr show dev ens1f0`);
           if (fabric.some((s) => !/design A/.test(s) || !/inet 192\.168\.101\.\d\/24/.test(s))) figures.regressions.push(`${what}: the fabric is not in place: ${fabric.join(' | ')}`);
         }
       }
