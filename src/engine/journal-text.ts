@@ -29,6 +29,15 @@ export function undoLine(x: JournalStep): string | undefined {
   return parts.length ? parts.join('; ') : 'no files; no rollback commands';
 }
 
+/** What undoing a step of this journal takes: its files and commands, or its armed rollback timers. */
+function undoOf(j: Pick<JournalFile, 'armed'>, x: JournalStep): string | undefined {
+  const timers = (j.armed ?? []).filter((a) => a.host === x.host && a.step === x.step && a.runId === x.runId);
+  const u = undoLine(x);
+  if (timers.length === 0) return u;
+  const units = `rollback timer ${timers.map((a) => `${a.unit}.timer`).join(', ')} (below)`;
+  return u === undefined || u === 'no files; no rollback commands' ? units : `${u}; ${units}`;
+}
+
 /** A rollback timer the run armed: which unit on which host, what it undoes, when it fires. */
 export function armedLine(a: JournalArmed): string {
   return `${a.host}  rollback timer ${a.unit}.timer (${a.step}) — ${a.undoes}; fires ${when(a.firesAt)} unless confirmed`;
@@ -63,7 +72,7 @@ export function describeFound(found: FoundJournal, target: string): string[] {
   if (j.inFlight.length === 0) lines.push(`  no step was in flight; it stopped in stage ${j.stage ?? stages[0] ?? '?'}, between steps or in one that records no undo`);
   for (const x of j.inFlight) {
     lines.push(`  ${inFlightLine(x)}`);
-    const u = undoLine(x);
+    const u = undoOf(j, x);
     if (u) lines.push(`      ${u}`);
   }
   const armed = j.armed ?? [];
@@ -99,7 +108,7 @@ export function journalUi(j: JournalFile): JournalUi {
   return {
     phase: 'ask', runId: j.runId, pid: j.pid, startedAt: when(j.startedAt), stage: j.stage,
     inFlight: j.inFlight.map((x) => {
-      const u = undoLine(x);
+      const u = undoOf(j, x);
       return { host: x.host, stage: x.stage, step: x.step, danger: x.danger, since: when(x.startedAt), ...(x.command ? { command: x.command.split('\n')[0] ?? '' } : {}), ...(u ? { undo: u } : {}) };
     }),
     timers: (j.armed ?? []).map(armedLine),

@@ -425,3 +425,41 @@ describe('the journal is found by the hosts, from any inventory naming them', ()
     }
   });
 });
+
+describe('armed rollback timers in the journal', () => {
+  const timer = { unit: 'l20-ufw-rollback-20261130T013300Z', undoes: 'ufw --force disable (the firewall off)', command: ['ufw', '--force', 'disable'], windowS: 120 };
+
+  it('recorded on disk the moment the step says it arms one; gone when the step settles; kept when it ends unsettled', () => {
+    const j = open();
+    j.handle({ type: 'step.start', stage: 'network', step: 'network.firewall', host: 'l20-n1', danger: 'network', undo });
+    j.handle({ type: 'timer.armed', stage: 'network', step: 'network.firewall', host: 'l20-n1', timer });
+    expect(read(j.path).armed).toEqual([{
+      runId: '20261130T013300Z', host: 'l20-n1', stage: 'network', step: 'network.firewall', ...timer,
+      armedAt: '2026-11-30T01:33:16.000Z', firesAt: '2026-11-30T01:35:16.000Z',
+    }]);
+    j.handle({ type: 'step.result', result: { ...result('network.firewall', 'l20-n1', 'failed', 'network'), unsettled: true } });
+    expect(read(j.path).armed.map((a) => a.unit)).toEqual([timer.unit]);
+    j.finish();
+    expect(existsSync(j.path)).toBe(true);
+
+    const k = open({ key: 'k2' });
+    k.handle({ type: 'step.start', stage: 'network', step: 'network.firewall', host: 'l20-n1', danger: 'network', undo });
+    k.handle({ type: 'timer.armed', stage: 'network', step: 'network.firewall', host: 'l20-n1', timer });
+    k.handle({ type: 'step.result', result: result('network.firewall', 'l20-n1', 'applied', 'network') });
+    expect(read(k.path).armed).toEqual([]);
+    k.finish();
+    expect(existsSync(k.path)).toBe(false);
+  });
+
+  it('the CLI and the TUI modal name each timer, its host, what it undoes and when it fires', () => {
+    const j = open();
+    j.handle({ type: 'step.start', stage: 'network', step: 'network.firewall', host: 'l20-n2', danger: 'network', undo: { ...undo, files: [], rollback: [] } });
+    j.handle({ type: 'timer.armed', stage: 'network', step: 'network.firewall', host: 'l20-n2', timer });
+    const journal = read(j.path);
+    const text = describeFound({ state: 'interrupted', path: j.path, journal }, '').join('\n');
+    expect(text).toContain(`      rollback timer ${timer.unit}.timer (below)\n`);
+    expect(text).toContain('rollback timers it armed (may still wait; --resume stops them, --rollback runs them now):\n' +
+      `    l20-n2  rollback timer ${timer.unit}.timer (network.firewall) — ufw --force disable (the firewall off); fires 2026-11-30 01:35:16 UTC unless confirmed`);
+    expect(journalUi(journal).timers).toEqual([`l20-n2  rollback timer ${timer.unit}.timer (network.firewall) — ufw --force disable (the firewall off); fires 2026-11-30 01:35:16 UTC unless confirmed`]);
+  });
+});
