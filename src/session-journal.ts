@@ -55,8 +55,10 @@ export class TuiJournal {
     const found = this.found;
     const where = journalTarget(target);
     return new ApplyJournal({
-      key: where.key, runId: engine.context.runId, source: target.source, hosts: where.hosts, stages: stages.map((s) => s.id),
-      ...(found ? { carry: found.journal.inFlight, path: found.path, ...(resuming ? {} : { carryArmed: found.journal.armed }) } : {}),
+      key: where.key, runId: engine.context.runId, source: target.source, hosts: where.hosts,
+      stages: stages.map((s) => s.id),
+      ...(found ? { carry: found.journal.inFlight, path: found.path } : {}),
+      ...(found && !resuming ? { carryArmed: found.journal.armed } : {}),
       onError: (err) => this.notice(`cannot write the crash journal: ${err.message}`),
     }).attach(engine);
   }
@@ -88,7 +90,8 @@ export class TuiJournal {
     void handleStaleTimers(engine, found.journal, 'resume').then(async (timers) => {
       if (timers.length) this.notice(`rollback timers of run ${found.journal.runId}: ${timerLines(timers).join('; ')}`);
       if (timers.some((t) => t.unreachable || !t.ok)) {
-        throw new Error('a rollback timer of the interrupted run may still wait; the journal stays — resume again once every host answers');
+        throw new Error('a rollback timer of the interrupted run may still wait; the journal stays — ' +
+          'resume again once every host answers');
       }
       journal = this.open(engine, target, defs, true);
       this.found = undefined;
@@ -119,7 +122,11 @@ export class TuiJournal {
     if (engine.busy) return this.notice('a stage is running; wait for it or press c to cancel');
     this.store.dispatch({ type: 'ui.journal', journal: { ...ui, phase: 'rolling-back' } });
     this.notice(`rolling back run ${found.journal.runId} on ${[...new Set(found.journal.inFlight.map((x) => x.host))].join(', ')}…`);
-    void handleStaleTimers(engine, found.journal, 'rollback').then(async (timers) => ({ timers, results: await rollbackInterrupted(engine, found.journal) })).then(
+    const undo = async () => {
+      const timers = await handleStaleTimers(engine, found.journal, 'rollback');
+      return { timers, results: await rollbackInterrupted(engine, found.journal) };
+    };
+    void undo().then(
       ({ timers, results }) => {
         const complete = rollbackComplete(results) && timers.every((t) => t.ok && !t.unreachable);
         if (complete) {
@@ -129,7 +136,8 @@ export class TuiJournal {
         const last = complete
           ? 'rolled back; journal removed. Later stages were not run: apply them from the pipeline when ready.'
           : `not everything was rolled back; the journal stays (${found.path}).`;
-        this.store.dispatch({ type: 'ui.journal', journal: { ...ui, phase: 'done', lines: [...timerLines(timers), ...rollbackLines(results), last] } });
+        const lines = [...timerLines(timers), ...rollbackLines(results), last];
+        this.store.dispatch({ type: 'ui.journal', journal: { ...ui, phase: 'done', lines } });
         this.notice(complete ? 'rolled back — esc closes' : 'rollback incomplete — esc closes');
       },
       (err: unknown) => {

@@ -69,7 +69,8 @@ async function firewall(ctx: StepExecContext<NetworkFacts>): Promise<StepResult[
       // Journaled before it is armed: a kill after this leaves the timer known to --resume and --rollback.
       if (i === 0) {
         const undo = ['ufw', '--force', 'disable'];
-        ctx.journalArmed(p.host, { unit: u, undoes: 'ufw --force disable (the firewall off)', command: undo, windowS: UFW_WINDOW_S });
+        const undoes = 'ufw --force disable (the firewall off)';
+        ctx.journalArmed(p.host, { unit: u, undoes, command: undo, windowS: UFW_WINDOW_S });
       }
       const r = await run(p.host, argv);
       if (i === 0 && r.exitCode === 0) armed.push(p.host);

@@ -8,7 +8,8 @@ import {
   type FoundJournal, type JournalFile, type JournalHost, type JournalStep, type JournalTarget,
 } from '../engine/journal.js';
 import {
-  handleStaleTimers, repairInterrupted, rollbackComplete, rollbackInterrupted, rollbackLines, timerLines, type TimerAction,
+  handleStaleTimers, repairInterrupted, rollbackComplete, rollbackInterrupted, rollbackLines, timerLines,
+  type TimerAction,
 } from '../engine/journal-rollback.js';
 import { describeFound } from '../engine/journal-text.js';
 import type { Engine } from '../engine/runner.js';
@@ -72,7 +73,8 @@ export function journalGate(values: CliValues, mode: Mode, target: Pick<Target, 
     const ids = resumeStages(interrupted.journal);
     const stages = ids.map((id) => stageById(id)).filter((d): d is NonNullable<typeof d> => d !== undefined);
     process.stderr.write(`l20-setup: resuming run ${interrupted.journal.runId}: ${ids.join(', ')}\n`);
-    return { kind: 'run', stages, carry: interrupted.journal.inFlight, resumed: interrupted.journal, path: interrupted.path };
+    const j = interrupted.journal;
+    return { kind: 'run', stages, carry: j.inFlight, resumed: j, path: interrupted.path };
   }
   if (interrupted) {
     process.stderr.write('l20-setup: apply refuses to continue on its own after an interrupted apply: pass --resume or --rollback.\n');
@@ -83,11 +85,13 @@ export function journalGate(values: CliValues, mode: Mode, target: Pick<Target, 
 
 /** The journal of an apply that changes things (a failing write is reported once; the apply goes on). */
 export function openApplyJournal(
-  engine: Engine, target: Pick<Target, 'source' | 'hosts'>, stages: ReadonlyArray<{ id: StageId }>, carry?: readonly JournalStep[], path?: string,
+  engine: Engine, target: Pick<Target, 'source' | 'hosts'>, stages: ReadonlyArray<{ id: StageId }>,
+  carry?: readonly JournalStep[], path?: string,
 ): ApplyJournal {
   const where = journalTarget(target);
   return new ApplyJournal({
-    key: where.key, runId: engine.context.runId, source: target.source, hosts: where.hosts, stages: stages.map((s) => s.id),
+    key: where.key, runId: engine.context.runId, source: target.source, hosts: where.hosts,
+    stages: stages.map((s) => s.id),
     ...(carry ? { carry } : {}), ...(path ? { path } : {}),
     onError: (err) => process.stderr.write(`l20-setup: warning: cannot write the crash journal (${err.message}); a crash now could not be resumed or rolled back from it\n`),
   }).attach(engine);
@@ -99,7 +103,9 @@ export function openApplyJournal(
  * finished (else apt refuses). ok false (resume refused, journal kept) when a timer's host cannot be
  * reached or its timer not stopped.
  */
-export async function repairBeforeResume(engine: Engine, journal: JournalFile): Promise<{ ok: boolean; timers: TimerAction[] }> {
+export async function repairBeforeResume(
+  engine: Engine, journal: JournalFile,
+): Promise<{ ok: boolean; timers: TimerAction[] }> {
   const say = (lines: string[]) => {
     if (lines.length) process.stderr.write(`${lines.map((l) => `l20-setup: ${l}`).join('\n')}\n`);
   };

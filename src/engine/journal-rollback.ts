@@ -210,12 +210,17 @@ export interface TimerAction {
 }
 
 const SERVICE_WAIT_MS = 120_000;
+const AS_ROOT = { sudo: true, timeoutMs: 20_000 };
+const STOP_OPTS = { sudo: true, timeoutMs: 60_000 };
+const LONG_OPTS = { sudo: true, timeoutMs: SERVICE_WAIT_MS };
 
 /** ActiveState and Result of a unit (systemctl show prints both even for a unit it does not know). */
 async function unitState(run: HostRunner, host: string, unit: string): Promise<{ active: string; result: string }> {
-  const r = await run(host, 'rollback', { argv: ['systemctl', 'show', '-p', 'ActiveState', '-p', 'Result', unit] }, { sudo: true, timeoutMs: 20_000 });
-  if (r.exitCode !== 0) throw new Error(`systemctl show ${unit} on ${host} exited ${r.exitCode}: ${tail(r.stderr || r.stdout)}`);
-  return { active: /^ActiveState=(\S*)/m.exec(r.stdout)?.[1] ?? '?', result: /^Result=(\S*)/m.exec(r.stdout)?.[1] ?? '?' };
+  const argv = ['systemctl', 'show', '-p', 'ActiveState', '-p', 'Result', unit];
+  const r = await run(host, 'rollback', { argv }, AS_ROOT);
+  if (r.exitCode !== 0) throw new Error(`systemctl show ${unit} on ${host}: ${exitText(r)}`);
+  const value = (key: string) => new RegExp(`^${key}=(\\S*)`, 'm').exec(r.stdout)?.[1] ?? '?';
+  return { active: value('ActiveState'), result: value('Result') };
 }
 
 /** Waits for a started service to end (bounded); `success`, or what systemd says instead. */
@@ -231,37 +236,51 @@ async function serviceEnd(run: HostRunner, host: string, unit: string, signal: A
   }
 }
 
+/** `exit N` and, when it failed, the last lines it printed. */
+function exitText(r: { exitCode: number | null; signal: string | null; stdout: string; stderr: string }): string {
+  return `exit ${r.exitCode ?? r.signal}${r.exitCode === 0 ? '' : `: ${tail(r.stderr || r.stdout)}`}`;
+}
+
 /** Finds one journaled timer on its host and stops (resume) or honours (rollback) it. */
-async function settleTimer(run: HostRunner, a: JournalArmed, mode: 'resume' | 'rollback', signal: AbortSignal): Promise<TimerAction> {
-  const base = { host: a.host, step: a.step, unit: a.unit };
+async function settleTimer(
+  run: HostRunner, a: JournalArmed, mode: 'resume' | 'rollback', signal: AbortSignal,
+): Promise<TimerAction> {
   const timer = `${a.unit}.timer`;
   const service = `${a.unit}.service`;
-  const is = await run(a.host, 'rollback', { argv: ['systemctl', 'is-active', timer] }, { sudo: true, timeoutMs: 20_000 });
+  const is = await run(a.host, 'rollback', { argv: ['systemctl', 'is-active', timer] }, AS_ROOT);
   const waiting = is.stdout.trim() === 'active';
   const firing = !waiting && ['active', 'activating'].includes((await unitState(run, a.host, service)).active);
   const found: TimerAction['found'] = waiting ? 'waiting' : firing ? 'firing' : 'idle';
+  const action = (done: TimerAction['done'], ok: boolean, detail: string): TimerAction =>
+    ({ host: a.host, step: a.step, unit: a.unit, found, done, ok, detail });
+  const stopTimer = () => run(a.host, 'rollback', { argv: ['systemctl', 'stop', timer] }, STOP_OPTS);
   if (firing) {
     const end = await serviceEnd(run, a.host, service, signal);
-    return { ...base, found, done: 'waited', ok: end === 'success', detail: `it was firing (${a.undoes}); waited for it: ${end}` };
+    return action('waited', end === 'success', `it was firing (${a.undoes}); waited for it: ${end}`);
   }
   if (mode === 'resume') {
-    if (!waiting) return { ...base, found, done: 'none', ok: true, detail: 'no longer waiting (stopped by the step, or fired)' };
-    const stop = await run(a.host, 'rollback', { argv: ['systemctl', 'stop', timer] }, { sudo: true, timeoutMs: 60_000 });
+    if (!waiting) return action('none', true, 'no longer waiting (stopped by the step, or fired)');
+    const stop = await stopTimer();
     return stop.exitCode === 0
-      ? { ...base, found, done: 'stopped', ok: true, detail: `was waiting to fire (${a.undoes}); stopped — the step runs again from scratch` }
-      : { ...base, found, done: 'stopped', ok: false, detail: `systemctl stop ${timer} exited ${stop.exitCode}: ${tail(stop.stderr || stop.stdout)}` };
+      ? action('stopped', true, `was waiting to fire (${a.undoes}); stopped — the step runs again from scratch`)
+      : action('stopped', false, `systemctl stop ${timer}: ${exitText(stop)}`);
   }
   if (waiting) {
-    const start = await run(a.host, 'rollback', { argv: ['systemctl', 'start', service] }, { sudo: true, timeoutMs: SERVICE_WAIT_MS });
-    const end = start.exitCode === 0 ? await serviceEnd(run, a.host, service, signal) : `systemctl start exited ${start.exitCode}: ${tail(start.stderr || start.stdout)}`;
-    const stop = await run(a.host, 'rollback', { argv: ['systemctl', 'stop', timer] }, { sudo: true, timeoutMs: 60_000 });
-    const ok = end === 'success' && stop.exitCode === 0;
-    return { ...base, found, done: 'honoured', ok, detail: `was waiting; ran it now (${a.undoes}): ${end}${stop.exitCode === 0 ? '; timer stopped' : '; the timer could not be stopped'}` };
+    const start = await run(a.host, 'rollback', { argv: ['systemctl', 'start', service] }, LONG_OPTS);
+    const end = start.exitCode === 0
+      ? await serviceEnd(run, a.host, service, signal)
+      : `systemctl start: ${exitText(start)}`;
+    const stopped = (await stopTimer()).exitCode === 0;
+    const timerNow = stopped ? 'timer stopped' : 'the timer could not be stopped';
+    const detail = `was waiting; ran it now (${a.undoes}): ${end}; ${timerNow}`;
+    return action('honoured', end === 'success' && stopped, detail);
   }
   // It no longer waits: stopped by the step after its proof, or fired. What it would do is done now, detached
   // from this session as the timer would (a netplan apply may drop the connection for a moment).
-  const now = await run(a.host, 'rollback', { argv: ['systemd-run', `--unit=${a.unit}-rollback`, '--collect', '--wait', ...a.command] }, { sudo: true, timeoutMs: SERVICE_WAIT_MS });
-  return { ...base, found, done: 'undone', ok: now.exitCode === 0, detail: `no longer waiting; ran what it would have (${a.undoes}): exit ${now.exitCode ?? now.signal}${now.exitCode === 0 ? '' : ` ${tail(now.stderr || now.stdout)}`}` };
+  const argv = ['systemd-run', `--unit=${a.unit}-rollback`, '--collect', '--wait', ...a.command];
+  const now = await run(a.host, 'rollback', { argv }, LONG_OPTS);
+  const detail = `no longer waiting; ran what it would have (${a.undoes}): ${exitText(now)}`;
+  return action('undone', now.exitCode === 0, detail);
 }
 
 /**
@@ -269,26 +288,30 @@ async function settleTimer(run: HostRunner, a: JournalArmed, mode: 'resume' | 'r
  * (rollback) — hosts in parallel, the latest timer of a host first. A host that cannot be reached is
  * reported: whether its timer still waits is unknown.
  */
-export async function handleStaleTimers(engine: Engine, journal: Pick<JournalFile, 'armed'>, mode: 'resume' | 'rollback'): Promise<TimerAction[]> {
+export async function handleStaleTimers(
+  engine: Engine, journal: Pick<JournalFile, 'armed'>, mode: 'resume' | 'rollback',
+): Promise<TimerAction[]> {
   const armed = journal.armed ?? [];
   if (armed.length === 0) return [];
   const failures = await engine.connectAll();
   const byHost = new Map<string, JournalArmed[]>();
   for (const a of armed) byHost.set(a.host, [...(byHost.get(a.host) ?? []), a]);
+  const unknown = (a: JournalArmed, why: string): TimerAction =>
+    ({ host: a.host, step: a.step, unit: a.unit, found: 'unknown', done: 'none', ok: false, detail: '',
+      unreachable: sanitize(why) });
   return engine.busyWhile(async (signal) => {
     const perHost = await Promise.all([...byHost].map(async ([host, entries]) => {
       const ordered = [...entries].sort((a, b) => b.armedAt.localeCompare(a.armedAt));
       const err = failures.get(host);
       if (err || !engine.hosts.some((h) => h.name === host)) {
-        const why = sanitize(err?.message ?? `${host} is not in this inventory`);
-        return ordered.map((a): TimerAction => ({ host, step: a.step, unit: a.unit, found: 'unknown', done: 'none', ok: false, detail: '', unreachable: why }));
+        return ordered.map((a) => unknown(a, err?.message ?? `${host} is not in this inventory`));
       }
       const out: TimerAction[] = [];
       for (const a of ordered) {
         try {
           out.push(await settleTimer(engine.hostRunner(a.stage, signal), a, mode, signal));
         } catch (e) {
-          out.push({ host, step: a.step, unit: a.unit, found: 'unknown', done: 'none', ok: false, detail: '', unreachable: sanitize((e as Error).message) });
+          out.push(unknown(a, (e as Error).message));
         }
       }
       return out;
@@ -299,5 +322,8 @@ export async function handleStaleTimers(engine: Engine, journal: Pick<JournalFil
 
 /** One line per timer and host. */
 export function timerLines(actions: readonly TimerAction[]): string[] {
-  return actions.map((t) => `${t.host}  ${t.unit}.timer (${t.step}): ${t.unreachable ? `unknown — ${t.unreachable}` : `${t.ok ? '✔' : '✘'} ${t.detail}`}`);
+  return actions.map((t) => {
+    const what = t.unreachable ? `unknown — ${t.unreachable}` : `${t.ok ? '✔' : '✘'} ${t.detail}`;
+    return `${t.host}  ${t.unit}.timer (${t.step}): ${what}`;
+  });
 }

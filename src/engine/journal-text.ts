@@ -40,7 +40,8 @@ function undoOf(j: Pick<JournalFile, 'armed'>, x: JournalStep): string | undefin
 
 /** A rollback timer the run armed: which unit on which host, what it undoes, when it fires. */
 export function armedLine(a: JournalArmed): string {
-  return `${a.host}  rollback timer ${a.unit}.timer (${a.step}) — ${a.undoes}; fires ${when(a.firesAt)} unless confirmed`;
+  const fires = `fires ${when(a.firesAt)} unless confirmed`;
+  return `${a.host}  rollback timer ${a.unit}.timer (${a.step}) — ${a.undoes}; ${fires}`;
 }
 
 function header(j: JournalFile): string {

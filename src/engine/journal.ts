@@ -10,7 +10,9 @@
  */
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import {
+  closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync,
+} from 'node:fs';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import type { EngineEvent, StepUndo } from './events.js';
@@ -109,7 +111,9 @@ const journalSchema = z.object({
   pid: z.number().int().positive(),
   startedAt: z.string(),
   updatedAt: z.string(),
-  process: z.object({ bootId: z.string().optional(), startTime: z.string().optional(), cmdline: z.array(z.string()).optional() }).optional(),
+  process: z.object({
+    bootId: z.string().optional(), startTime: z.string().optional(), cmdline: z.array(z.string()).optional(),
+  }).optional(),
   source: z.string(),
   hosts: z.array(z.object({ name: z.string(), address: z.string(), keys: z.array(z.string()).optional() })),
   stages: z.array(stageId),
@@ -120,7 +124,8 @@ const journalSchema = z.object({
   })),
   armed: z.array(z.object({
     runId: z.string(), host: z.string(), stage: stageId, step: z.string(), unit: z.string().regex(/^[\w.@-]+$/),
-    undoes: z.string(), command: z.array(z.string()).min(1), windowS: z.number(), armedAt: z.string(), firesAt: z.string(),
+    undoes: z.string(), command: z.array(z.string()).min(1), windowS: z.number(),
+    armedAt: z.string(), firesAt: z.string(),
   })).default([]),
   done: z.array(z.object({ host: z.string().nullable(), stage: stageId, step: z.string(), status: z.enum(['planned', 'applied', 'skipped', 'failed']) })),
 });
@@ -210,7 +215,8 @@ export function processIdentity(pid: number = process.pid): JournalProcess | und
   }
   if (!processAlive(pid)) return undefined;
   try {
-    const line = execFileSync('ps', ['-o', 'lstart=,args=', '-p', String(pid)], { encoding: 'utf8', timeout: 5000 }).trim();
+    const argv = ['-o', 'lstart=,args=', '-p', String(pid)];
+    const line = execFileSync('ps', argv, { encoding: 'utf8', timeout: 5000 }).trim();
     // lstart is a fixed-width date: `Wed Dec  2 04:39:53 2026`.
     return { startTime: line.slice(0, 24), cmdline: [line.slice(24).trim()] };
   } catch {
@@ -256,7 +262,8 @@ function readJournal(path: string): Read {
   try {
     const parsed = journalSchema.safeParse(JSON.parse(text));
     if (parsed.success) return { journal: parsed.data as JournalFile };
-    return { problem: parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.') || '(top)'}: ${i.message}`).join('; ') };
+    const issues = parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.') || '(top)'}: ${i.message}`);
+    return { problem: issues.join('; ') };
   } catch (err) {
     return { problem: (err as Error).message };
   }
@@ -293,11 +300,13 @@ export function findInterruptedApply(
     for (const name of names) {
       const other = readJournal(join(dir, name));
       if (!other || !('journal' in other)) continue;
-      if (other.journal.hosts.some((a) => hosts.some((b) => sameHost(a, b)))) found.push({ path: join(dir, name), journal: other.journal });
+      const names = other.journal.hosts.some((a) => hosts.some((b) => sameHost(a, b)));
+      if (names) found.push({ path: join(dir, name), journal: other.journal });
     }
   }
   const states = found.map((f) => ({ ...f, state: running(f.journal) ? 'running' as const : 'interrupted' as const }));
-  states.sort((a, b) => Number(b.state === 'running') - Number(a.state === 'running') || b.journal.updatedAt.localeCompare(a.journal.updatedAt));
+  const live = (f: { state: string }) => Number(f.state === 'running');
+  states.sort((a, b) => live(b) - live(a) || b.journal.updatedAt.localeCompare(a.journal.updatedAt));
   return states[0];
 }
 
@@ -357,8 +366,11 @@ export class ApplyJournal {
     this.data = {
       version: 1, runId: options.runId, pid: writer.pid, ...(writer.identity ? { process: writer.identity } : {}),
       startedAt: t, updatedAt: t, source: options.source,
-      hosts: options.hosts.map((h) => ({ name: h.name, address: h.address, ...(h.keys?.length ? { keys: [...h.keys].sort() } : {}) })),
-      stages: [...options.stages], stage: null, inFlight: [...(options.carry ?? [])], armed: [...(options.carryArmed ?? [])], done: [],
+      hosts: options.hosts.map((h) => ({
+        name: h.name, address: h.address, ...(h.keys?.length ? { keys: [...h.keys].sort() } : {}),
+      })),
+      stages: [...options.stages], stage: null, inFlight: [...(options.carry ?? [])],
+      armed: [...(options.carryArmed ?? [])], done: [],
     };
     this.write();
   }
@@ -398,7 +410,9 @@ export class ApplyJournal {
         const settles = (x: JournalStep) => !r.unsettled && (x.runId === d.runId || r.status === 'applied' || (r.status === 'skipped' && !r.summary.startsWith('not run')));
         d.inFlight = d.inFlight.filter((x) => !(x.step === r.id && (r.host === null || x.host === r.host) && settles(x)));
         // The step dealt with its timers (confirmed, rolled back, or said in its error what still waits).
-        if (!r.unsettled) d.armed = d.armed.filter((x) => !(x.step === r.id && x.runId === d.runId && (r.host === null || x.host === r.host)));
+        const ours = (x: JournalArmed) =>
+          x.step === r.id && x.runId === d.runId && (r.host === null || x.host === r.host);
+        if (!r.unsettled) d.armed = d.armed.filter((x) => !ours(x));
         d.done.push({ host: r.host, stage: r.stage, step: r.id, status: r.status });
         // Nothing started and nothing was in flight: a skip changes no host, no write needed.
         if (before === d.inFlight.length && r.status === 'skipped') return;

@@ -10,7 +10,9 @@
  * operator trusted is not asked about again on reconnect even when it could not be written to known_hosts.
  */
 import type { SshHostOptions } from './ssh.js';
-import { appendKnownHost, fingerprintSha256, hostKeyName, knownFingerprints, knownKeyTypes, verifyHostKey } from './known-hosts.js';
+import {
+  appendKnownHost, fingerprintSha256, hostKeyName, knownFingerprints, knownKeyTypes, verifyHostKey,
+} from './known-hosts.js';
 import { quoteWord } from './quote.js';
 import { keyTypeOfBlob } from './ssh-public-key.js';
 import { HostKeyError } from './types.js';

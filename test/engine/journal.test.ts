@@ -5,12 +5,16 @@
  * .corrupt and named; resume starts at the earliest interrupted stage; the CLI's wording.
  */
 import { spawn } from 'node:child_process';
-import { closeSync, copyFileSync, existsSync, openSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  closeSync, copyFileSync, existsSync, openSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
-  ApplyJournal, findInterruptedApply, journalKey, journalPath, processAlive, processIdentity, resumeStages, writerRunning,
+  ApplyJournal, findInterruptedApply, journalKey, journalPath, processAlive, processIdentity, resumeStages,
+  writerRunning,
   type JournalFile, type JournalStep,
 } from '../../src/engine/journal.js';
 import { describeFound, journalUi } from '../../src/engine/journal-text.js';
@@ -55,6 +59,8 @@ const open = (extra: Partial<ConstructorParameters<typeof ApplyJournal>[0]> = {}
   stages: ['nccl', 'ray', 'vllm'], dir, now, ...extra,
 });
 const read = (path: string) => JSON.parse(readFileSync(path, 'utf8')) as JournalFile;
+const start = (step: string, host: string) =>
+  ({ type: 'step.start' as const, stage: 'network' as const, step, host, danger: 'network' as const, undo });
 
 beforeEach(() => {
   dir = join(mkdtempSync(join(tmpdir(), 'l20-journal-')), 'journal');
@@ -198,11 +204,12 @@ describe('findInterruptedApply', () => {
 });
 
 describe('journal keys, resume stages and wording', () => {
-  it('one key per set of hosts, by their host key fingerprints (any order), else their addresses; never by the inventory', () => {
+  it('one key per set of hosts, by their key fingerprints (any order), else addresses; never by the inventory', () => {
     const n1 = { name: 'l20-n1', address: '10.0.0.1:22', keys: ['SHA256:aaa'] };
     const n2 = { name: 'l20-n2', address: '10.0.0.2:22', keys: ['SHA256:bbb', 'SHA256:ccc'] };
     // Other names, other addresses (an alias, a tunnel), the same keys: the same hosts, the same journal.
-    expect(journalKey([n1, n2])).toBe(journalKey([{ ...n2, name: 'b', address: 'gpu2:22', keys: ['SHA256:ccc', 'SHA256:bbb'] }, { ...n1, name: 'a' }]));
+    const same = [{ ...n2, name: 'b', address: 'gpu2:22', keys: ['SHA256:ccc', 'SHA256:bbb'] }, { ...n1, name: 'a' }];
+    expect(journalKey([n1, n2])).toBe(journalKey(same));
     expect(journalKey([n1, n2])).not.toBe(journalKey([n1, { ...n2, keys: ['SHA256:ddd'] }]));
     expect(journalKey([n1])).not.toBe(journalKey([n1, n2]));
     // No key known yet: the address stands in.
@@ -270,7 +277,11 @@ describe('the CLI gate (journalGate)', () => {
     const saved = process.env.XDG_STATE_HOME;
     process.env.XDG_STATE_HOME = join(dir, '..', 'state');
     try {
-      const j = new ApplyJournal({ key: journalTarget(target).key, runId: 'R1', source: target.source, hosts: [{ name: 'l20-n1', address: '127.0.0.1:2201' }], stages: ['os', 'qos'], now });
+      const j = new ApplyJournal({
+        key: journalTarget(target).key, runId: 'R1', source: target.source,
+        hosts: [{ name: 'l20-n1', address: '127.0.0.1:2201' }],
+        stages: ['os', 'qos'], now,
+      });
       j.handle({ type: 'step.start', stage: 'os', step: 'os.memlock', host: 'l20-n1', danger: 'safe', undo });
       writeFileSync(j.path, JSON.stringify({ ...j.snapshot, pid }));
     } finally {
@@ -373,7 +384,7 @@ describe('the journal is found by the hosts, from any inventory naming them', ()
     return { hosts, clientPrivateKey: generateEd25519('client').private };
   };
 
-  it('a copy of the inventory, the saved inventory, the TUI and other addresses of the same keys find it; other hosts do not', async () => {
+  it('a copy of the inventory, the saved one, the TUI, other addresses of the keys find it; others not', async () => {
     const base = join(dir, '..');
     const env = { XDG_STATE_HOME: process.env.XDG_STATE_HOME, XDG_CONFIG_HOME: process.env.XDG_CONFIG_HOME };
     process.env.XDG_STATE_HOME = join(base, 'state');
@@ -387,19 +398,27 @@ describe('the journal is found by the hosts, from any inventory naming them', ()
       copyFileSync(join(base, 'inv.json'), join(base, 'copy.json'));
       new SavedConfig().save(config);
       // The same keys pinned, no known_hosts, other addresses (an alias, a tunnel): the same hosts.
-      const elsewhere = { ...config, hosts: config.hosts.map(({ knownHostsFile: _k, ...h }, i) => ({ ...h, address: 'localhost', port: 3301 + i })) };
+      const elsewhere = {
+        ...config,
+        hosts: config.hosts.map(({ knownHostsFile: _k, ...h }, i) => ({ ...h, address: 'localhost', port: 3301 + i })),
+      };
       await writeInventoryFile(join(base, 'elsewhere.json'), elsewhere);
       const { config: other } = labInventory(lab([2201, 2202]), mkdtempSync(join(base, 'other-')));
       await writeInventoryFile(join(base, 'other.json'), other);
-      for (const inventory of ['inv.json', 'copy.json', 'elsewhere.json', 'other.json']) targets.push((await openTarget({ inventory: join(base, inventory) }))!);
+      for (const inventory of ['inv.json', 'copy.json', 'elsewhere.json', 'other.json']) {
+        targets.push((await openTarget({ inventory: join(base, inventory) }))!);
+      }
       targets.push((await openTarget({}))!);
       const [inv, copy, moved, stranger, saved] = targets as [Target, Target, Target, Target, Target];
       expect(saved.source).toBe(new SavedConfig().path);
 
       const where = journalTarget(inv);
       expect(where.hosts.map((h) => h.keys)).toEqual(config.hosts.map((h) => [h.hostKeyFingerprint]));
-      const left = new ApplyJournal({ key: where.key, runId: 'R1', source: inv.source, hosts: where.hosts, stages: ['network'], now, process: { pid: await deadPid() } });
-      left.handle({ type: 'step.start', stage: 'network', step: 'network.apply', host: 'l20-n1', danger: 'network', undo });
+      const left = new ApplyJournal({
+        key: where.key, runId: 'R1', source: inv.source, hosts: where.hosts, stages: ['network'], now,
+        process: { pid: await deadPid() },
+      });
+      left.handle(start('network.apply', 'l20-n1'));
       for (const t of [inv, copy, moved, saved]) {
         err = '';
         expect(journalGate({}, 'apply', t), t.source).toEqual({ kind: 'exit', code: 2 });
@@ -414,7 +433,8 @@ describe('the journal is found by the hosts, from any inventory naming them', ()
       // The TUI (after connecting) opens its modal for it from the saved inventory.
       const store = new Store(initialState(saved.config.hosts));
       new TuiJournal(store).check(saved);
-      expect(store.getState().ui.journal).toMatchObject({ runId: 'R1', inFlight: [{ host: 'l20-n1', step: 'network.apply' }] });
+      const modal = store.getState().ui.journal;
+      expect(modal).toMatchObject({ runId: 'R1', inFlight: [{ host: 'l20-n1', step: 'network.apply' }] });
     } finally {
       spy.mockRestore();
       await Promise.all(targets.map((t) => t.close()));
@@ -427,23 +447,30 @@ describe('the journal is found by the hosts, from any inventory naming them', ()
 });
 
 describe('armed rollback timers in the journal', () => {
-  const timer = { unit: 'l20-ufw-rollback-20261130T013300Z', undoes: 'ufw --force disable (the firewall off)', command: ['ufw', '--force', 'disable'], windowS: 120 };
+  const timer = {
+    unit: 'l20-ufw-rollback-20261130T013300Z', undoes: 'ufw --force disable (the firewall off)',
+    command: ['ufw', '--force', 'disable'],
+    windowS: 120,
+  };
+  const line = `l20-n2  rollback timer ${timer.unit}.timer (network.firewall) — ufw --force disable ` +
+    '(the firewall off); fires 2026-11-30 01:35:16 UTC unless confirmed';
 
-  it('recorded on disk the moment the step says it arms one; gone when the step settles; kept when it ends unsettled', () => {
+  it('on disk the moment the step says it arms one; gone when the step settles; kept when it ends unsettled', () => {
     const j = open();
-    j.handle({ type: 'step.start', stage: 'network', step: 'network.firewall', host: 'l20-n1', danger: 'network', undo });
+    j.handle(start('network.firewall', 'l20-n1'));
     j.handle({ type: 'timer.armed', stage: 'network', step: 'network.firewall', host: 'l20-n1', timer });
     expect(read(j.path).armed).toEqual([{
       runId: '20261130T013300Z', host: 'l20-n1', stage: 'network', step: 'network.firewall', ...timer,
       armedAt: '2026-11-30T01:33:16.000Z', firesAt: '2026-11-30T01:35:16.000Z',
     }]);
-    j.handle({ type: 'step.result', result: { ...result('network.firewall', 'l20-n1', 'failed', 'network'), unsettled: true } });
+    const lost = { ...result('network.firewall', 'l20-n1', 'failed', 'network'), unsettled: true };
+    j.handle({ type: 'step.result', result: lost });
     expect(read(j.path).armed.map((a) => a.unit)).toEqual([timer.unit]);
     j.finish();
     expect(existsSync(j.path)).toBe(true);
 
     const k = open({ key: 'k2' });
-    k.handle({ type: 'step.start', stage: 'network', step: 'network.firewall', host: 'l20-n1', danger: 'network', undo });
+    k.handle(start('network.firewall', 'l20-n1'));
     k.handle({ type: 'timer.armed', stage: 'network', step: 'network.firewall', host: 'l20-n1', timer });
     k.handle({ type: 'step.result', result: result('network.firewall', 'l20-n1', 'applied', 'network') });
     expect(read(k.path).armed).toEqual([]);
@@ -453,13 +480,13 @@ describe('armed rollback timers in the journal', () => {
 
   it('the CLI and the TUI modal name each timer, its host, what it undoes and when it fires', () => {
     const j = open();
-    j.handle({ type: 'step.start', stage: 'network', step: 'network.firewall', host: 'l20-n2', danger: 'network', undo: { ...undo, files: [], rollback: [] } });
+    j.handle({ ...start('network.firewall', 'l20-n2'), undo: { ...undo, files: [], rollback: [] } });
     j.handle({ type: 'timer.armed', stage: 'network', step: 'network.firewall', host: 'l20-n2', timer });
     const journal = read(j.path);
     const text = describeFound({ state: 'interrupted', path: j.path, journal }, '').join('\n');
     expect(text).toContain(`      rollback timer ${timer.unit}.timer (below)\n`);
-    expect(text).toContain('rollback timers it armed (may still wait; --resume stops them, --rollback runs them now):\n' +
-      `    l20-n2  rollback timer ${timer.unit}.timer (network.firewall) — ufw --force disable (the firewall off); fires 2026-11-30 01:35:16 UTC unless confirmed`);
-    expect(journalUi(journal).timers).toEqual([`l20-n2  rollback timer ${timer.unit}.timer (network.firewall) — ufw --force disable (the firewall off); fires 2026-11-30 01:35:16 UTC unless confirmed`]);
+    const heading = 'rollback timers it armed (may still wait; --resume stops them, --rollback runs them now):';
+    expect(text).toContain(`${heading}\n    ${line}`);
+    expect(journalUi(journal).timers).toEqual([line]);
   });
 });

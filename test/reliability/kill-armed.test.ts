@@ -22,7 +22,9 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Engine } from '../../src/engine/runner.js';
 import { ApplyJournal, processIdentity, type JournalFile, type JournalProcess } from '../../src/engine/journal.js';
 import type { TimerAction } from '../../src/engine/journal-rollback.js';
-import { journalGate, journalTarget, openApplyJournal, repairBeforeResume, runRollback } from '../../src/commands/apply-journal.js';
+import {
+  journalGate, journalTarget, openApplyJournal, repairBeforeResume, runRollback,
+} from '../../src/commands/apply-journal.js';
 import { networkStage } from '../../checks/network/index.js';
 import { FABRIC_FILE } from '../../checks/network/probes.js';
 import { hostsFromConfig } from '../../src/target.js';
@@ -32,9 +34,10 @@ import type { Command, Host, RunOptions } from '../../src/transport/types.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
 import { applier, shellOn } from '../lab/helpers.js';
 
-const only = (...ids: string[]): StageDef<any, any> => ({ ...networkStage, steps: (networkStage.steps ?? []).filter((s) => ids.includes(s.id)) });
+const only = (...ids: string[]): StageDef<any, any> =>
+  ({ ...networkStage, steps: (networkStage.steps ?? []).filter((s) => ids.includes(s.id)) });
 
-/** A Host that, once killed, drops its connection and never answers again (the run's awaits hang, as in a dead process). */
+/** A Host that, once killed, drops its connection and never answers again (the run's awaits hang: a dead process). */
 class Killable implements Host {
   killed = false;
   constructor(private readonly inner: Host) {}
@@ -42,12 +45,15 @@ class Killable implements Host {
   get address() { return this.inner.address; }
   private guard<T>(p: () => Promise<T>): Promise<T> {
     if (this.killed) return new Promise<T>(() => undefined);
-    return p().then((v) => (this.killed ? new Promise<T>(() => undefined) : v), (e: unknown) => (this.killed ? new Promise<T>(() => undefined) : Promise.reject(e)));
+    const never = new Promise<T>(() => undefined);
+    return p().then((v) => (this.killed ? never : v), (e: unknown) => (this.killed ? never : Promise.reject(e)));
   }
   connect() { return this.guard(() => this.inner.connect()); }
   run(c: Command, o?: RunOptions) { return this.guard(() => this.inner.run(c, o)); }
   readFile(p: string, o?: { sudo?: boolean }) { return this.guard(() => this.inner.readFile(p, o)); }
-  writeFileAtomic(...a: Parameters<Host['writeFileAtomic']>) { return this.guard(() => this.inner.writeFileAtomic(...a)); }
+  writeFileAtomic(...a: Parameters<Host['writeFileAtomic']>) {
+    return this.guard(() => this.inner.writeFileAtomic(...a));
+  }
   onStateChange(l: Parameters<Host['onStateChange']>[0]) { return this.inner.onStateChange(l); }
   probeFreshConnection(ms: number) { return this.guard(() => this.inner.probeFreshConnection!(ms)); }
   knownHostKeys() { return this.inner.knownHostKeys?.() ?? []; }
@@ -59,24 +65,27 @@ class Killable implements Host {
 }
 
 type Moment = (e: EngineEvent, seen: { applied: Set<string> }) => boolean;
-const isCmd = (e: EngineEvent, re: RegExp): e is Extract<EngineEvent, { type: 'cmd.start' }> => e.type === 'cmd.start' && re.test(e.commandLine);
+const isCmd = (e: EngineEvent, re: RegExp): e is Extract<EngineEvent, { type: 'cmd.start' }> =>
+  e.type === 'cmd.start' && re.test(e.commandLine);
+const on = (h: string, re: RegExp): Moment => (e) => isCmd(e, re) && e.host === h;
+const journaled = (h: string): Moment => (e) => e.type === 'timer.armed' && e.host === h;
 
 /** The kill moments: which step runs, and the event after which the process dies. */
 const MOMENTS: Array<{ name: string; step: 'network.apply' | 'network.firewall'; at: (host: string) => Moment }> = [
-  { name: 'netplan: journaled, before systemd-run arms', step: 'network.apply', at: (h) => (e) => e.type === 'timer.armed' && e.host === h },
-  { name: 'netplan: armed, before the apply', step: 'network.apply', at: (h) => (e) => isCmd(e, /systemctl list-timers/) && e.host === h },
-  { name: 'netplan: during the apply', step: 'network.apply', at: (h) => (e) => isCmd(e, /netplan generate && netplan apply/) && e.host === h },
+  { name: 'netplan: journaled, before systemd-run arms', step: 'network.apply', at: journaled },
+  { name: 'netplan: armed, before the apply', step: 'network.apply', at: (h) => on(h, /systemctl list-timers/) },
+  { name: 'netplan: during the apply', step: 'network.apply', at: (h) => on(h, /netplan generate && netplan apply/) },
   {
     name: 'netplan: applied, proving, before the confirm', step: 'network.apply', at: () => (e, seen) => {
       if (e.type === 'cmd.start' && /netplan generate && netplan apply/.test(e.commandLine)) seen.applied.add(e.host);
       return seen.applied.size === 2 && e.type === 'cmd.start' && !/netplan apply/.test(e.commandLine);
     },
   },
-  { name: 'netplan: a confirm sent', step: 'network.apply', at: (h) => (e) => isCmd(e, /systemctl stop l20-netplan-rollback-\S+\.timer/) && e.host === h },
-  { name: 'ufw: journaled, before systemd-run arms', step: 'network.firewall', at: (h) => (e) => e.type === 'timer.armed' && e.host === h },
-  { name: 'ufw: armed on a host, between the arms', step: 'network.firewall', at: (h) => (e) => isCmd(e, /ufw allow in on/) && e.host === h },
-  { name: 'ufw: enabled, before the proof', step: 'network.firewall', at: () => (e) => isCmd(e, /ufw --force enable/) && e.host === 'l20-n2' },
-  { name: 'ufw: a confirm sent', step: 'network.firewall', at: (h) => (e) => isCmd(e, /systemctl stop l20-ufw-rollback-\S+\.timer/) && e.host === h },
+  { name: 'netplan: a confirm sent', step: 'network.apply', at: (h) => on(h, /systemctl stop l20-netplan-rollback-/) },
+  { name: 'ufw: journaled, before systemd-run arms', step: 'network.firewall', at: journaled },
+  { name: 'ufw: armed on a host, between the arms', step: 'network.firewall', at: (h) => on(h, /ufw allow in on/) },
+  { name: 'ufw: enabled, before the proof', step: 'network.firewall', at: () => on('l20-n2', /ufw --force enable/) },
+  { name: 'ufw: a confirm sent', step: 'network.firewall', at: (h) => on(h, /systemctl stop l20-ufw-rollback-/) },
 ];
 
 const SEEDS = 20;
@@ -116,7 +125,8 @@ describe('kills during the armed network steps, then --resume or --rollback', ()
     const out = await snapshot(`systemctl list-timers --all; cat ${FABRIC_FILE}; ip -4 -o addr show dev ens1f0`);
     return {
       files: out.map((s) => s.slice(0, s.indexOf('## '))),
-      timers: out.flatMap((s, i) => (s.match(/l20-(netplan|ufw)-rollback-\S+\.timer/g) ?? []).map((u) => `l20-n${i + 1} ${u}`)),
+      timers: out.flatMap((s, i) =>
+        (s.match(/l20-(netplan|ufw)-rollback-\S+\.timer/g) ?? []).map((u) => `l20-n${i + 1} ${u}`)),
       fabric: out.map((s) => s.slice(s.indexOf('## '))),
     };
   };
@@ -124,12 +134,17 @@ describe('kills during the armed network steps, then --resume or --rollback', ()
   const pastEveryWindow = () => t.lab.hosts[0]!.machine.clock.advance(400_000);
 
   /** Applies the step's stage part and kills the run at the moment; the journal it left. */
-  async function killed(seed: number, moment: (typeof MOMENTS)[number], host: string): Promise<{ journal: JournalFile; reached: boolean }> {
+  async function killed(
+    seed: number, moment: (typeof MOMENTS)[number], host: string,
+  ): Promise<{ journal: JournalFile; reached: boolean }> {
     const hosts = hostsFromConfig(t.config).map((h) => new Killable(h));
     const engine = new Engine(hosts, { config: t.config, runId: runId() });
     const target = { source: `kill-armed seed ${seed}`, hosts };
     const where = journalTarget(target);
-    const journal = new ApplyJournal({ key: where.key, runId: engine.context.runId, source: target.source, hosts: where.hosts, stages: ['network'], process: dead });
+    const journal = new ApplyJournal({
+      key: where.key, runId: engine.context.runId, source: target.source, hosts: where.hosts, stages: ['network'],
+      process: dead,
+    });
     const at = moment.at(host);
     const seen = { applied: new Set<string>() };
     let reached = false;
@@ -151,7 +166,7 @@ describe('kills during the armed network steps, then --resume or --rollback', ()
     return { journal: journal.snapshot as JournalFile, reached };
   }
 
-  it(`${SEEDS} seeded kills: every stale timer is found and handled; 0 regressions after resume or rollback`, async () => {
+  it(`${SEEDS} seeded kills: every stale timer found and handled; 0 regressions after resume or rollback`, async () => {
     const figures = { kills: 0, timersStale: 0, handled: 0, resumed: 0, rolledBack: 0, regressions: [] as string[] };
     let err = '';
     let out = '';
@@ -173,7 +188,7 @@ describe('kills during the armed network steps, then --resume or --rollback', ()
         const { journal, reached } = await killed(seed, moment, host);
         expect(reached, `${what}: the moment was reached`).toBe(true);
         figures.kills++;
-        expect(journal.armed.length > 0 || !/journaled/.test(moment.name), `${what}: the timer is in the journal`).toBe(true);
+        expect(journal.armed.length > 0 || !/journaled/.test(moment.name), `${what}: the timer journaled`).toBe(true);
 
         const hosts = hostsFromConfig(t.config);
         const engine = new Engine(hosts, { config: t.config, runId: runId() });
@@ -199,7 +214,8 @@ describe('kills during the armed network steps, then --resume or --rollback', ()
             expect(applying.map((s) => s.id)).toEqual(['network']);
             const j = openApplyJournal(engine, target, applying, gate.carry, gate.path);
             const run = await applier(engine).applyStages(applying).finally(() => j.finish());
-            const failed = run.outcomes.flatMap((o) => o.steps ?? []).filter((s) => s.status === 'failed').map((s) => `${s.host} ${s.id}: ${s.error}`);
+            const failed = run.outcomes.flatMap((o) => o.steps ?? []).filter((s) => s.status === 'failed')
+              .map((s) => `${s.host} ${s.id}: ${s.error}`);
             expect(failed, what).toEqual([]);
             figures.resumed++;
           }
@@ -209,7 +225,7 @@ describe('kills during the armed network steps, then --resume or --rollback', ()
         // Every waiting timer the kill left was found (the journal knew it) and handled.
         const stale = timers.filter((x) => x.found === 'waiting' || x.found === 'firing');
         figures.timersStale += stale.length;
-        figures.handled += stale.filter((x) => x.ok && (x.done === 'stopped' || x.done === 'honoured' || x.done === 'waited')).length;
+        figures.handled += stale.filter((x) => x.ok && ['stopped', 'honoured', 'waited'].includes(x.done)).length;
         expect(timers.every((x) => x.ok), `${what}: ${err}${out}`).toBe(true);
         err = '';
         expect(journalGate({}, 'check', target).kind, `${what}: the journal is gone`).toBe('run');
@@ -219,18 +235,25 @@ describe('kills during the armed network steps, then --resume or --rollback', ()
         const { files: after, timers: left, fabric } = await hostsNow();
         if (left.length) figures.regressions.push(`${what}: timers left ${left.join(', ')}`);
         if (rollback) {
-          if (moment.step === 'network.firewall' && after.some((s) => !s.includes('Status: inactive'))) figures.regressions.push(`${what}: ufw not back off`);
-          if (after.join() !== before.join()) figures.regressions.push(`${what}: not the state before the step:\n${before.join('\n')}\n--\n${after.join('\n')}`);
+          const ufwOff = after.every((s) => s.includes('Status: inactive'));
+          if (moment.step === 'network.firewall' && !ufwOff) figures.regressions.push(`${what}: ufw not back off`);
+          if (after.join() !== before.join()) {
+            const diff = `${before.join('\n')}\n--\n${after.join('\n')}`;
+            figures.regressions.push(`${what}: not the state before the step:\n${diff}`);
+          }
         } else {
-          if (after.some((s) => !s.includes('Status: active'))) figures.regressions.push(`${what}: the firewall is not enabled: ${after.join(' | ')}`);
-          if (fabric.some((s) => !/design A/.test(s) || !/inet 192\.168\.101\.\d\/24/.test(s))) figures.regressions.push(`${what}: the fabric is not in place: ${fabric.join(' | ')}`);
+          const ufwOn = after.every((s) => s.includes('Status: active'));
+          if (!ufwOn) figures.regressions.push(`${what}: the firewall is not enabled: ${after.join(' | ')}`);
+          const inPlace = fabric.every((s) => /design A/.test(s) && /inet 192\.168\.101\.\d\/24/.test(s));
+          if (!inPlace) figures.regressions.push(`${what}: the fabric is not in place: ${fabric.join(' | ')}`);
         }
       }
     } finally {
       spyErr.mockRestore();
       spyOut.mockRestore();
     }
-    process.stdout.write(`kill-armed figures: ${JSON.stringify({ ...figures, regressions: figures.regressions.length })}\n`);
+    const shown = { ...figures, regressions: figures.regressions.length };
+    process.stdout.write(`kill-armed figures: ${JSON.stringify(shown)}\n`);
     expect(figures.regressions).toEqual([]);
     expect(figures.kills).toBe(SEEDS);
     expect(figures.timersStale).toBeGreaterThanOrEqual(SEEDS / 2);

@@ -86,15 +86,17 @@ describe('the interrupted-apply modal', () => {
     const c = fakeController({}, ['inventory', 'network']);
     const ui = render(<Providers store={store} controller={c}><App /></Providers>);
     const armed: JournalFile['armed'] = [{
-      runId: '20261130T013300Z', host: 'l20-n1', stage: 'network', step: 'network.apply', unit: 'l20-netplan-rollback-20261130T013300Z',
+      runId: '20261130T013300Z', host: 'l20-n1', stage: 'network', step: 'network.apply',
+      unit: 'l20-netplan-rollback-20261130T013300Z',
       undoes: 'restores /etc/netplan from the snapshot of run 20261130T013300Z and re-applies it',
-      command: ['/usr/local/sbin/l20-netplan-rollback', '20261130T013300Z'], windowS: 180, armedAt: '2026-11-30T01:33:17.000Z', firesAt: '2026-11-30T01:36:17.000Z',
+      command: ['/usr/local/sbin/l20-netplan-rollback', '20261130T013300Z'], windowS: 180,
+      armedAt: '2026-11-30T01:33:17.000Z', firesAt: '2026-11-30T01:36:17.000Z',
     }];
     store.dispatch({ type: 'ui.journal', journal: journalUi({ ...journal, armed }) });
     await until(() => (ui.lastFrame() ?? '').includes('Rollback timers it armed'), 'the timers in the modal');
     const frame = ui.lastFrame() ?? '';
     expect(frame).toContain('Rollback timers it armed (r stops them first; b runs them now):');
-    expect(frame).toContain('l20-n1  rollback timer l20-netplan-rollback-20261130T013300Z.timer (network.apply) — restores');
+    expect(frame).toContain('l20-n1  rollback timer l20-netplan-rollback-20261130T013300Z.timer (network.apply) —');
     ui.unmount();
   });
 });
