@@ -123,7 +123,8 @@ const journalSchema = z.object({
     startedAt: z.string(), undo: undoSchema.nullable(), command: z.string().optional(),
   })),
   armed: z.array(z.object({
-    runId: z.string(), host: z.string(), stage: stageId, step: z.string(), unit: z.string().regex(/^[\w.@-]+$/),
+    runId: z.string(), host: z.string(), stage: stageId, step: z.string(),
+    unit: z.string().regex(/^[A-Za-z0-9][\w.@-]*$/), // a unit name, never an option to systemctl
     undoes: z.string(), command: z.array(z.string()).min(1), windowS: z.number(),
     armedAt: z.string(), firesAt: z.string(),
   })).default([]),

@@ -490,3 +490,14 @@ describe('armed rollback timers in the journal', () => {
     expect(journalUi(journal).timers).toEqual([line]);
   });
 });
+
+describe('a journal file is data, not commands', () => {
+  it('a timer unit name that would read as an option to systemctl: the file is corrupt (moved aside, never run)', () => {
+    const j = open();
+    j.handle({ type: 'step.start', stage: 'network', step: 'network.firewall', host: 'l20-n1', danger: 'network', undo });
+    const timer = { unit: '--force', undoes: 'x', command: ['true'], windowS: 1 };
+    j.handle({ type: 'timer.armed', stage: 'network', step: 'network.firewall', host: 'l20-n1', timer });
+    const found = findInterruptedApply('k1', dir);
+    expect(found).toMatchObject({ state: 'corrupt', problem: expect.stringContaining('armed.0.unit') });
+  });
+});
