@@ -492,9 +492,9 @@ describe('armed rollback timers in the journal', () => {
 });
 
 describe('a journal file is data, not commands', () => {
-  it('a timer unit name that would read as an option to systemctl: the file is corrupt (moved aside, never run)', () => {
+  it('a timer unit that would read as an option to systemctl: the file is corrupt (moved aside, never run)', () => {
     const j = open();
-    j.handle({ type: 'step.start', stage: 'network', step: 'network.firewall', host: 'l20-n1', danger: 'network', undo });
+    j.handle(start('network.firewall', 'l20-n1'));
     const timer = { unit: '--force', undoes: 'x', command: ['true'], windowS: 1 };
     j.handle({ type: 'timer.armed', stage: 'network', step: 'network.firewall', host: 'l20-n1', timer });
     const found = findInterruptedApply('k1', dir);
