@@ -121,6 +121,7 @@ describe('kills during the armed network steps, then --resume or --rollback', ()
   /** What a rollback must bring back: the netplan files and ufw's state (after `## `, what else was asked). */
   const SNAPSHOT = `cd /etc/netplan && for f in *.yaml; do echo "== $f"; cat "$f"; done; ufw status | head -1`;
   const snapshot = (extra = '') => both(`sudo sh -c '${SNAPSHOT}; echo "## "; ${extra}'`);
+  const timersLeft = async () => (await hostsNow()).timers;
   const hostsNow = async () => {
     const out = await snapshot(`systemctl list-timers --all; cat ${FABRIC_FILE}; ip -4 -o addr show dev ens1f0`);
     return {
@@ -259,4 +260,45 @@ describe('kills during the armed network steps, then --resume or --rollback', ()
     expect(figures.timersStale).toBeGreaterThanOrEqual(SEEDS / 2);
     expect(figures.handled).toBe(figures.timersStale);
   }, 240_000);
+
+  it('a timer whose host cannot be reached: --resume refuses, the journal stays; once it answers, resumes', async () => {
+    await both(`sudo rm -f ${FABRIC_FILE} && sudo ip addr flush dev ens1f0`);
+    const moment = MOMENTS.find((m) => m.name === 'netplan: armed, before the apply')!;
+    let err = '';
+    const spy = vi.spyOn(process.stderr, 'write').mockImplementation((x) => ((err += String(x)), true));
+    try {
+      const { journal } = await killed(99, moment, 'l20-n2');
+      expect(journal.armed.map((a) => a.host)).toEqual(['l20-n1', 'l20-n2']);
+      // Node 2 by a port nothing listens on: the same host key, so the same journal, but no answer.
+      const lost = { ...t.config, hosts: t.config.hosts.map((h, i) => (i === 1 ? { ...h, port: 1 } : h)) };
+      const hosts = hostsFromConfig(lost);
+      const engine = new Engine(hosts, { config: lost, runId: runId() });
+      const gate = journalGate({ resume: true }, 'apply', { source: 'lost', hosts });
+      if (gate.kind !== 'run' || !gate.resumed) throw new Error(`gate ${gate.kind}\n${err}`);
+      const refused = await repairBeforeResume(engine, gate.resumed)
+        .finally(() => Promise.all(hosts.map((h) => h.close())));
+      expect(refused.ok).toBe(false);
+      expect(refused.timers.map((x) => `${x.host} ${x.done} ${x.unreachable ? 'unreachable' : 'reached'}`))
+        .toEqual(['l20-n1 stopped reached', 'l20-n2 none unreachable']);
+      expect(err).toContain('not resuming: a rollback timer of the interrupted run may still wait');
+      expect(journalGate({}, 'check', { source: 'lost', hosts }).kind).toBe('run');
+      expect(err).toContain('an apply on these hosts was interrupted');
+      expect(await timersLeft()).toEqual([`l20-n2 l20-netplan-rollback-${journal.runId}.timer`]);
+
+      const back = hostsFromConfig(t.config);
+      const again = new Engine(back, { config: t.config, runId: runId() });
+      const retry = journalGate({ resume: true }, 'apply', { source: 'back', hosts: back });
+      if (retry.kind !== 'run' || !retry.resumed) throw new Error(`gate ${retry.kind}\n${err}`);
+      const repaired = await repairBeforeResume(again, retry.resumed);
+      expect(repaired.timers.map((x) => `${x.host} ${x.found} ${x.done}`))
+        .toEqual(['l20-n1 idle none', 'l20-n2 waiting stopped']);
+      const j = openApplyJournal(again, { source: 'back', hosts: back }, retry.stages ?? [], retry.carry, retry.path);
+      const run = await applier(again).applyStages(retry.stages ?? []).finally(() => j.finish());
+      await Promise.all(back.map((h) => h.close()));
+      expect(run.outcomes.flatMap((o) => o.steps ?? []).filter((x) => x.status === 'failed')).toEqual([]);
+      expect(await timersLeft()).toEqual([]);
+    } finally {
+      spy.mockRestore();
+    }
+  }, 60_000);
 });
