@@ -63,6 +63,7 @@ export function plainReporter(write: (line: string) => void, paint: Painter, ver
         if (r.error) for (const l of r.error.split('\n')) write(`    ${l}`);
         break;
       }
+      case 'timer.armed': // for the crash journal; the step's note says it is armed
       case 'engine.idle':
         break;
       default: {

@@ -6,14 +6,16 @@
  * Every apply from the TUI keeps a journal, so killing the TUI mid-apply is recoverable the same way.
  */
 import { ApplyJournal, findInterruptedApply, removeJournal, resumeStages, type FoundJournal } from './engine/journal.js';
-import { repairInterrupted, rollbackComplete, rollbackInterrupted, rollbackLines } from './engine/journal-rollback.js';
+import {
+  handleStaleTimers, repairInterrupted, rollbackComplete, rollbackInterrupted, rollbackLines, timerLines,
+} from './engine/journal-rollback.js';
 import { journalUi } from './engine/journal-text.js';
 import type { Engine } from './engine/runner.js';
 import type { StepExecutor } from './engine/steps.js';
 import type { Store } from './engine/store.js';
 import type { StageDef, StageId } from './engine/types.js';
 import type { Target } from './target.js';
-import { targetKey } from './commands/apply-journal.js';
+import { journalTarget } from './commands/apply-journal.js';
 import { stageById } from './stages.js';
 
 type Interrupted = Extract<FoundJournal, { state: 'interrupted' }>;
@@ -32,7 +34,7 @@ export class TuiJournal {
   check(target: Target): void {
     let found: FoundJournal | undefined;
     try {
-      found = findInterruptedApply(targetKey(target));
+      found = findInterruptedApply(journalTarget(target));
     } catch (err) {
       this.notice(`cannot read the crash journal: ${(err as Error).message}`);
       return;
@@ -48,11 +50,15 @@ export class TuiJournal {
   }
 
   /** The journal of an apply from the TUI; carries the unresolved interrupted steps. */
-  open(engine: Engine, target: Target, stages: ReadonlyArray<{ id: StageId }>, carry = this.found?.journal.inFlight): ApplyJournal {
+  open(engine: Engine, target: Target, stages: ReadonlyArray<{ id: StageId }>, resuming = false): ApplyJournal {
+    // An undecided interrupted apply stays in the same file: its steps (and, until resumed, its timers) kept.
+    const found = this.found;
+    const where = journalTarget(target);
     return new ApplyJournal({
-      key: targetKey(target), runId: engine.context.runId, source: target.source,
-      hosts: target.hosts.map((h) => ({ name: h.name, address: h.address })), stages: stages.map((s) => s.id),
-      ...(carry ? { carry } : {}),
+      key: where.key, runId: engine.context.runId, source: target.source, hosts: where.hosts,
+      stages: stages.map((s) => s.id),
+      ...(found ? { carry: found.journal.inFlight, path: found.path } : {}),
+      ...(found && !resuming ? { carryArmed: found.journal.armed } : {}),
       onError: (err) => this.notice(`cannot write the crash journal: ${err.message}`),
     }).attach(engine);
   }
@@ -66,8 +72,7 @@ export class TuiJournal {
     const defs = ids.map((id) => stageById(id)).filter((d): d is StageDef<any, any> => d !== undefined);
     const first = defs[0];
     if (!first) return;
-    const journal = this.open(engine, target, defs, found.journal.inFlight);
-    this.found = undefined;
+    let journal: ApplyJournal | undefined;
     const show = (stage: StageId) => {
       this.store.dispatch({ type: 'ui.selectStage', stage });
       this.store.dispatch({ type: 'ui.apply', apply: { stage, phase: 'applying', scroll: 0 } });
@@ -80,8 +85,17 @@ export class TuiJournal {
     const follow = engine.subscribe((e) => {
       if (e.type === 'stage.state' && e.state === 'running' && ids.includes(e.stage) && this.store.getState().ui.apply?.phase !== 'confirm') show(e.stage);
     });
-    // A package command the kill cut short is finished first (apt refuses to install until it is).
-    void repairInterrupted(engine, found.journal).then((repaired) => {
+    // The killed run's rollback timers are stopped first (else they would undo what the resume proves);
+    // a package command the kill cut short is finished next (apt refuses to install until it is).
+    void handleStaleTimers(engine, found.journal, 'resume').then(async (timers) => {
+      if (timers.length) this.notice(`rollback timers of run ${found.journal.runId}: ${timerLines(timers).join('; ')}`);
+      if (timers.some((t) => t.unreachable || !t.ok)) {
+        throw new Error('a rollback timer of the interrupted run may still wait; the journal stays — ' +
+          'resume again once every host answers');
+      }
+      journal = this.open(engine, target, defs, true);
+      this.found = undefined;
+      const repaired = await repairInterrupted(engine, found.journal);
       const failed = repaired.flatMap((r) => r.actions).filter((a) => !a.ok).length;
       if (repaired.length) this.notice(`dpkg --configure -a on ${repaired.map((r) => r.host).join(', ')}${failed ? ` (${failed} failed)` : ''}; resuming…`);
       return executor.applyStages(defs);
@@ -95,7 +109,7 @@ export class TuiJournal {
       (err: unknown) => this.notice(`resuming failed: ${(err as Error).message}`),
     ).finally(() => {
       follow();
-      journal.finish();
+      journal?.finish();
       this.store.dispatch({ type: 'ui.apply' });
     });
   }
@@ -108,9 +122,13 @@ export class TuiJournal {
     if (engine.busy) return this.notice('a stage is running; wait for it or press c to cancel');
     this.store.dispatch({ type: 'ui.journal', journal: { ...ui, phase: 'rolling-back' } });
     this.notice(`rolling back run ${found.journal.runId} on ${[...new Set(found.journal.inFlight.map((x) => x.host))].join(', ')}…`);
-    void rollbackInterrupted(engine, found.journal).then(
-      (results) => {
-        const complete = rollbackComplete(results);
+    const undo = async () => {
+      const timers = await handleStaleTimers(engine, found.journal, 'rollback');
+      return { timers, results: await rollbackInterrupted(engine, found.journal) };
+    };
+    void undo().then(
+      ({ timers, results }) => {
+        const complete = rollbackComplete(results) && timers.every((t) => t.ok && !t.unreachable);
         if (complete) {
           removeJournal(found.path);
           this.found = undefined;
@@ -118,7 +136,8 @@ export class TuiJournal {
         const last = complete
           ? 'rolled back; journal removed. Later stages were not run: apply them from the pipeline when ready.'
           : `not everything was rolled back; the journal stays (${found.path}).`;
-        this.store.dispatch({ type: 'ui.journal', journal: { ...ui, phase: 'done', lines: [...rollbackLines(results), last] } });
+        const lines = [...timerLines(timers), ...rollbackLines(results), last];
+        this.store.dispatch({ type: 'ui.journal', journal: { ...ui, phase: 'done', lines } });
         this.notice(complete ? 'rolled back — esc closes' : 'rollback incomplete — esc closes');
       },
       (err: unknown) => {

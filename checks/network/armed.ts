@@ -310,6 +310,11 @@ export async function armedApply(ctx: StepExecContext<NetworkFacts>, o: ArmedOpt
       }
       return `${t.host}: writing files failed: ${(err as Error).message}`;
     }
+    // Journaled first: a kill after this line leaves the timer known to --resume and --rollback.
+    ctx.journalArmed(t.host, {
+      unit: u, undoes: `restores /etc/netplan from the snapshot of run ${ctx.runId} and re-applies it`,
+      command: [ROLLBACK_SCRIPT, ctx.runId], windowS: window,
+    });
     armSent.add(t.host);
     const arm = await run(t.host, 'arm', { argv: ['systemd-run', `--unit=${u}`, `--on-active=${window}`, '--timer-property=AccuracySec=1s', ROLLBACK_SCRIPT, ctx.runId] });
     if (arm.exitCode !== 0) return `${t.host}: arming the rollback timer failed (exit ${arm.exitCode}): ${tail(arm)}`;

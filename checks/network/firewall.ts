@@ -66,6 +66,12 @@ async function firewall(ctx: StepExecContext<NetworkFacts>): Promise<StepResult[
   for (const p of plans) {
     const all = steps(p);
     for (const [i, argv] of all.entries()) {
+      // Journaled before it is armed: a kill after this leaves the timer known to --resume and --rollback.
+      if (i === 0) {
+        const undo = ['ufw', '--force', 'disable'];
+        const undoes = 'ufw --force disable (the firewall off)';
+        ctx.journalArmed(p.host, { unit: u, undoes, command: undo, windowS: UFW_WINDOW_S });
+      }
       const r = await run(p.host, argv);
       if (i === 0 && r.exitCode === 0) armed.push(p.host);
       if (r.exitCode !== 0) {

@@ -23,6 +23,10 @@ export function JournalModal(props: { width: number; height: number }) {
     if (x.command) rows.push({ text: `      running: ${x.command}`, dim: true });
     if (x.undo) rows.push({ text: `      ${x.undo}`, dim: true });
   }
+  if (j.timers.length) {
+    rows.push({ text: 'Rollback timers it armed (r stops them first; b runs them now):' });
+    for (const t of j.timers) rows.push({ text: `  ${t}`, color: 'yellow' });
+  }
   rows.push({ text: ' ' });
   if (j.phase === 'ask') {
     rows.push(

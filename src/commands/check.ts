@@ -64,8 +64,8 @@ export async function runCheck(values: CliValues, mode: Mode = 'check'): Promise
     else {
       const executor = new StepExecutor(engine, { dryRun: mode === 'plan', yes: values.yes ?? false, allowReboot: values['allow-reboot'] ?? false });
       const applying = gate.stages ?? stages;
-      if (gate.resumed) await repairBeforeResume(engine, gate.resumed);
-      const journal = mode === 'apply' ? openApplyJournal(engine, target, applying, gate.carry) : undefined;
+      if (gate.resumed && !(await repairBeforeResume(engine, gate.resumed)).ok) return 2;
+      const journal = mode === 'apply' ? openApplyJournal(engine, target, applying, gate.carry, gate.path) : undefined;
       let run: Awaited<ReturnType<StepExecutor['applyStages']>>;
       try {
         run = await executor.applyStages(applying);

@@ -1,5 +1,5 @@
 /** The typed events the engine emits. The store, the session log and the reporters consume them. */
-import type { CheckResult, Danger, StageId, StageStatus, StepCommand, StepResult } from './types.js';
+import type { ArmedTimer, CheckResult, Danger, StageId, StageStatus, StepCommand, StepResult } from './types.js';
 import type { HostConnectionState } from '../transport/types.js';
 
 export type EngineEvent =
@@ -19,6 +19,8 @@ export type EngineEvent =
   | { type: 'check.result'; result: CheckResult }
   | { type: 'step.start'; stage: StageId; step: string; host: string; danger: Danger; undo?: StepUndo }
   | { type: 'step.note'; stage: StageId; step: string; host: string | null; line: string }
+  /** A step is about to arm a rollback timer on a host (the crash journal records it first). */
+  | { type: 'timer.armed'; stage: StageId; step: string; host: string; timer: ArmedTimer }
   | { type: 'step.result'; result: StepResult }
   | { type: 'engine.idle' };
 

@@ -5,11 +5,17 @@
  * (PATH.l20tmp.*) are removed, files the step had moved into the backup directory are moved back,
  * then the step's own rollback commands run. Every command is an argv list (paths are words, never
  * spliced into a shell string) and runs through the engine, so it streams to the panes and the log.
+ *
+ * Before either a resume or a rollback, every rollback timer the journal says an armed step set is looked
+ * up on its host (handleStaleTimers): one still waiting would fire later and undo what the resume proves
+ * (netplan restored, `ufw --force disable`). A resume stops it (the step runs again from scratch); a
+ * rollback honours it: runs its service now and waits for it, or, when it no longer waits, runs what it
+ * would have run (the same command: restoring a snapshot, disabling ufw, is the same done twice).
  */
 import { posix } from 'node:path';
 import type { Engine } from './runner.js';
 import type { HostRunner, StepCommand } from './types.js';
-import type { JournalFile, JournalStep } from './journal.js';
+import type { JournalArmed, JournalFile, JournalStep } from './journal.js';
 import { quoteArgv } from '../transport/quote.js';
 import { sanitize } from '../util/sanitize.js';
 
@@ -185,4 +191,139 @@ export function rollbackLines(results: readonly StepRollback[]): string[] {
     for (const a of r.actions) lines.push(`  ${a.ok ? '✔' : '✘'} ${VERB[a.kind]} ${a.what}${a.detail ? ` (${a.detail})` : ''}`);
   }
   return lines;
+}
+
+/** What was found and done about one journaled rollback timer on its host. */
+export interface TimerAction {
+  host: string;
+  step: string;
+  unit: string;
+  /** waiting: the timer was armed and had not fired; firing: its service ran when looked at; idle: neither. */
+  found: 'waiting' | 'firing' | 'idle' | 'unknown';
+  /** stopped: timer stopped (resume); honoured: its service ran now, to its end (rollback); waited: the
+   *  firing service was waited for; undone: it no longer waited, its command ran now (rollback); none. */
+  done: 'stopped' | 'honoured' | 'waited' | 'undone' | 'none';
+  ok: boolean;
+  detail: string;
+  /** The host could not be reached: whether the timer waits is unknown. */
+  unreachable?: string;
+}
+
+const SERVICE_WAIT_MS = 120_000;
+const AS_ROOT = { sudo: true, timeoutMs: 20_000 };
+const STOP_OPTS = { sudo: true, timeoutMs: 60_000 };
+const LONG_OPTS = { sudo: true, timeoutMs: SERVICE_WAIT_MS };
+
+/** ActiveState and Result of a unit (systemctl show prints both even for a unit it does not know). */
+async function unitState(run: HostRunner, host: string, unit: string): Promise<{ active: string; result: string }> {
+  const argv = ['systemctl', 'show', '-p', 'ActiveState', '-p', 'Result', unit];
+  const r = await run(host, 'rollback', { argv }, AS_ROOT);
+  if (r.exitCode !== 0) throw new Error(`systemctl show ${unit} on ${host}: ${exitText(r)}`);
+  const value = (key: string) => new RegExp(`^${key}=(\\S*)`, 'm').exec(r.stdout)?.[1] ?? '?';
+  return { active: value('ActiveState'), result: value('Result') };
+}
+
+/** Waits for a started service to end (bounded); `success`, or what systemd says instead. */
+async function serviceEnd(run: HostRunner, host: string, unit: string, signal: AbortSignal): Promise<string> {
+  const until = Date.now() + SERVICE_WAIT_MS;
+  for (;;) {
+    const s = await unitState(run, host, unit);
+    if (s.active !== 'active' && s.active !== 'activating' && s.active !== 'deactivating') {
+      return s.result === 'success' ? 'success' : `ActiveState=${s.active} Result=${s.result}`;
+    }
+    if (Date.now() > until || signal.aborted) return `still ${s.active} after ${SERVICE_WAIT_MS / 1000} s`;
+    await new Promise((r) => setTimeout(r, 250)); // the next look at a running service
+  }
+}
+
+/** `exit N` and, when it failed, the last lines it printed. */
+function exitText(r: { exitCode: number | null; signal: string | null; stdout: string; stderr: string }): string {
+  return `exit ${r.exitCode ?? r.signal}${r.exitCode === 0 ? '' : `: ${tail(r.stderr || r.stdout)}`}`;
+}
+
+/** Finds one journaled timer on its host and stops (resume) or honours (rollback) it. */
+async function settleTimer(
+  run: HostRunner, a: JournalArmed, mode: 'resume' | 'rollback', signal: AbortSignal,
+): Promise<TimerAction> {
+  const timer = `${a.unit}.timer`;
+  const service = `${a.unit}.service`;
+  const is = await run(a.host, 'rollback', { argv: ['systemctl', 'is-active', timer] }, AS_ROOT);
+  const waiting = is.stdout.trim() === 'active';
+  const firing = !waiting && ['active', 'activating'].includes((await unitState(run, a.host, service)).active);
+  const found: TimerAction['found'] = waiting ? 'waiting' : firing ? 'firing' : 'idle';
+  const action = (done: TimerAction['done'], ok: boolean, detail: string): TimerAction =>
+    ({ host: a.host, step: a.step, unit: a.unit, found, done, ok, detail });
+  const stopTimer = () => run(a.host, 'rollback', { argv: ['systemctl', 'stop', timer] }, STOP_OPTS);
+  if (firing) {
+    const end = await serviceEnd(run, a.host, service, signal);
+    return action('waited', end === 'success', `it was firing (${a.undoes}); waited for it: ${end}`);
+  }
+  if (mode === 'resume') {
+    if (!waiting) return action('none', true, 'no longer waiting (stopped by the step, or fired)');
+    const stop = await stopTimer();
+    return stop.exitCode === 0
+      ? action('stopped', true, `was waiting to fire (${a.undoes}); stopped — the step runs again from scratch`)
+      : action('stopped', false, `systemctl stop ${timer}: ${exitText(stop)}`);
+  }
+  if (waiting) {
+    const start = await run(a.host, 'rollback', { argv: ['systemctl', 'start', service] }, LONG_OPTS);
+    const end = start.exitCode === 0
+      ? await serviceEnd(run, a.host, service, signal)
+      : `systemctl start: ${exitText(start)}`;
+    const stopped = (await stopTimer()).exitCode === 0;
+    const timerNow = stopped ? 'timer stopped' : 'the timer could not be stopped';
+    const detail = `was waiting; ran it now (${a.undoes}): ${end}; ${timerNow}`;
+    return action('honoured', end === 'success' && stopped, detail);
+  }
+  // It no longer waits: stopped by the step after its proof, or fired. What it would do is done now, detached
+  // from this session as the timer would (a netplan apply may drop the connection for a moment).
+  const argv = ['systemd-run', `--unit=${a.unit}-rollback`, '--collect', '--wait', ...a.command];
+  const now = await run(a.host, 'rollback', { argv }, LONG_OPTS);
+  const detail = `no longer waiting; ran what it would have (${a.undoes}): ${exitText(now)}`;
+  return action('undone', now.exitCode === 0, detail);
+}
+
+/**
+ * Every rollback timer of the journal, looked up on its host and stopped (resume) or honoured
+ * (rollback) — hosts in parallel, the latest timer of a host first. A host that cannot be reached is
+ * reported: whether its timer still waits is unknown.
+ */
+export async function handleStaleTimers(
+  engine: Engine, journal: Pick<JournalFile, 'armed'>, mode: 'resume' | 'rollback',
+): Promise<TimerAction[]> {
+  const armed = journal.armed ?? [];
+  if (armed.length === 0) return [];
+  const failures = await engine.connectAll();
+  const byHost = new Map<string, JournalArmed[]>();
+  for (const a of armed) byHost.set(a.host, [...(byHost.get(a.host) ?? []), a]);
+  const unknown = (a: JournalArmed, why: string): TimerAction =>
+    ({ host: a.host, step: a.step, unit: a.unit, found: 'unknown', done: 'none', ok: false, detail: '',
+      unreachable: sanitize(why) });
+  return engine.busyWhile(async (signal) => {
+    const perHost = await Promise.all([...byHost].map(async ([host, entries]) => {
+      const ordered = [...entries].sort((a, b) => b.armedAt.localeCompare(a.armedAt));
+      const err = failures.get(host);
+      if (err || !engine.hosts.some((h) => h.name === host)) {
+        return ordered.map((a) => unknown(a, err?.message ?? `${host} is not in this inventory`));
+      }
+      const out: TimerAction[] = [];
+      for (const a of ordered) {
+        try {
+          out.push(await settleTimer(engine.hostRunner(a.stage, signal), a, mode, signal));
+        } catch (e) {
+          out.push(unknown(a, (e as Error).message));
+        }
+      }
+      return out;
+    }));
+    return perHost.flat();
+  });
+}
+
+/** One line per timer and host. */
+export function timerLines(actions: readonly TimerAction[]): string[] {
+  return actions.map((t) => {
+    const what = t.unreachable ? `unknown — ${t.unreachable}` : `${t.ok ? '✔' : '✘'} ${t.detail}`;
+    return `${t.host}  ${t.unit}.timer (${t.step}): ${what}`;
+  });
 }

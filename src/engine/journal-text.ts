@@ -2,7 +2,7 @@
  * What the operator reads about a journal: the CLI's lines (stderr) and the TUI modal's model. One
  * wording for both, so "in flight on which host since when" reads the same wherever it is shown.
  */
-import type { FoundJournal, JournalFile, JournalStep } from './journal.js';
+import type { FoundJournal, JournalArmed, JournalFile, JournalStep } from './journal.js';
 import { resumeStages } from './journal.js';
 import type { Danger, StageId } from './types.js';
 
@@ -27,6 +27,21 @@ export function undoLine(x: JournalStep): string | undefined {
     ...(x.undo.rollback.length ? [`${x.undo.rollback.length} rollback command(s)`] : []),
   ];
   return parts.length ? parts.join('; ') : 'no files; no rollback commands';
+}
+
+/** What undoing a step of this journal takes: its files and commands, or its armed rollback timers. */
+function undoOf(j: Pick<JournalFile, 'armed'>, x: JournalStep): string | undefined {
+  const timers = (j.armed ?? []).filter((a) => a.host === x.host && a.step === x.step && a.runId === x.runId);
+  const u = undoLine(x);
+  if (timers.length === 0) return u;
+  const units = `rollback timer ${timers.map((a) => `${a.unit}.timer`).join(', ')} (below)`;
+  return u === undefined || u === 'no files; no rollback commands' ? units : `${u}; ${units}`;
+}
+
+/** A rollback timer the run armed: which unit on which host, what it undoes, when it fires. */
+export function armedLine(a: JournalArmed): string {
+  const fires = `fires ${when(a.firesAt)} unless confirmed`;
+  return `${a.host}  rollback timer ${a.unit}.timer (${a.step}) — ${a.undoes}; ${fires}`;
 }
 
 function header(j: JournalFile): string {
@@ -58,8 +73,13 @@ export function describeFound(found: FoundJournal, target: string): string[] {
   if (j.inFlight.length === 0) lines.push(`  no step was in flight; it stopped in stage ${j.stage ?? stages[0] ?? '?'}, between steps or in one that records no undo`);
   for (const x of j.inFlight) {
     lines.push(`  ${inFlightLine(x)}`);
-    const u = undoLine(x);
+    const u = undoOf(j, x);
     if (u) lines.push(`      ${u}`);
+  }
+  const armed = j.armed ?? [];
+  if (armed.length) {
+    lines.push('  rollback timers it armed (may still wait; --resume stops them, --rollback runs them now):');
+    for (const a of armed) lines.push(`    ${armedLine(a)}`);
   }
   if (j.done.length) lines.push(`  done before: ${j.done.filter((d) => d.status === 'applied').length} step result(s) applied, ${j.done.length} in all`);
   lines.push(
@@ -79,6 +99,8 @@ export interface JournalUi {
   startedAt: string;
   stage: StageId | null;
   inFlight: Array<{ host: string; stage: StageId; step: string; danger: Danger; since: string; command?: string; undo?: string }>;
+  /** Rollback timers the run armed (armedLine), looked up on the hosts before a resume or a rollback. */
+  timers: string[];
   resumeStages: StageId[];
   lines?: string[];
 }
@@ -87,9 +109,10 @@ export function journalUi(j: JournalFile): JournalUi {
   return {
     phase: 'ask', runId: j.runId, pid: j.pid, startedAt: when(j.startedAt), stage: j.stage,
     inFlight: j.inFlight.map((x) => {
-      const u = undoLine(x);
+      const u = undoOf(j, x);
       return { host: x.host, stage: x.stage, step: x.step, danger: x.danger, since: when(x.startedAt), ...(x.command ? { command: x.command.split('\n')[0] ?? '' } : {}), ...(u ? { undo: u } : {}) };
     }),
+    timers: (j.armed ?? []).map(armedLine),
     resumeStages: resumeStages(j),
   };
 }

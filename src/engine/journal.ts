@@ -1,16 +1,22 @@
 /**
  * The crash journal of an apply: which steps are in flight on which host, with what undoing each one
- * takes (the `undo` of `step.start`, read before the step changes anything). It lives in
- * <stateDir>/journal/<key>.json, one file per target, rewritten atomically on every step event, so a
- * `kill -9` of the tool leaves the last state on disk; a normal end removes it. The next start on the
- * same target finds it (findInterruptedApply) and offers to resume or roll back (journal-rollback.ts).
+ * takes (the `undo` of `step.start`, read before the step changes anything), and every rollback timer
+ * an armed step set on a host (recorded before it is armed: a kill can leave it waiting). It lives in
+ * <stateDir>/journal/<key>.json, the key made from the hosts' identities (their host key fingerprints),
+ * rewritten atomically on every step event, so a `kill -9` of the tool leaves the last state on disk; a
+ * normal end removes it. The next start on any of those hosts — from any inventory naming them, the saved
+ * one or the TUI — finds it (findInterruptedApply) and offers to resume or roll back (journal-rollback.ts).
+ * Whether its writer still runs is told by the process's boot, start time and command line, not its pid.
  */
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import {
+  closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync,
+} from 'node:fs';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import type { EngineEvent, StepUndo } from './events.js';
-import { STAGE_IDS, type Danger, type StageId, type StepStatus } from './types.js';
+import { STAGE_IDS, type ArmedTimer, type Danger, type StageId, type StepStatus } from './types.js';
 import { stateDir } from './session-log.js';
 import { withoutSudoWrapper } from '../transport/quote.js';
 
@@ -38,20 +44,53 @@ export interface JournalDone {
   status: StepStatus;
 }
 
+/** A rollback timer an armed step set (or was about to set) on a host: it fires unless the step confirms. */
+export interface JournalArmed extends ArmedTimer {
+  runId: string;
+  host: string;
+  stage: StageId;
+  step: string;
+  /** When it was recorded (just before `systemd-run` armed it) and when it fires, by this machine's clock. */
+  armedAt: string;
+  firesAt: string;
+}
+
+/** A host as the journal knows it: the SHA256 fingerprints of its host keys (none yet: its address stands in). */
+export interface JournalHost {
+  name: string;
+  address: string;
+  keys?: string[];
+}
+
+/**
+ * The process that writes the journal, so a later start can tell it from another that got the same pid
+ * (after a reboot, or pid reuse): Linux's boot id and the process's start time (clock ticks since boot,
+ * /proc/<pid>/stat field 22), else `ps -o lstart=`; and its command line.
+ */
+export interface JournalProcess {
+  bootId?: string;
+  startTime?: string;
+  cmdline?: string[];
+}
+
 export interface JournalFile {
   version: 1;
   runId: string;
   pid: number;
+  /** Absent in journals of earlier releases: then the pid alone tells. */
+  process?: JournalProcess;
   startedAt: string;
   updatedAt: string;
   /** The target: inventory file, saved inventory or lab, and its hosts. */
   source: string;
-  hosts: Array<{ name: string; address: string }>;
+  hosts: JournalHost[];
   /** The stages the apply was asked for, in pipeline order. */
   stages: StageId[];
   /** The stage being applied (set when its checks start), null before the first. */
   stage: StageId | null;
   inFlight: JournalStep[];
+  /** Rollback timers of steps in flight, possibly still waiting on their hosts. */
+  armed: JournalArmed[];
   done: JournalDone[];
 }
 
@@ -72,14 +111,23 @@ const journalSchema = z.object({
   pid: z.number().int().positive(),
   startedAt: z.string(),
   updatedAt: z.string(),
+  process: z.object({
+    bootId: z.string().optional(), startTime: z.string().optional(), cmdline: z.array(z.string()).optional(),
+  }).optional(),
   source: z.string(),
-  hosts: z.array(z.object({ name: z.string(), address: z.string() })),
+  hosts: z.array(z.object({ name: z.string(), address: z.string(), keys: z.array(z.string()).optional() })),
   stages: z.array(stageId),
   stage: stageId.nullable(),
   inFlight: z.array(z.object({
     runId: z.string(), host: z.string(), stage: stageId, step: z.string(), danger: z.enum(['safe', 'disruptive', 'network', 'reboot']),
     startedAt: z.string(), undo: undoSchema.nullable(), command: z.string().optional(),
   })),
+  armed: z.array(z.object({
+    runId: z.string(), host: z.string(), stage: stageId, step: z.string(),
+    unit: z.string().regex(/^[A-Za-z0-9][\w.@-]*$/), // a unit name, never an option to systemctl
+    undoes: z.string(), command: z.array(z.string()).min(1), windowS: z.number(),
+    armedAt: z.string(), firesAt: z.string(),
+  })).default([]),
   done: z.array(z.object({ host: z.string().nullable(), stage: stageId, step: z.string(), status: z.enum(['planned', 'applied', 'skipped', 'failed']) })),
 });
 
@@ -87,13 +135,25 @@ export function journalDir(): string {
   return join(stateDir(), 'journal');
 }
 
+/** Who a host is: its key fingerprints, else (no key known yet) its address. */
+function hostIdentity(h: JournalHost): string {
+  return h.keys?.length ? [...h.keys].sort().join('+') : `address:${h.address}`;
+}
+
 /**
- * One key per target: the source (an inventory file by its absolute path) and every host's address,
- * so two clusters never share a journal. The built-in lab listens on new ports each start: its own key.
+ * One key per set of hosts, from their identities (sorted), whatever inventory names them: a copy of the
+ * inventory, the saved one and the TUI all find the same journal. The built-in lab makes new host keys
+ * each start: its own key.
  */
-export function journalKey(source: string, addresses: readonly string[]): string {
-  const where = existsSync(source) ? resolve(source) : source;
-  return createHash('sha256').update(JSON.stringify([where, ...addresses])).digest('hex').slice(0, 20);
+export function journalKey(hosts: ReadonlyArray<JournalHost>): string {
+  const ids = [...new Set(hosts.map(hostIdentity))].sort();
+  return createHash('sha256').update(JSON.stringify(ids)).digest('hex').slice(0, 20);
+}
+
+/** The same host: a key in common, or the same address where one side knows no key. */
+export function sameHost(a: JournalHost, b: JournalHost): boolean {
+  if (a.keys?.length && b.keys?.length) return a.keys.some((k) => b.keys!.includes(k));
+  return a.address === b.address;
 }
 
 export function journalPath(key: string, dir = journalDir()): string {
@@ -132,18 +192,67 @@ export function processAlive(pid: number): boolean {
   }
 }
 
+function readProc(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The identity of a live process (undefined when there is none): on Linux from /proc; elsewhere the
+ * start time and arguments `ps -o lstart=,args=` prints.
+ */
+export function processIdentity(pid: number = process.pid): JournalProcess | undefined {
+  if (existsSync('/proc/self/stat')) {
+    const stat = readProc(`/proc/${pid}/stat`);
+    if (stat === undefined) return undefined;
+    // The name (field 2) is in parentheses and may hold spaces and parentheses: fields count from the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const cmdline = (readProc(`/proc/${pid}/cmdline`) ?? '').split('\0');
+    if (cmdline.at(-1) === '') cmdline.pop();
+    return { bootId: readProc('/proc/sys/kernel/random/boot_id')?.trim(), startTime: fields[19], cmdline };
+  }
+  if (!processAlive(pid)) return undefined;
+  try {
+    const argv = ['-o', 'lstart=,args=', '-p', String(pid)];
+    const line = execFileSync('ps', argv, { encoding: 'utf8', timeout: 5000 }).trim();
+    // lstart is a fixed-width date: `Wed Dec  2 04:39:53 2026`.
+    return { startTime: line.slice(0, 24), cmdline: [line.slice(24).trim()] };
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * Whether the journal's writer still runs: the same pid, boot, start time and command line. A journal
+ * of an earlier release (no identity recorded) falls back to the pid.
+ */
+export function writerRunning(owner: Pick<JournalFile, 'pid' | 'process'>): boolean {
+  const was = owner.process;
+  if (!was?.startTime) return processAlive(owner.pid);
+  const now = processIdentity(owner.pid);
+  if (!now) return false;
+  if (was.bootId !== undefined && now.bootId !== undefined && was.bootId !== now.bootId) return false;
+  const line = (p: JournalProcess) => (p.cmdline ?? []).join(' ');
+  return now.startTime === was.startTime && (was.cmdline === undefined || line(now) === line(was));
+}
+
 export type FoundJournal =
   | { state: 'interrupted'; path: string; journal: JournalFile }
   | { state: 'running'; path: string; journal: JournalFile }
   | { state: 'corrupt'; path: string; movedTo: string; problem: string };
 
-/**
- * The journal of this target, if any: interrupted when the process that wrote it is gone, running
- * while it lives (an apply in another terminal — never offered for rollback). A file that cannot be
- * read as a journal is moved aside to `….corrupt` (kept for a person to read) and reported.
- */
-export function findInterruptedApply(key: string, dir = journalDir(), alive: (pid: number) => boolean = processAlive): FoundJournal | undefined {
-  const path = journalPath(key, dir);
+/** Where to look: the journal of these hosts by key, and any other one that names one of them. */
+export interface JournalTarget {
+  key: string;
+  hosts: ReadonlyArray<JournalHost>;
+}
+
+type Read = { journal: JournalFile } | { problem: string } | undefined;
+
+function readJournal(path: string): Read {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -151,21 +260,55 @@ export function findInterruptedApply(key: string, dir = journalDir(), alive: (pi
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
   }
-  let problem: string;
   try {
     const parsed = journalSchema.safeParse(JSON.parse(text));
-    if (parsed.success) {
-      const journal = parsed.data as JournalFile;
-      return { state: alive(journal.pid) ? 'running' : 'interrupted', path, journal };
-    }
-    problem = parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.') || '(top)'}: ${i.message}`).join('; ');
+    if (parsed.success) return { journal: parsed.data as JournalFile };
+    const issues = parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.') || '(top)'}: ${i.message}`);
+    return { problem: issues.join('; ') };
   } catch (err) {
-    problem = (err as Error).message;
+    return { problem: (err as Error).message };
   }
-  let movedTo = `${path}.corrupt`;
-  if (existsSync(movedTo)) movedTo = `${path}.${new Date().toISOString().replace(/[-:.]/g, '')}.corrupt`;
-  renameSync(path, movedTo);
-  return { state: 'corrupt', path, movedTo, problem };
+}
+
+/**
+ * The journal of this target, if any: interrupted when the process that wrote it is gone, running
+ * while it lives (an apply in another terminal — never offered for rollback). Given the hosts, a
+ * journal under another key that names one of them counts too (it was written from an inventory naming
+ * other hosts beside them, or before their keys were known); one that runs wins, then the latest. The
+ * file of this key that cannot be read as a journal is moved aside to `….corrupt` (kept for a person to
+ * read) and reported; another key's unreadable file is left alone (it may be another cluster's).
+ */
+export function findInterruptedApply(
+  target: string | JournalTarget, dir = journalDir(), running: (j: JournalFile) => boolean = writerRunning,
+): FoundJournal | undefined {
+  const { key, hosts } = typeof target === 'string' ? { key: target, hosts: undefined } : target;
+  const path = journalPath(key, dir);
+  const own = readJournal(path);
+  if (own && 'problem' in own) {
+    let movedTo = `${path}.corrupt`;
+    if (existsSync(movedTo)) movedTo = `${path}.${new Date().toISOString().replace(/[-:.]/g, '')}.corrupt`;
+    renameSync(path, movedTo);
+    return { state: 'corrupt', path, movedTo, problem: own.problem };
+  }
+  const found: Array<{ path: string; journal: JournalFile }> = own ? [{ path, journal: own.journal }] : [];
+  if (hosts) {
+    let names: string[] = [];
+    try {
+      names = readdirSync(dir).filter((f) => f.endsWith('.json') && f !== `${key}.json`);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    for (const name of names) {
+      const other = readJournal(join(dir, name));
+      if (!other || !('journal' in other)) continue;
+      const names = other.journal.hosts.some((a) => hosts.some((b) => sameHost(a, b)));
+      if (names) found.push({ path: join(dir, name), journal: other.journal });
+    }
+  }
+  const states = found.map((f) => ({ ...f, state: running(f.journal) ? 'running' as const : 'interrupted' as const }));
+  const live = (f: { state: string }) => Number(f.state === 'running');
+  states.sort((a, b) => live(b) - live(a) || b.journal.updatedAt.localeCompare(a.journal.updatedAt));
+  return states[0];
 }
 
 export function removeJournal(path: string): void {
@@ -190,10 +333,16 @@ export interface ApplyJournalOptions {
   key: string;
   runId: string;
   source: string;
-  hosts: ReadonlyArray<{ name: string; address: string }>;
+  hosts: ReadonlyArray<JournalHost>;
   stages: readonly StageId[];
   /** Steps an earlier, interrupted run left in flight: kept until this run finishes the same step on the same host. */
   carry?: readonly JournalStep[];
+  /** Timers an interrupted run armed and no resume or rollback has dealt with yet: kept as they are. */
+  carryArmed?: readonly JournalArmed[];
+  /** The interrupted run's journal file this run takes over (found under another key), instead of its own. */
+  path?: string;
+  /** The writer's identity (default: this process's). */
+  process?: { pid: number; identity?: JournalProcess };
   dir?: string;
   now?: () => Date;
   /** A journal write failed (full disk, permissions): the apply goes on, the caller tells the operator once. */
@@ -212,12 +361,17 @@ export class ApplyJournal {
 
   constructor(private readonly options: ApplyJournalOptions) {
     this.now = options.now ?? (() => new Date());
-    this.path = journalPath(options.key, options.dir);
+    this.path = options.path ?? journalPath(options.key, options.dir);
     const t = this.now().toISOString();
+    const writer = options.process ?? { pid: process.pid, identity: processIdentity() };
     this.data = {
-      version: 1, runId: options.runId, pid: process.pid, startedAt: t, updatedAt: t, source: options.source,
-      hosts: options.hosts.map((h) => ({ name: h.name, address: h.address })), stages: [...options.stages],
-      stage: null, inFlight: [...(options.carry ?? [])], done: [],
+      version: 1, runId: options.runId, pid: writer.pid, ...(writer.identity ? { process: writer.identity } : {}),
+      startedAt: t, updatedAt: t, source: options.source,
+      hosts: options.hosts.map((h) => ({
+        name: h.name, address: h.address, ...(h.keys?.length ? { keys: [...h.keys].sort() } : {}),
+      })),
+      stages: [...options.stages], stage: null, inFlight: [...(options.carry ?? [])],
+      armed: [...(options.carryArmed ?? [])], done: [],
     };
     this.write();
   }
@@ -256,9 +410,22 @@ export class ApplyJournal {
         // A step that ended unsettled (its connection lost for good, nothing rolled back) stays in flight.
         const settles = (x: JournalStep) => !r.unsettled && (x.runId === d.runId || r.status === 'applied' || (r.status === 'skipped' && !r.summary.startsWith('not run')));
         d.inFlight = d.inFlight.filter((x) => !(x.step === r.id && (r.host === null || x.host === r.host) && settles(x)));
+        // The step dealt with its timers (confirmed, rolled back, or said in its error what still waits).
+        const ours = (x: JournalArmed) =>
+          x.step === r.id && x.runId === d.runId && (r.host === null || x.host === r.host);
+        if (!r.unsettled) d.armed = d.armed.filter((x) => !ours(x));
         d.done.push({ host: r.host, stage: r.stage, step: r.id, status: r.status });
         // Nothing started and nothing was in flight: a skip changes no host, no write needed.
         if (before === d.inFlight.length && r.status === 'skipped') return;
+        break;
+      }
+      case 'timer.armed': {
+        const at = this.now();
+        d.armed = d.armed.filter((x) => !(x.host === e.host && x.unit === e.timer.unit));
+        d.armed.push({
+          runId: d.runId, host: e.host, stage: e.stage, step: e.step, ...e.timer, command: [...e.timer.command],
+          armedAt: at.toISOString(), firesAt: new Date(at.getTime() + e.timer.windowS * 1000).toISOString(),
+        });
         break;
       }
       case 'cmd.start': {
@@ -282,7 +449,7 @@ export class ApplyJournal {
   finish(): void {
     this.unsubscribe?.();
     this.unsubscribe = undefined;
-    if (this.data.inFlight.length === 0) removeJournal(this.path);
+    if (this.data.inFlight.length === 0 && this.data.armed.length === 0) removeJournal(this.path);
     else this.write();
   }
 

@@ -85,6 +85,8 @@ export async function runProcedure(
         return { results: o.results, facts: ctx.hosts.filter((h) => o.facts.has(h)).map((h) => ({ host: h, facts: o.facts.get(h) })) };
       },
       note,
+      journalArmed: (h, timer) =>
+        x.engine.emit({ type: 'timer.armed', stage: stage.id, step: step.id, host: h, timer }),
       sleep,
     };
     try {

@@ -151,6 +151,9 @@ export function reduce(state: AppState, action: Action): AppState {
       const kept = state.steps[r.stage].filter((s) => !(s.id === r.id && s.host === r.host));
       return { ...state, steps: { ...state.steps, [r.stage]: [...kept, r] } };
     }
+    case 'timer.armed':
+      // For the crash journal; the step's own note says the timer is armed.
+      return state;
     case 'engine.idle':
       return { ...state, busy: false };
     case 'session.hosts': {

@@ -191,6 +191,18 @@ export interface StepResult {
 }
 
 /** The facilities a custom executor gets (network.apply's armed rollback and lockstep proof). */
+/**
+ * A transient rollback timer (`systemd-run --on-active=`): `<unit>.timer` starts `<unit>.service`,
+ * which runs `command` as root, unless the step confirms (stops the timer) first.
+ */
+export interface ArmedTimer {
+  unit: string;
+  /** What firing does, in words (`ufw --force disable`, the netplan snapshot restored). */
+  undoes: string;
+  command: readonly string[];
+  windowS: number;
+}
+
 export interface StepExecContext<F> extends StageContext {
   /** Hosts where a guard does not pass, in inventory order. */
   targets: readonly string[];
@@ -217,6 +229,11 @@ export interface StepExecContext<F> extends StageContext {
   recheck(): Promise<{ results: CheckResult[]; facts: ReadonlyArray<HostFacts<F>> }>;
   /** A line in both panes' output (what the procedure is doing and why). */
   note(host: string | null, line: string): void;
+  /**
+   * Records a rollback timer in the crash journal; call it BEFORE arming the timer, so a kill in between
+   * leaves it known (`apply --resume` stops it, `--rollback` honours it).
+   */
+  journalArmed(host: string, timer: ArmedTimer): void;
   /** Waits on the simulated or real clock; resolves early with false when cancelled. */
   sleep(ms: number): Promise<boolean>;
   signal: AbortSignal;

@@ -226,6 +226,15 @@ export function knownKeyTypes(files: readonly string[], host: string, port: numb
   return types;
 }
 
+/**
+ * SHA256 fingerprints of the plain keys recorded for `host:port` (or the HostKeyAlias), sorted: who the
+ * host is before any connection (the crash journal finds an apply of the same hosts by them).
+ */
+export function knownFingerprints(files: readonly string[], host: string, port: number, alias?: string): string[] {
+  const entries = findEntriesNamed(files, hostKeyName(host, port, alias)).filter((e) => e.marker === null);
+  return [...new Set(entries.map((e) => fingerprintSha256(e.keyBlob)))].sort();
+}
+
 /** check_hostkeys_by_key_or_type for a plain key over one name's entries. */
 function verdictOver(entries: readonly KnownHostEntry[], keyBlob: Buffer): HostKeyVerdict {
   const fingerprint = fingerprintSha256(keyBlob);

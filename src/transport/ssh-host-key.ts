@@ -10,7 +10,9 @@
  * operator trusted is not asked about again on reconnect even when it could not be written to known_hosts.
  */
 import type { SshHostOptions } from './ssh.js';
-import { appendKnownHost, fingerprintSha256, hostKeyName, knownKeyTypes, verifyHostKey } from './known-hosts.js';
+import {
+  appendKnownHost, fingerprintSha256, hostKeyName, knownFingerprints, knownKeyTypes, verifyHostKey,
+} from './known-hosts.js';
 import { quoteWord } from './quote.js';
 import { keyTypeOfBlob } from './ssh-public-key.js';
 import { HostKeyError } from './types.js';
@@ -101,6 +103,15 @@ export class HostKeyVerifier {
         },
       );
     };
+  }
+
+  /** The fingerprints this host is known by without connecting: the inventory's pin, known_hosts, keys trusted now. */
+  knownFingerprints(): string[] {
+    const { knownHostsFiles, host, hostKeyAlias, expectedFingerprint } = this.opts;
+    const pinned = expectedFingerprint?.trim().replace(/=+$/, '');
+    const all = [...(pinned ? [pinned] : []), ...knownFingerprints(knownHostsFiles, host, this.port, hostKeyAlias),
+      ...this.trustedKeys.map((k) => fingerprintSha256(k))];
+    return [...new Set(all)].sort();
   }
 
   /** Resolves true to accept the key; throws HostKeyError to refuse. */

@@ -97,6 +97,11 @@ export class SshHost implements Host {
     return this.opts.keepaliveCountMax ?? 3;
   }
 
+  /** Host key fingerprints known for this host before connecting (ssh-host-key.ts). */
+  knownHostKeys(): string[] {
+    return this.hostKeys.knownFingerprints();
+  }
+
   get connectionState(): HostConnectionState {
     return this.state;
   }

@@ -82,6 +82,8 @@ export interface Host {
    * answer again before they report it lost. Absent where the transport has no keepalive (local runs).
    */
   readonly lostBoundMs?: number;
+  /** SHA256 fingerprints of the host keys this host is known by before connecting (none for a local host). */
+  knownHostKeys?(): readonly string[];
   close(): Promise<void>;
 }
 

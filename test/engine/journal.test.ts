@@ -5,19 +5,33 @@
  * .corrupt and named; resume starts at the earliest interrupted stage; the CLI's wording.
  */
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, openSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  closeSync, copyFileSync, existsSync, openSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ApplyJournal, findInterruptedApply, journalKey, journalPath, processAlive, resumeStages, type JournalFile, type JournalStep } from '../../src/engine/journal.js';
+import {
+  ApplyJournal, findInterruptedApply, journalKey, journalPath, processAlive, processIdentity, resumeStages,
+  writerRunning,
+  type JournalFile, type JournalStep,
+} from '../../src/engine/journal.js';
 import { describeFound, journalUi } from '../../src/engine/journal-text.js';
 import { globLiteral, interruptedPackageCommand } from '../../src/engine/journal-rollback.js';
 import { buildCommand } from '../../src/transport/quote.js';
 import type { StepUndo } from '../../src/engine/events.js';
-import { checkJournalFlags, journalGate, targetKey } from '../../src/commands/apply-journal.js';
+import { checkJournalFlags, journalGate, journalTarget } from '../../src/commands/apply-journal.js';
 import { UsageError } from '../../src/commands/common.js';
 import type { Target } from '../../src/target.js';
 import type { StepResult } from '../../src/engine/types.js';
+import { labInventory, openTarget, writeInventoryFile } from '../../src/target.js';
+import { SavedConfig } from '../../src/config/store.js';
+import { generateEd25519 } from '../../src/util/ssh-keys.js';
+import { parsePublicKey } from '../../src/lab/server.js';
+import { fingerprintSha256 } from '../../src/transport/known-hosts.js';
+import { initialState, Store } from '../../src/engine/store.js';
+import { TuiJournal } from '../../src/session-journal.js';
 
 const undo: StepUndo = {
   backupDir: '/var/lib/l20-setup/backup/20261130T010000Z',
@@ -45,6 +59,8 @@ const open = (extra: Partial<ConstructorParameters<typeof ApplyJournal>[0]> = {}
   stages: ['nccl', 'ray', 'vllm'], dir, now, ...extra,
 });
 const read = (path: string) => JSON.parse(readFileSync(path, 'utf8')) as JournalFile;
+const start = (step: string, host: string) =>
+  ({ type: 'step.start' as const, stage: 'network' as const, step, host, danger: 'network' as const, undo });
 
 beforeEach(() => {
   dir = join(mkdtempSync(join(tmpdir(), 'l20-journal-')), 'journal');
@@ -188,19 +204,18 @@ describe('findInterruptedApply', () => {
 });
 
 describe('journal keys, resume stages and wording', () => {
-  it('one key per source and host addresses; an inventory file by its absolute path', () => {
-    const cwd = process.cwd();
-    const base = join(dir, '..');
-    writeFileSync(join(base, 'inv.json'), '{}');
-    process.chdir(base);
-    try {
-      expect(journalKey('inv.json', ['127.0.0.1:2201'])).toBe(journalKey(join(base, 'inv.json'), ['127.0.0.1:2201']));
-    } finally {
-      process.chdir(cwd);
-    }
-    expect(journalKey('/x/inv.json', ['a:22', 'b:22'])).not.toBe(journalKey('/x/inv.json', ['a:22', 'c:22']));
-    expect(journalKey('/x/inv.json', ['a:22'])).not.toBe(journalKey('/y/inv.json', ['a:22']));
-    expect(journalKey('/x/inv.json', ['a:22'])).toMatch(/^[0-9a-f]{20}$/);
+  it('one key per set of hosts, by their key fingerprints (any order), else addresses; never by the inventory', () => {
+    const n1 = { name: 'l20-n1', address: '10.0.0.1:22', keys: ['SHA256:aaa'] };
+    const n2 = { name: 'l20-n2', address: '10.0.0.2:22', keys: ['SHA256:bbb', 'SHA256:ccc'] };
+    // Other names, other addresses (an alias, a tunnel), the same keys: the same hosts, the same journal.
+    const same = [{ ...n2, name: 'b', address: 'gpu2:22', keys: ['SHA256:ccc', 'SHA256:bbb'] }, { ...n1, name: 'a' }];
+    expect(journalKey([n1, n2])).toBe(journalKey(same));
+    expect(journalKey([n1, n2])).not.toBe(journalKey([n1, { ...n2, keys: ['SHA256:ddd'] }]));
+    expect(journalKey([n1])).not.toBe(journalKey([n1, n2]));
+    // No key known yet: the address stands in.
+    expect(journalKey([{ name: 'x', address: 'a:22' }])).toBe(journalKey([{ name: 'y', address: 'a:22' }]));
+    expect(journalKey([{ name: 'x', address: 'a:22' }])).not.toBe(journalKey([{ name: 'x', address: 'a:2222' }]));
+    expect(journalKey([n1])).toMatch(/^[0-9a-f]{20}$/);
   });
 
   it('resume starts at the earliest stage with a step in flight, else where it stopped, else the first asked for', () => {
@@ -214,7 +229,7 @@ describe('journal keys, resume stages and wording', () => {
   it('the CLI message names each host, step, stage and time, what undoing takes, and both ways on', () => {
     const journal: JournalFile = {
       version: 1, runId: '20261130T013300Z', pid: 4242, startedAt: '2026-11-30T01:33:00.000Z', updatedAt: '2026-11-30T01:33:20.000Z',
-      source: '/tmp/inv.json', hosts: [], stages: ['nccl', 'ray', 'vllm'], stage: 'nccl', done: [],
+      source: '/tmp/inv.json', hosts: [], stages: ['nccl', 'ray', 'vllm'], stage: 'nccl', done: [], armed: [],
       inFlight: [{ runId: '20261130T013300Z', host: 'l20-n1', stage: 'nccl', step: 'nccl.bench-tools', danger: 'safe', startedAt: '2026-11-30T01:33:16.000Z', undo, command: 'sudo -n -- pip install x' }],
     };
     const text = describeFound({ state: 'interrupted', path: '/s/journal/k.json', journal }, '--inventory inv.json').join('\n');
@@ -262,7 +277,11 @@ describe('the CLI gate (journalGate)', () => {
     const saved = process.env.XDG_STATE_HOME;
     process.env.XDG_STATE_HOME = join(dir, '..', 'state');
     try {
-      const j = new ApplyJournal({ key: targetKey(target), runId: 'R1', source: target.source, hosts: [{ name: 'l20-n1', address: '127.0.0.1:2201' }], stages: ['os', 'qos'], now });
+      const j = new ApplyJournal({
+        key: journalTarget(target).key, runId: 'R1', source: target.source,
+        hosts: [{ name: 'l20-n1', address: '127.0.0.1:2201' }],
+        stages: ['os', 'qos'], now,
+      });
       j.handle({ type: 'step.start', stage: 'os', step: 'os.memlock', host: 'l20-n1', danger: 'safe', undo });
       writeFileSync(j.path, JSON.stringify({ ...j.snapshot, pid }));
     } finally {
@@ -310,5 +329,175 @@ describe('the CLI gate (journalGate)', () => {
     expect(() => checkJournalFlags({ resume: true, rollback: true }, 'apply')).toThrow('pick one');
     expect(() => checkJournalFlags({ rollback: true, stage: ['os'] }, 'apply')).toThrow('leave out --stage');
     expect(() => checkJournalFlags({ resume: true }, 'apply')).not.toThrow();
+  });
+});
+
+describe('"still running" is the same process, not the same pid', () => {
+  const leave = (pid: number, identity?: JournalFile['process']) => {
+    const j = open({ process: { pid, ...(identity ? { identity } : {}) } });
+    j.handle({ type: 'step.start', stage: 'nccl', step: 'nccl.conf', host: 'l20-n1', danger: 'safe', undo });
+  };
+  const ours = processIdentity()!;
+
+  it('records the writer\'s boot id, start time and command line (Linux /proc)', () => {
+    open();
+    const j = read(journalPath('k1', dir));
+    expect(j.pid).toBe(process.pid);
+    expect(j.process?.bootId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(j.process?.startTime).toMatch(/^\d+$/);
+    expect(j.process?.cmdline?.[0]).toBe(process.execPath);
+    expect(findInterruptedApply('k1', dir)?.state).toBe('running');
+  });
+
+  it('pid 1 (a reboot reused it), or our own pid with another start time, boot or command line: interrupted', () => {
+    leave(1, { ...ours, startTime: '1' });
+    expect(findInterruptedApply('k1', dir)?.state).toBe('interrupted');
+    leave(process.pid, { ...ours, startTime: String(Number(ours.startTime) + 1) });
+    expect(findInterruptedApply('k1', dir)?.state).toBe('interrupted');
+    leave(process.pid, { ...ours, bootId: '00000000-0000-4000-8000-000000000000' });
+    expect(findInterruptedApply('k1', dir)?.state).toBe('interrupted');
+    leave(process.pid, { ...ours, cmdline: ['/usr/bin/other', 'program'] });
+    expect(findInterruptedApply('k1', dir)?.state).toBe('interrupted');
+    expect(writerRunning({ pid: process.pid, process: ours })).toBe(true);
+  });
+
+  it('a journal of an earlier release (pid only) falls back to the pid', async () => {
+    leave(process.pid);
+    const path = journalPath('k1', dir);
+    const { process: _identity, ...old } = read(path);
+    writeFileSync(path, JSON.stringify({ ...old, pid: process.pid }));
+    expect(findInterruptedApply('k1', dir)?.state).toBe('running');
+    writeFileSync(path, JSON.stringify({ ...old, pid: await deadPid() }));
+    expect(findInterruptedApply('k1', dir)?.state).toBe('interrupted');
+  });
+});
+
+describe('the journal is found by the hosts, from any inventory naming them', () => {
+  const lab = (ports: number[]) => {
+    const hosts = ports.map((port, i) => {
+      const blob = parsePublicKey(generateEd25519(`n${i}`).public).getPublicSSH();
+      return {
+        name: `l20-n${i + 1}`, address: '127.0.0.1', port, user: 'l20', hostKeyType: 'ssh-ed25519', hostKeyBlob: blob,
+        hostKeyFingerprint: fingerprintSha256(blob),
+      };
+    });
+    return { hosts, clientPrivateKey: generateEd25519('client').private };
+  };
+
+  it('a copy of the inventory, the saved one, the TUI, other addresses of the keys find it; others not', async () => {
+    const base = join(dir, '..');
+    const env = { XDG_STATE_HOME: process.env.XDG_STATE_HOME, XDG_CONFIG_HOME: process.env.XDG_CONFIG_HOME };
+    process.env.XDG_STATE_HOME = join(base, 'state');
+    process.env.XDG_CONFIG_HOME = join(base, 'config');
+    const targets: Target[] = [];
+    let err = '';
+    const spy = vi.spyOn(process.stderr, 'write').mockImplementation((s) => ((err += String(s)), true));
+    try {
+      const { config } = labInventory(lab([2201, 2202]), base);
+      await writeInventoryFile(join(base, 'inv.json'), config);
+      copyFileSync(join(base, 'inv.json'), join(base, 'copy.json'));
+      new SavedConfig().save(config);
+      // The same keys pinned, no known_hosts, other addresses (an alias, a tunnel): the same hosts.
+      const elsewhere = {
+        ...config,
+        hosts: config.hosts.map(({ knownHostsFile: _k, ...h }, i) => ({ ...h, address: 'localhost', port: 3301 + i })),
+      };
+      await writeInventoryFile(join(base, 'elsewhere.json'), elsewhere);
+      const { config: other } = labInventory(lab([2201, 2202]), mkdtempSync(join(base, 'other-')));
+      await writeInventoryFile(join(base, 'other.json'), other);
+      for (const inventory of ['inv.json', 'copy.json', 'elsewhere.json', 'other.json']) {
+        targets.push((await openTarget({ inventory: join(base, inventory) }))!);
+      }
+      targets.push((await openTarget({}))!);
+      const [inv, copy, moved, stranger, saved] = targets as [Target, Target, Target, Target, Target];
+      expect(saved.source).toBe(new SavedConfig().path);
+
+      const where = journalTarget(inv);
+      expect(where.hosts.map((h) => h.keys)).toEqual(config.hosts.map((h) => [h.hostKeyFingerprint]));
+      const left = new ApplyJournal({
+        key: where.key, runId: 'R1', source: inv.source, hosts: where.hosts, stages: ['network'], now,
+        process: { pid: await deadPid() },
+      });
+      left.handle(start('network.apply', 'l20-n1'));
+      for (const t of [inv, copy, moved, saved]) {
+        err = '';
+        expect(journalGate({}, 'apply', t), t.source).toEqual({ kind: 'exit', code: 2 });
+        expect(err).toContain('an apply on these hosts was interrupted (run R1');
+        const resume = journalGate({ resume: true }, 'apply', t);
+        expect(resume.kind === 'run' && resume.path).toBe(left.path);
+      }
+      err = '';
+      expect(journalGate({}, 'apply', stranger)).toEqual({ kind: 'run' });
+      expect(err).toBe('');
+
+      // The TUI (after connecting) opens its modal for it from the saved inventory.
+      const store = new Store(initialState(saved.config.hosts));
+      new TuiJournal(store).check(saved);
+      const modal = store.getState().ui.journal;
+      expect(modal).toMatchObject({ runId: 'R1', inFlight: [{ host: 'l20-n1', step: 'network.apply' }] });
+    } finally {
+      spy.mockRestore();
+      await Promise.all(targets.map((t) => t.close()));
+      for (const [k, v] of Object.entries(env)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    }
+  });
+});
+
+describe('armed rollback timers in the journal', () => {
+  const timer = {
+    unit: 'l20-ufw-rollback-20261130T013300Z', undoes: 'ufw --force disable (the firewall off)',
+    command: ['ufw', '--force', 'disable'],
+    windowS: 120,
+  };
+  const line = `l20-n2  rollback timer ${timer.unit}.timer (network.firewall) — ufw --force disable ` +
+    '(the firewall off); fires 2026-11-30 01:35:16 UTC unless confirmed';
+
+  it('on disk the moment the step says it arms one; gone when the step settles; kept when it ends unsettled', () => {
+    const j = open();
+    j.handle(start('network.firewall', 'l20-n1'));
+    j.handle({ type: 'timer.armed', stage: 'network', step: 'network.firewall', host: 'l20-n1', timer });
+    expect(read(j.path).armed).toEqual([{
+      runId: '20261130T013300Z', host: 'l20-n1', stage: 'network', step: 'network.firewall', ...timer,
+      armedAt: '2026-11-30T01:33:16.000Z', firesAt: '2026-11-30T01:35:16.000Z',
+    }]);
+    const lost = { ...result('network.firewall', 'l20-n1', 'failed', 'network'), unsettled: true };
+    j.handle({ type: 'step.result', result: lost });
+    expect(read(j.path).armed.map((a) => a.unit)).toEqual([timer.unit]);
+    j.finish();
+    expect(existsSync(j.path)).toBe(true);
+
+    const k = open({ key: 'k2' });
+    k.handle(start('network.firewall', 'l20-n1'));
+    k.handle({ type: 'timer.armed', stage: 'network', step: 'network.firewall', host: 'l20-n1', timer });
+    k.handle({ type: 'step.result', result: result('network.firewall', 'l20-n1', 'applied', 'network') });
+    expect(read(k.path).armed).toEqual([]);
+    k.finish();
+    expect(existsSync(k.path)).toBe(false);
+  });
+
+  it('the CLI and the TUI modal name each timer, its host, what it undoes and when it fires', () => {
+    const j = open();
+    j.handle({ ...start('network.firewall', 'l20-n2'), undo: { ...undo, files: [], rollback: [] } });
+    j.handle({ type: 'timer.armed', stage: 'network', step: 'network.firewall', host: 'l20-n2', timer });
+    const journal = read(j.path);
+    const text = describeFound({ state: 'interrupted', path: j.path, journal }, '').join('\n');
+    expect(text).toContain(`      rollback timer ${timer.unit}.timer (below)\n`);
+    const heading = 'rollback timers it armed (may still wait; --resume stops them, --rollback runs them now):';
+    expect(text).toContain(`${heading}\n    ${line}`);
+    expect(journalUi(journal).timers).toEqual([line]);
+  });
+});
+
+describe('a journal file is data, not commands', () => {
+  it('a timer unit that would read as an option to systemctl: the file is corrupt (moved aside, never run)', () => {
+    const j = open();
+    j.handle(start('network.firewall', 'l20-n1'));
+    const timer = { unit: '--force', undoes: 'x', command: ['true'], windowS: 1 };
+    j.handle({ type: 'timer.armed', stage: 'network', step: 'network.firewall', host: 'l20-n1', timer });
+    const found = findInterruptedApply('k1', dir);
+    expect(found).toMatchObject({ state: 'corrupt', problem: expect.stringContaining('armed.0.unit') });
   });
 });

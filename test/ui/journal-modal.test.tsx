@@ -17,7 +17,7 @@ const hosts = [{ name: 'l20-n1', address: '127.0.0.1:4001' }, { name: 'l20-n2', 
 
 const journal: JournalFile = {
   version: 1, runId: '20261130T013300Z', pid: 4242, startedAt: '2026-11-30T01:33:00.000Z', updatedAt: '2026-11-30T01:33:20.000Z',
-  source: '/tmp/inv.json', hosts, stages: ['qos', 'rdma-link'], stage: 'qos', done: [],
+  source: '/tmp/inv.json', hosts, stages: ['qos', 'rdma-link'], stage: 'qos', done: [], armed: [],
   inFlight: ['l20-n2', 'l20-n1'].map((host) => ({
     runId: '20261130T013300Z', host, stage: 'qos' as const, step: 'qos.persist', danger: 'disruptive' as const, startedAt: '2026-11-30T01:33:16.000Z',
     command: 'sudo -n -- systemctl restart l20-roce-qos.service',
@@ -78,6 +78,25 @@ describe('the interrupted-apply modal', () => {
     ui.stdin.write('\u001b');
     await until(() => (ui.lastFrame() ?? '').includes('stage') && !(ui.lastFrame() ?? '').includes('esc closes'), 'the pipeline back');
     expect([c.resumeInterrupted, c.rollbackInterrupted].map(calls)).toEqual([0, 0]);
+    ui.unmount();
+  });
+
+  it('names the rollback timers the run armed, and what r and b do with them', async () => {
+    const store = new Store(initialState(hosts));
+    const c = fakeController({}, ['inventory', 'network']);
+    const ui = render(<Providers store={store} controller={c}><App /></Providers>);
+    const armed: JournalFile['armed'] = [{
+      runId: '20261130T013300Z', host: 'l20-n1', stage: 'network', step: 'network.apply',
+      unit: 'l20-netplan-rollback-20261130T013300Z',
+      undoes: 'restores /etc/netplan from the snapshot of run 20261130T013300Z and re-applies it',
+      command: ['/usr/local/sbin/l20-netplan-rollback', '20261130T013300Z'], windowS: 180,
+      armedAt: '2026-11-30T01:33:17.000Z', firesAt: '2026-11-30T01:36:17.000Z',
+    }];
+    store.dispatch({ type: 'ui.journal', journal: journalUi({ ...journal, armed }) });
+    await until(() => (ui.lastFrame() ?? '').includes('Rollback timers it armed'), 'the timers in the modal');
+    const frame = ui.lastFrame() ?? '';
+    expect(frame).toContain('Rollback timers it armed (r stops them first; b runs them now):');
+    expect(frame).toContain('l20-n1  rollback timer l20-netplan-rollback-20261130T013300Z.timer (network.apply) —');
     ui.unmount();
   });
 });
