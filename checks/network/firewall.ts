@@ -13,7 +13,7 @@
 import type { StepDef, StepExecContext, StepResult } from '../../src/engine/types.js';
 import { quoteArgv } from '../../src/transport/quote.js';
 import type { RunResult } from '../../src/transport/types.js';
-import { runAcrossLoss, type AfterLoss } from './across-loss.js';
+import { isLostResult, runAcrossLoss, type AfterLoss } from './across-loss.js';
 import { fabricL3Names } from './checks-host.js';
 import { sshPort, type NetworkFacts } from './facts.js';
 
@@ -63,6 +63,18 @@ async function firewall(ctx: StepExecContext<NetworkFacts>): Promise<StepResult[
     return runAcrossLoss(ctx, host, 'network.firewall', { argv }, 60_000, after);
   };
   const armed: string[] = [];
+  const armedAtByHost = new Map<string, number>();
+  // Said per host as it happened: a host lost mid-sequence is left to its own timer, never claimed undone.
+  const undoArmed = async (host: string, at: number): Promise<string> => {
+    const off = await run(host, ['ufw', '--force', 'disable']);
+    if (off.exitCode === 0) {
+      await run(host, ['systemctl', 'stop', `${u}.timer`]);
+      return `${host}: firewall disabled again`;
+    }
+    const by = `${new Date(at + UFW_WINDOW_S * 1000).toISOString().slice(11, 19)} UTC`;
+    const why = isLostResult(off) ? 'lost' : `ufw --force disable exited ${off.exitCode}`;
+    return `${host}: ${why}; its rollback timer ${u}.timer disables the firewall by ${by}`;
+  };
   for (const p of plans) {
     const all = steps(p);
     for (const [i, argv] of all.entries()) {
@@ -73,13 +85,14 @@ async function firewall(ctx: StepExecContext<NetworkFacts>): Promise<StepResult[
         ctx.journalArmed(p.host, { unit: u, undoes, command: undo, windowS: UFW_WINDOW_S });
       }
       const r = await run(p.host, argv);
-      if (i === 0 && r.exitCode === 0) armed.push(p.host);
+      if (i === 0 && r.exitCode === 0) {
+        armed.push(p.host);
+        armedAtByHost.set(p.host, Date.now());
+      }
       if (r.exitCode !== 0) {
-        for (const h of armed) {
-          await run(h, ['ufw', '--force', 'disable']);
-          await run(h, ['systemctl', 'stop', `${u}.timer`]);
-        }
-        return plans.map((x) => result(x.host, 'failed', armed.includes(x.host), `\`${argv.join(' ')}\` on ${p.host} exited ${r.exitCode}: ${(r.stderr || r.stdout).trim()}; firewall disabled again where it was touched`));
+        const undone = await Promise.all(armed.map((h) => undoArmed(h, armedAtByHost.get(h)!)));
+        const failed = `\`${argv.join(' ')}\` on ${p.host} exited ${r.exitCode}: ${(r.stderr || r.stdout).trim()}`;
+        return plans.map((x) => result(x.host, 'failed', armed.includes(x.host), `${failed}; ${undone.join('; ')}`));
       }
     }
   }

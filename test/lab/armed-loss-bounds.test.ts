@@ -253,4 +253,38 @@ describe('a host killed after network.firewall enabled ufw on it is declared los
       await end(c);
     }
   }, 60_000);
+  it('a step that fails mid-sequence names the host it could not undo and leaves that one to its timer', async () => {
+    const [n1, n2] = ['l20-n1', 'l20-n2'].map((n) => lab.hosts.find((h) => h.name === n)!);
+    let cutAt: number | undefined;
+    // Both hosts go when l20-n2's timer is about to be armed: l20-n1 has enabled ufw under its timer by then.
+    const off = engine.subscribe((e) => {
+      if (cutAt !== undefined || e.type !== 'cmd.start' || e.host !== 'l20-n2') return;
+      if (!e.commandLine.includes('systemd-run')) return;
+      cutAt = Date.now();
+      n1!.faults.suspend();
+      n2!.faults.suspend();
+    });
+    let steps: StepResult[];
+    try {
+      steps = ((await applier(engine).applyStage(only('network.firewall'))).steps ?? [])
+        .filter((s) => s.id === 'network.firewall');
+    } finally {
+      off();
+      await Promise.all([n1!.faults.resume(), n2!.faults.resume()]);
+    }
+    expect(cutAt, 'cut when l20-n2 was about to arm').toBeDefined();
+    expect(steps.map((s) => s.status)).toEqual(['failed', 'failed']);
+    for (const s of steps) {
+      expect(s.error).toMatch(new RegExp('l20-n1: lost; its rollback timer l20-ufw-rollback-\\S+\\.timer '
+        + 'disables the firewall by \\d\\d:\\d\\d:\\d\\d UTC'));
+      expect(s.error).not.toMatch(/disabled again/);
+    }
+    const c1 = await connect(lab, n1!);
+    expect(text(await exec(c1, 'sudo ufw status')).out).toMatch(/^Status: active/);
+    await end(c1);
+    await lab.cluster.clock.advance((UFW_WINDOW_S + 5) * 1000);
+    const c2 = await connect(lab, n1!);
+    expect(text(await exec(c2, 'sudo ufw status')).out).toBe('Status: inactive\n');
+    await end(c2);
+  }, 60_000);
 });
