@@ -15,9 +15,10 @@ import { runProcedure } from '../../src/engine/procedure.js';
 import type { EngineEvent } from '../../src/engine/events.js';
 import type { StepDef, StepResult } from '../../src/engine/types.js';
 import { stageById } from '../../src/stages.js';
-import { cli, cliEnv } from '../helpers/cli.js';
 import { FakeHost } from '../helpers/fake-host.js';
 import { HOSTILE_TEXT, hostileSshServer } from '../helpers/hostile-ssh-server.js';
+import { tmuxServer } from '../helpers/tmux.js';
+import { BIN, cli, cliEnv } from '../helpers/cli.js';
 
 /** What no sink may hold: C0 but tab and newline, DEL, C1, bidi controls (BEL and ESC are C0). */
 // eslint-disable-next-line no-control-regex
@@ -126,6 +127,29 @@ describe('hostile bytes before key exchange reach no sink raw', () => {
     expect(files.some((f) => f.endsWith('SUMMARY.md')), files.join('\n')).toBe(true);
     for (const f of files) inert(`bundle: ${f}`, readFileSync(f, 'utf8'));
     for (const f of errors) expect(readFileSync(f, 'utf8')).toMatch(/evil/);
+  }, 60_000);
+});
+
+describe('the TUI in tmux, the same hosts', () => {
+  it('screen, pane title and clipboard: the reason shows, inert; no title set, no paste buffer made', async () => {
+    const server = tmuxServer(`l20inert-${process.pid}`);
+    const { tmux } = server;
+    try {
+      const t = server.terminal('inert');
+      // With set-clipboard on, an OSC 52 that reached the terminal would create a paste buffer.
+      tmux('set-option', '-s', 'set-clipboard', 'on');
+      tmux('select-pane', '-t', 'inert', '-T', 'l20-inert-title');
+      t.keys(`node ${BIN} --inventory ${inventory}`, 'Enter');
+      const screen = await t.until((x) => /l20-n1 .*failed .*evil/.test(x) && /l20-n2 .*failed .*evil/.test(x), 'both hosts failed');
+      inert('TUI screen', screen);
+      sinksChecked += 2; // the title and the clipboard
+      expect(tmux('display', '-p', '-t', 'inert', '#{pane_title}').trim()).toBe('l20-inert-title');
+      expect(() => tmux('show-buffer'), 'an OSC 52 set the paste buffer').toThrow();
+      t.keys('q');
+      await t.until((x) => !x.includes('l20-setup · pipeline'), 'the TUI to quit');
+    } finally {
+      server.close();
+    }
   }, 60_000);
 });
 
