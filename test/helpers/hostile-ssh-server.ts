@@ -5,7 +5,7 @@
  * send this, before any host key is checked.
  */
 import { randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
 
 const ESC = '\u001b';
 const BEL = '\u0007';
@@ -46,7 +46,10 @@ export interface HostileServerOptions {
 export async function hostileSshServer(o: HostileServerOptions = {}): Promise<{ port: number; close(): Promise<void> }> {
   const lines = [...(o.preIdent ?? []), o.ident ?? 'SSH-2.0-OpenSSH_9.6'].map((l) => `${l}\r\n`).join('');
   const bytes = Buffer.concat([Buffer.from(lines, 'utf8'), disconnectPacket(o.description ?? HOSTILE_TEXT)]);
+  const open = new Set<Socket>();
   const server: Server = createServer((sock) => {
+    open.add(sock);
+    sock.on('close', () => open.delete(sock));
     sock.on('error', () => undefined); // the client may reset first
     sock.end(bytes);
   });
@@ -55,6 +58,10 @@ export async function hostileSshServer(o: HostileServerOptions = {}): Promise<{ 
   if (address === null || typeof address === 'string') throw new Error('hostile server: no TCP address');
   return {
     port: address.port,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    // A client that never closes its side would keep server.close() waiting: those sockets are destroyed.
+    close: () => new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      for (const sock of open) sock.destroy();
+    }),
   };
 }
