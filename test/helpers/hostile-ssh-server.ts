@@ -43,7 +43,9 @@ export interface HostileServerOptions {
 }
 
 /** Listens on 127.0.0.1 on a free port; every connection gets the same bytes, then the socket is ended. */
-export async function hostileSshServer(o: HostileServerOptions = {}): Promise<{ port: number; close(): Promise<void> }> {
+export async function hostileSshServer(
+  o: HostileServerOptions = {},
+): Promise<{ port: number; close(): Promise<void> }> {
   const lines = [...(o.preIdent ?? []), o.ident ?? 'SSH-2.0-OpenSSH_9.6'].map((l) => `${l}\r\n`).join('');
   const bytes = Buffer.concat([Buffer.from(lines, 'utf8'), disconnectPacket(o.description ?? HOSTILE_TEXT)]);
   const open = new Set<Socket>();

@@ -18,6 +18,7 @@ import { stageById } from '../../src/stages.js';
 import { FakeHost } from '../helpers/fake-host.js';
 import { HOSTILE_TEXT, hostileSshServer } from '../helpers/hostile-ssh-server.js';
 import { tmuxServer } from '../helpers/tmux.js';
+import { serveLab, sshVia, stopLab } from '../helpers/lab-serve.js';
 import { BIN, cli, cliEnv } from '../helpers/cli.js';
 
 /** What no sink may hold: C0 but tab and newline, DEL, C1, bidi controls (BEL and ESC are C0). */
@@ -28,7 +29,8 @@ let sinksChecked = 0;
 function inert(what: string, text: string): void {
   sinksChecked++;
   const at = text.search(RAW);
-  expect(at, `${what}: raw control U+${text.codePointAt(at)?.toString(16)} near ${JSON.stringify(text.slice(Math.max(0, at - 40), at + 20))}`).toBe(-1);
+  const near = JSON.stringify(text.slice(Math.max(0, at - 40), at + 20));
+  expect(at, `${what}: raw control U+${text.codePointAt(at)?.toString(16)} near ${near}`).toBe(-1);
 }
 
 /** JSON output: the text is inert and so is every string value once parsed (an escaped \u009b parses back). */
@@ -60,7 +62,9 @@ beforeAll(async () => {
   // Entry 1: a plain identification line, then the hostile disconnect. Entry 2: hostile bytes in the lines
   // before the identification line and in the identification line itself (its comment), then the same disconnect.
   servers.push(await hostileSshServer());
-  servers.push(await hostileSshServer({ preIdent: [`hello ${HOSTILE_TEXT}`], ident: `SSH-2.0-OpenSSH_9.6 ${HOSTILE_TEXT}` }));
+  servers.push(await hostileSshServer({
+    preIdent: [`hello ${HOSTILE_TEXT}`], ident: `SSH-2.0-OpenSSH_9.6 ${HOSTILE_TEXT}`,
+  }));
   execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', join(dir, 'id_ed25519')]);
   writeFileSync(join(dir, 'known_hosts'), '');
   inventory = join(dir, 'inv.json');
@@ -76,9 +80,9 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const s of servers) await s.close();
   rmSync(dir, { recursive: true, force: true });
-  // docs/RELIABILITY.md's figure: 37 sinks read and found inert. Fewer means a sink went unread (a verb
+  // docs/RELIABILITY.md's figure: 40 sinks read and found inert. Fewer means a sink went unread (a verb
   // wrote no file, a bundle held no ERROR.txt) and the claim would no longer be measured.
-  expect(sinksChecked).toBeGreaterThanOrEqual(37);
+  expect(sinksChecked).toBeGreaterThanOrEqual(40);
 });
 
 /** Runs a verb with a fresh HOME; checks both streams and every file it left there. */
@@ -141,7 +145,8 @@ describe('the TUI in tmux, the same hosts', () => {
       tmux('set-option', '-s', 'set-clipboard', 'on');
       tmux('select-pane', '-t', 'inert', '-T', 'l20-inert-title');
       t.keys(`node ${BIN} --inventory ${inventory}`, 'Enter');
-      const screen = await t.until((x) => /l20-n1 .*failed .*evil/.test(x) && /l20-n2 .*failed .*evil/.test(x), 'both hosts failed');
+      const bothFailed = (x: string) => /l20-n1 .*failed .*evil/.test(x) && /l20-n2 .*failed .*evil/.test(x);
+      const screen = await t.until(bothFailed, 'both hosts failed');
       inert('TUI screen', screen);
       sinksChecked += 2; // the title and the clipboard
       expect(tmux('display', '-p', '-t', 'inert', '#{pane_title}').trim()).toBe('l20-inert-title');
@@ -179,6 +184,40 @@ describe('hostile file names for lint and doctor', () => {
   }, 60_000);
 });
 
+/**
+ * A `netplan` ahead of the real one on PATH (/usr/local/sbin, as on Ubuntu) that answers `generate` with
+ * hostile bytes on stderr and exit 1 (the lab's checks read through `netplan get`, which it passes on):
+ * the step's error carries that raw tail.
+ */
+const HOSTILE_NETPLAN = `#!/bin/sh
+if [ "$1" = generate ]; then
+  printf 'generate: \\033]52;c;aGk=\\007\\033]0;pwned\\007\\033[2J evil\\n' >&2
+  exit 1
+fi
+exec /usr/bin/netplan "$@"
+`;
+
+describe('apply --stage network on a lab whose netplan prints OSC 52', () => {
+  it('the failed step\'s output shows, inert, in stdout, stderr and the session log', async () => {
+    const labDir = mkdtempSync(join(dir, 'lab-'));
+    const env = cliEnv(labDir);
+    const labInventory = join(labDir, 'inv.json');
+    const lab = await serveLab(['--scenario', 'mtu-mismatch', '--speed', 'max'], labInventory, env);
+    try {
+      for (const h of ['l20-n1', 'l20-n2']) {
+        const path = '/usr/local/sbin/netplan';
+        const script = `base64 -d | sudo tee ${path} >/dev/null && sudo chmod 755 ${path}`;
+        const w = await sshVia(labInventory, env, [h, script], Buffer.from(HOSTILE_NETPLAN).toString('base64'));
+        expect(w.code, w.stderr).toBe(0);
+      }
+      const r = await verb(['apply', '--stage', 'network', '--yes', '--inventory', labInventory]);
+      expect(r.stdout).toMatch(/FAIL  network.write .*\n.*netplan generate.* exited 1\n +generate: +evil$/m);
+    } finally {
+      await stopLab(lab);
+    }
+  }, 90_000);
+});
+
 describe('a step that returns raw host output', () => {
   it('runProcedure cleans every result and note before anyone sees it', async () => {
     const host = new FakeHost('l20-n1', () => ({ stdout: '' }));
@@ -193,7 +232,8 @@ describe('a step that returns raw host output', () => {
         ctx.note('l20-n1', `generate said ${HOSTILE_TEXT}`);
         return [{
           id: 'network.hostile', stage: 'network', host: 'l20-n1', status: 'failed', danger: 'network',
-          summary: `netplan ${HOSTILE_TEXT}`, commands: [`netplan generate ${HOSTILE_TEXT}`], diff: `+${HOSTILE_TEXT}\n`,
+          summary: `netplan ${HOSTILE_TEXT}`, commands: [`netplan generate ${HOSTILE_TEXT}`],
+          diff: `+${HOSTILE_TEXT}\n`,
           changed: false, error: `netplan generate failed (exit 1): ${HOSTILE_TEXT}`,
         } satisfies StepResult];
       },
