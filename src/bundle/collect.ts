@@ -5,7 +5,7 @@
  * Never throws for a host that cannot be reached; the caller gets an error file for it.
  */
 import type { Command, Host, RunResult } from '../transport/types.js';
-import { sanitize } from '../util/sanitize.js';
+import { clean, sanitize, type CleanText } from '../util/sanitize.js';
 import { ethtoolStats, hostCommands, parseDiscovery, portCommands, DISCOVER_SCRIPT, type BundleCommand } from './commands.js';
 import { withoutSudoWrapper } from '../transport/quote.js';
 
@@ -23,8 +23,8 @@ export interface HostCollection {
   host: string;
   files: CollectedFile[];
   ports: string[];
-  /** Set when the host could not be reached at all. */
-  error?: string;
+  /** Set when the host could not be reached at all; it quotes the transport (the server's words): clean text. */
+  error?: CleanText;
 }
 
 export interface CollectOptions {
@@ -144,7 +144,7 @@ export async function collectHost(host: Host, options: CollectOptions): Promise<
   try {
     await host.connect();
   } catch (err) {
-    return { host: host.name, files: [], ports: [], error: `cannot connect to ${host.name}: ${(err as Error).message}` };
+    return { host: host.name, files: [], ports: [], error: clean(`cannot connect to ${host.name}: ${(err as Error).message}`) };
   }
   const files: CollectedFile[] = [];
   try {
@@ -164,6 +164,6 @@ export async function collectHost(host: Host, options: CollectOptions): Promise<
     return { host: host.name, files, ports };
   } catch (err) {
     // The connection went away mid-way: keep what was collected and say where it stopped.
-    return { host: host.name, files, ports: [], error: `lost ${host.name} while collecting: ${(err as Error).message}` };
+    return { host: host.name, files, ports: [], error: clean(`lost ${host.name} while collecting: ${(err as Error).message}`) };
   }
 }

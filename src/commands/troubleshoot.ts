@@ -64,7 +64,7 @@ export async function runTroubleshoot(values: CliValues, positionals: readonly s
   process.once('SIGINT', stop);
   try {
     const unreachable = await engine.connectAll();
-    for (const [host, err] of unreachable) process.stderr.write(`l20-setup: cannot connect to ${host}: ${err.message}\n`);
+    for (const [host, why] of unreachable) process.stderr.write(`l20-setup: cannot connect to ${host}: ${why}\n`);
     // One named symptom runs its benchmarks; probing them all stays on the quick, read-only probes.
     const diagnoses = await diagnose(engine, symptoms, positionals[0] === undefined ? { benchmarks: false } : {});
     if (values.json) {

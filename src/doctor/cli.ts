@@ -2,6 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { doctorText } from './doctor.js';
 import { renderDoctor } from './render.js';
+import { escapeInvisible } from '../util/sanitize.js';
 
 async function readStdin(): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -19,7 +20,7 @@ export async function runDoctor(options: { file: string; json: boolean; color: b
     bytes = options.file === '-' ? await readStdin() : await readFile(options.file);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? 'error';
-    options.error(`l20-setup doctor: cannot read ${options.file} (${code}); give a readable file, or - for standard input\n`);
+    options.error(`l20-setup doctor: cannot read ${escapeInvisible(options.file)} (${code}); give a readable file, or - for standard input\n`);
     return 2;
   }
   const result = doctorText(bytes);

@@ -1,9 +1,10 @@
 /** The typed events the engine emits. The store, the session log and the reporters consume them. */
 import type { ArmedTimer, CheckResult, Danger, StageId, StageStatus, StepCommand, StepResult } from './types.js';
 import type { HostConnectionState } from '../transport/types.js';
+import type { CleanText } from '../util/sanitize.js';
 
 export type EngineEvent =
-  | { type: 'host.state'; host: string; state: HostConnectionState; detail?: string }
+  | { type: 'host.state'; host: string; state: HostConnectionState; detail?: CleanText }
   | { type: 'stage.state'; stage: StageId; state: StageStatus }
   /** `script`: what a `bash -s` line read on its stdin, so the log holds everything that ran (bench/fanout.mjs replays it). */
   | {
@@ -11,14 +12,14 @@ export type EngineEvent =
       /** Not run: the result of this command as `stage/probe` ran it earlier in the same pass (Engine.runStages). */
       reusedFrom?: string;
     }
-  | { type: 'cmd.output'; host: string; runId: string; stream: 'stdout' | 'stderr'; lines: string[] }
+  | { type: 'cmd.output'; host: string; runId: string; stream: 'stdout' | 'stderr'; lines: CleanText[] }
   | {
       type: 'cmd.exit'; host: string; runId: string; exitCode: number | null; signal: string | null;
       durationMs: number; timedOut: boolean; cancelled: boolean;
     }
   | { type: 'check.result'; result: CheckResult }
   | { type: 'step.start'; stage: StageId; step: string; host: string; danger: Danger; undo?: StepUndo }
-  | { type: 'step.note'; stage: StageId; step: string; host: string | null; line: string }
+  | { type: 'step.note'; stage: StageId; step: string; host: string | null; line: CleanText }
   /** A step is about to arm a rollback timer on a host (the crash journal records it first). */
   | { type: 'timer.armed'; stage: StageId; step: string; host: string; timer: ArmedTimer }
   | { type: 'step.result'; result: StepResult }

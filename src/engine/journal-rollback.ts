@@ -156,7 +156,7 @@ async function perInFlightStep(engine: Engine, inFlight: readonly JournalStep[],
       const ordered = [...entries].sort((a, b) => b.startedAt.localeCompare(a.startedAt));
       const err = failures.get(host);
       if (err || !engine.hosts.some((h) => h.name === host)) {
-        return ordered.map((x): StepRollback => ({ host, stage: x.stage, step: x.step, actions: [], unreachable: sanitize(err?.message ?? `${host} is not in this inventory`) }));
+        return ordered.map((x): StepRollback => ({ host, stage: x.stage, step: x.step, actions: [], unreachable: sanitize(err ?? `${host} is not in this inventory`) }));
       }
       const results: StepRollback[] = [];
       for (const x of ordered) {
@@ -304,7 +304,7 @@ export async function handleStaleTimers(
       const ordered = [...entries].sort((a, b) => b.armedAt.localeCompare(a.armedAt));
       const err = failures.get(host);
       if (err || !engine.hosts.some((h) => h.name === host)) {
-        return ordered.map((a) => unknown(a, err?.message ?? `${host} is not in this inventory`));
+        return ordered.map((a) => unknown(a, err ?? `${host} is not in this inventory`));
       }
       const out: TimerAction[] = [];
       for (const a of ordered) {

@@ -3,19 +3,19 @@
  * published at most every `intervalMs` (or at once when a batch grows large), so a host pouring out
  * output costs one event per interval, not one per SSH packet.
  */
-import { LineSplitter } from '../util/sanitize.js';
+import { LineSplitter, type CleanText } from '../util/sanitize.js';
 
 type Stream = 'stdout' | 'stderr';
 
 export class OutputBatcher {
   private readonly splitters = { stdout: new LineSplitter(), stderr: new LineSplitter() };
   /** Each chunk's lines as the splitter returned them, joined only when published (no copy per line). */
-  private pending: Record<Stream, string[][]> = { stdout: [], stderr: [] };
+  private pending: Record<Stream, CleanText[][]> = { stdout: [], stderr: [] };
   private counts: Record<Stream, number> = { stdout: 0, stderr: 0 };
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly publish: (stream: Stream, lines: string[]) => void,
+    private readonly publish: (stream: Stream, lines: CleanText[]) => void,
     private readonly intervalMs = 80,
     private readonly maxBatchLines = 2000,
   ) {}
@@ -32,7 +32,7 @@ export class OutputBatcher {
       if (chunks.length === 0) continue;
       this.pending[stream] = [];
       this.counts[stream] = 0;
-      this.publish(stream, chunks.length === 1 ? (chunks[0] as string[]) : chunks.flat());
+      this.publish(stream, chunks.length === 1 ? (chunks[0] as CleanText[]) : chunks.flat());
     }
   }
 
@@ -42,7 +42,7 @@ export class OutputBatcher {
     this.flush();
   }
 
-  private add(stream: Stream, lines: string[], schedule = true): void {
+  private add(stream: Stream, lines: CleanText[], schedule = true): void {
     if (lines.length === 0) return;
     this.pending[stream].push(lines);
     this.counts[stream] += lines.length;

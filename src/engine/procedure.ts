@@ -6,7 +6,7 @@ import type { Engine } from './runner.js';
 import type { StepUndo } from './events.js';
 import type { CheckResult, FileChange, HostFacts, HostRunner, StageDef, StepDef, StepExecContext, StepResult } from './types.js';
 import { ConnectionLostError, type Host } from '../transport/types.js';
-import { sanitize } from '../util/sanitize.js';
+import { clean } from '../util/sanitize.js';
 import { awaitHost, probeFresh } from './step-host.js';
 import { failingGuards } from './guards.js';
 
@@ -39,7 +39,7 @@ export async function runProcedure(
   const ctx = x.engine.context;
   const none: StepUndo = { backupDir: x.backupDir, files: [], removeFiles: [], rollback: [] };
   if (!x.dryRun) for (const h of targets) x.engine.emit({ type: 'step.start', stage: stage.id, step: step.id, host: h, danger: step.danger, undo: none });
-  const note = (h: string | null, line: string) => x.engine.emit({ type: 'step.note', stage: stage.id, step: step.id, host: h, line: sanitize(line) });
+  const note = (h: string | null, line: string) => x.engine.emit({ type: 'step.note', stage: stage.id, step: step.id, host: h, line: clean(line) });
   const sleep = (ms: number) => new Promise<boolean>((resolve) => {
     if (signal.aborted) return resolve(false);
     const t = setTimeout(() => { signal.removeEventListener('abort', onAbort); resolve(true); }, ms);
@@ -90,14 +90,14 @@ export async function runProcedure(
       sleep,
     };
     try {
-      const results = await step.execute!(exec);
+      const results = (await step.execute!(exec)).map(cleanResult);
       for (const h of cutPath) lost.delete(h);
       return { results, lost };
     } catch (err) {
       return {
         results: hosts.map((h): StepResult => ({
           id: step.id, stage: stage.id, host: h, status: 'failed', danger: step.danger,
-          summary: 'the step itself failed', commands: [], diff: '', changed: false, error: sanitize((err as Error).stack ?? String(err)),
+          summary: 'the step itself failed', commands: [], diff: '', changed: false, error: clean((err as Error).stack ?? String(err)),
         })),
         lost,
       };
@@ -131,6 +131,17 @@ export async function runProcedure(
   } finally {
     for (const off of watch) off();
   }
+}
+
+/**
+ * A procedure's result quotes the host (the raw tail of a failed command's output, a file's content in a diff):
+ * cleaned here, once, for every procedure, so none can forget and put a host's escape sequences on a screen.
+ */
+function cleanResult(r: StepResult): StepResult {
+  return {
+    ...r, summary: clean(r.summary), commands: r.commands.map(clean), diff: clean(r.diff),
+    ...(r.error !== undefined ? { error: clean(r.error) } : {}),
+  };
 }
 
 /** ctx.writeFile for procedures: a lost connection is waited out and the write repeated (it compares first). */

@@ -8,7 +8,7 @@ import { ConnectionLostError, type Host, type RunResult } from '../transport/typ
 import type { EngineEvent, EngineListener } from './events.js';
 import { OutputBatcher } from './output-batcher.js';
 import { SharedProbes, type SharedProbe } from './shared-probes.js';
-import { sanitize } from '../util/sanitize.js';
+import { clean, sanitize, type CleanText } from '../util/sanitize.js';
 import { cannotTellVerdict, unreadableNeeds } from './probe-health.js';
 import { groundedVerdict } from './verdict-guard.js';
 import {
@@ -103,7 +103,7 @@ export class Engine {
     };
     for (const host of hosts) {
       host.onStateChange((state, detail) =>
-        this.emit({ type: 'host.state', host: host.name, state, ...(detail ? { detail: sanitize(detail) } : {}) }),
+        this.emit({ type: 'host.state', host: host.name, state, ...(detail ? { detail: clean(detail) } : {}) }),
       );
     }
   }
@@ -133,16 +133,20 @@ export class Engine {
     for (const c of this.controllers) c.abort();
   }
 
-  /** Connects every host in parallel; unreachable hosts are reported through host.state, not thrown. */
-  async connectAll(): Promise<Map<string, Error>> {
-    const failures = new Map<string, Error>();
+  /**
+   * Connects every host in parallel; unreachable hosts are reported through host.state, not thrown, and
+   * returned with why, as clean text: the reason quotes what the other end sent (a pre-KEX disconnect).
+   */
+  async connectAll(): Promise<Map<string, CleanText>> {
+    const failures = new Map<string, CleanText>();
     await Promise.all(
       this.hosts.map(async (h) => {
         try {
           await h.connect();
         } catch (err) {
-          failures.set(h.name, err as Error);
-          this.emit({ type: 'host.state', host: h.name, state: 'failed', detail: (err as Error).message });
+          const message = clean((err as Error).message);
+          failures.set(h.name, message);
+          this.emit({ type: 'host.state', host: h.name, state: 'failed', detail: message });
         }
       }),
     );

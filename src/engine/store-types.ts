@@ -9,6 +9,7 @@ import type { MonitorFrame } from '../monitor/types.js';
 import type { Timebase } from '../monitor/series.js';
 import type { Diagnosis } from '../troubleshoot/types.js';
 import type { JournalUi } from './journal-text.js';
+import type { CleanText } from '../util/sanitize.js';
 
 export interface CommandView {
   runId: string;
@@ -95,8 +96,8 @@ export interface UiState {
    *  stays on its host while verdicts reorder the grid. */
   gridHost: number;
   confirmQuit: boolean;
-  /** A one-line message for the status bar. */
-  notice?: string;
+  /** A one-line message for the status bar: it often quotes an error (a host's words), so it is clean text. */
+  notice?: CleanText;
   showHelp: boolean;
   /** The stage view's verdict details: which check (index into the worst-first list) is open. */
   details: number | null;

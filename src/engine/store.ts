@@ -7,6 +7,7 @@ import { reduceTroubleshoot } from './store-troubleshoot.js';
 import { TIMEBASES } from '../monitor/series.js';
 import { withoutSudoWrapper } from '../transport/quote.js';
 import { hostsWorstFirst } from './host-status.js';
+import { clean } from '../util/sanitize.js';
 export type { CommandView, PaneState, StageOutput, Screen, MonitorUi, SymptomSummary, TroubleshootUi, UiState, ApplyUi, AppState, UiAction, SessionAction, PaneOutputAction, Action } from './store-types.js';
 import type { CommandView, PaneState, Screen, AppState, PaneOutputAction, Action, StageOutput } from './store-types.js';
 
@@ -204,7 +205,7 @@ export function reduce(state: AppState, action: Action): AppState {
     case 'ui.confirmQuit':
       return { ...state, ui: { ...state.ui, confirmQuit: action.open } };
     case 'ui.notice':
-      return { ...state, ui: { ...state.ui, ...(action.text !== undefined ? { notice: action.text } : { notice: undefined }) } };
+      return { ...state, ui: { ...state.ui, ...(action.text !== undefined ? { notice: clean(action.text) } : { notice: undefined }) } };
     case 'ui.trust':
       return { ...state, ui: { ...state.ui, ...(action.prompt ? { trust: action.prompt } : { trust: undefined }) } };
     case 'ui.apply': {

@@ -12,6 +12,7 @@ import { sortFindings } from '../rules/types.js';
 import type { Finding, Severity } from '../rules/types.js';
 import { buildFile, contextOf } from './build.js';
 import { formatHuman } from './format.js';
+import { escapeInvisible } from '../util/sanitize.js';
 
 export interface LintFinding {
   rule: string;
@@ -76,17 +77,20 @@ export async function lintFiles(paths: string[]): Promise<LintReport> {
     return { path, file };
   });
   const ctx = contextOf(built.flatMap((b) => (b.file ? [b.file] : [])));
+  // A file name is not ours either (a glob over an unpacked tarball): shown with its controls and bidi
+  // characters as \u escapes, in the human output and the JSON alike, so it is inert and still exact.
   return {
     version: 1,
     files: built.map((b) => {
-      if (!b.file) return { file: b.path, kind: 'unreadable', findings: [], error: b.error ?? 'cannot read' };
+      const file = escapeInvisible(b.path);
+      if (!b.file) return { file, kind: 'unreadable', findings: [], error: escapeInvisible(b.error ?? 'cannot read') };
       let findings: Finding[] = [];
       try {
         findings = runCfgRules(b.file, ctx);
       } catch {
         findings = [];
       }
-      return { file: b.path, kind: b.file.kind, findings: sortFindings(findings).map(toJson) };
+      return { file, kind: b.file.kind, findings: sortFindings(findings).map(toJson) };
     }),
   };
 }

@@ -40,6 +40,7 @@ import {
   type WriteFileResult,
 } from './types.js';
 import { StateEmitter, type StateListener } from './state-emitter.js';
+import { clean } from '../util/sanitize.js';
 
 export type { UnknownHostKeyInfo } from './ssh-host-key.js';
 export { sshHostOptionsFromConfig } from './ssh-options-from-config.js';
@@ -113,7 +114,8 @@ export class SshHost implements Host {
   private setState(state: HostConnectionState, detail?: string): void {
     if (this.state === state && detail === undefined) return;
     this.state = state;
-    this.stateListeners.emit(state, detail);
+    // The detail quotes what the other end sent (ssh2's error for a disconnect): inert before anyone sees it.
+    this.stateListeners.emit(state, detail === undefined ? undefined : clean(detail));
   }
 
   async connect(): Promise<void> {

@@ -2,6 +2,7 @@
  * The transport contract: a Host runs commands and moves files. SSH (ssh2) and local (execa)
  * implement it; the engine and checks only ever see this interface.
  */
+import { clean, type CleanText } from '../util/sanitize.js';
 
 /** What to run. `argv` is quoted word by word; `script` is sent on stdin to `bash -s`. */
 export type Command =
@@ -87,15 +88,21 @@ export interface Host {
   close(): Promise<void>;
 }
 
-/** Raised for transport failures (not for non-zero exits, which are results). */
+/**
+ * Raised for transport failures (not for non-zero exits, which are results). Its message quotes what the
+ * other end sent (a pre-KEX SSH_MSG_DISCONNECT description, a channel-open failure, a command's output): it is
+ * made clean here, once, so every verb and screen that shows `err.message` shows inert text.
+ */
 export class TransportError extends Error {
+  declare readonly message: CleanText;
+
   constructor(
     message: string,
     readonly host: string,
     readonly commandLine?: string,
     override readonly cause?: unknown,
   ) {
-    super(message);
+    super(clean(message));
     this.name = 'TransportError';
   }
 }
@@ -112,8 +119,10 @@ export class ConnectionLostError extends TransportError {
   }
 }
 
-/** Raised when a host key is unknown (asks for trust) or has changed (refused). */
+/** Raised when a host key is unknown (asks for trust) or has changed (refused). Its message is clean, as above. */
 export class HostKeyError extends Error {
+  declare readonly message: CleanText;
+
   constructor(
     message: string,
     readonly host: string,
@@ -121,7 +130,7 @@ export class HostKeyError extends Error {
     readonly presentedFingerprint: string,
     readonly knownFingerprint?: string,
   ) {
-    super(message);
+    super(clean(message));
     this.name = 'HostKeyError';
   }
 }

@@ -37,6 +37,19 @@ export function sanitize(text: string): string {
   return text.replace(SEQUENCES, '').replace(CONTROLS, '').replace(BIDI, '');
 }
 
+declare const cleanBrand: unique symbol;
+/**
+ * Text that went through sanitize: it cannot drive a terminal. Text from a host or a file (transport errors,
+ * step results, file names) is made clean where it enters; the sinks that reach the operator (engine events,
+ * CLI printers) take CleanText, so a raw string fails to compile there instead of reaching a screen.
+ */
+export type CleanText = string & { readonly [cleanBrand]: true };
+
+/** The one constructor of CleanText. Idempotent and cheap on text with nothing to remove. */
+export function clean(text: string): CleanText {
+  return (NEEDS_CLEANING.test(text) ? sanitize(text) : text) as CleanText;
+}
+
 /**
  * A carriage return inside a line is a progress redraw: keep what the terminal would finally show
  * (the text after the last `\r`, overlaid on what came before it). Escape sequences take no columns,
@@ -57,7 +70,7 @@ export function collapseCarriageReturns(line: string): string {
 export class LineSplitter {
   private partial = '';
 
-  push(chunk: string): string[] {
+  push(chunk: string): CleanText[] {
     const text = this.partial + chunk;
     const pieces = text.split('\n');
     this.partial = pieces.pop() ?? '';
@@ -68,14 +81,14 @@ export class LineSplitter {
     }
     // Most output has nothing to remove: one scan of the whole chunk spares a sanitize per line (a host
     // pouring out a million lines spends its time here). The partial line is scanned again with the next chunk.
-    if (!NEEDS_CLEANING.test(text)) return pieces;
-    return pieces.map((l) => sanitize(collapseCarriageReturns(l)));
+    if (!NEEDS_CLEANING.test(text)) return pieces as CleanText[];
+    return pieces.map((l) => clean(collapseCarriageReturns(l)));
   }
 
   /** The held partial line, if any, as a final line. */
-  flush(): string[] {
+  flush(): CleanText[] {
     if (this.partial === '') return [];
-    const last = sanitize(collapseCarriageReturns(this.partial));
+    const last = clean(collapseCarriageReturns(this.partial));
     this.partial = '';
     return [last];
   }
@@ -86,7 +99,9 @@ export class LineSplitter {
  * character shown as a \u escape — nothing can drive the terminal or hide or reorder text, and the
  * value is still named exactly. Newlines and tabs stay; other text (…, —, accents) is untouched.
  */
-export function escapeInvisible(text: string): string {
-  // eslint-disable-next-line no-control-regex
-  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/gu, (c) => `\\u${c.codePointAt(0)!.toString(16).padStart(4, '0')}`);
+export function escapeInvisible(text: string): CleanText {
+  const escaped = text.replace(INVISIBLE, (c) => `\\u${c.codePointAt(0)!.toString(16).padStart(4, '0')}`);
+  return escaped as CleanText;
 }
+// eslint-disable-next-line no-control-regex
+const INVISIBLE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/gu;

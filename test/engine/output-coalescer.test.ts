@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { OutputBatcher } from '../../src/engine/output-batcher.js';
 import { PaneOutputCoalescer } from '../../src/engine/output-coalescer.js';
 import { initialState, PANE_LINES, reduce, type Action, type AppState } from '../../src/engine/store.js';
+import { clean } from '../../src/util/sanitize.js';
 
 const hosts = [{ name: 'a', address: '127.0.0.1:1' }, { name: 'b', address: '127.0.0.1:2' }];
 
@@ -44,7 +45,7 @@ describe('pane output coalescing', () => {
     vi.useFakeTimers();
     const events = traffic(400);
     let direct = started();
-    for (const e of events) direct = reduce(direct, { type: 'cmd.output', ...e });
+    for (const e of events) direct = reduce(direct, { type: 'cmd.output', ...e, lines: e.lines.map(clean) });
 
     let coalesced = started();
     const actions: Action[] = [];

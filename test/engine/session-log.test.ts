@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SessionLog } from '../../src/engine/session-log.js';
 import type { EngineEvent } from '../../src/engine/events.js';
+import { clean } from '../../src/util/sanitize.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -25,7 +26,7 @@ function read(log: SessionLog): Array<Record<string, unknown>> {
   return readFileSync(log.path, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
-const output = (n: number, lines: string[]): EngineEvent => ({ type: 'cmd.output', host: 'a', runId: `r${n}`, stream: 'stdout', lines });
+const output = (n: number, lines: string[]): EngineEvent => ({ type: 'cmd.output', host: 'a', runId: `r${n}`, stream: 'stdout', lines: lines.map(clean) });
 
 describe('session log', () => {
   it('asks output to wait while a burst is queued, settles once written, and keeps every line in order', async () => {

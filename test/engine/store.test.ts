@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { initialState, PANE_LINES, reduce, stageStatusFor, Store } from '../../src/engine/store.js';
+import { clean } from '../../src/util/sanitize.js';
 
 const hosts = [{ name: 'a', address: '127.0.0.1:1' }, { name: 'b', address: '127.0.0.1:2' }];
 
@@ -10,7 +11,7 @@ describe('store reducer', () => {
     expect(s.busy).toBe(true);
     s = reduce(s, { type: 'cmd.start', host: 'a', runId: 'r1', stage: 'inventory', probe: 'kernel', commandLine: 'LC_ALL=C uname -r', sudo: false });
     const many = Array.from({ length: PANE_LINES + 50 }, (_, i) => `line ${i}`);
-    s = reduce(s, { type: 'cmd.output', host: 'a', runId: 'r1', stream: 'stdout', lines: many });
+    s = reduce(s, { type: 'cmd.output', host: 'a', runId: 'r1', stream: 'stdout', lines: many.map(clean) });
     s = reduce(s, { type: 'cmd.exit', host: 'a', runId: 'r1', exitCode: 0, signal: null, durationMs: 12, timedOut: false, cancelled: false });
     expect(s.panes.a!.output.inventory!.lines).toHaveLength(PANE_LINES);
     expect(s.panes.a!.output.inventory!.lines.at(-1)?.text).toBe(`line ${PANE_LINES + 49}`);
@@ -41,9 +42,9 @@ describe('store reducer', () => {
     const run = (stage: 'inventory' | 'os', runId: string, lines: string[]) => {
       s = reduce(s, { type: 'stage.state', stage, state: 'running' });
       s = reduce(s, { type: 'cmd.start', host: 'a', runId, stage, probe: `${stage}-probe`, commandLine: 'x', sudo: false });
-      s = reduce(s, { type: 'cmd.output', host: 'a', runId, stream: 'stdout', lines });
+      s = reduce(s, { type: 'cmd.output', host: 'a', runId, stream: 'stdout', lines: lines.map(clean) });
       s = reduce(s, { type: 'cmd.exit', host: 'a', runId, exitCode: 0, signal: null, durationMs: 1, timedOut: false, cancelled: false });
-      s = reduce(s, { type: 'step.note', stage, step: 'note', host: 'a', line: `${stage} note` });
+      s = reduce(s, { type: 'step.note', stage, step: 'note', host: 'a', line: clean(`${stage} note`) });
     };
     run('inventory', 'r1', ['inv 1', 'inv 2']);
     run('os', 'r2', ['os 1']);
@@ -64,7 +65,7 @@ describe('store reducer', () => {
 
   it('leaves other panes untouched (identity) so their views do not re-render', () => {
     const s0 = reduce(initialState(hosts), { type: 'cmd.start', host: 'a', runId: 'r', stage: 'inventory', probe: 'p', commandLine: 'x', sudo: false });
-    const s1 = reduce(s0, { type: 'cmd.output', host: 'a', runId: 'r', stream: 'stdout', lines: ['x'] });
+    const s1 = reduce(s0, { type: 'cmd.output', host: 'a', runId: 'r', stream: 'stdout', lines: [clean('x')] });
     expect(s1.panes.b).toBe(s0.panes.b);
     expect(s1.panes.a).not.toBe(s0.panes.a);
   });
@@ -93,7 +94,7 @@ describe('store reducer', () => {
     let calls = 0;
     store.subscribe(() => calls++);
     store.dispatch({ type: 'ui.toggleHelp' });
-    store.dispatch({ type: 'cmd.output', host: 'nobody', runId: 'r', stream: 'stdout', lines: ['x'] });
+    store.dispatch({ type: 'cmd.output', host: 'nobody', runId: 'r', stream: 'stdout', lines: [clean('x')] });
     expect(calls).toBe(1);
     expect(store.getState().ui.showHelp).toBe(true);
   });

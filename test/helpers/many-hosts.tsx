@@ -6,6 +6,7 @@
 import { initialState, Store } from '../../src/engine/store.js';
 import { STAGES } from '../../src/stages.js';
 import { worstStatus, type CheckStatus, type StageDef, type StageId } from '../../src/engine/types.js';
+import { clean } from '../../src/util/sanitize.js';
 
 export function hostsOf(n: number): Array<{ name: string; address: string }> {
   return Array.from({ length: n }, (_, i) => ({ name: `l20-n${i + 1}`, address: `127.0.0.1:${4001 + i}` }));
@@ -25,7 +26,7 @@ export function runStages(store: Store, verdict: Verdict, o: { stages?: readonly
         const runId = `${stage.id}-${h}-${i}`;
         store.dispatch({ type: 'cmd.start', host: h, runId, stage: stage.id, probe: p.id, commandLine: `LC_ALL=C ${p.id}`, sudo: p.sudo ?? false });
         const lines = Array.from({ length: o.lines ?? 3 }, (_, k) => `${p.id} line ${k} on ${h}`);
-        store.dispatch({ type: 'cmd.output', host: h, runId, stream: 'stdout', lines });
+        store.dispatch({ type: 'cmd.output', host: h, runId, stream: 'stdout', lines: lines.map(clean) });
         store.dispatch({ type: 'cmd.exit', host: h, runId, exitCode: 0, signal: null, durationMs: 12, timedOut: false, cancelled: false });
       }
       for (const c of stage.checks.filter((x) => x.scope === 'host')) {

@@ -6,6 +6,7 @@ import { gridPerRow, gridView, stageLayout, MIN_PANE_HEIGHT } from '../../screen
 import { matrixForm, rulerLines, stageHostsTokens, wrapTokens } from '../../screens/pipeline/matrix.js';
 import { fakeController } from '../helpers/fake-controller.js';
 import { hostsOf, mountSized, runStages, storeOf, until } from '../helpers/many-hosts.js';
+import { clean } from '../../src/util/sanitize.js';
 
 const ALL = [...STAGE_IDS];
 const controller = () => fakeController({}, ALL);
@@ -23,7 +24,7 @@ function verdict(stage: StageId, _check: string, host: string | null): CheckStat
 function ranStore(n: number, screen: 'pipeline' | 'stage'): Store {
   const store = storeOf(n, screen);
   runStages(store, verdict);
-  if (n >= 40) store.dispatch({ type: 'host.state', host: 'l20-n40', state: 'lost', detail: 'read ECONNRESET' });
+  if (n >= 40) store.dispatch({ type: 'host.state', host: 'l20-n40', state: 'lost', detail: clean('read ECONNRESET') });
   store.dispatch({ type: 'engine.idle' });
   return store;
 }
@@ -57,7 +58,7 @@ describe('the host grid, worst first', () => {
     s = reduce(s, result('l20-n5', 'error'));
     s = reduce(s, { type: 'cmd.start', host: 'l20-n6', runId: 'r6', stage: 'inventory', probe: 'lspci', commandLine: 'lspci', sudo: false });
     s = reduce(s, result('l20-n7', 'pass'));
-    s = reduce(s, { type: 'host.state', host: 'l20-n8', state: 'failed', detail: 'connect ECONNREFUSED' });
+    s = reduce(s, { type: 'host.state', host: 'l20-n8', state: 'failed', detail: clean('connect ECONNREFUSED') });
     // The stage still runs: hosts without a verdict are running, finished ones show theirs.
     expect(hostsWorstFirst(s, 'inventory').map((e) => `${e.host}:${e.trouble ? 'unreachable' : e.status}`)).toEqual([
       'l20-n5:error', 'l20-n8:unreachable', 'l20-n4:fail', 'l20-n3:warn', 'l20-n1:running', 'l20-n6:running', 'l20-n2:pass', 'l20-n7:pass',
@@ -233,7 +234,7 @@ describe('the pipeline at 64 hosts', () => {
     await until(() => ui.lastFrame().includes('connections:'), 'the pipeline');
     const before = ui.writes();
     for (const h of store.getState().hostOrder) {
-      store.dispatch({ type: 'cmd.output', host: h, runId: `vllm-${h}-0`, stream: 'stdout', lines: ['another line'] });
+      store.dispatch({ type: 'cmd.output', host: h, runId: `vllm-${h}-0`, stream: 'stdout', lines: [clean('another line')] });
     }
     await new Promise((r) => setImmediate(r));
     expect(ui.writes()).toBe(before);
@@ -247,10 +248,10 @@ describe('the pipeline at 64 hosts', () => {
     const ui = mountSized(store, controller(), { columns: 160, rows: 48 });
     await until(() => ui.lastFrame().includes('64 hosts:'), 'the grid');
     const before = ui.writes();
-    store.dispatch({ type: 'cmd.output', host: 'l20-n50', runId: 'inventory-l20-n50-0', stream: 'stdout', lines: ['another line'] });
+    store.dispatch({ type: 'cmd.output', host: 'l20-n50', runId: 'inventory-l20-n50-0', stream: 'stdout', lines: [clean('another line')] });
     await new Promise((r) => setImmediate(r));
     expect(ui.writes()).toBe(before);
-    store.dispatch({ type: 'cmd.output', host: 'l20-n1', runId: 'inventory-l20-n1-0', stream: 'stdout', lines: ['a line in the left pane'] });
+    store.dispatch({ type: 'cmd.output', host: 'l20-n1', runId: 'inventory-l20-n1-0', stream: 'stdout', lines: [clean('a line in the left pane')] });
     await until(() => ui.lastFrame().includes('a line in the left pane'), 'the left pane');
     ui.unmount();
   });

@@ -7,6 +7,7 @@ import { initialState, Store } from '../../src/engine/store.js';
 import type { Controller } from '../../src/engine/controller.js';
 import { fakeController } from '../helpers/fake-controller.js';
 import { aliasView, resolveHost } from '../../src/transport/ssh-config-report.js';
+import { clean } from '../../src/util/sanitize.js';
 
 const hosts = [{ name: 'l20-n1', address: '127.0.0.1:4001' }, { name: 'l20-n2', address: '127.0.0.1:4002' }];
 
@@ -54,7 +55,7 @@ describe('pipeline and stage view', () => {
     for (const h of ['l20-n1', 'l20-n2']) {
       store.dispatch({ type: 'host.state', host: h, state: 'connected' });
       store.dispatch({ type: 'cmd.start', host: h, runId: `${h}1`, stage: 'inventory', probe: 'kernel', commandLine: 'LC_ALL=C uname -r', sudo: false });
-      store.dispatch({ type: 'cmd.output', host: h, runId: `${h}1`, stream: 'stdout', lines: [`5.15.0-126-generic on ${h}`] });
+      store.dispatch({ type: 'cmd.output', host: h, runId: `${h}1`, stream: 'stdout', lines: [clean(`5.15.0-126-generic on ${h}`)] });
       store.dispatch({ type: 'cmd.exit', host: h, runId: `${h}1`, exitCode: 0, signal: null, durationMs: 42, timedOut: false, cancelled: false });
     }
     store.dispatch({ type: 'check.result', result: { id: 'inventory.os', stage: 'inventory', host: 'l20-n1', status: 'pass', summary: 'Ubuntu 22.04.5 LTS', evidence: '' } });
@@ -75,7 +76,7 @@ describe('pipeline and stage view', () => {
     const ui = mount(store, controller());
     const h = 'l20-n1';
     store.dispatch({ type: 'cmd.start', host: h, runId: 'r1', stage: 'inventory', probe: 'ip-addr', commandLine: 'LC_ALL=C ip -j addr show', sudo: false, reusedFrom: 'os/ip-addr' });
-    store.dispatch({ type: 'cmd.output', host: h, runId: 'r1', stream: 'stdout', lines: ['[{"ifname":"eno1"}]'] });
+    store.dispatch({ type: 'cmd.output', host: h, runId: 'r1', stream: 'stdout', lines: [clean('[{"ifname":"eno1"}]')] });
     store.dispatch({ type: 'cmd.exit', host: h, runId: 'r1', exitCode: 0, signal: null, durationMs: 0, timedOut: false, cancelled: false });
     await until(() => (ui.lastFrame() ?? '').includes('reused from'), 'the reused command');
     const frame = ui.lastFrame() ?? '';
@@ -92,7 +93,7 @@ describe('pipeline and stage view', () => {
     const runStage = (stage: 'inventory' | 'os', probe: string, line: string) => {
       store.dispatch({ type: 'stage.state', stage, state: 'running' });
       store.dispatch({ type: 'cmd.start', host: h, runId: `${stage}-1`, stage, probe, commandLine: probe, sudo: false });
-      store.dispatch({ type: 'cmd.output', host: h, runId: `${stage}-1`, stream: 'stdout', lines: [line] });
+      store.dispatch({ type: 'cmd.output', host: h, runId: `${stage}-1`, stream: 'stdout', lines: [clean(line)] });
       store.dispatch({ type: 'cmd.exit', host: h, runId: `${stage}-1`, exitCode: 0, signal: null, durationMs: 7, timedOut: false, cancelled: false });
       store.dispatch({ type: 'stage.state', stage, state: 'pass' });
     };

@@ -8,6 +8,7 @@ import type { Controller } from '../../src/engine/controller.js';
 import { fakeController } from '../helpers/fake-controller.js';
 import type { CheckResult } from '../../src/engine/types.js';
 import { pfcDiagnosis, symptoms } from './troubleshoot-fixtures.js';
+import { clean } from '../../src/util/sanitize.js';
 
 const hosts = [{ name: 'l20-n1', address: '127.0.0.1:4001' }, { name: 'l20-n2', address: '127.0.0.1:4002' }];
 
@@ -104,7 +105,7 @@ describe('troubleshoot screen', () => {
     for (const [h, pfc] of [['l20-n1', '0   0   0   1'], ['l20-n2', '0   0   0   0']] as const) {
       store.dispatch({ type: 'host.state', host: h, state: 'connected' });
       store.dispatch({ type: 'cmd.start', host: h, runId: `${h}q`, stage: 'qos', probe: 'mlnx_qos', commandLine: 'mlnx_qos -i ens1f0', sudo: true });
-      store.dispatch({ type: 'cmd.output', host: h, runId: `${h}q`, stream: 'stdout', lines: ['PFC configuration:', `\tenabled     ${pfc}`] });
+      store.dispatch({ type: 'cmd.output', host: h, runId: `${h}q`, stream: 'stdout', lines: [clean('PFC configuration:'), clean(`\tenabled     ${pfc}`)] });
     }
     // ink-testing-library's terminal is 100 columns: each pane shows the start of its lines.
     const both = (r: string, text: string) => r.split(text).length === 3;
