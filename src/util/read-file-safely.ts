@@ -6,7 +6,7 @@
  * O_NONBLOCK (a FIFO's open returns at once), the opened descriptor is fstat'ed (no race with a rename),
  * anything but a regular file is refused by name, and at most the kind's cap is read.
  */
-import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, statSync, type Stats } from 'node:fs';
 import { open } from 'node:fs/promises';
 
 /** Largest file accepted per kind, in bytes: far above any real one, far below what hurts. */
@@ -46,6 +46,10 @@ function whatItIs(st: Stats): string {
   return 'not a regular file';
 }
 
+function notAFile(path: string, st: Stats, kind: FileKind): FileRefusedError {
+  return new FileRefusedError(path, `is ${whatItIs(st)}, not a file: give the path of the ${kind} file`, kind);
+}
+
 function sizeText(bytes: number): string {
   return bytes >= 1024 * 1024 ? `${bytes / 1024 / 1024} MiB` : `${bytes / 1024} KiB`;
 }
@@ -53,9 +57,7 @@ function sizeText(bytes: number): string {
 /** Refuses a non-regular or too big file; returns the most bytes to read (one more than the cap, to see growth). */
 function admit(path: string, st: Stats, kind: FileKind): number {
   const cap = FILE_CAPS[kind];
-  if (!st.isFile()) {
-    throw new FileRefusedError(path, `is ${whatItIs(st)}, not a file: give the path of the ${kind} file`, kind);
-  }
+  if (!st.isFile()) throw notAFile(path, st, kind);
   if (st.size > cap) throw tooBig(path, kind);
   return cap + 1;
 }
@@ -67,12 +69,25 @@ function tooBig(path: string, kind: FileKind): FileRefusedError {
 /** O_NONBLOCK: open(2) on a FIFO with no writer returns at once instead of waiting for one. */
 const OPEN_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK;
 
+/** open(2) of a socket fails ENXIO; say what the path is rather than pass on a bare errno. */
+function refusedOpen(path: string, err: unknown, kind: FileKind): unknown {
+  if ((err as NodeJS.ErrnoException).code !== 'ENXIO') return err;
+  try {
+    const st = statSync(path);
+    return st.isFile() ? err : notAFile(path, st, kind);
+  } catch {
+    return err;
+  }
+}
+
 /**
  * Reads a regular file of at most FILE_CAPS[kind] bytes, asynchronously. Errors of open(2) (ENOENT, EACCES)
  * are thrown as they are; anything that is not a regular file, or is too big, throws FileRefusedError.
  */
 export async function readFileSafely(path: string, kind: FileKind): Promise<Buffer> {
-  const handle = await open(path, OPEN_FLAGS);
+  const handle = await open(path, OPEN_FLAGS).catch((err: unknown) => {
+    throw refusedOpen(path, err, kind);
+  });
   try {
     const st = await handle.stat();
     const buf = Buffer.alloc(Math.min(admit(path, st, kind), st.size + 1));
@@ -95,7 +110,12 @@ export async function readFileSafely(path: string, kind: FileKind): Promise<Buff
  * the event loop is held for one bounded local read at worst.
  */
 export function readFileSafelySync(path: string, kind: FileKind): Buffer {
-  const fd = openSync(path, OPEN_FLAGS);
+  let fd: number;
+  try {
+    fd = openSync(path, OPEN_FLAGS);
+  } catch (err) {
+    throw refusedOpen(path, err, kind);
+  }
   try {
     const st = fstatSync(fd);
     const buf = Buffer.alloc(Math.min(admit(path, st, kind), st.size + 1));
