@@ -66,7 +66,7 @@ async function load(path: string): Promise<{ text: string; mode: number; binary:
     const binary = looksBinary(buf);
     return { text: binary ? '' : buf.subarray(0, textEnd(buf)).toString('utf8'), mode, binary };
   } catch (e) {
-    if (e instanceof FileRefusedError) return { error: `${path}: cannot read: ${e.reason}` };
+    if (e instanceof FileRefusedError) return { error: `${path}: ${e.reason}` };
     const code = (e as NodeJS.ErrnoException).code;
     const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : e instanceof Error ? e.message : String(e);
     return { error: `${path}: cannot read: ${why}` };
