@@ -10,7 +10,8 @@ import { renderDoctor } from './render.js';
 export async function runDoctor(options: { file: string; json: boolean; color: boolean; write: (s: string) => void; error: (s: string) => void }): Promise<number> {
   let bytes: Buffer;
   try {
-    bytes = options.file === '-' ? await readStdinSafely('doctor input') : await readFileSafely(options.file, 'doctor input');
+    const { file } = options;
+    bytes = file === '-' ? await readStdinSafely('doctor input') : await readFileSafely(file, 'doctor input');
   } catch (err) {
     if (err instanceof FileRefusedError) {
       options.error(`l20-setup doctor: cannot read ${err.path}: ${err.reason}\n`);

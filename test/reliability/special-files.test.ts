@@ -111,7 +111,7 @@ afterAll(() => {
   sock.close();
   rmSync(dir, { recursive: true, force: true });
   // The figures for docs/RELIABILITY.md.
-  const worst = figures.reduce((a, f) => ({ ms: Math.max(a.ms, f.ms), rssKb: Math.max(a.rssKb, f.rssKb) }), { ms: 0, rssKb: 0 });
+  const worst = { ms: Math.max(0, ...figures.map((f) => f.ms)), rssKb: Math.max(0, ...figures.map((f) => f.rssKb)) };
   console.log(`special files: ${figures.length} refused by name; max ${worst.ms} ms, max RSS ${worst.rssKb} KiB`);
 });
 
@@ -152,7 +152,8 @@ describe('special files are refused by name, in bounded time and memory', () => 
     mkdirSync(join(home, '.ssh'), { recursive: true });
     writeFileSync(join(home, '.ssh', 'config'), `Include ${path}\n`, { mode: 0o600 });
     const inv = inventory(`cfg-${name.replace(/\W/g, '')}`, { key: goodKey, knownHosts: goodKnownHosts });
-    expectRefused(await cli(['check', '--stage', 'inventory', '--inventory', inv], { HOME: home }), 'ssh config', name, what);
+    const r = await cli(['check', '--stage', 'inventory', '--inventory', inv], { HOME: home });
+    expectRefused(r, 'ssh config', name, what);
   });
 
   it('a FIFO key does not hold the process: SIGTERM is not needed, and the event loop stays live', async () => {
@@ -167,7 +168,8 @@ describe('special files are refused by name, in bounded time and memory', () => 
 describe('contents that broke the readers', () => {
   it('a missing identity file the inventory names is named in the connect error', async () => {
     const missing = join(dir, 'no-such-key');
-    const r = await cli(['check', '--stage', 'inventory', '--inventory', inventory('missing', { key: missing, knownHosts: goodKnownHosts })]);
+    const inv = inventory('missing', { key: missing, knownHosts: goodKnownHosts });
+    const r = await cli(['check', '--stage', 'inventory', '--inventory', inv]);
     expect(r.code).toBe(2);
     expect(r.out).toContain(`no such identity: ${missing}`);
   });
@@ -184,7 +186,8 @@ describe('contents that broke the readers', () => {
 
   it('a 3000-level nested netplan is refused with a message, not a stack overflow', async () => {
     const flow = join(dir, 'deep-flow.yaml');
-    writeFileSync(flow, `network:\n  version: 2\n  ethernets:\n    eth0:\n      x: ${'['.repeat(3000)}${']'.repeat(3000)}\n`);
+    const nested = `${'['.repeat(3000)}${']'.repeat(3000)}`;
+    writeFileSync(flow, `network:\n  version: 2\n  ethernets:\n    eth0:\n      x: ${nested}\n`);
     const block = join(dir, 'deep-block.yaml');
     let text = 'network:\n';
     for (let i = 0; i < 3000; i++) text += `${' '.repeat(i + 1)}k${i}:\n`;
