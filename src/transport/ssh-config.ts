@@ -177,14 +177,15 @@ function readTextOrUndefined(path: string): string | undefined {
 
 /**
  * An ssh config file (or an Include'd one) as the default context reads it: undefined when it cannot be
- * opened, as ssh skips it; a FIFO, device, directory or oversized file throws FileRefusedError, which
- * readConfig turns into an SshConfigError naming the file (ssh itself would hang on a FIFO).
+ * opened, or is a directory, as ssh skips both (`Include inc.d` naming a directory resolves fine with the real
+ * ssh: see the oracle test); a FIFO, device or oversized file throws FileRefusedError, which readConfig turns
+ * into an SshConfigError naming the file (ssh itself would hang on a FIFO or read /dev/zero for ever).
  */
 function readConfigFile(path: string): string | undefined {
   try {
     return readFileSafelySync(path, 'ssh config').toString('utf8');
   } catch (err) {
-    if (err instanceof FileRefusedError) throw err;
+    if (err instanceof FileRefusedError && !/^is a directory/.test(err.reason)) throw err;
     return undefined;
   }
 }

@@ -146,7 +146,7 @@ describe('special files are refused by name, in bounded time and memory', () => 
     expect(r.out).not.toMatch(/ECONNREFUSED/);
   });
 
-  it.each(FILES)('an ~/.ssh/config that is %s is refused by name', async (name) => {
+  it.each(FILES.filter((f) => f !== 'directory'))('an ~/.ssh/config Include that is %s is refused by name', async (name) => {
     const { path, what } = special[name]!;
     const home = join(dir, `home-${name.replace(/\W/g, '')}`);
     mkdirSync(join(home, '.ssh'), { recursive: true });
@@ -154,6 +154,16 @@ describe('special files are refused by name, in bounded time and memory', () => 
     const inv = inventory(`cfg-${name.replace(/\W/g, '')}`, { key: goodKey, knownHosts: goodKnownHosts });
     const r = await cli(['check', '--stage', 'inventory', '--inventory', inv], { HOME: home });
     expectRefused(r, 'ssh config', name, what);
+  });
+
+  it('an ~/.ssh/config Include that is a directory is skipped, as the real ssh skips it (ssh-config oracle)', async () => {
+    const home = join(dir, 'home-include-dir');
+    mkdirSync(join(home, '.ssh'), { recursive: true });
+    writeFileSync(join(home, '.ssh', 'config'), `Include ${special.directory!.path}\n`, { mode: 0o600 });
+    const inv = inventory('cfg-include-dir', { key: goodKey, knownHosts: goodKnownHosts });
+    const r = await cli(['check', '--stage', 'inventory', '--inventory', inv], { HOME: home });
+    expect(r.out).not.toContain(special.directory!.path);
+    expect(r.out).toMatch(/cannot connect to root@127\.0\.0\.1:1/);
   });
 
   it('a FIFO key does not hold the process: SIGTERM is not needed, and the event loop stays live', async () => {
