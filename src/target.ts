@@ -111,6 +111,7 @@ export function hostFromConfig(h: HostConfig, options: Pick<TargetOptions, 'onUn
   if (h.user !== undefined) ssh.user = h.user;
   if (h.auth?.method === 'identityFile') {
     ssh.identityFiles = [expandHome(h.auth.path)];
+    ssh.identityFilesDefaulted = false;
     delete ssh.agent;
   } else if (h.auth?.method === 'agent') {
     ssh.identityFiles = [];

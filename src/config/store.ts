@@ -3,7 +3,9 @@
  * directory (conf: XDG on Linux), written atomically; `--inventory FILE` reads a JSON or YAML file.
  * Nothing invalid is ever written: we validate first, and conf replaces the file by rename.
  */
-import { readFile, rename, writeFile, mkdir } from 'node:fs/promises';
+import { rename, writeFile, mkdir } from 'node:fs/promises';
+import { FileRefusedError, readFileSafely } from '../util/read-file-safely.js';
+import { yamlTooDeepAt, yamlTooDeepMessage } from '../parse/yaml-depth.js';
 import { dirname } from 'node:path';
 import Conf from 'conf';
 import YAML from 'yaml';
@@ -44,10 +46,18 @@ export function validateCluster(input: unknown, source: string): ClusterConfig {
 export async function loadInventoryFile(path: string): Promise<ClusterConfig> {
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    text = (await readFileSafely(path, 'inventory')).toString('utf8');
   } catch (err) {
+    if (err instanceof FileRefusedError) {
+      throw new ConfigError(`inventory ${err.message}; pass the inventory file to --inventory`, path, [err.reason]);
+    }
     const code = (err as NodeJS.ErrnoException).code ?? 'error';
     throw new ConfigError(`cannot read inventory ${path} (${code}); pass an existing file to --inventory`, path, [code]);
+  }
+  const tooDeep = yamlTooDeepAt(text);
+  if (tooDeep !== undefined) {
+    const msg = yamlTooDeepMessage(tooDeep);
+    throw new ConfigError(`inventory ${path} is not a usable inventory: ${msg}`, path, [msg]);
   }
   // Editors on Windows start UTF-8 files with a byte order mark; neither parser skips it.
   if (text.startsWith('\uFEFF')) text = text.slice(1);

@@ -1,14 +1,8 @@
 /** `l20-setup doctor FILE|- [--json]`. */
-import { readFile } from 'node:fs/promises';
+import { FileRefusedError, readFileSafely, readStdinSafely } from '../util/read-file-safely.js';
 import { doctorText } from './doctor.js';
 import { renderDoctor } from './render.js';
 import { escapeInvisible } from '../util/sanitize.js';
-
-async function readStdin(): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
-}
 
 /**
  * Exit 0 for any input that could be read, whatever it holds (findings are the output, and a pasted
@@ -17,8 +11,13 @@ async function readStdin(): Promise<Buffer> {
 export async function runDoctor(options: { file: string; json: boolean; color: boolean; write: (s: string) => void; error: (s: string) => void }): Promise<number> {
   let bytes: Buffer;
   try {
-    bytes = options.file === '-' ? await readStdin() : await readFile(options.file);
+    const { file } = options;
+    bytes = file === '-' ? await readStdinSafely('doctor input') : await readFileSafely(file, 'doctor input');
   } catch (err) {
+    if (err instanceof FileRefusedError) {
+      options.error(`l20-setup doctor: ${err.message}\n`);
+      return 2;
+    }
     const code = (err as NodeJS.ErrnoException).code ?? 'error';
     options.error(`l20-setup doctor: cannot read ${escapeInvisible(options.file)} (${code}); give a readable file, or - for standard input\n`);
     return 2;

@@ -3,6 +3,7 @@
  * over it. Total by construction: every kind's code runs behind a guard, so random bytes, binaries, cut
  * files and huge logs always give a valid report.
  */
+import { cutLong, cutLongDeep } from '../util/cut-long.js';
 import { cleanText } from '../parse/common.js';
 import { sortFindings, type Finding } from '../rules/types.js';
 import { sanitize } from '../util/sanitize.js';
@@ -94,18 +95,18 @@ export function doctorText(input: string | Buffer, kinds: readonly KindDef[] = K
     report: {
       version: 1,
       kind: best.kind.kind,
-      facts,
+      facts: cutLongDeep(facts),
       findings: sortFindings(findings).map((f) => ({
         rule: f.rule,
         severity: f.severity,
-        title: sanitize(f.title),
-        evidence: sanitize(f.evidence),
-        fix: sanitize(f.fix),
+        title: cutLong(sanitize(f.title)),
+        evidence: cutLong(sanitize(f.evidence)),
+        fix: cutLong(sanitize(f.fix)),
         ...(f.line !== undefined ? { line: f.line } : {}),
       })),
       ...(also.length ? { also: [...new Set(also)] } : {}),
       ...(errors.length ? { errors } : {}),
     },
-    summary: summary.map(([k, v]) => [sanitize(String(k)), sanitize(String(v))]),
+    summary: summary.map(([k, v]) => [cutLong(sanitize(String(k))), cutLong(sanitize(String(v)))]),
   };
 }

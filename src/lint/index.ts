@@ -5,13 +5,15 @@
  * RULES.md, worst first. Exit status: 0 no blocker/high finding, 1 some blocker/high, 2 a file could not be
  * read (or no file was given).
  */
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
+import { FileRefusedError, looksBinary, readFileSafely, textEnd } from '../util/read-file-safely.js';
 import { runCfgRules } from '../rules/cfg/index.js';
 import type { CfgFile } from '../rules/cfg/index.js';
 import { sortFindings } from '../rules/types.js';
 import type { Finding, Severity } from '../rules/types.js';
 import { buildFile, contextOf } from './build.js';
 import { formatHuman } from './format.js';
+import { cutLong } from '../util/cut-long.js';
 import { escapeInvisible } from '../util/sanitize.js';
 
 export interface LintFinding {
@@ -37,7 +39,15 @@ export interface LintReport {
 }
 
 function toJson(f: Finding): LintFinding {
-  return { rule: f.rule, severity: f.severity, line: f.line ?? null, evidence: f.evidence, fix: f.fix, title: f.title };
+  // A finding quotes the file: one line of it can be 200 MB.
+  return {
+    rule: f.rule,
+    severity: f.severity,
+    line: f.line ?? null,
+    evidence: cutLong(f.evidence),
+    fix: cutLong(f.fix),
+    title: cutLong(f.title),
+  };
 }
 
 /** Lints one text on its own (doctor uses it for configuration files). Never throws. */
@@ -50,17 +60,14 @@ export function lintText(text: string, name = '<input>'): { kind: string; findin
   }
 }
 
-const MAX_BYTES = 64 * 1024 * 1024;
-
 async function load(path: string): Promise<{ text: string; mode: number; binary: boolean } | { error: string }> {
   try {
-    const st = await stat(path);
-    if (st.isDirectory()) return { error: `${path}: is a directory` };
-    if (st.size > MAX_BYTES) return { error: `${path}: larger than ${MAX_BYTES / 1024 / 1024} MiB` };
-    const buf = await readFile(path);
-    const binary = buf.subarray(0, 8192).includes(0);
-    return { text: binary ? '' : buf.toString('utf8'), mode: st.mode, binary };
+    const buf = await readFileSafely(path, 'lint input');
+    const { mode } = await stat(path);
+    const binary = looksBinary(buf);
+    return { text: binary ? '' : buf.subarray(0, textEnd(buf)).toString('utf8'), mode, binary };
   } catch (e) {
+    if (e instanceof FileRefusedError) return { error: `${path}: ${e.reason}` };
     const code = (e as NodeJS.ErrnoException).code;
     const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : e instanceof Error ? e.message : String(e);
     return { error: `${path}: cannot read: ${why}` };

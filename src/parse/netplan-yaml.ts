@@ -8,6 +8,7 @@
  */
 import { createRequire } from 'node:module';
 import type { Node as YamlNode, YAMLMap } from 'yaml';
+import { yamlTooDeepAt, yamlTooDeepMessage } from './yaml-depth.js';
 
 /**
  * The yaml library costs ~20 ms to load; doctor and lint read most inputs without it, so it is
@@ -144,6 +145,12 @@ export function parseNetplanYaml(text: string, firstLine = 1): NetplanFacts {
   const facts: NetplanFacts = { isNetplan: false, ethernets: [], bonds: [], bridges: [], vlans: [], errors: [] };
   if (typeof text !== 'string') return facts;
   const off = firstLine - 1;
+  const tooDeep = yamlTooDeepAt(text);
+  if (tooDeep !== undefined) {
+    facts.isNetplan = /^network:/m.test(text);
+    facts.errors.push({ line: tooDeep + off, message: yamlTooDeepMessage(tooDeep + off) });
+    return facts;
+  }
   try {
     const lc = new (yaml().LineCounter)();
     const doc = yaml().parseDocument(text, { lineCounter: lc, uniqueKeys: false, prettyErrors: false, strict: false });

@@ -30,7 +30,6 @@ import {
   fsyncSync,
   mkdirSync,
   openSync,
-  readFileSync,
   realpathSync,
   renameSync,
   statSync,
@@ -40,6 +39,7 @@ import {
 import { dirname, join, basename } from 'node:path';
 import { checkedPublicKeyType, keyTypeOfBlob } from './ssh-public-key.js';
 import { matchPattern } from './ssh-pattern.js';
+import { FileRefusedError, readFileSafely, readFileSafelySync } from '../util/read-file-safely.js';
 
 export interface KnownHostEntry {
   file: string;
@@ -186,14 +186,34 @@ export function hashKnownHostName(host: string, port: number, salt: Buffer = ran
   return hashedName(knownHostsName(host, port), salt);
 }
 
+/** A known_hosts file's text, or null when it does not exist; a FIFO, device or directory is refused by name. */
 function readIfExists(file: string): string | null {
   try {
-    return readFileSync(file, 'utf8');
+    return readFileSafelySync(file, 'known_hosts').toString('utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return null;
     throw err;
   }
+}
+
+/**
+ * Checked before connecting, asynchronously: the first of `files` that exists but cannot be read (a
+ * directory, a FIFO, too big, no permission), as "PATH is a directory, not a file…"; undefined when all are
+ * readable or absent. The look-ups during the handshake are synchronous and rely on this having passed.
+ */
+export async function unreadableKnownHostsFile(files: readonly string[]): Promise<string | undefined> {
+  for (const file of files) {
+    try {
+      await readFileSafely(file, 'known_hosts');
+    } catch (err) {
+      if (err instanceof FileRefusedError) return err.message;
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') continue;
+      return `${file}: ${(err as Error).message}`;
+    }
+  }
+  return undefined;
 }
 
 /** All entries (any marker) in `files`, in order, that name `name`. Missing files are skipped. */

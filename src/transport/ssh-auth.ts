@@ -4,14 +4,17 @@
  * paths, so an unreadable, encrypted or public-only key is skipped with a note instead of failing the whole
  * connection; the notes end up in the error when no method works, which is where the operator looks.
  */
-import { readFileSync } from 'node:fs';
+import { FileRefusedError, readFileSafely } from '../util/read-file-safely.js';
 // ssh2 is CommonJS: Node's ESM loader exposes only its default export at run time.
 import ssh2, { type AnyAuthMethod, type ParsedKey } from 'ssh2';
 
 const { utils } = ssh2;
 import type { SshHostOptions } from './ssh.js';
 
-export type AuthOptions = Pick<SshHostOptions, 'user' | 'agent' | 'privateKey' | 'passphrase' | 'identityFiles'>;
+export type AuthOptions = Pick<
+  SshHostOptions,
+  'user' | 'agent' | 'privateKey' | 'passphrase' | 'identityFiles' | 'identityFilesDefaulted'
+>;
 
 export interface AuthMethods {
   methods: AnyAuthMethod[];
@@ -19,8 +22,12 @@ export interface AuthMethods {
   notes: string[];
 }
 
-/** Missing identity files are skipped silently (OpenSSH's defaults usually do not all exist). */
-export function loadAuthMethods(opts: AuthOptions): AuthMethods {
+/**
+ * Missing identity files are skipped silently only when they are OpenSSH's defaults (which usually do not all
+ * exist); a file the inventory or an IdentityFile line names is noted "no such identity: PATH", as ssh does.
+ * A FIFO, device or directory given as a key is refused by name, never read.
+ */
+export async function loadAuthMethods(opts: AuthOptions): Promise<AuthMethods> {
   const { user } = opts;
   const methods: AnyAuthMethod[] = [];
   const notes: string[] = [];
@@ -42,10 +49,13 @@ export function loadAuthMethods(opts: AuthOptions): AuthMethods {
   for (const file of opts.identityFiles ?? []) {
     let data: Buffer;
     try {
-      data = readFileSync(file);
+      data = await readFileSafely(file, 'SSH key');
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      if (code !== 'ENOENT') notes.push(`${file}: ${(err as Error).message}`);
+      if (err instanceof FileRefusedError) notes.push(err.message);
+      else if (code === 'ENOENT' || code === 'ENOTDIR') {
+        if (opts.identityFilesDefaulted !== true) notes.push(`no such identity: ${file}`);
+      } else notes.push(`${file}: ${(err as Error).message}`);
       continue;
     }
     addKey(data, file);

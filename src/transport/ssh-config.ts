@@ -23,6 +23,7 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { FileRefusedError, readFileSafelySync } from '../util/read-file-safely.js';
 import { homedir, hostname, userInfo } from 'node:os';
 import { posix } from 'node:path';
 import { OPENSSH_KEYWORDS } from './ssh-config-keywords.js';
@@ -57,7 +58,7 @@ export interface SshConfigContext {
   localHostName?: string;
   /** Local uid (for `%i`). */
   uid?: number;
-  /** Returns a file's text, or undefined when it cannot be read. */
+  /** Returns a file's text, or undefined when it cannot be read; may throw FileRefusedError (a FIFO, a device). */
   readFile: (path: string) => string | undefined;
   /** Returns the entry names of a directory, or [] when it cannot be read (used for Include globs). */
   listDir?: (path: string) => string[];
@@ -174,6 +175,31 @@ function readTextOrUndefined(path: string): string | undefined {
   }
 }
 
+/**
+ * An ssh config file (or an Include'd one) as the default context reads it: undefined when it cannot be
+ * opened, or is a directory, as ssh skips both (`Include inc.d` naming a directory resolves fine with the real
+ * ssh: see the oracle test); a FIFO, device or oversized file throws FileRefusedError, which readConfig turns
+ * into an SshConfigError naming the file (ssh itself would hang on a FIFO or read /dev/zero for ever).
+ */
+function readConfigFile(path: string): string | undefined {
+  try {
+    return readFileSafelySync(path, 'ssh config').toString('utf8');
+  } catch (err) {
+    if (err instanceof FileRefusedError && !/^is a directory/.test(err.reason)) throw err;
+    return undefined;
+  }
+}
+
+/** ctx.readFile with a refused file reported as ssh reports a bad config: by file. */
+function readConfigText(ctx: SshConfigContext, path: string): string | undefined {
+  try {
+    return ctx.readFile(path);
+  } catch (err) {
+    if (err instanceof FileRefusedError) throw new SshConfigError(path, undefined, err.reason);
+    throw err;
+  }
+}
+
 /** `getpwnam`-like look-up in /etc/passwd (ssh would also ask NSS; local accounts are what matter here). */
 function passwdHome(name: string): string | undefined {
   for (const line of (readTextOrUndefined('/etc/passwd') ?? '').split('\n')) {
@@ -212,7 +238,7 @@ export function defaultSshConfigContext(): SshConfigContext {
     localUser: info.username,
     localHostName: hostname(),
     uid: info.uid,
-    readFile: readTextOrUndefined,
+    readFile: readConfigFile,
     listDir: (path) => {
       try {
         return readdirSync(path);
@@ -252,7 +278,7 @@ const GLOB_MAGIC = /[*?[]/;
 
 /** glob(3) without GLOB_NOCHECK: existing paths matching `pattern`, sorted per directory; dotfiles need a dot. */
 function globPaths(pattern: string, ctx: SshConfigContext): string[] {
-  if (!GLOB_MAGIC.test(pattern)) return ctx.readFile(pattern) === undefined ? [] : [pattern];
+  if (!GLOB_MAGIC.test(pattern)) return readConfigText(ctx, pattern) === undefined ? [] : [pattern];
   const listDir = ctx.listDir ?? (() => []);
   const segments = pattern.split('/');
   let current = [segments[0] === '' ? '/' : '.'];
@@ -272,7 +298,7 @@ function globPaths(pattern: string, ctx: SshConfigContext): string[] {
     }
     current = next;
   }
-  return current.filter((p) => ctx.readFile(p) !== undefined);
+  return current.filter((p) => readConfigText(ctx, p) !== undefined);
 }
 
 interface Sourced<T> {
@@ -441,7 +467,7 @@ export function resolveSshConfig(
       const [inFile, inLine] = splitWhere(includedAt ?? file.path);
       throw new SshConfigError(inFile, inLine, 'Too many recursive configuration includes');
     }
-    const text = ctx.readFile(file.path);
+    const text = readConfigText(ctx, file.path);
     if (text === undefined) {
       if (file.required) throw new SshConfigError(file.path, undefined, "Can't open user config file");
       return;

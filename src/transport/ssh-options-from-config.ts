@@ -38,6 +38,7 @@ export function sshHostOptionsFromConfig(
     port: cfg.port,
     user: cfg.user,
     identityFiles: cfg.identityFiles,
+    identityFilesDefaulted: cfg.identityFilesDefaulted,
     knownHostsFiles: [...cfg.userKnownHostsFiles, ...cfg.globalKnownHostsFiles],
   };
   if (agent) options.agent = agent;

@@ -11,8 +11,10 @@ export interface SshHostOptions {
   privateKey?: Buffer | string;
   /** Passphrase for an encrypted `privateKey` / identity file. */
   passphrase?: string;
-  /** Private key files, tried in order; missing or unreadable ones are skipped. */
+  /** Private key files, tried in order; missing or unreadable ones are skipped (and named in the error). */
   identityFiles?: readonly string[];
+  /** True when identityFiles are OpenSSH's defaults: then a missing one is skipped without a note. */
+  identityFilesDefaulted?: boolean;
   /** ssh-agent socket (e.g. process.env.SSH_AUTH_SOCK); tried first when set. */
   agent?: string;
   /** known_hosts files to check, in order; a trusted new key is appended to the first. */

@@ -24,6 +24,7 @@ import { buildCommand, type BuiltCommand } from './quote.js';
 import { DEFAULT_BACKUP_ROOT, backupRunId, readFileVia, writeFileAtomicVia } from './files.js';
 import { notStartedResult } from './output.js';
 import { loadAuthMethods, type AuthMethods } from './ssh-auth.js';
+import { unreadableKnownHostsFile } from './known-hosts.js';
 import { ChannelSlots, NotSentError, sleep, type Connection } from './ssh-channel-queue.js';
 import { execOnConnection } from './ssh-exec.js';
 import { HostKeyVerifier, type UnknownHostKeyInfo } from './ssh-host-key.js';
@@ -159,7 +160,7 @@ export class SshHost implements Host {
     });
   }
 
-  private openConnection(): Promise<Connection> {
+  private async openConnection(): Promise<Connection> {
     const { host, user } = this.opts;
     const port = this.port;
     const readyTimeoutMs = this.opts.readyTimeoutMs ?? 20_000;
@@ -167,9 +168,14 @@ export class SshHost implements Host {
 
     let auth: AuthMethods;
     try {
-      auth = loadAuthMethods(this.opts);
+      auth = await loadAuthMethods(this.opts);
     } catch (err) {
       return Promise.reject(this.connectFailed(new TransportError(`${this.name}: cannot load keys: ${(err as Error).message}`, this.name, undefined, err)));
+    }
+    const unreadable = await unreadableKnownHostsFile(this.opts.knownHostsFiles);
+    if (unreadable !== undefined) {
+      const message = `${this.name}: cannot check the host key of ${this.address}: known_hosts ${unreadable}`;
+      return Promise.reject(this.connectFailed(new TransportError(message, this.name)));
     }
     if (auth.methods.length === 0) {
       const why = auth.notes.length > 0 ? ` (${auth.notes.join('; ')})` : '';
