@@ -29,6 +29,7 @@ import { rebootAndWait } from './reboot.js';
 import { awaitHost, displayCommand, remember, rollbackStep, undoFor } from './step-host.js';
 import { failingGuards } from './guards.js';
 import { runProcedure, type ProcedureDeps } from './procedure.js';
+import { repairPackageState, runsPackageTool } from '../../checks/os/package-guard.js';
 
 export { displayCommand } from './step-host.js';
 export { failingGuards } from './guards.js';
@@ -217,10 +218,10 @@ export class StepExecutor {
     }
     const order = step.order ?? 'parallel';
     if (order === 'parallel') {
-      out.push(...(await Promise.all(active.map((p) => this.execute(stage, step, p.host, p.plan!, p.preview, p.existing, run)))));
+      out.push(...(await Promise.all(active.map((p) => this.execute(stage, step, p.host, p.plan!, p.preview, p.existing, run, signal)))));
     } else {
       const seq = order === 'reverse' ? [...active].reverse() : active;
-      for (const p of seq) out.push(await this.execute(stage, step, p.host, p.plan!, p.preview, p.existing, run));
+      for (const p of seq) out.push(await this.execute(stage, step, p.host, p.plan!, p.preview, p.existing, run, signal));
     }
     return out;
   }
@@ -280,7 +281,10 @@ export class StepExecutor {
    * are skipped, and step commands are idempotent by contract — so the host ends as if nothing happened.
    * Any other failure rolls back what this step changed, across every attempt.
    */
-  private async execute(stage: StageDef<any, any>, step: StepDef<unknown>, host: string, plan: StepPlan, preview: StepResult, existing: ReadonlySet<string>, run: HostRunner): Promise<StepResult> {
+  private async execute(
+    stage: StageDef<any, any>, step: StepDef<unknown>, host: string, plan: StepPlan, preview: StepResult,
+    existing: ReadonlySet<string>, run: HostRunner, signal: AbortSignal,
+  ): Promise<StepResult> {
     const written: Array<{ path: string; backupPath?: string; uncertain?: boolean }> = [];
     const moved: Array<{ path: string; backupPath: string }> = [];
     let changed = false;
@@ -311,6 +315,13 @@ export class StepExecutor {
           if (r.exitCode !== 0) return await fail(`moving ${path} to ${backupPath} failed (exit ${r.exitCode}): ${tail(r.stderr || r.stdout)}`);
           changed = true;
           remember(moved, { path, backupPath });
+        }
+        // A package command cut short earlier (cancel, timeout, crash) left dpkg interrupted: the os stage's
+        // guard finishes it first, or apt would refuse with exit 100.
+        if ((plan.commands ?? []).some((c) => runsPackageTool(displayCommand(c)))) {
+          const note = (line: string) => this.engine.emit({ type: 'step.note', stage: stage.id, step: step.id, host, line: sanitize(line) });
+          const guard = await repairPackageState(run, host, { signal, note });
+          if (guard.outcome === 'busy' || guard.outcome === 'failed') return await fail(`before ${step.id}: ${guard.detail}`);
         }
         for (const c of plan.commands ?? []) {
           const r = await run(host, step.id, c.command, { sudo: c.sudo ?? true, timeoutMs: c.timeoutMs ?? 20 * 60_000 });
