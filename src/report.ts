@@ -101,6 +101,16 @@ export function exitCodeFor(outcomes: StageOutcome[]): number {
   const all = outcomes.flatMap((o) => o.results);
   if (all.some((r) => r.status === 'error')) return 2;
   if (all.some((r) => r.status === 'fail')) return 1;
-  if (outcomes.some((o) => o.steps?.some((s) => s.status === 'failed'))) return 1;
+  if (outcomes.some((o) => o.cancelled || o.steps?.some((s) => s.status === 'failed'))) return 1;
   return 0;
+}
+
+/**
+ * How an apply's checks stand, for its summary line. After a cancel nothing was verified: the checks shown
+ * were read before the steps ran (or skipped by the cancel), so the line says so and claims nothing.
+ */
+export function verificationText(outcomes: readonly StageOutcome[]): string {
+  if (outcomes.some((o) => o.cancelled)) return 'cancelled: not verified (apply again: it starts from each host\'s state)';
+  const notPass = outcomes.flatMap((o) => o.results).filter((r) => r.status === 'fail' || r.status === 'error').length;
+  return `verification: ${notPass === 0 ? 'every check passes or warns' : `${notPass} check(s) fail`}`;
 }

@@ -105,6 +105,11 @@ export class StepExecutor {
     for (const stage of stages) {
       const outcome = await this.applyStage(stage);
       outcomes.push(outcome);
+      // A cancel stops the whole run: the stages after it are not started on a half-done host.
+      if (outcome.cancelled) {
+        stoppedAfter = stage.id;
+        break;
+      }
       const failing = outcome.results.filter((r) => r.status === 'fail' || r.status === 'error');
       const guarded = new Set((stage.steps ?? []).flatMap((x: StepDef<unknown>) => x.guards));
       const stuck = outcome.steps?.some((x) => x.status === 'failed') || failing.some((r) => r.status === 'error' || guarded.has(r.id));
@@ -114,7 +119,7 @@ export class StepExecutor {
       }
       if (failing.length > 0) recheck.push(outcomes.length - 1);
     }
-    if (!this.options.dryRun && outcomes.some((o) => o.changed)) {
+    if (!this.options.dryRun && outcomes.some((o) => o.changed) && !outcomes.some((o) => o.cancelled)) {
       for (const i of recheck) {
         const before = outcomes[i]!;
         const stage = stages.find((x) => x.id === before.stage)!;
@@ -155,7 +160,7 @@ export class StepExecutor {
       }
       if (changedAny && !signal.aborted) outcome = await this.engine.runStage(stage, { signal });
       const changed = steps.filter((s) => s.changed).length;
-      return { ...outcome, steps, changed };
+      return { ...outcome, steps, changed, ...(signal.aborted ? { cancelled: true } : {}) };
     });
   }
 
