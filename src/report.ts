@@ -96,7 +96,7 @@ export function jsonReport(hosts: Array<{ name: string; address: string }>, outc
   return { version: 1, hosts, stages, summary };
 }
 
-/** 0 all passed (warn and skip allowed), 1 a check failed, 2 a host could not be reached or probed. */
+/** 0 all passed (warn and skip allowed), 1 a check or step failed or the apply was cancelled, 2 a host could not be reached or probed. */
 export function exitCodeFor(outcomes: StageOutcome[]): number {
   const all = outcomes.flatMap((o) => o.results);
   if (all.some((r) => r.status === 'error')) return 2;
