@@ -96,7 +96,10 @@ export function jsonReport(hosts: Array<{ name: string; address: string }>, outc
   return { version: 1, hosts, stages, summary };
 }
 
-/** 0 all passed (warn and skip allowed), 1 a check or step failed or the apply was cancelled, 2 a host could not be reached or probed. */
+/**
+ * 0 all passed (warn and skip allowed), 1 a check or step failed or the apply was cancelled, 2 a host could
+ * not be reached or probed.
+ */
 export function exitCodeFor(outcomes: StageOutcome[]): number {
   const all = outcomes.flatMap((o) => o.results);
   if (all.some((r) => r.status === 'error')) return 2;
@@ -110,7 +113,9 @@ export function exitCodeFor(outcomes: StageOutcome[]): number {
  * were read before the steps ran (or skipped by the cancel), so the line says so and claims nothing.
  */
 export function verificationText(outcomes: readonly StageOutcome[]): string {
-  if (outcomes.some((o) => o.cancelled)) return 'cancelled: not verified (apply again: it starts from each host\'s state)';
+  if (outcomes.some((o) => o.cancelled)) {
+    return 'cancelled: not verified (apply again: it starts from each host\'s state)';
+  }
   const notPass = outcomes.flatMap((o) => o.results).filter((r) => r.status === 'fail' || r.status === 'error').length;
   return `verification: ${notPass === 0 ? 'every check passes or warns' : `${notPass} check(s) fail`}`;
 }

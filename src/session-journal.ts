@@ -84,13 +84,16 @@ export class TuiJournal {
     // A package command the kill cut short is finished first (apt refuses to install until it is).
     void repairInterrupted(engine, found.journal).then((repaired) => {
       const failed = repaired.flatMap((r) => r.actions).filter((a) => !a.ok).length;
-      if (repaired.some((r) => r.actions.length > 0)) this.notice(`dpkg --configure -a on ${repaired.filter((r) => r.actions.length > 0).map((r) => r.host).join(', ')}${failed ? ` (${failed} failed)` : ''}; resuming…`);
+      const touched = repaired.filter((r) => r.actions.length > 0).map((r) => r.host);
+      const failures = failed ? ` (${failed} failed)` : '';
+      if (touched.length > 0) this.notice(`dpkg --configure -a on ${touched.join(', ')}${failures}; resuming…`);
       return executor.applyStages(defs);
     }).then(
       (run) => {
         const steps = run.outcomes.flatMap((o) => o.steps ?? []);
         this.notice(`resumed ${ids.join(', ')}: ${run.outcomes.reduce((n, o) => n + (o.changed ?? 0), 0)} changed, ${steps.filter((x) => x.status === 'failed').length} failed; ` +
-          `${run.stoppedAfter && run.notRun.length ? `stopped after ${run.stoppedAfter}; ` : ''}${verificationText(run.outcomes)}`);
+          `${run.stoppedAfter && run.notRun.length ? `stopped after ${run.stoppedAfter}; ` : ''}`
+          + verificationText(run.outcomes));
       },
       (err: unknown) => this.notice(`resuming failed: ${(err as Error).message}`),
     ).finally(() => {

@@ -196,7 +196,8 @@ export class TuiSession implements Controller {
         const failed = steps.filter((x) => x.status === 'failed').length;
         this.store.dispatch({
           type: 'ui.notice',
-          text: `${stage}: ${o.cancelled ? 'cancelled; ' : ''}${o.changed ?? 0} changed, ${failed} failed; ${verificationText([o])}`,
+          text: `${stage}: ${o.cancelled ? 'cancelled; ' : ''}${o.changed ?? 0} changed, ${failed} failed; `
+            + verificationText([o]),
         });
         if (fixing?.stage === stage) this.troubleshoot.verifyFix(fixing.symptom);
       },

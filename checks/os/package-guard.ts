@@ -43,7 +43,9 @@ export interface PackageState {
 
 export function parsePackageState(r: Pick<RunResult, 'stdout' | 'stderr' | 'exitCode'>): PackageState {
   const at = r.stdout.indexOf(`${UPDATES_MARK}\n`);
-  if (r.exitCode !== 0 || at < 0) return { audit: '', journal: [], unreadable: `exit ${r.exitCode}: ${tail(r.stderr || r.stdout)}` };
+  if (r.exitCode !== 0 || at < 0) {
+    return { audit: '', journal: [], unreadable: `exit ${r.exitCode}: ${tail(r.stderr || r.stdout)}` };
+  }
   const audit = r.stdout.slice(0, at).trim();
   const journal = r.stdout.slice(at + UPDATES_MARK.length + 1).split('\n').filter((l) => /\/\d+$/.test(l.trim()));
   return { audit, journal };
@@ -57,8 +59,11 @@ export function interrupted(s: PackageState): boolean {
 export function describePackageState(s: PackageState): string {
   if (s.unreadable) return `dpkg state unreadable (${s.unreadable})`;
   if (!interrupted(s)) return 'dpkg --audit: nothing to report; no dpkg journal entries';
-  const journal = s.journal.length > 0 ? `${s.journal.length} dpkg journal entr${s.journal.length === 1 ? 'y' : 'ies'} in ${DPKG_UPDATES_DIR}` : '';
-  const audit = s.audit !== '' ? `dpkg --audit: ${s.audit.split('\n').filter((l) => l.startsWith(' ')).map((l) => l.trim().split(/\s+/)[0]).join(', ')}` : '';
+  const n = s.journal.length;
+  const journal = n > 0 ? `${n} dpkg journal entr${n === 1 ? 'y' : 'ies'} in ${DPKG_UPDATES_DIR}` : '';
+  // The audit's package rows are indented; its headings are not.
+  const names = s.audit.split('\n').filter((l) => l.startsWith(' ')).map((l) => l.trim().split(/\s+/)[0]);
+  const audit = s.audit !== '' ? `dpkg --audit: ${names.join(', ')}` : '';
   return [journal, audit].filter(Boolean).join('; ');
 }
 
@@ -93,12 +98,17 @@ const FIX_BROKEN = [...NONINTERACTIVE, 'apt-get', '-f', 'install', '-y'];
  * merges the journal; when `dpkg --audit` still reports packages (half-installed ones need their files
  * again), `apt-get -f install -y` installs them again. Nothing is removed.
  */
-export async function repairPackageState(run: HostRunner, host: string, options: RepairOptions = {}): Promise<PackageRepair> {
-  const read = async () => parsePackageState(await run(host, 'os.package-guard', PACKAGE_STATE_COMMAND, { readsOnly: true, timeoutMs: 60_000 }));
+export async function repairPackageState(
+  run: HostRunner, host: string, options: RepairOptions = {},
+): Promise<PackageRepair> {
+  const read = async () => parsePackageState(
+    await run(host, 'os.package-guard', PACKAGE_STATE_COMMAND, { readsOnly: true, timeoutMs: 60_000 }),
+  );
   const before = await read();
   if (before.unreadable) return { outcome: 'failed', ran: [], detail: describePackageState(before) };
   if (!interrupted(before)) return { outcome: 'clean', ran: [], detail: describePackageState(before) };
-  options.note?.(`${host}: a package operation was interrupted (${describePackageState(before)}); repairing with dpkg --configure -a`);
+  const was = describePackageState(before);
+  options.note?.(`${host}: a package operation was interrupted (${was}); repairing with dpkg --configure -a`);
   const ran: string[] = [];
   const configured = await underLock(run, host, CONFIGURE, ran, options);
   if (configured.outcome !== 'ok') return { outcome: configured.outcome, ran, detail: configured.detail };
@@ -110,13 +120,17 @@ export async function repairPackageState(run: HostRunner, host: string, options:
     after = await read();
   }
   if (after.unreadable || interrupted(after)) {
-    return { outcome: 'failed', ran, detail: `still interrupted after ${ran.join(' and ')}: ${describePackageState(after)}\n${after.audit}`.trim() };
+    const detail = `still interrupted after ${ran.join(' and ')}: ${describePackageState(after)}\n${after.audit}`;
+    return { outcome: 'failed', ran, detail: detail.trim() };
   }
-  return { outcome: 'repaired', ran, detail: `was: ${describePackageState(before)}; ${ran.join(', then ')} finished it (dpkg --audit is empty)` };
+  const detail = `was: ${describePackageState(before)}; ${ran.join(', then ')} finished it (dpkg --audit is empty)`;
+  return { outcome: 'repaired', ran, detail };
 }
 
 /** Runs a package command as root, waiting (bounded) while a live process holds the dpkg lock. */
-async function underLock(run: HostRunner, host: string, argv: string[], ran: string[], options: RepairOptions): Promise<{ outcome: 'ok' | 'busy' | 'failed'; detail: string }> {
+async function underLock(
+  run: HostRunner, host: string, argv: string[], ran: string[], options: RepairOptions,
+): Promise<{ outcome: 'ok' | 'busy' | 'failed'; detail: string }> {
   const deadline = Date.now() + (options.lockWaitMs ?? 5 * 60_000);
   const shown = argv.slice(NONINTERACTIVE.length).join(' ');
   for (;;) {
@@ -126,15 +140,26 @@ async function underLock(run: HostRunner, host: string, argv: string[], ran: str
       ran.push(shown);
       return { outcome: 'ok', detail: '' };
     }
-    if (r.cancelled || r.timedOut) return { outcome: 'failed', detail: `${shown} ${r.cancelled ? 'was cancelled' : 'timed out'}` };
-    if (!LOCK_HELD.test(text)) return { outcome: 'failed', detail: `${shown} exited ${r.exitCode ?? r.signal}: ${tail(text)}` };
+    if (r.cancelled || r.timedOut) {
+      return { outcome: 'failed', detail: `${shown} ${r.cancelled ? 'was cancelled' : 'timed out'}` };
+    }
+    if (!LOCK_HELD.test(text)) {
+      return { outcome: 'failed', detail: `${shown} exited ${r.exitCode ?? r.signal}: ${tail(text)}` };
+    }
     const holder = HOLDER.exec(text);
     const who = holder ? `process ${holder[1]}${holder[2] ? ` (${holder[2]})` : ''}` : 'another process';
     if (Date.now() >= deadline) {
-      return { outcome: 'busy', detail: `the dpkg lock is held by live ${who}; waited ${Math.round((options.lockWaitMs ?? 300_000) / 1000)} s and left it alone (never broken): run apply again when it has finished` };
+      const waited = Math.round((options.lockWaitMs ?? 300_000) / 1000);
+      return {
+        outcome: 'busy',
+        detail: `the dpkg lock is held by live ${who}; waited ${waited} s and left it alone (never broken): `
+          + 'run apply again when it has finished',
+      };
     }
     options.note?.(`${host}: the dpkg lock is held by ${who}; waiting for it to finish (the lock is never broken)`);
-    if (!(await pause(options.retryMs ?? 3000, options.signal))) return { outcome: 'failed', detail: `cancelled while waiting for ${who} to release the dpkg lock` };
+    if (!(await pause(options.retryMs ?? 3000, options.signal))) {
+      return { outcome: 'failed', detail: `cancelled while waiting for ${who} to release the dpkg lock` };
+    }
   }
 }
 

@@ -88,7 +88,9 @@ export async function runCheck(values: CliValues, mode: Mode = 'check'): Promise
         : `${outcomes.reduce((n, o) => n + (o.changed ?? 0), 0)} changed, ${steps.filter((s) => s.status === 'failed').length} steps failed — `;
       // After a cancel the counts are of checks read before it: not a verification.
       const cancelled = outcomes.some((o) => o.cancelled) ? 'cancelled: not verified — ' : '';
-      process.stdout.write(`${cancelled}${stepLine}${count('pass')} passed, ${count('warn')} warnings, ${count('fail')} failed, ${count('error')} errors, ${count('skip')} skipped — session log ${log.path}\n`);
+      const counts = `${count('pass')} passed, ${count('warn')} warnings, ${count('fail')} failed, `
+        + `${count('error')} errors, ${count('skip')} skipped`;
+      process.stdout.write(`${cancelled}${stepLine}${counts} — session log ${log.path}\n`);
     }
     return exitCodeFor(outcomes);
   } finally {

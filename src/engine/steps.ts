@@ -223,10 +223,13 @@ export class StepExecutor {
     }
     const order = step.order ?? 'parallel';
     if (order === 'parallel') {
-      out.push(...(await Promise.all(active.map((p) => this.execute(stage, step, p.host, p.plan!, p.preview, p.existing, run, signal)))));
+      const runs = active.map((p) => this.execute(stage, step, p.host, p.plan!, p.preview, p.existing, run, signal));
+      out.push(...(await Promise.all(runs)));
     } else {
       const seq = order === 'reverse' ? [...active].reverse() : active;
-      for (const p of seq) out.push(await this.execute(stage, step, p.host, p.plan!, p.preview, p.existing, run, signal));
+      for (const p of seq) {
+        out.push(await this.execute(stage, step, p.host, p.plan!, p.preview, p.existing, run, signal));
+      }
     }
     return out;
   }
@@ -324,9 +327,13 @@ export class StepExecutor {
         // A package command cut short earlier (cancel, timeout, crash) left dpkg interrupted: the os stage's
         // guard finishes it first, or apt would refuse with exit 100.
         if ((plan.commands ?? []).some((c) => runsPackageTool(displayCommand(c)))) {
-          const note = (line: string) => this.engine.emit({ type: 'step.note', stage: stage.id, step: step.id, host, line: sanitize(line) });
+          const note = (line: string) => this.engine.emit({
+            type: 'step.note', stage: stage.id, step: step.id, host, line: sanitize(line),
+          });
           const guard = await repairPackageState(run, host, { signal, note });
-          if (guard.outcome === 'busy' || guard.outcome === 'failed') return await fail(`before ${step.id}: ${guard.detail}`);
+          if (guard.outcome === 'busy' || guard.outcome === 'failed') {
+            return await fail(`before ${step.id}: ${guard.detail}`);
+          }
         }
         for (const c of plan.commands ?? []) {
           const r = await run(host, step.id, c.command, { sudo: c.sudo ?? true, timeoutMs: c.timeoutMs ?? 20 * 60_000 });

@@ -5,7 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HostRunner } from '../../src/engine/types.js';
-import { PACKAGE_STATE_COMMAND, interrupted, parsePackageState, repairPackageState } from '../../checks/os/package-guard.js';
+import {
+  PACKAGE_STATE_COMMAND, interrupted, parsePackageState, repairPackageState,
+} from '../../checks/os/package-guard.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
 import { waitFor } from '../lab/helpers.js';
 
@@ -13,7 +15,9 @@ let t: LabTarget;
 const ran: string[] = [];
 const run: HostRunner = (_host, _label, command, o = {}) => {
   ran.push('argv' in command ? command.argv.join(' ') : 'script');
-  return t.hosts[0]!.run(command, { ...(o.sudo ? { sudo: true } : {}), ...(o.timeoutMs ? { timeoutMs: o.timeoutMs } : {}) });
+  return t.hosts[0]!.run(command, {
+    ...(o.sudo ? { sudo: true } : {}), ...(o.timeoutMs ? { timeoutMs: o.timeoutMs } : {}),
+  });
 };
 
 beforeAll(async () => { t = await labTarget({ scenario: 'fresh', speed: 40, hosts: 1 }); }, 60_000);
@@ -36,13 +40,14 @@ describe('the package guard', () => {
     expect(ran).toEqual(['script']);
   });
 
-  it('finishes an install cut off mid-unpack: configure -a, then apt-get -f install for the half-installed package', async () => {
+  it('finishes an install cut off mid-unpack: configure -a, then apt-get -f install', async () => {
     await cutOff('jq');
     const notes: string[] = [];
     const r = await repairPackageState(run, 'l20-n1', { note: (l) => notes.push(l) });
     expect(r.outcome).toBe('repaired');
     expect(r.ran).toEqual(['dpkg --configure -a', 'apt-get -f install -y']);
-    expect(notes[0]).toMatch(/^l20-n1: a package operation was interrupted \(\d+ dpkg journal entr(y|ies) in \/var\/lib\/dpkg\/updates; dpkg --audit: (\S+, )*jq\)/);
+    expect(notes[0]).toMatch(new RegExp('^l20-n1: a package operation was interrupted '
+      + '\\(\\d+ dpkg journal entr(y|ies) in /var/lib/dpkg/updates; dpkg --audit: (\\S+, )*jq\\)'));
     expect(parsePackageState(await t.hosts[0]!.run(PACKAGE_STATE_COMMAND))).toEqual({ audit: '', journal: [] });
     expect((await t.hosts[0]!.run({ script: 'command -v jq\n' })).stdout).toBe('/usr/bin/jq\n');
   });
@@ -61,7 +66,8 @@ describe('the package guard', () => {
     // The holder finishes while the guard waits: it goes on and repairs.
     const notes: string[] = [];
     const waiting = repairPackageState(run, 'l20-n1', { lockWaitMs: 60_000, retryMs: 50, note: (l) => notes.push(l) });
-    await waitFor(() => notes.some((l) => l.includes('waiting for it to finish')), 'the guard to wait on the lock', 30_000);
+    const waitingNoted = () => notes.some((l) => l.includes('waiting for it to finish'));
+    await waitFor(waitingNoted, 'the guard to wait on the lock', 30_000);
     apt.lock = undefined;
     expect((await waiting).outcome).toBe('repaired');
     expect(parsePackageState(await t.hosts[0]!.run(PACKAGE_STATE_COMMAND))).toEqual({ audit: '', journal: [] });

@@ -26,15 +26,15 @@ describe('Ctrl-C during apt-get in the TUI, then apply again (tmux)', () => {
     // apt-get's transcript in the panes: it is unpacking now.
     await t.until((s) => /Unpacking \S+/.test(s), 'apt-get to unpack a package', 120_000);
     t.keys('C-c');
-    const cancelled = await t.until((s) => /os: cancelled; \d+ changed, \d+ failed; cancelled: not verified/.test(s) && /idle/.test(s),
-      'the cancelled summary', 60_000);
+    const cancelledLine = /os: cancelled; \d+ changed, \d+ failed; cancelled: not verified/;
+    const cancelled = await t.until((s) => cancelledLine.test(s) && /idle/.test(s), 'the cancelled summary', 60_000);
     expect(cancelled).not.toContain('every check passes');
 
     t.keys('a');
     await t.until((s) => s.includes('plan for os') && s.includes('y apply'), 'the plan preview again');
     t.keys('y');
-    const done = await t.until((s) => /os: \d+ changed, 0 failed; verification: every check passes or warns/.test(s) && /idle/.test(s),
-      'the second apply to converge', 240_000);
+    const verified = /os: \d+ changed, 0 failed; verification: every check passes or warns/;
+    const done = await t.until((s) => verified.test(s) && /idle/.test(s), 'the second apply to converge', 240_000);
     expect(done).toMatch(/✔ os\.install-base/);
     expect(done).not.toMatch(/✘/);
     t.keys('q');

@@ -93,7 +93,9 @@ describe('rollback of an interrupted step on the lab', () => {
 
   it('an apt-get killed mid-install: dpkg --configure -a finishes it, so apt installs again', async () => {
     // What a dpkg run killed mid-way leaves: its journal in /var/lib/dpkg/updates (apt checks for it).
-    const planted = await t.hosts[1]!.run({ script: 'mkdir -p /var/lib/dpkg/updates\nprintf \'Package: jq\\nStatus: install ok unpacked\\n\\n\' > /var/lib/dpkg/updates/0000\n' }, { sudo: true });
+    const journalEntry = "printf 'Package: jq\\nStatus: install ok unpacked\\n\\n' > /var/lib/dpkg/updates/0000\n";
+    const planted = await t.hosts[1]!.run({ script: `mkdir -p /var/lib/dpkg/updates\n${journalEntry}` },
+      { sudo: true });
     expect(planted.exitCode).toBe(0);
     const refused = await t.hosts[1]!.run({ argv: ['apt-get', 'install', '-y', 'jq'] }, { sudo: true });
     expect(refused.stderr).toContain('dpkg was interrupted');

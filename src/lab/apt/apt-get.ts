@@ -158,7 +158,11 @@ async function install(io: AptIo, p: Parsed): Promise<number> {
     requests.push({ name, ...(version ? { version } : {}) });
   }
   // -f finishes what an interrupted dpkg run left half-installed (`iH`): apt installs those again.
-  if (p.fix) for (const rec of m.packages.values()) if (rec.status[1] === 'H') requests.push({ name: rec.name, version: rec.version });
+  if (p.fix) {
+    for (const rec of m.packages.values()) {
+      if (rec.status[1] === 'H') requests.push({ name: rec.name, version: rec.version });
+    }
+  }
   const plan = p.fix && requests.length === 0 ? emptyPlan() : planInstall(m, view, requests, { recommends: p.recommends, reinstall: p.reinstall });
   const failed = await reportErrors(io, plan);
   if (failed !== undefined) return failed;

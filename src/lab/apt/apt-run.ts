@@ -9,7 +9,9 @@ import type { Machine } from '../model/types.js';
 import { stdinBytes } from '../shell/nested.js';
 import { MIRROR_BYTES_PER_S, packageTiming, type AptIo } from './apt-io.js';
 import { qualifiedName, type ArchivePackage } from './archive.js';
-import { configure, describe, markHalfInstalled, readingDatabase, removePackage, triggerLines, unpack } from './dpkg-db.js';
+import {
+  configure, describe, markHalfInstalled, readingDatabase, removePackage, triggerLines, unpack,
+} from './dpkg-db.js';
 import { showList, sizeToStr, timeToStr } from './format.js';
 import { repo } from './repos.js';
 import { garbage, type Plan } from './resolve.js';

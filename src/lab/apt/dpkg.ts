@@ -9,7 +9,9 @@ import type { ExecResult } from 'just-bash';
 import type { Tool } from '../tools/types.js';
 import { aptIo, packageTiming, type AptIo } from './apt-io.js';
 import { altSatisfiedBy, findVersion, isKnown, parseDep, qualifiedName, versionsOf, type ArchivePackage } from './archive.js';
-import { configure, describe, markHalfInstalled, readingDatabase, removePackage, triggerLines, unpack } from './dpkg-db.js';
+import {
+  configure, describe, markHalfInstalled, readingDatabase, removePackage, triggerLines, unpack,
+} from './dpkg-db.js';
 import { list, listFiles, search, status } from './dpkg-query.js';
 import { aptState, installedVersion, leaveDpkgJournal, mergeDpkgJournal } from './state.js';
 
@@ -153,16 +155,24 @@ async function configurePending(io: AptIo, names: readonly string[], all: boolea
  */
 function audit(m: Parameters<Tool['run']>[1]['machine']): ExecResult {
   const kinds: Array<[state: string, head: string]> = [
-    ['U', 'The following packages have been unpacked but not yet configured.\nThey must be configured using dpkg --configure or the configure\nmenu option in dselect for them to work:\n'],
-    ['F', 'The following packages are only half configured, probably due to problems\nconfiguring them the first time.  The configuration should be retried using\ndpkg --configure <package> or the configure menu option in dselect:\n'],
-    ['H', 'The following packages are only half installed, due to problems during\ninstallation.  The installation can probably be completed by retrying it;\nthe packages can be removed using dselect or dpkg --remove:\n'],
+    ['U', 'The following packages have been unpacked but not yet configured.\n'
+      + 'They must be configured using dpkg --configure or the configure\nmenu option in dselect for them to work:\n'],
+    ['F', 'The following packages are only half configured, probably due to problems\n'
+      + 'configuring them the first time.  The configuration should be retried using\n'
+      + 'dpkg --configure <package> or the configure menu option in dselect:\n'],
+    ['H', 'The following packages are only half installed, due to problems during\n'
+      + 'installation.  The installation can probably be completed by retrying it;\n'
+      + 'the packages can be removed using dselect or dpkg --remove:\n'],
   ];
   const all = [...m.packages.values()].sort((a, b) => a.name.localeCompare(b.name));
   let out = '';
   for (const [state, head] of kinds) {
     const hits = all.filter((p) => p.status[1] === state);
     if (hits.length === 0) continue;
-    const rows = hits.map((p) => ` ${qualifiedName(p.name).padEnd(20)} ${describe(p)?.description.split('\n')[0] ?? ''}\n`);
+    const rows = hits.map((p) => {
+      const synopsis = describe(p)?.description.split('\n')[0] ?? '';
+      return ` ${qualifiedName(p.name).padEnd(20)} ${synopsis}\n`;
+    });
     out += `${head}${rows.join('')}\n`;
   }
   return { stdout: out, stderr: '', exitCode: 0 };
