@@ -150,7 +150,8 @@ async function configurePending(io: AptIo, names: readonly string[], all: boolea
 
 /**
  * `dpkg --audit` (dpkg 1.21 src/main/enquiry.c): a paragraph per kind of broken package, each name
- * padded to 20 columns before its short description, a blank line after each; nothing when all is well.
+ * padded to 20 columns before its short description (cut so the line fits 80 columns less one, as dpkg
+ * does off a terminal), a blank line after each; nothing when all is well.
  * Exit 0 either way (dpkg 1.21; checked against dpkg 1.21.22 with --admindir on a made-up status).
  */
 function audit(m: Parameters<Tool['run']>[1]['machine']): ExecResult {
@@ -170,7 +171,7 @@ function audit(m: Parameters<Tool['run']>[1]['machine']): ExecResult {
     const hits = all.filter((p) => p.status[1] === state);
     if (hits.length === 0) continue;
     const rows = hits.map((p) => {
-      const synopsis = describe(p)?.description.split('\n')[0] ?? '';
+      const synopsis = (describe(p)?.description.split('\n')[0] ?? '').slice(0, 80 - 23);
       return ` ${qualifiedName(p.name).padEnd(20)} ${synopsis}\n`;
     });
     out += `${head}${rows.join('')}\n`;
