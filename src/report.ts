@@ -76,7 +76,11 @@ export function plainReporter(write: (line: string) => void, paint: Painter, ver
 export interface JsonReport {
   version: 1;
   hosts: Array<{ name: string; address: string }>;
-  stages: Array<{ id: string; status: CheckStatus; changed: number; checks: Array<Omit<CheckResult, 'stage'>>; steps: unknown[] }>;
+  stages: Array<{
+    id: string; status: CheckStatus; changed: number; checks: Array<Omit<CheckResult, 'stage'>>; steps: unknown[];
+    /** Present when the apply was cancelled: its checks were read before the cancel, not verified. */
+    cancelled?: true;
+  }>;
   summary: Record<CheckStatus | 'changed', number>;
 }
 
@@ -90,6 +94,7 @@ export function jsonReport(hosts: Array<{ name: string; address: string }>, outc
       changed: o.changed ?? 0,
       checks: o.results.map(({ stage: _stage, ...rest }) => ({ ...rest, fix: rest.fix ?? '', rule: rest.rule ?? null })) as Array<Omit<CheckResult, 'stage'>>,
       steps: (o.steps ?? []).map(({ stage: _stage, ...rest }) => rest),
+      ...(o.cancelled ? { cancelled: true as const } : {}),
     };
   });
   summary.changed = outcomes.reduce((n, o) => n + (o.changed ?? 0), 0);

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/runner.js';
 import { StepExecutor } from '../../src/engine/steps.js';
-import { exitCodeFor, verificationText } from '../../src/report.js';
+import { exitCodeFor, jsonReport, verificationText } from '../../src/report.js';
 import { osStage } from '../../checks/os/index.js';
 import { PACKAGE_STATE_COMMAND, interrupted, parsePackageState } from '../../checks/os/package-guard.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
@@ -56,6 +56,7 @@ describe('cancel during apt-get install, then apply again', () => {
       expect(verificationText([cancelled]), moment).toMatch(/^cancelled: not verified/);
       expect(verificationText([cancelled])).not.toContain('every check passes');
       expect(exitCodeFor([cancelled])).not.toBe(0);
+      expect(jsonReport([], [cancelled]).stages[0]?.cancelled).toBe(true);
 
       // The break, as a real host shows it: the journal is left and apt refuses.
       const left = await packageState(host);
