@@ -58,7 +58,8 @@ test('the lab prints what real dpkg --audit prints for the same half-done instal
   });
   writeFileSync(join(admin, 'status'), `${stanzas.join('\n')}\n`);
   writeFileSync(join(admin, 'available'), '');
-  const real = spawnSync('dpkg', [`--admindir=${admin}`, '--audit'], { encoding: 'utf8', env: { ...process.env, LC_ALL: 'C' } });
+  const env = { ...process.env, LC_ALL: 'C' };
+  const real = spawnSync('dpkg', [`--admindir=${admin}`, '--audit'], { encoding: 'utf8', env });
   expect(real.stderr).toBe('');
   expect(real.status).toBe(lab.code);
   expect(lab.out).toBe(real.stdout);
