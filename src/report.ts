@@ -77,7 +77,11 @@ export function plainReporter(write: (line: string) => void, paint: Painter, ver
 export interface JsonReport {
   version: 1;
   hosts: Array<{ name: string; address: string }>;
-  stages: Array<{ id: string; status: CheckStatus; changed: number; checks: Array<Omit<CheckResult, 'stage'>>; steps: unknown[] }>;
+  stages: Array<{
+    id: string; status: CheckStatus; changed: number; checks: Array<Omit<CheckResult, 'stage'>>; steps: unknown[];
+    /** Present when the apply was cancelled: its checks were read before the cancel, not verified. */
+    cancelled?: true;
+  }>;
   summary: Record<CheckStatus | 'changed', number>;
 }
 
@@ -91,17 +95,33 @@ export function jsonReport(hosts: Array<{ name: string; address: string }>, outc
       changed: o.changed ?? 0,
       checks: o.results.map(({ stage: _stage, ...rest }) => ({ ...rest, fix: rest.fix ?? '', rule: rest.rule ?? null })) as Array<Omit<CheckResult, 'stage'>>,
       steps: (o.steps ?? []).map(({ stage: _stage, ...rest }) => rest),
+      ...(o.cancelled ? { cancelled: true as const } : {}),
     };
   });
   summary.changed = outcomes.reduce((n, o) => n + (o.changed ?? 0), 0);
   return { version: 1, hosts, stages, summary };
 }
 
-/** 0 all passed (warn and skip allowed), 1 a check failed, 2 a host could not be reached or probed. */
+/**
+ * 0 all passed (warn and skip allowed), 1 a check or step failed or the apply was cancelled, 2 a host could
+ * not be reached or probed.
+ */
 export function exitCodeFor(outcomes: StageOutcome[]): number {
   const all = outcomes.flatMap((o) => o.results);
   if (all.some((r) => r.status === 'error')) return 2;
   if (all.some((r) => r.status === 'fail')) return 1;
-  if (outcomes.some((o) => o.steps?.some((s) => s.status === 'failed'))) return 1;
+  if (outcomes.some((o) => o.cancelled || o.steps?.some((s) => s.status === 'failed'))) return 1;
   return 0;
+}
+
+/**
+ * How an apply's checks stand, for its summary line. After a cancel nothing was verified: the checks shown
+ * were read before the steps ran (or skipped by the cancel), so the line says so and claims nothing.
+ */
+export function verificationText(outcomes: readonly StageOutcome[]): string {
+  if (outcomes.some((o) => o.cancelled)) {
+    return 'cancelled: not verified (apply again: it starts from each host\'s state)';
+  }
+  const notPass = outcomes.flatMap((o) => o.results).filter((r) => r.status === 'fail' || r.status === 'error').length;
+  return `verification: ${notPass === 0 ? 'every check passes or warns' : `${notPass} check(s) fail`}`;
 }

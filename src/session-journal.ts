@@ -13,6 +13,7 @@ import { journalUi } from './engine/journal-text.js';
 import type { Engine } from './engine/runner.js';
 import type { StepExecutor } from './engine/steps.js';
 import type { Store } from './engine/store.js';
+import { verificationText } from './report.js';
 import type { StageDef, StageId } from './engine/types.js';
 import type { Target } from './target.js';
 import { journalTarget } from './commands/apply-journal.js';
@@ -97,14 +98,16 @@ export class TuiJournal {
       this.found = undefined;
       const repaired = await repairInterrupted(engine, found.journal);
       const failed = repaired.flatMap((r) => r.actions).filter((a) => !a.ok).length;
-      if (repaired.length) this.notice(`dpkg --configure -a on ${repaired.map((r) => r.host).join(', ')}${failed ? ` (${failed} failed)` : ''}; resuming…`);
+      const touched = repaired.filter((r) => r.actions.length > 0).map((r) => r.host);
+      const failures = failed ? ` (${failed} failed)` : '';
+      if (touched.length > 0) this.notice(`dpkg --configure -a on ${touched.join(', ')}${failures}; resuming…`);
       return executor.applyStages(defs);
     }).then(
       (run) => {
         const steps = run.outcomes.flatMap((o) => o.steps ?? []);
-        const notPass = run.outcomes.flatMap((o) => o.results).filter((r) => r.status === 'fail' || r.status === 'error').length;
         this.notice(`resumed ${ids.join(', ')}: ${run.outcomes.reduce((n, o) => n + (o.changed ?? 0), 0)} changed, ${steps.filter((x) => x.status === 'failed').length} failed; ` +
-          `${run.stoppedAfter && run.notRun.length ? `stopped after ${run.stoppedAfter}; ` : ''}verification: ${notPass === 0 ? 'every check passes or warns' : `${notPass} check(s) fail`}`);
+          `${run.stoppedAfter && run.notRun.length ? `stopped after ${run.stoppedAfter}; ` : ''}`
+          + verificationText(run.outcomes));
       },
       (err: unknown) => this.notice(`resuming failed: ${(err as Error).message}`),
     ).finally(() => {

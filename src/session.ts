@@ -20,6 +20,7 @@ import type { Timebase } from './monitor/series.js';
 import { MonitorSession } from './monitor/session.js';
 import type { MonitorFrame } from './monitor/types.js';
 import { SYMPTOMS } from '../checks/troubleshoot/symptoms.js';
+import { verificationText } from './report.js';
 import { TuiJournal } from './session-journal.js';
 import { TuiTroubleshoot } from './session-troubleshoot.js';
 
@@ -200,10 +201,10 @@ export class TuiSession implements Controller {
         this.store.dispatch({ type: 'ui.apply' });
         const steps = o.steps ?? [];
         const failed = steps.filter((x) => x.status === 'failed').length;
-        const notPass = o.results.filter((r) => r.status === 'fail' || r.status === 'error').length;
         this.store.dispatch({
           type: 'ui.notice',
-          text: `${stage}: ${o.changed ?? 0} changed, ${failed} failed; verification: ${notPass === 0 ? 'every check passes or warns' : `${notPass} check(s) fail`}`,
+          text: `${stage}: ${o.cancelled ? 'cancelled; ' : ''}${o.changed ?? 0} changed, ${failed} failed; `
+            + verificationText([o]),
         });
         if (fixing?.stage === stage) this.troubleshoot.verifyFix(fixing.symptom);
       },

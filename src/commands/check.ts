@@ -86,7 +86,11 @@ export async function runCheck(values: CliValues, mode: Mode = 'check'): Promise
       const stepLine = mode === 'check' ? '' : mode === 'plan'
         ? `${steps.filter((s) => s.status === 'planned').length} steps planned — `
         : `${outcomes.reduce((n, o) => n + (o.changed ?? 0), 0)} changed, ${steps.filter((s) => s.status === 'failed').length} steps failed — `;
-      process.stdout.write(`${stepLine}${count('pass')} passed, ${count('warn')} warnings, ${count('fail')} failed, ${count('error')} errors, ${count('skip')} skipped — session log ${log.path}\n`);
+      // After a cancel the counts are of checks read before it: not a verification.
+      const cancelled = outcomes.some((o) => o.cancelled) ? 'cancelled: not verified — ' : '';
+      const counts = `${count('pass')} passed, ${count('warn')} warnings, ${count('fail')} failed, `
+        + `${count('error')} errors, ${count('skip')} skipped`;
+      process.stdout.write(`${cancelled}${stepLine}${counts} — session log ${log.path}\n`);
     }
     return exitCodeFor(outcomes);
   } finally {

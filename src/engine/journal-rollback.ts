@@ -18,6 +18,7 @@ import type { HostRunner, StepCommand } from './types.js';
 import type { JournalArmed, JournalFile, JournalStep } from './journal.js';
 import { quoteArgv } from '../transport/quote.js';
 import { sanitize } from '../util/sanitize.js';
+import { repairPackageState, runsPackageTool } from '../../checks/os/package-guard.js';
 
 export interface RollbackAction {
   /** restored: from its backup; removed: a new file deleted; absent: a new file never written;
@@ -76,20 +77,21 @@ function shownCommand(c: StepCommand): string {
 }
 
 /** A package command cut short leaves dpkg "interrupted": apt refuses every later install until it is finished. */
-const PACKAGE_COMMAND = /(^|[\s/])(apt-get|apt|aptitude|dpkg)\s/;
-
 export function interruptedPackageCommand(entry: Pick<JournalStep, 'command'>): boolean {
-  return entry.command !== undefined && PACKAGE_COMMAND.test(entry.command);
+  return entry.command !== undefined && runsPackageTool(entry.command);
 }
 
 /**
- * `dpkg --configure -a` on the host, when the step was killed in a package command: it finishes
- * configuring what was unpacked (what apt asks for after an interruption). Nothing is removed.
+ * When the step was killed in a package command: the os stage's package guard (the same one an apply runs
+ * before its package steps) finishes what was unpacked (`dpkg --configure -a`, what apt asks for after an
+ * interruption). Nothing is removed.
  */
 export async function repairPackages(run: HostRunner, entry: JournalStep): Promise<RollbackAction[]> {
   if (!interruptedPackageCommand(entry)) return [];
-  const r = await run(entry.host, 'rollback', { argv: ['env', 'DEBIAN_FRONTEND=noninteractive', 'dpkg', '--configure', '-a'] }, { sudo: true, timeoutMs: 30 * 60_000 });
-  return [{ kind: 'repaired', what: 'dpkg --configure -a', ok: r.exitCode === 0, detail: r.exitCode === 0 ? 'the interrupted package command\'s packages are configured' : `exit ${r.exitCode}: ${tail(r.stderr || r.stdout)}` }];
+  const r = await repairPackageState(run, entry.host);
+  if (r.outcome === 'clean') return [];
+  const what = r.ran.length > 0 ? r.ran.join(', then ') : 'dpkg --configure -a';
+  return [{ kind: 'repaired', what, ok: r.outcome === 'repaired', detail: r.detail }];
 }
 
 /** Undoes one in-flight step on its host. */

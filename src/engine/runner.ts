@@ -51,6 +51,11 @@ export interface StageOutcome {
   steps?: StepResult[];
   /** Steps that changed a host. */
   changed?: number;
+  /**
+   * Apply only: the operator cancelled it (or the run was stopped) before it finished. Its results are what was
+   * read before the cancel, not a verification of what the steps left.
+   */
+  cancelled?: boolean;
   /** Each reachable host's raw probe results by probe id (troubleshoot compares them side by side). */
   outputs?: Map<string, Readonly<Record<string, RunResult>>>;
 }

@@ -29,6 +29,7 @@ import { rebootAndWait } from './reboot.js';
 import { awaitHost, displayCommand, remember, rollbackStep, undoFor } from './step-host.js';
 import { failingGuards } from './guards.js';
 import { runProcedure, type ProcedureDeps } from './procedure.js';
+import { repairPackageState, runsPackageTool } from '../../checks/os/package-guard.js';
 
 export { displayCommand } from './step-host.js';
 export { failingGuards } from './guards.js';
@@ -104,6 +105,11 @@ export class StepExecutor {
     for (const stage of stages) {
       const outcome = await this.applyStage(stage);
       outcomes.push(outcome);
+      // A cancel stops the whole run: the stages after it are not started on a half-done host.
+      if (outcome.cancelled) {
+        stoppedAfter = stage.id;
+        break;
+      }
       const failing = outcome.results.filter((r) => r.status === 'fail' || r.status === 'error');
       const guarded = new Set((stage.steps ?? []).flatMap((x: StepDef<unknown>) => x.guards));
       const stuck = outcome.steps?.some((x) => x.status === 'failed') || failing.some((r) => r.status === 'error' || guarded.has(r.id));
@@ -113,7 +119,7 @@ export class StepExecutor {
       }
       if (failing.length > 0) recheck.push(outcomes.length - 1);
     }
-    if (!this.options.dryRun && outcomes.some((o) => o.changed)) {
+    if (!this.options.dryRun && outcomes.some((o) => o.changed) && !outcomes.some((o) => o.cancelled)) {
       for (const i of recheck) {
         const before = outcomes[i]!;
         const stage = stages.find((x) => x.id === before.stage)!;
@@ -154,7 +160,7 @@ export class StepExecutor {
       }
       if (changedAny && !signal.aborted) outcome = await this.engine.runStage(stage, { signal });
       const changed = steps.filter((s) => s.changed).length;
-      return { ...outcome, steps, changed };
+      return { ...outcome, steps, changed, ...(signal.aborted ? { cancelled: true } : {}) };
     });
   }
 
@@ -217,10 +223,13 @@ export class StepExecutor {
     }
     const order = step.order ?? 'parallel';
     if (order === 'parallel') {
-      out.push(...(await Promise.all(active.map((p) => this.execute(stage, step, p.host, p.plan!, p.preview, p.existing, run)))));
+      const runs = active.map((p) => this.execute(stage, step, p.host, p.plan!, p.preview, p.existing, run, signal));
+      out.push(...(await Promise.all(runs)));
     } else {
       const seq = order === 'reverse' ? [...active].reverse() : active;
-      for (const p of seq) out.push(await this.execute(stage, step, p.host, p.plan!, p.preview, p.existing, run));
+      for (const p of seq) {
+        out.push(await this.execute(stage, step, p.host, p.plan!, p.preview, p.existing, run, signal));
+      }
     }
     return out;
   }
@@ -280,7 +289,10 @@ export class StepExecutor {
    * are skipped, and step commands are idempotent by contract — so the host ends as if nothing happened.
    * Any other failure rolls back what this step changed, across every attempt.
    */
-  private async execute(stage: StageDef<any, any>, step: StepDef<unknown>, host: string, plan: StepPlan, preview: StepResult, existing: ReadonlySet<string>, run: HostRunner): Promise<StepResult> {
+  private async execute(
+    stage: StageDef<any, any>, step: StepDef<unknown>, host: string, plan: StepPlan, preview: StepResult,
+    existing: ReadonlySet<string>, run: HostRunner, signal: AbortSignal,
+  ): Promise<StepResult> {
     const written: Array<{ path: string; backupPath?: string; uncertain?: boolean }> = [];
     const moved: Array<{ path: string; backupPath: string }> = [];
     let changed = false;
@@ -311,6 +323,17 @@ export class StepExecutor {
           if (r.exitCode !== 0) return await fail(`moving ${path} to ${backupPath} failed (exit ${r.exitCode}): ${tail(r.stderr || r.stdout)}`);
           changed = true;
           remember(moved, { path, backupPath });
+        }
+        // A package command cut short earlier (cancel, timeout, crash) left dpkg interrupted: the os stage's
+        // guard finishes it first, or apt would refuse with exit 100.
+        if ((plan.commands ?? []).some((c) => runsPackageTool(displayCommand(c)))) {
+          const note = (line: string) => this.engine.emit({
+            type: 'step.note', stage: stage.id, step: step.id, host, line: sanitize(line),
+          });
+          const guard = await repairPackageState(run, host, { signal, note });
+          if (guard.outcome === 'busy' || guard.outcome === 'failed') {
+            return await fail(`before ${step.id}: ${guard.detail}`);
+          }
         }
         for (const c of plan.commands ?? []) {
           const r = await run(host, step.id, c.command, { sudo: c.sudo ?? true, timeoutMs: c.timeoutMs ?? 20 * 60_000 });

@@ -9,7 +9,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/runner.js';
 import { repairInterrupted, rollbackComplete, rollbackInterrupted, rollbackLines } from '../../src/engine/journal-rollback.js';
 import type { JournalStep } from '../../src/engine/journal.js';
-import { aptState } from '../../src/lab/apt/state.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
 
 const BACKUP = '/var/lib/l20-setup/backup/20261130T013300Z';
@@ -93,15 +92,18 @@ describe('rollback of an interrupted step on the lab', () => {
   });
 
   it('an apt-get killed mid-install: dpkg --configure -a finishes it, so apt installs again', async () => {
-    const m = t.lab.hosts[1]!.machine;
-    aptState(m).interrupted = true;
+    // What a dpkg run killed mid-way leaves: its journal in /var/lib/dpkg/updates (apt checks for it).
+    const journalEntry = "printf 'Package: jq\\nStatus: install ok unpacked\\n\\n' > /var/lib/dpkg/updates/0000\n";
+    const planted = await t.hosts[1]!.run({ script: `mkdir -p /var/lib/dpkg/updates\n${journalEntry}` },
+      { sudo: true });
+    expect(planted.exitCode).toBe(0);
     const refused = await t.hosts[1]!.run({ argv: ['apt-get', 'install', '-y', 'jq'] }, { sudo: true });
     expect(refused.stderr).toContain('dpkg was interrupted');
     const killed: JournalStep = { runId: '20261130T013300Z', host: 'l20-n2', stage: 'os', step: 'os.install-base', danger: 'safe', startedAt: '2026-11-30T01:33:16.000Z', undo: null, command: 'sudo -n -- env LC_ALL=C env DEBIAN_FRONTEND=noninteractive apt-get install -y chrony jq' };
     const engine = new Engine(t.hosts, { config: t.config });
     const repaired = await repairInterrupted(engine, { inFlight: [killed, { ...killed, host: 'l20-n1', command: 'sudo -n -- pip install x' }] });
     expect(repaired.map((r) => [r.host, r.actions.map((a) => `${a.kind} ${a.what} ${a.ok}`)])).toEqual([['l20-n2', ['repaired dpkg --configure -a true']]]);
-    expect(aptState(m).interrupted).toBe(false);
+    expect((await t.hosts[1]!.run({ argv: ['ls', '-A', '/var/lib/dpkg/updates'] })).stdout).toBe('');
     const again = await t.hosts[1]!.run({ argv: ['env', 'DEBIAN_FRONTEND=noninteractive', 'apt-get', 'install', '-y', 'jq'] }, { sudo: true });
     expect(again.exitCode).toBe(0);
   });

@@ -73,4 +73,32 @@ describe('apt-get at speed 25', () => {
     expect((await run('sudo apt-get install -y -qq jq')).code).toBe(0);
     await closeLab(slow, c);
   });
+
+  test('cut off while unpacking: the journal stays, the audit says half-installed, apt-get -f finishes', async () => {
+    const ch = await openExec(c, 'sudo apt-get install -y jq');
+    const done = collect(ch);
+    await waitFor(() => host.machine.packages.get('jq')?.status === 'iH ', 'jq to be unpacking', 15_000);
+    ch.signal('TERM');
+    expect((await done).signal).toBe('SIGTERM');
+    // dpkg's journal (what apt looks for) and dpkg's own audit, in dpkg 1.21's words and layout.
+    expect((await run('ls /var/lib/dpkg/updates')).out).toMatch(/^(\d{4}\n)+$/);
+    const audit = await run('dpkg --audit');
+    expect(audit.code).toBe(0);
+    const row = ' jq                   lightweight and flexible command-line JSON processor\n';
+    expect(audit.out).toContain('The following packages are only half installed, due to problems during\n'
+      + 'installation.  The installation can probably be completed by retrying it;\n'
+      + `the packages can be removed using dselect or dpkg --remove:\n${row}\n`);
+    // As root without sudo, apt names the command plainly (debsystem.cc: "sudo " only when SUDO_USER is set).
+    expect((await run('sudo env -u SUDO_USER apt-get install -y curl')).err)
+      .toBe("E: dpkg was interrupted, you must manually run 'dpkg --configure -a' to correct the problem. \n");
+    // configure -a merges the journal; a half-installed package is not its business: it stays in the audit.
+    expect((await run('sudo dpkg --configure -a')).code).toBe(0);
+    expect((await run('ls /var/lib/dpkg/updates')).out).toBe('');
+    expect((await run('dpkg --audit')).out).toContain(row);
+    const fixed = await run('sudo apt-get -f install -y');
+    expect(fixed.code).toBe(0);
+    expect(fixed.out).toContain('Setting up jq (1.6-2.1ubuntu3) ...\n');
+    expect(await run('dpkg --audit')).toEqual({ out: '', err: '', code: 0 });
+    expect((await run("dpkg-query -W -f='${db:Status-Abbrev} ${Package}\\n' jq")).out).toBe('ii  jq\n');
+  });
 });

@@ -13,7 +13,7 @@ import { executePlan } from './apt-run.js';
 import { aptUpdate } from './apt-update.js';
 import { allNames, isKnown } from './archive.js';
 import { cascadeRemovals, emptyPlan, garbage, planInstall, upgradable, type Plan, type Request } from './resolve.js';
-import { aptState, aptView, installedVersion, isHeld } from './state.js';
+import { aptState, aptView, dpkgJournal, installedVersion, isHeld } from './state.js';
 
 type Front = 'apt-get' | 'apt';
 
@@ -156,6 +156,12 @@ async function install(io: AptIo, p: Parsed): Promise<number> {
       continue;
     }
     requests.push({ name, ...(version ? { version } : {}) });
+  }
+  // -f finishes what an interrupted dpkg run left half-installed (`iH`): apt installs those again.
+  if (p.fix) {
+    for (const rec of m.packages.values()) {
+      if (rec.status[1] === 'H') requests.push({ name: rec.name, version: rec.version });
+    }
   }
   const plan = p.fix && requests.length === 0 ? emptyPlan() : planInstall(m, view, requests, { recommends: p.recommends, reinstall: p.reinstall });
   const failed = await reportErrors(io, plan);
@@ -320,8 +326,10 @@ async function run(front: Front, args: string[], env: ToolEnv): Promise<ExecResu
     if (locked !== undefined) return io.result(locked);
   }
   try {
-    if (st.interrupted && !parsed.simulate) {
-      await io.err("E: dpkg was interrupted, you must manually run 'sudo dpkg --configure -a' to correct the problem. \n");
+    if (!parsed.simulate && (await dpkgJournal(env.ctx.fs)).length > 0) {
+      // debsystem.cc names the command with sudo when run through sudo (SUDO_USER set), plain for root.
+      const fix = env.ctx.env.get('SUDO_USER') !== undefined ? 'sudo dpkg --configure -a' : 'dpkg --configure -a';
+      await io.err(`E: dpkg was interrupted, you must manually run '${fix}' to correct the problem. \n`);
       return io.result(100);
     }
     await readingLists(io, parsed.quiet);

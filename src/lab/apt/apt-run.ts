@@ -9,11 +9,13 @@ import type { Machine } from '../model/types.js';
 import { stdinBytes } from '../shell/nested.js';
 import { MIRROR_BYTES_PER_S, packageTiming, type AptIo } from './apt-io.js';
 import { qualifiedName, type ArchivePackage } from './archive.js';
-import { configure, describe, readingDatabase, removePackage, triggerLines, unpack } from './dpkg-db.js';
+import {
+  configure, describe, markHalfInstalled, readingDatabase, removePackage, triggerLines, unpack,
+} from './dpkg-db.js';
 import { showList, sizeToStr, timeToStr } from './format.js';
 import { repo } from './repos.js';
 import { garbage, type Plan } from './resolve.js';
-import { aptState } from './state.js';
+import { aptState, leaveDpkgJournal } from './state.js';
 
 export interface RunOptions {
   assumeYes: boolean;
@@ -146,9 +148,10 @@ export async function executePlan(io: AptIo, plan: Plan, opts: RunOptions): Prom
     await io.err(`${NONINTERACTIVE_DEBCONF.join('\n')}\n`);
   }
 
-  // dpkg.
-  const fail = (): number => {
-    st.interrupted = true;
+  // dpkg: cut off here (channel closed, signal), it leaves its journal for the packages it had touched.
+  const touched: string[] = [];
+  const fail = async (): Promise<number> => {
+    await leaveDpkgJournal(m, touched);
     return 100;
   };
   if (plan.remove.length > 0) {
@@ -157,6 +160,7 @@ export async function executePlan(io: AptIo, plan: Plan, opts: RunOptions): Prom
       const rec = m.packages.get(name);
       if (!rec) continue;
       await io.out(`Removing ${qualifiedName(name)} (${rec.version}) ...\n`);
+      touched.push(name);
       if (!(await io.sleep(700))) return fail();
       const { purging } = await removePackage(m, io.env.ctx.fs, name, opts.purge);
       if (opts.purge) {
@@ -171,6 +175,8 @@ export async function executePlan(io: AptIo, plan: Plan, opts: RunOptions): Prom
     if (plan.fresh.has(p.name)) await io.out(`Selecting previously unselected package ${q}.\n`);
     if (i === 0) await io.out(readingDatabase(m));
     await io.out(`Preparing to unpack ${debName(p, i, installs.length)} ...\n`);
+    markHalfInstalled(m, p);
+    touched.push(p.name);
     if (!(await io.sleep(t.unpack))) return fail();
     const old = plan.replacing.get(p.name);
     await io.out(old ? `Unpacking ${q} (${p.version}) over (${old}) ...\n` : `Unpacking ${q} (${p.version}) ...\n`);

@@ -52,7 +52,7 @@ async function writeFile(fs: IFileSystem, path: string, content: string, mode: n
   await fs.chmod(path, mode);
 }
 
-const setStatus = (m: Machine, p: ArchivePackage, abbrev: 'iU ' | 'ii '): void => {
+const setStatus = (m: Machine, p: ArchivePackage, abbrev: 'iH ' | 'iU ' | 'ii '): void => {
   const old = m.packages.get(p.name);
   // The selection (first letter) survives reinstalls and upgrades: a held package stays `h`.
   const want = old && old.status[0] === 'h' ? 'h' : 'i';
@@ -60,6 +60,14 @@ const setStatus = (m: Machine, p: ArchivePackage, abbrev: 'iU ' | 'ii '): void =
   m.packages.set(p.name, rec);
   m.revision++;
 };
+
+/**
+ * dpkg marks a package half-installed (`iH`) before its files land (src/main/archives.c): a run cut
+ * off while unpacking leaves it so; `dpkg --configure -a` does not touch it, a reinstall finishes it.
+ */
+export function markHalfInstalled(m: Machine, p: ArchivePackage): void {
+  setStatus(m, p, 'iH ');
+}
 
 /** dpkg --unpack: files land, the package is `iU` (unpacked, not configured). */
 export async function unpack(m: Machine, fs: IFileSystem, p: ArchivePackage): Promise<void> {

@@ -9,9 +9,11 @@ import type { ExecResult } from 'just-bash';
 import type { Tool } from '../tools/types.js';
 import { aptIo, packageTiming, type AptIo } from './apt-io.js';
 import { altSatisfiedBy, findVersion, isKnown, parseDep, qualifiedName, versionsOf, type ArchivePackage } from './archive.js';
-import { configure, describe, readingDatabase, removePackage, triggerLines, unpack } from './dpkg-db.js';
+import {
+  configure, describe, markHalfInstalled, readingDatabase, removePackage, triggerLines, unpack,
+} from './dpkg-db.js';
 import { list, listFiles, search, status } from './dpkg-query.js';
-import { aptState, installedVersion } from './state.js';
+import { aptState, installedVersion, leaveDpkgJournal, mergeDpkgJournal } from './state.js';
 
 /** The archive entry a .deb file name stands for. */
 export function debPackage(file: string): ArchivePackage | undefined {
@@ -66,7 +68,11 @@ async function install(io: AptIo, files: readonly string[]): Promise<number> {
     if (i === 0) await io.out(readingDatabase(m));
     await io.out(`Preparing to unpack ${file} ...\n`);
     const t = packageTiming(p, m.seed, m.hostname);
-    if (!(await io.sleep(t.unpack))) return 2;
+    markHalfInstalled(m, p);
+    if (!(await io.sleep(t.unpack))) {
+      await leaveDpkgJournal(m, pkgs.slice(0, i + 1).map((x) => x.p.name));
+      return 2;
+    }
     await io.out(old ? `Unpacking ${q} (${p.version}) over (${old}) ...\n` : `Unpacking ${q} (${p.version}) ...\n`);
     await unpack(m, ctx.fs, p);
   }
@@ -79,7 +85,10 @@ async function install(io: AptIo, files: readonly string[]): Promise<number> {
       continue;
     }
     await io.out(`Setting up ${qualifiedName(p.name)} (${p.version}) ...\n`);
-    if (!(await io.sleep(packageTiming(p, m.seed, m.hostname).setup))) return 2;
+    if (!(await io.sleep(packageTiming(p, m.seed, m.hostname).setup))) {
+      await leaveDpkgJournal(m, pkgs.map((x) => x.p.name));
+      return 2;
+    }
     const lines = await configure(m, ctx.fs, p);
     if (lines.length > 0) await io.out(`${lines.join('\n')}\n`);
   }
@@ -135,9 +144,39 @@ async function configurePending(io: AptIo, names: readonly string[], all: boolea
     const lines = await configure(m, ctx.fs, p);
     if (lines.length > 0) await io.out(`${lines.join('\n')}\n`);
   }
-  aptState(m).interrupted = false;
   await io.env.syncCommands?.();
   return 0;
+}
+
+/**
+ * `dpkg --audit` (dpkg 1.21 src/main/enquiry.c): a paragraph per kind of broken package, each name
+ * padded to 20 columns before its short description (cut so the line fits 80 columns less one, as dpkg
+ * does off a terminal), a blank line after each; nothing when all is well.
+ * Exit 0 either way (dpkg 1.21; checked against dpkg 1.21.22 with --admindir on a made-up status).
+ */
+function audit(m: Parameters<Tool['run']>[1]['machine']): ExecResult {
+  const kinds: Array<[state: string, head: string]> = [
+    ['U', 'The following packages have been unpacked but not yet configured.\n'
+      + 'They must be configured using dpkg --configure or the configure\nmenu option in dselect for them to work:\n'],
+    ['F', 'The following packages are only half configured, probably due to problems\n'
+      + 'configuring them the first time.  The configuration should be retried using\n'
+      + 'dpkg --configure <package> or the configure menu option in dselect:\n'],
+    ['H', 'The following packages are only half installed, due to problems during\n'
+      + 'installation.  The installation can probably be completed by retrying it;\n'
+      + 'the packages can be removed using dselect or dpkg --remove:\n'],
+  ];
+  const all = [...m.packages.values()].sort((a, b) => a.name.localeCompare(b.name));
+  let out = '';
+  for (const [state, head] of kinds) {
+    const hits = all.filter((p) => p.status[1] === state);
+    if (hits.length === 0) continue;
+    const rows = hits.map((p) => {
+      const synopsis = (describe(p)?.description.split('\n')[0] ?? '').slice(0, 80 - 23);
+      return ` ${qualifiedName(p.name).padEnd(20)} ${synopsis}\n`;
+    });
+    out += `${head}${rows.join('')}\n`;
+  }
+  return { stdout: out, stderr: '', exitCode: 0 };
 }
 
 /** `dpkg --get-selections`: name, tabs to column 48, selection. */
@@ -184,6 +223,9 @@ async function run(args: string[], env: Parameters<Tool['run']>[1]): Promise<Exe
       return { stdout: 'amd64\n', stderr: '', exitCode: 0 };
     case '--get-selections':
       return io.result(await selections(io, operands));
+    case '-C':
+    case '--audit':
+      return plain(audit(m));
     case undefined:
       return { stdout: '', stderr: 'dpkg: error: need an action option\n\nType dpkg --help for help about installing and deinstalling packages [*];\nUse \'apt\' or \'aptitude\' for user-friendly package management;\nType dpkg -Dhelp for a list of dpkg debug flag values;\nType dpkg --force-help for a list of forcing options;\nType dpkg-deb --help for help about manipulating *.deb files;\n\nOptions marked [*] produce a lot of output - pipe it through \'less\' or \'more\' !\n', exitCode: 2 };
     default:
@@ -201,6 +243,8 @@ async function run(args: string[], env: Parameters<Tool['run']>[1]): Promise<Exe
   }
   st.lock = { pid: 3000 + m.revision, command: 'dpkg' };
   try {
+    // Opening the database for writing merges what an interrupted run left in its journal.
+    await mergeDpkgJournal(env.ctx.fs);
     let code: number;
     if (action === '-i' || action === '--install') code = await install(io, operands);
     else if (action === '--configure') code = await configurePending(io, operands, args.includes('-a') || args.includes('--pending'));

@@ -13,8 +13,46 @@ import { satisfies, type Relation } from './version.js';
 const INSTALLER_LISTS: RepoId[] = ['jammy', 'jammy-updates', 'jammy-backports', 'jammy-security'];
 
 export function aptState(m: Machine): AptState {
-  m.apt ??= { lists: new Set(INSTALLER_LISTS), fresh: new Set(), auto: new Set(), interrupted: false, nextSystemId: 112 };
+  m.apt ??= { lists: new Set(INSTALLER_LISTS), fresh: new Set(), auto: new Set(), nextSystemId: 112 };
   return m.apt;
+}
+
+/**
+ * dpkg's journal (dpkg(1) FILES, lib/dpkg/dbmodify.c): each status change is first written to
+ * /var/lib/dpkg/updates/NNNN and merged into `status` when the run ends. A run cut off leaves those
+ * files; apt then refuses to start ("dpkg was interrupted"; debsystem.cc CheckUpdates: any file whose
+ * name is all digits), until a dpkg run that writes the database (`dpkg --configure -a`) merges them.
+ */
+export const DPKG_UPDATES_DIR = '/var/lib/dpkg/updates';
+
+/** The journal entries a cut-off dpkg run left (file names, all digits). */
+export async function dpkgJournal(fs: IFileSystem): Promise<string[]> {
+  if (!(await fs.exists(DPKG_UPDATES_DIR))) return [];
+  return (await fs.readdir(DPKG_UPDATES_DIR)).filter((n) => /^\d+$/.test(n)).sort();
+}
+
+/**
+ * What a dpkg run killed mid-way leaves behind: the status entries of the packages it was changing. dpkg
+ * wrote them before the signal; they are written here through the machine's root file system, since the
+ * killed command's own view refuses writes once it is aborted.
+ */
+export async function leaveDpkgJournal(m: Machine, names: readonly string[]): Promise<void> {
+  const fs = m.system.shell.fsAs(0);
+  await fs.mkdir(DPKG_UPDATES_DIR, { recursive: true });
+  const start = (await dpkgJournal(fs)).length;
+  const words: Record<string, string> = { U: 'unpacked', H: 'half-installed', F: 'half-configured', i: 'installed' };
+  for (const [i, name] of names.entries()) {
+    const rec = m.packages.get(name);
+    if (!rec) continue;
+    const status = `install ok ${words[rec.status[1] ?? 'U'] ?? 'unpacked'}`;
+    const stanza = `Package: ${name}\nStatus: ${status}\nArchitecture: ${rec.arch}\nVersion: ${rec.version}\n\n`;
+    await fs.writeFile(`${DPKG_UPDATES_DIR}/${String(start + i).padStart(4, '0')}`, stanza);
+  }
+}
+
+/** A dpkg run that opens the database for writing merges the journal into `status`. */
+export async function mergeDpkgJournal(fs: IFileSystem): Promise<void> {
+  for (const n of await dpkgJournal(fs)) await fs.rm(`${DPKG_UPDATES_DIR}/${n}`, { force: true });
 }
 
 /** dpkg's record of a package, if it has one (any state: `ii`, `rc`, `hi`, `iU` …). */

@@ -78,7 +78,8 @@ export function baseFiles(m: Machine): InitialFiles {
 
 /** Directories and merged-/usr symlinks created after the files. */
 export const BASE_DIRS = ['/usr/bin', '/usr/sbin', '/usr/lib', '/usr/local/bin', '/usr/local/sbin', '/etc/modprobe.d', '/etc/modules-load.d',
-  '/etc/systemd/system', '/etc/apt/sources.list.d', '/var/lib/dpkg', '/opt', '/srv', '/mnt', '/run'];
+  '/etc/systemd/system', '/etc/apt/sources.list.d', '/var/lib/dpkg', '/var/lib/dpkg/updates', '/opt', '/srv', '/mnt',
+  '/run'];
 export const BASE_LINKS: Array<[target: string, path: string]> = [
   ['usr/bin', '/bin'], ['usr/sbin', '/sbin'], ['usr/lib', '/lib'], ['usr/lib64', '/lib64'], ['../usr/lib/os-release', '/etc/os-release'],
 ];

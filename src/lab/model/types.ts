@@ -263,8 +263,8 @@ export interface BootFirmware {
 
 /**
  * What apt keeps besides the dpkg status: which repositories' indices it has (it offers only their
- * packages), which packages were installed as dependencies, the dpkg frontend lock, and whether
- * a dpkg run was cut off (`dpkg was interrupted …` until `dpkg --configure -a`).
+ * packages), which packages were installed as dependencies, and the dpkg frontend lock. A dpkg run
+ * cut off is not kept here but on disk, as dpkg does: /var/lib/dpkg/updates (apt/state.ts).
  */
 export interface AptState {
   /** Repository ids (apt/repos.ts) whose Packages index is on disk. */
@@ -275,7 +275,6 @@ export interface AptState {
   auto: Set<string>;
   /** The command holding /var/lib/dpkg/lock-frontend while it runs. */
   lock?: { pid: number; command: string };
-  interrupted: boolean;
   /** Next system uid/gid adduser hands out (packages that create users). */
   nextSystemId: number;
 }
