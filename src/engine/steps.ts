@@ -328,7 +328,7 @@ export class StepExecutor {
         // guard finishes it first, or apt would refuse with exit 100.
         if ((plan.commands ?? []).some((c) => runsPackageTool(displayCommand(c)))) {
           const note = (line: string) => this.engine.emit({
-            type: 'step.note', stage: stage.id, step: step.id, host, line: sanitize(line),
+            type: 'step.note', stage: stage.id, step: step.id, host, line: clean(line),
           });
           const guard = await repairPackageState(run, host, { signal, note });
           if (guard.outcome === 'busy' || guard.outcome === 'failed') {
