@@ -56,9 +56,23 @@ function sizeText(bytes: number): string {
   return bytes >= 1024 * 1024 ? `${bytes / 1024 / 1024} MiB` : `${bytes / 1024} KiB`;
 }
 
+let nullDeviceRdev: number | undefined;
+
+/** The null device reads as an empty file, as OpenSSH reads it (`UserKnownHostsFile /dev/null` is common). */
+function isNullDevice(st: Stats): boolean {
+  if (!st.isCharacterDevice()) return false;
+  try {
+    nullDeviceRdev ??= statSync('/dev/null').rdev;
+  } catch {
+    return false;
+  }
+  return st.rdev === nullDeviceRdev;
+}
+
 /** Refuses a non-regular or too big file; returns the most bytes to read (one more than the cap, to see growth). */
 function admit(path: string, st: Stats, kind: FileKind): number {
   const cap = FILE_CAPS[kind];
+  if (isNullDevice(st)) return 0;
   if (!st.isFile()) throw notAFile(path, st, kind);
   if (st.size > cap) throw tooBig(path, kind);
   return cap + 1;

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateEd25519 } from '../../src/util/ssh-keys.js';
 import { cutLong } from '../../src/util/cut-long.js';
-import { looksBinary } from '../../src/util/read-file-safely.js';
+import { looksBinary, readFileSafely, readFileSafelySync } from '../../src/util/read-file-safely.js';
 import { yamlTooDeepAt } from '../../src/parse/yaml-depth.js';
 
 const BIN = join(import.meta.dirname, '..', '..', 'bin', 'l20-setup.js');
@@ -177,6 +177,12 @@ describe('special files are refused by name, in bounded time and memory', () => 
 });
 
 describe('contents that broke the readers', () => {
+  it('the null device reads as an empty file, as OpenSSH reads UserKnownHostsFile /dev/null; /dev/zero does not', async () => {
+    expect((await readFileSafely('/dev/null', 'known_hosts')).length).toBe(0);
+    expect(readFileSafelySync('/dev/null', 'known_hosts').length).toBe(0);
+    await expect(readFileSafely('/dev/zero', 'known_hosts')).rejects.toThrow(/is a character device, not a file/);
+    expect(() => readFileSafelySync('/dev/zero', 'known_hosts')).toThrow(/is a character device, not a file/);
+  });
   it('a missing identity file the inventory names is named in the connect error', async () => {
     const missing = join(dir, 'no-such-key');
     const inv = inventory('missing', { key: missing, knownHosts: goodKnownHosts });
