@@ -49,7 +49,9 @@ function rejectionProblems(c: FuzzCase, err: unknown, file: string): string[] {
   if (err.message.length > 20_000) bad.push(`message is ${err.message.length} chars`);
   for (const line of [err.message, ...err.problems]) if (RAW.test(line.replace(/\n {2}/g, ''))) bad.push(`raw control or invisible character in ${show(line)}`);
   if (c.kind === 'file') {
-    if (!/not valid JSON or YAML|invalid configuration/.test(err.message)) bad.push(`unexplained: ${err.message.slice(0, 200)}`);
+    // Whole-file damage is named as such: unparsable, invalid, nested past the depth bound, or over the size cap.
+    const explained = /not valid JSON or YAML|invalid configuration|nested more than \d+ levels deep at line \d+|is larger than \d+ [KM]iB/;
+    if (!explained.test(err.message)) bad.push(`unexplained: ${err.message.slice(0, 200)}`);
     return bad;
   }
   if (c.kind === 'extra-key') {
