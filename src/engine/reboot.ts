@@ -1,7 +1,9 @@
 /**
  * Reboot a host and wait for it (STAGES.md §1): read the boot id, ask systemd to reboot, then poll with
  * new connections until SSH answers with a different `/proc/sys/kernel/random/boot_id` (limit 15 min).
- * The reboot command itself usually loses its connection; that is expected, not a failure.
+ * The reboot command itself usually loses its connection; that is expected, not a failure. But a connection
+ * lost before the command reached the host looks the same, so while the host still answers with the old boot
+ * id the request is sent again every `reissueMs` (a second request during a shutdown changes nothing).
  */
 import type { Host } from '../transport/types.js';
 import type { HostRunner } from './types.js';
@@ -11,18 +13,24 @@ const BOOT_ID = { argv: ['cat', '/proc/sys/kernel/random/boot_id'] } as const;
 export async function rebootAndWait(
   host: Host,
   run: HostRunner,
-  options: { timeoutMs: number; pollMs?: number },
+  options: { timeoutMs: number; pollMs?: number; reissueMs?: number },
 ): Promise<{ ok: boolean; detail: string }> {
   const before = await run(host.name, 'boot-id', BOOT_ID);
   const oldId = before.stdout.trim();
   if (before.exitCode !== 0 || oldId === '') return { ok: false, detail: `could not read the boot id before rebooting (exit ${before.exitCode})` };
-  try {
-    await run(host.name, 'reboot', { argv: ['systemctl', 'reboot'] }, { sudo: true, timeoutMs: 30_000 });
-  } catch {
-    // the connection dropping under the command is how a reboot looks from here
-  }
+  const requestReboot = async (): Promise<void> => {
+    try {
+      await run(host.name, 'reboot', { argv: ['systemctl', 'reboot'] }, { sudo: true, timeoutMs: 30_000 });
+    } catch {
+      // the connection dropping under the command is how a reboot looks from here
+    }
+  };
+  await requestReboot();
   const started = Date.now();
   const pollMs = options.pollMs ?? 2000;
+  const reissueMs = options.reissueMs ?? 30_000;
+  let requestedAt = started;
+  let requests = 1;
   let last = 'no answer yet';
   while (Date.now() - started < options.timeoutMs) {
     await new Promise((r) => setTimeout(r, pollMs));
@@ -32,6 +40,12 @@ export async function rebootAndWait(
       const id = now.stdout.trim();
       if (now.exitCode === 0 && id !== '' && id !== oldId) return { ok: true, detail: `back after ${Math.round((Date.now() - started) / 1000)} s with boot id ${id}` };
       last = id === oldId ? 'still the old boot id (the reboot has not happened yet)' : `boot id read failed (exit ${now.exitCode})`;
+      if (id === oldId && Date.now() - requestedAt >= reissueMs) {
+        requests += 1;
+        last = `still the old boot id after ${requests - 1} reboot request(s)`;
+        requestedAt = Date.now();
+        await requestReboot();
+      }
     } catch (err) {
       last = (err as Error).message;
     }
