@@ -144,7 +144,8 @@ export async function collectHost(host: Host, options: CollectOptions): Promise<
   try {
     await host.connect();
   } catch (err) {
-    return { host: host.name, files: [], ports: [], error: clean(`cannot connect to ${host.name}: ${(err as Error).message}`) };
+    const error = clean(`cannot connect to ${host.name}: ${(err as Error).message}`);
+    return { host: host.name, files: [], ports: [], error };
   }
   const files: CollectedFile[] = [];
   try {
@@ -164,6 +165,7 @@ export async function collectHost(host: Host, options: CollectOptions): Promise<
     return { host: host.name, files, ports };
   } catch (err) {
     // The connection went away mid-way: keep what was collected and say where it stopped.
-    return { host: host.name, files, ports: [], error: clean(`lost ${host.name} while collecting: ${(err as Error).message}`) };
+    const error = clean(`lost ${host.name} while collecting: ${(err as Error).message}`);
+    return { host: host.name, files, ports: [], error };
   }
 }

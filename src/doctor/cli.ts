@@ -19,7 +19,8 @@ export async function runDoctor(options: { file: string; json: boolean; color: b
       return 2;
     }
     const code = (err as NodeJS.ErrnoException).code ?? 'error';
-    options.error(`l20-setup doctor: cannot read ${escapeInvisible(options.file)} (${code}); give a readable file, or - for standard input\n`);
+    options.error(`l20-setup doctor: cannot read ${escapeInvisible(options.file)} (${code}); `
+      + 'give a readable file, or - for standard input\n');
     return 2;
   }
   const result = doctorText(bytes);

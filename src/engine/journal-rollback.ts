@@ -158,7 +158,8 @@ async function perInFlightStep(engine: Engine, inFlight: readonly JournalStep[],
       const ordered = [...entries].sort((a, b) => b.startedAt.localeCompare(a.startedAt));
       const err = failures.get(host);
       if (err || !engine.hosts.some((h) => h.name === host)) {
-        return ordered.map((x): StepRollback => ({ host, stage: x.stage, step: x.step, actions: [], unreachable: sanitize(err ?? `${host} is not in this inventory`) }));
+        const unreachable = sanitize(err ?? `${host} is not in this inventory`);
+        return ordered.map((x): StepRollback => ({ host, stage: x.stage, step: x.step, actions: [], unreachable }));
       }
       const results: StepRollback[] = [];
       for (const x of ordered) {

@@ -39,7 +39,8 @@ export async function runProcedure(
   const ctx = x.engine.context;
   const none: StepUndo = { backupDir: x.backupDir, files: [], removeFiles: [], rollback: [] };
   if (!x.dryRun) for (const h of targets) x.engine.emit({ type: 'step.start', stage: stage.id, step: step.id, host: h, danger: step.danger, undo: none });
-  const note = (h: string | null, line: string) => x.engine.emit({ type: 'step.note', stage: stage.id, step: step.id, host: h, line: clean(line) });
+  const note = (h: string | null, line: string) =>
+    x.engine.emit({ type: 'step.note', stage: stage.id, step: step.id, host: h, line: clean(line) });
   const sleep = (ms: number) => new Promise<boolean>((resolve) => {
     if (signal.aborted) return resolve(false);
     const t = setTimeout(() => { signal.removeEventListener('abort', onAbort); resolve(true); }, ms);
@@ -97,7 +98,8 @@ export async function runProcedure(
       return {
         results: hosts.map((h): StepResult => ({
           id: step.id, stage: stage.id, host: h, status: 'failed', danger: step.danger,
-          summary: 'the step itself failed', commands: [], diff: '', changed: false, error: clean((err as Error).stack ?? String(err)),
+          summary: 'the step itself failed', commands: [], diff: '', changed: false,
+          error: clean((err as Error).stack ?? String(err)),
         })),
         lost,
       };

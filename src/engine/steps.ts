@@ -357,7 +357,8 @@ export class StepExecutor {
           const existed = undo.files.find((f) => f.path === writing)?.existed ?? true;
           remember(written, { path: writing, uncertain: true, ...(existed ? { backupPath: posix.join(this.backupDir(), writing) } : {}) });
         }
-        const note = (line: string) => this.engine.emit({ type: 'step.note', stage: stage.id, step: step.id, host, line: clean(line) });
+        const note = (line: string) =>
+          this.engine.emit({ type: 'step.note', stage: stage.id, step: step.id, host, line: clean(line) });
         note(`connection lost during ${step.id}: ${err.message}`);
         if (attempt > MAX_RESUMES) {
           return { ...preview, status: 'failed', changed, unsettled: true, error: sanitize(`the connection to ${host} was lost ${attempt} times during this step; stopped (nothing rolled back over a lost connection). Run apply again when ${host} is stable: every step starts from the host's current state.\n${err.message}`) };

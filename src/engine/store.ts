@@ -205,7 +205,8 @@ export function reduce(state: AppState, action: Action): AppState {
     case 'ui.confirmQuit':
       return { ...state, ui: { ...state.ui, confirmQuit: action.open } };
     case 'ui.notice':
-      return { ...state, ui: { ...state.ui, ...(action.text !== undefined ? { notice: clean(action.text) } : { notice: undefined }) } };
+      const notice = action.text !== undefined ? clean(action.text) : undefined;
+      return { ...state, ui: { ...state.ui, notice } };
     case 'ui.trust':
       return { ...state, ui: { ...state.ui, ...(action.prompt ? { trust: action.prompt } : { trust: undefined }) } };
     case 'ui.apply': {
