@@ -50,6 +50,19 @@ export class TuiJournal {
     }
   }
 
+  /**
+   * A plain apply while the interrupted run's rollback timers may still fire would be undone by them: refused,
+   * naming the timers, until r (stops them, then resumes) or b (runs them) settles them. True when refused.
+   */
+  refuseWhileTimersWait(now = Date.now()): boolean {
+    const waiting = (this.found?.journal.armed ?? []).filter((a) => Date.parse(a.firesAt) > now);
+    if (waiting.length === 0) return false;
+    const which = waiting.map((a) => `${a.unit}.timer on ${a.host}`).join(', ');
+    this.notice(`the interrupted apply left ${which} armed, which would undo this apply: `
+      + 'press r to resume (it stops them first) or b to roll back');
+    return true;
+  }
+
   /** The journal of an apply from the TUI; carries the unresolved interrupted steps. */
   open(engine: Engine, target: Target, stages: ReadonlyArray<{ id: StageId }>, resuming = false): ApplyJournal {
     // An undecided interrupted apply stays in the same file: its steps (and, until resumed, its timers) kept.

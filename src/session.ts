@@ -183,6 +183,7 @@ export class TuiSession implements Controller {
   applyStage(stage: StageId): void {
     const def = this.stageDef(stage);
     if (!this.engine || !def || this.engine.busy) return;
+    if (this.journal.refuseWhileTimersWait()) return;
     const engine = this.engine;
     this.store.dispatch({ type: 'ui.apply', apply: { stage, phase: 'applying', scroll: 0 } });
     this.store.dispatch({ type: 'ui.notice', text: `applying ${stage} on ${this.store.getState().hostOrder.join(', ')}… (c cancels)` });

@@ -435,6 +435,21 @@ describe('the journal is found by the hosts, from any inventory naming them', ()
       new TuiJournal(store).check(saved);
       const modal = store.getState().ui.journal;
       expect(modal).toMatchObject({ runId: 'R1', inFlight: [{ host: 'l20-n1', step: 'network.apply' }] });
+      // No timer armed yet: a plain apply from the TUI may go ahead.
+      const tui = new TuiJournal(store);
+      tui.check(saved);
+      expect(tui.refuseWhileTimersWait()).toBe(false);
+      // A timer the interrupted run armed refuses a plain apply until it would have fired.
+      const unit = 'l20-netplan-rollback-R1';
+      left.handle({
+        type: 'timer.armed', stage: 'network', step: 'network.apply', host: 'l20-n1',
+        timer: { unit, undoes: 'restores /etc/netplan', command: ['true'], windowS: 180 },
+      });
+      tui.check(saved);
+      const firesAt = Date.parse(read(left.path).armed[0]!.firesAt);
+      expect(tui.refuseWhileTimersWait(firesAt - 1000)).toBe(true);
+      expect(store.getState().ui.notice).toContain(`left ${unit}.timer on l20-n1 armed, which would undo this apply`);
+      expect(tui.refuseWhileTimersWait(firesAt + 1000)).toBe(false);
     } finally {
       spy.mockRestore();
       await Promise.all(targets.map((t) => t.close()));
