@@ -326,7 +326,8 @@ export const distinctHostsCheck: CheckDef<InventoryFacts> = {
         const a = all[i]!.facts.identity;
         const b = all[j]!.facts.identity;
         const gpu = a.gpuUuids.find((u) => b.gpuUuids.includes(u));
-        const why = a.machineId && a.machineId === b.machineId ? `machine-id ${a.machineId}` : gpu ? `GPU ${gpu}` : undefined;
+        const sameMachineId = Boolean(a.machineId) && a.machineId === b.machineId;
+        const why = sameMachineId ? `machine-id ${a.machineId}` : gpu ? `GPU ${gpu}` : undefined;
         if (why) same.push(`${all[i]!.host} and ${all[j]!.host} are the same machine (${why})`);
       }
     }

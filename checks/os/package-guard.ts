@@ -11,6 +11,8 @@
  */
 import type { Command, RunResult } from '../../src/transport/types.js';
 import type { HostRunner } from '../../src/engine/types.js';
+import { tailLines } from '../../src/transport/output.js';
+import { sleep } from '../../src/transport/ssh-channel-queue.js';
 
 /** A command line that runs a package tool (what leaves dpkg interrupted when cut short). */
 const PACKAGE_COMMAND = /(^|[\s/])(apt-get|apt|aptitude|dpkg)\s/;
@@ -44,7 +46,7 @@ export interface PackageState {
 export function parsePackageState(r: Pick<RunResult, 'stdout' | 'stderr' | 'exitCode'>): PackageState {
   const at = r.stdout.indexOf(`${UPDATES_MARK}\n`);
   if (r.exitCode !== 0 || at < 0) {
-    return { audit: '', journal: [], unreadable: `exit ${r.exitCode}: ${tail(r.stderr || r.stdout)}` };
+    return { audit: '', journal: [], unreadable: `exit ${r.exitCode}: ${lastLines(r.stderr || r.stdout)}` };
   }
   const audit = r.stdout.slice(0, at).trim();
   const journal = r.stdout.slice(at + UPDATES_MARK.length + 1).split('\n').filter((l) => /\/\d+$/.test(l.trim()));
@@ -144,7 +146,7 @@ async function underLock(
       return { outcome: 'failed', detail: `${shown} ${r.cancelled ? 'was cancelled' : 'timed out'}` };
     }
     if (!LOCK_HELD.test(text)) {
-      return { outcome: 'failed', detail: `${shown} exited ${r.exitCode ?? r.signal}: ${tail(text)}` };
+      return { outcome: 'failed', detail: `${shown} exited ${r.exitCode ?? r.signal}: ${lastLines(text)}` };
     }
     const holder = HOLDER.exec(text);
     const who = holder ? `process ${holder[1]}${holder[2] ? ` (${holder[2]})` : ''}` : 'another process';
@@ -157,21 +159,12 @@ async function underLock(
       };
     }
     options.note?.(`${host}: the dpkg lock is held by ${who}; waiting for it to finish (the lock is never broken)`);
-    if (!(await pause(options.retryMs ?? 3000, options.signal))) {
+    await sleep(options.retryMs ?? 3000, options.signal);
+    if (options.signal?.aborted) {
       return { outcome: 'failed', detail: `cancelled while waiting for ${who} to release the dpkg lock` };
     }
   }
 }
 
-function pause(ms: number, signal?: AbortSignal): Promise<boolean> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve(false);
-    const onAbort = () => { clearTimeout(t); resolve(false); };
-    const t = setTimeout(() => { signal?.removeEventListener('abort', onAbort); resolve(true); }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
-function tail(text: string, n = 6): string {
-  return text.split('\n').filter((l) => l.trim() !== '').slice(-n).join('\n');
-}
+/** The last lines of a command's output, for an error (cleaned, as every display point is). */
+const lastLines = (text: string): string => tailLines(text, 6).join('\n');
