@@ -297,8 +297,10 @@ export async function handleStaleTimers(
   const armed = journal.armed ?? [];
   if (armed.length === 0) return [];
   const failures = await engine.connectAll();
-  const byHost = new Map<string, JournalArmed[]>();
+  // Reported in the inventory's host order (hosts armed in parallel journal in whichever order they ran).
+  const byHost = new Map<string, JournalArmed[]>(engine.hosts.map((h) => [h.name, []]));
   for (const a of armed) byHost.set(a.host, [...(byHost.get(a.host) ?? []), a]);
+  for (const [host, entries] of byHost) if (entries.length === 0) byHost.delete(host);
   const unknown = (a: JournalArmed, why: string): TimerAction =>
     ({ host: a.host, step: a.step, unit: a.unit, found: 'unknown', done: 'none', ok: false, detail: '',
       unreachable: sanitize(why) });
