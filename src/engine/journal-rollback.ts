@@ -297,10 +297,15 @@ export async function handleStaleTimers(
   const armed = journal.armed ?? [];
   if (armed.length === 0) return [];
   const failures = await engine.connectAll();
-  // Reported in the inventory's host order (hosts armed in parallel journal in whichever order they ran).
-  const byHost = new Map<string, JournalArmed[]>(engine.hosts.map((h) => [h.name, []]));
-  for (const a of armed) byHost.set(a.host, [...(byHost.get(a.host) ?? []), a]);
-  for (const [host, entries] of byHost) if (entries.length === 0) byHost.delete(host);
+  // Reported in the inventory's host order: hosts armed in parallel journal in whichever order they ran.
+  const rank = (host: string) => {
+    const i = engine.hosts.findIndex((h) => h.name === host);
+    return i < 0 ? engine.hosts.length : i;
+  };
+  const byHost = new Map<string, JournalArmed[]>();
+  for (const a of [...armed].sort((x, y) => rank(x.host) - rank(y.host))) {
+    byHost.set(a.host, [...(byHost.get(a.host) ?? []), a]);
+  }
   const unknown = (a: JournalArmed, why: string): TimerAction =>
     ({ host: a.host, step: a.step, unit: a.unit, found: 'unknown', done: 'none', ok: false, detail: '',
       unreachable: sanitize(why) });

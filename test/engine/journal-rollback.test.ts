@@ -7,8 +7,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/runner.js';
-import { repairInterrupted, rollbackComplete, rollbackInterrupted, rollbackLines } from '../../src/engine/journal-rollback.js';
-import type { JournalStep } from '../../src/engine/journal.js';
+import {
+  handleStaleTimers, repairInterrupted, rollbackComplete, rollbackInterrupted, rollbackLines,
+} from '../../src/engine/journal-rollback.js';
+import type { JournalArmed, JournalStep } from '../../src/engine/journal.js';
+import { FakeHost } from '../helpers/fake-host.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
 
 const BACKUP = '/var/lib/l20-setup/backup/20261130T013300Z';
@@ -106,5 +109,28 @@ describe('rollback of an interrupted step on the lab', () => {
     expect((await t.hosts[1]!.run({ argv: ['ls', '-A', '/var/lib/dpkg/updates'] })).stdout).toBe('');
     const again = await t.hosts[1]!.run({ argv: ['env', 'DEBIAN_FRONTEND=noninteractive', 'apt-get', 'install', '-y', 'jq'] }, { sudo: true });
     expect(again.exitCode).toBe(0);
+  });
+});
+
+describe('stale rollback timers', () => {
+  const armed = (host: string, unit: string): JournalArmed => ({
+    runId: '20261130T013300Z', host, stage: 'network', step: 'network.apply', unit, undoes: 'the netplan snapshot',
+    command: ['true'], windowS: 120, armedAt: '2026-11-30T01:33:16.000Z', firesAt: '2026-11-30T01:35:16.000Z',
+  });
+
+  it('are reported in the inventory\'s host order, whichever host journaled its timer first', async () => {
+    const hosts = ['l20-n1', 'l20-n2', 'l20-n3'].map((name) => {
+      const h = new FakeHost(name, () => undefined);
+      h.connectError = new Error(`${name}: no route to host`);
+      return h;
+    });
+    const engine = new Engine(hosts);
+    const journal = { armed: [armed('l20-n3', 'c'), armed('gone', 'x'), armed('l20-n1', 'a'), armed('l20-n2', 'b')] };
+    const actions = await handleStaleTimers(engine, journal, 'resume');
+    expect(actions.map((a) => `${a.host} ${a.unit} ${a.found}`))
+      .toEqual(['l20-n1 a unknown', 'l20-n2 b unknown', 'l20-n3 c unknown', 'gone x unknown']);
+    expect(actions.map((a) => a.unreachable)).toEqual([
+      'l20-n1: no route to host', 'l20-n2: no route to host', 'l20-n3: no route to host', 'gone is not in this inventory',
+    ]);
   });
 });
