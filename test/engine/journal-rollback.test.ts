@@ -130,7 +130,8 @@ describe('stale rollback timers', () => {
     expect(actions.map((a) => `${a.host} ${a.unit} ${a.found}`))
       .toEqual(['l20-n1 a unknown', 'l20-n2 b unknown', 'l20-n3 c unknown', 'gone x unknown']);
     expect(actions.map((a) => a.unreachable)).toEqual([
-      'l20-n1: no route to host', 'l20-n2: no route to host', 'l20-n3: no route to host', 'gone is not in this inventory',
+      'l20-n1: no route to host', 'l20-n2: no route to host', 'l20-n3: no route to host',
+      'gone is not in this inventory',
     ]);
   });
 });
