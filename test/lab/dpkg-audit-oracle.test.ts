@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { afterAll, beforeAll, expect, test, vi } from 'vitest';
 import type { Client } from 'ssh2';
 import type { Lab, LabHost } from '../../src/lab/index.js';
 import { describe as describePackage } from '../../src/lab/apt/dpkg-db.js';
@@ -31,11 +31,20 @@ test('the lab prints what real dpkg --audit prints for the same half-done instal
   const found = spawnSync('sh', ['-c', 'command -v dpkg'], { encoding: 'utf8' });
   if (found.status !== 0) throw new Error('dpkg is not installed: apt-get install dpkg (CI installs it)');
 
+  // Modelled time stands still while jq is half-installed (a wait then ends only when the signal
+  // aborts it), so the TERM always lands in that state however slow this machine is.
+  const clock = host.machine.clock;
+  const flowing = clock.sleep.bind(clock);
+  const held = vi.spyOn(clock, 'sleep').mockImplementation((ms, signal, wallClock) => {
+    if (host.machine.packages.get('jq')?.status !== 'iH ' || !signal) return flowing(ms, signal, wallClock);
+    return new Promise((resolve) => signal.addEventListener('abort', () => resolve(false), { once: true }));
+  });
   const ch = await openExec(c, 'sudo apt-get install -y jq');
   const done = collect(ch);
   await waitFor(() => host.machine.packages.get('jq')?.status === 'iH ', 'jq to be unpacking', 30_000);
   ch.signal('TERM');
   await done;
+  held.mockRestore();
   const lab = await sh(c, 'LC_ALL=C dpkg --audit');
   expect(lab.out).toContain('half installed');
 
