@@ -1,16 +1,12 @@
 /** `l20-setup lab serve`: simulated hosts until interrupted, with inventories for us, OpenSSH and Ansible. */
 import { mkdirSync, writeFileSync, renameSync } from 'node:fs';
+import { isIP } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { dirname, resolve } from 'node:path';
+import { UsageError } from './commands/common.js';
+import { showValue } from './config/errors.js';
 import { labInventory, writeInventoryFile } from './target.js';
-import { quoteWord } from './transport/quote.js';
-
-/**
- * A path as an ssh_config value: double-quoted so spaces stay in it, `\` and `"` escaped (OpenSSH
- * splits config lines like a shell), `%` doubled because IdentityFile and UserKnownHostsFile expand %-tokens.
- */
-export function sshConfigPath(path: string): string {
-  return `"${path.replace(/%/g, '%%').replace(/[\\"]/g, '\\$&')}"`;
-}
+import { quoteWord, sshConfigPath } from './transport/quote.js';
 
 /** A value in Ansible's INI inventory, whose lines are split with Python's shlex (POSIX): double-quoted. */
 export function ansibleIniValue(value: string): string {
@@ -36,15 +32,40 @@ export function ansibleConnectionVars(files: { identityFile: string; knownHostsF
   return `${keyInArgs ? '' : `ansible_ssh_private_key_file=${ansibleIniValue(files.identityFile)} `}ansible_ssh_common_args=${ansibleSshArgs(files, keyInArgs)}`;
 }
 
+/**
+ * `--address`: an address of one of this machine's (or network namespace's) own interfaces, or loopback. The
+ * lab's servers accept anyone holding the lab's key, so they never listen on all interfaces (0.0.0.0, ::)
+ * nor on an address that is not ours (which the OS would refuse less clearly).
+ */
+export function labListenAddress(address: string): string {
+  const shown = showValue(address);
+  if (isIP(address) === 0) {
+    throw new UsageError(`--address ${shown}: expected an IPv4 or IPv6 address of a local interface`);
+  }
+  const own = Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address));
+  if (address.startsWith('127.') || address === '::1' || own.includes(address)) return address;
+  throw new UsageError(
+    `--address ${shown}: not an address of this machine's interfaces (${own.join(', ') || 'none'}); ` +
+      'the lab listens only on loopback or an address a local interface holds',
+  );
+}
+
 function writeAtomic(path: string, text: string): void {
   const tmp = `${path}.${process.pid}.tmp`;
   writeFileSync(tmp, text, { mode: 0o600 });
   renameSync(tmp, path);
 }
 
-export async function serveLab(options: { hosts: number; scenario: string; seed: number; speed?: number | 'max'; inventoryOut?: string; load?: boolean }): Promise<number> {
+export async function serveLab(options: {
+  hosts: number; scenario: string; seed: number; speed?: number | 'max'; inventoryOut?: string; load?: boolean;
+  address?: string;
+}): Promise<number> {
   const { startLab } = await import('./lab/index.js');
-  const lab = await startLab({ hosts: options.hosts, scenario: options.scenario, seed: options.seed, ...(options.speed !== undefined ? { speed: options.speed } : {}) });
+  const lab = await startLab({
+    hosts: options.hosts, scenario: options.scenario, seed: options.seed,
+    ...(options.speed !== undefined ? { speed: options.speed } : {}),
+    ...(options.address !== undefined ? { address: labListenAddress(options.address) } : {}),
+  });
   const load = options.load ? await (await import('./lab/load.js')).startLabLoad(lab) : undefined;
   const out = options.inventoryOut ? resolve(options.inventoryOut) : undefined;
   const dir = out ? `${out}.d` : resolve(`l20-lab-${process.pid}.d`);

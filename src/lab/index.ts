@@ -38,11 +38,13 @@ export interface LabOptions {
   clientKey?: { private: string; public: string };
   /** Wall-clock ms the simulated time starts to flow at (util/clock.ts); default now. */
   clockStartedAt?: number;
+  /** The local address the hosts' SSH servers listen on (default 127.0.0.1; `lab serve --address` checks it). */
+  address?: string;
 }
 
 export interface LabHost {
   name: string;
-  address: '127.0.0.1';
+  address: string;
   port: number;
   user: string;
   hostKeyType: string;
@@ -83,6 +85,7 @@ export async function startLab(options: LabOptions = {}): Promise<Lab> {
   const serve = new Set(options.serve ?? Array.from({ length: hosts }, (_, i) => i));
   for (const i of serve) if (!Number.isInteger(i) || i < 0 || i >= hosts) throw new Error(`lab: serve: no host ${i} among ${hosts}`);
   const scenarios = resolveScenario(options.scenario ?? 'fresh');
+  const address = options.address ?? '127.0.0.1';
 
   const cluster = createCluster(hosts, seed, speed, options.clockStartedAt);
   for (const s of scenarios) s.apply(cluster);
@@ -100,7 +103,9 @@ export async function startLab(options: LabOptions = {}): Promise<Lab> {
       if (!serve.has(index)) continue;
       const hostKey = generateEd25519();
       const blob = parsePublicKey(hostKey.public).getPublicSSH();
-      const server = new HostServer({ machine, shell, hostPrivateKey: hostKey.private, clientPublicKey, maxSessions });
+      const server = new HostServer({
+        machine, shell, hostPrivateKey: hostKey.private, clientPublicKey, maxSessions, address,
+      });
       servers.push(server);
       // A reboot takes the host's SSH server down and brings it back on the same port.
       machine.system.onPower((state) => {
@@ -110,7 +115,7 @@ export async function startLab(options: LabOptions = {}): Promise<Lab> {
       const port = await server.listen();
       labHosts.push({
         name: machine.hostname,
-        address: '127.0.0.1',
+        address,
         port,
         user: machine.user.name,
         hostKeyType: 'ssh-ed25519',

@@ -1,5 +1,6 @@
 /**
- * The SSH face of one simulated server: an ssh2 Server on 127.0.0.1 that accepts only the lab's
+ * The SSH face of one simulated server: an ssh2 Server on 127.0.0.1 (or the address `lab serve --address`
+ * names) that accepts only the lab's
  * client key for the modelled user, limits concurrently open session channels per connection as
  * OpenSSH's MaxSessions does, and runs exec requests in the machine's shell. Keepalive global
  * requests are answered by ssh2 itself (REQUEST_FAILURE, like OpenSSH).
@@ -28,6 +29,8 @@ export interface HostServerOptions {
   hostPrivateKey: string;
   clientPublicKey: ParsedKey;
   maxSessions: number;
+  /** The local address to listen on. */
+  address: string;
 }
 
 const { Server, utils } = ssh2;
@@ -64,7 +67,7 @@ export class HostServer {
     return new Promise((resolve, reject) => {
       const onError = (e: Error): void => reject(e);
       this.server.once('error', onError);
-      this.server.listen(port, '127.0.0.1', () => {
+      this.server.listen(port, this.opts.address, () => {
         this.server.off('error', onError);
         const addr = this.server.address();
         this.port = typeof addr === 'object' && addr ? addr.port : 0;
@@ -273,7 +276,10 @@ export class HostServer {
       ac.abort();
     });
     channel.on('error', () => undefined);
-    const stdin = await collectStdin(channel, readsStdin(command));
+    // A command that ends by draining its stdin runs its first part at once, as sshd would start it.
+    const drain = stdinDrain(command);
+    if (drain) command = drain.first;
+    const stdin = drain ? Buffer.alloc(0) : await collectStdin(channel, readsStdin(command));
     if (closed) return;
     if (this.dropNow('before', true)) return;
     const m = this.opts.machine;
@@ -281,11 +287,17 @@ export class HostServer {
     const delay = m.clock.sleep(this.timing.int(20, 150), ac.signal);
     // Output the command produces while it runs goes out at once (system/live.ts).
     const live = (stream: NodeJS.WritableStream) => (chunk: Buffer): Promise<void> => writeAll(channel, stream, chunk, () => closed);
+    // The session's shell, which `kill -- -PID` from another session ends (system/sessions.ts).
+    let killedBy: string | undefined;
+    const shell = m.system.sessions.start(m.user.uid, (signal) => {
+      killedBy ??= signal;
+      ac.abort();
+    });
     let result;
     try {
       result = await this.opts.shell.run({
         commandLine: command, env: this.sessionEnv(extraEnv, clientPort, sessionId), stdin, signal: ac.signal,
-        stdout: live(channel), stderr: live(channel.stderr),
+        stdout: live(channel), stderr: live(channel.stderr), pid: shell.pid,
       });
     } catch (e) {
       // A lab bug must not leave the client waiting on a channel that never closes.
@@ -294,12 +306,19 @@ export class HostServer {
     await delay;
     if (closed) return;
     if (this.dropNow('after', false)) return;
-    const sig = signalName();
     // An aborted run keeps what it printed before the signal, minus the interpreter's own notice.
     const stderr = ac.signal.aborted ? Buffer.from(result.stderr.toString('utf8').replace(/bash: execution aborted\n$/, '')) : result.stderr;
     await writeAll(channel, channel, result.stdout, () => closed);
     await writeAll(channel, channel.stderr, stderr, () => closed);
     if (closed) return;
+    if (drain && !ac.signal.aborted && (drain.always || result.exitCode === 0)) {
+      // `cat >/dev/null` until the client's EOF (or a signal); cat exits 0 at EOF.
+      await untilEof(channel, ac.signal);
+      if (closed) return;
+      if (!ac.signal.aborted) result = { ...result, exitCode: 0 };
+    }
+    shell.end();
+    const sig = killedBy ?? signalName();
     if (ac.signal.aborted && sig) channel.exit(sig, false, '');
     else channel.exit(result.exitCode);
     channel.end();
@@ -336,6 +355,36 @@ const READS_STDIN = /(^|[\s;&|(])(ba)?sh\s+-s(\s|$)|\bsudo\s+(-k\s+)?-S\b|\/dev\
 
 export function readsStdin(command: string): boolean {
   return READS_STDIN.test(command);
+}
+
+/** `FIRST && exec cat >/dev/null` or `FIRST; cat >/dev/null`: a session held open until the client's EOF. */
+const DRAIN = /^(?<first>[^]*\S)\s*(?<op>&&|;)\s*(?:exec\s+)?cat\s*>\s*\/dev\/null\s*$/;
+
+/**
+ * A command whose only reading of stdin is a final drain: FIRST runs without input (it must not read stdin
+ * itself), then the drain holds the session until EOF; after `&&` only when FIRST succeeded.
+ */
+export function stdinDrain(command: string): { first: string; always: boolean } | undefined {
+  const m = DRAIN.exec(command);
+  const first = m?.groups?.first;
+  if (first === undefined || readsStdin(first) || /\bcat\b|\bread\b/.test(first)) return undefined;
+  return { first, always: m?.groups?.op === ';' };
+}
+
+/** Resolves at the channel's EOF or close, or when `signal` aborts. */
+function untilEof(channel: ServerChannel, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      channel.off('end', done);
+      channel.off('close', done);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    channel.on('data', () => undefined); // what the client sends is discarded, as cat >/dev/null does
+    channel.once('end', done);
+    channel.once('close', done);
+    signal.addEventListener('abort', done, { once: true });
+  });
 }
 
 /**

@@ -3,10 +3,17 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { BIN } from './cli.js';
 
-/** Starts `lab serve ARGS --inventory-out INVENTORY`; resolves when it serves (rejects if it exits first). */
-export async function serveLab(args: string[], inventory: string, env: NodeJS.ProcessEnv): Promise<ChildProcess> {
+/**
+ * Starts `lab serve ARGS --inventory-out INVENTORY`; resolves when it serves (rejects if it exits first). With
+ * `netns`, inside that network namespace (`ip netns exec` execs node in place: the child's pid is the lab's).
+ */
+export async function serveLab(
+  args: string[], inventory: string, env: NodeJS.ProcessEnv, netns?: string,
+): Promise<ChildProcess> {
   const argv = [BIN, 'lab', 'serve', ...args, '--inventory-out', inventory];
-  const lab = spawn(process.execPath, argv, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const lab = netns
+    ? spawn('ip', ['netns', 'exec', netns, process.execPath, ...argv], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+    : spawn(process.execPath, argv, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   lab.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   lab.stderr!.on('data', (d: Buffer) => (out += d.toString()));

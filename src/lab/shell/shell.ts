@@ -45,6 +45,8 @@ export interface RunRequest {
   uid?: number;
   /** Working directory (default: env.HOME, else the user's home). */
   cwd?: string;
+  /** The shell's pid (`$$`; default 4242): sshd's session shells each have their own (system/sessions.ts). */
+  pid?: number;
 }
 
 export interface RunResult {
@@ -189,7 +191,12 @@ export async function createShell(machine: Machine, cluster: Cluster, tools: rea
       // `sleep` waits wall-clock time at any speed (transport timeouts are tested with it). just-bash
       // does not hand its abort signal to `sleep`; the level's is the one to obey.
       sleep: (ms) => machine.clock.sleep(ms, level.signal, true).then(() => undefined),
-      processInfo: { pid: 4242, ppid: 4241, uid: machine.user.uid, gid: machine.user.gid },
+      processInfo: {
+        pid: level.pid ?? 4242,
+        ppid: (level.pid ?? 4242) - 1,
+        uid: machine.user.uid,
+        gid: machine.user.gid,
+      },
     });
     bash.registerTransformPlugin(liveOutputPlugin(level, builtins));
     bash.registerTransformPlugin(programs);
@@ -246,6 +253,7 @@ export async function createShell(machine: Machine, cluster: Cluster, tools: rea
         ...(req.stderr ? { stderr: liveStderr(req.stderr, root) } : {}),
         uid: req.uid ?? (root ? 0 : machine.user.uid),
         signal: req.signal,
+        ...(req.pid !== undefined ? { pid: req.pid } : {}),
         depth: 0,
         nest,
       };

@@ -35,6 +35,8 @@ export interface ExecLevel {
   /** Effective user id: 0 under sudo and for system services. */
   readonly uid: number;
   readonly signal?: AbortSignal;
+  /** The shell's pid (`$$`): a session shell's (sessions.ts); nested levels (bash -c, sudo) get the default. */
+  readonly pid?: number;
   /** Nested script levels above this one (sudo, bash -c, …): 0 for a shell run. */
   readonly depth: number;
   /** Runs a nested level's script in an interpreter of its own on the same machine. */

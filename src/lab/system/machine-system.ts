@@ -4,6 +4,7 @@
  * attaches itself once it exists (systemd runs commands through it), and startLab() performs
  * the initial boot (boot.ts) before the SSH server listens.
  */
+import { SessionShells } from './sessions.js';
 import type { IFileSystem } from 'just-bash';
 import type { Cluster } from '../model/cluster.js';
 import type { Machine } from '../model/types.js';
@@ -42,6 +43,7 @@ export class MachineSystem {
   readonly files: FileOwners;
   readonly kernel: KernelLog;
   readonly processes: ProcessTable;
+  readonly sessions = new SessionShells();
   readonly journal: Journal;
   readonly systemd: Systemd;
   cluster: Cluster | undefined;

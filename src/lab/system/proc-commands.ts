@@ -304,11 +304,13 @@ export function killCommand(m: Machine): Command {
     const uid = effectiveUid(ctx, m.user.uid);
     let err = '';
     for (const t of targets) {
-      if (!/^\d+$/.test(t)) {
+      if (!/^-?\d+$/.test(t)) {
         err += `bash: kill: ${t}: arguments must be process or job IDs\n`;
         continue;
       }
-      const r = m.system.processes.signal(Number(t), sig, uid);
+      // -PID is the process group PID leads: a session shell's (sessions.ts), else that process alone.
+      const pid = Math.abs(Number(t));
+      const r = m.system.sessions.signal(pid, sig, uid) ?? m.system.processes.signal(pid, sig, uid);
       if (r === 'ESRCH') err += `bash: kill: (${t}) - No such process\n`;
       else if (r === 'EPERM') err += `bash: kill: (${t}) - Operation not permitted\n`;
     }
