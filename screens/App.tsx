@@ -293,6 +293,9 @@ export function App() {
             ? `adds it to ${trust.knownHostsFile}`
             : 'trusts it for this session only (no known_hosts file to record it in)'}; `
             + 'compare: ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub on the server', columns)}</Text>
+          {trust.certificateAuthority !== undefined ? (
+            <Text color="yellow" wrap="wrap">{trust.certificateAuthority}</Text>
+          ) : null}
         </Box>
       ) : confirmQuit ? (
         <Box flexDirection="column">

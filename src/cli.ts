@@ -30,13 +30,13 @@ Usage:
   l20-setup apply [TARGET] --resume --yes [--allow-reboot] | --rollback   after an interrupted apply
   l20-setup monitor [TARGET] [--once] [--json] [--interval MS] [--record FILE | --replay FILE]
                                   live GPUs, fabric ports (RDMA, PFC pauses, discards) and vLLM per host
-  l20-setup lab serve [--hosts N] [--scenario S] [--seed N] [--inventory-out FILE] [--load]
+  l20-setup lab serve [--hosts N] [--scenario S] [--seed N] [--address ADDR] [--inventory-out FILE] [--load]
   l20-setup lint FILE… [--json]        expert review of nccl.conf, netplan, scripts, vLLM/Ray command lines
   l20-setup doctor FILE|- [--json]     read a pasted output (ibstat, mlnx_qos, NCCL logs, nvidia-smi, …)
   l20-setup troubleshoot [SYMPTOM] [TARGET] [--json]   from a symptom to its cause on every host, and its fix
   l20-setup bundle [TARGET] [--out FILE]           evidence bundle for support (.tar.gz, secrets redacted)
   l20-setup report [TARGET] [--format md|html] [--out FILE]   stages, host diff, performance vs the tutorial
-  l20-setup resolve HOST [--ssh-config FILE] [--json]   how HOST (a ~/.ssh/config alias) will be reached
+  l20-setup resolve HOST [--ssh-config FILE] [--json]   how HOST is reached: values, hops, transport
 
 TARGET: --lab [--scenario S] [--seed N] [--speed F|max] | --inventory FILE   (default: the saved inventory)
 sudo on the hosts: passwordless (sudo -n), or --ask-sudo-password (prompt, echo off) | --sudo-password-stdin
@@ -107,9 +107,11 @@ Reviews configuration: nccl.conf and env files, netplan YAML, shell scripts (mln
 ib_write_bw lines), vLLM and Ray command lines, Python launchers using vllm.LLM — detected by content.
 Files are read together (cross-file facts). Exit 0 no blocker or high finding, 1 otherwise, 2 a file
 cannot be read.`,
-  lab: `Usage: l20-setup lab serve [--hosts N] [--scenario S] [--seed N] [--inventory-out FILE] [--load]
+  lab: `Usage: l20-setup lab serve [--hosts N] [--scenario S] [--seed N] [--address ADDR] [--inventory-out FILE]
+         [--load]
 
-Runs simulated L20 servers (real SSH on 127.0.0.1) until interrupted. --load keeps work on them
+Runs simulated L20 servers (real SSH on 127.0.0.1, or on --address ADDR: loopback or an address of a
+local interface, e.g. inside a network namespace) until interrupted. --load keeps work on them
 (vllm bench serve against the head, ib_write_bw rail after rail) for the monitor to watch. With --inventory-out, writes an
 inventory any other invocation can use (--inventory FILE), plus FILE.ssh_config for OpenSSH
 (ssh -F FILE.ssh_config l20-n1) and FILE.ansible.ini for Ansible.`,
@@ -126,14 +128,21 @@ and every stage's read-only checks (benchmarks are not run). One .tar.gz with SU
 passwords and private keys are redacted from every file; SUMMARY.md says how many.
 Default FILE: ./l20-bundle-<run-id>.tar.gz, written atomically with mode 0600.
 Exit 0 when written, 2 when a host could not be reached (the bundle is still written) or on a usage error.`,
-  resolve: `Usage: l20-setup resolve HOST [--ssh-config FILE] [--json]
+  resolve: `Usage: l20-setup resolve HOST [--ssh-config FILE] [--json] [--inventory FILE]
 
 Shows how l20-setup will reach HOST (an address or a ~/.ssh/config alias), resolved as OpenSSH 9.2 does:
 hostname, port, user, identity files, known-hosts files, StrictHostKeyChecking, IdentitiesOnly,
 ServerAliveInterval/CountMax and ProxyJump, each with the config line (file:line) that decided it or
-"default", then warnings (what l20-setup will not follow, such as ProxyJump). Reads ~/.ssh/config then
-/etc/ssh/ssh_config, or only FILE with --ssh-config (like ssh -F). Match exec commands run, as ssh runs them.
---json prints { "version": 1, "host", "resolved", "sources", "warnings", "filesRead" }.
+"default", then warnings, then the path: each jump host (name, user@address:port, the ProxyJump line it
+came from), the ProxyCommand if that is the way, and the transport (ssh2 or openssh) with why. Where
+OpenSSH is installed \`ssh -G\` has the last word: a value it resolves differently is taken from it, with a
+warning naming the field and both values. Reads ~/.ssh/config then /etc/ssh/ssh_config, or only FILE with
+--ssh-config (like ssh -F). Match exec commands run, as ssh runs them. A HOST that names a host of the
+inventory (--inventory FILE, else the saved one; by name, else by address) resolves its address, and its
+jump: and transport: decide the path as they do when connecting (a forced ssh2 says what will not work).
+--json prints { "version": 1, "host", "resolved", "sources", "warnings", "filesRead", "resolver": { "by",
+"note" }, "path": { "hops": [{ "name", "user", "address", "port", "source" }], "proxyCommand",
+"proxyCommandSource", "transport", "why", "reasons": [{ "what", "source" }] }, "inventoryHost" }.
 Exit 0 resolved, 2 when OpenSSH would refuse the config (the message names the file, line and reason).`,
   report: `Usage: l20-setup report [--lab [--scenario S] | --inventory FILE] [--format md|html] [--out FILE]
 
@@ -177,6 +186,7 @@ function parse(argv: string[]) {
       out: { type: 'string', short: 'o' },
       format: { type: 'string' },
       'ssh-config': { type: 'string' },
+      address: { type: 'string' },
     },
   });
 }
@@ -192,6 +202,7 @@ async function runLabServe(values: CliValues): Promise<number> {
     ...(values.speed !== undefined ? { speed: labSpeed(values.speed)! } : {}),
     ...(values['inventory-out'] ? { inventoryOut: values['inventory-out'] } : {}),
     ...(values.load ? { load: true } : {}),
+    ...(values.address !== undefined ? { address: values.address } : {}),
   });
 }
 
@@ -249,7 +260,12 @@ export async function main(argv: string[]): Promise<number> {
       return await runTroubleshoot(values, positionals.slice(1));
     }
     if (verb === 'lab') {
-      if (positionals[1] !== 'serve') throw new UsageError('usage: l20-setup lab serve [--hosts N] [--scenario S] [--seed N] [--inventory-out FILE] [--load]');
+      if (positionals[1] !== 'serve') {
+        throw new UsageError(
+          'usage: l20-setup lab serve [--hosts N] [--scenario S] [--seed N] [--address ADDR]' +
+            ' [--inventory-out FILE] [--load]',
+        );
+      }
       return await runLabServe(values);
     }
     if (verb === 'bundle') {

@@ -13,7 +13,7 @@ import type { ClusterConfig, HostConfig } from './config/schema.js';
 import { ConfigError } from './config/errors.js';
 import { SavedConfig } from './config/store.js';
 import { hostFromConfig, hostsFromConfig, type Target } from './target.js';
-import { aliasView, type AliasView } from './transport/ssh-config-report.js';
+import { aliasView, pathView, type AliasView } from './transport/ssh-config-report.js';
 import { STAGES, STAGE_TITLES } from './stages.js';
 import { STAGE_IDS } from './engine/types.js';
 import type { Timebase } from './monitor/series.js';
@@ -49,6 +49,8 @@ export interface TrustQuestion {
   fingerprint: string;
   keyType: string;
   recordIn?: string;
+  /** A CA in known_hosts vouches for the host (ssh-host-key.ts certificateAuthorityNote): shown with the prompt. */
+  certificateAuthority?: string;
 }
 
 export class TuiSession implements Controller {
@@ -107,6 +109,7 @@ export class TuiSession implements Controller {
           host: head.q.name, address: `${head.q.host}:${head.q.port}`,
           keyType: head.q.keyType, fingerprint: head.q.fingerprint,
           ...(head.q.recordIn !== undefined ? { knownHostsFile: head.q.recordIn } : {}),
+          ...(head.q.certificateAuthority !== undefined ? { certificateAuthority: head.q.certificateAuthority } : {}),
         },
       } : {}),
     });
@@ -316,6 +319,10 @@ export class TuiSession implements Controller {
 
   describeAddress(h: HostConfig): AliasView | undefined {
     return aliasView(h);
+  }
+
+  describePath(h: HostConfig): string | undefined {
+    return pathView(h);
   }
 
   async testConnection(h: HostConfig): Promise<{ ok: boolean; message: string }> {

@@ -2,15 +2,22 @@
  * Resolves where to run: the built-in lab, an inventory file, or the saved inventory. Produces the
  * cluster config and one transport Host per configured host.
  */
-import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
-import { tmpdir, homedir } from 'node:os';
+import { existsSync, mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { tmpdir, homedir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import type { ClusterConfig, HostConfig } from './config/schema.js';
 import { loadInventoryFile, SavedConfig, writeInventoryFile } from './config/store.js';
-import { SshHost, sshHostOptionsFromConfig } from './transport/ssh.js';
+import { SshHost, sshHostOptionsFromConfig, type SshHostOptions } from './transport/ssh.js';
+import { OpensshHost } from './transport/openssh.js';
 import { ConfigError } from './config/errors.js';
-import { resolveSshConfig, defaultSshConfigContext, SshConfigError } from './transport/ssh-config.js';
+import {
+  defaultSshConfigContext, SshConfigError, type ResolvedSshConfig, type SshConfigContext,
+} from './transport/ssh-config.js';
+import { resolveThroughSsh } from './transport/ssh-g.js';
+import { JumpChainError, resolveJumpChain } from './transport/ssh-hops.js';
+import { chooseTransport, opensshReasons, requireOpensshClient } from './transport/transport-choice.js';
 import type { Host } from './transport/types.js';
+import type { UnknownHostKeyInfo } from './transport/ssh-host-key.js';
 
 export interface TargetOptions {
   lab?: boolean;
@@ -28,7 +35,7 @@ export interface TargetOptions {
    */
   sudoPassword?: string;
   /** Called for an unknown host key; resolve true to trust it (and record it in known_hosts). */
-  onUnknownHostKey?: (info: { host: string; port: number; fingerprint: string; keyType: string; name: string }) => Promise<boolean>;
+  onUnknownHostKey?: (info: UnknownHostKeyInfo & { name: string }) => Promise<boolean>;
 }
 
 export interface Target {
@@ -81,26 +88,41 @@ function expandHome(p: string): string {
 /**
  * Builds the transport for one configured host. The address may be an alias of ~/.ssh/config,
  * resolved as OpenSSH would (HostName, Port, User, IdentityFile, UserKnownHostsFile, keepalives,
- * StrictHostKeyChecking); fields set in the inventory win over the ssh config.
+ * StrictHostKeyChecking, ProxyJump, ProxyCommand); fields set in the inventory win over the ssh config. The
+ * inventory's `jump:` wins over ProxyJump and ProxyCommand (`none`: directly); each jump host is resolved through
+ * the same config (ssh-hops.ts).
  */
-export function hostFromConfig(h: HostConfig, options: Pick<TargetOptions, 'onUnknownHostKey' | 'sudoPassword'> = {}): Host {
-  let resolved: ReturnType<typeof resolveSshConfig>;
-  try {
-    resolved = resolveSshConfig(h.address, defaultSshConfigContext());
-  } catch (e) {
+export function hostFromConfig(
+  h: HostConfig,
+  options: Pick<TargetOptions, 'onUnknownHostKey' | 'sudoPassword'> = {},
+  ctx: SshConfigContext = defaultSshConfigContext(),
+): Host {
+  const refused = (e: unknown): never => {
+    if (e instanceof JumpChainError) throw new ConfigError(e.message, 'jump hosts', [...e.chain]);
     // ssh itself would refuse this configuration (it exits 255); say where, as ssh does.
     if (!(e instanceof SshConfigError)) throw e;
     const message = `${h.name}: ${e.message} (OpenSSH refuses this; ssh would exit 255)`;
     throw new ConfigError(message, 'ssh config', [e.reason]);
+  };
+  let resolved: ResolvedSshConfig;
+  try {
+    // ssh -G has the last word where OpenSSH is installed; the built-in resolver otherwise.
+    resolved = resolveThroughSsh(h.address, ctx).resolved;
+  } catch (e) {
+    return refused(e);
   }
   // The inventory's known_hosts file comes first (a trusted key is recorded there), even with UserKnownHostsFile none.
+  // Before the choice: a CA line there is a reason for OpenSSH.
   if (h.knownHostsFile) resolved.userKnownHostsFiles = [expandHome(h.knownHostsFile), ...resolved.userKnownHostsFiles];
+  const choice = chooseTransport(h, resolved, opensshReasons(resolved));
+  if (choice.transport === 'openssh') requireOpensshClient(h.name, choice.why);
   const ask = options.onUnknownHostKey;
   const { options: ssh, unsupported } = sshHostOptionsFromConfig(h.name, resolved, {
     ...(ask ? { onUnknownHostKey: (info) => ask({ ...info, name: h.name }) } : {}),
     ...(options.sudoPassword !== undefined ? { sudoPassword: options.sudoPassword } : {}),
+    ...(ctx.env ? { env: ctx.env } : {}),
   });
-  if (unsupported.length > 0) {
+  if (choice.transport === 'ssh2' && unsupported.length > 0) {
     throw new ConfigError(
       `${h.name}: ~/.ssh/config uses ${unsupported.join(', ')} for ${h.address}, which l20-setup cannot follow yet; give the inventory an address it can reach directly`,
       'ssh config',
@@ -118,7 +140,51 @@ export function hostFromConfig(h: HostConfig, options: Pick<TargetOptions, 'onUn
     if (!ssh.agent) throw new ConfigError(`${h.name}: auth is ssh-agent but SSH_AUTH_SOCK is not set; start an agent (eval $(ssh-agent); ssh-add) or give an identity file`, 'auth', ['no agent']);
   }
   if (h.hostKeyFingerprint) ssh.expectedFingerprint = h.hostKeyFingerprint;
+  const jump = h.jump ?? resolved.proxyJump;
+  if (h.jump !== undefined) delete ssh.proxyCommand; // the inventory's jump hosts (or `none`) win over the config
+  if (jump !== undefined) {
+    try {
+      ssh.jump = resolveJumpChain(jump, ctx, {
+        target: h.name,
+        ...(h.knownHostsFile ? { knownHostsFile: expandHome(h.knownHostsFile) } : {}),
+        ...(ask ? { onUnknownHostKey: ask } : {}),
+      });
+    } catch (e) {
+      return refused(e);
+    }
+  }
+  if (choice.transport === 'openssh') return opensshHostFromConfig(h, ssh, ctx);
   return new SshHost(ssh);
+}
+
+/**
+ * The OpenSSH transport for `h`: ssh is given the inventory's address, so the user's config applies, and only
+ * what the inventory itself sets (port, user, identity file) as options.
+ */
+/**
+ * The OpenSSH transport for a host: ssh is given the inventory's address as its destination, so the user's
+ * config applies, and only what the inventory itself sets. The jump chain (the inventory's, or the config's
+ * ProxyJump as resolved) becomes one master per hop with our host-key policy: a ProxyJump left to ssh would
+ * check the hops' keys with the user's defaults. With HOME pointed away from the account's home, ssh is given
+ * the config file the built-in resolver read (`-F`), so both read the same one.
+ */
+function opensshHostFromConfig(h: HostConfig, ssh: SshHostOptions, ctx: SshConfigContext): OpensshHost {
+  const identityFiles = h.auth?.method === 'identityFile' ? { identityFiles: ssh.identityFiles ?? [] } : {};
+  const port = h.port !== undefined ? { port: h.port } : {};
+  const inventory = { ...port, ...(h.user !== undefined ? { user: h.user } : {}), ...identityFiles };
+  return new OpensshHost({
+    ...ssh,
+    sshAlias: h.address,
+    inventory,
+    ...(ssh.jump !== undefined ? { jump: ssh.jump } : {}),
+    ...(ctx.homeDir !== userInfo().homedir ? { sshConfigFile: homeSshConfig(ctx.homeDir) } : {}),
+  });
+}
+
+/** `~/.ssh/config` under `home` for `ssh -F`, or `none` (no config file) when there is none. */
+function homeSshConfig(home: string): string {
+  const file = join(home, '.ssh', 'config');
+  return existsSync(file) ? file : 'none';
 }
 
 export function hostsFromConfig(config: ClusterConfig, options: Pick<TargetOptions, 'onUnknownHostKey' | 'sudoPassword'> = {}): Host[] {

@@ -138,8 +138,9 @@ export function SetupView(props: { width: number; height: number; onDone: () => 
   const [message, setMessage] = useState('Enter each server: a name, its address (or ~/.ssh/config alias), SSH user and key.');
   const { hosts, cursor, editing, design } = draft;
   // Resolving reads the ssh config (and may run its Match exec lines): once per change of what it depends on.
-  const reachKey = JSON.stringify(hosts.map((h) => [h.address, h.port, h.user, h.auth]));
+  const reachKey = JSON.stringify(hosts.map((h) => [h.address, h.port, h.user, h.auth, h.jump, h.transport]));
   const reach = useMemo(() => hosts.map((h) => controller.describeAddress(h)), [reachKey, controller]);
+  const paths = useMemo(() => hosts.map((h) => controller.describePath(h)), [reachKey, controller]);
 
   useInput((input, key) => {
     if (latest.current.editing !== null) {
@@ -206,6 +207,9 @@ export function SetupView(props: { width: number; height: number; onDone: () => 
             })}
           </Box>
           <AliasLine view={reach[i]} width={props.width} />
+          {paths[i] === undefined ? null : (
+            <Text wrap="truncate" dimColor>{fit(`  ⇢ ${paths[i]}`, props.width)}</Text>
+          )}
           <Text wrap="truncate" dimColor>{fit(`  ${results[h.name] ?? ''}`, props.width)}</Text>
         </Box>
       ))}

@@ -26,6 +26,8 @@ export interface CliValues {
   'sudo-password-stdin'?: boolean;
   /** resolve: read only this OpenSSH config file (like ssh -F). */
   'ssh-config'?: string;
+  /** lab serve: the local address the simulated hosts listen on. */
+  address?: string;
 }
 
 export class UsageError extends Error {}

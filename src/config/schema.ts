@@ -3,6 +3,7 @@
  * here first (names, addresses, paths), and quoted again by the transport.
  */
 import { z } from 'zod';
+import { parseProxyJump } from '../transport/ssh-config-parse.js';
 
 /**
  * Linux interface names: 1–15 bytes, no '/', ':' or whitespace, not '.' or '..' (dev_valid_name).
@@ -47,6 +48,25 @@ export const localPath = z
   .regex(/^[^\u0000-\u001f\u007f]+$/, 'a file path without control characters')
   .refine((s) => !s.startsWith('-'), 'a file path not starting with "-" (write ./-name for such a file)');
 
+/** A ProxyJump value that ssh accepts (readconf.c parse_jump): printable, each hop a user, host and port. */
+export const jumpHosts = z
+  .string()
+  .min(1)
+  .max(1024)
+  .regex(/^[^\u0000-\u0020\u007f]+$/, 'jump hosts without spaces or control characters')
+  .refine((s) => !s.startsWith('-'), 'jump hosts not starting with "-"')
+  .refine(
+    (s) => parseProxyJump(s) !== undefined,
+    'jump hosts as ssh -J takes them: [user@]host[:port], comma-separated',
+  )
+  .refine((s) => {
+    const parsed = parseProxyJump(s);
+    if (parsed === undefined || parsed.none) return true;
+    // Each hop ends up in a command line (ssh -W, ProxyCommand tokens): names and addresses only.
+    return parsed.hops.every((hop) => hostAddress.safeParse(hop.host).success
+      && (hop.user === undefined || unixUser.safeParse(hop.user).success));
+  }, 'each jump host a DNS name or IP address, each user a POSIX user name');
+
 export const authSchema = z.discriminatedUnion('method', [
   z.object({ method: z.literal('agent') }).strict(),
   z.object({ method: z.literal('identityFile'), path: localPath }).strict(),
@@ -65,6 +85,17 @@ export const hostSchema = z
     fabricPorts: z.array(interfaceName).max(16).optional(),
     /** Extra known_hosts file checked before ~/.ssh/known_hosts (the lab writes its own). */
     knownHostsFile: localPath.optional(),
+    /**
+     * Jump hosts, as ssh's ProxyJump (`-J`) takes them: `[user@]host[:port]`, several separated by commas,
+     * the first reached directly; each may be a ~/.ssh/config alias. Wins over the ssh config's ProxyJump
+     * and ProxyCommand; `none` reaches the host directly even when the ssh config names a jump host.
+     */
+    jump: jumpHosts.optional(),
+    /**
+     * How the host is reached: `ssh2` (built in), `openssh` (the system's ssh with a ControlMaster), or `auto`
+     * (the default: OpenSSH when the resolved config uses what the built-in transport cannot, else ssh2).
+     */
+    transport: z.enum(['ssh2', 'openssh', 'auto']).optional(),
     /** Pins the host key: the connection is refused unless the key has this SHA256 fingerprint. */
     hostKeyFingerprint: z
       .string()

@@ -31,6 +31,8 @@ export interface Controller {
    * lines that decided it (the `resolve` verb's resolution); undefined for a plain address.
    */
   describeAddress(host: HostConfig): AliasView | undefined;
+  /** Setup screen: the way to a host in one line ("via bastion → ssh2"); undefined for an empty address. */
+  describePath(host: HostConfig): string | undefined;
   /** Answer to a pending host-key trust question. */
   answerTrust(trust: boolean): void;
   /** Setup screen: validate and save; resolves with an error message or undefined on success. */

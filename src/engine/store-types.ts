@@ -103,7 +103,11 @@ export interface UiState {
   details: number | null;
   /** An unknown host key waiting for the operator's decision. */
   /** An unknown host key to trust or not; `knownHostsFile`: where trusting records it (none: this session only). */
-  trust?: { host: string; address: string; keyType: string; fingerprint: string; knownHostsFile?: string };
+  trust?: {
+    host: string; address: string; keyType: string; fingerprint: string; knownHostsFile?: string;
+    /** Why known_hosts names a CA for the host that the built-in transport cannot check (or that it is revoked). */
+    certificateAuthority?: string;
+  };
   /** Plan/apply of a stage from its view: the preview, a dangerous step's confirmation, or the run. */
   apply?: ApplyUi;
   /** An interrupted apply found at start: the pipeline's modal (resume, roll back, later). */

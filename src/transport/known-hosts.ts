@@ -8,7 +8,8 @@
  *   [host]:2222 keytype base64                   non-22 ports
  *   |1|base64salt|base64hash keytype base64      hashed (HMAC-SHA1 keyed with the salt over the host string)
  *   @revoked <patterns> keytype base64           a revoked key: presenting it is refused
- *   @cert-authority <patterns> ...               host CAs: never match a plain key (certificates are not used)
+ *   @cert-authority <patterns> ...               host CAs: never match a plain key; kept for
+ *                                                hostCertificateAuthorities (OpenSSH verifies certificates)
  * Blank lines and `#` comments are skipped. A line OpenSSH would not read (unknown marker or key type, bad
  * base64, a key that does not parse or whose blob names another type, missing fields) is skipped too.
  *
@@ -93,7 +94,7 @@ export function hostKeyName(host: string, port: number, alias?: string): string 
 }
 
 /** Base64 as OpenSSH's b64_pton reads it: padded to whole groups, no stray bits; null otherwise. */
-function strictBase64(text: string): Buffer | null {
+export function strictBase64(text: string): Buffer | null {
   if (text.length === 0 || text.length % 4 !== 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(text)) return null;
   const bytes = Buffer.from(text, 'base64');
   return bytes.toString('base64') === text ? bytes : null;
@@ -253,6 +254,61 @@ export function knownKeyTypes(files: readonly string[], host: string, port: numb
 export function knownFingerprints(files: readonly string[], host: string, port: number, alias?: string): string[] {
   const entries = findEntriesNamed(files, hostKeyName(host, port, alias)).filter((e) => e.marker === null);
   return [...new Set(entries.map((e) => fingerprintSha256(e.keyBlob)))].sort();
+}
+
+/**
+ * The names ssh looks a host up under: `[host]:port` (or the HostKeyAlias), then, for a non-22 port without
+ * an alias, the port-less `host` (sshconnect.c "checking without port identifier").
+ */
+function lookupNames(host: string, port: number, alias?: string): string[] {
+  const first = hostKeyName(host, port, alias);
+  return port === 22 || alias !== undefined ? [first] : [first, knownHostsName(host, 22)];
+}
+
+/** A `@cert-authority` line naming a host. */
+export interface HostCertificateAuthority {
+  keyType: string;
+  fingerprint: string;
+  file: string;
+  line: number;
+  /**
+   * The `@revoked` line holding the CA's key under the same name, if any: OpenSSH refuses every certificate it
+   * signed there (hostfile.c check_key_not_revoked).
+   */
+  revokedAt?: { file: string; line: number };
+}
+
+/**
+ * The `@cert-authority` entries that could vouch for a certificate presented by `host:port`, in lookup order
+ * (see lookupNames: ssh retries without the port when no CA under `[host]:port` signed it), each with the
+ * `@revoked` entry that cancels it under the same name. Plain-key verdicts (verifyHostKey) never look at them.
+ */
+export function hostCertificateAuthorities(
+  files: readonly string[],
+  host: string,
+  port: number,
+  alias?: string,
+): HostCertificateAuthority[] {
+  const found: HostCertificateAuthority[] = [];
+  for (const name of lookupNames(host, port, alias)) {
+    const entries = findEntriesNamed(files, name);
+    for (const ca of entries.filter((e) => e.marker === 'cert-authority')) {
+      const revoked = entries.find((e) => e.marker === 'revoked' && e.keyBlob.equals(ca.keyBlob));
+      found.push({
+        keyType: ca.keyType,
+        fingerprint: fingerprintSha256(ca.keyBlob),
+        file: ca.file,
+        line: ca.line,
+        ...(revoked ? { revokedAt: { file: revoked.file, line: revoked.line } } : {}),
+      });
+    }
+  }
+  return found;
+}
+
+/** Whether any plain (unmarked) key is recorded for the host under the names ssh looks it up by. */
+export function hasPlainHostKey(files: readonly string[], host: string, port: number, alias?: string): boolean {
+  return lookupNames(host, port, alias).some((name) => findEntriesNamed(files, name).some((e) => e.marker === null));
 }
 
 /** check_hostkeys_by_key_or_type for a plain key over one name's entries. */

@@ -13,6 +13,14 @@ export function quoteWord(word: string): string {
   return `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
+/**
+ * A path as an ssh_config value: double-quoted so spaces stay in it, `\` and `"` escaped (OpenSSH
+ * splits config lines like a shell), `%` doubled because IdentityFile and UserKnownHostsFile expand %-tokens.
+ */
+export function sshConfigPath(path: string): string {
+  return `"${path.replace(/%/g, '%%').replace(/[\\"]/g, '\\$&')}"`;
+}
+
 export function quoteArgv(argv: readonly string[]): string {
   if (argv.length === 0) throw new Error('empty command');
   return argv.map(quoteWord).join(' ');

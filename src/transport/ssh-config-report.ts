@@ -1,7 +1,8 @@
 /**
- * How l20-setup will reach a host, told from one resolution of the OpenSSH config (ssh-config.ts): each value
- * with the config line that decided it, plus what the transport will not follow. One source for the
- * `resolve` verb (text and JSON) and the setup screen, so both say the same thing.
+ * How l20-setup will reach a host, told from one resolution of the OpenSSH config (ssh-config.ts, checked
+ * against `ssh -G` by ssh-g.ts): each value with the config line that decided it, the path (jump hosts or
+ * ProxyCommand), the transport and why. One source for the `resolve` verb (text and JSON) and the setup
+ * screen, so both say the same thing.
  */
 import {
   defaultSshConfigContext,
@@ -12,6 +13,15 @@ import {
   type ResolvedSshConfig,
   type SshConfigContext,
 } from './ssh-config.js';
+import { parseProxyJump } from './ssh-config-parse.js';
+import { resolveThroughSsh, type SshGOptions } from './ssh-g.js';
+import {
+  chooseTransport,
+  opensshReasons,
+  type OpensshReason,
+  type ReasonProbe,
+  type TransportName,
+} from './transport-choice.js';
 import { escapeInvisible } from '../util/sanitize.js';
 
 /** The fields shown, in the order an operator reads them. */
@@ -50,43 +60,177 @@ export interface ResolutionJson {
   sources: Record<ResolutionField | 'proxyCommand' | 'connectTimeout', string | string[]>;
   warnings: string[];
   filesRead: string[];
+  /** Who had the last word ("ssh -G" or "built-in") and, when ssh -G was not consulted, why. */
+  resolver: { by: 'ssh -G' | 'built-in'; note: string | null };
+  path: PathJson;
 }
 
-export type Resolution = { ok: true; resolved: ResolvedSshConfig } | { ok: false; error: SshConfigError };
+/** One jump host on the way, as reached. */
+export interface PathHop {
+  /** The hop as written in the jump list (a name, an alias or an address). */
+  name: string;
+  user: string;
+  address: string;
+  port: number;
+  /** Where the jump list came from: "inventory" or the `file:line` of ProxyJump. */
+  source: string;
+  /** Why this hop could not be resolved (the config refuses it), when it could not. */
+  error?: string;
+}
+
+export interface PathJson {
+  hops: PathHop[];
+  proxyCommand: string | null;
+  /** `file:line` of the ProxyCommand, null when there is none. */
+  proxyCommandSource: string | null;
+  transport: TransportName;
+  why: string;
+  /** What ssh2 cannot do in this config (each with its line); a forced ssh2 says these will not work. */
+  reasons: OpensshReason[];
+}
+
+export type Resolution =
+  | { ok: true; resolved: ResolvedSshConfig; by: 'ssh -G' | 'built-in'; note?: string }
+  | { ok: false; error: SshConfigError };
 
 /**
- * Resolves `host` through `configFile` (like `ssh -F FILE`), or ~/.ssh/config and /etc/ssh/ssh_config.
- * A config OpenSSH refuses comes back as `{ ok: false }` with the file, line and reason.
+ * Resolves `host` through `configFile` (like `ssh -F FILE`), or ~/.ssh/config and /etc/ssh/ssh_config, checked
+ * against `ssh -G` where OpenSSH is installed (its values win). An injected `ctx` (a test's files) leaves ssh -G
+ * out unless `sshG` is given. A config OpenSSH refuses comes back as `{ ok: false }` with the file, line, reason.
  */
 export function resolveHost(
   host: string,
-  options: { configFile?: string; ctx?: SshConfigContext } = {},
+  options: { configFile?: string; ctx?: SshConfigContext; sshG?: SshGOptions | false } = {},
 ): Resolution {
   const ctx = options.ctx ?? defaultSshConfigContext();
-  const files = options.configFile === undefined
-    ? defaultSshConfigFiles(ctx.homeDir)
-    : explicitSshConfigFiles(options.configFile);
+  const sshG = options.sshG ?? (options.ctx === undefined ? {} : false);
   try {
-    return { ok: true, resolved: resolveSshConfig(host, ctx, files) };
+    if (sshG === false) {
+      const files = options.configFile === undefined
+        ? defaultSshConfigFiles(ctx.homeDir)
+        : explicitSshConfigFiles(options.configFile);
+      return { ok: true, resolved: resolveSshConfig(host, ctx, files), by: 'built-in' };
+    }
+    const withFile = options.configFile === undefined ? sshG : { ...sshG, configFile: options.configFile };
+    const r = resolveThroughSsh(host, ctx, withFile);
+    return { ok: true, resolved: r.resolved, by: r.by, ...(r.note === undefined ? {} : { note: r.note }) };
   } catch (e) {
     if (e instanceof SshConfigError) return { ok: false, error: e };
     throw e;
   }
 }
 
-/** Warnings from the resolver plus what the transport cannot follow (ProxyJump, ProxyCommand). */
+/** Warnings from the resolver (and from its comparison with ssh -G). */
 export function resolutionWarnings(r: ResolvedSshConfig): string[] {
-  const out = [...r.warnings];
-  if (r.proxyJump !== undefined) {
-    out.push(`${r.sources.proxyJump}: ProxyJump ${r.proxyJump}: l20-setup cannot follow it yet (refuses to connect)`);
-  }
-  if (r.proxyCommand !== undefined) {
-    out.push(`${r.sources.proxyCommand}: ProxyCommand is set: l20-setup cannot follow it yet (refuses to connect)`);
-  }
-  return out;
+  return [...r.warnings];
 }
 
-export function resolutionJson(host: string, r: ResolvedSshConfig): ResolutionJson {
+/** What decides the path besides the config: the inventory's `jump` and `transport` (src/config/schema.ts). */
+export interface PathInventory {
+  jump?: string | undefined;
+  transport?: 'ssh2' | 'openssh' | 'auto' | undefined;
+}
+
+/** Resolves one jump host's name through the same config, or the refusal of the config for that name. */
+export type HopResolver = (name: string) => ResolvedSshConfig | SshConfigError;
+
+/**
+ * The way to the host: its jump hosts (the inventory's `jump` wins over ProxyJump/ProxyCommand of the config;
+ * `none` is direct), each resolved through the same config with its own user and port winning; the
+ * ProxyCommand when that is the way; and the transport with why.
+ */
+export function hostPath(
+  r: ResolvedSshConfig,
+  inventory: PathInventory,
+  resolveHop: HopResolver,
+  probe?: ReasonProbe,
+): PathJson {
+  const fromInventory = inventory.jump !== undefined;
+  const jumpText = fromInventory ? inventory.jump : r.proxyJump;
+  const source = fromInventory ? 'inventory' : r.sources.proxyJump;
+  const parsed = jumpText === undefined ? undefined : parseProxyJump(jumpText);
+  const hops: PathHop[] = [];
+  if (parsed !== undefined && !parsed.none) {
+    for (const hop of parsed.hops) {
+      const resolved = resolveHop(hop.host);
+      if (resolved instanceof SshConfigError) {
+        hops.push({ name: hop.host, user: hop.user ?? '', address: hop.host, port: hop.port ?? 22, source,
+          error: resolved.message });
+        continue;
+      }
+      hops.push({
+        name: hop.host,
+        user: hop.user ?? resolved.user,
+        address: resolved.hostName,
+        port: hop.port ?? resolved.port,
+        source,
+      });
+    }
+  }
+  const proxyCommand = fromInventory ? undefined : r.proxyCommand;
+  const reasons = opensshReasons(r, probe);
+  const choice = chooseTransport(inventory, r, reasons);
+  return {
+    hops,
+    proxyCommand: proxyCommand ?? null,
+    proxyCommandSource: proxyCommand === undefined ? null : r.sources.proxyCommand,
+    transport: choice.transport,
+    why: choice.why,
+    reasons,
+  };
+}
+
+/** A HopResolver over the same files and context as the target (the built-in resolver: hops are plain names). */
+export function hopResolver(options: { configFile?: string; ctx?: SshConfigContext } = {}): HopResolver {
+  const ctx = options.ctx ?? defaultSshConfigContext();
+  const files = options.configFile === undefined
+    ? defaultSshConfigFiles(ctx.homeDir)
+    : explicitSshConfigFiles(options.configFile);
+  return (name) => {
+    try {
+      return resolveSshConfig(name, ctx, files);
+    } catch (e) {
+      if (e instanceof SshConfigError) return e;
+      throw e;
+    }
+  };
+}
+
+/** The path in lines for the `resolve` verb: each hop, the proxy command, the target and the transport. */
+export function pathLines(host: string, r: ResolvedSshConfig, path: PathJson): string[] {
+  const lines = ['path:'];
+  path.hops.forEach((hop, i) => {
+    const at = hop.error === undefined ? `${hop.user}@${hop.address}:${hop.port}` : `(cannot resolve: ${hop.error})`;
+    const from = hop.source === 'inventory' ? 'inventory jump' : `${hop.source} ProxyJump`;
+    lines.push(`  hop ${i + 1}  ${hop.name}  ${at}  from ${from}`);
+  });
+  if (path.proxyCommand !== null) {
+    lines.push(`  proxy command  ${path.proxyCommand}  from ${path.proxyCommandSource} ProxyCommand`);
+  }
+  lines.push(`  target  ${host}  ${resolutionSummary(r)}`);
+  lines.push(`  transport  ${path.transport}  (${path.why})`);
+  return lines;
+}
+
+/** The path in one short line for the setup screen: "via bastion → ssh2", "direct → openssh: FIDO key …". */
+export function pathSummary(path: PathJson): string {
+  const way = path.hops.length > 0
+    ? `via ${path.hops.map((h) => h.name).join(' → ')}`
+    : path.proxyCommand !== null ? 'via ProxyCommand' : 'direct';
+  const first = path.reasons[0];
+  const more = path.reasons.length > 1 ? ` (+${path.reasons.length - 1} more)` : '';
+  if (path.transport === 'openssh') {
+    return `${way} → openssh: ${first === undefined ? 'inventory transport: openssh' : `${first.what}${more}`}`;
+  }
+  return first === undefined ? `${way} → ssh2` : `${way} → ssh2 (will not work: ${first.what}${more})`;
+}
+
+export function resolutionJson(
+  host: string,
+  r: ResolvedSshConfig,
+  path: PathJson,
+  resolver: ResolutionJson['resolver'] = { by: 'built-in', note: null },
+): ResolutionJson {
   return {
     version: 1,
     host,
@@ -120,6 +264,8 @@ export function resolutionJson(host: string, r: ResolvedSshConfig): ResolutionJs
     },
     warnings: resolutionWarnings(r),
     filesRead: r.filesRead,
+    resolver,
+    path,
   };
 }
 
@@ -213,4 +359,17 @@ export function aliasView(
     details: escapeInvisible(details),
     warnings: resolutionWarnings(r).map(escapeInvisible),
   };
+}
+
+/**
+ * The setup screen's path line for a host (pathSummary, sanitized): undefined for an empty address or a
+ * config that OpenSSH refuses (aliasView shows the refusal).
+ */
+export function pathView(
+  host: PathInventory & { address: string },
+  resolution: Resolution = resolveHost(host.address),
+  resolveHop: HopResolver = hopResolver(),
+): string | undefined {
+  if (host.address.trim() === '' || !resolution.ok) return undefined;
+  return escapeInvisible(pathSummary(hostPath(resolution.resolved, host, resolveHop)));
 }

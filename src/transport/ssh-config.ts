@@ -11,8 +11,8 @@
  * the resolved HostName, as ssh does. `Include` takes globs, relative paths (~/.ssh for user files, /etc/ssh
  * for system files), and refuses nesting deeper than 16. Values are validated where ssh validates them — in
  * every block, matching or not — and a config ssh refuses throws `SshConfigError` naming the file, line and
- * reason. HostName expands %h; IdentityFile, UserKnownHostsFile and IdentityAgent expand `~`, `~user`,
- * %%, %C, %d, %h, %i, %k, %L, %l, %n, %p, %r, %u and `${ENV}`.
+ * reason. HostName expands %h; IdentityFile, CertificateFile, UserKnownHostsFile and IdentityAgent expand `~`,
+ * `~user`, %%, %C, %d, %h, %i, %k, %L, %l, %n, %p, %r, %u and `${ENV}`.
  *
  * Not done: CanonicalizeHostname's DNS look-ups (the name is kept; a warning says so); ssh's owner and mode
  * check of config files is done only when the context offers `statFile`.
@@ -118,6 +118,19 @@ export interface SshConfigSources {
   identityAgent: SshConfigSource;
   proxyJump: SshConfigSource;
   proxyCommand: SshConfigSource;
+  gssapiAuthentication: SshConfigSource;
+  pkcs11Provider: SshConfigSource;
+  /** One per CertificateFile line kept (same order as certificateFiles). */
+  certificateFiles: SshConfigSource[];
+}
+
+/** A `Match exec` line that was evaluated for this host (its command ran), and whether it matched. */
+export interface MatchExecEvaluated {
+  /** The command as run (tokens expanded). */
+  command: string;
+  /** `file:line` of the Match line. */
+  where: string;
+  matched: boolean;
 }
 
 export interface ResolvedSshConfig {
@@ -150,6 +163,17 @@ export interface ResolvedSshConfig {
   /** Recorded, not supported by the transport: the caller should refuse or explain. Formatted as ssh -G does. */
   proxyJump?: string;
   proxyCommand?: string;
+  /** GSSAPIAuthentication (default no; Debian's /etc/ssh/ssh_config sets yes for every host). */
+  gssapiAuthentication: boolean;
+  /** PKCS11Provider as configured, undefined when not set or `none`. */
+  pkcs11Provider?: string;
+  /**
+   * CertificateFile values, expanded like IdentityFile, in order (duplicates dropped); `none` is a file name
+   * here (ssh.c gives CertificateFile no `none`). When any is set, ssh looks for no `<identity>-cert.pub`.
+   */
+  certificateFiles: string[];
+  /** `Match exec` lines whose command ran while resolving this host (ssh2 cannot repeat them at connect time). */
+  matchExec: MatchExecEvaluated[];
   /** Which config line decided each value. */
   sources: SshConfigSources;
   /** Things OpenSSH accepts that l20-setup does not follow, with file:line. */
@@ -311,6 +335,7 @@ interface Collected {
   port?: Sourced<number>;
   user?: Sourced<string>;
   identityFiles: Sourced<string>[];
+  certificateFiles: Sourced<string>[];
   identitiesOnly?: Sourced<boolean>;
   userKnownHostsFiles?: Sourced<string[]>;
   globalKnownHostsFiles?: Sourced<string[]>;
@@ -324,6 +349,8 @@ interface Collected {
   canonicalizeHostname?: Sourced<'no' | 'yes' | 'always'>;
   proxyJump?: Sourced<string>;
   proxyCommand?: Sourced<string>;
+  gssapiAuthentication?: Sourced<boolean>;
+  pkcs11Provider?: Sourced<string>;
 }
 
 interface Pass {
@@ -332,7 +359,7 @@ interface Pass {
   final: boolean;
 }
 
-type Settable = Exclude<keyof Collected, 'identityFiles'>;
+type Settable = Exclude<keyof Collected, 'identityFiles' | 'certificateFiles'>;
 
 /** SHA-1 of %l%h%p%r, as ssh's %C (readconf.c ssh_connection_hash). */
 function connectionHash(localHost: string, host: string, port: string, user: string): string {
@@ -352,7 +379,8 @@ export function resolveSshConfig(
   if (!validHostArgument(alias)) {
     throw new SshConfigError(`host ${JSON.stringify(alias)}`, undefined, 'hostname contains invalid characters');
   }
-  const c: Collected = { identityFiles: [] };
+  const c: Collected = { identityFiles: [], certificateFiles: [] };
+  const matchExec: MatchExecEvaluated[] = [];
   const warnings: string[] = [];
   const filesRead: string[] = [];
   const localHost = ctx.localHostName ?? 'localhost';
@@ -371,7 +399,12 @@ export function resolveSshConfig(
     return expandAt(configured.where, () => percentExpand(configured.value, { h: alias }));
   };
 
-  const evaluateMatch = (rest: string, pass: Pass, fail: (reason: string) => never): boolean => {
+  const evaluateMatch = (
+    rest: string,
+    pass: Pass,
+    matchWhere: string,
+    fail: (reason: string) => never,
+  ): boolean => {
     let result = true;
     let attributes = 0;
     let cursor: string | null = rest;
@@ -444,6 +477,7 @@ export function resolveSshConfig(
           const status = ctx.runMatchExec(command);
           if (status === undefined) fail(`match exec '${command}' error`);
           matched = status === 0;
+          matchExec.push({ command, where: matchWhere, matched: matched !== negate });
           break;
         }
         default:
@@ -520,7 +554,7 @@ export function resolveSshConfig(
           break;
         }
         case 'match': {
-          const value = evaluateMatch(rest, pass, fail);
+          const value = evaluateMatch(rest, pass, where, fail);
           state.active = neverMatch ? false : value;
           break;
         }
@@ -611,17 +645,28 @@ export function resolveSshConfig(
         return;
       }
       case 'identityfile':
-      case 'identityfile2': {
+      case 'identityfile2':
+      case 'certificatefile': {
         const v = single();
         if (!active) return;
-        if (c.identityFiles.length >= MAX_IDENTITY_FILES) fail(`too many identity files (max ${MAX_IDENTITY_FILES})`);
-        if (!c.identityFiles.some((f) => f.value === v)) c.identityFiles.push({ value: v, where });
+        const cert = keyword === 'certificatefile';
+        const list = cert ? c.certificateFiles : c.identityFiles;
+        if (list.length >= MAX_IDENTITY_FILES) {
+          fail(`too many ${cert ? 'certificate' : 'identity'} files (max ${MAX_IDENTITY_FILES})`);
+        }
+        if (!list.some((f) => f.value === v)) list.push({ value: v, where });
         return;
       }
-      case 'identitiesonly': {
+      case 'pkcs11provider': {
+        const v = single();
+        if (active) set('pkcs11Provider', v, where);
+        return;
+      }
+      case 'identitiesonly':
+      case 'gssapiauthentication': {
         const v = parseFlag(single());
         if (v === undefined) fail(`unsupported option "${arg}"`);
-        if (active) set('identitiesOnly', v as boolean, where);
+        if (active) set(keyword === 'identitiesonly' ? 'identitiesOnly' : 'gssapiAuthentication', v as boolean, where);
         return;
       }
       case 'stricthostkeychecking': {
@@ -708,22 +753,8 @@ export function resolveSshConfig(
 
   const port = c.port?.value ?? 22;
   const user = c.user?.value ?? ctx.localUser;
-  const tokens: Record<string, string> = {
-    C: connectionHash(localHost, hostName, String(port), user),
-    L: localHost.split('.')[0] as string,
-    i: uid,
-    k: c.hostKeyAlias?.value.toLowerCase() ?? alias,
-    l: localHost,
-    n: alias,
-    p: String(port),
-    d: ctx.homeDir,
-    h: hostName,
-    r: user,
-    u: ctx.localUser,
-  };
-  const env = ctx.env ?? {};
-  const expandPath = (p: string, where: string): string =>
-    expandAt(where, () => percentExpand(tildeExpand(p, ctx.homeDir, ctx.userHome), tokens, env));
+  const target = { alias, hostName, port, user, ...(c.hostKeyAlias ? { hostKeyAlias: c.hostKeyAlias.value } : {}) };
+  const expandPath = (p: string, where: string): string => expandAt(where, () => expandConfigPath(p, target, ctx));
   const isNone = (v: string) => v.toLowerCase() === 'none';
 
   const identityFilesDefaulted = c.identityFiles.length === 0;
@@ -772,7 +803,15 @@ export function resolveSshConfig(
       identityAgent: source(c.identityAgent),
       proxyJump: source(c.proxyJump),
       proxyCommand: source(c.proxyCommand),
+      gssapiAuthentication: source(c.gssapiAuthentication),
+      pkcs11Provider: source(c.pkcs11Provider),
+      certificateFiles: c.certificateFiles.map((f) => f.where),
     },
+    gssapiAuthentication: c.gssapiAuthentication?.value ?? false,
+    certificateFiles: c.certificateFiles.map((f) => expandPath(f.value, f.where)),
+    matchExec: matchExec.filter(
+      (m, i) => matchExec.findIndex((o) => o.where === m.where && o.command === m.command) === i,
+    ),
     warnings,
     filesRead,
   };
@@ -783,9 +822,36 @@ export function resolveSshConfig(
     result.identityAgent = isNone(agent) ? 'none' : literal ? agent : expandPath(agent, c.identityAgent.where);
   }
   if (c.hostKeyAlias !== undefined) result.hostKeyAlias = c.hostKeyAlias.value;
+  if (c.pkcs11Provider !== undefined && !isNone(c.pkcs11Provider.value)) result.pkcs11Provider = c.pkcs11Provider.value;
   if (c.proxyJump !== undefined && !isNone(c.proxyJump.value)) result.proxyJump = c.proxyJump.value;
   else if (c.proxyCommand !== undefined && !isNone(c.proxyCommand.value)) result.proxyCommand = c.proxyCommand.value;
   return result;
+}
+
+/**
+ * A path value (IdentityFile, CertificateFile, UserKnownHostsFile) expanded as ssh expands it for this host:
+ * `~`, `~user`, the %-tokens and `${ENV}`. Throws SshSyntaxError for an unknown token or unset variable.
+ */
+export function expandConfigPath(
+  path: string,
+  r: Pick<ResolvedSshConfig, 'alias' | 'hostName' | 'port' | 'user' | 'hostKeyAlias'>,
+  ctx: SshConfigContext,
+): string {
+  const localHost = ctx.localHostName ?? 'localhost';
+  const tokens: Record<string, string> = {
+    C: connectionHash(localHost, r.hostName, String(r.port), r.user),
+    L: localHost.split('.')[0] as string,
+    i: String(ctx.uid ?? ''),
+    k: r.hostKeyAlias?.toLowerCase() ?? r.alias,
+    l: localHost,
+    n: r.alias,
+    p: String(r.port),
+    d: ctx.homeDir,
+    h: r.hostName,
+    r: r.user,
+    u: ctx.localUser,
+  };
+  return percentExpand(tildeExpand(path, ctx.homeDir, ctx.userHome), tokens, ctx.env ?? {});
 }
 
 /**

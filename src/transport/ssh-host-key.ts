@@ -8,10 +8,17 @@
  * algorithms to offer, preferring the types already recorded for the host as OpenSSH does, so a server with
  * several host keys presents the one we can check. The verifier lives as long as its SshHost, so a key the
  * operator trusted is not asked about again on reconnect even when it could not be written to known_hosts.
+ *
+ * ssh2 can neither ask for nor check host certificates (mscdex/ssh2#551), so a host that known_hosts vouches
+ * for only through `@cert-authority` presents a plain key we cannot tie to it: it stays unknown, and the
+ * prompt and the refusal say that the OpenSSH transport would verify it (or that the CA is @revoked). The
+ * OpenSSH transport checks certificates itself and comes here only once ssh refused the host, so there the
+ * same CA line means the host presented no certificate that CA signed for it.
  */
 import type { SshHostOptions } from './ssh.js';
 import {
-  appendKnownHost, fingerprintSha256, hostKeyName, knownFingerprints, knownKeyTypes, verifyHostKey,
+  appendKnownHost, fingerprintSha256, hostCertificateAuthorities, hostKeyName, knownFingerprints, knownKeyTypes,
+  verifyHostKey,
 } from './known-hosts.js';
 import { quoteWord } from './quote.js';
 import { keyTypeOfBlob } from './ssh-public-key.js';
@@ -23,8 +30,18 @@ export interface UnknownHostKeyInfo {
   /** `SHA256:…` as `ssh-keygen -lf` prints it. */
   fingerprint: string;
   keyType: string;
+  /**
+   * For a jump host's key: the inventory host it is a jump host for (the hop's own name is the question's
+   * `name`, set by whoever wraps onUnknownHostKey: ssh-hops.ts for hops, target.ts for hosts).
+   */
+  jumpHostFor?: string;
   /** The known_hosts file a trusted key is added to (the first of knownHostsFiles); absent when there is none. */
   recordIn?: string;
+  /**
+   * Set when known_hosts names a certificate authority for the host (and no plain key): a sentence saying
+   * that the built-in transport cannot check it and OpenSSH would, or that the CA is @revoked.
+   */
+  certificateAuthority?: string;
 }
 
 /** The SshHost options verification reads; read at check time, as SshHost did. */
@@ -64,6 +81,39 @@ export function hostKeyAlgorithmsPreferring(knownTypes: readonly string[]): stri
   return [...DEFAULT_HOST_KEY_ALGORITHMS.filter(known), ...DEFAULT_HOST_KEY_ALGORITHMS.filter((a) => !known(a))];
 }
 
+/** Which transport verifies: OpenSSH checks host certificates itself before asking us; ssh2 cannot. */
+export type HostKeyTransport = 'ssh2' | 'openssh';
+
+/**
+ * What known_hosts' `@cert-authority` lines say about an unknown host, as a sentence for the prompt and the
+ * refusal; undefined when none names it.
+ */
+export function certificateAuthorityNote(
+  knownHostsFiles: readonly string[],
+  host: string,
+  port: number,
+  alias?: string,
+  transport: HostKeyTransport = 'ssh2',
+): string | undefined {
+  const cas = hostCertificateAuthorities(knownHostsFiles, host, port, alias);
+  const where = (c: { file: string; line: number }) => `${c.file}:${c.line}`;
+  const active = cas.filter((c) => c.revokedAt === undefined);
+  if (active.length > 0) {
+    const named = active.map((c) => `${c.keyType} ${c.fingerprint} (${where(c)})`).join(', ');
+    if (transport === 'openssh') {
+      return `known_hosts trusts a certificate authority for the host, @cert-authority ${named}, but OpenSSH ` +
+        'found no host certificate signed by it for this name (another CA, another principal, or expired)';
+    }
+    return `The host is vouched for by a certificate authority, @cert-authority ${named}, which the built-in ` +
+      'ssh2 transport cannot check; with `transport: openssh` (or auto) for this host, OpenSSH verifies its ' +
+      'host certificate against that CA';
+  }
+  const revoked = cas[0];
+  if (revoked?.revokedAt === undefined) return undefined;
+  return `known_hosts names a certificate authority for the host (${where(revoked)}), but ` +
+    `${where(revoked.revokedAt)} marks that CA key @revoked: certificates it signed are refused`;
+}
+
 export class HostKeyVerifier {
   /** Keys the operator trusted in this session (in case recording them failed). */
   private readonly trustedKeys: Buffer[] = [];
@@ -73,6 +123,7 @@ export class HostKeyVerifier {
     private readonly address: string,
     private readonly port: number,
     private readonly opts: HostKeyOptions,
+    private readonly transport: HostKeyTransport = 'ssh2',
   ) {}
 
   /**
@@ -160,11 +211,23 @@ export class HostKeyVerifier {
       );
     }
     if (pinned) return true; // matches the pinned fingerprint; known_hosts has nothing for this host
+    const ca = certificateAuthorityNote(this.opts.knownHostsFiles, host, port, alias, this.transport);
     const refuse = (why: string) =>
-      new HostKeyError(`${this.name}: the host key of ${this.address} (${keyType} ${fingerprint}) is not known: ${why}`, this.name, 'unknown', fingerprint);
-    if (!this.opts.onUnknownHostKey) throw refuse('no known_hosts entry and no one to ask; refusing');
+      new HostKeyError(
+        `${this.name}: the host key of ${this.address} (${keyType} ${fingerprint}) is not known: ${why}` +
+          (ca === undefined ? '' : `. ${ca}`),
+        this.name,
+        'unknown',
+        fingerprint,
+      );
+    const missing = ca === undefined ? 'no known_hosts entry' : 'no plain key in known_hosts';
+    if (!this.opts.onUnknownHostKey) throw refuse(`${missing} and no one to ask; refusing`);
     const file = this.opts.knownHostsFiles[0];
-    const asked = { host, port, fingerprint, keyType, ...(file !== undefined ? { recordIn: file } : {}) };
+    const asked: UnknownHostKeyInfo = {
+      host, port, fingerprint, keyType,
+      ...(file !== undefined ? { recordIn: file } : {}),
+      ...(ca !== undefined ? { certificateAuthority: ca } : {}),
+    };
     const trusted = await this.opts.onUnknownHostKey(asked);
     if (!trusted) throw refuse('not trusted');
     this.trustedKeys.push(Buffer.from(key));

@@ -7,8 +7,10 @@ import type { ResolvedSshConfig } from './ssh-config.js';
 import type { SshHostOptions } from './ssh.js';
 
 /**
- * SshHost options from a resolved ~/.ssh/config entry. `unsupported` lists what the transport cannot do
- * (ProxyJump, ProxyCommand): the caller should refuse or explain rather than connect directly.
+ * SshHost options from a resolved ~/.ssh/config entry. `unsupported` lists what the transport cannot do: the
+ * caller should refuse or explain rather than connect directly (empty today). ProxyCommand becomes
+ * `proxyCommand`; ProxyJump is left to the caller (resolveJumpChain in ssh-hops.ts: the hops need the config
+ * context to be resolved themselves).
  * StrictHostKeyChecking: `yes` refuses unknown keys (no prompt), `accept-new` trusts and records them without
  * asking, `ask`/`no` ask `onUnknownHostKey`. A changed key is always refused. With `UserKnownHostsFile none`
  * an unknown key is refused whatever StrictHostKeyChecking says, as ssh does: there is no user file to record
@@ -24,8 +26,6 @@ export function sshHostOptionsFromConfig(
 ): { options: SshHostOptions; unsupported: string[] } {
   const env = extra.env ?? process.env;
   const unsupported: string[] = [];
-  if (cfg.proxyJump !== undefined) unsupported.push(`ProxyJump ${cfg.proxyJump}`);
-  if (cfg.proxyCommand !== undefined) unsupported.push(`ProxyCommand ${cfg.proxyCommand}`);
   let agent: string | undefined;
   if (cfg.identityAgent === undefined || cfg.identityAgent === 'SSH_AUTH_SOCK') agent = env.SSH_AUTH_SOCK;
   else if (cfg.identityAgent === 'none') agent = undefined;
@@ -40,7 +40,9 @@ export function sshHostOptionsFromConfig(
     identityFiles: cfg.identityFiles,
     identityFilesDefaulted: cfg.identityFilesDefaulted,
     knownHostsFiles: [...cfg.userKnownHostsFiles, ...cfg.globalKnownHostsFiles],
+    originalHost: cfg.alias,
   };
+  if (cfg.proxyCommand !== undefined) options.proxyCommand = cfg.proxyCommand;
   if (agent) options.agent = agent;
   if (cfg.hostKeyAlias !== undefined) options.hostKeyAlias = cfg.hostKeyAlias;
   if (cfg.serverAliveInterval > 0) {

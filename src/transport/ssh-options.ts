@@ -45,6 +45,20 @@ export interface SshHostOptions {
   reconnectBackoffMs?: number;
   /** Backup folder for writeFileAtomic (default /var/lib/l20-setup/backup/<UTC timestamp of this host object>). */
   defaultBackupDir?: string;
+  /**
+   * Jump hosts (ProxyJump), in order: the first is reached directly (or through its own `proxyCommand`), each
+   * later hop and then this host through a `forwardOut` tunnel over the one before. Each hop keeps its own
+   * host-key policy (known_hosts files, hostKeyAlias, onUnknownHostKey), keys and user; a hop's own `jump` is
+   * not followed (resolveJumpChain in ssh-hops.ts flattens the chain). Wins over `proxyCommand`.
+   */
+  jump?: readonly SshHostOptions[];
+  /**
+   * OpenSSH's ProxyCommand as configured, tokens (%h %p %r %n %%) unexpanded: run with `/bin/sh -c 'exec …'`,
+   * its stdin/stdout are the connection (ssh-tunnel.ts). Absent (or `none`): connect directly.
+   */
+  proxyCommand?: string;
+  /** The name the host was given by (the alias), for ProxyCommand's %n; default `host`. */
+  originalHost?: string;
   /** ssh2 debug output (may include key-exchange details; never includes passwords). */
   debug?: (message: string) => void;
 }

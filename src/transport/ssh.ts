@@ -13,21 +13,33 @@
  * - A connection lost mid-command rejects those runs with TransportError; commands that were not sent yet
  *   and later runs reconnect (once per run, after a backoff).
  *
+ * - Jump hosts (`jump`, ProxyJump): each hop is an SshHost of its own (its own host-key check, keys, keepalives,
+ *   failures named as the hop's), kept for the target's lifetime; the target's connection runs over a
+ *   `forwardOut` channel of the last hop, which reaches its predecessors the same way. One readyTimeout covers
+ *   the chain. A hop's loss is the target's; a reconnect rebuilds whatever part of the chain is gone.
+ * - ProxyCommand: the child's stdio is the connection (ssh-tunnel.ts); its exit is a loss, reported with its
+ *   stderr; it is killed with its connection.
+ *
  * Here: the connection life cycle (connect, backoff, loss, close) and the Host methods. Beside it: ssh-host-key.ts,
- * ssh-auth.ts, ssh-channel-queue.ts, ssh-exec.ts and ssh-options-from-config.ts, each saying what it does.
+ * ssh-auth.ts, ssh-channel-queue.ts, ssh-exec.ts, ssh-tunnel.ts and ssh-options-from-config.ts, each saying what
+ * it does.
  */
 // ssh2 is CommonJS: Node's ESM loader exposes only its default export at run time.
 import ssh2, { type ConnectConfig } from 'ssh2';
+import type { Duplex } from 'node:stream';
 
 const { Client } = ssh2;
 import { buildCommand, type BuiltCommand } from './quote.js';
 import { DEFAULT_BACKUP_ROOT, backupRunId, readFileVia, writeFileAtomicVia } from './files.js';
-import { notStartedResult } from './output.js';
 import { loadAuthMethods, type AuthMethods } from './ssh-auth.js';
 import { unreadableKnownHostsFile } from './known-hosts.js';
-import { ChannelSlots, NotSentError, sleep, type Connection } from './ssh-channel-queue.js';
+import { ChannelSlots, NotSentError, type Connection } from './ssh-channel-queue.js';
+import { Reconnect, SudoPasswordProbe, probeFreshConnectionWith, runConnected } from './host-lifecycle.js';
 import { execOnConnection } from './ssh-exec.js';
-import { HostKeyVerifier, type UnknownHostKeyInfo } from './ssh-host-key.js';
+import { HostKeyVerifier } from './ssh-host-key.js';
+import {
+  expandProxyCommand, HandshakeClock, isDirectProxyCommand, spawnProxyCommand, type ProxyProcess,
+} from './ssh-tunnel.js';
 import {
   ConnectionLostError,
   HostKeyError,
@@ -40,8 +52,7 @@ import {
   type WriteFileOptions,
   type WriteFileResult,
 } from './types.js';
-import { StateEmitter, type StateListener } from './state-emitter.js';
-import { clean } from '../util/sanitize.js';
+import { ConnectionState, type StateListener } from './state-emitter.js';
 
 export type { UnknownHostKeyInfo } from './ssh-host-key.js';
 export { sshHostOptionsFromConfig } from './ssh-options-from-config.js';
@@ -58,18 +69,21 @@ export class SshHost implements Host {
   private readonly port: number;
   private readonly maxSessions: number;
   private readonly defaultBackupDir: string;
-  private state: HostConnectionState = 'idle';
-  private readonly stateListeners = new StateEmitter();
+  private readonly status = new ConnectionState();
   private conn: Connection | undefined;
-  private connecting: Promise<Connection> | undefined;
+  private readonly reconnect: Reconnect<Connection>;
   /** A host key problem: never retried automatically. */
   private permanentError: HostKeyError | undefined;
   private closedByUser = false;
-  private nextAttemptAt = 0;
-  private failedAttempts = 0;
   /** Outlives each connection, so a key trusted once is not asked about again on reconnect. */
   private readonly hostKeys: HostKeyVerifier;
-  private sudoNeedsPassword: Promise<boolean> | undefined;
+  private readonly sudo: SudoPasswordProbe;
+  /** The last jump host, through which this host is reached (it reaches its own predecessors the same way). */
+  private readonly via: SshHost | undefined;
+  /** Set on a jump host: the inventory host it serves, which its errors name first. */
+  private jumpHostFor: string | undefined;
+  /** What each connection runs over, to end with it: its ProxyCommand child, its watch on the jump host. */
+  private readonly tunnels = new WeakMap<Connection, { proxy?: ProxyProcess; unwatch?: () => void }>();
 
   constructor(options: SshHostOptions) {
     this.opts = options;
@@ -79,6 +93,15 @@ export class SshHost implements Host {
     this.maxSessions = Math.max(1, options.maxSessions ?? 10);
     this.defaultBackupDir = options.defaultBackupDir ?? `${DEFAULT_BACKUP_ROOT}/${backupRunId()}`;
     this.hostKeys = new HostKeyVerifier(this.name, this.address, this.port, options);
+    this.reconnect = new Reconnect(options.reconnectBackoffMs ?? 1000);
+    this.sudo = new SudoPasswordProbe(options.sudoPassword, (probe) => this.runBuilt(probe, {}));
+    const hops = options.jump ?? [];
+    const last = hops[hops.length - 1];
+    if (last) {
+      this.via = new SshHost({ ...last, jump: hops.slice(0, -1), readyTimeoutMs: options.readyTimeoutMs ?? 20_000 });
+      // Every hop's errors are this host's, naming it first (the chain's inner hops were built by the outer ones).
+      for (let hop: SshHost | undefined = this.via; hop; hop = hop.via) hop.jumpHostFor = this.name;
+    }
     // Held from here on: scrubbed from whatever any host prints back (util/secrets.ts).
     if (options.sudoPassword !== undefined) registerSecret(options.sudoPassword, 'sudo-password');
     if (options.passphrase !== undefined) registerSecret(options.passphrase, 'ssh-passphrase');
@@ -105,83 +128,90 @@ export class SshHost implements Host {
   }
 
   get connectionState(): HostConnectionState {
-    return this.state;
+    return this.status.value;
   }
 
   onStateChange(listener: StateListener): () => void {
-    return this.stateListeners.add(listener);
-  }
-
-  private setState(state: HostConnectionState, detail?: string): void {
-    if (this.state === state && detail === undefined) return;
-    this.state = state;
-    // The detail quotes what the other end sent (ssh2's error for a disconnect): inert before anyone sees it.
-    this.stateListeners.emit(state, detail === undefined ? undefined : clean(detail));
+    return this.status.onChange(listener);
   }
 
   async connect(): Promise<void> {
     this.closedByUser = false;
-    this.permanentError = undefined; // an explicit connect re-checks the host key (e.g. after ssh-keygen -R)
+    // An explicit connect re-checks the host keys (e.g. after ssh-keygen -R), the jump hosts' too.
+    for (let hop: SshHost | undefined = this; hop; hop = hop.via) hop.permanentError = undefined;
     await this.ensureConnected(undefined, true);
   }
 
   /** The live connection, connecting (after the backoff, when reconnecting) if needed. */
-  private ensureConnected(signal?: AbortSignal, explicit = false): Promise<Connection> {
-    if (this.closedByUser) return Promise.reject(new TransportError(`${this.name}: the connection was closed`, this.name));
+  private ensureConnected(signal?: AbortSignal, explicit = false, clock?: HandshakeClock): Promise<Connection> {
+    if (this.closedByUser) {
+      return Promise.reject(new TransportError(`${this.name}: the connection was closed`, this.owner));
+    }
     if (this.permanentError) return Promise.reject(this.permanentError);
     if (this.conn && !this.conn.gone) return Promise.resolve(this.conn);
-    if (!this.connecting) {
-      const wait = explicit ? 0 : this.nextAttemptAt - Date.now();
-      const attempt = (async () => {
-        await sleep(wait);
-        return this.openConnection();
-      })().finally(() => {
-        if (this.connecting === attempt) this.connecting = undefined;
-      });
-      attempt.catch(() => undefined); // callers that gave up (aborted) must not leave it unhandled
-      this.connecting = attempt;
-    }
-    const attempt = this.connecting;
-    if (!signal) return attempt;
-    return new Promise<Connection>((resolve, reject) => {
-      const onAbort = () => reject(new DOMException('aborted', 'AbortError'));
-      if (signal.aborted) return onAbort();
-      signal.addEventListener('abort', onAbort, { once: true });
-      attempt.then(
-        (c) => {
-          signal.removeEventListener('abort', onAbort);
-          resolve(c);
-        },
-        (err: unknown) => {
-          signal.removeEventListener('abort', onAbort);
-          reject(err);
-        },
-      );
-    });
+    return this.reconnect.attempt(() => this.openConnection(clock), signal, explicit);
   }
 
-  private async openConnection(): Promise<Connection> {
+  /** How this host's connection failures start: the inventory host's name, and the hop's when this is a jump host. */
+  private failurePrefix(): string {
+    const { user } = this.opts;
+    if (this.jumpHostFor === undefined) return `${this.name}: cannot connect to ${user}@${this.address}`;
+    return `${this.jumpHostFor}: cannot connect via jump host ${this.name} (${user}@${this.address})`;
+  }
+
+  /** Which inventory host an error belongs to: a jump host's errors are its target's. */
+  private get owner(): string {
+    return this.jumpHostFor ?? this.name;
+  }
+
+  private failure(what: string, cause?: unknown): TransportError {
+    return this.connectFailed(new TransportError(`${this.failurePrefix()}: ${what}`, this.owner, undefined, cause));
+  }
+
+  private async openConnection(clock = new HandshakeClock(this.opts.readyTimeoutMs ?? 20_000)): Promise<Connection> {
     const { host, user } = this.opts;
     const port = this.port;
-    const readyTimeoutMs = this.opts.readyTimeoutMs ?? 20_000;
-    this.setState('connecting', `connecting to ${user}@${this.address}`);
+    const proxied = !isDirectProxyCommand(this.opts.proxyCommand);
+    const route = this.via ? ` via jump host ${this.via.name}` : proxied ? ' via ProxyCommand' : '';
+    this.status.set('connecting', `connecting to ${user}@${this.address}${route}`);
 
     let auth: AuthMethods;
     try {
       auth = await loadAuthMethods(this.opts);
     } catch (err) {
-      return Promise.reject(this.connectFailed(new TransportError(`${this.name}: cannot load keys: ${(err as Error).message}`, this.name, undefined, err)));
+      throw this.failure(`cannot load keys: ${(err as Error).message}`, err);
     }
     const unreadable = await unreadableKnownHostsFile(this.opts.knownHostsFiles);
-    if (unreadable !== undefined) {
-      const message = `${this.name}: cannot check the host key of ${this.address}: known_hosts ${unreadable}`;
-      return Promise.reject(this.connectFailed(new TransportError(message, this.name)));
-    }
+    if (unreadable !== undefined) throw this.failure(`cannot check the host key: known_hosts ${unreadable}`);
     if (auth.methods.length === 0) {
       const why = auth.notes.length > 0 ? ` (${auth.notes.join('; ')})` : '';
-      return Promise.reject(
-        this.connectFailed(new TransportError(`${this.name}: no usable SSH key or agent for ${user}@${this.address}${why}`, this.name)),
-      );
+      throw this.failure(`no usable SSH key or agent${why}`);
+    }
+
+    // What the SSH connection runs over: a tunnel through the jump host, a ProxyCommand, or TCP (ssh2's own).
+    let sock: Duplex | undefined;
+    let proxy: ProxyProcess | undefined;
+    let proxyLine = '';
+    if (this.via) {
+      try {
+        sock = await this.via.tunnelTo(host, port, clock);
+      } catch (err) {
+        // The hop's error already names this host and the hop; it is this host's failure too (state, backoff).
+        if (err instanceof HostKeyError) {
+          this.status.set('failed', err.message);
+          throw err; // the hop keeps it as its permanent error: every later attempt gets the same refusal
+        }
+        throw err instanceof TransportError ? this.connectFailed(err) : this.failure(String(err), err);
+      }
+    } else if (!isDirectProxyCommand(this.opts.proxyCommand)) {
+      const tokens = { host, port, user, originalHost: this.opts.originalHost ?? host };
+      try {
+        proxyLine = expandProxyCommand(this.opts.proxyCommand as string, tokens);
+      } catch (err) {
+        throw this.failure(`ProxyCommand ${this.opts.proxyCommand}: ${(err as Error).message}`, err);
+      }
+      proxy = spawnProxyCommand(proxyLine);
+      sock = proxy.sock;
     }
 
     return new Promise<Connection>((resolve, reject) => {
@@ -190,16 +220,19 @@ export class SshHost implements Host {
       let hostKeyError: HostKeyError | undefined;
       let lastError: Error | undefined;
       let timer: NodeJS.Timeout | undefined;
+      let timedOut: Error | undefined;
 
       const startTimer = () => {
-        if (readyTimeoutMs > 0) {
-          timer = setTimeout(() => {
-            lastError = new Error(`timed out after ${readyTimeoutMs} ms waiting for the SSH handshake`);
-            client.destroy();
-          }, readyTimeoutMs);
-        }
+        clock.resume();
+        const left = clock.remaining();
+        if (left === Infinity) return;
+        timer = setTimeout(() => {
+          lastError = timedOut = new Error(`timed out after ${clock.limitMs} ms waiting for the SSH handshake`);
+          client.destroy();
+        }, left);
       };
       const stopTimer = () => {
+        clock.pause();
         if (timer) clearTimeout(timer);
         timer = undefined;
       };
@@ -212,18 +245,26 @@ export class SshHost implements Host {
         client.on('error', () => undefined);
         client.destroy();
         if (hostKeyError) {
-          this.permanentError = hostKeyError;
-          this.setState('failed', hostKeyError.message);
-          reject(hostKeyError);
+          void proxy?.kill();
+          const err = this.jumpHostFor === undefined ? hostKeyError : new HostKeyError(
+            `${this.jumpHostFor}: jump host ${hostKeyError.message}`, this.jumpHostFor, hostKeyError.kind,
+            hostKeyError.presentedFingerprint, hostKeyError.knownFingerprint);
+          this.permanentError = err;
+          this.status.set('failed', err.message);
+          reject(err);
           return;
         }
         const reason = lastError?.message ?? 'connection closed during the handshake';
         const authHint = /authentication methods failed/i.test(reason) && auth.notes.length > 0 ? ` (${auth.notes.join('; ')})` : '';
-        reject(this.connectFailed(new TransportError(`${this.name}: cannot connect to ${user}@${this.address}: ${reason}${authHint}`, this.name, undefined, lastError)));
+        // The ProxyCommand's own words explain most failures (its ssh could not connect, a typo): wait for them.
+        void (proxy ? proxy.kill() : Promise.resolve()).then(() => {
+          const why = proxy ? proxyReport(proxyLine, proxy) : '';
+          reject(this.failure(`${reason}${authHint}${why}`, lastError));
+        });
       };
 
       client.on('error', (err) => {
-        lastError = err;
+        lastError = timedOut ?? err; // destroying a stalled socket raises its own error: the timeout is the news
         if (!settled) fail();
       });
       client.on('close', () => {
@@ -236,12 +277,21 @@ export class SshHost implements Host {
         client.removeAllListeners('error');
         client.removeAllListeners('close');
         const conn: Connection = { client, slots: new ChannelSlots(this.maxSessions), active: new Set(), gone: false };
-        client.on('error', (err) => this.connectionLost(conn, err.message));
-        client.on('close', () => this.connectionLost(conn, 'connection closed'));
+        // At once, not after the proxy has gone: the runs must fail before ssh2 closes their channels.
+        // A ProxyCommand that exited has done so by now (its socket closes when it does): its words are kept.
+        const lost = (reason: string) =>
+          this.connectionLost(conn, `${reason}${proxy ? proxyReport(proxyLine, proxy) : ''}`);
+        client.on('error', (err) => lost(err.message));
+        client.on('close', () => lost('connection closed'));
+        // The jump host's loss is this connection's (its tunnel went with it), said with the jump host's reason.
+        const via = this.via;
+        const unwatch = via?.onStateChange((state, detail) => {
+          if (state === 'lost' || state === 'closed') lost(`jump host ${via.name}: ${detail ?? state}`);
+        });
+        this.tunnels.set(conn, { ...(proxy ? { proxy } : {}), ...(unwatch ? { unwatch } : {}) });
         this.conn = conn;
-        this.failedAttempts = 0;
-        this.nextAttemptAt = 0;
-        this.setState('connected', `connected to ${user}@${this.address}`);
+        this.reconnect.succeeded();
+        this.status.set('connected', `connected to ${user}@${this.address}`);
         resolve(conn);
       });
 
@@ -269,6 +319,7 @@ export class SshHost implements Host {
         authHandler: auth.methods,
         algorithms: { serverHostKey: this.hostKeys.algorithms() as NonNullable<NonNullable<ConnectConfig['algorithms']>['serverHostKey']> },
       };
+      if (sock) config.sock = sock;
       if (this.opts.debug) config.debug = this.opts.debug;
       startTimer();
       try {
@@ -282,11 +333,42 @@ export class SshHost implements Host {
     });
   }
 
+  /**
+   * As a jump host: a channel to `host:port` from this host (OpenSSH's direct-tcpip, what `ssh -W` asks for),
+   * connecting first if needed. Failures name this hop and belong to the inventory host it serves.
+   */
+  private async tunnelTo(host: string, port: number, clock: HandshakeClock): Promise<Duplex> {
+    this.closedByUser = false; // a jump host lives and dies with its target: the target's connect reopens it
+    const conn = await this.ensureConnected(undefined, true, clock);
+    clock.resume();
+    return new Promise<Duplex>((resolve, reject) => {
+      let timedOut = false;
+      const left = clock.remaining();
+      const timer = left === Infinity ? undefined : setTimeout(() => {
+        timedOut = true;
+        reject(this.failure(`timed out after ${clock.limitMs} ms opening a channel to ${host}:${port}`));
+      }, left);
+      const refused = (err: Error) => {
+        const why = CHANNEL_OPEN_FAILURES[(err as { reason?: number }).reason ?? 0];
+        reject(this.failure(`cannot open a channel to ${host}:${port}: ${err.message}${why ? ` (${why})` : ''}`, err));
+      };
+      try {
+        conn.client.forwardOut('127.0.0.1', 0, host, port, (err, stream) => {
+          if (timer) clearTimeout(timer);
+          if (timedOut) stream?.destroy(); // nobody is waiting for it any more
+          else if (err) refused(err);
+          else resolve(stream);
+        });
+      } catch (err) {
+        if (timer) clearTimeout(timer);
+        refused(err as Error);
+      }
+    });
+  }
+
   private connectFailed(err: TransportError): TransportError {
-    this.failedAttempts++;
-    const base = this.opts.reconnectBackoffMs ?? 1000;
-    this.nextAttemptAt = Date.now() + Math.min(30_000, base * 2 ** (this.failedAttempts - 1));
-    this.setState('failed', err.message);
+    this.reconnect.failed();
+    this.status.set('failed', err.message);
     return err;
   }
 
@@ -299,70 +381,39 @@ export class SshHost implements Host {
     } catch {
       // already gone
     }
-    const err = new ConnectionLostError(`${this.name}: connection to ${this.address} lost: ${reason}`, this.name);
+    const tunnel = this.tunnels.get(conn);
+    tunnel?.unwatch?.();
+    void tunnel?.proxy?.kill(); // no orphan ProxyCommand
+    const err = new ConnectionLostError(`${this.name}: connection to ${this.address} lost: ${reason}`, this.owner);
     conn.slots.dispose(err);
     for (const run of [...conn.active]) run.onLost(err);
     conn.active.clear();
     if (this.closedByUser) {
-      this.setState('closed', 'closed');
+      this.status.set('closed', 'closed');
     } else {
-      this.nextAttemptAt = Date.now() + (this.opts.reconnectBackoffMs ?? 1000);
-      this.setState('lost', `connection to ${this.address} lost: ${reason}`);
+      this.reconnect.lost();
+      this.status.set('lost', `connection to ${this.address} lost: ${reason}`);
     }
-  }
-
-  /**
-   * With a sudo password configured, first ask `sudo -n true`: when sudo needs no password the password
-   * must not be sent, or it would land on the command's stdin.
-   */
-  private async sudoPasswordFor(options: RunOptions): Promise<string | undefined> {
-    const password = this.opts.sudoPassword;
-    if (!options.sudo || password === undefined) return undefined;
-    if (!this.sudoNeedsPassword) {
-      const probe = buildCommand({ argv: ['true'] }, { sudo: true });
-      this.sudoNeedsPassword = this.runBuilt(probe, {}).then(
-        (r) => r.exitCode !== 0,
-        (err: unknown) => {
-          this.sudoNeedsPassword = undefined;
-          throw err;
-        },
-      );
-    }
-    return (await this.sudoNeedsPassword) ? password : undefined;
   }
 
   async run(command: Command, options: RunOptions = {}): Promise<RunResult> {
-    const built = buildCommand(command, options, await this.sudoPasswordFor(options));
+    const built = buildCommand(command, options, await this.sudo.passwordFor(options));
     return this.runBuilt(built, options);
   }
 
-  private async runBuilt(built: BuiltCommand, options: RunOptions): Promise<RunResult> {
-    const signal = options.signal;
-    let retried = false;
-    for (;;) {
-      if (signal?.aborted) return notStartedResult(built.line, 'cancelled');
-      let conn: Connection;
-      try {
-        conn = await this.ensureConnected(signal);
-      } catch (err) {
-        if (signal?.aborted) return notStartedResult(built.line, 'cancelled');
-        if (err instanceof HostKeyError) throw err;
-        const e = err instanceof TransportError ? err : new TransportError(String(err), this.name, undefined, err);
-        throw new ConnectionLostError(`${e.message} (command not sent: ${built.line})`, this.name, built.line, e);
-      }
-      try {
-        return await execOnConnection(conn, built, options, this);
-      } catch (err) {
-        if (err instanceof NotSentError) {
-          if (!retried && conn.gone && !this.closedByUser) {
-            retried = true;
-            continue;
-          }
-          throw new ConnectionLostError(`${err.error.message} (command not sent: ${built.line})`, this.name, built.line, err.error);
-        }
-        throw err;
-      }
-    }
+  private runBuilt(built: BuiltCommand, options: RunOptions): Promise<RunResult> {
+    return runConnected(
+      this.name,
+      built.line,
+      options.signal,
+      () => this.ensureConnected(options.signal),
+      (conn) => execOnConnection(conn, built, options, this),
+      // A command not sent because the connection had just gone is retried once on a new one.
+      (err, conn) => {
+        if (!(err instanceof NotSentError)) return undefined;
+        return { error: err.error, canRetry: conn.gone && !this.closedByUser };
+      },
+    );
   }
 
   readFile(path: string, options: { sudo?: boolean } = {}): Promise<string> {
@@ -375,14 +426,7 @@ export class SshHost implements Host {
 
   async probeFreshConnection(timeoutMs: number): Promise<void> {
     // A sibling with the same options: same keys, same host-key policy, its own TCP connection.
-    const probe = new SshHost({ ...this.opts, readyTimeoutMs: timeoutMs });
-    try {
-      await probe.connect();
-      const r = await probe.run({ argv: ['true'] }, { timeoutMs });
-      if (r.exitCode !== 0) throw new TransportError(`${this.name}: \`true\` over a new connection exited ${r.exitCode}`, this.name, r.commandLine);
-    } finally {
-      await probe.close();
-    }
+    await probeFreshConnectionWith(new SshHost({ ...this.opts, readyTimeoutMs: timeoutMs }), this.name, timeoutMs);
   }
 
   async close(): Promise<void> {
@@ -401,8 +445,27 @@ export class SshHost implements Host {
         conn.client.end();
       });
       this.connectionLost(conn, 'closed'); // reports 'closed' (closedByUser)
+      await this.tunnels.get(conn)?.proxy?.kill();
     }
     this.conn = undefined;
-    if (this.state !== 'closed') this.setState('closed', 'closed');
+    // The target first, then the hops it ran through (each closes its own predecessors).
+    await this.via?.close();
+    if (this.status.value !== 'closed') this.status.set('closed', 'closed');
   }
+}
+
+/** RFC 4254 §5.1's reason codes, which ssh2 gives as a number beside the server's own (often terse) text. */
+const CHANNEL_OPEN_FAILURES: Readonly<Record<number, string>> = {
+  1: 'administratively prohibited: the jump host does not allow forwarding (AllowTcpForwarding)',
+  2: 'connect failed: the jump host cannot reach it',
+  3: 'unknown channel type',
+  4: 'resource shortage',
+};
+
+/** What a ProxyCommand said and how it ended, for the error that reports a failed or lost connection. */
+function proxyReport(line: string, proxy: ProxyProcess): string {
+  const stderr = proxy.stderr();
+  const status = proxy.exitStatus();
+  if (status === undefined && !stderr) return '';
+  return `; ProxyCommand \`${line}\`${status === undefined ? '' : ` ${status}`}${stderr ? `: ${stderr}` : ''}`;
 }

@@ -10,7 +10,7 @@ export function fakeController(over: Partial<Controller> = {}, implementedStages
     planStage: vi.fn(), applyStage: vi.fn(), answerStep: vi.fn(), resumeInterrupted: vi.fn(), rollbackInterrupted: vi.fn(), dismissInterrupted: vi.fn(), openMonitor: vi.fn(), closeMonitor: vi.fn(), monitorTimebase: vi.fn(),
     openTroubleshoot: vi.fn(), runSymptom: vi.fn(), runAllSymptoms: vi.fn(), fixSymptom: vi.fn(),
     testConnection: vi.fn(async () => ({ ok: true, message: '' })), saveHosts: vi.fn(async () => undefined),
-    describeAddress: vi.fn(() => undefined),
+    describeAddress: vi.fn(() => undefined), describePath: vi.fn(() => undefined),
     implementedStages, stageTitle: (s) => STAGE_TITLES[s], stagePurpose: (s) => `purpose of ${s}`, initialHosts: [],
     ...over,
   };

@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import { processRunning } from '../../src/util/process-running.js';
 
 export interface ProcessInfo {
   pid: number;
@@ -35,6 +36,13 @@ export function listProcesses(): ProcessInfo[] {
     }
   }
   return out;
+}
+
+/** Pids of processes whose argv is exactly one of `argsList`, run by `owner`. */
+export function pidsOf(owner: number, argsList: readonly string[]): number[] {
+  return listProcesses()
+    .filter((p) => p.uid === owner && argsList.includes(p.args))
+    .map((p) => p.pid);
 }
 
 /** `root` and everything below it, from one snapshot. */
@@ -71,17 +79,7 @@ export async function waitFor(condition: () => boolean | Promise<boolean>, what:
 
 /** Running (not exited, not a zombie waiting to be reaped). */
 export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return !stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
-  } catch {
-    return false;
-  }
+  return processRunning(pid);
 }
 
 /** Every process on this machine whose argv or environment holds `secret` ("PID cmdline|environ"). */
@@ -117,4 +115,23 @@ export function filesHolding(dir: string, secret: string, seen?: { files: number
   };
   walk(dir);
   return found;
+}
+
+/** Sleeping inside a pipe write: the remote command cannot get rid of its output. */
+export function blockedWriting(pid: number): boolean {
+  try {
+    const state = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0];
+    return state === 'S' && /pipe_write|pipe_wait|wait_woken/.test(readFileSync(`/proc/${pid}/wchan`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+/** Bytes the process has written so far (/proc/PID/io wchar). */
+export function written(pid: number): number {
+  try {
+    return Number(/^wchar: (\d+)$/m.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))?.[1] ?? -1);
+  } catch {
+    return -1;
+  }
 }

@@ -18,9 +18,13 @@
  *   (0600, for this process only), authorized_keys with that client key for both users (AuthorizedKeysFile
  *   points here, hence StrictModes no: /tmp is world-writable), a known_hosts file with the first host key,
  *   the sshd_config and the server log (LogLevel VERBOSE, sshd -E).
- * - sshd on 127.0.0.1 and a free port: pubkey authentication only, MaxSessions 10, UsePAM yes (works here:
+ * - sshd on 127.0.0.1 and a free port (or, with `netns`, inside a network namespace on its `listenAddress`, port 22
+ *   by default): pubkey authentication only, MaxSessions 10, UsePAM yes (works here:
  *   pam_loginuid does not refuse the session), logins limited to the two accounts.
  * - `l20t-cli`: a second password-sudo account with its own password (`users.cliPassword`), for the CLI secrets test.
+ * - Certificates, on request: `hostCertificate` has a CA sign every host key (HostCertificate), `trustedUserCAKeys`
+ *   lets user certificates log in (TrustedUserCAKeys), `authorizedKeys: false` turns authorized_keys off
+ *   (`AuthorizedKeysFile none`) so that only a certificate does; newCertificateAuthority / signKey make them.
  * The accounts and the sudoers file stay after stop(); the temp dir and every sshd process go.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -62,6 +66,16 @@ export interface SshdHostKey {
   /** The .pub line (`ssh-ed25519 AAAA… comment`). */
   publicLine: string;
   path: string;
+  /** The host certificate (`<path>-cert.pub`) when `hostCertificate` was asked for. */
+  certificatePath?: string;
+}
+
+/** An SSH CA made with ssh-keygen: a key pair that signs host and user keys. */
+export interface CertificateAuthority {
+  keyPath: string;
+  publicKeyPath: string;
+  /** The .pub line (`ssh-ed25519 AAAA… comment`), as a `@cert-authority` line carries it. */
+  publicLine: string;
 }
 
 export interface SshdOptions {
@@ -71,10 +85,24 @@ export interface SshdOptions {
   extraUsers?: readonly string[];
   /** Lines appended to sshd_config (`Match User x` blocks go here: they must come last). */
   extraConfig?: readonly string[];
+  /** Every host key is signed by this CA for these principals (ssh-keygen -h -n) and served as HostCertificate. */
+  hostCertificate?: { ca: CertificateAuthority; principals: readonly string[] };
+  /** TrustedUserCAKeys: user certificates this CA signed for the account's name log in. */
+  trustedUserCAKeys?: CertificateAuthority;
+  /** false: `AuthorizedKeysFile none`, so only a certificate logs in (default: the harness's authorized_keys). */
+  authorizedKeys?: boolean;
+  /**
+   * Run sshd inside this network namespace (`ip netns exec`; test/helpers/netns-topology.ts makes them), listening
+   * on `listenAddress` (default 127.0.0.1) and `port` (default: a free port, or 22 inside a namespace: its own).
+   */
+  netns?: string;
+  listenAddress?: string;
+  port?: number;
 }
 
 export interface Sshd {
-  readonly address: '127.0.0.1';
+  /** 127.0.0.1 unless `listenAddress` said otherwise. */
+  readonly address: string;
   readonly port: number;
   /** `SHA256:…` exactly as `ssh-keygen -lf` prints it; the new key's after rotateHostKey(). */
   readonly hostKeyFingerprint: string;
@@ -101,6 +129,10 @@ export interface Sshd {
    * sshd's connections are cut.
    */
   rotateHostKey(): Promise<void>;
+  /** Kills sshd and its connections' processes (as when the server dies), keeping its keys and config. */
+  kill(): Promise<void>;
+  /** Starts sshd again after kill(): same port, same host keys. */
+  restart(): Promise<void>;
   /** Kills sshd and its connections' processes and removes the temp dir. */
   stop(): Promise<void>;
 }
@@ -203,9 +235,9 @@ function freePort(): Promise<number> {
   });
 }
 
-function acceptsTcp(port: number): Promise<boolean> {
+function acceptsTcp(port: number, host = '127.0.0.1'): Promise<boolean> {
   return new Promise((resolve) => {
-    const sock = createConnection({ host: '127.0.0.1', port });
+    const sock = createConnection({ host, port });
     sock.once('connect', () => {
       sock.destroy();
       resolve(true);
@@ -249,24 +281,54 @@ function opensshVersion(): number {
   return m ? Number(m[1]) + Number(m[2]) / 100 : 0;
 }
 
-function newHostKey(dir: string, type: HostKeyType): SshdHostKey {
+/** A fresh ed25519 CA key pair `dir/name` (no passphrase). */
+export function newCertificateAuthority(dir: string, name: string): CertificateAuthority {
+  const keyPath = join(dir, name);
+  run('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', `l20t-${name}`, '-f', keyPath]);
+  const publicKeyPath = `${keyPath}.pub`;
+  return { keyPath, publicKeyPath, publicLine: readFileSync(publicKeyPath, 'utf8').trim() };
+}
+
+/**
+ * Signs `publicKeyPath` with `ca` (ssh-keygen -s), a host certificate with `host`, for `principals`; returns the
+ * certificate's path (`<key>-cert.pub`, where ssh and sshd look for it).
+ */
+export function signKey(
+  ca: CertificateAuthority,
+  publicKeyPath: string,
+  opts: { principals: readonly string[]; host?: boolean; id?: string },
+): string {
+  const id = opts.id ?? `l20t-${opts.host ? 'host' : 'user'}`;
+  run('ssh-keygen', ['-q', '-s', ca.keyPath, '-I', id, ...(opts.host ? ['-h'] : []),
+    '-n', opts.principals.join(','), publicKeyPath]);
+  return publicKeyPath.replace(/\.pub$/, '-cert.pub');
+}
+
+function newHostKey(dir: string, type: HostKeyType, opts: SshdOptions = {}): SshdHostKey {
   const path = join(dir, `ssh_host_${type}_key`);
   rmSync(path, { force: true });
   rmSync(`${path}.pub`, { force: true });
   run('ssh-keygen', ['-q', '-t', type, '-N', '', '-C', 'l20t-sshd-host', '-f', path]);
   const fingerprint = run('ssh-keygen', ['-lf', `${path}.pub`]).split(/\s+/)[1] ?? '';
   if (!fingerprint.startsWith('SHA256:')) throw new Error(`ssh-keygen -lf printed no SHA256 fingerprint for ${path}.pub`);
-  return { type, fingerprint, publicLine: readFileSync(`${path}.pub`, 'utf8').trim(), path };
+  const key: SshdHostKey = { type, fingerprint, publicLine: readFileSync(`${path}.pub`, 'utf8').trim(), path };
+  if (opts.hostCertificate) {
+    const { ca, principals } = opts.hostCertificate;
+    key.certificatePath = signKey(ca, `${path}.pub`, { principals, host: true });
+  }
+  return key;
 }
 
 function sshdConfig(dir: string, port: number, hostKeys: readonly SshdHostKey[], opts: SshdOptions = {}): string {
   const lines = [
     '# Written by test/helpers/sshd.ts for one test run.',
-    'ListenAddress 127.0.0.1',
+    `ListenAddress ${opts.listenAddress ?? '127.0.0.1'}`,
     `Port ${port}`,
     ...hostKeys.map((k) => `HostKey ${k.path}`),
+    ...hostKeys.flatMap((k) => (k.certificatePath ? [`HostCertificate ${k.certificatePath}`] : [])),
+    ...(opts.trustedUserCAKeys ? [`TrustedUserCAKeys ${opts.trustedUserCAKeys.publicKeyPath}`] : []),
     `PidFile ${join(dir, 'sshd.pid')}`,
-    `AuthorizedKeysFile ${join(dir, 'authorized_keys')}`,
+    `AuthorizedKeysFile ${opts.authorizedKeys === false ? 'none' : join(dir, 'authorized_keys')}`,
     // The keys file sits under /tmp (world-writable), which StrictModes would refuse.
     'StrictModes no',
     'PubkeyAuthentication yes',
@@ -287,18 +349,29 @@ function sshdConfig(dir: string, port: number, hostKeys: readonly SshdHostKey[],
   return `${lines.join('\n')}\n`;
 }
 
-/** Starts sshd and resolves once its port accepts TCP connections; rejects with sshd's own words if it exits. */
-async function launch(configPath: string, logPath: string, port: number): Promise<ChildProcess> {
+/**
+ * Starts sshd and resolves once it listens: its port accepts TCP connections, or, inside a network namespace
+ * (which this process may have no route into), sshd logs that it listens. Rejects with sshd's own words if it
+ * exits. `ip netns exec` execs sshd in place, so the child's pid is sshd's.
+ */
+async function launch(
+  configPath: string, logPath: string, port: number, opts: SshdOptions = {},
+): Promise<ChildProcess> {
   run(SSHD, ['-t', '-f', configPath]); // config errors, with sshd's message
-  const child = spawn(SSHD, ['-D', '-e', '-f', configPath, '-E', logPath], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const argv = [SSHD, '-D', '-e', '-f', configPath, '-E', logPath];
+  const logBefore = readLogFile(logPath).length; // a restart (rotateHostKey) appends to the same log
+  const [cmd, ...args] = opts.netns ? ['ip', 'netns', 'exec', opts.netns, ...argv] : argv;
+  const child = spawn(cmd as string, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const address = opts.listenAddress ?? '127.0.0.1';
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
   let exited: string | undefined;
   child.once('exit', (code, signal) => (exited = `sshd exited (${code ?? signal}) before listening: ${stderr.trim()} ${readLogFile(logPath).trim()}`));
+  const listening = `Server listening on ${address} port ${port}.`;
   await waitFor(async () => {
     if (exited) throw new Error(exited);
-    return acceptsTcp(port);
-  }, `sshd to listen on 127.0.0.1:${port}`);
+    return opts.netns ? readLogFile(logPath).slice(logBefore).includes(listening) : acceptsTcp(port, address);
+  }, `sshd to listen on ${address}:${port}${opts.netns ? ` in network namespace ${opts.netns}` : ''}`);
   return child;
 }
 
@@ -334,22 +407,24 @@ export async function startSshd(opts: SshdOptions = {}): Promise<Sshd> {
   writeFileSync(join(dir, 'authorized_keys'), readFileSync(`${clientKeyPath}.pub`), { mode: 0o644 });
   chmodSync(join(dir, 'authorized_keys'), 0o644);
 
-  const port = await freePort();
+  const port = opts.port ?? (opts.netns ? 22 : await freePort());
+  const address = opts.listenAddress ?? '127.0.0.1';
   const logPath = join(dir, 'sshd.log');
   const configPath = join(dir, 'sshd_config');
-  const newHostKeys = () => hostKeyTypes.map((type) => newHostKey(dir, type));
+  const newHostKeys = () => hostKeyTypes.map((type) => newHostKey(dir, type, opts));
   let keys = newHostKeys();
   const firstKey = () => keys[0] as SshdHostKey;
   let pwPassword: string | undefined;
   let cliPassword: string | undefined;
   const knownHostsPath = join(dir, 'known_hosts');
   const [keyType, keyBlob] = firstKey().publicLine.split(/\s+/);
-  writeFileSync(knownHostsPath, `[127.0.0.1]:${port} ${keyType} ${keyBlob}\n`, { mode: 0o600 });
+  const knownName = port === 22 ? address : `[${address}]:${port}`;
+  writeFileSync(knownHostsPath, `${knownName} ${keyType} ${keyBlob}\n`, { mode: 0o600 });
   writeFileSync(configPath, sshdConfig(dir, port, keys, opts), { mode: 0o644 });
 
   let child: ChildProcess;
   try {
-    child = await launch(configPath, logPath, port);
+    child = await launch(configPath, logPath, port, opts);
   } catch (err) {
     rmSync(dir, { recursive: true, force: true });
     throw err;
@@ -371,7 +446,7 @@ export async function startSshd(opts: SshdOptions = {}): Promise<Sshd> {
   };
 
   const sshd: Sshd = {
-    address: '127.0.0.1',
+    address,
     port,
     get hostKeyFingerprint() {
       return firstKey().fingerprint;
@@ -403,7 +478,7 @@ export async function startSshd(opts: SshdOptions = {}): Promise<Sshd> {
     readLog: () => readLogFile(logPath),
     hostOptions: (user, extra = {}) => ({
       name: `sshd-${user}`,
-      host: '127.0.0.1',
+      host: address,
       port,
       user,
       identityFiles: [clientKeyPath],
@@ -414,7 +489,11 @@ export async function startSshd(opts: SshdOptions = {}): Promise<Sshd> {
     async rotateHostKey() {
       await stopServer();
       keys = newHostKeys();
-      child = await launch(configPath, logPath, port);
+      child = await launch(configPath, logPath, port, opts);
+    },
+    kill: stopServer,
+    async restart() {
+      child = await launch(configPath, logPath, port, opts);
     },
     async stop() {
       process.removeListener('exit', killOnExit);

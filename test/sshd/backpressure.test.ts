@@ -3,9 +3,9 @@
  * session log), the run withholds the channel's SSH window, so the remote command blocks writing instead of
  * our memory growing; once released, every byte arrives in order and the command ends normally.
  */
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SshHost } from '../../src/transport/ssh.js';
+import { blockedWriting, written } from '../helpers/processes.js';
 import { startSshd, waitFor, type Sshd } from '../helpers/sshd.js';
 
 let sshd: Sshd;
@@ -19,25 +19,6 @@ afterAll(async () => {
   await host?.close();
   await sshd?.stop();
 });
-
-/** Sleeping inside a pipe write: the remote command cannot get rid of its output. */
-function blockedWriting(pid: number): boolean {
-  try {
-    const state = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0];
-    return state === 'S' && /pipe_write|pipe_wait|wait_woken/.test(readFileSync(`/proc/${pid}/wchan`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
-
-/** Bytes the process has written so far (/proc/PID/io wchar). */
-function written(pid: number): number {
-  try {
-    return Number(/^wchar: (\d+)$/m.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))?.[1] ?? -1);
-  } catch {
-    return -1;
-  }
-}
 
 describe('real sshd: output backpressure', () => {
   it('holds a 4,000,000-line stream at the SSH window while its consumer is behind, then delivers every line in order', async () => {

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SshHost } from '../../src/transport/ssh.js';
 import type { Command } from '../../src/transport/types.js';
-import { isAlive } from '../helpers/processes.js';
+import { isAlive, pidsOf } from '../helpers/processes.js';
 import { listProcesses, processTree, startSshd, uidOf, waitFor, type ProcessInfo, type Sshd } from '../helpers/sshd.js';
 
 let sshd: Sshd;
@@ -25,13 +25,6 @@ afterAll(async () => {
   await host?.close();
   await sshd?.stop();
 });
-
-/** Pids of processes whose argv is exactly one of `argsList`, run by `owner`. */
-function pidsOf(owner: number, argsList: readonly string[]): number[] {
-  return listProcesses()
-    .filter((p) => p.uid === owner && argsList.includes(p.args))
-    .map((p) => p.pid);
-}
 
 describe('real sshd: cancellation and timeouts', () => {
   it('abort: resolves cancelled and the command, its child and its background job are gone on the server', async () => {

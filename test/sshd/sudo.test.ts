@@ -5,11 +5,13 @@
  * arrive unchanged, and a cancel under `sudo -S` ends the root processes too. The password user's tests
  * live here only: the harness sets its password once per file that reads it.
  */
-import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { quoteArgv, SUDO_WRAPPER_ARGV } from '../../src/transport/quote.js';
+import { OpensshHost } from '../../src/transport/openssh.js';
 import { SshHost } from '../../src/transport/ssh.js';
+import type { Host } from '../../src/transport/types.js';
 import { filesHolding, isAlive, processesHolding } from '../helpers/processes.js';
 import { listProcesses, processTree, startSshd, waitFor, type Sshd } from '../helpers/sshd.js';
 
@@ -17,7 +19,7 @@ import { listProcesses, processTree, startSshd, waitFor, type Sshd } from '../he
 const WRAPPER = quoteArgv(SUDO_WRAPPER_ARGV);
 
 let sshd: Sshd;
-const hosts: SshHost[] = [];
+const hosts: Host[] = [];
 
 beforeAll(async () => {
   sshd = await startSshd();
@@ -135,5 +137,32 @@ describe('real sshd: the sudo wrapper changes nothing for the command', () => {
       // A failing run must not leave 5-minute root sleeps behind.
       for (const p of listProcesses().filter((x) => sleeps.includes(x.args))) process.kill(p.pid, 'SIGKILL');
     }
+  });
+});
+
+describe('real sshd: sudo over the OpenSSH transport', () => {
+  it('the password goes on stdin only (never in an argv), and the stdin after it arrives unchanged', async () => {
+    const password = sshd.users.pwPassword;
+    const configFile = join(sshd.dir, 'openssh_client_config'); // the machine's own ~/.ssh/config stays out
+    writeFileSync(configFile, 'IdentitiesOnly yes\nIdentityAgent none\n', { mode: 0o600 });
+    const user = sshd.users.pw;
+    const host = new OpensshHost({
+      ...sshd.hostOptions(user, { sudoPassword: password }),
+      sshAlias: '127.0.0.1',
+      inventory: { port: sshd.port, user, identityFiles: [sshd.clientKeyPath] },
+      sshConfigFile: configFile,
+      controlDir: join(sshd.dir, 'ssh'),
+    });
+    hosts.push(host);
+    expect(await host.run({ argv: ['id', '-u'] }, { sudo: true })).toMatchObject({ exitCode: 0, stdout: '0\n' });
+    const long = host.run({ argv: ['sleep', '2'] }, { sudo: true });
+    const rootSleep = () => processTree(sshd.pid).some((p) => p.uid === 0 && p.args === 'sleep 2');
+    await waitFor(rootSleep, 'sleep 2 to run as root');
+    expect(processesHolding(password)).toEqual([]);
+    expect(await long).toMatchObject({ exitCode: 0, stdout: '', stderr: '' });
+    const stdin = `${password}\nnext line\nlast`;
+    const cat = await host.run({ argv: ['cat'] }, { sudo: true, stdin });
+    expect(cat).toMatchObject({ exitCode: 0, stderr: '' });
+    expect(cat.stdout).toBe(stdin.replaceAll(password, '[REDACTED:sudo-password]'));
   });
 });

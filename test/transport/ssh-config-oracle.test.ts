@@ -2,29 +2,25 @@
  * The real OpenSSH client is the oracle for ~/.ssh/config resolution: for every alias of the corpus in
  * test/fixtures/ssh-config, `ssh -G -F <tree>/config <alias>` (HOME pointed at a temporary copy of the tree, no
  * other option) and l20-setup's resolver must give the same hostname, port, user, identity files,
- * known-hosts files, StrictHostKeyChecking, IdentitiesOnly, keepalives, ConnectTimeout and proxy settings;
- * where ssh refuses the config (exit 255) the resolver must refuse it too, at the file and line ssh names.
- * `ssh -G` leaves IdentityFile unexpanded, so the expanded paths are taken from `ssh -v` with a ProxyCommand
+ * known-hosts files, StrictHostKeyChecking, IdentitiesOnly, keepalives, ConnectTimeout, proxy settings,
+ * GSSAPIAuthentication, PKCS11Provider and certificate files (what the transport choice reads); where ssh
+ * refuses the config (exit 255) the resolver must refuse it too, at the file and line ssh names. `ssh -G`
+ * leaves IdentityFile and CertificateFile unexpanded, so the expanded paths are taken from `ssh -v` with a ProxyCommand
  * that exits at once (`false`): ssh loads its identities, printing each, without touching the network.
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { hostname, tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
-  defaultSshConfigContext,
   explicitSshConfigFiles,
   resolveSshConfig,
-  runInShell,
   SshConfigError,
   type ResolvedSshConfig,
-  type SshConfigContext,
 } from '../../src/transport/ssh-config.js';
+import { corpusAliases, corpusContext, corpusTrees, installTree, removeAll } from './helpers/ssh-config-corpus.js';
 
-const CORPUS = join(__dirname, '..', 'fixtures', 'ssh-config');
 const temps: string[] = [];
-afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => removeAll(temps));
 
 function requireOpenSsh(): string {
   const r = spawnSync('ssh', ['-V'], { encoding: 'utf8' });
@@ -34,25 +30,6 @@ function requireOpenSsh(): string {
     );
   }
   return r.stderr.trim();
-}
-
-/** A copy of one tree as $HOME/.ssh of a fresh HOME, with the modes ssh insists on for included files. */
-function installTree(tree: string): string {
-  const home = mkdtempSync(join(tmpdir(), 'l20-sshcfg-'));
-  temps.push(home);
-  const dotSsh = join(home, '.ssh');
-  cpSync(join(CORPUS, tree), dotSsh, { recursive: true });
-  const fixModes = (dir: string): void => {
-    chmodSync(dir, 0o700);
-    for (const name of readdirSync(dir)) {
-      const p = join(dir, name);
-      if (statSync(p).isDirectory()) fixModes(p);
-      else chmodSync(p, 0o644);
-    }
-  };
-  fixModes(dotSsh);
-  mkdirSync(join(home, 'keys'), { recursive: true });
-  return home;
 }
 
 interface Fields {
@@ -69,10 +46,13 @@ interface Fields {
   connecttimeout: string;
   proxyjump: string;
   proxycommand: string;
+  gssapiauthentication: string;
+  pkcs11provider: string;
+  certificatefileExpanded: string[];
 }
 
 /** ssh -G prints `keyword value` lines; several `identityfile` lines; proxy lines only when set. */
-function fieldsFromSsh(dump: string, expandedIdentities: string[]): Fields {
+function fieldsFromSsh(dump: string, expanded: { identities: string[]; certificates: string[] }): Fields {
   const values = new Map<string, string[]>();
   for (const line of dump.split('\n')) {
     const space = line.indexOf(' ');
@@ -87,7 +67,7 @@ function fieldsFromSsh(dump: string, expandedIdentities: string[]): Fields {
     port: one('port'),
     user: one('user'),
     identityfile: values.get('identityfile') ?? [],
-    identityfileExpanded: expandedIdentities,
+    identityfileExpanded: expanded.identities,
     userknownhostsfile: one('userknownhostsfile'),
     stricthostkeychecking: one('stricthostkeychecking'),
     identitiesonly: one('identitiesonly'),
@@ -96,6 +76,9 @@ function fieldsFromSsh(dump: string, expandedIdentities: string[]): Fields {
     connecttimeout: one('connecttimeout'),
     proxyjump: unlessNone(one('proxyjump')),
     proxycommand: unlessNone(one('proxycommand')),
+    gssapiauthentication: one('gssapiauthentication'),
+    pkcs11provider: unlessNone(one('pkcs11provider')),
+    certificatefileExpanded: expanded.certificates,
   };
 }
 
@@ -116,43 +99,38 @@ function fieldsFromResolver(r: ResolvedSshConfig): Fields {
     connecttimeout: r.connectTimeout === undefined ? 'none' : String(r.connectTimeout),
     proxyjump: r.proxyJump ?? '',
     proxycommand: r.proxyCommand ?? '',
+    gssapiauthentication: r.gssapiAuthentication ? 'yes' : 'no',
+    pkcs11provider: r.pkcs11Provider ?? '',
+    certificatefileExpanded: r.certificateFiles,
   };
 }
 
-/** Identity files as ssh loads them: `identity file PATH type N`, each followed by its PATH-cert line. */
-function expandedIdentitiesFromSsh(verbose: string): string[] {
-  const paths = [...verbose.matchAll(/^debug1: identity file (.*) type -?\d+$/gm)].map((m) => m[1] as string);
-  return paths.filter((_, i) => i % 2 === 0);
+/**
+ * Identity and certificate files as ssh loads them: `identity file PATH type N`, each followed by its
+ * PATH-cert line unless CertificateFile is set; `certificate file PATH type N` for each CertificateFile.
+ */
+function expandedFromSsh(verbose: string): { identities: string[]; certificates: string[] } {
+  const identities: string[] = [];
+  for (const m of verbose.matchAll(/^debug1: identity file (.*) type -?\d+$/gm)) {
+    const path = m[1] as string;
+    if (path !== `${identities[identities.length - 1]}-cert`) identities.push(path);
+  }
+  const certificates = [...verbose.matchAll(/^debug1: certificate file (.*) type -?\d+$/gm)].map((m) => m[1] as string);
+  return { identities, certificates };
 }
 
 describe('ssh-config oracle: l20-setup agrees with real `ssh -G`', () => {
   it('resolves every corpus alias as OpenSSH does, and refuses what OpenSSH refuses', () => {
     const version = requireOpenSsh();
-    const account = userInfo();
     let agree = 0;
     let refusedAlike = 0;
     const problems: string[] = [];
-    const trees = readdirSync(CORPUS).filter((d) => statSync(join(CORPUS, d)).isDirectory()).sort();
+    const trees = corpusTrees();
     for (const tree of trees) {
-      const home = installTree(tree);
+      const home = installTree(tree, temps);
       const config = join(home, '.ssh', 'config');
-      const env = {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
-        HOME: home,
-        SHELL: '/bin/sh',
-        LC_ALL: 'C',
-        L20_KEYDIR: join(home, 'keys'),
-      };
-      const ctx: SshConfigContext = {
-        ...defaultSshConfigContext(),
-        homeDir: account.homedir, // ssh's `~` and %d are the passwd home; only Include's glob uses $HOME
-        localUser: account.username,
-        localHostName: hostname(),
-        uid: account.uid,
-        env,
-        runMatchExec: (command) => runInShell(command, env),
-      };
-      const aliases = readFileSync(join(CORPUS, tree, 'aliases'), 'utf8').split('\n').filter((a) => a !== '');
+      const { env, ctx } = corpusContext(home);
+      const aliases = corpusAliases(tree);
       for (const alias of aliases) {
         const label = `${tree}/${alias}`;
         const run = { env, input: '', encoding: 'utf8', timeout: 20_000 } as const;
@@ -190,7 +168,7 @@ describe('ssh-config oracle: l20-setup agrees with real `ssh -G`', () => {
           ['-v', '-F', config, '-o', 'ProxyCommand=false', '-o', 'BatchMode=yes', alias, 'true'],
           run,
         );
-        const theirs = fieldsFromSsh(dump.stdout, expandedIdentitiesFromSsh(verbose.stderr));
+        const theirs = fieldsFromSsh(dump.stdout, expandedFromSsh(verbose.stderr));
         const mine = fieldsFromResolver(ours);
         const differences = (Object.keys(theirs) as (keyof Fields)[]).filter(
           (k) => JSON.stringify(theirs[k]) !== JSON.stringify(mine[k]),

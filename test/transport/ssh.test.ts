@@ -566,7 +566,9 @@ describe('SshHost: keys and configuration', () => {
       knownHostsFiles: ['/home/op/.ssh/known_hosts', '/home/op/.ssh/known_hosts2', '/etc/ssh/ssh_known_hosts', '/etc/ssh/ssh_known_hosts2'],
     });
     expect(await options.onUnknownHostKey?.({ host: 'x', port: 1, fingerprint: 'f', keyType: 't' })).toBe(true);
-    expect(unsupported).toEqual(['ProxyJump bastion']);
+    // ProxyJump is followed now: the caller resolves the hops (ssh-hops.ts); nothing is left unsupported.
+    expect(unsupported).toEqual([]);
+    expect(options.jump).toBeUndefined();
   });
 });
 

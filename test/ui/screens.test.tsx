@@ -6,7 +6,7 @@ import { Providers } from '../../screens/store-context.js';
 import { initialState, Store } from '../../src/engine/store.js';
 import type { Controller } from '../../src/engine/controller.js';
 import { fakeController } from '../helpers/fake-controller.js';
-import { aliasView, resolveHost } from '../../src/transport/ssh-config-report.js';
+import { aliasView, hopResolver, pathView, resolveHost } from '../../src/transport/ssh-config-report.js';
 import { clean } from '../../src/util/sanitize.js';
 
 const hosts = [{ name: 'l20-n1', address: '127.0.0.1:4001' }, { name: 'l20-n2', address: '127.0.0.1:4002' }];
@@ -176,6 +176,19 @@ describe('pipeline and stage view', () => {
     await until(() => (ui.lastFrame() ?? '').includes('y trusts it for this session only'), 'no file');
     ui.unmount();
   });
+
+  it('says when a certificate authority vouches for the host, which only the OpenSSH transport can check', async () => {
+    const store = new Store(initialState(hosts));
+    const ui = mount(store, controller());
+    const prompt = { host: 'l20-n1', address: '10.0.0.1:22', keyType: 'ssh-ed25519', fingerprint: 'SHA256:abc' };
+    store.dispatch({ type: 'ui.trust', prompt });
+    await until(() => (ui.lastFrame() ?? '').includes('SHA256:abc'), 'the plain prompt');
+    expect(ui.lastFrame()).not.toContain('certificate authority');
+    const note = 'The host is vouched for by a certificate authority; use `transport: openssh`';
+    store.dispatch({ type: 'ui.trust', prompt: { ...prompt, certificateAuthority: note } });
+    await until(() => (ui.lastFrame() ?? '').replace(/\s+/g, ' ').includes(note), 'the CA sentence');
+    ui.unmount();
+  });
 });
 
 describe('setup screen', () => {
@@ -211,19 +224,35 @@ describe('setup screen', () => {
     ui.unmount();
   });
 
+  /** Moves to the first host's address, types `address` and leaves edit mode. */
+  async function typeAddress(ui: ReturnType<typeof mount>, address: string): Promise<void> {
+    ui.stdin.write('\u001b[C');
+    ui.stdin.write('\r');
+    await until(() => (ui.lastFrame() ?? '').includes('▏'), 'edit mode');
+    for (const ch of address) ui.stdin.write(ch);
+    ui.stdin.write('\r');
+  }
+
   it('shows where an alias address leads and the ssh config lines that decided it', async () => {
     const store = new Store(initialState([], 'setup'));
     const configFile = new URL('../fixtures/ssh-config/basic/config', import.meta.url).pathname;
     // The same resolution the resolve verb prints, from the corpus config instead of ~/.ssh/config.
     const c = controller({ describeAddress: vi.fn((h) => aliasView(h, resolveHost(h.address, { configFile }))) });
     const ui = mount(store, c);
-    ui.stdin.write('\u001b[C');
-    ui.stdin.write('\r');
-    await until(() => (ui.lastFrame() ?? '').includes('▏'), 'edit mode');
-    for (const ch of 'gpu-a') ui.stdin.write(ch);
-    ui.stdin.write('\r');
+    await typeAddress(ui, 'gpu-a');
     await until(() => (ui.lastFrame() ?? '').includes('↳ ubuntu@10.0.0.11:2222 key'), 'the alias resolution');
     expect(ui.lastFrame()).toContain('HostName config:4 · Port config:5 · User config:6 · IdentityFile config:11');
+    ui.unmount();
+  });
+
+  it('shows the path to each host: its jump hosts and the transport', async () => {
+    const store = new Store(initialState([], 'setup'));
+    const configFile = new URL('../fixtures/ssh-config/proxy/config', import.meta.url).pathname;
+    const describePath = vi.fn((h: { address: string }) =>
+      pathView(h, resolveHost(h.address, { configFile }), hopResolver({ configFile })));
+    const ui = mount(store, controller({ describePath }));
+    await typeAddress(ui, 'pj-multi');
+    await until(() => (ui.lastFrame() ?? '').includes('⇢ via hop1 → hop2 → ssh2'), 'the path line');
     ui.unmount();
   });
 
