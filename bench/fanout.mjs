@@ -6,6 +6,8 @@
 //   ours      `l20-setup check --inventory invN.json` (one SSH connection per host, probes over channels;
 //             exit 1 is expected, checks fail on a fresh lab). Its session log gives every command line it
 //             sent, per host, with the script a `bash -s` line read and the exit code it got.
+//   ours-openssh  the same check with every host set to `transport: openssh` (a copy of invN.json): our engine
+//             over the system `ssh`, one ControlMaster per host, instead of ssh2. Verified like ours.
 //   ssh-seq   the same lines with OpenSSH, one `ssh -F invN.json.ssh_config HOST LINE` per command, in order.
 //   ssh-par   the same, `xargs -P N`.
 //   ansible   Ansible ad-hoc, `-m raw --forks N`, one call per distinct line, `--limit` to the hosts that
@@ -39,10 +41,10 @@ const { values: opt } = parseArgs({
     'lab-arg': { type: 'string', multiple: true }, quick: { type: 'boolean' }, keep: { type: 'boolean' },
   },
 });
-const CONTENDERS = ['ours', 'ssh-seq', 'ssh-par', 'ansible'];
+const CONTENDERS = ['ours', 'ours-openssh', 'ssh-seq', 'ssh-par', 'ansible'];
 const sizes = (opt.hosts ?? (opt.quick ? '2' : '2,16,64')).split(',').map(Number);
 const repeats = Number(opt.repeats ?? (opt.quick ? 1 : 3));
-const reps = { ours: repeats, 'ssh-par': repeats, 'ssh-seq': Number(opt['seq-repeats'] ?? repeats), ansible: Number(opt['ansible-repeats'] ?? repeats) };
+const reps = { ours: repeats, 'ours-openssh': repeats, 'ssh-par': repeats, 'ssh-seq': Number(opt['seq-repeats'] ?? repeats), ansible: Number(opt['ansible-repeats'] ?? repeats) };
 const limitS = Number(opt['limit-s'] ?? 3600);
 if (sizes.some((n) => !(n >= 1)) || Object.values(reps).some((r) => !(r >= 1)) || !(limitS > 0)) throw new Error('--hosts, --*repeats and --limit-s take positive numbers');
 const skips = (opt.skip ?? []).flatMap((s) => s.split(',')).filter(Boolean).map((s) => {
@@ -64,17 +66,16 @@ const log = (s) => process.stderr.write(`[fanout ${((Date.now() - t0) / 1000).to
 const rows = [];
 let lab;
 let workDir;
-let mastersPrefix;
+let mastersPrefixes = [];
 
 /**
- * Ansible's ControlPersist masters detach from Ansible, so `times` never sees them: their CPU is read
- * from /proc once a second while Ansible runs (a master idle for 60 s exits on its own, and is not
- * reaped by anyone we can ask), and once more before they are stopped at the end of the run.
+ * ControlPersist masters (Ansible's, and the OpenSSH transport's) detach from their client, so `times`
+ * never sees them: their CPU is read from /proc once a second while the contender runs (an idle master
+ * exits on its own, and is not reaped by anyone we can ask), and once more before they are stopped.
  */
 const masterCpu = new Map();
 function sampleMasters() {
-  if (!mastersPrefix) return;
-  for (const pid of pidsByCmdlinePrefix(mastersPrefix)) {
+  for (const pid of mastersPrefixes.flatMap((p) => pidsByCmdlinePrefix(p))) {
     try {
       masterCpu.set(pid, cpuSeconds(pid, true));
     } catch {
@@ -88,13 +89,11 @@ function stopMasters() {
   sampleMasters();
   const cpu = [...masterCpu.values()].reduce((a, b) => a + b, 0);
   masterCpu.clear();
-  if (mastersPrefix) {
-    for (const pid of pidsByCmdlinePrefix(mastersPrefix)) {
-      try {
-        process.kill(pid, 'SIGTERM');
-      } catch {
-        // exited on its own
-      }
+  for (const pid of mastersPrefixes.flatMap((p) => pidsByCmdlinePrefix(p))) {
+    try {
+      process.kill(pid, 'SIGTERM');
+    } catch {
+      // exited on its own
     }
   }
   return cpu;
@@ -131,9 +130,14 @@ async function runSize(n) {
   const dir = workDir;
   const inventory = join(dir, `inv${n}.json`);
   const env = { ...process.env, HOME: dir, XDG_STATE_HOME: join(dir, 'state'), XDG_CONFIG_HOME: join(dir, 'config'), NO_COLOR: '1', L20_SSH_CONFIG: `${inventory}.ssh_config` };
-  mastersPrefix = `ssh: ${dir}/.ansible/cp/`;
+  // Ansible's ControlPersist masters, and ours (ControlPath in our state directory) once ssh backgrounds them.
+  mastersPrefixes = [`ssh: ${dir}/.ansible/cp/`, `ssh: ${env.XDG_STATE_HOME}/l20-setup/ssh/`];
   log(`N=${n}: starting the lab`);
   lab = await startLab(bin, n, inventory, env, [...(opt.speed ? ['--speed', opt.speed] : []), ...(opt['lab-arg'] ?? [])]);
+  const opensshInventory = join(dir, `inv${n}-openssh.json`);
+  const parsedInventory = JSON.parse(readFileSync(inventory, 'utf8'));
+  for (const h of parsedInventory.hosts) h.transport = 'openssh';
+  writeFileSync(opensshInventory, `${JSON.stringify(parsedInventory, null, 2)}\n`, { mode: 0o600 });
   const runs = Object.fromEntries(CONTENDERS.map((c) => [c, []]));
   const notes = {};
   let reference;
@@ -145,23 +149,26 @@ async function runSize(n) {
     if (r < reps.ours) {
       const outBase = join(dir, `ours-${r}`);
       const m = await timed(n, 'ours', r, [process.execPath, bin, 'check', '--inventory', inventory], { env, cwd: dir, outBase });
-      const out = readFileSync(`${outBase}.stdout`, 'utf8');
-      const logPath = /session log (\S.*\.jsonl)\s*$/.exec(out)?.[1];
-      let v = { ran: 0, expected: reference?.length ?? 0, differ: 0 };
-      if (m.code !== 0 && m.code !== 1) m.error ??= `check exited ${m.code}: ${readFileSync(`${outBase}.stderr`, 'utf8').trim().split('\n').pop()}`;
-      else if (!logPath) m.error ??= 'no session log path on the last line of check';
-      else {
-        const cmds = readSessionLog(logPath);
-        if (!reference) {
-          reference = cmds;
-          jobs = writeSshJobs(join(dir, 'ssh'), reference);
-          groups = ansibleGroups(reference);
-          log(`N=${n}: our check ran ${reference.length} commands (${groups.length} distinct lines) in ${m.wall.toFixed(1)} s`);
-        }
-        v = compareRuns(reference, cmds);
+      const cmds = ourCheckCommands(m, outBase);
+      if (cmds && !reference) {
+        reference = cmds;
+        jobs = writeSshJobs(join(dir, 'ssh'), reference);
+        groups = ansibleGroups(reference);
+        log(`N=${n}: our check ran ${reference.length} commands (${groups.length} distinct lines) in ${m.wall.toFixed(1)} s`);
       }
-      runs.ours.push({ ...m, verify: v });
+      runs.ours.push({ ...m, verify: verifyOurs(cmds, reference) });
       if (!reference) break; // nothing to replay
+    }
+    if (r < reps['ours-openssh'] && !skipped(n, 'ours-openssh')) {
+      const outBase = join(dir, `ours-openssh-${r}`);
+      const argv = [process.execPath, bin, 'check', '--inventory', opensshInventory];
+      stopMasters();
+      const sampler = setInterval(sampleMasters, 1000);
+      const m = await timed(n, 'ours-openssh', r, argv, { env, cwd: dir, outBase });
+      clearInterval(sampler);
+      m.masterCpu = stopMasters();
+      m.cpu += m.masterCpu;
+      runs['ours-openssh'].push({ ...m, verify: verifyOurs(ourCheckCommands(m, outBase), reference) });
     }
     for (const [c, parallel] of [['ssh-par', n], ['ssh-seq', 1]]) {
       if (r >= reps[c] || skipped(n, c)) continue;
@@ -210,6 +217,24 @@ async function runSize(n) {
   for (const x of rows.filter((y) => y.n === n)) x.ratio = x.wall / ours.wall;
   log(`N=${n}: done`);
 }
+
+/**
+ * The commands one run of our check sent, from its session log; undefined, with the run's error set, when it
+ * gave none. On a fresh lab checks fail (exit 1) and some cannot tell for a missing tool (exit 2, the summary
+ * line still printed): both are a full run.
+ */
+function ourCheckCommands(m, outBase) {
+  if (m.code !== 0 && m.code !== 1 && m.code !== 2) {
+    m.error ??= `check exited ${m.code}: ${readFileSync(`${outBase}.stderr`, 'utf8').trim().split('\n').pop()}`;
+    return undefined;
+  }
+  const logPath = /session log (\S.*\.jsonl)\s*$/.exec(readFileSync(`${outBase}.stdout`, 'utf8'))?.[1];
+  if (!logPath) m.error ??= 'no session log path on the last line of check';
+  return logPath ? readSessionLog(logPath) : undefined;
+}
+
+const verifyOurs = (cmds, reference) =>
+  cmds && reference ? compareRuns(reference, cmds) : { ran: 0, expected: reference?.length ?? 0, differ: 0 };
 
 function describeProblem(v) {
   const parts = [];
