@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalHost } from '../../src/transport/local.js';
 import { CommandFailedError } from '../../src/transport/types.js';
-import { isProcessGone, waitFor } from './helpers/ssh-server.js';
+import { waitFor } from './helpers/ssh-server.js';
+import { processRunning } from '../../src/util/process-running.js';
 
 let dir: string;
 const host = new LocalHost({ name: 'here', killGraceMs: 500 });
@@ -49,7 +50,7 @@ describe('LocalHost', () => {
     expect(r.exitCode).toBeNull();
     expect(r.signal).toBe('SIGTERM');
     const pid = Number(readFileSync(pidFile, 'utf8'));
-    await waitFor(() => isProcessGone(pid), 5000, 'the background child to exit');
+    await waitFor(() => !processRunning(pid), 5000, 'the background child to exit');
   });
 
   it('cancels through an AbortSignal', async () => {
@@ -61,7 +62,7 @@ describe('LocalHost', () => {
     );
     expect(r.cancelled).toBe(true);
     const pid = Number(readFileSync(pidFile, 'utf8'));
-    await waitFor(() => isProcessGone(pid), 5000, 'the process to exit');
+    await waitFor(() => !processRunning(pid), 5000, 'the process to exit');
     expect((await host.run({ argv: ['true'] }, { signal: AbortSignal.abort() })).cancelled).toBe(true);
   });
 

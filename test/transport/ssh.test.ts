@@ -8,7 +8,8 @@ import { fingerprintSha256, verifyHostKey } from '../../src/transport/known-host
 import { quoteArgv, SUDO_WRAPPER_ARGV } from '../../src/transport/quote.js';
 import { SshHost, type SshHostOptions, type UnknownHostKeyInfo } from '../../src/transport/ssh.js';
 import { CommandFailedError, HostKeyError, TransportError, type HostConnectionState } from '../../src/transport/types.js';
-import { generateEd25519, isProcessGone, startTestServer, waitFor, type TestServer } from './helpers/ssh-server.js';
+import { generateEd25519, startTestServer, waitFor, type TestServer } from './helpers/ssh-server.js';
+import { processRunning } from '../../src/util/process-running.js';
 
 let dir: string;
 let server: TestServer;
@@ -150,7 +151,7 @@ describe('SshHost: commands', () => {
     expect(result.exitCode).toBeNull();
     expect(result.durationMs).toBeLessThan(5000);
     const pid = Number(readFileSync(pidFile, 'utf8'));
-    await waitFor(() => isProcessGone(pid), 5000, 'the remote process to exit');
+    await waitFor(() => !processRunning(pid), 5000, 'the remote process to exit');
     // The client sent the signal request (after its stdin EOF). ssh2's Server drops channel requests that
     // arrive after EOF, so this test server kills the group when the channel closes; OpenSSH honours it.
     expect(sent.some((m) => /CHANNEL_REQUEST \(r:\d+, signal: TERM\)/.test(m))).toBe(true);
@@ -168,7 +169,7 @@ describe('SshHost: commands', () => {
     expect(result.timedOut).toBe(false);
     expect(result.stdout).toBe('started\n');
     const pid = Number(readFileSync(pidFile, 'utf8'));
-    await waitFor(() => isProcessGone(pid), 5000, 'the remote process to exit');
+    await waitFor(() => !processRunning(pid), 5000, 'the remote process to exit');
 
     // Already aborted: nothing is sent.
     const sent = server.stats.execRequests.length;

@@ -4,7 +4,6 @@
  * open session channels and refuses more than `maxSessions` the way OpenSSH does ("open failed").
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { Server, utils, type Connection, type ParsedKey } from 'ssh2';
 import { generateEd25519 as generateValidEd25519 } from '../../../src/util/ssh-keys.js';
 
@@ -36,21 +35,6 @@ export function generateEd25519(): { privateKey: string; publicKey: string; blob
   const parsed = utils.parseKey(pair.private);
   if (parsed instanceof Error) throw parsed;
   return { privateKey: pair.private, publicKey: pair.public, blob: (parsed as ParsedKey).getPublicSSH() };
-}
-
-export function isProcessGone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return true;
-  }
-  try {
-    // A zombie still answers kill(pid, 0); it is dead for our purposes.
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
-  } catch {
-    return true;
-  }
 }
 
 function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
