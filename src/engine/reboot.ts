@@ -39,16 +39,21 @@ export async function rebootAndWait(
       const now = await host.run(BOOT_ID, { timeoutMs: 10_000 });
       const id = now.stdout.trim();
       if (now.exitCode === 0 && id !== '' && id !== oldId) return { ok: true, detail: `back after ${Math.round((Date.now() - started) / 1000)} s with boot id ${id}` };
-      last = id === oldId ? 'still the old boot id (the reboot has not happened yet)' : `boot id read failed (exit ${now.exitCode})`;
       if (id === oldId && Date.now() - requestedAt >= reissueMs) {
         requests += 1;
-        last = `still the old boot id after ${requests - 1} reboot request(s)`;
         requestedAt = Date.now();
         await requestReboot();
       }
+      last = id === oldId
+        ? `still the old boot id after ${requests} reboot request(s)`
+        : `boot id read failed (exit ${now.exitCode})`;
     } catch (err) {
       last = (err as Error).message;
     }
   }
-  return { ok: false, detail: `${host.name} did not come back within ${Math.round(options.timeoutMs / 60_000)} min: ${last}` };
+  return { ok: false, detail: `${host.name} did not come back within ${formatLimit(options.timeoutMs)}: ${last}` };
+}
+
+function formatLimit(ms: number): string {
+  return ms >= 60_000 ? `${Math.round(ms / 60_000)} min` : `${Math.round(ms / 1000)} s`;
 }
