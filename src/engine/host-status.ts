@@ -10,7 +10,7 @@
  */
 import type { HostConnectionState } from '../transport/types.js';
 import { worstStatus, type CheckResult, type CheckStatus, type StageId, type StageStatus } from './types.js';
-import type { AppState, CommandView } from './store.js';
+import type { AppState, CommandView } from './store-types.js';
 
 /** One host as the grid shows it for one stage. */
 export interface HostEntry {

@@ -2,7 +2,7 @@
  * The troubleshoot screen's part of the one reducer (store.ts dispatches `troubleshoot.*` here): the
  * symptom list and cursor, the latest diagnosis of each symptom, the fix waiting to be verified.
  */
-import type { AppState, TroubleshootUi, UiAction } from './store.js';
+import type { AppState, TroubleshootUi, UiAction } from './store-types.js';
 
 export type TroubleshootAction = Extract<UiAction, { type: `troubleshoot.${string}` }>;
 
