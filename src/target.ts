@@ -17,7 +17,7 @@ import { resolveThroughSsh } from './transport/ssh-g.js';
 import { JumpChainError, resolveJumpChain } from './transport/ssh-hops.js';
 import { chooseTransport, opensshReasons, requireOpensshClient } from './transport/transport-choice.js';
 import type { Host } from './transport/types.js';
-import type { UnknownHostKeyInfo } from './transport/ssh-host-key.js';
+import type { UnknownHostKeyInfo } from './transport/ssh-options.js';
 
 export interface TargetOptions {
   lab?: boolean;

@@ -9,7 +9,7 @@ import { FileRefusedError, readFileSafely } from '../util/read-file-safely.js';
 import ssh2, { type AnyAuthMethod, type ParsedKey } from 'ssh2';
 
 const { utils } = ssh2;
-import type { SshHostOptions } from './ssh.js';
+import type { SshHostOptions } from './ssh-options.js';
 
 export type AuthOptions = Pick<
   SshHostOptions,

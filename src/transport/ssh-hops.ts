@@ -13,9 +13,8 @@
  */
 import { parseProxyJump } from './ssh-config-parse.js';
 import { resolveSshConfig, type SshConfigContext, type SshConfigFile } from './ssh-config.js';
-import type { UnknownHostKeyInfo } from './ssh-host-key.js';
 import { sshHostOptionsFromConfig } from './ssh-options-from-config.js';
-import type { SshHostOptions } from './ssh-options.js';
+import type { SshHostOptions, UnknownHostKeyInfo } from './ssh-options.js';
 
 /** Hops in one chain, the recursion through first hops included. */
 export const MAX_JUMP_DEPTH = 8;

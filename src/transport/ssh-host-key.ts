@@ -15,7 +15,7 @@
  * OpenSSH transport checks certificates itself and comes here only once ssh refused the host, so there the
  * same CA line means the host presented no certificate that CA signed for it.
  */
-import type { SshHostOptions } from './ssh.js';
+import type { SshHostOptions, UnknownHostKeyInfo } from './ssh-options.js';
 import {
   appendKnownHost, fingerprintSha256, hostCertificateAuthorities, hostKeyName, knownFingerprints, knownKeyTypes,
   verifyHostKey,
@@ -23,26 +23,6 @@ import {
 import { quoteWord } from './quote.js';
 import { keyTypeOfBlob } from './ssh-public-key.js';
 import { HostKeyError } from './types.js';
-
-export interface UnknownHostKeyInfo {
-  host: string;
-  port: number;
-  /** `SHA256:…` as `ssh-keygen -lf` prints it. */
-  fingerprint: string;
-  keyType: string;
-  /**
-   * For a jump host's key: the inventory host it is a jump host for (the hop's own name is the question's
-   * `name`, set by whoever wraps onUnknownHostKey: ssh-hops.ts for hops, target.ts for hosts).
-   */
-  jumpHostFor?: string;
-  /** The known_hosts file a trusted key is added to (the first of knownHostsFiles); absent when there is none. */
-  recordIn?: string;
-  /**
-   * Set when known_hosts names a certificate authority for the host (and no plain key): a sentence saying
-   * that the built-in transport cannot check it and OpenSSH would, or that the CA is @revoked.
-   */
-  certificateAuthority?: string;
-}
 
 /** The SshHost options verification reads; read at check time, as SshHost did. */
 export type HostKeyOptions = Pick<

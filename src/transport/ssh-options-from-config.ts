@@ -4,7 +4,7 @@
  * OpenSSH settings, not connection handling; ssh.ts re-exports it for existing importers.
  */
 import type { ResolvedSshConfig } from './ssh-config.js';
-import type { SshHostOptions } from './ssh.js';
+import type { SshHostOptions } from './ssh-options.js';
 
 /**
  * SshHost options from a resolved ~/.ssh/config entry. `unsupported` lists what the transport cannot do: the

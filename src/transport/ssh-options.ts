@@ -1,5 +1,25 @@
 /** What an SshHost is configured with: address, credentials, host-key policy, limits and timing. */
-import type { UnknownHostKeyInfo } from './ssh-host-key.js';
+
+/** What onUnknownHostKey is asked with (ssh-host-key.ts puts the question). */
+export interface UnknownHostKeyInfo {
+  host: string;
+  port: number;
+  /** `SHA256:…` as `ssh-keygen -lf` prints it. */
+  fingerprint: string;
+  keyType: string;
+  /**
+   * For a jump host's key: the inventory host it is a jump host for (the hop's own name is the question's
+   * `name`, set by whoever wraps onUnknownHostKey: ssh-hops.ts for hops, target.ts for hosts).
+   */
+  jumpHostFor?: string;
+  /** The known_hosts file a trusted key is added to (the first of knownHostsFiles); absent when there is none. */
+  recordIn?: string;
+  /**
+   * Set when known_hosts names a certificate authority for the host (and no plain key): a sentence saying
+   * that the built-in transport cannot check it and OpenSSH would, or that the CA is @revoked.
+   */
+  certificateAuthority?: string;
+}
 
 export interface SshHostOptions {
   /** Inventory name (used in errors, logs and state details). */

@@ -54,7 +54,7 @@ import {
 } from './types.js';
 import { ConnectionState, type StateListener } from './state-emitter.js';
 
-export type { UnknownHostKeyInfo } from './ssh-host-key.js';
+export type { UnknownHostKeyInfo } from './ssh-options.js';
 export { sshHostOptionsFromConfig } from './ssh-options-from-config.js';
 export type { SshHostOptions } from './ssh-options.js';
 import type { SshHostOptions } from './ssh-options.js';
