@@ -2,7 +2,7 @@
 import { NOT_CHECKED } from '../rules/cfg/index.js';
 import type { LintKind } from '../rules/cfg/index.js';
 import type { Severity } from '../rules/types.js';
-import type { LintReport } from './index.js';
+import type { LintReport } from './report.js';
 
 const ORDER: Severity[] = ['blocker', 'high', 'medium', 'low', 'info'];
 const COLOR: Record<Severity, string> = { blocker: '\u001b[1;31m', high: '\u001b[31m', medium: '\u001b[33m', low: '\u001b[36m', info: '\u001b[2m' };

@@ -10,33 +10,12 @@ import { FileRefusedError, looksBinary, readFileSafely, textEnd } from '../util/
 import { runCfgRules } from '../rules/cfg/index.js';
 import type { CfgFile } from '../rules/cfg/index.js';
 import { sortFindings } from '../rules/types.js';
-import type { Finding, Severity } from '../rules/types.js';
+import type { Finding } from '../rules/types.js';
 import { buildFile, contextOf } from './build.js';
 import { formatHuman } from './format.js';
 import { cutLong } from '../util/cut-long.js';
 import { escapeInvisible } from '../util/sanitize.js';
-
-export interface LintFinding {
-  rule: string;
-  severity: Severity;
-  line: number | null;
-  evidence: string;
-  fix: string;
-  title: string;
-}
-
-export interface LintFileReport {
-  file: string;
-  kind: string;
-  findings: LintFinding[];
-  /** Set when the file could not be read. */
-  error?: string;
-}
-
-export interface LintReport {
-  version: 1;
-  files: LintFileReport[];
-}
+import type { LintFinding, LintReport } from './report.js';
 
 function toJson(f: Finding): LintFinding {
   // A finding quotes the file: one line of it can be 200 MB.

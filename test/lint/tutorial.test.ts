@@ -6,7 +6,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { lintFiles, runLint } from '../../src/lint/index.js';
-import type { LintFileReport, LintReport } from '../../src/lint/index.js';
+import type { LintFileReport, LintReport } from '../../src/lint/report.js';
 import { TUTORIAL } from './helpers.js';
 
 function walk(dir: string): string[] {
