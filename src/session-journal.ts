@@ -5,7 +5,9 @@
  * decision for later (the journal stays; an apply from here keeps those steps in it until they run).
  * Every apply from the TUI keeps a journal, so killing the TUI mid-apply is recoverable the same way.
  */
-import { ApplyJournal, findInterruptedApply, removeJournal, resumeStages, type FoundJournal } from './engine/journal.js';
+import {
+  ApplyJournal, findInterruptedApply, journalTarget, removeJournal, resumeStages, type FoundJournal,
+} from './engine/journal.js';
 import {
   handleStaleTimers, repairInterrupted, rollbackComplete, rollbackInterrupted, rollbackLines, timerLines,
 } from './engine/journal-rollback.js';
@@ -16,7 +18,6 @@ import type { Store } from './engine/store.js';
 import { verificationText } from './report.js';
 import type { StageDef, StageId } from './engine/types.js';
 import type { Target } from './target.js';
-import { journalTarget } from './commands/apply-journal.js';
 import { stageById } from './stages.js';
 
 type Interrupted = Extract<FoundJournal, { state: 'interrupted' }>;

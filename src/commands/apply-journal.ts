@@ -4,8 +4,8 @@
  * --rollback. Also opens the journal of an apply that changes things.
  */
 import {
-  ApplyJournal, findInterruptedApply, journalKey, removeJournal, resumeStages,
-  type FoundJournal, type JournalFile, type JournalHost, type JournalStep, type JournalTarget,
+  ApplyJournal, findInterruptedApply, journalTarget, removeJournal, resumeStages,
+  type FoundJournal, type JournalFile, type JournalStep,
 } from '../engine/journal.js';
 import {
   handleStaleTimers, repairInterrupted, rollbackComplete, rollbackInterrupted, rollbackLines, timerLines,
@@ -24,20 +24,6 @@ export type Gate =
   | { kind: 'exit'; code: number }
   | { kind: 'rollback'; found: Extract<FoundJournal, { state: 'interrupted' }> }
   | { kind: 'run'; stages?: Array<StageDef<any, any>>; carry?: JournalStep[]; resumed?: JournalFile; path?: string };
-
-/** The hosts as the journal knows them: name, address and the host key fingerprints known for them. */
-export function journalHosts(target: Pick<Target, 'hosts'>): JournalHost[] {
-  return target.hosts.map((h) => {
-    const keys = h.knownHostKeys?.() ?? [];
-    return { name: h.name, address: h.address, ...(keys.length ? { keys: [...keys] } : {}) };
-  });
-}
-
-/** Where this target's journal is: by its hosts' identities, whatever inventory (or the TUI) names them. */
-export function journalTarget(target: Pick<Target, 'hosts'>): JournalTarget {
-  const hosts = journalHosts(target);
-  return { key: journalKey(hosts), hosts };
-}
 
 /** The TARGET flags as the operator gave them, for commands they can paste. */
 function targetArgs(values: CliValues): string {

@@ -19,6 +19,7 @@ import type { EngineEvent, StepUndo } from './events.js';
 import { STAGE_IDS, type ArmedTimer, type Danger, type StageId, type StepStatus } from './types.js';
 import { stateDir } from './session-log.js';
 import { withoutSudoWrapper } from '../transport/quote.js';
+import type { Host } from '../transport/types.js';
 
 export const JOURNAL_VERSION = 1;
 
@@ -248,6 +249,25 @@ export type FoundJournal =
 export interface JournalTarget {
   key: string;
   hosts: ReadonlyArray<JournalHost>;
+}
+
+/** What the journal reads of a target's hosts. */
+interface JournalHostsOf {
+  readonly hosts: ReadonlyArray<Pick<Host, 'name' | 'address' | 'knownHostKeys'>>;
+}
+
+/** The hosts as the journal knows them: name, address and the host key fingerprints known for them. */
+export function journalHosts(target: JournalHostsOf): JournalHost[] {
+  return target.hosts.map((h) => {
+    const keys = h.knownHostKeys?.() ?? [];
+    return { name: h.name, address: h.address, ...(keys.length ? { keys: [...keys] } : {}) };
+  });
+}
+
+/** Where this target's journal is: by its hosts' identities, whatever inventory (or the TUI) names them. */
+export function journalTarget(target: JournalHostsOf): JournalTarget {
+  const hosts = journalHosts(target);
+  return { key: journalKey(hosts), hosts };
 }
 
 type Read = { journal: JournalFile } | { problem: string } | undefined;

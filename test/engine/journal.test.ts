@@ -13,15 +13,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
-  ApplyJournal, findInterruptedApply, journalKey, journalPath, processAlive, processIdentity, resumeStages,
-  writerRunning,
+  ApplyJournal, findInterruptedApply, journalKey, journalPath, journalTarget, processAlive, processIdentity,
+  resumeStages, writerRunning,
   type JournalFile, type JournalStep,
 } from '../../src/engine/journal.js';
 import { describeFound, journalUi } from '../../src/engine/journal-text.js';
 import { globLiteral, interruptedPackageCommand } from '../../src/engine/journal-rollback.js';
 import { buildCommand } from '../../src/transport/quote.js';
 import type { StepUndo } from '../../src/engine/events.js';
-import { checkJournalFlags, journalGate, journalTarget } from '../../src/commands/apply-journal.js';
+import { checkJournalFlags, journalGate } from '../../src/commands/apply-journal.js';
 import { UsageError } from '../../src/commands/common.js';
 import type { Target } from '../../src/target.js';
 import type { StepResult } from '../../src/engine/types.js';

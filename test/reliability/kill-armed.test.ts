@@ -20,10 +20,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Engine } from '../../src/engine/runner.js';
-import { ApplyJournal, processIdentity, type JournalFile, type JournalProcess } from '../../src/engine/journal.js';
+import {
+  ApplyJournal, journalTarget, processIdentity, type JournalFile, type JournalProcess,
+} from '../../src/engine/journal.js';
 import type { TimerAction } from '../../src/engine/journal-rollback.js';
 import {
-  journalGate, journalTarget, openApplyJournal, repairBeforeResume, runRollback,
+  journalGate, openApplyJournal, repairBeforeResume, runRollback,
 } from '../../src/commands/apply-journal.js';
 import { networkStage } from '../../checks/network/index.js';
 import { FABRIC_FILE } from '../../checks/network/probes.js';
