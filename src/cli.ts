@@ -15,7 +15,8 @@ import { checkScenario, intOption, UsageError, useColor, type CliValues } from '
 const VERSION = packageVersion();
 
 const VERBS = [
-  'check', 'plan', 'apply', 'monitor', 'troubleshoot', 'lint', 'doctor', 'bundle', 'report', 'resolve', 'lab',
+  'check', 'plan', 'apply', 'monitor', 'troubleshoot', 'lint', 'doctor', 'rules', 'bundle', 'report', 'resolve',
+  'lab',
 ] as const;
 
 const HELP: Record<string, string> = {
@@ -33,6 +34,7 @@ Usage:
   l20-setup lab serve [--hosts N] [--scenario S] [--seed N] [--address ADDR] [--inventory-out FILE] [--load]
   l20-setup lint FILE… [--json]        expert review of nccl.conf, netplan, scripts, vLLM/Ray command lines
   l20-setup doctor FILE|- [--json]     read a pasted output (ibstat, mlnx_qos, NCCL logs, nvidia-smi, …)
+  l20-setup rules [ID…] [--json]       what a rule id in a finding means: condition, why, fix (docs/RULES.md)
   l20-setup troubleshoot [SYMPTOM] [TARGET] [--json]   from a symptom to its cause on every host, and its fix
   l20-setup bundle [TARGET] [--out FILE]           evidence bundle for support (.tar.gz, secrets redacted)
   l20-setup report [TARGET] [--format md|html] [--out FILE]   stages, host diff, performance vs the tutorial
@@ -107,6 +109,13 @@ Reviews configuration: nccl.conf and env files, netplan YAML, shell scripts (mln
 ib_write_bw lines), vLLM and Ray command lines, Python launchers using vllm.LLM — detected by content.
 Files are read together (cross-file facts). Exit 0 no blocker or high finding, 1 otherwise, 2 a file
 cannot be read.`,
+  rules: `Usage: l20-setup rules [ID…] [--json]
+
+Explains the expert rules that findings cite (Rnn: configuration, host and pair rules; Dnn: diagnostic
+outputs): each rule's id, severity, scope, title, the condition it detects, why it matters (with its
+source) and the fix, wrapped for the terminal. Without an ID every rule is printed. IDs are
+case-insensitive (r21 works) and may be comma-separated. --json prints an array of the rule records. The same
+records generate docs/RULES.md. Exit 0; 2 for an unknown ID (the message names it and the valid range).`,
   lab: `Usage: l20-setup lab serve [--hosts N] [--scenario S] [--seed N] [--address ADDR] [--inventory-out FILE]
          [--load]
 
@@ -255,6 +264,10 @@ export async function main(argv: string[]): Promise<number> {
       const { runLint } = await import('./lint/index.js');
       return await runLint({ files, json: values.json ?? false, color: useColor(), write: (s) => process.stdout.write(s) });
     }
+    if (verb === 'rules') {
+      const { runRules } = await import('./commands/rules.js');
+      return runRules(values, positionals.slice(1));
+    }
     if (verb === 'troubleshoot') {
       const { runTroubleshoot } = await import('./commands/troubleshoot.js');
       return await runTroubleshoot(values, positionals.slice(1));
@@ -282,7 +295,7 @@ export async function main(argv: string[]): Promise<number> {
       const { runReport } = await import('./commands/report-cmd.js');
       return await runReport(values);
     }
-    process.stderr.write(`l20-setup ${verb}: not available in this release yet (see the issues); implemented: check, plan, apply, monitor, troubleshoot, lint, doctor, bundle, report, resolve, lab serve, and the TUI.\n`);
+    process.stderr.write(`l20-setup ${verb}: not available in this release yet (see the issues); implemented: check, plan, apply, monitor, troubleshoot, lint, doctor, rules, bundle, report, resolve, lab serve, and the TUI.\n`);
     return 2;
   } catch (err) {
     if (err instanceof UsageError || err instanceof ConfigError) {
