@@ -1,6 +1,7 @@
 /** Human output for doctor: the kind, its key facts as a compact table, findings worst first. */
 import type { DoctorResult } from './doctor.js';
 import type { Severity } from '../rules/types.js';
+import { ruleHint } from '../rules/hint.js';
 
 const SEVERITY_COLOR: Record<Severity, string> = { blocker: '1;31', high: '31', medium: '33', low: '36', info: '90' };
 
@@ -33,6 +34,7 @@ export function renderDoctor(result: DoctorResult, color: boolean): string {
   else {
     out.push(bold(`${r.findings.length} finding${r.findings.length === 1 ? '' : 's'}:`));
     for (const f of r.findings) out.push(...renderFindingBlock(f, color));
+    out.push(ruleHint(r.findings[0]!.rule));
   }
   if (r.errors?.length) out.push(`doctor could not fully read this output (a bug in l20-setup): ${r.errors.join('; ')}`);
   return `${out.join('\n')}\n`;

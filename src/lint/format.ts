@@ -3,6 +3,7 @@ import { NOT_CHECKED } from '../rules/cfg/index.js';
 import type { LintKind } from '../rules/cfg/index.js';
 import type { Severity } from '../rules/types.js';
 import type { LintReport } from './report.js';
+import { ruleHint } from '../rules/hint.js';
 
 const ORDER: Severity[] = ['blocker', 'high', 'medium', 'low', 'info'];
 const COLOR: Record<Severity, string> = { blocker: '\u001b[1;31m', high: '\u001b[31m', medium: '\u001b[33m', low: '\u001b[36m', info: '\u001b[2m' };
@@ -58,5 +59,7 @@ export function formatHuman(report: LintReport, color: boolean): string {
   const unreadable = report.files.filter((f) => f.error !== undefined).length;
   const parts = ORDER.filter((s) => totals[s] > 0).map((s) => c(COLOR[s], `${totals[s]} ${s}`));
   out.push(`${n} file${n === 1 ? '' : 's'}: ${parts.length > 0 ? parts.join(', ') : 'no findings'}${unreadable > 0 ? `; ${unreadable} unreadable` : ''}`);
+  const firstRule = report.files.flatMap((f) => f.findings)[0]?.rule;
+  if (firstRule !== undefined) out.push(c(DIM, ruleHint(firstRule)));
   return `${out.join('\n')}\n`;
 }
