@@ -13,7 +13,7 @@
  * and one built by `python3 -m venv` + `pip install` behave the same.
  */
 import { posix } from 'node:path';
-import { PINS } from '../../../checks/common/pins.js';
+import { PINS } from '../product-checks.js';
 
 export const PYTHON_VERSION = '3.10.12';
 /** `python3.10` directory names inside a venv. */

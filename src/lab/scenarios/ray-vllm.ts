@@ -13,7 +13,7 @@
  * `tutorial-serving`), so the stages' fix can be proven without the rest of the recipe.
  */
 import type { Cluster } from '../model/cluster.js';
-import { CLUSTER_VENV } from '../../../checks/common/pins.js';
+import { CLUSTER_VENV } from '../product-checks.js';
 import { pythonEnvOf, SYSTEM_PYTHON } from '../model/python.js';
 import type { Machine } from '../model/types.js';
 import { registerBootHook } from '../system/boot.js';

@@ -24,7 +24,7 @@
  *   intra-node ≈ 19 GB/s, ≈ 9 with ACS redirecting peer-to-peer traffic.
  */
 import type { Cluster } from '../model/cluster.js';
-import { PINS } from '../../../checks/common/pins.js';
+import { PINS } from '../product-checks.js';
 import { pfcEnabled } from '../model/qos.js';
 import { activeMtu, gidTable, gidToIpv4 } from '../model/rdma.js';
 import type { GidEntry, Machine, NetDev, PciFunction, RdmaDevice } from '../model/types.js';

@@ -9,7 +9,7 @@
  * Other stages extend it: registerPythonExpression for a value (`ray.__version__` is built in), or
  * registerPythonSnippet to take over a whole -c script (a connection loop, `ray.nodes()`).
  */
-import { PINS } from '../../../checks/common/pins.js';
+import { PINS } from '../product-checks.js';
 import { PYTHON_VERSION, normaliseName, type PythonEnv } from '../model/python.js';
 import type { ToolEnv } from './types.js';
 import { cudaRuntime } from './cuda-runtime.js';
