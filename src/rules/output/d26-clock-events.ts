@@ -1,5 +1,5 @@
 /**
- * D26 GPU clocks held down by a thermal, hardware or power event — high, graded (proposed for RULES.md §3).
+ * D26 GPU clocks held down by a thermal, hardware or power event — high, graded (docs/RULES.md §3).
  * Reads the active clock event reasons (`nvidia-smi -q` `Clocks Event Reasons` / `Clocks Throttle Reasons`,
  * `-q -x`, `--query-gpu` `clocks_event_reasons.*`). The monitor's alerts read the same verdict
  * (`clockEventVerdict`), so a live alert and a doctor finding agree on every reason:
