@@ -1,5 +1,5 @@
 /**
- * Command-line entry: verbs and flags (DESIGN.md "CLI contract"). The interactive TUI is loaded
+ * Command-line entry: verbs and flags (docs/DESIGN.md "CLI contract"). The interactive TUI is loaded
  * lazily, verb by verb (src/commands/), so `--version` and light verbs start fast: no ssh2, React or parsers.
  */
 import { parseArgs } from 'node:util';
@@ -83,7 +83,7 @@ processes; per fabric port tx/rx Gb/s (kernel plus RDMA counters), PFC pause fra
 priority, discards; vLLM's running/waiting requests, tokens/s, KV cache and time to first token.
 Two long-lived commands per host (nvidia-smi -lms and one shell loop over sysfs), never one per sample.
 On a terminal: the monitor screen (also \`m\` in the TUI). Otherwise a line per host per sample, or
-JSONL with --json. --once prints one complete sample (DESIGN.md shape with --json) after about one
+JSONL with --json. --once prints one complete sample (docs/DESIGN.md shape with --json) after about one
 interval; --record FILE appends every sample as JSONL; --replay FILE plays a recording.
 --lab watches the built-in lab serving (scenario ready by default) with benchmark traffic on it.
 Exit 0; 2 when no host could be sampled or on a usage error.`,
@@ -91,7 +91,7 @@ Exit 0; 2 when no host could be sampled or on a usage error.`,
 
 Reads a diagnostic output (ibstat, rdma link, mlnx_qos, ethtool, perftest, NCCL logs, nccl-tests,
 nvidia-smi, ray status, vLLM logs, dcgmi, …): detects its kind by content, reports the key facts and
-the findings (rule ids from RULES.md) with evidence and fix. Exit 0 for any readable input (unknown
+the findings (rule ids from docs/RULES.md) with evidence and fix. Exit 0 for any readable input (unknown
 input is kind "unknown"); 2 only when the file cannot be read.`,
   troubleshoot: `Usage: l20-setup troubleshoot [SYMPTOM] [--lab [--scenario S] | --inventory FILE] [--json] [--verbose]
 

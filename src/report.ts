@@ -1,6 +1,6 @@
 /**
  * Non-interactive output for the same events the TUI shows: plain lines when stdout is not a TTY,
- * and the version-1 JSON report of DESIGN.md for --json.
+ * and the version-1 JSON report of docs/DESIGN.md for --json.
  */
 import type { EngineEvent } from './engine/events.js';
 import type { StageOutcome } from './engine/runner.js';

@@ -1,5 +1,5 @@
 /**
- * The fabric addressing of each network design (STAGES.md §2), shared by network (what to write),
+ * The fabric addressing of each network design (docs/STAGES.md §2), shared by network (what to write),
  * rdma-link (which GID each device must carry), nccl (which netdev/devices to name), ray and vllm
  * (which address is the control address). Host number i is the host's 1-based inventory position.
  *

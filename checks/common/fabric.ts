@@ -1,5 +1,5 @@
 /**
- * Fabric discovery every stage repeats at its start (STAGES.md §1: names are never hard-coded; they
+ * Fabric discovery every stage repeats at its start (docs/STAGES.md §1: names are never hard-coded; they
  * change with the NIC stack, bonding and reboots): the ConnectX physical functions with their netdevs,
  * MACs, addresses and RDMA devices, the management netdev, and — across hosts — the cabling map that
  * numbers the cables and so decides which subnet each port gets.

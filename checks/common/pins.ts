@@ -1,5 +1,5 @@
 /**
- * The cluster venv the nccl stage builds and the ray and vllm stages reuse (STAGES.md §3.9), and the
+ * The cluster venv the nccl stage builds and the ray and vllm stages reuse (docs/STAGES.md §3.9), and the
  * versions it pins. The product owns these: the checks compare what a host runs with them, the apply
  * installs them, the bundle probes the venv at this path. The lab's Python model reads them from here
  * (it models what the product installs), never the other way round.

@@ -1,4 +1,4 @@
-/** gpu-driver verdicts (STAGES.md §3.7; R32 one install method, R33 branch, R47 parity). */
+/** gpu-driver verdicts (docs/STAGES.md §3.7; R32 one install method, R33 branch, R47 parity). */
 import type { CheckDef, Verdict } from '../../src/engine/types.js';
 import { DRIVER_BRANCHES, L20_MIB } from '../../src/rules/cfg/data.js';
 import { branchOf, installedDriver, type GpuDriverFacts } from './facts.js';

@@ -1,5 +1,5 @@
 /**
- * Stage 7, `gpu-driver` (STAGES.md §3.7): one install method (apt), a supported branch new enough for
+ * Stage 7, `gpu-driver` (docs/STAGES.md §3.7): one install method (apt), a supported branch new enough for
  * the CUDA wheels, the open kernel modules (DMA-BUF GPUDirect), every GPU visible, persistence on, and
  * the same driver on every host. The tutorial's apt 535 driver plus a CUDA runfile with --driver is two
  * methods and two branches; the runfile stops and installs nothing.

@@ -1,5 +1,5 @@
 /**
- * The gpu-driver stage's read-only probes (STAGES.md §3.7). Scripts are constants: no config value is
+ * The gpu-driver stage's read-only probes (docs/STAGES.md §3.7). Scripts are constants: no config value is
  * spliced into them. Each probe is one command whose output one parser reads.
  */
 import type { ProbeDef } from '../../src/engine/types.js';
@@ -8,7 +8,7 @@ import { DRIVER_FIX } from '../../src/rules/cfg/data.js';
 /** `dpkg-query -W` format every stage uses: `ii  name version`. */
 export const DPKG_FORMAT = '-f=${db:Status-Abbrev} ${Package} ${Version}\\n';
 
-/** Package families that carry a GPU driver (STAGES.md §3.7 gpu-driver.method) and its userspace. */
+/** Package families that carry a GPU driver (docs/STAGES.md §3.7 gpu-driver.method) and its userspace. */
 export const DRIVER_PATTERNS = [
   'nvidia-driver-*', 'nvidia-dkms-*', 'linux-modules-nvidia-*', 'cuda-drivers*',
   'nvidia-utils-*', 'libnvidia-compute-*', 'nvidia-compute-utils-*', 'nvidia-kernel-common-*',

@@ -1,5 +1,5 @@
 /**
- * gpu-driver apply steps (STAGES.md §3.7): remove what mixes methods or branches, install one driver
+ * gpu-driver apply steps (docs/STAGES.md §3.7): remove what mixes methods or branches, install one driver
  * at one version on every host and reboot into it, keep persistence on. The toolkit step is only for
  * building nccl-tests.
  */

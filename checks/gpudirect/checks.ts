@@ -1,4 +1,4 @@
-/** gpudirect verdicts (STAGES.md §3.8; R34 GDR path, R36 ACS/IOMMU, R37 P2P, R39 locality). */
+/** gpudirect verdicts (docs/STAGES.md §3.8; R34 GDR path, R36 ACS/IOMMU, R37 P2P, R39 locality). */
 import type { CheckDef, StageContext, Verdict } from '../../src/engine/types.js';
 import { toolMissingVerdict } from '../../src/engine/probe-health.js';
 import { kernelAtLeast, type GpudirectFacts } from './facts.js';

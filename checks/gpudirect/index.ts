@@ -1,5 +1,5 @@
 /**
- * Stage 8, `gpudirect` (STAGES.md §3.8): a GPUDirect RDMA path (DMA-BUF with the open module, else
+ * Stage 8, `gpudirect` (docs/STAGES.md §3.8): a GPUDirect RDMA path (DMA-BUF with the open module, else
  * nvidia-peermem on an OFED/DOCA ib_core), ACS off and the IOMMU in passthrough on the PCIe paths
  * between GPUs and NICs, P2P inside tensor-parallel groups, and which GPUs sit near a NIC. The
  * tutorial loads nvidia-peermem from /etc/modules and never looks at ACS or the IOMMU.

@@ -1,4 +1,4 @@
-/** The gpudirect stage's read-only probes (STAGES.md §3.8). Scripts are constants. */
+/** The gpudirect stage's read-only probes (docs/STAGES.md §3.8). Scripts are constants. */
 import type { ProbeDef } from '../../src/engine/types.js';
 import { PCIE_SCRIPT } from '../inventory/probes.js';
 

@@ -1,5 +1,5 @@
 /**
- * gpudirect apply steps (STAGES.md §3.8): persist nvidia-peermem where it is the path, turn ACS off
+ * gpudirect apply steps (docs/STAGES.md §3.8): persist nvidia-peermem where it is the path, turn ACS off
  * from a boot unit (setpci writes last until the next reboot), and put the IOMMU in passthrough.
  */
 import type { StepDef } from '../../src/engine/types.js';

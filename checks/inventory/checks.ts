@@ -1,5 +1,5 @@
 /**
- * Inventory verdicts (STAGES.md §3.1). Pure functions over InventoryFacts; each verdict carries the
+ * Inventory verdicts (docs/STAGES.md §3.1). Pure functions over InventoryFacts; each verdict carries the
  * values it rests on as evidence and says what to do when it is not a pass.
  */
 import type { CheckDef, Verdict } from '../../src/engine/types.js';

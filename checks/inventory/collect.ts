@@ -175,7 +175,7 @@ export function collectInventory({ host, results }: ProbeOutputs): InventoryFact
   // --query-gpu=index,name,uuid,… (noheader): the third column.
   const gpuUuids = out('gpu-query').split('\n').map((l) => l.split(',')[2]?.trim() ?? '').filter((u) => /^GPU-[0-9a-f-]+$/i.test(u));
 
-  // Topology: nvidia-smi when the driver runs, else from PCI paths (STAGES.md §3.1 inventory.topology).
+  // Topology: nvidia-smi when the driver runs, else from PCI paths (docs/STAGES.md §3.1 inventory.topology).
   const gpuBdfs = gpus.map((g) => g.bdf);
   const nicFns = netdevs.filter((n) => n.bdf && nics.some((x) => x.bdf === n.bdf));
   const gpuPaths = new Map(pcie.map((p) => [p.bdf, p]));

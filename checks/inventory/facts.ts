@@ -1,4 +1,4 @@
-/** The facts the inventory stage reads about one host (STAGES.md §3.1 "Facts"). */
+/** The facts the inventory stage reads about one host (docs/STAGES.md §3.1 "Facts"). */
 
 export interface PciFunction {
   bdf: string;

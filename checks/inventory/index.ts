@@ -1,4 +1,4 @@
-/** Stage 1, `inventory`: reads everything, changes nothing (STAGES.md §3.1). */
+/** Stage 1, `inventory`: reads everything, changes nothing (docs/STAGES.md §3.1). */
 import type { StageDef } from '../../src/engine/types.js';
 import type { InventoryFacts } from './facts.js';
 import { inventoryProbes } from './probes.js';

@@ -1,5 +1,5 @@
 /**
- * The inventory stage's read-only probes (STAGES.md §3.1). Each is one command whose output one
+ * The inventory stage's read-only probes (docs/STAGES.md §3.1). Each is one command whose output one
  * parser reads. Scripts are constants (no config value is ever spliced in); names are discovered.
  */
 import type { ProbeDef } from '../../src/engine/types.js';

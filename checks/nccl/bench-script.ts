@@ -1,5 +1,5 @@
 /**
- * The PyTorch all-reduce benchmark the nccl stage installs (`nccl.bench-tools`, path 2 of STAGES.md
+ * The PyTorch all-reduce benchmark the nccl stage installs (`nccl.bench-tools`, path 2 of docs/STAGES.md
  * §3.9) and runs under torchrun on every host. It is a real program: it runs unchanged on real
  * clusters. Output per fixtures/h200-x2/nccl_info_torch_allreduce.txt: `# all_reduce sum float32,
  * world=<n>`, then one row per size `<bytes> <time>us algbw <x> GB/s busbw <y> GB/s` (busbw =

@@ -1,4 +1,4 @@
-/** nccl verdicts on configuration and versions (STAGES.md §3.9; R01–R15, R47). The validation run is in validation.ts. */
+/** nccl verdicts on configuration and versions (docs/STAGES.md §3.9; R01–R15, R47). The validation run is in validation.ts. */
 import { controlSubnet } from '../common/design.js';
 import type { CheckDef, HostCheckDef, PairCheckDef, StageContext } from '../../src/engine/types.js';
 import { buildFile, contextOf } from '../../src/lint/build.js';

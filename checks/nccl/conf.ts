@@ -1,5 +1,5 @@
 /**
- * `/etc/nccl.conf` as the nccl stage writes it (STAGES.md §3.9 nccl.conf), NCCL's view of the
+ * `/etc/nccl.conf` as the nccl stage writes it (docs/STAGES.md §3.9 nccl.conf), NCCL's view of the
  * settings a host has (environment > `$NCCL_CONF_FILE` or `~/.nccl.conf` > `/etc/nccl.conf`, each
  * applied with setenv(…, 0)), and NCCL_IB_HCA / NCCL_SOCKET_IFNAME resolution against the live names.
  * The file is generated from names discovered this stage, never hard-coded (R07), and never sets

@@ -1,5 +1,5 @@
 /**
- * Stage 9, `nccl` (STAGES.md §3.9): `/etc/nccl.conf` from the names discovered this stage, the
+ * Stage 9, `nccl` (docs/STAGES.md §3.9): `/etc/nccl.conf` from the names discovered this stage, the
  * validation tools (the cluster venv the ray and vllm stages reuse, and the all-reduce benchmark),
  * and the validation run. Path 1 (nccl-tests + MPI) is not built: path 2 (PyTorch) is the default
  * without a CUDA toolkit, and the lab's hosts have none.

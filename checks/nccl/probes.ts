@@ -1,4 +1,4 @@
-/** The nccl stage's read-only probes (STAGES.md §3.9), besides the fabric discovery every stage repeats. */
+/** The nccl stage's read-only probes (docs/STAGES.md §3.9), besides the fabric discovery every stage repeats. */
 import type { ProbeDef } from '../../src/engine/types.js';
 import { CLUSTER_VENV } from '../common/pins.js';
 import { FABRIC_PROBES } from '../common/fabric.js';

@@ -1,5 +1,5 @@
 /**
- * nccl.validation (STAGES.md §3.9 nccl.validate): the stage's cluster run — the PyTorch all-reduce
+ * nccl.validation (docs/STAGES.md §3.9 nccl.validate): the stage's cluster run — the PyTorch all-reduce
  * benchmark under torchrun, intra-node on every host, then across all hosts at once (node 1's control
  * address is the rendezvous master), with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET for this run only —
  * and its verdict: the worse of the log verdict (the doctor's D rules over every rank's output, plus
@@ -19,7 +19,7 @@ import type { NcclFacts } from './facts.js';
 
 export const MASTER_PORT = 29510;
 export const GPUS_PER_NODE = 8;
-/** STAGES.md §3.9: no result within 10 min → fail. */
+/** docs/STAGES.md §3.9: no result within 10 min → fail. */
 export const RUN_TIMEOUT_MS = 10 * 60_000;
 /** Configurable defaults, to be calibrated on real hosts (GB/s). */
 export const THRESHOLDS = { interPass: 4.5, interWarn: 2.0, intraPass: 8, intraWarn: 4, interMinBytes: 256 * 1024 ** 2, intraBytes: 1024 ** 3 };

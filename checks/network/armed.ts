@@ -1,5 +1,5 @@
 /**
- * Applying netplan over SSH under a timed remote rollback (STAGES.md §3.4 network.apply), used by
+ * Applying netplan over SSH under a timed remote rollback (docs/STAGES.md §3.4 network.apply), used by
  * network.apply (the fabric) and network.mgmt-routes (the management file). `netplan try` is never
  * used: it refuses bond parameters (R22), needs a keypress on a terminal and guards one host.
  *

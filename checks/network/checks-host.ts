@@ -1,5 +1,5 @@
 /**
- * The network stage's per-host verdicts (STAGES.md §3.4): which design is live, whether a bond can
+ * The network stage's per-host verdicts (docs/STAGES.md §3.4): which design is live, whether a bond can
  * carry RDMA (R16), netplan hygiene through lint's own rules (R18–R22), stale bonds (R23), LACP
  * (design B) and the firewall (R48, R46).
  */
@@ -26,7 +26,7 @@ const cardOf = (f: NetworkFacts, port: string): string | undefined => f.fabric.p
 /** A bond's mode as the driver reported it, or that it reported none. */
 const modeText = (b: BondFact): string => b.mode ?? 'mode not reported';
 
-/** Classifies the live configuration (STAGES.md §2 "Choice"). */
+/** Classifies the live configuration (docs/STAGES.md §2 "Choice"). */
 export function classify(f: NetworkFacts): { design: LiveDesign; why: string } {
   const ports = f.fabric.ports.filter((p) => p.netdev !== f.fabric.mgmt.netdev);
   const bonds = fabricBonds(f);
@@ -85,7 +85,7 @@ export const designCheck: CheckDef<NetworkFacts> = {
 
 const LAG_MODES = new Set(['active-backup', 'balance-xor', '802.3ad']);
 
-/** STAGES.md §2's reasons why the tutorial's bond degrades RDMA. */
+/** docs/STAGES.md §2's reasons why the tutorial's bond degrades RDMA. */
 const TUTORIAL_REASONS = [
   '1. No RoCE LAG: one forms only when both ports of one dual-port card are the only slaves; four slaves on two cards keep four RDMA devices — no striping, no failover for RDMA.',
   "2. GID spill: the bond's GIDs land on all four slave RDMA ports (balance-xor has no active slave); a QP paired with a peer HCA on another cable (NCCL_CROSS_NIC default) reaches an HCA that does not own it: retry-exceeded errors or hangs.",

@@ -1,5 +1,5 @@
 /**
- * The network stage's checks across hosts (STAGES.md §3.4): the cabling map (which decides which
+ * The network stage's checks across hosts (docs/STAGES.md §3.4): the cabling map (which decides which
  * subnet each port gets), the planned addresses (R17), MTU on every port and at both ends of every
  * cable (R24), and reachability per fabric subnet in both directions, jumbo included, from the
  * stage's cluster run.

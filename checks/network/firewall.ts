@@ -1,5 +1,5 @@
 /**
- * network.firewall (STAGES.md §3.4; R48, R46): ufw on, with ALLOW IN for each fabric interface and
+ * network.firewall (docs/STAGES.md §3.4; R48, R46): ufw on, with ALLOW IN for each fabric interface and
  * the SSH port on management, under an armed rollback. Inter-node traffic (NCCL, Ray, vLLM, torch,
  * MPI) arrives on the fabric and needs no port rules; hardware RoCE bypasses netfilter anyway.
  *

@@ -1,5 +1,5 @@
 /**
- * Stage 4, `network` (STAGES.md §2, §3.4): the fabric addressing of the chosen design (A by default),
+ * Stage 4, `network` (docs/STAGES.md §2, §3.4): the fabric addressing of the chosen design (A by default),
  * MTU, bonds and their RoCE LAG, netplan hygiene, reachability on every cable and the firewall —
  * written as one netplan file and applied under a timed remote rollback, never with `netplan try`.
  */

@@ -1,6 +1,6 @@
 /**
  * The files the network stage writes, rendered with the yaml library (never by string splicing):
- * /etc/netplan/60-l20-fabric.yaml for design A or B (STAGES.md §3.4 network.write), and the
+ * /etc/netplan/60-l20-fabric.yaml for design A or B (docs/STAGES.md §3.4 network.write), and the
  * management file with `gateway4` turned into a default route (network.mgmt-routes, R21).
  */
 import { Document, isMap, parseDocument, type YAMLMap } from 'yaml';

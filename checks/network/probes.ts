@@ -1,5 +1,5 @@
 /**
- * The network stage's read-only probes (STAGES.md §3.4). The fabric discovery every stage repeats
+ * The network stage's read-only probes (docs/STAGES.md §3.4). The fabric discovery every stage repeats
  * (FABRIC_PROBES) plus what only this stage reads: the netplan files with their modes, the merged
  * view netplan itself computes, the bonding driver's state and the firewall. (LLDP, as root, is part
  * of the shared fabric probes.)

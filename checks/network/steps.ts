@@ -1,5 +1,5 @@
 /**
- * The network stage's apply steps (STAGES.md §3.4): discover-cabling (safe), write (safe: the file
+ * The network stage's apply steps (docs/STAGES.md §3.4): discover-cabling (safe), write (safe: the file
  * only), apply (network: armed rollback, armed.ts), mgmt-routes (network: gateway4 → a default
  * route, alone, same procedure with a management-only proof); network.firewall is in firewall.ts.
  */
@@ -121,7 +121,7 @@ export function mergedSubtree(full: string, netdev: string): string {
   return body.join('\n').replace(/\n+$/, '');
 }
 
-/** Design B needs both ports of each card cabled to one card of one peer (STAGES.md §2); why not, if not. */
+/** Design B needs both ports of each card cabled to one card of one peer (docs/STAGES.md §2); why not, if not. */
 function b2bSplit(all: StepPlanContext<NetworkFacts>['all'], cabling: ReturnType<typeof networkCabling>, host: string): string | undefined {
   const cardOf = (h: string, n: string): string | undefined => all.find((a) => a.host === h)?.facts.fabric.ports.find((p) => p.netdev === n)?.card;
   const mine = all.find((a) => a.host === host)?.facts.fabric.ports ?? [];

@@ -1,4 +1,4 @@
-/** nic-stack verdicts (STAGES.md §3.3; R30 stack vs NIC generation, R47 version parity). */
+/** nic-stack verdicts (docs/STAGES.md §3.3; R30 stack vs NIC generation, R47 version parity). */
 import type { CheckDef, HostCheckDef, PairCheckDef } from '../../src/engine/types.js';
 import { PORT_NEEDS, RDMA_PORT_NEEDS } from '../common/fabric.js';
 import { oneHostSkip } from '../common/pair.js';

@@ -1,4 +1,4 @@
-/** What the nic-stack stage reads about one host (STAGES.md §3.3). */
+/** What the nic-stack stage reads about one host (docs/STAGES.md §3.3). */
 import type { ProbeOutputs } from '../../src/engine/types.js';
 import type { RunResult } from '../../src/transport/types.js';
 import { parseDpkgQuery } from '../../src/parse/dpkg-query.js';

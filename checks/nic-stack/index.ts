@@ -1,5 +1,5 @@
 /**
- * Stage 3, `nic-stack` (STAGES.md §3.3): which RDMA stack drives the ConnectX-4 Lx ports, whether its
+ * Stage 3, `nic-stack` (docs/STAGES.md §3.3): which RDMA stack drives the ConnectX-4 Lx ports, whether its
  * driver is the loaded one, firmware, userspace, the RDMA devices, and parity across hosts.
  *
  * The stack for ConnectX-4 Lx is the inbox one (mlx5 + Ubuntu's rdma-core): RoCE v2 and, with the open

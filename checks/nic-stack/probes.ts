@@ -1,4 +1,4 @@
-/** The nic-stack stage's read-only probes (STAGES.md §3.3). Names are discovered; scripts are constants. */
+/** The nic-stack stage's read-only probes (docs/STAGES.md §3.3). Names are discovered; scripts are constants. */
 import type { ProbeDef } from '../../src/engine/types.js';
 import { FABRIC_PROBES } from '../common/fabric.js';
 import { DPKG_FORMAT } from '../os/probes.js';

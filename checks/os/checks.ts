@@ -1,4 +1,4 @@
-/** os verdicts (STAGES.md §3.2; R35 memlock, R51 time). */
+/** os verdicts (docs/STAGES.md §3.2; R35 memlock, R51 time). */
 import type { CheckDef } from '../../src/engine/types.js';
 import { oneHostSkip } from '../common/pair.js';
 import type { OsFacts } from './facts.js';

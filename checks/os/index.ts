@@ -1,5 +1,5 @@
 /**
- * Stage 2, `os` (STAGES.md §3.2): sudo, base packages, time sync, memlock, package holds, host names.
+ * Stage 2, `os` (docs/STAGES.md §3.2): sudo, base packages, time sync, memlock, package holds, host names.
  * Deliberately not done: narrowing ip_local_port_range (the fabric firewall admits all fabric traffic).
  */
 import type { ClusterRunContext, StageDef, StepDef } from '../../src/engine/types.js';

@@ -1,4 +1,4 @@
-/** The os stage's read-only probes (STAGES.md §3.2). */
+/** The os stage's read-only probes (docs/STAGES.md §3.2). */
 import type { ProbeDef } from '../../src/engine/types.js';
 
 /** What every host needs before the later stages (tools the probes and steps use, time sync, LLDP). */

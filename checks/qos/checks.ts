@@ -1,4 +1,4 @@
-/** qos verdicts (STAGES.md §3.5; R08 TC chain, R25 DCB targets, R26 PFC, R27 persistence, R28 DCBX). */
+/** qos verdicts (docs/STAGES.md §3.5; R08 TC chain, R25 DCB targets, R26 PFC, R27 persistence, R28 DCBX). */
 import type { CheckDef, HostCheckDef, HostFacts, PairCheckDef, StageContext, Verdict } from '../../src/engine/types.js';
 import { lintText } from '../../src/lint/index.js';
 import { cablingMap, PORT_NEEDS, type CablingMap } from '../common/fabric.js';

@@ -1,4 +1,4 @@
-/** What the qos stage reads about one host (STAGES.md §3.5). */
+/** What the qos stage reads about one host (docs/STAGES.md §3.5). */
 import type { ProbeOutputs } from '../../src/engine/types.js';
 import type { RunResult } from '../../src/transport/types.js';
 import { parseMlnxQos } from '../../src/parse/mlnx-qos.js';

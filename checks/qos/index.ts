@@ -1,5 +1,5 @@
 /**
- * Stage 5, `qos` (STAGES.md §3.5): DSCP trust and PFC on priority 3 on every ConnectX PF (never on
+ * Stage 5, `qos` (docs/STAGES.md §3.5): DSCP trust and PFC on priority 3 on every ConnectX PF (never on
  * bonds), equal at both ends of every cable, owned by the OS, and re-applied at boot by a oneshot
  * unit — the settings are runtime driver state that a reboot or driver reload drops.
  */

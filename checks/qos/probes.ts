@@ -1,5 +1,5 @@
 /**
- * The qos stage's read-only probes (STAGES.md §3.5). PF names are discovered inside the scripts (the
+ * The qos stage's read-only probes (docs/STAGES.md §3.5). PF names are discovered inside the scripts (the
  * netdevs of every ConnectX function), never passed in; the scripts are constants.
  */
 import type { ProbeDef } from '../../src/engine/types.js';

@@ -1,5 +1,5 @@
 /**
- * What qos.persist installs (STAGES.md §3.5): the QoS script over the PF netdevs and the oneshot unit
+ * What qos.persist installs (docs/STAGES.md §3.5): the QoS script over the PF netdevs and the oneshot unit
  * that runs it at boot and after a driver reload. One generator serves the step, the persistence
  * check (is the installed script the current one?) and the lab's `ready` scenario.
  */

@@ -1,5 +1,5 @@
 /**
- * ray verdicts (STAGES.md §3.10; R35, R45, R46, R47). When the layout needs no Ray (data parallelism)
+ * ray verdicts (docs/STAGES.md §3.10; R35, R45, R46, R47). When the layout needs no Ray (data parallelism)
  * every check is `skip` with that reason — except where a Ray is running anyway (the tutorial's
  * hand-started head on 0.0.0.0): its registered addresses and its open dashboard are still findings.
  */

@@ -1,5 +1,5 @@
 /**
- * Stage 10, `ray` (STAGES.md §3.10): Ray as systemd units bound to the control subnet with pinned
+ * Stage 10, `ray` (docs/STAGES.md §3.10): Ray as systemd units bound to the control subnet with pinned
  * ports, the dashboard on 127.0.0.1 and unlimited memlock — only when the layout needs Ray (TP × PP
  * across nodes). With data parallelism Ray is unused: the stage is `skip`, and a Ray someone started
  * by hand (the tutorial's, on 0.0.0.0 with the management address) is stopped.

@@ -1,5 +1,5 @@
 /**
- * The Ray units of STAGES.md §3.10: the head on node 1 and workers elsewhere, each bound to its
+ * The Ray units of docs/STAGES.md §3.10: the head on node 1 and workers elsewhere, each bound to its
  * control-subnet address, every port pinned, the dashboard on 127.0.0.1, unlimited memlock, and the
  * worker waiting for the head's GCS port before it starts.
  */

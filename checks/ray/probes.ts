@@ -1,4 +1,4 @@
-/** Read-only probes of the ray stage (STAGES.md §3.10), plus the serving probes the layout advisor needs. */
+/** Read-only probes of the ray stage (docs/STAGES.md §3.10), plus the serving probes the layout advisor needs. */
 import type { ProbeDef } from '../../src/engine/types.js';
 import { SHARED_PROBES } from '../vllm/probes.js';
 

@@ -1,5 +1,5 @@
 /**
- * rdma-link verdicts on what the cluster run measured (STAGES.md §3.6): per-cable and aggregate
+ * rdma-link verdicts on what the cluster run measured (docs/STAGES.md §3.6): per-cable and aggregate
  * bandwidth, the LAG members (design B), the crossed pair (tutorial), and the counters around the runs
  * (R29). Thresholds are fractions of line rate, kept here as data.
  */

@@ -1,5 +1,5 @@
 /**
- * rdma-link verdicts from the probes (STAGES.md §3.6): port state, the GID table (R05, R16) and the
+ * rdma-link verdicts from the probes (docs/STAGES.md §3.6): port state, the GID table (R05, R16) and the
  * active MTU (R24). The measured checks (bandwidth, counters) are in bw-checks.ts.
  */
 import type { CheckDef, HostFacts, PairCheckDef, StageContext, Verdict } from '../../src/engine/types.js';

@@ -1,5 +1,5 @@
 /**
- * The rdma-link stage's cluster run (STAGES.md §3.6): stray perftest servers are ended by PID, the
+ * The rdma-link stage's cluster run (docs/STAGES.md §3.6): stray perftest servers are ended by PID, the
  * counters are read, then `ib_write_bw` runs per cable (design B: per bond with 8 QPs) — server on the
  * later host, then the client on the first — then all of them at once on distinct ports, then (tutorial
  * design only) a crossed pair, and the counters are read again.

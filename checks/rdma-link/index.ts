@@ -1,5 +1,5 @@
 /**
- * Stage 6, `rdma-link` (STAGES.md §3.6): proves each cable carries RoCE v2 at line rate in the lossless
+ * Stage 6, `rdma-link` (docs/STAGES.md §3.6): proves each cable carries RoCE v2 at line rate in the lossless
  * class. No apply steps — a failure points to the stage that fixes it (network, qos, cabling).
  */
 import type { StageDef } from '../../src/engine/types.js';

@@ -1,12 +1,12 @@
 /**
- * The rdma-link stage's read-only probes (STAGES.md §3.6). Names come from FABRIC_PROBES (re-read every
+ * The rdma-link stage's read-only probes (docs/STAGES.md §3.6). Names come from FABRIC_PROBES (re-read every
  * stage, R07); everything device-specific loops over /sys/class/infiniband, so no name is spliced in.
  */
 import type { ProbeDef } from '../../src/engine/types.js';
 import { FABRIC_PROBES } from '../common/fabric.js';
 
 /**
- * Every non-zero GID of every RDMA port: `<dev> <index> <type> <ndev> <gid>` (STAGES.md §3.6, any stack).
+ * Every non-zero GID of every RDMA port: `<dev> <index> <type> <ndev> <gid>` (docs/STAGES.md §3.6, any stack).
  * A port has 256 GID slots and few are set: one `grep -l -v` per device names the set ones, so the
  * probe forks a handful of processes per port instead of a `cat` per slot (over a thousand per host).
  */

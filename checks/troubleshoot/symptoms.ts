@@ -1,7 +1,7 @@
 /**
  * The symptom catalog (issue 6): how an operator meets each known bring-up failure, which stages'
  * read-only checks tell its causes apart, the reasoning from a not-passing check to a cause with its
- * rule ids (RULES.md), and the stages whose plan/apply/verify path repairs it. Causes are listed from
+ * rule ids (docs/RULES.md), and the stages whose plan/apply/verify path repairs it. Causes are listed from
  * the root cause to its consequences: the first one whose checks show wins (src/troubleshoot/match.ts).
  * Check ids and rules are the ones the stages produce (checks/<stage>/); nothing here re-implements a check.
  */

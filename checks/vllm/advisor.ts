@@ -1,5 +1,5 @@
 /**
- * The layout advisor (STAGES.md §3.11): how to spread one model over G GPUs per node × N nodes of
+ * The layout advisor (docs/STAGES.md §3.11): how to spread one model over G GPUs per node × N nodes of
  * PCIe-only L20s joined by 25GbE. A pure function of the model's shape, the GPUs' memory.total and the
  * P2P matrix; it returns the layout with every step of its arithmetic, so the operator can check it.
  *

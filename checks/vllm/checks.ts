@@ -1,4 +1,4 @@
-/** vllm verdicts on one host (STAGES.md §3.11; R40–R44, R46). Pair checks and the cluster run are in pair-checks.ts. */
+/** vllm verdicts on one host (docs/STAGES.md §3.11; R40–R44, R46). Pair checks and the cluster run are in pair-checks.ts. */
 import { cannotTellVerdict } from '../../src/engine/probe-health.js';
 import type { CheckDef, StageContext, Verdict } from '../../src/engine/types.js';
 import { lintText } from '../../src/lint/index.js';

@@ -1,5 +1,5 @@
 /**
- * Stage 11, `vllm` (STAGES.md §3.11): the model on every host, the layout advisor, flags the installed
+ * Stage 11, `vllm` (docs/STAGES.md §3.11): the model on every host, the layout advisor, flags the installed
  * vLLM accepts, the API on the management address with a key, units on both hosts, /health, and a
  * reproducible `vllm bench serve`. The tutorial's nonexistent model, TP 16 over 25GbE, removed flags
  * and open API are what it replaces.

@@ -1,6 +1,6 @@
 /**
  * vllm checks across hosts (R41, R47) and the stage's cluster run: health of the API on node 1 and
- * `vllm bench serve` against it (STAGES.md §3.11). The API key is read on the host from
+ * `vllm bench serve` against it (docs/STAGES.md §3.11). The API key is read on the host from
  * /etc/l20/vllm.env inside the script: it never travels in a command line (ours, curl's or the bench's:
  * curl reads the header on stdin, the bench reads OPENAI_API_KEY), a result or evidence. A file still holding
  * the old name L20_API_KEY (before vllm.units renames it) is read as well.

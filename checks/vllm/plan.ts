@@ -1,5 +1,5 @@
 /**
- * What the vllm stage deploys on each host for a layout: the `vllm serve` argv (STAGES.md §3.11) and
+ * What the vllm stage deploys on each host for a layout: the `vllm serve` argv (docs/STAGES.md §3.11) and
  * the systemd unit around it. Shared by the checks (planned flags must exist in the installed vLLM;
  * the deployed unit must match) and the steps (which write it). Node 1 serves the API on its
  * management address; data-parallel peers run `--headless` engines that join node 1 over the control

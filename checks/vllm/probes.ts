@@ -1,5 +1,5 @@
 /**
- * Read-only probes of the vllm stage (STAGES.md §3.11); the ray stage reuses the version, GPU and
+ * Read-only probes of the vllm stage (docs/STAGES.md §3.11); the ray stage reuses the version, GPU and
  * model probes (the layout advisor decides whether Ray is needed at all). Scripts are constants:
  * venv programs are named by literal absolute paths, and nothing of the configuration is spliced in —
  * checks pick the configured model out of what the probes list.

@@ -1,5 +1,5 @@
 /**
- * vllm apply steps (STAGES.md §3.11): model-sync (download on node 1, copy over the fabric with the
+ * vllm apply steps (docs/STAGES.md §3.11): model-sync (download on node 1, copy over the fabric with the
  * cluster key) and units (API key file, unit, ufw rule, start node 2 first, wait for /health).
  */
 import type { StepDef, StepExecContext, StepResult } from '../../src/engine/types.js';

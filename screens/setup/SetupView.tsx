@@ -38,7 +38,7 @@ function withField(h: HostConfig, f: Field, value: string): HostConfig {
 type Design = ClusterConfig['network']['design'];
 const DESIGNS: readonly Design[] = ['A', 'B', 'tutorial'];
 
-/** STAGES.md §2 in the operator's words: what each design builds and what it costs. */
+/** docs/STAGES.md §2 in the operator's words: what each design builds and what it costs. */
 export const DESIGN_CONSEQUENCES: Record<Design, string[]> = {
   A: [
     'A — one subnet per cable (default): 192.168.101–104.0/24, MTU 9000, one RDMA device per port.',

@@ -1,7 +1,7 @@
 /**
  * `l20-setup troubleshoot [SYMPTOM] [TARGET] [--json]`: probes one symptom (with its benchmarks) or
  * every symptom (the quick probes only) on every host and prints each diagnosis — status, cause, rule
- * ids, hosts, fix — or DESIGN.md's `{ version: 1, diagnoses }`. Exit 0 nothing found, 1 a cause
+ * ids, hosts, fix — or docs/DESIGN.md's `{ version: 1, diagnoses }`. Exit 0 nothing found, 1 a cause
  * found (or a probe failing that no cause explains), 2 usage or connection error.
  */
 import { Engine } from '../engine/runner.js';

@@ -42,7 +42,7 @@ export interface Controller {
   stageTitle(stage: StageId): string;
   stagePurpose(stage: StageId): string;
   initialHosts: HostConfig[];
-  /** The network design of the current inventory (STAGES.md §2). */
+  /** The network design of the current inventory (docs/STAGES.md §2). */
   initialDesign?: Design;
   /** Opens the live monitor (starting its samplers on first use; they keep sampling until quit). */
   openMonitor(): void;

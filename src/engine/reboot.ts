@@ -1,5 +1,5 @@
 /**
- * Reboot a host and wait for it (STAGES.md §1): read the boot id, ask systemd to reboot, then poll with
+ * Reboot a host and wait for it (docs/STAGES.md §1): read the boot id, ask systemd to reboot, then poll with
  * new connections until SSH answers with a different `/proc/sys/kernel/random/boot_id` (limit 15 min).
  * The reboot command itself usually loses its connection; that is expected, not a failure. But a connection
  * lost before the command reached the host looks the same, so while the host still answers with the old boot

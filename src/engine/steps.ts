@@ -1,5 +1,5 @@
 /**
- * Plan and apply (STAGES.md §1): a stage's steps run only on hosts where one of their guard checks
+ * Plan and apply (docs/STAGES.md §1): a stage's steps run only on hosts where one of their guard checks
  * does not pass, so a converged cluster changes nothing. Files are written atomically with the previous
  * version in the run's backup directory; the first failing command stops the step on that host and
  * rolls it back (files restored, the step's rollback commands run). Dangerous steps need the operator's

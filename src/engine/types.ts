@@ -17,7 +17,7 @@ export type CheckStatus = 'pass' | 'warn' | 'fail' | 'error' | 'skip';
 export interface ProbeDef {
   id: string;
   command: Command;
-  /** Run through `sudo -n` ([root] in STAGES.md). */
+  /** Run through `sudo -n` ([root] in docs/STAGES.md). */
   sudo?: boolean;
   timeoutMs?: number;
   /**
@@ -123,7 +123,7 @@ export interface StageDef<F = unknown, C = unknown> {
   steps?: readonly StepDef<F>[];
 }
 
-/** STAGES.md §1: what a step may interrupt. */
+/** docs/STAGES.md §1: what a step may interrupt. */
 export type Danger = 'safe' | 'disruptive' | 'network' | 'reboot';
 
 /** A root-owned file a step writes (atomically, previous version backed up; skipped when identical). */

@@ -1,7 +1,7 @@
 /**
  * The built-in simulated lab: one SSH server per simulated L20 server on 127.0.0.1, each backed
  * by a model of the machine (hardware, PCI tree, netdevs, RDMA, packages, files) and a shell
- * whose commands render that model the way the real tools print it. See STAGES.md §4.
+ * whose commands render that model the way the real tools print it. See docs/STAGES.md §4.
  */
 // ssh2 is CommonJS: under Node's ESM loader only its default export carries utils.
 import ssh2 from 'ssh2';

@@ -2,7 +2,7 @@
  * `l20-setup lint FILE… [--json]`: static checks of supplied configuration (nccl.conf, netplan YAML, QoS and
  * start scripts, units, `ray`/`vllm` command lines, Python launchers, Markdown tutorials). Each file's kind
  * is detected by content; all files of one run share facts (cross-file rules). Findings are the cfg rules of
- * RULES.md, worst first. Exit status: 0 no blocker/high finding, 1 some blocker/high, 2 a file could not be
+ * docs/RULES.md, worst first. Exit status: 0 no blocker/high finding, 1 some blocker/high, 2 a file could not be
  * read (or no file was given).
  */
 import { stat } from 'node:fs/promises';

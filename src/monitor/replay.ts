@@ -1,5 +1,5 @@
 /**
- * Recordings: `monitor --record FILE` appends one sample per line (JSONL, DESIGN.md's shape).
+ * Recordings: `monitor --record FILE` appends one sample per line (JSONL, docs/DESIGN.md's shape).
  * `--replay FILE` reads them back — every line validated, a bad one named by line number and field —
  * and plays them at the pace they were recorded, through the same history and frames as live data.
  */

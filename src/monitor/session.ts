@@ -1,6 +1,6 @@
 /**
  * The monitor over a cluster: one HostSampler per host, a tick every interval that assembles the
- * sample (DESIGN.md shape), adds alerts, extends the history and hands frames to listeners (the TUI
+ * sample (docs/DESIGN.md shape), adds alerts, extends the history and hands frames to listeners (the TUI
  * store, a recorder, the plain printer). A recording played back goes through the same frames.
  */
 import { createWriteStream, type WriteStream } from 'node:fs';

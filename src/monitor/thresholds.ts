@@ -2,7 +2,7 @@
  * What deserves the operator's eye, from one host's sample. Limits follow the hardware's own signals
  * where it has them (NVML's clock event reasons say *why* clocks dropped) and the fabric's semantics
  * elsewhere: pause frames are normal under incast, a storm is many pauses while little data moves;
- * any discard on a lossless (PFC) priority is a configuration fault (RULES.md R26/R29).
+ * any discard on a lossless (PFC) priority is a configuration fault (docs/RULES.md R26/R29).
  */
 import { reasonsFromBitmask } from '../parse/clock-events.js';
 import { clockEventVerdict } from '../rules/output/d26-clock-events.js';

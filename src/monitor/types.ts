@@ -1,5 +1,5 @@
 /**
- * What the monitor measures, in the JSON shape `monitor --once --json` prints (DESIGN.md, version 1)
+ * What the monitor measures, in the JSON shape `monitor --once --json` prints (docs/DESIGN.md, version 1)
  * plus the fields the screen and the thresholds need (processes, RDMA split, event reasons, alerts).
  * Every field the contract names is always present; values a host cannot report are `null`.
  */

@@ -3,7 +3,7 @@
  *
  * Parsed with the `yaml` library's document API and a LineCounter, so each value keeps its 1-based line.
  * YAML errors (bad indentation, tabs, unclosed flow maps) never throw: they are listed in `errors` with
- * their line, and whatever parsed is still returned. Facts follow DOCTOR.md's `netplan-yaml` kind:
+ * their line, and whatever parsed is still returned. Facts follow docs/DOCTOR.md's `netplan-yaml` kind:
  * `{ethernets[], bonds[]: {name, interfaces[], mode, parameters}}`, plus bridges, vlans and line maps.
  */
 import { createRequire } from 'node:module';

@@ -52,7 +52,7 @@ export const NvidiaSmiQueryGpuFactsSchema = z.object({
   /** Unit per column from the header (`MiB`, `W`, `%`), when printed. */
   units: z.record(z.string(), z.string()).optional(),
   gpus: z.array(QueryGpuSchema),
-  /** Rows keyed by column (DOCTOR.md `nvidia-smi-csv` contract). */
+  /** Rows keyed by column (docs/DOCTOR.md `nvidia-smi-csv` contract). */
   rows: z.array(z.record(z.string(), Value)),
   /** False for `NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver`. */
   driverLoaded: z.boolean().optional(),

@@ -30,12 +30,12 @@ export const NvidiaSmiTopoFactsSchema = z.object({
   nics: z.array(z.string()),
   /** matrix[row][column] = code, for the cells present. */
   matrix: z.record(z.string(), z.record(z.string(), z.string())),
-  /** Same object as `matrix`, under DOCTOR.md's contract name. */
+  /** Same object as `matrix`, under docs/DOCTOR.md's contract name. */
   links: z.record(z.string(), z.record(z.string(), z.string())),
   affinity: z.record(z.string(), TopoAffinitySchema),
   /** `NIC Legend:` entries: `{ NIC0: 'mlx5_0' }`. */
   nicLegend: z.record(z.string(), z.string()),
-  /** Same object as `nicLegend`, under DOCTOR.md's contract name. */
+  /** Same object as `nicLegend`, under docs/DOCTOR.md's contract name. */
   nicNames: z.record(z.string(), z.string()),
   /** Codes explained in `Legend:` (`-mp` has no `NV#`). */
   legendCodes: z.array(z.string()).optional(),

@@ -4,7 +4,7 @@
  * section rules `---------------Time to First Token----------------`, a closing `=====` rule. Newer vLLM adds
  * `Failed requests:`, `Maximum request concurrency:`, `Peak output token throughput (tok/s):`, `Peak concurrent
  * requests:`; values are left-justified, so lines end in spaces. Every `label: number` line lands in `metrics`
- * (camelCase), the DOCTOR.md names are picked out of them.
+ * (camelCase), the docs/DOCTOR.md names are picked out of them.
  */
 import { z } from 'zod';
 import { compact, guard, toNum, validate } from './common.js';

@@ -1,5 +1,5 @@
 /**
- * Findings: what every rule (R01–R51, D01–D25 in RULES.md) produces, shared by `lint`, `doctor` and the
+ * Findings: what every rule (R01–R51, D01–D25 in docs/RULES.md) produces, shared by `lint`, `doctor` and the
  * live stage checks. Rules are small pure functions; each rule id has exactly one implementation.
  */
 export type Severity = 'blocker' | 'high' | 'medium' | 'low' | 'info';
@@ -7,7 +7,7 @@ export type Severity = 'blocker' | 'high' | 'medium' | 'low' | 'info';
 export const SEVERITY_RANK: Record<Severity, number> = { blocker: 4, high: 3, medium: 2, low: 1, info: 0 };
 
 export interface Finding {
-  /** Rule id from RULES.md: `R06`, `D01`. */
+  /** Rule id from docs/RULES.md: `R06`, `D01`. */
   rule: string;
   /** For graded rules, the severity of the sub-condition that applied. */
   severity: Severity;

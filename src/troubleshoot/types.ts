@@ -2,7 +2,7 @@
  * Troubleshooting as data (issue 6): a symptom the operator sees, the read-only probes that tell its
  * causes apart (the stages' own checks, run on every host), the reasoning from failing checks to a
  * cause with its rule ids, and the fix — the stages whose plan/apply/verify path repairs it.
- * The JSON of `troubleshoot --json` is `TroubleshootReport` (DESIGN.md shape plus status, checks and the
+ * The JSON of `troubleshoot --json` is `TroubleshootReport` (docs/DESIGN.md shape plus status, checks and the
  * side-by-side comparisons the screen draws).
  */
 import type { CheckResult, StageId } from '../engine/types.js';

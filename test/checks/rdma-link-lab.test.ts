@@ -1,6 +1,6 @@
 /**
  * The rdma-link stage against the lab over real SSH: `ready` passes every check; each fault scenario
- * fails the checks STAGES.md §4.4 names, with their rule ids. The stage has no apply steps: its
+ * fails the checks docs/STAGES.md §4.4 names, with their rule ids. The stage has no apply steps: its
  * verdicts name the stage that fixes them (qos.persist is applied here for pfc-mismatch).
  */
 import { afterEach, describe, expect, it } from 'vitest';

@@ -5,7 +5,7 @@ import { knownModel, modelShapeFromFiles, type ModelShape } from '../../checks/v
 const L20: Omit<AdvisorInput, 'model'> = { gpusPerNode: 8, nodes: 2, memoryMiB: 46068, p2pOk: true };
 const model = (id: string): ModelShape => knownModel(id)!;
 
-describe('layout advisor (STAGES.md §3.11)', () => {
+describe('layout advisor (docs/STAGES.md §3.11)', () => {
   it('serves an 8B model with data parallelism over all 16 GPUs, without Ray', () => {
     const a = adviseLayout({ ...L20, model: model('Qwen/Qwen2.5-7B-Instruct') });
     expect(a.ok && a.kind).toBe('dp');

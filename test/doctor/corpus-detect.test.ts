@@ -44,7 +44,7 @@ describe('every real sample is detected as its kind', () => {
     it(`corpus/${name}`, () => {
       const { report } = doctorText(body(join(DIR, 'corpus', name)));
       if (expected) expect(report.kind).toBe(expected);
-      else expect(report.kind, 'a tool outside DOCTOR.md still gets a kind of its own').not.toBe('unknown');
+      else expect(report.kind, 'a tool outside docs/DOCTOR.md still gets a kind of its own').not.toBe('unknown');
     });
   }
   for (const [name, expected] of Object.entries(H200)) {

@@ -1,4 +1,4 @@
-/** D20 (shared with nccl-tests): thresholds per RULES.md, fires only when the link speed is known. */
+/** D20 (shared with nccl-tests): thresholds per docs/RULES.md, fires only when the link speed is known. */
 import { describe, expect, it } from 'vitest';
 import { d20Bandwidth, D20_THRESHOLDS } from '../../src/rules/output/d20-bandwidth.js';
 

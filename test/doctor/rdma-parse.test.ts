@@ -1,4 +1,4 @@
-/** Facts (DOCTOR.md contract field names) of every real sample of the RDMA / NIC / host-software kinds. */
+/** Facts (docs/DOCTOR.md contract field names) of every real sample of the RDMA / NIC / host-software kinds. */
 import { describe, expect, it } from 'vitest';
 import { sample } from './rdma-helpers.js';
 

@@ -10,7 +10,7 @@ import { BIN, cli as run, cliEnv } from '../helpers/cli.js';
 const env = cliEnv();
 const cli = (args: string[]) => run(args, env);
 
-/** Every field DESIGN.md's `monitor --once --json` shape names, with values a real L20 host could show. */
+/** Every field docs/DESIGN.md's `monitor --once --json` shape names, with values a real L20 host could show. */
 function expectDesignShape(s: MonitorSample): void {
   expect(s.version).toBe(1);
   expect(Number.isNaN(Date.parse(s.time))).toBe(false);
@@ -45,7 +45,7 @@ function expectDesignShape(s: MonitorSample): void {
 }
 
 describe('l20-setup monitor', () => {
-  it('--lab --once --json prints one complete sample in the DESIGN.md shape', async () => {
+  it('--lab --once --json prints one complete sample in the docs/DESIGN.md shape', async () => {
     const r = await cli(['monitor', '--lab', '--once', '--json']);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);

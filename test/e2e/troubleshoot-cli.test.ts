@@ -1,4 +1,4 @@
-/** `l20-setup troubleshoot` through the built binary: DESIGN.md's JSON, the plain diagnosis, exit codes. */
+/** `l20-setup troubleshoot` through the built binary: docs/DESIGN.md's JSON, the plain diagnosis, exit codes. */
 import { describe, expect, it } from 'vitest';
 import { cli } from '../helpers/cli.js';
 

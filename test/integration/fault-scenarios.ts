@@ -1,5 +1,5 @@
 /**
- * Every fault scenario against every stage (STAGES.md §4.4): the checks it should fail fail, with the
+ * Every fault scenario against every stage (docs/STAGES.md §4.4): the checks it should fail fail, with the
  * rule ids the spec names, nothing else fails; applying the proposed steps restores every `ready`
  * verdict and a second apply changes nothing. Real SSH to the in-process lab, all stages in order.
  */

@@ -1,5 +1,5 @@
 /**
- * apt at a finite lab speed: output streams while packages install (STAGES.md §4.5: a few
+ * apt at a finite lab speed: output streams while packages install (docs/STAGES.md §4.5: a few
  * seconds per package, scaled by the speed), a second apt or dpkg meets the lock, and a run cut
  * off in the middle leaves dpkg interrupted until `dpkg --configure -a`.
  */

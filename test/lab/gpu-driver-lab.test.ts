@@ -1,7 +1,7 @@
 /**
  * The gpu-driver stage against the lab over real SSH: the NVIDIA tools print what the corpus parsers
  * read, `ready` passes every check, and each scenario that breaks the driver fails the checks
- * STAGES.md names until the stage's steps (apt, holds, reboot) repair it.
+ * docs/STAGES.md names until the stage's steps (apt, holds, reboot) repair it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine, type StageOutcome } from '../../src/engine/runner.js';

@@ -1,5 +1,5 @@
 /**
- * Every probe of the `inventory` stage (STAGES.md §3.1) against the `fresh` lab, run the way the
+ * Every probe of the `inventory` stage (docs/STAGES.md §3.1) against the `fresh` lab, run the way the
  * tool runs them (LC_ALL=C, root probes through `sudo -n -- bash -c '<wrapper>' l20 env LC_ALL=C bash -s --`), asserting
  * concrete facts of the model and the real tools' formats.
  */

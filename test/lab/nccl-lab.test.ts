@@ -1,6 +1,6 @@
 /**
  * The nccl stage against the lab over real SSH: `ready` passes with the modelled bandwidth, the
- * tutorial fails where STAGES.md §4.4 says, `wrong-gid` fails the validation on ibv_modify_qp, and
+ * tutorial fails where docs/STAGES.md §4.4 says, `wrong-gid` fails the validation on ibv_modify_qp, and
  * applying the stage's steps turns them to pass, a second apply changing nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -116,7 +116,7 @@ describe('nccl on wrong-gid', () => {
   });
 });
 
-describe('nccl.validation on the faults of other stages (STAGES.md §4.3 NCCL)', () => {
+describe('nccl.validation on the faults of other stages (docs/STAGES.md §4.3 NCCL)', () => {
   const validation = (scenario: string): Promise<CheckResult> => withLabTarget({ scenario }, async (t) => {
     const o = await new Engine(t.hosts, { config: t.config }).runStage(ncclStage);
     return byId(o.results, 'nccl.validation');

@@ -2,7 +2,7 @@
  * The network stage end to end over real SSH on the lab's scenarios: `ready` passes untouched;
  * `fresh` goes through discover-cabling, write, apply, mgmt-routes and firewall to every check
  * passing, and a second apply changes nothing; `tutorial` shows its mistakes (R16, R18, R22, R23
- * evidence, R48) and migrates to design A; `mtu-mismatch` and `link-down` fail what STAGES.md §4.4 says.
+ * evidence, R48) and migrates to design A; `mtu-mismatch` and `link-down` fail what docs/STAGES.md §4.4 says.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine, type StageOutcome } from '../../src/engine/runner.js';

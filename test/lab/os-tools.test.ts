@@ -1,5 +1,5 @@
 /**
- * The os stage's probes (STAGES.md §3.2, checks/os/probes.ts) against the lab over SSH, before and
+ * The os stage's probes (docs/STAGES.md §3.2, checks/os/probes.ts) against the lab over SSH, before and
  * after what its apply steps do: base packages, chrony, the memlock limits file, holds.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';

@@ -1,6 +1,6 @@
 /**
  * The qos stage's tools on the lab over real SSH: mlnx_qos (tutorial, MLNX_OFED) against the corpus
- * layout and the bond0 failures of STAGES.md §4.3; iproute2 dcb (ready, inbox); runtime-only state
+ * layout and the bond0 failures of docs/STAGES.md §4.3; iproute2 dcb (ready, inbox); runtime-only state
  * that a reboot drops and the enabled l20-roce-qos unit puts back.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

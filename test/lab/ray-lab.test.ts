@@ -1,6 +1,6 @@
 /**
  * The ray and vllm stages on the tutorial's state and on a layout that needs Ray, over real SSH:
- * the tutorial fails with the rules STAGES.md names, applying the stages fixes what they own, a
+ * the tutorial fails with the rules docs/STAGES.md names, applying the stages fixes what they own, a
  * TP × PP layout brings up Ray units (head first) that register their fabric addresses, and a
  * second apply changes nothing.
  */

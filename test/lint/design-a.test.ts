@@ -1,4 +1,4 @@
-/** A correct design-A configuration written from STAGES.md reports no blocker or high finding. */
+/** A correct design-A configuration written from docs/STAGES.md reports no blocker or high finding. */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -7,7 +7,7 @@ import { DESIGN_A, lintMany } from './helpers.js';
 
 const FILES = readdirSync(DESIGN_A).map((n) => join(DESIGN_A, n));
 
-describe('design A (STAGES.md §2, §3.4, §3.5, §3.9–§3.11)', () => {
+describe('design A (docs/STAGES.md §2, §3.4, §3.5, §3.9–§3.11)', () => {
   it('no blocker or high finding; exit status 0', async () => {
     const report = await lintFiles(FILES);
     const serious = report.files.flatMap((f) => f.findings.filter((x) => x.severity === 'blocker' || x.severity === 'high').map((x) => `${f.file}: ${x.rule} ${x.evidence}`));

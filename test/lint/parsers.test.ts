@@ -31,7 +31,7 @@ describe('parseNetplanYaml', () => {
     expect(n.ethernets[0]).toMatchObject({ name: 'eno1', addresses: ['10.0.0.1/24', '10.0.1.1/24'], defaultVia: '10.0.0.254', lines: { name: 4, addresses: 5, routes: 8 } });
     expect(n.vlans[0]).toMatchObject({ name: 'v100', id: 100, link: 'eno1' });
   });
-  it('bonds: interfaces, mode and parameters (DOCTOR.md facts)', () => {
+  it('bonds: interfaces, mode and parameters (docs/DOCTOR.md facts)', () => {
     const n = parseNetplanYaml('network:\n  bonds:\n    bond0:\n      interfaces: [a, b]\n      parameters:\n        mode: 802.3ad\n        mii-monitor-interval: 100\n');
     expect(n.bonds[0]).toMatchObject({ name: 'bond0', interfaces: ['a', 'b'], mode: '802.3ad', parameters: { mode: '802.3ad', 'mii-monitor-interval': 100 }, lines: { 'param:mode': 6 } });
   });

@@ -1,5 +1,5 @@
 /**
- * RULES.md §4: one lint run over the tutorial's files raises every cfg row of the acceptance table, with its
+ * docs/RULES.md §4: one lint run over the tutorial's files raises every cfg row of the acceptance table, with its
  * severity, line and verbatim evidence, and none of the false-positive guards.
  */
 import { readdirSync, statSync } from 'node:fs';
@@ -68,7 +68,7 @@ const TABLE: Array<[string, string, string, string, number, string]> = [
   ['T28', 'README.md', 'R49', 'low', 61, 'iftop'],
 ];
 
-describe('lint on the tutorial (RULES.md §4)', () => {
+describe('lint on the tutorial (docs/RULES.md §4)', () => {
   it('detects each file by content', () => {
     expect(Object.fromEntries(report.files.map((f) => [relative(TUTORIAL, f.file), f.kind]))).toEqual({
       'README.md': 'markdown',

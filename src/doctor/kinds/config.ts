@@ -1,5 +1,5 @@
 /**
- * Configuration files doctor accepts besides diagnostic outputs (DOCTOR.md): nccl.conf / env files, netplan
+ * Configuration files doctor accepts besides diagnostic outputs (docs/DOCTOR.md): nccl.conf / env files, netplan
  * YAML, systemd units, shell scripts, vLLM/Ray command lines and Python launchers. Detection is lint's
  * (by content); the findings are exactly `lintText`'s, so doctor and lint agree on every config file.
  * Scores stay below those of unmistakable tool outputs, so an output that quotes a command is read as the

@@ -1,6 +1,6 @@
 /**
- * doctor kinds for the GPU, NCCL, Ray, vLLM and DCGM outputs (DOCTOR.md "Kinds"), and the output rules that
- * read them (RULES.md §3: D01–D07, D13, D15–D18, D20–D24).
+ * doctor kinds for the GPU, NCCL, Ray, vLLM and DCGM outputs (docs/DOCTOR.md "Kinds"), and the output rules that
+ * read them (docs/RULES.md §3: D01–D07, D13, D15–D18, D20–D24).
  *
  * Detection scores structure only: headers and line shapes the tools always print. Every detector is a handful
  * of linear regexes or substring counts over the text head; parsers are single passes. Scores are tiered so a

@@ -1,5 +1,5 @@
 /**
- * Doctor kinds for RDMA, NIC and host-software outputs (DOCTOR.md "Kinds"): recognised by structure,
+ * Doctor kinds for RDMA, NIC and host-software outputs (docs/DOCTOR.md "Kinds"): recognised by structure,
  * parsed by the src/parse parsers, checked by the output rules in src/rules/output. Detectors are cheap,
  * linear-time regex counts over the text; each scores by how much of the tool's fixed structure is present,
  * lowered slightly the later it starts (so the first output of a multi-output paste wins among equals).

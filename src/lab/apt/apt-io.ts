@@ -1,7 +1,7 @@
 /**
  * Output and timing for apt and dpkg runs. Every line goes through here, so how output reaches
  * the client (streamed while the command runs: system/live.ts toolIo) is decided in one place.
- * Durations are modelled (STAGES.md §4.5: a few seconds per package, DKMS builds minutes) and
+ * Durations are modelled (docs/STAGES.md §4.5: a few seconds per package, DKMS builds minutes) and
  * scaled by the lab's speed; each package's jitter is seeded by (seed, host, package).
  */
 import type { ExecResult } from 'just-bash';

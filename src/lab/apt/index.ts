@@ -1,5 +1,5 @@
 /**
- * The lab's APT and dpkg model (STAGES.md §4.1 software, §4.3 Packages): an offline archive
+ * The lab's APT and dpkg model (docs/STAGES.md §4.1 software, §4.3 Packages): an offline archive
  * (archive*.ts), apt-get/apt, apt-cache, apt-mark, dpkg and dpkg-query over the machine's dpkg
  * database. See README.md next to the lab for how other parts hook in.
  */

@@ -1,5 +1,5 @@
 /**
- * The Hugging Face models the lab's `hf download` can fetch (STAGES.md §3.11): Qwen2.5-7B-Instruct (the
+ * The Hugging Face models the lab's `hf download` can fetch (docs/STAGES.md §3.11): Qwen2.5-7B-Instruct (the
  * default), Llama 3.1 8B and 70B Instruct (gated: a token is needed) and DeepSeek-V3 (too large for 16
  * L20s). Their config.json values and weight sizes (`metadata.total_size` of the safetensors index) are
  * the published ones; the tutorial's `deepseek-ai/deepseek-v3-8b` is not here because it does not exist.

@@ -1,5 +1,5 @@
 /**
- * The NIC software stack of a machine (STAGES.md §3.3, §4.3 "Packages"): which mlx5 driver is loaded
+ * The NIC software stack of a machine (docs/STAGES.md §3.3, §4.3 "Packages"): which mlx5 driver is loaded
  * (the kernel's inbox one or an out-of-tree MLNX_OFED / DOCA-OFED build), and what the RDMA devices
  * are called.
  *

@@ -1,5 +1,5 @@
 /**
- * The NVIDIA driver of a machine (STAGES.md §4.1 "versions", §4.3 "Packages"): what is installed on
+ * The NVIDIA driver of a machine (docs/STAGES.md §4.1 "versions", §4.3 "Packages"): what is installed on
  * disk (derived from the dpkg database, as Ubuntu names the packages, or a runfile install) and what
  * the running kernel has loaded (`machine.nvidia.loaded`). The two differ exactly as on a server:
  * installing a driver loads nothing until the next boot (nouveau keeps the GPUs), and a new userspace

@@ -4,7 +4,7 @@
  * socket 0 and NIC 2 under the first switch of socket 1, and an Intel I210 management NIC behind
  * a PCH root port. Bus numbers follow a real SPR layout (root buses 0x15/0x37/0x95/0xb7, root
  * ports at xx:01.0 as Intel 352a), so the GPUs land on 18/19/3a/3b/98/99/ba/bb and the NICs on
- * 1a and 9a, as STAGES.md §4.1 requires.
+ * 1a and 9a, as docs/STAGES.md §4.1 requires.
  */
 import type { AcsFlags, PciBar, PciFunction } from './types.js';
 import type { Rng } from '../util/prng.js';

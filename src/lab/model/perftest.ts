@@ -1,5 +1,5 @@
 /**
- * What an RDMA write test across a cable achieves and leaves behind (STAGES.md §4.3 ib_write_bw):
+ * What an RDMA write test across a cable achieves and leaves behind (docs/STAGES.md §4.3 ib_write_bw):
  *
  * - bandwidth: link rate × header efficiency(path MTU) × 0.985, ± 0.4 % jitter from a seeded stream.
  *   Header efficiency is MTU / (MTU + 82): Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 + FCS 4 +

@@ -1,7 +1,7 @@
 /**
  * Python on the modelled servers: jammy's python3 and the cluster venv that the nccl stage builds
  * (`python3 -m venv /opt/l20/venv && /opt/l20/venv/bin/pip install vllm==<pin> "ray[default]==<pin>"`,
- * STAGES.md §3.9) and the ray and vllm stages reuse. One module pins every version, so the venv
+ * docs/STAGES.md §3.9) and the ray and vllm stages reuse. One module pins every version, so the venv
  * tools, the NCCL model (torch's bundled NCCL), Ray and vLLM print the same numbers.
  *
  * The venv path and the pins are the product's (checks/common/pins.ts): the lab models what the

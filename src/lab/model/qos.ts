@@ -1,5 +1,5 @@
 /**
- * DCB state of the ConnectX PFs (STAGES.md §4.1 "QoS"): trust, DSCP → priority map, PFC vector and
+ * DCB state of the ConnectX PFs (docs/STAGES.md §4.1 "QoS"): trust, DSCP → priority map, PFC vector and
  * DCBX owner per PF, as the mlx5 driver holds them. The state is runtime only: a reboot or a driver
  * reload drops it (resetQos), and only a unit that re-applies it at boot brings it back.
  *

@@ -1,5 +1,5 @@
 /**
- * Ray as it runs on the modelled machines (STAGES.md §4.3 "Ray / vLLM"): one Ray node per machine —
+ * Ray as it runs on the modelled machines (docs/STAGES.md §4.3 "Ray / vLLM"): one Ray node per machine —
  * its processes in the machine's process table, the address it registered, its ports — and the
  * cluster those nodes form (a node belongs to the head whose GCS address it joined). A node lives
  * exactly as long as its raylet process, so `ray stop`, `kill`, a unit stop or a reboot all end it.

@@ -1,5 +1,5 @@
 /**
- * Whether traffic between two lab machines gets through (STAGES.md §4.3 ib_write_bw): the TCP control
+ * Whether traffic between two lab machines gets through (docs/STAGES.md §4.3 ib_write_bw): the TCP control
  * connection perftest opens to `<peer-ip>`, and the path of a RoCE queue pair.
  *
  * TCP: the destination is a management address (always routed), or lies in a connected subnet of a

@@ -1,5 +1,5 @@
 /**
- * What the kernel derives for an RDMA port from the netdev it sits on (STAGES.md §4.1 RDMA row), in one
+ * What the kernel derives for an RDMA port from the netdev it sits on (docs/STAGES.md §4.1 RDMA row), in one
  * place so every view agrees: `ibv_devinfo` (tools/ofed.ts), `ibstat`, sysfs, `show_gids` and
  * `ib_write_bw` all call these functions.
  *

@@ -1,5 +1,5 @@
 /**
- * vLLM as it runs on the modelled machines (STAGES.md §4.3 "Ray / vLLM"): one `vllm serve` per
+ * vLLM as it runs on the modelled machines (docs/STAGES.md §4.3 "Ray / vLLM"): one `vllm serve` per
  * machine (the API server with its engines, or headless engines), its sockets and GPU memory, and the
  * per-engine performance model the log and `vllm bench serve` print from:
  *

@@ -1,5 +1,5 @@
 /**
- * Scenario parts for the gpu-driver and gpudirect stages (STAGES.md §4.4). `ready` is what applying
+ * Scenario parts for the gpu-driver and gpudirect stages (docs/STAGES.md §4.4). `ready` is what applying
  * both stages leaves on design A: nvidia-driver-580-server-open 580.126.09 (CUDA 13.0) from apt,
  * held, loaded (open module → DMA-BUF), persistence daemon enabled, iommu=pt booted, ACS off (the
  * BIOS default of the modelled servers). `tutorial` is the recipe as written: apt nvidia-driver-535
@@ -100,7 +100,7 @@ export function ready(cluster: Cluster): void {
 
 /**
  * What the CUDA 12.3.2 runfile (`sh cuda_12.3.2_545.23.08_linux.run --silent --driver --toolkit`) logs
- * over an apt driver (STAGES.md §4.3): it detects the package-manager driver, refuses to continue and
+ * over an apt driver (docs/STAGES.md §4.3): it detects the package-manager driver, refuses to continue and
  * installs nothing — neither its 545 driver nor the toolkit (so no nvcc). Its detection line is the
  * installer's; the run's lines are modelled after cuda-installer's log format.
  */

@@ -1,5 +1,5 @@
 /**
- * Scenarios: named starting states applied to a freshly built cluster (STAGES.md §4.4). They compose
+ * Scenarios: named starting states applied to a freshly built cluster (docs/STAGES.md §4.4). They compose
  * with `+` (`ready+link-down`), applied left to right. `ready` is the files recorded from the stages'
  * own apply (ready/) and the running state one part per stage sets; `tutorial` is built from one part
  * per stage (the files beside this one, in stage order); each fault scenario starts from `ready`

@@ -1,5 +1,5 @@
 /**
- * Scenario parts for the nccl stage (STAGES.md §4.4).
+ * Scenario parts for the nccl stage (docs/STAGES.md §4.4).
  *
  * `ready`: what applying the stage leaves for design A — `/etc/nccl.conf`, the cluster venv with the
  * pinned vLLM/Ray/torch and the all-reduce benchmark — is all files: the recorded ones (ready/).

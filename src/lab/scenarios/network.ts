@@ -1,5 +1,5 @@
 /**
- * Scenario parts for the network stage (STAGES.md §4.4).
+ * Scenario parts for the network stage (docs/STAGES.md §4.4).
  *
  * `ready`: the running state network.apply, network.mgmt-routes and network.firewall leave for
  * design A — cable k's subnet 192.168.10k.0/24 on both ends (host i = .i), MTU 9000, links up. The

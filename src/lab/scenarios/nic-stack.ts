@@ -1,5 +1,5 @@
 /**
- * Scenario parts for the nic-stack stage (STAGES.md §4.4).
+ * Scenario parts for the nic-stack stage (docs/STAGES.md §4.4).
  *
  * `ready`: what nic-stack.install-inbox leaves once a reboot followed — Ubuntu's rdma-core family
  * installed (the recorded dpkg database, ready/) and the RDMA devices renamed `rocep…` by its udev rule.

@@ -1,5 +1,5 @@
 /**
- * Scenario parts for the os stage (STAGES.md §4.4).
+ * Scenario parts for the os stage (docs/STAGES.md §4.4).
  *
  * `ready`: what os.install-base, os.memlock and os.holds leave — the base packages with the
  * dependencies apt pulls (chrony having replaced systemd-timesyncd, so the clock is synchronized),

@@ -1,5 +1,5 @@
 /**
- * Scenario parts for the qos stage (STAGES.md §4.4).
+ * Scenario parts for the qos stage (docs/STAGES.md §4.4).
  *
  * `ready`: what qos.persist leaves for design A with the default config — the PFs in the state the
  * script's inbox branch set: a DSCP 26 → 3 APP entry (DSCP trust) and PFC on priority 3; the

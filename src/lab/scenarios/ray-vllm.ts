@@ -1,5 +1,5 @@
 /**
- * Scenario parts for the ray and vllm stages (STAGES.md §4.4).
+ * Scenario parts for the ray and vllm stages (docs/STAGES.md §4.4).
  *
  * `ready`: what applying both stages leaves for design A with the default model — the model in
  * /opt/l20/models, /etc/l20/vllm.env, l20-vllm.service enabled on both hosts (node 1 the API on its

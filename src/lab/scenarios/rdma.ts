@@ -1,5 +1,5 @@
 /**
- * Scenario parts for the rdma-link stage (STAGES.md §4.4). The stage has no apply steps: its `ready` and
+ * Scenario parts for the rdma-link stage (docs/STAGES.md §4.4). The stage has no apply steps: its `ready` and
  * `tutorial` states are what the earlier stages left, with the GID tables built in the order those
  * stages added the addresses (so every later read sees the slots the kernel would have handed out).
  * `wrong-gid` is this stage's fault.

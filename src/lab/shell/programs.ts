@@ -1,6 +1,6 @@
 /**
  * Programs that live outside /usr/bin: a venv's `python`, `pip`, `torchrun`, `ray`, `vllm`
- * (STAGES.md §3.9–3.11 run them by absolute path, `/opt/l20/venv/bin/torchrun …`). just-bash only
+ * (docs/STAGES.md §3.9–3.11 run them by absolute path, `/opt/l20/venv/bin/torchrun …`). just-bash only
  * dispatches a registered command when its path is `/bin/NAME` or `/usr/bin/NAME`; any other
  * executable file is run as a bash script, and its script runner passes no more than nine
  * positional parameters ("$@" loses the rest). So such programs cannot be shell scripts.

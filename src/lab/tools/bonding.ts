@@ -1,5 +1,5 @@
 /**
- * The Linux bonding driver as the network stage meets it (STAGES.md §2, §4.1 "bonds", §4.3):
+ * The Linux bonding driver as the network stage meets it (docs/STAGES.md §2, §4.1 "bonds", §4.3):
  *
  * - bonds are virtual netdevs with a systemd-networkd generated MAC (locally administered, stable
  *   per host and name); members carry the bond's MAC and keep their own as `perm_hwaddr`;

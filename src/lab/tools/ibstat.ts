@@ -6,7 +6,7 @@
  * roce-400g-plus-cx6dx-eth.txt; a down RoCE port reads `Down`/`Disabled`, rate 40 and port GUID 0
  * (ibstat__h100-cx7-roce-two-ports-disabled.txt). `ibstat <ca> <port>` prints the per-port form
  * (`CA: '<name>'`, unindented), `-l` the CA names, `-p` the port GUIDs. A ConnectX-4 Lx reports CA
- * type MT4117 and `Rate: 25` (STAGES.md §4.2).
+ * type MT4117 and `Rate: 25` (docs/STAGES.md §4.2).
  *
  * show_gids: the header, a rule, one TAB-separated row per non-zero GID (`<ip>  ` then TAB in the
  * IPv4 cell, two TABs when empty), `n_gids_found=N` (fixtures/corpus/show_gids__tabs-raw-3dev-roce-

@@ -1,6 +1,6 @@
 /**
  * Key material the serving stages create: `ssh-keygen -t ed25519 -N '' [-C comment] -f FILE [-q]`
- * (the cluster key of STAGES.md §3.9 that rsync uses), `ssh-keygen -l -f FILE`, and `openssl rand
+ * (the cluster key of docs/STAGES.md §3.9 that rsync uses), `ssh-keygen -l -f FILE`, and `openssl rand
  * -hex N | -base64 N` (the vLLM API key). Keys come from the machine's seeded PRNG, so a lab run is
  * reproducible; the formats are OpenSSH 8.9's and OpenSSL 3.0's (source-derived; the private key file
  * is a stand-in with the real armour).

@@ -1,5 +1,5 @@
 /**
- * Whether the tool can reach a machine over its management path (STAGES.md §4.3): the SSH server
+ * Whether the tool can reach a machine over its management path (docs/STAGES.md §4.3): the SSH server
  * address must sit on the management netdev, which must be up with carrier, and the route back to
  * the client must leave through it (a fabric route shadowing it breaks SSH too) — otherwise every
  * session drops and new connections fail until something (the rollback timer, the console)

@@ -1,5 +1,5 @@
 /**
- * The two DCB tools of STAGES.md §3.5, over the per-PF state of model/qos.ts:
+ * The two DCB tools of docs/STAGES.md §3.5, over the per-PF state of model/qos.ts:
  *
  * - `mlnx_qos` (MLNX_OFED/DOCA `mlnx-tools`): `-i IF` prints the status; setting options (`--trust`,
  *   `--pfc`, `-d`, `--dscp2prio`, `--cable_len`) apply in that order and print the full status

@@ -1,6 +1,6 @@
 /**
  * A model of NCCL 2.27 (the library torch 2.8 bundles, model/python.ts) as both benchmarks use it
- * (STAGES.md §4.3 "NCCL"): how a process finds its settings, which RDMA devices and socket interface
+ * (docs/STAGES.md §4.3 "NCCL"): how a process finds its settings, which RDMA devices and socket interface
  * it picks, whether its queue pairs connect, and what bandwidth the all-reduce reaches. The log
  * lines themselves are rendered by nccl-log.ts.
  *

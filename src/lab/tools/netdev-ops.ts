@@ -13,7 +13,7 @@
 import type { IpAddress, Machine, NetDev } from '../model/types.js';
 import { linkLocalFromMac } from '../model/machine.js';
 
-/** Modelled carrier loss of an mlx5 port after an MTU change or (re)enslaving (STAGES.md §4.3). */
+/** Modelled carrier loss of an mlx5 port after an MTU change or (re)enslaving (docs/STAGES.md §4.3). */
 export const FLAP_MS = 2000;
 
 const flaps = new WeakMap<Machine, Map<string, number>>();

@@ -1,6 +1,6 @@
 /**
  * What `netplan apply` (networkd backend) does to the machine, from the merged configuration
- * (STAGES.md §4.3 "netplan apply"):
+ * (docs/STAGES.md §4.3 "netplan apply"):
  *
  * - bonds are created or updated (the mode only while they have no members; lacp_rate only in
  *   802.3ad), their members enslaved (bond MAC on the members, ≈2 s carrier flap), RoCE LAG formed

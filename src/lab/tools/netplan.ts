@@ -25,7 +25,7 @@ import { loadNetplan, netplanGet, readNetplanFiles, type NetplanConfig } from '.
 import { renderBackends } from './netplan-generate.js';
 import type { Tool } from './types.js';
 
-/** Modelled duration of `netplan apply` (STAGES.md §4.5). */
+/** Modelled duration of `netplan apply` (docs/STAGES.md §4.5). */
 export const APPLY_MS = 3000;
 const EX_CONFIG = 78;
 

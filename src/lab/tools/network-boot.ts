@@ -1,5 +1,5 @@
 /**
- * What a reboot does to the network (STAGES.md §4.3 "reboot … drops runtime state (… non-netplan
+ * What a reboot does to the network (docs/STAGES.md §4.3 "reboot … drops runtime state (… non-netplan
  * addresses …)"): at shutdown every bond disappears (the RoCE LAG with it), links go down with
  * their addresses, routes, neighbours and MTUs, and the firewall is unloaded; at boot systemd-networkd
  * brings up what the netplan files describe and ufw.service loads its rules when ENABLED=yes. A

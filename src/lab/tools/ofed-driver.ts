@@ -1,5 +1,5 @@
 /**
- * How the mlx5 driver stack reacts to being loaded, unloaded and rebooted (STAGES.md §4.3):
+ * How the mlx5 driver stack reacts to being loaded, unloaded and rebooted (docs/STAGES.md §4.3):
  *
  * - mlx5_ib registering the RDMA devices (boot, `modprobe mlx5_ib`, `openibd restart`) names them
  *   afresh — `rocep…` under Ubuntu's rdma-core rule, `mlx5_N` otherwise — and makes an installed

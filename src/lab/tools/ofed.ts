@@ -1,5 +1,5 @@
 /**
- * The RDMA userspace tools the nic-stack stage reads (STAGES.md §3.3):
+ * The RDMA userspace tools the nic-stack stage reads (docs/STAGES.md §3.3):
  *
  * - `ofed_info` (MLNX_OFED/DOCA `ofed-scripts`): `-s` → `MLNX_OFED_LINUX-23.10-1.1.9.0:` (corpus
  *   ofed_info-s__*), DOCA-OFED → `OFED-internal-24.10-1.1.4:`; `-n` the bare version.

@@ -1,5 +1,5 @@
 /**
- * Commands of the os stage (STAGES.md §3.2) that no other part models:
+ * Commands of the os stage (docs/STAGES.md §3.2) that no other part models:
  *
  * - `timedatectl` (systemd 249): status, `show` (`-p NAME[,NAME]`, `--value`, `-a`). `NTP service`
  *   follows /usr/lib/systemd/ntp-units.d — only systemd-timesyncd registers there, so with chrony

@@ -1,5 +1,5 @@
 /**
- * `python -c CODE` for the one-liners the stages run (STAGES.md §3.9–3.11): imports and prints of
+ * `python -c CODE` for the one-liners the stages run (docs/STAGES.md §3.9–3.11): imports and prints of
  * versions and CUDA facts, e.g. `import torch; print(torch.cuda.nccl.version())`. A real interpreter
  * is out of reach, so CODE is read as a sequence of simple statements (`;` or newlines): `import a, b`,
  * `from a import b`, and `print(expr, …)` over a table of known expressions. Modules come from the

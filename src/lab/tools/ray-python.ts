@@ -1,5 +1,5 @@
 /**
- * Python one-liners of the ray stage (STAGES.md §3.10), answered from the Ray and network model:
+ * Python one-liners of the ray stage (docs/STAGES.md §3.10), answered from the Ray and network model:
  *  - `import ray, json; ray.init(address="auto"); print(json.dumps([n["NodeManagerAddress"] for n in
  *    ray.nodes() if n["Alive"]]))`: the addresses the cluster registered (R45);
  *  - `import socket; socket.create_connection(("<ip>", <port>), 2)`: the worker unit's wait for the

@@ -1,6 +1,6 @@
 /**
  * `torchrun` (torch 2.8's console script) running the nccl stage's all-reduce benchmark
- * (checks/nccl/bench-script.ts) on one or more modelled hosts (STAGES.md §3.9 path 2, §4.3 NCCL).
+ * (checks/nccl/bench-script.ts) on one or more modelled hosts (docs/STAGES.md §3.9 path 2, §4.3 NCCL).
  *
  * Each host's torchrun reads its own NCCL settings (environment, `~/.nccl.conf` or `$NCCL_CONF_FILE`,
  * `/etc/nccl.conf`) and live state into a HostPlan, then meets the other nodes at a rendezvous kept

@@ -1,10 +1,10 @@
 /**
- * jammy's `python3` and the cluster venv (STAGES.md §3.9 nccl.bench-tools, reused by ray and vllm):
+ * jammy's `python3` and the cluster venv (docs/STAGES.md §3.9 nccl.bench-tools, reused by ray and vllm):
  * `python3 -m venv DIR` (needs python3-venv: without it, the real ensurepip refusal and a venv
  * without pip), the venv interpreter (`DIR/bin/python -c …`, `-m pip`), and pip (`install`, `list`,
  * `freeze`, `show`, `--version`) resolving against an offline index of the pinned versions
  * (model/python.ts). `pip install` streams pip 22.0.2's output over ≈ 90 s of modelled time
- * (STAGES.md §4.5: wheels ≈ 90 s) and writes dist-info directories and console scripts, which is
+ * (docs/STAGES.md §4.5: wheels ≈ 90 s) and writes dist-info directories and console scripts, which is
  * all the other tools read back.
  *
  * Formats: pip 22.0.2 and CPython 3.10 messages as they print them (derived from their sources);

@@ -1,5 +1,5 @@
 /**
- * `vllm bench serve` against a modelled server (STAGES.md §4.3): the numbers come from the serving
+ * `vllm bench serve` against a modelled server (docs/STAGES.md §4.3): the numbers come from the serving
  * engines' performance model (model/vllm-runtime.ts) for the workload asked for — engines from the
  * layout, requests spread over them, TPOT = t₀ + k·b, TTFT from the prefill of a wave of prompts —
  * with seeded jitter, so the same seed and state print the same block. The result block follows

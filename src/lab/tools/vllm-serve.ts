@@ -1,5 +1,5 @@
 /**
- * `vllm serve` as a modelled process (STAGES.md §4.3): argument checks, model resolution, the start-up
+ * `vllm serve` as a modelled process (docs/STAGES.md §4.3): argument checks, model resolution, the start-up
  * log of every engine over modelled time scaled by the weights (≈ 2 min for an 8B model at speed 1),
  * the data-parallel handshake between node 1's API server and node 2's headless engines over the
  * control subnet, then serving until stopped. Log lines follow

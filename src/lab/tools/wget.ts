@@ -2,7 +2,7 @@
  * GNU Wget 1.21.2 (jammy) against the few vendor downloads the stages and the tutorial fetch. The
  * lab has no network beyond its hosts: a URL is known (registerDownload: its size and, for the
  * files later commands read, what the saved file holds), or, on a known vendor host, answered with
- * `404 Not Found` — what the tutorial's MLNX_OFED-23.10-1.1.8.0 URL gets (STAGES.md §4.3); other
+ * `404 Not Found` — what the tutorial's MLNX_OFED-23.10-1.1.8.0 URL gets (docs/STAGES.md §4.3); other
  * hosts do not resolve. Messages go to stderr in wget's non-interactive log format (progress as
  * dots, 50 KiB a line; `-q` silences it; exit 8 on a server error, 4 on a name that does not resolve).
  */

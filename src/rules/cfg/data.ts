@@ -1,6 +1,6 @@
 /**
  * Data the cfg rules consult — tables, not logic. Each table says where it comes from; update the table, not
- * the rules, when a release changes the facts. Values follow RULES.md where it states them.
+ * the rules, when a release changes the facts. Values follow docs/RULES.md where it states them.
  */
 
 // ─── NCCL ───────────────────────────────────────────────────────────────────────────────────────────────
@@ -27,7 +27,7 @@ export const NCCL_STRICT_PARSE_SINCE = '2.24';
 /** From this release NCCL_IB_GID_INDEX should not be set (NCCL troubleshooting guide). */
 export const NCCL_GID_AUTO_SINCE = '2.21';
 
-/** Removed or renamed variables (RULES.md R03). NCCL never warns about unknown names. */
+/** Removed or renamed variables (docs/RULES.md R03). NCCL never warns about unknown names. */
 export const NCCL_REMOVED: Record<string, { removedIn: string; replacement?: string }> = {
   NCCL_IB_CUDA_SUPPORT: { removedIn: '2.4.0' },
   NCCL_IB_GDR_LEVEL: { removedIn: '2.4.0', replacement: 'NCCL_NET_GDR_LEVEL' },
@@ -36,7 +36,7 @@ export const NCCL_REMOVED: Record<string, { removedIn: string; replacement?: str
   NCCL_TREE_THRESHOLD: { removedIn: '2.5' },
 };
 
-/** Defaults that gain nothing when restated (RULES.md R10). */
+/** Defaults that gain nothing when restated (docs/RULES.md R10). */
 export const NCCL_DEFAULTS: Record<string, string> = {
   NCCL_BUFFSIZE: '4194304',
   NCCL_IB_TIMEOUT: '20',
@@ -50,17 +50,17 @@ export const NCCL_LEVELS = ['LOC', 'PIX', 'PXB', 'PHB', 'SYS'];
 
 // ─── NIC software stack ─────────────────────────────────────────────────────────────────────────────────
 
-/** MLNX_OFED long-term-support branches; all others were short-lived (RULES.md R30). */
+/** MLNX_OFED long-term-support branches; all others were short-lived (docs/RULES.md R30). */
 export const OFED_LTS = ['4.9', '5.4', '5.8', '23.10', '24.10'];
 /** The last standalone MLNX_OFED branch; after it only DOCA-OFED. */
 export const OFED_LAST = '24.10';
-/** Versions that were never published, with the release that was (RULES.md R30, STAGES.md §3.3). */
+/** Versions that were never published, with the release that was (docs/RULES.md R30, docs/STAGES.md §3.3). */
 export const OFED_UNPUBLISHED: Record<string, string> = { '23.10-1.1.8.0': '23.10-1.1.9.0' };
 
 // ─── NVIDIA driver branches ─────────────────────────────────────────────────────────────────────────────
 
 /**
- * Data-center driver branches: lifecycle (NVIDIA "Data Center Driver lifecycle" table, as of RULES.md) and
+ * Data-center driver branches: lifecycle (NVIDIA "Data Center Driver lifecycle" table, as of docs/RULES.md) and
  * the newest CUDA the branch's driver API supports. `nfb` = New Feature Branch (short-lived, not for
  * production); `eol` = past end of support; `ltsb`/`pb` = long-term / production branch.
  */
@@ -77,7 +77,7 @@ export const DRIVER_BRANCHES: Record<number, { status: 'ltsb' | 'pb' | 'nfb' | '
   575: { status: 'nfb', cuda: '12.9', note: 'R575 New Feature Branch' },
   580: { status: 'ltsb', cuda: '13.0', note: 'R580 LTSB, EOL June 2028' },
 };
-/** The recommended driver package (STAGES.md §3.7). */
+/** The recommended driver package (docs/STAGES.md §3.7). */
 export const DRIVER_FIX = 'nvidia-driver-580-server-open';
 
 // ─── GPU and models ─────────────────────────────────────────────────────────────────────────────────────
@@ -109,7 +109,7 @@ export const MODELS: Record<string, { paramsB: number; bytes: number; quantized?
   'qwen/qwen3-32b': { paramsB: 32.8, bytes: 2 },
 };
 
-/** Model ids known not to exist (RULES.md R41), with a real model of the size the name suggests. */
+/** Model ids known not to exist (docs/RULES.md R41), with a real model of the size the name suggests. */
 export const MODELS_NONEXISTENT: Record<string, string> = {
   'deepseek-ai/deepseek-v3-8b': 'deepseek-ai/DeepSeek-R1-Distill-Llama-8B',
 };
@@ -128,7 +128,7 @@ export const QUANTIZED_NAME = /(?:^|[-_/.])(?:fp8|awq|gptq|int4|int8|w8a8|w4a16|
 
 // ─── Ray / vLLM ─────────────────────────────────────────────────────────────────────────────────────────
 
-/** vLLM flags that are gone or never existed (RULES.md R40). */
+/** vLLM flags that are gone or never existed (docs/RULES.md R40). */
 export const VLLM_REMOVED_FLAGS: Record<string, { why: string; fix: string }> = {
   '--engine-use-ray': { why: 'removed in vllm-project/vllm#8126', fix: 'delete `--engine-use-ray` (the engine runs in the API server process)' },
   '--worker-use-ray': { why: 'removed; now `--distributed-executor-backend ray`', fix: 'replace `--worker-use-ray` with `--distributed-executor-backend ray`' },

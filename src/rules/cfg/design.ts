@@ -1,5 +1,5 @@
 /**
- * The network design the supplied netplan files describe (STAGES.md §2): A (one subnet per cable, no bond on
+ * The network design the supplied netplan files describe (docs/STAGES.md §2): A (one subnet per cable, no bond on
  * RDMA ports), B (one RoCE-LAG bond per dual-port NIC), tutorial (one bond over ports of several NICs), or
  * none (no fabric in the files). Static only: names stand in for PCI functions (`ens1f0`/`ens1f1` are the two
  * functions of one device), which the live checks confirm through sysfs.
@@ -81,7 +81,7 @@ export function fabricPorts(ctx: CfgContext): string[] {
   return ports.length > 0 ? ports : ['ens1f0', 'ens1f1', 'ens2f0', 'ens2f1'];
 }
 
-/** Design A netplan for this host, with the files' port names (STAGES.md §3.4). */
+/** Design A netplan for this host, with the files' port names (docs/STAGES.md §3.4). */
 export function designAYaml(ctx: CfgContext): string {
   const host = designOf(ctx).hostIndex ?? 1;
   const ports = fabricPorts(ctx).slice(0, 4);

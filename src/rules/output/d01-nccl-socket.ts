@@ -1,5 +1,5 @@
 /**
- * D01 NCCL used TCP sockets instead of RDMA — high, graded (RULES.md §3).
+ * D01 NCCL used TCP sockets instead of RDMA — high, graded (docs/RULES.md §3).
  * high when the job spans nodes (nNodes > 1, two or more hostnames, or a `via NET/Socket` channel); info for a
  * one-node log without NET channels, since NCCL picks a network even when no collective leaves the node.
  */

@@ -1,5 +1,5 @@
 /**
- * D02 GPUDirect RDMA disabled for an HCA — medium (RULES.md §3).
+ * D02 GPUDirect RDMA disabled for an HCA — medium (docs/RULES.md §3).
  * `NET/IB : GPU Direct RDMA Disabled for HCA <n> '<dev>'` (older: `(no module)` appended); `NET/Socket : …`
  * does not count (that is D01). `via NET/IB/<n>` channels without `/GDRDMA` corroborate.
  */

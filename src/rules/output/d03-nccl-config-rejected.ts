@@ -1,5 +1,5 @@
 /**
- * D03 NCCL rejected its configuration — blocker (RULES.md §3). Read by nccl-log and vllm-log.
+ * D03 NCCL rejected its configuration — blocker (docs/RULES.md §3). Read by nccl-log and vllm-log.
  * `Unrecognized element token "<t>" when parsing "<s>"`, `Unrecognized prefix token`,
  * `All entries except the first must have a prefix`, `No algorithm/protocol available for function …`
  * (older `Error : no algorithm/protocol available`), `invalid usage (run with NCCL_DEBUG=WARN for details)`.

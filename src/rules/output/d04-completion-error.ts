@@ -1,5 +1,5 @@
 /**
- * D04 RDMA completion error — blocker (RULES.md §3). `NET/IB : Got completion from peer … with error 12 …`
+ * D04 RDMA completion error — blocker (docs/RULES.md §3). `NET/IB : Got completion from peer … with error 12 …`
  * (≤ 2.19), `… with status=12 …` (2.2x), `… with status=IBV_WC_RETRY_EXC_ERR(12) … vendor_err=129 … hca mlx5_1`.
  * The earliest error is reported; status 5 (flushed) is secondary to any other.
  */

@@ -1,5 +1,5 @@
 /**
- * D05 ibv_modify_qp failed — blocker (RULES.md §3). `Call to ibv_modify_qp failed with error Network is unreachable`
+ * D05 ibv_modify_qp failed — blocker (docs/RULES.md §3). `Call to ibv_modify_qp failed with error Network is unreachable`
  * (older) or `… failed with 110 Connection timed out, on dev mlx5_x:1, curr state INIT, next state RTR, …`.
  * An INFO `… retrying 1/N` line alone does not count (the scanner skips it).
  */

@@ -1,5 +1,5 @@
 /**
- * D06 NCCL bootstrap found no socket interface — blocker (RULES.md §3). `Bootstrap : no socket interface found`,
+ * D06 NCCL bootstrap found no socket interface — blocker (docs/RULES.md §3). `Bootstrap : no socket interface found`,
  * `NET/Socket : No usable listening interface found`, `NET/Socket : no interface found`.
  */
 import type { LogHit } from '../../parse/nccl-log.js';

@@ -1,5 +1,5 @@
 /**
- * D07 Collective timeout / watchdog — high (RULES.md §3). Read by nccl-log, vllm-log and torch-nccl-watchdog.
+ * D07 Collective timeout / watchdog — high (docs/RULES.md §3). Read by nccl-log, vllm-log and torch-nccl-watchdog.
  * `Watchdog caught collective operation timeout: WorkNCCL(SeqNum=…, OpType=…, … Timeout(ms)=…) ran for … milliseconds
  * before timing out`, or `Exception (either an error or timeout) detected by watchdog`.
  */

@@ -1,5 +1,5 @@
 /**
- * D08 RDMA port not active — high (RULES.md §3). Reads `ibstat`, `ibstatus`, `ibv_devinfo`, `rdma link`
+ * D08 RDMA port not active — high (docs/RULES.md §3). Reads `ibstat`, `ibstatus`, `ibv_devinfo`, `rdma link`
  * (and the same sysfs state files). A port fires when its state is known and not active, or its physical
  * state is known and not link-up; nothing fires on a port whose state the text does not show.
  */

@@ -1,5 +1,5 @@
 /**
- * D09 Ethernet link down or slower than the port supports — high (RULES.md §3). Reads `ethtool <if>`:
+ * D09 Ethernet link down or slower than the port supports — high (docs/RULES.md §3). Reads `ethtool <if>`:
  * `Link detected: no` (with or without a reason), `Speed: Unknown!` on a down link or a port with link modes
  * (not a virtual NIC that is up), or a `Speed:` below the best `Supported link modes` entry.
  */

@@ -1,5 +1,5 @@
 /**
- * D10 Bond degraded — high (RULES.md §3). Reads `/proc/net/bonding/<bond>`: a slave `MII Status: down`;
+ * D10 Bond degraded — high (docs/RULES.md §3). Reads `/proc/net/bonding/<bond>`: a slave `MII Status: down`;
  * `bond <b> has no active aggregator`; in 802.3ad a `Partner Mac Address: 00:00:00:00:00:00`; a slave
  * `Aggregator ID` other than the active one; `Number of ports` below the slaves that are up; `Churn State:
  * churned`; no `Slave Interface:` section; slaves at unequal `Speed:`. One finding per condition.

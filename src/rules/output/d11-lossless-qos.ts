@@ -1,5 +1,5 @@
 /**
- * D11 Lossless QoS missing on a RoCE port — medium (RULES.md §3). Reads `mlnx_qos`: PFC enabled on no
+ * D11 Lossless QoS missing on a RoCE port — medium (docs/RULES.md §3). Reads `mlnx_qos`: PFC enabled on no
  * priority; `Priority trust state: pcp` while RoCE is DSCP-marked; or PFC not on dscp2prio[RoCE DSCP]. The
  * RoCE class is NCCL_IB_TC=106 → DSCP 26 → prio 3 unless told otherwise.
  */

@@ -1,5 +1,5 @@
 /**
- * D12 Pause storm or drops — medium (RULES.md §3). Reads `ethtool -S` and `show_counters` (and the sysfs
+ * D12 Pause storm or drops — medium (docs/RULES.md §3). Reads `ethtool -S` and `show_counters` (and the sysfs
  * hw_counters files): non-zero `tx_pause_storm_warning_events`, `tx_pause_storm_error_events`,
  * `rx_discards_phy`, `rx_out_of_buffer`, `out_of_buffer`, `rx_prio<n>_discards`, or `tx_global_pause`
  * (PFC is intended on the RoCE ports). One snapshot has no baseline: the counts may be historical.

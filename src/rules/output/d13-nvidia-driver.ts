@@ -1,5 +1,5 @@
 /**
- * D13 NVIDIA driver not usable — blocker (RULES.md §3). Read by nvidia-smi (and its CSV / -q forms, which print
+ * D13 NVIDIA driver not usable — blocker (docs/RULES.md §3). Read by nvidia-smi (and its CSV / -q forms, which print
  * the same texts): `NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver …`,
  * `No devices were found`, `Failed to initialize NVML: Driver/library version mismatch`,
  * `NVRM: No NVIDIA graphics adapter probed!`.

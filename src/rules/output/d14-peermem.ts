@@ -1,5 +1,5 @@
 /**
- * D14 nvidia-peermem not loaded — info (RULES.md §3). Reads `lsmod`, full or grepped for nvidia/peer:
+ * D14 nvidia-peermem not loaded — info (docs/RULES.md §3). Reads `lsmod`, full or grepped for nvidia/peer:
  * neither `nvidia_peermem` nor `nv_peer_mem` (as a module or a user of one). A grep for another pattern
  * proves nothing, and a listing whose origin is unknown (no header, no visible grep) proves nothing either.
  * A pasted `lsmod | grep nvidia_peermem` followed by the next prompt with nothing between is an answer too.

@@ -1,5 +1,5 @@
 /**
- * D15 nccl-tests reported wrong results — blocker (RULES.md §3). A non-zero `#wrong` in any row, or
+ * D15 nccl-tests reported wrong results — blocker (docs/RULES.md §3). A non-zero `#wrong` in any row, or
  * `# Out of bounds values : <n> FAILED`. The old format's `error` column is a max abs error (small values normal):
  * only its footer counts. `#wrong` `N/A` (`-c 0`) is "not validated", a fact, not a finding.
  */

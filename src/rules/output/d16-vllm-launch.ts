@@ -1,5 +1,5 @@
 /**
- * D16 vLLM launch or configuration error — blocker (RULES.md §3). Read by vllm-log.
+ * D16 vLLM launch or configuration error — blocker (docs/RULES.md §3). Read by vllm-log.
  */
 import type { Finding } from '../types.js';
 

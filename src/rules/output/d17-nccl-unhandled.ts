@@ -1,5 +1,5 @@
 /**
- * D17 NCCL unhandled system or CUDA error during init — blocker (RULES.md §3). Read by vllm-log and nccl-log.
+ * D17 NCCL unhandled system or CUDA error during init — blocker (docs/RULES.md §3). Read by vllm-log and nccl-log.
  * `NCCL error: unhandled system error …`, `NCCL Error 2: unhandled system error`, `unhandled cuda error`,
  * `remote process exited or there was a network error`. When the text holds the underlying WARN rule (D01, D04,
  * D05, D06), that rule fires too and this finding points to it.

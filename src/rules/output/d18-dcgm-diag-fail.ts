@@ -1,5 +1,5 @@
 /**
- * D18 DCGM diagnostic failure — high (RULES.md §3). A test row or `GPUn:` sub-row with `Fail`; the following
+ * D18 DCGM diagnostic failure — high (docs/RULES.md §3). A test row or `GPUn:` sub-row with `Fail`; the following
  * `Error` row's wrapped text is joined by the parser. `Skip` and `Warn` do not fire; all-`Skip` means the tests did
  * not run (reported in the summary, not here).
  */

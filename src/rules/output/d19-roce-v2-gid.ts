@@ -1,5 +1,5 @@
 /**
- * D19 No RoCE v2 GID carrying an IPv4 address on an active port — high (RULES.md §3). Reads `show_gids` and
+ * D19 No RoCE v2 GID carrying an IPv4 address on an active port — high (docs/RULES.md §3). Reads `show_gids` and
  * `ibv_devinfo -v`: an active Ethernet port with no GID row that has type v2 and an IPv4 address. Old
  * `GID[ n]:` lines carry no type, so there an IPv4-mapped entry suffices. Ports whose state or link layer
  * the text does not show, and down ports (D08), are skipped.

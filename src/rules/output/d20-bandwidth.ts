@@ -1,5 +1,5 @@
 /**
- * D20 RDMA or NCCL bandwidth below the expected share of line rate — medium (RULES.md §3).
+ * D20 RDMA or NCCL bandwidth below the expected share of line rate — medium (docs/RULES.md §3).
  *
  * Shared by the perftest kind (this folder's owner) and nccl-tests. Pure; fires only when the link speed is
  * known (perftest: `lineRateGbps` per port; nccl-tests inter-node: `lineRateGbps` = the aggregate RDMA line

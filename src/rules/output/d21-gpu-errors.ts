@@ -1,5 +1,5 @@
 /**
- * D21 GPU reporting errors — blocker, graded (RULES.md §3). nvidia-smi: `ERR!` in a GPU row (`high` when only the
+ * D21 GPU reporting errors — blocker, graded (docs/RULES.md §3). nvidia-smi: `ERR!` in a GPU row (`high` when only the
  * Fan field), `Unable to determine the device handle for GPU <bdf>: Unknown Error`, `GPU has fallen off the bus`,
  * `Volatile Uncorr. ECC` > 0; nvidia-smi -q: volatile DRAM/SRAM uncorrectable > 0, Remapped Rows `Pending: Yes`,
  * `Remapping Failure Occurred: Yes`. (dmesg Xids and lspci `rev ff` belong to other kinds.)

@@ -1,5 +1,5 @@
 /**
- * D22 NCCL network plugin failed to load; internal transport used — info (RULES.md §3).
+ * D22 NCCL network plugin failed to load; internal transport used — info (docs/RULES.md §3).
  * Fires on `NET/Plugin : Plugin load (<lib>) returned <errno> : <dlerror>`, `NET/Plugin: <lib>: <dlerror>`,
  * `Failed to find ncclNetPlugin_v<N> symbol` with no `Loaded net plugin`, `Failed to initialize NET plugin <name>`
  * (name not IB/Socket), and — the same condition seen later — a plugin that initialised (`Initialized NET plugin X`)

@@ -1,5 +1,5 @@
 /**
- * D23 MIG enabled on a GPU meant for vLLM tensor parallelism — medium (RULES.md §3). nvidia-smi `MIG M.` =
+ * D23 MIG enabled on a GPU meant for vLLM tensor parallelism — medium (docs/RULES.md §3). nvidia-smi `MIG M.` =
  * `Enabled` or a `MIG devices:` table; nvidia-smi -q `MIG Mode` → `Current : Enabled`; CSV `mig.mode.current` =
  * Enabled. The L20 reports `N/A`.
  */

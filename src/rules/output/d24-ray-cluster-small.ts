@@ -1,5 +1,5 @@
 /**
- * D24 Ray cluster smaller than the inventory expects — high (RULES.md §3). `ray status`: fewer nodes, or fewer
+ * D24 Ray cluster smaller than the inventory expects — high (docs/RULES.md §3). `ray status`: fewer nodes, or fewer
  * GPUs in `<used>/<total> GPU`, than the expectation (the inventory: 2 nodes, 16.0 GPU), or any `Pending:` or
  * `Recent failures:` entry. doctor has no inventory: it passes no expectation, so only the Pending / failures part
  * (facts of the text itself) can fire there; live checks pass the inventory.

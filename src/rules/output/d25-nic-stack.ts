@@ -1,5 +1,5 @@
 /**
- * D25 NIC software stack unsupported for this NIC, or not an LTS line — medium, graded (RULES.md §3).
+ * D25 NIC software stack unsupported for this NIC, or not an LTS line — medium, graded (docs/RULES.md §3).
  * Reads `ofed_info -s` (MLNX_OFED / DOCA-OFED version), `ethtool -i` (driver version = the OFED version
  * with MLNX_OFED; firmware), the device from `lspci -nn` or the ibstat CA type. By R30's tables:
  * - MLNX_OFED on a non-LTS branch (LTS: 4.9, 5.4, 5.8, 23.10, 24.10) → medium;

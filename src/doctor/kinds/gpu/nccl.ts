@@ -116,7 +116,7 @@ export const ncclTests: KindDef<NcclTestsFacts> = {
     const l20 = f.ranks.length === 8 && f.ranks.every((r) => /\bL20\b/.test(r.name ?? ''));
     if (largest && isAllReduce && f.maxBusbw !== undefined && (interNode === true || (interNode === false && l20))) {
       // Inter-node needs the aggregate RDMA line rate: doctor has none from an nccl-tests output alone, so d20
-      // stays silent there (RULES.md: it fires only when the link speed is known).
+      // stays silent there (docs/RULES.md: it fires only when the link speed is known).
       out.push(
         d20Bandwidth({
           kind: 'nccl-tests',
