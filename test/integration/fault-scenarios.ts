@@ -2,6 +2,7 @@
  * Every fault scenario against every stage (docs/STAGES.md §4.4): the checks it should fail fail, with the
  * rule ids the spec names, nothing else fails; applying the proposed steps restores every `ready`
  * verdict and a second apply changes nothing. Real SSH to the in-process lab, all stages in order.
+ * The cases are spread over scenarios-N.test.ts, one shard each, so that they run in parallel.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/runner.js';
@@ -9,6 +10,7 @@ import { StepExecutor } from '../../src/engine/steps.js';
 import type { CheckResult } from '../../src/engine/types.js';
 import { STAGES } from '../../src/stages.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
+import { shardOf } from '../helpers/shard.js';
 
 interface Expect {
   /** `id` or `id/RULE`, optionally `host:` first; each must be non-passing. */
@@ -67,57 +69,63 @@ async function checkAll(t: LabTarget): Promise<CheckResult[]> {
   return (await engine.runStages(STAGES)).flatMap((o) => o.results);
 }
 
-describe('fault scenarios across every stage', () => {
-  let t: LabTarget | undefined;
-  afterEach(async () => {
-    await t?.close();
-    t = undefined;
-  });
+/** Every fault scenario, then the tutorial's recipe: the cases the shards divide between them. */
+const CASES = [...Object.keys(SCENARIOS), 'tutorial'];
 
-  for (const [scenario, want] of Object.entries(SCENARIOS)) {
-    it(`${scenario}: fails what it should, and the fix restores every ready verdict`, async () => {
-      t = await labTarget({ scenario });
+export function describeFaultScenarios(shard: number, shards: number): void {
+  const mine = new Set(shardOf(CASES, shard, shards));
+  describe(`fault scenarios across every stage (shard ${shard + 1}/${shards})`, () => {
+    let t: LabTarget | undefined;
+    afterEach(async () => {
+      await t?.close();
+      t = undefined;
+    });
+
+    for (const [scenario, want] of Object.entries(SCENARIOS).filter(([name]) => mine.has(name))) {
+      it(`${scenario}: fails what it should, and the fix restores every ready verdict`, async () => {
+        t = await labTarget({ scenario });
+        const bad = notPassing(await checkAll(t));
+        for (const f of want.fails) {
+          const [where, idRule] = f.split(':') as [string, string];
+          const [id, rule] = idRule.split('/');
+          const hit = bad.find((r) => r.id === id && (r.host ?? 'cluster') === where && (rule === undefined || r.rule === rule));
+          expect(hit, `${scenario}: expected ${f} among\n${bad.map(label).join('\n')}`).toBeDefined();
+          const ev = want.evidence?.[id!];
+          if (ev) expect(hit!.evidence).toMatch(ev);
+        }
+        const allowed = new Set([...want.fails.map((f) => f.split(':')[1]!.split('/')[0]!), ...(want.also ?? [])]);
+        expect(bad.filter((r) => !allowed.has(r.id)).map(label), `${scenario}: unexpected findings`).toEqual([]);
+
+        if (want.physicalFix) {
+          want.physicalFix(t);
+          expect(notPassing(await checkAll(t)).map(label)).toEqual([]);
+          return;
+        }
+        const engine = new Engine(t.hosts, { config: t.config });
+        const first = await new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: true }).applyStages(STAGES);
+        const failedSteps = first.outcomes.flatMap((o) => (o.steps ?? []).filter((s) => s.status === 'failed').map((s) => `${s.host} ${s.id}: ${s.error}`));
+        expect(failedSteps).toEqual([]);
+        expect(first.stoppedAfter).toBeUndefined();
+        const left = notPassing(first.outcomes.flatMap((o) => o.results)).filter((r) => !(r.status === 'warn' && want.warnAfter?.includes(r.id)));
+        expect(left.map(label)).toEqual([]);
+        expect(first.outcomes.reduce((n, o) => n + (o.changed ?? 0), 0)).toBeGreaterThan(0);
+        const second = await new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: true }).applyStages(STAGES);
+        expect(second.outcomes.reduce((n, o) => n + (o.changed ?? 0), 0)).toBe(0);
+      }, 300_000);
+    }
+
+    if (mine.has('tutorial')) it('tutorial: the recipe\'s mistakes show on the live hosts with their rule ids', async () => {
+      t = await labTarget({ scenario: 'tutorial' });
       const bad = notPassing(await checkAll(t));
-      for (const f of want.fails) {
-        const [where, idRule] = f.split(':') as [string, string];
-        const [id, rule] = idRule.split('/');
-        const hit = bad.find((r) => r.id === id && (r.host ?? 'cluster') === where && (rule === undefined || r.rule === rule));
-        expect(hit, `${scenario}: expected ${f} among\n${bad.map(label).join('\n')}`).toBeDefined();
-        const ev = want.evidence?.[id!];
-        if (ev) expect(hit!.evidence).toMatch(ev);
-      }
-      const allowed = new Set([...want.fails.map((f) => f.split(':')[1]!.split('/')[0]!), ...(want.also ?? [])]);
-      expect(bad.filter((r) => !allowed.has(r.id)).map(label), `${scenario}: unexpected findings`).toEqual([]);
-
-      if (want.physicalFix) {
-        want.physicalFix(t);
-        expect(notPassing(await checkAll(t)).map(label)).toEqual([]);
-        return;
-      }
-      const engine = new Engine(t.hosts, { config: t.config });
-      const first = await new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: true }).applyStages(STAGES);
-      const failedSteps = first.outcomes.flatMap((o) => (o.steps ?? []).filter((s) => s.status === 'failed').map((s) => `${s.host} ${s.id}: ${s.error}`));
-      expect(failedSteps).toEqual([]);
-      expect(first.stoppedAfter).toBeUndefined();
-      const left = notPassing(first.outcomes.flatMap((o) => o.results)).filter((r) => !(r.status === 'warn' && want.warnAfter?.includes(r.id)));
-      expect(left.map(label)).toEqual([]);
-      expect(first.outcomes.reduce((n, o) => n + (o.changed ?? 0), 0)).toBeGreaterThan(0);
-      const second = await new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: true }).applyStages(STAGES);
-      expect(second.outcomes.reduce((n, o) => n + (o.changed ?? 0), 0)).toBe(0);
+      const has = (id: string, rule: string) => bad.some((r) => r.id === id && r.rule === rule);
+      expect(has('network.bond-lag', 'R16')).toBe(true);
+      expect(has('network.netplan-lint', 'R22')).toBe(true);
+      expect(has('qos.persistence', 'R27')).toBe(true);
+      expect(has('gpu-driver.method', 'R32')).toBe(true);
+      expect(has('nccl.conf-lint', 'R01')).toBe(true);
+      expect(bad.find((r) => r.id === 'nccl.validation')?.evidence).toMatch(/Unrecognized element token "COLLNET_CHAIN"/);
+      expect(has('ray.node-ips', 'R45')).toBe(true);
+      expect(has('vllm.flags', 'R40')).toBe(true);
     }, 300_000);
-  }
-
-  it('tutorial: the recipe\'s mistakes show on the live hosts with their rule ids', async () => {
-    t = await labTarget({ scenario: 'tutorial' });
-    const bad = notPassing(await checkAll(t));
-    const has = (id: string, rule: string) => bad.some((r) => r.id === id && r.rule === rule);
-    expect(has('network.bond-lag', 'R16')).toBe(true);
-    expect(has('network.netplan-lint', 'R22')).toBe(true);
-    expect(has('qos.persistence', 'R27')).toBe(true);
-    expect(has('gpu-driver.method', 'R32')).toBe(true);
-    expect(has('nccl.conf-lint', 'R01')).toBe(true);
-    expect(bad.find((r) => r.id === 'nccl.validation')?.evidence).toMatch(/Unrecognized element token "COLLNET_CHAIN"/);
-    expect(has('ray.node-ips', 'R45')).toBe(true);
-    expect(has('vllm.flags', 'R40')).toBe(true);
-  }, 300_000);
-});
+  });
+}

@@ -1,0 +1,4 @@
+/** Fault scenarios across every stage, shard 1 of 3 (the cases: fault-scenarios.ts). */
+import { describeFaultScenarios } from './fault-scenarios.js';
+
+describeFaultScenarios(0, 3);
