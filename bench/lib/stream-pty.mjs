@@ -90,8 +90,8 @@ export async function runTui({ root, inventory, lines, runs, keys, minKeys = 0, 
   const screenWalls = [];
   const latencies = [];
   let missed = 0;
-  let hwmKb = NaN;
-  let cpu = NaN;
+  let hwmKb;
+  let cpu;
   try {
     const deadline = Date.now() + 30_000;
     while (connectedHosts(stateDir) < HOST_NAMES.length) {

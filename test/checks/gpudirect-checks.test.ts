@@ -6,7 +6,6 @@ import { acsOff, iommuPt, peermem } from '../../checks/gpudirect/steps.js';
 import type { CheckDef, HostCheckDef, StepDef, StepPlanContext } from '../../src/engine/types.js';
 import type { RunResult } from '../../src/transport/types.js';
 import { testContext } from '../helpers/stage-context.js';
-import { loadFixture } from '../parse/fixtures.js';
 import { notFound, notFoundText, unreadableVerdict } from '../helpers/needs.js';
 import { gpudirectStage } from '../../checks/gpudirect/index.js';
 

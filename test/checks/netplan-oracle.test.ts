@@ -90,9 +90,9 @@ function generate(files: Files): { devices: Map<string, GeneratedDevice>; texts:
   } catch (e) {
     const err = e as NodeJS.ErrnoException & { stderr?: Buffer };
     if (err.code === 'ENOENT') {
-      throw new Error('netplan not found: install the Debian package netplan.io (the oracle for netplan files)');
+      throw new Error('netplan not found: install the Debian package netplan.io (the oracle for netplan files)', { cause: e });
     }
-    throw new Error(`netplan generate --root-dir ${root} failed: ${err.stderr?.toString() ?? err.message}`);
+    throw new Error(`netplan generate --root-dir ${root} failed: ${err.stderr?.toString() ?? err.message}`, { cause: e });
   }
   const texts = new Map<string, string>();
   for (const dir of ['run/systemd/network', 'run/NetworkManager/system-connections']) {

@@ -113,7 +113,7 @@ describe('network host checks', () => {
 
   it('stale-devices (R23): a bond no file defines', () => {
     expect(host(h.staleDevicesCheck, facts('tutorial', 'l20-n1')).status).toBe('pass');
-    const stale = facts('tutorial', 'l20-n1', (r) => { r['netplan-get']!.stdout = r['netplan-get']!.stdout.replace(/  bonds:[\s\S]*$/, ''); });
+    const stale = facts('tutorial', 'l20-n1', (r) => { r['netplan-get']!.stdout = r['netplan-get']!.stdout.replace(/ {2}bonds:[\s\S]*$/, ''); });
     const v = host(h.staleDevicesCheck, stale);
     expect(v).toMatchObject({ status: 'fail', rule: 'R23', fix: expect.stringContaining('sudo ip link delete dev bond0') });
     expect(v.evidence).toContain('bond0: NOT in any netplan file; slaves ens1f0, ens1f1, ens2f0, ens2f1; 192.168.100.1/24');

@@ -70,7 +70,7 @@ describe('the installed lspci: -D -nn and -D -n agree with the registers', () =>
     try {
       return execFileSync('lspci', ['-F', file, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
     } catch (e) {
-      throw new Error(`lspci -F failed (${(e as Error).message}); install the Debian package pciutils`);
+      throw new Error(`lspci -F failed (${(e as Error).message}); install the Debian package pciutils`, { cause: e });
     }
   };
 

@@ -38,7 +38,7 @@ export function readCutsOfShard(shard: number, shards: number): void {
       try {
         expectValid(report);
       } catch (err) {
-        throw new Error(`${file} cut at ${cut}: ${(err as Error).message}`);
+        throw new Error(`${file} cut at ${cut}: ${(err as Error).message}`, { cause: err });
       }
     }
   }

@@ -42,7 +42,7 @@ describe('python3 and the cluster venv on a fresh host', () => {
     const chunks: string[] = [];
     const r = await sh(h, '/opt/l20/venv/bin/pip install vllm==0.11.0 "ray[default]==2.49.2"', true, (c) => chunks.push(c));
     expect(r.code).toBe(0);
-    expect(r.out).toMatch(/^Collecting vllm==0\.11\.0\n  Downloading vllm-0\.11\.0-cp38-abi3-manylinux1_x86_64\.whl \(438\.2 MB\)\n/);
+    expect(r.out).toMatch(/^Collecting vllm==0\.11\.0\n {2}Downloading vllm-0\.11\.0-cp38-abi3-manylinux1_x86_64\.whl \(438\.2 MB\)\n/);
     expect(r.out).toMatch(/\nSuccessfully installed .*nvidia-nccl-cu12-2\.27\.3 .*ray-2\.49\.2 .*torch-2\.8\.0 .*vllm-0\.11\.0 /);
     expect(chunks.length).toBeGreaterThan(5);
     expect(await sh(h, "/opt/l20/venv/bin/python -c 'import torch; print(torch.__version__); print(torch.cuda.nccl.version())'")).toMatchObject({ out: '2.8.0+cu128\n(2, 27, 3)\n', code: 0 });

@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import ssh2, { type Client } from 'ssh2';
+import { type Client } from 'ssh2';
 import { SCENARIOS, startLab, type Lab, type LabHost } from '../../src/lab/index.js';
 import { closeLab, collect, connect, end, exec, openExec, openLab, text, waitFor } from './helpers.js';
 import { generateEd25519 } from '../../src/util/ssh-keys.js';

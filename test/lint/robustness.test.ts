@@ -51,7 +51,7 @@ describe('robustness', () => {
   });
 
   it('lintFiles reads binary and random files without throwing; binary is not checked', async () => {
-    const paths = cases.map(([name, data], i) => {
+    const paths = cases.map(([, data], i) => {
       const p = join(tmp, `case-${i}`);
       writeFileSync(p, data);
       return p;

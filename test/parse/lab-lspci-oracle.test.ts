@@ -80,7 +80,7 @@ describe('lab lspci -vv links agree with real lspci', () => {
     try {
       out = execFileSync('lspci', ['-F', file, '-vv'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
     } catch (e) {
-      throw new Error(`lspci -F failed (${(e as Error).message}); install the Debian package pciutils`);
+      throw new Error(`lspci -F failed (${(e as Error).message}); install the Debian package pciutils`, { cause: e });
     }
     const real = parseLspci(out).devices;
     for (const p of functions) {

@@ -97,7 +97,7 @@ describe('the installed lspci (pciutils) decodes the same registers', () => {
     try {
       out = execFileSync('lspci', ['-F', file, '-vv'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
     } catch (e) {
-      throw new Error(`lspci -F failed (${(e as Error).message}); install the Debian package pciutils`);
+      throw new Error(`lspci -F failed (${(e as Error).message}); install the Debian package pciutils`, { cause: e });
     }
     expectDecoded(parseLspci(out).devices);
   });

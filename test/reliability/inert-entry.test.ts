@@ -22,7 +22,7 @@ import { serveLab, sshVia, stopLab } from '../helpers/lab-serve.js';
 import { BIN, cli, cliEnv } from '../helpers/cli.js';
 
 /** What no sink may hold: C0 but tab and newline, DEL, C1, bidi controls (BEL and ESC are C0). */
-// eslint-disable-next-line no-control-regex
+ 
 const RAW = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]/u;
 
 let sinksChecked = 0;
@@ -211,7 +211,7 @@ describe('apply --stage network on a lab whose netplan prints OSC 52', () => {
         expect(w.code, w.stderr).toBe(0);
       }
       const r = await verb(['apply', '--stage', 'network', '--yes', '--inventory', labInventory]);
-      expect(r.stdout).toMatch(/FAIL  network.write .*\n.*netplan generate.* exited 1\n +generate: +evil$/m);
+      expect(r.stdout).toMatch(/FAIL {2}network.write .*\n.*netplan generate.* exited 1\n +generate: +evil$/m);
     } finally {
       await stopLab(lab);
     }
