@@ -12,7 +12,7 @@
 //   ssh-par   the same, `xargs -P N`.
 //   ansible   Ansible ad-hoc, `-m raw --forks N`, one call per distinct line, `--limit` to the hosts that
 //             ran it, default ssh settings (ControlPersist). One addition: `--ssh-extra-args=-n`. The lab
-//             (src/lab/server.ts) starts a command only when its stdin reaches EOF, or after 2 s without
+//             (lab/server.ts) starts a command only when its stdin reaches EOF, or after 2 s without
 //             input; Ansible keeps ssh's stdin open on a pty, so without -n each raw call would sit 2 s in
 //             the lab (a real sshd runs it at once) and a `bash -s` here-document would never start.
 // Wall time; CPU = user+sys of the contender's whole process tree (bash `times`, children reaped), plus

@@ -25,4 +25,4 @@ await build({
   logLevel: 'warning',
 });
 const { recordReady } = await import(pathToFileURL(outfile).href);
-await recordReady(join(root, 'src/lab/scenarios/ready/snapshot.ts'));
+await recordReady(join(root, 'lab/scenarios/ready/snapshot.ts'));

@@ -193,12 +193,12 @@ export function hostsFromConfig(config: ClusterConfig, options: Pick<TargetOptio
 
 export async function openTarget(options: TargetOptions): Promise<Target | undefined> {
   if (options.lab) {
-    const { startLab } = await import('./lab/index.js');
+    const { startLab } = await import('../lab/index.js');
     const lab = await startLab({ scenario: options.scenario ?? 'fresh', seed: options.seed ?? 1, ...(options.speed !== undefined ? { speed: options.speed } : {}) });
     const dir = mkdtempSync(join(tmpdir(), 'l20-lab-'));
     const { config } = labInventory(lab, dir);
     const hosts = hostsFromConfig(config, options);
-    const load = options.load ? await (await import('./lab/load.js')).startLabLoad(lab) : undefined;
+    const load = options.load ? await (await import('../lab/load.js')).startLabLoad(lab) : undefined;
     return {
       config, hosts, source: `built-in lab (scenario ${options.scenario ?? 'fresh'})`,
       async close() {

@@ -21,7 +21,7 @@ const self = fileURLToPath(import.meta.url);
 if (process.argv[2] === '--serve') {
   // Child: serve hosts `slice` of an N-host lab; print them as JSON; run until SIGINT.
   const [n, slice, key, clockStartedAt] = [Number(process.argv[3]), process.argv[4].split(',').map(Number), JSON.parse(process.argv[5]), Number(process.argv[6])];
-  const { startLab } = await import(join(root, 'dist/src/lab/index.js'));
+  const { startLab } = await import(join(root, 'dist/lab/index.js'));
   const lab = await startLab({ hosts: n, serve: slice, clientKey: key, clockStartedAt });
   const hosts = lab.hosts.map((h) => ({ ...h, hostKeyBlob: h.hostKeyBlob.toString('base64'), machine: undefined, faults: undefined, stats: undefined }));
   process.stdout.write(`${JSON.stringify(hosts)}\n`);

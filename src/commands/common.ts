@@ -46,7 +46,7 @@ export function intOption(name: string, value: string | undefined, min: number, 
 /** A lab scenario spec (`a+b`) checked before anything starts: an unknown name is a usage error naming the known ones. */
 export async function checkScenario(spec: string | undefined): Promise<void> {
   if (spec === undefined) return;
-  const { SCENARIOS } = await import('../lab/scenarios/index.js');
+  const { SCENARIOS } = await import('../../lab/scenarios/index.js');
   const { asciiSafe } = await import('../config/errors.js');
   for (const name of spec.split('+')) {
     if (!SCENARIOS.includes(name.trim())) throw new UsageError(`--scenario: unknown lab scenario "${asciiSafe(name.slice(0, 80))}"; known: ${SCENARIOS.join(', ')}`);

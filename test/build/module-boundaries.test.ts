@@ -24,7 +24,7 @@ import {
 
 const ROOT = resolve(import.meta.dirname, '../..');
 /** Where the simulator lives. */
-const LAB = 'src/lab';
+const LAB = 'lab';
 /** The one module the lab takes checks/ names through. */
 const LAB_CHECKS_SURFACE = `${LAB}/product-checks.ts`;
 /** Every directory whose files are scanned (a missing one is skipped). */

@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLab } from '../../src/lab/index.js';
+import { startLab } from '../../lab/index.js';
 import { hostsFromConfig, labInventory } from '../../src/target.js';
 import type { Host } from '../../src/transport/types.js';
 import type { ClusterConfig } from '../../src/config/schema.js';

@@ -38,8 +38,7 @@ function acceptedPath(path: string): boolean {
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { recursive: true, withFileTypes: true })
     .filter((d) => d.isFile() && d.name.endsWith('.ts'))
-    .map((d) => join(d.parentPath, d.name))
-    .filter((f) => !f.includes(`${join('src', 'lab')}/`));
+    .map((d) => join(d.parentPath, d.name));
 }
 
 /** Every line of checks/ and src/ that gives a fix and mentions the inventory, with where it is. */

@@ -33,11 +33,11 @@ import { FABRIC_FILE } from '../../checks/network/probes.js';
 import { mgmtRouteChange, networkSteps } from '../../checks/network/steps.js';
 import { Engine } from '../../src/engine/runner.js';
 import type { HostFacts, StageDef, StepPlan } from '../../src/engine/types.js';
-import { mgmtNetplan } from '../../src/lab/fs/rootfs.js';
-import { createCluster } from '../../src/lab/model/cluster.js';
-import { MODIFIER_SCENARIOS, SCENARIOS, resolveScenario } from '../../src/lab/scenarios/index.js';
-import { loadNetplan } from '../../src/lab/tools/netplan-config.js';
-import { renderBackends } from '../../src/lab/tools/netplan-generate.js';
+import { mgmtNetplan } from '../../lab/fs/rootfs.js';
+import { createCluster } from '../../lab/model/cluster.js';
+import { MODIFIER_SCENARIOS, SCENARIOS, resolveScenario } from '../../lab/scenarios/index.js';
+import { loadNetplan } from '../../lab/tools/netplan-config.js';
+import { renderBackends } from '../../lab/tools/netplan-generate.js';
 import { labTarget } from '../helpers/lab-target.js';
 import { applier } from '../lab/helpers.js';
 

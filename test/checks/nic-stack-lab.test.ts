@@ -4,7 +4,7 @@ import { nicStackStage, type NicStackFacts } from '../../checks/nic-stack/index.
 import { Engine } from '../../src/engine/runner.js';
 import { StepExecutor } from '../../src/engine/steps.js';
 import type { CheckResult } from '../../src/engine/types.js';
-import { reboot } from '../../src/lab/system/boot.js';
+import { reboot } from '../../lab/system/boot.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
 
 const notPass = (rs: readonly CheckResult[]) => rs.filter((r) => r.status !== 'pass').map((r) => `${r.host}:${r.id} ${r.status} ${r.summary}`);

@@ -8,7 +8,7 @@ import { qosStage, type QosFacts } from '../../checks/qos/index.js';
 import { Engine } from '../../src/engine/runner.js';
 import { StepExecutor } from '../../src/engine/steps.js';
 import type { CheckResult } from '../../src/engine/types.js';
-import { reboot } from '../../src/lab/system/boot.js';
+import { reboot } from '../../lab/system/boot.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
 
 const notPass = (rs: readonly CheckResult[]) => rs.filter((r) => r.status !== 'pass').map((r) => `${r.host ?? 'pair'}:${r.id} ${r.status}${r.rule ? ` ${r.rule}` : ''}`).sort();

@@ -28,7 +28,7 @@ import type { StepResult } from '../../src/engine/types.js';
 import { labInventory, openTarget, writeInventoryFile } from '../../src/target.js';
 import { SavedConfig } from '../../src/config/store.js';
 import { generateEd25519 } from '../../src/util/ssh-keys.js';
-import { parsePublicKey } from '../../src/lab/server.js';
+import { parsePublicKey } from '../../lab/server.js';
 import { fingerprintSha256 } from '../../src/transport/known-hosts.js';
 import { initialState, Store } from '../../src/engine/store.js';
 import { TuiJournal } from '../../src/session-journal.js';

@@ -2,7 +2,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startLab, type Lab, type LabOptions } from '../../src/lab/index.js';
+import { startLab, type Lab, type LabOptions } from '../../lab/index.js';
 import { hostsFromConfig, labInventory } from '../../src/target.js';
 import type { ClusterConfig } from '../../src/config/schema.js';
 import type { Host } from '../../src/transport/types.js';

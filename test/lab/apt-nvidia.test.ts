@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Client } from 'ssh2';
-import type { Lab } from '../../src/lab/index.js';
+import type { Lab } from '../../lab/index.js';
 import { closeLab, openLab, sh } from './helpers.js';
 
 let lab: Lab;

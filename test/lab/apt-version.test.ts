@@ -3,9 +3,9 @@
  * apt's size/time formatting in the C and en_US locales, and its list wrapping.
  */
 import { describe, expect, test } from 'vitest';
-import { compareVersions, satisfies } from '../../src/lab/apt/version.js';
-import { groupsThousands, showList, sizeToStr, timeToStr } from '../../src/lab/apt/format.js';
-import { parseSources } from '../../src/lab/apt/repos.js';
+import { compareVersions, satisfies } from '../../lab/apt/version.js';
+import { groupsThousands, showList, sizeToStr, timeToStr } from '../../lab/apt/format.js';
+import { parseSources } from '../../lab/apt/repos.js';
 
 describe('Debian version ordering', () => {
   test.each([

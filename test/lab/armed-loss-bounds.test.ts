@@ -18,7 +18,7 @@ import { osStage } from '../../checks/os/index.js';
 import { Engine } from '../../src/engine/runner.js';
 import type { StepExecutor } from '../../src/engine/steps.js';
 import type { StageDef, StepResult } from '../../src/engine/types.js';
-import { startLab, type Lab } from '../../src/lab/index.js';
+import { startLab, type Lab } from '../../lab/index.js';
 import { labInventory } from '../../src/target.js';
 import { SshHost } from '../../src/transport/ssh.js';
 import type { Command } from '../../src/transport/types.js';

@@ -5,8 +5,8 @@
  */
 import type { Client } from 'ssh2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Lab } from '../../src/lab/index.js';
-import { resolveScenario, SCENARIOS } from '../../src/lab/scenarios/index.js';
+import type { Lab } from '../../lab/index.js';
+import { resolveScenario, SCENARIOS } from '../../lab/scenarios/index.js';
 import { closeLab, exec, openLab, text, type TextResult } from './helpers.js';
 
 /** The probe tools the scenario removes: name, the path its package installs, the package. */

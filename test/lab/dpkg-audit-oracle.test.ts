@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test, vi } from 'vitest';
 import type { Client } from 'ssh2';
-import type { Lab, LabHost } from '../../src/lab/index.js';
-import { describe as describePackage } from '../../src/lab/apt/dpkg-db.js';
-import { qualifiedName } from '../../src/lab/apt/archive.js';
+import type { Lab, LabHost } from '../../lab/index.js';
+import { describe as describePackage } from '../../lab/apt/dpkg-db.js';
+import { qualifiedName } from '../../lab/apt/archive.js';
 import { closeLab, collect, openExec, openLab, sh, waitFor } from './helpers.js';
 
 let lab: Lab;

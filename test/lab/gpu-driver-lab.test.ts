@@ -13,7 +13,7 @@ import { parseNvidiaSmiTopo } from '../../src/parse/nvidia-smi-topo.js';
 import { parseNvidiaDriverVersion } from '../../src/parse/nvidia-driver-version.js';
 import { parseDkmsStatus } from '../../src/parse/dkms-status.js';
 import { parseLsmod } from '../../src/parse/lsmod.js';
-import { addGpuWork, removeGpuWork } from '../../src/lab/model/gpu-telemetry.js';
+import { addGpuWork, removeGpuWork } from '../../lab/model/gpu-telemetry.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
 import { applier, find, notPassing, withLabTarget } from './helpers.js';
 

@@ -3,18 +3,18 @@
  * the GPUDirect path other models read, grub's command line from its defaults files.
  */
 import { describe, expect, it } from 'vitest';
-import { installInModel } from '../../src/lab/apt/dpkg-db.js';
-import { createCluster, type Cluster } from '../../src/lab/model/cluster.js';
-import { gdrPath, installedModule, smiFailure } from '../../src/lab/model/nvidia.js';
-import type { Machine } from '../../src/lab/model/types.js';
-import { resolveScenario } from '../../src/lab/scenarios/index.js';
-import { KernelLog, loadModule } from '../../src/lab/system/kernel.js';
-import { grubCmdline, sourceDefaults } from '../../src/lab/tools/grub.js';
-import { mokutil } from '../../src/lab/tools/mokutil.js';
-import { nvcc } from '../../src/lab/tools/nvcc.js';
-import { ubuntuDrivers } from '../../src/lab/tools/ubuntu-drivers.js';
-import type { Tool } from '../../src/lab/tools/types.js';
-import '../../src/lab/tools/nvidia-system.js';
+import { installInModel } from '../../lab/apt/dpkg-db.js';
+import { createCluster, type Cluster } from '../../lab/model/cluster.js';
+import { gdrPath, installedModule, smiFailure } from '../../lab/model/nvidia.js';
+import type { Machine } from '../../lab/model/types.js';
+import { resolveScenario } from '../../lab/scenarios/index.js';
+import { KernelLog, loadModule } from '../../lab/system/kernel.js';
+import { grubCmdline, sourceDefaults } from '../../lab/tools/grub.js';
+import { mokutil } from '../../lab/tools/mokutil.js';
+import { nvcc } from '../../lab/tools/nvcc.js';
+import { ubuntuDrivers } from '../../lab/tools/ubuntu-drivers.js';
+import type { Tool } from '../../lab/tools/types.js';
+import '../../lab/tools/nvidia-system.js';
 import { parseNvcc } from '../../src/parse/nvcc.js';
 
 function cluster(scenario: string): Cluster {

@@ -7,8 +7,8 @@
 import ssh2, { type Client, type ClientChannel } from 'ssh2';
 
 const { Client: SshClient } = ssh2;
-import { startLab, type Lab, type LabHost, type LabOptions } from '../../src/lab/index.js';
-import { reboot } from '../../src/lab/system/boot.js';
+import { startLab, type Lab, type LabHost, type LabOptions } from '../../lab/index.js';
+import { reboot } from '../../lab/system/boot.js';
 import type { Host, RunOptions } from '../../src/transport/types.js';
 import { buildCommand } from '../../src/transport/quote.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';

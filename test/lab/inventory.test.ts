@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Client } from 'ssh2';
-import type { Lab } from '../../src/lab/index.js';
+import type { Lab } from '../../lab/index.js';
 import { closeLab, ETHTOOL_SCRIPT, exec, openLab, openLabPair, PCIE_SCRIPT, ROOT_BASH, sh, text } from './helpers.js';
 
 let lab: Lab;

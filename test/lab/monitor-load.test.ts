@@ -10,8 +10,8 @@
 import { describe, expect, it } from 'vitest';
 import { ncclStage } from '../../checks/nccl/index.js';
 import { Engine } from '../../src/engine/runner.js';
-import { ethtoolCounter } from '../../src/lab/model/rdma.js';
-import { FABRIC_PORTS } from '../../src/lab/model/cluster.js';
+import { ethtoolCounter } from '../../lab/model/rdma.js';
+import { FABRIC_PORTS } from '../../lab/model/cluster.js';
 import { BENCH_SCRIPT } from '../../checks/vllm/pair-checks.js';
 import { parseVllmBench } from '../../src/parse/vllm-bench.js';
 import { parsePerftest } from '../../src/parse/perftest.js';

@@ -1,19 +1,19 @@
 /**
- * The lab's NCCL model (src/lab/tools/nccl*.ts) on a `ready` cluster, with one fault put into the
+ * The lab's NCCL model (lab/tools/nccl*.ts) on a `ready` cluster, with one fault put into the
  * model at a time. Every rendered log is read back with the parsers and output rules `doctor`
  * applies to real NCCL logs.
  */
 import { describe, expect, it } from 'vitest';
 import { ncclLogFindings } from '../../src/doctor/kinds/gpu/nccl.js';
-import { createCluster, type Cluster } from '../../src/lab/model/cluster.js';
-import { portQos, setPfc } from '../../src/lab/model/qos.js';
-import { syncGids } from '../../src/lab/model/rdma.js';
-import type { Machine } from '../../src/lab/model/types.js';
-import { resolveScenario } from '../../src/lab/scenarios/index.js';
-import { HostLogger, type RankIds } from '../../src/lab/tools/nccl-log.js';
-import { hostPlan, jobOutcome, ncclSettings, parseAlgoList, parseNcclConfFile, type JobOutcome } from '../../src/lab/tools/nccl.js';
+import { createCluster, type Cluster } from '../../lab/model/cluster.js';
+import { portQos, setPfc } from '../../lab/model/qos.js';
+import { syncGids } from '../../lab/model/rdma.js';
+import type { Machine } from '../../lab/model/types.js';
+import { resolveScenario } from '../../lab/scenarios/index.js';
+import { HostLogger, type RankIds } from '../../lab/tools/nccl-log.js';
+import { hostPlan, jobOutcome, ncclSettings, parseAlgoList, parseNcclConfFile, type JobOutcome } from '../../lab/tools/nccl.js';
 import { scanNcclLog } from '../../src/parse/nccl-log.js';
-import { rng } from '../../src/lab/util/prng.js';
+import { rng } from '../../lab/util/prng.js';
 
 const DEBUG = { NCCL_DEBUG: 'INFO', NCCL_DEBUG_SUBSYS: 'INIT,NET', HOME: '/home/l20' };
 

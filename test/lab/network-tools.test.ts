@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from 'ssh2';
-import type { Lab } from '../../src/lab/index.js';
+import type { Lab } from '../../lab/index.js';
 import { parseBonding } from '../../src/parse/bonding.js';
 import { parseIpJson } from '../../src/parse/ip-json.js';
 import { parseIpLink } from '../../src/parse/ip-link.js';
@@ -13,9 +13,9 @@ import { parseLldpNeighbors } from '../../src/parse/lldp.js';
 import { parseNetplanYaml } from '../../src/parse/netplan-yaml.js';
 import { parseRdmaLink } from '../../src/parse/rdma-link.js';
 import { parseUfwStatus } from '../../checks/network/ufw-status.js';
-import { addAddress } from '../../src/lab/tools/netdev-ops.js';
+import { addAddress } from '../../lab/tools/netdev-ops.js';
 import { mergedSubtree } from '../../checks/network/steps.js';
-import { notifyManagement } from '../../src/lab/tools/mgmt-path.js';
+import { notifyManagement } from '../../lab/tools/mgmt-path.js';
 import { closeLab, connect, end, openLab, openLabPair, sh } from './helpers.js';
 
 /** A new connection: `ok`, or `refused` when the server ends it before the handshake completes. */

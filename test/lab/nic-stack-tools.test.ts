@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from 'ssh2';
-import type { Lab } from '../../src/lab/index.js';
+import type { Lab } from '../../lab/index.js';
 import { parseEthtoolInfo } from '../../src/parse/ethtool.js';
 import { parseIbdev2netdev } from '../../src/parse/ibdev2netdev.js';
 import { parseIbvDevices } from '../../src/parse/ibv-devices.js';

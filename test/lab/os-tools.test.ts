@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Client } from 'ssh2';
-import type { Lab } from '../../src/lab/index.js';
+import type { Lab } from '../../lab/index.js';
 import { Engine, type StageOutcome } from '../../src/engine/runner.js';
 import { StepExecutor } from '../../src/engine/steps.js';
 import { osStage } from '../../checks/os/index.js';

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from 'ssh2';
-import type { Lab } from '../../src/lab/index.js';
+import type { Lab } from '../../lab/index.js';
 import { parseMlnxQos } from '../../src/parse/mlnx-qos.js';
 import { loadFixture } from '../parse/fixtures.js';
 import { closeLab, openLab, rebootAndReconnect, sh } from './helpers.js';

@@ -1,11 +1,11 @@
 /** Shared setup for the rdma-link lab tests. */
-import type { Lab } from '../../src/lab/index.js';
-import type { Cluster } from '../../src/lab/model/cluster.js';
-import { FABRIC_PORTS } from '../../src/lab/model/cluster.js';
-import { linkLocalFromMac } from '../../src/lab/model/machine.js';
-import { syncGids } from '../../src/lab/model/rdma.js';
-import type { Machine } from '../../src/lab/model/types.js';
-import { perftestListening } from '../../src/lab/tools/perftest.js';
+import type { Lab } from '../../lab/index.js';
+import type { Cluster } from '../../lab/model/cluster.js';
+import { FABRIC_PORTS } from '../../lab/model/cluster.js';
+import { linkLocalFromMac } from '../../lab/model/machine.js';
+import { syncGids } from '../../lab/model/rdma.js';
+import type { Machine } from '../../lab/model/types.js';
+import { perftestListening } from '../../lab/tools/perftest.js';
 import type { Host, RunResult } from '../../src/transport/types.js';
 import { waitFor } from './helpers.js';
 

@@ -3,15 +3,15 @@
  * spill, the wrong-gid scenario), active MTU, which queue pairs connect, and the bandwidth model.
  */
 import { describe, expect, it } from 'vitest';
-import { createCluster, FABRIC_PORTS, type Cluster } from '../../src/lab/model/cluster.js';
-import { linkLocalFromMac } from '../../src/lab/model/machine.js';
-import { flowRate, headerEfficiency, type Flow } from '../../src/lab/model/perftest.js';
-import { portQos } from '../../src/lab/model/qos.js';
-import { activeMtu, gidTable, ipv4Gid, syncGids } from '../../src/lab/model/rdma.js';
-import { qpPath, tcpPath } from '../../src/lab/model/rdma-path.js';
-import type { IpAddress, Machine, NetDev } from '../../src/lab/model/types.js';
-import { rng } from '../../src/lab/util/prng.js';
-import { wrongGid } from '../../src/lab/scenarios/rdma.js';
+import { createCluster, FABRIC_PORTS, type Cluster } from '../../lab/model/cluster.js';
+import { linkLocalFromMac } from '../../lab/model/machine.js';
+import { flowRate, headerEfficiency, type Flow } from '../../lab/model/perftest.js';
+import { portQos } from '../../lab/model/qos.js';
+import { activeMtu, gidTable, ipv4Gid, syncGids } from '../../lab/model/rdma.js';
+import { qpPath, tcpPath } from '../../lab/model/rdma-path.js';
+import type { IpAddress, Machine, NetDev } from '../../lab/model/types.js';
+import { rng } from '../../lab/util/prng.js';
+import { wrongGid } from '../../lab/scenarios/rdma.js';
 
 const FOREVER = 4294967295;
 const v4 = (ip: string): IpAddress => ({ family: 'inet', local: ip, prefixlen: 24, broadcast: ip.replace(/\.\d+$/, '.255'), scope: 'global', validLft: FOREVER, preferredLft: FOREVER });

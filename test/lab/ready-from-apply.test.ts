@@ -9,11 +9,11 @@
  * rollback snapshots, benchmark results — ready models a host, not a run) and, inside the files named,
  * run-specific fields (RUN_SPECIFIC: run ids, the API key, the cluster key pair, hf time stamps).
  *
- * The `ready` scenario holds the files as data recorded from this apply (src/lab/scenarios/ready/);
+ * The `ready` scenario holds the files as data recorded from this apply (lab/scenarios/ready/);
  * when a generator changes, this test fails naming the file: re-record with `node scripts/record-ready.mjs`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RECORD_COMMAND } from '../../src/lab/scenarios/ready/index.js';
+import { RECORD_COMMAND } from '../../lab/scenarios/ready/index.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
 import {
   applyFreshToReady, describeEntry, isRunRecord, labTree, modelState, normaliseRunSpecific, RUN_SPECIFIC,

@@ -1,16 +1,16 @@
 /**
  * The stages' own apply from `fresh` to `ready` on a lab, and what it leaves: the files it wrote and the
  * model state the checks read. test/lab/ready-from-apply.test.ts compares this with the `ready` scenario;
- * `node scripts/record-ready.mjs` records the files into the scenario's data (src/lab/scenarios/ready/).
+ * `node scripts/record-ready.mjs` records the files into the scenario's data (lab/scenarios/ready/).
  */
 import { Engine } from '../../src/engine/runner.js';
 import { StepExecutor } from '../../src/engine/steps.js';
 import type { EngineEvent } from '../../src/engine/events.js';
-import { packageFiles } from '../../src/lab/apt/dpkg-db.js';
-import { BASE_LINKS } from '../../src/lab/fs/rootfs.js';
-import { portQos } from '../../src/lab/model/qos.js';
-import type { Machine } from '../../src/lab/model/types.js';
-import { READY_API_KEY_MARK, type ReadyHostFiles } from '../../src/lab/scenarios/ready/types.js';
+import { packageFiles } from '../../lab/apt/dpkg-db.js';
+import { BASE_LINKS } from '../../lab/fs/rootfs.js';
+import { portQos } from '../../lab/model/qos.js';
+import type { Machine } from '../../lab/model/types.js';
+import { READY_API_KEY_MARK, type ReadyHostFiles } from '../../lab/scenarios/ready/types.js';
 import { STAGES } from '../../src/stages.js';
 import type { LabTarget } from '../helpers/lab-target.js';
 
@@ -154,7 +154,7 @@ export function appliedFiles(
 
 const byName = (a: string, b: string): number => (a.slice(4) < b.slice(4) ? -1 : a.slice(4) > b.slice(4) ? 1 : 0);
 
-/** The /usr/bin entry the lab's shell writes for each installed tool it models (src/lab/shell/shell.ts). */
+/** The /usr/bin entry the lab's shell writes for each installed tool it models (lab/shell/shell.ts). */
 export function isCommandStub(e: TreeEntry): boolean {
   return e.kind === 'file' && /^#!\/bin\/bash\n# Built-in command: [^\n]+\n$/.test(e.content);
 }
@@ -169,7 +169,7 @@ export function removedFiles(
   return [...before.keys()].filter((p) => !after.has(p) && !isRunRecord(p) && !packaged.has(p));
 }
 
-/** The API key is the one field the scenario derives per seed (src/lab/scenarios/ready/index.ts). */
+/** The API key is the one field the scenario derives per seed (lab/scenarios/ready/index.ts). */
 function withApiKeyMark(content: string): string {
   return content.replace(/^(VLLM_API_KEY=)[0-9a-f]{64}$/m, `$1${READY_API_KEY_MARK}`);
 }

@@ -1,13 +1,13 @@
 /**
  * Records the `ready` scenario's files from the stages' own apply (run by `node scripts/record-ready.mjs`,
  * which bundles this file): a `fresh` two-host lab, seed 1, applied fresh → ready at --speed max with
- * reboots allowed; what it wrote goes to src/lab/scenarios/ready/snapshot.ts.
+ * reboots allowed; what it wrote goes to lab/scenarios/ready/snapshot.ts.
  */
 import { writeFileSync } from 'node:fs';
 import { labTarget } from '../helpers/lab-target.js';
-import { packageFiles } from '../../src/lab/apt/dpkg-db.js';
-import { RECORD_COMMAND } from '../../src/lab/scenarios/ready/index.js';
-import type { ReadySnapshot } from '../../src/lab/scenarios/ready/types.js';
+import { packageFiles } from '../../lab/apt/dpkg-db.js';
+import { RECORD_COMMAND } from '../../lab/scenarios/ready/index.js';
+import type { ReadySnapshot } from '../../lab/scenarios/ready/types.js';
 import { applyFreshToReady, appliedFiles, labTree, removedFiles } from './ready-snapshot.js';
 
 export async function recordReady(outFile: string): Promise<void> {

@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client, ClientChannel } from 'ssh2';
-import type { Lab } from '../../src/lab/index.js';
-import { stdinDrain } from '../../src/lab/server.js';
+import type { Lab } from '../../lab/index.js';
+import { stdinDrain } from '../../lab/server.js';
 import { closeLab, collect, openExec, openLab, sh } from './helpers.js';
 
 let lab: Lab;

@@ -4,10 +4,10 @@
  */
 import { spawnSync } from 'node:child_process';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { createCluster, type Cluster } from '../../src/lab/model/cluster.js';
-import type { Machine } from '../../src/lab/model/types.js';
-import { createShell, type Shell } from '../../src/lab/shell/shell.js';
-import { TOOLS } from '../../src/lab/tools/index.js';
+import { createCluster, type Cluster } from '../../lab/model/cluster.js';
+import type { Machine } from '../../lab/model/types.js';
+import { createShell, type Shell } from '../../lab/shell/shell.js';
+import { TOOLS } from '../../lab/tools/index.js';
 
 const ENV = { HOME: '/home/l20', USER: 'l20', LANG: 'C.UTF-8', PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' };
 

@@ -5,8 +5,8 @@
  * their clocks agree when they start the simulated time at one instant.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { startLab, type Lab } from '../../src/lab/index.js';
-import { LAB_EPOCH_MS } from '../../src/lab/util/clock.js';
+import { startLab, type Lab } from '../../lab/index.js';
+import { LAB_EPOCH_MS } from '../../lab/util/clock.js';
 import { generateEd25519 } from '../../src/util/ssh-keys.js';
 import { connect, exec, text } from './helpers.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readsStdin } from '../../src/lab/server.js';
+import { readsStdin } from '../../lab/server.js';
 import { buildCommand } from '../../src/transport/quote.js';
 
 describe('lab: which commands wait for stdin to end', () => {

@@ -5,9 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Client } from 'ssh2';
-import type { Lab, LabHost } from '../../src/lab/index.js';
-import { LAB_EPOCH_MS, SimClock } from '../../src/lab/util/clock.js';
-import { formatDate } from '../../src/lab/shell/coreutils.js';
+import type { Lab, LabHost } from '../../lab/index.js';
+import { LAB_EPOCH_MS, SimClock } from '../../lab/util/clock.js';
+import { formatDate } from '../../lab/shell/coreutils.js';
 import { closeLab, exec, openLab, text } from './helpers.js';
 
 describe('SimClock', () => {

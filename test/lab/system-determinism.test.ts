@@ -3,7 +3,7 @@
  * unit states, journal lines, timestamps and boot ids — also across a reboot.
  */
 import { describe, expect, test } from 'vitest';
-import { startLab, type LabHost } from '../../src/lab/index.js';
+import { startLab, type LabHost } from '../../lab/index.js';
 import { connect, end, exec, text, waitFor } from './helpers.js';
 
 const COMMANDS = [

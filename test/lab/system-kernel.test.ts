@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Client } from 'ssh2';
-import type { Lab, LabHost } from '../../src/lab/index.js';
-import { registerKernelModule } from '../../src/lab/system/kernel.js';
+import type { Lab, LabHost } from '../../lab/index.js';
+import { registerKernelModule } from '../../lab/system/kernel.js';
 import { closeLab, openLab, sh, type TextResult } from './helpers.js';
 
 let lab: Lab;

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Client } from 'ssh2';
-import type { Lab, LabHost } from '../../src/lab/index.js';
+import type { Lab, LabHost } from '../../lab/index.js';
 import { closeLab, openLab, sh, type TextResult } from './helpers.js';
 
 let lab: Lab;

@@ -5,8 +5,8 @@
  * by hand, /run, /tmp, processes), boot hooks having run.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { startLab, type Lab, type LabHost } from '../../src/lab/index.js';
-import { registerBootHook } from '../../src/lab/system/boot.js';
+import { startLab, type Lab, type LabHost } from '../../lab/index.js';
+import { registerBootHook } from '../../lab/system/boot.js';
 import { collect, connect, end, openExec, sh, waitFor } from './helpers.js';
 
 let lab: Lab;

@@ -7,8 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Client } from 'ssh2';
-import type { Lab, LabHost } from '../../src/lab/index.js';
-import { registerServiceProgram } from '../../src/lab/system/systemd/programs.js';
+import type { Lab, LabHost } from '../../lab/index.js';
+import { registerServiceProgram } from '../../lab/system/systemd/programs.js';
 import { closeLab, openLab, sh, waitFor, type TextResult } from './helpers.js';
 
 let lab: Lab;

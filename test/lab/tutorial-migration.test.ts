@@ -11,8 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/runner.js';
 import { StepExecutor } from '../../src/engine/steps.js';
 import type { CheckResult } from '../../src/engine/types.js';
-import { TUTORIAL_PFC_SH } from '../../src/lab/scenarios/qos.js';
-import { TUTORIAL_START_VLLM } from '../../src/lab/scenarios/ray-vllm.js';
+import { TUTORIAL_PFC_SH } from '../../lab/scenarios/qos.js';
+import { TUTORIAL_START_VLLM } from '../../lab/scenarios/ray-vllm.js';
 import { STAGES } from '../../src/stages.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
 

@@ -1,11 +1,11 @@
 /**
- * The monitor watching the lab under load (src/lab/load.ts: vllm bench serve on the head, ib_write_bw
+ * The monitor watching the lab under load (lab/load.ts: vllm bench serve on the head, ib_write_bw
  * rail after rail) — values move as the work runs — and, with node 2's PFC off, the alerts an operator
  * must see: discards on the lossless priority and the pause frames of the mismatch.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
-import { startLabLoad, type LabLoad } from '../../src/lab/load.js';
+import { startLabLoad, type LabLoad } from '../../lab/load.js';
 import { MonitorSession } from '../../src/monitor/session.js';
 import { frameWhere } from '../helpers/monitor.js';
 

@@ -8,7 +8,7 @@ import { labTarget, type LabTarget } from '../helpers/lab-target.js';
 import { MonitorSession } from '../../src/monitor/session.js';
 import { frameWhere } from '../helpers/monitor.js';
 import type { MonitorSample } from '../../src/monitor/types.js';
-import { notifyManagement } from '../../src/lab/tools/mgmt-path.js';
+import { notifyManagement } from '../../lab/tools/mgmt-path.js';
 
 
 describe('monitor on the lab', () => {

@@ -11,10 +11,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildPciTree } from '../../src/lab/model/pci-topology.js';
-import type { PciFunction } from '../../src/lab/model/types.js';
-import { capabilityLines } from '../../src/lab/tools/lspci-caps.js';
-import { rng } from '../../src/lab/util/prng.js';
+import { buildPciTree } from '../../lab/model/pci-topology.js';
+import type { PciFunction } from '../../lab/model/types.js';
+import { capabilityLines } from '../../lab/tools/lspci-caps.js';
+import { rng } from '../../lab/util/prng.js';
 import { parseLspci, type LspciDevice } from '../../src/parse/lspci.js';
 import { loadFixture } from './fixtures.js';
 

@@ -13,7 +13,7 @@ import { osStage } from '../../checks/os/index.js';
 import { PACKAGE_STATE_COMMAND, interrupted, parsePackageState } from '../../checks/os/package-guard.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
 import { waitFor } from '../lab/helpers.js';
-import { rng } from '../../src/lab/util/prng.js';
+import { rng } from '../../lab/util/prng.js';
 
 let t: LabTarget;
 

@@ -236,7 +236,7 @@ async function runMain(argv: string[]): Promise<Outcome> {
 describe('fuzzing the CLI flags', () => {
   it('400 seeded draws of hostile values for --stage, --scenario, --seed, --interval, --speed, --hosts, unknown flags and verbs: exit 2 naming the flag; nothing connects or serves; no canary', async () => {
     const { STAGE_IDS } = await import('../../src/engine/types.js');
-    const { resolveScenario } = await import('../../src/lab/scenarios/index.js');
+    const { resolveScenario } = await import('../../lab/scenarios/index.js');
     const KNOWN = ['help', 'version', 'lab', 'scenario', 'seed', 'hosts', 'inventory', 'inventory-out', 'stage', 'json', 'verbose', 'yes', 'allow-reboot', 'speed', 'once', 'interval', 'record', 'replay', 'load', 'out', 'format'];
     const missing = join(dir, 'no-such-inventory.json');
     // No saved inventory either: a case whose flags all happen to be valid stops at "no inventory", never at a host.

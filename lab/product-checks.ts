@@ -5,4 +5,4 @@
  * vllm stages meet what they install. Values flow one way: the product never reads the lab. A name added here is
  * a decision that the lab should follow the product on it, not a convenience — say why beside it.
  */
-export { CLUSTER_VENV, PINS } from '../../checks/common/pins.js';
+export { CLUSTER_VENV, PINS } from '../checks/common/pins.js';

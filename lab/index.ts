@@ -8,7 +8,7 @@ import ssh2 from 'ssh2';
 import { createCluster, type Cluster } from './model/cluster.js';
 import type { Machine } from './model/types.js';
 import { resolveScenario, SCENARIOS } from './scenarios/index.js';
-import { generateEd25519 } from '../util/ssh-keys.js';
+import { generateEd25519 } from '../src/util/ssh-keys.js';
 import { HostServer, parsePublicKey, type LabHostStats } from './server.js';
 import { createShell } from './shell/shell.js';
 import { coldBoot } from './system/boot.js';

@@ -8,7 +8,7 @@
  * (runtime only), the bond0 lines failed — and its pfc.sh sits in the operator's home.
  * `pfc-mismatch`: node 2's PFs lost PFC (trust kept).
  */
-import { clusterSchema } from '../../config/schema.js';
+import { clusterSchema } from '../../src/config/schema.js';
 import type { Cluster } from '../model/cluster.js';
 import { addDscpApp, portQos, setPfc, setTrust } from '../model/qos.js';
 import type { Machine } from '../model/types.js';

@@ -1,5 +1,5 @@
 /**
- * How the NVIDIA driver lives in the lab's kernel and boot (src/lab/system): its kernel modules
+ * How the NVIDIA driver lives in the lab's kernel and boot (lab/system): its kernel modules
  * (loading binds the GPUs and records the loaded version; nouveau holding the GPUs or an unsigned
  * DKMS module under Secure Boot refuse it; nvidia-peermem needs OFED's peer-memory ib_core), what a
  * reboot does (the installed module loads, persistence and ACS writes are lost, grub's new command

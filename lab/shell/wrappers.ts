@@ -4,7 +4,7 @@
  * Ubuntu's sudo 1.9.9 sets them). Each re-enters the interpreter through runNested.
  */
 import { decodeBytesToUtf8, defineCommand, type Command, type ResolvedCommandContext } from 'just-bash';
-import { insideSudoWrapper } from '../../transport/quote.js';
+import { insideSudoWrapper } from '../../src/transport/quote.js';
 import { leadingOptions } from '../system/arg-loops.js';
 import { quoteArgv } from './args.js';
 import { childEnv, runNested, stdinBytes } from './nested.js';

@@ -351,7 +351,7 @@ export interface Machine {
   carrier(ifname: string): boolean;
   /** Incremented on every change so cached views (sysfs tree) are rebuilt. */
   revision: number;
-  /** Boot state, processes, systemd, journal, kernel log, file owners (src/lab/system/). */
+  /** Boot state, processes, systemd, journal, kernel log, file owners (lab/system/). */
   system: MachineSystem;
   /**
    * Files a scenario puts on the machine (path → content, mode default 0644), written over the base
@@ -372,7 +372,7 @@ export interface Machine {
   dirs?: Map<string, number>;
   /** ufw's runtime state (tools/ufw.ts); absent = inactive, as on a fresh install. */
   firewall?: FirewallState;
-  /** APT's own bookkeeping (src/lab/apt/state.ts creates it on first use). */
+  /** APT's own bookkeeping (lab/apt/state.ts creates it on first use). */
   apt?: AptState;
   /** The NIC software stack beyond the distribution's (model/nic-stack.ts); absent = inbox mlx5 + distro rdma-core. */
   ofed?: OfedStack;

@@ -11,7 +11,7 @@ import { installInModel } from '../apt/dpkg-db.js';
 import { aptInstallInModel } from '../apt/model-install.js';
 import { DOCA_VERSION, type RepoId } from '../apt/repos.js';
 import { aptState } from '../apt/state.js';
-import { clusterSchema } from '../../config/schema.js';
+import { clusterSchema } from '../../src/config/schema.js';
 import { mlx5Reloaded } from '../model/nic-stack.js';
 import { portQos, setPfc, setTrust } from '../model/qos.js';
 import { findVersion, parseDep, versionsOf, type ArchivePackage } from '../apt/archive.js';
