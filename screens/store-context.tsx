@@ -1,14 +1,13 @@
 /** The store and the controller reach views through context; views subscribe to slices. */
 import React, { createContext, useContext, useSyncExternalStore } from 'react';
-import type { AppState, Store } from '../src/engine/store.js';
 import type { Controller } from '../src/engine/controller.js';
+import type { AppStore } from './state/app-store.js';
+import type { AppState } from './state/ui-types.js';
 
-export type { Controller };
-
-const StoreContext = createContext<Store | null>(null);
+const StoreContext = createContext<AppStore | null>(null);
 const ControllerContext = createContext<Controller | null>(null);
 
-export function Providers(props: { store: Store; controller: Controller; children: React.ReactNode }) {
+export function Providers(props: { store: AppStore; controller: Controller; children: React.ReactNode }) {
   return (
     <StoreContext.Provider value={props.store}>
       <ControllerContext.Provider value={props.controller}>{props.children}</ControllerContext.Provider>
@@ -16,7 +15,7 @@ export function Providers(props: { store: Store; controller: Controller; childre
   );
 }
 
-export function useStore(): Store {
+export function useStore(): AppStore {
   const s = useContext(StoreContext);
   if (!s) throw new Error('useStore outside Providers');
   return s;

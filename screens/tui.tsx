@@ -1,19 +1,37 @@
 /**
  * Renders the app full screen. Ink 6.8 has no alternateScreen option, so we enter the alternate
- * screen ourselves and leave it on every exit path (quit, signals, crashes).
+ * screen ourselves and leave it on every exit path (quit, signals, crashes). The TUI's one store is
+ * made here and handed to the session the caller makes on it.
  */
 import React from 'react';
 import { render } from 'ink';
 import { App } from './App.js';
 import { Providers } from './store-context.js';
-import type { Store } from '../src/engine/store.js';
+import { AppStore, appState } from './state/app-store.js';
 import type { Controller } from '../src/engine/controller.js';
+import type { EngineStore } from '../src/engine/store-types.js';
+
+export interface TuiStart {
+  hosts: ReadonlyArray<{ name: string; address: string }>;
+  /** The screen it opens on (the monitor verb's session opens the monitor itself, over the pipeline). */
+  screen: 'setup' | 'pipeline';
+}
+
+type TuiController = Controller & { whenQuit(): Promise<void> };
 
 const ENTER_ALT = '\u001b[?1049h';
 const LEAVE_ALT = '\u001b[?1049l';
 const SHOW_CURSOR = '\u001b[?25h';
 
-export async function renderApp(store: Store, controller: Controller & { whenQuit(): Promise<void> }): Promise<void> {
+export async function renderApp(start: TuiStart, createSession: (store: EngineStore) => TuiController): Promise<void> {
+  const store = new AppStore(appState(start.hosts, {
+    screen: start.screen, terminal: { columns: process.stdout.columns || 80, rows: process.stdout.rows || 24 },
+  }));
+  const controller = createSession(store);
+  store.dispatch({
+    type: 'ui.session', implemented: controller.implementedStages, hosts: controller.initialHosts,
+    design: controller.initialDesign ?? 'A',
+  });
   const out = process.stdout;
   let restored = false;
   const restore = () => {

@@ -4,7 +4,7 @@
  * when that apply ends (the verification). Split out of TuiSession, which owns the engine.
  */
 import type { Engine } from './engine/runner.js';
-import type { Store } from './engine/store.js';
+import type { EngineStore } from './engine/store-types.js';
 import type { StageId } from './engine/types.js';
 import type { SymptomDef } from './troubleshoot/types.js';
 import { diagnose } from './troubleshoot/engine.js';
@@ -16,7 +16,7 @@ export class TuiTroubleshoot {
   private symptomsCancelled = false;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: EngineStore,
     private readonly symptoms: readonly SymptomDef[],
     private readonly engine: () => Engine | undefined,
     private readonly planStage: (stage: StageId) => void,
@@ -52,14 +52,13 @@ export class TuiTroubleshoot {
   fix(symptom: string): void {
     const d = this.store.getState().troubleshoot.diagnoses[symptom];
     const stage = d?.fixStages[0];
-    const notice = (text: string) => this.store.dispatch({ type: 'ui.notice', text });
+    const notice = (text: string) => this.store.dispatch({ type: 'session.notice', text });
     if (!d) return notice('run it first (⏎): the fix follows from the diagnosis');
     if (d.status === 'clear') return notice(`${d.title}: clear — nothing to fix`);
     if (!stage) return notice(`${d.title}: no stage fixes this — ${d.fix}`);
     if (this.engine()?.busy) return notice('probes are running; wait for them or press c to cancel');
     this.store.dispatch({ type: 'troubleshoot.fixing', fixing: { symptom, stage } });
-    this.store.dispatch({ type: 'ui.selectStage', stage });
-    this.store.dispatch({ type: 'ui.screen', screen: 'stage' });
+    this.store.dispatch({ type: 'session.showStage', stage });
     this.planStage(stage);
   }
 
@@ -78,7 +77,7 @@ export class TuiTroubleshoot {
   private async diagnoseInTurn(wanted: readonly string[]): Promise<void> {
     let ids = wanted;
     const engine = this.engine();
-    const notice = (text: string) => this.store.dispatch({ type: 'ui.notice', text });
+    const notice = (text: string) => this.store.dispatch({ type: 'session.notice', text });
     if (!engine || engine.busy || this.store.getState().troubleshoot.running !== null) {
       this.verifying = undefined;
       return notice(engine ? 'probes are running; wait for them or press c to cancel' : 'no hosts to probe (playing a recording?)');

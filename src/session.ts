@@ -4,11 +4,11 @@
  */
 import type { Controller } from './engine/controller.js';
 import { Engine } from './engine/runner.js';
-import { StepExecutor } from './engine/steps.js';
 import { SessionLog } from './engine/session-log.js';
-import type { Store } from './engine/store.js';
+import type { EngineStore } from './engine/store-types.js';
 import { PaneOutputCoalescer } from './engine/output-coalescer.js';
-import type { Danger, StageDef, StageId } from './engine/types.js';
+import { Prompts, type Answers } from './engine/prompts.js';
+import type { StageDef, StageId } from './engine/types.js';
 import type { ClusterConfig, HostConfig } from './config/schema.js';
 import { ConfigError } from './config/errors.js';
 import { SavedConfig } from './config/store.js';
@@ -20,9 +20,9 @@ import type { Timebase } from './monitor/series.js';
 import { MonitorSession } from './monitor/session.js';
 import type { MonitorFrame } from './monitor/types.js';
 import { SYMPTOMS } from '../checks/troubleshoot/symptoms.js';
-import { verificationText } from './report.js';
 import { TuiJournal } from './session-journal.js';
 import { TuiTroubleshoot } from './session-troubleshoot.js';
+import { TuiApply } from './session-apply.js';
 
 /** Where monitor frames come from: live samplers, or a recording played back. */
 export interface FrameSource {
@@ -53,12 +53,14 @@ export interface TrustQuestion {
   certificateAuthority?: string;
 }
 
+/**
+ * The questions it asks the operator (trust a host key, apply a previewed plan, confirm a dangerous step,
+ * resume an interrupted apply) are prompt events in the store; the answers come back by prompt id.
+ */
 export class TuiSession implements Controller {
   private engine: Engine | undefined;
-  /** A dangerous step waiting for the operator's y/n. */
-  private pendingStep: ((yes: boolean) => void) | undefined;
   private unsubscribe: (() => void) | undefined;
-  private trustQueue: Array<{ q: TrustQuestion; resolve: (ok: boolean) => void }> = [];
+  private readonly prompts: Prompts;
   private readonly stages: ReadonlyArray<StageDef<any, any>>;
   readonly implementedStages: readonly StageId[];
   readonly initialHosts: HostConfig[];
@@ -70,9 +72,11 @@ export class TuiSession implements Controller {
   private readonly troubleshoot: TuiTroubleshoot;
   /** The crash journal: an interrupted apply found at start, and the journal of every apply from here. */
   private readonly journal: TuiJournal;
+  /** Plan, preview, apply and its dangerous steps' questions (also for the journal's resume). */
+  private readonly apply: TuiApply;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: EngineStore,
     private target: Target | undefined,
     private readonly saved: SavedConfig | undefined,
     private readonly log: SessionLog,
@@ -83,8 +87,13 @@ export class TuiSession implements Controller {
     this.initialHosts = target?.config.hosts ?? [];
     this.initialDesign = target?.config.network.design ?? 'A';
     this.quitPromise = new Promise((r) => (this.resolveQuit = r));
-    this.journal = new TuiJournal(store);
+    this.prompts = new Prompts(store.dispatch);
+    this.journal = new TuiJournal(store, this.prompts, (choice) => this.journalChoice(choice));
     this.troubleshoot = new TuiTroubleshoot(store, SYMPTOMS, () => this.engine, (stage) => this.planStage(stage));
+    this.apply = new TuiApply(store, this.prompts, {
+      engine: () => this.engine, target: () => this.target, stageDef: (id) => this.stageDef(id), journal: this.journal,
+      ended: (stage, applied) => this.planEnded(stage, applied),
+    });
     if (target) this.attach(target);
   }
 
@@ -93,32 +102,28 @@ export class TuiSession implements Controller {
     return this.quitPromise;
   }
 
-  /** The trust callback handed to every SSH host of this session. */
+  /** The trust callback handed to every SSH host of this session: a prompt each, answered by its id. */
   askTrust = (q: TrustQuestion): Promise<boolean> =>
-    new Promise((resolve) => {
-      this.trustQueue.push({ q, resolve });
-      if (this.trustQueue.length === 1) this.showTrust();
+    this.prompts.ask({
+      kind: 'trust', host: q.name, address: `${q.host}:${q.port}`, keyType: q.keyType, fingerprint: q.fingerprint,
+      ...(q.recordIn !== undefined ? { knownHostsFile: q.recordIn } : {}),
+      ...(q.certificateAuthority !== undefined ? { certificateAuthority: q.certificateAuthority } : {}),
     });
 
-  private showTrust(): void {
-    const head = this.trustQueue[0];
-    this.store.dispatch({
-      type: 'ui.trust',
-      ...(head ? {
-        prompt: {
-          host: head.q.name, address: `${head.q.host}:${head.q.port}`,
-          keyType: head.q.keyType, fingerprint: head.q.fingerprint,
-          ...(head.q.recordIn !== undefined ? { knownHostsFile: head.q.recordIn } : {}),
-          ...(head.q.certificateAuthority !== undefined ? { certificateAuthority: head.q.certificateAuthority } : {}),
-        },
-      } : {}),
-    });
+  answerTrust(id: number, trust: boolean): void {
+    this.prompts.answer(id, 'trust', trust);
   }
 
-  answerTrust(trust: boolean): void {
-    const head = this.trustQueue.shift();
-    head?.resolve(trust);
-    this.showTrust();
+  answerPlan(id: number, apply: boolean): void {
+    this.prompts.answer(id, 'plan', apply);
+  }
+
+  answerConfirm(id: number, yes: boolean): void {
+    this.prompts.answer(id, 'confirm', yes);
+  }
+
+  answerJournal(id: number, choice: Answers['journal']): void {
+    this.prompts.answer(id, 'journal', choice);
   }
 
   private attach(target: Target): void {
@@ -149,7 +154,7 @@ export class TuiSession implements Controller {
     const def = this.stageDef(stage);
     if (!this.engine || !def) return;
     if (this.engine.busy) {
-      this.store.dispatch({ type: 'ui.notice', text: 'a stage is running; wait for it or press c to cancel' });
+      this.store.dispatch({ type: 'session.notice', text: 'a stage is running; wait for it or press c to cancel' });
       return;
     }
     void this.engine.runStage(def);
@@ -161,96 +166,29 @@ export class TuiSession implements Controller {
   }
 
   planStage(stage: StageId): void {
-    const def = this.stageDef(stage);
-    if (!this.engine || !def) return;
-    if (this.engine.busy) {
-      this.store.dispatch({ type: 'ui.notice', text: 'a stage is running; wait for it or press c to cancel' });
-      return;
-    }
-    const engine = this.engine;
-    this.store.dispatch({ type: 'ui.apply', apply: { stage, phase: 'planning', scroll: 0 } });
-    void new StepExecutor(engine, { dryRun: true, yes: false, allowReboot: false }).applyStage(def).then(
-      (o) => {
-        const planned = (o.steps ?? []).some((x) => x.status === 'planned');
-        this.store.dispatch({ type: 'ui.apply', apply: { stage, phase: 'preview', scroll: 0 } });
-        // The preview's header counts the steps and hosts; the notice only says what to do.
-        this.store.dispatch({ type: 'ui.notice', text: planned ? `${stage}: plan ready; y applies, esc closes` : `${stage}: nothing to apply — every guard check passes` });
-      },
-      (err: unknown) => {
-        this.store.dispatch({ type: 'ui.apply' });
-        this.store.dispatch({ type: 'ui.notice', text: `planning ${stage} failed: ${(err as Error).message}` });
-      },
-    );
+    this.apply.plan(stage);
   }
 
-  applyStage(stage: StageId): void {
-    const def = this.stageDef(stage);
-    if (!this.engine || !def || this.engine.busy) return;
-    if (this.journal.refuseWhileTimersWait()) return;
-    const engine = this.engine;
-    this.store.dispatch({ type: 'ui.apply', apply: { stage, phase: 'applying', scroll: 0 } });
-    this.store.dispatch({ type: 'ui.notice', text: `applying ${stage} on ${this.store.getState().hostOrder.join(', ')}… (c cancels)` });
-    // The operator confirmed the previewed plan; dangerous steps still ask, naming their hosts.
-    const executor = new StepExecutor(engine, {
-      dryRun: false, yes: false, allowReboot: true,
-      confirm: (_stage, step, hosts) => new Promise<boolean>((resolve) => {
-        this.pendingStep = resolve;
-        this.store.dispatch({ type: 'ui.apply', apply: { stage, phase: 'confirm', confirm: { step: step.id, danger: step.danger, hosts: [...hosts] }, scroll: 0 } });
-      }),
-    });
-    const journal = this.target ? this.journal.open(engine, this.target, [def]) : undefined;
-    void executor.applyStage(def).finally(() => journal?.finish()).then(
-      (o) => {
-        const fixing = this.store.getState().troubleshoot.fixing;
-        this.store.dispatch({ type: 'ui.apply' });
-        const steps = o.steps ?? [];
-        const failed = steps.filter((x) => x.status === 'failed').length;
-        this.store.dispatch({
-          type: 'ui.notice',
-          text: `${stage}: ${o.cancelled ? 'cancelled; ' : ''}${o.changed ?? 0} changed, ${failed} failed; `
-            + verificationText([o]),
-        });
-        if (fixing?.stage === stage) this.troubleshoot.verifyFix(fixing.symptom);
-      },
-      (err: unknown) => {
-        const fixing = this.store.getState().troubleshoot.fixing;
-        this.store.dispatch({ type: 'ui.apply' });
-        this.store.dispatch({ type: 'ui.notice', text: `applying ${stage} failed: ${(err as Error).message}` });
-        if (fixing?.stage === stage) this.troubleshoot.verifyFix(fixing.symptom);
-      },
-    );
+  /** A fix's plan closed at its preview leaves nothing to verify; one that applied is verified (the symptom again). */
+  private planEnded(stage: StageId, applied: boolean): void {
+    const fixing = this.store.getState().troubleshoot.fixing;
+    if (fixing?.stage !== stage) return;
+    if (applied) this.troubleshoot.verifyFix(fixing.symptom);
+    else this.store.dispatch({ type: 'troubleshoot.fixing', fixing: null });
   }
 
-  /** As an apply from the stage view: dangerous steps ask (naming their hosts) in the stage they belong to. */
-  resumeInterrupted(): void {
-    if (this.engine && this.target) this.journal.resume(this.engine, this.target, new StepExecutor(this.engine, { dryRun: false, yes: false, allowReboot: true, confirm: this.askStep }));
-  }
-
-  rollbackInterrupted(): void {
-    if (this.engine) this.journal.rollback(this.engine);
-  }
-
-  dismissInterrupted(): void {
-    this.journal.dismiss();
-  }
-
-  private askStep = (stage: string, step: { id: string; danger: Danger }, hosts: readonly string[]): Promise<boolean> => new Promise<boolean>((resolve) => {
-    this.pendingStep = resolve;
-    this.store.dispatch({ type: 'ui.apply', apply: { stage: stage as StageId, phase: 'confirm', confirm: { step: step.id, danger: step.danger, hosts: [...hosts] }, scroll: 0 } });
-  });
-
-  answerStep(yes: boolean): void {
-    const resolve = this.pendingStep;
-    this.pendingStep = undefined;
-    const apply = this.store.getState().ui.apply;
-    if (apply) this.store.dispatch({ type: 'ui.apply', apply: { stage: apply.stage, phase: 'applying', scroll: 0 } });
-    resolve?.(yes);
+  /** The interrupted apply's modal: resume it as an apply from the stage view (dangerous steps ask), roll it back, or later. */
+  private journalChoice(choice: Answers['journal']): void {
+    if (choice === 'later') this.journal.dismiss();
+    else if (!this.engine) return;
+    else if (choice === 'rollback') this.journal.rollback(this.engine);
+    else if (this.target) this.journal.resume(this.engine, this.target, this.apply);
   }
 
   cancel(): void {
     this.troubleshoot.cancel();
     this.engine?.cancelAll();
-    this.answerStep(false);
+    this.apply.refuseOpenStep();
   }
 
   quit(): void {
@@ -266,7 +204,7 @@ export class TuiSession implements Controller {
   closeMonitor(): void {
     if (!this.target) {
       // A replay has no hosts behind it: the stage screens would have nothing to run.
-      this.store.dispatch({ type: 'ui.notice', text: 'playing a recording: there are no hosts to go back to (q quits)' });
+      this.store.dispatch({ type: 'session.notice', text: 'playing a recording: there are no hosts to go back to (q quits)' });
       return;
     }
     this.store.dispatch({ type: 'monitor.close' });
@@ -379,6 +317,8 @@ export class TuiSession implements Controller {
   }
 
   async close(): Promise<void> {
+    // Nobody is left to answer: an unanswered host key is not trusted.
+    for (const id of this.prompts.idsOf('trust')) this.prompts.answer(id, 'trust', false);
     this.unsubscribe?.();
     await this.stopMonitor();
     await this.target?.close();

@@ -10,14 +10,14 @@ import { fit } from '../format.js';
 import { HostColumn } from './HostColumn.js';
 import { HostPicker } from './HostPicker.js';
 import { monitorLayout, shownHosts, statusLine } from './layout.js';
-import type { GpuMetric } from './monitor-lines.js';
 
-export function MonitorView(props: { width: number; height: number; metric: GpuMetric }) {
+export function MonitorView(props: { width: number; height: number }) {
   const frame = useSelector((s) => s.monitor.frame);
   const timebase = useSelector((s) => s.monitor.timebase);
-  const left = useSelector((s) => s.monitor.left);
-  const right = useSelector((s) => s.monitor.right);
-  const cursor = useSelector((s) => s.monitor.cursor);
+  const left = useSelector((s) => s.ui.monitor.left);
+  const right = useSelector((s) => s.ui.monitor.right);
+  const cursor = useSelector((s) => s.ui.monitor.cursor);
+  const metric = useSelector((s) => s.ui.monitor.metric);
   const hostOrder = useSelector((s) => s.hostOrder);
 
   if (!frame) {
@@ -36,7 +36,7 @@ export function MonitorView(props: { width: number; height: number; metric: GpuM
   const colWidth = shown.length > 1 ? Math.floor((props.width - 1) / 2) : props.width;
   return (
     <Box flexDirection="column" height={props.height}>
-      <Text wrap="truncate" color="cyan">{statusLine(frame, timebase, props.metric, props.width)}</Text>
+      <Text wrap="truncate" color="cyan">{statusLine(frame, timebase, metric, props.width)}</Text>
       {picker ? <HostPicker hosts={hosts} cursor={cursor} left={left} right={right} width={props.width} /> : null}
       {hosts.length === 0 ? (
         <Text wrap="truncate" dimColor>{fit('the sample has no hosts', props.width)}</Text>
@@ -51,7 +51,7 @@ export function MonitorView(props: { width: number; height: number; metric: GpuM
                 history={frame.history[host.name]}
                 width={colWidth}
                 height={columnHeight}
-                metric={props.metric}
+                metric={metric}
                 timebase={frame.timebase}
                 now={frame.sample.time}
               />

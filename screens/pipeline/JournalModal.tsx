@@ -1,15 +1,16 @@
 /**
- * The interrupted apply found at start (store ui.journal): what was in flight on which host since when,
+ * The interrupted apply found at start (the session's journal prompt): what was in flight on which host since when,
  * what undoing it takes, and the choice — r resume, b roll back, esc later. After a rollback, its
  * per-host result (restored, removed, commands) until esc.
  */
 import React from 'react';
 import { Box, Text } from 'ink';
 import { useSelector } from '../store-context.js';
+import { promptOf } from '../input/bindings.js';
 import { fit } from '../format.js';
 
 export function JournalModal(props: { width: number; height: number }) {
-  const j = useSelector((s) => s.ui.journal);
+  const j = useSelector((s) => promptOf(s, 'journal')?.journal);
   if (!j) return null;
   const inner = Math.max(10, props.width - 4);
   const stages = j.resumeStages;

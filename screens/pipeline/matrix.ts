@@ -7,7 +7,7 @@
  * (the hosts in trouble named) instead of one line per host.
  */
 import { byRank, cellStatus, connectionTrouble, entryRank, type ConnectionEntry } from '../../src/engine/host-status.js';
-import type { AppState } from '../../src/engine/store.js';
+import type { EngineState } from '../../src/engine/store-types.js';
 import type { StageId, StageStatus } from '../../src/engine/types.js';
 import { STATUS_COLOR, STATUS_GLYPH } from '../format.js';
 
@@ -43,7 +43,7 @@ export function matrixForm(width: number, hostCount: number): MatrixForm {
  * implemented stages — unreachable or error, fail, warn, running, not run, skipped, pass — then
  * inventory order. Columns stay put across rows, so a host failing several stages is one column.
  */
-export function matrixHostOrder(state: Pick<AppState, 'checks' | 'stages' | 'hostOrder'>, stages: readonly StageId[], trouble: readonly string[]): number[] {
+export function matrixHostOrder(state: Pick<EngineState, 'checks' | 'stages' | 'hostOrder'>, stages: readonly StageId[], trouble: readonly string[]): number[] {
   const troubled = new Set(trouble);
   return state.hostOrder
     .map((host, index) => {
@@ -156,7 +156,7 @@ export function wrapTokens(tokens: readonly Token[], width: number, maxLines: nu
  * The selected stage's hosts by verdict, worst first: the troubled ones named ("✘ fail: l20-n7
  * l20-n33"), running / not run / skipped / pass only counted — those are the many.
  */
-export function stageHostsTokens(state: Pick<AppState, 'checks' | 'stages' | 'hostOrder'>, stage: StageId, trouble: readonly string[]): Token[] {
+export function stageHostsTokens(state: Pick<EngineState, 'checks' | 'stages' | 'hostOrder'>, stage: StageId, trouble: readonly string[]): Token[] {
   const troubled = new Set(trouble);
   const entries = state.hostOrder
     .map((host, index) => ({ host, index, status: cellStatus(state, stage, host), trouble: troubled.has(host) }))

@@ -1,42 +1,16 @@
 /**
- * First-run setup: enter and edit hosts, test each connection, save. The draft is local to this
- * screen until saved; validation and saving happen in the controller (schema errors name the field).
+ * First-run setup: enter and edit hosts, test each connection, save. The draft lives in the store
+ * (state/setup-draft.ts) until saved, and the one key handler edits it (input/bindings.ts: the setup
+ * screen's keys, and a field's while one is edited); validation and saving happen in the session.
  */
-import React, { useMemo, useReducer, useRef, useState } from 'react';
-import { Box, Text, useInput, type Key } from 'ink';
-import type { ClusterConfig, HostConfig } from '../../src/config/schema.js';
+import React, { useMemo } from 'react';
+import { Box, Text } from 'ink';
 import type { AliasView } from '../../src/transport/ssh-config-report.js';
-import { useController } from '../store-context.js';
-import { matches, setupBindings } from '../keys.js';
+import { useController, useSelector } from '../store-context.js';
+import { DESIGNS, FIELDS, fieldValue, type Design, type Field } from '../state/setup-draft.js';
 import { fit } from '../format.js';
 
-type Field = 'name' | 'address' | 'port' | 'user' | 'role' | 'identityFile';
-const FIELDS: Field[] = ['name', 'address', 'port', 'user', 'role', 'identityFile'];
 const WIDTHS: Record<Field, number> = { name: 12, address: 22, port: 7, user: 10, role: 8, identityFile: 30 };
-
-function fieldValue(h: HostConfig, f: Field): string {
-  switch (f) {
-    case 'port': return h.port === undefined ? '' : String(h.port);
-    case 'identityFile': return h.auth?.method === 'identityFile' ? h.auth.path : h.auth?.method === 'agent' ? '(ssh-agent)' : '';
-    case 'user': return h.user ?? '';
-    default: return String(h[f]);
-  }
-}
-
-function withField(h: HostConfig, f: Field, value: string): HostConfig {
-  const v = value.trim();
-  switch (f) {
-    case 'port': return v === '' ? { ...h, port: undefined } : { ...h, port: Number(v) };
-    case 'role': return { ...h, role: v === 'head' ? 'head' : 'worker' };
-    case 'user': return v === '' ? { ...h, user: undefined } : { ...h, user: v };
-    case 'identityFile':
-      return v === '' || v === '(ssh-agent)' ? { ...h, auth: { method: 'agent' } } : { ...h, auth: { method: 'identityFile', path: v } };
-    default: return { ...h, [f]: v };
-  }
-}
-
-type Design = ClusterConfig['network']['design'];
-const DESIGNS: readonly Design[] = ['A', 'B', 'tutorial'];
 
 /** docs/STAGES.md §2 in the operator's words: what each design builds and what it costs. */
 export const DESIGN_CONSEQUENCES: Record<Design, string[]> = {
@@ -57,53 +31,6 @@ export const DESIGN_CONSEQUENCES: Record<Design, string[]> = {
   ],
 };
 
-interface Draft {
-  hosts: HostConfig[];
-  cursor: number;
-  editing: string | null;
-  design: Design;
-}
-
-type DraftAction =
-  | { type: 'move'; delta: number }
-  | { type: 'key'; input: string; key: Key }
-  | { type: 'startEdit' }
-  | { type: 'add' }
-  | { type: 'delete' }
-  | { type: 'design' };
-
-/**
- * Keystrokes are reduced against the current draft, never a render's stale copy: keys typed or
- * pasted faster than React renders must all land.
- */
-function draftReducer(d: Draft, a: DraftAction): Draft {
-  const last = d.hosts.length * FIELDS.length - 1;
-  const row = Math.floor(d.cursor / FIELDS.length);
-  const field = FIELDS[d.cursor % FIELDS.length] as Field;
-  switch (a.type) {
-    case 'move':
-      return d.editing !== null ? d : { ...d, cursor: Math.max(0, Math.min(last, d.cursor + a.delta)) };
-    case 'startEdit': {
-      const h = d.hosts[row];
-      return h && d.editing === null ? { ...d, editing: fieldValue(h, field) } : d;
-    }
-    case 'key': {
-      if (d.editing === null) return d;
-      if (a.key.return) return { ...d, editing: null, hosts: d.hosts.map((h, i) => (i === row ? withField(h, field, d.editing ?? '') : h)) };
-      if (a.key.escape) return { ...d, editing: null };
-      if (a.key.backspace || a.key.delete) return { ...d, editing: d.editing.slice(0, -1) };
-      if (a.input && !a.key.ctrl && !a.key.meta) return { ...d, editing: d.editing + a.input.replace(/[\r\n]/g, '') };
-      return d;
-    }
-    case 'add':
-      return { ...d, hosts: [...d.hosts, { name: `l20-n${d.hosts.length + 1}`, address: '', role: 'worker' }] };
-    case 'delete':
-      return d.hosts.length > 1 ? { ...d, hosts: d.hosts.filter((_, i) => i !== row), cursor: 0 } : d;
-    case 'design':
-      return d.editing !== null ? d : { ...d, design: DESIGNS[(DESIGNS.indexOf(d.design) + 1) % DESIGNS.length]! };
-  }
-}
-
 /** Where an alias address leads (from the ssh config), the lines that decided it, or why ssh would refuse it. */
 function AliasLine(props: { view: AliasView | undefined; width: number }) {
   const v = props.view;
@@ -120,75 +47,18 @@ function AliasLine(props: { view: AliasView | undefined; width: number }) {
   );
 }
 
-export function SetupView(props: { width: number; height: number; onDone: () => void }) {
+export function SetupView(props: { width: number; height: number }) {
   const controller = useController();
-  const [draft, dispatch] = useReducer(draftReducer, undefined, () => ({
-    hosts: controller.initialHosts.length > 0 ? controller.initialHosts : [
-      { name: 'l20-n1', address: '', role: 'head' as const },
-      { name: 'l20-n2', address: '', role: 'worker' as const },
-    ],
-    cursor: 0,
-    editing: null,
-    design: controller.initialDesign ?? 'A',
-  }));
-  // Side effects (test, save) read the latest draft through a ref.
-  const latest = useRef(draft);
-  latest.current = draft;
-  const [results, setResults] = useState<Record<string, string>>({});
-  const [message, setMessage] = useState('Enter each server: a name, its address (or ~/.ssh/config alias), SSH user and key.');
-  const { hosts, cursor, editing, design } = draft;
+  const hosts = useSelector((s) => s.ui.setup.hosts);
+  const cursor = useSelector((s) => s.ui.setup.cursor);
+  const editing = useSelector((s) => s.ui.setup.editing);
+  const design = useSelector((s) => s.ui.setup.design);
+  const results = useSelector((s) => s.ui.setup.results);
+  const message = useSelector((s) => s.ui.setup.message);
   // Resolving reads the ssh config (and may run its Match exec lines): once per change of what it depends on.
   const reachKey = JSON.stringify(hosts.map((h) => [h.address, h.port, h.user, h.auth, h.jump, h.transport]));
   const reach = useMemo(() => hosts.map((h) => controller.describeAddress(h)), [reachKey, controller]);
   const paths = useMemo(() => hosts.map((h) => controller.describePath(h)), [reachKey, controller]);
-
-  useInput((input, key) => {
-    if (latest.current.editing !== null) {
-      dispatch({ type: 'key', input, key });
-      // Enter/escape leave edit mode inside the reducer; mirror it for the next keystroke.
-      if (key.return || key.escape) latest.current = { ...latest.current, editing: null };
-      return;
-    }
-    if (key.leftArrow) return dispatch({ type: 'move', delta: -1 });
-    if (key.rightArrow) return dispatch({ type: 'move', delta: 1 });
-    const b = setupBindings.find((x) => matches(x, input, key));
-    if (!b) return;
-    switch (b.command) {
-      case 'up': dispatch({ type: 'move', delta: -FIELDS.length }); break;
-      case 'down': dispatch({ type: 'move', delta: FIELDS.length }); break;
-      case 'edit':
-        dispatch({ type: 'startEdit' });
-        latest.current = { ...latest.current, editing: '' };
-        break;
-      case 'add': dispatch({ type: 'add' }); break;
-      case 'delete': dispatch({ type: 'delete' }); break;
-      case 'design': dispatch({ type: 'design' }); break;
-      case 'monitor': controller.openMonitor(); break;
-      case 'test': {
-        setMessage('testing connections…');
-        const current = latest.current.hosts;
-        void Promise.all(
-          current.map(async (h) => {
-            const r = await controller.testConnection(h);
-            setResults((prev) => ({ ...prev, [h.name]: `${r.ok ? '✔' : '✘'} ${r.message}` }));
-          }),
-        ).then(() => setMessage('connection tests finished'));
-        break;
-      }
-      case 'save':
-        void controller.saveHosts(latest.current.hosts, { design: latest.current.design }).then((err) => {
-          if (err) setMessage(err);
-          else {
-            setMessage('saved');
-            props.onDone();
-          }
-        });
-        break;
-      case 'back':
-        props.onDone();
-        break;
-    }
-  });
 
   const header = FIELDS.map((f) => fit(f === 'identityFile' ? 'key (empty: agent)' : f, WIDTHS[f])).join(' ');
   return (

@@ -9,10 +9,14 @@ import { Box, Text } from 'ink';
 import { hostEntriesSelector } from '../../src/engine/host-status.js';
 import { useSelector } from '../store-context.js';
 import { gridHeader, gridNameWidth, gridView } from './host-grid.js';
+import { footerText, hostGridBindings } from '../input/bindings.js';
+
+/** The grid's own keys, on its header line (the stage footer is full). */
+const GRID_KEYS = footerText(hostGridBindings);
 
 export function HostGrid(props: { width: number; rows: number; perRow: number }) {
   const select = useMemo(hostEntriesSelector, []);
-  const entries = useSelector(select);
+  const entries = useSelector((s) => select(s, s.ui.selectedStage));
   const hostOrder = useSelector((s) => s.hostOrder);
   const cursor = useSelector((s) => s.ui.gridHost);
   const left = useSelector((s) => s.ui.leftHost);
@@ -20,7 +24,7 @@ export function HostGrid(props: { width: number; rows: number; perRow: number })
   const view = gridView(entries, { cursor, left, right, perRow: props.perRow, maxRows: props.rows, nameWidth: gridNameWidth(hostOrder) });
   return (
     <Box flexDirection="column">
-      <Text wrap="truncate" dimColor>{gridHeader(entries, view, props.width)}</Text>
+      <Text wrap="truncate" dimColor>{gridHeader(entries, view, props.width, GRID_KEYS)}</Text>
       {view.rows.map((row, r) => (
         <Text key={`r${r}`} wrap="truncate">
           {row.map((c) => (

@@ -8,7 +8,6 @@ import type { HostEntry } from '../../src/engine/host-status.js';
 import { entryRank } from '../../src/engine/host-status.js';
 import type { StageStatus } from '../../src/engine/types.js';
 import { fit, STATUS_COLOR, STATUS_GLYPH } from '../format.js';
-import { footerText, hostGridBindings } from '../keys.js';
 
 /** Longer names are cut: sixteen columns tell hosts apart, and more cells fit a row. */
 export const GRID_NAME_MAX = 16;
@@ -104,8 +103,7 @@ export function gridCounts(entries: readonly HostEntry[]): string {
 }
 
 /** The line over the grid: counts, what scrolled out of view, and the grid's keys (they are not in the footer, which is full). */
-export function gridHeader(entries: readonly HostEntry[], view: Pick<GridView, 'above' | 'below'>, width: number): string {
+export function gridHeader(entries: readonly HostEntry[], view: Pick<GridView, 'above' | 'below'>, width: number, keys: string): string {
   const more = [view.above > 0 ? `↑ ${view.above} more` : '', view.below > 0 ? `+${view.below} more ↓` : ''].filter(Boolean).join(' ');
-  const keys = footerText(hostGridBindings);
   return fit(`${gridCounts(entries)}${more ? `   ${more}` : ''}   ${keys}`, width);
 }

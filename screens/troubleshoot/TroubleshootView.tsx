@@ -7,6 +7,7 @@ import React from 'react';
 import { Box, Text } from 'ink';
 import { STAGE_IDS } from '../../src/engine/types.js';
 import { useSelector } from '../store-context.js';
+import { shownDiagnosis } from '../state/ui-reducer.js';
 import { fit, STATUS_COLOR } from '../format.js';
 import { HostPane } from '../stage/HostPane.js';
 import { diagnosisLines, SYMPTOM_MARK, symptomMark, symptomRow, type TroubleLine, type TroubleTone } from './troubleshoot-lines.js';
@@ -23,7 +24,7 @@ export function listWidth(width: number): number {
 
 export function TroubleshootView(props: { width: number; height: number }) {
   const symptoms = useSelector((s) => s.troubleshoot.symptoms);
-  const cursor = useSelector((s) => s.troubleshoot.cursor);
+  const cursor = useSelector((s) => s.ui.troubleshoot.cursor);
   const running = useSelector((s) => s.troubleshoot.running);
   const diagnoses = useSelector((s) => s.troubleshoot.diagnoses);
   const lw = listWidth(props.width);
@@ -75,9 +76,9 @@ function Probing(props: { width: number; height: number }) {
 
 /** The cursor's symptom: its latest diagnosis, or what it looks like and how to probe it. */
 function Verdict(props: { width: number; height: number }) {
-  const diagnosis = useSelector((s) => s.troubleshoot.diagnosis);
-  const scroll = useSelector((s) => s.troubleshoot.scroll);
-  const symptom = useSelector((s) => s.troubleshoot.symptoms[s.troubleshoot.cursor]);
+  const diagnosis = useSelector((s) => shownDiagnosis(s, s.ui.troubleshoot.cursor));
+  const scroll = useSelector((s) => s.ui.troubleshoot.scroll);
+  const symptom = useSelector((s) => s.troubleshoot.symptoms[s.ui.troubleshoot.cursor]);
   const hostOrder = useSelector((s) => s.hostOrder);
   const left = useSelector((s) => s.ui.leftHost);
   const right = useSelector((s) => s.ui.rightHost);

@@ -3,7 +3,7 @@
  * by side (host A | host B, the differing lines marked with ≠ as well as coloured, so the mark reads
  * without colour). Pure, so the layout is unit-tested; the view only windows and colours it.
  */
-import type { SymptomSummary } from '../../src/engine/store.js';
+import type { SymptomSummary } from '../../src/engine/store-types.js';
 import type { Comparison, Diagnosis } from '../../src/troubleshoot/types.js';
 import type { CheckStatus } from '../../src/engine/types.js';
 import { fit, STATUS_GLYPH } from '../format.js';

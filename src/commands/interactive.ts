@@ -1,6 +1,5 @@
 /** The interactive TUI: loads React and Ink only here, after checking that a person is at a terminal. */
 import { SessionLog } from '../engine/session-log.js';
-import { Store, initialState, type Screen } from '../engine/store.js';
 import { SavedConfig } from '../config/store.js';
 import { openTarget, type Target } from '../target.js';
 import { TuiSession, type FrameSource, type SessionOptions } from '../session.js';
@@ -36,8 +35,11 @@ export async function runInteractive(values: CliValues): Promise<number> {
   return runTui(target, saved, target ? 'pipeline' : 'setup', sudoPassword !== undefined ? { sudoPassword } : {}, (s) => (session = s));
 }
 
+/** The screen the TUI opens on. */
+type StartScreen = 'setup' | 'pipeline' | 'monitor';
+
 /** The TUI on an opened target, starting on `screen` (the monitor verb starts on the monitor). */
-export async function runInteractiveOn(target: Target, options: { screen: Screen } & SessionOptions): Promise<number> {
+export async function runInteractiveOn(target: Target, options: { screen: StartScreen } & SessionOptions): Promise<number> {
   if (needsTerminal()) return 2;
   return runTui(target, undefined, options.screen, options);
 }
@@ -51,17 +53,14 @@ export async function runReplayInteractive(source: FrameSource & { samples: Read
 async function runTui(
   target: Target | undefined,
   saved: SavedConfig | undefined,
-  screen: Screen,
+  screen: StartScreen,
   options: SessionOptions,
   created?: (s: TuiSession) => void,
   recordedHosts?: Array<{ name: string; address: string }>,
 ): Promise<number> {
   const hosts = target ? target.config.hosts.map((h, i) => ({ name: h.name, address: target.hosts[i]?.address ?? h.address })) : (recordedHosts ?? []);
-  const store = new Store(initialState(hosts, screen === 'monitor' ? 'pipeline' : screen));
   const log = new SessionLog();
-  const session = new TuiSession(store, target, saved, log, options);
-  created?.(session);
-  if (screen === 'monitor') session.openMonitor();
+  const made: { session?: TuiSession } = {};
   // Ink decides at import time that a CI environment (CI=true) gets no live frames, only the last one
   // at exit. We have checked that both ends are a terminal, so the operator is watching: keep it live.
   delete process.env.CI;
@@ -69,11 +68,18 @@ async function runTui(
   // React and its reconciler pick their build when first imported: without this the development
   // build runs, checking every render (the monitor redraws every second; it costs several times the CPU).
   process.env.NODE_ENV ??= 'production';
+  // The one module of the views the CLI loads, and only here: it makes the TUI's store and renders it.
   const { renderApp } = await import('../../screens/tui.js');
   try {
-    await renderApp(store, session);
+    await renderApp({ hosts, screen: screen === 'monitor' ? 'pipeline' : screen }, (store) => {
+      const session = new TuiSession(store, target, saved, log, options);
+      made.session = session;
+      created?.(session);
+      if (screen === 'monitor') session.openMonitor();
+      return session;
+    });
   } finally {
-    await session.close();
+    await made.session?.close();
     await log.close();
   }
   process.stdout.write(`l20-setup: session log ${log.path}\n`);

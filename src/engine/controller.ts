@@ -1,5 +1,6 @@
 /** The contract between the views and the rest: what a screen may ask for (no SSH in views). */
 import type { StageId } from './types.js';
+import type { Answers } from './prompts.js';
 import type { ClusterConfig, HostConfig } from '../config/schema.js';
 import type { Timebase } from '../monitor/series.js';
 import type { AliasView } from '../transport/ssh-config-report.js';
@@ -10,18 +11,20 @@ type Design = ClusterConfig['network']['design'];
 export interface Controller {
   runStage(stage: StageId): void;
   runAll(): void;
-  /** Dry run of the stage's steps: commands and per-host diffs land in the store (ui.apply preview). */
+  /**
+   * Dry run of the stage's steps: commands and per-host diffs land in the store, then a plan prompt asks
+   * whether to apply them (answerPlan); dangerous steps then ask each (confirm prompts, answerConfirm).
+   */
   planStage(stage: StageId): void;
-  /** Applies the stage; dangerous steps ask through ui.apply 'confirm' and answerStep. */
-  applyStage(stage: StageId): void;
-  /** Answer to a dangerous step's confirmation. */
-  answerStep(yes: boolean): void;
-  /** The interrupted apply of the start modal (ui.journal): apply its stage and the ones after it. */
-  resumeInterrupted(): void;
-  /** Undo the interrupted apply's in-flight steps; the modal shows what was restored or removed per host. */
-  rollbackInterrupted(): void;
-  /** Close the modal; the journal stays for later. */
-  dismissInterrupted(): void;
+  /** The previewed plan (a plan prompt): apply it, or close it. */
+  answerPlan(id: number, apply: boolean): void;
+  /** A dangerous step's question (a confirm prompt): run it, or skip it. */
+  answerConfirm(id: number, yes: boolean): void;
+  /**
+   * The interrupted apply found at start (a journal prompt): resume it (its stage and the ones after it), roll
+   * its in-flight steps back (the modal then shows what was restored or removed per host), or decide later.
+   */
+  answerJournal(id: number, choice: Answers['journal']): void;
   cancel(): void;
   quit(): void;
   /** Setup screen: connect to a host and report, without saving anything. */
@@ -33,8 +36,8 @@ export interface Controller {
   describeAddress(host: HostConfig): AliasView | undefined;
   /** Setup screen: the way to a host in one line ("via bastion → ssh2"); undefined for an empty address. */
   describePath(host: HostConfig): string | undefined;
-  /** Answer to a pending host-key trust question. */
-  answerTrust(trust: boolean): void;
+  /** Answer to a host-key trust question (a trust prompt). */
+  answerTrust(id: number, trust: boolean): void;
   /** Setup screen: validate and save; resolves with an error message or undefined on success. */
   saveHosts(hosts: HostConfig[], network?: { design: Design }): Promise<string | undefined>;
   /** Stages that have checks implemented. */

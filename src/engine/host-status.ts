@@ -10,7 +10,7 @@
  */
 import type { HostConnectionState } from '../transport/types.js';
 import { worstStatus, type CheckResult, type CheckStatus, type StageId, type StageStatus } from './types.js';
-import type { AppState, CommandView } from './store-types.js';
+import type { CommandView, EngineState } from './store-types.js';
 
 /** One host as the grid shows it for one stage. */
 export interface HostEntry {
@@ -23,7 +23,7 @@ export interface HostEntry {
   connection: HostConnectionState;
 }
 
-type Slices = Pick<AppState, 'checks' | 'stages' | 'panes' | 'hostOrder'>;
+type Slices = Pick<EngineState, 'checks' | 'stages' | 'panes' | 'hostOrder'>;
 
 // Keyed on the checks array itself: the reducer replaces it on every check.result of its stage and
 // keeps it otherwise, so one pass over a stage's results serves every tick until the next verdict.
@@ -49,7 +49,7 @@ export function worstByHost(checks: readonly CheckResult[]): Map<string | null, 
  * else the host's worst verdict, pending without one), without filtering every result per cell —
  * at 64 hosts × 11 stages that filter was 700 passes over up to a thousand results per frame.
  */
-export function cellStatus(state: Pick<AppState, 'checks' | 'stages'>, stage: StageId, host: string | null): StageStatus {
+export function cellStatus(state: Pick<EngineState, 'checks' | 'stages'>, stage: StageId, host: string | null): StageStatus {
   const overall = state.stages[stage];
   const worst = worstByHost(state.checks[stage]).get(host);
   if (worst === undefined) return overall === 'running' ? 'running' : 'pending';
@@ -77,7 +77,7 @@ function commandsRunning(commands: readonly CommandView[], stage: StageId): bool
  * finish, so while the stage still runs elsewhere a finished host already shows its worst verdict,
  * and one still running its commands shows running.
  */
-export function hostStageStatus(state: Pick<AppState, 'checks' | 'stages' | 'panes'>, stage: StageId, host: string): StageStatus {
+export function hostStageStatus(state: Pick<EngineState, 'checks' | 'stages' | 'panes'>, stage: StageId, host: string): StageStatus {
   const pane = state.panes[host];
   if (pane && commandsRunning(pane.commands, stage)) return 'running';
   const worst = worstByHost(state.checks[stage]).get(host);
@@ -125,20 +125,20 @@ function sameEntries(a: readonly HostEntry[], b: readonly HostEntry[]): boolean 
 }
 
 /**
- * A selector for useSyncExternalStore: the selected stage's hosts worst first, the same array for
- * as long as no host's status, connection or place changes (output lines change none of them).
+ * A selector for useSyncExternalStore: a stage's hosts worst first, the same array for as long as no
+ * host's status, connection or place changes (output lines change none of them).
  */
-export function hostEntriesSelector(): (state: Slices & Pick<AppState, 'ui'>) => HostEntry[] {
+export function hostEntriesSelector(): (state: Slices, stage: StageId) => HostEntry[] {
   let last: HostEntry[] = [];
-  return (state) => {
-    const next = hostsWorstFirst(state, state.ui.selectedStage);
+  return (state, stage) => {
+    const next = hostsWorstFirst(state, stage);
     if (!sameEntries(last, next)) last = next;
     return last;
   };
 }
 
 /** Hosts whose connection is lost or failed, in inventory order: a selector whose answer keeps its identity while that set does not change. */
-export function troubleHostsSelector(): (state: Pick<AppState, 'panes' | 'hostOrder'>) => string[] {
+export function troubleHostsSelector(): (state: Pick<EngineState, 'panes' | 'hostOrder'>) => string[] {
   let last: string[] = [];
   return (state) => {
     const next = state.hostOrder.filter((h) => connectionTrouble(state.panes[h]?.connection));
@@ -155,7 +155,7 @@ export interface ConnectionEntry {
 }
 
 /** Every host's connection, in inventory order: the same array while no connection changes (output lines change none). */
-export function connectionsSelector(): (state: Pick<AppState, 'panes' | 'hostOrder'>) => ConnectionEntry[] {
+export function connectionsSelector(): (state: Pick<EngineState, 'panes' | 'hostOrder'>) => ConnectionEntry[] {
   let last: ConnectionEntry[] = [];
   return (state) => {
     let changed = last.length !== state.hostOrder.length;

@@ -7,7 +7,8 @@
  * A flood (more lines in an interval than a pane holds: nobody reads that) is shown every `floodIntervalMs`:
  * the screen still scrolls, and the renders it no longer needs leave the keys quick.
  */
-import { PANE_LINES, type PaneOutputAction } from './store.js';
+import { PANE_LINES } from './store.js';
+import type { PaneOutputAction } from './store-types.js';
 
 type OutputEvent = { host: string; runId: string; stream: 'stdout' | 'stderr'; lines: readonly string[] };
 type Batch = PaneOutputAction['batches'][number];

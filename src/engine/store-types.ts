@@ -1,15 +1,15 @@
 /**
- * The shape of the UI's one store: panes, checks, steps and the screens' own state, and every action the
- * reducer (store.ts) takes. Kept apart from the reducer so views and tests can name the types without it.
+ * The shape of the engine's state: panes, checks, steps, the monitor's frames and troubleshooting's diagnoses,
+ * and every action its reducer (store.ts) takes, the session's events to the operator included. Kept apart from
+ * the reducer so views and tests can name the types without it.
  */
 import type { EngineEvent } from './events.js';
 import type { HostConnectionState } from '../transport/types.js';
-import type { CheckResult, Danger, StageId, StageStatus, StepResult } from './types.js';
+import type { CheckResult, StageId, StageStatus, StepResult } from './types.js';
 import type { MonitorFrame } from '../monitor/types.js';
 import type { Timebase } from '../monitor/series.js';
 import type { Diagnosis } from '../troubleshoot/types.js';
-import type { JournalUi } from './journal-text.js';
-import type { CleanText } from '../util/sanitize.js';
+import type { PromptEvent } from './prompts.js';
 
 export interface CommandView {
   runId: string;
@@ -47,19 +47,10 @@ export interface PaneState {
   output: Partial<Record<StageId, StageOutput>>;
 }
 
-export type Screen = 'setup' | 'pipeline' | 'stage' | 'monitor' | 'troubleshoot';
-
-/** The live monitor: the newest frame, the chosen timebase and which hosts are shown. */
-export interface MonitorUi {
+/** The live monitor's data: the newest frame and the timebase its samplers keep. */
+export interface MonitorData {
   frame: MonitorFrame | null;
   timebase: Timebase;
-  /** Hosts shown side by side (indexes into the frame's hosts); with more than two, a grid picks them. */
-  left: number;
-  right: number;
-  /** The grid's cursor (index into the frame's hosts, in the grid's order). */
-  cursor: number;
-  /** The screen the monitor key came from (the key again, or esc, goes back there). */
-  returnTo: Screen;
 }
 
 /** A symptom as the troubleshoot screen lists it (the catalog's reasoning stays in the session). */
@@ -69,62 +60,19 @@ export interface SymptomSummary {
   observed: string;
 }
 
-/** The troubleshoot screen: the catalog, the cursor, what is being probed and the latest diagnoses. */
-export interface TroubleshootUi {
+/** Troubleshooting's data: the catalog, what is being probed and the latest diagnoses. */
+export interface TroubleshootData {
   symptoms: SymptomSummary[];
-  cursor: number;
   /** The symptom whose probes run now (null when none). */
   running: string | null;
-  /** The diagnosis shown: the latest one of the cursor's symptom (kept in `diagnoses`). */
-  diagnosis: Diagnosis | null;
-  /** Latest diagnosis of every symptom run this session, for the list's status marks. */
+  /** Latest diagnosis of every symptom run this session. */
   diagnoses: Record<string, Diagnosis>;
   /** A fix on its way through the stage's plan/apply: when that apply ends, the symptom runs again (verify). */
   fixing: { symptom: string; stage: StageId } | null;
-  returnTo: Screen;
-  /** First evidence line shown (the diagnosis scrolls). */
-  scroll: number;
 }
 
-export interface UiState {
-  screen: Screen;
-  selectedStage: StageId;
-  /** Host shown in the left and right panes (indexes into hostOrder). */
-  leftHost: number;
-  rightHost: number;
-  /** The stage view's host grid cursor (more than two hosts): an index into hostOrder, so the cursor
-   *  stays on its host while verdicts reorder the grid. */
-  gridHost: number;
-  confirmQuit: boolean;
-  /** A one-line message for the status bar: it often quotes an error (a host's words), so it is clean text. */
-  notice?: CleanText;
-  showHelp: boolean;
-  /** The stage view's verdict details: which check (index into the worst-first list) is open. */
-  details: number | null;
-  /** An unknown host key waiting for the operator's decision. */
-  /** An unknown host key to trust or not; `knownHostsFile`: where trusting records it (none: this session only). */
-  trust?: {
-    host: string; address: string; keyType: string; fingerprint: string; knownHostsFile?: string;
-    /** Why known_hosts names a CA for the host that the built-in transport cannot check (or that it is revoked). */
-    certificateAuthority?: string;
-  };
-  /** Plan/apply of a stage from its view: the preview, a dangerous step's confirmation, or the run. */
-  apply?: ApplyUi;
-  /** An interrupted apply found at start: the pipeline's modal (resume, roll back, later). */
-  journal?: JournalUi;
-}
-
-export interface ApplyUi {
-  stage: StageId;
-  /** planning: computing the dry run; preview: showing it (y applies); applying: steps run (panes show output);
-   *  confirm: a dangerous step waits for y/n naming its hosts. */
-  phase: 'planning' | 'preview' | 'applying' | 'confirm';
-  confirm?: { step: string; danger: Danger; hosts: string[] };
-  /** First plan line shown (the plan scrolls). */
-  scroll: number;
-}
-
-export interface AppState {
+/** What the engine and the session know; the screens keep their own state next to it (screens/state/). */
+export interface EngineState {
   hostOrder: string[];
   panes: Record<string, PaneState>;
   stages: Record<StageId, StageStatus>;
@@ -133,44 +81,41 @@ export interface AppState {
   /** Latest plan/apply result of each step on each host (a newer result for the same step and host replaces it). */
   steps: Record<StageId, StepResult[]>;
   busy: boolean;
-  ui: UiState;
-  monitor: MonitorUi;
-  troubleshoot: TroubleshootUi;
+  monitor: MonitorData;
+  troubleshoot: TroubleshootData;
 }
 
-export type UiAction =
-  | { type: 'ui.screen'; screen: Screen }
-  | { type: 'ui.selectStage'; stage: StageId }
-  | { type: 'ui.moveStage'; delta: number }
-  | { type: 'ui.cycleHost'; side: 'left' | 'right' }
-  /** Moves the grid cursor through the selected stage's hosts worst first: by one host (wrapping) or by `delta` (a row: clamped). */
-  | { type: 'ui.gridCursor'; delta: number }
-  /** Shows the grid cursor's host in one pane (the other pane takes the displaced host if it showed that one). */
-  | { type: 'ui.showHost'; side: 'left' | 'right' }
-  | { type: 'ui.confirmQuit'; open: boolean }
-  | { type: 'ui.notice'; text?: string }
-  | { type: 'ui.toggleHelp' }
-  | { type: 'ui.details'; index: number | null }
-  | { type: 'ui.trust'; prompt?: UiState['trust'] }
-  | { type: 'ui.apply'; apply?: ApplyUi }
-  | { type: 'ui.journal'; journal?: JournalUi }
-  | { type: 'ui.scrollPlan'; delta: number }
-  | { type: 'monitor.open' }
-  | { type: 'monitor.close' }
+/** A stage's plan or apply as the session runs it (the plan's preview and a step's question are prompts). */
+export interface ApplyRun {
+  stage: StageId;
+  /** planning: computing the dry run; applying: steps run (panes show output). */
+  phase: 'planning' | 'applying';
+}
+
+/** Data the session puts into the store. */
+export type SessionDataAction =
+  /** The host list changed (setup saved a new inventory). */
+  | { type: 'session.hosts'; hosts: ReadonlyArray<{ name: string; address: string }> }
   | { type: 'monitor.frame'; frame: MonitorFrame }
   | { type: 'monitor.timebase'; timebase?: Timebase }
-  | { type: 'monitor.cursor'; delta: number }
-  | { type: 'monitor.show'; side: 'left' | 'right' }
+  /** The catalog (the screens also open the troubleshoot screen on it, on `select` when given). */
   | { type: 'troubleshoot.open'; symptoms?: SymptomSummary[]; select?: string }
-  | { type: 'troubleshoot.close' }
-  | { type: 'troubleshoot.cursor'; delta: number }
   | { type: 'troubleshoot.running'; symptom: string | null }
   | { type: 'troubleshoot.diagnosis'; diagnosis: Diagnosis }
-  | { type: 'troubleshoot.scroll'; delta: number }
-  | { type: 'troubleshoot.fixing'; fixing: TroubleshootUi['fixing'] };
+  | { type: 'troubleshoot.fixing'; fixing: TroubleshootData['fixing'] };
 
-/** The host list changed (setup saved a new inventory). */
-export type SessionAction = { type: 'session.hosts'; hosts: ReadonlyArray<{ name: string; address: string }> };
+/**
+ * What the session tells the operator; the engine's state does not change with these (the screens' does). A
+ * notice often quotes an error (a host's words): the screens clean it.
+ */
+export type SessionEvent =
+  | PromptEvent
+  | { type: 'session.notice'; text?: string }
+  | { type: 'session.apply'; apply?: ApplyRun }
+  /** The session leads the operator to a stage's view (a resume, a fix). */
+  | { type: 'session.showStage'; stage: StageId }
+  | { type: 'monitor.open' }
+  | { type: 'monitor.close' };
 
 /**
  * Output as the TUI hands it to the store (engine/output-coalescer.ts): a burst's newest lines per command and
@@ -183,4 +128,11 @@ export type PaneOutputAction = {
   batches: ReadonlyArray<{ runId: string; stream: 'stdout' | 'stderr'; lines: readonly string[] }>;
 };
 
-export type Action = EngineEvent | UiAction | SessionAction | PaneOutputAction;
+export type EngineAction = EngineEvent | SessionDataAction | SessionEvent | PaneOutputAction;
+
+/** The store as the session sees it: engine state to read, and every engine and session action to dispatch. */
+export interface EngineStore {
+  getState(): EngineState;
+  dispatch(action: EngineAction): void;
+  subscribe(listener: () => void): () => void;
+}

@@ -1,15 +1,14 @@
 /**
- * One store for the whole UI: a pure reducer over engine events and UI actions. Screens read slices
- * through selectors, so a tick of host A's output does not re-render host B's pane.
+ * The engine's state: a pure reducer over engine events and the session's data. The TUI's one store composes
+ * it with the screens' own state (screens/state/); screens read slices through selectors, so a tick of host
+ * A's output does not re-render host B's pane.
  */
 import { STAGE_IDS, worstStatus, type CheckResult, type StageId, type StageStatus, type StepResult } from './types.js';
-import { reduceTroubleshoot } from './store-troubleshoot.js';
 import { TIMEBASES } from '../monitor/series.js';
 import { withoutSudoWrapper } from '../transport/quote.js';
-import { hostsWorstFirst } from './host-status.js';
-import { clean } from '../util/sanitize.js';
-export type { CommandView, PaneState, StageOutput, Screen, MonitorUi, SymptomSummary, TroubleshootUi, UiState, ApplyUi, AppState, UiAction, SessionAction, PaneOutputAction, Action } from './store-types.js';
-import type { CommandView, PaneState, Screen, AppState, PaneOutputAction, Action, StageOutput } from './store-types.js';
+import type {
+  CommandView, EngineAction, EngineState, EngineStore, PaneOutputAction, PaneState, StageOutput,
+} from './store-types.js';
 
 /**
  * Lines of output kept per host and stage for its pane (taller than any pane); the session log has
@@ -18,7 +17,7 @@ import type { CommandView, PaneState, Screen, AppState, PaneOutputAction, Action
  */
 export const PANE_LINES = 300;
 
-export function initialState(hosts: ReadonlyArray<{ name: string; address: string }>, screen: Screen = 'pipeline'): AppState {
+export function initialState(hosts: ReadonlyArray<{ name: string; address: string }>): EngineState {
   const panes: Record<string, PaneState> = {};
   for (const h of hosts) {
     panes[h.name] = { host: h.name, address: h.address, connection: 'idle', commands: [], output: {} };
@@ -33,13 +32,12 @@ export function initialState(hosts: ReadonlyArray<{ name: string; address: strin
     checks,
     steps,
     busy: false,
-    monitor: { frame: null, timebase: '1m', left: 0, right: Math.min(1, hosts.length - 1), cursor: 0, returnTo: 'pipeline' },
-    troubleshoot: { symptoms: [], cursor: 0, running: null, diagnosis: null, diagnoses: {}, fixing: null, returnTo: 'pipeline', scroll: 0 },
-    ui: { screen, selectedStage: 'inventory', leftHost: 0, rightHost: Math.min(1, hosts.length - 1), gridHost: 0, confirmQuit: false, showHelp: false, details: null },
+    monitor: { frame: null, timebase: '1m' },
+    troubleshoot: { symptoms: [], running: null, diagnoses: {}, fixing: null },
   };
 }
 
-function updatePane(state: AppState, host: string, f: (p: PaneState) => PaneState): AppState {
+function updatePane(state: EngineState, host: string, f: (p: PaneState) => PaneState): EngineState {
   const pane = state.panes[host];
   if (!pane) return state;
   return { ...state, panes: { ...state.panes, [host]: f(pane) } };
@@ -60,7 +58,7 @@ function appendToStage(p: PaneState, stage: StageId, added: StageOutput['lines']
 }
 
 /** Lines the engine itself writes into panes (step markers, procedure notes), tagged with the step. */
-function appendLines(state: AppState, hosts: readonly string[], stage: StageId, texts: readonly string[], probe: string): AppState {
+function appendLines(state: EngineState, hosts: readonly string[], stage: StageId, texts: readonly string[], probe: string): EngineState {
   let next = state;
   for (const h of hosts) next = updatePane(next, h, (p) => appendToStage(p, stage, texts.map((text) => ({ text, stderr: false, probe })), 0));
   return next;
@@ -97,7 +95,7 @@ function updateCommand(p: PaneState, runId: string, f: (c: CommandView) => Comma
   return { ...p, commands: p.commands.map((c) => (c.runId === runId ? f(c) : c)) };
 }
 
-export function reduce(state: AppState, action: Action): AppState {
+export function reduce(state: EngineState, action: EngineAction): EngineState {
   switch (action.type) {
     case 'host.state':
       return updatePane(state, action.host, (p) => ({
@@ -106,7 +104,7 @@ export function reduce(state: AppState, action: Action): AppState {
         ...(action.detail !== undefined ? { connectionDetail: action.detail } : { connectionDetail: undefined }),
       }));
     case 'stage.state': {
-      const next: AppState = { ...state, stages: { ...state.stages, [action.stage]: action.state } };
+      const next: EngineState = { ...state, stages: { ...state.stages, [action.stage]: action.state } };
       if (action.state === 'running') {
         // A new run of a stage replaces its previous results, commands and output; other stages' stay.
         next.checks = { ...state.checks, [action.stage]: [] };
@@ -158,103 +156,35 @@ export function reduce(state: AppState, action: Action): AppState {
     case 'engine.idle':
       return { ...state, busy: false };
     case 'session.hosts': {
-      const fresh = initialState(action.hosts, state.ui.screen);
-      return {
-        ...fresh, ui: { ...state.ui, leftHost: 0, rightHost: Math.min(1, action.hosts.length - 1), gridHost: 0 }, monitor: { ...fresh.monitor, returnTo: state.monitor.returnTo },
-        // Diagnoses were of the old hosts: the catalog and where to go back stay, the verdicts go.
-        troubleshoot: { ...fresh.troubleshoot, symptoms: state.troubleshoot.symptoms, cursor: state.troubleshoot.cursor, returnTo: state.troubleshoot.returnTo },
-      };
+      const fresh = initialState(action.hosts);
+      // Diagnoses were of the old hosts: the catalog stays, the verdicts go.
+      return { ...fresh, monitor: { ...fresh.monitor, timebase: state.monitor.timebase }, troubleshoot: { ...fresh.troubleshoot, symptoms: state.troubleshoot.symptoms } };
     }
-    case 'ui.screen':
-      return { ...state, ui: { ...state.ui, screen: action.screen, details: null } };
-    case 'ui.selectStage':
-      return { ...state, ui: { ...state.ui, selectedStage: action.stage, details: null } };
-    case 'ui.moveStage': {
-      const i = STAGE_IDS.indexOf(state.ui.selectedStage);
-      const j = Math.max(0, Math.min(STAGE_IDS.length - 1, i + action.delta));
-      return { ...state, ui: { ...state.ui, selectedStage: STAGE_IDS[j] ?? state.ui.selectedStage, details: null } };
-    }
-    case 'ui.cycleHost': {
-      const n = state.hostOrder.length;
-      if (n === 0) return state;
-      const key = action.side === 'left' ? 'leftHost' : 'rightHost';
-      const otherKey = action.side === 'left' ? 'rightHost' : 'leftHost';
-      const other = state.ui[otherKey];
-      // The two panes always show two different hosts: skip the other pane's host; with exactly
-      // two hosts that means swapping them.
-      let next = (state.ui[key] + 1) % n;
-      if (next === other && n > 1) next = (next + 1) % n;
-      if (n === 2) return { ...state, ui: { ...state.ui, [key]: other, [otherKey]: state.ui[key] } };
-      return { ...state, ui: { ...state.ui, [key]: next } };
-    }
-    case 'ui.gridCursor': {
-      const order = hostsWorstFirst(state, state.ui.selectedStage);
-      const n = order.length;
-      if (n === 0) return state;
-      const at = Math.max(0, order.findIndex((e) => e.index === state.ui.gridHost));
-      const to = Math.abs(action.delta) === 1 ? (at + action.delta + n) % n : Math.max(0, Math.min(n - 1, at + action.delta));
-      const host = order[to]?.index ?? state.ui.gridHost;
-      return host === state.ui.gridHost ? state : { ...state, ui: { ...state.ui, gridHost: host } };
-    }
-    case 'ui.showHost': {
-      const { gridHost, leftHost, rightHost } = state.ui;
-      if (gridHost >= state.hostOrder.length) return state;
-      if (action.side === 'left') return { ...state, ui: { ...state.ui, leftHost: gridHost, rightHost: rightHost === gridHost ? leftHost : rightHost } };
-      return { ...state, ui: { ...state.ui, rightHost: gridHost, leftHost: leftHost === gridHost ? rightHost : leftHost } };
-    }
-    case 'ui.confirmQuit':
-      return { ...state, ui: { ...state.ui, confirmQuit: action.open } };
-    case 'ui.notice':
-      const notice = action.text !== undefined ? clean(action.text) : undefined;
-      return { ...state, ui: { ...state.ui, notice } };
-    case 'ui.trust':
-      return { ...state, ui: { ...state.ui, ...(action.prompt ? { trust: action.prompt } : { trust: undefined }) } };
-    case 'ui.apply': {
-      const next = { ...state, ui: { ...state.ui, ...(action.apply ? { apply: action.apply } : { apply: undefined }) } };
-      // A fix's preview closed without applying: nothing will need verifying.
-      return !action.apply && state.ui.apply?.phase === 'preview' && state.troubleshoot.fixing ? { ...next, troubleshoot: { ...next.troubleshoot, fixing: null } } : next;
-    }
-    case 'ui.journal':
-      return { ...state, ui: { ...state.ui, ...(action.journal ? { journal: action.journal } : { journal: undefined }) } };
-    case 'ui.scrollPlan':
-      return state.ui.apply ? { ...state, ui: { ...state.ui, apply: { ...state.ui.apply, scroll: Math.max(0, state.ui.apply.scroll + action.delta) } } } : state;
-    case 'ui.details':
-      return { ...state, ui: { ...state.ui, details: action.index === null ? null : Math.max(0, action.index) } };
-    case 'monitor.open':
-      if (state.ui.screen === 'monitor') return state;
-      return { ...state, monitor: { ...state.monitor, returnTo: state.ui.screen }, ui: { ...state.ui, screen: 'monitor', details: null } };
-    case 'monitor.close':
-      return state.ui.screen === 'monitor' ? { ...state, ui: { ...state.ui, screen: state.monitor.returnTo } } : state;
-    case 'monitor.frame': {
-      const n = action.frame.sample.hosts.length;
-      const clamp = (i: number): number => Math.max(0, Math.min(Math.max(0, n - 1), i));
-      const m = state.monitor;
-      return { ...state, monitor: { ...m, frame: action.frame, left: clamp(m.left), right: clamp(m.right), cursor: clamp(m.cursor) } };
-    }
+    case 'monitor.frame':
+      return { ...state, monitor: { ...state.monitor, frame: action.frame } };
     case 'monitor.timebase': {
       const next = action.timebase ?? TIMEBASES[(TIMEBASES.indexOf(state.monitor.timebase) + 1) % TIMEBASES.length] ?? '1m';
       return { ...state, monitor: { ...state.monitor, timebase: next } };
     }
-    case 'monitor.cursor': {
-      const n = state.monitor.frame?.sample.hosts.length ?? state.hostOrder.length;
-      if (n === 0) return state;
-      return { ...state, monitor: { ...state.monitor, cursor: (state.monitor.cursor + action.delta + n * 64) % n } };
-    }
-    case 'monitor.show': {
-      const m = state.monitor;
-      if (action.side === 'left') return { ...state, monitor: { ...m, left: m.cursor, right: m.right === m.cursor ? m.left : m.right } };
-      return { ...state, monitor: { ...m, right: m.cursor, left: m.left === m.cursor ? m.right : m.left } };
-    }
     case 'troubleshoot.open':
-    case 'troubleshoot.close':
-    case 'troubleshoot.cursor':
+      return action.symptoms ? { ...state, troubleshoot: { ...state.troubleshoot, symptoms: action.symptoms } } : state;
     case 'troubleshoot.running':
-    case 'troubleshoot.diagnosis':
-    case 'troubleshoot.scroll':
+      return { ...state, troubleshoot: { ...state.troubleshoot, running: action.symptom } };
+    case 'troubleshoot.diagnosis': {
+      const t = state.troubleshoot;
+      return { ...state, troubleshoot: { ...t, diagnoses: { ...t.diagnoses, [action.diagnosis.symptom]: action.diagnosis } } };
+    }
     case 'troubleshoot.fixing':
-      return reduceTroubleshoot(state, action);
-    case 'ui.toggleHelp':
-      return { ...state, ui: { ...state.ui, showHelp: !state.ui.showHelp } };
+      return { ...state, troubleshoot: { ...state.troubleshoot, fixing: action.fixing } };
+    // The session's words to the operator and where it leads them: the screens' state, not the engine's.
+    case 'prompt.open':
+    case 'prompt.close':
+    case 'session.notice':
+    case 'session.apply':
+    case 'session.showStage':
+    case 'monitor.open':
+    case 'monitor.close':
+      return state;
     default: {
       const unreachable: never = action;
       throw new Error(`unknown action ${JSON.stringify(unreachable)}`);
@@ -262,18 +192,18 @@ export function reduce(state: AppState, action: Action): AppState {
   }
 }
 
-/** A minimal external store for useSyncExternalStore: dispatch, getState, subscribe. */
-export class Store {
-  private state: AppState;
+/** The engine's state alone (the CLI-free session in tests); the TUI's store is screens/state/app-store.ts. */
+export class Store implements EngineStore {
+  private state: EngineState;
   private readonly listeners = new Set<() => void>();
 
-  constructor(initial: AppState) {
+  constructor(initial: EngineState) {
     this.state = initial;
   }
 
-  getState = (): AppState => this.state;
+  getState = (): EngineState => this.state;
 
-  dispatch = (action: Action): void => {
+  dispatch = (action: EngineAction): void => {
     const next = reduce(this.state, action);
     if (next === this.state) return;
     this.state = next;
@@ -287,14 +217,14 @@ export class Store {
 }
 
 /** A stage's verdicts worst first (error, fail, warn, skip, pass), then hosts in inventory order. */
-export function checksWorstFirst(state: Pick<AppState, 'checks' | 'hostOrder'>, stage: StageId): CheckResult[] {
+export function checksWorstFirst(state: Pick<EngineState, 'checks' | 'hostOrder'>, stage: StageId): CheckResult[] {
   const rank = { error: 0, fail: 1, warn: 2, skip: 3, pass: 4 } as const;
   const hostIndex = (h: string | null) => (h === null ? state.hostOrder.length : state.hostOrder.indexOf(h));
   return [...state.checks[stage]].sort((a, b) => rank[a.status] - rank[b.status] || hostIndex(a.host) - hostIndex(b.host));
 }
 
 /** Roll-up of one stage on one host (or the cluster row when host is null). */
-export function stageStatusFor(state: Pick<AppState, 'stages' | 'checks'>, stage: StageId, host: string | null): StageStatus {
+export function stageStatusFor(state: Pick<EngineState, 'stages' | 'checks'>, stage: StageId, host: string | null): StageStatus {
   const overall = state.stages[stage];
   const results = state.checks[stage].filter((c) => c.host === host);
   if (results.length === 0) return overall === 'running' ? 'running' : 'pending';

@@ -30,7 +30,8 @@ import { SavedConfig } from '../../src/config/store.js';
 import { generateEd25519 } from '../../src/util/ssh-keys.js';
 import { parsePublicKey } from '../../lab/server.js';
 import { fingerprintSha256 } from '../../src/transport/known-hosts.js';
-import { initialState, Store } from '../../src/engine/store.js';
+import { AppStore, appState } from '../../screens/state/app-store.js';
+import { Prompts } from '../../src/engine/prompts.js';
 import { TuiJournal } from '../../src/session-journal.js';
 
 const undo: StepUndo = {
@@ -430,13 +431,14 @@ describe('the journal is found by the hosts, from any inventory naming them', ()
       expect(journalGate({}, 'apply', stranger)).toEqual({ kind: 'run' });
       expect(err).toBe('');
 
-      // The TUI (after connecting) opens its modal for it from the saved inventory.
-      const store = new Store(initialState(saved.config.hosts));
-      new TuiJournal(store).check(saved);
-      const modal = store.getState().ui.journal;
-      expect(modal).toMatchObject({ runId: 'R1', inFlight: [{ host: 'l20-n1', step: 'network.apply' }] });
+      // The TUI (after connecting) puts it to the operator (its modal) from the saved inventory.
+      const store = new AppStore(appState(saved.config.hosts));
+      const prompts = new Prompts(store.dispatch);
+      new TuiJournal(store, prompts, () => undefined).check(saved);
+      const modal = store.getState().ui.prompts.find((p) => p.kind === 'journal');
+      expect(modal).toMatchObject({ journal: { runId: 'R1', inFlight: [{ host: 'l20-n1', step: 'network.apply' }] } });
       // No timer armed yet: a plain apply from the TUI may go ahead.
-      const tui = new TuiJournal(store);
+      const tui = new TuiJournal(store, prompts, () => undefined);
       tui.check(saved);
       expect(tui.refuseWhileTimersWait()).toBe(false);
       // A timer the interrupted run armed refuses a plain apply until it would have fired.

@@ -6,13 +6,14 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { OutputBatcher } from '../../src/engine/output-batcher.js';
 import { PaneOutputCoalescer } from '../../src/engine/output-coalescer.js';
-import { initialState, PANE_LINES, reduce, type Action, type AppState } from '../../src/engine/store.js';
+import { initialState, PANE_LINES, reduce } from '../../src/engine/store.js';
+import type { EngineAction, EngineState } from '../../src/engine/store-types.js';
 import { clean } from '../../src/util/sanitize.js';
 
 const hosts = [{ name: 'a', address: '127.0.0.1:1' }, { name: 'b', address: '127.0.0.1:2' }];
 
 /** A state with two commands on each host (probe p1 and p2), as the engine leaves it after cmd.start. */
-function started(): AppState {
+function started(): EngineState {
   let s = initialState(hosts);
   for (const h of ['a', 'b']) {
     for (const p of ['p1', 'p2']) s = reduce(s, { type: 'cmd.start', host: h, runId: `${h}-${p}`, stage: 'inventory', probe: p, commandLine: p, sudo: false });
@@ -48,7 +49,7 @@ describe('pane output coalescing', () => {
     for (const e of events) direct = reduce(direct, { type: 'cmd.output', ...e, lines: e.lines.map(clean) });
 
     let coalesced = started();
-    const actions: Action[] = [];
+    const actions: EngineAction[] = [];
     const co = new PaneOutputCoalescer((a) => {
       actions.push(a);
       coalesced = reduce(coalesced, a);
@@ -74,7 +75,7 @@ describe('pane output coalescing', () => {
 
   it('passes the first output after a quiet interval at once, and holds a burst for the interval', () => {
     vi.useFakeTimers();
-    const actions: Action[] = [];
+    const actions: EngineAction[] = [];
     const co = new PaneOutputCoalescer((a) => actions.push(a), 100);
     co.push({ host: 'a', runId: 'a-p1', stream: 'stdout', lines: ['first'] });
     expect(actions).toHaveLength(1);
@@ -90,7 +91,7 @@ describe('pane output coalescing', () => {
 
   it('after a flood (more lines than a pane holds in one interval) shows the next lines after the longer interval', () => {
     vi.useFakeTimers();
-    const actions: Action[] = [];
+    const actions: EngineAction[] = [];
     const co = new PaneOutputCoalescer((a) => actions.push(a), 100, 250);
     const flood = Array.from({ length: PANE_LINES + 1 }, (_, i) => `${i}`);
     co.push({ host: 'a', runId: 'a-p1', stream: 'stdout', lines: ['calm'] });
@@ -110,7 +111,7 @@ describe('pane output coalescing', () => {
 
   it('carries only a pane of lines for a huge burst and counts the rest', () => {
     vi.useFakeTimers();
-    const actions: Array<Extract<Action, { type: 'pane.output' }>> = [];
+    const actions: Array<Extract<EngineAction, { type: 'pane.output' }>> = [];
     const co = new PaneOutputCoalescer((a) => actions.push(a), 100);
     co.push({ host: 'a', runId: 'a-p1', stream: 'stdout', lines: ['warm-up'] });
     for (let i = 0; i < 100; i++) co.push({ host: 'a', runId: 'a-p1', stream: 'stdout', lines: Array.from({ length: 10_000 }, (_, j) => `${i}:${j}`) });

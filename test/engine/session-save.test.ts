@@ -18,7 +18,7 @@ describe('setup saves the hosts with the chosen network design', () => {
     dirs.push(dir);
     const saved = new SavedConfig({ cwd: dir });
     const log = new SessionLog(join(dir, 'sessions'));
-    const store = new Store(initialState([], 'setup'));
+    const store = new Store(initialState([]));
     const session = new TuiSession(store, undefined, saved, log);
     expect(session.initialDesign).toBe('A');
     const err = await session.saveHosts(

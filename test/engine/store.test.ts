@@ -70,32 +70,19 @@ describe('store reducer', () => {
     expect(s1.panes.a).not.toBe(s0.panes.a);
   });
 
-  it('navigates stages within bounds and cycles pane hosts', () => {
-    let s = initialState(hosts);
-    s = reduce(s, { type: 'ui.moveStage', delta: -1 });
-    expect(s.ui.selectedStage).toBe('inventory');
-    s = reduce(s, { type: 'ui.moveStage', delta: 2 });
-    expect(s.ui.selectedStage).toBe('nic-stack');
-    // Two hosts: cycling a pane swaps them, never showing one host twice.
-    s = reduce(s, { type: 'ui.cycleHost', side: 'left' });
-    expect([s.ui.leftHost, s.ui.rightHost]).toEqual([1, 0]);
-    s = reduce(s, { type: 'ui.cycleHost', side: 'right' });
-    expect([s.ui.leftHost, s.ui.rightHost]).toEqual([0, 1]);
-    // Four hosts: the left pane steps over the right pane's host.
-    let f = initialState([...hosts, { name: 'c', address: 'x:3' }, { name: 'd', address: 'x:4' }]);
-    f = reduce(f, { type: 'ui.cycleHost', side: 'left' });
-    expect([f.ui.leftHost, f.ui.rightHost]).toEqual([2, 1]);
-    f = reduce(f, { type: 'ui.cycleHost', side: 'right' });
-    expect([f.ui.leftHost, f.ui.rightHost]).toEqual([2, 3]);
-  });
-
-  it('Store notifies subscribers only on change', () => {
+  it('Store notifies subscribers only on change; the session\'s words to the operator are not engine state', () => {
     const store = new Store(initialState(hosts));
     let calls = 0;
     store.subscribe(() => calls++);
-    store.dispatch({ type: 'ui.toggleHelp' });
+    const before = store.getState();
+    store.dispatch({ type: 'session.notice', text: 'hello' });
+    store.dispatch({ type: 'prompt.open', prompt: { id: 1, kind: 'plan', stage: 'qos', planned: true } });
+    store.dispatch({ type: 'monitor.open' });
+    expect(store.getState()).toBe(before);
+    store.dispatch({ type: 'check.result', result: { id: 'inventory.os', stage: 'inventory', host: 'a', status: 'pass', summary: 'x', evidence: '' } });
     store.dispatch({ type: 'cmd.output', host: 'nobody', runId: 'r', stream: 'stdout', lines: [clean('x')] });
     expect(calls).toBe(1);
-    expect(store.getState().ui.showHelp).toBe(true);
+    expect(store.getState().checks.inventory).toHaveLength(1);
+    expect(Object.keys(store.getState())).not.toContain('ui');
   });
 });

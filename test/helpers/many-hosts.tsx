@@ -3,7 +3,7 @@
  * the reducer: every stage's real probes (start, output lines, exit) and real check ids on every
  * host, then the stage's roll-up. The verdict of each check is the test's to choose.
  */
-import { initialState, Store } from '../../src/engine/store.js';
+import { AppStore, appState } from '../../screens/state/app-store.js';
 import { STAGES } from '../../src/stages.js';
 import { worstStatus, type CheckStatus, type StageDef, type StageId } from '../../src/engine/types.js';
 import { clean } from '../../src/util/sanitize.js';
@@ -15,7 +15,7 @@ export function hostsOf(n: number): Array<{ name: string; address: string }> {
 export type Verdict = (stage: StageId, check: string, host: string | null) => CheckStatus;
 
 /** Runs `stages` (default: all) on every host of the store, `lines` output lines per probe. */
-export function runStages(store: Store, verdict: Verdict, o: { stages?: readonly StageDef<any, any>[]; lines?: number } = {}): void {
+export function runStages(store: AppStore, verdict: Verdict, o: { stages?: readonly StageDef<any, any>[]; lines?: number } = {}): void {
   const hosts = store.getState().hostOrder;
   for (const h of hosts) store.dispatch({ type: 'host.state', host: h, state: 'connected' });
   for (const stage of o.stages ?? STAGES) {
@@ -48,6 +48,6 @@ export function runStages(store: Store, verdict: Verdict, o: { stages?: readonly
 
 export { mountSized, until } from './sized-app.js';
 
-export function storeOf(n: number, screen: 'pipeline' | 'stage' = 'pipeline'): Store {
-  return new Store(initialState(hostsOf(n), screen));
+export function storeOf(n: number, screen: 'pipeline' | 'stage' = 'pipeline'): AppStore {
+  return new AppStore(appState(hostsOf(n), { screen }));
 }

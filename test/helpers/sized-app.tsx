@@ -6,7 +6,7 @@ import { EventEmitter } from 'node:events';
 import { render as inkRender } from 'ink';
 import { App } from '../../screens/App.js';
 import { Providers } from '../../screens/store-context.js';
-import type { Store } from '../../src/engine/store.js';
+import type { AppStore } from '../../screens/state/app-store.js';
 import type { Controller } from '../../src/engine/controller.js';
 
 class FakeStdout extends EventEmitter {
@@ -44,7 +44,7 @@ class FakeStdin extends EventEmitter {
 }
 
 /** The App in a terminal of `columns` × `rows`, every render written whole (Ink's debug mode). */
-export function mountSized(store: Store, c: Controller, size: { columns: number; rows: number }) {
+export function mountSized(store: AppStore, c: Controller, size: { columns: number; rows: number }) {
   const stdout = new FakeStdout(size.columns, size.rows);
   const stdin = new FakeStdin();
   const instance = inkRender(

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SessionLog } from '../../src/engine/session-log.js';
-import { initialState, Store } from '../../src/engine/store.js';
+import { AppStore, appState } from '../../screens/state/app-store.js';
 import { ReplaySource } from '../../src/monitor/replay.js';
 import type { MonitorSample } from '../../src/monitor/types.js';
 import { TuiSession } from '../../src/session.js';
@@ -24,7 +24,7 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-function until(store: Store, ok: () => boolean): Promise<void> {
+function until(store: AppStore, ok: () => boolean): Promise<void> {
   return new Promise((resolve) => {
     if (ok()) return resolve();
     const off = store.subscribe(() => {
@@ -42,7 +42,7 @@ describe('replay in the TUI session', () => {
     const samples = [0, 1, 2, 3].map(sample);
     const source = new ReplaySource(samples, 'rec.jsonl');
     expect(source.intervalMs).toBe(1_000);
-    const store = new Store(initialState([{ name: 'l20-a', address: 'recorded' }]));
+    const store = new AppStore(appState([{ name: 'l20-a', address: 'recorded' }]));
     const log = new SessionLog(join(dir, 'sessions'));
     const session = new TuiSession(store, undefined, undefined, log, { monitorSource: source });
     session.openMonitor();

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { STAGE_IDS, type CheckStatus, type StageId } from '../../src/engine/types.js';
-import { initialState, reduce, stageStatusFor, Store } from '../../src/engine/store.js';
+import { initialState, reduce, stageStatusFor } from '../../src/engine/store.js';
+import type { AppStore } from '../../screens/state/app-store.js';
 import { cellStatus, hostsWorstFirst } from '../../src/engine/host-status.js';
 import { gridPerRow, gridView, stageLayout, MIN_PANE_HEIGHT } from '../../screens/stage/host-grid.js';
 import { matrixForm, rulerLines, stageHostsTokens, wrapTokens } from '../../screens/pipeline/matrix.js';
@@ -21,7 +22,7 @@ function verdict(stage: StageId, _check: string, host: string | null): CheckStat
 }
 
 /** A finished run of every stage on n hosts; l20-n40 lost its connection afterwards (when there is one). */
-function ranStore(n: number, screen: 'pipeline' | 'stage'): Store {
+function ranStore(n: number, screen: 'pipeline' | 'stage'): AppStore {
   const store = storeOf(n, screen);
   runStages(store, verdict);
   if (n >= 40) store.dispatch({ type: 'host.state', host: 'l20-n40', state: 'lost', detail: clean('read ECONNRESET') });
@@ -188,7 +189,7 @@ describe('64 hosts in the stage view', () => {
   });
 });
 
-function hostsOfGrid(store: Store): number[] {
+function hostsOfGrid(store: AppStore): number[] {
   const s = store.getState();
   return hostsWorstFirst(s, s.ui.selectedStage).map((e) => e.index);
 }

@@ -1,15 +1,15 @@
 import { describe, expect, it, vi } from 'vitest';
-import { initialState, Store } from '../../src/engine/store.js';
+import { AppStore, appState } from '../../screens/state/app-store.js';
 import type { Controller } from '../../src/engine/controller.js';
 import { fakeController } from '../helpers/fake-controller.js';
 import { mountSized, until } from '../helpers/sized-app.js';
-import type { Screen } from '../../src/engine/store.js';
+import type { Screen } from '../../screens/state/ui-types.js';
 import { seriesKey, type Alert, type GpuReading, type HostSample, type MonitorFrame, type PortReading } from '../../src/monitor/types.js';
 import { hostColumnLines, monitorLayout, pickerItems, pickerWindow } from '../../screens/monitor/layout.js';
 
 // ── A terminal of a given size (ink-testing-library's has 100 columns and no rows) ────────────────
 
-const mount = (store: Store, c: Controller, size = { columns: 200, rows: 60 }) => mountSized(store, c, size);
+const mount = (store: AppStore, c: Controller, size = { columns: 200, rows: 60 }) => mountSized(store, c, size);
 
 const controller = (): Controller => fakeController({}, ['inventory']);
 const calls = (f: unknown): number => (f as ReturnType<typeof vi.fn>).mock.calls.length;
@@ -59,9 +59,8 @@ function frame(hosts: HostSample[], over: Partial<MonitorFrame> = {}): MonitorFr
 const thermal: Alert = { kind: 'thermal', subject: 'gpu3', message: '92 °C, HW slowdown', severity: 'fail' };
 const storm: Alert = { kind: 'pause-storm', subject: 'ens1f0np0', message: '12k pause frames/s on priority 3', severity: 'warn' };
 
-function monitorStore(names: string[], screen: Screen = 'monitor'): Store {
-  const base = initialState(names.map((n, i) => ({ name: n, address: `127.0.0.1:${4001 + i}` })));
-  return new Store({ ...base, ui: { ...base.ui, screen } });
+function monitorStore(names: string[], screen: Screen = 'monitor'): AppStore {
+  return new AppStore(appState(names.map((n, i) => ({ name: n, address: `127.0.0.1:${4001 + i}` })), { screen }));
 }
 
 const count = (text: string, part: string): number => text.split(part).length - 1;
@@ -159,15 +158,15 @@ describe('monitor screen', () => {
     expect(ui.lastFrame()).not.toContain('l20-n3  updated');
     ui.stdin.write('\u001b[C');
     ui.stdin.write('l');
-    await until(() => store.getState().monitor.cursor === 2, 'cursor on l20-n3');
+    await until(() => store.getState().ui.monitor.cursor === 2, 'cursor on l20-n3');
     ui.stdin.write(']');
     await until(() => ui.lastFrame().includes('✘ l20-n3  updated'), 'l20-n3 in a column');
-    expect(store.getState().monitor).toMatchObject({ left: 0, right: 2 });
+    expect(store.getState().ui.monitor).toMatchObject({ left: 0, right: 2 });
     expect(ui.lastFrame()).not.toContain('l20-n2  updated');
     expect(ui.lastFrame()).toContain('hosts ✔ l20-n1 ◧  ! l20-n2  ✘ l20-n3 ◨');
     ui.stdin.write('h');
     ui.stdin.write('[');
-    await until(() => store.getState().monitor.left === 1, 'l20-n2 on the left');
+    await until(() => store.getState().ui.monitor.left === 1, 'l20-n2 on the left');
     await until(() => ui.lastFrame().includes('! l20-n2  updated'), 'l20-n2 shown');
     ui.unmount();
   });

@@ -3,7 +3,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { render } from 'ink-testing-library';
 import { App } from '../../screens/App.js';
 import { Providers } from '../../screens/store-context.js';
-import { initialState, Store } from '../../src/engine/store.js';
+import { AppStore, appState } from '../../screens/state/app-store.js';
 import type { Controller } from '../../src/engine/controller.js';
 import { fakeController } from '../helpers/fake-controller.js';
 import { aliasView, hopResolver, pathView, resolveHost } from '../../src/transport/ssh-config-report.js';
@@ -22,7 +22,7 @@ async function until(check: () => boolean, what: string): Promise<void> {
   throw new Error(`timed out waiting for ${what}`);
 }
 
-function mount(store: Store, c: Controller) {
+function mount(store: AppStore, c: Controller) {
   return render(
     <Providers store={store} controller={c}>
       <App />
@@ -32,7 +32,7 @@ function mount(store: Store, c: Controller) {
 
 describe('pipeline and stage view', () => {
   it('shows stages × hosts and runs the selected stage on r', async () => {
-    const store = new Store(initialState(hosts));
+    const store = new AppStore(appState(hosts));
     const c = controller();
     const ui = mount(store, c);
     const frame = ui.lastFrame() ?? '';
@@ -49,7 +49,7 @@ describe('pipeline and stage view', () => {
   });
 
   it('renders both panes with commands, output and verdicts as events arrive', async () => {
-    const store = new Store({ ...initialState(hosts), ui: { ...initialState(hosts).ui, screen: 'stage' } });
+    const store = new AppStore(appState(hosts, { screen: 'stage' }));
     const ui = mount(store, controller());
     store.dispatch({ type: 'stage.state', stage: 'inventory', state: 'running' });
     for (const h of ['l20-n1', 'l20-n2']) {
@@ -72,7 +72,7 @@ describe('pipeline and stage view', () => {
   });
 
   it('marks a command whose output an earlier stage of the pass produced as not run again', async () => {
-    const store = new Store({ ...initialState(hosts), ui: { ...initialState(hosts).ui, screen: 'stage' } });
+    const store = new AppStore(appState(hosts, { screen: 'stage' }));
     const ui = mount(store, controller());
     const h = 'l20-n1';
     store.dispatch({ type: 'cmd.start', host: h, runId: 'r1', stage: 'inventory', probe: 'ip-addr', commandLine: 'LC_ALL=C ip -j addr show', sudo: false, reusedFrom: 'os/ip-addr' });
@@ -87,7 +87,7 @@ describe('pipeline and stage view', () => {
   });
 
   it('shows each stage its own run: after two stages ran, the first stage\'s view has its commands and output', async () => {
-    const store = new Store({ ...initialState(hosts), ui: { ...initialState(hosts).ui, screen: 'stage' } });
+    const store = new AppStore(appState(hosts, { screen: 'stage' }));
     const ui = mount(store, controller());
     const h = 'l20-n1';
     const runStage = (stage: 'inventory' | 'os', probe: string, line: string) => {
@@ -113,7 +113,7 @@ describe('pipeline and stage view', () => {
   });
 
   it('opens verdict details worst first, with evidence and fix', async () => {
-    const store = new Store({ ...initialState(hosts), ui: { ...initialState(hosts).ui, screen: 'stage' } });
+    const store = new AppStore(appState(hosts, { screen: 'stage' }));
     const ui = mount(store, controller());
     store.dispatch({ type: 'check.result', result: { id: 'inventory.os', stage: 'inventory', host: 'l20-n1', status: 'pass', summary: 'Ubuntu 22.04.5 LTS', evidence: 'VERSION_ID="22.04"' } });
     store.dispatch({ type: 'check.result', result: { id: 'inventory.links', stage: 'inventory', host: 'l20-n2', status: 'fail', summary: 'ens1f0: Link detected: no', evidence: 'ens1f0: admin up, Speed Unknown!', fix: 'check the DAC cable' } });
@@ -131,7 +131,7 @@ describe('pipeline and stage view', () => {
   });
 
   it('Ctrl-C cancels while busy, asks before quitting, and q quits when idle', async () => {
-    const store = new Store(initialState(hosts));
+    const store = new AppStore(appState(hosts));
     const c = controller();
     const ui = mount(store, c);
     store.dispatch({ type: 'stage.state', stage: 'inventory', state: 'running' });
@@ -150,42 +150,41 @@ describe('pipeline and stage view', () => {
   });
 
   it('asks the operator to trust an unknown host key, showing the fingerprint', async () => {
-    const store = new Store(initialState(hosts));
+    const store = new AppStore(appState(hosts));
     const c = controller();
     const ui = mount(store, c);
-    store.dispatch({ type: 'ui.trust', prompt: { host: 'l20-n1', address: '10.0.0.1:22', keyType: 'ssh-ed25519', fingerprint: 'SHA256:abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQ' } });
+    const trust = { id: 1, kind: 'trust', host: 'l20-n1', address: '10.0.0.1:22', keyType: 'ssh-ed25519' } as const;
+    store.dispatch({ type: 'prompt.open', prompt: { ...trust, fingerprint: 'SHA256:abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQ' } });
     await until(() => (ui.lastFrame() ?? '').includes('SHA256:abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQ'), 'prompt');
     ui.stdin.write('y');
     await until(() => (c.answerTrust as ReturnType<typeof vi.fn>).mock.calls.length === 1, 'answer');
-    expect(c.answerTrust).toHaveBeenCalledWith(true);
+    expect(c.answerTrust).toHaveBeenCalledWith(1, true);
     ui.unmount();
   });
 
   it("names the known_hosts file trusting writes: the inventory's, not ~/.ssh/known_hosts", async () => {
-    const store = new Store(initialState(hosts));
+    const store = new AppStore(appState(hosts));
     const ui = mount(store, controller());
     const file = '/srv/cluster/known_hosts';
-    const prompt = { host: 'l20-n1', address: '10.0.0.1:22', keyType: 'ssh-ed25519', fingerprint: 'SHA256:abc' };
-    store.dispatch({
-      type: 'ui.trust',
-      prompt: { ...prompt, knownHostsFile: file },
-    });
+    // One question shown again with new content keeps its id.
+    const prompt = { id: 1, kind: 'trust', host: 'l20-n1', address: '10.0.0.1:22', keyType: 'ssh-ed25519', fingerprint: 'SHA256:abc' } as const;
+    store.dispatch({ type: 'prompt.open', prompt: { ...prompt, knownHostsFile: file } });
     await until(() => (ui.lastFrame() ?? '').includes(`y adds it to ${file}`), 'the file in the prompt');
     expect(ui.lastFrame()).not.toContain('~/.ssh/known_hosts');
-    store.dispatch({ type: 'ui.trust', prompt });
+    store.dispatch({ type: 'prompt.open', prompt });
     await until(() => (ui.lastFrame() ?? '').includes('y trusts it for this session only'), 'no file');
     ui.unmount();
   });
 
   it('says when a certificate authority vouches for the host, which only the OpenSSH transport can check', async () => {
-    const store = new Store(initialState(hosts));
+    const store = new AppStore(appState(hosts));
     const ui = mount(store, controller());
-    const prompt = { host: 'l20-n1', address: '10.0.0.1:22', keyType: 'ssh-ed25519', fingerprint: 'SHA256:abc' };
-    store.dispatch({ type: 'ui.trust', prompt });
+    const prompt = { id: 1, kind: 'trust', host: 'l20-n1', address: '10.0.0.1:22', keyType: 'ssh-ed25519', fingerprint: 'SHA256:abc' } as const;
+    store.dispatch({ type: 'prompt.open', prompt });
     await until(() => (ui.lastFrame() ?? '').includes('SHA256:abc'), 'the plain prompt');
     expect(ui.lastFrame()).not.toContain('certificate authority');
     const note = 'The host is vouched for by a certificate authority; use `transport: openssh`';
-    store.dispatch({ type: 'ui.trust', prompt: { ...prompt, certificateAuthority: note } });
+    store.dispatch({ type: 'prompt.open', prompt: { ...prompt, certificateAuthority: note } });
     await until(() => (ui.lastFrame() ?? '').replace(/\s+/g, ' ').includes(note), 'the CA sentence');
     ui.unmount();
   });
@@ -193,7 +192,7 @@ describe('pipeline and stage view', () => {
 
 describe('setup screen', () => {
   it('edits a host field, tests connections and saves', async () => {
-    const store = new Store(initialState([], 'setup'));
+    const store = new AppStore(appState([], { screen: 'setup' }));
     const c = controller();
     const ui = mount(store, c);
     expect(ui.lastFrame()).toContain('Setup');
@@ -234,7 +233,7 @@ describe('setup screen', () => {
   }
 
   it('shows where an alias address leads and the ssh config lines that decided it', async () => {
-    const store = new Store(initialState([], 'setup'));
+    const store = new AppStore(appState([], { screen: 'setup' }));
     const configFile = new URL('../fixtures/ssh-config/basic/config', import.meta.url).pathname;
     // The same resolution the resolve verb prints, from the corpus config instead of ~/.ssh/config.
     const c = controller({ describeAddress: vi.fn((h) => aliasView(h, resolveHost(h.address, { configFile }))) });
@@ -246,7 +245,7 @@ describe('setup screen', () => {
   });
 
   it('shows the path to each host: its jump hosts and the transport', async () => {
-    const store = new Store(initialState([], 'setup'));
+    const store = new AppStore(appState([], { screen: 'setup' }));
     const configFile = new URL('../fixtures/ssh-config/proxy/config', import.meta.url).pathname;
     const describePath = vi.fn((h: { address: string }) =>
       pathView(h, resolveHost(h.address, { configFile }), hopResolver({ configFile })));
@@ -257,7 +256,7 @@ describe('setup screen', () => {
   });
 
   it('shows the validation error when saving fails', async () => {
-    const store = new Store(initialState([], 'setup'));
+    const store = new AppStore(appState([], { screen: 'setup' }));
     const c = controller({ saveHosts: vi.fn(async () => 'hosts[0].address = "": expected a host name or IP address') });
     const ui = mount(store, c);
     ui.stdin.write('w');

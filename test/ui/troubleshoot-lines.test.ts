@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { initialState, reduce, type AppState } from '../../src/engine/store.js';
+import { appState, reduceApp } from '../../screens/state/app-store.js';
+import type { AppAction, AppState } from '../../screens/state/ui-types.js';
+import { shownDiagnosis } from '../../screens/state/ui-reducer.js';
 import { alignLines, comparisonLines, diagnosisLines, DIFFER_MARK, symptomMark, symptomRow, wrapText } from '../../screens/troubleshoot/troubleshoot-lines.js';
 import { pfcDiagnosis, PFC_ON, symptoms } from './troubleshoot-fixtures.js';
 import { symptomForCheck } from '../../src/troubleshoot/lookup.js';
@@ -7,59 +9,63 @@ import type { CheckResult } from '../../src/engine/types.js';
 
 const hosts = [{ name: 'l20-n1', address: '127.0.0.1:4001' }, { name: 'l20-n2', address: '127.0.0.1:4002' }];
 
-function apply(state: AppState, ...actions: Parameters<typeof reduce>[1][]): AppState {
-  return actions.reduce(reduce, state);
+function apply(state: AppState, ...actions: AppAction[]): AppState {
+  return actions.reduce(reduceApp, state);
 }
+
+const shown = (s: AppState) => shownDiagnosis(s, s.ui.troubleshoot.cursor);
 
 describe('troubleshoot slice', () => {
   it('opens from a screen with the catalog and a selected symptom, and esc goes back there', () => {
-    const s = apply(initialState(hosts), { type: 'ui.screen', screen: 'stage' }, { type: 'troubleshoot.open', symptoms, select: 'pfc-one-side' });
+    const s = apply(appState(hosts), { type: 'ui.screen', screen: 'stage' }, { type: 'troubleshoot.open', symptoms, select: 'pfc-one-side' });
     expect(s.ui.screen).toBe('troubleshoot');
-    expect(s.troubleshoot.cursor).toBe(1);
-    expect(s.troubleshoot.returnTo).toBe('stage');
+    expect(s.ui.troubleshoot.cursor).toBe(1);
+    expect(s.ui.troubleshoot.returnTo).toBe('stage');
     // Opening again from the screen itself keeps where to go back.
-    const again = reduce(s, { type: 'troubleshoot.open', select: 'mtu-mismatch' });
-    expect(again.troubleshoot.returnTo).toBe('stage');
-    expect(again.troubleshoot.cursor).toBe(2);
-    expect(reduce(again, { type: 'troubleshoot.close' }).ui.screen).toBe('stage');
+    const again = reduceApp(s, { type: 'troubleshoot.open', select: 'mtu-mismatch' });
+    expect(again.ui.troubleshoot.returnTo).toBe('stage');
+    expect(again.ui.troubleshoot.cursor).toBe(2);
+    expect(reduceApp(again, { type: 'troubleshoot.close' }).ui.screen).toBe('stage');
   });
 
   it('an unknown symptom keeps the cursor; the cursor stays inside the list', () => {
-    const s = apply(initialState(hosts), { type: 'troubleshoot.open', symptoms, select: 'nope' }, { type: 'troubleshoot.cursor', delta: -5 });
-    expect(s.troubleshoot.cursor).toBe(0);
-    expect(apply(s, { type: 'troubleshoot.cursor', delta: 9 }).troubleshoot.cursor).toBe(2);
+    const s = apply(appState(hosts), { type: 'troubleshoot.open', symptoms, select: 'nope' }, { type: 'troubleshoot.cursor', delta: -5 });
+    expect(s.ui.troubleshoot.cursor).toBe(0);
+    expect(apply(s, { type: 'troubleshoot.cursor', delta: 9 }).ui.troubleshoot.cursor).toBe(2);
   });
 
   it('shows the cursor\'s latest diagnosis from its top; another symptom\'s result only marks the list', () => {
-    let s = apply(initialState(hosts), { type: 'troubleshoot.open', symptoms, select: 'pfc-one-side' }, { type: 'troubleshoot.running', symptom: 'pfc-one-side' });
+    let s = apply(appState(hosts), { type: 'troubleshoot.open', symptoms, select: 'pfc-one-side' }, { type: 'troubleshoot.running', symptom: 'pfc-one-side' });
     expect(s.troubleshoot.running).toBe('pfc-one-side');
     s = apply(s, { type: 'troubleshoot.diagnosis', diagnosis: pfcDiagnosis() }, { type: 'troubleshoot.running', symptom: null }, { type: 'troubleshoot.scroll', delta: 3 });
-    expect(s.troubleshoot.diagnosis?.causeId).toBe('pfc-off');
-    expect(s.troubleshoot.scroll).toBe(3);
-    s = reduce(s, { type: 'troubleshoot.diagnosis', diagnosis: pfcDiagnosis({ symptom: 'mtu-mismatch', status: 'clear' }) });
-    expect(s.troubleshoot.diagnosis?.symptom).toBe('pfc-one-side');
-    expect(s.troubleshoot.scroll).toBe(3);
-    s = reduce(s, { type: 'troubleshoot.cursor', delta: 1 });
-    expect(s.troubleshoot.diagnosis?.symptom).toBe('mtu-mismatch');
-    expect(s.troubleshoot.scroll).toBe(0);
-    s = reduce(s, { type: 'troubleshoot.cursor', delta: -2 });
-    expect(s.troubleshoot.diagnosis).toBeNull();
-    expect(apply(s, { type: 'troubleshoot.scroll', delta: -4 }).troubleshoot.scroll).toBe(0);
+    expect(shown(s)?.causeId).toBe('pfc-off');
+    expect(s.ui.troubleshoot.scroll).toBe(3);
+    s = reduceApp(s, { type: 'troubleshoot.diagnosis', diagnosis: pfcDiagnosis({ symptom: 'mtu-mismatch', status: 'clear' }) });
+    expect(shown(s)?.symptom).toBe('pfc-one-side');
+    expect(s.ui.troubleshoot.scroll).toBe(3);
+    // A new diagnosis of the cursor's symptom shows from its top.
+    s = reduceApp(s, { type: 'troubleshoot.diagnosis', diagnosis: pfcDiagnosis() });
+    expect(s.ui.troubleshoot.scroll).toBe(0);
+    s = apply(s, { type: 'troubleshoot.scroll', delta: 3 }, { type: 'troubleshoot.cursor', delta: 1 });
+    expect(shown(s)?.symptom).toBe('mtu-mismatch');
+    expect(s.ui.troubleshoot.scroll).toBe(0);
+    s = reduceApp(s, { type: 'troubleshoot.cursor', delta: -2 });
+    expect(shown(s)).toBeNull();
+    expect(apply(s, { type: 'troubleshoot.scroll', delta: -4 }).ui.troubleshoot.scroll).toBe(0);
   });
 
-  it('a fix closed at its preview is forgotten; one that applies keeps troubleshooting\'s way back', () => {
-    let s = apply(initialState(hosts), { type: 'troubleshoot.open', symptoms }, { type: 'troubleshoot.fixing', fixing: { symptom: 'pfc-one-side', stage: 'qos' } },
-      { type: 'ui.screen', screen: 'stage' }, { type: 'ui.apply', apply: { stage: 'qos', phase: 'preview', scroll: 0 } });
-    expect(reduce(s, { type: 'ui.apply' }).troubleshoot.fixing).toBeNull();
-    s = apply(s, { type: 'ui.apply', apply: { stage: 'qos', phase: 'applying', scroll: 0 } }, { type: 'ui.apply' });
+  it('a fix on its way through the stage view keeps troubleshooting\'s way back', () => {
+    let s = apply(appState(hosts), { type: 'troubleshoot.open', symptoms }, { type: 'troubleshoot.fixing', fixing: { symptom: 'pfc-one-side', stage: 'qos' } },
+      { type: 'session.showStage', stage: 'qos' }, { type: 'session.apply', apply: { stage: 'qos', phase: 'applying' } }, { type: 'session.apply' });
+    expect(s.ui.screen).toBe('stage');
     expect(s.troubleshoot.fixing).toEqual({ symptom: 'pfc-one-side', stage: 'qos' });
-    s = reduce(s, { type: 'troubleshoot.open', select: 'pfc-one-side' });
+    s = reduceApp(s, { type: 'troubleshoot.open', select: 'pfc-one-side' });
     expect(s.ui.screen).toBe('troubleshoot');
-    expect(s.troubleshoot.returnTo).toBe('pipeline');
+    expect(s.ui.troubleshoot.returnTo).toBe('pipeline');
   });
 
   it('a new inventory drops the diagnoses but keeps the catalog', () => {
-    const s = apply(initialState(hosts), { type: 'troubleshoot.open', symptoms }, { type: 'troubleshoot.diagnosis', diagnosis: pfcDiagnosis() },
+    const s = apply(appState(hosts), { type: 'troubleshoot.open', symptoms }, { type: 'troubleshoot.diagnosis', diagnosis: pfcDiagnosis() },
       { type: 'session.hosts', hosts: [{ name: 'gpu-a', address: '10.0.0.1' }] });
     expect(s.troubleshoot.symptoms).toHaveLength(3);
     expect(s.troubleshoot.diagnoses).toEqual({});

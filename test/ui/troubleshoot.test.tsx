@@ -3,7 +3,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { render } from 'ink-testing-library';
 import { App } from '../../screens/App.js';
 import { Providers } from '../../screens/store-context.js';
-import { initialState, Store } from '../../src/engine/store.js';
+import { AppStore, appState } from '../../screens/state/app-store.js';
 import type { Controller } from '../../src/engine/controller.js';
 import { fakeController } from '../helpers/fake-controller.js';
 import type { CheckResult } from '../../src/engine/types.js';
@@ -26,7 +26,7 @@ const calls = (f: unknown) => (f as ReturnType<typeof vi.fn>).mock.calls;
 
 /** The troubleshoot screen opened over the pipeline, with the catalog (what openTroubleshoot dispatches). */
 function opened() {
-  const store = new Store(initialState(hosts));
+  const store = new AppStore(appState(hosts));
   store.dispatch({ type: 'troubleshoot.open', symptoms });
   const c = controller();
   const ui = render(<Providers store={store} controller={c}><App /></Providers>);
@@ -40,8 +40,8 @@ const check = (id: string, status: CheckResult['status'], rule?: string, host: s
 
 describe('troubleshoot from a check (T)', () => {
   it('in details, T opens the symptom of the selected check', async () => {
-    const base = initialState(hosts);
-    const store = new Store({ ...base, ui: { ...base.ui, screen: 'stage', selectedStage: 'qos' } });
+    const store = new AppStore(appState(hosts, { screen: 'stage' }));
+    store.dispatch({ type: 'ui.selectStage', stage: 'qos' });
     store.dispatch({ type: 'check.result', result: check('qos.pair', 'fail', 'R26', null) });
     store.dispatch({ type: 'check.result', result: check('qos.dcbx', 'warn', 'R28', 'l20-n1') });
     store.dispatch({ type: 'ui.details', index: 0 });
@@ -55,8 +55,8 @@ describe('troubleshoot from a check (T)', () => {
   });
 
   it('in the panes, T takes the stage\'s worst not-passing check; with none it says so', async () => {
-    const base = initialState(hosts);
-    const store = new Store({ ...base, ui: { ...base.ui, screen: 'stage', selectedStage: 'network' } });
+    const store = new AppStore(appState(hosts, { screen: 'stage' }));
+    store.dispatch({ type: 'ui.selectStage', stage: 'network' });
     const c = controller();
     const ui = render(<Providers store={store} controller={c}><App /></Providers>);
     ui.stdin.write('T');
@@ -72,7 +72,7 @@ describe('troubleshoot from a check (T)', () => {
 
 describe('troubleshoot screen', () => {
   it('x from the pipeline opens it; the list shows every symptom; ↑↓ pick, ⏎ runs, a runs all, esc goes back', async () => {
-    const store = new Store(initialState(hosts));
+    const store = new AppStore(appState(hosts));
     const c = controller();
     const ui = render(<Providers store={store} controller={c}><App /></Providers>);
     expect(ui.lastFrame()).toContain('x troubleshoot');
@@ -85,9 +85,14 @@ describe('troubleshoot screen', () => {
     for (const s of symptoms) expect(frame).toContain(`· ${s.title}`);
     expect(frame).toContain('not probed yet');
     expect(frame).toContain('seen as: all_reduce at ~1 GB/s; NCCL INFO NET/Socket');
-    expect(frame).toMatch(/↑↓ symptom {2}⏎ run {2}a run all {2}f fix/);
+    // Nothing diagnosed yet: f is not offered, and pressing it says why (the diagnosis names the fix).
+    expect(frame).toMatch(/↑↓ symptom {2}⏎ run {2}a run all {2}jk scroll/);
+    expect(frame).not.toContain('f fix');
+    ui.stdin.write('f');
+    await until(() => (ui.lastFrame() ?? '').includes('run it first (⏎): the fix follows from the diagnosis'), 'why f does nothing');
+    expect(calls(c.fixSymptom)).toHaveLength(0);
     ui.stdin.write('\u001B[B');
-    await until(() => store.getState().troubleshoot.cursor === 1, 'the cursor');
+    await until(() => store.getState().ui.troubleshoot.cursor === 1, 'the cursor');
     ui.stdin.write('\r');
     await until(() => calls(c.runSymptom).length === 1, 'runSymptom');
     expect(calls(c.runSymptom)[0]).toEqual(['pfc-one-side']);
@@ -138,8 +143,9 @@ describe('troubleshoot screen', () => {
     const trust = rows.find((r) => r.includes('Priority trust state: dscp'))!;
     expect(trust).not.toContain('≠');
     expect(f).toMatch(/… \d+ more lines \(j\)/);
+    expect(f).toMatch(/a run all {2}f fix {2}jk scroll/); // found, with a fix stage: f is offered
     ui.stdin.write('j');
-    await until(() => store.getState().troubleshoot.scroll === 1, 'the scroll');
+    await until(() => store.getState().ui.troubleshoot.scroll === 1, 'the scroll');
     await until(() => !frame().includes('cause found'), 'the first line scrolled away', frame);
     ui.stdin.write('f');
     await until(() => calls(c.fixSymptom).length === 1, 'fixSymptom');
