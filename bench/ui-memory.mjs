@@ -46,7 +46,7 @@ writeFileSync(
     `export { Providers } from ${d('screens/store-context.js')};`,
     `export { App } from ${d('screens/App.js')};`,
     `export { initialState, Store } from ${d('src/engine/store.js')};`,
-    `export { STAGES } from ${d('src/stages.js')};`,
+    `export { STAGES } from ${d('checks/stages.js')};`,
     `export { STAGE_IDS } from ${d('src/engine/types.js')};`,
     `export { seriesKey } from ${d('src/monitor/types.js')};`,
   ].join('\n'),

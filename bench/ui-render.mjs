@@ -33,7 +33,7 @@ const { Providers } = await load('screens/store-context.js');
 const { PipelineView } = await load('screens/pipeline/PipelineView.js');
 const { StageView } = await load('screens/stage/StageView.js');
 const { initialState, Store, PANE_LINES } = await load('src/engine/store.js');
-const { STAGES } = await load('src/stages.js');
+const { STAGES } = await load('checks/stages.js');
 const { STAGE_IDS, worstStatus } = await load('src/engine/types.js');
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];

@@ -202,7 +202,7 @@ function parse(argv: string[]) {
 
 async function runLabServe(values: CliValues): Promise<number> {
   await checkScenario(values.scenario);
-  const { serveLab } = await import('./lab-serve.js');
+  const { serveLab } = await import('./commands/lab-serve.js');
   const { labSpeed } = await import('./commands/target-from-cli.js');
   return serveLab({
     hosts: intOption('hosts', values.hosts, 1, 256) ?? 2,
@@ -292,7 +292,7 @@ export async function main(argv: string[]): Promise<number> {
     }
     if (verb === 'report') {
       if (positionals.length > 1) throw new UsageError(`report takes no arguments (got ${JSON.stringify(positionals[1])}); TARGET is --lab or --inventory FILE`);
-      const { runReport } = await import('./commands/report-cmd.js');
+      const { runReport } = await import('./commands/report.js');
       return await runReport(values);
     }
     process.stderr.write(`l20-setup ${verb}: not available in this release yet (see the issues); implemented: check, plan, apply, monitor, troubleshoot, lint, doctor, rules, bundle, report, resolve, lab serve, and the TUI.\n`);

@@ -9,7 +9,7 @@ import type { Engine } from './engine/runner.js';
 import { StepExecutor } from './engine/steps.js';
 import type { ApplyRun, EngineStore } from './engine/store-types.js';
 import type { Danger, StageDef, StageId } from './engine/types.js';
-import { verificationText } from './report.js';
+import { verificationText } from './engine/run-output.js';
 import type { ApplyRunner, TuiJournal } from './session-journal.js';
 import type { Target } from './target.js';
 

@@ -16,10 +16,10 @@ import type { Prompts, Answers } from './engine/prompts.js';
 import type { Engine } from './engine/runner.js';
 import type { StepExecutor } from './engine/steps.js';
 import type { EngineStore } from './engine/store-types.js';
-import { verificationText } from './report.js';
+import { verificationText } from './engine/run-output.js';
 import type { StageDef, StageId } from './engine/types.js';
 import type { Target } from './target.js';
-import { stageById } from './stages.js';
+import { stageById } from '../checks/stages.js';
 
 type Interrupted = Extract<FoundJournal, { state: 'interrupted' }>;
 

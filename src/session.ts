@@ -14,7 +14,7 @@ import { ConfigError } from './config/errors.js';
 import { SavedConfig } from './config/store.js';
 import { hostFromConfig, hostsFromConfig, type Target } from './target.js';
 import { aliasView, pathView, type AliasView } from './transport/ssh-config-report.js';
-import { STAGES, STAGE_TITLES } from './stages.js';
+import { STAGES, STAGE_TITLES } from '../checks/stages.js';
 import { STAGE_IDS } from './engine/types.js';
 import type { Timebase } from './monitor/series.js';
 import { MonitorSession } from './monitor/session.js';

@@ -15,7 +15,7 @@ import { describeFound } from '../engine/journal-text.js';
 import type { Engine } from '../engine/runner.js';
 import type { StageDef, StageId } from '../engine/types.js';
 import type { Target } from '../target.js';
-import { stageById } from '../stages.js';
+import { stageById } from '../../checks/stages.js';
 import { UsageError, type CliValues } from './common.js';
 
 type Mode = 'check' | 'plan' | 'apply';

@@ -8,8 +8,8 @@ import { Engine, type StageOutcome } from '../engine/runner.js';
 import { StepExecutor } from '../engine/steps.js';
 import { SessionLog } from '../engine/session-log.js';
 import { targetFromCli } from './target-from-cli.js';
-import { STAGES, stageById } from '../stages.js';
-import { exitCodeFor, jsonReport, painter, plainReporter } from '../report.js';
+import { STAGES, stageById } from '../../checks/stages.js';
+import { exitCodeFor, jsonReport, painter, plainReporter } from '../engine/run-output.js';
 import { UsageError, useColor, type CliValues } from './common.js';
 import { checkJournalFlags, journalGate, openApplyJournal, repairBeforeResume, runRollback } from './apply-journal.js';
 

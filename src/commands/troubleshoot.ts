@@ -6,7 +6,7 @@
  */
 import { Engine } from '../engine/runner.js';
 import { SessionLog } from '../engine/session-log.js';
-import { painter, plainReporter } from '../report.js';
+import { painter, plainReporter } from '../engine/run-output.js';
 import { diagnose } from '../troubleshoot/engine.js';
 import type { Diagnosis, TroubleshootReport } from '../troubleshoot/types.js';
 import { SYMPTOMS, SYMPTOM_IDS, symptomById } from '../../checks/troubleshoot/symptoms.js';

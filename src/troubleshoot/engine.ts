@@ -9,7 +9,7 @@
 import type { Engine, StageOutcome } from '../engine/runner.js';
 import { StepExecutor, type ApplyOptions } from '../engine/steps.js';
 import { STAGE_IDS, type StageDef, type StageId } from '../engine/types.js';
-import { stageById } from '../stages.js';
+import { stageById } from '../../checks/stages.js';
 import { FACT_PAIR_CHECKS } from '../../checks/troubleshoot/symptoms.js';
 import { diagnoseSymptom, type StageRun } from './match.js';
 import type { Diagnosis, SymptomDef } from './types.js';

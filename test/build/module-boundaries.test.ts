@@ -32,7 +32,7 @@ const SCANNED = ['src', 'screens', 'checks', 'bin', 'lab'];
 
 /** Files allowed to import the lab, each with why: they start it or name its scenarios for the CLI. */
 const LAB_STARTERS: Readonly<Record<string, string>> = {
-  'src/lab-serve.ts': '`l20-setup lab serve`: starts the lab and writes its inventory',
+  'src/commands/lab-serve.ts': '`l20-setup lab serve`: starts the lab and writes its inventory',
   'src/target.ts': '`--lab`: starts an in-process lab as the target of a run',
   'src/commands/common.ts': '`--scenario`: checks the scenario name against the lab\'s list before starting it',
 };

@@ -16,7 +16,7 @@ import { clusterSchema, type ClusterConfig } from '../../src/config/schema.js';
 import { Engine } from '../../src/engine/runner.js';
 import { StepExecutor } from '../../src/engine/steps.js';
 import type { StageDef, StepDef, StepPlanContext } from '../../src/engine/types.js';
-import { STAGES } from '../../src/stages.js';
+import { STAGES } from '../../checks/stages.js';
 import { SUDO_WRAPPER_SCRIPT } from '../../src/transport/quote.js';
 import { labTarget } from '../helpers/lab-target.js';
 import { newRecording, RecordingHost, type Recording } from '../helpers/recording-host.js';

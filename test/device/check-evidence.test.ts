@@ -8,8 +8,8 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { validateCluster } from '../../src/config/store.js';
 import { Engine } from '../../src/engine/runner.js';
-import { jsonReport } from '../../src/report.js';
-import { STAGES } from '../../src/stages.js';
+import { jsonReport } from '../../src/engine/run-output.js';
+import { STAGES } from '../../checks/stages.js';
 import { readFileVia } from '../../src/transport/files.js';
 import type { Command, RunOptions } from '../../src/transport/types.js';
 import { FakeHost } from '../helpers/fake-host.js';

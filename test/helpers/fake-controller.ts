@@ -1,7 +1,7 @@
 /** A Controller for UI tests: every action a vi.fn(), the catalog answers fixed; override what a test needs. */
 import { vi } from 'vitest';
 import type { Controller } from '../../src/engine/controller.js';
-import { STAGE_TITLES } from '../../src/stages.js';
+import { STAGE_TITLES } from '../../checks/stages.js';
 import type { StageId } from '../../src/engine/types.js';
 
 export function fakeController(over: Partial<Controller> = {}, implementedStages: readonly StageId[] = ['inventory']): Controller {

@@ -4,7 +4,7 @@
  * host, then the stage's roll-up. The verdict of each check is the test's to choose.
  */
 import { AppStore, appState } from '../../screens/state/app-store.js';
-import { STAGES } from '../../src/stages.js';
+import { STAGES } from '../../checks/stages.js';
 import { worstStatus, type CheckStatus, type StageDef, type StageId } from '../../src/engine/types.js';
 import { clean } from '../../src/util/sanitize.js';
 

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/runner.js';
 import type { CheckResult } from '../../src/engine/types.js';
 import { SCENARIOS } from '../../lab/scenarios/index.js';
-import { STAGES } from '../../src/stages.js';
+import { STAGES } from '../../checks/stages.js';
 import { ungroundedVerdicts } from '../helpers/evidence.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
 import { shardOf } from '../helpers/shard.js';

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/runner.js';
 import { StepExecutor } from '../../src/engine/steps.js';
 import type { CheckResult } from '../../src/engine/types.js';
-import { STAGES } from '../../src/stages.js';
+import { STAGES } from '../../checks/stages.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
 import { shardOf } from '../helpers/shard.js';
 

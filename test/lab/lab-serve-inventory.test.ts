@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cli } from '../helpers/cli.js';
 import { serveLab, sshVia, stopLab } from '../helpers/lab-serve.js';
-import { ansibleConnectionVars } from '../../src/lab-serve.js';
+import { ansibleConnectionVars } from '../../src/commands/lab-serve.js';
 import { sshConfigPath } from '../../src/transport/quote.js';
 
 const home = mkdtempSync(join(tmpdir(), 'l20-serve-inv-'));

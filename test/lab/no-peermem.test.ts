@@ -10,7 +10,7 @@ import { Engine, type StageOutcome } from '../../src/engine/runner.js';
 import { parseDpkgQuery } from '../../src/parse/dpkg-query.js';
 import { parseLsmod } from '../../src/parse/lsmod.js';
 import { parseRdmaLink } from '../../src/parse/rdma-link.js';
-import { STAGES } from '../../src/stages.js';
+import { STAGES } from '../../checks/stages.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
 import { applier } from './helpers.js';
 

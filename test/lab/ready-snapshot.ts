@@ -11,7 +11,7 @@ import { BASE_LINKS } from '../../lab/fs/rootfs.js';
 import { portQos } from '../../lab/model/qos.js';
 import type { Machine } from '../../lab/model/types.js';
 import { READY_API_KEY_MARK, type ReadyHostFiles } from '../../lab/scenarios/ready/types.js';
-import { STAGES } from '../../src/stages.js';
+import { STAGES } from '../../checks/stages.js';
 import type { LabTarget } from '../helpers/lab-target.js';
 
 export interface ApplyOutcome {

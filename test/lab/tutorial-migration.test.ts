@@ -13,7 +13,7 @@ import { StepExecutor } from '../../src/engine/steps.js';
 import type { CheckResult } from '../../src/engine/types.js';
 import { TUTORIAL_PFC_SH } from '../../lab/scenarios/qos.js';
 import { TUTORIAL_START_VLLM } from '../../lab/scenarios/ray-vllm.js';
-import { STAGES } from '../../src/stages.js';
+import { STAGES } from '../../checks/stages.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
 
 type Outcomes = Awaited<ReturnType<StepExecutor['applyStages']>>['outcomes'];

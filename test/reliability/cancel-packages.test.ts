@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/runner.js';
 import { StepExecutor } from '../../src/engine/steps.js';
-import { exitCodeFor, jsonReport, verificationText } from '../../src/report.js';
+import { exitCodeFor, jsonReport, verificationText } from '../../src/engine/run-output.js';
 import { osStage } from '../../checks/os/index.js';
 import { PACKAGE_STATE_COMMAND, interrupted, parsePackageState } from '../../checks/os/package-guard.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';

@@ -14,7 +14,7 @@ import { Engine } from '../../src/engine/runner.js';
 import { StepExecutor } from '../../src/engine/steps.js';
 import type { EngineEvent } from '../../src/engine/events.js';
 import type { CheckResult, StepResult } from '../../src/engine/types.js';
-import { STAGES } from '../../src/stages.js';
+import { STAGES } from '../../checks/stages.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
 import { mulberry32 as rng } from '../helpers/fuzz.js';
 

@@ -14,7 +14,7 @@ import { Engine } from '../../src/engine/runner.js';
 import { runProcedure } from '../../src/engine/procedure.js';
 import type { EngineEvent } from '../../src/engine/events.js';
 import type { StepDef, StepResult } from '../../src/engine/types.js';
-import { stageById } from '../../src/stages.js';
+import { stageById } from '../../checks/stages.js';
 import { FakeHost } from '../helpers/fake-host.js';
 import { HOSTILE_TEXT, hostileSshServer } from '../helpers/hostile-ssh-server.js';
 import { tmuxServer } from '../helpers/tmux.js';

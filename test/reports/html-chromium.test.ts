@@ -9,8 +9,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { labTarget } from '../helpers/lab-target.js';
-import { gatherReport } from '../../src/reports/data.js';
-import { renderHtml } from '../../src/reports/html.js';
+import { gatherReport } from '../../src/cluster-report/data.js';
+import { renderHtml } from '../../src/cluster-report/html.js';
 
 const WIDTH = 1280;
 const HEIGHT = 2000;

@@ -5,10 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
-import { gatherReport, stageStatus, type ReportData } from '../../src/reports/data.js';
-import { renderMarkdown } from '../../src/reports/markdown.js';
-import { sideBySide } from '../../src/reports/side-by-side.js';
-import { escapeHtml, renderHtml } from '../../src/reports/html.js';
+import { gatherReport, stageStatus, type ReportData } from '../../src/cluster-report/data.js';
+import { renderMarkdown } from '../../src/cluster-report/markdown.js';
+import { sideBySide } from '../../src/cluster-report/side-by-side.js';
+import { escapeHtml, renderHtml } from '../../src/cluster-report/html.js';
 
 describe('sideBySide', () => {
   it('pairs a changed line with its counterpart and leaves gaps for lines one side lacks', () => {

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { CheckResult, StageId } from '../../src/engine/types.js';
 import type { RunResult } from '../../src/transport/types.js';
-import { STAGES, stageById } from '../../src/stages.js';
+import { STAGES, stageById } from '../../checks/stages.js';
 import { FACT_PAIR_CHECKS, SYMPTOMS, allFixStages, symptomById } from '../../checks/troubleshoot/symptoms.js';
 import { buildComparison, diagnoseSymptom, differingLines, hostsOf, linesMissingElsewhere, matchesCause, type StageRun } from '../../src/troubleshoot/match.js';
 import { stagePlan } from '../../src/troubleshoot/engine.js';

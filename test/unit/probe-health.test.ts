@@ -7,7 +7,7 @@ import { cannotTellVerdict, notFoundTools, probeProblems, toolRemedy } from '../
 import { groundedVerdict, placeholderIn } from '../../src/engine/verdict-guard.js';
 import type { ProbeDef } from '../../src/engine/types.js';
 import type { RunResult } from '../../src/transport/types.js';
-import { STAGES } from '../../src/stages.js';
+import { STAGES } from '../../checks/stages.js';
 
 const result = (over: Partial<RunResult>): RunResult => ({
   commandLine: 'lspci -D -nn -d 10de:', exitCode: 0, signal: null, stdout: '', stderr: '', durationMs: 1,

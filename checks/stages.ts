@@ -1,16 +1,16 @@
 /** The registry of stages with checks. Later stages join this list as they are built. */
-import type { StageDef, StageId } from './engine/types.js';
-import { inventoryStage } from '../checks/inventory/index.js';
-import { osStage } from '../checks/os/index.js';
-import { nicStackStage } from '../checks/nic-stack/index.js';
-import { networkStage } from '../checks/network/index.js';
-import { qosStage } from '../checks/qos/index.js';
-import { rdmaLinkStage } from '../checks/rdma-link/index.js';
-import { gpuDriverStage } from '../checks/gpu-driver/index.js';
-import { gpudirectStage } from '../checks/gpudirect/index.js';
-import { ncclStage } from '../checks/nccl/index.js';
-import { rayStage } from '../checks/ray/index.js';
-import { vllmStage } from '../checks/vllm/index.js';
+import type { StageDef, StageId } from '../src/engine/types.js';
+import { inventoryStage } from './inventory/index.js';
+import { osStage } from './os/index.js';
+import { nicStackStage } from './nic-stack/index.js';
+import { networkStage } from './network/index.js';
+import { qosStage } from './qos/index.js';
+import { rdmaLinkStage } from './rdma-link/index.js';
+import { gpuDriverStage } from './gpu-driver/index.js';
+import { gpudirectStage } from './gpudirect/index.js';
+import { ncclStage } from './nccl/index.js';
+import { rayStage } from './ray/index.js';
+import { vllmStage } from './vllm/index.js';
 
 export const STAGES: ReadonlyArray<StageDef<any, any>> = [inventoryStage, osStage, nicStackStage, networkStage, qosStage, rdmaLinkStage, gpuDriverStage, gpudirectStage, ncclStage, rayStage, vllmStage];
 

@@ -3,10 +3,10 @@ import { mkdirSync, writeFileSync, renameSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { dirname, resolve } from 'node:path';
-import { UsageError } from './commands/common.js';
-import { showValue } from './config/errors.js';
-import { labInventory, writeInventoryFile } from './target.js';
-import { quoteWord, sshConfigPath } from './transport/quote.js';
+import { UsageError } from './common.js';
+import { showValue } from '../config/errors.js';
+import { labInventory, writeInventoryFile } from '../target.js';
+import { quoteWord, sshConfigPath } from '../transport/quote.js';
 
 /** A value in Ansible's INI inventory, whose lines are split with Python's shlex (POSIX): double-quoted. */
 export function ansibleIniValue(value: string): string {
@@ -60,13 +60,13 @@ export async function serveLab(options: {
   hosts: number; scenario: string; seed: number; speed?: number | 'max'; inventoryOut?: string; load?: boolean;
   address?: string;
 }): Promise<number> {
-  const { startLab } = await import('../lab/index.js');
+  const { startLab } = await import('../../lab/index.js');
   const lab = await startLab({
     hosts: options.hosts, scenario: options.scenario, seed: options.seed,
     ...(options.speed !== undefined ? { speed: options.speed } : {}),
     ...(options.address !== undefined ? { address: labListenAddress(options.address) } : {}),
   });
-  const load = options.load ? await (await import('../lab/load.js')).startLabLoad(lab) : undefined;
+  const load = options.load ? await (await import('../../lab/load.js')).startLabLoad(lab) : undefined;
   const out = options.inventoryOut ? resolve(options.inventoryOut) : undefined;
   const dir = out ? `${out}.d` : resolve(`l20-lab-${process.pid}.d`);
   mkdirSync(dir, { recursive: true, mode: 0o700 });

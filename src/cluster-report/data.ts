@@ -9,7 +9,7 @@ import { Engine, type StageOutcome } from '../engine/runner.js';
 import { worstStatus, type CheckResult, type CheckStatus, type StageDef, type StageId } from '../engine/types.js';
 import type { ClusterConfig } from '../config/schema.js';
 import type { Host } from '../transport/types.js';
-import { STAGES, STAGE_TITLES } from '../stages.js';
+import { STAGES, STAGE_TITLES } from '../../checks/stages.js';
 import { packageVersion } from '../util/version.js';
 import { collectHost, type HostCollection } from '../bundle/collect.js';
 import { Redactor } from '../bundle/redact.js';

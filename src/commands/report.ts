@@ -1,15 +1,15 @@
 /**
  * `l20-setup report [TARGET] [--format md|html] [--out FILE]`: every stage's checks with their
  * benchmarks, the hosts' configurations side by side and the performance against the tutorial's
- * claims (src/reports). Markdown to stdout by default; progress on stderr.
+ * claims (src/cluster-report). Markdown to stdout by default; progress on stderr.
  */
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join, resolve } from 'node:path';
 import { backupRunId } from '../transport/files.js';
-import { gatherReport } from '../reports/data.js';
-import { renderMarkdown } from '../reports/markdown.js';
-import { renderHtml } from '../reports/html.js';
+import { gatherReport } from '../cluster-report/data.js';
+import { renderMarkdown } from '../cluster-report/markdown.js';
+import { renderHtml } from '../cluster-report/html.js';
 import { targetFromCli } from './target-from-cli.js';
 import { UsageError, type CliValues } from './common.js';
 

@@ -2,10 +2,10 @@
  * Non-interactive output for the same events the TUI shows: plain lines when stdout is not a TTY,
  * and the version-1 JSON report of docs/DESIGN.md for --json.
  */
-import type { EngineEvent } from './engine/events.js';
-import type { StageOutcome } from './engine/runner.js';
-import { worstStatus, type CheckResult, type CheckStatus } from './engine/types.js';
-import { withoutSudoWrapper } from './transport/quote.js';
+import type { EngineEvent } from './events.js';
+import type { StageOutcome } from './runner.js';
+import { worstStatus, type CheckResult, type CheckStatus } from './types.js';
+import { withoutSudoWrapper } from '../transport/quote.js';
 
 export interface Painter {
   status(s: CheckStatus, text: string): string;
