@@ -5,7 +5,7 @@
  */
 import React, { useMemo } from 'react';
 import { Box, Text } from 'ink';
-import type { AliasView } from '../../src/transport/ssh-config-report.js';
+import type { Controller } from '../../src/engine/controller.js';
 import { useController, useSelector } from '../store-context.js';
 import { DESIGNS, FIELDS, fieldValue, type Design, type Field } from '../state/setup-draft.js';
 import { fit } from '../format.js';
@@ -32,6 +32,9 @@ export const DESIGN_CONSEQUENCES: Record<Design, string[]> = {
 };
 
 /** Where an alias address leads (from the ssh config), the lines that decided it, or why ssh would refuse it. */
+/** Where an ssh config alias leads, as the controller tells it (a view names no transport module). */
+type AliasView = NonNullable<ReturnType<Controller['describeAddress']>>;
+
 function AliasLine(props: { view: AliasView | undefined; width: number }) {
   const v = props.view;
   if (v === undefined) return null;
