@@ -5,7 +5,8 @@
  */
 import type { ExecResult } from 'just-bash';
 import type { Tool } from '../tools/types.js';
-import { allNames, type ArchivePackage } from './archive.js';
+import { allNames } from './archive.js';
+import type { ArchivePackage } from './archive-types.js';
 import { describe } from './dpkg-db.js';
 import { repo, type RepoId } from './repos.js';
 import { aptState, aptView, installedVersion, type AptView } from './state.js';

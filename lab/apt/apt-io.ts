@@ -8,7 +8,7 @@ import type { ExecResult } from 'just-bash';
 import { toolIo } from '../system/live.js';
 import type { ToolEnv } from '../tools/types.js';
 import { rng } from '../util/prng.js';
-import type { ArchivePackage } from './archive.js';
+import type { ArchivePackage } from './archive-types.js';
 import { groupsThousands } from './format.js';
 
 export interface AptIo {

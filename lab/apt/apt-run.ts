@@ -8,7 +8,8 @@
 import type { Machine } from '../model/types.js';
 import { stdinBytes } from '../shell/nested.js';
 import { MIRROR_BYTES_PER_S, packageTiming, type AptIo } from './apt-io.js';
-import { qualifiedName, type ArchivePackage } from './archive.js';
+import { qualifiedName } from './archive.js';
+import type { ArchivePackage } from './archive-types.js';
 import {
   configure, describe, markHalfInstalled, readingDatabase, removePackage, triggerLines, unpack,
 } from './dpkg-db.js';

@@ -8,7 +8,7 @@
 import { renderUserRules } from '../tools/ufw.js';
 import { jammyBasePackages } from '../model/packages.js';
 import { pkg, unit } from './archive-build.js';
-import type { ArchivePackage, PackageFile } from './archive.js';
+import type { ArchivePackage, PackageFile } from './archive-types.js';
 import { JAMMY_SOURCES_LIST } from './repos.js';
 
 const SYNOPSIS: Record<string, [section: string, description: string]> = {

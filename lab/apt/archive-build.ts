@@ -2,7 +2,7 @@
  * Shorthand for writing archive tables: `pkg(name, version, 'jammy-updates/main jammy-security/main',
  * section, synopsis, debBytes, installedKb, extra)`.
  */
-import type { ArchivePackage } from './archive.js';
+import type { ArchivePackage } from './archive-types.js';
 import type { Component, RepoId } from './repos.js';
 
 export function pkg(

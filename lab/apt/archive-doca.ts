@@ -6,7 +6,7 @@
  * (`2410mlnx54…`) sort above jammy's, so installed inbox packages are upgraded in place.
  */
 import { lib, pkg, unit } from './archive-build.js';
-import type { ArchivePackage } from './archive.js';
+import type { ArchivePackage } from './archive-types.js';
 import { dkmsBuildLines } from './archive-nvidia.js';
 import { DOCA_REPO_URI, DOCA_VERSION } from './repos.js';
 

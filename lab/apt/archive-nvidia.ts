@@ -11,7 +11,7 @@
  * any other branch (virtual names), so installing another branch removes the installed one.
  */
 import { lib, pkg, unit } from './archive-build.js';
-import type { ArchivePackage } from './archive.js';
+import type { ArchivePackage } from './archive-types.js';
 import { CUDA_REPO_URI } from './repos.js';
 
 interface Branch {

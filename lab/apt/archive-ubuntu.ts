@@ -5,7 +5,7 @@
  * each daemon; postinst messages are what those scripts print on a fresh jammy server.
  */
 import { lib, pkg, unit } from './archive-build.js';
-import type { ArchivePackage } from './archive.js';
+import type { ArchivePackage } from './archive-types.js';
 
 const U = 'jammy/universe';
 const M = 'jammy/main';

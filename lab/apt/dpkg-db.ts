@@ -10,7 +10,8 @@
 import type { IFileSystem } from 'just-bash';
 import type { InstalledPackage, Machine } from '../model/types.js';
 import { SYSTEM_FILES } from './archive-base.js';
-import { fileOf, findVersion, qualifiedName, versionsOf, type ArchivePackage } from './archive.js';
+import { fileOf, findVersion, qualifiedName, versionsOf } from './archive.js';
+import type { ArchivePackage } from './archive-types.js';
 import { disableUnit, enableUnit, serviceBackend } from './services.js';
 import { aptState } from './state.js';
 

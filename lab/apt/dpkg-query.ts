@@ -9,7 +9,8 @@ import type { ExecResult } from 'just-bash';
 import type { InstalledPackage, Machine } from '../model/types.js';
 import { fail, getopt, value } from '../shell/args.js';
 import type { Tool } from '../tools/types.js';
-import { fileOf, qualifiedName, type ArchivePackage } from './archive.js';
+import { fileOf, qualifiedName } from './archive.js';
+import type { ArchivePackage } from './archive-types.js';
 import { describe } from './dpkg-db.js';
 
 const STATUS_WORDS: Record<string, string> = { i: 'installed', c: 'config-files', n: 'not-installed', U: 'unpacked', H: 'half-installed', F: 'half-configured', W: 'triggers-awaited', t: 'triggers-pending' };

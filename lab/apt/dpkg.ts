@@ -8,7 +8,8 @@
 import type { ExecResult } from 'just-bash';
 import type { Tool } from '../tools/types.js';
 import { aptIo, packageTiming, type AptIo } from './apt-io.js';
-import { altSatisfiedBy, findVersion, isKnown, parseDep, qualifiedName, versionsOf, type ArchivePackage } from './archive.js';
+import { altSatisfiedBy, findVersion, isKnown, parseDep, qualifiedName, versionsOf } from './archive.js';
+import type { ArchivePackage } from './archive-types.js';
 import {
   configure, describe, markHalfInstalled, readingDatabase, removePackage, triggerLines, unpack,
 } from './dpkg-db.js';

@@ -18,7 +18,8 @@ export const APT_TOOLS: readonly Tool[] = [aptGet, apt, aptCache, aptMark, dpkg]
 export { installInModel, onPackagesChanged, packageFiles, type PackageChange } from './dpkg-db.js';
 export { aptInstallInModel, staticView } from './model-install.js';
 export { debFileName, debPackage } from './dpkg.js';
-export { findVersion, versionsOf, type ArchivePackage } from './archive.js';
+export { findVersion, versionsOf } from './archive.js';
+export type { ArchivePackage } from './archive-types.js';
 export { aptState, installedVersion } from './state.js';
 export { installedUnits, serviceBackend, setServiceBackend, type ServiceBackend } from './services.js';
 export { DRIVER_580_SERVER_OPEN } from './archive-nvidia.js';

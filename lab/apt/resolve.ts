@@ -6,7 +6,8 @@
  * on them, and the packages that become garbage (`no longer required`).
  */
 import type { Machine } from '../model/types.js';
-import { altSatisfiedBy, isKnown, parseDep, type ArchivePackage, type DepAlternative } from './archive.js';
+import { altSatisfiedBy, isKnown, parseDep, type DepAlternative } from './archive.js';
+import type { ArchivePackage } from './archive-types.js';
 import { describe } from './dpkg-db.js';
 import { aptState, installedVersion, isHeld, type AptView } from './state.js';
 import { compareVersions } from './version.js';

@@ -7,7 +7,8 @@
  */
 import type { IFileSystem } from 'just-bash';
 import type { Machine } from '../model/types.js';
-import { findVersion, versionsOf, type UnitSpec } from './archive.js';
+import { findVersion, versionsOf } from './archive.js';
+import type { UnitSpec } from './archive-types.js';
 
 export interface ServiceBackend {
   start(m: Machine, unit: string): Promise<void> | void;

@@ -5,7 +5,8 @@
  */
 import type { IFileSystem } from 'just-bash';
 import type { AptState, InstalledPackage, Machine } from '../model/types.js';
-import { providersOf, versionsOf, type ArchivePackage } from './archive.js';
+import { providersOf, versionsOf } from './archive.js';
+import type { ArchivePackage } from './archive-types.js';
 import { lineCovers, readSources, type RepoId, type SourceLine } from './repos.js';
 import { satisfies, type Relation } from './version.js';
 

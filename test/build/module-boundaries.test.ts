@@ -52,10 +52,6 @@ const LAB_PRODUCT_SURFACE: Readonly<Record<string, string>> = {
  */
 const KNOWN_LAB_CYCLE_FILES: readonly string[] = [
   'apt/archive-base.ts',
-  'apt/archive-build.ts',
-  'apt/archive-doca.ts',
-  'apt/archive-nvidia.ts',
-  'apt/archive-ubuntu.ts',
   'apt/archive.ts',
   'apt/dpkg-db.ts',
   'apt/services.ts',
