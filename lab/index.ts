@@ -3,8 +3,6 @@
  * by a model of the machine (hardware, PCI tree, netdevs, RDMA, packages, files) and a shell
  * whose commands render that model the way the real tools print it. See docs/STAGES.md §4.
  */
-// ssh2 is CommonJS: under Node's ESM loader only its default export carries utils.
-import ssh2 from 'ssh2';
 import { createCluster, type Cluster } from './model/cluster.js';
 import type { Machine } from './model/types.js';
 import { resolveScenario, SCENARIOS } from './scenarios/index.js';

@@ -224,7 +224,7 @@ export function userSite(home: string): string {
 async function readDists(fs: ReadFs, sites: readonly string[]): Promise<Map<string, string>> {
   const dists = new Map<string, string>();
   for (const site of sites) {
-    let entries: string[] = [];
+    let entries: string[];
     try {
       entries = await fs.readdir(site);
     } catch {

@@ -199,7 +199,10 @@ export function endLoad(s: VllmServer, completed: boolean, now: number): void {
     if (wk) wk.utilPct = b.utilPct;
     b.machine.revision++;
   }
-  for (const t of l.traffic) (completed ? t.finish() : t.stop());
+  for (const t of l.traffic) {
+    if (completed) t.finish();
+    else t.stop();
+  }
 }
 
 function engineTotals(s: VllmServer): EngineTotals[] {

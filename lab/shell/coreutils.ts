@@ -338,7 +338,8 @@ export function formatDate(ms: number, fmt: string): string {
     if (c === 'z' && colons) return colons === ':' ? '+00:00' : colons === '::' ? '+00:00:00' : '+00';
     const v = conv(c);
     if (!v) return all;
-    let [text, width, pad] = v;
+    let [text, , pad] = v;
+    const width = v[1];
     if (flag === '-') return text;
     if (flag === '_') pad = ' ';
     if (flag === '0') pad = '0';

@@ -70,7 +70,7 @@ export async function readNetplanFiles(fs: IFileSystem, root = ''): Promise<Netp
   const byName = new Map<string, string>();
   for (const d of NETPLAN_DIRS) {
     const dir = `${root}${d}`;
-    let names: string[] = [];
+    let names: string[];
     try {
       names = await fs.readdir(dir);
     } catch {

@@ -72,7 +72,7 @@ async function writeBackends(fs: IFileSystem, root: string, cfg: NetplanConfig):
     ['run/NetworkManager/system-connections', 'netplan-'],
   ];
   for (const [dir, prefix] of dirs) {
-    let names: string[] = [];
+    let names: string[];
     try {
       names = await fs.readdir(`${root}/${dir}`);
     } catch {

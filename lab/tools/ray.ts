@@ -227,7 +227,7 @@ registerServiceProgram({
   async run(ctx) {
     const m = ctx.machine;
     const path = ctx.argv[0] as string;
-    let content = '';
+    let content: string;
     try {
       content = await m.system.readFile(path);
     } catch {

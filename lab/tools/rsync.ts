@@ -137,7 +137,6 @@ export const rsync: Tool = {
       target = owner;
       targetUid = rsyncPath.startsWith('sudo ') ? 0 : user === 'root' ? 0 : owner.user.uid;
     }
-    let entries: Array<{ rel: string; dir: boolean }>;
     const srcIsDir = await env.ctx.fs.stat(srcRoot).then((s) => s.isDirectory).catch(() => undefined);
     if (srcIsDir === undefined) {
       await io.err(`rsync: [sender] link_stat "${srcRoot}" failed: No such file or directory (2)\nrsync error: some files/attrs were not transferred (see previous errors) (code 23) at main.c(1333) [sender=${VERSION}]\n`);
@@ -145,7 +144,7 @@ export const rsync: Tool = {
     }
     // `dir/` copies the contents; `dir` copies the directory itself into the destination.
     const base = srcIsDir && !src.path.endsWith('/') ? posix.basename(srcRoot) : '';
-    entries = srcIsDir ? await walk(env.ctx.fs, srcRoot) : [{ rel: '', dir: false }];
+    const entries: Array<{ rel: string; dir: boolean }> = srcIsDir ? await walk(env.ctx.fs, srcRoot) : [{ rel: '', dir: false }];
     const dstRoot = posix.join(target === m ? env.ctx.fs.resolvePath(env.ctx.cwd, dst.path) : dst.path.startsWith('/') ? dst.path : posix.join(target.user.home, dst.path), base);
     // The receiver writes as the remote user (root behind `--rsync-path='sudo rsync'`).
     const tfs = target === m ? env.ctx.fs : target.system.shell.fsAs(targetUid);

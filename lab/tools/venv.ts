@@ -15,7 +15,6 @@ import type { ExecResult, IFileSystem } from 'just-bash';
 import { isInstalled } from '../model/packages.js';
 import {
   CLUSTER_DISTRIBUTIONS,
-  CONSOLE_SCRIPTS,
   INTERPRETER_MARK,
   PYTHON_VERSION,
   PYTHON_XY,
@@ -23,7 +22,6 @@ import {
   VENV_BASE_DISTRIBUTIONS,
   VENV_PIP_VERSION,
   activateScript,
-  consoleScript,
   dependencyClosure,
   distDirName,
   distributionFiles,

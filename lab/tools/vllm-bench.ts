@@ -182,7 +182,7 @@ export async function benchServe(inv: ProgramInvocation, args: readonly string[]
     try {
       await inv.ctx.fs.mkdir(dir, { recursive: true });
       await inv.ctx.fs.writeFile(file, text);
-    } catch (e) {
+    } catch {
       await io.err(`PermissionError: [Errno 13] Permission denied: '${file}'\n`);
       return io.result(1);
     }

@@ -12,7 +12,7 @@ const BOOT_STATIC = ['systemd-journald.service', 'systemd-udevd.service', 'dbus.
 export async function enabledUnits(sd: Systemd): Promise<string[]> {
   const fs = sd.sys.shell.fsAs(0);
   const out: string[] = [];
-  let dirs: string[] = [];
+  let dirs: string[];
   try {
     dirs = (await fs.readdir('/etc/systemd/system')).filter((d) => /\.(wants|requires)$/.test(d)).sort();
   } catch {
