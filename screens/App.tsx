@@ -33,7 +33,11 @@ export function App() {
   useLayoutEffect(() => store.dispatch({ type: 'ui.resize', columns, rows }), [store, columns, rows]);
   useInput((input, key) => runCommands(handleKey(store.getState(), input, key), store, controller));
 
-  const covering = useSelector((s) => modalStack(s).filter((id) => COVERING.includes(id)).at(-1));
+  const covering = useSelector((s) =>
+    modalStack(s)
+      .filter((id) => COVERING.includes(id))
+      .at(-1),
+  );
   const bottom = useSelector((s) => {
     const top = modalStack(s).at(-1);
     return top === 'trust' || top === 'quit' ? top : 'footer';
@@ -45,16 +49,32 @@ export function App() {
   return (
     <Box flexDirection="column" width={columns} height={rows - 1}>
       <TitleBar width={columns} />
-      {covering === 'help' ? <HelpOverlay {...body} />
-        : covering === 'journal' ? <JournalModal {...body} />
-          : covering === 'plan' || covering === 'confirm' ? <PlanView {...body} />
-            : covering === 'details' ? <DetailsView {...body} />
-              : screen === 'pipeline' ? <PipelineView {...body} />
-                : screen === 'monitor' ? <MonitorView {...body} />
-                  : screen === 'troubleshoot' ? <TroubleshootView {...body} />
-                    : screen === 'stage' ? <StageView {...body} />
-                      : <SetupView {...body} />}
-      {bottom === 'trust' ? <TrustPrompt width={columns} /> : bottom === 'quit' ? <QuitPrompt width={columns} /> : <Footer width={columns} />}
+      {covering === 'help' ? (
+        <HelpOverlay {...body} />
+      ) : covering === 'journal' ? (
+        <JournalModal {...body} />
+      ) : covering === 'plan' || covering === 'confirm' ? (
+        <PlanView {...body} />
+      ) : covering === 'details' ? (
+        <DetailsView {...body} />
+      ) : screen === 'pipeline' ? (
+        <PipelineView {...body} />
+      ) : screen === 'monitor' ? (
+        <MonitorView {...body} />
+      ) : screen === 'troubleshoot' ? (
+        <TroubleshootView {...body} />
+      ) : screen === 'stage' ? (
+        <StageView {...body} />
+      ) : (
+        <SetupView {...body} />
+      )}
+      {bottom === 'trust' ? (
+        <TrustPrompt width={columns} />
+      ) : bottom === 'quit' ? (
+        <QuitPrompt width={columns} />
+      ) : (
+        <Footer width={columns} />
+      )}
     </Box>
   );
 }
@@ -64,15 +84,21 @@ function TitleBar(props: { width: number }) {
   const screen = useSelector((s) => s.ui.screen);
   const stage = useSelector((s) => s.ui.selectedStage);
   const busy = useSelector((s) => s.busy);
-  const title = screen !== 'stage' ? screen
-    : `stage ${STAGE_IDS.indexOf(stage) + 1}/${STAGE_IDS.length} ${stage} — ${controller.stageTitle(stage)}`;
+  const title =
+    screen !== 'stage'
+      ? screen
+      : `stage ${STAGE_IDS.indexOf(stage) + 1}/${STAGE_IDS.length} ${stage} — ${controller.stageTitle(stage)}`;
   return (
     <Box>
-      <Text bold color="cyan" wrap="truncate">{fit(`l20-setup · ${title}`, props.width - 14)}</Text>
+      <Text bold color="cyan" wrap="truncate">
+        {fit(`l20-setup · ${title}`, props.width - 14)}
+      </Text>
       {/* Every spinner frame redraws the whole screen: at 400 ms instead of 80 ms it keeps a flood of
           output from queuing keys behind frames and leaves far less garbage (docs/PERFORMANCE.md). */}
       <Text>{busy ? <Spinner type="simpleDots" /> : '   '}</Text>
-      <Text wrap="truncate" dimColor>{busy ? ' running ' : ' idle    '}</Text>
+      <Text wrap="truncate" dimColor>
+        {busy ? ' running ' : ' idle    '}
+      </Text>
     </Box>
   );
 }

@@ -16,7 +16,7 @@ import type { Target } from './target.js';
 export interface ApplyDeps {
   engine(): Engine | undefined;
   target(): Target | undefined;
-  stageDef(id: StageId): StageDef<any, any> | undefined;
+  stageDef(id: StageId): StageDef | undefined;
   journal: TuiJournal;
   /** The plan of `stage` ended: closed at its preview (applied false), or applied, well or not. */
   ended(stage: StageId, applied: boolean): void;
@@ -49,7 +49,11 @@ export class TuiApply implements ApplyRunner {
         const planned = (o.steps ?? []).some((x) => x.status === 'planned');
         this.phase();
         // The preview's header counts the steps and hosts; the notice only says what to do.
-        this.notice(planned ? `${stage}: plan ready; y applies, esc closes` : `${stage}: nothing to apply — every guard check passes`);
+        this.notice(
+          planned
+            ? `${stage}: plan ready; y applies, esc closes`
+            : `${stage}: nothing to apply — every guard check passes`,
+        );
         const id = this.prompts.show({ kind: 'plan', stage, planned }, (yes) => {
           // Refused (a stage running, rollback timers waiting): the notice says why, the preview stays.
           if (yes && !this.mayApply()) return;
@@ -88,25 +92,32 @@ export class TuiApply implements ApplyRunner {
     this.notice(`applying ${stage} on ${this.store.getState().hostOrder.join(', ')}… (c cancels)`);
     const target = this.deps.target();
     const journal = target ? this.deps.journal.open(engine, target, [def]) : undefined;
-    void this.executor(engine).applyStage(def).finally(() => journal?.finish()).then(
-      (o) => {
-        this.phase();
-        const failed = (o.steps ?? []).filter((x) => x.status === 'failed').length;
-        this.notice(`${stage}: ${o.cancelled ? 'cancelled; ' : ''}${o.changed ?? 0} changed, ${failed} failed; `
-          + verificationText([o]));
-        this.deps.ended(stage, true);
-      },
-      (err: unknown) => {
-        this.phase();
-        this.notice(`applying ${stage} failed: ${(err as Error).message}`);
-        this.deps.ended(stage, true);
-      },
-    );
+    void this.executor(engine)
+      .applyStage(def)
+      .finally(() => journal?.finish())
+      .then(
+        (o) => {
+          this.phase();
+          const failed = (o.steps ?? []).filter((x) => x.status === 'failed').length;
+          this.notice(
+            `${stage}: ${o.cancelled ? 'cancelled; ' : ''}${o.changed ?? 0} changed, ${failed} failed; ` +
+              verificationText([o]),
+          );
+          this.deps.ended(stage, true);
+        },
+        (err: unknown) => {
+          this.phase();
+          this.notice(`applying ${stage} failed: ${(err as Error).message}`);
+          this.deps.ended(stage, true);
+        },
+      );
   }
 
   executor(engine: Engine): StepExecutor {
     return new StepExecutor(engine, {
-      dryRun: false, yes: false, allowReboot: true,
+      dryRun: false,
+      yes: false,
+      allowReboot: true,
       confirm: (stage, step, hosts) => this.confirm(stage as StageId, step, hosts),
     });
   }

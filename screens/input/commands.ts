@@ -47,27 +47,45 @@ export function runCommands(commands: readonly Command[], store: AppStore, contr
 
 function runSessionCommand(c: SessionCommand, store: AppStore, controller: Controller): void {
   switch (c.type) {
-    case 'do.runStage': return controller.runStage(c.stage);
-    case 'do.runAll': return controller.runAll();
-    case 'do.planStage': return controller.planStage(c.stage);
-    case 'do.answerTrust': return controller.answerTrust(c.id, c.yes);
-    case 'do.answerPlan': return controller.answerPlan(c.id, c.yes);
-    case 'do.answerConfirm': return controller.answerConfirm(c.id, c.yes);
-    case 'do.answerJournal': return controller.answerJournal(c.id, c.choice);
-    case 'do.cancel': return controller.cancel();
-    case 'do.quit': return controller.quit();
-    case 'do.openMonitor': return controller.openMonitor();
-    case 'do.closeMonitor': return controller.closeMonitor();
-    case 'do.monitorTimebase': return controller.monitorTimebase();
-    case 'do.openTroubleshoot': return controller.openTroubleshoot(...(c.symptom !== undefined ? [c.symptom] : []));
-    case 'do.runSymptom': return controller.runSymptom(c.symptom);
-    case 'do.runAllSymptoms': return controller.runAllSymptoms();
-    case 'do.fixSymptom': return controller.fixSymptom(c.symptom);
+    case 'do.runStage':
+      return controller.runStage(c.stage);
+    case 'do.runAll':
+      return controller.runAll();
+    case 'do.planStage':
+      return controller.planStage(c.stage);
+    case 'do.answerTrust':
+      return controller.answerTrust(c.id, c.yes);
+    case 'do.answerPlan':
+      return controller.answerPlan(c.id, c.yes);
+    case 'do.answerConfirm':
+      return controller.answerConfirm(c.id, c.yes);
+    case 'do.answerJournal':
+      return controller.answerJournal(c.id, c.choice);
+    case 'do.cancel':
+      return controller.cancel();
+    case 'do.quit':
+      return controller.quit();
+    case 'do.openMonitor':
+      return controller.openMonitor();
+    case 'do.closeMonitor':
+      return controller.closeMonitor();
+    case 'do.monitorTimebase':
+      return controller.monitorTimebase();
+    case 'do.openTroubleshoot':
+      return controller.openTroubleshoot(...(c.symptom !== undefined ? [c.symptom] : []));
+    case 'do.runSymptom':
+      return controller.runSymptom(c.symptom);
+    case 'do.runAllSymptoms':
+      return controller.runAllSymptoms();
+    case 'do.fixSymptom':
+      return controller.fixSymptom(c.symptom);
     case 'do.testConnections':
-      void Promise.all(c.hosts.map(async (h) => {
-        const r = await controller.testConnection(h);
-        store.dispatch({ type: 'setup.result', host: h.name, text: `${r.ok ? '✔' : '✘'} ${r.message}` });
-      })).then(() => store.dispatch({ type: 'setup.message', text: 'connection tests finished' }));
+      void Promise.all(
+        c.hosts.map(async (h) => {
+          const r = await controller.testConnection(h);
+          store.dispatch({ type: 'setup.result', host: h.name, text: `${r.ok ? '✔' : '✘'} ${r.message}` });
+        }),
+      ).then(() => store.dispatch({ type: 'setup.message', text: 'connection tests finished' }));
       return;
     case 'do.saveHosts':
       void controller.saveHosts(c.hosts, { design: c.design }).then((err) => {

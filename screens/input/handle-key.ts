@@ -9,9 +9,22 @@ import type { Key } from 'ink';
 import { reduceApp } from '../state/app-store.js';
 import { isUiAction, type AppState } from '../state/ui-types.js';
 import {
-  confirmBindings, detailsBindings, fieldBindings, globalBindings, helpBindings, journalBindings, monitorBindings,
-  pipelineBindings, planBindings, promptOf, quitBindings, setupBindings, stageBindings, troubleshootBindings,
-  trustBindings, type Binding,
+  confirmBindings,
+  detailsBindings,
+  fieldBindings,
+  globalBindings,
+  helpBindings,
+  journalBindings,
+  monitorBindings,
+  pipelineBindings,
+  planBindings,
+  promptOf,
+  quitBindings,
+  setupBindings,
+  stageBindings,
+  troubleshootBindings,
+  trustBindings,
+  type Binding,
 } from './bindings.js';
 import type { Command } from './commands.js';
 import { matchesKey, pressesOf, type KeyPress } from './key-press.js';
@@ -60,11 +73,16 @@ export function topModal(s: AppState): Modal | undefined {
 
 export function screenBindings(s: AppState): readonly Binding[] {
   switch (s.ui.screen) {
-    case 'pipeline': return pipelineBindings;
-    case 'stage': return stageBindings(s);
-    case 'monitor': return monitorBindings;
-    case 'troubleshoot': return troubleshootBindings;
-    case 'setup': return setupBindings;
+    case 'pipeline':
+      return pipelineBindings;
+    case 'stage':
+      return stageBindings(s);
+    case 'monitor':
+      return monitorBindings;
+    case 'troubleshoot':
+      return troubleshootBindings;
+    case 'setup':
+      return setupBindings;
   }
 }
 
@@ -87,7 +105,9 @@ export function footerBindings(s: AppState): readonly Binding[] {
 
 /** The help overlay: every binding of what lies under it (disabled ones with their reason), and help's own. */
 export function helpLayer(s: AppState): { title: string; bindings: readonly Binding[] } {
-  const below = modalStack(s).filter((id) => id !== 'help').at(-1);
+  const below = modalStack(s)
+    .filter((id) => id !== 'help')
+    .at(-1);
   const modal = below ? MODALS[below] : undefined;
   return { title: modal?.title ?? s.ui.screen, bindings: [...activeBindings(s, modal), ...helpBindings] };
 }

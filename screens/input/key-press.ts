@@ -7,8 +7,19 @@
 import type { Key } from 'ink';
 
 export type KeyName =
-  | 'up' | 'down' | 'left' | 'right' | 'pageup' | 'pagedown' | 'home' | 'end'
-  | 'return' | 'escape' | 'tab' | 'backspace' | 'delete';
+  | 'up'
+  | 'down'
+  | 'left'
+  | 'right'
+  | 'pageup'
+  | 'pagedown'
+  | 'home'
+  | 'end'
+  | 'return'
+  | 'escape'
+  | 'tab'
+  | 'backspace'
+  | 'delete';
 
 export interface KeyPress {
   /** A named key; undefined for a character. */
@@ -71,15 +82,29 @@ function isPrintable(p: KeyPress): boolean {
 
 export function matchesKey(spec: KeySpec, p: KeyPress): boolean {
   switch (spec) {
-    case 'any': return true;
-    case 'text': return isPrintable(p);
-    case 'enter': return p.name === 'return';
-    case 'tab': return p.name === 'tab' && !p.shift;
-    case 'shift+tab': return p.name === 'tab' && p.shift;
-    case 'backspace': return p.name === 'backspace' || p.name === 'delete';
-    case 'up': case 'down': case 'left': case 'right': case 'pageup': case 'pagedown': case 'escape':
+    case 'any':
+      return true;
+    case 'text':
+      return isPrintable(p);
+    case 'enter':
+      return p.name === 'return';
+    case 'tab':
+      return p.name === 'tab' && !p.shift;
+    case 'shift+tab':
+      return p.name === 'tab' && p.shift;
+    case 'backspace':
+      return p.name === 'backspace' || p.name === 'delete';
+    case 'up':
+    case 'down':
+    case 'left':
+    case 'right':
+    case 'pageup':
+    case 'pagedown':
+    case 'escape':
       return p.name === spec;
-    case 'ctrl+c': return p.ctrl && p.text === 'c';
-    default: return p.name === undefined && !p.ctrl && !p.meta && p.text === spec;
+    case 'ctrl+c':
+      return p.ctrl && p.text === 'c';
+    default:
+      return p.name === undefined && !p.ctrl && !p.meta && p.text === spec;
   }
 }

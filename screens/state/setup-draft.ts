@@ -55,25 +55,32 @@ export function initialDraft(hosts: readonly HostConfig[] = [], design: Design =
 
 export function fieldValue(h: HostConfig, f: Field): string {
   switch (f) {
-    case 'port': return h.port === undefined ? '' : String(h.port);
+    case 'port':
+      return h.port === undefined ? '' : String(h.port);
     case 'identityFile':
       return h.auth?.method === 'identityFile' ? h.auth.path : h.auth?.method === 'agent' ? '(ssh-agent)' : '';
-    case 'user': return h.user ?? '';
-    default: return String(h[f]);
+    case 'user':
+      return h.user ?? '';
+    default:
+      return String(h[f]);
   }
 }
 
 function withField(h: HostConfig, f: Field, value: string): HostConfig {
   const v = value.trim();
   switch (f) {
-    case 'port': return v === '' ? { ...h, port: undefined } : { ...h, port: Number(v) };
-    case 'role': return { ...h, role: v === 'head' ? 'head' : 'worker' };
-    case 'user': return v === '' ? { ...h, user: undefined } : { ...h, user: v };
+    case 'port':
+      return v === '' ? { ...h, port: undefined } : { ...h, port: Number(v) };
+    case 'role':
+      return { ...h, role: v === 'head' ? 'head' : 'worker' };
+    case 'user':
+      return v === '' ? { ...h, user: undefined } : { ...h, user: v };
     case 'identityFile':
       return v === '' || v === '(ssh-agent)'
         ? { ...h, auth: { method: 'agent' } }
         : { ...h, auth: { method: 'identityFile', path: v } };
-    default: return { ...h, [f]: v };
+    default:
+      return { ...h, [f]: v };
   }
 }
 

@@ -22,8 +22,16 @@ export interface UiOptions {
 export function initialUi(hosts: readonly unknown[], o: UiOptions = {}): UiState {
   const second = Math.max(0, Math.min(1, hosts.length - 1));
   return {
-    screen: o.screen ?? 'pipeline', selectedStage: 'inventory', leftHost: 0, rightHost: second, gridHost: 0,
-    confirmQuit: false, showHelp: false, details: null, prompts: [], planScroll: 0,
+    screen: o.screen ?? 'pipeline',
+    selectedStage: 'inventory',
+    leftHost: 0,
+    rightHost: second,
+    gridHost: 0,
+    confirmQuit: false,
+    showHelp: false,
+    details: null,
+    prompts: [],
+    planScroll: 0,
     monitor: { left: 0, right: second, cursor: 0, returnTo: 'pipeline', metric: 'util' },
     troubleshoot: { cursor: 0, scroll: 0, returnTo: 'pipeline' },
     setup: o.setup ?? initialDraft(),
@@ -73,15 +81,20 @@ export function reduceUi(ui: UiState, action: AppAction, before: EngineState, af
       const order = hostsWorstFirst(after, ui.selectedStage);
       const n = order.length;
       if (n === 0) return ui;
-      const at = Math.max(0, order.findIndex((e) => e.index === ui.gridHost));
-      const to = Math.abs(action.delta) === 1 ? (at + action.delta + n) % n : Math.max(0, Math.min(n - 1, at + action.delta));
+      const at = Math.max(
+        0,
+        order.findIndex((e) => e.index === ui.gridHost),
+      );
+      const to =
+        Math.abs(action.delta) === 1 ? (at + action.delta + n) % n : Math.max(0, Math.min(n - 1, at + action.delta));
       const host = order[to]?.index ?? ui.gridHost;
       return host === ui.gridHost ? ui : { ...ui, gridHost: host };
     }
     case 'ui.showHost': {
       const { gridHost, leftHost, rightHost } = ui;
       if (gridHost >= after.hostOrder.length) return ui;
-      if (action.side === 'left') return { ...ui, leftHost: gridHost, rightHost: rightHost === gridHost ? leftHost : rightHost };
+      if (action.side === 'left')
+        return { ...ui, leftHost: gridHost, rightHost: rightHost === gridHost ? leftHost : rightHost };
       return { ...ui, rightHost: gridHost, leftHost: leftHost === gridHost ? rightHost : leftHost };
     }
     case 'ui.confirmQuit':
@@ -99,18 +112,22 @@ export function reduceUi(ui: UiState, action: AppAction, before: EngineState, af
       return { ...ui, planScroll: Math.max(0, ui.planScroll + action.delta) };
     case 'ui.resize':
       return ui.terminal.columns === action.columns && ui.terminal.rows === action.rows
-        ? ui : { ...ui, terminal: { columns: action.columns, rows: action.rows } };
+        ? ui
+        : { ...ui, terminal: { columns: action.columns, rows: action.rows } };
     case 'ui.session':
       return { ...ui, implemented: action.implemented, setup: initialDraft(action.hosts, action.design) };
     case 'prompt.open': {
       const at = ui.prompts.findIndex((p) => p.id === action.prompt.id);
-      const prompts = at < 0 ? [...ui.prompts, action.prompt] : ui.prompts.map((p, i) => (i === at ? action.prompt : p));
+      const prompts =
+        at < 0 ? [...ui.prompts, action.prompt] : ui.prompts.map((p, i) => (i === at ? action.prompt : p));
       // A new plan or step question shows from its top.
       const fresh = at < 0 && (action.prompt.kind === 'plan' || action.prompt.kind === 'confirm');
       return { ...ui, prompts, ...(fresh ? { planScroll: 0 } : {}) };
     }
     case 'prompt.close':
-      return ui.prompts.some((p) => p.id === action.id) ? { ...ui, prompts: ui.prompts.filter((p) => p.id !== action.id) } : ui;
+      return ui.prompts.some((p) => p.id === action.id)
+        ? { ...ui, prompts: ui.prompts.filter((p) => p.id !== action.id) }
+        : ui;
     case 'session.apply': {
       const { apply: _gone, ...rest } = ui;
       return { ...(action.apply ? { ...rest, apply: action.apply } : rest), planScroll: 0 };
@@ -120,7 +137,10 @@ export function reduceUi(ui: UiState, action: AppAction, before: EngineState, af
     case 'session.hosts': {
       const fresh = initialUi(action.hosts);
       return {
-        ...ui, leftHost: fresh.leftHost, rightHost: fresh.rightHost, gridHost: 0,
+        ...ui,
+        leftHost: fresh.leftHost,
+        rightHost: fresh.rightHost,
+        gridHost: 0,
         monitor: { ...fresh.monitor, returnTo: ui.monitor.returnTo, metric: ui.monitor.metric },
         troubleshoot: { ...ui.troubleshoot, scroll: 0 },
       };
@@ -144,7 +164,8 @@ export function reduceUi(ui: UiState, action: AppAction, before: EngineState, af
     }
     case 'monitor.show': {
       const m = ui.monitor;
-      if (action.side === 'left') return { ...ui, monitor: { ...m, left: m.cursor, right: m.right === m.cursor ? m.left : m.right } };
+      if (action.side === 'left')
+        return { ...ui, monitor: { ...m, left: m.cursor, right: m.right === m.cursor ? m.left : m.right } };
       return { ...ui, monitor: { ...m, right: m.cursor, left: m.left === m.cursor ? m.right : m.left } };
     }
     case 'monitor.metric':
@@ -156,7 +177,12 @@ export function reduceUi(ui: UiState, action: AppAction, before: EngineState, af
       const cursor = selected >= 0 ? selected : Math.min(t.cursor, Math.max(0, symptoms.length - 1));
       // Back from a fix's plan/apply in the stage view, esc still leads where troubleshooting began.
       const returnTo = ui.screen === 'troubleshoot' || before.troubleshoot.fixing ? t.returnTo : ui.screen;
-      return { ...ui, screen: 'troubleshoot', details: null, troubleshoot: keepScroll({ ...t, cursor, returnTo }, before, t.cursor, after) };
+      return {
+        ...ui,
+        screen: 'troubleshoot',
+        details: null,
+        troubleshoot: keepScroll({ ...t, cursor, returnTo }, before, t.cursor, after),
+      };
     }
     case 'troubleshoot.close':
       return ui.screen === 'troubleshoot' ? { ...ui, screen: ui.troubleshoot.returnTo } : ui;
@@ -172,7 +198,10 @@ export function reduceUi(ui: UiState, action: AppAction, before: EngineState, af
       return t === ui.troubleshoot ? ui : { ...ui, troubleshoot: t };
     }
     case 'troubleshoot.scroll':
-      return { ...ui, troubleshoot: { ...ui.troubleshoot, scroll: Math.max(0, ui.troubleshoot.scroll + action.delta) } };
+      return {
+        ...ui,
+        troubleshoot: { ...ui.troubleshoot, scroll: Math.max(0, ui.troubleshoot.scroll + action.delta) },
+      };
     case 'setup.move':
     case 'setup.startEdit':
     case 'setup.insert':

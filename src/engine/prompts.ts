@@ -10,10 +10,15 @@ import type { Danger, StageId } from './types.js';
 export type Question =
   /** An unknown host key; `knownHostsFile`: where trusting records it (none: this session only). */
   | {
-    kind: 'trust'; host: string; address: string; keyType: string; fingerprint: string; knownHostsFile?: string;
-    /** Why known_hosts names a CA for the host that the built-in transport cannot check (or that it is revoked). */
-    certificateAuthority?: string;
-  }
+      kind: 'trust';
+      host: string;
+      address: string;
+      keyType: string;
+      fingerprint: string;
+      knownHostsFile?: string;
+      /** Why known_hosts names a CA for the host that the built-in transport cannot check (or that it is revoked). */
+      certificateAuthority?: string;
+    }
   /** The dry run of a stage is ready: apply it? `planned`: some step would change something. */
   | { kind: 'plan'; stage: StageId; planned: boolean }
   /** A dangerous step, about to run on `hosts`. */
@@ -51,7 +56,10 @@ export class Prompts {
    * Puts a question to the operator; `onAnswer` gets each answer until it is closed (a journal's modal
    * takes several: roll back, then later). Returns its id.
    */
-  show<K extends QuestionKind>(question: Extract<Question, { kind: K }>, onAnswer: (answer: Answers[K]) => void): number {
+  show<K extends QuestionKind>(
+    question: Extract<Question, { kind: K }>,
+    onAnswer: (answer: Answers[K]) => void,
+  ): number {
     const id = this.nextId++;
     this.open.set(id, { kind: question.kind, onAnswer: onAnswer as Open['onAnswer'] });
     this.emit({ type: 'prompt.open', prompt: { ...question, id } });
