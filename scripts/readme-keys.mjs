@@ -1,0 +1,34 @@
+#!/usr/bin/env node
+/**
+ * Writes README.md's key list from the binding tables (screens/input/keys-doc.ts): run it after changing a
+ * binding; test/ui/readme-keys.test.ts fails until then. Bundles the generator with esbuild (packages stay in
+ * node_modules) into dist/readme-keys and replaces what lies between the list's markers.
+ */
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const outdir = join(root, 'dist/readme-keys');
+rmSync(outdir, { recursive: true, force: true });
+mkdirSync(outdir, { recursive: true });
+const outfile = join(outdir, 'keys-doc.mjs');
+await build({
+  entryPoints: [join(root, 'screens/input/keys-doc.ts')],
+  outfile,
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  packages: 'external',
+  logLevel: 'warning',
+});
+const { keysMarkdown, KEYS_BEGIN, KEYS_END } = await import(pathToFileURL(outfile).href);
+const readme = join(root, 'README.md');
+const text = readFileSync(readme, 'utf8');
+const begin = text.indexOf(KEYS_BEGIN);
+const end = text.indexOf(KEYS_END);
+if (begin < 0 || end < begin) throw new Error(`README.md has no key list between "${KEYS_BEGIN}" and "${KEYS_END}"`);
+writeFileSync(readme, text.slice(0, begin) + keysMarkdown() + text.slice(end + KEYS_END.length));
+process.stdout.write('README.md: key list written from the binding tables\n');
