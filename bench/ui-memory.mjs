@@ -45,7 +45,7 @@ writeFileSync(
     "export { render } from 'ink';",
     `export { Providers } from ${d('screens/store-context.js')};`,
     `export { App } from ${d('screens/App.js')};`,
-    `export { initialState, Store } from ${d('src/engine/store.js')};`,
+    `export { AppStore, appState } from ${d('screens/state/app-store.js')};`,
     `export { STAGES } from ${d('checks/stages.js')};`,
     `export { STAGE_IDS } from ${d('src/engine/types.js')};`,
     `export { seriesKey } from ${d('src/monitor/types.js')};`,
@@ -58,7 +58,7 @@ try {
 } finally {
   rmSync(tmp, { recursive: true, force: true });
 }
-const { React, render, Providers, App, initialState, Store, STAGES, STAGE_IDS, seriesKey } = views;
+const { React, render, Providers, App, AppStore, appState, STAGES, STAGE_IDS, seriesKey } = views;
 
 const noop = () => undefined;
 const controller = new Proxy(
@@ -117,7 +117,7 @@ const heapMiB = () => {
 
 /** Mounts the App on a fresh store, applies `update(i)` for i < frames, reads the heap at frames/4 and at the end. */
 async function run(what, prepare, update) {
-  const store = new Store(initialState(HOSTS.map((name, i) => ({ name, address: `127.0.0.1:${4001 + i}` })), 'pipeline'));
+  const store = new AppStore(appState(HOSTS.map((name, i) => ({ name, address: `127.0.0.1:${4001 + i}` })), { screen: 'pipeline' }));
   prepare(store);
   const stdout = new FakeStdout(columns, rows);
   const app = React.createElement(Providers, { store, controller }, React.createElement(App));

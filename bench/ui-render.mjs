@@ -32,7 +32,8 @@ const { render } = await import('ink');
 const { Providers } = await load('screens/store-context.js');
 const { PipelineView } = await load('screens/pipeline/PipelineView.js');
 const { StageView } = await load('screens/stage/StageView.js');
-const { initialState, Store, PANE_LINES } = await load('src/engine/store.js');
+const { PANE_LINES } = await load('src/engine/store.js');
+const { AppStore, appState } = await load('screens/state/app-store.js');
 const { STAGES } = await load('checks/stages.js');
 const { STAGE_IDS, worstStatus } = await load('src/engine/types.js');
 
@@ -42,7 +43,7 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 /** The store after a full check run on n hosts: l20-n2 fails inventory, the last host fails os, l20-n3 warns everywhere. */
 function filledStore(n) {
   const hosts = Array.from({ length: n }, (_, i) => ({ name: `l20-n${i + 1}`, address: `127.0.0.1:${4001 + i}` }));
-  const store = new Store(initialState(hosts, 'stage'));
+  const store = new AppStore(appState(hosts, { screen: 'stage' }));
   const last = hosts[n - 1].name;
   const verdict = (stage, host) => (host === 'l20-n2' && stage === 'inventory') || (host === last && n > 2 && stage === 'os') ? 'fail' : host === 'l20-n3' ? 'warn' : 'pass';
   const linesPerProbe = Math.ceil(PANE_LINES / 10);
