@@ -90,7 +90,7 @@ export function describeFound(found: FoundJournal, target: string): string[] {
   return lines;
 }
 
-/** The TUI modal's model (store ui.journal). */
+/** The TUI modal's model (the session's journal prompt). */
 export interface JournalUi {
   /** ask: r/b/esc; rolling-back: commands run (panes show them); done: the rollback's lines, esc closes. */
   phase: 'ask' | 'rolling-back' | 'done';
