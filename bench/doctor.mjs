@@ -18,7 +18,9 @@ const endToEnd = [];
 let kind = '';
 for (let i = 0; i < runs; i++) {
   const t = process.hrtime.bigint();
-  const r = spawnSync(process.execPath, [join(root, 'bin/l20-setup.js'), 'doctor', file, '--json'], { encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [join(root, 'bin/l20-setup.js'), 'doctor', file, '--json'], {
+    encoding: 'utf8',
+  });
   endToEnd.push(Number(process.hrtime.bigint() - t) / 1e6);
   if (r.status !== 0 && r.status !== 1) throw new Error(`doctor exited ${r.status}: ${r.stderr}`);
   kind = JSON.parse(r.stdout).kind;
@@ -35,8 +37,18 @@ for (let i = 0; i < runs; i++) {
 }
 
 const size = `${(statSync(file).size / 1024).toFixed(0)} KB`;
-console.log(`doctor on ${size} NCCL log (kind ${kind}); node ${process.version}; ${cpus()[0]?.model ?? 'cpu'} × ${cpus().length}; ${runs} runs`);
+console.log(
+  `doctor on ${size} NCCL log (kind ${kind}); node ${process.version}; ${cpus()[0]?.model ?? 'cpu'} × ${cpus().length}; ${runs} runs`,
+);
 console.log('| measure                         | median ms | min ms | target ms |');
 console.log('|---------------------------------|-----------|--------|-----------|');
-console.log(`| end to end (node bin, --json)   | ${median(endToEnd).toFixed(1).padStart(9)} | ${Math.min(...endToEnd).toFixed(1).padStart(6)} | 200       |`);
-console.log(`| in process (detect+parse+rules) | ${median(inProcess).toFixed(1).padStart(9)} | ${Math.min(...inProcess).toFixed(1).padStart(6)} | —         |`);
+console.log(
+  `| end to end (node bin, --json)   | ${median(endToEnd).toFixed(1).padStart(9)} | ${Math.min(...endToEnd)
+    .toFixed(1)
+    .padStart(6)} | 200       |`,
+);
+console.log(
+  `| in process (detect+parse+rules) | ${median(inProcess).toFixed(1).padStart(9)} | ${Math.min(...inProcess)
+    .toFixed(1)
+    .padStart(6)} | —         |`,
+);

@@ -29,36 +29,74 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { cpuSeconds, killAll, machine, measure, median, pidsByCmdlinePrefix, startLab, stopLab } from './lib/fanout-run.mjs';
-import { ansibleGroups, compareRuns, doneCount, readSessionLog, sshArgv, verifyAnsible, verifySsh, writeAnsibleScript, writeSshJobs } from './lib/fanout-replay.mjs';
+import {
+  cpuSeconds,
+  killAll,
+  machine,
+  measure,
+  median,
+  pidsByCmdlinePrefix,
+  startLab,
+  stopLab,
+} from './lib/fanout-run.mjs';
+import {
+  ansibleGroups,
+  compareRuns,
+  doneCount,
+  readSessionLog,
+  sshArgv,
+  verifyAnsible,
+  verifySsh,
+  writeAnsibleScript,
+  writeSshJobs,
+} from './lib/fanout-replay.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const bin = join(root, 'bin/l20-setup.js');
 const { values: opt } = parseArgs({
   options: {
-    hosts: { type: 'string' }, repeats: { type: 'string' }, 'ansible-repeats': { type: 'string' }, 'seq-repeats': { type: 'string' },
-    skip: { type: 'string', multiple: true }, speed: { type: 'string' }, json: { type: 'string' }, 'limit-s': { type: 'string' },
-    'lab-arg': { type: 'string', multiple: true }, quick: { type: 'boolean' }, keep: { type: 'boolean' },
+    hosts: { type: 'string' },
+    repeats: { type: 'string' },
+    'ansible-repeats': { type: 'string' },
+    'seq-repeats': { type: 'string' },
+    skip: { type: 'string', multiple: true },
+    speed: { type: 'string' },
+    json: { type: 'string' },
+    'limit-s': { type: 'string' },
+    'lab-arg': { type: 'string', multiple: true },
+    quick: { type: 'boolean' },
+    keep: { type: 'boolean' },
   },
 });
 const CONTENDERS = ['ours', 'ours-openssh', 'ssh-seq', 'ssh-par', 'ansible'];
 const sizes = (opt.hosts ?? (opt.quick ? '2' : '2,16,64')).split(',').map(Number);
 const repeats = Number(opt.repeats ?? (opt.quick ? 1 : 3));
-const reps = { ours: repeats, 'ours-openssh': repeats, 'ssh-par': repeats, 'ssh-seq': Number(opt['seq-repeats'] ?? repeats), ansible: Number(opt['ansible-repeats'] ?? repeats) };
+const reps = {
+  ours: repeats,
+  'ours-openssh': repeats,
+  'ssh-par': repeats,
+  'ssh-seq': Number(opt['seq-repeats'] ?? repeats),
+  ansible: Number(opt['ansible-repeats'] ?? repeats),
+};
 const limitS = Number(opt['limit-s'] ?? 3600);
-if (sizes.some((n) => !(n >= 1)) || Object.values(reps).some((r) => !(r >= 1)) || !(limitS > 0)) throw new Error('--hosts, --*repeats and --limit-s take positive numbers');
-const skips = (opt.skip ?? []).flatMap((s) => s.split(',')).filter(Boolean).map((s) => {
-  const [n, c] = s.includes(':') ? s.split(':') : [undefined, s];
-  if (!CONTENDERS.includes(c)) throw new Error(`--skip ${s}: contender is one of ${CONTENDERS.join(', ')}`);
-  return { n: n === undefined ? undefined : Number(n), c };
-});
+if (sizes.some((n) => !(n >= 1)) || Object.values(reps).some((r) => !(r >= 1)) || !(limitS > 0))
+  throw new Error('--hosts, --*repeats and --limit-s take positive numbers');
+const skips = (opt.skip ?? [])
+  .flatMap((s) => s.split(','))
+  .filter(Boolean)
+  .map((s) => {
+    const [n, c] = s.includes(':') ? s.split(':') : [undefined, s];
+    if (!CONTENDERS.includes(c)) throw new Error(`--skip ${s}: contender is one of ${CONTENDERS.join(', ')}`);
+    return { n: n === undefined ? undefined : Number(n), c };
+  });
 const skipped = (n, c) => skips.some((s) => s.c === c && (s.n === undefined || s.n === n));
 const reproduce = `node bench/fanout.mjs ${process.argv.slice(2).join(' ')}`.trim();
 
 const host = machine();
-const ansibleMissing = host.ansible === null
-  ? 'ansible is not installed (Debian: sudo apt-get install -y --no-install-recommends ansible)'
-  : undefined;
+const ansibleMissing =
+  host.ansible === null
+    ? 'ansible is not installed (Debian: sudo apt-get install -y --no-install-recommends ansible)'
+    : undefined;
 if (ansibleMissing) process.stderr.write(`fanout: ${ansibleMissing}; the ansible column is skipped\n`);
 
 const t0 = Date.now();
@@ -115,10 +153,19 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
 
 /** One measured run with the lab's CPU around it and a progress line every 15 s. */
 async function timed(n, contender, r, argv, { env, cwd, outBase, progress }) {
-  const tick = setInterval(() => log(`N=${n} ${contender} run ${r + 1}: ${progress ? `${progress()}, ` : ''}running`), 15_000);
+  const tick = setInterval(
+    () => log(`N=${n} ${contender} run ${r + 1}: ${progress ? `${progress()}, ` : ''}running`),
+    15_000,
+  );
   const lab0 = cpuSeconds(lab.pid);
   try {
-    const m = await measure(argv, { env, cwd, stdoutFile: `${outBase}.stdout`, stderrFile: `${outBase}.stderr`, limitS });
+    const m = await measure(argv, {
+      env,
+      cwd,
+      stdoutFile: `${outBase}.stdout`,
+      stderrFile: `${outBase}.stderr`,
+      limitS,
+    });
     return { ...m, labCpu: cpuSeconds(lab.pid) - lab0 };
   } finally {
     clearInterval(tick);
@@ -129,11 +176,21 @@ async function runSize(n) {
   workDir = mkdtempSync(join(tmpdir(), `l20-fanout-${n}-`));
   const dir = workDir;
   const inventory = join(dir, `inv${n}.json`);
-  const env = { ...process.env, HOME: dir, XDG_STATE_HOME: join(dir, 'state'), XDG_CONFIG_HOME: join(dir, 'config'), NO_COLOR: '1', L20_SSH_CONFIG: `${inventory}.ssh_config` };
+  const env = {
+    ...process.env,
+    HOME: dir,
+    XDG_STATE_HOME: join(dir, 'state'),
+    XDG_CONFIG_HOME: join(dir, 'config'),
+    NO_COLOR: '1',
+    L20_SSH_CONFIG: `${inventory}.ssh_config`,
+  };
   // Ansible's ControlPersist masters, and ours (ControlPath in our state directory) once ssh backgrounds them.
   mastersPrefixes = [`ssh: ${dir}/.ansible/cp/`, `ssh: ${env.XDG_STATE_HOME}/l20-setup/ssh/`];
   log(`N=${n}: starting the lab`);
-  lab = await startLab(bin, n, inventory, env, [...(opt.speed ? ['--speed', opt.speed] : []), ...(opt['lab-arg'] ?? [])]);
+  lab = await startLab(bin, n, inventory, env, [
+    ...(opt.speed ? ['--speed', opt.speed] : []),
+    ...(opt['lab-arg'] ?? []),
+  ]);
   const opensshInventory = join(dir, `inv${n}-openssh.json`);
   const parsedInventory = JSON.parse(readFileSync(inventory, 'utf8'));
   for (const h of parsedInventory.hosts) h.transport = 'openssh';
@@ -148,13 +205,19 @@ async function runSize(n) {
     // Contenders take turns each round, so a noisy spell on the machine is spread over all of them.
     if (r < reps.ours) {
       const outBase = join(dir, `ours-${r}`);
-      const m = await timed(n, 'ours', r, [process.execPath, bin, 'check', '--inventory', inventory], { env, cwd: dir, outBase });
+      const m = await timed(n, 'ours', r, [process.execPath, bin, 'check', '--inventory', inventory], {
+        env,
+        cwd: dir,
+        outBase,
+      });
       const cmds = ourCheckCommands(m, outBase);
       if (cmds && !reference) {
         reference = cmds;
         jobs = writeSshJobs(join(dir, 'ssh'), reference);
         groups = ansibleGroups(reference);
-        log(`N=${n}: our check ran ${reference.length} commands (${groups.length} distinct lines) in ${m.wall.toFixed(1)} s`);
+        log(
+          `N=${n}: our check ran ${reference.length} commands (${groups.length} distinct lines) in ${m.wall.toFixed(1)} s`,
+        );
       }
       runs.ours.push({ ...m, verify: verifyOurs(cmds, reference) });
       if (!reference) break; // nothing to replay
@@ -170,11 +233,19 @@ async function runSize(n) {
       m.cpu += m.masterCpu;
       runs['ours-openssh'].push({ ...m, verify: verifyOurs(ourCheckCommands(m, outBase), reference) });
     }
-    for (const [c, parallel] of [['ssh-par', n], ['ssh-seq', 1]]) {
+    for (const [c, parallel] of [
+      ['ssh-par', n],
+      ['ssh-seq', 1],
+    ]) {
       if (r >= reps[c] || skipped(n, c)) continue;
       const outDir = join(dir, `${c}-${r}`);
       mkdirSync(outDir, { recursive: true });
-      const m = await timed(n, c, r, sshArgv(jobs, parallel), { env: { ...env, L20_OUT: outDir }, cwd: dir, outBase: join(dir, `${c}-${r}`), progress: () => `${doneCount(outDir)}/${reference.length} commands` });
+      const m = await timed(n, c, r, sshArgv(jobs, parallel), {
+        env: { ...env, L20_OUT: outDir },
+        cwd: dir,
+        outBase: join(dir, `${c}-${r}`),
+        progress: () => `${doneCount(outDir)}/${reference.length} commands`,
+      });
       runs[c].push({ ...m, verify: verifySsh(outDir, reference) });
       rmSync(outDir, { recursive: true, force: true });
     }
@@ -183,7 +254,12 @@ async function runSize(n) {
       const script = writeAnsibleScript(aDir, groups, { ini: `${inventory}.ansible.ini`, forks: n });
       stopMasters();
       const sampler = setInterval(sampleMasters, 1000);
-      const m = await timed(n, 'ansible', r, ['bash', script], { env, cwd: aDir, outBase: join(dir, `ansible-${r}`), progress: () => `${doneCount(join(aDir, 'out'))}/${groups.length} calls` });
+      const m = await timed(n, 'ansible', r, ['bash', script], {
+        env,
+        cwd: aDir,
+        outBase: join(dir, `ansible-${r}`),
+        progress: () => `${doneCount(join(aDir, 'out'))}/${groups.length} calls`,
+      });
       clearInterval(sampler);
       m.masterCpu = stopMasters();
       m.cpu += m.masterCpu;
@@ -202,14 +278,34 @@ async function runSize(n) {
   workDir = undefined;
   for (const c of CONTENDERS) {
     const rs = runs[c];
-    const bad = rs.filter((x) => x.error || x.verify.differ > 0 || x.verify.ran !== x.verify.expected || x.verify.sshFailures || x.verify.unreachable || x.verify.cutShort);
+    const bad = rs.filter(
+      (x) =>
+        x.error ||
+        x.verify.differ > 0 ||
+        x.verify.ran !== x.verify.expected ||
+        x.verify.sshFailures ||
+        x.verify.unreachable ||
+        x.verify.cutShort,
+    );
     rows.push({
-      n, contender: c, runs: rs.length, note: notes[c],
-      wall: median(rs.map((x) => x.wall)), cpu: median(rs.map((x) => x.cpu)), labCpu: median(rs.map((x) => x.labCpu)),
+      n,
+      contender: c,
+      runs: rs.length,
+      note: notes[c],
+      wall: median(rs.map((x) => x.wall)),
+      cpu: median(rs.map((x) => x.cpu)),
+      labCpu: median(rs.map((x) => x.labCpu)),
       commands: rs[0] ? `${rs[0].verify.ran}/${rs[0].verify.expected}` : '—',
       valid: rs.length > 0 && bad.length === 0,
       problems: bad.map((x) => x.error ?? describeProblem(x.verify)),
-      each: rs.map((x) => ({ wall: x.wall, cpu: x.cpu, labCpu: x.labCpu, ...(x.masterCpu !== undefined ? { masterCpu: x.masterCpu } : {}), code: x.code, verify: x.verify })),
+      each: rs.map((x) => ({
+        wall: x.wall,
+        cpu: x.cpu,
+        labCpu: x.labCpu,
+        ...(x.masterCpu !== undefined ? { masterCpu: x.masterCpu } : {}),
+        code: x.code,
+        verify: x.verify,
+      })),
       ...(c === 'ansible' && groups && rs.length ? { invocations: groups.length } : {}),
     });
   }
@@ -238,7 +334,10 @@ const verifyOurs = (cmds, reference) =>
 
 function describeProblem(v) {
   const parts = [];
-  if (v.cutShort) parts.push(`${v.cutShort} of our commands cut short (probe timeout or lost connection: the check's answer is not the real one)`);
+  if (v.cutShort)
+    parts.push(
+      `${v.cutShort} of our commands cut short (probe timeout or lost connection: the check's answer is not the real one)`,
+    );
   else if (v.ran !== v.expected) parts.push(`${v.ran}/${v.expected} ran as for us`);
   if (v.sshFailures) parts.push(`${v.sshFailures} ssh exit 255`);
   if (v.unreachable) parts.push(`${v.unreachable} unreachable`);
@@ -256,14 +355,27 @@ try {
 const fmt = (x, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : '—');
 const elapsed = (Date.now() - t0) / 1000;
 const lines = [];
-lines.push(`fan-out: full read-only check suite on N lab hosts (lab serve in its own process, scenario fresh${opt.speed ? `, speed ${opt.speed}` : ''}${opt['lab-arg'] ? `, lab args ${opt['lab-arg'].join(' ')}` : ''})`);
-lines.push(`machine: ${host.cpu} × ${host.cores} cores; ${host.kernel}; node ${host.node}; ${host.openssh}; ${host.ansible ?? 'ansible: not installed'}`);
+lines.push(
+  `fan-out: full read-only check suite on N lab hosts (lab serve in its own process, scenario fresh${opt.speed ? `, speed ${opt.speed}` : ''}${opt['lab-arg'] ? `, lab args ${opt['lab-arg'].join(' ')}` : ''})`,
+);
+lines.push(
+  `machine: ${host.cpu} × ${host.cores} cores; ${host.kernel}; node ${host.node}; ${host.openssh}; ${host.ansible ?? 'ansible: not installed'}`,
+);
 lines.push('');
-lines.push('| N | contender | runs | median wall s | median CPU s | median lab CPU s | wall ÷ ours | commands ran as for us | note |');
+lines.push(
+  '| N | contender | runs | median wall s | median CPU s | median lab CPU s | wall ÷ ours | commands ran as for us | note |',
+);
 lines.push('|---|---|---|---|---|---|---|---|---|');
 for (const x of rows) {
-  const note = [x.note, x.valid || !x.runs ? (x.invocations ? `${x.invocations} ad-hoc calls` : '') : `INVALID: ${x.problems.join(' | ')}`].filter(Boolean).join('; ');
-  lines.push(`| ${x.n} | ${x.contender} | ${x.runs} | ${fmt(x.wall)} | ${fmt(x.cpu)} | ${fmt(x.labCpu)} | ${x.contender === 'ours' ? '1' : fmt(x.ratio, 1)} | ${x.runs ? x.commands : '—'} | ${note} |`);
+  const note = [
+    x.note,
+    x.valid || !x.runs ? (x.invocations ? `${x.invocations} ad-hoc calls` : '') : `INVALID: ${x.problems.join(' | ')}`,
+  ]
+    .filter(Boolean)
+    .join('; ');
+  lines.push(
+    `| ${x.n} | ${x.contender} | ${x.runs} | ${fmt(x.wall)} | ${fmt(x.cpu)} | ${fmt(x.labCpu)} | ${x.contender === 'ours' ? '1' : fmt(x.ratio, 1)} | ${x.runs ? x.commands : '—'} | ${note} |`,
+  );
 }
 const row = (n, c) => rows.find((x) => x.n === n && x.contender === c);
 const targets = [];
@@ -271,9 +383,15 @@ const ratioTarget = (c, min) => {
   const a = row(16, c);
   const o = row(16, 'ours');
   const what = `N=16: ${c} wall ÷ ours ≥ ${min}`;
-  if (!a || !o || !a.runs || !o.runs) return targets.push({ what, status: 'not measured', detail: a?.note ?? 'N=16 not in --hosts' });
+  if (!a || !o || !a.runs || !o.runs)
+    return targets.push({ what, status: 'not measured', detail: a?.note ?? 'N=16 not in --hosts' });
   const detail = `${fmt(a.wall)} s ÷ ${fmt(o.wall)} s = ${fmt(a.ratio, 1)}`;
-  if (!a.valid || !o.valid) return targets.push({ what, status: 'not measured', detail: `${detail}, but a run failed verification (see the table)` });
+  if (!a.valid || !o.valid)
+    return targets.push({
+      what,
+      status: 'not measured',
+      detail: `${detail}, but a run failed verification (see the table)`,
+    });
   targets.push({ what, status: a.ratio >= min ? 'met' : 'NOT met', detail });
 };
 ratioTarget('ansible', 10);
@@ -285,7 +403,12 @@ ratioTarget('ssh-par', 5);
   if (!a?.runs || !b?.runs) targets.push({ what, status: 'not measured', detail: 'needs N=2 and N=64 in --hosts' });
   else {
     const detail = `${fmt(a.wall)} s vs 4 × ${fmt(b.wall)} s = ${fmt(4 * b.wall)} s (×${fmt(a.wall / b.wall, 1)})`;
-    if (!a.valid || !b.valid) targets.push({ what, status: 'not measured', detail: `${detail}, but a run failed verification (see the table)` });
+    if (!a.valid || !b.valid)
+      targets.push({
+        what,
+        status: 'not measured',
+        detail: `${detail}, but a run failed verification (see the table)`,
+      });
     else targets.push({ what, status: a.wall <= 4 * b.wall ? 'met' : 'NOT met', detail });
   }
 }
@@ -295,4 +418,8 @@ for (const t of targets) lines.push(`- ${t.what}: ${t.status} (${t.detail})`);
 lines.push('');
 lines.push(`total elapsed ${fmt(elapsed, 0)} s; reproduce: npm run build && ${reproduce}`);
 console.log(lines.join('\n'));
-if (opt.json) writeFileSync(opt.json, `${JSON.stringify({ machine: host, command: reproduce, elapsedS: elapsed, repeats: reps, rows, targets }, null, 2)}\n`);
+if (opt.json)
+  writeFileSync(
+    opt.json,
+    `${JSON.stringify({ machine: host, command: reproduce, elapsedS: elapsed, repeats: reps, rows, targets }, null, 2)}\n`,
+  );

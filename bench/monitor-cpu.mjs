@@ -45,7 +45,11 @@ async function measure(pid) {
   return { cpuPct: (100 * cpu) / wall, cpu, wall, peakRss: rssMiB(pid) };
 }
 
-const lab = spawn(process.execPath, [bin, 'lab', 'serve', '--scenario', 'ready', '--load', '--inventory-out', inventory], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+const lab = spawn(
+  process.execPath,
+  [bin, 'lab', 'serve', '--scenario', 'ready', '--load', '--inventory-out', inventory],
+  { env, stdio: ['ignore', 'pipe', 'inherit'] },
+);
 let labOut = '';
 lab.stdout.on('data', (d) => (labOut += d));
 while (!(existsSync(inventory) && labOut.includes('serving'))) {
@@ -56,7 +60,10 @@ while (!(existsSync(inventory) && labOut.includes('serving'))) {
 const rows = [];
 try {
   // Headless: JSONL into a pipe this process drains.
-  const headless = spawn(process.execPath, [bin, 'monitor', '--inventory', inventory, '--json', '--interval', '1000'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const headless = spawn(process.execPath, [bin, 'monitor', '--inventory', inventory, '--json', '--interval', '1000'], {
+    env,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let samples = 0;
   let last = null;
   headless.stdout.on('data', (d) => {
@@ -69,24 +76,50 @@ try {
   const h = await measure(headless.pid);
   headless.kill('SIGINT');
   const s = JSON.parse(last);
-  rows.push({ mode: 'headless (--json)', ...h, samples, gpus: s.hosts.map((x) => x.gpus.length).join('+'), ports: s.hosts.map((x) => x.ports.length).join('+') });
+  rows.push({
+    mode: 'headless (--json)',
+    ...h,
+    samples,
+    gpus: s.hosts.map((x) => x.gpus.length).join('+'),
+    ports: s.hosts.map((x) => x.ports.length).join('+'),
+  });
 
   // The TUI in a real terminal (tmux), drawing every frame.
   if (spawnSync('tmux', ['-V']).status === 0) {
     const sock = `l20-bench-${process.pid}`;
-    spawnSync('tmux', ['-L', sock, 'new-session', '-d', '-x', '200', '-y', '50', `HOME=${dir} XDG_STATE_HOME=${dir}/state XDG_CONFIG_HOME=${dir}/config ${process.execPath} ${bin} monitor --inventory ${inventory} --interval 1000`]);
+    spawnSync('tmux', [
+      '-L',
+      sock,
+      'new-session',
+      '-d',
+      '-x',
+      '200',
+      '-y',
+      '50',
+      `HOME=${dir} XDG_STATE_HOME=${dir}/state XDG_CONFIG_HOME=${dir}/config ${process.execPath} ${bin} monitor --inventory ${inventory} --interval 1000`,
+    ]);
     let pid;
     for (let i = 0; i < 100 && !pid; i++) {
       await wait(100);
-      const panePid = spawnSync('tmux', ['-L', sock, 'list-panes', '-F', '#{pane_pid}'], { encoding: 'utf8' }).stdout.trim();
+      const panePid = spawnSync('tmux', ['-L', sock, 'list-panes', '-F', '#{pane_pid}'], {
+        encoding: 'utf8',
+      }).stdout.trim();
       // The pane runs a shell that runs node (or node itself).
-      const child = spawnSync('pgrep', ['-P', panePid, '-f', 'l20-setup'], { encoding: 'utf8' }).stdout.trim().split('\n')[0];
+      const child = spawnSync('pgrep', ['-P', panePid, '-f', 'l20-setup'], { encoding: 'utf8' })
+        .stdout.trim()
+        .split('\n')[0];
       pid = child || (readFileSync(`/proc/${panePid}/cmdline`, 'utf8').includes('l20-setup') ? panePid : undefined);
     }
     const t = await measure(Number(pid));
     const screen = spawnSync('tmux', ['-L', sock, 'capture-pane', '-p'], { encoding: 'utf8' }).stdout;
     spawnSync('tmux', ['-L', sock, 'kill-server']);
-    rows.push({ mode: 'TUI (tmux 200×50)', ...t, samples: NaN, gpus: (screen.match(/▕/g) ?? []).length / 1, ports: (screen.match(/ens\df\d/g) ?? []).length });
+    rows.push({
+      mode: 'TUI (tmux 200×50)',
+      ...t,
+      samples: NaN,
+      gpus: (screen.match(/▕/g) ?? []).length / 1,
+      ports: (screen.match(/ens\df\d/g) ?? []).length,
+    });
   }
 } finally {
   lab.kill('SIGINT');
@@ -94,9 +127,13 @@ try {
   rmSync(dir, { recursive: true, force: true });
 }
 
-console.log(`monitor CPU, 2 hosts × 8 GPUs × 4 ports at 1 Hz, ${seconds} s after ${warmupMs / 1000} s warm-up — ${cpus()[0]?.model ?? '?'} (${cpus().length} cores), node ${process.version}`);
+console.log(
+  `monitor CPU, 2 hosts × 8 GPUs × 4 ports at 1 Hz, ${seconds} s after ${warmupMs / 1000} s warm-up — ${cpus()[0]?.model ?? '?'} (${cpus().length} cores), node ${process.version}`,
+);
 console.log('| mode | CPU % of one core | CPU s | wall s | peak RSS MiB | samples | target |');
 console.log('|---|---|---|---|---|---|---|');
 for (const r of rows) {
-  console.log(`| ${r.mode} | ${r.cpuPct.toFixed(2)} | ${r.cpu.toFixed(2)} | ${r.wall.toFixed(1)} | ${r.peakRss.toFixed(0)} | ${Number.isNaN(r.samples) ? '—' : r.samples} | ≤ 3 % ${r.cpuPct <= 3 ? 'met' : 'MISSED'} |`);
+  console.log(
+    `| ${r.mode} | ${r.cpuPct.toFixed(2)} | ${r.cpu.toFixed(2)} | ${r.wall.toFixed(1)} | ${r.peakRss.toFixed(0)} | ${Number.isNaN(r.samples) ? '—' : r.samples} | ≤ 3 % ${r.cpuPct <= 3 ? 'met' : 'MISSED'} |`,
+  );
 }

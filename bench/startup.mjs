@@ -22,12 +22,21 @@ const bundled = join(root, 'bin/l20-setup.js');
 const runs = Number(process.argv[2] ?? 15);
 const dir = mkdtempSync(join(tmpdir(), 'l20-bench-start-'));
 const inventory = join(dir, 'inv.json');
-const env = { ...process.env, HOME: dir, XDG_STATE_HOME: join(dir, 'state'), XDG_CONFIG_HOME: join(dir, 'config'), TERM: 'xterm-256color' };
+const env = {
+  ...process.env,
+  HOME: dir,
+  XDG_STATE_HOME: join(dir, 'state'),
+  XDG_CONFIG_HOME: join(dir, 'config'),
+  TERM: 'xterm-256color',
+};
 delete env.CI;
 const wait = (ms) => new Promise((r) => setTimeout(r, ms));
 // The unbundled build: the same main() from tsc's output, one module per source file.
 const unbundledLauncher = join(dir, 'unbundled.mjs');
-writeFileSync(unbundledLauncher, `import { main } from ${JSON.stringify(pathToFileURL(join(root, 'dist/src/cli.js')).href)};\nmain(process.argv.slice(2)).then((c) => { process.exitCode = c; });\n`);
+writeFileSync(
+  unbundledLauncher,
+  `import { main } from ${JSON.stringify(pathToFileURL(join(root, 'dist/src/cli.js')).href)};\nmain(process.argv.slice(2)).then((c) => { process.exitCode = c; });\n`,
+);
 const unbundled = [unbundledLauncher];
 
 const median = (xs) => {
@@ -40,7 +49,8 @@ function versionMs(args) {
   const t0 = performance.now();
   const r = spawnSync(process.execPath, [...args, '--version'], { env, encoding: 'utf8' });
   const ms = performance.now() - t0;
-  if (r.status !== 0 || !/^\d+\.\d+\.\d+/.test(r.stdout)) throw new Error(`--version failed: ${r.status} ${r.stdout}${r.stderr}`);
+  if (r.status !== 0 || !/^\d+\.\d+\.\d+/.test(r.stdout))
+    throw new Error(`--version failed: ${r.status} ${r.stdout}${r.stderr}`);
   return ms;
 }
 
@@ -75,7 +85,10 @@ function firstFrameMs(args) {
   });
 }
 
-const lab = spawn(process.execPath, [bundled, 'lab', 'serve', '--inventory-out', inventory], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+const lab = spawn(process.execPath, [bundled, 'lab', 'serve', '--inventory-out', inventory], {
+  env,
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
 let labOut = '';
 lab.stdout.on('data', (d) => (labOut += d));
 while (!(existsSync(inventory) && labOut.includes('serving'))) {
@@ -102,7 +115,14 @@ try {
   for (let c = 0; c < cases.length; c++) {
     const [what, build, , target] = cases[c];
     const m = median(samples[c]);
-    rows.push([what, build, m.toFixed(0), p95(samples[c]).toFixed(0), `≤ ${target}`, build === 'bundled' ? (m <= target ? 'met' : 'NOT met') : '']);
+    rows.push([
+      what,
+      build,
+      m.toFixed(0),
+      p95(samples[c]).toFixed(0),
+      `≤ ${target}`,
+      build === 'bundled' ? (m <= target ? 'met' : 'NOT met') : '',
+    ]);
   }
 } finally {
   lab.kill('SIGTERM');
@@ -112,8 +132,14 @@ try {
 
 const head = ['what', 'build', 'median ms', 'p95 ms', 'target', ''];
 const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
-const line = (r) => r.map((c, i) => String(c).padEnd(widths[i])).join('  ').trimEnd();
-console.log(`start-up, ${runs} runs each (interleaved) — ${cpus()[0]?.model ?? 'cpu?'} × ${cpus().length}, Node ${process.version}`);
+const line = (r) =>
+  r
+    .map((c, i) => String(c).padEnd(widths[i]))
+    .join('  ')
+    .trimEnd();
+console.log(
+  `start-up, ${runs} runs each (interleaved) — ${cpus()[0]?.model ?? 'cpu?'} × ${cpus().length}, Node ${process.version}`,
+);
 console.log(line(head));
 for (const r of rows) console.log(line(r));
 console.log('reproduce: npm run build && node bench/startup.mjs ' + runs);

@@ -53,7 +53,12 @@ writeFileSync(
 );
 let views;
 try {
-  await build({ ...nodeBundleOptions({ boundInkCaches: !inkAsIs }), entryPoints: [entry], outdir: join(tmp, 'out'), outExtension: { '.js': '.mjs' } });
+  await build({
+    ...nodeBundleOptions({ boundInkCaches: !inkAsIs }),
+    entryPoints: [entry],
+    outdir: join(tmp, 'out'),
+    outExtension: { '.js': '.mjs' },
+  });
   views = await import(pathToFileURL(join(tmp, 'out/entry.mjs')).href);
 } finally {
   rmSync(tmp, { recursive: true, force: true });
@@ -62,13 +67,18 @@ const { React, render, Providers, App, AppStore, appState, STAGES, STAGE_IDS, se
 
 const noop = () => undefined;
 const controller = new Proxy(
-  { implementedStages: [...STAGE_IDS], stagePurpose: (id) => STAGES.find((s) => s.id === id)?.purpose ?? id, stageTitle: (id) => id, initialHosts: [] },
+  {
+    implementedStages: [...STAGE_IDS],
+    stagePurpose: (id) => STAGES.find((s) => s.id === id)?.purpose ?? id,
+    stageTitle: (id) => id,
+    initialHosts: [],
+  },
   { get: (t, k) => (k in t ? t[k] : noop) },
 );
 
 // A deterministic stream of readings that differ frame to frame, like a busy cluster's.
 let seed = 42;
-const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+const rnd = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 const round = (x, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 const NETDEVS = ['ens1f0np0', 'ens1f1np1', 'ens2f0np0', 'ens2f1np1'];
 const HOSTS = ['l20-a', 'l20-b'];
@@ -78,15 +88,45 @@ function sample(t) {
   const time = new Date(Date.UTC(2026, 10, 30, 12) + t * 1000).toISOString();
   const hosts = HOSTS.map((name) => {
     const gpus = Array.from({ length: 8 }, (_, index) => ({
-      index, name: 'NVIDIA L20', uuid: `GPU-${name}-${index}`, utilPct: Math.floor(60 + 40 * rnd()), memUsedMiB: Math.floor(40000 + 2000 * rnd()), memTotalMiB: 46068,
-      tempC: Math.floor(55 + 20 * rnd()), powerW: round(200 + 150 * rnd()), powerCapW: 350, smClockMHz: Math.floor(2000 + 520 * rnd()), smClockMaxMHz: 2520, pstate: 'P0',
-      eventReasons: 0, processes: [{ pid: 4000 + index, name: 'VllmWorker', memUsedMiB: 39014 }],
+      index,
+      name: 'NVIDIA L20',
+      uuid: `GPU-${name}-${index}`,
+      utilPct: Math.floor(60 + 40 * rnd()),
+      memUsedMiB: Math.floor(40000 + 2000 * rnd()),
+      memTotalMiB: 46068,
+      tempC: Math.floor(55 + 20 * rnd()),
+      powerW: round(200 + 150 * rnd()),
+      powerCapW: 350,
+      smClockMHz: Math.floor(2000 + 520 * rnd()),
+      smClockMaxMHz: 2520,
+      pstate: 'P0',
+      eventReasons: 0,
+      processes: [{ pid: 4000 + index, name: 'VllmWorker', memUsedMiB: 39014 }],
     }));
     const ports = NETDEVS.map((netdev, i) => ({
-      netdev, rdmaDevice: `mlx5_${i}`, speedGbps: 25, up: true, adminUp: true, txGbps: round(20 * rnd(), 2), rxGbps: round(20 * rnd(), 2), rdmaTxGbps: round(19 * rnd(), 2),
-      rdmaRxGbps: round(19 * rnd(), 2), pauseRxPerSec: { 3: Math.floor(200 * rnd()) }, pauseTxPerSec: { 3: 0 }, discardsPerSec: 0, outOfBufferPerSec: 0,
+      netdev,
+      rdmaDevice: `mlx5_${i}`,
+      speedGbps: 25,
+      up: true,
+      adminUp: true,
+      txGbps: round(20 * rnd(), 2),
+      rxGbps: round(20 * rnd(), 2),
+      rdmaTxGbps: round(19 * rnd(), 2),
+      rdmaRxGbps: round(19 * rnd(), 2),
+      pauseRxPerSec: { 3: Math.floor(200 * rnd()) },
+      pauseTxPerSec: { 3: 0 },
+      discardsPerSec: 0,
+      outOfBufferPerSec: 0,
     }));
-    const vllm = { url: 'http://127.0.0.1:8000', running: Math.floor(20 * rnd()), waiting: Math.floor(5 * rnd()), generationTokensPerSec: round(1500 + 500 * rnd()), promptTokensPerSec: round(900 * rnd()), kvCacheUsagePct: round(60 * rnd()), ttftMs: round(100 + 200 * rnd()) };
+    const vllm = {
+      url: 'http://127.0.0.1:8000',
+      running: Math.floor(20 * rnd()),
+      waiting: Math.floor(5 * rnd()),
+      generationTokensPerSec: round(1500 + 500 * rnd()),
+      promptTokensPerSec: round(900 * rnd()),
+      kvCacheUsagePct: round(60 * rnd()),
+      ttftMs: round(100 + 200 * rnd()),
+    };
     const series = history[name];
     const push = (key, v) => {
       const s = (series[key] ??= []);
@@ -104,8 +144,17 @@ function sample(t) {
     push(seriesKey.vllm('tokens'), vllm.generationTokensPerSec);
     return { name, stale: false, updated: time, error: null, gpus, ports, vllm, xids: [], alerts: [] };
   });
-  const hist = Object.fromEntries(HOSTS.map((h) => [h, Object.fromEntries(Object.entries(history[h]).map(([k, v]) => [k, [...v]]))]));
-  return { sample: { version: 1, time, hosts }, timebase: '1m', history: hist, source: 'live', replay: null, intervalMs: 1000 };
+  const hist = Object.fromEntries(
+    HOSTS.map((h) => [h, Object.fromEntries(Object.entries(history[h]).map(([k, v]) => [k, [...v]]))]),
+  );
+  return {
+    sample: { version: 1, time, hosts },
+    timebase: '1m',
+    history: hist,
+    source: 'live',
+    replay: null,
+    intervalMs: 1000,
+  };
 }
 
 const settle = () => new Promise((r) => setImmediate(r));
@@ -117,11 +166,23 @@ const heapMiB = () => {
 
 /** Mounts the App on a fresh store, applies `update(i)` for i < frames, reads the heap at frames/4 and at the end. */
 async function run(what, prepare, update) {
-  const store = new AppStore(appState(HOSTS.map((name, i) => ({ name, address: `127.0.0.1:${4001 + i}` })), { screen: 'pipeline' }));
+  const store = new AppStore(
+    appState(
+      HOSTS.map((name, i) => ({ name, address: `127.0.0.1:${4001 + i}` })),
+      { screen: 'pipeline' },
+    ),
+  );
   prepare(store);
   const stdout = new FakeStdout(columns, rows);
   const app = React.createElement(Providers, { store, controller }, React.createElement(App));
-  const instance = render(app, { stdout, stderr: new FakeStdout(80, 24), stdin: new FakeStdin(), debug: true, exitOnCtrlC: false, patchConsole: false });
+  const instance = render(app, {
+    stdout,
+    stderr: new FakeStdout(80, 24),
+    stdin: new FakeStdin(),
+    debug: true,
+    exitOnCtrlC: false,
+    patchConsole: false,
+  });
   await settle();
   const warm = Math.floor(frames / 4);
   let start = 0;
@@ -135,7 +196,7 @@ async function run(what, prepare, update) {
   const end = heapMiB();
   instance.unmount();
   const per1000 = ((end - start) / (frames - warm)) * 1000;
-  return { what, writes: stdout.writes, per1000, perDay: (per1000 * 86.4), ms, start, end };
+  return { what, writes: stdout.writes, per1000, perDay: per1000 * 86.4, ms, start, end };
 }
 
 const results = [];
@@ -152,15 +213,37 @@ results.push(
     (store) => {
       store.dispatch({ type: 'ui.screen', screen: 'stage' });
       store.dispatch({ type: 'stage.state', stage: STAGES[0].id, state: 'running' });
-      for (const host of HOSTS) store.dispatch({ type: 'cmd.start', host, runId: `r-${host}`, stage: STAGES[0].id, probe: 'stream', commandLine: 'seq 1 1000000', sudo: false });
+      for (const host of HOSTS)
+        store.dispatch({
+          type: 'cmd.start',
+          host,
+          runId: `r-${host}`,
+          stage: STAGES[0].id,
+          probe: 'stream',
+          commandLine: 'seq 1 1000000',
+          sudo: false,
+        });
     },
-    (store, i) => store.dispatch({ type: 'cmd.output', host: HOSTS[i % 2], runId: `r-${HOSTS[i % 2]}`, stream: 'stdout', lines: [`${i} ${(rnd() * 1e6).toFixed(0)}`] }),
+    (store, i) =>
+      store.dispatch({
+        type: 'cmd.output',
+        host: HOSTS[i % 2],
+        runId: `r-${HOSTS[i % 2]}`,
+        stream: 'stdout',
+        lines: [`${i} ${(rnd() * 1e6).toFixed(0)}`],
+      }),
   ),
 );
 
-console.log(`# ui-memory (Ink ${inkAsIs ? 'as is' : 'with bounded text caches'}): ${frames} updates per view, heap after full GC (warm-up ${Math.floor(frames / 4)}), ${columns}×${rows}, Node ${process.version}, ${cpus()[0]?.model ?? '?'} × ${cpus().length}`);
-console.log('| view | frames written | heap at warm-up (MiB) | heap at end (MiB) | growth per 1,000 frames (MiB) | per day at 1 Hz (MiB) | ms per update |');
+console.log(
+  `# ui-memory (Ink ${inkAsIs ? 'as is' : 'with bounded text caches'}): ${frames} updates per view, heap after full GC (warm-up ${Math.floor(frames / 4)}), ${columns}×${rows}, Node ${process.version}, ${cpus()[0]?.model ?? '?'} × ${cpus().length}`,
+);
+console.log(
+  '| view | frames written | heap at warm-up (MiB) | heap at end (MiB) | growth per 1,000 frames (MiB) | per day at 1 Hz (MiB) | ms per update |',
+);
 console.log('|---|---:|---:|---:|---:|---:|---:|');
 for (const r of results) {
-  console.log(`| ${r.what} | ${r.writes} | ${r.start.toFixed(1)} | ${r.end.toFixed(1)} | ${r.per1000.toFixed(2)} | ${r.perDay.toFixed(0)} | ${r.ms.toFixed(2)} |`);
+  console.log(
+    `| ${r.what} | ${r.writes} | ${r.start.toFixed(1)} | ${r.end.toFixed(1)} | ${r.per1000.toFixed(2)} | ${r.perDay.toFixed(0)} | ${r.ms.toFixed(2)} |`,
+  );
 }

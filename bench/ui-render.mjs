@@ -39,13 +39,17 @@ const { STAGE_IDS, worstStatus } = await load('src/engine/types.js');
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-
 /** The store after a full check run on n hosts: l20-n2 fails inventory, the last host fails os, l20-n3 warns everywhere. */
 function filledStore(n) {
   const hosts = Array.from({ length: n }, (_, i) => ({ name: `l20-n${i + 1}`, address: `127.0.0.1:${4001 + i}` }));
   const store = new AppStore(appState(hosts, { screen: 'stage' }));
   const last = hosts[n - 1].name;
-  const verdict = (stage, host) => (host === 'l20-n2' && stage === 'inventory') || (host === last && n > 2 && stage === 'os') ? 'fail' : host === 'l20-n3' ? 'warn' : 'pass';
+  const verdict = (stage, host) =>
+    (host === 'l20-n2' && stage === 'inventory') || (host === last && n > 2 && stage === 'os')
+      ? 'fail'
+      : host === 'l20-n3'
+        ? 'warn'
+        : 'pass';
   const linesPerProbe = Math.ceil(PANE_LINES / 10);
   for (const h of hosts) store.dispatch({ type: 'host.state', host: h.name, state: 'connected' });
   for (const stage of STAGES) {
@@ -54,19 +58,48 @@ function filledStore(n) {
     for (const { name: h } of hosts) {
       stage.probes.forEach((p, i) => {
         const runId = `${stage.id}-${h}-${i}`;
-        store.dispatch({ type: 'cmd.start', host: h, runId, stage: stage.id, probe: p.id, commandLine: `LC_ALL=C ${p.id}`, sudo: p.sudo ?? false });
-        store.dispatch({ type: 'cmd.output', host: h, runId, stream: 'stdout', lines: Array.from({ length: linesPerProbe }, (_, k) => `${p.id}: line ${k} of the probe's output on ${h}`) });
-        store.dispatch({ type: 'cmd.exit', host: h, runId, exitCode: 0, signal: null, durationMs: 40, timedOut: false, cancelled: false });
+        store.dispatch({
+          type: 'cmd.start',
+          host: h,
+          runId,
+          stage: stage.id,
+          probe: p.id,
+          commandLine: `LC_ALL=C ${p.id}`,
+          sudo: p.sudo ?? false,
+        });
+        store.dispatch({
+          type: 'cmd.output',
+          host: h,
+          runId,
+          stream: 'stdout',
+          lines: Array.from({ length: linesPerProbe }, (_, k) => `${p.id}: line ${k} of the probe's output on ${h}`),
+        });
+        store.dispatch({
+          type: 'cmd.exit',
+          host: h,
+          runId,
+          exitCode: 0,
+          signal: null,
+          durationMs: 40,
+          timedOut: false,
+          cancelled: false,
+        });
       });
       for (const c of stage.checks.filter((x) => x.scope === 'host')) {
         const status = verdict(stage.id, h);
         statuses.push(status);
-        store.dispatch({ type: 'check.result', result: { id: c.id, stage: stage.id, host: h, status, summary: `${c.title}: ${status}`, evidence: '' } });
+        store.dispatch({
+          type: 'check.result',
+          result: { id: c.id, stage: stage.id, host: h, status, summary: `${c.title}: ${status}`, evidence: '' },
+        });
       }
     }
     for (const c of stage.checks.filter((x) => x.scope === 'pair')) {
       statuses.push('pass');
-      store.dispatch({ type: 'check.result', result: { id: c.id, stage: stage.id, host: null, status: 'pass', summary: `${c.title}: pass`, evidence: '' } });
+      store.dispatch({
+        type: 'check.result',
+        result: { id: c.id, stage: stage.id, host: null, status: 'pass', summary: `${c.title}: pass`, evidence: '' },
+      });
     }
     store.dispatch({ type: 'stage.state', stage: stage.id, state: worstStatus(statuses) });
   }
@@ -86,8 +119,20 @@ async function measure(view, n) {
   const stdout = new FakeStdout(columns, rows);
   const bodyHeight = rows - 4; // as the App gives its screens: title, notice and footer, a spare row
   const View = view === 'pipeline' ? PipelineView : StageView;
-  const tree = (key) => React.createElement(Providers, { store, controller }, React.createElement(View, { key, width: columns, height: bodyHeight }));
-  const instance = render(tree(0), { stdout, stderr: new FakeStdout(80, 24), stdin: new FakeStdin(), debug: true, exitOnCtrlC: false, patchConsole: false });
+  const tree = (key) =>
+    React.createElement(
+      Providers,
+      { store, controller },
+      React.createElement(View, { key, width: columns, height: bodyHeight }),
+    );
+  const instance = render(tree(0), {
+    stdout,
+    stderr: new FakeStdout(80, 24),
+    stdin: new FakeStdin(),
+    debug: true,
+    exitOnCtrlC: false,
+    patchConsole: false,
+  });
   // React flushes a store update's render after dispatch() returns (a microtask): wait for the
   // event loop to come round, and count the time up to the frame's write, or, when no frame was
   // written, up to dispatch()'s return (the reducer and the selectors that found nothing changed).
@@ -111,12 +156,31 @@ async function measure(view, n) {
   const hidden = n > 2 ? store.getState().hostOrder[n - 2] : null;
   // Output of the viewed stage's first probe (a pane shows its own stage's output only).
   const viewed = store.getState().ui.selectedStage;
-  const tick = (host) => (i) => store.dispatch({ type: 'cmd.output', host, runId: `${viewed}-${host}-0`, stream: 'stdout', lines: Array.from({ length: 10 }, (_, k) => `tick ${i} line ${k} on ${host}`) });
+  const tick = (host) => (i) =>
+    store.dispatch({
+      type: 'cmd.output',
+      host,
+      runId: `${viewed}-${host}-0`,
+      stream: 'stdout',
+      lines: Array.from({ length: 10 }, (_, k) => `tick ${i} line ${k} on ${host}`),
+    });
   await settle();
   const full = await series((i) => instance.rerender(tree(i + 2)));
   const outShown = await series(tick(shown));
   const outHidden = hidden ? await series(tick(hidden)) : null;
-  const verdict = await series((i) => store.dispatch({ type: 'check.result', result: { id: `inventory.bench-${i}`, stage: 'inventory', host: 'l20-n1', status: i % 2 ? 'pass' : 'warn', summary: 'bench', evidence: '' } }));
+  const verdict = await series((i) =>
+    store.dispatch({
+      type: 'check.result',
+      result: {
+        id: `inventory.bench-${i}`,
+        stage: 'inventory',
+        host: 'l20-n1',
+        status: i % 2 ? 'pass' : 'warn',
+        summary: 'bench',
+        evidence: '',
+      },
+    }),
+  );
   const frameLines = stdout.last.split('\n').length;
   instance.unmount();
   return { view, n, full, outShown, outHidden, verdict, frameLines };
@@ -128,9 +192,15 @@ for (const view of ['pipeline', 'stage']) for (const n of [2, 16, 64]) results.p
 const base = (r) => results.find((x) => x.view === r.view && x.n === 2);
 const ms = (s) => (s ? s.ms.toFixed(2) : '—');
 const fr = (s) => (s ? `${s.frames}/${repeats}` : '—');
-console.log(`ui-render: views from ${dist === join(root, 'dist') ? 'dist/' : dist}, ${columns}×${rows}, ${repeats} repeats (median ms per update, sync in Ink debug mode); node ${process.version}; ${cpus()[0]?.model ?? 'cpu'} × ${cpus().length}`);
-console.log('| view     | hosts | full frame ms (frames) | ×2 hosts | output tick, pane host ms (frames) | output tick, other host ms (frames) | verdict ms (frames) | ×2 hosts |');
-console.log('|----------|-------|------------------------|----------|------------------------------------|-------------------------------------|---------------------|----------|');
+console.log(
+  `ui-render: views from ${dist === join(root, 'dist') ? 'dist/' : dist}, ${columns}×${rows}, ${repeats} repeats (median ms per update, sync in Ink debug mode); node ${process.version}; ${cpus()[0]?.model ?? 'cpu'} × ${cpus().length}`,
+);
+console.log(
+  '| view     | hosts | full frame ms (frames) | ×2 hosts | output tick, pane host ms (frames) | output tick, other host ms (frames) | verdict ms (frames) | ×2 hosts |',
+);
+console.log(
+  '|----------|-------|------------------------|----------|------------------------------------|-------------------------------------|---------------------|----------|',
+);
 for (const r of results) {
   const b = base(r);
   console.log(

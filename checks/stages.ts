@@ -12,7 +12,19 @@ import { ncclStage } from './nccl/index.js';
 import { rayStage } from './ray/index.js';
 import { vllmStage } from './vllm/index.js';
 
-export const STAGES: ReadonlyArray<StageDef<any, any>> = [inventoryStage, osStage, nicStackStage, networkStage, qosStage, rdmaLinkStage, gpuDriverStage, gpudirectStage, ncclStage, rayStage, vllmStage];
+export const STAGES: ReadonlyArray<StageDef<any, any>> = [
+  inventoryStage,
+  osStage,
+  nicStackStage,
+  networkStage,
+  qosStage,
+  rdmaLinkStage,
+  gpuDriverStage,
+  gpudirectStage,
+  ncclStage,
+  rayStage,
+  vllmStage,
+];
 
 export function stageById(id: StageId): StageDef<any, any> | undefined {
   return STAGES.find((s) => s.id === id);

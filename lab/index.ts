@@ -79,9 +79,11 @@ export async function startLab(options: LabOptions = {}): Promise<Lab> {
   const maxSessions = options.maxSessions ?? 10;
   if (!Number.isInteger(hosts) || hosts < 1) throw new Error(`lab: hosts must be a positive integer, got ${hosts}`);
   if (speed !== 'max' && !(speed > 0)) throw new Error(`lab: speed must be a positive number or 'max', got ${speed}`);
-  if (!Number.isInteger(maxSessions) || maxSessions < 1) throw new Error(`lab: maxSessions must be a positive integer, got ${maxSessions}`);
+  if (!Number.isInteger(maxSessions) || maxSessions < 1)
+    throw new Error(`lab: maxSessions must be a positive integer, got ${maxSessions}`);
   const serve = new Set(options.serve ?? Array.from({ length: hosts }, (_, i) => i));
-  for (const i of serve) if (!Number.isInteger(i) || i < 0 || i >= hosts) throw new Error(`lab: serve: no host ${i} among ${hosts}`);
+  for (const i of serve)
+    if (!Number.isInteger(i) || i < 0 || i >= hosts) throw new Error(`lab: serve: no host ${i} among ${hosts}`);
   const scenarios = resolveScenario(options.scenario ?? 'fresh');
   const address = options.address ?? '127.0.0.1';
 
@@ -102,7 +104,12 @@ export async function startLab(options: LabOptions = {}): Promise<Lab> {
       const hostKey = generateEd25519();
       const blob = parsePublicKey(hostKey.public).getPublicSSH();
       const server = new HostServer({
-        machine, shell, hostPrivateKey: hostKey.private, clientPublicKey, maxSessions, address,
+        machine,
+        shell,
+        hostPrivateKey: hostKey.private,
+        clientPublicKey,
+        maxSessions,
+        address,
       });
       servers.push(server);
       // A reboot takes the host's SSH server down and brings it back on the same port.

@@ -32,7 +32,8 @@ export function runInteractive(o: InteractiveOptions): void {
   };
   const prompt = (): void => {
     if (!pty) return;
-    const shown = cwd === m.user.home ? '~' : cwd.startsWith(`${m.user.home}/`) ? `~${cwd.slice(m.user.home.length)}` : cwd;
+    const shown =
+      cwd === m.user.home ? '~' : cwd.startsWith(`${m.user.home}/`) ? `~${cwd.slice(m.user.home.length)}` : cwd;
     write(`${m.user.name}@${m.hostname}:${shown}$ `);
   };
   const finish = (code: number): void => {
@@ -49,7 +50,12 @@ export function runInteractive(o: InteractiveOptions): void {
     if (trimmed !== '') {
       running = new AbortController();
       const script = `cd ${shellQuote(cwd)} 2>/dev/null\n${line}\n__lab_rc=$?; pwd > ${cwdFile}; exit $__lab_rc`;
-      const r = await o.shell.run({ commandLine: script, env: { ...o.env, PWD: cwd }, stdin: Buffer.alloc(0), signal: running.signal });
+      const r = await o.shell.run({
+        commandLine: script,
+        env: { ...o.env, PWD: cwd },
+        stdin: Buffer.alloc(0),
+        signal: running.signal,
+      });
       running = undefined;
       lastCode = r.exitCode;
       write(r.stdout.toString('utf8'));

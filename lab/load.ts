@@ -31,7 +31,13 @@ function connect(lab: Lab, host: LabHost): Promise<Client> {
     const c = new SshClient();
     c.once('ready', () => resolve(c));
     c.once('error', reject);
-    c.connect({ host: host.address, port: host.port, username: host.user, privateKey: lab.clientPrivateKey, hostVerifier: (key: Buffer) => key.equals(host.hostKeyBlob) });
+    c.connect({
+      host: host.address,
+      port: host.port,
+      username: host.user,
+      privateKey: lab.clientPrivateKey,
+      hostVerifier: (key: Buffer) => key.equals(host.hostKeyBlob),
+    });
   });
 }
 
@@ -93,7 +99,12 @@ export async function startLabLoad(lab: Lab): Promise<LabLoad> {
       const dev = (m: typeof head) => m?.rdma.find((r) => r.netdev === netdev)?.name ?? 'mlx5_0';
       const args = `-x 3 -F --report_gbits -q 1 -D ${BW_SECONDS} --tclass=106 -p ${BW_PORT}`;
       const server = exec(cb, `ib_write_bw -d ${dev(peer)} ${args}`, undefined, ac.signal);
-      for (let i = 0; i < 50 && !ac.signal.aborted && peer && !perftestListening(lab.cluster, peer.hostname, BW_PORT); i++) await pause(100, ac.signal);
+      for (
+        let i = 0;
+        i < 50 && !ac.signal.aborted && peer && !perftestListening(lab.cluster, peer.hostname, BW_PORT);
+        i++
+      )
+        await pause(100, ac.signal);
       await exec(ca, `ib_write_bw -d ${dev(head)} ${args} 192.168.${101 + k}.2`, undefined, ac.signal);
       await server;
       await pause(10_000, ac.signal);

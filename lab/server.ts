@@ -41,7 +41,13 @@ const ACCEPT_ENV = /^(LANG|LC_[A-Z_]+)$/;
 const CHUNK = 64 * 1024;
 
 export class HostServer {
-  readonly stats: LabHostStats = { channelOpens: 0, injectedDrops: 0, execs: 0, maxConcurrentSessions: 0, refusedChannels: 0 };
+  readonly stats: LabHostStats = {
+    channelOpens: 0,
+    injectedDrops: 0,
+    execs: 0,
+    maxConcurrentSessions: 0,
+    refusedChannels: 0,
+  };
   private readonly server: InstanceType<typeof Server>;
   private readonly clients = new Set<Connection>();
   private concurrent = 0;
@@ -56,7 +62,9 @@ export class HostServer {
 
   constructor(private readonly opts: HostServerOptions) {
     this.timing = rng(opts.machine.seed, opts.machine.hostname, 'timing');
-    this.server = new Server({ hostKeys: [opts.hostPrivateKey] }, (client, info) => this.onConnection(client, info.port));
+    this.server = new Server({ hostKeys: [opts.hostPrivateKey] }, (client, info) =>
+      this.onConnection(client, info.port),
+    );
     // Management lost its address or link (netplan apply, ip): every session's TCP path is gone.
     onManagementChange(opts.machine, () => {
       if (managementCut(opts.machine)) for (const c of this.clients) c.end();
@@ -164,7 +172,12 @@ export class HostServer {
     const signalTargets = new Map<number, (name: string) => void>();
     interceptSignals(client, signalTargets);
     client.on('authentication', (ctx) => {
-      if (ctx.method === 'publickey' && ctx.username === user && ctx.key.algo === allowed.type && ctx.key.data.equals(allowedBlob)) {
+      if (
+        ctx.method === 'publickey' &&
+        ctx.username === user &&
+        ctx.key.algo === allowed.type &&
+        ctx.key.data.equals(allowedBlob)
+      ) {
         // Without a signature the client only asks whether the key would do.
         if (!ctx.signature || !ctx.blob) return ctx.accept();
         if (allowed.verify(ctx.blob, ctx.signature, ctx.hashAlgo)) return ctx.accept();
@@ -197,7 +210,12 @@ export class HostServer {
     });
   }
 
-  private onSession(session: Session, clientPort: number, sessionId: number, signalTargets: Map<number, (name: string) => void>): void {
+  private onSession(
+    session: Session,
+    clientPort: number,
+    sessionId: number,
+    signalTargets: Map<number, (name: string) => void>,
+  ): void {
     const env: Record<string, string> = {};
     session.on('env', (accept, reject, info) => {
       if (ACCEPT_ENV.test(info.key)) {
@@ -217,7 +235,11 @@ export class HostServer {
       this.stats.execs++;
       channel.on('error', () => undefined);
       runInteractive({
-        channel, pty, machine: this.opts.machine, shell: this.opts.shell, id: sessionId,
+        channel,
+        pty,
+        machine: this.opts.machine,
+        shell: this.opts.shell,
+        id: sessionId,
         env: { ...this.sessionEnv(env, clientPort, sessionId), ...(pty ? { TERM: env.TERM ?? 'xterm' } : {}) },
       });
     });
@@ -266,8 +288,13 @@ export class HostServer {
   }
 
   private async runExec(
-    channel: ServerChannel, command: string, extraEnv: Record<string, string>, clientPort: number, sessionId: number,
-    ac: AbortController, signalName: () => string | undefined,
+    channel: ServerChannel,
+    command: string,
+    extraEnv: Record<string, string>,
+    clientPort: number,
+    sessionId: number,
+    ac: AbortController,
+    signalName: () => string | undefined,
   ): Promise<void> {
     this.stats.execs++;
     let closed = false;
@@ -286,7 +313,10 @@ export class HostServer {
     // Probes take 20–150 ms of modelled time (seeded), overlapping the interpreter's own time.
     const delay = m.clock.sleep(this.timing.int(20, 150), ac.signal);
     // Output the command produces while it runs goes out at once (system/live.ts).
-    const live = (stream: NodeJS.WritableStream) => (chunk: Buffer): Promise<void> => writeAll(channel, stream, chunk, () => closed);
+    const live =
+      (stream: NodeJS.WritableStream) =>
+      (chunk: Buffer): Promise<void> =>
+        writeAll(channel, stream, chunk, () => closed);
     // The session's shell, which `kill -- -PID` from another session ends (system/sessions.ts).
     let killedBy: string | undefined;
     const shell = m.system.sessions.start(m.user.uid, (signal) => {
@@ -296,18 +326,29 @@ export class HostServer {
     let result;
     try {
       result = await this.opts.shell.run({
-        commandLine: command, env: this.sessionEnv(extraEnv, clientPort, sessionId), stdin, signal: ac.signal,
-        stdout: live(channel), stderr: live(channel.stderr), pid: shell.pid,
+        commandLine: command,
+        env: this.sessionEnv(extraEnv, clientPort, sessionId),
+        stdin,
+        signal: ac.signal,
+        stdout: live(channel),
+        stderr: live(channel.stderr),
+        pid: shell.pid,
       });
     } catch (e) {
       // A lab bug must not leave the client waiting on a channel that never closes.
-      result = { stdout: Buffer.alloc(0), stderr: Buffer.from(`l20-setup lab: internal error: ${(e as Error).message}\n`), exitCode: 255 };
+      result = {
+        stdout: Buffer.alloc(0),
+        stderr: Buffer.from(`l20-setup lab: internal error: ${(e as Error).message}\n`),
+        exitCode: 255,
+      };
     }
     await delay;
     if (closed) return;
     if (this.dropNow('after', false)) return;
     // An aborted run keeps what it printed before the signal, minus the interpreter's own notice.
-    const stderr = ac.signal.aborted ? Buffer.from(result.stderr.toString('utf8').replace(/bash: execution aborted\n$/, '')) : result.stderr;
+    const stderr = ac.signal.aborted
+      ? Buffer.from(result.stderr.toString('utf8').replace(/bash: execution aborted\n$/, ''))
+      : result.stderr;
     await writeAll(channel, channel, result.stdout, () => closed);
     await writeAll(channel, channel.stderr, stderr, () => closed);
     if (closed) return;
@@ -336,7 +377,13 @@ function interceptSignals(client: Connection, targets: Map<number, (name: string
   const handlers = proto?._handlers;
   const orig = handlers?.CHANNEL_REQUEST;
   if (!handlers || typeof orig !== 'function') return;
-  handlers.CHANNEL_REQUEST = (p: unknown, recipient: number, type: string, wantReply: boolean, data: unknown): unknown => {
+  handlers.CHANNEL_REQUEST = (
+    p: unknown,
+    recipient: number,
+    type: string,
+    wantReply: boolean,
+    data: unknown,
+  ): unknown => {
     const target = type === 'signal' ? targets.get(recipient) : undefined;
     if (target) {
       target(String(data).replace(/^SIG/, ''));
@@ -424,7 +471,12 @@ function collectStdin(channel: ServerChannel, waitForEof: boolean): Promise<Buff
 }
 
 /** Writes in chunks and waits for 'drain' whenever ssh2's window is full. */
-async function writeAll(channel: ServerChannel, stream: NodeJS.WritableStream, data: Buffer, isClosed: () => boolean): Promise<void> {
+async function writeAll(
+  channel: ServerChannel,
+  stream: NodeJS.WritableStream,
+  data: Buffer,
+  isClosed: () => boolean,
+): Promise<void> {
   for (let off = 0; off < data.length; off += CHUNK) {
     if (isClosed()) return;
     if (!stream.write(data.subarray(off, off + CHUNK))) {

@@ -24,12 +24,17 @@ const LEAVE_ALT = '\u001b[?1049l';
 const SHOW_CURSOR = '\u001b[?25h';
 
 export async function renderApp(start: TuiStart, createSession: (store: EngineStore) => TuiController): Promise<void> {
-  const store = new AppStore(appState(start.hosts, {
-    screen: start.screen, terminal: { columns: process.stdout.columns || 80, rows: process.stdout.rows || 24 },
-  }));
+  const store = new AppStore(
+    appState(start.hosts, {
+      screen: start.screen,
+      terminal: { columns: process.stdout.columns || 80, rows: process.stdout.rows || 24 },
+    }),
+  );
   const controller = createSession(store);
   store.dispatch({
-    type: 'ui.session', implemented: controller.implementedStages, hosts: controller.initialHosts,
+    type: 'ui.session',
+    implemented: controller.implementedStages,
+    hosts: controller.initialHosts,
     design: controller.initialDesign ?? 'A',
   });
   const out = process.stdout;

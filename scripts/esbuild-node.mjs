@@ -15,7 +15,9 @@ export function nodeBundleOptions({ boundInkCaches = true } = {}) {
     external: ['ssh2', 'just-bash', 'react-devtools-core'],
     logLevel: 'warning',
     // Bundled CommonJS (ssh2's helpers, React) calls require(); ESM output has none.
-    banner: { js: "import { createRequire as l20CreateRequire } from 'node:module'; const require = l20CreateRequire(import.meta.url);" },
+    banner: {
+      js: "import { createRequire as l20CreateRequire } from 'node:module'; const require = l20CreateRequire(import.meta.url);",
+    },
     plugins: boundInkCaches ? [inkBoundedCaches()] : [],
   };
 }

@@ -48,7 +48,9 @@ export function inkBoundedCaches(inkBuild = inkBuildDir()) {
         if (result.errors.length > 0) return;
         const missing = Object.keys(REPLACED).filter((p) => !swapped.has(p));
         if (missing.length > 0) {
-          result.errors.push({ text: `ink-bounded-caches: Ink no longer imports ${missing.join(', ')}; its text caches were not replaced` });
+          result.errors.push({
+            text: `ink-bounded-caches: Ink no longer imports ${missing.join(', ')}; its text caches were not replaced`,
+          });
         }
       });
     },

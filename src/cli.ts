@@ -15,7 +15,17 @@ import { checkScenario, intOption, UsageError, useColor, type CliValues } from '
 const VERSION = packageVersion();
 
 const VERBS = [
-  'check', 'plan', 'apply', 'monitor', 'troubleshoot', 'lint', 'doctor', 'rules', 'bundle', 'report', 'resolve',
+  'check',
+  'plan',
+  'apply',
+  'monitor',
+  'troubleshoot',
+  'lint',
+  'doctor',
+  'rules',
+  'bundle',
+  'report',
+  'resolve',
   'lab',
 ] as const;
 
@@ -235,7 +245,9 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   if (values.help) {
-    process.stdout.write(`${HELP[verb ?? 'main'] ?? `l20-setup ${verb}: not available in this release yet.\n\n${HELP.main}`}\n`);
+    process.stdout.write(
+      `${HELP[verb ?? 'main'] ?? `l20-setup ${verb}: not available in this release yet.\n\n${HELP.main}`}\n`,
+    );
     return 0;
   }
   try {
@@ -248,21 +260,36 @@ export async function main(argv: string[]): Promise<number> {
       return await runCheck(values, verb);
     }
     if (verb === 'monitor') {
-      if (positionals.length > 1) throw new UsageError(`monitor takes no arguments (got ${JSON.stringify(positionals[1])}); TARGET is --lab or --inventory FILE`);
+      if (positionals.length > 1)
+        throw new UsageError(
+          `monitor takes no arguments (got ${JSON.stringify(positionals[1])}); TARGET is --lab or --inventory FILE`,
+        );
       const { runMonitor } = await import('./commands/monitor.js');
       return await runMonitor(values);
     }
     if (verb === 'doctor') {
       const file = positionals[1];
-      if (file === undefined || positionals.length > 2) throw new UsageError('usage: l20-setup doctor FILE|- [--json]  (one file; - reads standard input)');
+      if (file === undefined || positionals.length > 2)
+        throw new UsageError('usage: l20-setup doctor FILE|- [--json]  (one file; - reads standard input)');
       const { runDoctor } = await import('./doctor/cli.js');
-      return await runDoctor({ file, json: values.json ?? false, color: useColor(), write: (s) => process.stdout.write(s), error: (s) => process.stderr.write(s) });
+      return await runDoctor({
+        file,
+        json: values.json ?? false,
+        color: useColor(),
+        write: (s) => process.stdout.write(s),
+        error: (s) => process.stderr.write(s),
+      });
     }
     if (verb === 'lint') {
       const files = positionals.slice(1);
       if (files.length === 0) throw new UsageError('usage: l20-setup lint FILE… [--json]');
       const { runLint } = await import('./lint/index.js');
-      return await runLint({ files, json: values.json ?? false, color: useColor(), write: (s) => process.stdout.write(s) });
+      return await runLint({
+        files,
+        json: values.json ?? false,
+        color: useColor(),
+        write: (s) => process.stdout.write(s),
+      });
     }
     if (verb === 'rules') {
       const { runRules } = await import('./commands/rules.js');
@@ -282,7 +309,10 @@ export async function main(argv: string[]): Promise<number> {
       return await runLabServe(values);
     }
     if (verb === 'bundle') {
-      if (positionals.length > 1) throw new UsageError(`bundle takes no arguments (got ${JSON.stringify(positionals[1])}); TARGET is --lab or --inventory FILE, the archive --out FILE`);
+      if (positionals.length > 1)
+        throw new UsageError(
+          `bundle takes no arguments (got ${JSON.stringify(positionals[1])}); TARGET is --lab or --inventory FILE, the archive --out FILE`,
+        );
       const { runBundle } = await import('./commands/bundle.js');
       return await runBundle(values);
     }
@@ -291,11 +321,16 @@ export async function main(argv: string[]): Promise<number> {
       return runResolve(values, positionals.slice(1));
     }
     if (verb === 'report') {
-      if (positionals.length > 1) throw new UsageError(`report takes no arguments (got ${JSON.stringify(positionals[1])}); TARGET is --lab or --inventory FILE`);
+      if (positionals.length > 1)
+        throw new UsageError(
+          `report takes no arguments (got ${JSON.stringify(positionals[1])}); TARGET is --lab or --inventory FILE`,
+        );
       const { runReport } = await import('./commands/report.js');
       return await runReport(values);
     }
-    process.stderr.write(`l20-setup ${verb}: not available in this release yet (see the issues); implemented: check, plan, apply, monitor, troubleshoot, lint, doctor, rules, bundle, report, resolve, lab serve, and the TUI.\n`);
+    process.stderr.write(
+      `l20-setup ${verb}: not available in this release yet (see the issues); implemented: check, plan, apply, monitor, troubleshoot, lint, doctor, rules, bundle, report, resolve, lab serve, and the TUI.\n`,
+    );
     return 2;
   } catch (err) {
     if (err instanceof UsageError || err instanceof ConfigError) {

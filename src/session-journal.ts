@@ -6,10 +6,20 @@
  * Every apply from the TUI keeps a journal, so killing the TUI mid-apply is recoverable the same way.
  */
 import {
-  ApplyJournal, findInterruptedApply, journalTarget, removeJournal, resumeStages, type FoundJournal,
+  ApplyJournal,
+  findInterruptedApply,
+  journalTarget,
+  removeJournal,
+  resumeStages,
+  type FoundJournal,
 } from './engine/journal.js';
 import {
-  handleStaleTimers, repairInterrupted, rollbackComplete, rollbackInterrupted, rollbackLines, timerLines,
+  handleStaleTimers,
+  repairInterrupted,
+  rollbackComplete,
+  rollbackInterrupted,
+  rollbackLines,
+  timerLines,
 } from './engine/journal-rollback.js';
 import { journalUi, type JournalUi } from './engine/journal-text.js';
 import type { Prompts, Answers } from './engine/prompts.js';
@@ -79,8 +89,10 @@ export class TuiJournal {
     }
     this.found = undefined;
     if (!found) return;
-    if (found.state === 'corrupt') this.notice(`the crash journal was unreadable (${found.problem}); moved aside to ${found.movedTo}`);
-    else if (found.state === 'running') this.notice(`an apply is running on these hosts (pid ${found.journal.pid}); wait for it before applying`);
+    if (found.state === 'corrupt')
+      this.notice(`the crash journal was unreadable (${found.problem}); moved aside to ${found.movedTo}`);
+    else if (found.state === 'running')
+      this.notice(`an apply is running on these hosts (pid ${found.journal.pid}); wait for it before applying`);
     else {
       this.found = found;
       this.show(journalUi(found.journal));
@@ -95,8 +107,10 @@ export class TuiJournal {
     const waiting = (this.found?.journal.armed ?? []).filter((a) => Date.parse(a.firesAt) > now);
     if (waiting.length === 0) return false;
     const which = waiting.map((a) => `${a.unit}.timer on ${a.host}`).join(', ');
-    this.notice(`the interrupted apply left ${which} armed, which would undo this apply: `
-      + 'press r to resume (it stops them first) or b to roll back');
+    this.notice(
+      `the interrupted apply left ${which} armed, which would undo this apply: ` +
+        'press r to resume (it stops them first) or b to roll back',
+    );
     // Its modal takes those keys: back on screen if it was left for later.
     if (!this.modal && this.found) this.show(journalUi(this.found.journal));
     return true;
@@ -108,7 +122,10 @@ export class TuiJournal {
     const found = this.found;
     const where = journalTarget(target);
     return new ApplyJournal({
-      key: where.key, runId: engine.context.runId, source: target.source, hosts: where.hosts,
+      key: where.key,
+      runId: engine.context.runId,
+      source: target.source,
+      hosts: where.hosts,
       stages: stages.map((s) => s.id),
       ...(found ? { carry: found.journal.inFlight, path: found.path } : {}),
       ...(found && !resuming ? { carryArmed: found.journal.armed } : {}),
@@ -128,40 +145,50 @@ export class TuiJournal {
     let journal: ApplyJournal | undefined;
     this.closeModal();
     runner.follow(first.id);
-    this.notice(`resuming run ${found.journal.runId}: ${ids.join(', ')} on ${this.store.getState().hostOrder.join(', ')}… (c cancels)`);
+    this.notice(
+      `resuming run ${found.journal.runId}: ${ids.join(', ')} on ${this.store.getState().hostOrder.join(', ')}… (c cancels)`,
+    );
     // The stage view follows the apply from stage to stage.
     const follow = engine.subscribe((e) => {
       if (e.type === 'stage.state' && e.state === 'running' && ids.includes(e.stage)) runner.follow(e.stage);
     });
     // The killed run's rollback timers are stopped first (else they would undo what the resume proves);
     // a package command the kill cut short is finished next (apt refuses to install until it is).
-    void handleStaleTimers(engine, found.journal, 'resume').then(async (timers) => {
-      if (timers.length) this.notice(`rollback timers of run ${found.journal.runId}: ${timerLines(timers).join('; ')}`);
-      if (timers.some((t) => t.unreachable || !t.ok)) {
-        throw new Error('a rollback timer of the interrupted run may still wait; the journal stays — ' +
-          'resume again once every host answers');
-      }
-      journal = this.open(engine, target, defs, true);
-      this.found = undefined;
-      const repaired = await repairInterrupted(engine, found.journal);
-      const failed = repaired.flatMap((r) => r.actions).filter((a) => !a.ok).length;
-      const touched = repaired.filter((r) => r.actions.length > 0).map((r) => r.host);
-      const failures = failed ? ` (${failed} failed)` : '';
-      if (touched.length > 0) this.notice(`dpkg --configure -a on ${touched.join(', ')}${failures}; resuming…`);
-      return runner.executor(engine).applyStages(defs);
-    }).then(
-      (run) => {
-        const steps = run.outcomes.flatMap((o) => o.steps ?? []);
-        this.notice(`resumed ${ids.join(', ')}: ${run.outcomes.reduce((n, o) => n + (o.changed ?? 0), 0)} changed, ${steps.filter((x) => x.status === 'failed').length} failed; ` +
-          `${run.stoppedAfter && run.notRun.length ? `stopped after ${run.stoppedAfter}; ` : ''}`
-          + verificationText(run.outcomes));
-      },
-      (err: unknown) => this.notice(`resuming failed: ${(err as Error).message}`),
-    ).finally(() => {
-      follow();
-      journal?.finish();
-      runner.ended();
-    });
+    void handleStaleTimers(engine, found.journal, 'resume')
+      .then(async (timers) => {
+        if (timers.length)
+          this.notice(`rollback timers of run ${found.journal.runId}: ${timerLines(timers).join('; ')}`);
+        if (timers.some((t) => t.unreachable || !t.ok)) {
+          throw new Error(
+            'a rollback timer of the interrupted run may still wait; the journal stays — ' +
+              'resume again once every host answers',
+          );
+        }
+        journal = this.open(engine, target, defs, true);
+        this.found = undefined;
+        const repaired = await repairInterrupted(engine, found.journal);
+        const failed = repaired.flatMap((r) => r.actions).filter((a) => !a.ok).length;
+        const touched = repaired.filter((r) => r.actions.length > 0).map((r) => r.host);
+        const failures = failed ? ` (${failed} failed)` : '';
+        if (touched.length > 0) this.notice(`dpkg --configure -a on ${touched.join(', ')}${failures}; resuming…`);
+        return runner.executor(engine).applyStages(defs);
+      })
+      .then(
+        (run) => {
+          const steps = run.outcomes.flatMap((o) => o.steps ?? []);
+          this.notice(
+            `resumed ${ids.join(', ')}: ${run.outcomes.reduce((n, o) => n + (o.changed ?? 0), 0)} changed, ${steps.filter((x) => x.status === 'failed').length} failed; ` +
+              `${run.stoppedAfter && run.notRun.length ? `stopped after ${run.stoppedAfter}; ` : ''}` +
+              verificationText(run.outcomes),
+          );
+        },
+        (err: unknown) => this.notice(`resuming failed: ${(err as Error).message}`),
+      )
+      .finally(() => {
+        follow();
+        journal?.finish();
+        runner.ended();
+      });
   }
 
   /** b: undoes the in-flight steps; the modal shows what was restored or removed on each host. */
@@ -171,7 +198,9 @@ export class TuiJournal {
     if (!found || !ui || ui.phase !== 'ask') return;
     if (engine.busy) return this.notice('a stage is running; wait for it or press c to cancel');
     this.show({ ...ui, phase: 'rolling-back' });
-    this.notice(`rolling back run ${found.journal.runId} on ${[...new Set(found.journal.inFlight.map((x) => x.host))].join(', ')}…`);
+    this.notice(
+      `rolling back run ${found.journal.runId} on ${[...new Set(found.journal.inFlight.map((x) => x.host))].join(', ')}…`,
+    );
     const undo = async () => {
       const timers = await handleStaleTimers(engine, found.journal, 'rollback');
       return { timers, results: await rollbackInterrupted(engine, found.journal) };
@@ -201,6 +230,7 @@ export class TuiJournal {
     const ui = this.modal?.ui;
     if (!ui || ui.phase === 'rolling-back') return;
     this.closeModal();
-    if (ui.phase === 'ask') this.notice('the interrupted apply stays recorded; restart l20-setup to decide, or apply its stage again');
+    if (ui.phase === 'ask')
+      this.notice('the interrupted apply stays recorded; restart l20-setup to decide, or apply its stage again');
   }
 }

@@ -80,7 +80,9 @@ export class TuiTroubleshoot {
     const notice = (text: string) => this.store.dispatch({ type: 'session.notice', text });
     if (!engine || engine.busy || this.store.getState().troubleshoot.running !== null) {
       this.verifying = undefined;
-      return notice(engine ? 'probes are running; wait for them or press c to cancel' : 'no hosts to probe (playing a recording?)');
+      return notice(
+        engine ? 'probes are running; wait for them or press c to cancel' : 'no hosts to probe (playing a recording?)',
+      );
     }
     this.symptomsCancelled = false;
     const found: string[] = [];
@@ -88,7 +90,9 @@ export class TuiTroubleshoot {
       if (ids.length > 1) {
         // Every symptom at once, as the CLI does without a symptom: one read-only run of the stages
         // they share (quick probes, no benchmarks), instead of the stages again for each symptom.
-        const defs = ids.map((id) => this.symptoms.find((s) => s.id === id)).filter((d): d is SymptomDef => d !== undefined);
+        const defs = ids
+          .map((id) => this.symptoms.find((s) => s.id === id))
+          .filter((d): d is SymptomDef => d !== undefined);
         this.store.dispatch({ type: 'troubleshoot.running', symptom: defs[0]?.id ?? ids[0] ?? '' });
         notice(`probing every symptom's quick checks on ${this.store.getState().hostOrder.join(', ')}… (c cancels)`);
         const all = this.symptomsCancelled ? [] : await diagnose(engine, defs, { benchmarks: false });
@@ -108,11 +112,22 @@ export class TuiTroubleshoot {
         if (!d) continue;
         this.store.dispatch({ type: 'troubleshoot.diagnosis', diagnosis: d });
         if (d.status === 'found') found.push(d.title);
-        const verdict = d.status === 'found' ? `${d.cause ?? 'cause found'}${d.rules.length ? ` (${d.rules.join(', ')})` : ''} — f fixes` : d.status;
-        if (this.verifying === id) notice(`${d.title}: ${d.status === 'clear' ? 'clear after the fix — verified' : `still ${verdict}`}`);
+        const verdict =
+          d.status === 'found'
+            ? `${d.cause ?? 'cause found'}${d.rules.length ? ` (${d.rules.join(', ')})` : ''} — f fixes`
+            : d.status;
+        if (this.verifying === id)
+          notice(`${d.title}: ${d.status === 'clear' ? 'clear after the fix — verified' : `still ${verdict}`}`);
         else if (ids.length === 1) notice(`${d.title}: ${verdict}`);
       }
-      if (wanted.length > 1) notice(this.symptomsCancelled ? 'cancelled' : found.length === 0 ? 'no symptom shows on these hosts' : `found: ${found.join('; ')}`);
+      if (wanted.length > 1)
+        notice(
+          this.symptomsCancelled
+            ? 'cancelled'
+            : found.length === 0
+              ? 'no symptom shows on these hosts'
+              : `found: ${found.join('; ')}`,
+        );
     } catch (err) {
       notice(`troubleshooting failed: ${(err as Error).message}`);
     } finally {

@@ -89,9 +89,17 @@ export class TuiSession implements Controller {
     this.quitPromise = new Promise((r) => (this.resolveQuit = r));
     this.prompts = new Prompts(store.dispatch);
     this.journal = new TuiJournal(store, this.prompts, (choice) => this.journalChoice(choice));
-    this.troubleshoot = new TuiTroubleshoot(store, SYMPTOMS, () => this.engine, (stage) => this.planStage(stage));
+    this.troubleshoot = new TuiTroubleshoot(
+      store,
+      SYMPTOMS,
+      () => this.engine,
+      (stage) => this.planStage(stage),
+    );
     this.apply = new TuiApply(store, this.prompts, {
-      engine: () => this.engine, target: () => this.target, stageDef: (id) => this.stageDef(id), journal: this.journal,
+      engine: () => this.engine,
+      target: () => this.target,
+      stageDef: (id) => this.stageDef(id),
+      journal: this.journal,
       ended: (stage, applied) => this.planEnded(stage, applied),
     });
     if (target) this.attach(target);
@@ -105,7 +113,11 @@ export class TuiSession implements Controller {
   /** The trust callback handed to every SSH host of this session: a prompt each, answered by its id. */
   askTrust = (q: TrustQuestion): Promise<boolean> =>
     this.prompts.ask({
-      kind: 'trust', host: q.name, address: `${q.host}:${q.port}`, keyType: q.keyType, fingerprint: q.fingerprint,
+      kind: 'trust',
+      host: q.name,
+      address: `${q.host}:${q.port}`,
+      keyType: q.keyType,
+      fingerprint: q.fingerprint,
       ...(q.recordIn !== undefined ? { knownHostsFile: q.recordIn } : {}),
       ...(q.certificateAuthority !== undefined ? { certificateAuthority: q.certificateAuthority } : {}),
     });
@@ -204,7 +216,10 @@ export class TuiSession implements Controller {
   closeMonitor(): void {
     if (!this.target) {
       // A replay has no hosts behind it: the stage screens would have nothing to run.
-      this.store.dispatch({ type: 'session.notice', text: 'playing a recording: there are no hosts to go back to (q quits)' });
+      this.store.dispatch({
+        type: 'session.notice',
+        text: 'playing a recording: there are no hosts to go back to (q quits)',
+      });
       return;
     }
     this.store.dispatch({ type: 'monitor.close' });
@@ -218,7 +233,15 @@ export class TuiSession implements Controller {
   /** Samplers start the first time the monitor opens and run until quit, so history keeps growing. */
   private startMonitor(): void {
     if (this.monitor) return;
-    const source = this.options.monitorSource ?? (this.target ? new MonitorSession(this.target.hosts, { intervalMs: this.options.monitor?.intervalMs ?? 1_000, config: this.target.config, ...(this.options.monitor?.recordFile ? { recordFile: this.options.monitor.recordFile } : {}) }) : undefined);
+    const source =
+      this.options.monitorSource ??
+      (this.target
+        ? new MonitorSession(this.target.hosts, {
+            intervalMs: this.options.monitor?.intervalMs ?? 1_000,
+            config: this.target.config,
+            ...(this.options.monitor?.recordFile ? { recordFile: this.options.monitor.recordFile } : {}),
+          })
+        : undefined);
     if (!source) return;
     this.monitor = source;
     source.setTimebase(this.store.getState().monitor.timebase);
@@ -286,18 +309,36 @@ export class TuiSession implements Controller {
     }
   }
 
-  async saveHosts(hosts: HostConfig[], network?: { design: ClusterConfig['network']['design'] }): Promise<string | undefined> {
+  async saveHosts(
+    hosts: HostConfig[],
+    network?: { design: ClusterConfig['network']['design'] },
+  ): Promise<string | undefined> {
     if (!this.saved) return 'this session runs on the built-in lab or an --inventory file; nothing is saved';
     try {
       const base: Partial<ClusterConfig> = this.target?.config ?? {};
-      const config = this.saved.save({ ...base, version: 1, hosts, ...(network ? { network: { ...(base.network ?? { mtu: 9000 }), design: network.design } } : {}) });
+      const config = this.saved.save({
+        ...base,
+        version: 1,
+        hosts,
+        ...(network ? { network: { ...(base.network ?? { mtu: 9000 }), design: network.design } } : {}),
+      });
       if (this.engine?.busy) this.engine.cancelAll();
       this.unsubscribe?.();
       await this.stopMonitor();
       await this.target?.close();
       const next = hostsFromConfig(config, this.hostOptions());
-      this.store.dispatch({ type: 'session.hosts', hosts: config.hosts.map((c, i) => ({ name: c.name, address: next[i]?.address ?? c.address })) });
-      this.attach({ config, hosts: next, source: this.saved.path, close: async () => { await Promise.all(next.map((x) => x.close())); } });
+      this.store.dispatch({
+        type: 'session.hosts',
+        hosts: config.hosts.map((c, i) => ({ name: c.name, address: next[i]?.address ?? c.address })),
+      });
+      this.attach({
+        config,
+        hosts: next,
+        source: this.saved.path,
+        close: async () => {
+          await Promise.all(next.map((x) => x.close()));
+        },
+      });
       return undefined;
     } catch (err) {
       return err instanceof ConfigError ? err.problems.join('; ') : (err as Error).message;
@@ -313,7 +354,10 @@ export class TuiSession implements Controller {
   }
 
   stagePurpose(stage: StageId): string {
-    return this.stageDef(stage)?.purpose ?? `${STAGE_TITLES[stage]} (stage ${STAGE_IDS.indexOf(stage) + 1}, not implemented yet)`;
+    return (
+      this.stageDef(stage)?.purpose ??
+      `${STAGE_TITLES[stage]} (stage ${STAGE_IDS.indexOf(stage) + 1}, not implemented yet)`
+    );
   }
 
   async close(): Promise<void> {

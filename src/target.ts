@@ -11,7 +11,10 @@ import { SshHost, sshHostOptionsFromConfig, type SshHostOptions } from './transp
 import { OpensshHost } from './transport/openssh.js';
 import { ConfigError } from './config/errors.js';
 import {
-  defaultSshConfigContext, SshConfigError, type ResolvedSshConfig, type SshConfigContext,
+  defaultSshConfigContext,
+  SshConfigError,
+  type ResolvedSshConfig,
+  type SshConfigContext,
 } from './transport/ssh-config.js';
 import { resolveThroughSsh } from './transport/ssh-g.js';
 import { JumpChainError, resolveJumpChain } from './transport/ssh-hops.js';
@@ -53,7 +56,18 @@ export interface LabFiles {
 
 /** Writes the lab's client key and known_hosts (mode 0600) and returns an inventory for it. */
 export function labInventory(
-  lab: { hosts: ReadonlyArray<{ name: string; address: string; port: number; user: string; hostKeyType: string; hostKeyBlob: Buffer; hostKeyFingerprint: string }>; clientPrivateKey: string },
+  lab: {
+    hosts: ReadonlyArray<{
+      name: string;
+      address: string;
+      port: number;
+      user: string;
+      hostKeyType: string;
+      hostKeyBlob: Buffer;
+      hostKeyFingerprint: string;
+    }>;
+    clientPrivateKey: string;
+  },
   dir: string,
 ): { config: ClusterConfig; files: LabFiles } {
   const identityFile = join(dir, 'id_ed25519');
@@ -75,7 +89,15 @@ export function labInventory(
     knownHostsFile,
     hostKeyFingerprint: h.hostKeyFingerprint,
   }));
-  const config = { version: 1, hosts, network: { design: 'A', mtu: 9000 }, qos: { priority: 3, dscp: 26, trust: 'dscp' }, nccl: { gidIndex: 'auto', crossNic: 0, debug: 'WARN' }, ray: { port: 6379, dashboardPort: 8265 }, vllm: { model: 'Qwen/Qwen2.5-7B-Instruct', port: 8000, layout: 'auto' } } as ClusterConfig;
+  const config = {
+    version: 1,
+    hosts,
+    network: { design: 'A', mtu: 9000 },
+    qos: { priority: 3, dscp: 26, trust: 'dscp' },
+    nccl: { gidIndex: 'auto', crossNic: 0, debug: 'WARN' },
+    ray: { port: 6379, dashboardPort: 8265 },
+    vllm: { model: 'Qwen/Qwen2.5-7B-Instruct', port: 8000, layout: 'auto' },
+  } as ClusterConfig;
   return { config, files: { dir, identityFile, knownHostsFile } };
 }
 
@@ -137,7 +159,12 @@ export function hostFromConfig(
     delete ssh.agent;
   } else if (h.auth?.method === 'agent') {
     ssh.identityFiles = [];
-    if (!ssh.agent) throw new ConfigError(`${h.name}: auth is ssh-agent but SSH_AUTH_SOCK is not set; start an agent (eval $(ssh-agent); ssh-add) or give an identity file`, 'auth', ['no agent']);
+    if (!ssh.agent)
+      throw new ConfigError(
+        `${h.name}: auth is ssh-agent but SSH_AUTH_SOCK is not set; start an agent (eval $(ssh-agent); ssh-add) or give an identity file`,
+        'auth',
+        ['no agent'],
+      );
   }
   if (h.hostKeyFingerprint) ssh.expectedFingerprint = h.hostKeyFingerprint;
   const jump = h.jump ?? resolved.proxyJump;
@@ -187,20 +214,29 @@ function homeSshConfig(home: string): string {
   return existsSync(file) ? file : 'none';
 }
 
-export function hostsFromConfig(config: ClusterConfig, options: Pick<TargetOptions, 'onUnknownHostKey' | 'sudoPassword'> = {}): Host[] {
+export function hostsFromConfig(
+  config: ClusterConfig,
+  options: Pick<TargetOptions, 'onUnknownHostKey' | 'sudoPassword'> = {},
+): Host[] {
   return config.hosts.map((h) => hostFromConfig(h, options));
 }
 
 export async function openTarget(options: TargetOptions): Promise<Target | undefined> {
   if (options.lab) {
     const { startLab } = await import('../lab/index.js');
-    const lab = await startLab({ scenario: options.scenario ?? 'fresh', seed: options.seed ?? 1, ...(options.speed !== undefined ? { speed: options.speed } : {}) });
+    const lab = await startLab({
+      scenario: options.scenario ?? 'fresh',
+      seed: options.seed ?? 1,
+      ...(options.speed !== undefined ? { speed: options.speed } : {}),
+    });
     const dir = mkdtempSync(join(tmpdir(), 'l20-lab-'));
     const { config } = labInventory(lab, dir);
     const hosts = hostsFromConfig(config, options);
     const load = options.load ? await (await import('../lab/load.js')).startLabLoad(lab) : undefined;
     return {
-      config, hosts, source: `built-in lab (scenario ${options.scenario ?? 'fresh'})`,
+      config,
+      hosts,
+      source: `built-in lab (scenario ${options.scenario ?? 'fresh'})`,
       async close() {
         await load?.stop();
         await Promise.all(hosts.map((h) => h.close()));
@@ -221,5 +257,12 @@ export async function openTarget(options: TargetOptions): Promise<Target | undef
   }
   if (!config) return undefined;
   const hosts = hostsFromConfig(config, options);
-  return { config, hosts, source, async close() { await Promise.all(hosts.map((h) => h.close())); } };
+  return {
+    config,
+    hosts,
+    source,
+    async close() {
+      await Promise.all(hosts.map((h) => h.close()));
+    },
+  };
 }

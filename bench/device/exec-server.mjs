@@ -46,7 +46,11 @@ function runExec(channel, command, env, targets) {
   const child = spawn('bash', ['-c', command], { env: { ...process.env, ...env }, detached: true, stdio: 'pipe' });
   const signalGroup = (name) => {
     if (child.exitCode !== null || child.signalCode !== null || !SIGNALS.has(name)) return;
-    try { process.kill(-child.pid, `SIG${name}`); } catch { /* already gone */ }
+    try {
+      process.kill(-child.pid, `SIG${name}`);
+    } catch {
+      /* already gone */
+    }
   };
   targets.set(channel.incoming.id, signalGroup);
   const kept = { stdin: [], stdout: [], stderr: [] };
@@ -66,7 +70,12 @@ function runExec(channel, command, env, targets) {
     targets.delete(channel.incoming.id);
     const text = (chunks) => Buffer.concat(chunks).toString('utf8');
     const entry = {
-      line: command, stdin: text(kept.stdin), stdout: text(kept.stdout), stderr: text(kept.stderr), code, signal,
+      line: command,
+      stdin: text(kept.stdin),
+      stdout: text(kept.stdout),
+      stderr: text(kept.stderr),
+      code,
+      signal,
     };
     appendFileSync(join(dir, 'execs.jsonl'), `${JSON.stringify(entry)}\n`);
     if (signal) channel.exit(signal.replace(/^SIG/, ''), false, '');
@@ -79,8 +88,11 @@ const server = new Server({ hostKeys: [hostPair.private] }, (client, info) => {
   const targets = new Map();
   interceptSignals(client, targets);
   client.on('authentication', (ctx) => {
-    const ok = ctx.method === 'publickey' && ctx.username === user && ctx.key.algo === allowed.type
-      && ctx.key.data.equals(allowedBlob);
+    const ok =
+      ctx.method === 'publickey' &&
+      ctx.username === user &&
+      ctx.key.algo === allowed.type &&
+      ctx.key.data.equals(allowedBlob);
     if (!ok) return ctx.reject(['publickey']);
     // Without a signature the client only asks whether the key would do.
     if (!ctx.signature || !ctx.blob) return ctx.accept();

@@ -44,9 +44,10 @@ if (!existsSync(nodeXz) || !existsSync(stampFile) || readFileSync(stampFile, 'ut
 // (b, c) bundles with ssh2 inside; just-bash stays outside: only the lab loads it (a dynamic import).
 const base = nodeBundleOptions();
 // ssh2's CommonJS reads __dirname (agent.js), which ESM output has not: the banner defines it.
-const dirnameBanner = "import { dirname as l20Dirname } from 'node:path';"
-  + " import { fileURLToPath as l20FileUrlPath } from 'node:url';"
-  + ' const __filename = l20FileUrlPath(import.meta.url); const __dirname = l20Dirname(__filename);';
+const dirnameBanner =
+  "import { dirname as l20Dirname } from 'node:path';" +
+  " import { fileURLToPath as l20FileUrlPath } from 'node:url';" +
+  ' const __filename = l20FileUrlPath(import.meta.url); const __dirname = l20Dirname(__filename);';
 const deviceOptions = {
   ...base,
   external: ['just-bash', 'react-devtools-core', 'cpu-features', '*.node'],
@@ -54,11 +55,16 @@ const deviceOptions = {
 };
 await build({ ...deviceOptions, entryPoints: [dist('src/cli.js')], outdir: join(out, 'cli') });
 await build({
-  ...deviceOptions, splitting: false, plugins: [],
-  entryPoints: [join(root, 'bench/device/exec-server.mjs')], outfile: join(out, 'exec-server.mjs'),
+  ...deviceOptions,
+  splitting: false,
+  plugins: [],
+  entryPoints: [join(root, 'bench/device/exec-server.mjs')],
+  outfile: join(out, 'exec-server.mjs'),
 });
 await build({
-  ...deviceOptions, splitting: false, plugins: [],
+  ...deviceOptions,
+  splitting: false,
+  plugins: [],
   stdin: {
     resolveDir: root,
     sourcefile: 'nccl-conf-entry.mjs',
@@ -77,8 +83,10 @@ await build({
 });
 
 // The launcher bin/l20-setup.js is, pointed at this bundle.
-writeFileSync(join(out, 'l20-setup.mjs'), readFileSync(join(root, 'bin/l20-setup.js'), 'utf8')
-  .replace("'../dist/bundle/cli.js'", "'./cli/cli.js'"));
+writeFileSync(
+  join(out, 'l20-setup.mjs'),
+  readFileSync(join(root, 'bin/l20-setup.js'), 'utf8').replace("'../dist/bundle/cli.js'", "'./cli/cli.js'"),
+);
 
 // (d) the programs the stages send, from their own modules.
 const { BENCH_SCRIPT } = await import(dist('checks/nccl/bench-script.js'));
@@ -91,14 +99,23 @@ const { quoteArgv } = await import(dist('src/transport/quote.js'));
 const script = (name, text, mode = 0o644) => writeFileSync(join(out, 'scripts', name), text, { mode });
 script('l20-allreduce-bench.py', BENCH_SCRIPT, 0o755);
 script('bench-run.sh', BENCH_RUN_SCRIPT);
-script('debug-env.txt', Object.entries(DEBUG_ENV).map(([k, v]) => `${k}=${v}\n`).join(''));
+script(
+  'debug-env.txt',
+  Object.entries(DEBUG_ENV)
+    .map(([k, v]) => `${k}=${v}\n`)
+    .join(''),
+);
 script('host-loop.sh', hostLoopScript({ intervalMs: 1000, vllmPort: 8000 }));
 // The GPU sampler's first field set (with clocks_event_reasons.active), as the monitor starts it.
 script('gpu-sampler.sh', `exec ${quoteArgv(gpuCommand(1000, 0))}\n`);
-const smiProbes = [...gpuDriverProbes.map((p) => ['gpu-driver', p]), ...gpudirectProbes.map((p) => ['gpudirect', p])]
-  .filter(([, p]) => 'argv' in p.command && p.command.argv[0] === 'nvidia-smi');
-script('nvidia-smi-probes.tsv', smiProbes.map(([stage, p]) => `${stage}.${p.id}\t${quoteArgv(p.command.argv)}\n`)
-  .join(''));
+const smiProbes = [
+  ...gpuDriverProbes.map((p) => ['gpu-driver', p]),
+  ...gpudirectProbes.map((p) => ['gpudirect', p]),
+].filter(([, p]) => 'argv' in p.command && p.command.argv[0] === 'nvidia-smi');
+script(
+  'nvidia-smi-probes.tsv',
+  smiProbes.map(([stage, p]) => `${stage}.${p.id}\t${quoteArgv(p.command.argv)}\n`).join(''),
+);
 copyFileSync(join(root, 'test/fixtures/tutorial/etc/nccl.conf'), join(out, 'scripts/tutorial-nccl.conf'));
 
 const du = execFileSync('du', ['-sb', out], { encoding: 'utf8' }).split('\t')[0];

@@ -7,14 +7,27 @@ import { join } from 'node:path';
 
 /** Commands in the order they started: { id, host, line, script, exit }. */
 export function readSessionLog(path) {
-  const events = readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  const events = readFileSync(path, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
   const exits = new Map(events.filter((e) => e.type === 'cmd.exit').map((e) => [e.runId, e.exitCode]));
   const cmds = events
     .filter((e) => e.type === 'cmd.start' && e.reusedFrom === undefined) // a reused result ran nothing
-    .map((e, i) => ({ id: i, host: e.host, probe: `${e.stage}/${e.probe}`, line: e.commandLine, script: e.script, exit: exits.has(e.runId) ? exits.get(e.runId) : undefined }));
+    .map((e, i) => ({
+      id: i,
+      host: e.host,
+      probe: `${e.stage}/${e.probe}`,
+      line: e.commandLine,
+      script: e.script,
+      exit: exits.has(e.runId) ? exits.get(e.runId) : undefined,
+    }));
   for (const c of cmds) {
     // A `bash -s` line without its script would run nothing over OpenSSH: not a fair replay.
-    if (/\bbash -s\b/.test(c.line) && c.script === undefined) throw new Error(`session log ${path}: \`${c.line}\` on ${c.host} has no script (a build of l20-setup before cmd.start carried it?)`);
+    if (/\bbash -s\b/.test(c.line) && c.script === undefined)
+      throw new Error(
+        `session log ${path}: \`${c.line}\` on ${c.host} has no script (a build of l20-setup before cmd.start carried it?)`,
+      );
   }
   return cmds;
 }
@@ -35,12 +48,19 @@ export function compareRuns(reference, run) {
     if (left > 0) b.set(key(c), left - 1);
     else {
       differ++;
-      if (examples.length < 3) examples.push(`${c.host} \`${c.line.slice(0, 60)}\`: exit ${c.exit} in run 1, not in this run`);
+      if (examples.length < 3)
+        examples.push(`${c.host} \`${c.line.slice(0, 60)}\`: exit ${c.exit} in run 1, not in this run`);
     }
   }
   const cut = run.filter((c) => !done(c));
   const cutProbes = [...new Set(cut.map((c) => c.probe))].slice(0, 4).join(', ');
-  return { ran: run.length - cut.length, expected: run.length, differ, cutShort: cut.length, examples: cut.length ? [`cut short: ${cutProbes}`, ...examples] : examples };
+  return {
+    ran: run.length - cut.length,
+    expected: run.length,
+    differ,
+    cutShort: cut.length,
+    examples: cut.length ? [`cut short: ${cutProbes}`, ...examples] : examples,
+  };
 }
 
 /**
@@ -69,7 +89,8 @@ export function writeSshJobs(dir, cmds) {
  * wrapper only redirects (stdin from the script file, output to files) and appends `id exit` to rc.
  */
 export function sshArgv(jobs, parallel) {
-  const wrapper = 'ssh -F "$L20_SSH_CONFIG" -o BatchMode=yes "$1" "$2" <"$3" >"$L20_OUT/$4.out" 2>"$L20_OUT/$4.err"; echo "$4 $?" >>"$L20_OUT/rc"';
+  const wrapper =
+    'ssh -F "$L20_SSH_CONFIG" -o BatchMode=yes "$1" "$2" <"$3" >"$L20_OUT/$4.out" 2>"$L20_OUT/$4.err"; echo "$4 $?" >>"$L20_OUT/rc"';
   return ['xargs', '-0', '-n', '4', '-P', String(parallel), '-a', jobs, 'sh', '-c', wrapper, 'sh'];
 }
 
@@ -95,7 +116,11 @@ export function verifySsh(outDir, cmds) {
       v.sshFailures++;
       let err = '';
       try {
-        err = readFileSync(join(outDir, `${c.id}.err`), 'utf8').trim().split('\n').pop() ?? '';
+        err =
+          readFileSync(join(outDir, `${c.id}.err`), 'utf8')
+            .trim()
+            .split('\n')
+            .pop() ?? '';
       } catch {
         // missing
       }
@@ -104,7 +129,8 @@ export function verifySsh(outDir, cmds) {
       v.failureKinds[kind] = (v.failureKinds[kind] ?? 0) + 1;
     } else {
       v.differ++;
-      if (v.examples.length < 3) v.examples.push(`${c.host} \`${c.line.slice(0, 60)}\`: ours ${c.exit}, ssh ${codes.join(',') || 'never ran'}`);
+      if (v.examples.length < 3)
+        v.examples.push(`${c.host} \`${c.line.slice(0, 60)}\`: ours ${c.exit}, ssh ${codes.join(',') || 'never ran'}`);
     }
   }
   return v;
@@ -143,8 +169,27 @@ export function writeAnsibleScript(dir, groups, { ini, forks }) {
     }
     // A JSON string is a valid YAML double-quoted scalar.
     writeFileSync(join(vars, `${i}.yml`), `l20_cmd: !unsafe ${JSON.stringify(cmd)}\n`);
-    const argv = ['ansible', 'all', '-i', ini, '-m', 'raw', '-a', '{{ l20_cmd }}', '-e', `@${join(vars, `${i}.yml`)}`, '--limit', [...g.hosts.keys()].join(','), '--forks', String(forks), '--one-line', '--ssh-extra-args=-n'];
-    lines.push(`${argv.map(sq).join(' ')} >${sq(join(dir, 'out', `${i}.txt`))} 2>&1; echo "${i} $?" >>${sq(join(dir, 'out', 'rc'))}`);
+    const argv = [
+      'ansible',
+      'all',
+      '-i',
+      ini,
+      '-m',
+      'raw',
+      '-a',
+      '{{ l20_cmd }}',
+      '-e',
+      `@${join(vars, `${i}.yml`)}`,
+      '--limit',
+      [...g.hosts.keys()].join(','),
+      '--forks',
+      String(forks),
+      '--one-line',
+      '--ssh-extra-args=-n',
+    ];
+    lines.push(
+      `${argv.map(sq).join(' ')} >${sq(join(dir, 'out', `${i}.txt`))} 2>&1; echo "${i} $?" >>${sq(join(dir, 'out', 'rc'))}`,
+    );
   });
   mkdirSync(join(dir, 'out'), { recursive: true });
   const script = join(dir, 'ansible.sh');
@@ -154,7 +199,15 @@ export function writeAnsibleScript(dir, groups, { ini, forks }) {
 
 /** Ansible's one-line results: `h | CHANGED | rc=0 | …`, `h | FAILED! => {…"rc": 3…}`, `h | UNREACHABLE!: …`. */
 export function verifyAnsible(dir, groups) {
-  const v = { ran: 0, expected: 0, differ: 0, unreachable: 0, failureKinds: {}, examples: [], invocations: groups.length };
+  const v = {
+    ran: 0,
+    expected: 0,
+    differ: 0,
+    unreachable: 0,
+    failureKinds: {},
+    examples: [],
+    invocations: groups.length,
+  };
   groups.forEach((g, i) => {
     let text = '';
     try {
@@ -169,7 +222,10 @@ export function verifyAnsible(dir, groups) {
       else if ((m = /^(\S+) \| FAILED! => (\{.*\})\s*$/.exec(l))) rc.set(m[1], JSON.parse(m[2]).rc ?? 'failed');
       else if ((m = /^(\S+) \| UNREACHABLE!:? ?(.*)$/.exec(l))) {
         rc.set(m[1], 'unreachable');
-        const kind = m[2].replace(/127\.0\.0\.1( port \d+)?/g, 'HOST').replace(/\/[^\s"]*\/\.ansible\/cp\/\w+/g, 'CONTROLPATH').slice(0, 120);
+        const kind = m[2]
+          .replace(/127\.0\.0\.1( port \d+)?/g, 'HOST')
+          .replace(/\/[^\s"]*\/\.ansible\/cp\/\w+/g, 'CONTROLPATH')
+          .slice(0, 120);
         v.failureKinds[kind] = (v.failureKinds[kind] ?? 0) + 1;
       }
     }
@@ -180,7 +236,10 @@ export function verifyAnsible(dir, groups) {
       else if (got !== undefined && (exits.has(got) || exits.has(null) || exits.has(undefined))) v.ran++;
       else {
         v.differ++;
-        if (v.examples.length < 3) v.examples.push(`${host} \`${g.line.slice(0, 60)}\`: ours ${[...exits].join('/')}, ansible ${got ?? 'no result'}`);
+        if (v.examples.length < 3)
+          v.examples.push(
+            `${host} \`${g.line.slice(0, 60)}\`: ours ${[...exits].join('/')}, ansible ${got ?? 'no result'}`,
+          );
       }
     }
   });
@@ -195,4 +254,3 @@ export function doneCount(outDir) {
     return 0;
   }
 }
-

@@ -42,7 +42,12 @@ export function measure(argv, { env, cwd, stdoutFile, stderrFile, limitS }) {
   const out = openSync(stdoutFile, 'w');
   const err = openSync(stderrFile, 'w');
   const t0 = process.hrtime.bigint();
-  const child = spawn('bash', ['-c', '"$@"; rc=$?; times >&3; exit $rc', 'bash', ...argv], { env, cwd, stdio: ['ignore', out, err, 'pipe'], detached: true });
+  const child = spawn('bash', ['-c', '"$@"; rc=$?; times >&3; exit $rc', 'bash', ...argv], {
+    env,
+    cwd,
+    stdio: ['ignore', out, err, 'pipe'],
+    detached: true,
+  });
   closeSync(out);
   closeSync(err);
   live.add(child);
@@ -81,7 +86,11 @@ export function killAll() {
 
 /** `l20-setup lab serve --hosts N --inventory-out FILE` in its own process; resolves once it serves. */
 export async function startLab(bin, hosts, inventory, env, extraArgs = []) {
-  const child = spawn(process.execPath, [bin, 'lab', 'serve', '--hosts', String(hosts), '--inventory-out', inventory, ...extraArgs], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [bin, 'lab', 'serve', '--hosts', String(hosts), '--inventory-out', inventory, ...extraArgs],
+    { env, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let out = '';
   child.stdout.on('data', (d) => (out += d));
   child.stderr.on('data', (d) => (out += d));

@@ -29,7 +29,9 @@ function cpuSeconds(pid) {
 
 async function startLab(hosts, dir) {
   const inv = join(dir, 'inv.json');
-  const child = spawn(process.execPath, [bin, 'lab', 'serve', '--hosts', String(hosts), '--inventory-out', inv], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [bin, 'lab', 'serve', '--hosts', String(hosts), '--inventory-out', inv], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
   await new Promise((resolve, reject) => {
     child.stdout.on('data', (d) => {
@@ -57,17 +59,26 @@ async function once(hosts) {
     // A private state directory: the session log of this run is the only one there. bash's `times`
     // prints the CPU time of its finished children (user, then system) on its second line.
     const script = '"$@" >/dev/null; s=$?; times >&2; exit $s';
-    const check = spawn('bash', ['-c', script, 'bash', process.execPath, bin, 'check', '--inventory', inv], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, XDG_STATE_HOME: dir } });
+    const check = spawn('bash', ['-c', script, 'bash', process.execPath, bin, 'check', '--inventory', inv], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, XDG_STATE_HOME: dir },
+    });
     let err = '';
     check.stderr.on('data', (d) => (err += d));
     const code = await new Promise((resolve) => check.once('exit', resolve));
-    const [user, sys] = [...(err.trim().split('\n').pop() ?? '').matchAll(/(\d+)m([\d.]+)s/g)].map((m) => Number(m[1]) * 60 + Number(m[2]));
+    const [user, sys] = [...(err.trim().split('\n').pop() ?? '').matchAll(/(\d+)m([\d.]+)s/g)].map(
+      (m) => Number(m[1]) * 60 + Number(m[2]),
+    );
     const wall = Number(process.hrtime.bigint() - t) / 1e9;
     const labCpu = cpuSeconds(child.pid) - before;
     if (code !== 0 && code !== 1) throw new Error(`check exited ${code}: ${err}`);
     const sessions = join(dir, 'l20-setup', 'sessions');
-    const log = readdirSync(sessions).map((f) => readFileSync(join(sessions, f), 'utf8')).join('');
-    const commands = log.split('\n').filter((l) => l.includes('"type":"cmd.start"') && !l.includes('"reusedFrom"')).length;
+    const log = readdirSync(sessions)
+      .map((f) => readFileSync(join(sessions, f), 'utf8'))
+      .join('');
+    const commands = log
+      .split('\n')
+      .filter((l) => l.includes('"type":"cmd.start"') && !l.includes('"reusedFrom"')).length;
     return { wall, labCpu, commands, checkCpu: (user ?? NaN) + (sys ?? NaN) };
   } finally {
     await stopLab(child);
@@ -89,10 +100,14 @@ for (const n of sizes) {
   });
 }
 
-console.log(`lab CPU per command under the full check suite; node ${process.version}; ${cpus()[0]?.model ?? 'cpu'} × ${cpus().length}; median of ${repeats}`);
+console.log(
+  `lab CPU per command under the full check suite; node ${process.version}; ${cpus()[0]?.model ?? 'cpu'} × ${cpus().length}; median of ${repeats}`,
+);
 console.log('| hosts | commands | check wall s | check CPU s | lab CPU s | lab CPU ms/command |');
 console.log('|-------|----------|--------------|-------------|-----------|--------------------|');
 for (const r of rows) {
-  console.log(`| ${String(r.n).padStart(5)} | ${String(r.commands).padStart(8)} | ${r.wall.toFixed(2).padStart(12)} | ${r.checkCpu.toFixed(2).padStart(11)} | ${r.labCpu.toFixed(2).padStart(9)} | ${r.perCmd.toFixed(2).padStart(18)} |`);
+  console.log(
+    `| ${String(r.n).padStart(5)} | ${String(r.commands).padStart(8)} | ${r.wall.toFixed(2).padStart(12)} | ${r.checkCpu.toFixed(2).padStart(11)} | ${r.labCpu.toFixed(2).padStart(9)} | ${r.perCmd.toFixed(2).padStart(18)} |`,
+  );
 }
 console.log(`reproduce: npm run build && node bench/lib/lab-cpu.mjs ${sizes.join(',')} ${repeats}`);

@@ -20,10 +20,21 @@ const self = fileURLToPath(import.meta.url);
 
 if (process.argv[2] === '--serve') {
   // Child: serve hosts `slice` of an N-host lab; print them as JSON; run until SIGINT.
-  const [n, slice, key, clockStartedAt] = [Number(process.argv[3]), process.argv[4].split(',').map(Number), JSON.parse(process.argv[5]), Number(process.argv[6])];
+  const [n, slice, key, clockStartedAt] = [
+    Number(process.argv[3]),
+    process.argv[4].split(',').map(Number),
+    JSON.parse(process.argv[5]),
+    Number(process.argv[6]),
+  ];
   const { startLab } = await import(join(root, 'dist/lab/index.js'));
   const lab = await startLab({ hosts: n, serve: slice, clientKey: key, clockStartedAt });
-  const hosts = lab.hosts.map((h) => ({ ...h, hostKeyBlob: h.hostKeyBlob.toString('base64'), machine: undefined, faults: undefined, stats: undefined }));
+  const hosts = lab.hosts.map((h) => ({
+    ...h,
+    hostKeyBlob: h.hostKeyBlob.toString('base64'),
+    machine: undefined,
+    faults: undefined,
+    stats: undefined,
+  }));
   process.stdout.write(`${JSON.stringify(hosts)}\n`);
   await new Promise((resolve) => process.once('SIGINT', resolve));
   await lab.close();
@@ -45,7 +56,11 @@ function cpuSeconds(pid) {
 }
 
 async function serveSlice(n, slice, key, clockStartedAt) {
-  const child = spawn(process.execPath, [self, '--serve', String(n), slice.join(','), JSON.stringify(key), String(clockStartedAt)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    [self, '--serve', String(n), slice.join(','), JSON.stringify(key), String(clockStartedAt)],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   let out = '';
   const hosts = await new Promise((resolve, reject) => {
     child.stdout.on('data', (d) => {
@@ -65,14 +80,20 @@ async function once(n, w) {
   const clockStartedAt = Date.now();
   const labs = await Promise.all(slices.map((s) => serveSlice(n, s, key, clockStartedAt)));
   try {
-    const hosts = labs.flatMap((l) => l.hosts).sort((a, b) => Number(a.name.replace(/\D/g, '')) - Number(b.name.replace(/\D/g, '')));
+    const hosts = labs
+      .flatMap((l) => l.hosts)
+      .sort((a, b) => Number(a.name.replace(/\D/g, '')) - Number(b.name.replace(/\D/g, '')));
     const { config } = labInventory({ hosts, clientPrivateKey: key.private }, dir);
     const inv = join(dir, 'inv.json');
     await writeInventoryFile(inv, config);
     const before = labs.map((l) => cpuSeconds(l.child.pid));
     const t = process.hrtime.bigint();
     const script = '"$@"; s=$?; times >&2; exit $s';
-    const check = spawn('bash', ['-c', script, 'bash', process.execPath, join(root, 'bin/l20-setup.js'), 'check', '--json', '--inventory', inv], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, XDG_STATE_HOME: dir } });
+    const check = spawn(
+      'bash',
+      ['-c', script, 'bash', process.execPath, join(root, 'bin/l20-setup.js'), 'check', '--json', '--inventory', inv],
+      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, XDG_STATE_HOME: dir } },
+    );
     let err = '';
     let out = '';
     check.stderr.on('data', (d) => (err += d));
@@ -81,24 +102,47 @@ async function once(n, w) {
     const wall = Number(process.hrtime.bigint() - t) / 1e9;
     const labCpu = labs.reduce((sum, l, i) => sum + cpuSeconds(l.child.pid) - before[i], 0);
     if (code !== 0 && code !== 1) throw new Error(`check exited ${code}: ${err}`);
-    const [user, sys] = [...(err.trim().split('\n').pop() ?? '').matchAll(/(\d+)m([\d.]+)s/g)].map((m) => Number(m[1]) * 60 + Number(m[2]));
+    const [user, sys] = [...(err.trim().split('\n').pop() ?? '').matchAll(/(\d+)m([\d.]+)s/g)].map(
+      (m) => Number(m[1]) * 60 + Number(m[2]),
+    );
     const sessions = join(dir, 'l20-setup', 'sessions');
-    const commands = readdirSync(sessions).map((f) => readFileSync(join(sessions, f), 'utf8')).join('').split('\n').filter((l) => l.includes('"type":"cmd.start"') && !l.includes('"reusedFrom"')).length;
+    const commands = readdirSync(sessions)
+      .map((f) => readFileSync(join(sessions, f), 'utf8'))
+      .join('')
+      .split('\n')
+      .filter((l) => l.includes('"type":"cmd.start"') && !l.includes('"reusedFrom"')).length;
     // What each check concluded; the clock checks' summaries carry measured offsets and skews, which
     // differ from run to run anyway.
-    const verdicts = JSON.parse(out).stages.flatMap((st) => st.checks.map((c) => `${c.host} ${c.id} ${c.status} ${/clock|time/.test(c.id) ? '' : c.summary.replace(/clock skew [\d.]+ s/, 'clock skew … s')}`)).sort();
+    const verdicts = JSON.parse(out)
+      .stages.flatMap((st) =>
+        st.checks.map(
+          (c) =>
+            `${c.host} ${c.id} ${c.status} ${/clock|time/.test(c.id) ? '' : c.summary.replace(/clock skew [\d.]+ s/, 'clock skew … s')}`,
+        ),
+      )
+      .sort();
     if (process.env.LAB_SPLIT_DUMP) {
       const stem = join(process.env.LAB_SPLIT_DUMP, `${n}-${w}-${Date.now()}`);
       writeFileSync(`${stem}.txt`, verdicts.join('\n'));
-      writeFileSync(`${stem}.jsonl`, readdirSync(sessions).map((f) => readFileSync(join(sessions, f), 'utf8')).join(''));
+      writeFileSync(
+        `${stem}.jsonl`,
+        readdirSync(sessions)
+          .map((f) => readFileSync(join(sessions, f), 'utf8'))
+          .join(''),
+      );
     }
     return { wall, labCpu, checkCpu: user + sys, commands, verdicts: verdicts.join('\n') };
   } finally {
-    await Promise.all(labs.map(({ child }) => new Promise((resolve) => {
-      if (child.exitCode !== null) return resolve();
-      child.once('exit', resolve);
-      child.kill('SIGINT');
-    })));
+    await Promise.all(
+      labs.map(
+        ({ child }) =>
+          new Promise((resolve) => {
+            if (child.exitCode !== null) return resolve();
+            child.once('exit', resolve);
+            child.kill('SIGINT');
+          }),
+      ),
+    );
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -108,16 +152,32 @@ for (const n of sizes) {
   for (const w of [1, workers]) {
     const runs = [];
     for (let i = 0; i < repeats; i++) runs.push(await once(n, w));
-    rows.push({ n, w, runs, commands: median(runs.map((r) => r.commands)), wall: median(runs.map((r) => r.wall)), checkCpu: median(runs.map((r) => r.checkCpu)), labCpu: median(runs.map((r) => r.labCpu)) });
+    rows.push({
+      n,
+      w,
+      runs,
+      commands: median(runs.map((r) => r.commands)),
+      wall: median(runs.map((r) => r.wall)),
+      checkCpu: median(runs.map((r) => r.checkCpu)),
+      labCpu: median(runs.map((r) => r.labCpu)),
+    });
   }
 }
 
-console.log(`full check suite against one lab process and against ${workers} serving slices of one cluster; node ${process.version}; ${cpus()[0]?.model ?? 'cpu'} × ${cpus().length}; median of ${repeats}`);
-console.log('| hosts | lab processes | commands | check wall s | vs 1 process | check CPU s | lab CPU s | verdicts as with 1 |');
-console.log('|-------|---------------|----------|--------------|--------------|-------------|-----------|--------------------|');
+console.log(
+  `full check suite against one lab process and against ${workers} serving slices of one cluster; node ${process.version}; ${cpus()[0]?.model ?? 'cpu'} × ${cpus().length}; median of ${repeats}`,
+);
+console.log(
+  '| hosts | lab processes | commands | check wall s | vs 1 process | check CPU s | lab CPU s | verdicts as with 1 |',
+);
+console.log(
+  '|-------|---------------|----------|--------------|--------------|-------------|-----------|--------------------|',
+);
 for (const r of rows) {
   const one = rows.find((x) => x.n === r.n && x.w === 1);
   const same = r.runs.every((x) => x.verdicts === one.runs[0].verdicts) ? 'same' : 'DIFFERENT';
-  console.log(`| ${String(r.n).padStart(5)} | ${String(r.w).padStart(13)} | ${String(r.commands).padStart(8)} | ${r.wall.toFixed(2).padStart(12)} | ${(r.wall / one.wall).toFixed(2).padStart(11)}× | ${r.checkCpu.toFixed(2).padStart(11)} | ${r.labCpu.toFixed(2).padStart(9)} | ${same.padStart(18)} |`);
+  console.log(
+    `| ${String(r.n).padStart(5)} | ${String(r.w).padStart(13)} | ${String(r.commands).padStart(8)} | ${r.wall.toFixed(2).padStart(12)} | ${(r.wall / one.wall).toFixed(2).padStart(11)}× | ${r.checkCpu.toFixed(2).padStart(11)} | ${r.labCpu.toFixed(2).padStart(9)} | ${same.padStart(18)} |`,
+  );
 }
 console.log(`reproduce: npm run build && node bench/lib/lab-split.mjs ${sizes.join(',')} ${workers} ${repeats}`);

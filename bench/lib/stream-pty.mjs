@@ -13,7 +13,10 @@ const ROWS = 48;
 const RUNNING = '\u001b[2m running \u001b[22m';
 const IDLE = '\u001b[2m idle    \u001b[22m';
 // A pane's first row names its host and address; with two panes both sit on one terminal row.
-const HEADERS = new RegExp(`(${HOST_NAMES.join('|')})  127\\.0\\.0\\.1:\\d+[^\\n]*?(${HOST_NAMES.join('|')})  127\\.0\\.0\\.1:\\d+`, 'g');
+const HEADERS = new RegExp(
+  `(${HOST_NAMES.join('|')})  127\\.0\\.0\\.1:\\d+[^\\n]*?(${HOST_NAMES.join('|')})  127\\.0\\.0\\.1:\\d+`,
+  'g',
+);
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -44,13 +47,38 @@ function connectedHosts(stateDir) {
 
 /** `nodeArgs`: for looking into it (`--cpu-prof`, `--heap-prof`); the bench passes none. */
 /** `minKeys`: with keys, runs the stage again (up to 20 more times) until that many keystrokes were timed. */
-export async function runTui({ root, inventory, lines, runs, keys, minKeys = 0, stateDir, keepDefault = false, nodeArgs = [] }) {
-  const args = [...nodeArgs, join(root, 'bench/lib/stream-tui.mjs'), inventory, String(lines), ...(keepDefault ? ['--keep-default'] : [])];
+export async function runTui({
+  root,
+  inventory,
+  lines,
+  runs,
+  keys,
+  minKeys = 0,
+  stateDir,
+  keepDefault = false,
+  nodeArgs = [],
+}) {
+  const args = [
+    ...nodeArgs,
+    join(root, 'bench/lib/stream-tui.mjs'),
+    inventory,
+    String(lines),
+    ...(keepDefault ? ['--keep-default'] : []),
+  ];
   const term = pty.spawn(process.execPath, args, {
-    name: 'xterm-256color', cols: COLS, rows: ROWS, cwd: root, env: { ...process.env, XDG_STATE_HOME: stateDir, TERM: 'xterm-256color' },
+    name: 'xterm-256color',
+    cols: COLS,
+    rows: ROWS,
+    cwd: root,
+    env: { ...process.env, XDG_STATE_HOME: stateDir, TERM: 'xterm-256color' },
   });
   let exited = null;
-  const exit = new Promise((resolve) => term.onExit((e) => { exited = e; resolve(e); }));
+  const exit = new Promise((resolve) =>
+    term.onExit((e) => {
+      exited = e;
+      resolve(e);
+    }),
+  );
   let seen = ''; // what the TUI drew since the last mark (kept short: only the newest frames matter)
   let waiter;
   // Whether a frame since the last reset showed the title bar running / idle (a marker may straddle two reads).
@@ -66,16 +94,26 @@ export async function runTui({ root, inventory, lines, runs, keys, minKeys = 0, 
     edge = probe.slice(-32);
     waiter?.();
   });
-  const mark = () => { seen = ''; };
+  const mark = () => {
+    seen = '';
+  };
   /** Resolves once `test(seen)` holds for what arrived since the last mark. */
-  const until = (test, what, timeoutMs = 120_000) => new Promise((resolve, reject) => {
-    const timer = setTimeout(() => { waiter = undefined; reject(new Error(`timed out waiting for ${what}; the TUI drew: ${JSON.stringify(seen.slice(-2000))}`)); }, timeoutMs);
-    waiter = () => {
-      const r = test(seen);
-      if (r) { clearTimeout(timer); waiter = undefined; resolve(r); }
-    };
-    waiter();
-  });
+  const until = (test, what, timeoutMs = 120_000) =>
+    new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        waiter = undefined;
+        reject(new Error(`timed out waiting for ${what}; the TUI drew: ${JSON.stringify(seen.slice(-2000))}`));
+      }, timeoutMs);
+      waiter = () => {
+        const r = test(seen);
+        if (r) {
+          clearTimeout(timer);
+          waiter = undefined;
+          resolve(r);
+        }
+      };
+      waiter();
+    });
 
   let maxRssKb = 0;
   const sampler = setInterval(() => {
@@ -96,7 +134,8 @@ export async function runTui({ root, inventory, lines, runs, keys, minKeys = 0, 
     const deadline = Date.now() + 30_000;
     while (connectedHosts(stateDir) < HOST_NAMES.length) {
       if (exited) throw new Error(`the TUI exited (${JSON.stringify(exited)}): ${seen.slice(-2000)}`);
-      if (Date.now() > deadline) throw new Error(`hosts not connected after 30 s; the TUI drew: ${JSON.stringify(seen.slice(-2000))}`);
+      if (Date.now() > deadline)
+        throw new Error(`hosts not connected after 30 s; the TUI drew: ${JSON.stringify(seen.slice(-2000))}`);
       await sleep(50);
     }
     await until(() => drew.idle, 'the first idle frame');

@@ -25,7 +25,10 @@ function freePort() {
 function accepts(port) {
   return new Promise((resolve) => {
     const sock = createConnection({ host: '127.0.0.1', port });
-    sock.once('connect', () => { sock.destroy(); resolve(true); });
+    sock.once('connect', () => {
+      sock.destroy();
+      resolve(true);
+    });
     sock.once('error', () => resolve(false));
   });
 }
@@ -45,7 +48,10 @@ function tree(root) {
     }
   }
   const out = [];
-  const walk = (pid) => { for (const c of children.get(pid) ?? []) walk(c); out.push(pid); };
+  const walk = (pid) => {
+    for (const c of children.get(pid) ?? []) walk(c);
+    out.push(pid);
+  };
   walk(root);
   return out;
 }
@@ -102,25 +108,62 @@ export async function startSshd() {
   const knownHosts = join(dir, 'known_hosts');
   writeFileSync(knownHosts, ports.map((p) => `[127.0.0.1]:${p} ${keyType} ${keyBlob}\n`).join(''), { mode: 0o600 });
   const inventory = join(dir, 'inventory.json');
-  writeFileSync(inventory, `${JSON.stringify({
-    version: 1,
-    hosts: HOST_NAMES.map((name, i) => ({
-      name, address: '127.0.0.1', port: ports[i], user, role: i === 0 ? 'head' : 'worker',
-      auth: { method: 'identityFile', path: clientKey }, knownHostsFile: knownHosts, hostKeyFingerprint: fingerprint,
-    })),
-  }, null, 2)}\n`, { mode: 0o600 });
+  writeFileSync(
+    inventory,
+    `${JSON.stringify(
+      {
+        version: 1,
+        hosts: HOST_NAMES.map((name, i) => ({
+          name,
+          address: '127.0.0.1',
+          port: ports[i],
+          user,
+          role: i === 0 ? 'head' : 'worker',
+          auth: { method: 'identityFile', path: clientKey },
+          knownHostsFile: knownHosts,
+          hostKeyFingerprint: fingerprint,
+        })),
+      },
+      null,
+      2,
+    )}\n`,
+    { mode: 0o600 },
+  );
   const sshConfig = join(dir, 'ssh_config');
-  writeFileSync(sshConfig, HOST_NAMES.map((name, i) => [
-    `Host ${name}`, '  HostName 127.0.0.1', `  Port ${ports[i]}`, `  User ${user}`, `  IdentityFile ${clientKey}`,
-    '  IdentitiesOnly yes', `  UserKnownHostsFile ${knownHosts}`, '  StrictHostKeyChecking yes', '  BatchMode yes', '',
-  ].join('\n')).join(''), { mode: 0o600 });
+  writeFileSync(
+    sshConfig,
+    HOST_NAMES.map((name, i) =>
+      [
+        `Host ${name}`,
+        '  HostName 127.0.0.1',
+        `  Port ${ports[i]}`,
+        `  User ${user}`,
+        `  IdentityFile ${clientKey}`,
+        '  IdentitiesOnly yes',
+        `  UserKnownHostsFile ${knownHosts}`,
+        '  StrictHostKeyChecking yes',
+        '  BatchMode yes',
+        '',
+      ].join('\n'),
+    ).join(''),
+    { mode: 0o600 },
+  );
 
   return {
-    dir, ports, user, inventory, sshConfig, fingerprint,
+    dir,
+    ports,
+    user,
+    inventory,
+    sshConfig,
+    fingerprint,
     async stop() {
       const pids = child.pid ? tree(child.pid) : [];
       for (const pid of pids) {
-        try { process.kill(pid, 'SIGTERM'); } catch { /* gone */ }
+        try {
+          process.kill(pid, 'SIGTERM');
+        } catch {
+          /* gone */
+        }
       }
       await new Promise((r) => (child.exitCode !== null || child.signalCode !== null ? r() : child.once('exit', r)));
       rmSync(dir, { recursive: true, force: true });

@@ -25,23 +25,32 @@ function streamStage(n) {
     purpose: `bench/stream.mjs: one probe prints ${n.toLocaleString('en-US')} lines on every host, shown live in the panes`,
     // collect reads only the last line: a 64 KiB tail is all it keeps (ProbeDef.keepOutputBytes), unless the
     // bench asks for the transport's default to show what that costs.
-    probes: [{ id: 'stream', command: { argv: ['seq', '1', String(n)] }, timeoutMs: 600_000, ...(keepDefault ? {} : { keepOutputBytes: 64 * 1024 }) }],
+    probes: [
+      {
+        id: 'stream',
+        command: { argv: ['seq', '1', String(n)] },
+        timeoutMs: 600_000,
+        ...(keepDefault ? {} : { keepOutputBytes: 64 * 1024 }),
+      },
+    ],
     collect: ({ results }) => {
       const r = results.stream;
       const out = (r?.stdout ?? '').trimEnd();
       const tail = out.slice(out.lastIndexOf('\n') + 1);
       return { exitCode: r?.exitCode ?? null, last: tail };
     },
-    checks: [{
-      id: 'inventory.stream',
-      title: 'the stream ran to its last line',
-      scope: 'host',
-      evaluate: (f) => ({
-        status: f.exitCode === 0 && f.last === String(n) ? 'pass' : 'fail',
-        summary: `exit ${f.exitCode}, last line ${f.last}`,
-        evidence: `seq 1 ${n}: exit ${f.exitCode}, last line "${f.last}"`,
-      }),
-    }],
+    checks: [
+      {
+        id: 'inventory.stream',
+        title: 'the stream ran to its last line',
+        scope: 'host',
+        evaluate: (f) => ({
+          status: f.exitCode === 0 && f.last === String(n) ? 'pass' : 'fail',
+          summary: `exit ${f.exitCode}, last line ${f.last}`,
+          evidence: `seq 1 ${n}: exit ${f.exitCode}, last line "${f.last}"`,
+        }),
+      },
+    ],
   };
 }
 

@@ -12,7 +12,17 @@ import type { InventoryFacts, Netdev, Neighbour, RdmaPort } from '../inventory/f
 import { inventoryProbes } from '../inventory/probes.js';
 
 /** The inventory probes a stage needs to re-discover the fabric: the same commands, one definition. */
-const FABRIC_PROBE_IDS = new Set(['lspci-nics', 'ip-link', 'ip-addr', 'sysfs-net', 'ssh-connection', 'route-default', 'rdma-link', 'lldp', 'neighbours']);
+const FABRIC_PROBE_IDS = new Set([
+  'lspci-nics',
+  'ip-link',
+  'ip-addr',
+  'sysfs-net',
+  'ssh-connection',
+  'route-default',
+  'rdma-link',
+  'lldp',
+  'neighbours',
+]);
 export const FABRIC_PROBES: readonly ProbeDef[] = inventoryProbes.filter((p) => FABRIC_PROBE_IDS.has(p.id));
 /**
  * The probes that say which ConnectX ports a host has (lspci names the functions, ip their netdevs): a check
@@ -63,7 +73,9 @@ export function fabricFromInventory(inv: InventoryFacts): FabricFacts {
   const ports = inv.netdevs
     .filter((n) => n.bdf !== null && nicBdfs.has(n.bdf))
     .map((n): FabricPort => {
-      const rd = inv.rdma.find((r) => r.netdev === n.name) ?? (n.master ? inv.rdma.find((r) => r.netdev === n.master) : undefined);
+      const rd =
+        inv.rdma.find((r) => r.netdev === n.name) ??
+        (n.master ? inv.rdma.find((r) => r.netdev === n.master) : undefined);
       return {
         netdev: n.name,
         bdf: n.bdf!,
@@ -124,8 +136,12 @@ export function cablingMap(all: ReadonlyArray<HostFacts<FabricFacts>>): CablingM
     const byMac = (macOwner.get(id) ?? []).filter((e) => e.host !== self);
     if (byMac.length > 0) return byMac;
     const names = [nb.peerPort, nb.peerPortDescr].filter((x): x is string => !!x);
-    const hosts = all.filter((h) => h.host !== self && (!nb.peerSystem || h.host === nb.peerSystem || h.facts.host === nb.peerSystem));
-    return hosts.flatMap((h) => h.facts.ports.filter((p) => names.includes(p.netdev)).map((p) => ({ host: h.host, netdev: p.netdev })));
+    const hosts = all.filter(
+      (h) => h.host !== self && (!nb.peerSystem || h.host === nb.peerSystem || h.facts.host === nb.peerSystem),
+    );
+    return hosts.flatMap((h) =>
+      h.facts.ports.filter((p) => names.includes(p.netdev)).map((p) => ({ host: h.host, netdev: p.netdev })),
+    );
   };
   const pairs = new Map<string, [CableEnd, CableEnd]>();
   const unknown: CableEnd[] = [];
@@ -149,7 +165,9 @@ export function cablingMap(all: ReadonlyArray<HostFacts<FabricFacts>>): CablingM
         continue;
       }
       peers = remote;
-      const ends = [local, peers[0]!].sort((x, y) => all.findIndex((h) => h.host === x.host) - all.findIndex((h) => h.host === y.host)) as [CableEnd, CableEnd];
+      const ends = [local, peers[0]!].sort(
+        (x, y) => all.findIndex((h) => h.host === x.host) - all.findIndex((h) => h.host === y.host),
+      ) as [CableEnd, CableEnd];
       pairs.set(ends.map((e) => `${e.host}:${e.netdev}`).join('|'), ends);
     }
   }
@@ -158,7 +176,9 @@ export function cablingMap(all: ReadonlyArray<HostFacts<FabricFacts>>): CablingM
     const pi = all[hi]?.facts.ports.findIndex((p) => p.netdev === e.netdev) ?? 0;
     return hi * 1000 + pi;
   };
-  const cables = [...pairs.values()].sort((x, y) => order(x[0]) - order(y[0])).map((ends, i) => ({ index: i + 1, ends }));
+  const cables = [...pairs.values()]
+    .sort((x, y) => order(x[0]) - order(y[0]))
+    .map((ends, i) => ({ index: i + 1, ends }));
   const cabled = new Set(cables.flatMap((c) => c.ends.map((e) => `${e.host}:${e.netdev}`)));
   return { cables, unknown: unknown.filter((u) => !cabled.has(`${u.host}:${u.netdev}`)), loops };
 }

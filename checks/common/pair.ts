@@ -8,7 +8,8 @@ import type { Verdict } from '../../src/engine/types.js';
 export function oneHostSkip(hosts: readonly string[]): Verdict | undefined {
   if (hosts.length >= 2) return undefined;
   return {
-    status: 'skip', summary: `one host (${hosts[0] ?? 'none'}): nothing to compare`,
+    status: 'skip',
+    summary: `one host (${hosts[0] ?? 'none'}): nothing to compare`,
     evidence: `hosts in the inventory: ${hosts.join(', ') || 'none'}`,
   };
 }

@@ -10,7 +10,8 @@ import { parseNvidiaSmi } from '../../src/parse/nvidia-smi.js';
 import { parseNvidiaSmiQueryGpu, type QueryGpu } from '../../src/parse/nvidia-smi-query-gpu.js';
 import { QUERY_FIELDS } from './probes.js';
 
-export type DriverPackageKind = 'driver' | 'dkms' | 'modules' | 'cuda-drivers' | 'utils' | 'compute' | 'compute-utils' | 'kernel-common';
+export type DriverPackageKind =
+  'driver' | 'dkms' | 'modules' | 'cuda-drivers' | 'utils' | 'compute' | 'compute-utils' | 'kernel-common';
 
 export interface DriverPackage {
   name: string;
@@ -67,7 +68,10 @@ export interface GpuDriverFacts {
 
 /** Module names of /proc/modules (`name size refcount users state address`): no tool needed to read them. */
 export function procModuleNames(procModules: string): string[] {
-  return procModules.split('\n').map((l) => l.split(' ')[0] ?? '').filter(Boolean);
+  return procModules
+    .split('\n')
+    .map((l) => l.split(' ')[0] ?? '')
+    .filter(Boolean);
 }
 
 function text(r: RunResult | undefined): string {
@@ -96,7 +100,15 @@ const PACKAGE_SHAPES: Array<[RegExp, DriverPackageKind]> = [
 
 export function classifyPackage(name: string, version: string, status: string): DriverPackage | undefined {
   const held = status.startsWith('h');
-  if (/^cuda-drivers(?:-\d+)?$/.test(name)) return { name, version, status, held, kind: 'cuda-drivers', ...(branchOf(version) ? { branch: branchOf(version)! } : {}) };
+  if (/^cuda-drivers(?:-\d+)?$/.test(name))
+    return {
+      name,
+      version,
+      status,
+      held,
+      kind: 'cuda-drivers',
+      ...(branchOf(version) ? { branch: branchOf(version)! } : {}),
+    };
   for (const [re, kind] of PACKAGE_SHAPES) {
     const m = re.exec(name);
     if (!m) continue;
@@ -122,7 +134,10 @@ function runfileTraces(out: string): GpuDriverFacts['runfile'] {
     cur.lines.push(line);
     if (/Existing package manager installation of the driver found/i.test(line)) cur.existingPackage = true;
     // The driver the runfile carries: its file name, nvidia-installer's, or cuda-installer's component list.
-    const run = /_(\d{3})\.\d+(?:\.\d+)?_linux(?:_\w+)?\.run\b/.exec(line) ?? /NVIDIA-Linux-\w+-(\d{3})\.\d+/.exec(line) ?? /^\[INFO\]:\s+(\d{3})\.\d+\.\d+\s*$/.exec(line);
+    const run =
+      /_(\d{3})\.\d+(?:\.\d+)?_linux(?:_\w+)?\.run\b/.exec(line) ??
+      /NVIDIA-Linux-\w+-(\d{3})\.\d+/.exec(line) ??
+      /^\[INFO\]:\s+(\d{3})\.\d+\.\d+\s*$/.exec(line);
     if (run && cur.branch === undefined) cur.branch = Number(run[1]);
   }
   return { uninstaller, logs };
@@ -133,7 +148,9 @@ export function collectGpuDriver({ host, results }: ProbeOutputs): GpuDriverFact
   const ok = (id: string): boolean => r(id)?.exitCode === 0;
 
   const drv = parseNvidiaDriverVersion(ok('nvidia-version') ? r('nvidia-version')!.stdout : '');
-  const loaded = drv.version ? { version: drv.version, open: drv.openKernelModule ?? false, line: `NVRM version: ${drv.nvrmLine ?? ''}`.trim() } : undefined;
+  const loaded = drv.version
+    ? { version: drv.version, open: drv.openKernelModule ?? false, line: `NVRM version: ${drv.nvrmLine ?? ''}`.trim() }
+    : undefined;
 
   const packages: DriverPackage[] = [];
   for (const p of parseDpkgQuery(text(r('packages'))).packages) {
@@ -147,18 +164,34 @@ export function collectGpuDriver({ host, results }: ProbeOutputs): GpuDriverFact
   const dkms = {
     ran: dkmsRan,
     modules: dkmsRan ? parseDkmsStatus(dkmsRun.stdout).modules : [],
-    evidence: dkmsRun ? `$ sudo dkms status → exit ${dkmsRun.exitCode}\n${text(dkmsRun).trim() || '(no modules)'}` : 'dkms status: not run',
+    evidence: dkmsRun
+      ? `$ sudo dkms status → exit ${dkmsRun.exitCode}\n${text(dkmsRun).trim() || '(no modules)'}`
+      : 'dkms status: not run',
   };
 
-  const pciGpus = parseLspci(ok('lspci-gpus') ? r('lspci-gpus')!.stdout : '').devices
-    .filter((d) => /3D controller|VGA compatible controller/.test(d.class) || d.classId === '0302' || d.classId === '0300')
-    .map((d) => ({ bdf: d.bdf, description: d.description, offBus: d.offBus ?? false, ...(d.deviceId ? { deviceId: d.deviceId } : {}) }));
+  const pciGpus = parseLspci(ok('lspci-gpus') ? r('lspci-gpus')!.stdout : '')
+    .devices.filter(
+      (d) => /3D controller|VGA compatible controller/.test(d.class) || d.classId === '0302' || d.classId === '0300',
+    )
+    .map((d) => ({
+      bdf: d.bdf,
+      description: d.description,
+      offBus: d.offBus ?? false,
+      ...(d.deviceId ? { deviceId: d.deviceId } : {}),
+    }));
 
   const q = r('query');
   const qf = parseNvidiaSmiQueryGpu(text(q), { fields: QUERY_FIELDS });
-  const qError = qf.driverLoaded === false
-    ? "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver"
-    : qf.nvmlError ? `Failed to initialize NVML: ${qf.nvmlError}` : qf.notInstalled || q?.exitCode === 127 ? 'nvidia-smi: command not found' : qf.noDevices ? 'No devices were found' : undefined;
+  const qError =
+    qf.driverLoaded === false
+      ? "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver"
+      : qf.nvmlError
+        ? `Failed to initialize NVML: ${qf.nvmlError}`
+        : qf.notInstalled || q?.exitCode === 127
+          ? 'nvidia-smi: command not found'
+          : qf.noDevices
+            ? 'No devices were found'
+            : undefined;
   const query = {
     // An error text (Ubuntu's "Command 'nvidia-smi' not found, but can be installed with:") is no GPU row.
     gpus: qError ? [] : qf.gpus,
@@ -176,17 +209,24 @@ export function collectGpuDriver({ host, results }: ProbeOutputs): GpuDriverFact
   const pd = r('persistenced');
   const persistenced = pd ? (pd.stdout.trim().split('\n').pop() ?? '').trim() : '';
   const persistencedEvidence = pd
-    ? `$ systemctl is-active nvidia-persistenced → exit ${pd.exitCode ?? 'none'}: `
-      + `${text(pd).trim().split('\n').slice(0, 2).join(' ') || 'no output'}`
+    ? `$ systemctl is-active nvidia-persistenced → exit ${pd.exitCode ?? 'none'}: ` +
+      `${text(pd).trim().split('\n').slice(0, 2).join(' ') || 'no output'}`
     : 'systemctl is-active nvidia-persistenced: not run';
 
   const sb = r('secure-boot');
   const sbText = text(sb).trim();
-  const secureBoot = /SecureBoot enabled/i.test(sbText) ? true : /SecureBoot disabled|EFI variables are not supported/i.test(sbText) ? false : undefined;
+  const secureBoot = /SecureBoot enabled/i.test(sbText)
+    ? true
+    : /SecureBoot disabled|EFI variables are not supported/i.test(sbText)
+      ? false
+      : undefined;
 
   const nv = r('nvcc');
   const nvccF = nv?.exitCode === 0 ? parseNvcc(nv.stdout) : undefined;
-  const nvccLine = nv?.stdout.split('\n').find((l) => /Cuda compilation tools/.test(l))?.trim();
+  const nvccLine = nv?.stdout
+    .split('\n')
+    .find((l) => /Cuda compilation tools/.test(l))
+    ?.trim();
 
   const cand = r('candidate');
   const candText = cand ? cand.stdout : '';
@@ -197,7 +237,11 @@ export function collectGpuDriver({ host, results }: ProbeOutputs): GpuDriverFact
   return {
     host,
     ...(kernel ? { kernel } : {}),
-    ...(loaded ? { loaded } : { notLoadedEvidence: `$ cat /proc/driver/nvidia/version → exit ${r('nvidia-version')?.exitCode ?? 'not run'}\n${text(r('nvidia-version')).trim()}` }),
+    ...(loaded
+      ? { loaded }
+      : {
+          notLoadedEvidence: `$ cat /proc/driver/nvidia/version → exit ${r('nvidia-version')?.exitCode ?? 'not run'}\n${text(r('nvidia-version')).trim()}`,
+        }),
     modules: ok('modules') ? procModuleNames(r('modules')!.stdout) : [],
     packages,
     runfile: runfileTraces(r('runfile')?.stdout ?? ''),
@@ -209,17 +253,31 @@ export function collectGpuDriver({ host, results }: ProbeOutputs): GpuDriverFact
     persistencedEvidence,
     ...(secureBoot !== undefined ? { secureBoot } : {}),
     secureBootEvidence: sb ? `$ mokutil --sb-state → exit ${sb.exitCode}\n${sbText}` : 'mokutil: not run',
-    ...(nvccF?.cudaVersion ? { nvcc: { version: nvccF.cudaVersion, line: nvccLine ?? `release ${nvccF.cudaVersion}` } } : {}),
+    ...(nvccF?.cudaVersion
+      ? { nvcc: { version: nvccF.cudaVersion, line: nvccLine ?? `release ${nvccF.cudaVersion}` } }
+      : {}),
     nvccEvidence: nv ? `${text(nv).trim() || '(no output)'}` : 'nvcc: not run',
     ...(candidate && candidate !== '(none)' ? { candidate } : {}),
     ...(candidateInstalled && candidateInstalled !== '(none)' ? { candidateInstalled } : {}),
-    candidateEvidence: cand ? `$ apt-cache policy ${cand.commandLine.split(' ').pop()}\n${text(cand).trim()}` : 'apt-cache policy: not run',
-    holds: ok('holds') ? r('holds')!.stdout.split('\n').map((l) => l.trim()).filter(Boolean) : [],
+    candidateEvidence: cand
+      ? `$ apt-cache policy ${cand.commandLine.split(' ').pop()}\n${text(cand).trim()}`
+      : 'apt-cache policy: not run',
+    holds: ok('holds')
+      ? r('holds')!
+          .stdout.split('\n')
+          .map((l) => l.trim())
+          .filter(Boolean)
+      : [],
   };
 }
 
 /** The driver the host's packages install: userspace version and the kernel module's flavour. */
-export function installedDriver(f: GpuDriverFacts): { version?: string; branch?: number; open?: boolean; packages: DriverPackage[] } {
+export function installedDriver(f: GpuDriverFacts): {
+  version?: string;
+  branch?: number;
+  open?: boolean;
+  packages: DriverPackage[];
+} {
   const userspace = f.packages.find((p) => p.kind === 'utils') ?? f.packages.find((p) => p.kind === 'compute');
   const kmod = f.packages.find((p) => p.kind === 'dkms') ?? f.packages.find((p) => p.kind === 'modules');
   const version = userspace ? upstreamVersion(userspace.version) : kmod ? upstreamVersion(kmod.version) : undefined;

@@ -10,8 +10,14 @@ export const DPKG_FORMAT = '-f=${db:Status-Abbrev} ${Package} ${Version}\\n';
 
 /** Package families that carry a GPU driver (docs/STAGES.md §3.7 gpu-driver.method) and its userspace. */
 export const DRIVER_PATTERNS = [
-  'nvidia-driver-*', 'nvidia-dkms-*', 'linux-modules-nvidia-*', 'cuda-drivers*',
-  'nvidia-utils-*', 'libnvidia-compute-*', 'nvidia-compute-utils-*', 'nvidia-kernel-common-*',
+  'nvidia-driver-*',
+  'nvidia-dkms-*',
+  'linux-modules-nvidia-*',
+  'cuda-drivers*',
+  'nvidia-utils-*',
+  'libnvidia-compute-*',
+  'nvidia-compute-utils-*',
+  'nvidia-kernel-common-*',
 ] as const;
 
 /** The package the install step installs (R580 LTSB, open kernel modules, server userspace). */
@@ -43,8 +49,15 @@ fi
 `;
 
 export const QUERY_FIELDS = [
-  'index', 'name', 'pci.bus_id', 'driver_version', 'persistence_mode', 'memory.total', 'power.limit',
-  'pcie.link.gen.current', 'pcie.link.width.current',
+  'index',
+  'name',
+  'pci.bus_id',
+  'driver_version',
+  'persistence_mode',
+  'memory.total',
+  'power.limit',
+  'pcie.link.gen.current',
+  'pcie.link.width.current',
 ] as const;
 
 export const gpuDriverProbes: readonly ProbeDef[] = [

@@ -9,7 +9,8 @@ import { branchOf, installedDriver, upstreamVersion, type GpuDriverFacts } from 
 import { DRIVER_PACKAGE } from './probes.js';
 
 const apt = (...args: string[]): StepCommand => ({
-  command: { argv: ['env', 'DEBIAN_FRONTEND=noninteractive', 'apt-get', ...args] }, timeoutMs: 30 * 60_000,
+  command: { argv: ['env', 'DEBIAN_FRONTEND=noninteractive', 'apt-get', ...args] },
+  timeoutMs: 30 * 60_000,
 });
 
 /** Package names of a driver branch, whatever Ubuntu calls the parts. */
@@ -26,7 +27,10 @@ export function targetVersion(ctx: StepPlanContext<GpuDriverFacts>): string | un
 }
 
 export const removeConflicts: StepDef<GpuDriverFacts> = {
-  id: 'gpu-driver.remove-conflicts', title: 'remove runfile drivers and other branches', danger: 'disruptive', guards: ['gpu-driver.method'],
+  id: 'gpu-driver.remove-conflicts',
+  title: 'remove runfile drivers and other branches',
+  danger: 'disruptive',
+  guards: ['gpu-driver.method'],
   plan(ctx) {
     const f = ctx.facts;
     const commands: StepCommand[] = [];
@@ -37,7 +41,9 @@ export const removeConflicts: StepDef<GpuDriverFacts> = {
     }
     const keep = branchOf(upstreamVersion(targetVersion(ctx) ?? '')) ?? 580;
     const branches = new Set(f.packages.map((p) => p.branch).filter((b): b is number => b !== undefined));
-    const purge = f.packages.filter((p) => p.kind === 'cuda-drivers' || (branches.size > 1 && p.branch !== keep)).map((p) => p.name);
+    const purge = f.packages
+      .filter((p) => p.kind === 'cuda-drivers' || (branches.size > 1 && p.branch !== keep))
+      .map((p) => p.name);
     if (purge.length > 0) {
       const held = f.holds.filter((p) => purge.includes(p));
       if (held.length > 0) commands.push({ command: { argv: ['apt-mark', 'unhold', ...held] } });
@@ -54,7 +60,9 @@ export const removeConflicts: StepDef<GpuDriverFacts> = {
 };
 
 export const install: StepDef<GpuDriverFacts> = {
-  id: 'gpu-driver.install', title: `install ${DRIVER_PACKAGE}, hold it, reboot`, danger: 'reboot',
+  id: 'gpu-driver.install',
+  title: `install ${DRIVER_PACKAGE}, hold it, reboot`,
+  danger: 'reboot',
   guards: ['gpu-driver.loaded', 'gpu-driver.branch', 'gpu-driver.open', 'gpu-driver.parity'],
   plan(ctx) {
     const f = ctx.facts;
@@ -72,19 +80,39 @@ export const install: StepDef<GpuDriverFacts> = {
     commands.push({ command: { script: HOLD_SCRIPT } });
     commands.push({ command: { argv: ['systemctl', 'enable', 'nvidia-persistenced'] } });
     const previous = f.packages.find((p) => p.kind === 'driver');
-    const rollback: StepCommand[] = previous && previous.name !== DRIVER_PACKAGE
-      ? [apt('install', '-y', '--allow-downgrades', '--allow-change-held-packages', `${previous.name}=${previous.version}`)]
-      : installed ? [] : [apt('purge', '-y', '--allow-change-held-packages', DRIVER_PACKAGE)];
-    const from = f.loaded ? `${f.loaded.version} ${f.loaded.open ? 'open' : 'proprietary'}` : inst.version ? `${inst.version} (not loaded)` : 'no driver';
+    const rollback: StepCommand[] =
+      previous && previous.name !== DRIVER_PACKAGE
+        ? [
+            apt(
+              'install',
+              '-y',
+              '--allow-downgrades',
+              '--allow-change-held-packages',
+              `${previous.name}=${previous.version}`,
+            ),
+          ]
+        : installed
+          ? []
+          : [apt('purge', '-y', '--allow-change-held-packages', DRIVER_PACKAGE)];
+    const from = f.loaded
+      ? `${f.loaded.version} ${f.loaded.open ? 'open' : 'proprietary'}`
+      : inst.version
+        ? `${inst.version} (not loaded)`
+        : 'no driver';
     return {
       summary: `${installed ? 'reboot into' : 'install'} ${DRIVER_PACKAGE}${target ? ` ${target}` : ''} (from ${from}), hold the NVIDIA packages, enable nvidia-persistenced, reboot`,
-      commands, reboot: true, rollback,
+      commands,
+      reboot: true,
+      rollback,
     };
   },
 };
 
 export const persistence: StepDef<GpuDriverFacts> = {
-  id: 'gpu-driver.persistence', title: 'persistence daemon on', danger: 'safe', guards: ['gpu-driver.persistence'],
+  id: 'gpu-driver.persistence',
+  title: 'persistence daemon on',
+  danger: 'safe',
+  guards: ['gpu-driver.persistence'],
   plan(ctx) {
     // Without a loaded driver the daemon cannot start; gpu-driver.install enables it for the next boot.
     if (!ctx.facts.loaded) return null;
@@ -97,14 +125,20 @@ export const persistence: StepDef<GpuDriverFacts> = {
 };
 
 export const toolkit: StepDef<GpuDriverFacts> = {
-  id: 'gpu-driver.toolkit', title: 'CUDA toolkit matching the driver (nccl-tests only)', danger: 'safe', guards: ['gpu-driver.toolkit'],
+  id: 'gpu-driver.toolkit',
+  title: 'CUDA toolkit matching the driver (nccl-tests only)',
+  danger: 'safe',
+  guards: ['gpu-driver.toolkit'],
   plan(ctx) {
     const f = ctx.facts;
     const cuda = f.smi.cudaVersion ?? DRIVER_BRANCHES[branchOf(f.loaded?.version) ?? 0]?.cuda;
     if (!cuda) return null;
     const tk = `cuda-toolkit-${cuda.replace('.', '-')}`;
     // Never `cuda` or `cuda-drivers`: they pull a driver of the repository's choosing (R32).
-    return { summary: `install ${tk} libnccl2 libnccl-dev from the CUDA repository (cuda-keyring)`, commands: [apt('install', '-y', tk, 'libnccl2', 'libnccl-dev')] };
+    return {
+      summary: `install ${tk} libnccl2 libnccl-dev from the CUDA repository (cuda-keyring)`,
+      commands: [apt('install', '-y', tk, 'libnccl2', 'libnccl-dev')],
+    };
   },
 };
 

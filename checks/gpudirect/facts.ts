@@ -36,7 +36,14 @@ export interface GpudirectFacts {
   /** `NCCL_DMABUF_ENABLE=0` lines found in NCCL's configuration files. */
   dmabufDisabled: string[];
   cmdline?: string;
-  dmesg: { ran: boolean; peermemErrors: string[]; peermemLines: string[]; domainLine?: string; domainType?: string; evidence: string };
+  dmesg: {
+    ran: boolean;
+    peermemErrors: string[];
+    peermemLines: string[];
+    domainLine?: string;
+    domainType?: string;
+    evidence: string;
+  };
   gpus: string[];
   nics: string[];
   bridges: PathBridge[];
@@ -99,15 +106,29 @@ function collectPcie(out: string): Pick<GpudirectFacts, 'gpus' | 'nics' | 'bridg
       let e = bridges.get(b);
       if (!e) {
         const d = devices.get(b);
-        const acsLine = blocks.get(b)?.map((l) => l.trim()).find((l) => l.startsWith('ACSCtl:'));
-        e = { bdf: b, description: d?.description ?? '', srcValid: d?.acsCtl?.['SrcValid'] === true, below: [], ...(acsLine ? { acsCtlLine: acsLine } : {}) };
+        const acsLine = blocks
+          .get(b)
+          ?.map((l) => l.trim())
+          .find((l) => l.startsWith('ACSCtl:'));
+        e = {
+          bdf: b,
+          description: d?.description ?? '',
+          srcValid: d?.acsCtl?.['SrcValid'] === true,
+          below: [],
+          ...(acsLine ? { acsCtlLine: acsLine } : {}),
+        };
         bridges.set(b, e);
       }
       e.below.push(leaf);
     }
   }
   const vfio = [...gpus, ...nics].filter((b) => devices.get(b)?.driver === 'vfio-pci');
-  return { gpus: gpus.sort(), nics: nics.sort(), bridges: [...bridges.values()].sort((a, b) => a.bdf.localeCompare(b.bdf)), vfio };
+  return {
+    gpus: gpus.sort(),
+    nics: nics.sort(),
+    bridges: [...bridges.values()].sort((a, b) => a.bdf.localeCompare(b.bdf)),
+    vfio,
+  };
 }
 
 export function collectGpudirect({ host, results }: ProbeOutputs): GpudirectFacts {
@@ -142,28 +163,46 @@ export function collectGpudirect({ host, results }: ProbeOutputs): GpudirectFact
   const dmesg = {
     ran: dm !== undefined && dm.exitCode === 0 && !/Operation not permitted|read kernel buffer failed/.test(dm.stderr),
     peermemLines: dmLines.filter((l) => /peermem|ib_register_peer_memory_client/i.test(l)),
-    peermemErrors: dmLines.filter((l) => /peermem|ib_register_peer_memory_client/i.test(l) && /Unknown symbol|Invalid argument|-22\b|err -2/i.test(l)),
+    peermemErrors: dmLines.filter(
+      (l) =>
+        /peermem|ib_register_peer_memory_client/i.test(l) && /Unknown symbol|Invalid argument|-22\b|err -2/i.test(l),
+    ),
     ...(domain ? { domainLine: domain.trim(), domainType: /Default domain type:\s*(\w+)/i.exec(domain)?.[1] } : {}),
-    evidence: dm ? `$ sudo dmesg | grep -iE 'peermem|ib_register_peer_memory_client|Default domain type'\n${dmLines.join('\n') || '(no matching lines)'}${dm.stderr.trim() ? `\n${dm.stderr.trim()}` : ''}` : 'dmesg: not run',
+    evidence: dm
+      ? `$ sudo dmesg | grep -iE 'peermem|ib_register_peer_memory_client|Default domain type'\n${dmLines.join('\n') || '(no matching lines)'}${dm.stderr.trim() ? `\n${dm.stderr.trim()}` : ''}`
+      : 'dmesg: not run',
   };
 
   const topoText = ok('topo') ? r('topo')!.stdout : '';
   const topo = topoText ? parseNvidiaSmiTopo(topoText) : undefined;
   const rdmaNetdev: Record<string, string> = {};
-  for (const p of parseRdmaLink(ok('rdma-link') ? r('rdma-link')!.stdout : '').ports) if (p.netdev) rdmaNetdev[p.device] = p.netdev;
+  for (const p of parseRdmaLink(ok('rdma-link') ? r('rdma-link')!.stdout : '').ports)
+    if (p.netdev) rdmaNetdev[p.device] = p.netdev;
 
   const kernel = ok('kernel') ? r('kernel')!.stdout.trim() : undefined;
   const cmdline = ok('cmdline') ? r('cmdline')!.stdout.trim() : undefined;
   const pcieRun = r('pcie');
   const pcieOut = pcieRun?.stdout ?? '';
   const lspciComplaint = (pcieRun?.stderr ?? '').split('\n').find((l) => /lspci|pcilib/.test(l));
-  const pcieUnreadable = !pcieRun ? 'the pcie probe did not run'
-    : pcieRun.exitCode !== 0 ? `exit ${pcieRun.exitCode ?? 'none'} ${pcieRun.stderr.trim().split('\n')[0] ?? ''}`.trim()
-      : lspciComplaint ? lspciComplaint.trim() : undefined;
+  const pcieUnreadable = !pcieRun
+    ? 'the pcie probe did not run'
+    : pcieRun.exitCode !== 0
+      ? `exit ${pcieRun.exitCode ?? 'none'} ${pcieRun.stderr.trim().split('\n')[0] ?? ''}`.trim()
+      : lspciComplaint
+        ? lspciComplaint.trim()
+        : undefined;
   return {
     host,
     ...(kernel ? { kernel } : {}),
-    ...(drv.version ? { driver: { version: drv.version, open: drv.openKernelModule ?? false, line: `NVRM version: ${drv.nvrmLine ?? ''}` } } : {}),
+    ...(drv.version
+      ? {
+          driver: {
+            version: drv.version,
+            open: drv.openKernelModule ?? false,
+            line: `NVRM version: ${drv.nvrmLine ?? ''}`,
+          },
+        }
+      : {}),
     peermem: { loaded: peermemLoaded, lines: peermemLines, read: modulesRead },
     persisted,
     stack,
@@ -173,11 +212,13 @@ export function collectGpudirect({ host, results }: ProbeOutputs): GpudirectFact
     dmesg,
     ...collectPcie(pcieOut),
     pcieEvidence: pcieRun
-      ? `$ sudo bash -s (lspci -vv of every bridge above the GPUs and NICs) → exit ${pcieRun.exitCode ?? 'none'}`
-        + `${pcieUnreadable ? `\n${pcieUnreadable}` : ''}`
+      ? `$ sudo bash -s (lspci -vv of every bridge above the GPUs and NICs) → exit ${pcieRun.exitCode ?? 'none'}` +
+        `${pcieUnreadable ? `\n${pcieUnreadable}` : ''}`
       : 'pcie: not run',
     ...(pcieUnreadable ? { pcieUnreadable } : {}),
-    ...(topo && topo.devices.length > 0 ? { topo } : { topoError: text(r('topo')).trim().split('\n')[0] ?? 'nvidia-smi topo -m: no output' }),
+    ...(topo && topo.devices.length > 0
+      ? { topo }
+      : { topoError: text(r('topo')).trim().split('\n')[0] ?? 'nvidia-smi topo -m: no output' }),
     p2p: parseP2p(text(r('p2p'))),
     rdmaNetdev,
     acsUnit: (r('acs-unit')?.stdout ?? '').trim() || 'not-found',

@@ -6,7 +6,8 @@ import type { StepDef } from '../../src/engine/types.js';
 import { kernelAtLeast, type GpudirectFacts } from './facts.js';
 import { ACS_SCRIPT_PATH, ACS_UNIT, ACS_UNIT_PATH, IOMMU_GRUB_FILE, PEERMEM_CONF } from './probes.js';
 
-export const PEERMEM_CONTENT = '# l20-setup: GPUDirect RDMA through the OFED/DOCA peer-memory ib_core (proprietary driver)\nnvidia-peermem\n';
+export const PEERMEM_CONTENT =
+  '# l20-setup: GPUDirect RDMA through the OFED/DOCA peer-memory ib_core (proprietary driver)\nnvidia-peermem\n';
 
 /** ExecStart names the interpreter, so the boot unit still runs if the script lost its exec bit (copied by hand, config management). */
 export const ACS_UNIT_CONTENT = `[Unit]
@@ -22,7 +23,8 @@ ExecStart=/bin/sh ${ACS_SCRIPT_PATH}
 WantedBy=multi-user.target
 `;
 
-export const IOMMU_GRUB_CONTENT = '# l20-setup: IOMMU passthrough for GPU and NIC DMA (RULES.md R36)\nGRUB_CMDLINE_LINUX_DEFAULT="$GRUB_CMDLINE_LINUX_DEFAULT iommu=pt"\n';
+export const IOMMU_GRUB_CONTENT =
+  '# l20-setup: IOMMU passthrough for GPU and NIC DMA (RULES.md R36)\nGRUB_CMDLINE_LINUX_DEFAULT="$GRUB_CMDLINE_LINUX_DEFAULT iommu=pt"\n';
 
 /** The boot script: one setpci per bridge (BDFs are discovered, never typed in). */
 export function acsScript(bridges: readonly string[]): string {
@@ -38,7 +40,10 @@ export function acsScript(bridges: readonly string[]): string {
 }
 
 export const peermem: StepDef<GpudirectFacts> = {
-  id: 'gpudirect.peermem', title: 'load and persist nvidia-peermem (peermem path only)', danger: 'safe', guards: ['gpudirect.path'],
+  id: 'gpudirect.peermem',
+  title: 'load and persist nvidia-peermem (peermem path only)',
+  danger: 'safe',
+  guards: ['gpudirect.path'],
   plan(ctx) {
     const f = ctx.facts;
     // DMA-BUF needs nothing loaded; on the inbox stack peermem cannot load at all.
@@ -53,7 +58,10 @@ export const peermem: StepDef<GpudirectFacts> = {
 };
 
 export const acsOff: StepDef<GpudirectFacts> = {
-  id: 'gpudirect.acs-off', title: 'ACS off from a boot unit', danger: 'disruptive', guards: ['gpudirect.acs'],
+  id: 'gpudirect.acs-off',
+  title: 'ACS off from a boot unit',
+  danger: 'disruptive',
+  guards: ['gpudirect.acs'],
   plan(ctx) {
     const f = ctx.facts;
     // Devices passed through to VMs rely on ACS for isolation.
@@ -79,7 +87,10 @@ export const acsOff: StepDef<GpudirectFacts> = {
 };
 
 export const iommuPt: StepDef<GpudirectFacts> = {
-  id: 'gpudirect.iommu-pt', title: 'IOMMU passthrough (iommu=pt), reboot', danger: 'reboot', guards: ['gpudirect.iommu'],
+  id: 'gpudirect.iommu-pt',
+  title: 'IOMMU passthrough (iommu=pt), reboot',
+  danger: 'reboot',
+  guards: ['gpudirect.iommu'],
   plan: () => ({
     summary: `iommu=pt in ${IOMMU_GRUB_FILE}, update-grub, reboot`,
     files: [{ path: IOMMU_GRUB_FILE, content: IOMMU_GRUB_CONTENT, mode: 0o644 }],

@@ -64,7 +64,18 @@ export function collectInventory({ host, results }: ProbeOutputs): InventoryFact
   const require = (id: string) => {
     if (!ok(r(id))) problems.push({ probe: id, evidence: evidenceOf(id, r(id)) });
   };
-  ['os-release', 'kernel', 'lscpu', 'meminfo', 'lspci-nics', 'lspci-gpus', 'pcie', 'ip-link', 'ip-addr', 'rdma-link'].forEach(require);
+  [
+    'os-release',
+    'kernel',
+    'lscpu',
+    'meminfo',
+    'lspci-nics',
+    'lspci-gpus',
+    'pcie',
+    'ip-link',
+    'ip-addr',
+    'rdma-link',
+  ].forEach(require);
 
   const osr = parseOsRelease(out('os-release'));
   const kernel = parseKernelRelease(out('kernel'));
@@ -107,7 +118,13 @@ export function collectInventory({ host, results }: ProbeOutputs): InventoryFact
     ...(d.lnkSta?.width !== undefined ? { staWidth: d.lnkSta.width } : {}),
     ...((numa.get(d.bdf) ?? d.numaNode) !== undefined ? { numaNode: numa.get(d.bdf) ?? d.numaNode! } : {}),
     ...(d.driver ? { driver: d.driver } : {}),
-    ...(d.acsCtl ? { acsEnabled: Object.entries(d.acsCtl).filter(([, v]) => v).map(([k]) => k) } : {}),
+    ...(d.acsCtl
+      ? {
+          acsEnabled: Object.entries(d.acsCtl)
+            .filter(([, v]) => v)
+            .map(([k]) => k),
+        }
+      : {}),
   }));
 
   const ip = mergeIpJson(parseIpJson(out('ip-link')), parseIpJson(out('ip-addr')));
@@ -136,7 +153,11 @@ export function collectInventory({ host, results }: ProbeOutputs): InventoryFact
   const route = parseIpRoute(out('route-default'));
 
   const rdma = parseRdmaLink(out('rdma-link')).ports.map((p) => ({
-    device: p.device, port: p.port, state: p.state ?? '?', physState: p.physState ?? '?', ...(p.netdev ? { netdev: p.netdev } : {}),
+    device: p.device,
+    port: p.port,
+    state: p.state ?? '?',
+    physState: p.physState ?? '?',
+    ...(p.netdev ? { netdev: p.netdev } : {}),
   }));
 
   const links = sections(r('ethtool')?.stdout ?? '').reduce<Map<string, InventoryFacts['links'][number]>>((acc, s) => {
@@ -173,7 +194,10 @@ export function collectInventory({ host, results }: ProbeOutputs): InventoryFact
   }
   const machineId = /^[0-9a-f]{32}$/m.exec(out('machine-id'))?.[0];
   // --query-gpu=index,name,uuid,… (noheader): the third column.
-  const gpuUuids = out('gpu-query').split('\n').map((l) => l.split(',')[2]?.trim() ?? '').filter((u) => /^GPU-[0-9a-f-]+$/i.test(u));
+  const gpuUuids = out('gpu-query')
+    .split('\n')
+    .map((l) => l.split(',')[2]?.trim() ?? '')
+    .filter((u) => /^GPU-[0-9a-f-]+$/i.test(u));
 
   // Topology: nvidia-smi when the driver runs, else from PCI paths (docs/STAGES.md §3.1 inventory.topology).
   const gpuBdfs = gpus.map((g) => g.bdf);
@@ -186,7 +210,9 @@ export function collectInventory({ host, results }: ProbeOutputs): InventoryFact
     const nicsT = topo.devices.filter((d) => d.startsWith('NIC'));
     topology = {
       source: 'nvidia-smi',
-      gpuToNic: gpusT.flatMap((g) => nicsT.map((n) => ({ gpu: g, nic: topo.nicLegend?.[n] ?? n, relation: topo.matrix[g]?.[n] ?? '?' }))),
+      gpuToNic: gpusT.flatMap((g) =>
+        nicsT.map((n) => ({ gpu: g, nic: topo.nicLegend?.[n] ?? n, relation: topo.matrix[g]?.[n] ?? '?' })),
+      ),
     };
   } else if (gpuBdfs.length > 0 && nicFns.length > 0) {
     topology = {
@@ -209,7 +235,9 @@ export function collectInventory({ host, results }: ProbeOutputs): InventoryFact
       neighbours.push({ port: s.name, peerMacs: [], state: 'down' });
       continue;
     }
-    const peers = parseIpNeigh(s.body).neighbors.map((x) => x.lladdr).filter((m): m is string => !!m);
+    const peers = parseIpNeigh(s.body)
+      .neighbors.map((x) => x.lladdr)
+      .filter((m): m is string => !!m);
     const l = lldp?.neighbors.find((x) => x.localPort === s.name);
     neighbours.push({
       port: s.name,
@@ -253,7 +281,9 @@ export function collectInventory({ host, results }: ProbeOutputs): InventoryFact
     topology,
     stack: {
       ...(ofed.version && ofed.flavor ? { ofed: { version: ofed.version, flavor: ofed.flavor } } : {}),
-      ...(drv.version ? { nvidiaDriver: { version: drv.version, openKernelModule: drv.openKernelModule ?? false } } : {}),
+      ...(drv.version
+        ? { nvidiaDriver: { version: drv.version, openKernelModule: drv.openKernelModule ?? false } }
+        : {}),
       gpuDriverLoaded: drv.version !== undefined,
       packages,
       packageStatus,

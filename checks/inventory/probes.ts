@@ -47,8 +47,18 @@ export const SSH_CONNECTION_SCRIPT = 'echo "$SSH_CONNECTION"\n';
 
 /** Packages whose versions later stages compare across hosts. */
 export const STACK_PACKAGES = [
-  'rdma-core', 'ibverbs-providers', 'perftest', 'infiniband-diags', 'mlnx-ofed-kernel-dkms', 'doca-ofed',
-  'nvidia-driver-580-open', 'nvidia-driver-570-open', 'nvidia-driver-535', 'cuda-toolkit', 'libnccl2', 'lldpd',
+  'rdma-core',
+  'ibverbs-providers',
+  'perftest',
+  'infiniband-diags',
+  'mlnx-ofed-kernel-dkms',
+  'doca-ofed',
+  'nvidia-driver-580-open',
+  'nvidia-driver-570-open',
+  'nvidia-driver-535',
+  'cuda-toolkit',
+  'libnccl2',
+  'lldpd',
 ];
 
 export const inventoryProbes: readonly ProbeDef[] = [
@@ -71,10 +81,14 @@ export const inventoryProbes: readonly ProbeDef[] = [
   { id: 'topo', command: { argv: ['nvidia-smi', 'topo', '-m'] }, tools: [] }, // without a driver: PCI paths
   // Absent on the inbox stack (no MLNX_OFED): its absence is an answer, not a missing tool.
   { id: 'ofed-info', command: { argv: ['ofed_info', '-s'] }, tools: [] },
-  { id: 'dpkg', command: { argv: ['dpkg-query', '-W', '-f=${db:Status-Abbrev} ${Package} ${Version}\\n', ...STACK_PACKAGES] } },
+  {
+    id: 'dpkg',
+    command: { argv: ['dpkg-query', '-W', '-f=${db:Status-Abbrev} ${Package} ${Version}\\n', ...STACK_PACKAGES] },
+  },
   { id: 'nvidia-version', command: { argv: ['cat', '/proc/driver/nvidia/version'] } },
   {
-    id: 'gpu-query', tools: [],
+    id: 'gpu-query',
+    tools: [],
     command: { argv: ['nvidia-smi', `--query-gpu=${INVENTORY_GPU_FIELDS.join(',')}`, '--format=csv,noheader,nounits'] },
   },
   // lldpd's control socket is root:_lldpd 0660: an ordinary login user cannot read it.

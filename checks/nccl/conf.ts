@@ -27,7 +27,7 @@ function inSubnet(cidr: string, subnet: string): boolean {
   const [net, len] = subnet.split('/');
   const n = (s: string): number => s.split('.').reduce((a, o) => (a * 256 + Number(o)) >>> 0, 0);
   const mask = Number(len) === 0 ? 0 : (0xffffffff << (32 - Number(len))) >>> 0;
-  return ((n(ip ?? '') & mask) >>> 0) === ((n(net ?? '') & mask) >>> 0);
+  return (n(ip ?? '') & mask) >>> 0 === (n(net ?? '') & mask) >>> 0;
 }
 
 export interface ConfPlan {
@@ -61,9 +61,11 @@ export function desiredConf(config: ClusterConfig, f: FabricFacts, runId: string
   if (design === 'A') {
     const rails = railsA(f);
     const first = rails.find((r) => r.k === 1);
-    if (!first) return `no fabric port of ${f.host} has an address in ${railSubnet(1)} (cable 1): apply the network stage first`;
+    if (!first)
+      return `no fabric port of ${f.host} has an address in ${railSubnet(1)} (cable 1): apply the network stage first`;
     const missing = rails.filter((r) => !r.port.rdmaDevice);
-    if (missing.length > 0) return `no RDMA device on ${missing.map((r) => r.port.netdev).join(', ')} (rdma link show): apply the nic-stack stage first`;
+    if (missing.length > 0)
+      return `no RDMA device on ${missing.map((r) => r.port.netdev).join(', ')} (rdma link show): apply the nic-stack stage first`;
     socketIfname = first.port.netdev;
     devices = rails.map((r) => r.port.rdmaDevice!);
     expectedRails = 4;
@@ -71,20 +73,34 @@ export function desiredConf(config: ClusterConfig, f: FabricFacts, runId: string
   } else if (design === 'B') {
     devices = [];
     for (const bond of ['bond0', 'bond1']) {
-      const dev = f.ports.find((p) => p.master === bond && p.rdmaDevice)?.rdmaDevice ?? f.rdma.find((r) => r.netdev === bond)?.device;
+      const dev =
+        f.ports.find((p) => p.master === bond && p.rdmaDevice)?.rdmaDevice ??
+        f.rdma.find((r) => r.netdev === bond)?.device;
       if (dev && !devices.includes(dev)) devices.push(dev);
     }
-    if (devices.length === 0) return `no RDMA device on bond0/bond1 of ${f.host} (no RoCE LAG formed): apply the network stage for design B first`;
+    if (devices.length === 0)
+      return `no RDMA device on bond0/bond1 of ${f.host} (no RoCE LAG formed): apply the network stage for design B first`;
     socketIfname = 'bond0';
     expectedRails = 2;
-    lines = [`NCCL_SOCKET_IFNAME==${socketIfname}`, `NCCL_IB_HCA==${devices.map((d) => `${d}:1`).join(',')}`, `NCCL_IB_TC=${tc}`, 'NCCL_IB_QPS_PER_CONNECTION=2'];
+    lines = [
+      `NCCL_SOCKET_IFNAME==${socketIfname}`,
+      `NCCL_IB_HCA==${devices.map((d) => `${d}:1`).join(',')}`,
+      `NCCL_IB_TC=${tc}`,
+      'NCCL_IB_QPS_PER_CONNECTION=2',
+    ];
   } else {
     const slaves = f.ports.filter((p) => p.master === 'bond0' && p.rdmaDevice);
-    if (slaves.length === 0) return `no bond0 slave with an RDMA device on ${f.host}: the tutorial's bond0 is not there`;
+    if (slaves.length === 0)
+      return `no bond0 slave with an RDMA device on ${f.host}: the tutorial's bond0 is not there`;
     socketIfname = 'bond0';
     devices = slaves.map((p) => p.rdmaDevice!);
     expectedRails = 4;
-    lines = [`NCCL_SOCKET_IFNAME==${socketIfname}`, `NCCL_IB_HCA==${devices.map((d) => `${d}:1`).join(',')}`, `NCCL_IB_TC=${tc}`, `NCCL_CROSS_NIC=${config.nccl.crossNic}`];
+    lines = [
+      `NCCL_SOCKET_IFNAME==${socketIfname}`,
+      `NCCL_IB_HCA==${devices.map((d) => `${d}:1`).join(',')}`,
+      `NCCL_IB_TC=${tc}`,
+      `NCCL_CROSS_NIC=${config.nccl.crossNic}`,
+    ];
   }
   return { ...renderConf(design, runId, lines), socketIfname, devices, expectedRails };
 }
@@ -98,7 +114,12 @@ export function renderConf(design: string, runId: string, lines: readonly string
 
 /** Design A's settings for a host whose cable-k ports (k = 1…4) carry these RDMA devices. */
 export function designALines(socketIfname: string, devices: readonly string[], tc: number, crossNic: number): string[] {
-  return [`NCCL_SOCKET_IFNAME==${socketIfname}`, `NCCL_IB_HCA==${devices.map((d) => `${d}:1`).join(',')}`, `NCCL_IB_TC=${tc}`, `NCCL_CROSS_NIC=${crossNic}`];
+  return [
+    `NCCL_SOCKET_IFNAME==${socketIfname}`,
+    `NCCL_IB_HCA==${devices.map((d) => `${d}:1`).join(',')}`,
+    `NCCL_IB_TC=${tc}`,
+    `NCCL_CROSS_NIC=${crossNic}`,
+  ];
 }
 
 /** A conf file without its first line when that is this stage's header. */
@@ -153,19 +174,27 @@ export function resolveHca(value: string, rdmaDevices: readonly string[]): HcaRe
   if (exclude) v = v.slice(1);
   const exact = v.startsWith('=');
   if (exact) v = v.slice(1);
-  const tokens = v.split(',').filter((t) => t !== '').map((text): HcaToken => {
-    const [name = '', port] = text.split(':');
-    const p = port !== undefined && port !== '' ? Number(port) : undefined;
-    const matches = rdmaDevices.filter((d) => (exact ? d === name : d.startsWith(name)) && (p === undefined || p === 1));
-    return { text, name, ...(p !== undefined ? { port: p } : {}), matches };
-  });
+  const tokens = v
+    .split(',')
+    .filter((t) => t !== '')
+    .map((text): HcaToken => {
+      const [name = '', port] = text.split(':');
+      const p = port !== undefined && port !== '' ? Number(port) : undefined;
+      const matches = rdmaDevices.filter(
+        (d) => (exact ? d === name : d.startsWith(name)) && (p === undefined || p === 1),
+      );
+      return { text, name, ...(p !== undefined ? { port: p } : {}), matches };
+    });
   const hit = new Set(tokens.flatMap((t) => t.matches));
   const devices = rdmaDevices.filter((d) => (exclude ? !hit.has(d) : hit.has(d)));
   return { exclude, exact, tokens, devices };
 }
 
 /** NCCL_SOCKET_IFNAME against the netdevs: the interfaces it selects (UP, with IPv4), first one used. */
-export function resolveSocketIfname(value: string | undefined, f: FabricFacts): Array<{ name: string; addresses: string[] }> {
+export function resolveSocketIfname(
+  value: string | undefined,
+  f: FabricFacts,
+): Array<{ name: string; addresses: string[] }> {
   let v = value ?? '';
   const exclude = v.startsWith('^');
   if (exclude) v = v.slice(1);

@@ -55,14 +55,21 @@ export function collectNccl(outputs: ProbeOutputs): NcclFacts {
   const problems: NcclFacts['problems'] = [];
   for (const id of ['nccl-conf', 'nccl-env', 'nccl-units', 'nccl-version', 'nccl-tools', 'gdr']) {
     const r = results[id];
-    if (r && r.exitCode !== 0) problems.push({ probe: id, evidence: `${r.commandLine} → exit ${r.exitCode}\n${`${r.stdout}${r.stderr}`.trim()}` });
+    if (r && r.exitCode !== 0)
+      problems.push({
+        probe: id,
+        evidence: `${r.commandLine} → exit ${r.exitCode}\n${`${r.stdout}${r.stderr}`.trim()}`,
+      });
   }
   const confFiles = blocks(out(results['nccl-conf'])).map((b) => {
     const [path, mode] = b.head.split(' ');
     return { path: path ?? '', ...(mode ? { mode } : {}), text: b.body };
   });
   const units = blocks(out(results['nccl-units'])).map((b) => ({ path: b.head, text: b.body }));
-  const envLines = out(results['nccl-env']).split('\n').map((l) => l.trimEnd()).filter((l) => /^[A-Z_][A-Z0-9_]*=/.test(l));
+  const envLines = out(results['nccl-env'])
+    .split('\n')
+    .map((l) => l.trimEnd())
+    .filter((l) => /^[A-Z_][A-Z0-9_]*=/.test(l));
 
   // torch: `== venv …` or `== python3`, then the version, the NCCL tuple (or a traceback).
   const v = out(results['nccl-version']);
@@ -79,7 +86,12 @@ export function collectNccl(outputs: ProbeOutputs): NcclFacts {
     const err = lines.find((l) => /Error:/.test(l));
     const nccl = lines.map(ncclVersionOf).find((x) => x !== undefined);
     const version = lines.find((l) => /^\d+\.\d+\.\d+/.test(l));
-    torch = { source: head ?? '', ...(version ? { version } : {}), ...(nccl ? { nccl } : {}), ...(err ? { error: err } : {}) };
+    torch = {
+      source: head ?? '',
+      ...(version ? { version } : {}),
+      ...(nccl ? { nccl } : {}),
+      ...(err ? { error: err } : {}),
+    };
   }
 
   const t = out(results['nccl-tools']);
@@ -100,7 +112,11 @@ export function collectNccl(outputs: ProbeOutputs): NcclFacts {
     torchruns,
     venvDists,
     ...(bench ? { benchScript: bench.body } : {}),
-    gdr: { openModule: /^open-module$/m.test(g), peermem: /^peermem$/m.test(g), ...(/^kernel (\S+)$/m.exec(g)?.[1] ? { kernel: /^kernel (\S+)$/m.exec(g)![1] } : {}) },
+    gdr: {
+      openModule: /^open-module$/m.test(g),
+      peermem: /^peermem$/m.test(g),
+      ...(/^kernel (\S+)$/m.exec(g)?.[1] ? { kernel: /^kernel (\S+)$/m.exec(g)![1] } : {}),
+    },
     problems,
   };
 }

@@ -14,7 +14,9 @@ import { ncclProbes } from './probes.js';
 import { validateRun, validationCheck, type NcclCluster } from './validation.js';
 
 const confStep: StepDef<NcclFacts> = {
-  id: 'nccl.conf', title: `write ${NCCL_CONF} from the discovered names`, danger: 'safe',
+  id: 'nccl.conf',
+  title: `write ${NCCL_CONF} from the discovered names`,
+  danger: 'safe',
   guards: ['nccl.conf-lint', 'nccl.hca-resolve', 'nccl.conf-names'],
   plan(ctx) {
     const want = desiredConf(ctx.config, ctx.facts.fabric, ctx.runId);
@@ -27,21 +29,32 @@ const confStep: StepDef<NcclFacts> = {
 };
 
 const benchToolsStep: StepDef<NcclFacts> = {
-  id: 'nccl.bench-tools', title: 'cluster venv (vLLM, Ray, torch) and the all-reduce benchmark', danger: 'safe',
+  id: 'nccl.bench-tools',
+  title: 'cluster venv (vLLM, Ray, torch) and the all-reduce benchmark',
+  danger: 'safe',
   guards: ['nccl.bench-tools'],
   plan(ctx) {
-    const pinned = Object.keys(ctx.facts.venvDists).length > 0 && CLUSTER_REQUIREMENTS.every((r) => {
-      const [name, version] = r.replace(/\[[^\]]*\]/, '').split('==');
-      return ctx.facts.venvDists[name ?? ''] === version;
-    });
+    const pinned =
+      Object.keys(ctx.facts.venvDists).length > 0 &&
+      CLUSTER_REQUIREMENTS.every((r) => {
+        const [name, version] = r.replace(/\[[^\]]*\]/, '').split('==');
+        return ctx.facts.venvDists[name ?? ''] === version;
+      });
     return {
-      summary: pinned ? `install ${BENCH_PATH}` : `create ${CLUSTER_VENV} and pip install ${CLUSTER_REQUIREMENTS.join(' ')}; install ${BENCH_PATH}`,
+      summary: pinned
+        ? `install ${BENCH_PATH}`
+        : `create ${CLUSTER_VENV} and pip install ${CLUSTER_REQUIREMENTS.join(' ')}; install ${BENCH_PATH}`,
       files: [{ path: BENCH_PATH, content: BENCH_SCRIPT, mode: 0o755 }],
-      commands: pinned ? [] : [
-        { command: { argv: ['python3', '-m', 'venv', CLUSTER_VENV] }, timeoutMs: 5 * 60_000 },
-        // Wheels for torch and the CUDA libraries are large: ≈ 90 s on a good link, much longer on a slow one.
-        { command: { argv: [`${CLUSTER_VENV}/bin/pip`, 'install', ...CLUSTER_REQUIREMENTS] }, timeoutMs: 60 * 60_000 },
-      ],
+      commands: pinned
+        ? []
+        : [
+            { command: { argv: ['python3', '-m', 'venv', CLUSTER_VENV] }, timeoutMs: 5 * 60_000 },
+            // Wheels for torch and the CUDA libraries are large: ≈ 90 s on a good link, much longer on a slow one.
+            {
+              command: { argv: [`${CLUSTER_VENV}/bin/pip`, 'install', ...CLUSTER_REQUIREMENTS] },
+              timeoutMs: 60 * 60_000,
+            },
+          ],
     };
   },
 };

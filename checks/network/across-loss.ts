@@ -22,8 +22,15 @@ const lostAnswers = new WeakSet<RunResult>();
 /** The answer for a lost connection (also for a command not sent to a host already declared lost). */
 export function lostResult(label: string, err: unknown): RunResult {
   const r: RunResult = {
-    commandLine: label, exitCode: null, signal: null, stdout: '', stderr: (err as Error).message, durationMs: 0,
-    timedOut: false, cancelled: false, truncated: false,
+    commandLine: label,
+    exitCode: null,
+    signal: null,
+    stdout: '',
+    stderr: (err as Error).message,
+    durationMs: 0,
+    timedOut: false,
+    cancelled: false,
+    truncated: false,
   };
   lostAnswers.add(r);
   return r;
@@ -35,7 +42,17 @@ export function isLostResult(r: RunResult): boolean {
 }
 
 export function okResult(label: string, note: string): RunResult {
-  return { commandLine: label, exitCode: 0, signal: null, stdout: note, stderr: '', durationMs: 0, timedOut: false, cancelled: false, truncated: false };
+  return {
+    commandLine: label,
+    exitCode: 0,
+    signal: null,
+    stdout: note,
+    stderr: '',
+    durationMs: 0,
+    timedOut: false,
+    cancelled: false,
+    truncated: false,
+  };
 }
 
 /** Runs `command` as root on `host` once, and once more after a lost connection when `after` allows it. */
@@ -50,12 +67,14 @@ export async function runAcrossLoss(
   try {
     return await ctx.run(host, label, command, { sudo: true, timeoutMs });
   } catch (err) {
-    if (!(err instanceof ConnectionLostError) || ctx.signal.aborted || after === 'report') return lostResult(label, err);
+    if (!(err instanceof ConnectionLostError) || ctx.signal.aborted || after === 'report')
+      return lostResult(label, err);
     const back = await ctx.awaitHost(host);
     if (!back.ok) return lostResult(label, err);
     ctx.note(host, `${label}: the connection was lost while it ran; ${host} answers again (${back.detail})`);
     try {
-      if (typeof after === 'object' && (await after.tookEffect())) return okResult(label, 'took effect before the connection was lost');
+      if (typeof after === 'object' && (await after.tookEffect()))
+        return okResult(label, 'took effect before the connection was lost');
       return await ctx.run(host, label, command, { sudo: true, timeoutMs });
     } catch (again) {
       return lostResult(label, again);

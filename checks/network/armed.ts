@@ -148,14 +148,22 @@ function failed(r: CheckResult): boolean {
 }
 
 /** Waits (≤ 60 s) for a started service to finish; `success` or what systemd reports instead. */
-async function serviceOutcome(ctx: StepExecContext<NetworkFacts>, run: (h: string, l: string, c: { argv: string[] }) => Promise<RunResult>, host: string, unitName: string): Promise<string> {
+async function serviceOutcome(
+  ctx: StepExecContext<NetworkFacts>,
+  run: (h: string, l: string, c: { argv: string[] }) => Promise<RunResult>,
+  host: string,
+  unitName: string,
+): Promise<string> {
   const until = Date.now() + 60_000;
   for (;;) {
-    const r = await run(host, 'rollback-wait', { argv: ['systemctl', 'show', '-p', 'ActiveState', '-p', 'Result', unitName] });
+    const r = await run(host, 'rollback-wait', {
+      argv: ['systemctl', 'show', '-p', 'ActiveState', '-p', 'Result', unitName],
+    });
     const state = /^ActiveState=(\S+)/m.exec(r.stdout)?.[1];
     const res = /^Result=(\S+)/m.exec(r.stdout)?.[1];
     if (r.exitCode !== 0) return `systemctl show exited ${r.exitCode}`;
-    if (state !== 'active' && state !== 'activating') return res === 'success' ? 'success' : `ActiveState=${state ?? '?'} Result=${res ?? '?'}`;
+    if (state !== 'active' && state !== 'activating')
+      return res === 'success' ? 'success' : `ActiveState=${state ?? '?'} Result=${res ?? '?'}`;
     if (Date.now() > until || !(await ctx.sleep(250))) return `still ${state} after 60 s`;
   }
 }
@@ -168,7 +176,15 @@ export async function armedApply(ctx: StepExecContext<NetworkFacts>, o: ArmedOpt
   const result = (host: string, status: StepResult['status'], changed: boolean, error?: string): StepResult => {
     const l = logs.get(host)!;
     return {
-      id: o.stepId, stage: 'network', host, status, danger: o.danger, summary: o.summary(host), commands: l.commands, diff: l.diff, changed,
+      id: o.stepId,
+      stage: 'network',
+      host,
+      status,
+      danger: o.danger,
+      summary: o.summary(host),
+      commands: l.commands,
+      diff: l.diff,
+      changed,
       ...(error ? { error: [error, ...l.notes].join('\n') } : {}),
     };
   };
@@ -180,7 +196,9 @@ export async function armedApply(ctx: StepExecContext<NetworkFacts>, o: ArmedOpt
       l.commands.push(
         `sudo bash -s ${ctx.runId} … (netplan generate --root-dir over copies: management rendered as before)`,
         `sudo bash -s ${ctx.runId} … (snapshot /etc/netplan to ${NETPLAN_STATE}/${ctx.runId})`,
-        ...(t.files ?? []).map((f) => `sudo install -D -m ${f.mode.toString(8).padStart(4, '0')} -o root -g root /dev/stdin ${f.path}`),
+        ...(t.files ?? []).map(
+          (f) => `sudo install -D -m ${f.mode.toString(8).padStart(4, '0')} -o root -g root /dev/stdin ${f.path}`,
+        ),
         `sudo install -D -m 0755 -o root -g root /dev/stdin ${ROLLBACK_SCRIPT}`,
         `sudo systemd-run --unit=${u} --on-active=${window} --timer-property=AccuracySec=1s ${ROLLBACK_SCRIPT} ${ctx.runId}`,
         ...t.deleteFirst.map((b) => `sudo ip link delete dev ${b}`),
@@ -224,18 +242,38 @@ export async function armedApply(ctx: StepExecContext<NetworkFacts>, o: ArmedOpt
    * command repeated where that is safe (across-loss.ts) — the timer is armed once; a loss during the apply
    * itself is left to the proof — and a connection that stays lost is a result (exit null), never an exception.
    */
-  const run = async (host: string, label: string, argvOrScript: { argv: string[] } | { script: string; args?: string[] }, timeoutMs = 60_000): Promise<RunResult> => {
+  const run = async (
+    host: string,
+    label: string,
+    argvOrScript: { argv: string[] } | { script: string; args?: string[] },
+    timeoutMs = 60_000,
+  ): Promise<RunResult> => {
     const l = logs.get(host)!;
     const gone = lost.get(host);
     if (gone !== undefined) return lostResult(`${o.stepId}:${label}`, new Error(`not sent: ${host} ${gone}`));
     // A file's content passed as an argument (the preflight's copies) is logged as its size, not its text.
     const shown = (a: string): string => (a.includes('\n') ? `<${a.split('\n').length - 1} lines>` : a);
-    l.commands.push('argv' in argvOrScript
-      ? `sudo ${quoteArgv(argvOrScript.argv)}`
-      : `sudo bash -s ${quoteArgv((argvOrScript.args ?? []).map(shown))} <<'EOF' … EOF (${label})`);
-    const after: AfterLoss = label === 'arm'
-      ? { tookEffect: async () => (await ctx.run(host, `${o.stepId}:timers`, { argv: ['systemctl', 'list-timers', '--all', `${u}.timer`] }, { sudo: true, timeoutMs: 60_000 })).stdout.includes(`${u}.timer`) }
-      : label === 'apply' ? 'report' : 'repeat';
+    l.commands.push(
+      'argv' in argvOrScript
+        ? `sudo ${quoteArgv(argvOrScript.argv)}`
+        : `sudo bash -s ${quoteArgv((argvOrScript.args ?? []).map(shown))} <<'EOF' … EOF (${label})`,
+    );
+    const after: AfterLoss =
+      label === 'arm'
+        ? {
+            tookEffect: async () =>
+              (
+                await ctx.run(
+                  host,
+                  `${o.stepId}:timers`,
+                  { argv: ['systemctl', 'list-timers', '--all', `${u}.timer`] },
+                  { sudo: true, timeoutMs: 60_000 },
+                )
+              ).stdout.includes(`${u}.timer`),
+          }
+        : label === 'apply'
+          ? 'report'
+          : 'repeat';
     const r = await runAcrossLoss(ctx, host, `${o.stepId}:${label}`, argvOrScript, timeoutMs, after);
     if (isLostResult(r) && after !== 'report') {
       const why = `the connection dropped during \`${label}\` and ${host} did not answer again within ${boundS(host)}`;
@@ -243,20 +281,29 @@ export async function armedApply(ctx: StepExecContext<NetworkFacts>, o: ArmedOpt
     }
     return r;
   };
-  const tail = (r: { stdout: string; stderr: string }): string => `${r.stdout}\n${r.stderr}`.split('\n').filter((x) => x.trim()).slice(-4).join('\n');
+  const tail = (r: { stdout: string; stderr: string }): string =>
+    `${r.stdout}\n${r.stderr}`
+      .split('\n')
+      .filter((x) => x.trim())
+      .slice(-4)
+      .join('\n');
 
   // 1. Preflight on every host (in parallel: one host's silence must not hold up the others) before anything changes.
   const preflight = async (t: ArmedTarget): Promise<string[]> => {
     const refusals: string[] = [];
     const f = factsOf(t.host);
     const mgmt = f?.fabric.mgmt;
-    if (!f || !mgmt?.netdev || !mgmt.serverAddress) refusals.push(`${t.host}: the management interface is unknown (SSH_CONNECTION not on any netdev)`);
-    else if (f.fabric.ports.some((p) => p.netdev === mgmt.netdev) || t.ports.includes(mgmt.netdev)) refusals.push(`${t.host}: management (${mgmt.netdev}) is a fabric port; refusing to touch it`);
+    if (!f || !mgmt?.netdev || !mgmt.serverAddress)
+      refusals.push(`${t.host}: the management interface is unknown (SSH_CONNECTION not on any netdev)`);
+    else if (f.fabric.ports.some((p) => p.netdev === mgmt.netdev) || t.ports.includes(mgmt.netdev))
+      refusals.push(`${t.host}: management (${mgmt.netdev}) is a fabric port; refusing to touch it`);
     else if (f.merged.ok && f.merged.ethernets[mgmt.netdev] !== undefined) {
       const def = f.merged.ethernets[mgmt.netdev] as { addresses?: unknown; dhcp4?: unknown };
       const addrs = Array.isArray(def.addresses) ? def.addresses.map(String) : [];
       if (!def.dhcp4 && !addrs.some((a) => a.split('/')[0] === mgmt.serverAddress)) {
-        refusals.push(`${t.host}: netplan would give ${mgmt.netdev} ${addrs.join(', ') || 'no address'}, but SSH runs over ${mgmt.serverAddress}`);
+        refusals.push(
+          `${t.host}: netplan would give ${mgmt.netdev} ${addrs.join(', ') || 'no address'}, but SSH runs over ${mgmt.serverAddress}`,
+        );
       }
     }
     if (!mgmt?.netdev) return refusals;
@@ -281,17 +328,29 @@ export async function armedApply(ctx: StepExecContext<NetworkFacts>, o: ArmedOpt
     return refusals;
   };
   const refusals = (await Promise.all(o.targets.map(preflight))).flat();
-  if (refusals.length > 0) return o.targets.map((t) => result(t.host, 'failed', false, `preflight refused, nothing changed:\n${refusals.join('\n')}`));
+  if (refusals.length > 0)
+    return o.targets.map((t) =>
+      result(t.host, 'failed', false, `preflight refused, nothing changed:\n${refusals.join('\n')}`),
+    );
 
   // 2–3. Snapshot and arm on every host (in parallel), before any host changes.
   const abort = async (why: string): Promise<StepResult[]> => {
     await Promise.all(armed.map((h) => run(h, 'disarm', { argv: ['systemctl', 'stop', `${u}.timer`] })));
-    return o.targets.map((t) => result(t.host, 'failed', armed.includes(t.host),
-      `${why}; ${lost.has(t.host) ? `${t.host} ${lost.get(t.host)}` : 'timers stopped, configuration unchanged'}`));
+    return o.targets.map((t) =>
+      result(
+        t.host,
+        'failed',
+        armed.includes(t.host),
+        `${why}; ${lost.has(t.host) ? `${t.host} ${lost.get(t.host)}` : 'timers stopped, configuration unchanged'}`,
+      ),
+    );
   };
   const prepare = async (t: ArmedTarget): Promise<string | undefined> => {
     const words = [...t.created.map((d) => `created:${d}`), ...t.ports.map((p) => `port:${p}`)];
-    const snap = await run(t.host, 'snapshot', { script: SNAPSHOT_SCRIPT, args: [ctx.runId, o.fromPending ? 'pending' : 'current', ...words] });
+    const snap = await run(t.host, 'snapshot', {
+      script: SNAPSHOT_SCRIPT,
+      args: [ctx.runId, o.fromPending ? 'pending' : 'current', ...words],
+    });
     if (snap.exitCode !== 0) return `${t.host}: snapshot failed (exit ${snap.exitCode}): ${tail(snap)}`;
     const l = logs.get(t.host)!;
     try {
@@ -312,11 +371,22 @@ export async function armedApply(ctx: StepExecContext<NetworkFacts>, o: ArmedOpt
     }
     // Journaled first: a kill after this line leaves the timer known to --resume and --rollback.
     ctx.journalArmed(t.host, {
-      unit: u, undoes: `restores /etc/netplan from the snapshot of run ${ctx.runId} and re-applies it`,
-      command: [ROLLBACK_SCRIPT, ctx.runId], windowS: window,
+      unit: u,
+      undoes: `restores /etc/netplan from the snapshot of run ${ctx.runId} and re-applies it`,
+      command: [ROLLBACK_SCRIPT, ctx.runId],
+      windowS: window,
     });
     armSent.add(t.host);
-    const arm = await run(t.host, 'arm', { argv: ['systemd-run', `--unit=${u}`, `--on-active=${window}`, '--timer-property=AccuracySec=1s', ROLLBACK_SCRIPT, ctx.runId] });
+    const arm = await run(t.host, 'arm', {
+      argv: [
+        'systemd-run',
+        `--unit=${u}`,
+        `--on-active=${window}`,
+        '--timer-property=AccuracySec=1s',
+        ROLLBACK_SCRIPT,
+        ctx.runId,
+      ],
+    });
     if (arm.exitCode !== 0) return `${t.host}: arming the rollback timer failed (exit ${arm.exitCode}): ${tail(arm)}`;
     armed.push(t.host);
     armedAt.set(t.host, Date.now());
@@ -333,14 +403,33 @@ export async function armedApply(ctx: StepExecContext<NetworkFacts>, o: ArmedOpt
   ctx.note(null, `rollback timers armed on ${armed.join(', ')} (${window} s); applying`);
 
   // 4. Apply everywhere (lockstep), detached from the SSH session.
-  await Promise.all(o.targets.map(async (t) => {
-    for (const b of t.deleteFirst) await run(t.host, 'delete-bond', { argv: ['ip', 'link', 'delete', 'dev', b] });
-    const r = await run(t.host, 'apply', {
-      argv: ['systemd-run', `--unit=${applyUnit}`, '--collect', '--wait', '-p', `StandardOutput=append:/var/log/l20-setup/${ctx.runId}/${o.stepId}.log`,
-        '-p', 'StandardError=inherit', '/bin/sh', '-c', 'netplan generate && netplan apply'],
-    }, 120_000);
-    if (r.exitCode !== 0) logs.get(t.host)!.notes.push(`netplan apply: exit ${r.exitCode ?? 'none (connection lost)'} ${tail(r)}`);
-  }));
+  await Promise.all(
+    o.targets.map(async (t) => {
+      for (const b of t.deleteFirst) await run(t.host, 'delete-bond', { argv: ['ip', 'link', 'delete', 'dev', b] });
+      const r = await run(
+        t.host,
+        'apply',
+        {
+          argv: [
+            'systemd-run',
+            `--unit=${applyUnit}`,
+            '--collect',
+            '--wait',
+            '-p',
+            `StandardOutput=append:/var/log/l20-setup/${ctx.runId}/${o.stepId}.log`,
+            '-p',
+            'StandardError=inherit',
+            '/bin/sh',
+            '-c',
+            'netplan generate && netplan apply',
+          ],
+        },
+        120_000,
+      );
+      if (r.exitCode !== 0)
+        logs.get(t.host)!.notes.push(`netplan apply: exit ${r.exitCode ?? 'none (connection lost)'} ${tail(r)}`);
+    }),
+  );
 
   // 5. Prove: a new connection to every host at once, then the checks.
   const problems: string[] = [];
@@ -353,7 +442,8 @@ export async function armedApply(ctx: StepExecContext<NetworkFacts>, o: ArmedOpt
   let recheck: Awaited<ReturnType<typeof ctx.recheck>> | undefined;
   if (problems.length === 0) {
     recheck = await ctx.recheck();
-    for (const r of recheck.results.filter((x) => o.proofs.includes(x.id) && failed(x))) problems.push(`${r.host ?? 'cluster'} ${r.id}: ${r.summary}`);
+    for (const r of recheck.results.filter((x) => o.proofs.includes(x.id) && failed(x)))
+      problems.push(`${r.host ?? 'cluster'} ${r.id}: ${r.summary}`);
     for (const h of ctx.hosts) {
       const extra = o.extraProof?.(h, recheck.facts.find((x) => x.host === h)?.facts);
       if (extra) problems.push(`${h}: ${extra}`);
@@ -363,20 +453,29 @@ export async function armedApply(ctx: StepExecContext<NetworkFacts>, o: ArmedOpt
   // 6. Confirm.
   if (problems.length === 0) {
     const unconfirmed: string[] = [];
-    await Promise.all(o.targets.map(async (t) => {
-      const stop = await run(t.host, 'confirm', { argv: ['systemctl', 'stop', `${u}.timer`] });
-      if (stop.exitCode !== 0) unconfirmed.push(t.host);
-      if (o.fromPending) {
-        await run(t.host, 'forget-snapshot', { argv: ['rm', '-rf', `${PENDING_DIR}/netplan.tar`, PENDING_FILES] });
-      }
-    }));
+    await Promise.all(
+      o.targets.map(async (t) => {
+        const stop = await run(t.host, 'confirm', { argv: ['systemctl', 'stop', `${u}.timer`] });
+        if (stop.exitCode !== 0) unconfirmed.push(t.host);
+        if (o.fromPending) {
+          await run(t.host, 'forget-snapshot', { argv: ['rm', '-rf', `${PENDING_DIR}/netplan.tar`, PENDING_FILES] });
+        }
+      }),
+    );
     if (unconfirmed.length === 0) {
       ctx.note(null, `proved on every host (${o.proofs.join(', ')}); rollback timers stopped`);
       return o.targets.map((t) => result(t.host, 'applied', true));
     }
-    return o.targets.map((t) => result(t.host, 'failed', true, unconfirmed.includes(t.host)
-      ? `proved, but stopping ${u}.timer failed: it will roll this host back when it fires`
-      : 'proved; another host could not be confirmed'));
+    return o.targets.map((t) =>
+      result(
+        t.host,
+        'failed',
+        true,
+        unconfirmed.includes(t.host)
+          ? `proved, but stopping ${u}.timer failed: it will roll this host back when it fires`
+          : 'proved; another host could not be confirmed',
+      ),
+    );
   }
 
   // 7. Roll back, every host at once: a reachable one by its rollback service now; an unreachable one is
@@ -387,7 +486,10 @@ export async function armedApply(ctx: StepExecContext<NetworkFacts>, o: ArmedOpt
   const deadline = armedAtAll + (window + 120) * 1000;
   const rollBackNow = async (t: ArmedTarget): Promise<string> => {
     const r = await run(t.host, 'rollback-now', { argv: ['systemctl', 'start', `${u}.service`] }, 120_000);
-    const done = r.exitCode === 0 ? await serviceOutcome(ctx, run, t.host, `${u}.service`) : `systemctl start exited ${r.exitCode}`;
+    const done =
+      r.exitCode === 0
+        ? await serviceOutcome(ctx, run, t.host, `${u}.service`)
+        : `systemctl start exited ${r.exitCode}`;
     if (done !== 'success') return lost.get(t.host) ?? `immediate rollback failed (${done}); the timer stays armed`;
     await run(t.host, 'disarm', { argv: ['systemctl', 'stop', `${u}.timer`] });
     return 'rolled back at once (the rollback service ran, Result=success)';
@@ -408,23 +510,45 @@ export async function armedApply(ctx: StepExecContext<NetworkFacts>, o: ArmedOpt
     }
     const log = await run(t.host, 'rollback-log', { argv: ['tail', '-n', '20', '/var/log/l20-setup/rollback.log'] });
     const fired = log.stdout.includes(`rolled back run ${ctx.runId}`);
-    const line = log.stdout.trim().split('\n').filter((x) => x.includes(ctx.runId)).pop();
-    return fired ? `unreachable after the change; the rollback timer restored it (rollback.log: ${line})`
+    const line = log.stdout
+      .trim()
+      .split('\n')
+      .filter((x) => x.includes(ctx.runId))
+      .pop();
+    return fired
+      ? `unreachable after the change; the rollback timer restored it (rollback.log: ${line})`
       : 'reachable again, but rollback.log does not show the rollback';
   };
-  await Promise.all(o.targets.map(async (t) => {
-    const reachable = !lost.has(t.host) && fresh.get(t.host) !== false && (await ctx.probeFreshConnection(t.host)).ok;
-    how.set(t.host, reachable ? await rollBackNow(t) : await awaitTimer(t));
-  }));
+  await Promise.all(
+    o.targets.map(async (t) => {
+      const reachable = !lost.has(t.host) && fresh.get(t.host) !== false && (await ctx.probeFreshConnection(t.host)).ok;
+      how.set(t.host, reachable ? await rollBackNow(t) : await awaitTimer(t));
+    }),
+  );
   const after = await ctx.recheck();
   for (const t of o.targets) {
     if (lost.has(t.host)) continue;
     const before = factsOf(t.host);
     const now = after.facts.find((x) => x.host === t.host)?.facts;
-    const addrs = (f: NetworkFacts | undefined): string => (f?.fabric.netdevs ?? []).filter((d) => t.ports.includes(d.name) || f?.fabric.ports.some((p) => p.netdev === d.name))
-      .map((d) => `${d.name}=${d.addresses.filter((a) => !a.includes(':')).join(',') || '-'}`).sort().join(' ');
+    const addrs = (f: NetworkFacts | undefined): string =>
+      (f?.fabric.netdevs ?? [])
+        .filter((d) => t.ports.includes(d.name) || f?.fabric.ports.some((p) => p.netdev === d.name))
+        .map((d) => `${d.name}=${d.addresses.filter((a) => !a.includes(':')).join(',') || '-'}`)
+        .sort()
+        .join(' ');
     const same = now !== undefined && addrs(before) === addrs(now);
-    logs.get(t.host)!.notes.push(`verify: ${same ? 'the old addresses are back' : `addresses now ${addrs(now) || 'unknown'}, before ${addrs(before)}`}`);
+    logs
+      .get(t.host)!
+      .notes.push(
+        `verify: ${same ? 'the old addresses are back' : `addresses now ${addrs(now) || 'unknown'}, before ${addrs(before)}`}`,
+      );
   }
-  return o.targets.map((t) => result(t.host, 'failed', true, `not confirmed — ${problems.join('; ')}\n${t.host}: ${how.get(t.host) ?? 'not rolled back'}`));
+  return o.targets.map((t) =>
+    result(
+      t.host,
+      'failed',
+      true,
+      `not confirmed — ${problems.join('; ')}\n${t.host}: ${how.get(t.host) ?? 'not rolled back'}`,
+    ),
+  );
 }

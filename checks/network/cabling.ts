@@ -10,8 +10,11 @@ import type { NetworkFacts } from './facts.js';
 
 export function networkCabling(all: ReadonlyArray<HostFacts<NetworkFacts>>): CablingMap {
   const base = cablingMap(all.map((a) => ({ host: a.host, facts: a.facts.fabric })));
-  const position = (host: string, netdev: string): number => all.find((a) => a.host === host)?.facts.fabric.ports.findIndex((p) => p.netdev === netdev) ?? -1;
-  const cables = base.cables.map((c) => ({ ...c, index: position(c.ends[0].host, c.ends[0].netdev) + 1 })).sort((a, b) => a.index - b.index);
+  const position = (host: string, netdev: string): number =>
+    all.find((a) => a.host === host)?.facts.fabric.ports.findIndex((p) => p.netdev === netdev) ?? -1;
+  const cables = base.cables
+    .map((c) => ({ ...c, index: position(c.ends[0].host, c.ends[0].netdev) + 1 }))
+    .sort((a, b) => a.index - b.index);
   return { ...base, cables };
 }
 
@@ -49,7 +52,12 @@ function fabricL3(f: NetworkFacts): Array<{ netdev: string; addresses: string[];
   for (const p of f.fabric.ports) {
     const dev = p.master ?? p.netdev;
     const nd = f.fabric.netdevs.find((d) => d.name === dev);
-    const cur = out.get(dev) ?? { netdev: dev, addresses: (nd?.addresses ?? []).filter((a) => !a.includes(':')), ...(nd?.mac ? { mac: nd.mac.toLowerCase() } : {}), ports: [] };
+    const cur = out.get(dev) ?? {
+      netdev: dev,
+      addresses: (nd?.addresses ?? []).filter((a) => !a.includes(':')),
+      ...(nd?.mac ? { mac: nd.mac.toLowerCase() } : {}),
+      ports: [],
+    };
     cur.ports.push(p.netdev);
     out.set(dev, cur);
   }
@@ -80,8 +88,20 @@ export function l3Links(all: ReadonlyArray<HostFacts<NetworkFacts>>, cabling: Ca
           subnet,
           cables: cablesOf(first.host, a.ports),
           ends: [
-            { host: first.host, netdev: a.netdev, address: cidr.split('/')[0] as string, ...(a.mac ? { mac: a.mac } : {}) },
-            b && peerCidr ? { host: other.host, netdev: b.netdev, address: peerCidr.split('/')[0] as string, ...(b.mac ? { mac: b.mac } : {}) } : undefined,
+            {
+              host: first.host,
+              netdev: a.netdev,
+              address: cidr.split('/')[0] as string,
+              ...(a.mac ? { mac: a.mac } : {}),
+            },
+            b && peerCidr
+              ? {
+                  host: other.host,
+                  netdev: b.netdev,
+                  address: peerCidr.split('/')[0] as string,
+                  ...(b.mac ? { mac: b.mac } : {}),
+                }
+              : undefined,
           ],
         });
       }
@@ -89,7 +109,11 @@ export function l3Links(all: ReadonlyArray<HostFacts<NetworkFacts>>, cabling: Ca
     for (const b of theirs) {
       for (const cidr of b.addresses) {
         if (seen.has(subnetOf(cidr))) continue;
-        links.push({ subnet: subnetOf(cidr), cables: cablesOf(other.host, b.ports), ends: [{ host: other.host, netdev: b.netdev, address: cidr.split('/')[0] as string }, undefined] });
+        links.push({
+          subnet: subnetOf(cidr),
+          cables: cablesOf(other.host, b.ports),
+          ends: [{ host: other.host, netdev: b.netdev, address: cidr.split('/')[0] as string }, undefined],
+        });
       }
     }
   }

@@ -18,41 +18,67 @@ function portlessFail(all: ReadonlyArray<HostFacts<NetworkFacts>>, what: string)
   const portless = all.filter((a) => a.facts.fabric.ports.length === 0);
   if (portless.length === 0) return undefined;
   return {
-    status: 'fail', summary: `no ConnectX fabric port on ${portless.map((a) => a.host).join(', ')}: ${what}`,
+    status: 'fail',
+    summary: `no ConnectX fabric port on ${portless.map((a) => a.host).join(', ')}: ${what}`,
     evidence: portless.map((a) => `${a.host}: no netdev belongs to a ConnectX function`).join('\n'),
     fix: 'see inventory.nics and inventory.netdevs',
   };
 }
 
 /** The design plan of every host (or why there is none), from the cabling this stage sees. */
-export function plansFor(all: ReadonlyArray<HostFacts<NetworkFacts>>, ctx: StageContext, cabling = networkCabling(all)): Map<string, DesignPlan | string> {
+export function plansFor(
+  all: ReadonlyArray<HostFacts<NetworkFacts>>,
+  ctx: StageContext,
+  cabling = networkCabling(all),
+): Map<string, DesignPlan | string> {
   const out = new Map<string, DesignPlan | string>();
   all.forEach((a, i) => out.set(a.host, designPlan(ctx.config, i, a.facts.fabric, cabling, all.length)));
   return out;
 }
 
 export const cablingCheck: CheckDef<NetworkFacts, ReachCluster> = {
-  id: 'network.cabling', title: 'every fabric port cabled to the other host', scope: 'pair',
+  id: 'network.cabling',
+  title: 'every fabric port cabled to the other host',
+  scope: 'pair',
   needs: [...PORT_NEEDS, 'neighbours'],
   evaluate(all, ctx) {
     const early = oneHostSkip(ctx.hosts) ?? portlessFail(all, 'no cable to map');
     if (early) return early;
     const map: CablingMap = networkCabling(all);
-    const evidence = [...map.cables.map(cableText), ...map.unknown.map((u) => `${u.host}:${u.netdev}: no neighbour seen`), ...map.loops.map(([a, b]) => `${a.host}:${a.netdev} ↔ ${b.host}:${b.netdev} (same host)`)].join('\n');
-    if (map.loops.length > 0) return { status: 'fail', summary: `a port is cabled to its own host: ${map.loops[0]![0].netdev} ↔ ${map.loops[0]![1].netdev}`, evidence, fix: 'each DAC must join server 1 to server 2' };
+    const evidence = [
+      ...map.cables.map(cableText),
+      ...map.unknown.map((u) => `${u.host}:${u.netdev}: no neighbour seen`),
+      ...map.loops.map(([a, b]) => `${a.host}:${a.netdev} ↔ ${b.host}:${b.netdev} (same host)`),
+    ].join('\n');
+    if (map.loops.length > 0)
+      return {
+        status: 'fail',
+        summary: `a port is cabled to its own host: ${map.loops[0]![0].netdev} ↔ ${map.loops[0]![1].netdev}`,
+        evidence,
+        fix: 'each DAC must join server 1 to server 2',
+      };
     if (map.unknown.length === 0) return { status: 'pass', summary: `${map.cables.length} cables mapped`, evidence };
-    const down = map.unknown.filter((u) => all.find((a) => a.host === u.host)?.facts.fabric.ports.find((p) => p.netdev === u.netdev)?.operstate !== 'UP');
+    const down = map.unknown.filter(
+      (u) =>
+        all.find((a) => a.host === u.host)?.facts.fabric.ports.find((p) => p.netdev === u.netdev)?.operstate !== 'UP',
+    );
     return {
-      status: 'fail', rule: 'R17', summary: `${map.unknown.length} port(s) without a known peer: ${map.unknown.map((u) => `${u.host}:${u.netdev}`).join(', ')}`, evidence,
-      fix: down.length > 0
-        ? 'apply network.discover-cabling (brings unconfigured ports up, `lldpcli update`); a port that stays down has no carrier: check that cable at both ends'
-        : 'install and start lldpd (os.install-base) so LLDP names each peer port',
+      status: 'fail',
+      rule: 'R17',
+      summary: `${map.unknown.length} port(s) without a known peer: ${map.unknown.map((u) => `${u.host}:${u.netdev}`).join(', ')}`,
+      evidence,
+      fix:
+        down.length > 0
+          ? 'apply network.discover-cabling (brings unconfigured ports up, `lldpcli update`); a port that stays down has no carrier: check that cable at both ends'
+          : 'install and start lldpd (os.install-base) so LLDP names each peer port',
     };
   },
 };
 
 export const addressesCheck: CheckDef<NetworkFacts, ReachCluster> = {
-  id: 'network.addresses', title: 'planned fabric addresses, one subnet per interface', scope: 'pair',
+  id: 'network.addresses',
+  title: 'planned fabric addresses, one subnet per interface',
+  scope: 'pair',
   needs: [...PORT_NEEDS, 'ip-addr', 'neighbours'],
   evaluate(all, ctx) {
     const early = oneHostSkip(ctx.hosts) ?? portlessFail(all, 'no address to plan');
@@ -62,7 +88,8 @@ export const addressesCheck: CheckDef<NetworkFacts, ReachCluster> = {
     const lines: string[] = [];
     for (const a of all) {
       const plan = plans.get(a.host);
-      const live = (n: string): string[] => (a.facts.fabric.netdevs.find((d) => d.name === n)?.addresses ?? []).filter((x) => !x.includes(':'));
+      const live = (n: string): string[] =>
+        (a.facts.fabric.netdevs.find((d) => d.name === n)?.addresses ?? []).filter((x) => !x.includes(':'));
       // R17: two fabric interfaces of one host in one subnet.
       const bySubnet = new Map<string, string>();
       for (const n of fabricL3Names(a.facts)) {
@@ -80,21 +107,35 @@ export const addressesCheck: CheckDef<NetworkFacts, ReachCluster> = {
       for (const i of plan.interfaces.filter((x) => x.addresses.length > 0)) {
         const have = live(i.name);
         lines.push(`${a.host}:${i.name} planned ${i.addresses.join(', ')}, live ${have.join(', ') || 'none'}`);
-        if (have.length !== i.addresses.length || i.addresses.some((x) => !have.includes(x))) problems.push(`${a.host}:${i.name} has ${have.join(', ') || 'no IPv4'}, planned ${i.addresses.join(', ')}`);
+        if (have.length !== i.addresses.length || i.addresses.some((x) => !have.includes(x)))
+          problems.push(`${a.host}:${i.name} has ${have.join(', ') || 'no IPv4'}, planned ${i.addresses.join(', ')}`);
       }
     }
     const evidence = lines.join('\n') || '(no plan)';
-    if (problems.length === 0) return { status: 'pass', rule: 'R17', summary: `every planned address live (design ${ctx.config.network.design})`, evidence };
+    if (problems.length === 0)
+      return {
+        status: 'pass',
+        rule: 'R17',
+        summary: `every planned address live (design ${ctx.config.network.design})`,
+        evidence,
+      };
     const cablingUnknown = [...plans.values()].some((p) => typeof p === 'string' && /cabling/.test(p));
     return {
-      status: 'fail', rule: 'R17', summary: problems.slice(0, 3).join('; ') + (problems.length > 3 ? ` … ${problems.length - 3} more` : ''), evidence: `${evidence}\n${problems.join('\n')}`,
-      fix: cablingUnknown ? 'apply network.discover-cabling, then network.write and network.apply' : 'apply network.write and network.apply',
+      status: 'fail',
+      rule: 'R17',
+      summary: problems.slice(0, 3).join('; ') + (problems.length > 3 ? ` … ${problems.length - 3} more` : ''),
+      evidence: `${evidence}\n${problems.join('\n')}`,
+      fix: cablingUnknown
+        ? 'apply network.discover-cabling, then network.write and network.apply'
+        : 'apply network.write and network.apply',
     };
   },
 };
 
 export const mtuCheck: CheckDef<NetworkFacts, ReachCluster> = {
-  id: 'network.mtu', title: `MTU on ports, bonds and slaves; equal at both cable ends`, scope: 'pair',
+  id: 'network.mtu',
+  title: `MTU on ports, bonds and slaves; equal at both cable ends`,
+  scope: 'pair',
   needs: [...PORT_NEEDS],
   evaluate(all, ctx) {
     const want = ctx.config.network.mtu;
@@ -102,12 +143,14 @@ export const mtuCheck: CheckDef<NetworkFacts, ReachCluster> = {
     if (early) return early;
     const problems: string[] = [];
     const lines: string[] = [];
-    const mtuOf = (h: string, n: string): number | undefined => all.find((a) => a.host === h)?.facts.fabric.netdevs.find((d) => d.name === n)?.mtu;
+    const mtuOf = (h: string, n: string): number | undefined =>
+      all.find((a) => a.host === h)?.facts.fabric.netdevs.find((d) => d.name === n)?.mtu;
     for (const a of all) {
       const names = [...new Set([...a.facts.fabric.ports.map((p) => p.netdev), ...fabricL3Names(a.facts)])];
       lines.push(`${a.host}: ${names.map((n) => `${n} ${mtuOf(a.host, n) ?? 'MTU not reported by ip'}`).join(', ')}`);
       for (const n of names) {
-        if (mtuOf(a.host, n) !== want) problems.push(`${a.host}:${n} MTU ${mtuOf(a.host, n) ?? 'not reported by ip'} (want ${want})`);
+        if (mtuOf(a.host, n) !== want)
+          problems.push(`${a.host}:${n} MTU ${mtuOf(a.host, n) ?? 'not reported by ip'} (want ${want})`);
       }
     }
     for (const c of networkCabling(all).cables) {
@@ -118,37 +161,80 @@ export const mtuCheck: CheckDef<NetworkFacts, ReachCluster> = {
       if (mx !== my) problems.push(`cable ${c.index}: ${end(x, mx)} ≠ ${end(y, my)}`);
     }
     const evidence = `${lines.join('\n')}${problems.length ? `\n${problems.join('\n')}` : ''}`;
-    if (problems.length === 0) return { status: 'pass', rule: 'R24', summary: `MTU ${want} on every fabric interface and at both ends of every cable`, evidence };
+    if (problems.length === 0)
+      return {
+        status: 'pass',
+        rule: 'R24',
+        summary: `MTU ${want} on every fabric interface and at both ends of every cable`,
+        evidence,
+      };
     const unequal = problems.some((p) => p.startsWith('cable'));
     return {
-      status: 'fail', rule: 'R24', summary: `${unequal ? 'MTU differs at the ends of a cable: ' : ''}${problems.slice(0, 3).join('; ')}`, evidence,
+      status: 'fail',
+      rule: 'R24',
+      summary: `${unequal ? 'MTU differs at the ends of a cable: ' : ''}${problems.slice(0, 3).join('; ')}`,
+      evidence,
       fix: `mtu: ${want} on every port, bond and slave: network.write and network.apply (NCCL ≥ 2.20 errors or hangs on a mismatch; below 4200 RoCE runs at active_mtu 1024)`,
     };
   },
 };
 
 export const reachabilityCheck: CheckDef<NetworkFacts, ReachCluster> = {
-  id: 'network.reachability', title: 'every fabric subnet reachable both ways, jumbo included', scope: 'pair',
+  id: 'network.reachability',
+  title: 'every fabric subnet reachable both ways, jumbo included',
+  scope: 'pair',
   needs: [...PORT_NEEDS, 'ip-addr'],
   evaluate(all, ctx) {
     const early = oneHostSkip(ctx.hosts) ?? portlessFail(all, 'no subnet to reach');
     if (early) return early;
     const cluster = ctx.cluster;
-    if (!cluster) return { status: 'error', summary: 'the reachability run did not happen', evidence: 'no cluster result' };
+    if (!cluster)
+      return { status: 'error', summary: 'the reachability run did not happen', evidence: 'no cluster result' };
     if (cluster.links.length === 0) {
       const none = all.every((a) => classify(a.facts).design === 'none');
-      return { status: 'fail', summary: none ? 'no fabric addresses configured yet' : 'no fabric subnet to test', evidence: all.map((a) => `${a.host}: ${classify(a.facts).why}`).join('\n'), fix: 'apply network.write and network.apply' };
+      return {
+        status: 'fail',
+        summary: none ? 'no fabric addresses configured yet' : 'no fabric subnet to test',
+        evidence: all.map((a) => `${a.host}: ${classify(a.facts).why}`).join('\n'),
+        fix: 'apply network.write and network.apply',
+      };
     }
     const problems = cluster.links.flatMap((l) => linkProblems(l));
-    const evidence = cluster.links.map((l) => [`${l.link.subnet}: ${l.link.ends.map((e) => (e ? `${e.host}:${e.netdev} ${e.address}` : '(no peer)')).join(' ↔ ')}`,
-      ...l.pings.map((p) => p.evidence), ...l.neigh.map((n) => n.evidence)].join('\n')).join('\n\n');
-    if (problems.length === 0) return { status: 'pass', rule: 'R17', summary: `${cluster.links.length} fabric subnet(s) reachable both ways at MTU ${ctx.config.network.mtu}; neighbours on the pinged interfaces`, evidence };
+    const evidence = cluster.links
+      .map((l) =>
+        [
+          `${l.link.subnet}: ${l.link.ends.map((e) => (e ? `${e.host}:${e.netdev} ${e.address}` : '(no peer)')).join(' ↔ ')}`,
+          ...l.pings.map((p) => p.evidence),
+          ...l.neigh.map((n) => n.evidence),
+        ].join('\n'),
+      )
+      .join('\n\n');
+    if (problems.length === 0)
+      return {
+        status: 'pass',
+        rule: 'R17',
+        summary: `${cluster.links.length} fabric subnet(s) reachable both ways at MTU ${ctx.config.network.mtu}; neighbours on the pinged interfaces`,
+        evidence,
+      };
     const jumboOnly = problems.every((p) => p.rule === 'R24');
     return {
-      status: 'fail', rule: problems[0]!.rule ?? 'R17', summary: problems.map((p) => p.text).slice(0, 3).join('; '), evidence: `${problems.map((p) => p.text).join('\n')}\n\n${evidence}`,
-      fix: jumboOnly ? `MTU ${ctx.config.network.mtu} on both ends (network.write + network.apply)` : 'check the cable and both ports (ip link; ethtool <if>), then the cabling map: both ends of a cable must hold one subnet',
+      status: 'fail',
+      rule: problems[0]!.rule ?? 'R17',
+      summary: problems
+        .map((p) => p.text)
+        .slice(0, 3)
+        .join('; '),
+      evidence: `${problems.map((p) => p.text).join('\n')}\n\n${evidence}`,
+      fix: jumboOnly
+        ? `MTU ${ctx.config.network.mtu} on both ends (network.write + network.apply)`
+        : 'check the cable and both ports (ip link; ethtool <if>), then the cabling map: both ends of a cable must hold one subnet',
     };
   },
 };
 
-export const networkPairChecks: readonly CheckDef<NetworkFacts, ReachCluster>[] = [cablingCheck, addressesCheck, mtuCheck, reachabilityCheck];
+export const networkPairChecks: readonly CheckDef<NetworkFacts, ReachCluster>[] = [
+  cablingCheck,
+  addressesCheck,
+  mtuCheck,
+  reachabilityCheck,
+];

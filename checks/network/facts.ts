@@ -50,7 +50,13 @@ export interface NetworkFacts {
   lldpMissing: boolean;
   netplanFiles: NetplanFileFact[];
   /** `netplan get` parsed: what netplan would apply now. */
-  merged: { ok: boolean; ethernets: Record<string, unknown>; bonds: Record<string, { interfaces?: string[] } & Record<string, unknown>>; text: string; error?: string };
+  merged: {
+    ok: boolean;
+    ethernets: Record<string, unknown>;
+    bonds: Record<string, { interfaces?: string[] } & Record<string, unknown>>;
+    text: string;
+    error?: string;
+  };
   /** network.write left a pre-write snapshot that network.apply has not confirmed yet. */
   pendingSnapshot: boolean;
   /** That snapshot's netplan files (the configuration live before the write); empty without one. */
@@ -73,7 +79,8 @@ const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object
 
 function parseMerged(r: RunResult | undefined): NetworkFacts['merged'] {
   const text = r?.stdout ?? '';
-  if (!r || r.exitCode !== 0) return { ok: false, ethernets: {}, bonds: {}, text, error: (r?.stderr ?? 'did not run').trim() };
+  if (!r || r.exitCode !== 0)
+    return { ok: false, ethernets: {}, bonds: {}, text, error: (r?.stderr ?? 'did not run').trim() };
   try {
     const doc = parseYaml(text) as unknown;
     const net = isObj(doc) && isObj(doc.network) ? doc.network : {};
@@ -98,10 +105,15 @@ export function collectNetwork(outputs: ProbeOutputs): NetworkFacts {
 
   const lldpRun = results.lldp;
   const lldp = lldpRun?.exitCode === 0 ? parseLldpNeighbors(lldpRun.stdout) : undefined;
-  const lldpError = !lldpRun ? 'not run' : lldpRun.exitCode !== 0 ? (lldpRun.stderr || lldpRun.stdout).trim() || `exit ${lldpRun.exitCode}` : lldp?.error;
+  const lldpError = !lldpRun
+    ? 'not run'
+    : lldpRun.exitCode !== 0
+      ? (lldpRun.stderr || lldpRun.stdout).trim() || `exit ${lldpRun.exitCode}`
+      : lldp?.error;
 
   const filesRun = results['netplan-files'];
-  if (filesRun && filesRun.exitCode !== 0) problems.push({ probe: 'netplan-files', evidence: evidenceOf(filesRun, 'netplan-files') });
+  if (filesRun && filesRun.exitCode !== 0)
+    problems.push({ probe: 'netplan-files', evidence: evidenceOf(filesRun, 'netplan-files') });
   const netplanFiles: NetplanFileFact[] = [];
   let pendingSnapshot = false;
   const pendingFiles: NetplanFileFact[] = [];
@@ -131,7 +143,7 @@ export function collectNetwork(outputs: ProbeOutputs): NetworkFacts {
     return {
       name,
       ...(proc ? { proc } : {}),
-      ...(l?.bond?.mode ?? proc?.mode ? { mode: (l?.bond?.mode ?? proc?.mode) as string } : {}),
+      ...((l?.bond?.mode ?? proc?.mode) ? { mode: (l?.bond?.mode ?? proc?.mode) as string } : {}),
       ...(l?.bond?.lacpRate ? { lacpRate: l.bond.lacpRate } : {}),
       ...(l?.bond?.miimon !== undefined ? { miimon: l.bond.miimon } : {}),
       ...(l?.bond?.xmitHashPolicy ? { xmitHashPolicy: l.bond.xmitHashPolicy } : {}),
@@ -151,12 +163,26 @@ export function collectNetwork(outputs: ProbeOutputs): NetworkFacts {
   });
 
   const ufwRun = results.ufw;
-  const ufw = parseUfwStatus(ufwRun?.exitCode === 0 ? ufwRun.stdout : '', ufwRun ? `${ufwRun.stdout}${ufwRun.stderr}` : 'not run', ufwRun?.exitCode ?? null);
+  const ufw = parseUfwStatus(
+    ufwRun?.exitCode === 0 ? ufwRun.stdout : '',
+    ufwRun ? `${ufwRun.stdout}${ufwRun.stderr}` : 'not run',
+    ufwRun?.exitCode ?? null,
+  );
 
   return {
-    host, fabric, permMacs, lldp: lldp?.neighbors ?? [], ...(lldpError ? { lldpError } : {}),
+    host,
+    fabric,
+    permMacs,
+    lldp: lldp?.neighbors ?? [],
+    ...(lldpError ? { lldpError } : {}),
     lldpMissing: lldpRun?.exitCode === 127,
-    netplanFiles, merged, pendingSnapshot, pendingFiles, bonds, ufw, problems,
+    netplanFiles,
+    merged,
+    pendingSnapshot,
+    pendingFiles,
+    bonds,
+    ufw,
+    problems,
   };
 }
 

@@ -35,7 +35,14 @@ async function firewall(ctx: StepExecContext<NetworkFacts>): Promise<StepResult[
   const result = (host: string, status: StepResult['status'], changed: boolean, error?: string): StepResult => {
     const p = plans.find((x) => x.host === host)!;
     return {
-      id: 'network.firewall', stage: 'network', host, status, danger: 'network', commands: log.get(host) ?? [], diff: '', changed,
+      id: 'network.firewall',
+      stage: 'network',
+      host,
+      status,
+      danger: 'network',
+      commands: log.get(host) ?? [],
+      diff: '',
+      changed,
       summary: `ufw: allow ${p.rules.map((r) => r.slice(1).join(' ')).join('; ')}; enable — under a ${UFW_WINDOW_S} s rollback timer`,
       ...(error ? { error } : {}),
     };
@@ -48,18 +55,43 @@ async function firewall(ctx: StepExecContext<NetworkFacts>): Promise<StepResult[
     ['ufw', '--force', 'enable'],
   ];
   if (ctx.dryRun) {
-    for (const p of plans) log.get(p.host)!.push(...steps(p).map((a) => `sudo ${quoteArgv(a)}`), `(prove: new SSH connection, network.reachability) then sudo systemctl stop ${u}.timer`);
+    for (const p of plans)
+      log
+        .get(p.host)!
+        .push(
+          ...steps(p).map((a) => `sudo ${quoteArgv(a)}`),
+          `(prove: new SSH connection, network.reachability) then sudo systemctl stop ${u}.timer`,
+        );
     return plans.map((p) => result(p.host, 'planned', false));
   }
   const refused = plans.filter((p) => !p.mgmt);
-  if (refused.length > 0) return plans.map((p) => result(p.host, 'failed', false, `refused: the management interface of ${refused.map((r) => r.host).join(', ')} is unknown, so its SSH rule cannot be written`));
+  if (refused.length > 0)
+    return plans.map((p) =>
+      result(
+        p.host,
+        'failed',
+        false,
+        `refused: the management interface of ${refused.map((r) => r.host).join(', ')} is unknown, so its SSH rule cannot be written`,
+      ),
+    );
   // A lost connection is waited out (across-loss.ts): ufw and systemctl commands are safe to repeat; the
   // timer is armed once (systemd-run refuses a unit that exists, so a listed timer counts as armed).
   const run = async (host: string, argv: string[]): Promise<RunResult> => {
     log.get(host)!.push(`sudo ${quoteArgv(argv)}`);
-    const after: AfterLoss = argv[0] === 'systemd-run'
-      ? { tookEffect: async () => (await ctx.run(host, 'network.firewall', { argv: ['systemctl', 'list-timers', '--all', `${u}.timer`] }, { sudo: true, timeoutMs: 60_000 })).stdout.includes(`${u}.timer`) }
-      : 'repeat';
+    const after: AfterLoss =
+      argv[0] === 'systemd-run'
+        ? {
+            tookEffect: async () =>
+              (
+                await ctx.run(
+                  host,
+                  'network.firewall',
+                  { argv: ['systemctl', 'list-timers', '--all', `${u}.timer`] },
+                  { sudo: true, timeoutMs: 60_000 },
+                )
+              ).stdout.includes(`${u}.timer`),
+          }
+        : 'repeat';
     return runAcrossLoss(ctx, host, 'network.firewall', { argv }, 60_000, after);
   };
   const armed: string[] = [];
@@ -106,7 +138,10 @@ async function firewall(ctx: StepExecContext<NetworkFacts>): Promise<StepResult[
   }
   if (problems.length === 0) {
     const re = await ctx.recheck();
-    for (const r of re.results.filter((x) => ['network.reachability', 'network.firewall'].includes(x.id) && x.status !== 'pass')) problems.push(`${r.host ?? 'cluster'} ${r.id}: ${r.summary}`);
+    for (const r of re.results.filter(
+      (x) => ['network.reachability', 'network.firewall'].includes(x.id) && x.status !== 'pass',
+    ))
+      problems.push(`${r.host ?? 'cluster'} ${r.id}: ${r.summary}`);
   }
   if (problems.length === 0) {
     for (const p of plans) await run(p.host, ['systemctl', 'stop', `${u}.timer`]);
@@ -118,31 +153,46 @@ async function firewall(ctx: StepExecContext<NetworkFacts>): Promise<StepResult[
     if (fresh.get(p.host) === false) continue;
     const off = await run(p.host, ['ufw', '--force', 'disable']);
     await run(p.host, ['systemctl', 'stop', `${u}.timer`]);
-    how.set(p.host, off.exitCode === 0 ? 'disabled again at once' : `ufw --force disable failed (exit ${off.exitCode}); the timer stays armed`);
+    how.set(
+      p.host,
+      off.exitCode === 0
+        ? 'disabled again at once'
+        : `ufw --force disable failed (exit ${off.exitCode}); the timer stays armed`,
+    );
   }
   // A locked-out host is given what is left of its keepalive bound (its timer may have fired), all at once,
   // then reported lost with the time its own timer disables the firewall: never waited for in series.
   const deadline = armedAt + (UFW_WINDOW_S + 120) * 1000;
-  await Promise.all(plans.filter((x) => !how.has(x.host)).map(async (p) => {
-    const until = Math.min(deadline, Date.now() + ctx.graceLeftMs(p.host));
-    const left = `${((until - Date.now()) / 1000).toFixed(1)} s`;
-    ctx.note(p.host, `locked out: waiting ≤ ${left} for ${u}.timer to disable the firewall`);
-    let back = false;
-    while (!back && Date.now() < until && !ctx.signal.aborted) {
-      back = (await ctx.probeFreshConnection(p.host)).ok;
-      if (!back) await ctx.sleep(RECONNECT_PAUSE_MS);
-    }
-    const by = `${new Date(armedAt + UFW_WINDOW_S * 1000).toISOString().slice(11, 19)} UTC`;
-    const bound = `${(ctx.lostBoundMs(p.host) / 1000).toFixed(1)} s`;
-    const lost = `lost: no new SSH connection within ${bound} (its keepalive bound); `
-      + `its rollback timer ${u}.timer disables the firewall by ${by}; if it stays unreachable, use the console`;
-    if (!back) ctx.note(p.host, lost);
-    how.set(p.host, back ? 'locked out; the rollback timer disabled the firewall and SSH works again' : lost);
-  }));
-  return plans.map((p) => result(p.host, 'failed', true, `not confirmed — ${problems.join('; ')}\n${p.host}: ${how.get(p.host)}`));
+  await Promise.all(
+    plans
+      .filter((x) => !how.has(x.host))
+      .map(async (p) => {
+        const until = Math.min(deadline, Date.now() + ctx.graceLeftMs(p.host));
+        const left = `${((until - Date.now()) / 1000).toFixed(1)} s`;
+        ctx.note(p.host, `locked out: waiting ≤ ${left} for ${u}.timer to disable the firewall`);
+        let back = false;
+        while (!back && Date.now() < until && !ctx.signal.aborted) {
+          back = (await ctx.probeFreshConnection(p.host)).ok;
+          if (!back) await ctx.sleep(RECONNECT_PAUSE_MS);
+        }
+        const by = `${new Date(armedAt + UFW_WINDOW_S * 1000).toISOString().slice(11, 19)} UTC`;
+        const bound = `${(ctx.lostBoundMs(p.host) / 1000).toFixed(1)} s`;
+        const lost =
+          `lost: no new SSH connection within ${bound} (its keepalive bound); ` +
+          `its rollback timer ${u}.timer disables the firewall by ${by}; if it stays unreachable, use the console`;
+        if (!back) ctx.note(p.host, lost);
+        how.set(p.host, back ? 'locked out; the rollback timer disabled the firewall and SSH works again' : lost);
+      }),
+  );
+  return plans.map((p) =>
+    result(p.host, 'failed', true, `not confirmed — ${problems.join('; ')}\n${p.host}: ${how.get(p.host)}`),
+  );
 }
 
 export const firewallStep: StepDef<NetworkFacts> = {
-  id: 'network.firewall', title: 'ufw on: fabric and SSH admitted (armed rollback)', danger: 'network', guards: ['network.firewall'],
+  id: 'network.firewall',
+  title: 'ufw on: fabric and SSH admitted (armed rollback)',
+  danger: 'network',
+  guards: ['network.firewall'],
   execute: firewall,
 };

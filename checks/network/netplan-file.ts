@@ -61,7 +61,8 @@ export function withDefaultRoute(text: string, netdev: string): { text: string; 
   doc.deleteIn([...path, 'gateway4']);
   const routes = doc.getIn([...path, 'routes']);
   const entry = doc.createNode({ to: 'default', via: gateway });
-  if (routes && typeof routes === 'object' && 'items' in (routes as object)) (routes as { items: unknown[] }).items.push(entry);
+  if (routes && typeof routes === 'object' && 'items' in (routes as object))
+    (routes as { items: unknown[] }).items.push(entry);
   else doc.setIn([...path, 'routes'], doc.createNode([{ to: 'default', via: gateway }]));
   return { text: doc.toString({ indentSeq: false, lineWidth: 0 }), gateway };
 }

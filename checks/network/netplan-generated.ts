@@ -39,9 +39,10 @@ function parseIni(text: string): Ini {
   return out;
 }
 
-const values = (ini: Ini, section: string, key: string | RegExp): string[] => ini
-  .filter((e) => e.section === section && (typeof key === 'string' ? e.key === key : key.test(e.key)))
-  .map((e) => e.value);
+const values = (ini: Ini, section: string, key: string | RegExp): string[] =>
+  ini
+    .filter((e) => e.section === section && (typeof key === 'string' ? e.key === key : key.test(e.key)))
+    .map((e) => e.value);
 
 const route = (to: string, via: string): string => `${to === '0.0.0.0/0' ? 'default' : to}>${via}`;
 
@@ -106,7 +107,9 @@ export function parseGenerated(files: ReadonlyArray<{ name: string; text: string
       d.routes = [...new Set([...gateways, ...routes])].sort();
       const mtu = values(ini, 'ethernet', 'mtu')[0];
       if (mtu !== undefined) d.mtu = Number(mtu);
-      d.dns = values(ini, 'ipv4', 'dns').flatMap((x) => x.split(';')).filter(Boolean);
+      d.dns = values(ini, 'ipv4', 'dns')
+        .flatMap((x) => x.split(';'))
+        .filter(Boolean);
     }
   }
   return devices;

@@ -34,8 +34,19 @@ export interface NetplanView {
   errors: string[];
 }
 
-const SECTIONS = ['ethernets', 'bonds', 'bridges', 'vlans', 'wifis', 'tunnels', 'vrfs', 'modems', 'dummy-devices',
-  'virtual-ethernets', 'nm-devices'];
+const SECTIONS = [
+  'ethernets',
+  'bonds',
+  'bridges',
+  'vlans',
+  'wifis',
+  'tunnels',
+  'vrfs',
+  'modems',
+  'dummy-devices',
+  'virtual-ethernets',
+  'nm-devices',
+];
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -119,8 +130,13 @@ export function netplanView(files: ReadonlyArray<{ path: string; text: string }>
   const devices = new Map<string, NetplanDeviceView>();
   for (const [name, a] of acc) {
     devices.set(name, {
-      name, section: a.section, renderer: a.backend ?? globalBackend ?? 'networkd',
-      addresses: [...a.addresses].sort(), dhcp4: a.dhcp4, dhcp6: a.dhcp6, routes: [...a.routes].sort(),
+      name,
+      section: a.section,
+      renderer: a.backend ?? globalBackend ?? 'networkd',
+      addresses: [...a.addresses].sort(),
+      dhcp4: a.dhcp4,
+      dhcp6: a.dhcp6,
+      routes: [...a.routes].sort(),
       optional: a.optional,
       ...(a.mtu !== undefined ? { mtu: a.mtu } : {}),
     });
@@ -150,8 +166,10 @@ export function renderedChange(
   now: RenderedDevice | undefined,
 ): string | undefined {
   if (was && now && was.renderer !== now.renderer) {
-    return `management ${netdev} would move from ${was.renderer} to ${now.renderer}` +
-      ' (a top-level renderer: in a later file re-renders every device without its own)';
+    return (
+      `management ${netdev} would move from ${was.renderer} to ${now.renderer}` +
+      ' (a top-level renderer: in a later file re-renders every device without its own)'
+    );
   }
   if (summarize(was) !== summarize(now)) {
     return `the new files change management ${netdev}: before ${summarize(was)}; after ${summarize(now)}`;

@@ -17,7 +17,10 @@ import { FABRIC_FILE, PENDING_DIR, PENDING_FILES } from './probes.js';
 
 /** A plan that does nothing but fail with the reason (the step is refused on this host). */
 function refuse(summary: string): StepPlan {
-  return { summary: `refused: ${summary}`, commands: [{ command: { script: 'echo "$1" >&2\nexit 1\n', args: [`refused: ${summary}`] }, sudo: false }] };
+  return {
+    summary: `refused: ${summary}`,
+    commands: [{ command: { script: 'echo "$1" >&2\nexit 1\n', args: [`refused: ${summary}`] }, sudo: false }],
+  };
 }
 
 /** Waits (≤ 35 s) until every port named has a neighbour (LLDP, else IPv6 all-nodes); never fails. */
@@ -36,10 +39,15 @@ echo "no neighbour after 35 s on:$missing" >&2
 `;
 
 const discoverCabling: StepDef<NetworkFacts> = {
-  id: 'network.discover-cabling', title: 'bring unconfigured fabric ports up and let LLDP map the cables', danger: 'safe', guards: ['network.cabling'],
+  id: 'network.discover-cabling',
+  title: 'bring unconfigured fabric ports up and let LLDP map the cables',
+  danger: 'safe',
+  guards: ['network.cabling'],
   plan(ctx) {
     const f = ctx.facts;
-    const down = f.fabric.ports.filter((p) => !p.adminUp && p.addresses.length === 0 && !p.master && p.netdev !== f.fabric.mgmt.netdev).map((p) => p.netdev);
+    const down = f.fabric.ports
+      .filter((p) => !p.adminUp && p.addresses.length === 0 && !p.master && p.netdev !== f.fabric.mgmt.netdev)
+      .map((p) => p.netdev);
     const lldp = !f.lldpMissing;
     // Ports that are up already and still unmapped have no carrier or no peer: nothing to discover here.
     if (down.length === 0) return null;
@@ -73,8 +81,12 @@ function conflictingFiles(f: NetworkFacts): Array<{ path: string; mgmt: boolean 
     const net = isObj(doc) && isObj(doc.network) ? doc.network : {};
     const eths = isObj(net.ethernets) ? Object.keys(net.ethernets) : [];
     const bondDefs = isObj(net.bonds) ? net.bonds : {};
-    const fabricBond = Object.entries(bondDefs).some(([name, b]) => bonds.has(name) || (isObj(b) && Array.isArray(b.interfaces) && b.interfaces.some((i) => ports.has(String(i)))));
-    if (eths.some((e) => ports.has(e)) || fabricBond) out.push({ path: file.path, mgmt: f.fabric.mgmt.netdev !== undefined && eths.includes(f.fabric.mgmt.netdev) });
+    const fabricBond = Object.entries(bondDefs).some(
+      ([name, b]) =>
+        bonds.has(name) || (isObj(b) && Array.isArray(b.interfaces) && b.interfaces.some((i) => ports.has(String(i)))),
+    );
+    if (eths.some((e) => ports.has(e)) || fabricBond)
+      out.push({ path: file.path, mgmt: f.fabric.mgmt.netdev !== undefined && eths.includes(f.fabric.mgmt.netdev) });
   }
   return out;
 }
@@ -111,7 +123,14 @@ fi
  */
 export function mergedSubtree(full: string, netdev: string): string {
   const lines = full.split('\n');
-  const start = lines.findIndex((l, i) => l === `    ${netdev}:` && lines.slice(0, i).reverse().find((x) => /^ {2}\S/.test(x)) === '  ethernets:');
+  const start = lines.findIndex(
+    (l, i) =>
+      l === `    ${netdev}:` &&
+      lines
+        .slice(0, i)
+        .reverse()
+        .find((x) => /^ {2}\S/.test(x)) === '  ethernets:',
+  );
   if (start < 0) return 'null';
   const body: string[] = [];
   for (const l of lines.slice(start + 1)) {
@@ -122,16 +141,26 @@ export function mergedSubtree(full: string, netdev: string): string {
 }
 
 /** Design B needs both ports of each card cabled to one card of one peer (docs/STAGES.md §2); why not, if not. */
-function b2bSplit(all: StepPlanContext<NetworkFacts>['all'], cabling: ReturnType<typeof networkCabling>, host: string): string | undefined {
-  const cardOf = (h: string, n: string): string | undefined => all.find((a) => a.host === h)?.facts.fabric.ports.find((p) => p.netdev === n)?.card;
+function b2bSplit(
+  all: StepPlanContext<NetworkFacts>['all'],
+  cabling: ReturnType<typeof networkCabling>,
+  host: string,
+): string | undefined {
+  const cardOf = (h: string, n: string): string | undefined =>
+    all.find((a) => a.host === h)?.facts.fabric.ports.find((p) => p.netdev === n)?.card;
   const mine = all.find((a) => a.host === host)?.facts.fabric.ports ?? [];
   for (const c of new Set(mine.map((p) => p.card))) {
-    const peers = new Set(mine.filter((p) => p.card === c).map((p) => {
-      const cable = cabling.cables.find((k) => k.ends.some((e) => e.host === host && e.netdev === p.netdev));
-      const far = cable?.ends.find((e) => !(e.host === host && e.netdev === p.netdev));
-      return far ? `${far.host}:${cardOf(far.host, far.netdev) ?? '?'}` : 'uncabled';
-    }));
-    if (peers.size !== 1 || peers.has('uncabled')) return `design B needs both ports of card ${c} cabled to one card of one peer; they reach ${[...peers].join(', ')}`;
+    const peers = new Set(
+      mine
+        .filter((p) => p.card === c)
+        .map((p) => {
+          const cable = cabling.cables.find((k) => k.ends.some((e) => e.host === host && e.netdev === p.netdev));
+          const far = cable?.ends.find((e) => !(e.host === host && e.netdev === p.netdev));
+          return far ? `${far.host}:${cardOf(far.host, far.netdev) ?? '?'}` : 'uncabled';
+        }),
+    );
+    if (peers.size !== 1 || peers.has('uncabled'))
+      return `design B needs both ports of card ${c} cabled to one card of one peer; they reach ${[...peers].join(', ')}`;
   }
   return undefined;
 }
@@ -149,15 +178,20 @@ function writePlan(ctx: StepPlanContext<NetworkFacts>): StepPlan | null {
   }
   const mgmt = f.fabric.mgmt.netdev;
   if (!mgmt) return refuse('the management interface is unknown (SSH_CONNECTION matches no netdev)');
-  if (plan.interfaces.some((i) => i.name === mgmt || i.slaves?.includes(mgmt))) return refuse(`the design would configure the management interface ${mgmt}`);
+  if (plan.interfaces.some((i) => i.name === mgmt || i.slaves?.includes(mgmt)))
+    return refuse(`the design would configure the management interface ${mgmt}`);
   const conflicts = conflictingFiles(f);
   const mixed = conflicts.find((c) => c.mgmt);
-  if (mixed) return refuse(`${mixed.path} defines both management (${mgmt}) and fabric interfaces: split it by hand first`);
+  if (mixed)
+    return refuse(`${mixed.path} defines both management (${mgmt}) and fabric interfaces: split it by hand first`);
   const current = f.netplanFiles.find((x) => x.path === FABRIC_FILE);
   let content = renderFabricFile(plan, ctx.runId);
   // Same body as the file in place: keep it, header and all (its run id says when it was written).
   if (current && fabricBody(current.text) === fabricBody(content)) content = current.text;
-  const addrs = plan.interfaces.filter((i) => i.addresses.length > 0).map((i) => `${i.name} ${i.addresses.join(', ')}`).join('; ');
+  const addrs = plan.interfaces
+    .filter((i) => i.addresses.length > 0)
+    .map((i) => `${i.name} ${i.addresses.join(', ')}`)
+    .join('; ');
   const moved = conflicts.map((c) => c.path);
   const kept = f.netplanFiles.filter((x) => x.path !== FABRIC_FILE && !moved.includes(x.path));
   const after = [...kept, { path: FABRIC_FILE, text: content }];
@@ -169,26 +203,35 @@ function writePlan(ctx: StepPlanContext<NetworkFacts>): StepPlan | null {
     removeFiles: moved,
     commands: [
       { command: { argv: ['netplan', 'generate'] } },
-      ...(f.merged.ok ? [{ command: { script: MGMT_UNCHANGED, args: [mgmt, mergedSubtree(f.merged.text, mgmt)] } }] : []),
+      ...(f.merged.ok
+        ? [{ command: { script: MGMT_UNCHANGED, args: [mgmt, mergedSubtree(f.merged.text, mgmt)] } }]
+        : []),
       { command: { script: PENDING_SNAPSHOT, args: [ctx.runId, FABRIC_FILE, ...moved] } },
     ],
   };
 }
 
 const write: StepDef<NetworkFacts> = {
-  id: 'network.write', title: `write ${FABRIC_FILE}`, danger: 'safe', guards: ['network.design', 'network.addresses', 'network.mtu'],
+  id: 'network.write',
+  title: `write ${FABRIC_FILE}`,
+  danger: 'safe',
+  guards: ['network.design', 'network.addresses', 'network.mtu'],
   plan: writePlan,
 };
 
 /** What network.apply does on one host, from the (already written) merged configuration. */
 function applyTarget(f: NetworkFacts, host: string): ArmedTarget {
   const ports = fabricPorts(f);
-  const describedBonds = Object.entries(f.merged.bonds).filter(([, b]) => (b.interfaces ?? []).some((i) => ports.includes(String(i)))).map(([n]) => n);
+  const describedBonds = Object.entries(f.merged.bonds)
+    .filter(([, b]) => (b.interfaces ?? []).some((i) => ports.includes(String(i))))
+    .map(([n]) => n);
   return {
     host,
     ports: [...ports.filter((p) => f.merged.ethernets[p] !== undefined), ...describedBonds],
     created: describedBonds.filter((b) => !f.bonds.some((x) => x.name === b)),
-    deleteFirst: fabricBonds(f).filter((b) => !b.described).map((b) => b.name),
+    deleteFirst: fabricBonds(f)
+      .filter((b) => !b.described)
+      .map((b) => b.name),
     // What management was rendered from before network.write, if its snapshot waits: else nothing changes.
     netplan: {
       before: f.pendingSnapshot && f.pendingFiles.length > 0 ? f.pendingFiles : f.netplanFiles,
@@ -198,12 +241,25 @@ function applyTarget(f: NetworkFacts, host: string): ArmedTarget {
 }
 
 const apply: StepDef<NetworkFacts> = {
-  id: 'network.apply', title: 'apply netplan under an armed rollback and prove every cable', danger: 'network', guards: ['network.addresses', 'network.mtu', 'network.stale-devices'],
+  id: 'network.apply',
+  title: 'apply netplan under an armed rollback and prove every cable',
+  danger: 'network',
+  guards: ['network.addresses', 'network.mtu', 'network.stale-devices'],
   async execute(ctx) {
     const targets = ctx.targets.map((h) => applyTarget(ctx.all.find((a) => a.host === h)!.facts, h));
-    const proofs = ['network.addresses', 'network.mtu', 'network.reachability', 'network.stale-devices', ...(ctx.config.network.design === 'B' ? ['network.lacp', 'network.bond-lag'] : [])];
+    const proofs = [
+      'network.addresses',
+      'network.mtu',
+      'network.reachability',
+      'network.stale-devices',
+      ...(ctx.config.network.design === 'B' ? ['network.lacp', 'network.bond-lag'] : []),
+    ];
     return armedApply(ctx, {
-      stepId: 'network.apply', danger: 'network', targets, proofs, fromPending: true,
+      stepId: 'network.apply',
+      danger: 'network',
+      targets,
+      proofs,
+      fromPending: true,
       summary: (h) => {
         const t = targets.find((x) => x.host === h)!;
         return `netplan apply under a ${ROLLBACK_WINDOW_S} s rollback timer${t.deleteFirst.length ? ` after deleting ${t.deleteFirst.join(', ')}` : ''}; prove with a new SSH connection and pings on every subnet`;
@@ -231,17 +287,32 @@ export function mgmtRouteChange(f: NetworkFacts): MgmtRouteChange | undefined {
 }
 
 const mgmtRoutes: StepDef<NetworkFacts> = {
-  id: 'network.mgmt-routes', title: 'management gateway4 → default route (R21)', danger: 'network', guards: ['network.netplan-lint'],
+  id: 'network.mgmt-routes',
+  title: 'management gateway4 → default route (R21)',
+  danger: 'network',
+  guards: ['network.netplan-lint'],
   async execute(ctx) {
     const changes = new Map(ctx.targets.map((h) => [h, mgmtRouteChange(ctx.all.find((a) => a.host === h)!.facts)]));
     const hosts = ctx.targets.filter((h) => changes.get(h));
-    const skipped = ctx.targets.filter((h) => !changes.get(h)).map((h) => ({
-      id: 'network.mgmt-routes', stage: 'network' as const, host: h, status: 'skipped' as const, danger: 'network' as const,
-      summary: 'nothing to do: no gateway4 on the management interface', commands: [], diff: '', changed: false,
-    }));
+    const skipped = ctx.targets
+      .filter((h) => !changes.get(h))
+      .map((h) => ({
+        id: 'network.mgmt-routes',
+        stage: 'network' as const,
+        host: h,
+        status: 'skipped' as const,
+        danger: 'network' as const,
+        summary: 'nothing to do: no gateway4 on the management interface',
+        commands: [],
+        diff: '',
+        changed: false,
+      }));
     if (hosts.length === 0) return skipped;
     const results = await armedApply(ctx, {
-      stepId: 'network.mgmt-routes', danger: 'network', proofs: [], fromPending: false,
+      stepId: 'network.mgmt-routes',
+      danger: 'network',
+      proofs: [],
+      fromPending: false,
       targets: hosts.map((h) => {
         const f = ctx.all.find((a) => a.host === h)!.facts;
         const c = changes.get(h)!;
@@ -249,11 +320,14 @@ const mgmtRoutes: StepDef<NetworkFacts> = {
         const files = [{ path: c.path, content: c.content, mode: c.mode }];
         return { host: h, ports: [], created: [], deleteFirst: [], files, netplan: { before: f.netplanFiles, after } };
       }),
-      summary: (h) => `${changes.get(h)!.path}: gateway4 ${changes.get(h)!.gateway} → routes: [{to: default, via: ${changes.get(h)!.gateway}}], applied under a rollback timer`,
+      summary: (h) =>
+        `${changes.get(h)!.path}: gateway4 ${changes.get(h)!.gateway} → routes: [{to: default, via: ${changes.get(h)!.gateway}}], applied under a rollback timer`,
       extraProof: (h, f) => {
         if (!changes.get(h)) return undefined;
         const gw = changes.get(h)!.gateway;
-        return f?.fabric.mgmt.gateway === gw ? undefined : `default route via ${gw} missing after the change (have ${f?.fabric.mgmt.gateway ?? 'none'})`;
+        return f?.fabric.mgmt.gateway === gw
+          ? undefined
+          : `default route via ${gw} missing after the change (have ${f?.fabric.mgmt.gateway ?? 'none'})`;
       },
     });
     return [...results, ...skipped];

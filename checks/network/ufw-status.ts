@@ -66,6 +66,13 @@ export function parseUfwStatus(text: string, raw: string, exitCode: number | nul
 
 /** Whether an IPv4 ALLOW IN rule admits TCP `port` arriving on `iface`. */
 export function admits(u: UfwFacts, iface: string, port?: number): boolean {
-  return u.rules.some((r) => !r.v6 && r.action === 'ALLOW' && r.direction !== 'OUT' && (r.iface === undefined || r.iface === iface) &&
-    (port === undefined ? r.port === undefined : r.port === undefined || r.port === port) && (r.proto === undefined || r.proto === 'tcp' || port === undefined));
+  return u.rules.some(
+    (r) =>
+      !r.v6 &&
+      r.action === 'ALLOW' &&
+      r.direction !== 'OUT' &&
+      (r.iface === undefined || r.iface === iface) &&
+      (port === undefined ? r.port === undefined : r.port === undefined || r.port === port) &&
+      (r.proto === undefined || r.proto === 'tcp' || port === undefined),
+  );
 }

@@ -70,7 +70,8 @@ export function collectNicStack(outputs: ProbeOutputs): NicStackFacts {
   const links: PfLink[] = fabric.ports.map((p) => {
     const l = inv.links.find((x) => x.netdev === p.netdev);
     return {
-      netdev: p.netdev, bdf: p.bdf,
+      netdev: p.netdev,
+      bdf: p.bdf,
       ...(l?.driver ? { driver: l.driver } : {}),
       ...(l?.driverVersion ? { driverVersion: l.driverVersion } : {}),
       ...(l?.firmware ? { firmware: l.firmware } : {}),
@@ -92,9 +93,20 @@ export function collectNicStack(outputs: ProbeOutputs): NicStackFacts {
   return {
     host,
     fabric,
-    nics: inv.nics.filter((n) => !/Virtual Function/i.test(n.description)).map((n) => ({ bdf: n.bdf, description: n.description, ...(n.deviceId ? { deviceId: n.deviceId.toLowerCase() } : {}) })),
+    nics: inv.nics
+      .filter((n) => !/Virtual Function/i.test(n.description))
+      .map((n) => ({
+        bdf: n.bdf,
+        description: n.description,
+        ...(n.deviceId ? { deviceId: n.deviceId.toLowerCase() } : {}),
+      })),
     ...(inv.os.kernel ? { kernel: inv.os.kernel } : {}),
-    stack: { flavor, ...(ofed.version ? { version: ofed.version } : {}), ...(ofed.release ? { release: ofed.release } : {}), evidence: evidenceOf(ofedR, 'ofed_info -s') },
+    stack: {
+      flavor,
+      ...(ofed.version ? { version: ofed.version } : {}),
+      ...(ofed.release ? { release: ofed.release } : {}),
+      evidence: evidenceOf(ofedR, 'ofed_info -s'),
+    },
     links,
     ...(moduleVersion !== undefined ? { moduleVersion } : {}),
     moduleEvidence: evidenceOf(mod, 'modinfo -F version mlx5_core'),

@@ -17,10 +17,15 @@ import { INBOX_PACKAGES, nicStackProbes } from './probes.js';
 export const DOCA_HOST_DEB = 'doca-host_2.9.1-018000-24.10-ubuntu2204_amd64.deb';
 export const DOCA_HOST_URL = `https://www.mellanox.com/downloads/DOCA/DOCA_v2.9.1/host/${DOCA_HOST_DEB}`;
 
-const aptInstall = (pkgs: readonly string[]) => ({ argv: ['env', 'DEBIAN_FRONTEND=noninteractive', 'apt-get', 'install', '-y', ...pkgs] });
+const aptInstall = (pkgs: readonly string[]) => ({
+  argv: ['env', 'DEBIAN_FRONTEND=noninteractive', 'apt-get', 'install', '-y', ...pkgs],
+});
 
 const installInbox: StepDef<NicStackFacts> = {
-  id: 'nic-stack.install-inbox', title: 'install the inbox RDMA userspace (rdma-core, verbs and perftest tools)', danger: 'safe', guards: ['nic-stack.userspace'],
+  id: 'nic-stack.install-inbox',
+  title: 'install the inbox RDMA userspace (rdma-core, verbs and perftest tools)',
+  danger: 'safe',
+  guards: ['nic-stack.userspace'],
   plan: (ctx) => {
     // An OFED bundle ships its own packages of these names; mixing in Ubuntu's would break it.
     if (ctx.facts.stack.flavor === 'MLNX_OFED' || ctx.facts.stack.flavor === 'DOCA') return null;
@@ -36,14 +41,20 @@ const installInbox: StepDef<NicStackFacts> = {
 };
 
 const installDoca: StepDef<NicStackFacts> = {
-  id: 'nic-stack.install-doca', title: 'replace the installed OFED with DOCA-OFED 2.9.1 LTS', danger: 'disruptive', guards: ['nic-stack.flavor'],
+  id: 'nic-stack.install-doca',
+  title: 'replace the installed OFED with DOCA-OFED 2.9.1 LTS',
+  danger: 'disruptive',
+  guards: ['nic-stack.flavor'],
   plan: (ctx) => {
     const f = ctx.facts;
     // Only a stack that fails the flavor check is replaced; an unknown one needs a human look.
     if (f.stack.flavor === 'inbox' || f.stack.flavor === 'unknown') return null;
     const mgmt = f.fabric.mgmt.netdev;
     const mgmtOnMlx5 = mgmt !== undefined && f.fabric.ports.some((p) => p.netdev === mgmt);
-    const uninstall = f.stack.flavor === 'MLNX_OFED' ? [{ command: { argv: ['/usr/sbin/ofed_uninstall.sh', '--force'] }, timeoutMs: 20 * 60_000 }] : [];
+    const uninstall =
+      f.stack.flavor === 'MLNX_OFED'
+        ? [{ command: { argv: ['/usr/sbin/ofed_uninstall.sh', '--force'] }, timeoutMs: 20 * 60_000 }]
+        : [];
     return {
       summary: `replace ${f.stack.flavor} ${f.stack.version ?? ''} with DOCA-OFED (DOCA-Host 2.9.1 LTS)${mgmtOnMlx5 ? '; no driver reload: management runs on an mlx5 port, so the new driver loads at the next reboot' : '; reloads the mlx5 driver (every mlx5 link drops for seconds)'}`,
       commands: [
@@ -55,7 +66,10 @@ const installDoca: StepDef<NicStackFacts> = {
         ...(mgmtOnMlx5 ? [] : [{ command: { argv: ['/etc/init.d/openibd', 'restart'] }, timeoutMs: 5 * 60_000 }]),
       ],
       rollback: [
-        { command: { argv: ['env', 'DEBIAN_FRONTEND=noninteractive', 'apt-get', 'purge', '-y', 'doca-ofed'] }, timeoutMs: 30 * 60_000 },
+        {
+          command: { argv: ['env', 'DEBIAN_FRONTEND=noninteractive', 'apt-get', 'purge', '-y', 'doca-ofed'] },
+          timeoutMs: 30 * 60_000,
+        },
         { command: aptInstall(INBOX_PACKAGES), timeoutMs: 30 * 60_000 },
       ],
     };
@@ -66,7 +80,7 @@ export const nicStackStage: StageDef<NicStackFacts> = {
   id: 'nic-stack',
   title: 'rdma-core, DOCA-OFED or MLNX_OFED; firmware',
   purpose:
-    'The RDMA stack for the ConnectX-4 Lx ports: the inbox mlx5 driver with Ubuntu\'s rdma-core runs RoCE v2 and DMA-BUF GPUDirect, so no OFED is needed. The tutorial\'s MLNX_OFED 23.10-1.1.8.0 was never published (the GA is 23.10-1.1.9.0), its installer flags are not needed and it flashes firmware; MLNX_OFED ended with 24.10 LTS. Both hosts must run the same stack.',
+    "The RDMA stack for the ConnectX-4 Lx ports: the inbox mlx5 driver with Ubuntu's rdma-core runs RoCE v2 and DMA-BUF GPUDirect, so no OFED is needed. The tutorial's MLNX_OFED 23.10-1.1.8.0 was never published (the GA is 23.10-1.1.9.0), its installer flags are not needed and it flashes firmware; MLNX_OFED ended with 24.10 LTS. Both hosts must run the same stack.",
   probes: nicStackProbes,
   collect: collectNicStack,
   checks: nicStackChecks,

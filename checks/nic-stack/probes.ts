@@ -6,7 +6,14 @@ import { DPKG_FORMAT } from '../os/probes.js';
 /** The inbox RoCE userspace (Ubuntu's rdma-core family); MLNX_OFED and DOCA ship packages of the same names. */
 export const INBOX_PACKAGES = ['rdma-core', 'ibverbs-utils', 'rdmacm-utils', 'infiniband-diags', 'perftest'] as const;
 /** Packages that exist only with an out-of-tree stack (versions compared across hosts). */
-export const OFED_PACKAGES = ['mlnx-ofed-kernel-utils', 'mlnx-ofed-kernel-dkms', 'ofed-scripts', 'mlnx-tools', 'doca-ofed', 'mlnx-ofed-all'] as const;
+export const OFED_PACKAGES = [
+  'mlnx-ofed-kernel-utils',
+  'mlnx-ofed-kernel-dkms',
+  'ofed-scripts',
+  'mlnx-tools',
+  'doca-ofed',
+  'mlnx-ofed-all',
+] as const;
 
 /** `ethtool -i` of every ConnectX function's netdev (sections the inventory collector reads). */
 export const ETHTOOL_I_SCRIPT = `for b in $(lspci -D -d 15b3: | cut -d' ' -f1); do
@@ -18,7 +25,15 @@ done
 `;
 
 /** Only what names the PFs and their RDMA devices: no neighbour pings (this stage does not need the cabling). */
-const FABRIC_NAMES = new Set(['lspci-nics', 'ip-link', 'ip-addr', 'sysfs-net', 'ssh-connection', 'route-default', 'rdma-link']);
+const FABRIC_NAMES = new Set([
+  'lspci-nics',
+  'ip-link',
+  'ip-addr',
+  'sysfs-net',
+  'ssh-connection',
+  'route-default',
+  'rdma-link',
+]);
 
 export const nicStackProbes: readonly ProbeDef[] = [
   ...FABRIC_PROBES.filter((p) => FABRIC_NAMES.has(p.id)),

@@ -30,8 +30,9 @@ const UPDATES_MARK = '--- l20: dpkg journal';
  * entries. Also the os stage's `dpkg-state` probe.
  */
 export const PACKAGE_STATE_COMMAND: Command = {
-  script: `LC_ALL=C dpkg --audit\necho '${UPDATES_MARK}'\n`
-    + `if [ -d ${DPKG_UPDATES_DIR} ]; then find ${DPKG_UPDATES_DIR} -maxdepth 1 -type f -name '[0-9]*'; fi\n`,
+  script:
+    `LC_ALL=C dpkg --audit\necho '${UPDATES_MARK}'\n` +
+    `if [ -d ${DPKG_UPDATES_DIR} ]; then find ${DPKG_UPDATES_DIR} -maxdepth 1 -type f -name '[0-9]*'; fi\n`,
 };
 
 export interface PackageState {
@@ -49,7 +50,10 @@ export function parsePackageState(r: Pick<RunResult, 'stdout' | 'stderr' | 'exit
     return { audit: '', journal: [], unreadable: `exit ${r.exitCode}: ${lastLines(r.stderr || r.stdout)}` };
   }
   const audit = r.stdout.slice(0, at).trim();
-  const journal = r.stdout.slice(at + UPDATES_MARK.length + 1).split('\n').filter((l) => /\/\d+$/.test(l.trim()));
+  const journal = r.stdout
+    .slice(at + UPDATES_MARK.length + 1)
+    .split('\n')
+    .filter((l) => /\/\d+$/.test(l.trim()));
   return { audit, journal };
 }
 
@@ -64,7 +68,10 @@ export function describePackageState(s: PackageState): string {
   const n = s.journal.length;
   const journal = n > 0 ? `${n} dpkg journal entr${n === 1 ? 'y' : 'ies'} in ${DPKG_UPDATES_DIR}` : '';
   // The audit's package rows are indented; its headings are not.
-  const names = s.audit.split('\n').filter((l) => l.startsWith(' ')).map((l) => l.trim().split(/\s+/)[0]);
+  const names = s.audit
+    .split('\n')
+    .filter((l) => l.startsWith(' '))
+    .map((l) => l.trim().split(/\s+/)[0]);
   const audit = s.audit !== '' ? `dpkg --audit: ${names.join(', ')}` : '';
   return [journal, audit].filter(Boolean).join('; ');
 }
@@ -101,11 +108,14 @@ const FIX_BROKEN = [...NONINTERACTIVE, 'apt-get', '-f', 'install', '-y'];
  * again), `apt-get -f install -y` installs them again. Nothing is removed.
  */
 export async function repairPackageState(
-  run: HostRunner, host: string, options: RepairOptions = {},
+  run: HostRunner,
+  host: string,
+  options: RepairOptions = {},
 ): Promise<PackageRepair> {
-  const read = async () => parsePackageState(
-    await run(host, 'os.package-guard', PACKAGE_STATE_COMMAND, { readsOnly: true, timeoutMs: 60_000 }),
-  );
+  const read = async () =>
+    parsePackageState(
+      await run(host, 'os.package-guard', PACKAGE_STATE_COMMAND, { readsOnly: true, timeoutMs: 60_000 }),
+    );
   const before = await read();
   if (before.unreadable) return { outcome: 'failed', ran: [], detail: describePackageState(before) };
   if (!interrupted(before)) return { outcome: 'clean', ran: [], detail: describePackageState(before) };
@@ -131,7 +141,11 @@ export async function repairPackageState(
 
 /** Runs a package command as root, waiting (bounded) while a live process holds the dpkg lock. */
 async function underLock(
-  run: HostRunner, host: string, argv: string[], ran: string[], options: RepairOptions,
+  run: HostRunner,
+  host: string,
+  argv: string[],
+  ran: string[],
+  options: RepairOptions,
 ): Promise<{ outcome: 'ok' | 'busy' | 'failed'; detail: string }> {
   const deadline = Date.now() + (options.lockWaitMs ?? 5 * 60_000);
   const shown = argv.slice(NONINTERACTIVE.length).join(' ');
@@ -154,8 +168,9 @@ async function underLock(
       const waited = Math.round((options.lockWaitMs ?? 300_000) / 1000);
       return {
         outcome: 'busy',
-        detail: `the dpkg lock is held by live ${who}; waited ${waited} s and left it alone (never broken): `
-          + 'run apply again when it has finished',
+        detail:
+          `the dpkg lock is held by live ${who}; waited ${waited} s and left it alone (never broken): ` +
+          'run apply again when it has finished',
       };
     }
     options.note?.(`${host}: the dpkg lock is held by ${who}; waiting for it to finish (the lock is never broken)`);

@@ -63,7 +63,11 @@ export function collectScripts(stdout: string): QosScript[] {
     const cur = out[out.length - 1];
     if (s.tag === 'file') {
       const where = autorunLocation(s.name);
-      out.push({ path: s.name, text: `${s.body.replace(/\n+$/, '')}\n`, runBy: where ? [`${s.name} itself (${where})`] : [] });
+      out.push({
+        path: s.name,
+        text: `${s.body.replace(/\n+$/, '')}\n`,
+        runBy: where ? [`${s.name} itself (${where})`] : [],
+      });
     } else if (s.tag === 'mode' && cur && /^\d+$/.test(s.name)) cur.mode = s.name;
     else if (s.tag === 'runby' && cur && s.name) cur.runBy.push(s.name);
   }
@@ -123,7 +127,10 @@ export function parseDcbPfc(text: string): boolean[] | undefined {
 
 /** `host cee ieee ` (dcb dcbx show): HOST set means the OS owns DCBX. */
 export function parseDcbDcbx(text: string): 'os' | 'firmware' | undefined {
-  const line = text.split('\n').map((l) => l.trim()).find((l) => /^(host|lld-managed|cee|ieee|static)\b/.test(l));
+  const line = text
+    .split('\n')
+    .map((l) => l.trim())
+    .find((l) => /^(host|lld-managed|cee|ieee|static)\b/.test(l));
   if (!line) return undefined;
   return /\bhost\b/.test(line) ? 'os' : 'firmware';
 }
@@ -134,9 +141,15 @@ function portFromMlnx(netdev: string, body: string): PortQosFacts {
   const q = parseMlnxQos(body);
   const dscp2prio: Record<number, number> = {};
   for (const [k, v] of Object.entries(q.dscp2prio ?? {})) dscp2prio[Number(k)] = v;
-  const errors = [...(q.errors ?? []), ...body.split('\n').filter((l) => /Netlink error|TypeError|command not found/.test(l))];
+  const errors = [
+    ...(q.errors ?? []),
+    ...body.split('\n').filter((l) => /Netlink error|TypeError|command not found/.test(l)),
+  ];
   return {
-    netdev, tool: 'mlnx_qos', errors: [...new Set(errors)], raw: body.trimEnd(),
+    netdev,
+    tool: 'mlnx_qos',
+    errors: [...new Set(errors)],
+    raw: body.trimEnd(),
     ...(q.trust ? { trust: q.trust } : {}),
     ...(q.pfc ? { pfc: q.pfc.map((x) => x === 1) } : {}),
     ...(q.trust === 'dscp' && Object.keys(dscp2prio).length > 0 ? { dscp2prio } : {}),
@@ -148,7 +161,10 @@ function portFromDcb(netdev: string, app: string, pfcText: string, dcbx: string)
   const entries = parseDcbApp(app);
   const pfc = parseDcbPfc(pfcText);
   const owner = parseDcbDcbx(dcbx);
-  const errors = [app, pfcText, dcbx].join('\n').split('\n').filter((l) => ERROR_LINE.test(l));
+  const errors = [app, pfcText, dcbx]
+    .join('\n')
+    .split('\n')
+    .filter((l) => ERROR_LINE.test(l));
   // Inbox mlx5: any DSCP APP entry means DSCP trust; DSCPs without an entry keep the default DSCP >> 3.
   let dscp2prio: Record<number, number> | undefined;
   if (entries && entries.length > 0) {
@@ -157,8 +173,20 @@ function portFromDcb(netdev: string, app: string, pfcText: string, dcbx: string)
     for (const [d, p] of entries) dscp2prio[d] = p;
   }
   return {
-    netdev, tool: 'dcb', errors, raw: [`$ dcb -N app show dev ${netdev} dscp-prio`, app.trimEnd(), `$ dcb pfc show dev ${netdev}`, pfcText.trimEnd(), `$ dcb dcbx show dev ${netdev}`, dcbx.trimEnd()].join('\n'),
-    ...(entries !== undefined && errors.length === 0 ? { trust: entries.length > 0 ? 'dscp' as const : 'pcp' as const } : {}),
+    netdev,
+    tool: 'dcb',
+    errors,
+    raw: [
+      `$ dcb -N app show dev ${netdev} dscp-prio`,
+      app.trimEnd(),
+      `$ dcb pfc show dev ${netdev}`,
+      pfcText.trimEnd(),
+      `$ dcb dcbx show dev ${netdev}`,
+      dcbx.trimEnd(),
+    ].join('\n'),
+    ...(entries !== undefined && errors.length === 0
+      ? { trust: entries.length > 0 ? ('dscp' as const) : ('pcp' as const) }
+      : {}),
     ...(pfc ? { pfc } : {}),
     ...(dscp2prio ? { dscp2prio } : {}),
     ...(owner ? { dcbx: owner } : {}),
@@ -175,13 +203,21 @@ export function collectQos(outputs: ProbeOutputs): QosFacts {
   const problems: QosFacts['problems'] = [];
 
   const q = results.qos;
-  if (!q || q.exitCode !== 0) problems.push({ probe: 'qos', evidence: q ? `${q.commandLine} → exit ${q.exitCode}\n${text(q).trim()}` : 'not run' });
+  if (!q || q.exitCode !== 0)
+    problems.push({
+      probe: 'qos',
+      evidence: q ? `${q.commandLine} → exit ${q.exitCode}\n${text(q).trim()}` : 'not run',
+    });
   const secs = sections(q?.stdout ?? '');
   const toolLine = secs.find((s) => s.tag === 'tool')?.name;
   const tool = toolLine === 'mlnx_qos' || toolLine === 'dcb' ? toolLine : undefined;
   const names = [...new Set(secs.filter((s) => ['mlnx_qos', 'dcb-app'].includes(s.tag)).map((s) => s.name))];
   const body = (tag: string, name: string): string => secs.find((s) => s.tag === tag && s.name === name)?.body ?? '';
-  const ports = names.map((n) => (tool === 'mlnx_qos' ? portFromMlnx(n, body('mlnx_qos', n)) : portFromDcb(n, body('dcb-app', n), body('dcb-pfc', n), body('dcb-dcbx', n))));
+  const ports = names.map((n) =>
+    tool === 'mlnx_qos'
+      ? portFromMlnx(n, body('mlnx_qos', n))
+      : portFromDcb(n, body('dcb-app', n), body('dcb-pfc', n), body('dcb-dcbx', n)),
+  );
 
   const p = results.persistence;
   const ps = sections(p?.stdout ?? '');
@@ -194,18 +230,25 @@ export function collectQos(outputs: ProbeOutputs): QosFacts {
   const enabledText = part('is-enabled').trim();
   const fileText = (tag: string): string | undefined => {
     const t = part(tag);
-    return /^cat: .*No such file or directory\s*$/.test(t.trim()) || t.trim() === '' ? undefined : `${t.replace(/\n+$/, '')}\n`;
+    return /^cat: .*No such file or directory\s*$/.test(t.trim()) || t.trim() === ''
+      ? undefined
+      : `${t.replace(/\n+$/, '')}\n`;
   };
   const persistence: QosPersistence = {
-    ...(/^(enabled|disabled|static|masked|linked|indirect|generated|enabled-runtime)$/.test(enabledText) ? { enabled: enabledText } : {}),
+    ...(/^(enabled|disabled|static|masked|linked|indirect|generated|enabled-runtime)$/.test(enabledText)
+      ? { enabled: enabledText }
+      : {}),
     ...(show.ActiveState ? { activeState: show.ActiveState } : {}),
     ...(show.SubState ? { subState: show.SubState } : {}),
     ...(show.Result ? { result: show.Result } : {}),
     ...(fileText('script') !== undefined ? { script: fileText('script') as string } : {}),
     ...(fileText('unit') !== undefined ? { unit: fileText('unit') as string } : {}),
     lldpadActive: part('lldpad').trim() === 'active',
-    raw: [`systemctl is-enabled → ${enabledText || '(nothing)'}`, `systemctl show → ${part('show').trim().split('\n').join(' ')}`,
-      `lldpad: ${part('lldpad').trim() || '(no answer)'}`].join('\n'),
+    raw: [
+      `systemctl is-enabled → ${enabledText || '(nothing)'}`,
+      `systemctl show → ${part('show').trim().split('\n').join(' ')}`,
+      `lldpad: ${part('lldpad').trim() || '(no answer)'}`,
+    ].join('\n'),
   };
 
   const scripts = collectScripts(results.scripts?.stdout ?? '');
@@ -215,9 +258,18 @@ export function collectQos(outputs: ProbeOutputs): QosFacts {
   const tc = conf?.vars.NCCL_IB_TC;
 
   return {
-    host, fabric, ports, persistence, scripts, problems,
+    host,
+    fabric,
+    ports,
+    persistence,
+    scripts,
+    problems,
     ...(tool ? { tool } : {}),
     ...(tc !== undefined ? { ncclIbTc: tc } : {}),
-    ncclConfEvidence: nc ? (nc.exitCode === 0 ? `/etc/nccl.conf: ${tc !== undefined ? `NCCL_IB_TC=${tc}` : 'NCCL_IB_TC not set'}` : '/etc/nccl.conf: not present') : 'not run',
+    ncclConfEvidence: nc
+      ? nc.exitCode === 0
+        ? `/etc/nccl.conf: ${tc !== undefined ? `NCCL_IB_TC=${tc}` : 'NCCL_IB_TC not set'}`
+        : '/etc/nccl.conf: not present'
+      : 'not run',
   };
 }

@@ -28,11 +28,21 @@ done
 const GUARDS = ['qos.trust', 'qos.dscp2prio', 'qos.pfc', 'qos.dcbx', 'qos.persistence'] as const;
 
 const persist: StepDef<QosFacts> = {
-  id: 'qos.persist', title: 'DSCP trust + PFC on the PFs, persisted by l20-roce-qos.service', danger: 'disruptive', guards: [...GUARDS], order: 'reverse',
+  id: 'qos.persist',
+  title: 'DSCP trust + PFC on the PFs, persisted by l20-roce-qos.service',
+  danger: 'disruptive',
+  guards: [...GUARDS],
+  order: 'reverse',
   plan: (ctx) => {
     const pfs = pfNetdevs(ctx.facts);
     if (pfs.length === 0) return null;
-    const failing = ctx.results.filter((r) => r.host === ctx.host && (GUARDS as readonly string[]).includes(r.id) && r.status !== 'pass' && r.status !== 'skip');
+    const failing = ctx.results.filter(
+      (r) =>
+        r.host === ctx.host &&
+        (GUARDS as readonly string[]).includes(r.id) &&
+        r.status !== 'pass' &&
+        r.status !== 'skip',
+    );
     // A running lldpad is for the operator to stop; re-applying the unit would not change that.
     if (ctx.facts.persistence.lldpadActive && failing.every((r) => r.id === 'qos.dcbx')) return null;
     const { priority, dscp, trust } = ctx.config.qos;
@@ -57,7 +67,7 @@ export const qosStage: StageDef<QosFacts> = {
   id: 'qos',
   title: 'DSCP trust and PFC on priority 3, both ends',
   purpose:
-    'RoCE needs a lossless class: NCCL_IB_TC=106 marks DSCP 26, which maps to priority 3, which must have PFC on every physical port at both ends of every cable. The tutorial\'s per-port mlnx_qos commands are right but vanish at reboot, and its bond0 lines fail (a bond has no DCB). The stage writes a script and a oneshot unit that re-apply the settings at boot.',
+    "RoCE needs a lossless class: NCCL_IB_TC=106 marks DSCP 26, which maps to priority 3, which must have PFC on every physical port at both ends of every cable. The tutorial's per-port mlnx_qos commands are right but vanish at reboot, and its bond0 lines fail (a bond has no DCB). The stage writes a script and a oneshot unit that re-apply the settings at boot.",
   probes: qosProbes,
   collect: collectQos,
   checks: qosChecks,

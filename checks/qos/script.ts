@@ -20,10 +20,14 @@ export function pfcVector(prio: number): string {
 /** The script for these PFs (netdev names checked by the config schema's rules before they get here). */
 export function qosScript(pfs: readonly string[], qos: ClusterConfig['qos']): string {
   const { priority: prio, dscp, trust } = qos;
-  const mlnx = trust === 'dscp' ? `mlnx_qos -i "$i" --trust dscp --pfc ${pfcVector(prio)} >/dev/null` : `mlnx_qos -i "$i" --trust pcp --pfc ${pfcVector(prio)} >/dev/null`;
-  const dcbSet = trust === 'dscp'
-    ? `dcb app replace dev "$i" dscp-prio ${dscp}:${prio}; dcb pfc set dev "$i" prio-pfc all:off ${prio}:on`
-    : `dcb app flush dev "$i" dscp-prio; dcb pfc set dev "$i" prio-pfc all:off ${prio}:on`;
+  const mlnx =
+    trust === 'dscp'
+      ? `mlnx_qos -i "$i" --trust dscp --pfc ${pfcVector(prio)} >/dev/null`
+      : `mlnx_qos -i "$i" --trust pcp --pfc ${pfcVector(prio)} >/dev/null`;
+  const dcbSet =
+    trust === 'dscp'
+      ? `dcb app replace dev "$i" dscp-prio ${dscp}:${prio}; dcb pfc set dev "$i" prio-pfc all:off ${prio}:on`
+      : `dcb app flush dev "$i" dscp-prio; dcb pfc set dev "$i" prio-pfc all:off ${prio}:on`;
   return [
     '#!/bin/sh',
     `# l20-setup ${QOS_SCRIPT_FORMAT}: ${trust.toUpperCase()} trust + PFC on priority ${prio}; physical ports only, never bonds`,

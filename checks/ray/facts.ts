@@ -31,7 +31,15 @@ export function parseRayProcs(text: string): RayProcess[] {
     const m = /^\s*(\d+)\s+(.*)$/.exec(line);
     if (!m) continue;
     const args = m[2]!.trim();
-    const kind: RayProcess['kind'] = /\/raylet(?:\s|$)/.test(args) ? 'raylet' : /\/gcs_server(?:\s|$)/.test(args) ? 'gcs_server' : /dashboard\/dashboard\.py/.test(args) ? 'dashboard' : /\bray start\b/.test(args) ? 'ray-start' : 'other';
+    const kind: RayProcess['kind'] = /\/raylet(?:\s|$)/.test(args)
+      ? 'raylet'
+      : /\/gcs_server(?:\s|$)/.test(args)
+        ? 'gcs_server'
+        : /dashboard\/dashboard\.py/.test(args)
+          ? 'dashboard'
+          : /\bray start\b/.test(args)
+            ? 'ray-start'
+            : 'other';
     const ip = /--node[_-]ip[_-]address[= ](\S+)/.exec(args)?.[1];
     out.push({ pid: Number(m[1]), args, kind, ...(ip ? { nodeIp: ip } : {}) });
   }
@@ -62,10 +70,14 @@ export function collectRay(outputs: ProbeOutputs): RayFacts {
     ...shared,
     unit,
     ...(nodeIps ? { nodeIps } : {}),
-    nodeIpsEvidence: ni ? `python -c 'import ray, json; ray.init(address="auto"); print(json.dumps([…NodeManagerAddress of alive nodes]))' → exit ${ni.exitCode}\n${niText.slice(-4).join('\n')}` : 'not run',
+    nodeIpsEvidence: ni
+      ? `python -c 'import ray, json; ray.init(address="auto"); print(json.dumps([…NodeManagerAddress of alive nodes]))' → exit ${ni.exitCode}\n${niText.slice(-4).join('\n')}`
+      : 'not run',
     procs: parseRayProcs(r['ray-procs']?.stdout ?? ''),
     ...(ml ? { memlock: ml[1] } : {}),
-    memlockEvidence: mem.trim() ? `grep 'Max locked memory' /proc/$(pgrep -o raylet)/limits →\n${mem.trim()}` : 'no raylet',
+    memlockEvidence: mem.trim()
+      ? `grep 'Max locked memory' /proc/$(pgrep -o raylet)/limits →\n${mem.trim()}`
+      : 'no raylet',
     memlockUnreadable: memlockProbe && r.memlock ? probeProblems(memlockProbe, r.memlock) : [],
   };
 }

@@ -15,8 +15,11 @@ if [ -f /etc/systemd/system/l20-ray.service ]; then systemctl restart l20-ray.se
 `;
 
 const units: StepDef<RayFacts> = {
-  id: 'ray.units', title: 'Ray units, head first (or stop an unused Ray)', danger: 'disruptive',
-  guards: ['ray.units', 'ray.node-ips', 'ray.exposure'], order: 'sequential',
+  id: 'ray.units',
+  title: 'Ray units, head first (or stop an unused Ray)',
+  danger: 'disruptive',
+  guards: ['ray.units', 'ray.node-ips', 'ray.exposure'],
+  order: 'sequential',
   plan(ctx) {
     const f = ctx.facts;
     const n = rayNeeded(ctx.config, f, ctx.hosts.length);
@@ -30,7 +33,12 @@ const units: StepDef<RayFacts> = {
         summary: `stop the Ray on ${ctx.host}: ${n.why}`,
         ...(f.unit.file ? { removeFiles: [RAY_UNIT_PATH] } : {}),
         commands: [
-          ...(f.unit.file ? [{ command: { argv: ['systemctl', 'disable', '--now', RAY_UNIT] }, okExit: [0, 1, 5] }, { command: { argv: ['systemctl', 'daemon-reload'] } }] : []),
+          ...(f.unit.file
+            ? [
+                { command: { argv: ['systemctl', 'disable', '--now', RAY_UNIT] }, okExit: [0, 1, 5] },
+                { command: { argv: ['systemctl', 'daemon-reload'] } },
+              ]
+            : []),
           ...(stray || f.unit.file ? [stop] : []),
         ],
       };
@@ -53,7 +61,7 @@ export const rayStage: StageDef<RayFacts, RayCluster> = {
   id: 'ray',
   title: 'units with pinned ports and fabric addresses',
   purpose:
-    'Only when the layout needs Ray (a model that must span both nodes as TP × PP): head and worker as systemd units bound to their control-subnet address with pinned ports, the dashboard on 127.0.0.1 and unlimited memlock. With data parallelism (an 8B model) Ray is unused; a Ray started by hand, like the tutorial\'s on 0.0.0.0 with the management address, is stopped.',
+    "Only when the layout needs Ray (a model that must span both nodes as TP × PP): head and worker as systemd units bound to their control-subnet address with pinned ports, the dashboard on 127.0.0.1 and unlimited memlock. With data parallelism (an 8B model) Ray is unused; a Ray started by hand, like the tutorial's on 0.0.0.0 with the management address, is stopped.",
   probes: rayProbes,
   collect: collectRay,
   cluster: rayClusterRun,

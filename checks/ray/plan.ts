@@ -11,14 +11,39 @@ import type { SharedFacts } from '../vllm/shared-facts.js';
 
 export const RAY_BIN = '/opt/l20/venv/bin/ray';
 /** Ports every node pins (firewall rules and R48 name them). */
-export const RAY_NODE_PORTS = ['--node-manager-port=6380', '--object-manager-port=6381', '--min-worker-port=10002', '--max-worker-port=19999', '--dashboard-agent-listen-port=52365', '--metrics-export-port=8080'];
+export const RAY_NODE_PORTS = [
+  '--node-manager-port=6380',
+  '--object-manager-port=6381',
+  '--min-worker-port=10002',
+  '--max-worker-port=19999',
+  '--dashboard-agent-listen-port=52365',
+  '--metrics-export-port=8080',
+];
 
 export function rayArgv(config: ClusterConfig, hostIndex: number): string[] {
   const ip = controlAddress(config.network.design, hostIndex);
   if (hostIndex === 0) {
-    return [RAY_BIN, 'start', '--head', '--block', `--node-ip-address=${ip}`, `--port=${config.ray.port}`, '--dashboard-host=127.0.0.1', `--dashboard-port=${config.ray.dashboardPort}`, '--ray-client-server-port=10001', ...RAY_NODE_PORTS];
+    return [
+      RAY_BIN,
+      'start',
+      '--head',
+      '--block',
+      `--node-ip-address=${ip}`,
+      `--port=${config.ray.port}`,
+      '--dashboard-host=127.0.0.1',
+      `--dashboard-port=${config.ray.dashboardPort}`,
+      '--ray-client-server-port=10001',
+      ...RAY_NODE_PORTS,
+    ];
   }
-  return [RAY_BIN, 'start', '--block', `--address=${controlAddress(config.network.design, 0)}:${config.ray.port}`, `--node-ip-address=${ip}`, ...RAY_NODE_PORTS];
+  return [
+    RAY_BIN,
+    'start',
+    '--block',
+    `--address=${controlAddress(config.network.design, 0)}:${config.ray.port}`,
+    `--node-ip-address=${ip}`,
+    ...RAY_NODE_PORTS,
+  ];
 }
 
 function fold(key: string, argv: readonly string[]): string {
@@ -52,7 +77,11 @@ export function rayUnit(config: ClusterConfig, hostIndex: number, user: string):
     'LimitNOFILE=65536',
     'Environment=RAY_USAGE_STATS_ENABLED=0',
     // systemd unquotes the double-quoted word (\" → "), so sh receives the Python text with plain quotes.
-    ...(head ? [] : [`ExecStartPre=/bin/sh -c "until /opt/l20/venv/bin/python -c 'import socket; socket.create_connection((\\"${ip1}\\", ${config.ray.port}), 2)'; do sleep 2; done"`]),
+    ...(head
+      ? []
+      : [
+          `ExecStartPre=/bin/sh -c "until /opt/l20/venv/bin/python -c 'import socket; socket.create_connection((\\"${ip1}\\", ${config.ray.port}), 2)'; do sleep 2; done"`,
+        ]),
     fold('ExecStart', rayArgv(config, hostIndex)),
     `ExecStop=${RAY_BIN} stop`,
     'Restart=on-failure',
@@ -64,11 +93,19 @@ export function rayUnit(config: ClusterConfig, hostIndex: number, user: string):
 }
 
 /** Whether the layout needs Ray: `true`/`false` with the reason, or undefined when it cannot be told yet. */
-export function rayNeeded(config: ClusterConfig, facts: SharedFacts, nodes: number): { needed: boolean | undefined; why: string; lines: string[] } {
+export function rayNeeded(
+  config: ClusterConfig,
+  facts: SharedFacts,
+  nodes: number,
+): { needed: boolean | undefined; why: string; lines: string[] } {
   const d = decideLayout(config, facts, nodes);
   if (!d.layout) return { needed: undefined, why: `the layout is not decided: ${d.problem ?? '?'}`, lines: d.lines };
   const l = describeLayout(d.layout);
   return d.usesRay
     ? { needed: true, why: `${l} runs its pipeline stages over Ray`, lines: d.lines }
-    : { needed: false, why: `Ray unused: the layout is ${l} (vLLM's own data-parallel launcher, no Ray)`, lines: d.lines };
+    : {
+        needed: false,
+        why: `Ray unused: the layout is ${l} (vLLM's own data-parallel launcher, no Ray)`,
+        lines: d.lines,
+      };
 }

@@ -11,7 +11,8 @@ echo "### file"; cat /etc/systemd/system/l20-ray.service 2>/dev/null
 `;
 
 /** The addresses the cluster registered (R45): what `ray list nodes` shows, from the running cluster. */
-export const NODE_IPS_CODE = 'import ray, json; ray.init(address="auto"); print(json.dumps([n["NodeManagerAddress"] for n in ray.nodes() if n["Alive"]]))';
+export const NODE_IPS_CODE =
+  'import ray, json; ray.init(address="auto"); print(json.dumps([n["NodeManagerAddress"] for n in ray.nodes() if n["Alive"]]))';
 
 /** Ray's daemons on this host, whichever installation started them (the tutorial's ran from the system Python). */
 export const RAY_PROCS_SCRIPT = `ps -eo pid,args | grep -E '[r]aylet|[g]cs_server|[d]ashboard/dashboard.py|ray start' || true
@@ -27,7 +28,10 @@ export const rayProbes: readonly ProbeDef[] = [
   { id: 'ray-unit', command: { script: RAY_UNIT_SCRIPT }, tools: ['systemctl'] },
   // The venv's python missing is an answer (no cluster venv: nccl.bench-tools), not a tool to install.
   {
-    id: 'node-ips', command: { argv: ['/opt/l20/venv/bin/python', '-c', NODE_IPS_CODE] }, timeoutMs: 60_000, tools: [],
+    id: 'node-ips',
+    command: { argv: ['/opt/l20/venv/bin/python', '-c', NODE_IPS_CODE] },
+    timeoutMs: 60_000,
+    tools: [],
   },
   { id: 'ray-procs', command: { script: RAY_PROCS_SCRIPT }, tools: ['ps'] },
   // Without pgrep the script would print "no raylet" whether or not one runs.

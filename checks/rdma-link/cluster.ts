@@ -92,7 +92,9 @@ export function trafficClass(config: ClusterConfig): number {
 
 /** The RoCE v2 IPv4 GID of a device, preferring the one on the netdev that carries the port's address. */
 export function v2Ipv4Gid(f: RdmaLinkFacts, device: string, ndev?: string): GidRow | undefined {
-  const rows = f.gids.filter((g) => g.device === device && g.type === 'RoCE v2' && g.ipv4 !== undefined).sort((a, b) => a.index - b.index);
+  const rows = f.gids
+    .filter((g) => g.device === device && g.type === 'RoCE v2' && g.ipv4 !== undefined)
+    .sort((a, b) => a.index - b.index);
   return rows.find((g) => g.ndev === ndev) ?? rows[0];
 }
 
@@ -106,7 +108,10 @@ function cableBySubnet(addresses: readonly string[]): number | undefined {
 }
 
 /** The tests to run, from every host's facts: per cable (A, tutorial) or per bond pair (B). */
-export function planUnits(all: ReadonlyArray<HostFacts<RdmaLinkFacts>>, config: ClusterConfig): Pick<RdmaLinkCluster, 'cabling' | 'units' | 'skipped'> {
+export function planUnits(
+  all: ReadonlyArray<HostFacts<RdmaLinkFacts>>,
+  config: ClusterConfig,
+): Pick<RdmaLinkCluster, 'cabling' | 'units' | 'skipped'> {
   const cabling = cablingMap(all.map((a) => ({ host: a.host, facts: a.facts.fabric })));
   const byHost = new Map(all.map((a) => [a.host, a.facts]));
   const units: BwUnit[] = [];
@@ -117,8 +122,14 @@ export function planUnits(all: ReadonlyArray<HostFacts<RdmaLinkFacts>>, config: 
     const k = port ? cableBySubnet(port.addresses) : undefined;
     const state = port?.rdmaState ?? port?.operstate ?? 'unknown';
     // A bond member has no address to ping from: only LLDP (lldpd on both hosts) names its peer.
-    const why = port?.master && state === 'ACTIVE' ? `enslaved to ${port.master}, its peer is known only through LLDP (lldpd: os.install-base)` : `no peer seen on the port (RDMA ${state})`;
-    skipped.push({ label: `${u.host}:${u.netdev}${k ? ` (cable ${k} by its subnet)` : ''}`, reason: `${why}: not tested` });
+    const why =
+      port?.master && state === 'ACTIVE'
+        ? `enslaved to ${port.master}, its peer is known only through LLDP (lldpd: os.install-base)`
+        : `no peer seen on the port (RDMA ${state})`;
+    skipped.push({
+      label: `${u.host}:${u.netdev}${k ? ` (cable ${k} by its subnet)` : ''}`,
+      reason: `${why}: not tested`,
+    });
   }
   const ends = new Map<string, { cable: number; client: BwEnd; server: BwEnd }>();
   for (const c of cabling.cables) {
@@ -128,14 +139,18 @@ export function planUnits(all: ReadonlyArray<HostFacts<RdmaLinkFacts>>, config: 
       const port = f?.fabric.ports.find((p) => p.netdev === e.netdev);
       return { e, f, port };
     });
-    const problem = sides.map(({ e, f, port }) => {
-      if (!f || !port) return `${e.host}:${e.netdev} not found`;
-      if (!port.rdmaDevice) return `${e.host}:${e.netdev} has no RDMA device`;
-      if (port.rdmaState !== 'ACTIVE') return `${e.host}:${e.netdev} (${port.rdmaDevice}) is ${port.rdmaState ?? 'not ACTIVE'}`;
-      if (!f.perftest) return `${e.host} has no ib_write_bw (perftest)`;
-      if (!v2Ipv4Gid(f, port.rdmaDevice, l3Of(f, port).name)) return `${e.host}:${port.rdmaDevice} has no RoCE v2 GID with an IPv4 address`;
-      return undefined;
-    }).filter((x): x is string => x !== undefined);
+    const problem = sides
+      .map(({ e, f, port }) => {
+        if (!f || !port) return `${e.host}:${e.netdev} not found`;
+        if (!port.rdmaDevice) return `${e.host}:${e.netdev} has no RDMA device`;
+        if (port.rdmaState !== 'ACTIVE')
+          return `${e.host}:${e.netdev} (${port.rdmaDevice}) is ${port.rdmaState ?? 'not ACTIVE'}`;
+        if (!f.perftest) return `${e.host} has no ib_write_bw (perftest)`;
+        if (!v2Ipv4Gid(f, port.rdmaDevice, l3Of(f, port).name))
+          return `${e.host}:${port.rdmaDevice} has no RoCE v2 GID with an IPv4 address`;
+        return undefined;
+      })
+      .filter((x): x is string => x !== undefined);
     if (problem.length > 0) {
       skipped.push({ label, reason: `${problem.join('; ')}: not tested` });
       continue;
@@ -156,22 +171,51 @@ export function planUnits(all: ReadonlyArray<HostFacts<RdmaLinkFacts>>, config: 
         g.cables.push(cable);
         g.client.netdevs.push(...client.netdevs);
         g.server.netdevs.push(...server.netdevs);
-      } else groups.set(k, { cables: [cable], client: { ...client, netdevs: [...client.netdevs] }, server: { ...server, netdevs: [...server.netdevs] } });
+      } else
+        groups.set(k, {
+          cables: [cable],
+          client: { ...client, netdevs: [...client.netdevs] },
+          server: { ...server, netdevs: [...server.netdevs] },
+        });
     }
     for (const g of groups.values()) {
       const f = byHost.get(g.client.host);
       const bond = f?.fabric.ports.find((p) => p.netdev === g.client.netdevs[0])?.master ?? g.client.device;
-      units.push({ label: `${bond} (${g.client.device}, cables ${g.cables.join('+')})`, client: g.client, server: g.server, qps: 8, lineGbps: PORT_GBPS * g.cables.length });
+      units.push({
+        label: `${bond} (${g.client.device}, cables ${g.cables.join('+')})`,
+        client: g.client,
+        server: g.server,
+        qps: 8,
+        lineGbps: PORT_GBPS * g.cables.length,
+      });
     }
   } else {
-    for (const [label, u] of ends) units.push({ label, cable: u.cable, client: u.client, server: u.server, qps: 4, lineGbps: PORT_GBPS });
+    for (const [label, u] of ends)
+      units.push({ label, cable: u.cable, client: u.client, server: u.server, qps: 4, lineGbps: PORT_GBPS });
   }
   return { cabling, units, skipped };
 }
 
 function perftestArgv(unit: BwUnit, side: 'client' | 'server', port: number, tclass: number): string[] {
   const end = unit[side];
-  const argv = ['ib_write_bw', '-d', end.device, '-i', '1', '-x', String(end.gidIndex), '-F', '--report_gbits', '-q', String(unit.qps), '-D', String(TEST_SECONDS), `--tclass=${tclass}`, '-p', String(port)];
+  const argv = [
+    'ib_write_bw',
+    '-d',
+    end.device,
+    '-i',
+    '1',
+    '-x',
+    String(end.gidIndex),
+    '-F',
+    '--report_gbits',
+    '-q',
+    String(unit.qps),
+    '-D',
+    String(TEST_SECONDS),
+    `--tclass=${tclass}`,
+    '-p',
+    String(port),
+  ];
   return side === 'client' ? [...argv, unit.server.ip] : argv;
 }
 
@@ -181,7 +225,9 @@ const refused = (r: RunResult): boolean => /Couldn't connect to /.test(r.stderr)
 function keyLines(r: RunResult | undefined): string {
   if (!r) return '(no output)';
   const lines = `${r.stdout}\n${r.stderr}`.split('\n').map((l) => l.trimEnd());
-  const keep = lines.filter((l) => /Mtu|GID index|Device |#bytes|^\s*\d+\s+\d+\s|Completion|Failed|Couldn't|Unable|error/i.test(l));
+  const keep = lines.filter((l) =>
+    /Mtu|GID index|Device |#bytes|^\s*\d+\s+\d+\s|Completion|Failed|Couldn't|Unable|error/i.test(l),
+  );
   return `exit ${r.exitCode ?? r.signal ?? '?'}${r.timedOut ? ' (timed out)' : ''}\n${keep.join('\n')}`;
 }
 
@@ -199,12 +245,19 @@ async function settledWithin(p: Promise<unknown>, ms: number, signal: AbortSigna
 }
 
 /** One server-then-client run; ends its server by PID if the client left it waiting. */
-async function runOne(ctx: ClusterRunContext<RdmaLinkFacts>, unit: BwUnit, port: number, tclass: number): Promise<BwRun> {
+async function runOne(
+  ctx: ClusterRunContext<RdmaLinkFacts>,
+  unit: BwUnit,
+  port: number,
+  tclass: number,
+): Promise<BwRun> {
   const serverArgv = perftestArgv(unit, 'server', port, tclass);
   const clientArgv = perftestArgv(unit, 'client', port, tclass);
   const limitMs = (TEST_SECONDS + 20) * 1000;
   let serverDone: RunResult | undefined;
-  const server = ctx.run(unit.server.host, `ib_write_bw server ${unit.label}`, { argv: serverArgv }, { timeoutMs: limitMs + 10_000 }).then((r) => (serverDone = r));
+  const server = ctx
+    .run(unit.server.host, `ib_write_bw server ${unit.label}`, { argv: serverArgv }, { timeoutMs: limitMs + 10_000 })
+    .then((r) => (serverDone = r));
   let client: RunResult;
   const started = Date.now();
   // The server listens a moment after it starts; a refused control connection is retried while the
@@ -215,19 +268,33 @@ async function runOne(ctx: ClusterRunContext<RdmaLinkFacts>, unit: BwUnit, port:
     await delay(Math.min(50 * attempt, 500), undefined, { signal: ctx.signal }).catch(() => undefined);
   }
   if (!(await settledWithin(server, 5_000, ctx.signal))) {
-    await ctx.run(unit.server.host, `end ib_write_bw server ${unit.label}`, { script: KILL_PORT_SCRIPT, args: [String(port)] }, { sudo: true });
+    await ctx.run(
+      unit.server.host,
+      `end ib_write_bw server ${unit.label}`,
+      { script: KILL_PORT_SCRIPT, args: [String(port)] },
+      { sudo: true },
+    );
     await settledWithin(server, 5_000, ctx.signal);
   }
   return toBwRun(unit, port, clientArgv, serverArgv, client, serverDone, limitMs);
 }
 
 /** What one run measured, from the client's output (and the server's for evidence). */
-export function toBwRun(unit: BwUnit, port: number, clientArgv: readonly string[], serverArgv: readonly string[], client: RunResult, server: RunResult | undefined, limitMs: number): BwRun {
+export function toBwRun(
+  unit: BwUnit,
+  port: number,
+  clientArgv: readonly string[],
+  serverArgv: readonly string[],
+  client: RunResult,
+  server: RunResult | undefined,
+  limitMs: number,
+): BwRun {
   const parsed = parsePerftest(`${client.stdout}\n${client.stderr}`);
   const rowAvg = parsed.results[parsed.results.length - 1]?.bwAvgGbps;
   const completion = /Completion with error[^\n]*\n[^\n]*Failed status (\d+)[^\n]*/.exec(client.stderr);
   const run: BwRun = {
-    unit, port,
+    unit,
+    port,
     clientLine: `${unit.client.host}$ ${clientArgv.join(' ')}`,
     serverLine: `${unit.server.host}$ ${serverArgv.join(' ')}`,
     evidence: `client ${unit.client.host}: ${keyLines(client)}\nserver ${unit.server.host}: ${keyLines(server)}`,
@@ -236,11 +303,23 @@ export function toBwRun(unit: BwUnit, port: number, clientArgv: readonly string[
   if (client.exitCode === 0 && rowAvg !== undefined) run.gbps = rowAvg;
   else if (completion) run.completionError = `completion error, status ${completion[1]}`;
   else if (client.timedOut) run.error = `no result within ${limitMs / 1000} s`;
-  else run.error = client.stderr.split('\n').map((l) => l.trim()).filter(Boolean).slice(0, 2).join('; ') || `exit ${client.exitCode}`;
+  else
+    run.error =
+      client.stderr
+        .split('\n')
+        .map((l) => l.trim())
+        .filter(Boolean)
+        .slice(0, 2)
+        .join('; ') || `exit ${client.exitCode}`;
   return run;
 }
 
-async function snapshot(ctx: ClusterRunContext<RdmaLinkFacts>, host: string, netdevs: readonly string[], when: string): Promise<CounterSnapshot> {
+async function snapshot(
+  ctx: ClusterRunContext<RdmaLinkFacts>,
+  host: string,
+  netdevs: readonly string[],
+  when: string,
+): Promise<CounterSnapshot> {
   const r = await ctx.run(host, `counters ${when}`, { script: COUNTERS_SCRIPT, args: netdevs });
   const snap: CounterSnapshot = { host, ok: r.exitCode === 0, ethtool: {}, hw: {} };
   const sections = r.stdout.split(/^### /m);
@@ -262,11 +341,13 @@ export async function runRdmaLinkCluster(ctx: ClusterRunContext<RdmaLinkFacts>):
   const tclass = trafficClass(ctx.config);
   const plan = planUnits(ctx.facts, ctx.config);
   const strays: string[] = [];
-  await Promise.all(ctx.facts.map(async (h) => {
-    if (!h.facts.perftest) return;
-    const r = await ctx.run(h.host, 'stray perftest servers', { script: KILL_STRAYS_SCRIPT }, { sudo: true });
-    for (const l of r.stdout.split('\n').filter(Boolean)) strays.push(`${h.host}: ${l}`);
-  }));
+  await Promise.all(
+    ctx.facts.map(async (h) => {
+      if (!h.facts.perftest) return;
+      const r = await ctx.run(h.host, 'stray perftest servers', { script: KILL_STRAYS_SCRIPT }, { sudo: true });
+      for (const l of r.stdout.split('\n').filter(Boolean)) strays.push(`${h.host}: ${l}`);
+    }),
+  );
   const netdevsOf = (h: HostFacts<RdmaLinkFacts>) => rdmaPorts(h.facts).map((p) => p.netdev);
   const before = await Promise.all(ctx.facts.map((h) => snapshot(ctx, h.host, netdevsOf(h), 'before')));
   const runs: BwRun[] = [];
@@ -274,13 +355,20 @@ export async function runRdmaLinkCluster(ctx: ClusterRunContext<RdmaLinkFacts>):
     if (ctx.signal.aborted) break;
     runs.push(await runOne(ctx, unit, BASE_PORT + i, tclass));
   }
-  const aggregate = plan.units.length > 1 && !ctx.signal.aborted
-    ? await Promise.all(plan.units.map((unit, i) => runOne(ctx, unit, BASE_PORT + 20 + i, tclass)))
-    : [];
+  const aggregate =
+    plan.units.length > 1 && !ctx.signal.aborted
+      ? await Promise.all(plan.units.map((unit, i) => runOne(ctx, unit, BASE_PORT + 20 + i, tclass)))
+      : [];
   let crossPair: BwRun | undefined;
   const [u1, u2] = plan.units;
   if (ctx.config.network.design === 'tutorial' && u1 && u2 && !ctx.signal.aborted) {
-    const crossed: BwUnit = { label: `crossed pair: ${u1.label}'s ${u1.client.host}:${u1.client.device} → ${u2.label}'s ${u2.server.host}:${u2.server.device}`, client: u1.client, server: u2.server, qps: 4, lineGbps: PORT_GBPS };
+    const crossed: BwUnit = {
+      label: `crossed pair: ${u1.label}'s ${u1.client.host}:${u1.client.device} → ${u2.label}'s ${u2.server.host}:${u2.server.device}`,
+      client: u1.client,
+      server: u2.server,
+      qps: 4,
+      lineGbps: PORT_GBPS,
+    };
     crossPair = await runOne(ctx, crossed, BASE_PORT + 40, tclass);
   }
   const after = await Promise.all(ctx.facts.map((h) => snapshot(ctx, h.host, netdevsOf(h), 'after')));

@@ -62,10 +62,23 @@ export function parseGidLines(out: string): GidRow[] {
     if (device === undefined || !/^\d+$/.test(idx ?? '') || !GID_RE.test(gid)) continue;
     const middle = tok.slice(2, -1);
     let ndev: string | undefined;
-    if (middle.length > 0 && !/^v\d$/.test(middle[middle.length - 1] ?? '') && !/^(?:RoCE|IB\/RoCE|IB)$/.test(middle[middle.length - 1] ?? '')) ndev = middle.pop();
+    if (
+      middle.length > 0 &&
+      !/^v\d$/.test(middle[middle.length - 1] ?? '') &&
+      !/^(?:RoCE|IB\/RoCE|IB)$/.test(middle[middle.length - 1] ?? '')
+    )
+      ndev = middle.pop();
     const type = middle.length > 0 ? middle.join(' ') : undefined;
     const ipv4 = gidIpv4(gid);
-    rows.push({ device, index: Number(idx), gid: gid.toLowerCase(), line: line.trim(), ...(type ? { type } : {}), ...(ndev ? { ndev } : {}), ...(ipv4 ? { ipv4 } : {}) });
+    rows.push({
+      device,
+      index: Number(idx),
+      gid: gid.toLowerCase(),
+      line: line.trim(),
+      ...(type ? { type } : {}),
+      ...(ndev ? { ndev } : {}),
+      ...(ipv4 ? { ipv4 } : {}),
+    });
   }
   return rows;
 }
@@ -77,25 +90,35 @@ export function collectRdmaLink(outputs: ProbeOutputs): RdmaLinkFacts {
 
   const g = results.gids;
   const gidsOk = g?.exitCode === 0;
-  if (g && !gidsOk) problems.push({ probe: 'gids', evidence: `GID table script → exit ${g.exitCode}\n${text(g).trim()}` });
+  if (g && !gidsOk)
+    problems.push({ probe: 'gids', evidence: `GID table script → exit ${g.exitCode}\n${text(g).trim()}` });
   const gids = parseGidLines(g?.stdout ?? '');
 
   const d = results.devinfo;
   const devinfoOk = d?.exitCode === 0;
   const parsed = parseIbvDevinfo(d?.stdout ?? '');
   const dLines = (d?.stdout ?? '').split('\n');
-  const devinfo: DevinfoPort[] = parsed.ports.filter((p) => p.device).map((p) => {
-    // The `active_mtu:` line of this device's block, verbatim, for evidence.
-    const start = dLines.findIndex((l) => new RegExp(`^hca_id:\\s*${p.device!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*$`).test(l.trim()));
-    const line = dLines.slice(Math.max(0, start)).find((l) => /active_mtu:/.test(l))?.trim() ?? '';
-    const code = /\((\d)\)/.exec(line)?.[1];
-    return {
-      device: p.device!, line,
-      ...(p.state ? { state: p.state } : {}),
-      ...(p.activeMtu !== undefined ? { activeMtu: p.activeMtu } : {}),
-      ...(code ? { activeMtuCode: Number(code) } : {}),
-    };
-  });
+  const devinfo: DevinfoPort[] = parsed.ports
+    .filter((p) => p.device)
+    .map((p) => {
+      // The `active_mtu:` line of this device's block, verbatim, for evidence.
+      const start = dLines.findIndex((l) =>
+        new RegExp(`^hca_id:\\s*${p.device!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*$`).test(l.trim()),
+      );
+      const line =
+        dLines
+          .slice(Math.max(0, start))
+          .find((l) => /active_mtu:/.test(l))
+          ?.trim() ?? '';
+      const code = /\((\d)\)/.exec(line)?.[1];
+      return {
+        device: p.device!,
+        line,
+        ...(p.state ? { state: p.state } : {}),
+        ...(p.activeMtu !== undefined ? { activeMtu: p.activeMtu } : {}),
+        ...(code ? { activeMtuCode: Number(code) } : {}),
+      };
+    });
 
   const ib = results.ibstat;
   const ibstatText = ib?.exitCode === 0 ? ib.stdout : '';
@@ -103,16 +126,26 @@ export function collectRdmaLink(outputs: ProbeOutputs): RdmaLinkFacts {
 
   const i2n = results.ibdev2netdev;
   const conf = results['nccl-conf'];
-  const ncclEntry = conf?.exitCode === 0 ? parseNcclConf(conf.stdout).entries.find((e) => e.key === 'NCCL_IB_GID_INDEX') : undefined;
+  const ncclEntry =
+    conf?.exitCode === 0 ? parseNcclConf(conf.stdout).entries.find((e) => e.key === 'NCCL_IB_GID_INDEX') : undefined;
   const pt = results.perftest;
   const perftest = pt?.exitCode === 0 ? pt.stdout.trim().split('\n')[0] : undefined;
 
   return {
-    host, fabric, gids, gidsOk,
+    host,
+    fabric,
+    gids,
+    gidsOk,
     gidsEvidence: g ? `GID table (sysfs) → exit ${g.exitCode}` : 'not run',
-    devinfo, devinfoOk,
-    devinfoEvidence: d ? (devinfoOk ? 'ibv_devinfo -d <each device>' : `ibv_devinfo → exit ${d.exitCode}: ${text(d).trim().split('\n')[0] ?? ''}`) : 'not run',
-    ibstat, ibstatText,
+    devinfo,
+    devinfoOk,
+    devinfoEvidence: d
+      ? devinfoOk
+        ? 'ibv_devinfo -d <each device>'
+        : `ibv_devinfo → exit ${d.exitCode}: ${text(d).trim().split('\n')[0] ?? ''}`
+      : 'not run',
+    ibstat,
+    ibstatText,
     ...(i2n?.exitCode === 0 ? { ibdev2netdev: i2n.stdout } : {}),
     ...(ncclEntry ? { ncclGidIndex: { value: ncclEntry.value, line: ncclEntry.line } } : {}),
     ...(perftest ? { perftest } : {}),

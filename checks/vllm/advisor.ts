@@ -37,7 +37,15 @@ export interface Layout {
 }
 
 export type Advice =
-  | { ok: true; kind: 'dp' | 'tp' | 'tp-pp'; layout: Layout; usesRay: boolean; lines: string[]; notes: string[]; rule?: undefined }
+  | {
+      ok: true;
+      kind: 'dp' | 'tp' | 'tp-pp';
+      layout: Layout;
+      usesRay: boolean;
+      lines: string[];
+      notes: string[];
+      rule?: undefined;
+    }
   | { ok: false; rule: 'R43' | 'R44'; reason: string; lines: string[]; notes: string[] };
 
 export const KV_RESERVE = 0.25;
@@ -59,23 +67,44 @@ export function adviseLayout(input: AdvisorInput): Advice {
   const notes: string[] = [];
   const U = UTILIZATION * memoryMiB * 2 ** 20;
   const budget = (1 - KV_RESERVE) * U;
-  lines.push(`G = ${G} GPUs per node, N = ${N} node${N === 1 ? '' : 's'}; memory.total ${int(memoryMiB)} MiB → U = ${UTILIZATION} × ${int(memoryMiB)} MiB = ${int(UTILIZATION * memoryMiB)} MiB (${gib(U)}) per GPU; weights may use 0.75 U = ${gib(budget)} (≥ 25 % stays for the KV cache)`);
+  lines.push(
+    `G = ${G} GPUs per node, N = ${N} node${N === 1 ? '' : 's'}; memory.total ${int(memoryMiB)} MiB → U = ${UTILIZATION} × ${int(memoryMiB)} MiB = ${int(UTILIZATION * memoryMiB)} MiB (${gib(U)}) per GPU; weights may use 0.75 U = ${gib(budget)} (≥ 25 % stays for the KV cache)`,
+  );
 
   let W = model.weightBytes;
   const dtype = model.quantization ? `${model.quantization} checkpoint` : model.dtype;
-  lines.push(`W = ${int(W)} B = ${gib(W)} (${dtype}; ${model.layers} layers, ${model.heads} attention heads, ${model.kvHeads} KV heads; from ${model.source})`);
+  lines.push(
+    `W = ${int(W)} B = ${gib(W)} (${dtype}; ${model.layers} layers, ${model.heads} attention heads, ${model.kvHeads} KV heads; from ${model.source})`,
+  );
   if (input.quantization?.toLowerCase() === 'fp8') {
     if (model.quantization) {
-      return { ok: false, rule: 'R44', reason: `--quantization fp8 on an already quantized checkpoint (quantization_config: ${model.quantization}): vLLM refuses it`, lines, notes };
+      return {
+        ok: false,
+        rule: 'R44',
+        reason: `--quantization fp8 on an already quantized checkpoint (quantization_config: ${model.quantization}): vLLM refuses it`,
+        lines,
+        notes,
+      };
     }
     // The L20 is compute capability 8.9: FP8 weights are supported; BF16 → FP8 halves them.
     W = W / 2;
-    lines.push(`--quantization fp8 on a ${model.dtype} checkpoint (L20: compute capability 8.9, FP8 capable) halves it: W = ${gib(W)}`);
+    lines.push(
+      `--quantization fp8 on a ${model.dtype} checkpoint (L20: compute capability 8.9, FP8 capable) halves it: W = ${gib(W)}`,
+    );
   }
 
   if (W <= budget) {
-    lines.push(`1. W ${gib(W)} ≤ 0.75 U ${gib(budget)} → the model fits one GPU: data parallelism, ${G * N} engines of TP 1, no all-reduce at all; Ray unused`);
-    return { ok: true, kind: 'dp', layout: { tp: 1, pp: 1, dp: G * N, dpLocal: G, backend: 'mp' }, usesRay: false, lines, notes };
+    lines.push(
+      `1. W ${gib(W)} ≤ 0.75 U ${gib(budget)} → the model fits one GPU: data parallelism, ${G * N} engines of TP 1, no all-reduce at all; Ray unused`,
+    );
+    return {
+      ok: true,
+      kind: 'dp',
+      layout: { tp: 1, pp: 1, dp: G * N, dpLocal: G, backend: 'mp' },
+      usesRay: false,
+      lines,
+      notes,
+    };
   }
   lines.push(`1. W ${gib(W)} > 0.75 U ${gib(budget)}: does not fit one GPU`);
 
@@ -92,10 +121,25 @@ export function adviseLayout(input: AdvisorInput): Advice {
       continue;
     }
     tried.push(`TP ${t}: W/${t} = ${gib(per)} ≤ ${gib(budget)} ✓ (${model.heads} heads / ${t} = ${model.heads / t})`);
-    lines.push(`2. ${tried.join('; ')} → DP ${(G * N) / t} × TP ${t}: ${G / t} engine${G / t === 1 ? '' : 's'} per node, tensor parallelism stays inside a node`);
-    if (t > 2) notes.push(`TP ${t} on PCIe-only GPUs: vLLM disables its custom all-reduce beyond two GPUs ("Custom allreduce is disabled …"), so every all-reduce goes through NCCL; TP ${t} is chosen only because TP ${t / 2} does not fit`);
-    if (input.p2pOk === false) notes.push(`GPU pairs do not report P2P OK (nvidia-smi topo -p2p r): NCCL stages TP traffic through host memory (R37); fix ACS/IOMMU in the gpudirect stage`);
-    return { ok: true, kind: 'tp', layout: { tp: t, pp: 1, dp: (G * N) / t, dpLocal: G / t, backend: 'mp' }, usesRay: false, lines, notes };
+    lines.push(
+      `2. ${tried.join('; ')} → DP ${(G * N) / t} × TP ${t}: ${G / t} engine${G / t === 1 ? '' : 's'} per node, tensor parallelism stays inside a node`,
+    );
+    if (t > 2)
+      notes.push(
+        `TP ${t} on PCIe-only GPUs: vLLM disables its custom all-reduce beyond two GPUs ("Custom allreduce is disabled …"), so every all-reduce goes through NCCL; TP ${t} is chosen only because TP ${t / 2} does not fit`,
+      );
+    if (input.p2pOk === false)
+      notes.push(
+        `GPU pairs do not report P2P OK (nvidia-smi topo -p2p r): NCCL stages TP traffic through host memory (R37); fix ACS/IOMMU in the gpudirect stage`,
+      );
+    return {
+      ok: true,
+      kind: 'tp',
+      layout: { tp: t, pp: 1, dp: (G * N) / t, dpLocal: G / t, backend: 'mp' },
+      usesRay: false,
+      lines,
+      notes,
+    };
   }
   lines.push(`2. ${tried.join('; ') || 'no TP size up to G'}: no single-node layout`);
 
@@ -106,9 +150,20 @@ export function adviseLayout(input: AdvisorInput): Advice {
     } else if (per > budget) {
       lines.push(`3. TP ${G} × PP ${N}: W/${G * N} = ${gib(per)} > ${gib(budget)} ✗`);
     } else {
-      lines.push(`3. TP ${G} × PP ${N}: W/${G * N} = ${gib(per)} ≤ ${gib(budget)} ✓ → tensor parallel inside each node, pipeline stages across nodes (one activation per stage boundary crosses the fabric), executor Ray`);
-      notes.push(`TP ${G} on PCIe-only GPUs runs without vLLM's custom all-reduce; the pipeline boundary uses NCCL over RoCE (see the nccl stage's measured busbw)`);
-      return { ok: true, kind: 'tp-pp', layout: { tp: G, pp: N, dp: 1, dpLocal: 1, backend: 'ray' }, usesRay: true, lines, notes };
+      lines.push(
+        `3. TP ${G} × PP ${N}: W/${G * N} = ${gib(per)} ≤ ${gib(budget)} ✓ → tensor parallel inside each node, pipeline stages across nodes (one activation per stage boundary crosses the fabric), executor Ray`,
+      );
+      notes.push(
+        `TP ${G} on PCIe-only GPUs runs without vLLM's custom all-reduce; the pipeline boundary uses NCCL over RoCE (see the nccl stage's measured busbw)`,
+      );
+      return {
+        ok: true,
+        kind: 'tp-pp',
+        layout: { tp: G, pp: N, dp: 1, dpLocal: 1, backend: 'ray' },
+        usesRay: true,
+        lines,
+        notes,
+      };
     }
   }
   const total = U * G * N;

@@ -27,9 +27,28 @@ type Known = Omit<ModelShape, 'id' | 'source'>;
 /** Keys are lower-case HF ids. Values as published on the model pages. */
 const KNOWN: Record<string, Known> = {
   'qwen/qwen2.5-7b-instruct': { layers: 28, heads: 28, kvHeads: 4, dtype: 'bfloat16', weightBytes: 15_231_233_024 },
-  'meta-llama/llama-3.1-8b-instruct': { layers: 32, heads: 32, kvHeads: 8, dtype: 'bfloat16', weightBytes: 16_060_522_496 },
-  'meta-llama/llama-3.1-70b-instruct': { layers: 80, heads: 64, kvHeads: 8, dtype: 'bfloat16', weightBytes: 141_107_412_992 },
-  'deepseek-ai/deepseek-v3': { layers: 61, heads: 128, kvHeads: 128, dtype: 'bfloat16', quantization: 'fp8', weightBytes: 688_586_727_753 },
+  'meta-llama/llama-3.1-8b-instruct': {
+    layers: 32,
+    heads: 32,
+    kvHeads: 8,
+    dtype: 'bfloat16',
+    weightBytes: 16_060_522_496,
+  },
+  'meta-llama/llama-3.1-70b-instruct': {
+    layers: 80,
+    heads: 64,
+    kvHeads: 8,
+    dtype: 'bfloat16',
+    weightBytes: 141_107_412_992,
+  },
+  'deepseek-ai/deepseek-v3': {
+    layers: 61,
+    heads: 128,
+    kvHeads: 128,
+    dtype: 'bfloat16',
+    quantization: 'fp8',
+    weightBytes: 688_586_727_753,
+  },
 };
 
 export function knownModel(id: string): ModelShape | undefined {
@@ -52,18 +71,28 @@ export function modelPath(id: string): string {
  * The shape from a model directory's config.json and the index's total_size; a string says what is
  * missing or unreadable. Multimodal configs nest the language model under `text_config`.
  */
-export function modelShapeFromFiles(id: string, configJson: string, totalSize: number | undefined, where: string): ModelShape | string {
+export function modelShapeFromFiles(
+  id: string,
+  configJson: string,
+  totalSize: number | undefined,
+  where: string,
+): ModelShape | string {
   let cfg: Record<string, unknown>;
   try {
     cfg = JSON.parse(configJson) as Record<string, unknown>;
   } catch {
     return `config.json on ${where} is not valid JSON`;
   }
-  const text = (typeof cfg.text_config === 'object' && cfg.text_config !== null ? cfg.text_config : cfg) as Record<string, unknown>;
-  const num = (k: string): number | undefined => (typeof text[k] === 'number' ? (text[k] as number) : typeof cfg[k] === 'number' ? (cfg[k] as number) : undefined);
+  const text = (typeof cfg.text_config === 'object' && cfg.text_config !== null ? cfg.text_config : cfg) as Record<
+    string,
+    unknown
+  >;
+  const num = (k: string): number | undefined =>
+    typeof text[k] === 'number' ? (text[k] as number) : typeof cfg[k] === 'number' ? (cfg[k] as number) : undefined;
   const layers = num('num_hidden_layers');
   const heads = num('num_attention_heads');
-  if (layers === undefined || heads === undefined) return `config.json on ${where} has no num_hidden_layers/num_attention_heads`;
+  if (layers === undefined || heads === undefined)
+    return `config.json on ${where} has no num_hidden_layers/num_attention_heads`;
   if (totalSize === undefined) return `model.safetensors.index.json on ${where} has no metadata.total_size`;
   const q = cfg.quantization_config as { quant_method?: unknown } | undefined;
   const dtype = (cfg.torch_dtype ?? cfg.dtype ?? text.torch_dtype ?? 'bfloat16') as string;

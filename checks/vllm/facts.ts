@@ -63,7 +63,10 @@ export function collectVllm(outputs: ProbeOutputs): VllmFacts {
   const shared = collectShared(outputs);
 
   const unit: VllmFacts['unit'] = {
-    ...collectUnit(vllmProbes.find((p) => p.id === 'unit'), r.unit),
+    ...collectUnit(
+      vllmProbes.find((p) => p.id === 'unit'),
+      r.unit,
+    ),
     evidence: r.unit ? `systemctl is-active/show l20-vllm.service → exit ${r.unit.exitCode}` : 'not run',
   };
 
@@ -71,9 +74,11 @@ export function collectVllm(outputs: ProbeOutputs): VllmFacts {
   const mode = /^mode (\d+) (\S+)$/m.exec(env);
   const key = /^key set$/m.test(env);
   const oldKey = !key && /^key under the old name$/m.test(env);
-  const keyText = key ? `${API_KEY_VAR} set (value not shown)`
-    : oldKey ? `the key is under the old name ${OLD_API_KEY_VAR} (value not shown), which vLLM does not read`
-    : `no ${API_KEY_VAR}`;
+  const keyText = key
+    ? `${API_KEY_VAR} set (value not shown)`
+    : oldKey
+      ? `the key is under the old name ${OLD_API_KEY_VAR} (value not shown), which vLLM does not read`
+      : `no ${API_KEY_VAR}`;
   const envFile: VllmFacts['envFile'] = {
     present: !!mode,
     ...(mode ? { mode: mode[1], owner: mode[2] } : {}),
@@ -82,15 +87,18 @@ export function collectVllm(outputs: ProbeOutputs): VllmFacts {
     evidence: `${VLLM_ENV_FILE}: ${mode ? `mode ${mode[1]}, owner ${mode[2]}, ${keyText}` : 'absent'}`,
   };
 
-  const launchers = blocks(r.launchers?.stdout ?? '').filter((b) => b.name === 'launcher').map((b) => ({ path: b.rest, text: `${b.body}\n` }));
+  const launchers = blocks(r.launchers?.stdout ?? '')
+    .filter((b) => b.name === 'launcher')
+    .map((b) => ({ path: b.rest, text: `${b.body}\n` }));
   const help = r.help;
   const flags = help?.exitCode === 0 ? helpFlags(help.stdout) : undefined;
   const helpEvidence = help
     ? `${help.commandLine} → exit ${help.exitCode}${help.exitCode === 0 ? `, ${flags?.length ?? 0} options` : `\n${`${help.stdout}${help.stderr}`.trim().split('\n').slice(-3).join('\n')}`}`
     : 'not run';
 
-  const deployed = (unit.file ? deployedFrom('l20-vllm.service', unit.file) : undefined)
-    ?? launchers.map((l) => deployedFrom(l.path, l.text)).find((d) => d !== undefined);
+  const deployed =
+    (unit.file ? deployedFrom('l20-vllm.service', unit.file) : undefined) ??
+    launchers.map((l) => deployedFrom(l.path, l.text)).find((d) => d !== undefined);
   const j = r.journal;
   const journalProbe = vllmProbes.find((p) => p.id === 'journal');
   return {

@@ -15,7 +15,7 @@ export const vllmStage: StageDef<VllmFacts, VllmCluster> = {
   id: 'vllm',
   title: 'model, layout, serve units, health, benchmark',
   purpose:
-    'Serve the configured model with the layout the advisor derives from its size and the L20s\' memory: an 8B model fits one GPU, so 16 data-parallel engines (no Ray, no all-reduce over 25GbE), not the tutorial\'s TP 16 of a model that does not exist. Units on both hosts, the API on the management address behind an API key, then a benchmark with its full workload stated.',
+    "Serve the configured model with the layout the advisor derives from its size and the L20s' memory: an 8B model fits one GPU, so 16 data-parallel engines (no Ray, no all-reduce over 25GbE), not the tutorial's TP 16 of a model that does not exist. Units on both hosts, the API on the management address behind an API key, then a benchmark with its full workload stated.",
   probes: vllmProbes,
   collect: collectVllm,
   cluster: vllmClusterRun,

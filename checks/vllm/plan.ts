@@ -20,7 +20,10 @@ export function modelShapeFor(config: ClusterConfig, facts: SharedFacts): ModelS
   const id = config.vllm.model;
   const dir = facts.models.find((m) => m.path === modelPath(id));
   if (dir?.config) return modelShapeFromFiles(id, dir.config, dir.weightBytes, `${facts.host}:${dir.path}`);
-  return knownModel(id) ?? `${id}: not on ${facts.host} (${modelPath(id)}) and not in the built-in model table; apply vllm.model-sync first`;
+  return (
+    knownModel(id) ??
+    `${id}: not on ${facts.host} (${modelPath(id)}) and not in the built-in model table; apply vllm.model-sync first`
+  );
 }
 
 /** Advice for this host's view of the cluster, with the operator's override applied. */
@@ -40,21 +43,50 @@ export function decideLayout(config: ClusterConfig, facts: SharedFacts, nodes: n
   const shape = modelShapeFor(config, facts);
   if (typeof shape === 'string') return { problem: shape, lines: [] };
   const gpus = facts.gpus ?? { count: 8, memoryMiB: 46068 };
-  const advice = adviseLayout({ model: shape, gpusPerNode: gpus.count, nodes, memoryMiB: gpus.memoryMiB, ...(facts.p2pOk !== undefined ? { p2pOk: facts.p2pOk } : {}) });
+  const advice = adviseLayout({
+    model: shape,
+    gpusPerNode: gpus.count,
+    nodes,
+    memoryMiB: gpus.memoryMiB,
+    ...(facts.p2pOk !== undefined ? { p2pOk: facts.p2pOk } : {}),
+  });
   const lines = [...advice.lines, ...advice.notes.map((n) => `note: ${n}`)];
-  if (!facts.gpus) lines.unshift(`GPUs not readable on ${facts.host} (${facts.gpuEvidence.split('\n')[0]}): assuming 8 × L20 with 46,068 MiB`);
+  if (!facts.gpus)
+    lines.unshift(
+      `GPUs not readable on ${facts.host} (${facts.gpuEvidence.split('\n')[0]}): assuming 8 × L20 with 46,068 MiB`,
+    );
   const override = config.vllm.layout === 'auto' ? undefined : config.vllm.layout;
   if (!override) {
-    return advice.ok ? { advice, layout: advice.layout, usesRay: advice.usesRay, lines } : { advice, problem: advice.reason, lines };
+    return advice.ok
+      ? { advice, layout: advice.layout, usesRay: advice.usesRay, lines }
+      : { advice, problem: advice.reason, lines };
   }
   const G = gpus.count;
   if (override === 'dp') {
     const fits = advice.ok && advice.kind === 'dp';
-    if (!fits) return { advice, override, problem: `layout override "dp" needs the model on one GPU, but the advice is ${advice.ok ? advice.kind.toUpperCase() : 'refuse'}`, lines };
-    return { advice, override, layout: { tp: 1, pp: 1, dp: G * nodes, dpLocal: G, backend: 'mp' }, usesRay: false, lines };
+    if (!fits)
+      return {
+        advice,
+        override,
+        problem: `layout override "dp" needs the model on one GPU, but the advice is ${advice.ok ? advice.kind.toUpperCase() : 'refuse'}`,
+        lines,
+      };
+    return {
+      advice,
+      override,
+      layout: { tp: 1, pp: 1, dp: G * nodes, dpLocal: G, backend: 'mp' },
+      usesRay: false,
+      lines,
+    };
   }
   if (advice.ok === false && advice.rule === 'R43') return { advice, override, problem: advice.reason, lines };
-  if (shape.heads % G !== 0) return { advice, override, problem: `layout override "tp-pp" needs TP ${G} to divide the ${shape.heads} attention heads of ${shape.id}`, lines };
+  if (shape.heads % G !== 0)
+    return {
+      advice,
+      override,
+      problem: `layout override "tp-pp" needs TP ${G} to divide the ${shape.heads} attention heads of ${shape.id}`,
+      lines,
+    };
   return { advice, override, layout: { tp: G, pp: nodes, dp: 1, dpLocal: 1, backend: 'ray' }, usesRay: true, lines };
 }
 
@@ -70,13 +102,35 @@ export function serveArgs(config: ClusterConfig, hostIndex: number, layout: Layo
   const api = ['--host', apiIp, '--port', String(config.vllm.port)];
   if (layout.pp > 1 || layout.backend === 'ray') {
     if (hostIndex > 0) return null;
-    return [...base, '-tp', String(layout.tp), '-pp', String(layout.pp), '--distributed-executor-backend', 'ray', ...api];
+    return [
+      ...base,
+      '-tp',
+      String(layout.tp),
+      '-pp',
+      String(layout.pp),
+      '--distributed-executor-backend',
+      'ray',
+      ...api,
+    ];
   }
   const tp = layout.tp > 1 ? ['--tensor-parallel-size', String(layout.tp)] : [];
   const dp = ['--data-parallel-size', String(layout.dp), '--data-parallel-size-local', String(layout.dpLocal)];
-  const rpc = ['--data-parallel-address', controlAddress(config.network.design, 0), '--data-parallel-rpc-port', String(DP_RPC_PORT)];
+  const rpc = [
+    '--data-parallel-address',
+    controlAddress(config.network.design, 0),
+    '--data-parallel-rpc-port',
+    String(DP_RPC_PORT),
+  ];
   if (hostIndex === 0) return [...base, ...tp, ...dp, ...rpc, ...api];
-  return [...base, ...tp, '--headless', ...dp, '--data-parallel-start-rank', String(hostIndex * layout.dpLocal), ...rpc];
+  return [
+    ...base,
+    ...tp,
+    '--headless',
+    ...dp,
+    '--data-parallel-start-rank',
+    String(hostIndex * layout.dpLocal),
+    ...rpc,
+  ];
 }
 
 /** Long ExecStart lines folded after each option's value, as the spec prints them. */
@@ -98,7 +152,13 @@ function execStart(argv: readonly string[]): string {
   return parts.join('\n');
 }
 
-export function vllmUnit(config: ClusterConfig, hostIndex: number, layout: Layout, argv: readonly string[], user: string): string {
+export function vllmUnit(
+  config: ClusterConfig,
+  hostIndex: number,
+  layout: Layout,
+  argv: readonly string[],
+  user: string,
+): string {
   const head = hostIndex === 0;
   const ray = layout.backend === 'ray';
   const what = head ? 'vLLM OpenAI API server' : 'vLLM headless data-parallel engines';

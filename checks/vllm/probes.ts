@@ -96,7 +96,11 @@ export const vllmProbes: readonly ProbeDef[] = [
   ...SHARED_PROBES,
   { id: 'unit', command: { script: UNIT_SCRIPT }, tools: ['systemctl'] },
   // -n 1000, not 200: sixteen engines' start-up lines and the route list outgrow 200 before the API is up.
-  { id: 'journal', command: { argv: ['journalctl', '-u', VLLM_UNIT, '-o', 'cat', '-n', '1000', '--no-pager'] }, sudo: true },
+  {
+    id: 'journal',
+    command: { argv: ['journalctl', '-u', VLLM_UNIT, '-o', 'cat', '-n', '1000', '--no-pager'] },
+    sudo: true,
+  },
   { id: 'env-file', command: { script: ENV_FILE_SCRIPT }, sudo: true },
   { id: 'launchers', command: { script: LAUNCHERS_SCRIPT } },
   { id: 'help', command: { argv: [`${VENV_BIN}/vllm`, 'serve', '--help=all'] }, timeoutMs: 180_000, tools: [] },

@@ -110,9 +110,11 @@ export function unitStateWord(u: UnitFacts): string {
 /** `systemctl is-active NAME → state (LoadState …, NRestarts …); the unit file`, what was not shown said so. */
 export function unitStateLine(name: string, u: UnitFacts): string {
   const state = u.active ?? unreadableState(u) ?? 'no state printed';
-  return `systemctl is-active ${name} → ${state} `
-    + `(LoadState ${u.loadState ?? 'not shown'}, NRestarts ${u.nRestarts ?? 'not shown'})`
-    + `; /etc/systemd/system/${name}: ${u.file ? 'present' : 'absent'}`;
+  return (
+    `systemctl is-active ${name} → ${state} ` +
+    `(LoadState ${u.loadState ?? 'not shown'}, NRestarts ${u.nRestarts ?? 'not shown'})` +
+    `; /etc/systemd/system/${name}: ${u.file ? 'present' : 'absent'}`
+  );
 }
 
 /** `### name rest` blocks. */
@@ -199,7 +201,11 @@ export function parseListening(text: string): ListenSocket[] {
     if (f[0] !== 'LISTEN' || !f[3]) continue;
     const m = /^(.*):(\d+|\*)$/.exec(f[3]);
     if (!m || m[2] === '*') continue;
-    res.push({ address: m[1]!.replace(/^\[(.*)\]$/, '$1').replace(/%\S+$/, ''), port: Number(m[2]), line: line.trimEnd() });
+    res.push({
+      address: m[1]!.replace(/^\[(.*)\]$/, '$1').replace(/%\S+$/, ''),
+      port: Number(m[2]),
+      line: line.trimEnd(),
+    });
   }
   return res;
 }
@@ -229,9 +235,16 @@ export function collectShared({ host, results }: ProbeOutputs): SharedFacts {
   const r = results;
   const conn = (r['ssh-connection']?.stdout ?? '').trim().split(/\s+/);
   const ip = parseIpJson(r['ip-addr']?.stdout ?? '');
-  const addresses = ip.netdevs.flatMap((n) => (n.addresses ?? [])
-    .filter((a) => a.family === 'inet')
-    .map((a) => ({ ifname: n.ifname, address: a.local, prefixlen: a.prefixlen ?? 32, up: (n.flags ?? []).includes('UP') })));
+  const addresses = ip.netdevs.flatMap((n) =>
+    (n.addresses ?? [])
+      .filter((a) => a.family === 'inet')
+      .map((a) => ({
+        ifname: n.ifname,
+        address: a.local,
+        prefixlen: a.prefixlen ?? 32,
+        up: (n.flags ?? []).includes('UP'),
+      })),
+  );
   const mgmtAddress = conn[2];
   const mgmtIf = addresses.find((a) => a.address === mgmtAddress)?.ifname;
 
@@ -239,7 +252,9 @@ export function collectShared({ host, results }: ProbeOutputs): SharedFacts {
   let gpus: SharedFacts['gpus'];
   if (g?.exitCode === 0) {
     const csv = parseNvidiaSmiCsv(g.stdout);
-    const mem = csv.rows.map((row) => Number(row['memory.total [MiB]'] ?? row['memory.total'])).filter((x) => Number.isFinite(x) && x > 0);
+    const mem = csv.rows
+      .map((row) => Number(row['memory.total [MiB]'] ?? row['memory.total']))
+      .filter((x) => Number.isFinite(x) && x > 0);
     if (mem.length > 0) gpus = { count: mem.length, memoryMiB: Math.min(...mem) };
   }
   const p2p = r.p2p;
@@ -254,11 +269,15 @@ export function collectShared({ host, results }: ProbeOutputs): SharedFacts {
     addresses,
     versions: parseVersions(r.versions?.stdout ?? ''),
     ...(gpus ? { gpus } : {}),
-    gpuEvidence: g ? `${g.commandLine} → exit ${g.exitCode}\n${out(g).trim().split('\n').slice(0, 10).join('\n')}` : 'not run',
+    gpuEvidence: g
+      ? `${g.commandLine} → exit ${g.exitCode}\n${out(g).trim().split('\n').slice(0, 10).join('\n')}`
+      : 'not run',
     ...(p2pOk !== undefined ? { p2pOk } : {}),
     p2pEvidence: p2p ? `${p2p.commandLine} → exit ${p2p.exitCode}` : 'not run',
     models: parseModels(r.models?.stdout ?? ''),
     ...(ls?.exitCode === 0 ? { listening: parseListening(ls.stdout) } : {}),
-    listeningEvidence: ls ? `${ls.commandLine} → exit ${ls.exitCode}${ls.exitCode === 0 ? '' : `\n${out(ls).trim()}`}` : 'not run',
+    listeningEvidence: ls
+      ? `${ls.commandLine} → exit ${ls.exitCode}${ls.exitCode === 0 ? '' : `\n${out(ls).trim()}`}`
+      : 'not run',
   };
 }

@@ -61,61 +61,181 @@ grep -qxF "$line" "$HOME/.ssh/authorized_keys" || echo "$line" >> "$HOME/.ssh/au
 chmod 600 "$HOME/.ssh/authorized_keys"
 `;
 
-function result(ctx: StepExecContext<VllmFacts>, host: string, status: StepResult['status'], summary: string, commands: string[], changed: boolean, error?: string): StepResult {
-  return { id: 'vllm.model-sync', stage: 'vllm', host, status, danger: 'safe', summary, commands, diff: '', changed, ...(error ? { error } : {}) };
+function result(
+  ctx: StepExecContext<VllmFacts>,
+  host: string,
+  status: StepResult['status'],
+  summary: string,
+  commands: string[],
+  changed: boolean,
+  error?: string,
+): StepResult {
+  return {
+    id: 'vllm.model-sync',
+    stage: 'vllm',
+    host,
+    status,
+    danger: 'safe',
+    summary,
+    commands,
+    diff: '',
+    changed,
+    ...(error ? { error } : {}),
+  };
 }
 
 const tail = (s: string): string => s.trim().split('\n').slice(-8).join('\n');
 
 const modelSync: StepDef<VllmFacts> = {
-  id: 'vllm.model-sync', title: 'download the model on node 1 and copy it over the fabric', danger: 'safe', guards: ['vllm.model'],
+  id: 'vllm.model-sync',
+  title: 'download the model on node 1 and copy it over the fabric',
+  danger: 'safe',
+  guards: ['vllm.model'],
   async execute(ctx) {
     const id = ctx.config.vllm.model;
     const path = modelPath(id);
     const src = ctx.hosts[0]!;
     const srcFacts = ctx.all.find((h) => h.host === src)?.facts;
     const user = srcFacts?.user ?? 'root';
-    const present = (h: string): VllmFacts['models'][number] | undefined => ctx.all.find((x) => x.host === h)?.facts.models.find((m) => m.path === path);
+    const present = (h: string): VllmFacts['models'][number] | undefined =>
+      ctx.all.find((x) => x.host === h)?.facts.models.find((m) => m.path === path);
     const ref = present(src);
-    const needs = ctx.targets.filter((h) => h !== src && !(ref?.configSha && present(h)?.configSha === ref.configSha && present(h)?.indexSha === ref.indexSha && present(h)?.du === ref.du));
-    const mkdir = (h: string): string[] => ['install', '-d', '-m', '0755', '-o', ctx.all.find((x) => x.host === h)?.facts.user ?? user, '-g', ctx.all.find((x) => x.host === h)?.facts.user ?? user, path];
+    const needs = ctx.targets.filter(
+      (h) =>
+        h !== src &&
+        !(
+          ref?.configSha &&
+          present(h)?.configSha === ref.configSha &&
+          present(h)?.indexSha === ref.indexSha &&
+          present(h)?.du === ref.du
+        ),
+    );
+    const mkdir = (h: string): string[] => [
+      'install',
+      '-d',
+      '-m',
+      '0755',
+      '-o',
+      ctx.all.find((x) => x.host === h)?.facts.user ?? user,
+      '-g',
+      ctx.all.find((x) => x.host === h)?.facts.user ?? user,
+      path,
+    ];
     const download = [`${VENV_BIN}/hf`, 'download', id, '--local-dir', path];
-    const rsync = (ip: string): string[] => ['rsync', '-a', '--delete', '--info=progress2', '-e', `ssh -i ${CLUSTER_KEY} -o BatchMode=yes -o StrictHostKeyChecking=accept-new`, `${path}/`, `${ip}:${path}/`];
+    const rsync = (ip: string): string[] => [
+      'rsync',
+      '-a',
+      '--delete',
+      '--info=progress2',
+      '-e',
+      `ssh -i ${CLUSTER_KEY} -o BatchMode=yes -o StrictHostKeyChecking=accept-new`,
+      `${path}/`,
+      `${ip}:${path}/`,
+    ];
     const out: StepResult[] = [];
     const srcCmds = ref?.configSha ? [] : [`sudo ${quoteArgv(mkdir(src))}`, quoteArgv(download)];
     if (ctx.dryRun) {
-      if (ctx.targets.includes(src)) out.push(result(ctx, src, srcCmds.length ? 'planned' : 'skipped', srcCmds.length ? `download ${id} to ${path}` : `${path} already on ${src}`, srcCmds, false));
-      for (const h of needs) out.push(result(ctx, h, 'planned', `copy ${path} from ${src} over the fabric`, [`${src}: ${quoteArgv(rsync(controlAddress(ctx.config.network.design, ctx.hosts.indexOf(h))))}`], false));
+      if (ctx.targets.includes(src))
+        out.push(
+          result(
+            ctx,
+            src,
+            srcCmds.length ? 'planned' : 'skipped',
+            srcCmds.length ? `download ${id} to ${path}` : `${path} already on ${src}`,
+            srcCmds,
+            false,
+          ),
+        );
+      for (const h of needs)
+        out.push(
+          result(
+            ctx,
+            h,
+            'planned',
+            `copy ${path} from ${src} over the fabric`,
+            [`${src}: ${quoteArgv(rsync(controlAddress(ctx.config.network.design, ctx.hosts.indexOf(h))))}`],
+            false,
+          ),
+        );
       return out;
     }
     let srcChanged = false;
     if (!ref?.configSha) {
       ctx.note(src, `${id} is not on ${src}: downloading it to ${path}`);
       const m = await ctx.run(src, 'vllm.model-sync', { argv: mkdir(src) }, { sudo: true });
-      const r = m.exitCode === 0 ? await ctx.run(src, 'vllm.model-sync', { argv: download }, { timeoutMs: 6 * 3600_000 }) : m;
+      const r =
+        m.exitCode === 0 ? await ctx.run(src, 'vllm.model-sync', { argv: download }, { timeoutMs: 6 * 3600_000 }) : m;
       srcChanged = true;
       if (r.exitCode !== 0) {
-        return [result(ctx, src, 'failed', `download ${id}`, srcCmds, true, `\`${download.join(' ')}\` exited ${r.exitCode}\n${tail(`${r.stdout}\n${r.stderr}`)}`),
-          ...needs.map((h) => result(ctx, h, 'skipped', `not copied: the download on ${src} failed`, [], false))];
+        return [
+          result(
+            ctx,
+            src,
+            'failed',
+            `download ${id}`,
+            srcCmds,
+            true,
+            `\`${download.join(' ')}\` exited ${r.exitCode}\n${tail(`${r.stdout}\n${r.stderr}`)}`,
+          ),
+          ...needs.map((h) => result(ctx, h, 'skipped', `not copied: the download on ${src} failed`, [], false)),
+        ];
       }
     }
-    if (ctx.targets.includes(src)) out.push(result(ctx, src, 'applied', srcChanged ? `downloaded ${id} to ${path}` : `${path} already on ${src}`, srcCmds, srcChanged));
+    if (ctx.targets.includes(src))
+      out.push(
+        result(
+          ctx,
+          src,
+          'applied',
+          srcChanged ? `downloaded ${id} to ${path}` : `${path} already on ${src}`,
+          srcCmds,
+          srcChanged,
+        ),
+      );
     if (needs.length === 0) return out;
     const key = await ctx.run(src, 'vllm.model-sync', { script: CLUSTER_KEY_SCRIPT });
     const pub = key.stdout.trim().split('\n').pop() ?? '';
     if (key.exitCode !== 0 || !/^ssh-ed25519 /.test(pub)) {
-      return [...out, ...needs.map((h) => result(ctx, h, 'failed', 'copy over the fabric', [], false, `the cluster key on ${src} could not be created (exit ${key.exitCode})\n${tail(`${key.stdout}\n${key.stderr}`)}`))];
+      return [
+        ...out,
+        ...needs.map((h) =>
+          result(
+            ctx,
+            h,
+            'failed',
+            'copy over the fabric',
+            [],
+            false,
+            `the cluster key on ${src} could not be created (exit ${key.exitCode})\n${tail(`${key.stdout}\n${key.stderr}`)}`,
+          ),
+        ),
+      ];
     }
     const srcIp = controlAddress(ctx.config.network.design, 0);
     for (const h of needs) {
       const ip = controlAddress(ctx.config.network.design, ctx.hosts.indexOf(h));
-      const cmds = [`${h}: authorize ${CLUSTER_KEY}.pub from="${srcIp}"`, `${h}: sudo ${quoteArgv(mkdir(h))}`, `${src}: ${quoteArgv(rsync(ip))}`];
+      const cmds = [
+        `${h}: authorize ${CLUSTER_KEY}.pub from="${srcIp}"`,
+        `${h}: sudo ${quoteArgv(mkdir(h))}`,
+        `${src}: ${quoteArgv(rsync(ip))}`,
+      ];
       const a = await ctx.run(h, 'vllm.model-sync', { script: AUTHORIZE_SCRIPT, args: [pub, srcIp] });
       const d = a.exitCode === 0 ? await ctx.run(h, 'vllm.model-sync', { argv: mkdir(h) }, { sudo: true }) : a;
-      const c = d.exitCode === 0 ? await ctx.run(src, 'vllm.model-sync', { argv: rsync(ip) }, { timeoutMs: 6 * 3600_000 }) : d;
-      out.push(c.exitCode === 0
-        ? result(ctx, h, 'applied', `copied ${path} from ${src} (${ip})`, cmds, true)
-        : result(ctx, h, 'failed', `copy ${path} from ${src}`, cmds, true, `exit ${c.exitCode}\n${tail(`${c.stdout}\n${c.stderr}`)}`));
+      const c =
+        d.exitCode === 0 ? await ctx.run(src, 'vllm.model-sync', { argv: rsync(ip) }, { timeoutMs: 6 * 3600_000 }) : d;
+      out.push(
+        c.exitCode === 0
+          ? result(ctx, h, 'applied', `copied ${path} from ${src} (${ip})`, cmds, true)
+          : result(
+              ctx,
+              h,
+              'failed',
+              `copy ${path} from ${src}`,
+              cmds,
+              true,
+              `exit ${c.exitCode}\n${tail(`${c.stdout}\n${c.stderr}`)}`,
+            ),
+      );
     }
     return out;
   },
@@ -124,33 +244,97 @@ const modelSync: StepDef<VllmFacts> = {
 const UNIT_GUARDS = ['vllm.units', 'vllm.layout', 'vllm.exposure', 'vllm.flags'];
 
 const units: StepDef<VllmFacts> = {
-  id: 'vllm.units', title: 'API key, vLLM units (node 2 first), wait for /health', danger: 'disruptive',
-  guards: UNIT_GUARDS, order: 'reverse',
+  id: 'vllm.units',
+  title: 'API key, vLLM units (node 2 first), wait for /health',
+  danger: 'disruptive',
+  guards: UNIT_GUARDS,
+  order: 'reverse',
   plan(ctx) {
     // vllm.flags warns about the operator's superseded start scripts only; re-deploying the unit would not change them.
-    const failing = ctx.results.filter((r) => r.host === ctx.host && UNIT_GUARDS.includes(r.id) && r.status !== 'pass' && r.status !== 'skip');
+    const failing = ctx.results.filter(
+      (r) => r.host === ctx.host && UNIT_GUARDS.includes(r.id) && r.status !== 'pass' && r.status !== 'skip',
+    );
     if (failing.length > 0 && failing.every((r) => r.id === 'vllm.flags' && r.status === 'warn')) return null;
     const d = decideLayout(ctx.config, ctx.facts, ctx.hosts.length);
     if (!d.layout) return null;
     const argv = serveArgs(ctx.config, ctx.hostIndex, d.layout, ctx.facts.mgmtAddress ?? '');
     if (argv === null) {
       if (!ctx.facts.unit.file) return null;
-      return { summary: `remove ${VLLM_UNIT}: in TP × PP only node 1 runs vLLM`, removeFiles: [VLLM_UNIT_PATH], commands: [{ command: { argv: ['systemctl', 'disable', '--now', VLLM_UNIT] }, okExit: [0, 1, 5] }, { command: { argv: ['systemctl', 'daemon-reload'] } }] };
+      return {
+        summary: `remove ${VLLM_UNIT}: in TP × PP only node 1 runs vLLM`,
+        removeFiles: [VLLM_UNIT_PATH],
+        commands: [
+          { command: { argv: ['systemctl', 'disable', '--now', VLLM_UNIT] }, okExit: [0, 1, 5] },
+          { command: { argv: ['systemctl', 'daemon-reload'] } },
+        ],
+      };
     }
     const head = ctx.hostIndex === 0;
     if (head && !ctx.facts.mgmtAddress) return null;
     const api = `http://${ctx.facts.mgmtAddress}:${ctx.config.vllm.port}`;
     return {
-      summary: head ? `serve ${ctx.config.vllm.model} on ${api} with an API key; wait for /health` : `start ${d.layout.dpLocal} headless engine(s) joining ${controlAddress(ctx.config.network.design, 0)}`,
-      files: [{ path: VLLM_UNIT_PATH, content: vllmUnit(ctx.config, ctx.hostIndex, d.layout, argv, ctx.facts.user ?? 'root'), mode: 0o644 }],
+      summary: head
+        ? `serve ${ctx.config.vllm.model} on ${api} with an API key; wait for /health`
+        : `start ${d.layout.dpLocal} headless engine(s) joining ${controlAddress(ctx.config.network.design, 0)}`,
+      files: [
+        {
+          path: VLLM_UNIT_PATH,
+          content: vllmUnit(ctx.config, ctx.hostIndex, d.layout, argv, ctx.facts.user ?? 'root'),
+          mode: 0o644,
+        },
+      ],
       commands: [
         { command: { script: API_KEY_SCRIPT } },
         { command: { argv: ['systemctl', 'daemon-reload'] } },
         { command: { argv: ['systemctl', 'enable', VLLM_UNIT] } },
         { command: { argv: ['systemctl', 'restart', VLLM_UNIT] } },
-        ...(head && ctx.facts.mgmtIf ? [{ command: { argv: ['ufw', 'allow', 'in', 'on', ctx.facts.mgmtIf, 'to', 'any', 'port', String(ctx.config.vllm.port), 'proto', 'tcp'] } }] : []),
+        ...(head && ctx.facts.mgmtIf
+          ? [
+              {
+                command: {
+                  argv: [
+                    'ufw',
+                    'allow',
+                    'in',
+                    'on',
+                    ctx.facts.mgmtIf,
+                    'to',
+                    'any',
+                    'port',
+                    String(ctx.config.vllm.port),
+                    'proto',
+                    'tcp',
+                  ],
+                },
+              },
+            ]
+          : []),
         // The API answers only once every engine (both nodes) has loaded: ≈ 2 min for an 8B model, ≤ 20 min allowed.
-        ...(head ? [{ command: { argv: ['curl', '-fsS', '-m', '5', '--retry', '240', '--retry-delay', '5', '--retry-connrefused', '--retry-all-errors', '-o', '/dev/null', `${api}/health`] }, sudo: false, timeoutMs: 21 * 60_000 }] : []),
+        ...(head
+          ? [
+              {
+                command: {
+                  argv: [
+                    'curl',
+                    '-fsS',
+                    '-m',
+                    '5',
+                    '--retry',
+                    '240',
+                    '--retry-delay',
+                    '5',
+                    '--retry-connrefused',
+                    '--retry-all-errors',
+                    '-o',
+                    '/dev/null',
+                    `${api}/health`,
+                  ],
+                },
+                sudo: false,
+                timeoutMs: 21 * 60_000,
+              },
+            ]
+          : []),
       ],
       rollback: [{ command: { script: UNIT_ROLLBACK_SCRIPT } }],
     };

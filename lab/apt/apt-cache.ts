@@ -14,7 +14,9 @@ import { compareVersions } from './version.js';
 
 function sourceLine(id: RepoId, component: string): string {
   const r = repo(id);
-  return r.flat ? `${r.uri}${r.suite === '/' ? ' ' : ` ${r.suite}`} Packages` : `${r.uri} ${r.suite}/${component} amd64 Packages`;
+  return r.flat
+    ? `${r.uri}${r.suite === '/' ? ' ' : ` ${r.suite}`} Packages`
+    : `${r.uri} ${r.suite}/${component} amd64 Packages`;
 }
 
 function policyOf(view: AptView, name: string, installed: string | undefined): string | undefined {
@@ -23,7 +25,11 @@ function policyOf(view: AptView, name: string, installed: string | undefined): s
   const cand = versions[0]?.version ?? installed;
   const rows: Array<{ version: string; sources: string[] }> = versions.map((p) => ({
     version: p.version,
-    sources: p.origins.filter((o) => view.sources.some((l) => l.repo?.id === o.repo && (l.repo.flat || l.components.includes(o.component)))).map((o) => `        500 ${sourceLine(o.repo, o.component)}`),
+    sources: p.origins
+      .filter((o) =>
+        view.sources.some((l) => l.repo?.id === o.repo && (l.repo.flat || l.components.includes(o.component))),
+      )
+      .map((o) => `        500 ${sourceLine(o.repo, o.component)}`),
   }));
   if (installed !== undefined) {
     const row = rows.find((r) => r.version === installed);
@@ -50,8 +56,10 @@ function policyFiles(view: AptView): string {
       if (seen.has(key)) continue;
       seen.add(key);
       out += ` 500 ${sourceLine(r.id, c)}\n`;
-      if (r.flat) out += `     release o=${r.id === 'cuda' ? 'NVIDIA' : 'NVIDIA DOCA'},l=${r.id === 'cuda' ? 'NVIDIA CUDA' : 'DOCA'},c=,b=amd64\n`;
-      else out += `     release v=22.04,o=Ubuntu,a=${r.suite},n=jammy,l=Ubuntu,c=${c},b=amd64\n     origin ${new URL(r.uri).host}\n`;
+      if (r.flat)
+        out += `     release o=${r.id === 'cuda' ? 'NVIDIA' : 'NVIDIA DOCA'},l=${r.id === 'cuda' ? 'NVIDIA CUDA' : 'DOCA'},c=,b=amd64\n`;
+      else
+        out += `     release v=22.04,o=Ubuntu,a=${r.suite},n=jammy,l=Ubuntu,c=${c},b=amd64\n     origin ${new URL(r.uri).host}\n`;
     }
   }
   return `${out}Pinned packages:\n`;
@@ -71,9 +79,15 @@ function showParagraph(p: ArchivePackage): string {
   const ubuntu = o !== undefined && !repo(o.repo).flat;
   const lines = [`Package: ${p.name}`, `Architecture: ${p.arch}`, `Version: ${p.version}`];
   if (p.multiArch) lines.push(`Multi-Arch: ${p.multiArch}`);
-  lines.push(`Priority: ${p.priority}`, `Section: ${o?.component && o.component !== 'main' ? `${o.component}/` : ''}${p.section}`);
+  lines.push(
+    `Priority: ${p.priority}`,
+    `Section: ${o?.component && o.component !== 'main' ? `${o.component}/` : ''}${p.section}`,
+  );
   if (p.source) lines.push(`Source: ${p.source}`);
-  lines.push(`Origin: ${ubuntu ? 'Ubuntu' : 'NVIDIA'}`, `Maintainer: ${p.maintainer ?? 'Ubuntu Developers <ubuntu-devel-discuss@lists.ubuntu.com>'}`);
+  lines.push(
+    `Origin: ${ubuntu ? 'Ubuntu' : 'NVIDIA'}`,
+    `Maintainer: ${p.maintainer ?? 'Ubuntu Developers <ubuntu-devel-discuss@lists.ubuntu.com>'}`,
+  );
   if (ubuntu) lines.push('Bugs: https://bugs.launchpad.net/ubuntu/+filebug');
   lines.push(`Installed-Size: ${p.installedKb}`);
   if (p.provides?.length) lines.push(`Provides: ${p.provides.join(', ')}`);
@@ -112,7 +126,12 @@ async function run(args: string[], env: Parameters<Tool['run']>[1]): Promise<Exe
       if (list.length === 0) missing++;
       for (const p of list) stdout += showParagraph(p);
     }
-    if (missing > 0 && stdout === '') return { stdout: '', stderr: 'N: Unable to locate package ' + names.join(' ') + '\nE: No packages found\n', exitCode: 100 };
+    if (missing > 0 && stdout === '')
+      return {
+        stdout: '',
+        stderr: 'N: Unable to locate package ' + names.join(' ') + '\nE: No packages found\n',
+        exitCode: 100,
+      };
     return { stdout, stderr: '', exitCode: 0 };
   }
   if (cmd === 'madison') {
@@ -137,7 +156,8 @@ async function run(args: string[], env: Parameters<Tool['run']>[1]): Promise<Exe
     }
     return { stdout, stderr: '', exitCode: 0 };
   }
-  if (cmd === undefined) return { stdout: 'apt 2.4.13 (amd64)\nUsage: apt-cache [options] command\n', stderr: '', exitCode: 0 };
+  if (cmd === undefined)
+    return { stdout: 'apt 2.4.13 (amd64)\nUsage: apt-cache [options] command\n', stderr: '', exitCode: 0 };
   return { stdout: '', stderr: `E: Invalid operation ${cmd}\n`, exitCode: 100 };
 }
 

@@ -36,26 +36,124 @@ interface Parsed {
 }
 
 const FLAGS: Record<string, (p: Parsed) => void> = {
-  y: (p) => { p.yes = true; }, yes: (p) => { p.yes = true; }, 'assume-yes': (p) => { p.yes = true; }, 'force-yes': (p) => { p.yes = true; },
-  q: (p) => { p.quiet++; }, quiet: (p) => { p.quiet++; },
-  s: (p) => { p.simulate = true; }, simulate: (p) => { p.simulate = true; }, 'dry-run': (p) => { p.simulate = true; }, 'just-print': (p) => { p.simulate = true; }, 'no-act': (p) => { p.simulate = true; }, recon: (p) => { p.simulate = true; },
-  d: (p) => { p.downloadOnly = true; }, 'download-only': (p) => { p.downloadOnly = true; },
-  f: (p) => { p.fix = true; }, 'fix-broken': (p) => { p.fix = true; }, m: () => undefined, 'fix-missing': () => undefined, 'ignore-missing': () => undefined,
-  'no-install-recommends': (p) => { p.recommends = false; }, 'install-recommends': (p) => { p.recommends = true; },
-  'no-install-suggests': () => undefined, 'install-suggests': () => undefined,
-  'allow-change-held-packages': (p) => { p.allowHeld = true; }, 'allow-downgrades': (p) => { p.allowDowngrades = true; },
-  'allow-remove-essential': () => undefined, 'allow-unauthenticated': () => undefined,
-  reinstall: (p) => { p.reinstall = true; }, purge: (p) => { p.purge = true; },
-  'auto-remove': (p) => { p.autoremove = true; }, autoremove: (p) => { p.autoremove = true; },
-  'no-upgrade': () => undefined, 'only-upgrade': () => undefined, u: () => undefined, 'show-upgraded': () => undefined, V: () => undefined, 'verbose-versions': () => undefined,
-  'no-download': () => undefined, 'list-cleanup': () => undefined,
-  installed: (p) => { p.list.add('installed'); }, upgradable: (p) => { p.list.add('upgradable'); },
-  'all-versions': (p) => { p.list.add('all-versions'); }, 'manual-installed': (p) => { p.list.add('manual-installed'); },
+  y: (p) => {
+    p.yes = true;
+  },
+  yes: (p) => {
+    p.yes = true;
+  },
+  'assume-yes': (p) => {
+    p.yes = true;
+  },
+  'force-yes': (p) => {
+    p.yes = true;
+  },
+  q: (p) => {
+    p.quiet++;
+  },
+  quiet: (p) => {
+    p.quiet++;
+  },
+  s: (p) => {
+    p.simulate = true;
+  },
+  simulate: (p) => {
+    p.simulate = true;
+  },
+  'dry-run': (p) => {
+    p.simulate = true;
+  },
+  'just-print': (p) => {
+    p.simulate = true;
+  },
+  'no-act': (p) => {
+    p.simulate = true;
+  },
+  recon: (p) => {
+    p.simulate = true;
+  },
+  d: (p) => {
+    p.downloadOnly = true;
+  },
+  'download-only': (p) => {
+    p.downloadOnly = true;
+  },
+  f: (p) => {
+    p.fix = true;
+  },
+  'fix-broken': (p) => {
+    p.fix = true;
+  },
+  m: () => undefined,
+  'fix-missing': () => undefined,
+  'ignore-missing': () => undefined,
+  'no-install-recommends': (p) => {
+    p.recommends = false;
+  },
+  'install-recommends': (p) => {
+    p.recommends = true;
+  },
+  'no-install-suggests': () => undefined,
+  'install-suggests': () => undefined,
+  'allow-change-held-packages': (p) => {
+    p.allowHeld = true;
+  },
+  'allow-downgrades': (p) => {
+    p.allowDowngrades = true;
+  },
+  'allow-remove-essential': () => undefined,
+  'allow-unauthenticated': () => undefined,
+  reinstall: (p) => {
+    p.reinstall = true;
+  },
+  purge: (p) => {
+    p.purge = true;
+  },
+  'auto-remove': (p) => {
+    p.autoremove = true;
+  },
+  autoremove: (p) => {
+    p.autoremove = true;
+  },
+  'no-upgrade': () => undefined,
+  'only-upgrade': () => undefined,
+  u: () => undefined,
+  'show-upgraded': () => undefined,
+  V: () => undefined,
+  'verbose-versions': () => undefined,
+  'no-download': () => undefined,
+  'list-cleanup': () => undefined,
+  installed: (p) => {
+    p.list.add('installed');
+  },
+  upgradable: (p) => {
+    p.list.add('upgradable');
+  },
+  'all-versions': (p) => {
+    p.list.add('all-versions');
+  },
+  'manual-installed': (p) => {
+    p.list.add('manual-installed');
+  },
 };
 const WITH_VALUE = new Set(['o', 'option', 'c', 'config-file', 't', 'target-release', 'default-release']);
 
 function parse(args: readonly string[]): Parsed | string {
-  const p: Parsed = { args: [], yes: false, quiet: 0, simulate: false, downloadOnly: false, recommends: true, allowHeld: false, allowDowngrades: false, reinstall: false, purge: false, autoremove: false, fix: false, list: new Set() };
+  const p: Parsed = {
+    args: [],
+    yes: false,
+    quiet: 0,
+    simulate: false,
+    downloadOnly: false,
+    recommends: true,
+    allowHeld: false,
+    allowDowngrades: false,
+    reinstall: false,
+    purge: false,
+    autoremove: false,
+    fix: false,
+    list: new Set(),
+  };
   for (let i = 0; i < args.length; i++) {
     const a = args[i] as string;
     if (a === '--') {
@@ -79,7 +177,8 @@ function parse(args: readonly string[]): Parsed | string {
           break;
         }
         const set = FLAGS[c];
-        if (!set) return `Command line option '${c}' [from ${a}] is not understood in combination with the other options.`;
+        if (!set)
+          return `Command line option '${c}' [from ${a}] is not understood in combination with the other options.`;
         set(p);
       }
     } else if (p.command === undefined) p.command = a;
@@ -89,7 +188,13 @@ function parse(args: readonly string[]): Parsed | string {
 }
 
 const GLOB = /[*?[]/;
-const globRe = (g: string): RegExp => new RegExp(`^${g.replace(/[.+^$(){}|\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
+const globRe = (g: string): RegExp =>
+  new RegExp(
+    `^${g
+      .replace(/[.+^$(){}|\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.')}$`,
+  );
 
 async function lockOrFail(io: AptIo, front: Front, lockFile: string, what: string): Promise<number | undefined> {
   const { machine: m, root } = io.env;
@@ -121,7 +226,9 @@ async function readingLists(io: AptIo, quiet: number): Promise<void> {
 
 async function reportErrors(io: AptIo, plan: Plan): Promise<number | undefined> {
   if (plan.unmet.length > 0) {
-    await io.out('Some packages could not be installed. This may mean that you have\nrequested an impossible situation or if you are using the unstable\ndistribution that some required packages have not yet been created\nor been moved out of Incoming.\nThe following information may help to resolve the situation:\n\nThe following packages have unmet dependencies:\n');
+    await io.out(
+      'Some packages could not be installed. This may mean that you have\nrequested an impossible situation or if you are using the unstable\ndistribution that some required packages have not yet been created\nor been moved out of Incoming.\nThe following information may help to resolve the situation:\n\nThe following packages have unmet dependencies:\n',
+    );
     await io.out(`${plan.unmet.join('\n')}\n`);
     await io.err('E: Unable to correct problems, you have held broken packages.\n');
     return 100;
@@ -163,7 +270,10 @@ async function install(io: AptIo, p: Parsed): Promise<number> {
       if (rec.status[1] === 'H') requests.push({ name: rec.name, version: rec.version });
     }
   }
-  const plan = p.fix && requests.length === 0 ? emptyPlan() : planInstall(m, view, requests, { recommends: p.recommends, reinstall: p.reinstall });
+  const plan =
+    p.fix && requests.length === 0
+      ? emptyPlan()
+      : planInstall(m, view, requests, { recommends: p.recommends, reinstall: p.reinstall });
   const failed = await reportErrors(io, plan);
   if (failed !== undefined) return failed;
   for (const r of removals) if (installedVersion(m, r)) plan.remove.push(r);
@@ -172,11 +282,19 @@ async function install(io: AptIo, p: Parsed): Promise<number> {
     await io.out(`${n} set to manually installed.\n`);
     aptState(m).auto.delete(n);
   }
-  if (p.autoremove) plan.remove.push(...garbage(m, new Set(plan.remove), plan.order).filter((n) => !plan.remove.includes(n)));
+  if (p.autoremove)
+    plan.remove.push(...garbage(m, new Set(plan.remove), plan.order).filter((n) => !plan.remove.includes(n)));
   const touched = new Set([...plan.order.map((x) => x.name), ...plan.remove]);
   return executePlan(io, plan, {
-    assumeYes: p.yes, allowHeld: p.allowHeld, allowDowngrades: p.allowDowngrades, purge: p.purge, quiet: p.quiet, simulate: p.simulate,
-    downloadOnly: p.downloadOnly, requested: new Set(requests.map((r) => r.name)), autoremoveHint: !p.autoremove,
+    assumeYes: p.yes,
+    allowHeld: p.allowHeld,
+    allowDowngrades: p.allowDowngrades,
+    purge: p.purge,
+    quiet: p.quiet,
+    simulate: p.simulate,
+    downloadOnly: p.downloadOnly,
+    requested: new Set(requests.map((r) => r.name)),
+    autoremoveHint: !p.autoremove,
     notUpgraded: upgradable(m, view, touched).length,
   });
 }
@@ -187,7 +305,9 @@ async function remove(io: AptIo, p: Parsed, purge: boolean, autoremove: boolean)
   const removing = new Set<string>();
   for (const name of p.args) {
     if (GLOB.test(name)) {
-      const hits = [...m.packages.keys()].filter((n) => globRe(name).test(n) && installedVersion(m, n) !== undefined).sort();
+      const hits = [...m.packages.keys()]
+        .filter((n) => globRe(name).test(n) && installedVersion(m, n) !== undefined)
+        .sort();
       for (const h of hits) {
         await io.out(`Note, selecting '${h}' for glob '${name}'\n`);
         removing.add(h);
@@ -212,8 +332,16 @@ async function remove(io: AptIo, p: Parsed, purge: boolean, autoremove: boolean)
   plan.remove = [...removing].sort();
   plan.heldChanged = plan.remove.filter((n) => isHeld(m, n));
   return executePlan(io, plan, {
-    assumeYes: p.yes, allowHeld: p.allowHeld, allowDowngrades: false, purge: purge || p.purge, quiet: p.quiet, simulate: p.simulate, downloadOnly: false,
-    requested: new Set(), autoremoveHint: !(autoremove || p.autoremove), notUpgraded: upgradable(m, view, removing).length,
+    assumeYes: p.yes,
+    allowHeld: p.allowHeld,
+    allowDowngrades: false,
+    purge: purge || p.purge,
+    quiet: p.quiet,
+    simulate: p.simulate,
+    downloadOnly: false,
+    requested: new Set(),
+    autoremoveHint: !(autoremove || p.autoremove),
+    notUpgraded: upgradable(m, view, removing).length,
   });
 }
 
@@ -222,14 +350,27 @@ async function upgrade(io: AptIo, p: Parsed): Promise<number> {
   const view = await aptView(m, ctx.fs);
   const all = upgradable(m, view);
   const held = all.filter((n) => isHeld(m, n));
-  const plan = planInstall(m, view, all.filter((n) => !held.includes(n)).map((name) => ({ name })), { recommends: p.recommends });
+  const plan = planInstall(
+    m,
+    view,
+    all.filter((n) => !held.includes(n)).map((name) => ({ name })),
+    { recommends: p.recommends },
+  );
   const failed = await reportErrors(io, plan);
   if (failed !== undefined) return failed;
   await io.out('Calculating upgrade...\n');
   if (held.length > 0) await io.out(`The following packages have been kept back:\n  ${held.join(' ')}\n`);
   return executePlan(io, plan, {
-    assumeYes: p.yes, allowHeld: p.allowHeld, allowDowngrades: false, purge: false, quiet: p.quiet, simulate: p.simulate, downloadOnly: p.downloadOnly,
-    requested: new Set(all), autoremoveHint: true, notUpgraded: held.length,
+    assumeYes: p.yes,
+    allowHeld: p.allowHeld,
+    allowDowngrades: false,
+    purge: false,
+    quiet: p.quiet,
+    simulate: p.simulate,
+    downloadOnly: p.downloadOnly,
+    requested: new Set(all),
+    autoremoveHint: true,
+    notUpgraded: held.length,
   });
 }
 
@@ -240,7 +381,10 @@ async function list(io: AptIo, p: Parsed): Promise<number> {
   const st = aptState(m);
   await io.out('Listing...\n');
   const patterns = p.args.map((a) => globRe(a));
-  const names = new Set([...allNames().filter((n) => view.versions(n).length > 0), ...[...m.packages.keys()].filter((n) => installedVersion(m, n) !== undefined)]);
+  const names = new Set([
+    ...allNames().filter((n) => view.versions(n).length > 0),
+    ...[...m.packages.keys()].filter((n) => installedVersion(m, n) !== undefined),
+  ]);
   let out = '';
   for (const name of [...names].sort()) {
     if (patterns.length > 0 && !patterns.some((r) => r.test(name))) continue;
@@ -255,7 +399,15 @@ async function list(io: AptIo, p: Parsed): Promise<number> {
     const suites = [...new Set((shown?.origins ?? []).map((o) => o.repo))];
     if (have === version) suites.push('now' as never);
     const arch = shown?.arch ?? m.packages.get(name)?.arch ?? 'amd64';
-    const tag = upgradableFrom ? ` [upgradable from: ${upgradableFrom}]` : have === version ? (st.auto.has(name) ? ' [installed,automatic]' : ' [installed]') : have ? ` [installed,upgradable to: ${version}]` : '';
+    const tag = upgradableFrom
+      ? ` [upgradable from: ${upgradableFrom}]`
+      : have === version
+        ? st.auto.has(name)
+          ? ' [installed,automatic]'
+          : ' [installed]'
+        : have
+          ? ` [installed,upgradable to: ${version}]`
+          : '';
     out += `${name}/${suites.join(',')} ${version} ${arch}${tag}\n`;
   }
   await io.out(out);
@@ -269,7 +421,8 @@ async function run(front: Front, args: string[], env: ToolEnv): Promise<ExecResu
     await io.err(`E: ${parsed}\n`);
     return io.result(100);
   }
-  if (front === 'apt') await io.err('\nWARNING: apt does not have a stable CLI interface. Use with caution in scripts.\n\n');
+  if (front === 'apt')
+    await io.err('\nWARNING: apt does not have a stable CLI interface. Use with caution in scripts.\n\n');
   const cmd = parsed.command;
   if (cmd === undefined) {
     await io.out(`apt 2.4.13 (amd64)\nUsage: ${front} [options] command\n`);
@@ -279,11 +432,20 @@ async function run(front: Front, args: string[], env: ToolEnv): Promise<ExecResu
   if (cmd === 'update') {
     if (!env.root) {
       await io.out('Reading package lists...\n');
-      await io.err('E: Could not open lock file /var/lib/apt/lists/lock - open (13: Permission denied)\nE: Unable to lock directory /var/lib/apt/lists/\n');
-      await io.err('W: Problem unlinking the file /var/cache/apt/pkgcache.bin - RemoveCaches (13: Permission denied)\nW: Problem unlinking the file /var/cache/apt/srcpkgcache.bin - RemoveCaches (13: Permission denied)\n');
+      await io.err(
+        'E: Could not open lock file /var/lib/apt/lists/lock - open (13: Permission denied)\nE: Unable to lock directory /var/lib/apt/lists/\n',
+      );
+      await io.err(
+        'W: Problem unlinking the file /var/cache/apt/pkgcache.bin - RemoveCaches (13: Permission denied)\nW: Problem unlinking the file /var/cache/apt/srcpkgcache.bin - RemoveCaches (13: Permission denied)\n',
+      );
       return io.result(100);
     }
-    const locked = await lockOrFail(io, front, '/var/lib/apt/lists/lock', 'Unable to lock directory /var/lib/apt/lists/');
+    const locked = await lockOrFail(
+      io,
+      front,
+      '/var/lib/apt/lists/lock',
+      'Unable to lock directory /var/lib/apt/lists/',
+    );
     if (locked !== undefined) return io.result(locked);
     try {
       const code = await aptUpdate(io, parsed.quiet);
@@ -291,7 +453,11 @@ async function run(front: Front, args: string[], env: ToolEnv): Promise<ExecResu
         await io.out('Building dependency tree...\nReading state information...\n');
         const view = await aptView(env.machine, env.ctx.fs);
         const n = upgradable(env.machine, view).length;
-        await io.out(n === 0 ? 'All packages are up to date.\n' : `${n} package${n === 1 ? '' : 's'} can be upgraded. Run 'apt list --upgradable' to see ${n === 1 ? 'it' : 'them'}.\n`);
+        await io.out(
+          n === 0
+            ? 'All packages are up to date.\n'
+            : `${n} package${n === 1 ? '' : 's'} can be upgraded. Run 'apt list --upgradable' to see ${n === 1 ? 'it' : 'them'}.\n`,
+        );
       }
       return io.result(code);
     } finally {
@@ -320,9 +486,16 @@ async function run(front: Front, args: string[], env: ToolEnv): Promise<ExecResu
     return io.result(100);
   }
   if (parsed.simulate && !env.root) {
-    await io.out("NOTE: This is only a simulation!\n      apt-get needs root privileges for real execution.\n      Keep also in mind that locking is deactivated,\n      so don't depend on the relevance to the real current situation!\n");
+    await io.out(
+      "NOTE: This is only a simulation!\n      apt-get needs root privileges for real execution.\n      Keep also in mind that locking is deactivated,\n      so don't depend on the relevance to the real current situation!\n",
+    );
   } else {
-    const locked = await lockOrFail(io, front, '/var/lib/dpkg/lock-frontend', 'Unable to acquire the dpkg frontend lock (/var/lib/dpkg/lock-frontend)');
+    const locked = await lockOrFail(
+      io,
+      front,
+      '/var/lib/dpkg/lock-frontend',
+      'Unable to acquire the dpkg frontend lock (/var/lib/dpkg/lock-frontend)',
+    );
     if (locked !== undefined) return io.result(locked);
   }
   try {
@@ -339,5 +512,15 @@ async function run(front: Front, args: string[], env: ToolEnv): Promise<ExecResu
   }
 }
 
-export const aptGet: Tool = { name: 'apt-get', path: '/usr/bin/apt-get', packages: ['apt'], run: (args, env) => run('apt-get', args, env) };
-export const apt: Tool = { name: 'apt', path: '/usr/bin/apt', packages: ['apt'], run: (args, env) => run('apt', args, env) };
+export const aptGet: Tool = {
+  name: 'apt-get',
+  path: '/usr/bin/apt-get',
+  packages: ['apt'],
+  run: (args, env) => run('apt-get', args, env),
+};
+export const apt: Tool = {
+  name: 'apt',
+  path: '/usr/bin/apt',
+  packages: ['apt'],
+  run: (args, env) => run('apt', args, env),
+};

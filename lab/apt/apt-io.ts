@@ -50,9 +50,15 @@ export const MIRROR_BYTES_PER_S = 40_000_000;
  * second for what it pulls in (libraries, dependencies), DKMS builds as long as their `ms` says.
  * The NVIDIA driver with its ~30 dependencies comes to about a minute, DOCA-OFED to about four.
  */
-export function packageTiming(p: ArchivePackage, seed: number, host: string, requested = true): { unpack: number; setup: number } {
+export function packageTiming(
+  p: ArchivePackage,
+  seed: number,
+  host: string,
+  requested = true,
+): { unpack: number; setup: number } {
   const r = rng(seed, host, 'apt', p.name, p.version);
-  const small = !requested || p.multiArch === 'same' || p.section === 'libs' || p.section === 'libdevel' || p.installedKb < 64;
+  const small =
+    !requested || p.multiArch === 'same' || p.section === 'libs' || p.section === 'libdevel' || p.installedKb < 64;
   const base = small ? r.int(500, 1500) : r.int(2000, 6000);
   return { unpack: Math.round(base * 0.4), setup: p.ms ?? Math.round(base * 0.6) };
 }

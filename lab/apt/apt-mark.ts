@@ -18,33 +18,62 @@ async function run(args: string[], env: Parameters<Tool['run']>[1]): Promise<Exe
   switch (cmd) {
     case 'showhold':
     case 'showholds': {
-      const held = [...m.packages.values()].filter((p) => p.status[0] === 'h' && matches(p.name)).map((p) => p.name).sort();
+      const held = [...m.packages.values()]
+        .filter((p) => p.status[0] === 'h' && matches(p.name))
+        .map((p) => p.name)
+        .sort();
       return { stdout: held.map((n) => `${n}\n`).join(''), stderr: '', exitCode: 0 };
     }
     case 'showauto':
-      return { stdout: installed.filter((n) => st.auto.has(n) && matches(n)).map((n) => `${n}\n`).join(''), stderr: '', exitCode: 0 };
+      return {
+        stdout: installed
+          .filter((n) => st.auto.has(n) && matches(n))
+          .map((n) => `${n}\n`)
+          .join(''),
+        stderr: '',
+        exitCode: 0,
+      };
     case 'showmanual':
-      return { stdout: installed.filter((n) => !st.auto.has(n) && matches(n)).map((n) => `${n}\n`).join(''), stderr: '', exitCode: 0 };
+      return {
+        stdout: installed
+          .filter((n) => !st.auto.has(n) && matches(n))
+          .map((n) => `${n}\n`)
+          .join(''),
+        stderr: '',
+        exitCode: 0,
+      };
     case 'hold':
     case 'unhold':
     case 'auto':
     case 'manual':
       break;
     case undefined:
-      return { stdout: 'apt 2.4.13 (amd64)\nUsage: apt-mark [options] {auto|manual} pkg1 [pkg2 ...]\n', stderr: '', exitCode: 0 };
+      return {
+        stdout: 'apt 2.4.13 (amd64)\nUsage: apt-mark [options] {auto|manual} pkg1 [pkg2 ...]\n',
+        stderr: '',
+        exitCode: 0,
+      };
     default:
       return { stdout: '', stderr: `E: Invalid operation ${cmd}\n`, exitCode: 100 };
   }
   if (names.length === 0) return { stdout: '', stderr: 'E: No packages found\n', exitCode: 100 };
   for (const n of names) {
-    if (!isKnown(n) && !m.packages.has(n)) return { stdout: '', stderr: `E: Unable to locate package ${n}\n`, exitCode: 100 };
+    if (!isKnown(n) && !m.packages.has(n))
+      return { stdout: '', stderr: `E: Unable to locate package ${n}\n`, exitCode: 100 };
   }
   let stdout = '';
   if (cmd === 'auto' || cmd === 'manual') {
-    if (!root) return { stdout: '', stderr: 'E: Could not create temporary file for /var/lib/apt/extended_states - mkstemp (13: Permission denied)\nE: Failed to write temporary StateFile /var/lib/apt/extended_states\n', exitCode: 100 };
+    if (!root)
+      return {
+        stdout: '',
+        stderr:
+          'E: Could not create temporary file for /var/lib/apt/extended_states - mkstemp (13: Permission denied)\nE: Failed to write temporary StateFile /var/lib/apt/extended_states\n',
+        exitCode: 100,
+      };
     for (const n of names) {
       const auto = cmd === 'auto';
-      if (st.auto.has(n) === auto) stdout += `${n} was already set to ${auto ? 'automatically' : 'manually'} installed.\n`;
+      if (st.auto.has(n) === auto)
+        stdout += `${n} was already set to ${auto ? 'automatically' : 'manually'} installed.\n`;
       else {
         if (auto) st.auto.add(n);
         else st.auto.delete(n);
@@ -55,7 +84,13 @@ async function run(args: string[], env: Parameters<Tool['run']>[1]): Promise<Exe
   }
   const hold = cmd === 'hold';
   const changes = names.filter((n) => (m.packages.get(n)?.status[0] === 'h') !== hold);
-  if (changes.length > 0 && !root) return { stdout: '', stderr: 'dpkg: error: requested operation requires superuser privilege\nE: Executing dpkg failed. Are you root?\n', exitCode: 100 };
+  if (changes.length > 0 && !root)
+    return {
+      stdout: '',
+      stderr:
+        'dpkg: error: requested operation requires superuser privilege\nE: Executing dpkg failed. Are you root?\n',
+      exitCode: 100,
+    };
   for (const n of names) {
     const rec = m.packages.get(n);
     const isHeld = rec?.status[0] === 'h';

@@ -11,7 +11,13 @@ import { MIRROR_BYTES_PER_S, packageTiming, type AptIo } from './apt-io.js';
 import { qualifiedName } from './archive.js';
 import type { ArchivePackage } from './archive-types.js';
 import {
-  configure, describe, markHalfInstalled, readingDatabase, removePackage, triggerLines, unpack,
+  configure,
+  describe,
+  markHalfInstalled,
+  readingDatabase,
+  removePackage,
+  triggerLines,
+  unpack,
 } from './dpkg-db.js';
 import { showList, sizeToStr, timeToStr } from './format.js';
 import { repo } from './repos.js';
@@ -70,27 +76,55 @@ export async function executePlan(io: AptIo, plan: Plan, opts: RunOptions): Prom
   const st = aptState(m);
   const say = async (t: string): Promise<void> => (opts.quiet >= 2 ? undefined : io.out(t));
   const installs = plan.order;
-  const newNames = installs.filter((p) => plan.fresh.has(p.name)).map((p) => p.name).sort();
-  const upgrades = installs.filter((p) => plan.replacing.has(p.name)).map((p) => p.name).sort();
-  const additional = installs.filter((p) => !opts.requested.has(p.name)).map((p) => p.name).sort();
+  const newNames = installs
+    .filter((p) => plan.fresh.has(p.name))
+    .map((p) => p.name)
+    .sort();
+  const upgrades = installs
+    .filter((p) => plan.replacing.has(p.name))
+    .map((p) => p.name)
+    .sort();
+  const additional = installs
+    .filter((p) => !opts.requested.has(p.name))
+    .map((p) => p.name)
+    .sort();
 
   const orphans = garbage(m, new Set(plan.remove), installs).filter((n) => !plan.remove.includes(n));
   if (orphans.length > 0 && opts.autoremoveHint) {
     const one = orphans.length === 1;
     const sudo = io.env.ctx.env.get('SUDO_USER') ? 'sudo ' : '';
-    await say(showList(one ? 'The following package was automatically installed and is no longer required:' : 'The following packages were automatically installed and are no longer required:', orphans));
+    await say(
+      showList(
+        one
+          ? 'The following package was automatically installed and is no longer required:'
+          : 'The following packages were automatically installed and are no longer required:',
+        orphans,
+      ),
+    );
     await say(`Use '${sudo}apt autoremove' to remove ${one ? 'it' : 'them'}.\n`);
   }
   await say(showList('The following additional packages will be installed:', additional));
   await say(showList('Suggested packages:', plan.suggested));
   await say(showList('Recommended packages:', plan.recommended));
-  await say(showList('The following packages will be REMOVED:', plan.remove.map((n) => (opts.purge ? `${n}*` : n))));
+  await say(
+    showList(
+      'The following packages will be REMOVED:',
+      plan.remove.map((n) => (opts.purge ? `${n}*` : n)),
+    ),
+  );
   await say(showList('The following NEW packages will be installed:', newNames));
   await say(showList('The following held packages will be changed:', plan.heldChanged));
-  await say(showList('The following packages will be upgraded:', upgrades.filter((n) => !plan.downgrades.includes(n))));
+  await say(
+    showList(
+      'The following packages will be upgraded:',
+      upgrades.filter((n) => !plan.downgrades.includes(n)),
+    ),
+  );
   await say(showList('The following packages will be DOWNGRADED:', [...plan.downgrades].sort()));
   const upgradedCount = upgrades.length - plan.downgrades.length;
-  await say(`${upgradedCount} upgraded, ${newNames.length} newly installed, ${plan.downgrades.length > 0 ? `${plan.downgrades.length} downgraded, ` : ''}${plan.remove.length} to remove and ${opts.notUpgraded} not upgraded.\n`);
+  await say(
+    `${upgradedCount} upgraded, ${newNames.length} newly installed, ${plan.downgrades.length > 0 ? `${plan.downgrades.length} downgraded, ` : ''}${plan.remove.length} to remove and ${opts.notUpgraded} not upgraded.\n`,
+  );
   if (installs.length === 0 && plan.remove.length === 0) return 0;
 
   if (plan.heldChanged.length > 0 && !opts.allowHeld && opts.assumeYes) {
@@ -103,20 +137,40 @@ export async function executePlan(io: AptIo, plan: Plan, opts: RunOptions): Prom
   }
 
   const download = installs.reduce((s, p) => s + p.size, 0);
-  const addedKb = installs.reduce((s, p) => s + p.installedKb - (plan.replacing.has(p.name) ? (describe({ name: p.name, version: plan.replacing.get(p.name) as string })?.installedKb ?? 0) : 0), 0)
-    - plan.remove.reduce((s, n) => s + (describe(m.packages.get(n) ?? { name: n, version: '' })?.installedKb ?? 0), 0);
+  const addedKb =
+    installs.reduce(
+      (s, p) =>
+        s +
+        p.installedKb -
+        (plan.replacing.has(p.name)
+          ? (describe({ name: p.name, version: plan.replacing.get(p.name) as string })?.installedKb ?? 0)
+          : 0),
+      0,
+    ) -
+    plan.remove.reduce((s, n) => s + (describe(m.packages.get(n) ?? { name: n, version: '' })?.installedKb ?? 0), 0);
   if (download > 0) await say(`Need to get ${sizeToStr(download, io.grouping)} of archives.\n`);
-  if (addedKb >= 0) await say(`After this operation, ${sizeToStr(addedKb * 1000, io.grouping)} of additional disk space will be used.\n`);
+  if (addedKb >= 0)
+    await say(
+      `After this operation, ${sizeToStr(addedKb * 1000, io.grouping)} of additional disk space will be used.\n`,
+    );
   else await say(`After this operation, ${sizeToStr(-addedKb * 1000, io.grouping)} disk space will be freed.\n`);
 
   if (opts.simulate) {
     for (const n of plan.remove) await io.out(`Remv ${n} [${m.packages.get(n)?.version ?? ''}]\n`);
-    for (const p of installs) await io.out(`Inst ${p.name} ${plan.replacing.has(p.name) ? `[${plan.replacing.get(p.name)}] ` : ''}(${p.version} ${p.origins[0] ? `Ubuntu:22.04/${p.origins[0].repo}` : 'now'} [${p.arch}])\n`);
-    for (const p of installs) await io.out(`Conf ${p.name} (${p.version} ${p.origins[0] ? `Ubuntu:22.04/${p.origins[0].repo}` : 'now'} [${p.arch}])\n`);
+    for (const p of installs)
+      await io.out(
+        `Inst ${p.name} ${plan.replacing.has(p.name) ? `[${plan.replacing.get(p.name)}] ` : ''}(${p.version} ${p.origins[0] ? `Ubuntu:22.04/${p.origins[0].repo}` : 'now'} [${p.arch}])\n`,
+      );
+    for (const p of installs)
+      await io.out(
+        `Conf ${p.name} (${p.version} ${p.origins[0] ? `Ubuntu:22.04/${p.origins[0].repo}` : 'now'} [${p.arch}])\n`,
+      );
     return 0;
   }
 
-  const mustAsk = !opts.assumeYes && (additional.length > 0 || plan.remove.length > 0 || plan.heldChanged.length > 0 || plan.downgrades.length > 0);
+  const mustAsk =
+    !opts.assumeYes &&
+    (additional.length > 0 || plan.remove.length > 0 || plan.heldChanged.length > 0 || plan.downgrades.length > 0);
   if (mustAsk) {
     await io.out('Do you want to continue? [Y/n] ');
     if (!confirmed(io)) {
@@ -137,7 +191,9 @@ export async function executePlan(io: AptIo, plan: Plan, opts: RunOptions): Prom
   }
   if (download > 0) {
     const secs = Math.max(1, Math.round(downloadMs / 1000));
-    await say(`Fetched ${sizeToStr(download, io.grouping)} in ${timeToStr(secs)} (${sizeToStr(download / secs, io.grouping)}/s)\n`);
+    await say(
+      `Fetched ${sizeToStr(download, io.grouping)} in ${timeToStr(secs)} (${sizeToStr(download / secs, io.grouping)}/s)\n`,
+    );
   }
   if (opts.downloadOnly) {
     await say('Download complete and in download only mode\n');
@@ -192,7 +248,9 @@ export async function executePlan(io: AptIo, plan: Plan, opts: RunOptions): Prom
     if (plan.auto.has(p.name)) st.auto.add(p.name);
     if (opts.requested.has(p.name)) st.auto.delete(p.name);
   }
-  const removedPkgs = plan.remove.map((n) => describe({ name: n, version: '' })).filter((x): x is ArchivePackage => x !== undefined);
+  const removedPkgs = plan.remove
+    .map((n) => describe({ name: n, version: '' }))
+    .filter((x): x is ArchivePackage => x !== undefined);
   for (const l of triggerLines(m, [...installs, ...removedPkgs])) {
     await io.out(`${l}\n`);
     if (!(await io.sleep(300))) return fail();

@@ -34,7 +34,9 @@ export async function aptUpdate(io: AptIo, quiet: number): Promise<number> {
     const r = src.repo;
     if (!r) {
       const host = /^[a-z]+:\/\/([^/:]+)/.exec(src.uri)?.[1];
-      const why = host ? `Temporary failure resolving '${host}'` : `File not found - ${src.uri.replace(/^file:/, '')}/${src.suite}/InRelease (2: No such file or directory)`;
+      const why = host
+        ? `Temporary failure resolving '${host}'`
+        : `File not found - ${src.uri.replace(/^file:/, '')}/${src.suite}/InRelease (2: No such file or directory)`;
       await say(`Err:${n} ${label(src.uri, src.suite)} InRelease\n  ${why}\n`);
       failed.push(`${src.uri}/dists/${src.suite}/InRelease  ${why}`);
       continue;
@@ -50,11 +52,15 @@ export async function aptUpdate(io: AptIo, quiet: number): Promise<number> {
     fetched += r.inReleaseBytes;
     // Every sources line of this repository contributes its components' indices.
     const comps = new Set<Component>();
-    for (const l of view.sources) if (l.repo?.id === r.id) for (const c of r.flat ? [''] : l.components) comps.add(c as Component);
+    for (const l of view.sources)
+      if (l.repo?.id === r.id) for (const c of r.flat ? [''] : l.components) comps.add(c as Component);
     for (const c of comps) {
       const bytes = r.indexBytes[c];
       if (!bytes) continue;
-      indices.push({ line: r.flat ? `${label(src.uri, src.suite)} Packages` : `${src.uri} ${src.suite}/${c} amd64 Packages`, bytes });
+      indices.push({
+        line: r.flat ? `${label(src.uri, src.suite)} Packages` : `${src.uri} ${src.suite}/${c} amd64 Packages`,
+        bytes,
+      });
     }
     st.lists.add(r.id);
     st.fresh.add(r.id);
@@ -69,12 +75,15 @@ export async function aptUpdate(io: AptIo, quiet: number): Promise<number> {
   }
   if (fetched > 0) {
     const secs = Math.max(1, Math.round(elapsed / 1000));
-    await say(`Fetched ${sizeToStr(fetched, io.grouping)} in ${timeToStr(secs)} (${sizeToStr(fetched / secs, io.grouping)}/s)\n`);
+    await say(
+      `Fetched ${sizeToStr(fetched, io.grouping)} in ${timeToStr(secs)} (${sizeToStr(fetched / secs, io.grouping)}/s)\n`,
+    );
   }
   await io.sleep(400);
   await say('Reading package lists...\n');
   m.revision++;
   for (const f of failed) await io.err(`W: Failed to fetch ${f}\n`);
-  if (failed.length > 0) await io.err('W: Some index files failed to download. They have been ignored, or old ones used instead.\n');
+  if (failed.length > 0)
+    await io.err('W: Some index files failed to download. They have been ignored, or old ones used instead.\n');
   return 0;
 }

@@ -13,7 +13,7 @@ import { JAMMY_SOURCES_LIST } from './repos.js';
 
 const SYNOPSIS: Record<string, [section: string, description: string]> = {
   adduser: ['admin', 'add and remove users and groups'],
-  apt: ['admin', "commandline package manager"],
+  apt: ['admin', 'commandline package manager'],
   'base-files': ['admin', 'Debian base system miscellaneous files'],
   'base-passwd': ['admin', 'Debian base system master password and group files'],
   bash: ['shells', 'GNU Bourne Again SHell'],
@@ -52,7 +52,10 @@ const SYNOPSIS: Record<string, [section: string, description: string]> = {
   'linux-image-5.15.0-126-generic': ['kernel', 'Signed kernel image generic'],
   'linux-image-generic': ['kernel', 'Generic Linux kernel image'],
   'linux-modules-5.15.0-126-generic': ['kernel', 'Linux kernel extra modules for version 5.15.0 on 64 bit x86 SMP'],
-  'linux-modules-extra-5.15.0-126-generic': ['kernel', 'Linux kernel extra modules for version 5.15.0 on 64 bit x86 SMP'],
+  'linux-modules-extra-5.15.0-126-generic': [
+    'kernel',
+    'Linux kernel extra modules for version 5.15.0 on 64 bit x86 SMP',
+  ],
   locales: ['localization', 'GNU C Library: National Language (locale) data [support]'],
   login: ['admin', 'system login tools'],
   'lsb-release': ['misc', 'Linux Standard Base version reporting utility'],
@@ -129,7 +132,6 @@ IPT_SYSCTL=/etc/ufw/sysctl.conf
 
 IPT_MODULES=""
 `;
-
 
 const TIMESYNCD_UNIT = unit({
   Unit: [
@@ -256,8 +258,15 @@ export function basePackages(): ArchivePackage[] {
     if (p.name === 'libc6') extra.multiArch = 'same';
     if (p.name === 'systemd-timesyncd') {
       Object.assign(extra, {
-        provides: ['time-daemon'], conflicts: ['time-daemon'],
-        files: { '/etc/systemd/timesyncd.conf': { content: '#  This file is part of systemd.\n#\n# See timesyncd.conf(5) for details.\n\n[Time]\n#NTP=\n#FallbackNTP=ntp.ubuntu.com\n#RootDistanceMaxSec=5\n#PollIntervalMinSec=32\n#PollIntervalMaxSec=2048\n', conffile: true } },
+        provides: ['time-daemon'],
+        conflicts: ['time-daemon'],
+        files: {
+          '/etc/systemd/timesyncd.conf': {
+            content:
+              '#  This file is part of systemd.\n#\n# See timesyncd.conf(5) for details.\n\n[Time]\n#NTP=\n#FallbackNTP=ntp.ubuntu.com\n#RootDistanceMaxSec=5\n#PollIntervalMinSec=32\n#PollIntervalMaxSec=2048\n',
+            conffile: true,
+          },
+        },
         units: [{ name: 'systemd-timesyncd.service', content: TIMESYNCD_UNIT, enable: true, start: true }],
       });
     }

@@ -31,7 +31,12 @@ export function parseDep(dep: string): DepAlternative[] {
   });
 }
 
-export function altSatisfiedBy(alt: DepAlternative, name: string, version: string, provides: readonly string[] = []): boolean {
+export function altSatisfiedBy(
+  alt: DepAlternative,
+  name: string,
+  version: string,
+  provides: readonly string[] = [],
+): boolean {
   if (alt.name === name) return !alt.rel || satisfies(version, alt.rel, alt.version as string);
   // A versioned dependency is never satisfied by a virtual package (Debian policy 7.5).
   return !alt.rel && provides.includes(alt.name);

@@ -8,4 +8,7 @@ import { CUDA_KEYRING } from './archive-nvidia.js';
 import { debFileName } from './dpkg.js';
 import { CUDA_REPO_URI } from './repos.js';
 
-registerDownload(`${CUDA_REPO_URI}/${debFileName(CUDA_KEYRING)}`, { bytes: CUDA_KEYRING.size, type: 'application/x-debian-package' });
+registerDownload(`${CUDA_REPO_URI}/${debFileName(CUDA_KEYRING)}`, {
+  bytes: CUDA_KEYRING.size,
+  type: 'application/x-debian-package',
+});

@@ -102,7 +102,12 @@ export async function configure(m: Machine, fs: IFileSystem, p: ArchivePackage):
 }
 
 /** dpkg --remove / --purge. Returns what deb-systemd-helper prints when a purge drops enable links. */
-export async function removePackage(m: Machine, fs: IFileSystem, name: string, purge: boolean): Promise<{ purging: string[] }> {
+export async function removePackage(
+  m: Machine,
+  fs: IFileSystem,
+  name: string,
+  purge: boolean,
+): Promise<{ purging: string[] }> {
   const rec = m.packages.get(name);
   if (!rec) return { purging: [] };
   const a = describe(rec);
@@ -113,10 +118,13 @@ export async function removePackage(m: Machine, fs: IFileSystem, name: string, p
       if (serviceBackend().isActive(m, u.name)) await serviceBackend().stop(m, u.name);
       await fs.rm(`/usr/lib/systemd/system/${u.name}`, { force: true });
     }
-    for (const [path, f] of Object.entries(a?.files ?? {})) if (!fileOf(f).conffile) await fs.rm(canonical(path), { force: true });
+    for (const [path, f] of Object.entries(a?.files ?? {}))
+      if (!fileOf(f).conffile) await fs.rm(canonical(path), { force: true });
     for (const path of Object.keys(a?.links ?? {})) await fs.rm(canonical(path), { force: true });
   }
-  const conffiles = Object.entries(a?.files ?? {}).filter(([, f]) => fileOf(f).conffile).map(([path]) => path);
+  const conffiles = Object.entries(a?.files ?? {})
+    .filter(([, f]) => fileOf(f).conffile)
+    .map(([path]) => path);
   if (purge) {
     for (const path of conffiles) await fs.rm(canonical(path), { force: true });
     // deb-systemd-helper purge drops the enable links with the unit's state.
@@ -183,7 +191,8 @@ export function packageFiles(m: Machine): Record<string, { content: string; mode
       if (p.status[1] === 'c' && !file.conffile) continue;
       out[canonical(path)] = { content: file.content, mode: file.mode ?? 0o644 };
     }
-    if (p.status[1] === 'i') for (const u of a?.units ?? []) out[`/usr/lib/systemd/system/${u.name}`] = { content: u.content, mode: 0o644 };
+    if (p.status[1] === 'i')
+      for (const u of a?.units ?? []) out[`/usr/lib/systemd/system/${u.name}`] = { content: u.content, mode: 0o644 };
   }
   return out;
 }
@@ -194,7 +203,10 @@ export function packageFiles(m: Machine): Record<string, { content: string; mode
  * (packageFiles). Enable links are the systemd model's business at that point (units of
  * installed packages: services.installedUnits).
  */
-export function installInModel(m: Machine, pkgs: ReadonlyArray<string | { name: string; version: string; auto?: boolean }>): void {
+export function installInModel(
+  m: Machine,
+  pkgs: ReadonlyArray<string | { name: string; version: string; auto?: boolean }>,
+): void {
   for (const spec of pkgs) {
     const s = typeof spec === 'string' ? { name: spec, version: undefined } : spec;
     const a = s.version ? findVersion(s.name, s.version) : versionsOf(s.name)[0];

@@ -13,7 +13,16 @@ import { fileOf, qualifiedName } from './archive.js';
 import type { ArchivePackage } from './archive-types.js';
 import { describe } from './dpkg-db.js';
 
-const STATUS_WORDS: Record<string, string> = { i: 'installed', c: 'config-files', n: 'not-installed', U: 'unpacked', H: 'half-installed', F: 'half-configured', W: 'triggers-awaited', t: 'triggers-pending' };
+const STATUS_WORDS: Record<string, string> = {
+  i: 'installed',
+  c: 'config-files',
+  n: 'not-installed',
+  U: 'unpacked',
+  H: 'half-installed',
+  F: 'half-configured',
+  W: 'triggers-awaited',
+  t: 'triggers-pending',
+};
 const WANT_WORDS: Record<string, string> = { i: 'install', h: 'hold', r: 'deinstall', p: 'purge', u: 'unknown' };
 
 const UBUNTU_MAINT = 'Ubuntu Developers <ubuntu-devel-discuss@lists.ubuntu.com>';
@@ -60,7 +69,10 @@ function field(p: InstalledPackage, name: string): string {
 }
 
 function unescape(fmt: string): string {
-  return fmt.replace(/\\(.)/g, (_, c: string) => ({ n: '\n', t: '\t', r: '\r', '\\': '\\' } as Record<string, string>)[c] ?? c);
+  return fmt.replace(
+    /\\(.)/g,
+    (_, c: string) => (({ n: '\n', t: '\t', r: '\r', '\\': '\\' }) as Record<string, string>)[c] ?? c,
+  );
 }
 
 function render(fmt: string, p: InstalledPackage): string {
@@ -72,15 +84,26 @@ function render(fmt: string, p: InstalledPackage): string {
   });
 }
 
-const globRe = (g: string): RegExp => new RegExp(`^${g.replace(/[.+^$(){}|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
+const globRe = (g: string): RegExp =>
+  new RegExp(
+    `^${g
+      .replace(/[.+^$(){}|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.')}$`,
+  );
 const isGlob = (s: string): boolean => /[*?[]/.test(s);
-const sorted = (m: Machine): InstalledPackage[] => [...m.packages.values()].sort((a, b) => a.name.localeCompare(b.name));
+const sorted = (m: Machine): InstalledPackage[] =>
+  [...m.packages.values()].sort((a, b) => a.name.localeCompare(b.name));
 
 /**
  * Packages matching any pattern, in dpkg's database order (sorted by name, whatever the order of
  * the patterns); the patterns nothing matched, for the `no packages found` errors after them.
  */
-function matching(m: Machine, patterns: readonly string[], all: boolean): { hits: InstalledPackage[]; unmatched: string[] } {
+function matching(
+  m: Machine,
+  patterns: readonly string[],
+  all: boolean,
+): { hits: InstalledPackage[]; unmatched: string[] } {
   const pats = (patterns.length > 0 ? patterns : ['*']).map((p) => ({ p, re: globRe(p), found: false }));
   const hits: InstalledPackage[] = [];
   for (const pkg of sorted(m)) {
@@ -111,7 +134,12 @@ export function list(m: Machine, patterns: readonly string[]): ExecResult {
   }
   const { hits, unmatched } = matching(m, patterns, patterns.length > 0);
   const stderr = unmatched.map((p) => `dpkg-query: no packages found matching ${p}\n`).join('');
-  const rows = hits.map((p) => `${p.status} ${field(p, 'binary:Package').padEnd(w.n)} ${p.version.padEnd(w.v)} ${p.arch.padEnd(w.a)} ${field(p, 'Description')}\n`).join('');
+  const rows = hits
+    .map(
+      (p) =>
+        `${p.status} ${field(p, 'binary:Package').padEnd(w.n)} ${p.version.padEnd(w.v)} ${p.arch.padEnd(w.a)} ${field(p, 'Description')}\n`,
+    )
+    .join('');
   if (rows === '') return { stdout: '', stderr, exitCode: 1 };
   const head = [
     'Desired=Unknown/Install/Remove/Purge/Hold',
@@ -134,7 +162,12 @@ export function status(m: Machine, names: readonly string[]): ExecResult {
       continue;
     }
     const a = describe(p);
-    const lines = [`Package: ${p.name}`, `Status: ${field(p, 'Status')}`, `Priority: ${a?.priority ?? 'optional'}`, `Section: ${a?.section ?? 'misc'}`];
+    const lines = [
+      `Package: ${p.name}`,
+      `Status: ${field(p, 'Status')}`,
+      `Priority: ${a?.priority ?? 'optional'}`,
+      `Section: ${a?.section ?? 'misc'}`,
+    ];
     if (p.status[1] !== 'c') lines.push(`Installed-Size: ${a?.installedKb ?? 0}`);
     lines.push(`Maintainer: ${field(p, 'Maintainer')}`, `Architecture: ${p.arch}`);
     if (a?.multiArch) lines.push(`Multi-Arch: ${a.multiArch}`);
@@ -145,7 +178,9 @@ export function status(m: Machine, names: readonly string[]): ExecResult {
     if (a?.recommends?.length) lines.push(`Recommends: ${a.recommends.join(', ')}`);
     if (a?.suggests?.length) lines.push(`Suggests: ${a.suggests.join(', ')}`);
     if (a?.conflicts?.length) lines.push(`Conflicts: ${a.conflicts.join(', ')}`);
-    const conffiles = Object.entries(a?.files ?? {}).filter(([, f]) => fileOf(f).conffile).map(([path]) => path);
+    const conffiles = Object.entries(a?.files ?? {})
+      .filter(([, f]) => fileOf(f).conffile)
+      .map(([path]) => path);
     if (conffiles.length > 0) lines.push('Conffiles:', ...conffiles.map((c) => ` ${c} ${hash(c + p.version)}`));
     lines.push(`Description: ${a?.description ?? p.name}`);
     stdout += `${lines.join('\n')}\n\n`;
@@ -167,8 +202,13 @@ function hash(s: string): string {
 
 /** Every path a package owns: its files, unit files and links, with their directories (dpkg -L order). */
 export function ownedPaths(a: ArchivePackage): string[] {
-  const files = [...Object.keys(a.files ?? {}), ...Object.keys(a.links ?? {}), ...(a.units ?? []).map((u) => `/lib/systemd/system/${u.name}`),
-    `/usr/share/doc/${a.name}/copyright`, `/usr/share/doc/${a.name}/changelog.Debian.gz`];
+  const files = [
+    ...Object.keys(a.files ?? {}),
+    ...Object.keys(a.links ?? {}),
+    ...(a.units ?? []).map((u) => `/lib/systemd/system/${u.name}`),
+    `/usr/share/doc/${a.name}/copyright`,
+    `/usr/share/doc/${a.name}/changelog.Debian.gz`,
+  ];
   const all = new Set<string>(['/.']);
   for (const f of files) {
     const parts = f.split('/').filter(Boolean);
@@ -189,7 +229,12 @@ export function listFiles(m: Machine, names: readonly string[]): ExecResult {
       continue;
     }
     if (i > 0) stdout += '\n';
-    const paths = p.status[1] === 'c' ? Object.entries(a.files ?? {}).filter(([, f]) => fileOf(f).conffile).map(([x]) => x) : ownedPaths(a);
+    const paths =
+      p.status[1] === 'c'
+        ? Object.entries(a.files ?? {})
+            .filter(([, f]) => fileOf(f).conffile)
+            .map(([x]) => x)
+        : ownedPaths(a);
     stdout += paths.map((x) => `${x}\n`).join('');
   }
   return { stdout, stderr, exitCode: stderr ? 1 : 0 };
@@ -223,14 +268,35 @@ export const dpkgQuery: Tool = {
   path: '/usr/bin/dpkg-query',
   packages: ['dpkg'],
   run(args, { machine }) {
-    const p = getopt(args, 'Wf:lsLS', { show: false, showformat: true, list: false, status: false, listfiles: false, search: false });
-    if (p.error) return fail(2, `dpkg-query: error: unknown option ${p.error.option}\n\nType dpkg-query --help for help about querying packages.\n`);
+    const p = getopt(args, 'Wf:lsLS', {
+      show: false,
+      showformat: true,
+      list: false,
+      status: false,
+      listfiles: false,
+      search: false,
+    });
+    if (p.error)
+      return fail(
+        2,
+        `dpkg-query: error: unknown option ${p.error.option}\n\nType dpkg-query --help for help about querying packages.\n`,
+      );
     const has = (...n: string[]): boolean => p.opts.some((o) => n.includes(o.name));
     if (has('l', 'list')) return list(machine, p.operands);
-    if (has('s', 'status')) return p.operands.length === 0 ? fail(2, 'dpkg-query: error: --status needs at least one package name argument\n\nType dpkg-query --help for help about querying packages.\n') : status(machine, p.operands);
+    if (has('s', 'status'))
+      return p.operands.length === 0
+        ? fail(
+            2,
+            'dpkg-query: error: --status needs at least one package name argument\n\nType dpkg-query --help for help about querying packages.\n',
+          )
+        : status(machine, p.operands);
     if (has('L', 'listfiles')) return listFiles(machine, p.operands);
     if (has('S', 'search')) return search(machine, p.operands);
-    if (!has('W', 'show')) return fail(2, 'dpkg-query: error: need an action option\n\nType dpkg-query --help for help about querying packages.\n');
+    if (!has('W', 'show'))
+      return fail(
+        2,
+        'dpkg-query: error: need an action option\n\nType dpkg-query --help for help about querying packages.\n',
+      );
     // dpkg's option parser drops the '=' of `-f=FORMAT` (the usual `-f='${Package}\n'` spelling).
     const fmt = (value(p, 'f', 'showformat') ?? '${binary:Package}\\t${Version}\\n').replace(/^=/, '');
     return show(machine, fmt, p.operands);

@@ -11,7 +11,13 @@ import { aptIo, packageTiming, type AptIo } from './apt-io.js';
 import { altSatisfiedBy, findVersion, isKnown, parseDep, qualifiedName, versionsOf } from './archive.js';
 import type { ArchivePackage } from './archive-types.js';
 import {
-  configure, describe, markHalfInstalled, readingDatabase, removePackage, triggerLines, unpack,
+  configure,
+  describe,
+  markHalfInstalled,
+  readingDatabase,
+  removePackage,
+  triggerLines,
+  unpack,
 } from './dpkg-db.js';
 import { list, listFiles, search, status } from './dpkg-query.js';
 import { aptState, installedVersion, leaveDpkgJournal, mergeDpkgJournal } from './state.js';
@@ -38,7 +44,13 @@ function unmetDepends(io: AptIo, p: ArchivePackage): string[] {
   for (const dep of p.depends ?? []) {
     const alts = parseDep(dep);
     if (alts.some((a) => !isKnown(a.name))) continue;
-    const ok = alts.some((alt) => [...m.packages.values()].some((q) => installedVersion(m, q.name) !== undefined && altSatisfiedBy(alt, q.name, q.version, describe(q)?.provides ?? [])));
+    const ok = alts.some((alt) =>
+      [...m.packages.values()].some(
+        (q) =>
+          installedVersion(m, q.name) !== undefined &&
+          altSatisfiedBy(alt, q.name, q.version, describe(q)?.provides ?? []),
+      ),
+    );
     if (!ok) out.push(dep);
   }
   return out;
@@ -56,7 +68,9 @@ async function install(io: AptIo, files: readonly string[]): Promise<number> {
     }
     const p = debPackage(f);
     if (!p) {
-      await io.err(`dpkg-deb: error: '${f}' is not a Debian format archive\ndpkg: error processing archive ${f} (--install):\n dpkg-deb --control subprocess returned error exit status 2\n`);
+      await io.err(
+        `dpkg-deb: error: '${f}' is not a Debian format archive\ndpkg: error processing archive ${f} (--install):\n dpkg-deb --control subprocess returned error exit status 2\n`,
+      );
       errors.push(f);
       continue;
     }
@@ -71,7 +85,10 @@ async function install(io: AptIo, files: readonly string[]): Promise<number> {
     const t = packageTiming(p, m.seed, m.hostname);
     markHalfInstalled(m, p);
     if (!(await io.sleep(t.unpack))) {
-      await leaveDpkgJournal(m, pkgs.slice(0, i + 1).map((x) => x.p.name));
+      await leaveDpkgJournal(
+        m,
+        pkgs.slice(0, i + 1).map((x) => x.p.name),
+      );
       return 2;
     }
     await io.out(old ? `Unpacking ${q} (${p.version}) over (${old}) ...\n` : `Unpacking ${q} (${p.version}) ...\n`);
@@ -80,20 +97,31 @@ async function install(io: AptIo, files: readonly string[]): Promise<number> {
   for (const { p } of pkgs) {
     const unmet = unmetDepends(io, p);
     if (unmet.length > 0) {
-      const lines = unmet.map((d) => ` ${p.name} depends on ${d}; however:\n  Package ${parseDep(d)[0]?.name} is not installed.`);
-      await io.err(`dpkg: dependency problems prevent configuration of ${p.name}:\n${lines.join('\n')}\n\ndpkg: error processing package ${p.name} (--install):\n dependency problems - leaving unconfigured\n`);
+      const lines = unmet.map(
+        (d) => ` ${p.name} depends on ${d}; however:\n  Package ${parseDep(d)[0]?.name} is not installed.`,
+      );
+      await io.err(
+        `dpkg: dependency problems prevent configuration of ${p.name}:\n${lines.join('\n')}\n\ndpkg: error processing package ${p.name} (--install):\n dependency problems - leaving unconfigured\n`,
+      );
       errors.push(p.name);
       continue;
     }
     await io.out(`Setting up ${qualifiedName(p.name)} (${p.version}) ...\n`);
     if (!(await io.sleep(packageTiming(p, m.seed, m.hostname).setup))) {
-      await leaveDpkgJournal(m, pkgs.map((x) => x.p.name));
+      await leaveDpkgJournal(
+        m,
+        pkgs.map((x) => x.p.name),
+      );
       return 2;
     }
     const lines = await configure(m, ctx.fs, p);
     if (lines.length > 0) await io.out(`${lines.join('\n')}\n`);
   }
-  for (const l of triggerLines(m, pkgs.map((x) => x.p))) await io.out(`${l}\n`);
+  for (const l of triggerLines(
+    m,
+    pkgs.map((x) => x.p),
+  ))
+    await io.out(`${l}\n`);
   await io.env.syncCommands?.();
   if (errors.length > 0) {
     await io.err(`Errors were encountered while processing:\n${errors.map((e) => ` ${e}`).join('\n')}\n`);
@@ -112,10 +140,18 @@ async function remove(io: AptIo, names: readonly string[], purge: boolean): Prom
       await io.err(`dpkg: warning: ignoring request to remove ${name} which isn't installed\n`);
       continue;
     }
-    const dependants = [...m.packages.values()].filter((q) => q.name !== name && installedVersion(m, q.name) !== undefined
-      && (describe(q)?.depends ?? []).some((d) => parseDep(d).every((alt) => alt.name === name || (describe(rec)?.provides ?? []).includes(alt.name))));
+    const dependants = [...m.packages.values()].filter(
+      (q) =>
+        q.name !== name &&
+        installedVersion(m, q.name) !== undefined &&
+        (describe(q)?.depends ?? []).some((d) =>
+          parseDep(d).every((alt) => alt.name === name || (describe(rec)?.provides ?? []).includes(alt.name)),
+        ),
+    );
     if (dependants.length > 0 && rec.status[1] !== 'c') {
-      await io.err(`dpkg: dependency problems prevent removal of ${name}:\n${dependants.map((d) => ` ${d.name} depends on ${name}.`).join('\n')}\n\ndpkg: error processing package ${name} (--${purge ? 'purge' : 'remove'}):\n dependency problems - not removing\n`);
+      await io.err(
+        `dpkg: dependency problems prevent removal of ${name}:\n${dependants.map((d) => ` ${d.name} depends on ${name}.`).join('\n')}\n\ndpkg: error processing package ${name} (--${purge ? 'purge' : 'remove'}):\n dependency problems - not removing\n`,
+      );
       errors.push(name);
       continue;
     }
@@ -124,7 +160,10 @@ async function remove(io: AptIo, names: readonly string[], purge: boolean): Prom
     if (rec.status[1] !== 'c') await io.out(`Removing ${qualifiedName(name)} (${rec.version}) ...\n`);
     await io.sleep(500);
     const { purging } = await removePackage(m, ctx.fs, name, purge);
-    if (purge) await io.out(`Purging configuration files for ${qualifiedName(name)} (${rec.version}) ...\n${purging.map((l) => `${l}\n`).join('')}`);
+    if (purge)
+      await io.out(
+        `Purging configuration files for ${qualifiedName(name)} (${rec.version}) ...\n${purging.map((l) => `${l}\n`).join('')}`,
+      );
   }
   await io.env.syncCommands?.();
   if (errors.length > 0) {
@@ -136,7 +175,9 @@ async function remove(io: AptIo, names: readonly string[], purge: boolean): Prom
 
 async function configurePending(io: AptIo, names: readonly string[], all: boolean): Promise<number> {
   const { machine: m, ctx } = io.env;
-  const pending = [...m.packages.values()].filter((p) => (all || names.includes(p.name)) && 'UF'.includes(p.status[1] ?? ''));
+  const pending = [...m.packages.values()].filter(
+    (p) => (all || names.includes(p.name)) && 'UF'.includes(p.status[1] ?? ''),
+  );
   for (const rec of pending) {
     const p = findVersion(rec.name, rec.version) ?? versionsOf(rec.name)[0];
     if (!p) continue;
@@ -157,14 +198,23 @@ async function configurePending(io: AptIo, names: readonly string[], all: boolea
  */
 function audit(m: Parameters<Tool['run']>[1]['machine']): ExecResult {
   const kinds: Array<[state: string, head: string]> = [
-    ['U', 'The following packages have been unpacked but not yet configured.\n'
-      + 'They must be configured using dpkg --configure or the configure\nmenu option in dselect for them to work:\n'],
-    ['F', 'The following packages are only half configured, probably due to problems\n'
-      + 'configuring them the first time.  The configuration should be retried using\n'
-      + 'dpkg --configure <package> or the configure menu option in dselect:\n'],
-    ['H', 'The following packages are only half installed, due to problems during\n'
-      + 'installation.  The installation can probably be completed by retrying it;\n'
-      + 'the packages can be removed using dselect or dpkg --remove:\n'],
+    [
+      'U',
+      'The following packages have been unpacked but not yet configured.\n' +
+        'They must be configured using dpkg --configure or the configure\nmenu option in dselect for them to work:\n',
+    ],
+    [
+      'F',
+      'The following packages are only half configured, probably due to problems\n' +
+        'configuring them the first time.  The configuration should be retried using\n' +
+        'dpkg --configure <package> or the configure menu option in dselect:\n',
+    ],
+    [
+      'H',
+      'The following packages are only half installed, due to problems during\n' +
+        'installation.  The installation can probably be completed by retrying it;\n' +
+        'the packages can be removed using dselect or dpkg --remove:\n',
+    ],
   ];
   const all = [...m.packages.values()].sort((a, b) => a.name.localeCompare(b.name));
   let out = '';
@@ -182,7 +232,15 @@ function audit(m: Parameters<Tool['run']>[1]['machine']): ExecResult {
 
 /** `dpkg --get-selections`: name, tabs to column 48, selection. */
 async function selections(io: AptIo, patterns: readonly string[]): Promise<number> {
-  const re = patterns.map((p) => new RegExp(`^${p.replace(/[.+^$(){}|\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`));
+  const re = patterns.map(
+    (p) =>
+      new RegExp(
+        `^${p
+          .replace(/[.+^$(){}|\\]/g, '\\$&')
+          .replace(/\*/g, '.*')
+          .replace(/\?/g, '.')}$`,
+      ),
+  );
   let out = '';
   for (const p of [...io.env.machine.packages.values()].sort((a, b) => a.name.localeCompare(b.name))) {
     if (re.length > 0 && !re.some((r) => r.test(p.name))) continue;
@@ -228,19 +286,37 @@ async function run(args: string[], env: Parameters<Tool['run']>[1]): Promise<Exe
     case '--audit':
       return plain(audit(m));
     case undefined:
-      return { stdout: '', stderr: 'dpkg: error: need an action option\n\nType dpkg --help for help about installing and deinstalling packages [*];\nUse \'apt\' or \'aptitude\' for user-friendly package management;\nType dpkg -Dhelp for a list of dpkg debug flag values;\nType dpkg --force-help for a list of forcing options;\nType dpkg-deb --help for help about manipulating *.deb files;\n\nOptions marked [*] produce a lot of output - pipe it through \'less\' or \'more\' !\n', exitCode: 2 };
+      return {
+        stdout: '',
+        stderr:
+          "dpkg: error: need an action option\n\nType dpkg --help for help about installing and deinstalling packages [*];\nUse 'apt' or 'aptitude' for user-friendly package management;\nType dpkg -Dhelp for a list of dpkg debug flag values;\nType dpkg --force-help for a list of forcing options;\nType dpkg-deb --help for help about manipulating *.deb files;\n\nOptions marked [*] produce a lot of output - pipe it through 'less' or 'more' !\n",
+        exitCode: 2,
+      };
     default:
       break;
   }
   const known = ['-i', '--install', '-r', '--remove', '-P', '--purge', '--configure'];
-  if (!known.includes(action)) return { stdout: '', stderr: `dpkg: error: unknown option ${action}\n\nType dpkg --help for help about installing and deinstalling packages [*];\nUse 'apt' or 'aptitude' for user-friendly package management;\nType dpkg -Dhelp for a list of dpkg debug flag values;\nType dpkg --force-help for a list of forcing options;\nType dpkg-deb --help for help about manipulating *.deb files;\n\nOptions marked [*] produce a lot of output - pipe it through 'less' or 'more' !\n`, exitCode: 2 };
+  if (!known.includes(action))
+    return {
+      stdout: '',
+      stderr: `dpkg: error: unknown option ${action}\n\nType dpkg --help for help about installing and deinstalling packages [*];\nUse 'apt' or 'aptitude' for user-friendly package management;\nType dpkg -Dhelp for a list of dpkg debug flag values;\nType dpkg --force-help for a list of forcing options;\nType dpkg-deb --help for help about manipulating *.deb files;\n\nOptions marked [*] produce a lot of output - pipe it through 'less' or 'more' !\n`,
+      exitCode: 2,
+    };
   if (!env.root) return { stdout: '', stderr: SUPERUSER, exitCode: 2 };
   const st = aptState(m);
   if (st.lock) {
-    return { stdout: '', stderr: `dpkg: error: dpkg frontend lock was locked by another process with pid ${st.lock.pid}\nNote: removing the lock file is always wrong, and can end up damaging the\nlocked area and the entire system. See <https://wiki.debian.org/Teams/Dpkg/FAQ#db-lock>.\n`, exitCode: 2 };
+    return {
+      stdout: '',
+      stderr: `dpkg: error: dpkg frontend lock was locked by another process with pid ${st.lock.pid}\nNote: removing the lock file is always wrong, and can end up damaging the\nlocked area and the entire system. See <https://wiki.debian.org/Teams/Dpkg/FAQ#db-lock>.\n`,
+      exitCode: 2,
+    };
   }
   if (operands.length === 0 && !args.includes('-a') && !args.includes('--pending')) {
-    return { stdout: '', stderr: `dpkg: error: --${action.replace(/^-+/, '') === 'i' ? 'install' : action.replace(/^-+/, '')} needs at least one package archive file argument\n\nType dpkg --help for help about installing and deinstalling packages [*];\n`, exitCode: 2 };
+    return {
+      stdout: '',
+      stderr: `dpkg: error: --${action.replace(/^-+/, '') === 'i' ? 'install' : action.replace(/^-+/, '')} needs at least one package archive file argument\n\nType dpkg --help for help about installing and deinstalling packages [*];\n`,
+      exitCode: 2,
+    };
   }
   st.lock = { pid: 3000 + m.revision, command: 'dpkg' };
   try {
@@ -248,7 +324,8 @@ async function run(args: string[], env: Parameters<Tool['run']>[1]): Promise<Exe
     await mergeDpkgJournal(env.ctx.fs);
     let code: number;
     if (action === '-i' || action === '--install') code = await install(io, operands);
-    else if (action === '--configure') code = await configurePending(io, operands, args.includes('-a') || args.includes('--pending'));
+    else if (action === '--configure')
+      code = await configurePending(io, operands, args.includes('-a') || args.includes('--pending'));
     else code = await remove(io, operands, action === '-P' || action === '--purge');
     return io.result(code);
   } finally {

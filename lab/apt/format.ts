@@ -7,7 +7,8 @@
 
 /** Whether the environment's LC_NUMERIC groups thousands (glibc: C and C.UTF-8 do not). */
 export function groupsThousands(env: ReadonlyMap<string, string> | Record<string, string | undefined>): boolean {
-  const get = (k: string): string | undefined => (env instanceof Map ? env.get(k) : (env as Record<string, string | undefined>)[k]);
+  const get = (k: string): string | undefined =>
+    env instanceof Map ? env.get(k) : (env as Record<string, string | undefined>)[k];
   const loc = get('LC_ALL') || get('LC_NUMERIC') || get('LANG') || 'C';
   return !/^(C|POSIX)(\.|$)/i.test(loc);
 }

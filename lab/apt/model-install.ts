@@ -19,7 +19,13 @@ const UBUNTU: RepoId[] = ['jammy', 'jammy-updates', 'jammy-security', 'jammy-bac
 export function staticView(repos: readonly RepoId[] = UBUNTU): AptView {
   const sources = [
     ...parseSources(JAMMY_SOURCES_LIST, '/etc/apt/sources.list'),
-    ...REPOS.filter((r) => r.flat && repos.includes(r.id)).map((r) => ({ uri: r.uri, suite: r.suite, components: [], repo: r, file: '' })),
+    ...REPOS.filter((r) => r.flat && repos.includes(r.id)).map((r) => ({
+      uri: r.uri,
+      suite: r.suite,
+      components: [],
+      repo: r,
+      file: '',
+    })),
   ];
   const versions = (name: string) => versionsOf(name).filter((p) => p.origins.some((o) => repos.includes(o.repo)));
   return {
@@ -34,12 +40,20 @@ export function staticView(repos: readonly RepoId[] = UBUNTU): AptView {
  * Installs `requests` (names or `{ name, version }`) as `apt-get install -y` would; returns what
  * changed. Throws when apt would refuse (unknown package, unmet dependencies).
  */
-export function aptInstallInModel(m: Machine, requests: ReadonlyArray<string | Request>, opts: { repos?: readonly RepoId[]; recommends?: boolean } = {}): { installed: string[]; removed: string[] } {
+export function aptInstallInModel(
+  m: Machine,
+  requests: ReadonlyArray<string | Request>,
+  opts: { repos?: readonly RepoId[]; recommends?: boolean } = {},
+): { installed: string[]; removed: string[] } {
   const reqs = requests.map((r) => (typeof r === 'string' ? { name: r } : r));
   const plan = planInstall(m, staticView(opts.repos), reqs, { recommends: opts.recommends ?? true });
-  if (plan.errors.length > 0 || plan.unmet.length > 0) throw new Error(`lab apt: ${[...plan.errors, ...plan.unmet].join('; ')}`);
+  if (plan.errors.length > 0 || plan.unmet.length > 0)
+    throw new Error(`lab apt: ${[...plan.errors, ...plan.unmet].join('; ')}`);
   for (const name of plan.remove) removeInModel(m, name);
-  installInModel(m, plan.order.map((p) => ({ name: p.name, version: p.version, auto: plan.auto.has(p.name) })));
+  installInModel(
+    m,
+    plan.order.map((p) => ({ name: p.name, version: p.version, auto: plan.auto.has(p.name) })),
+  );
   return { installed: plan.order.map((p) => p.name), removed: plan.remove };
 }
 

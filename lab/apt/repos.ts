@@ -32,11 +32,51 @@ export const DOCA_REPO_URI = `file:/usr/share/doca-host-${DOCA_VERSION}/repo`;
 
 export const REPOS: readonly Repo[] = [
   { id: 'jammy', uri: UBUNTU, suite: 'jammy', flat: false, priority: 500, inReleaseBytes: 270_087, indexBytes: {} },
-  { id: 'jammy-updates', uri: UBUNTU, suite: 'jammy-updates', flat: false, priority: 500, inReleaseBytes: 128_364, indexBytes: { main: 2_234_618, restricted: 3_160_541, universe: 1_196_810, multiverse: 51_339 } },
-  { id: 'jammy-backports', uri: UBUNTU, suite: 'jammy-backports', flat: false, priority: 500, inReleaseBytes: 127_510, indexBytes: { universe: 33_244 } },
-  { id: 'jammy-security', uri: SECURITY, suite: 'jammy-security', flat: false, priority: 500, inReleaseBytes: 129_206, indexBytes: { main: 1_967_310, restricted: 3_051_204, universe: 951_622, multiverse: 44_663 } },
-  { id: 'cuda', uri: CUDA_REPO_URI, suite: '/', flat: true, priority: 500, inReleaseBytes: 1_581, indexBytes: { '': 2_061_314 } },
-  { id: 'doca', uri: DOCA_REPO_URI, suite: './', flat: true, priority: 500, inReleaseBytes: 1_991, indexBytes: { '': 104_872 } },
+  {
+    id: 'jammy-updates',
+    uri: UBUNTU,
+    suite: 'jammy-updates',
+    flat: false,
+    priority: 500,
+    inReleaseBytes: 128_364,
+    indexBytes: { main: 2_234_618, restricted: 3_160_541, universe: 1_196_810, multiverse: 51_339 },
+  },
+  {
+    id: 'jammy-backports',
+    uri: UBUNTU,
+    suite: 'jammy-backports',
+    flat: false,
+    priority: 500,
+    inReleaseBytes: 127_510,
+    indexBytes: { universe: 33_244 },
+  },
+  {
+    id: 'jammy-security',
+    uri: SECURITY,
+    suite: 'jammy-security',
+    flat: false,
+    priority: 500,
+    inReleaseBytes: 129_206,
+    indexBytes: { main: 1_967_310, restricted: 3_051_204, universe: 951_622, multiverse: 44_663 },
+  },
+  {
+    id: 'cuda',
+    uri: CUDA_REPO_URI,
+    suite: '/',
+    flat: true,
+    priority: 500,
+    inReleaseBytes: 1_581,
+    indexBytes: { '': 2_061_314 },
+  },
+  {
+    id: 'doca',
+    uri: DOCA_REPO_URI,
+    suite: './',
+    flat: true,
+    priority: 500,
+    inReleaseBytes: 1_991,
+    indexBytes: { '': 104_872 },
+  },
 ];
 
 export function repo(id: RepoId): Repo {
@@ -87,11 +127,19 @@ export function parseSources(text: string, file: string): SourceLine[] {
   for (const raw of text.split('\n')) {
     const line = raw.replace(/#.*/, '').trim();
     if (!line.startsWith('deb ') && !line.startsWith('deb\t')) continue;
-    const words = line.slice(3).trim().replace(/^\[[^\]]*\]\s*/, '').split(/\s+/);
+    const words = line
+      .slice(3)
+      .trim()
+      .replace(/^\[[^\]]*\]\s*/, '')
+      .split(/\s+/);
     const [uri, suite, ...components] = words;
     if (!uri || !suite) continue;
     const flat = suite.endsWith('/');
-    const known = REPOS.find((r) => norm(r.uri) === norm(uri) && (flat ? r.flat && (suite === r.suite || suite === '/' || suite === './') : r.suite === suite));
+    const known = REPOS.find(
+      (r) =>
+        norm(r.uri) === norm(uri) &&
+        (flat ? r.flat && (suite === r.suite || suite === '/' || suite === './') : r.suite === suite),
+    );
     out.push({ uri: norm(uri), suite, components, file, ...(known ? { repo: known } : {}) });
   }
   return out;

@@ -41,7 +41,21 @@ export interface Plan {
 }
 
 export function emptyPlan(): Plan {
-  return { order: [], fresh: new Set(), replacing: new Map(), remove: [], already: [], manual: [], auto: new Set(), suggested: [], recommended: [], heldChanged: [], downgrades: [], errors: [], unmet: [] };
+  return {
+    order: [],
+    fresh: new Set(),
+    replacing: new Map(),
+    remove: [],
+    already: [],
+    manual: [],
+    auto: new Set(),
+    suggested: [],
+    recommended: [],
+    heldChanged: [],
+    downgrades: [],
+    errors: [],
+    unmet: [],
+  };
 }
 
 interface Options {
@@ -75,7 +89,9 @@ export function planInstall(m: Machine, view: AptView, requests: readonly Reques
     if (all.length === 0) {
       const providers = view.providers(r.name);
       if (providers.length > 0) {
-        plan.errors.push(`Package ${r.name} is a virtual package provided by:\n${providers.map((p) => `  ${p} ${view.candidate(p)?.version ?? ''}`).join('\n')}\nYou should explicitly select one to install.`);
+        plan.errors.push(
+          `Package ${r.name} is a virtual package provided by:\n${providers.map((p) => `  ${p} ${view.candidate(p)?.version ?? ''}`).join('\n')}\nYou should explicitly select one to install.`,
+        );
         plan.errors.push(`Package '${r.name}' has no installation candidate`);
       } else plan.errors.push(`Unable to locate package ${r.name}`);
       continue;
@@ -99,7 +115,8 @@ export function planInstall(m: Machine, view: AptView, requests: readonly Reques
   const satisfiedNow = (alt: DepAlternative): boolean => {
     const c = chosen.get(alt.name);
     if (c && altSatisfiedBy(alt, c.name, c.version, c.provides ?? [])) return true;
-    for (const p of chosen.values()) if (p.name !== alt.name && altSatisfiedBy(alt, p.name, p.version, p.provides ?? [])) return true;
+    for (const p of chosen.values())
+      if (p.name !== alt.name && altSatisfiedBy(alt, p.name, p.version, p.provides ?? [])) return true;
     // An installed package being replaced by a chosen version no longer counts with its old version.
     if (chosen.has(alt.name)) return false;
     return installedSatisfies(m, alt, removing);
@@ -108,7 +125,8 @@ export function planInstall(m: Machine, view: AptView, requests: readonly Reques
   while (queue.length > 0) {
     const p = queue.shift() as ArchivePackage;
     const groups: Array<[string, boolean]> = [...(p.depends ?? []).map((d): [string, boolean] => [d, true])];
-    if (opts.recommends && installedVersion(m, p.name) === undefined) groups.push(...(p.recommends ?? []).map((d): [string, boolean] => [d, false]));
+    if (opts.recommends && installedVersion(m, p.name) === undefined)
+      groups.push(...(p.recommends ?? []).map((d): [string, boolean] => [d, false]));
     for (const [dep, hard] of groups) {
       const alts = parseDep(dep);
       // Names the lab's archive does not list belong to the (unmodelled) rest of the base system.
@@ -126,7 +144,10 @@ export function planInstall(m: Machine, view: AptView, requests: readonly Reques
       if (picked) choose(picked, true);
       else if (hard) {
         const a = alts[0] as DepAlternative;
-        const why = view.versions(a.name).length > 0 || view.providers(a.name).length > 0 ? 'but it is not going to be installed' : 'but it is not installable';
+        const why =
+          view.versions(a.name).length > 0 || view.providers(a.name).length > 0
+            ? 'but it is not going to be installed'
+            : 'but it is not installable';
         plan.unmet.push(` ${p.name} : Depends: ${a.name}${a.rel ? ` (${a.rel} ${a.version})` : ''} ${why}`);
       }
     }
@@ -150,8 +171,9 @@ export function planInstall(m: Machine, view: AptView, requests: readonly Reques
     for (const inst of m.packages.values()) {
       if (inst.name === p.name || chosen.has(inst.name) || installedVersion(m, inst.name) === undefined) continue;
       const other = describe(inst);
-      const hit = (p.conflicts ?? []).some((c) => c === inst.name || (other?.provides ?? []).includes(c))
-        || (other?.conflicts ?? []).some((c) => c === p.name || (p.provides ?? []).includes(c));
+      const hit =
+        (p.conflicts ?? []).some((c) => c === inst.name || (other?.provides ?? []).includes(c)) ||
+        (other?.conflicts ?? []).some((c) => c === p.name || (p.provides ?? []).includes(c));
       if (hit) removing.add(inst.name);
     }
   }
@@ -177,7 +199,11 @@ export function planInstall(m: Machine, view: AptView, requests: readonly Reques
 }
 
 /** Removing packages also removes installed packages that then have an unsatisfiable Depends. */
-export function cascadeRemovals(m: Machine, removing: Set<string>, chosen: ReadonlyMap<string, ArchivePackage> = new Map()): void {
+export function cascadeRemovals(
+  m: Machine,
+  removing: Set<string>,
+  chosen: ReadonlyMap<string, ArchivePackage> = new Map(),
+): void {
   let grew = true;
   while (grew) {
     grew = false;
@@ -187,7 +213,11 @@ export function cascadeRemovals(m: Machine, removing: Set<string>, chosen: Reado
       for (const dep of a?.depends ?? []) {
         const alts = parseDep(dep);
         if (alts.some((x) => !isKnown(x.name))) continue;
-        const ok = alts.some((alt) => [...chosen.values()].some((c) => altSatisfiedBy(alt, c.name, c.version, c.provides ?? [])) || installedSatisfies(m, alt, removing));
+        const ok = alts.some(
+          (alt) =>
+            [...chosen.values()].some((c) => altSatisfiedBy(alt, c.name, c.version, c.provides ?? [])) ||
+            installedSatisfies(m, alt, removing),
+        );
         if (!ok) {
           removing.add(inst.name);
           grew = true;
@@ -216,7 +246,9 @@ function installOrder(pkgs: ArchivePackage[], requested: ReadonlySet<string>): A
     done.add(p.name);
     out.push(p);
   };
-  const sorted = [...pkgs].sort((a, b) => Number(requested.has(b.name)) - Number(requested.has(a.name)) || a.name.localeCompare(b.name));
+  const sorted = [...pkgs].sort(
+    (a, b) => Number(requested.has(b.name)) - Number(requested.has(a.name)) || a.name.localeCompare(b.name),
+  );
   for (const p of sorted.filter((x) => !requested.has(x.name))) visit(p, new Set());
   for (const p of sorted.filter((x) => requested.has(x.name))) visit(p, new Set());
   return out;
@@ -226,10 +258,15 @@ function installOrder(pkgs: ArchivePackage[], requested: ReadonlySet<string>): A
  * Automatically installed packages nothing manually installed needs any more (after `removing`
  * goes and `adding` arrives): what apt reports as `no longer required` and autoremove removes.
  */
-export function garbage(m: Machine, removing: ReadonlySet<string> = new Set(), adding: readonly ArchivePackage[] = []): string[] {
+export function garbage(
+  m: Machine,
+  removing: ReadonlySet<string> = new Set(),
+  adding: readonly ArchivePackage[] = [],
+): string[] {
   const st = aptState(m);
   const present = new Map<string, ArchivePackage | undefined>();
-  for (const p of m.packages.values()) if (!removing.has(p.name) && installedVersion(m, p.name) !== undefined) present.set(p.name, describe(p));
+  for (const p of m.packages.values())
+    if (!removing.has(p.name) && installedVersion(m, p.name) !== undefined) present.set(p.name, describe(p));
   for (const a of adding) present.set(a.name, a);
   const reached = new Set<string>();
   const walk = (name: string): void => {

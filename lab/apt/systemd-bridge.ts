@@ -25,10 +25,21 @@ setServiceBackend({
 
 // Daemons of the archive's packages (chrony keeps a second process, as chronyd does after fork).
 registerServiceProgram(daemonProgram('chronyd', ['/usr/sbin/chronyd'], { children: (argv) => [[...argv]] }));
-registerServiceProgram(daemonProgram('lldpd', ['/usr/sbin/lldpd'], { children: () => [['lldpd: monitor.'], ['lldpd: no neighbor.']] }));
-registerServiceProgram(daemonProgram('ntpd', ['/usr/lib/ntp/ntp-systemd-wrapper'], { children: () => [['/usr/sbin/ntpd', '-p', '/var/run/ntpd.pid', '-g', '-u', '113:120']] }));
+registerServiceProgram(
+  daemonProgram('lldpd', ['/usr/sbin/lldpd'], { children: () => [['lldpd: monitor.'], ['lldpd: no neighbor.']] }),
+);
+registerServiceProgram(
+  daemonProgram('ntpd', ['/usr/lib/ntp/ntp-systemd-wrapper'], {
+    children: () => [['/usr/sbin/ntpd', '-p', '/var/run/ntpd.pid', '-g', '-u', '113:120']],
+  }),
+);
 
-registerBootHook('kernel', 'apt-package-units', async ({ machine: m, system }) => {
-  const rootFs = system.shell.fsAs(0);
-  for (const u of installedUnits(m)) if (u.enable) await enableUnit(rootFs, u);
-}, { cold: true });
+registerBootHook(
+  'kernel',
+  'apt-package-units',
+  async ({ machine: m, system }) => {
+    const rootFs = system.shell.fsAs(0);
+    for (const u of installedUnits(m)) if (u.enable) await enableUnit(rootFs, u);
+  },
+  { cold: true },
+);

@@ -16,7 +16,9 @@ function parse(v: string): Parsed {
   const epoch = colon > 0 ? Number(v.slice(0, colon)) : 0;
   const rest = colon > 0 ? v.slice(colon + 1) : v;
   const dash = rest.lastIndexOf('-');
-  return dash < 0 ? { epoch, upstream: rest, revision: '' } : { epoch, upstream: rest.slice(0, dash), revision: rest.slice(dash + 1) };
+  return dash < 0
+    ? { epoch, upstream: rest, revision: '' }
+    : { epoch, upstream: rest.slice(0, dash), revision: rest.slice(dash + 1) };
 }
 
 /** dpkg's order() of one character in a non-digit run. */

@@ -61,10 +61,15 @@ export function baseFiles(m: Machine): InitialFiles {
       'root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\nsshd:x:107:65534::/run/sshd:/usr/sbin/nologin\n' +
       `${u.name}:x:${u.uid}:${u.gid}:${u.name}:${u.home}:/bin/bash\n`,
     '/etc/group': `root:x:0:\nadm:x:4:syslog,${u.name}\nsudo:x:27:${u.name}\n${u.name}:x:${u.gid}:\n`,
-    '/etc/sudoers.d/90-cloud-init-users': { content: `# Created by cloud-init\n${u.name} ALL=(ALL) NOPASSWD:ALL\n`, mode: 0o440 },
+    '/etc/sudoers.d/90-cloud-init-users': {
+      content: `# Created by cloud-init\n${u.name} ALL=(ALL) NOPASSWD:ALL\n`,
+      mode: 0o440,
+    },
     '/etc/modules': '# /etc/modules: kernel modules to load at boot time.\n',
-    '/etc/default/grub': 'GRUB_DEFAULT=0\nGRUB_TIMEOUT_STYLE=hidden\nGRUB_TIMEOUT=0\nGRUB_DISTRIBUTOR=`lsb_release -i -s 2> /dev/null || echo Debian`\nGRUB_CMDLINE_LINUX_DEFAULT=""\nGRUB_CMDLINE_LINUX=""\n',
-    [`${u.home}/.bashrc`]: '# ~/.bashrc: executed by bash(1) for non-login shells.\ncase $- in\n    *i*) ;;\n      *) return;;\nesac\n',
+    '/etc/default/grub':
+      'GRUB_DEFAULT=0\nGRUB_TIMEOUT_STYLE=hidden\nGRUB_TIMEOUT=0\nGRUB_DISTRIBUTOR=`lsb_release -i -s 2> /dev/null || echo Debian`\nGRUB_CMDLINE_LINUX_DEFAULT=""\nGRUB_CMDLINE_LINUX=""\n',
+    [`${u.home}/.bashrc`]:
+      '# ~/.bashrc: executed by bash(1) for non-login shells.\ncase $- in\n    *i*) ;;\n      *) return;;\nesac\n',
     [`${u.home}/.profile`]: '# ~/.profile: executed by the command interpreter for login shells.\n',
     '/root/.bashrc': '# ~/.bashrc: executed by bash(1) for non-login shells.\n',
     '/var/log/syslog': '',
@@ -72,14 +77,34 @@ export function baseFiles(m: Machine): InitialFiles {
     // Files of the installed packages (apt/dpkg-db.ts), then what the scenario left on the machine.
     ...packageFiles(m),
     // What the scenario left on the machine (configuration files, logs) overrides the defaults.
-    ...Object.fromEntries([...(m.files ?? [])].map(([path, f]) => [path, { content: f.content, mode: f.mode ?? 0o644 }])),
+    ...Object.fromEntries(
+      [...(m.files ?? [])].map(([path, f]) => [path, { content: f.content, mode: f.mode ?? 0o644 }]),
+    ),
   };
 }
 
 /** Directories and merged-/usr symlinks created after the files. */
-export const BASE_DIRS = ['/usr/bin', '/usr/sbin', '/usr/lib', '/usr/local/bin', '/usr/local/sbin', '/etc/modprobe.d', '/etc/modules-load.d',
-  '/etc/systemd/system', '/etc/apt/sources.list.d', '/var/lib/dpkg', '/var/lib/dpkg/updates', '/opt', '/srv', '/mnt',
-  '/run'];
+export const BASE_DIRS = [
+  '/usr/bin',
+  '/usr/sbin',
+  '/usr/lib',
+  '/usr/local/bin',
+  '/usr/local/sbin',
+  '/etc/modprobe.d',
+  '/etc/modules-load.d',
+  '/etc/systemd/system',
+  '/etc/apt/sources.list.d',
+  '/var/lib/dpkg',
+  '/var/lib/dpkg/updates',
+  '/opt',
+  '/srv',
+  '/mnt',
+  '/run',
+];
 export const BASE_LINKS: Array<[target: string, path: string]> = [
-  ['usr/bin', '/bin'], ['usr/sbin', '/sbin'], ['usr/lib', '/lib'], ['usr/lib64', '/lib64'], ['../usr/lib/os-release', '/etc/os-release'],
+  ['usr/bin', '/bin'],
+  ['usr/sbin', '/sbin'],
+  ['usr/lib', '/lib'],
+  ['usr/lib64', '/lib64'],
+  ['../usr/lib/os-release', '/etc/os-release'],
 ];

@@ -56,20 +56,46 @@ function cpuMask(m: Machine, node: number): string {
 
 /** The rtnl_link_stats64 fields net-sysfs exposes, in its attribute order. */
 const NETSTAT = [
-  'rx_packets', 'tx_packets', 'rx_bytes', 'tx_bytes', 'rx_errors', 'tx_errors', 'rx_dropped', 'tx_dropped', 'multicast',
-  'collisions', 'rx_length_errors', 'rx_over_errors', 'rx_crc_errors', 'rx_frame_errors', 'rx_fifo_errors', 'rx_missed_errors',
-  'tx_aborted_errors', 'tx_carrier_errors', 'tx_fifo_errors', 'tx_heartbeat_errors', 'tx_window_errors', 'rx_compressed',
-  'tx_compressed', 'rx_nohandler',
+  'rx_packets',
+  'tx_packets',
+  'rx_bytes',
+  'tx_bytes',
+  'rx_errors',
+  'tx_errors',
+  'rx_dropped',
+  'tx_dropped',
+  'multicast',
+  'collisions',
+  'rx_length_errors',
+  'rx_over_errors',
+  'rx_crc_errors',
+  'rx_frame_errors',
+  'rx_fifo_errors',
+  'rx_missed_errors',
+  'tx_aborted_errors',
+  'tx_carrier_errors',
+  'tx_fifo_errors',
+  'tx_heartbeat_errors',
+  'tx_window_errors',
+  'rx_compressed',
+  'tx_compressed',
+  'rx_nohandler',
 ] as const;
 
 /** mlx5e_get_stats: which driver counters each kernel statistic comes from (unlisted ones stay 0). */
 const MLX5_NETSTAT: Partial<Record<(typeof NETSTAT)[number], readonly string[]>> = {
-  rx_packets: ['rx_packets'], tx_packets: ['tx_packets'], rx_bytes: ['rx_bytes'], tx_bytes: ['tx_bytes'],
-  rx_dropped: ['rx_out_of_buffer'], tx_dropped: ['tx_queue_dropped'],
+  rx_packets: ['rx_packets'],
+  tx_packets: ['tx_packets'],
+  rx_bytes: ['rx_bytes'],
+  tx_bytes: ['tx_bytes'],
+  rx_dropped: ['rx_out_of_buffer'],
+  tx_dropped: ['tx_queue_dropped'],
   rx_length_errors: ['rx_in_range_len_errors_phy', 'rx_out_of_range_len_phy', 'rx_oversize_pkts_phy'],
-  rx_crc_errors: ['rx_crc_errors_phy'], tx_aborted_errors: ['tx_discards_phy'],
+  rx_crc_errors: ['rx_crc_errors_phy'],
+  tx_aborted_errors: ['tx_discards_phy'],
   rx_errors: ['rx_in_range_len_errors_phy', 'rx_out_of_range_len_phy', 'rx_oversize_pkts_phy', 'rx_crc_errors_phy'],
-  tx_errors: ['tx_discards_phy'], multicast: ['rx_vport_multicast_packets'],
+  tx_errors: ['tx_discards_phy'],
+  multicast: ['rx_vport_multicast_packets'],
 };
 
 function netStat(m: Machine, dev: NetDev, name: (typeof NETSTAT)[number]): number {
@@ -79,15 +105,22 @@ function netStat(m: Machine, dev: NetDev, name: (typeof NETSTAT)[number]): numbe
       return sum + (slave ? netStat(m, slave, name) : 0);
     }, 0);
   }
-  const from = dev.driver === 'mlx5_core' ? MLX5_NETSTAT[name] ?? [] : [name];
+  const from = dev.driver === 'mlx5_core' ? (MLX5_NETSTAT[name] ?? []) : [name];
   return from.reduce((sum, c) => sum + ethtoolCounter(m, dev.name, c), 0);
 }
 
 function statisticsDir(m: Machine, dev: NetDev): VDir {
-  return dir(() => Object.fromEntries(NETSTAT.map((n) => [n, file(() => {
-    settleTraffic(m);
-    return `${netStat(m, dev, n)}\n`;
-  }, 0o444)])));
+  return dir(() =>
+    Object.fromEntries(
+      NETSTAT.map((n) => [
+        n,
+        file(() => {
+          settleTraffic(m);
+          return `${netStat(m, dev, n)}\n`;
+        }, 0o444),
+      ]),
+    ),
+  );
 }
 
 /** Relative symlink from the directory `fromDir` to `target` (both absolute, under /sys). */
@@ -106,7 +139,9 @@ function netdevDir(m: Machine, dev: NetDev, selfDir: string, deviceDir?: string)
       broadcast: text(dev.linkType === 'loopback' ? '00:00:00:00:00:00\n' : 'ff:ff:ff:ff:ff:ff\n'),
       carrier: file(() => (up() ? `${carrier() ? 1 : 0}\n` : einval('carrier')())),
       dormant: text('0\n'),
-      duplex: file(() => (up() && carrier() ? 'full\n' : dev.linkType === 'loopback' ? einval('duplex')() : 'unknown\n')),
+      duplex: file(() =>
+        up() && carrier() ? 'full\n' : dev.linkType === 'loopback' ? einval('duplex')() : 'unknown\n',
+      ),
       flags: file(() => hex((up() ? 0x1 : 0) | (dev.linkType === 'loopback' ? 0x8 : 0x1002), 4) + '\n'),
       ifalias: text('\n'),
       ifindex: text(`${dev.ifindex}\n`),
@@ -181,14 +216,17 @@ function pciDir(m: Machine, p: PciFunction, path: string): VDir {
       e.subordinate_bus_number = text(`${p.bridge.subordinate}\n`);
     }
     if (driverDir) e.driver = rel(path, driverDir);
-    for (const child of m.pci.filter((c) => c.parent === p.bdf)) e[child.bdf] = pciDir(m, child, `${path}/${child.bdf}`);
+    for (const child of m.pci.filter((c) => c.parent === p.bdf))
+      e[child.bdf] = pciDir(m, child, `${path}/${child.bdf}`);
     const nets = m.netdevs.filter((d) => d.pci === p.bdf);
     if (nets.length > 0) {
       e.net = dir(() => Object.fromEntries(nets.map((d) => [d.name, netdevDir(m, d, `${path}/net/${d.name}`, path)])));
     }
     const ibs = m.rdma.filter((r) => r.pci === p.bdf);
     if (ibs.length > 0) {
-      e.infiniband = dir(() => Object.fromEntries(ibs.map((r) => [r.name, rdmaDir(m, r, `${path}/infiniband/${r.name}`, path)])));
+      e.infiniband = dir(() =>
+        Object.fromEntries(ibs.map((r) => [r.name, rdmaDir(m, r, `${path}/infiniband/${r.name}`, path)])),
+      );
     }
     return e;
   });
@@ -199,7 +237,8 @@ export function buildSysfs(m: Machine): VDir {
   const roots = [...new Set(m.pci.map((p) => p.rootBus))];
   const numaNodes = [...new Set(m.pci.map((p) => p.numaNode))].sort();
   const drivers = [...new Set(m.pci.flatMap((p) => (p.driver ? [p.driver] : [])))].sort();
-  const netPath = (d: NetDev): string => (d.pci ? `${devPath(d.pci)}/net/${d.name}` : `/sys/devices/virtual/net/${d.name}`);
+  const netPath = (d: NetDev): string =>
+    d.pci ? `${devPath(d.pci)}/net/${d.name}` : `/sys/devices/virtual/net/${d.name}`;
   const allCpus = `0-${m.cpu.sockets * m.cpu.coresPerSocket * m.cpu.threadsPerCore - 1}`;
 
   return dir(() => ({
@@ -207,35 +246,66 @@ export function buildSysfs(m: Machine): VDir {
       const e: Record<string, VNode> = {};
       for (const rb of roots) {
         const base = `/sys/devices/${rb}`;
-        e[rb] = dir(() => Object.fromEntries(m.pci.filter((p) => p.rootBus === rb && !p.parent).map((p) => [p.bdf, pciDir(m, p, `${base}/${p.bdf}`)])));
+        e[rb] = dir(() =>
+          Object.fromEntries(
+            m.pci.filter((p) => p.rootBus === rb && !p.parent).map((p) => [p.bdf, pciDir(m, p, `${base}/${p.bdf}`)]),
+          ),
+        );
       }
       e.virtual = dir(() => ({
-        net: dir(() => Object.fromEntries(m.netdevs.filter((d) => !d.pci).map((d) => [d.name, netdevDir(m, d, netPath(d))]))),
+        net: dir(() =>
+          Object.fromEntries(m.netdevs.filter((d) => !d.pci).map((d) => [d.name, netdevDir(m, d, netPath(d))])),
+        ),
       }));
       e.system = dir(() => ({
         node: dir(() => ({
           online: text(`0-${numaNodes.length - 1}\n`),
           possible: text(`0-${numaNodes.length - 1}\n`),
-          ...Object.fromEntries(numaNodes.map((n) => [`node${n}`, dir(() => ({ cpulist: text(`${numaCpuList(m, n)}\n`) }))])),
+          ...Object.fromEntries(
+            numaNodes.map((n) => [`node${n}`, dir(() => ({ cpulist: text(`${numaCpuList(m, n)}\n`) }))]),
+          ),
         })),
-        cpu: dir(() => ({ online: text(`${allCpus}\n`), possible: text(`${allCpus}\n`), present: text(`${allCpus}\n`) })),
+        cpu: dir(() => ({
+          online: text(`${allCpus}\n`),
+          possible: text(`${allCpus}\n`),
+          present: text(`${allCpus}\n`),
+        })),
       }));
       return e;
     }),
     bus: dir(() => ({
       pci: dir(() => ({
         devices: dir(() => Object.fromEntries(m.pci.map((p) => [p.bdf, rel('/sys/bus/pci/devices', devPath(p.bdf))]))),
-        drivers: dir(() => Object.fromEntries(drivers.map((drv) => [drv, dir(() => Object.fromEntries(
-          m.pci.filter((p) => p.driver === drv).map((p) => [p.bdf, rel(`/sys/bus/pci/drivers/${drv}`, devPath(p.bdf))]),
-        ))]))),
-        slots: dir(() => Object.fromEntries(m.pci.filter((p) => p.slot !== undefined && p.bdf.endsWith('.0')).map((p) => [
-          String(p.slot), dir(() => ({ address: text(`${p.bdf.slice(0, -2)}\n`) })),
-        ]))),
+        drivers: dir(() =>
+          Object.fromEntries(
+            drivers.map((drv) => [
+              drv,
+              dir(() =>
+                Object.fromEntries(
+                  m.pci
+                    .filter((p) => p.driver === drv)
+                    .map((p) => [p.bdf, rel(`/sys/bus/pci/drivers/${drv}`, devPath(p.bdf))]),
+                ),
+              ),
+            ]),
+          ),
+        ),
+        slots: dir(() =>
+          Object.fromEntries(
+            m.pci
+              .filter((p) => p.slot !== undefined && p.bdf.endsWith('.0'))
+              .map((p) => [String(p.slot), dir(() => ({ address: text(`${p.bdf.slice(0, -2)}\n`) }))]),
+          ),
+        ),
       })),
     })),
     class: dir(() => ({
       net: dir(() => Object.fromEntries(m.netdevs.map((d) => [d.name, rel('/sys/class/net', netPath(d))]))),
-      infiniband: dir(() => Object.fromEntries(m.rdma.map((r) => [r.name, rel('/sys/class/infiniband', `${devPath(r.pci)}/infiniband/${r.name}`)]))),
+      infiniband: dir(() =>
+        Object.fromEntries(
+          m.rdma.map((r) => [r.name, rel('/sys/class/infiniband', `${devPath(r.pci)}/infiniband/${r.name}`)]),
+        ),
+      ),
     })),
     module: dir(() => Object.fromEntries(m.modules.map((mod) => [mod, dir(() => ({ initstate: text('live\n') }))]))),
     kernel: dir(() => ({})),

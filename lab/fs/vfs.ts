@@ -6,7 +6,16 @@
  */
 import { posix } from 'node:path';
 import { encodeUtf8ToBytes } from 'just-bash';
-import type { BufferEncoding, ByteString, CpOptions, FileContent, FsStat, IFileSystem, MkdirOptions, RmOptions } from 'just-bash';
+import type {
+  BufferEncoding,
+  ByteString,
+  CpOptions,
+  FileContent,
+  FsStat,
+  IFileSystem,
+  MkdirOptions,
+  RmOptions,
+} from 'just-bash';
 
 /** Shapes of just-bash's fs/interface types that its package index does not re-export. */
 interface DirentEntry {
@@ -53,8 +62,14 @@ const MESSAGES: Record<string, string> = {
 };
 
 const ERRNO_TEXT: Record<string, string> = {
-  ENOENT: 'No such file or directory', EINVAL: 'Invalid argument', EISDIR: 'Is a directory', EACCES: 'Permission denied',
-  EPERM: 'Operation not permitted', ENOTDIR: 'Not a directory', ENODATA: 'No data available', ELOOP: 'Too many levels of symbolic links',
+  ENOENT: 'No such file or directory',
+  EINVAL: 'Invalid argument',
+  EISDIR: 'Is a directory',
+  EACCES: 'Permission denied',
+  EPERM: 'Operation not permitted',
+  ENOTDIR: 'Not a directory',
+  ENODATA: 'No data available',
+  ELOOP: 'Too many levels of symbolic links',
 };
 
 /** strerror() text for an error raised by a file system (`ENOENT: …` messages or a `code`). */
@@ -70,7 +85,9 @@ export function errorPath(e: unknown): string | undefined {
 
 /** Errors shaped like Node's (`ENOENT: no such file or directory, open '/x'`), which just-bash maps to messages. */
 export function vfsError(code: string, op: string, path: string): Error {
-  const err = new Error(`${code}: ${MESSAGES[code] ?? code.toLowerCase()}, ${op} '${path}'`) as Error & { code: string };
+  const err = new Error(`${code}: ${MESSAGES[code] ?? code.toLowerCase()}, ${op} '${path}'`) as Error & {
+    code: string;
+  };
   err.code = code;
   return err;
 }
@@ -153,9 +170,18 @@ export class TreeFs implements IFileSystem {
 
   private statOf(node: VNode): FsStat {
     const mtime = this.opts.mtime();
-    if (node.type === 'dir') return { isFile: false, isDirectory: true, isSymbolicLink: false, mode: node.mode ?? 0o755, size: 0, mtime };
-    if (node.type === 'link') return { isFile: false, isDirectory: false, isSymbolicLink: true, mode: 0o777, size: node.target.length, mtime };
-    return { isFile: true, isDirectory: false, isSymbolicLink: false, mode: node.mode ?? 0o444, size: this.opts.fileSize, mtime };
+    if (node.type === 'dir')
+      return { isFile: false, isDirectory: true, isSymbolicLink: false, mode: node.mode ?? 0o755, size: 0, mtime };
+    if (node.type === 'link')
+      return { isFile: false, isDirectory: false, isSymbolicLink: true, mode: 0o777, size: node.target.length, mtime };
+    return {
+      isFile: true,
+      isDirectory: false,
+      isSymbolicLink: false,
+      mode: node.mode ?? 0o444,
+      size: this.opts.fileSize,
+      mtime,
+    };
   }
 
   private readNode(path: string): string {
@@ -223,7 +249,10 @@ export class TreeFs implements IFileSystem {
     const { node } = this.resolve(path, true, 'scandir');
     if (node.type !== 'dir') throw vfsError('ENOTDIR', 'scandir', this.display(path));
     return Object.entries(this.entries(node)).map(([name, n]) => ({
-      name, isFile: n.type === 'file', isDirectory: n.type === 'dir', isSymbolicLink: n.type === 'link',
+      name,
+      isFile: n.type === 'file',
+      isDirectory: n.type === 'dir',
+      isSymbolicLink: n.type === 'link',
     }));
   }
 

@@ -41,7 +41,8 @@ export function createCluster(hosts: number, seed: number, speed: Speed, clockSt
     const a = machines[i];
     const b = machines[i + 1];
     if (!a || !b) continue;
-    for (const port of FABRIC_PORTS) cables.push({ a: { host: a.hostname, ifname: port }, b: { host: b.hostname, ifname: port }, plugged: true });
+    for (const port of FABRIC_PORTS)
+      cables.push({ a: { host: a.hostname, ifname: port }, b: { host: b.hostname, ifname: port }, plugged: true });
   }
   const cluster: Cluster = {
     machines,

@@ -49,12 +49,20 @@ export function gpuSample(m: Machine, gpu: Gpu, now = m.clock.now()): GpuSample 
   // Each board runs a little warmer or cooler than its neighbours, steadily.
   const board = rng(m.seed, m.hostname, 'gpu-board', gpu.index);
   const ambient = 27 + board.int(0, 5);
-  const memUsedMiB = Math.min(gpu.memoryMiB, work.reduce((s, w) => s + w.memMiB, 0));
+  const memUsedMiB = Math.min(
+    gpu.memoryMiB,
+    work.reduce((s, w) => s + w.memMiB, 0),
+  );
   const utilPct = Math.min(100, Math.round(work.reduce((s, w) => s + w.utilPct, 0)));
   const base = { memUsedMiB, memTotalMiB: gpu.memoryMiB, powerCapW: gpu.powerLimitW };
   if (work.length === 0) {
     return {
-      ...base, utilPct: 0, memUtilPct: 0, pstate: 'P8', smClockMHz: L20_CLOCKS.smIdle, memClockMHz: L20_CLOCKS.memIdle,
+      ...base,
+      utilPct: 0,
+      memUtilPct: 0,
+      pstate: 'P8',
+      smClockMHz: L20_CLOCKS.smIdle,
+      memClockMHz: L20_CLOCKS.memIdle,
       powerW: round2(24 + board.next() * 6 + noise.next() * 4),
       tempC: ambient + noise.int(0, 1),
     };

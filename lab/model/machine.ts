@@ -13,7 +13,12 @@ export const MGMT_CLIENT_ADDRESS = '10.0.0.100';
 export const MGMT_GATEWAY = '10.0.0.254';
 
 /** Mellanox OUIs seen on ConnectX-4 Lx boards. */
-const MLX_OUIS = [[0xb8, 0x59, 0x9f], [0x0c, 0x42, 0xa1], [0x1c, 0x34, 0xda], [0x98, 0x03, 0x9b]];
+const MLX_OUIS = [
+  [0xb8, 0x59, 0x9f],
+  [0x0c, 0x42, 0xa1],
+  [0x1c, 0x34, 0xda],
+  [0x98, 0x03, 0x9b],
+];
 
 const SPR_8462Y: Cpu = {
   modelName: 'Intel(R) Xeon(R) Platinum 8462Y+',
@@ -53,7 +58,10 @@ const SPR_8462Y: Cpu = {
     ['Spec rstack overflow', 'Not affected'],
     ['Spec store bypass', 'Mitigation; Speculative Store Bypass disabled via prctl and seccomp'],
     ['Spectre v1', 'Mitigation; usercopy/swapgs barriers and __user pointer sanitization'],
-    ['Spectre v2', 'Mitigation; Enhanced / Automatic IBRS; IBPB conditional; RSB filling; PBRSB-eIBRS SW sequence; BHI BHI_DIS_S'],
+    [
+      'Spectre v2',
+      'Mitigation; Enhanced / Automatic IBRS; IBPB conditional; RSB filling; PBRSB-eIBRS SW sequence; BHI BHI_DIS_S',
+    ],
     ['Srbds', 'Not affected'],
     ['Tsx async abort', 'Not affected'],
   ],
@@ -76,17 +84,59 @@ function meminfo(r: ReturnType<typeof rng>): Array<[string, number | string]> {
   const free = 1043125380 - r.int(0, 400000);
   const cached = 3012444 + r.int(0, 200000);
   return [
-    ['MemTotal', total], ['MemFree', free], ['MemAvailable', free + cached - 760000], ['Buffers', 256112], ['Cached', cached],
-    ['SwapCached', 0], ['Active', 1204440], ['Inactive', 2459324], ['Active(anon)', 3136], ['Inactive(anon)', 452236],
-    ['Active(file)', 1201304], ['Inactive(file)', 2007088], ['Unevictable', 29856], ['Mlocked', 27312], ['SwapTotal', 8388604],
-    ['SwapFree', 8388604], ['Dirty', 120], ['Writeback', 0], ['AnonPages', 434876], ['Mapped', 327500], ['Shmem', 11152],
-    ['KReclaimable', 620736], ['Slab', 2735984], ['SReclaimable', 620736], ['SUnreclaim', 2115248], ['KernelStack', 37232],
-    ['PageTables', 8540], ['NFS_Unstable', 0], ['Bounce', 0], ['WritebackTmp', 0], ['CommitLimit', 536667392],
-    ['Committed_AS', 2402848], ['VmallocTotal', 13743895347199], ['VmallocUsed', 483012], ['VmallocChunk', 0], ['Percpu', 177152],
-    ['HardwareCorrupted', 0], ['AnonHugePages', 0], ['ShmemHugePages', 0], ['ShmemPmdMapped', 0], ['FileHugePages', 0],
-    ['FilePmdMapped', 0], ['CmaTotal', 0], ['CmaFree', 0], ['HugePages_Total', '0'], ['HugePages_Free', '0'],
-    ['HugePages_Rsvd', '0'], ['HugePages_Surp', '0'], ['Hugepagesize', 2048], ['Hugetlb', 0], ['DirectMap4k', 1197056],
-    ['DirectMap2M', 44617728], ['DirectMap1G', 1029701632],
+    ['MemTotal', total],
+    ['MemFree', free],
+    ['MemAvailable', free + cached - 760000],
+    ['Buffers', 256112],
+    ['Cached', cached],
+    ['SwapCached', 0],
+    ['Active', 1204440],
+    ['Inactive', 2459324],
+    ['Active(anon)', 3136],
+    ['Inactive(anon)', 452236],
+    ['Active(file)', 1201304],
+    ['Inactive(file)', 2007088],
+    ['Unevictable', 29856],
+    ['Mlocked', 27312],
+    ['SwapTotal', 8388604],
+    ['SwapFree', 8388604],
+    ['Dirty', 120],
+    ['Writeback', 0],
+    ['AnonPages', 434876],
+    ['Mapped', 327500],
+    ['Shmem', 11152],
+    ['KReclaimable', 620736],
+    ['Slab', 2735984],
+    ['SReclaimable', 620736],
+    ['SUnreclaim', 2115248],
+    ['KernelStack', 37232],
+    ['PageTables', 8540],
+    ['NFS_Unstable', 0],
+    ['Bounce', 0],
+    ['WritebackTmp', 0],
+    ['CommitLimit', 536667392],
+    ['Committed_AS', 2402848],
+    ['VmallocTotal', 13743895347199],
+    ['VmallocUsed', 483012],
+    ['VmallocChunk', 0],
+    ['Percpu', 177152],
+    ['HardwareCorrupted', 0],
+    ['AnonHugePages', 0],
+    ['ShmemHugePages', 0],
+    ['ShmemPmdMapped', 0],
+    ['FileHugePages', 0],
+    ['FilePmdMapped', 0],
+    ['CmaTotal', 0],
+    ['CmaFree', 0],
+    ['HugePages_Total', '0'],
+    ['HugePages_Free', '0'],
+    ['HugePages_Rsvd', '0'],
+    ['HugePages_Surp', '0'],
+    ['Hugepagesize', 2048],
+    ['Hugetlb', 0],
+    ['DirectMap4k', 1197056],
+    ['DirectMap2M', 44617728],
+    ['DirectMap1G', 1029701632],
   ];
 }
 
@@ -107,24 +157,81 @@ export function createMachine({ index, seed, speed, clock }: MachineOptions): Ma
 
   const netdevs: NetDev[] = [];
   netdevs.push({
-    ifindex: 1, name: 'lo', altnames: [], linkType: 'loopback', mac: '00:00:00:00:00:00', mtu: 65536, minMtu: 0, maxMtu: 0,
-    txqlen: 1000, numTxQueues: 1, numRxQueues: 1, gsoMaxSize: 65536, gsoMaxSegs: 65535, adminUp: true, qdisc: 'noqueue',
+    ifindex: 1,
+    name: 'lo',
+    altnames: [],
+    linkType: 'loopback',
+    mac: '00:00:00:00:00:00',
+    mtu: 65536,
+    minMtu: 0,
+    maxMtu: 0,
+    txqlen: 1000,
+    numTxQueues: 1,
+    numRxQueues: 1,
+    gsoMaxSize: 65536,
+    gsoMaxSegs: 65535,
+    adminUp: true,
+    qdisc: 'noqueue',
     addrGenMode: 'eui64',
     addresses: [
-      { family: 'inet', local: '127.0.0.1', prefixlen: 8, scope: 'host', label: 'lo', validLft: 4294967295, preferredLft: 4294967295 },
+      {
+        family: 'inet',
+        local: '127.0.0.1',
+        prefixlen: 8,
+        scope: 'host',
+        label: 'lo',
+        validLft: 4294967295,
+        preferredLft: 4294967295,
+      },
       { family: 'inet6', local: '::1', prefixlen: 128, scope: 'host', validLft: 4294967295, preferredLft: 4294967295 },
     ],
   });
   // Onboard I210 (Super Micro OUI), named eno1 by its ACPI index; path name as altname.
   const mgmtMac = macToString([0x3c, 0xec, 0xef, ...macR.bytes(3)]);
   const mgmtAddrs: IpAddress[] = [
-    { family: 'inet', local: mgmtAddress, prefixlen: 24, broadcast: '10.0.0.255', scope: 'global', label: 'eno1', validLft: 4294967295, preferredLft: 4294967295 },
-    { family: 'inet6', local: linkLocalFromMac(mgmtMac), prefixlen: 64, scope: 'link', validLft: 4294967295, preferredLft: 4294967295 },
+    {
+      family: 'inet',
+      local: mgmtAddress,
+      prefixlen: 24,
+      broadcast: '10.0.0.255',
+      scope: 'global',
+      label: 'eno1',
+      validLft: 4294967295,
+      preferredLft: 4294967295,
+    },
+    {
+      family: 'inet6',
+      local: linkLocalFromMac(mgmtMac),
+      prefixlen: 64,
+      scope: 'link',
+      validLft: 4294967295,
+      preferredLft: 4294967295,
+    },
   ];
   netdevs.push({
-    ifindex: 2, name: 'eno1', altnames: ['enp3s0'], linkType: 'ether', pci: '0000:03:00.0', driver: 'igb', mac: mgmtMac, mtu: 1500,
-    minMtu: 68, maxMtu: 9216, txqlen: 1000, numTxQueues: 4, numRxQueues: 4, gsoMaxSize: 65536, gsoMaxSegs: 65535, adminUp: true,
-    qdisc: 'mq', addrGenMode: 'none', addresses: mgmtAddrs, phy: 'i210-copper', linkSpeedMbps: 1000, firmware: '3.30, 0x800005d0', msgLevel: 7,
+    ifindex: 2,
+    name: 'eno1',
+    altnames: ['enp3s0'],
+    linkType: 'ether',
+    pci: '0000:03:00.0',
+    driver: 'igb',
+    mac: mgmtMac,
+    mtu: 1500,
+    minMtu: 68,
+    maxMtu: 9216,
+    txqlen: 1000,
+    numTxQueues: 4,
+    numRxQueues: 4,
+    gsoMaxSize: 65536,
+    gsoMaxSegs: 65535,
+    adminUp: true,
+    qdisc: 'mq',
+    addrGenMode: 'none',
+    addresses: mgmtAddrs,
+    phy: 'i210-copper',
+    linkSpeedMbps: 1000,
+    firmware: '3.30, 0x800005d0',
+    msgLevel: 7,
   });
 
   const rdma: RdmaDevice[] = [];
@@ -144,40 +251,85 @@ export function createMachine({ index, seed, speed, clock }: MachineOptions): Ma
     const name = `ens${slot}f${fn}`;
     const bus = parseInt(nic.bdf.slice(5, 7), 16);
     netdevs.push({
-      ifindex: 3 + i, name, altnames: [`enp${bus}s0f${fn}`], linkType: 'ether', pci: nic.bdf, driver: 'mlx5_core', mac: macToString(mac),
-      mtu: 1500, minMtu: 68, maxMtu: 9978, txqlen: 1000, numTxQueues: 504, numRxQueues: 63, gsoMaxSize: 65536, gsoMaxSegs: 65535,
-      adminUp: false, qdisc: 'noop', addrGenMode: 'eui64', addresses: [], phy: 'cx4lx-sfp28', linkSpeedMbps: 25000,
-      firmware: '14.32.1010 (MT_2420110034)', msgLevel: 4,
+      ifindex: 3 + i,
+      name,
+      altnames: [`enp${bus}s0f${fn}`],
+      linkType: 'ether',
+      pci: nic.bdf,
+      driver: 'mlx5_core',
+      mac: macToString(mac),
+      mtu: 1500,
+      minMtu: 68,
+      maxMtu: 9978,
+      txqlen: 1000,
+      numTxQueues: 504,
+      numRxQueues: 63,
+      gsoMaxSize: 65536,
+      gsoMaxSegs: 65535,
+      adminUp: false,
+      qdisc: 'noop',
+      addrGenMode: 'eui64',
+      addresses: [],
+      phy: 'cx4lx-sfp28',
+      linkSpeedMbps: 25000,
+      firmware: '14.32.1010 (MT_2420110034)',
+      msgLevel: 4,
     });
-    const guid = (m: number[]): string => [m[0], m[1], m[2], 0x03, 0x00, m[3], m[4], m[5]].map((b) => (b ?? 0).toString(16).padStart(2, '0')).join('');
+    const guid = (m: number[]): string =>
+      [m[0], m[1], m[2], 0x03, 0x00, m[3], m[4], m[5]].map((b) => (b ?? 0).toString(16).padStart(2, '0')).join('');
     rdma.push({
-      name: `mlx5_${i}`, pci: nic.bdf, netdev: name, port: 1, nodeGuid: guid(mac), sysImageGuid: guid(base), hcaType: 'MT4117', boardId: 'MT_2420110034',
+      name: `mlx5_${i}`,
+      pci: nic.bdf,
+      netdev: name,
+      port: 1,
+      nodeGuid: guid(mac),
+      sysImageGuid: guid(base),
+      hcaType: 'MT4117',
+      boardId: 'MT_2420110034',
     });
   });
 
   const gpuR = r('gpu');
-  const gpus: Gpu[] = pci.filter((p) => p.kind === 'gpu').map((p, i) => ({
-    index: i, pci: p.bdf, name: 'NVIDIA L20', uuid: `GPU-${uuid(gpuR)}`, serial: `16524230${gpuR.digits(5)}`, memoryMiB: 46068,
-    powerLimitW: 350, vbios: '96.02.6F.00.02',
-  }));
-  for (const p of pci) if (p.kind === 'nic' || p.kind === 'mgmt-nic') p.serial ??= `MT${r('serial').digits(4)}K${r('serial-' + p.bdf).digits(5)}`;
+  const gpus: Gpu[] = pci
+    .filter((p) => p.kind === 'gpu')
+    .map((p, i) => ({
+      index: i,
+      pci: p.bdf,
+      name: 'NVIDIA L20',
+      uuid: `GPU-${uuid(gpuR)}`,
+      serial: `16524230${gpuR.digits(5)}`,
+      memoryMiB: 46068,
+      powerLimitW: 350,
+      vbios: '96.02.6F.00.02',
+    }));
+  for (const p of pci)
+    if (p.kind === 'nic' || p.kind === 'mgmt-nic')
+      p.serial ??= `MT${r('serial').digits(4)}K${r('serial-' + p.bdf).digits(5)}`;
 
   const machine: Machine = {
-    index, hostname, seed,
+    index,
+    hostname,
+    seed,
     os: {
-      prettyName: 'Ubuntu 22.04.5 LTS', version: '22.04.5 LTS (Jammy Jellyfish)', versionId: '22.04', codename: 'jammy',
-      kernelRelease: '5.15.0-126-generic', kernelVersion: '#136-Ubuntu SMP Wed Nov 6 10:38:22 UTC 2024',
+      prettyName: 'Ubuntu 22.04.5 LTS',
+      version: '22.04.5 LTS (Jammy Jellyfish)',
+      versionId: '22.04',
+      codename: 'jammy',
+      kernelRelease: '5.15.0-126-generic',
+      kernelVersion: '#136-Ubuntu SMP Wed Nov 6 10:38:22 UTC 2024',
       cmdline: 'BOOT_IMAGE=/vmlinuz-5.15.0-126-generic root=UUID=' + uuid(r('disk')) + ' ro',
     },
     cpu: SPR_8462Y,
     meminfo: meminfo(r('meminfo')),
-    pci, netdevs,
+    pci,
+    netdevs,
     routes: [
       { dst: 'default', gateway: MGMT_GATEWAY, dev: 'eno1', protocol: 'static' },
       { dst: '10.0.0.0/24', dev: 'eno1', protocol: 'kernel', scope: 'link', prefsrc: mgmtAddress },
     ],
     neighbors: [],
-    rdma, gpus,
+    rdma,
+    gpus,
     packages: jammyBasePackages(),
     // Load order (lsmod prints newest first): what udev autoloads for this hardware.
     modules: ['mlxfw', 'mlx5_core', 'ib_core', 'ib_uverbs', 'mlx5_ib', 'igb', 'ast', 'nouveau', 'nvidiafb'],

@@ -100,7 +100,12 @@ export function rdmaNaming(m: Machine): 'kernel' | 'udev' {
 export function roceName(bdf: string): string {
   const m = /^([0-9a-f]{4}):([0-9a-f]{2}):([0-9a-f]{2})\.([0-7])$/i.exec(bdf);
   if (!m) return bdf;
-  const [dom, bus, slot, fn] = [m[1], m[2], m[3], m[4]].map((x) => parseInt(x as string, 16)) as [number, number, number, number];
+  const [dom, bus, slot, fn] = [m[1], m[2], m[3], m[4]].map((x) => parseInt(x as string, 16)) as [
+    number,
+    number,
+    number,
+    number,
+  ];
   return dom === 0 ? `rocep${bus}s${slot}f${fn}` : `roceP${dom}p${bus}s${slot}f${fn}`;
 }
 

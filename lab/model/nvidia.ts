@@ -31,9 +31,23 @@ export function installedModule(m: Machine): DriverBuild | undefined {
   for (const p of m.packages.values()) {
     if (!usable(p)) continue;
     const dkms = /^nvidia-dkms-(\d+)(-server)?(-open)?$/.exec(p.name);
-    if (dkms) return { version: upstream(p.version), open: dkms[3] !== undefined, server: dkms[2] !== undefined, source: 'dkms', package: p.name };
+    if (dkms)
+      return {
+        version: upstream(p.version),
+        open: dkms[3] !== undefined,
+        server: dkms[2] !== undefined,
+        source: 'dkms',
+        package: p.name,
+      };
     const pre = /^linux-modules-nvidia-(\d+)(-server)?(-open)?-(.+)$/.exec(p.name);
-    if (pre && pre[4] === m.os.kernelRelease) return { version: upstream(p.version), open: pre[3] !== undefined, server: pre[2] !== undefined, source: 'prebuilt', package: p.name };
+    if (pre && pre[4] === m.os.kernelRelease)
+      return {
+        version: upstream(p.version),
+        open: pre[3] !== undefined,
+        server: pre[2] !== undefined,
+        source: 'prebuilt',
+        package: p.name,
+      };
   }
   const rf = m.nvidia?.runfile;
   return rf ? { version: rf.version, open: rf.open, server: false, source: 'runfile' } : undefined;
@@ -49,7 +63,10 @@ export function installedUserspace(m: Machine): string | undefined {
 
 /** Whether nvidia-smi exists (nvidia-utils of any branch, or a runfile install). */
 export function hasNvidiaSmi(m: Machine): boolean {
-  return [...m.packages.values()].some((p) => usable(p) && /^nvidia-utils-\d+(?:-server)?$/.test(p.name)) || m.nvidia?.runfile !== undefined;
+  return (
+    [...m.packages.values()].some((p) => usable(p) && /^nvidia-utils-\d+(?:-server)?$/.test(p.name)) ||
+    m.nvidia?.runfile !== undefined
+  );
 }
 
 export function runtime(m: Machine): NvidiaRuntime {
@@ -60,7 +77,19 @@ export function runtime(m: Machine): NvidiaRuntime {
 /** The CUDA version the driver's API supports (nvidia-smi's `CUDA Version:`), by branch. */
 export function cudaOf(version: string): string {
   const branch = Number(version.split('.')[0]);
-  const table: Array<[number, string]> = [[580, '13.0'], [575, '12.9'], [570, '12.8'], [565, '12.7'], [560, '12.6'], [555, '12.5'], [550, '12.4'], [545, '12.3'], [535, '12.2'], [525, '12.0'], [470, '11.4']];
+  const table: Array<[number, string]> = [
+    [580, '13.0'],
+    [575, '12.9'],
+    [570, '12.8'],
+    [565, '12.7'],
+    [560, '12.6'],
+    [555, '12.5'],
+    [550, '12.4'],
+    [545, '12.3'],
+    [535, '12.2'],
+    [525, '12.0'],
+    [470, '11.4'],
+  ];
   return table.find(([b]) => branch >= b)?.[1] ?? '11.0';
 }
 
@@ -115,7 +144,8 @@ export function smiFailure(m: Machine): { text: string; exitCode: number } | und
   const user = installedUserspace(m);
   if (user && user !== loaded.version) {
     // R565+ also name the library version; the lab's userspace branches are 535, 570 and 580.
-    const lib = Number(user.split('.')[0]) >= 565 ? `NVML library version: ${user.split('.').slice(0, 2).join('.')}\n` : '';
+    const lib =
+      Number(user.split('.')[0]) >= 565 ? `NVML library version: ${user.split('.').slice(0, 2).join('.')}\n` : '';
     return { text: `Failed to initialize NVML: Driver/library version mismatch\n${lib}`, exitCode: 18 };
   }
   return undefined;

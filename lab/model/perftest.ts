@@ -101,10 +101,18 @@ function sizeBucket(bytes: number): string {
  * What `bytes` of payload written in `messages` messages add to the counters of both ends (the draws
  * from `r` happen here, in the order recording them always had).
  */
-export function flowCounters(f: Flow, res: FlowResult, bytes: number, messages: number, r: ReturnType<typeof rng>): CounterDelta[] {
+export function flowCounters(
+  f: Flow,
+  res: FlowResult,
+  bytes: number,
+  messages: number,
+  r: ReturnType<typeof rng>,
+): CounterDelta[] {
   const out: CounterDelta[] = [];
-  const addEthtoolCounter = (machine: Machine, key: string, name: string, total: number): void => void out.push({ machine, kind: 'ethtool', key, name, total });
-  const addHwCounter = (machine: Machine, key: string, name: string, total: number): void => void out.push({ machine, kind: 'hw', key, name, total });
+  const addEthtoolCounter = (machine: Machine, key: string, name: string, total: number): void =>
+    void out.push({ machine, kind: 'ethtool', key, name, total });
+  const addHwCounter = (machine: Machine, key: string, name: string, total: number): void =>
+    void out.push({ machine, kind: 'hw', key, name, total });
   const packets = Math.ceil(bytes / f.mtuBytes);
   const wire = bytes + packets * (ROCE_WIRE_OVERHEAD - 20);
   const { sender: s, receiver: d } = f;
@@ -175,6 +183,14 @@ export function recordFlow(f: Flow, res: FlowResult, bytes: number, messages: nu
  * The same counters moving over [start, end] of simulated time: readers see the flow's rate while
  * it runs (model/traffic.ts); `finish()` at the end leaves what recordFlow would.
  */
-export function startFlow(f: Flow, res: FlowResult, bytes: number, messages: number, r: ReturnType<typeof rng>, start: number, end: number): TrafficHandle {
+export function startFlow(
+  f: Flow,
+  res: FlowResult,
+  bytes: number,
+  messages: number,
+  r: ReturnType<typeof rng>,
+  start: number,
+  end: number,
+): TrafficHandle {
   return startTraffic(flowCounters(f, res, bytes, messages, r), start, end);
 }

@@ -86,7 +86,7 @@ export function autoNodeIp(m: Machine, target?: string): string {
         if (a.family !== 'inet') continue;
         const mask = a.prefixlen === 0 ? 0 : (~0 << (32 - a.prefixlen)) >>> 0;
         const n = (s: string): number => s.split('.').reduce((x, y) => ((x << 8) | Number(y)) >>> 0, 0);
-        if (((n(a.local) & mask) >>> 0) === ((n(target) & mask) >>> 0)) return a.local;
+        if ((n(a.local) & mask) >>> 0 === (n(target) & mask) >>> 0) return a.local;
       }
     }
   }
@@ -146,7 +146,7 @@ export function startRayNode(ctx: StartContext, opts: RayStartOptions): RayNode 
   const r = rng(m.seed, m.hostname, 'ray-node', starts++);
   const gcsTarget = opts.head ? undefined : opts.address?.split(':')[0];
   const nodeIp = opts.nodeIp ?? autoNodeIp(m, gcsTarget);
-  const gcs = opts.head ? `${nodeIp}:${opts.port}` : opts.address ?? '';
+  const gcs = opts.head ? `${nodeIp}:${opts.port}` : (opts.address ?? '');
   const avail = Number(m.meminfo.find(([k]) => k === 'MemAvailable')?.[1] ?? 0) * 1024;
   // Ray's defaults: 30 % of available memory for the object store, at most 200 GB; the rest for tasks.
   const objectStoreBytes = Math.min(Math.floor(avail * 0.3), 200e9);
@@ -157,21 +157,103 @@ export function startRayNode(ctx: StartContext, opts: RayStartOptions): RayNode 
   const ray = `${ctx.site}/ray`;
   const logs = `--log_dir=/tmp/ray/${session}/logs`;
   const node: RayNode = {
-    head: opts.head, nodeIp, gcs, nodeId: r.hex(56), session, version: ctx.version, site: ctx.site, python: ctx.python, opts,
-    nodeManagerPort: opts.nodeManagerPort ?? r.int(33000, 46000), objectManagerPort: opts.objectManagerPort ?? r.int(33000, 46000),
-    metricsPort: opts.metricsPort ?? r.int(50000, 65000), gpus, cpus: m.cpu.sockets * m.cpu.coresPerSocket * m.cpu.threadsPerCore,
-    memoryBytes: Math.max(0, avail - objectStoreBytes), objectStoreBytes, startedAt: m.clock.now(), procs: [], explicitIp: opts.nodeIp !== undefined,
+    head: opts.head,
+    nodeIp,
+    gcs,
+    nodeId: r.hex(56),
+    session,
+    version: ctx.version,
+    site: ctx.site,
+    python: ctx.python,
+    opts,
+    nodeManagerPort: opts.nodeManagerPort ?? r.int(33000, 46000),
+    objectManagerPort: opts.objectManagerPort ?? r.int(33000, 46000),
+    metricsPort: opts.metricsPort ?? r.int(50000, 65000),
+    gpus,
+    cpus: m.cpu.sockets * m.cpu.coresPerSocket * m.cpu.threadsPerCore,
+    memoryBytes: Math.max(0, avail - objectStoreBytes),
+    objectStoreBytes,
+    startedAt: m.clock.now(),
+    procs: [],
+    explicitIp: opts.nodeIp !== undefined,
   };
   const py = ctx.python;
   if (opts.head) {
-    node.procs.push(ctx.spawn([`${ray}/core/src/ray/gcs/gcs_server`, logs, `--gcs_server_port=${opts.port}`, `--node-ip-address=${nodeIp}`, `--session-name=${session}`], 'gcs_server'));
-    node.procs.push(ctx.spawn([py, '-u', `${ray}/autoscaler/_private/monitor.py`, logs, `--gcs-address=${gcs}`], 'python'));
-    node.procs.push(ctx.spawn([py, '-u', `${ray}/dashboard/dashboard.py`, `--host=${opts.dashboardHost}`, `--port=${opts.dashboardPort}`, '--port-retries=50', `--gcs-address=${gcs}`, `--node-ip-address=${nodeIp}`], 'python'));
-    node.procs.push(ctx.spawn([py, '-u', `${ray}/util/client/server/server.py`, `--address=${gcs}`, '--host=0.0.0.0', `--port=${opts.clientPort}`, '--mode=proxy'], 'python'));
+    node.procs.push(
+      ctx.spawn(
+        [
+          `${ray}/core/src/ray/gcs/gcs_server`,
+          logs,
+          `--gcs_server_port=${opts.port}`,
+          `--node-ip-address=${nodeIp}`,
+          `--session-name=${session}`,
+        ],
+        'gcs_server',
+      ),
+    );
+    node.procs.push(
+      ctx.spawn([py, '-u', `${ray}/autoscaler/_private/monitor.py`, logs, `--gcs-address=${gcs}`], 'python'),
+    );
+    node.procs.push(
+      ctx.spawn(
+        [
+          py,
+          '-u',
+          `${ray}/dashboard/dashboard.py`,
+          `--host=${opts.dashboardHost}`,
+          `--port=${opts.dashboardPort}`,
+          '--port-retries=50',
+          `--gcs-address=${gcs}`,
+          `--node-ip-address=${nodeIp}`,
+        ],
+        'python',
+      ),
+    );
+    node.procs.push(
+      ctx.spawn(
+        [
+          py,
+          '-u',
+          `${ray}/util/client/server/server.py`,
+          `--address=${gcs}`,
+          '--host=0.0.0.0',
+          `--port=${opts.clientPort}`,
+          '--mode=proxy',
+        ],
+        'python',
+      ),
+    );
   }
-  node.procs.push(ctx.spawn([`${ray}/core/src/ray/raylet/raylet`, `--raylet_socket_name=/tmp/ray/${session}/sockets/raylet`, `--node_ip_address=${nodeIp}`, `--node_manager_port=${node.nodeManagerPort}`, `--object_manager_port=${node.objectManagerPort}`, `--num_gpus=${gpus}`, `--gcs-address=${gcs}`, `--session-name=${session}`], 'raylet'));
+  node.procs.push(
+    ctx.spawn(
+      [
+        `${ray}/core/src/ray/raylet/raylet`,
+        `--raylet_socket_name=/tmp/ray/${session}/sockets/raylet`,
+        `--node_ip_address=${nodeIp}`,
+        `--node_manager_port=${node.nodeManagerPort}`,
+        `--object_manager_port=${node.objectManagerPort}`,
+        `--num_gpus=${gpus}`,
+        `--gcs-address=${gcs}`,
+        `--session-name=${session}`,
+      ],
+      'raylet',
+    ),
+  );
   node.procs.push(ctx.spawn([py, '-u', `${ray}/_private/log_monitor.py`, logs, `--gcs-address=${gcs}`], 'python'));
-  node.procs.push(ctx.spawn([py, '-u', `${ray}/dashboard/agent.py`, `--node-ip-address=${nodeIp}`, `--listen-port=${opts.agentPort}`, `--metrics-export-port=${node.metricsPort}`, `--gcs-address=${gcs}`], 'python'));
+  node.procs.push(
+    ctx.spawn(
+      [
+        py,
+        '-u',
+        `${ray}/dashboard/agent.py`,
+        `--node-ip-address=${nodeIp}`,
+        `--listen-port=${opts.agentPort}`,
+        `--metrics-export-port=${node.metricsPort}`,
+        `--gcs-address=${gcs}`,
+      ],
+      'python',
+    ),
+  );
   nodes.set(m, node);
   m.revision++;
   return node;
@@ -195,14 +277,20 @@ export function stopRayNode(m: Machine, signal: 'TERM' | 'KILL', senderUid: numb
 function raySockets(m: Machine): ListenSocket[] {
   const n = rayNode(m);
   if (!n) return [];
-  const pid = (comm: string, arg?: string): number | undefined => n.procs.find((p) => p.comm === comm && (!arg || p.argv.some((a) => a.includes(arg))))?.pid;
+  const pid = (comm: string, arg?: string): number | undefined =>
+    n.procs.find((p) => p.comm === comm && (!arg || p.argv.some((a) => a.includes(arg))))?.pid;
   const out: ListenSocket[] = [];
   const add = (address: string, port: number, p: number | undefined, name: string): void => {
     out.push({ address, port, backlog: 4096, ...(p ? { pid: p, process: name } : {}) });
   };
   if (n.head) {
     add('0.0.0.0', n.opts.port, pid('gcs_server'), 'gcs_server');
-    add(n.opts.dashboardHost === 'localhost' ? '127.0.0.1' : n.opts.dashboardHost, n.opts.dashboardPort, pid('python', 'dashboard.py'), 'ray::dashboard');
+    add(
+      n.opts.dashboardHost === 'localhost' ? '127.0.0.1' : n.opts.dashboardHost,
+      n.opts.dashboardPort,
+      pid('python', 'dashboard.py'),
+      'ray::dashboard',
+    );
     add('0.0.0.0', n.opts.clientPort, pid('python', 'server.py'), 'python');
   }
   add('0.0.0.0', n.nodeManagerPort, pid('raylet'), 'raylet');

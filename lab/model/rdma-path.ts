@@ -24,8 +24,8 @@ export function ipv4ToInt(ip: string): number {
 
 export function inSubnet(ip: string, net: string, prefixlen: number): boolean {
   if (prefixlen === 0) return true;
-  const mask = prefixlen >= 32 ? 0xffffffff : (~((1 << (32 - prefixlen)) - 1)) >>> 0;
-  return ((ipv4ToInt(ip) & mask) >>> 0) === ((ipv4ToInt(net) & mask) >>> 0);
+  const mask = prefixlen >= 32 ? 0xffffffff : ~((1 << (32 - prefixlen)) - 1) >>> 0;
+  return (ipv4ToInt(ip) & mask) >>> 0 === (ipv4ToInt(net) & mask) >>> 0;
 }
 
 /** The physical ports under a netdev: a bond's slaves, else the device itself. */
@@ -52,7 +52,9 @@ export function ipv4Owner(cluster: Cluster, ip: string): { machine: Machine; net
 
 /** The local netdevs with a connected IPv4 subnet containing `ip` (admin up). */
 function connectedVia(m: Machine, ip: string): NetDev[] {
-  return m.netdevs.filter((d) => d.adminUp && d.addresses.some((a) => a.family === 'inet' && inSubnet(ip, a.local, a.prefixlen)));
+  return m.netdevs.filter(
+    (d) => d.adminUp && d.addresses.some((a) => a.family === 'inet' && inSubnet(ip, a.local, a.prefixlen)),
+  );
 }
 
 /** Whether `ip` (owned by `owner` on `ownerDev`) answers ARP sent out of `via` on `m`. */
@@ -75,7 +77,12 @@ export type TcpPath =
 function admitted(m: Machine, ingress: string, port: number): boolean {
   const fw = m.firewall;
   if (!fw?.active) return true;
-  return fw.allowIn.some((r) => (r.iface === undefined || r.iface === ingress) && (r.port === undefined || r.port === port) && (r.proto === undefined || r.proto === 'tcp'));
+  return fw.allowIn.some(
+    (r) =>
+      (r.iface === undefined || r.iface === ingress) &&
+      (r.port === undefined || r.port === port) &&
+      (r.proto === undefined || r.proto === 'tcp'),
+  );
 }
 
 /** Can `from` open a TCP connection to `ip`:`port`? */
@@ -84,8 +91,11 @@ export function tcpPath(cluster: Cluster, from: Machine, ip: string, port: numbe
   if (owner?.machine === from) return { ok: true, machine: from, ingress: 'lo' };
   const mgmtTarget = cluster.machines.find((x) => x.mgmt.address === ip);
   if (mgmtTarget) {
-    if (!from.carrier(from.mgmt.ifname) || !mgmtTarget.carrier(mgmtTarget.mgmt.ifname)) return { ok: false, reason: 'unreachable' };
-    return admitted(mgmtTarget, mgmtTarget.mgmt.ifname, port) ? { ok: true, machine: mgmtTarget, ingress: mgmtTarget.mgmt.ifname } : { ok: false, reason: 'filtered' };
+    if (!from.carrier(from.mgmt.ifname) || !mgmtTarget.carrier(mgmtTarget.mgmt.ifname))
+      return { ok: false, reason: 'unreachable' };
+    return admitted(mgmtTarget, mgmtTarget.mgmt.ifname, port)
+      ? { ok: true, machine: mgmtTarget, ingress: mgmtTarget.mgmt.ifname }
+      : { ok: false, reason: 'filtered' };
   }
   const vias = connectedVia(from, ip);
   if (vias.length === 0) return { ok: false, reason: 'noroute' };
@@ -93,7 +103,9 @@ export function tcpPath(cluster: Cluster, from: Machine, ip: string, port: numbe
   for (const via of vias) {
     const ingressPort = l2Reachable(cluster, from, via, owner.machine, owner.netdev);
     if (ingressPort === undefined) continue;
-    return admitted(owner.machine, owner.netdev.name, port) ? { ok: true, machine: owner.machine, ingress: owner.netdev.name } : { ok: false, reason: 'filtered' };
+    return admitted(owner.machine, owner.netdev.name, port)
+      ? { ok: true, machine: owner.machine, ingress: owner.netdev.name }
+      : { ok: false, reason: 'filtered' };
   }
   return { ok: false, reason: 'unreachable' };
 }
@@ -116,19 +128,30 @@ function gidOf(e: QpEnd): GidEntry | null {
 }
 
 /** What ibv_modify_qp(RTR) on `local` with the remote GID as destination says. */
-function rtrCheck(cluster: Cluster, local: QpEnd, sgid: GidEntry | null, remote: QpEnd, dgid: GidEntry | null): { errno: 22 | 101 | 113; detail: string } | undefined {
+function rtrCheck(
+  cluster: Cluster,
+  local: QpEnd,
+  sgid: GidEntry | null,
+  remote: QpEnd,
+  dgid: GidEntry | null,
+): { errno: 22 | 101 | 113; detail: string } | undefined {
   if (!sgid) return { errno: 22, detail: `${local.device.name} has no GID at index ${local.gidIndex}` };
   if (!dgid) return { errno: 22, detail: `${remote.device.name} has no GID at index ${remote.gidIndex}` };
   const sip = gidToIpv4(sgid.gid);
   const dip = gidToIpv4(dgid.gid);
-  if ((sip === undefined) !== (dip === undefined)) return { errno: 101, detail: `GID families differ (${sgid.gid} → ${dgid.gid})` };
+  if ((sip === undefined) !== (dip === undefined))
+    return { errno: 101, detail: `GID families differ (${sgid.gid} → ${dgid.gid})` };
   if (dip === undefined) return undefined;
   const via = local.machine.netdevs.find((d) => d.name === sgid.ndev);
   if (!via || !via.addresses.some((a) => a.family === 'inet' && inSubnet(dip, a.local, a.prefixlen))) {
     return { errno: 101, detail: `no route from ${sgid.ndev} to ${dip}` };
   }
   const owner = ipv4Owner(cluster, dip);
-  if (!owner || owner.machine !== remote.machine || l2Reachable(cluster, local.machine, via, owner.machine, owner.netdev) === undefined) {
+  if (
+    !owner ||
+    owner.machine !== remote.machine ||
+    l2Reachable(cluster, local.machine, via, owner.machine, owner.netdev) === undefined
+  ) {
     return { errno: 113, detail: `${dip} does not answer ARP on ${sgid.ndev}` };
   }
   return undefined;
@@ -142,13 +165,19 @@ export function qpPath(cluster: Cluster, req: QpEnd, resp: QpEnd): QpOutcome {
   if (a) return { ok: false, kind: 'rtr', side: 'requester', ...a };
   const b = rtrCheck(cluster, resp, dgid, req, sgid);
   if (b) return { ok: false, kind: 'rtr', side: 'responder', ...b };
-  if (sgid!.type !== dgid!.type) return { ok: false, kind: 'retry-exceeded', detail: `${sgid!.type} GID against ${dgid!.type}: the responder drops every packet` };
+  if (sgid!.type !== dgid!.type)
+    return {
+      ok: false,
+      kind: 'retry-exceeded',
+      detail: `${sgid!.type} GID against ${dgid!.type}: the responder drops every packet`,
+    };
   const reqPorts = physicalPorts(req.machine, req.device.netdev);
   const respPorts = new Set(physicalPorts(resp.machine, resp.device.netdev));
   for (const port of reqPorts) {
     if (!req.machine.carrier(port)) continue;
     const end = cluster.peer(req.machine.hostname, port);
-    if (end?.host === resp.machine.hostname && respPorts.has(end.ifname)) return { ok: true, requesterPort: port, responderPort: end.ifname };
+    if (end?.host === resp.machine.hostname && respPorts.has(end.ifname))
+      return { ok: true, requesterPort: port, responderPort: end.ifname };
   }
   const first = reqPorts[0] ?? req.device.netdev;
   const end = cluster.peer(req.machine.hostname, first);

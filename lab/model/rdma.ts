@@ -103,7 +103,10 @@ export function ipv4Gid(ipv4: string): string {
 export function gidToIpv4(gid: string): string | undefined {
   const g = gid.toLowerCase();
   if (!g.startsWith('0000:0000:0000:0000:0000:ffff:')) return undefined;
-  const [hi, lo] = g.split(':').slice(6).map((x) => parseInt(x, 16));
+  const [hi, lo] = g
+    .split(':')
+    .slice(6)
+    .map((x) => parseInt(x, 16));
   if (hi === undefined || lo === undefined) return undefined;
   return [hi >> 8, hi & 0xff, lo >> 8, lo & 0xff].join('.');
 }

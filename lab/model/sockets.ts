@@ -30,7 +30,12 @@ function base(m: Machine): ListenSocket[] {
   const sshd = m.system?.processes.list().find((p) => p.comm === 'sshd')?.pid;
   const resolved = m.system?.processes.list().find((p) => p.comm === 'systemd-resolve')?.pid;
   return [
-    { address: '127.0.0.53%lo', port: 53, backlog: 4096, ...(resolved ? { pid: resolved, process: 'systemd-resolve' } : {}) },
+    {
+      address: '127.0.0.53%lo',
+      port: 53,
+      backlog: 4096,
+      ...(resolved ? { pid: resolved, process: 'systemd-resolve' } : {}),
+    },
     { address: '0.0.0.0', port: m.mgmt.sshPort, backlog: 128, ...(sshd ? { pid: sshd, process: 'sshd' } : {}) },
     { address: '::', port: m.mgmt.sshPort, backlog: 128, ...(sshd ? { pid: sshd, process: 'sshd' } : {}) },
   ];
@@ -47,5 +52,12 @@ const WILDCARD6 = '::';
 
 /** Whether something accepts connections to `ip`:`port` on this machine. */
 export function listensOn(m: Machine, ip: string, port: number): ListenSocket | undefined {
-  return listeningSockets(m).find((s) => s.port === port && (s.address === ip || s.address === WILDCARD4 || s.address === WILDCARD6 || (ip.startsWith('127.') && s.address.startsWith(ip))));
+  return listeningSockets(m).find(
+    (s) =>
+      s.port === port &&
+      (s.address === ip ||
+        s.address === WILDCARD4 ||
+        s.address === WILDCARD6 ||
+        (ip.startsWith('127.') && s.address.startsWith(ip))),
+  );
 }

@@ -67,7 +67,8 @@ function retire(f: ActiveFlow): void {
 }
 
 function settleFlow(f: ActiveFlow, now: number): void {
-  const fraction = f.end <= f.start ? (now >= f.end ? 1 : 0) : Math.min(1, Math.max(0, (now - f.start) / (f.end - f.start)));
+  const fraction =
+    f.end <= f.start ? (now >= f.end ? 1 : 0) : Math.min(1, Math.max(0, (now - f.start) / (f.end - f.start)));
   apply(f, fraction);
   if (fraction >= 1) retire(f);
 }
@@ -78,7 +79,8 @@ function settleFlow(f: ActiveFlow, now: number): void {
  */
 export function startTraffic(deltas: readonly CounterDelta[], start: number, end: number): TrafficHandle {
   const f: ActiveFlow = {
-    start, end,
+    start,
+    end,
     deltas: deltas.map((d) => ({ ...d, total: Math.round(d.total) })),
     applied: deltas.map(() => 0),
     machines: new Set(deltas.map((d) => d.machine)),

@@ -30,15 +30,7 @@ export interface AcsFlags {
 }
 
 export type PciKind =
-  | 'host-bridge'
-  | 'root-port'
-  | 'switch-up'
-  | 'switch-down'
-  | 'gpu'
-  | 'nic'
-  | 'mgmt-nic'
-  | 'bmc-bridge'
-  | 'bmc-vga';
+  'host-bridge' | 'root-port' | 'switch-up' | 'switch-down' | 'gpu' | 'nic' | 'mgmt-nic' | 'bmc-bridge' | 'bmc-vga';
 
 export interface PciBar {
   index: number;
@@ -79,7 +71,8 @@ export interface PciFunction {
   bars: PciBar[];
   rom?: { address: number; size: number; disabled: boolean };
   /** Which capability layout the lspci renderer uses. */
-  profile: 'l20' | 'cx4lx' | 'pex-up' | 'pex-down' | 'spr-rp' | 'pch-rp' | 'i210' | 'host-bridge' | 'ast-bridge' | 'ast-vga';
+  profile:
+    'l20' | 'cx4lx' | 'pex-up' | 'pex-down' | 'spr-rp' | 'pch-rp' | 'i210' | 'host-bridge' | 'ast-bridge' | 'ast-vga';
   /** Per-device serials (VPD, DSN). */
   serial?: string;
 }
@@ -403,4 +396,3 @@ export interface PortQos {
   /** PFC enabled per priority 0–7. */
   pfc: boolean[];
 }
-

@@ -21,7 +21,10 @@ import type { Machine } from './types.js';
 import { engineMath, vllmServer, type VllmServer } from './vllm-runtime.js';
 
 /** vllm:time_to_first_token_seconds buckets (vLLM 0.11, v1/metrics/loggers.py), seconds. */
-export const TTFT_BUCKETS = [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0] as const;
+export const TTFT_BUCKETS = [
+  0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0,
+  640.0, 2560.0,
+] as const;
 /** vLLM's default max_num_seqs: an engine runs at most this many requests at once, the rest wait. */
 const MAX_NUM_SEQS = 256;
 
@@ -60,7 +63,14 @@ export function servingGroup(cluster: Cluster, s: VllmServer): VllmServer[] {
   const out = [s];
   for (const m of cluster.machines) {
     const o = vllmServer(m);
-    if (o && o !== s && o.args.headless && o.args.dpAddress === s.args.dpAddress && o.args.dpRpcPort === s.args.dpRpcPort) out.push(o);
+    if (
+      o &&
+      o !== s &&
+      o.args.headless &&
+      o.args.dpAddress === s.args.dpAddress &&
+      o.args.dpRpcPort === s.args.dpRpcPort
+    )
+      out.push(o);
   }
   return out;
 }
@@ -70,7 +80,13 @@ function engineCount(s: VllmServer): number {
 }
 
 function emptyTotals(): EngineTotals {
-  return { requests: 0, promptTokens: 0, generationTokens: 0, ttftSum: 0, ttftBuckets: new Array<number>(TTFT_BUCKETS.length + 1).fill(0) };
+  return {
+    requests: 0,
+    promptTokens: 0,
+    generationTokens: 0,
+    ttftSum: 0,
+    ttftBuckets: new Array<number>(TTFT_BUCKETS.length + 1).fill(0),
+  };
 }
 
 function bucketOf(seconds: number): number {
@@ -121,11 +137,25 @@ const PER_TOKEN_BYTES = 2;
  * Puts `s` under the bench's load from `now` for `durationS`: GPUs of every engine in the group busy,
  * the fabric carrying the activations when the tensor/pipeline group spans both nodes.
  */
-export function startLoad(cluster: Cluster, s: VllmServer, w: { prompts: number; concurrency: number; input: number; output: number; totalInput: number; ttftMs: number[] }, now: number, durationS: number): void {
+export function startLoad(
+  cluster: Cluster,
+  s: VllmServer,
+  w: { prompts: number; concurrency: number; input: number; output: number; totalInput: number; ttftMs: number[] },
+  now: number,
+  durationS: number,
+): void {
   endLoad(s, false, now);
   const engines = engineCount(s);
   const math = engineMath(s.shape, s.args, s.args.backend === 'ray' && s.args.pp > 1);
-  const l: ServingLoad = { ...w, start: now, end: now + durationS * 1000, engines, kvTokens: math.kvTokens, busy: [], traffic: [] };
+  const l: ServingLoad = {
+    ...w,
+    start: now,
+    end: now + durationS * 1000,
+    engines,
+    kvTokens: math.kvTokens,
+    busy: [],
+    traffic: [],
+  };
   for (const srv of servingGroup(cluster, s)) {
     const pids = new Set(srv.engines.map((e) => e.pid));
     for (const wk of srv.machine.gpuWork ?? []) {
@@ -144,7 +174,13 @@ export function startLoad(cluster: Cluster, s: VllmServer, w: { prompts: number;
  * token moves its hidden state across the stage boundary (PP) or all-reduces it twice per layer (TP),
  * both ways over every cabled fabric port between the nodes. NCCL's traffic class 106 (DSCP 26).
  */
-function crossNodeTraffic(cluster: Cluster, s: VllmServer, l: ServingLoad, tokens: number, durationS: number): TrafficHandle[] {
+function crossNodeTraffic(
+  cluster: Cluster,
+  s: VllmServer,
+  l: ServingLoad,
+  tokens: number,
+  durationS: number,
+): TrafficHandle[] {
   const a = s.args;
   const m = s.machine;
   if (a.backend !== 'ray' || a.tp * a.pp <= m.gpus.length) return [];
@@ -155,19 +191,51 @@ function crossNodeTraffic(cluster: Cluster, s: VllmServer, l: ServingLoad, token
     const end = cluster.peer(m.hostname, port);
     const other = end && cluster.machines.find((x) => x.hostname === end.host && x !== m);
     if (!end || !other) continue;
-    pairs.push({ from: m, port, to: other, peerPort: end.ifname }, { from: other, port: end.ifname, to: m, peerPort: port });
+    pairs.push(
+      { from: m, port, to: other, peerPort: end.ifname },
+      { from: other, port: end.ifname, to: m, peerPort: port },
+    );
   }
-  const rdmaOf = (x: Machine, port: string) => x.rdma.find((r) => r.netdev === port || x.netdevs.find((d) => d.name === r.netdev)?.bond?.slaves.includes(port));
+  const rdmaOf = (x: Machine, port: string) =>
+    x.rdma.find((r) => r.netdev === port || x.netdevs.find((d) => d.name === r.netdev)?.bond?.slaves.includes(port));
   const out: TrafficHandle[] = [];
   for (const p of pairs) {
     const sd = rdmaOf(p.from, p.port);
     const rd = rdmaOf(p.to, p.peerPort);
     if (!sd || !rd) continue;
-    const mtu = Math.min(p.from.netdevs.find((d) => d.name === p.port)?.mtu ?? 1500, p.to.netdevs.find((d) => d.name === p.peerPort)?.mtu ?? 1500) >= 4200 ? 4096 : 1024;
-    const f: Flow = { sender: p.from, senderPort: p.port, senderDevice: sd.name, receiver: p.to, receiverPort: p.peerPort, receiverDevice: rd.name, tclass: 106, sl: 0, mtuBytes: mtu, linkGbps: 25, share: 1 };
+    const mtu =
+      Math.min(
+        p.from.netdevs.find((d) => d.name === p.port)?.mtu ?? 1500,
+        p.to.netdevs.find((d) => d.name === p.peerPort)?.mtu ?? 1500,
+      ) >= 4200
+        ? 4096
+        : 1024;
+    const f: Flow = {
+      sender: p.from,
+      senderPort: p.port,
+      senderDevice: sd.name,
+      receiver: p.to,
+      receiverPort: p.peerPort,
+      receiverDevice: rd.name,
+      tclass: 106,
+      sl: 0,
+      mtuBytes: mtu,
+      linkGbps: 25,
+      share: 1,
+    };
     const r = rng(p.from.seed, p.from.hostname, 'vllm-traffic', l.start);
     const share = bytes / pairs.length;
-    out.push(startFlow(f, flowRate(f, r), share, Math.max(1, Math.ceil(share / 524_288)), r, l.start, l.start + durationS * 1000));
+    out.push(
+      startFlow(
+        f,
+        flowRate(f, r),
+        share,
+        Math.max(1, Math.ceil(share / 524_288)),
+        r,
+        l.start,
+        l.start + durationS * 1000,
+      ),
+    );
   }
   return out;
 }
@@ -226,9 +294,14 @@ export function vllmMetrics(s: VllmServer, now: number): string {
     const p = l ? progress(l, e, now) : { ...emptyTotals(), running: 0, waiting: 0, kvUsage: 0 };
     return {
       label: `engine="${e}",model_name="${s.args.servedName}"`,
-      running: p.running, waiting: p.waiting, kv: p.kvUsage,
-      requests: t.requests + p.requests, prompt: t.promptTokens + p.promptTokens, gen: t.generationTokens + p.generationTokens,
-      ttftSum: t.ttftSum + p.ttftSum, buckets: t.ttftBuckets.map((n, i) => n + (p.ttftBuckets[i] ?? 0)),
+      running: p.running,
+      waiting: p.waiting,
+      kv: p.kvUsage,
+      requests: t.requests + p.requests,
+      prompt: t.promptTokens + p.promptTokens,
+      gen: t.generationTokens + p.generationTokens,
+      ttftSum: t.ttftSum + p.ttftSum,
+      buckets: t.ttftBuckets.map((n, i) => n + (p.ttftBuckets[i] ?? 0)),
     };
   });
   type Row = (typeof rows)[number];

@@ -129,16 +129,30 @@ export function endServer(s: VllmServer): void {
 
 export function markEngineReady(s: VllmServer, gpuIndexes: readonly number[], engine: Process, memMiB: number): void {
   s.enginesReady++;
-  for (const g of gpuIndexes) addGpuWork(s.machine, { gpu: g, pid: engine.pid, name: engine.argv[0] ?? 'VLLM::EngineCore', memMiB, utilPct: 0, type: 'C' });
+  for (const g of gpuIndexes)
+    addGpuWork(s.machine, {
+      gpu: g,
+      pid: engine.pid,
+      name: engine.argv[0] ?? 'VLLM::EngineCore',
+      memMiB,
+      utilPct: 0,
+      type: 'C',
+    });
   servingChanged();
 }
 
 /** Whether this machine can open a TCP connection to `ip:port` served by a vLLM process. */
-export function vllmListening(cluster: Cluster, from: Machine, ip: string, port: number): { server: VllmServer; kind: 'api' | 'handshake' } | 'refused' | 'unreachable' | 'filtered' | 'noroute' {
+export function vllmListening(
+  cluster: Cluster,
+  from: Machine,
+  ip: string,
+  port: number,
+): { server: VllmServer; kind: 'api' | 'handshake' } | 'refused' | 'unreachable' | 'filtered' | 'noroute' {
   const path = tcpPath(cluster, from, ip, port);
   if (!path.ok) return path.reason;
   const s = vllmServer(path.machine);
-  if (s?.api && s.api.port === port && (s.api.host === ip || s.api.host === '0.0.0.0' || s.api.host === '::')) return { server: s, kind: 'api' };
+  if (s?.api && s.api.port === port && (s.api.host === ip || s.api.host === '0.0.0.0' || s.api.host === '::'))
+    return { server: s, kind: 'api' };
   if (s?.handshake && s.handshake.port === port && s.handshake.host === ip) return { server: s, kind: 'handshake' };
   return 'refused';
 }
@@ -149,7 +163,8 @@ export function remoteEngines(cluster: Cluster, head: VllmServer): number {
   for (const m of cluster.machines) {
     if (m === head.machine) continue;
     const s = vllmServer(m);
-    if (!s?.args.headless || s.args.dpAddress !== head.args.dpAddress || s.args.dpRpcPort !== head.args.dpRpcPort) continue;
+    if (!s?.args.headless || s.args.dpAddress !== head.args.dpAddress || s.args.dpRpcPort !== head.args.dpRpcPort)
+      continue;
     n += s.enginesReady;
   }
   return n;
@@ -169,8 +184,16 @@ function sockets(m: Machine): ListenSocket[] {
   const s = vllmServer(m);
   if (!s) return [];
   const out: ListenSocket[] = [];
-  if (s.api) out.push({ address: s.api.host === '::' ? '::' : s.api.host, port: s.api.port, backlog: 4096, pid: s.main.pid, process: 'vllm' });
-  if (s.handshake) out.push({ address: s.handshake.host, port: s.handshake.port, backlog: 100, pid: s.main.pid, process: 'vllm' });
+  if (s.api)
+    out.push({
+      address: s.api.host === '::' ? '::' : s.api.host,
+      port: s.api.port,
+      backlog: 4096,
+      pid: s.main.pid,
+      process: 'vllm',
+    });
+  if (s.handshake)
+    out.push({ address: s.handshake.host, port: s.handshake.port, backlog: 100, pid: s.main.pid, process: 'vllm' });
   return out;
 }
 
@@ -204,7 +227,11 @@ export interface EngineMath {
   prefillMs(tokens: number): number;
 }
 
-export function engineMath(shape: ModelShape, a: Pick<ServeArgs, 'tp' | 'pp' | 'gpuMemoryUtilization' | 'maxModelLen' | 'quantization'>, crossNodePp: boolean): EngineMath {
+export function engineMath(
+  shape: ModelShape,
+  a: Pick<ServeArgs, 'tp' | 'pp' | 'gpuMemoryUtilization' | 'maxModelLen' | 'quantization'>,
+  crossNodePp: boolean,
+): EngineMath {
   const group = a.tp * a.pp;
   const fp8 = a.quantization === 'fp8' && !shape.quantization;
   const weights = (fp8 ? shape.weightBytes / 2 : shape.weightBytes) / group;

@@ -22,11 +22,18 @@ import { bindGpus, installedModule, loadedFrom, runtime } from '../model/nvidia.
 import type { AcsFlags, Machine } from '../model/types.js';
 
 export const TUTORIAL_DRIVER = { pkg: 'nvidia-driver-535', version: '535.183.01-0ubuntu0.22.04.1' } as const;
-export const MISMATCH_DRIVER = { pkg: 'nvidia-driver-570-server-open', version: '570.172.08-0ubuntu0.22.04.1' } as const;
+export const MISMATCH_DRIVER = {
+  pkg: 'nvidia-driver-570-server-open',
+  version: '570.172.08-0ubuntu0.22.04.1',
+} as const;
 export const PROPRIETARY_DRIVER = { pkg: 'nvidia-driver-580-server', version: '580.126.09-0ubuntu0.22.04.1' } as const;
 
 /** The packages apt would install for `pkg=version` on this machine: the version, then its dependencies' closure. */
-export function closure(m: Machine, pkg: string, version: string): Array<{ name: string; version: string; auto: boolean }> {
+export function closure(
+  m: Machine,
+  pkg: string,
+  version: string,
+): Array<{ name: string; version: string; auto: boolean }> {
   const out = new Map<string, ArchivePackage>();
   const visit = (a: ArchivePackage): void => {
     if (out.has(a.name)) return;
@@ -161,7 +168,10 @@ export function tutorial(cluster: Cluster): void {
     m.files.set('/var/log/cuda-installer.log', { content: RUNFILE_LOG });
     m.files.set(`${m.user.home}/${RUNFILE}`, { content: runfileScript(), mode: 0o644 });
     // `echo "nvidia-peermem" | sudo tee -a /etc/modules`, and its modprobe worked on MLNX_OFED's ib_core.
-    m.files.set('/etc/modules', { content: '# /etc/modules: kernel modules to load at boot time.\n#\n# This file contains the names of kernel modules that should be loaded\n# at boot time, one per line. Lines beginning with "#" are ignored.\nnvidia-peermem\n' });
+    m.files.set('/etc/modules', {
+      content:
+        '# /etc/modules: kernel modules to load at boot time.\n#\n# This file contains the names of kernel modules that should be loaded\n# at boot time, one per line. Lines beginning with "#" are ignored.\nnvidia-peermem\n',
+    });
     if (m.ofed?.loaded) m.modules.push('nvidia_peermem');
     m.revision++;
   }
@@ -184,7 +194,10 @@ function bootQosWithMlnxTools(m: Machine): void {
     const q = portQos(m, name);
     if (!q) continue;
     setTrust(q, QOS.trust);
-    setPfc(q, Array.from({ length: 8 }, (_, i) => i === QOS.priority));
+    setPfc(
+      q,
+      Array.from({ length: 8 }, (_, i) => i === QOS.priority),
+    );
   }
 }
 
@@ -199,7 +212,11 @@ function renameNcclHca(m: Machine, before: ReadonlyMap<string, string | undefine
     const netdev = before.get(old);
     return m.rdma.find((r) => netdev !== undefined && r.netdev === netdev)?.name ?? old;
   };
-  const rename = (list: string): string => list.split(',').map((e) => e.replace(/^[^:]+/, now)).join(',');
+  const rename = (list: string): string =>
+    list
+      .split(',')
+      .map((e) => e.replace(/^[^:]+/, now))
+      .join(',');
   file.content = file.content.replace(/^(NCCL_IB_HCA==?)(.*)$/m, (_l, key: string, list: string) => key + rename(list));
 }
 
@@ -234,14 +251,27 @@ export function noPeermem(cluster: Cluster): void {
 }
 
 /** ACS as a BIOS with "ACS enable" sets it: source validation and redirection on. */
-const ACS_ON: AcsFlags = { srcValid: true, transBlk: false, reqRedir: true, cmpltRedir: true, upstreamFwd: true, egressCtrl: false, directTrans: false };
+const ACS_ON: AcsFlags = {
+  srcValid: true,
+  transBlk: false,
+  reqRedir: true,
+  cmpltRedir: true,
+  upstreamFwd: true,
+  egressCtrl: false,
+  directTrans: false,
+};
 
 /** `acs-enabled`: node 1's downstream ports above GPUs and NIC 1 have `ACSCtl: SrcValid+` (from the BIOS, so every boot). */
 export function acsEnabled(cluster: Cluster): void {
   const m = cluster.machines[0];
   if (!m) return;
   const nic1 = m.pci.filter((p) => p.kind === 'nic' && p.slot === 1).map((p) => p.parent);
-  const ports = m.pci.filter((p) => p.kind === 'switch-down' && p.acs && m.pci.some((c) => c.parent === p.bdf && (c.kind === 'gpu' || nic1.includes(p.bdf))));
+  const ports = m.pci.filter(
+    (p) =>
+      p.kind === 'switch-down' &&
+      p.acs &&
+      m.pci.some((c) => c.parent === p.bdf && (c.kind === 'gpu' || nic1.includes(p.bdf))),
+  );
   m.firmware ??= {};
   m.firmware.acs ??= {};
   for (const p of ports) {

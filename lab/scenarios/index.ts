@@ -31,7 +31,8 @@ const based = new WeakSet<Cluster>();
 
 const fresh: Scenario = {
   name: 'fresh',
-  description: 'Ubuntu 22.04 minimal; eno1 from 01-netcfg.yaml; fabric ports down and unconfigured; no rdma-core, no NVIDIA driver (nouveau); straight cabling',
+  description:
+    'Ubuntu 22.04 minimal; eno1 from 01-netcfg.yaml; fabric ports down and unconfigured; no rdma-core, no NVIDIA driver (nouveau); straight cabling',
   apply(cluster) {
     based.add(cluster);
     for (const m of cluster.machines) {
@@ -52,7 +53,8 @@ const readyClusters = new WeakSet<Cluster>();
 
 const ready: Scenario = {
   name: 'ready',
-  description: 'every stage applied for design A: inbox stack with rocep… names, QoS unit, 580 open driver, DMA-BUF GDR, ACS off, nccl.conf, venv, Ray, vLLM serving an 8B model in DP 16',
+  description:
+    'every stage applied for design A: inbox stack with rocep… names, QoS unit, 580 open driver, DMA-BUF GDR, ACS off, nccl.conf, venv, Ray, vLLM serving an 8B model in DP 16',
   apply(cluster) {
     if (readyClusters.has(cluster)) return;
     readyClusters.add(cluster);
@@ -66,7 +68,8 @@ const ready: Scenario = {
 
 const tutorial: Scenario = {
   name: 'tutorial',
-  description: 'the recipe as written: MLNX_OFED 23.10, 4-port balance-xor bond0, runtime-only mlnx_qos, nvidia-driver-535, peermem via /etc/modules, its nccl.conf, Ray on 0.0.0.0, its start_vllm.sh',
+  description:
+    'the recipe as written: MLNX_OFED 23.10, 4-port balance-xor bond0, runtime-only mlnx_qos, nvidia-driver-535, peermem via /etc/modules, its nccl.conf, Ray on 0.0.0.0, its start_vllm.sh',
   apply(cluster) {
     fresh.apply(cluster);
     for (const part of PARTS) part.tutorial(cluster);
@@ -76,8 +79,9 @@ const tutorial: Scenario = {
 
 const bare: Scenario = {
   name: 'bare',
-  description: 'no pciutils, iproute2, ethtool, systemd or nvidia-utils: lspci, ip, rdma, ethtool, systemctl, '
-    + 'nvidia-smi are not found (after fresh, or composed: ready+bare)',
+  description:
+    'no pciutils, iproute2, ethtool, systemd or nvidia-utils: lspci, ip, rdma, ethtool, systemctl, ' +
+    'nvidia-smi are not found (after fresh, or composed: ready+bare)',
   apply(cluster) {
     if (!based.has(cluster)) fresh.apply(cluster);
     removeProbeTools(cluster);
@@ -124,13 +128,24 @@ const REGISTRY: readonly Scenario[] = [
   fault('link-down', 'cable 4 (ens2f1 ↔ ens2f1) unplugged', network.linkDown),
   fault('no-peermem', 'DOCA-OFED with the proprietary driver, nvidia-peermem not loaded: no GDR path', gpu.noPeermem),
   fault('acs-enabled', "node 1's downstream ports above GPUs and NIC 1 have ACSCtl: SrcValid+", gpu.acsEnabled),
-  fault('wrong-gid', 'node 2 ens1f0 has an IPv6 ULA before its IPv4 (IPv4 v2 GID at index 5) and nccl.conf pins NCCL_IB_GID_INDEX=3', rdma.wrongGid),
+  fault(
+    'wrong-gid',
+    'node 2 ens1f0 has an IPv6 ULA before its IPv4 (IPv4 v2 GID at index 5) and nccl.conf pins NCCL_IB_GID_INDEX=3',
+    rdma.wrongGid,
+  ),
   fault('driver-mismatch', 'node 2 runs a 570.x open driver, node 1 580.x', gpu.driverMismatch),
-  modifier('networkmanager', 'management rendered by NetworkManager, as on Ubuntu desktop/cloud images: '
-    + '01-network-manager-all.yaml (renderer: NetworkManager) and the management ethernet without a renderer of its'
-    + ' own',
-  network.networkManager),
-  fault('tutorial-serving', "no vLLM units; the tutorial's hand-started Ray (head on 0.0.0.0 without --node-ip-address) and its start_vllm.sh", rayVllm.tutorialOnReady),
+  modifier(
+    'networkmanager',
+    'management rendered by NetworkManager, as on Ubuntu desktop/cloud images: ' +
+      '01-network-manager-all.yaml (renderer: NetworkManager) and the management ethernet without a renderer of its' +
+      ' own',
+    network.networkManager,
+  ),
+  fault(
+    'tutorial-serving',
+    "no vLLM units; the tutorial's hand-started Ray (head on 0.0.0.0 without --node-ip-address) and its start_vllm.sh",
+    rayVllm.tutorialOnReady,
+  ),
 ];
 
 export const SCENARIOS: readonly string[] = REGISTRY.map((s) => s.name);

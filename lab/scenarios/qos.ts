@@ -18,7 +18,10 @@ const QOS = clusterSchema.parse({ hosts: [{ name: 'h', address: '127.0.0.1', rol
 
 /** ConnectX PF netdevs in PCI order (what the stage discovers). */
 function pfs(m: Machine): string[] {
-  return m.netdevs.filter((d) => d.driver === 'mlx5_core' && d.pci).sort((a, b) => (a.pci ?? '').localeCompare(b.pci ?? '')).map((d) => d.name);
+  return m.netdevs
+    .filter((d) => d.driver === 'mlx5_core' && d.pci)
+    .sort((a, b) => (a.pci ?? '').localeCompare(b.pci ?? ''))
+    .map((d) => d.name);
 }
 
 const only = (prio: number): boolean[] => Array.from({ length: 8 }, (_, i) => i === prio);

@@ -89,15 +89,23 @@ export function tutorialOnReady(cluster: Cluster): void {
 }
 
 // The hand-started Ray runs from the lab's start: its daemons outlive the shell that ran `ray start`.
-registerBootHook('up', 'tutorial-ray', async ({ machine: m, system, cluster, cold }) => {
-  const args = handStarted.get(m);
-  if (!cold || !args || !cluster) return;
-  handStarted.delete(m);
-  // The operator's `pip install` in the user site, else (on `ready`) the cluster venv's ray.
-  let py = await pythonEnvOf(system.shell.fs, SYSTEM_PYTHON, m.user.home, false);
-  if (!py.dists.get('ray')) py = await pythonEnvOf(system.shell.fs, `${CLUSTER_VENV}/bin/python3`, m.user.home, false);
-  if (!py.dists.get('ray')) return;
-  const limits = await sessionLimits(system.shell.fs, m.user.name, []);
-  const uid = m.user.uid;
-  tryStart({ machine: m, cluster, uid, py, limits }, startOptions(parseStart(args.slice(1)).opts), (argv, comm) => system.processes.spawn({ argv, uid, limits, ...(comm ? { comm } : {}) }));
-}, { cold: true });
+registerBootHook(
+  'up',
+  'tutorial-ray',
+  async ({ machine: m, system, cluster, cold }) => {
+    const args = handStarted.get(m);
+    if (!cold || !args || !cluster) return;
+    handStarted.delete(m);
+    // The operator's `pip install` in the user site, else (on `ready`) the cluster venv's ray.
+    let py = await pythonEnvOf(system.shell.fs, SYSTEM_PYTHON, m.user.home, false);
+    if (!py.dists.get('ray'))
+      py = await pythonEnvOf(system.shell.fs, `${CLUSTER_VENV}/bin/python3`, m.user.home, false);
+    if (!py.dists.get('ray')) return;
+    const limits = await sessionLimits(system.shell.fs, m.user.name, []);
+    const uid = m.user.uid;
+    tryStart({ machine: m, cluster, uid, py, limits }, startOptions(parseStart(args.slice(1)).opts), (argv, comm) =>
+      system.processes.spawn({ argv, uid, limits, ...(comm ? { comm } : {}) }),
+    );
+  },
+  { cold: true },
+);

@@ -25,7 +25,10 @@ function appendFile(m: Machine, path: string, line: string): void {
   m.files ??= new Map();
   const prev = m.files.get(path);
   const content = prev?.content ?? '';
-  m.files.set(path, { content: `${content}${content && !content.endsWith('\n') ? '\n' : ''}${line}\n`, ...(prev?.mode !== undefined ? { mode: prev.mode } : {}) });
+  m.files.set(path, {
+    content: `${content}${content && !content.endsWith('\n') ? '\n' : ''}${line}\n`,
+    ...(prev?.mode !== undefined ? { mode: prev.mode } : {}),
+  });
 }
 
 /**
@@ -40,7 +43,14 @@ export function wrongGid(cluster: Cluster): void {
     const v4 = port.addresses.filter((a) => a.family === 'inet');
     port.addresses = port.addresses.filter((a) => a.family !== 'inet');
     syncGids(n2);
-    const ula: IpAddress = { family: 'inet6', local: WRONG_GID_ULA, prefixlen: 64, scope: 'global', validLft: 4294967295, preferredLft: 4294967295 };
+    const ula: IpAddress = {
+      family: 'inet6',
+      local: WRONG_GID_ULA,
+      prefixlen: 64,
+      scope: 'global',
+      validLft: 4294967295,
+      preferredLft: 4294967295,
+    };
     port.addresses.push(ula);
     syncGids(n2);
     port.addresses.push(...v4);

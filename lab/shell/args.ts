@@ -17,7 +17,12 @@ export interface ParsedArgs {
  * `short` is a getopt string ("Dnvs:d:"), `long` maps long option names to whether they take a
  * value. Options after the first operand are still parsed (GNU permutation) unless `posix`.
  */
-export function getopt(args: readonly string[], short: string, long: Record<string, boolean> = {}, posix = false): ParsedArgs {
+export function getopt(
+  args: readonly string[],
+  short: string,
+  long: Record<string, boolean> = {},
+  posix = false,
+): ParsedArgs {
   const takes = new Map<string, boolean>();
   for (let i = 0; i < short.length; i++) {
     const c = short[i] as string;

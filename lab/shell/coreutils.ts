@@ -25,19 +25,43 @@ function identityCommands(m: Machine): Command[] {
     return { stdout: `${m.hostname}\n`, stderr: '', exitCode: 0 };
   });
   const uname = defineCommand('uname', async (args) => {
-    const p = getopt(args, 'asnrvmpio', { all: false, 'kernel-name': false, 'nodename': false, 'kernel-release': false, 'kernel-version': false, machine: false, processor: false, 'hardware-platform': false, 'operating-system': false });
-    if (p.error) return { stdout: '', stderr: `uname: invalid option -- '${p.error.option}'\nTry 'uname --help' for more information.\n`, exitCode: 1 };
+    const p = getopt(args, 'asnrvmpio', {
+      all: false,
+      'kernel-name': false,
+      nodename: false,
+      'kernel-release': false,
+      'kernel-version': false,
+      machine: false,
+      processor: false,
+      'hardware-platform': false,
+      'operating-system': false,
+    });
+    if (p.error)
+      return {
+        stdout: '',
+        stderr: `uname: invalid option -- '${p.error.option}'\nTry 'uname --help' for more information.\n`,
+        exitCode: 1,
+      };
     const fields: Array<[string, string, string]> = [
-      ['s', 'kernel-name', 'Linux'], ['n', 'nodename', m.hostname], ['r', 'kernel-release', m.os.kernelRelease],
-      ['v', 'kernel-version', m.os.kernelVersion], ['m', 'machine', 'x86_64'], ['p', 'processor', 'x86_64'],
-      ['i', 'hardware-platform', 'x86_64'], ['o', 'operating-system', 'GNU/Linux'],
+      ['s', 'kernel-name', 'Linux'],
+      ['n', 'nodename', m.hostname],
+      ['r', 'kernel-release', m.os.kernelRelease],
+      ['v', 'kernel-version', m.os.kernelVersion],
+      ['m', 'machine', 'x86_64'],
+      ['p', 'processor', 'x86_64'],
+      ['i', 'hardware-platform', 'x86_64'],
+      ['o', 'operating-system', 'GNU/Linux'],
     ];
     const all = has(p, 'a', 'all');
     let chosen = fields.filter(([s, l]) => all || has(p, s, l));
     if (chosen.length === 0) chosen = [fields[0] as [string, string, string]];
     return { stdout: `${chosen.map(([, , v]) => v).join(' ')}\n`, stderr: '', exitCode: 0 };
   });
-  const whoami = defineCommand('whoami', async (_args, ctx) => ({ stdout: `${isRoot(ctx) ? 'root' : m.user.name}\n`, stderr: '', exitCode: 0 }));
+  const whoami = defineCommand('whoami', async (_args, ctx) => ({
+    stdout: `${isRoot(ctx) ? 'root' : m.user.name}\n`,
+    stderr: '',
+    exitCode: 0,
+  }));
   const id = defineCommand('id', async (args, ctx) => {
     const root = isRoot(ctx);
     const p = getopt(args, 'ugGnrz');
@@ -45,8 +69,11 @@ function identityCommands(m: Machine): Command[] {
     const u = root ? { id: 0, n: 'root' } : { id: m.user.uid, n: m.user.name };
     if (has(p, 'u')) return { stdout: `${name ? u.n : u.id}\n`, stderr: '', exitCode: 0 };
     if (has(p, 'g')) return { stdout: `${name ? u.n : u.id}\n`, stderr: '', exitCode: 0 };
-    const groups = root ? [[0, 'root']] : GROUPS.split(',').map((g) => [Number(g.split('(')[0]), g.slice(g.indexOf('(') + 1, -1)]);
-    if (has(p, 'G')) return { stdout: `${groups.map(([gid, n]) => (name ? n : gid)).join(' ')}\n`, stderr: '', exitCode: 0 };
+    const groups = root
+      ? [[0, 'root']]
+      : GROUPS.split(',').map((g) => [Number(g.split('(')[0]), g.slice(g.indexOf('(') + 1, -1)]);
+    if (has(p, 'G'))
+      return { stdout: `${groups.map(([gid, n]) => (name ? n : gid)).join(' ')}\n`, stderr: '', exitCode: 0 };
     const grp = root ? '0(root)' : GROUPS;
     return { stdout: `uid=${u.id}(${u.n}) gid=${u.id}(${u.n}) groups=${grp}\n`, stderr: '', exitCode: 0 };
   });
@@ -54,8 +81,15 @@ function identityCommands(m: Machine): Command[] {
 }
 
 /** GNU readlink: -f (all but the last component must exist), -e (all), -m (none). */
-async function canonicalize(ctx: ResolvedCommandContext, path: string, mode: 'f' | 'e' | 'm'): Promise<string | undefined> {
-  const todo = ctx.fs.resolvePath(ctx.cwd, path).split('/').filter((p) => p !== '' && p !== '.');
+async function canonicalize(
+  ctx: ResolvedCommandContext,
+  path: string,
+  mode: 'f' | 'e' | 'm',
+): Promise<string | undefined> {
+  const todo = ctx.fs
+    .resolvePath(ctx.cwd, path)
+    .split('/')
+    .filter((p) => p !== '' && p !== '.');
   const done: string[] = [];
   let hops = 0;
   while (todo.length > 0) {
@@ -89,10 +123,35 @@ async function canonicalize(ctx: ResolvedCommandContext, path: string, mode: 'f'
 }
 
 const readlink = defineCommand('readlink', async (args, ctx) => {
-  const p = getopt(args, 'femnqsvz', { canonicalize: false, 'canonicalize-existing': false, 'canonicalize-missing': false, 'no-newline': false, quiet: false, silent: false, verbose: false, zero: false });
-  if (p.error) return { stdout: '', stderr: `readlink: invalid option -- '${p.error.option}'\nTry 'readlink --help' for more information.\n`, exitCode: 1 };
-  if (p.operands.length === 0) return { stdout: '', stderr: "readlink: missing operand\nTry 'readlink --help' for more information.\n", exitCode: 1 };
-  const mode = has(p, 'f', 'canonicalize') ? 'f' : has(p, 'e', 'canonicalize-existing') ? 'e' : has(p, 'm', 'canonicalize-missing') ? 'm' : undefined;
+  const p = getopt(args, 'femnqsvz', {
+    canonicalize: false,
+    'canonicalize-existing': false,
+    'canonicalize-missing': false,
+    'no-newline': false,
+    quiet: false,
+    silent: false,
+    verbose: false,
+    zero: false,
+  });
+  if (p.error)
+    return {
+      stdout: '',
+      stderr: `readlink: invalid option -- '${p.error.option}'\nTry 'readlink --help' for more information.\n`,
+      exitCode: 1,
+    };
+  if (p.operands.length === 0)
+    return {
+      stdout: '',
+      stderr: "readlink: missing operand\nTry 'readlink --help' for more information.\n",
+      exitCode: 1,
+    };
+  const mode = has(p, 'f', 'canonicalize')
+    ? 'f'
+    : has(p, 'e', 'canonicalize-existing')
+      ? 'e'
+      : has(p, 'm', 'canonicalize-missing')
+        ? 'm'
+        : undefined;
   const end = has(p, 'z', 'zero') ? '\0' : has(p, 'n', 'no-newline') && p.operands.length === 1 ? '' : '\n';
   let out = '';
   let err = '';
@@ -118,7 +177,18 @@ const readlink = defineCommand('readlink', async (args, ctx) => {
 function parseCount(s: string): number | undefined {
   const m = /^(\d+)(b|kB|K|KiB|MB|M|MiB|GB|G|GiB)?$/.exec(s);
   if (!m) return undefined;
-  const mult: Record<string, number> = { b: 512, kB: 1000, K: 1024, KiB: 1024, MB: 1e6, M: 1 << 20, MiB: 1 << 20, GB: 1e9, G: 1 << 30, GiB: 1 << 30 };
+  const mult: Record<string, number> = {
+    b: 512,
+    kB: 1000,
+    K: 1024,
+    KiB: 1024,
+    MB: 1e6,
+    M: 1 << 20,
+    MiB: 1 << 20,
+    GB: 1e9,
+    G: 1 << 30,
+    GiB: 1 << 30,
+  };
   return Number(m[1]) * (m[2] ? (mult[m[2]] ?? 1) : 1);
 }
 
@@ -205,7 +275,10 @@ function expandSet(set: string): number[] | undefined {
 }
 
 const tr = defineCommand('tr', async (args, ctx): Promise<ExecResult> => {
-  const orig = (): Promise<ExecResult> => (ctx.origCommand ? ctx.origCommand(args) : Promise.resolve({ stdout: '', stderr: 'tr: not available\n', exitCode: 1 }));
+  const orig = (): Promise<ExecResult> =>
+    ctx.origCommand
+      ? ctx.origCommand(args)
+      : Promise.resolve({ stdout: '', stderr: 'tr: not available\n', exitCode: 1 });
   const del = args[0] === '-d';
   const sets = del ? args.slice(1) : args;
   if ((del && sets.length !== 1) || (!del && sets.length !== 2) || sets.some((s) => s.startsWith('-'))) return orig();
@@ -226,7 +299,6 @@ const tr = defineCommand('tr', async (args, ctx): Promise<ExecResult> => {
   return { stdout: outBuf.subarray(0, n).toString('latin1'), stderr: '', exitCode: 0, stdoutKind: 'bytes' };
 });
 
-
 /**
  * `cat FILE…` reporting the errno the model raises (a down port's `carrier` reads EINVAL as on
  * Linux); option forms go to the built-in cat.
@@ -242,7 +314,9 @@ const cat = defineCommand('cat', async (args, ctx) => {
     try {
       const path = ctx.fs.resolvePath(ctx.cwd, f);
       if ((await ctx.fs.stat(path)).isDirectory) throw Object.assign(new Error('EISDIR'), { code: 'EISDIR' });
-      out += ctx.fs.readFileBytes ? latin1FromBytes(await ctx.fs.readFileBytes(path)) : Buffer.from(await ctx.fs.readFileBuffer(path)).toString('latin1');
+      out += ctx.fs.readFileBytes
+        ? latin1FromBytes(await ctx.fs.readFileBytes(path))
+        : Buffer.from(await ctx.fs.readFileBuffer(path)).toString('latin1');
     } catch (e) {
       err += `cat: ${f}: ${errnoText(e)}\n`;
     }
@@ -265,7 +339,20 @@ function whichCommand(lookup: CommandLookup): Command {
 }
 
 const DAY_NAMES = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
-const MONTH_NAMES = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+const MONTH_NAMES = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+];
 
 /** GNU date's `+FORMAT` conversions for a UTC instant (the lab's machines run in UTC). */
 export function formatDate(ms: number, fmt: string): string {
@@ -283,55 +370,100 @@ export function formatDate(ms: number, fmt: string): string {
     const dow = (wd + 6) % 7;
     t.setUTCDate(t.getUTCDate() - dow + 3);
     const firstThursday = new Date(Date.UTC(t.getUTCFullYear(), 0, 4));
-    const week = 1 + Math.round(((t.getTime() - firstThursday.getTime()) / 86400000 - 3 + ((firstThursday.getUTCDay() + 6) % 7)) / 7);
+    const week =
+      1 +
+      Math.round(((t.getTime() - firstThursday.getTime()) / 86400000 - 3 + ((firstThursday.getUTCDay() + 6) % 7)) / 7);
     return [t.getUTCFullYear(), week];
   };
   const conv = (c: string): [string, number, string] | undefined => {
     // [value, natural width, default pad character]
     switch (c) {
-      case 'a': return [(DAY_NAMES[wd] as string).slice(0, 3), 0, ''];
-      case 'A': return [DAY_NAMES[wd] as string, 0, ''];
-      case 'b': case 'h': return [(MONTH_NAMES[mo] as string).slice(0, 3), 0, ''];
-      case 'B': return [MONTH_NAMES[mo] as string, 0, ''];
-      case 'c': return [formatDate(ms, '%a %b %e %H:%M:%S %Y'), 0, ''];
-      case 'C': return [String(Math.floor(Y / 100)), 2, '0'];
-      case 'd': return [String(day), 2, '0'];
-      case 'D': return [formatDate(ms, '%m/%d/%y'), 0, ''];
-      case 'e': return [String(day), 2, ' '];
-      case 'F': return [formatDate(ms, '%Y-%m-%d'), 0, ''];
-      case 'g': return [String(isoWeek()[0] % 100), 2, '0'];
-      case 'G': return [String(isoWeek()[0]), 0, ''];
-      case 'H': return [String(H), 2, '0'];
-      case 'I': return [String(H % 12 || 12), 2, '0'];
-      case 'j': return [String(yday), 3, '0'];
-      case 'k': return [String(H), 2, ' '];
-      case 'l': return [String(H % 12 || 12), 2, ' '];
-      case 'm': return [String(mo + 1), 2, '0'];
-      case 'M': return [String(M), 2, '0'];
-      case 'n': return ['\n', 0, ''];
+      case 'a':
+        return [(DAY_NAMES[wd] as string).slice(0, 3), 0, ''];
+      case 'A':
+        return [DAY_NAMES[wd] as string, 0, ''];
+      case 'b':
+      case 'h':
+        return [(MONTH_NAMES[mo] as string).slice(0, 3), 0, ''];
+      case 'B':
+        return [MONTH_NAMES[mo] as string, 0, ''];
+      case 'c':
+        return [formatDate(ms, '%a %b %e %H:%M:%S %Y'), 0, ''];
+      case 'C':
+        return [String(Math.floor(Y / 100)), 2, '0'];
+      case 'd':
+        return [String(day), 2, '0'];
+      case 'D':
+        return [formatDate(ms, '%m/%d/%y'), 0, ''];
+      case 'e':
+        return [String(day), 2, ' '];
+      case 'F':
+        return [formatDate(ms, '%Y-%m-%d'), 0, ''];
+      case 'g':
+        return [String(isoWeek()[0] % 100), 2, '0'];
+      case 'G':
+        return [String(isoWeek()[0]), 0, ''];
+      case 'H':
+        return [String(H), 2, '0'];
+      case 'I':
+        return [String(H % 12 || 12), 2, '0'];
+      case 'j':
+        return [String(yday), 3, '0'];
+      case 'k':
+        return [String(H), 2, ' '];
+      case 'l':
+        return [String(H % 12 || 12), 2, ' '];
+      case 'm':
+        return [String(mo + 1), 2, '0'];
+      case 'M':
+        return [String(M), 2, '0'];
+      case 'n':
+        return ['\n', 0, ''];
       // The clock has sub-millisecond fractions at real-time speeds: nanoseconds are a 9-digit integer.
-      case 'N': return [String(Math.floor((ms % 1000) * 1_000_000)).padStart(9, '0'), 0, ''];
-      case 'p': return [H < 12 ? 'AM' : 'PM', 0, ''];
-      case 'P': return [H < 12 ? 'am' : 'pm', 0, ''];
-      case 'r': return [formatDate(ms, '%I:%M:%S %p'), 0, ''];
-      case 'R': return [formatDate(ms, '%H:%M'), 0, ''];
-      case 's': return [String(Math.floor(ms / 1000)), 0, ''];
-      case 'S': return [String(S), 2, '0'];
-      case 't': return ['\t', 0, ''];
-      case 'T': return [formatDate(ms, '%H:%M:%S'), 0, ''];
-      case 'u': return [String(wd || 7), 0, ''];
-      case 'V': return [String(isoWeek()[1]), 2, '0'];
-      case 'w': return [String(wd), 0, ''];
-      case 'U': return [String(Math.floor((yday + 6 - wd) / 7)), 2, '0'];
-      case 'W': return [String(Math.floor((yday + 6 - ((wd + 6) % 7)) / 7)), 2, '0'];
-      case 'x': return [formatDate(ms, '%m/%d/%y'), 0, ''];
-      case 'X': return [formatDate(ms, '%H:%M:%S'), 0, ''];
-      case 'y': return [String(Y % 100), 2, '0'];
-      case 'Y': return [String(Y), 0, ''];
-      case 'z': return ['+0000', 0, ''];
-      case 'Z': return ['UTC', 0, ''];
-      case '%': return ['%', 0, ''];
-      default: return undefined;
+      case 'N':
+        return [String(Math.floor((ms % 1000) * 1_000_000)).padStart(9, '0'), 0, ''];
+      case 'p':
+        return [H < 12 ? 'AM' : 'PM', 0, ''];
+      case 'P':
+        return [H < 12 ? 'am' : 'pm', 0, ''];
+      case 'r':
+        return [formatDate(ms, '%I:%M:%S %p'), 0, ''];
+      case 'R':
+        return [formatDate(ms, '%H:%M'), 0, ''];
+      case 's':
+        return [String(Math.floor(ms / 1000)), 0, ''];
+      case 'S':
+        return [String(S), 2, '0'];
+      case 't':
+        return ['\t', 0, ''];
+      case 'T':
+        return [formatDate(ms, '%H:%M:%S'), 0, ''];
+      case 'u':
+        return [String(wd || 7), 0, ''];
+      case 'V':
+        return [String(isoWeek()[1]), 2, '0'];
+      case 'w':
+        return [String(wd), 0, ''];
+      case 'U':
+        return [String(Math.floor((yday + 6 - wd) / 7)), 2, '0'];
+      case 'W':
+        return [String(Math.floor((yday + 6 - ((wd + 6) % 7)) / 7)), 2, '0'];
+      case 'x':
+        return [formatDate(ms, '%m/%d/%y'), 0, ''];
+      case 'X':
+        return [formatDate(ms, '%H:%M:%S'), 0, ''];
+      case 'y':
+        return [String(Y % 100), 2, '0'];
+      case 'Y':
+        return [String(Y), 0, ''];
+      case 'z':
+        return ['+0000', 0, ''];
+      case 'Z':
+        return ['UTC', 0, ''];
+      case '%':
+        return ['%', 0, ''];
+      default:
+        return undefined;
     }
   };
   return fmt.replace(/%([-_0^#]?)(:{0,3})([a-zA-Z%])/g, (all, flag: string, colons: string, c: string) => {
@@ -355,7 +487,8 @@ export function formatDate(ms: number, fmt: string): string {
 function dateCommand(m: Machine): Command {
   return defineCommand('date', async (args, ctx) => {
     const explicit = args.some((a) => /^(-[dfrs]|--(date|file|reference|set)(=|$))/.test(a));
-    if (explicit) return ctx.origCommand ? ctx.origCommand(args) : { stdout: '', stderr: 'date: not available\n', exitCode: 1 };
+    if (explicit)
+      return ctx.origCommand ? ctx.origCommand(args) : { stdout: '', stderr: 'date: not available\n', exitCode: 1 };
     const now = m.clock.now();
     let fmt = '%a %b %e %H:%M:%S %Z %Y';
     for (const a of args) {
@@ -365,16 +498,34 @@ function dateCommand(m: Machine): Command {
       else if (/^(-I|--iso-8601)/.test(a)) {
         const spec = a.replace(/^(-I|--iso-8601=?)/, '') || 'date';
         const iso: Record<string, string> = {
-          date: '%Y-%m-%d', d: '%Y-%m-%d', hours: '%Y-%m-%dT%H%:z', h: '%Y-%m-%dT%H%:z', minutes: '%Y-%m-%dT%H:%M%:z', m: '%Y-%m-%dT%H:%M%:z',
-          seconds: '%Y-%m-%dT%H:%M:%S%:z', s: '%Y-%m-%dT%H:%M:%S%:z', ns: '%Y-%m-%dT%H:%M:%S,%N%:z', n: '%Y-%m-%dT%H:%M:%S,%N%:z',
+          date: '%Y-%m-%d',
+          d: '%Y-%m-%d',
+          hours: '%Y-%m-%dT%H%:z',
+          h: '%Y-%m-%dT%H%:z',
+          minutes: '%Y-%m-%dT%H:%M%:z',
+          m: '%Y-%m-%dT%H:%M%:z',
+          seconds: '%Y-%m-%dT%H:%M:%S%:z',
+          s: '%Y-%m-%dT%H:%M:%S%:z',
+          ns: '%Y-%m-%dT%H:%M:%S,%N%:z',
+          n: '%Y-%m-%dT%H:%M:%S,%N%:z',
         };
         const f = iso[spec];
-        if (!f) return { stdout: '', stderr: `date: invalid argument ‘${spec}’ for ‘--iso-8601’\nValid arguments are:\n  - ‘hours’\n  - ‘minutes’\n  - ‘date’\n  - ‘seconds’\n  - ‘ns’\nTry 'date --help' for more information.\n`, exitCode: 1 };
+        if (!f)
+          return {
+            stdout: '',
+            stderr: `date: invalid argument ‘${spec}’ for ‘--iso-8601’\nValid arguments are:\n  - ‘hours’\n  - ‘minutes’\n  - ‘date’\n  - ‘seconds’\n  - ‘ns’\nTry 'date --help' for more information.\n`,
+            exitCode: 1,
+          };
         fmt = f;
       } else if (/^--rfc-3339=/.test(a)) {
         const spec = a.slice(11);
         fmt = spec === 'date' ? '%Y-%m-%d' : spec === 'ns' ? '%Y-%m-%d %H:%M:%S.%N%:z' : '%Y-%m-%d %H:%M:%S%:z';
-      } else return { stdout: '', stderr: `date: invalid option -- '${a.replace(/^-+/, '').slice(0, 1)}'\nTry 'date --help' for more information.\n`, exitCode: 1 };
+      } else
+        return {
+          stdout: '',
+          stderr: `date: invalid option -- '${a.replace(/^-+/, '').slice(0, 1)}'\nTry 'date --help' for more information.\n`,
+          exitCode: 1,
+        };
     }
     return { stdout: `${formatDate(now, fmt)}\n`, stderr: '', exitCode: 0 };
   });

@@ -14,8 +14,27 @@ import { rewriteStderr } from './notfound.js';
 
 /** Shell variables bash maintains itself; exporting them would fail or lie. */
 const NOT_EXPORTABLE = new Set([
-  'UID', 'EUID', 'PPID', 'BASHPID', 'SHELLOPTS', 'BASHOPTS', 'PWD', 'OLDPWD', 'IFS', 'OPTIND', 'HOSTTYPE', 'MACHTYPE',
-  'OSTYPE', 'BASH', 'BASH_VERSION', 'RANDOM', 'SECONDS', 'LINENO', '_', 'PIPESTATUS', 'GROUPS',
+  'UID',
+  'EUID',
+  'PPID',
+  'BASHPID',
+  'SHELLOPTS',
+  'BASHOPTS',
+  'PWD',
+  'OLDPWD',
+  'IFS',
+  'OPTIND',
+  'HOSTTYPE',
+  'MACHTYPE',
+  'OSTYPE',
+  'BASH',
+  'BASH_VERSION',
+  'RANDOM',
+  'SECONDS',
+  'LINENO',
+  '_',
+  'PIPESTATUS',
+  'GROUPS',
 ]);
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -73,7 +92,8 @@ export async function runNested(ctx: ResolvedCommandContext, script: string, opt
   };
   // Each level runs in an interpreter of its own, so just-bash's own count of nested executions
   // starts afresh there; the lab counts levels instead, with just-bash's limit and message.
-  if (level.depth > MAX_EXEC_DEPTH) return { stdout: '', stderr: `bash: maximum nested execution depth (${MAX_EXEC_DEPTH}) exceeded\n`, exitCode: 126 };
+  if (level.depth > MAX_EXEC_DEPTH)
+    return { stdout: '', stderr: `bash: maximum nested execution depth (${MAX_EXEC_DEPTH}) exceeded\n`, exitCode: 126 };
   let res: ExecResult;
   try {
     res = await parent.nest(level, prelude + script, execOpts);

@@ -53,7 +53,9 @@ export function hasCnfEntry(command: string): boolean {
  */
 export function rewriteNotFound(stderr: string, root: boolean): string {
   if (!stderr.includes(': command not found')) return stderr;
-  return stderr.replace(/^bash: ([^\s:]+): command not found\n/gm, (line, cmd: string) => (hasCnfEntry(cmd) ? commandNotFound(cmd, root).stderr : line));
+  return stderr.replace(/^bash: ([^\s:]+): command not found\n/gm, (line, cmd: string) =>
+    hasCnfEntry(cmd) ? commandNotFound(cmd, root).stderr : line,
+  );
 }
 
 export function commandNotFound(command: string, root: boolean): ExecResult {
@@ -78,8 +80,14 @@ export function commandNotFound(command: string, root: boolean): ExecResult {
  * '<path>'`) where coreutils print strerror(); the lab rewrites them to what the real tools print.
  */
 const NODE_ERRNO: Record<string, string> = {
-  EACCES: 'Permission denied', EPERM: 'Operation not permitted', ENOENT: 'No such file or directory', ENOTDIR: 'Not a directory',
-  EISDIR: 'Is a directory', EEXIST: 'File exists', ENOTEMPTY: 'Directory not empty', EINVAL: 'Invalid argument',
+  EACCES: 'Permission denied',
+  EPERM: 'Operation not permitted',
+  ENOENT: 'No such file or directory',
+  ENOTDIR: 'Not a directory',
+  EISDIR: 'Is a directory',
+  EEXIST: 'File exists',
+  ENOTEMPTY: 'Directory not empty',
+  EINVAL: 'Invalid argument',
 };
 
 export function rewriteErrno(stderr: string): string {

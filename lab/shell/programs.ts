@@ -19,7 +19,14 @@
  * rewritten; the stages use literal paths.
  */
 import { posix } from 'node:path';
-import { defineCommand, type Command, type ExecResult, type ResolvedCommandContext, type ScriptNode, type WordNode } from 'just-bash';
+import {
+  defineCommand,
+  type Command,
+  type ExecResult,
+  type ResolvedCommandContext,
+  type ScriptNode,
+  type WordNode,
+} from 'just-bash';
 import type { Cluster } from '../model/cluster.js';
 import type { Machine } from '../model/types.js';
 import { isRoot, type ToolEnv } from '../tools/types.js';

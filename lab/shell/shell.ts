@@ -10,7 +10,16 @@
  * /usr/bin (which just-bash's PATH lookup needs) are added by syncCommands(), so `command -v`,
  * `type` and bash's own not-found path behave as on the real host.
  */
-import { Bash, InMemoryFs, MountableFs, defineCommand, getCommandNames, type BashExecResult, type Command, type IFileSystem } from 'just-bash';
+import {
+  Bash,
+  InMemoryFs,
+  MountableFs,
+  defineCommand,
+  getCommandNames,
+  type BashExecResult,
+  type Command,
+  type IFileSystem,
+} from 'just-bash';
 import type { Cluster } from '../model/cluster.js';
 import { isInstalled } from '../model/packages.js';
 import type { Machine } from '../model/types.js';
@@ -18,7 +27,15 @@ import { buildProcfs } from '../fs/procfs.js';
 import { BASE_DIRS, BASE_LINKS, baseFiles } from '../fs/rootfs.js';
 import { buildSysfs } from '../fs/sysfs.js';
 import { TreeFs, errnoText, errorPath } from '../fs/vfs.js';
-import { LEVEL_ID, asReader, enterLevel, leaveLevel, type ExecLevel, type LevelExecOptions, type OutputSink } from '../system/exec-context.js';
+import {
+  LEVEL_ID,
+  asReader,
+  enterLevel,
+  leaveLevel,
+  type ExecLevel,
+  type LevelExecOptions,
+  type OutputSink,
+} from '../system/exec-context.js';
 import { LIVE_ERR, LIVE_OUT, liveOutputPlugin } from '../system/live.js';
 import { systemFs } from '../system/perms.js';
 import { withSystemProc } from '../system/procfs.js';
@@ -67,9 +84,44 @@ export interface Shell {
 
 /** Shell keywords and builtins: sudo/env cannot exec them. */
 const SHELL_BUILTINS = new Set([
-  'cd', 'export', 'set', 'unset', 'source', '.', 'alias', 'unalias', 'exit', 'eval', 'exec', 'read', 'local', 'declare',
-  'typeset', 'readonly', 'shift', 'return', 'break', 'continue', 'trap', 'ulimit', 'umask', 'wait', 'jobs', 'history',
-  'command', 'builtin', 'type', 'hash', 'help', 'let', 'shopt', 'pushd', 'popd', 'dirs', 'getopts', ':',
+  'cd',
+  'export',
+  'set',
+  'unset',
+  'source',
+  '.',
+  'alias',
+  'unalias',
+  'exit',
+  'eval',
+  'exec',
+  'read',
+  'local',
+  'declare',
+  'typeset',
+  'readonly',
+  'shift',
+  'return',
+  'break',
+  'continue',
+  'trap',
+  'ulimit',
+  'umask',
+  'wait',
+  'jobs',
+  'history',
+  'command',
+  'builtin',
+  'type',
+  'hash',
+  'help',
+  'let',
+  'shopt',
+  'pushd',
+  'popd',
+  'dirs',
+  'getopts',
+  ':',
 ]);
 
 /** Limits raised so transport tests can move 10+ MB and long loops run as on a real shell. */
@@ -89,7 +141,16 @@ const LIMITS = {
 export async function createShell(machine: Machine, cluster: Cluster, tools: readonly Tool[]): Promise<Shell> {
   const now = (): Date => new Date(machine.clock.now());
   const memory = new InMemoryFs(baseFiles(machine));
-  for (const d of [...BASE_DIRS, '/root', machine.user.home, '/tmp', '/var/tmp', '/dev/fd', `/run/user/${machine.user.uid}`]) await memory.mkdir(d, { recursive: true });
+  for (const d of [
+    ...BASE_DIRS,
+    '/root',
+    machine.user.home,
+    '/tmp',
+    '/var/tmp',
+    '/dev/fd',
+    `/run/user/${machine.user.uid}`,
+  ])
+    await memory.mkdir(d, { recursive: true });
   for (const [target, path] of BASE_LINKS) await memory.symlink(target, path);
   for (const [path, mode] of machine.dirs ?? []) {
     await memory.mkdir(path, { recursive: true });
@@ -107,8 +168,20 @@ export async function createShell(machine: Machine, cluster: Cluster, tools: rea
   await memory.chmod(`/run/user/${machine.user.uid}`, 0o700);
   for (const p of [...Object.keys(baseFiles(machine)), ...BASE_DIRS]) await memory.utimes(p, now(), now());
   const bootTime = (): Date => new Date(machine.system.boot.at);
-  const sysTree = new TreeFs({ mountPoint: '/sys', root: () => buildSysfs(machine), version: () => machine.revision, fileSize: 4096, mtime: bootTime });
-  const procTree = new TreeFs({ mountPoint: '/proc', root: () => withSystemProc(buildProcfs(machine), machine), version: () => machine.revision + machine.system.procVersion(), fileSize: 0, mtime: now });
+  const sysTree = new TreeFs({
+    mountPoint: '/sys',
+    root: () => buildSysfs(machine),
+    version: () => machine.revision,
+    fileSize: 4096,
+    mtime: bootTime,
+  });
+  const procTree = new TreeFs({
+    mountPoint: '/proc',
+    root: () => withSystemProc(buildProcfs(machine), machine),
+    version: () => machine.revision + machine.system.procVersion(),
+    fileSize: 0,
+    mtime: now,
+  });
 
   /**
    * The file system as one uid sees it: owners, permissions, file times from the simulated clock,
@@ -159,7 +232,12 @@ export async function createShell(machine: Machine, cluster: Cluster, tools: rea
       return tool.run(args, { machine, cluster, ctx, root, syncCommands: () => syncCommands() });
     });
 
-  const core = [...wrapperCommands(lookup), ...coreutilCommands(machine, lookup), ...systemCommands(machine), programCommand(machine, cluster)];
+  const core = [
+    ...wrapperCommands(lookup),
+    ...coreutilCommands(machine, lookup),
+    ...systemCommands(machine),
+    programCommand(machine, cluster),
+  ];
   const writeStub = async (name: string): Promise<void> => {
     await memory.writeFile(`/usr/bin/${name}`, `#!/bin/bash\n# Built-in command: ${name}\n`);
     await memory.chmod(`/usr/bin/${name}`, 0o755);
@@ -173,7 +251,22 @@ export async function createShell(machine: Machine, cluster: Cluster, tools: rea
   const registered = new Map<string, Command>();
   // Commands that never get the live-output marker (system/live.ts): builtins, and printenv, which
   // would print it.
-  const builtins = new Set([...SHELL_BUILTINS, 'exec', 'eval', 'source', '.', 'kill', 'echo', 'printf', 'test', '[', 'true', 'false', 'pwd', 'printenv']);
+  const builtins = new Set([
+    ...SHELL_BUILTINS,
+    'exec',
+    'eval',
+    'source',
+    '.',
+    'kill',
+    'echo',
+    'printf',
+    'test',
+    '[',
+    'true',
+    'false',
+    'pwd',
+    'printenv',
+  ]);
   // Programs outside /usr/bin (a venv's torchrun, pip, python) run by absolute path (programs.ts).
   const programs = programsPlugin();
   /** Interpreters whose script runs now: apt-get and dpkg add commands to them while they run. */
@@ -182,7 +275,11 @@ export async function createShell(machine: Machine, cluster: Cluster, tools: rea
     const bash = new Bash({
       fs,
       cwd: machine.user.home,
-      env: { HOME: machine.user.home, USER: machine.user.name, PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' },
+      env: {
+        HOME: machine.user.home,
+        USER: machine.user.name,
+        PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+      },
       customCommands: [...core, ...registered.values()],
       executionLimits: LIMITS,
       // The lab's own commands are trusted host code that waits on timers (simulated time); the
@@ -204,7 +301,11 @@ export async function createShell(machine: Machine, cluster: Cluster, tools: rea
   };
 
   /** Runs `script` as `level`'s own, in a fresh interpreter whose file system view carries the level. */
-  const runLevel = async (level: ExecLevel, script: string, opts: LevelExecOptions & { rawScript?: boolean }): Promise<BashExecResult> => {
+  const runLevel = async (
+    level: ExecLevel,
+    script: string,
+    opts: LevelExecOptions & { rawScript?: boolean },
+  ): Promise<BashExecResult> => {
     const id = enterLevel(level);
     const bash = interpreter(level, view(level.uid, level, id));
     running.add(bash);
@@ -270,7 +371,11 @@ export async function createShell(machine: Machine, cluster: Cluster, tools: rea
         // just-bash lets a failed redirection write (a read-only sysfs attribute, a file the user
         // may not write) escape exec(); bash would report it and go on, the lab ends the command there.
         const path = errorPath(e);
-        return { stdout: Buffer.alloc(0), stderr: Buffer.from(`bash: ${path ?? 'line 1'}: ${errnoText(e)}\n`), exitCode: 1 };
+        return {
+          stdout: Buffer.alloc(0),
+          stderr: Buffer.from(`bash: ${path ?? 'line 1'}: ${errnoText(e)}\n`),
+          exitCode: 1,
+        };
       }
       const stdout = Buffer.from(res.stdout, res.stdoutKind === 'bytes' ? 'latin1' : 'utf8');
       const stderr = rewriteStderr(res.stderr, root);

@@ -17,7 +17,8 @@ export interface CommandLookup {
 
 const SECURE_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/snap/bin';
 /** sudo's built-in env_keep list when env_reset is on (plus TERM, which is always kept). */
-const SUDO_KEEP = /^(TERM|COLORS|DISPLAY|HOSTNAME|HISTSIZE|KDEDIR|LS_COLORS|MAIL|PS1|PS2|QTDIR|USERNAME|LANG|LC_[A-Z_]+|LANGUAGE|LINGUAS|_XKB_CHARSET|XAUTHORITY)$/;
+const SUDO_KEEP =
+  /^(TERM|COLORS|DISPLAY|HOSTNAME|HISTSIZE|KDEDIR|LS_COLORS|MAIL|PS1|PS2|QTDIR|USERNAME|LANG|LC_[A-Z_]+|LANGUAGE|LINGUAS|_XKB_CHARSET|XAUTHORITY)$/;
 
 function parseShellArgs(args: string[]): { mode: 'c' | 's' | 'file'; flags: string[]; operands: string[] } | string {
   let mode: 'c' | 's' | 'file' | undefined;
@@ -54,7 +55,8 @@ function shellCommand(name: 'bash' | 'sh'): Command {
     const setFlags = parsed.flags;
     if (parsed.mode === 'c') {
       const [script, , ...positional] = parsed.operands;
-      if (script === undefined) return { stdout: '', stderr: `${name}: -c: option requires an argument\n`, exitCode: 2 };
+      if (script === undefined)
+        return { stdout: '', stderr: `${name}: -c: option requires an argument\n`, exitCode: 2 };
       return runNested(ctx, script, { env, positional, stdin: stdinBytes(ctx), setFlags });
     }
     if (parsed.mode === 's') {
@@ -88,7 +90,12 @@ function envCommand(lookup: CommandLookup): Command {
       else if (a === '-u' || a === '--unset') delete env[next() ?? ''];
       else if (a.startsWith('--unset=')) delete env[a.slice(8)];
       else if (a.startsWith('-u') && a.length > 2) delete env[a.slice(2)];
-      else if (a.startsWith('-') && a !== '-') return { stdout: '', stderr: `env: invalid option -- '${a.slice(1, 2)}'\nTry 'env --help' for more information.\n`, exitCode: 125 };
+      else if (a.startsWith('-') && a !== '-')
+        return {
+          stdout: '',
+          stderr: `env: invalid option -- '${a.slice(1, 2)}'\nTry 'env --help' for more information.\n`,
+          exitCode: 125,
+        };
       else return 'command';
       return undefined;
     });
@@ -100,7 +107,14 @@ function envCommand(lookup: CommandLookup): Command {
       env[a.slice(0, eq)] = a.slice(eq + 1);
     }
     const argv = args.slice(i);
-    if (argv.length === 0) return { stdout: Object.entries(env).map(([k, v]) => `${k}=${v}\n`).join(''), stderr: '', exitCode: 0 };
+    if (argv.length === 0)
+      return {
+        stdout: Object.entries(env)
+          .map(([k, v]) => `${k}=${v}\n`)
+          .join(''),
+        stderr: '',
+        exitCode: 0,
+      };
     const cmd = argv[0] as string;
     if (!(await lookup.lookup(cmd, ctx))) {
       return { stdout: '', stderr: `env: ${quoteFor(before, cmd)}: No such file or directory\n`, exitCode: 127 };
@@ -118,12 +132,24 @@ function sudoCommand(lookup: CommandLookup): Command {
       if (a === '--non-interactive') nonInteractive = true;
       else if (a === '--stdin') readStdin = true;
       else if (a === '--prompt' || a === '-p' || a === '-u' || a === '--user' || a === '-g') next();
-      else if (a.startsWith('--prompt=') || a.startsWith('--user=') || a === '--preserve-env' || a === '--set-home' || a === '--login') return undefined;
+      else if (
+        a.startsWith('--prompt=') ||
+        a.startsWith('--user=') ||
+        a === '--preserve-env' ||
+        a === '--set-home' ||
+        a === '--login'
+      )
+        return undefined;
       else if (/^-[nSEHiksAbp]+$/.test(a)) {
         if (a.includes('n')) nonInteractive = true;
         if (a.includes('S')) readStdin = true;
         if (a.endsWith('p')) next();
-      } else return { stdout: '', stderr: `sudo: invalid option -- '${a.slice(1, 2)}'\nusage: sudo -h | -K | -k | -V\n`, exitCode: 1 };
+      } else
+        return {
+          stdout: '',
+          stderr: `sudo: invalid option -- '${a.slice(1, 2)}'\nusage: sudo -h | -K | -k | -V\n`,
+          exitCode: 1,
+        };
       return undefined;
     });
     if (typeof start !== 'number') return start;
@@ -147,7 +173,11 @@ function sudoCommand(lookup: CommandLookup): Command {
     }
     const argv = args.slice(i);
     if (argv.length === 0) {
-      return { stdout: '', stderr: 'usage: sudo -h | -K | -k | -V\nusage: sudo -v [-ABknS] [-g group] [-h host] [-p prompt] [-u user]\n', exitCode: 1 };
+      return {
+        stdout: '',
+        stderr: 'usage: sudo -h | -K | -k | -V\nusage: sudo -v [-ABknS] [-g group] [-h host] [-p prompt] [-u user]\n',
+        exitCode: 1,
+      };
     }
     const path = await lookup.lookup(argv[0] as string, ctx);
     if (!path) return { stdout: '', stderr: `sudo: ${argv[0]}: command not found\n`, exitCode: 1 };
@@ -155,9 +185,16 @@ function sudoCommand(lookup: CommandLookup): Command {
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(caller)) if (SUDO_KEEP.test(k)) env[k] = v;
     Object.assign(env, {
-      PATH: SECURE_PATH, HOME: '/root', LOGNAME: 'root', USER: 'root', SHELL: '/bin/bash', MAIL: '/var/mail/root',
-      SUDO_COMMAND: [path, ...argv.slice(1)].join(' '), SUDO_USER: lookup.user.name,
-      SUDO_UID: String(lookup.user.uid), SUDO_GID: String(lookup.user.gid),
+      PATH: SECURE_PATH,
+      HOME: '/root',
+      LOGNAME: 'root',
+      USER: 'root',
+      SHELL: '/bin/bash',
+      MAIL: '/var/mail/root',
+      SUDO_COMMAND: [path, ...argv.slice(1)].join(' '),
+      SUDO_USER: lookup.user.name,
+      SUDO_UID: String(lookup.user.uid),
+      SUDO_GID: String(lookup.user.gid),
     });
     Object.assign(env, assigned);
     // The transport runs sudo commands below a bash whose only job is to pass a cancel on to the

@@ -14,7 +14,11 @@ import { fail } from '../shell/args.js';
  * `operands` as they stand. A result from `word` (an invalid option) stops the loop and is
  * returned.
  */
-export function scanArgs(args: readonly string[], operands: string[], word: (a: string, value: () => string | undefined) => ExecResult | undefined): ExecResult | undefined {
+export function scanArgs(
+  args: readonly string[],
+  operands: string[],
+  word: (a: string, value: () => string | undefined) => ExecResult | undefined,
+): ExecResult | undefined {
   for (let i = 0; i < args.length; i++) {
     const a = args[i] as string;
     if (a === '--') {
@@ -28,10 +32,12 @@ export function scanArgs(args: readonly string[], operands: string[], word: (a: 
 }
 
 /** `CMD: invalid option -- 'X'` and coreutils' pointer to --help. */
-export const invalidOption = (cmd: string, letter: string): ExecResult => fail(1, `${cmd}: invalid option -- '${letter}'\nTry '${cmd} --help' for more information.\n`);
+export const invalidOption = (cmd: string, letter: string): ExecResult =>
+  fail(1, `${cmd}: invalid option -- '${letter}'\nTry '${cmd} --help' for more information.\n`);
 
 /** `CMD: missing operand`, `after` the last operand given when there was one (already quoted), and the pointer to --help. */
-export const missingOperand = (cmd: string, after?: string): ExecResult => fail(1, `${cmd}: missing operand${after ? ` after ${after}` : ''}\nTry '${cmd} --help' for more information.\n`);
+export const missingOperand = (cmd: string, after?: string): ExecResult =>
+  fail(1, `${cmd}: missing operand${after ? ` after ${after}` : ''}\nTry '${cmd} --help' for more information.\n`);
 
 /**
  * The loop of a command that takes options and then a command line to run (env, sudo,
@@ -40,7 +46,10 @@ export const missingOperand = (cmd: string, after?: string): ExecResult => fail(
  * from `word` (an invalid option) stops the loop and is returned; otherwise the index where the
  * command line starts (args.length when there is none).
  */
-export function leadingOptions(args: readonly string[], word: (a: string, value: () => string | undefined) => 'command' | ExecResult | undefined): number | ExecResult {
+export function leadingOptions(
+  args: readonly string[],
+  word: (a: string, value: () => string | undefined) => 'command' | ExecResult | undefined,
+): number | ExecResult {
   let i = 0;
   for (; i < args.length; i++) {
     const a = args[i] as string;

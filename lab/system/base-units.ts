@@ -201,7 +201,13 @@ export async function installBaseUnits(sys: MachineSystem): Promise<void> {
     await fs.writeFile(path, u.text);
     for (const link of u.links) {
       const at = `/etc/systemd/system/${link}`;
-      if (await fs.lstat(at).then(() => true, () => false)) continue;
+      if (
+        await fs.lstat(at).then(
+          () => true,
+          () => false,
+        )
+      )
+        continue;
       await fs.mkdir(at.slice(0, at.lastIndexOf('/')), { recursive: true });
       await fs.symlink(path, at);
     }
@@ -210,8 +216,16 @@ export async function installBaseUnits(sys: MachineSystem): Promise<void> {
 
 /** System accounts of a jammy server (uid → name) besides those in the lab's /etc/passwd. */
 export const SYSTEM_ACCOUNTS: ReadonlyArray<[name: string, uid: number, gid: number, home: string]> = [
-  ['daemon', 1, 1, '/usr/sbin'], ['systemd-network', 100, 102, '/run/systemd'], ['systemd-resolve', 101, 103, '/run/systemd'],
-  ['messagebus', 102, 105, '/nonexistent'], ['systemd-timesync', 103, 106, '/run/systemd'], ['syslog', 104, 111, '/home/syslog'],
-  ['_apt', 105, 65534, '/nonexistent'], ['tss', 106, 112, '/var/lib/tpm'], ['sshd', 107, 65534, '/run/sshd'], ['_chrony', 113, 121, '/var/lib/chrony'],
-  ['_lldpd', 114, 122, '/run/lldpd'], ['nobody', 65534, 65534, '/nonexistent'],
+  ['daemon', 1, 1, '/usr/sbin'],
+  ['systemd-network', 100, 102, '/run/systemd'],
+  ['systemd-resolve', 101, 103, '/run/systemd'],
+  ['messagebus', 102, 105, '/nonexistent'],
+  ['systemd-timesync', 103, 106, '/run/systemd'],
+  ['syslog', 104, 111, '/home/syslog'],
+  ['_apt', 105, 65534, '/nonexistent'],
+  ['tss', 106, 112, '/var/lib/tpm'],
+  ['sshd', 107, 65534, '/run/sshd'],
+  ['_chrony', 113, 121, '/var/lib/chrony'],
+  ['_lldpd', 114, 122, '/run/lldpd'],
+  ['nobody', 65534, 65534, '/nonexistent'],
 ];

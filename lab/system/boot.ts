@@ -21,7 +21,14 @@ import type { ExecResult, ResolvedCommandContext } from 'just-bash';
 import type { Machine } from '../model/types.js';
 import { rng } from '../util/prng.js';
 import { installBaseUnits } from './base-units.js';
-import { isAvailable, loadModule, parseBlacklist, parseModulesLoad, registeredModules, type LoadResult } from './kernel.js';
+import {
+  isAvailable,
+  loadModule,
+  parseBlacklist,
+  parseModulesLoad,
+  registeredModules,
+  type LoadResult,
+} from './kernel.js';
 import type { MachineSystem } from './machine-system.js';
 import type { Cluster } from '../model/cluster.js';
 
@@ -48,7 +55,12 @@ interface Hook {
 const HOOKS: Hook[] = [];
 
 /** Adds (or replaces, by phase and name) a boot hook. Hooks of a phase run in registration order. */
-export function registerBootHook(phase: BootPhase, name: string, run: Hook['run'], opts: { cold?: boolean } = {}): void {
+export function registerBootHook(
+  phase: BootPhase,
+  name: string,
+  run: Hook['run'],
+  opts: { cold?: boolean } = {},
+): void {
   const i = HOOKS.findIndex((h) => h.phase === phase && h.name === name);
   const hook = { phase, name, run, cold: opts.cold ?? false };
   if (i >= 0) HOOKS[i] = hook;
@@ -72,7 +84,6 @@ function uuid(seed: number, host: string, boot: number): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${'89ab'[parseInt(h[16] ?? '0', 16) % 4]}${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
-
 async function readAll(sys: MachineSystem, dirs: readonly string[], suffix: string): Promise<string[]> {
   const fs = sys.shell.fsAs(0);
   const texts: string[] = [];
@@ -92,24 +103,42 @@ async function readAll(sys: MachineSystem, dirs: readonly string[], suffix: stri
 function kernelBanner(sys: MachineSystem): void {
   const m = sys.machine;
   const k = sys.kernel;
-  k.ring.push({ t: 0, level: 5, text: `Linux version ${m.os.kernelRelease} (buildd@lcy02-amd64-029) (gcc (Ubuntu 11.4.0-1ubuntu1~22.04) 11.4.0, GNU ld (GNU Binutils for Ubuntu) 2.38) ${m.os.kernelVersion} (Ubuntu ${m.os.kernelRelease.replace(/-generic$/, '')}.136-generic 5.15.167)` });
+  k.ring.push({
+    t: 0,
+    level: 5,
+    text: `Linux version ${m.os.kernelRelease} (buildd@lcy02-amd64-029) (gcc (Ubuntu 11.4.0-1ubuntu1~22.04) 11.4.0, GNU ld (GNU Binutils for Ubuntu) 2.38) ${m.os.kernelVersion} (Ubuntu ${m.os.kernelRelease.replace(/-generic$/, '')}.136-generic 5.15.167)`,
+  });
   k.ring.push({ t: 0, level: 6, text: `Command line: ${m.os.cmdline}` });
   k.ring.push({ t: 0.412716, level: 6, text: 'DMAR: IOMMU enabled' });
   const pt = /(^|\s)iommu=pt(\s|$)/.test(m.os.cmdline);
-  k.ring.push({ t: 1.137402, level: 6, text: `iommu: Default domain type: ${pt ? 'Passthrough (set via kernel command line)' : 'Translated '}` });
+  k.ring.push({
+    t: 1.137402,
+    level: 6,
+    text: `iommu: Default domain type: ${pt ? 'Passthrough (set via kernel command line)' : 'Translated '}`,
+  });
 }
 
 /** Hardware autoload, then modules-load.d and /etc/modules, as udev and systemd-modules-load do. */
 async function loadBootModules(sys: MachineSystem): Promise<void> {
   const m = sys.machine;
-  const blacklist = new Set((await readAll(sys, ['/etc/modprobe.d', '/lib/modprobe.d'], '.conf')).flatMap(parseBlacklist));
+  const blacklist = new Set(
+    (await readAll(sys, ['/etc/modprobe.d', '/lib/modprobe.d'], '.conf')).flatMap(parseBlacklist),
+  );
   m.modules.length = 0;
   for (const def of registeredModules()) {
     if (def.autoload?.(m) && isAvailable(def, m) && !blacklist.has(def.name)) loadModule(m, sys.kernel, def.name);
   }
   const lists = await readAll(sys, ['/etc/modules-load.d', '/run/modules-load.d', '/lib/modules-load.d'], '.conf');
   lists.push(await sys.readFile('/etc/modules').catch(() => ''));
-  const log = (message: string): void => sys.journal.add({ at: m.clock.now(), boot: sys.boot.count, ident: 'systemd-modules-load', pid: 412, unit: 'systemd-modules-load.service', message });
+  const log = (message: string): void =>
+    sys.journal.add({
+      at: m.clock.now(),
+      boot: sys.boot.count,
+      ident: 'systemd-modules-load',
+      pid: 412,
+      unit: 'systemd-modules-load.service',
+      message,
+    });
   for (const name of lists.flatMap(parseModulesLoad)) {
     const r: LoadResult = loadModule(m, sys.kernel, name);
     if (r.ok) {
@@ -136,7 +165,8 @@ async function clearVolatile(sys: MachineSystem): Promise<void> {
 function baseProcesses(sys: MachineSystem): void {
   const p = sys.processes;
   p.spawn({ argv: ['/sbin/init'], comm: 'systemd' });
-  for (const k of ['kthreadd', 'rcu_gp', 'rcu_par_gp', 'slub_flushwq', 'netns']) p.spawn({ argv: [`[${k}]`], comm: k, ppid: 2 });
+  for (const k of ['kthreadd', 'rcu_gp', 'rcu_par_gp', 'slub_flushwq', 'netns'])
+    p.spawn({ argv: [`[${k}]`], comm: k, ppid: 2 });
 }
 
 /**
@@ -172,7 +202,13 @@ export async function reboot(sys: MachineSystem): Promise<void> {
   try {
     const m = sys.machine;
     sys.setPower('down');
-    sys.journal.add({ at: m.clock.now(), boot: sys.boot.count, ident: 'systemd-logind', pid: 880, message: 'System is rebooting.' });
+    sys.journal.add({
+      at: m.clock.now(),
+      boot: sys.boot.count,
+      ident: 'systemd-logind',
+      pid: 880,
+      message: 'System is rebooting.',
+    });
     await sys.systemd.shutdown();
     await runHooks(sys, 'shutdown', false);
     sys.processes.reset(sys.boot.count + 1);

@@ -19,15 +19,21 @@ import { systemdTime } from './journal.js';
 import { parseTimespan } from './systemd/unit-file.js';
 
 const systemctlTool: Tool = {
-  name: 'systemctl', path: '/usr/bin/systemctl', packages: ['systemd'],
+  name: 'systemctl',
+  path: '/usr/bin/systemctl',
+  packages: ['systemd'],
   run: (args, { machine, ctx, root }) => systemctl(machine.system, args, ctx, root),
 };
 const systemdRunTool: Tool = {
-  name: 'systemd-run', path: '/usr/bin/systemd-run', packages: ['systemd'],
+  name: 'systemd-run',
+  path: '/usr/bin/systemd-run',
+  packages: ['systemd'],
   run: (args, { machine, ctx, root }) => systemdRun(machine.system, args, ctx, root),
 };
 const journalctlTool: Tool = {
-  name: 'journalctl', path: '/usr/bin/journalctl', packages: ['systemd'],
+  name: 'journalctl',
+  path: '/usr/bin/journalctl',
+  packages: ['systemd'],
   run: (args, { machine, ctx }) => journalctl(machine.system, args, ctx),
 };
 
@@ -36,14 +42,18 @@ const NOT_ROOT = (what: string): string =>
   `Failed to set wall message, ignoring: Interactive authentication required.\nFailed to ${what} system via logind: Interactive authentication required.\nFailed to open initctl fifo: Permission denied\nFailed to talk to init daemon.\n`;
 
 const rebootTool: Tool = {
-  name: 'reboot', path: '/usr/sbin/reboot', packages: ['systemd-sysv'],
+  name: 'reboot',
+  path: '/usr/sbin/reboot',
+  packages: ['systemd-sysv'],
   run: (_args, { machine, ctx, root }) => (root ? requestReboot(machine.system, ctx) : fail(1, NOT_ROOT('reboot'))),
 };
 
 /** shutdown -r now|+M|hh:mm: now reboots at once, later times arm a timer; -c cancels. */
 const pendingShutdown = new WeakMap<Machine, { cancel(): void }>();
 const shutdownTool: Tool = {
-  name: 'shutdown', path: '/usr/sbin/shutdown', packages: ['systemd-sysv'],
+  name: 'shutdown',
+  path: '/usr/sbin/shutdown',
+  packages: ['systemd-sysv'],
   run(args, { machine: m, ctx, root }) {
     const cancel = args.includes('-c');
     const rebootFlag = args.some((a) => a === '-r' || a === '--reboot');
@@ -54,7 +64,11 @@ const shutdownTool: Tool = {
       pendingShutdown.delete(m);
       return { stdout: '', stderr: '', exitCode: 0 };
     }
-    if (!rebootFlag) return fail(1, 'l20-setup lab: only `shutdown -r` (reboot) is modelled; a powered-off lab host would never come back\n');
+    if (!rebootFlag)
+      return fail(
+        1,
+        'l20-setup lab: only `shutdown -r` (reboot) is modelled; a powered-off lab host would never come back\n',
+      );
     let delayMs: number | undefined;
     if (when === 'now' || when === '+0') delayMs = 0;
     else if (/^\+\d+$/.test(when)) delayMs = Number(when.slice(1)) * 60000;
@@ -74,12 +88,24 @@ const shutdownTool: Tool = {
       void reboot(m.system);
     });
     pendingShutdown.set(m, timer);
-    return { stdout: '', stderr: `Shutdown scheduled for ${systemdTime(due)}, use 'shutdown -c' to cancel.\n`, exitCode: 0 };
+    return {
+      stdout: '',
+      stderr: `Shutdown scheduled for ${systemdTime(due)}, use 'shutdown -c' to cancel.\n`,
+      exitCode: 0,
+    };
   },
 };
 
 /** Tools to list in tools/index.ts TOOLS. */
-export const SYSTEM_TOOLS: readonly Tool[] = [systemctlTool, systemdRunTool, journalctlTool, rebootTool, shutdownTool, ...KMOD_TOOLS, ...PROC_TOOLS];
+export const SYSTEM_TOOLS: readonly Tool[] = [
+  systemctlTool,
+  systemdRunTool,
+  journalctlTool,
+  rebootTool,
+  shutdownTool,
+  ...KMOD_TOOLS,
+  ...PROC_TOOLS,
+];
 
 /** Commands every machine's shell has (shell.ts registers them with its core commands). */
 export function systemCommands(m: Machine): Command[] {

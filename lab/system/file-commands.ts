@@ -65,8 +65,12 @@ export function installCommand(m: Machine): Command {
     const uid = effectiveUid(ctx, m.user.uid);
     let want: Owner | undefined;
     if (owner !== undefined || group !== undefined) {
-      const parsed = parseOwnerSpec(`${owner ?? ''}${group !== undefined ? `:${group}` : ''}`, acct, { uid, gid: m.system.files.gidOf(uid) });
-      if (typeof parsed === 'string') return fail(1, `install: ${parsed.replace(/'([^']*)'$/, (_, x: string) => q(ctx, x))}\n`);
+      const parsed = parseOwnerSpec(`${owner ?? ''}${group !== undefined ? `:${group}` : ''}`, acct, {
+        uid,
+        gid: m.system.files.gidOf(uid),
+      });
+      if (typeof parsed === 'string')
+        return fail(1, `install: ${parsed.replace(/'([^']*)'$/, (_, x: string) => q(ctx, x))}\n`);
       want = parsed;
     }
     let out = '';
@@ -90,7 +94,8 @@ export function installCommand(m: Machine): Command {
       }
     };
     if (dirs) {
-      if (operands.length === 0) return fail(1, "install: missing operand\nTry 'install --help' for more information.\n");
+      if (operands.length === 0)
+        return fail(1, "install: missing operand\nTry 'install --help' for more information.\n");
       for (const d of operands) {
         const path = ctx.fs.resolvePath(ctx.cwd, d);
         if (!(await mkdirs(path, d))) continue;
@@ -103,14 +108,22 @@ export function installCommand(m: Machine): Command {
     const sources = targetDir !== undefined ? operands : operands.slice(0, -1);
     const dest = targetDir ?? operands[operands.length - 1];
     if (sources.length === 0 || dest === undefined) {
-      return fail(1, `install: missing destination file operand after ${q(ctx, operands[0] ?? '')}\nTry 'install --help' for more information.\n`);
+      return fail(
+        1,
+        `install: missing destination file operand after ${q(ctx, operands[0] ?? '')}\nTry 'install --help' for more information.\n`,
+      );
     }
     const destPath = ctx.fs.resolvePath(ctx.cwd, dest);
     if (makeLeading) {
       const parent = targetDir !== undefined || sources.length > 1 ? destPath : posix.dirname(destPath);
       if (!(await mkdirs(parent, posix.dirname(dest)))) return { stdout: out, stderr: err, exitCode: 1 };
     }
-    const destIsDir = !noTargetDir && (await ctx.fs.stat(destPath).then((s) => s.isDirectory, () => false));
+    const destIsDir =
+      !noTargetDir &&
+      (await ctx.fs.stat(destPath).then(
+        (s) => s.isDirectory,
+        () => false,
+      ));
     if (sources.length > 1 && !destIsDir) return fail(1, `install: target ${q(ctx, dest)} is not a directory\n`);
     for (const src of sources) {
       const srcPath = ctx.fs.resolvePath(ctx.cwd, src);
@@ -130,7 +143,13 @@ export function installCommand(m: Machine): Command {
       const shown = destIsDir ? posix.join(dest, posix.basename(src)) : dest;
       try {
         // install unlinks the destination and creates a new file (new owner: the installer).
-        if (await ctx.fs.lstat(target).then(() => true, () => false)) await ctx.fs.rm(target);
+        if (
+          await ctx.fs.lstat(target).then(
+            () => true,
+            () => false,
+          )
+        )
+          await ctx.fs.rm(target);
         await ctx.fs.writeFile(target, content, 'binary');
         await ctx.fs.chmod(target, mode);
       } catch (e) {
@@ -156,7 +175,10 @@ export function ddCommand(): Command {
     const oflag = (opts.oflag ?? '').split(',');
     let data: string;
     try {
-      data = opts.if !== undefined ? await readSource(ctx, ctx.fs.resolvePath(ctx.cwd, opts.if)) : latin1FromBytes(ctx.stdin);
+      data =
+        opts.if !== undefined
+          ? await readSource(ctx, ctx.fs.resolvePath(ctx.cwd, opts.if))
+          : latin1FromBytes(ctx.stdin);
     } catch (e) {
       return fail(1, `dd: failed to open ${q(ctx, opts.if ?? '')}: ${errnoText(e)}\n`);
     }
@@ -189,9 +211,13 @@ export function ddCommand(): Command {
         }
         return `${n >= 100 || i === 0 ? Math.round(n) : n.toPrecision(2)} ${names[i]}`;
       };
-      const size = data.length >= 1000 ? ` (${unit(data.length, 1000, ['B', 'kB', 'MB', 'GB'])}, ${unit(data.length, 1024, ['B', 'KiB', 'MiB', 'GiB'])})` : '';
+      const size =
+        data.length >= 1000
+          ? ` (${unit(data.length, 1000, ['B', 'kB', 'MB', 'GB'])}, ${unit(data.length, 1024, ['B', 'KiB', 'MiB', 'GiB'])})`
+          : '';
       if (opts.status !== 'noxfer') stderr = `${full}+${part} records in\n${full}+${part} records out\n`;
-      if (opts.status !== 'noxfer') stderr += `${data.length} bytes${size} copied, ${secs.toPrecision(2)} s, ${unit(rate, 1000, ['B/s', 'kB/s', 'MB/s', 'GB/s'])}\n`;
+      if (opts.status !== 'noxfer')
+        stderr += `${data.length} bytes${size} copied, ${secs.toPrecision(2)} s, ${unit(rate, 1000, ['B/s', 'kB/s', 'MB/s', 'GB/s'])}\n`;
     }
     return { stdout, stderr, exitCode: 0, stdoutKind: 'bytes' };
   });

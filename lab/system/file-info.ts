@@ -16,7 +16,13 @@ export function q(ctx: ResolvedCommandContext, s: string): string {
   return /utf-?8/i.test(loc) ? `‘${s}’` : `'${s}'`;
 }
 
-const CHAR_DEVICES: Record<string, [number, number]> = { '/dev/null': [1, 3], '/dev/zero': [1, 5], '/dev/full': [1, 7], '/dev/random': [1, 8], '/dev/urandom': [1, 9] };
+const CHAR_DEVICES: Record<string, [number, number]> = {
+  '/dev/null': [1, 3],
+  '/dev/zero': [1, 5],
+  '/dev/full': [1, 7],
+  '/dev/random': [1, 8],
+  '/dev/urandom': [1, 9],
+};
 
 export interface Accounts {
   users: Map<number, string>;
@@ -83,7 +89,9 @@ function inode(path: string): number {
 }
 
 function unescapePrintf(s: string): string {
-  return s.replace(/\\(n|t|\\|"|0[0-7]{0,3})/g, (_, c: string) => (c === 'n' ? '\n' : c === 't' ? '\t' : c === '\\' ? '\\' : c === '"' ? '"' : String.fromCharCode(parseInt(c, 8))));
+  return s.replace(/\\(n|t|\\|"|0[0-7]{0,3})/g, (_, c: string) =>
+    c === 'n' ? '\n' : c === 't' ? '\t' : c === '\\' ? '\\' : c === '"' ? '"' : String.fromCharCode(parseInt(c, 8)),
+  );
 }
 
 export function statCommand(m: Machine): Command {
@@ -131,12 +139,35 @@ export function statCommand(m: Machine): Command {
       const gname = acct.groups.get(own.gid) ?? String(own.gid);
       const target = st.isSymbolicLink ? await ctx.fs.readlink(path).catch(() => '') : '';
       const fields: Record<string, string> = {
-        a: mode.toString(8), A: modeString(path, { ...st, mode }), F: fileType(path, { ...st, size }), U: uname, G: gname, u: String(own.uid),
-        g: String(own.gid), n: f, N: st.isSymbolicLink ? `'${f}' -> '${target}'` : `'${f}'`, s: String(size), Y: String(Math.floor(mtime / 1000)),
-        y: human(mtime), X: String(Math.floor(mtime / 1000)), x: human(mtime), Z: String(Math.floor(mtime / 1000)), z: human(mtime),
-        W: '0', w: '-', i: String(inode(real)), h: st.isDirectory ? '2' : '1', b: String(Math.ceil(size / 512)), B: '512', o: '4096',
-        d: '64768', D: 'fd00', m: '/', t: CHAR_DEVICES[path] ? (CHAR_DEVICES[path] as [number, number])[0].toString(16) : '0',
-        T: CHAR_DEVICES[path] ? (CHAR_DEVICES[path] as [number, number])[1].toString(16) : '0', '%': '%',
+        a: mode.toString(8),
+        A: modeString(path, { ...st, mode }),
+        F: fileType(path, { ...st, size }),
+        U: uname,
+        G: gname,
+        u: String(own.uid),
+        g: String(own.gid),
+        n: f,
+        N: st.isSymbolicLink ? `'${f}' -> '${target}'` : `'${f}'`,
+        s: String(size),
+        Y: String(Math.floor(mtime / 1000)),
+        y: human(mtime),
+        X: String(Math.floor(mtime / 1000)),
+        x: human(mtime),
+        Z: String(Math.floor(mtime / 1000)),
+        z: human(mtime),
+        W: '0',
+        w: '-',
+        i: String(inode(real)),
+        h: st.isDirectory ? '2' : '1',
+        b: String(Math.ceil(size / 512)),
+        B: '512',
+        o: '4096',
+        d: '64768',
+        D: 'fd00',
+        m: '/',
+        t: CHAR_DEVICES[path] ? (CHAR_DEVICES[path] as [number, number])[0].toString(16) : '0',
+        T: CHAR_DEVICES[path] ? (CHAR_DEVICES[path] as [number, number])[1].toString(16) : '0',
+        '%': '%',
       };
       if (format !== undefined) {
         const fmt = printf ? unescapePrintf(format) : format;

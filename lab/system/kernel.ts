@@ -103,7 +103,10 @@ export class KernelLog {
   }
 }
 
-export type LoadResult = { ok: true; loaded: string[] } | { ok: false; failed: string; failure: ModuleLoadFailure } | { ok: false; missing: string };
+export type LoadResult =
+  | { ok: true; loaded: string[] }
+  | { ok: false; failed: string; failure: ModuleLoadFailure }
+  | { ok: false; missing: string };
 
 /**
  * Loads `name` and its dependencies as modprobe does (dependencies first, already-loaded ones
@@ -149,19 +152,28 @@ export function unloadModule(m: Machine, name: string): UnloadResult {
   kernelModule(mod)?.unloaded?.(m);
   m.revision++;
   for (const dep of kernelModule(mod)?.depends ?? []) {
-    if (m.modules.includes(dep) && holders(m, dep).length === 0 && !kernelModule(dep)?.autoload?.(m)) unloadModule(m, dep);
+    if (m.modules.includes(dep) && holders(m, dep).length === 0 && !kernelModule(dep)?.autoload?.(m))
+      unloadModule(m, dep);
   }
   return { ok: true };
 }
 
 /** Module names listed in modules-load.d style text (`#`/`;` comments, one per line). */
 export function parseModulesLoad(text: string): string[] {
-  return text.split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#') && !l.startsWith(';')).map((l) => l.split(/\s+/)[0] as string);
+  return text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('#') && !l.startsWith(';'))
+    .map((l) => l.split(/\s+/)[0] as string);
 }
 
 /** `blacklist NAME` lines of modprobe.d files. */
 export function parseBlacklist(text: string): string[] {
-  return text.split('\n').map((l) => /^\s*blacklist\s+(\S+)/.exec(l)?.[1]).filter((x): x is string => x !== undefined).map(moduleName);
+  return text
+    .split('\n')
+    .map((l) => /^\s*blacklist\s+(\S+)/.exec(l)?.[1])
+    .filter((x): x is string => x !== undefined)
+    .map(moduleName);
 }
 
 // The modules of a fresh L20 server (Linux 5.15.0-126, in-tree, no MODULE_VERSION).
@@ -169,23 +181,127 @@ const K = (dir: string, name: string): string => `kernel/${dir}/${name}.ko`;
 const always = (): boolean => true;
 const MLX = 'drivers/net/ethernet/mellanox/mlx5/core';
 for (const def of [
-  { name: 'mlxfw', size: 36864, path: K('drivers/net/ethernet/mellanox/mlxfw', 'mlxfw'), description: 'Mellanox firmware flash lib', author: 'Yotam Gigi <yotamg@mellanox.com>' },
-  { name: 'mlx5_core', size: 1626112, depends: ['mlxfw'], path: K(MLX, 'mlx5_core'), description: 'Mellanox 5th generation network adapters (ConnectX series) core driver', author: 'Eli Cohen <eli@mellanox.com>' },
-  { name: 'ib_core', size: 417792, path: K('drivers/infiniband/core', 'ib_core'), description: 'core kernel InfiniBand API', author: 'Roland Dreier' },
-  { name: 'ib_uverbs', size: 163840, depends: ['ib_core'], path: K('drivers/infiniband/core', 'ib_uverbs'), description: 'InfiniBand userspace verbs access', author: 'Roland Dreier' },
-  { name: 'mlx5_ib', size: 397312, depends: ['ib_uverbs', 'ib_core', 'mlx5_core'], path: K('drivers/infiniband/hw/mlx5', 'mlx5_ib'), description: 'Mellanox 5th generation network adapters (ConnectX series) IB driver', author: 'Eli Cohen <eli@mellanox.com>' },
-  { name: 'igb', size: 245760, path: K('drivers/net/ethernet/intel/igb', 'igb'), description: 'Intel(R) Gigabit Ethernet Network Driver', author: 'Intel Corporation, <e1000-devel@lists.sourceforge.net>' },
+  {
+    name: 'mlxfw',
+    size: 36864,
+    path: K('drivers/net/ethernet/mellanox/mlxfw', 'mlxfw'),
+    description: 'Mellanox firmware flash lib',
+    author: 'Yotam Gigi <yotamg@mellanox.com>',
+  },
+  {
+    name: 'mlx5_core',
+    size: 1626112,
+    depends: ['mlxfw'],
+    path: K(MLX, 'mlx5_core'),
+    description: 'Mellanox 5th generation network adapters (ConnectX series) core driver',
+    author: 'Eli Cohen <eli@mellanox.com>',
+  },
+  {
+    name: 'ib_core',
+    size: 417792,
+    path: K('drivers/infiniband/core', 'ib_core'),
+    description: 'core kernel InfiniBand API',
+    author: 'Roland Dreier',
+  },
+  {
+    name: 'ib_uverbs',
+    size: 163840,
+    depends: ['ib_core'],
+    path: K('drivers/infiniband/core', 'ib_uverbs'),
+    description: 'InfiniBand userspace verbs access',
+    author: 'Roland Dreier',
+  },
+  {
+    name: 'mlx5_ib',
+    size: 397312,
+    depends: ['ib_uverbs', 'ib_core', 'mlx5_core'],
+    path: K('drivers/infiniband/hw/mlx5', 'mlx5_ib'),
+    description: 'Mellanox 5th generation network adapters (ConnectX series) IB driver',
+    author: 'Eli Cohen <eli@mellanox.com>',
+  },
+  {
+    name: 'igb',
+    size: 245760,
+    path: K('drivers/net/ethernet/intel/igb', 'igb'),
+    description: 'Intel(R) Gigabit Ethernet Network Driver',
+    author: 'Intel Corporation, <e1000-devel@lists.sourceforge.net>',
+  },
   { name: 'ast', size: 57344, path: K('drivers/gpu/drm/ast', 'ast'), description: 'AST', author: 'Dave Airlie' },
-  { name: 'nouveau', size: 2269184, path: K('drivers/gpu/drm/nouveau', 'nouveau'), description: 'nVidia Riva/TNT/GeForce/Quadro/Tesla/Tegra K1+', author: 'Nouveau Project' },
-  { name: 'nvidiafb', size: 53248, path: K('drivers/video/fbdev/nvidia', 'nvidiafb'), description: 'Framebuffer driver for nVidia graphics chipset', author: 'Antonino Daplas' },
-  { name: 'ib_ipoib', size: 139264, depends: ['ib_core'], path: K('drivers/infiniband/ulp/ipoib', 'ipoib/ib_ipoib'), description: 'IP-over-InfiniBand net driver', author: 'Roland Dreier' },
-  { name: 'ib_umad', size: 40960, depends: ['ib_core'], path: K('drivers/infiniband/core', 'ib_umad'), description: 'InfiniBand userspace MAD packet access', author: 'Roland Dreier' },
-  { name: 'rdma_cm', size: 126976, depends: ['ib_core'], path: K('drivers/infiniband/core', 'rdma_cm'), description: 'Generic RDMA CM Agent', author: 'Sean Hefty' },
-  { name: 'rdma_ucm', size: 28672, depends: ['ib_uverbs', 'rdma_cm', 'ib_core'], path: K('drivers/infiniband/core', 'rdma_ucm'), description: 'RDMA Userspace Connection Manager Access', author: 'Sean Hefty' },
-  { name: 'bonding', size: 196608, path: K('drivers/net/bonding', 'bonding'), description: 'Ethernet Channel Bonding Driver, v5.15.0-126-generic', author: 'Thomas Davis, tadavis@lbl.gov and many others' },
-  { name: 'dummy', size: 16384, path: K('drivers/net', 'dummy'), description: 'Dummy netdevice driver which discards all packets sent to it', author: '' },
+  {
+    name: 'nouveau',
+    size: 2269184,
+    path: K('drivers/gpu/drm/nouveau', 'nouveau'),
+    description: 'nVidia Riva/TNT/GeForce/Quadro/Tesla/Tegra K1+',
+    author: 'Nouveau Project',
+  },
+  {
+    name: 'nvidiafb',
+    size: 53248,
+    path: K('drivers/video/fbdev/nvidia', 'nvidiafb'),
+    description: 'Framebuffer driver for nVidia graphics chipset',
+    author: 'Antonino Daplas',
+  },
+  {
+    name: 'ib_ipoib',
+    size: 139264,
+    depends: ['ib_core'],
+    path: K('drivers/infiniband/ulp/ipoib', 'ipoib/ib_ipoib'),
+    description: 'IP-over-InfiniBand net driver',
+    author: 'Roland Dreier',
+  },
+  {
+    name: 'ib_umad',
+    size: 40960,
+    depends: ['ib_core'],
+    path: K('drivers/infiniband/core', 'ib_umad'),
+    description: 'InfiniBand userspace MAD packet access',
+    author: 'Roland Dreier',
+  },
+  {
+    name: 'rdma_cm',
+    size: 126976,
+    depends: ['ib_core'],
+    path: K('drivers/infiniband/core', 'rdma_cm'),
+    description: 'Generic RDMA CM Agent',
+    author: 'Sean Hefty',
+  },
+  {
+    name: 'rdma_ucm',
+    size: 28672,
+    depends: ['ib_uverbs', 'rdma_cm', 'ib_core'],
+    path: K('drivers/infiniband/core', 'rdma_ucm'),
+    description: 'RDMA Userspace Connection Manager Access',
+    author: 'Sean Hefty',
+  },
+  {
+    name: 'bonding',
+    size: 196608,
+    path: K('drivers/net/bonding', 'bonding'),
+    description: 'Ethernet Channel Bonding Driver, v5.15.0-126-generic',
+    author: 'Thomas Davis, tadavis@lbl.gov and many others',
+  },
+  {
+    name: 'dummy',
+    size: 16384,
+    path: K('drivers/net', 'dummy'),
+    description: 'Dummy netdevice driver which discards all packets sent to it',
+    author: '',
+  },
 ] as KernelModuleDef[]) {
-  const base = { license: def.name === 'igb' || def.name === 'bonding' || def.name === 'dummy' ? 'GPL' : 'Dual BSD/GPL', available: always };
-  const autoload = ['mlxfw', 'mlx5_core', 'ib_core', 'ib_uverbs', 'mlx5_ib', 'igb', 'ast', 'nouveau', 'nvidiafb'].includes(def.name);
+  const base = {
+    license: def.name === 'igb' || def.name === 'bonding' || def.name === 'dummy' ? 'GPL' : 'Dual BSD/GPL',
+    available: always,
+  };
+  const autoload = [
+    'mlxfw',
+    'mlx5_core',
+    'ib_core',
+    'ib_uverbs',
+    'mlx5_ib',
+    'igb',
+    'ast',
+    'nouveau',
+    'nvidiafb',
+  ].includes(def.name);
   registerKernelModule({ ...base, ...def, ...(autoload ? { autoload: always } : {}) });
 }

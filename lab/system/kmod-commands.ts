@@ -9,7 +9,17 @@ import { fail, getopt, has, ok, value } from '../shell/args.js';
 import type { Tool } from '../tools/types.js';
 import { rng } from '../util/prng.js';
 import { toolIo } from './live.js';
-import { holders, isAvailable, kernelModule, loadModule, moduleName, modulePath, moduleVersion, unloadModule, type KernelMessage } from './kernel.js';
+import {
+  holders,
+  isAvailable,
+  kernelModule,
+  loadModule,
+  moduleName,
+  modulePath,
+  moduleVersion,
+  unloadModule,
+  type KernelMessage,
+} from './kernel.js';
 
 function lsmodText(m: Machine): string {
   let out = 'Module                  Size  Used by\n';
@@ -23,11 +33,14 @@ function lsmodText(m: Machine): string {
 
 /** /proc/modules (newest first): name size refcount holders state address. */
 export function procModules(m: Machine): string {
-  return [...m.modules].reverse().map((mod) => {
-    const users = holders(m, mod);
-    const size = kernelModule(mod)?.size ?? 16384;
-    return `${mod} ${size} ${users.length} ${users.length > 0 ? `${users.join(',')},` : '-'} Live 0x0000000000000000\n`;
-  }).join('');
+  return [...m.modules]
+    .reverse()
+    .map((mod) => {
+      const users = holders(m, mod);
+      const size = kernelModule(mod)?.size ?? 16384;
+      return `${mod} ${size} ${users.length} ${users.length > 0 ? `${users.join(',')},` : '-'} Live 0x0000000000000000\n`;
+    })
+    .join('');
 }
 
 export const lsmod: Tool = {
@@ -44,8 +57,22 @@ export const modprobe: Tool = {
   path: '/usr/sbin/modprobe',
   packages: ['kmod'],
   run(args, { machine: m, root }) {
-    const p = getopt(args, 'rvqnaC:d:S:', { remove: false, verbose: false, quiet: false, 'dry-run': false, all: false, 'first-time': false, config: true, dirname: true, 'set-version': true, 'show-depends': false, 'ignore-install': false, 'ignore-remove': false });
-    if (p.error) return fail(1, `modprobe: unrecognized option '${p.error.option.length > 1 ? '--' : '-'}${p.error.option}'\n`);
+    const p = getopt(args, 'rvqnaC:d:S:', {
+      remove: false,
+      verbose: false,
+      quiet: false,
+      'dry-run': false,
+      all: false,
+      'first-time': false,
+      config: true,
+      dirname: true,
+      'set-version': true,
+      'show-depends': false,
+      'ignore-install': false,
+      'ignore-remove': false,
+    });
+    if (p.error)
+      return fail(1, `modprobe: unrecognized option '${p.error.option.length > 1 ? '--' : '-'}${p.error.option}'\n`);
     const remove = has(p, 'r', 'remove');
     const quiet = has(p, 'q', 'quiet');
     const names = has(p, 'a', 'all') || remove ? p.operands : p.operands.slice(0, 1);
@@ -72,7 +99,11 @@ export const modprobe: Tool = {
       if (!root) return fail(1, `${err}modprobe: ERROR: could not insert '${name}': Operation not permitted\n`);
       const r = loadModule(m, m.system.kernel, name);
       if (!r.ok) {
-        if ('missing' in r) return fail(1, `${err}modprobe: FATAL: Module ${r.missing} not found in directory /lib/modules/${release(m)}\n`);
+        if ('missing' in r)
+          return fail(
+            1,
+            `${err}modprobe: FATAL: Module ${r.missing} not found in directory /lib/modules/${release(m)}\n`,
+          );
         err += `modprobe: ERROR: could not insert '${r.failed}': ${r.failure.error}\n`;
         return fail(1, err);
       }
@@ -104,7 +135,14 @@ export const modinfo: Tool = {
   path: '/usr/sbin/modinfo',
   packages: ['kmod'],
   run(args, { machine: m }) {
-    const p = getopt(args, 'F:0ank:b:', { field: true, null: false, all: false, filename: false, 'set-version': true, basedir: true });
+    const p = getopt(args, 'F:0ank:b:', {
+      field: true,
+      null: false,
+      all: false,
+      filename: false,
+      'set-version': true,
+      basedir: true,
+    });
     if (p.error) return fail(1, `modinfo: unrecognized option '${p.error.option}'\n`);
     const field = has(p, 'n', 'filename') ? 'filename' : value(p, 'F', 'field');
     if (p.operands.length === 0) return fail(1, 'modinfo: ERROR: missing module or filename.\n');
@@ -118,11 +156,21 @@ export const modinfo: Tool = {
       }
       const version = moduleVersion(def, m);
       const intree = version === undefined;
-      const src = rng('srcversion', def.name, version ?? release(m)).hex(23).toUpperCase();
+      const src = rng('srcversion', def.name, version ?? release(m))
+        .hex(23)
+        .toUpperCase();
       const fields: Array<[string, string | undefined]> = [
-        ['filename', modulePath(def, m)], ['version', version], ['license', def.license ?? 'GPL'], ['description', def.description],
-        ['author', def.author || undefined], ['srcversion', src], ['depends', (def.depends ?? []).join(',')], ['retpoline', 'Y'],
-        ['intree', intree ? 'Y' : undefined], ['name', def.name], ['vermagic', `${release(m)} SMP mod_unload modversions `],
+        ['filename', modulePath(def, m)],
+        ['version', version],
+        ['license', def.license ?? 'GPL'],
+        ['description', def.description],
+        ['author', def.author || undefined],
+        ['srcversion', src],
+        ['depends', (def.depends ?? []).join(',')],
+        ['retpoline', 'Y'],
+        ['intree', intree ? 'Y' : undefined],
+        ['name', def.name],
+        ['vermagic', `${release(m)} SMP mod_unload modversions `],
       ];
       for (const [k, v] of fields) {
         if (v === undefined) continue;
@@ -150,19 +198,39 @@ export const dmesg: Tool = {
   path: '/usr/bin/dmesg',
   packages: ['util-linux'],
   async run(args, { machine: m, root, ctx }): Promise<ExecResult> {
-    const p = getopt(args, 'TtHkxcCwl:L::P', { ctime: false, notime: false, human: false, kernel: false, decode: false, 'read-clear': false, clear: false, follow: false, level: true, color: false, nopager: false });
-    if (p.error) return fail(1, `dmesg: unrecognized option '${p.error.option}'\nTry 'dmesg --help' for more information.\n`);
+    const p = getopt(args, 'TtHkxcCwl:L::P', {
+      ctime: false,
+      notime: false,
+      human: false,
+      kernel: false,
+      decode: false,
+      'read-clear': false,
+      clear: false,
+      follow: false,
+      level: true,
+      color: false,
+      nopager: false,
+    });
+    if (p.error)
+      return fail(1, `dmesg: unrecognized option '${p.error.option}'\nTry 'dmesg --help' for more information.\n`);
     if (!root) return fail(1, 'dmesg: read kernel buffer failed: Operation not permitted\n');
     const sys = m.system;
-    const levels = value(p, 'l', 'level')?.split(',').map((l) => LEVELS.indexOf(l.trim()));
+    const levels = value(p, 'l', 'level')
+      ?.split(',')
+      .map((l) => LEVELS.indexOf(l.trim()));
     const line = (k: KernelMessage): string => {
       const secs = Math.floor(k.t);
       const us = Math.round((k.t - secs) * 1e6);
-      const stamp = has(p, 't', 'notime') ? '' : has(p, 'T', 'ctime') ? `[${ctime(sys.boot.at + k.t * 1000)}] ` : `[${String(secs).padStart(5)}.${String(us).padStart(6, '0')}] `;
+      const stamp = has(p, 't', 'notime')
+        ? ''
+        : has(p, 'T', 'ctime')
+          ? `[${ctime(sys.boot.at + k.t * 1000)}] `
+          : `[${String(secs).padStart(5)}.${String(us).padStart(6, '0')}] `;
       const decode = has(p, 'x', 'decode') ? `kern  :${LEVELS[k.level]?.padEnd(6)}: ` : '';
       return `${decode}${stamp}${k.text}\n`;
     };
-    const pick = (ring: KernelMessage[]): KernelMessage[] => (levels ? ring.filter((k) => levels.includes(k.level)) : ring);
+    const pick = (ring: KernelMessage[]): KernelMessage[] =>
+      levels ? ring.filter((k) => levels.includes(k.level)) : ring;
     const text = pick(sys.kernel.ring).map(line).join('');
     if (has(p, 'C', 'clear')) {
       sys.kernel.clear();

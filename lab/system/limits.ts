@@ -31,17 +31,32 @@ const PAM_ITEMS: Record<string, { key: keyof ResourceLimits; scale: number }> = 
  * the user name and `@group` match (root only by name, as pam_limits does); type soft, hard or
  * `-` (both); later lines win.
  */
-export function applyLimitsConf(base: ResourceLimits, text: string, user: string, groups: readonly string[]): ResourceLimits {
-  const out: { memlock: [Limit, Limit]; nofile: [Limit, Limit] } = { memlock: [...base.memlock], nofile: [...base.nofile] };
+export function applyLimitsConf(
+  base: ResourceLimits,
+  text: string,
+  user: string,
+  groups: readonly string[],
+): ResourceLimits {
+  const out: { memlock: [Limit, Limit]; nofile: [Limit, Limit] } = {
+    memlock: [...base.memlock],
+    nofile: [...base.nofile],
+  };
   for (const raw of text.split('\n')) {
     const line = raw.replace(/#.*/, '').trim();
     if (line === '') continue;
     const [domain, type, item, value] = line.split(/\s+/);
     if (!domain || !type || !item || value === undefined) continue;
-    const matches = domain === user || (domain === '*' && user !== 'root') || (domain.startsWith('@') && groups.includes(domain.slice(1)));
+    const matches =
+      domain === user ||
+      (domain === '*' && user !== 'root') ||
+      (domain.startsWith('@') && groups.includes(domain.slice(1)));
     const spec = PAM_ITEMS[item];
     if (!matches || !spec) continue;
-    const v: Limit = /^(unlimited|infinity|-1)$/.test(value) ? null : /^\d+$/.test(value) ? Number(value) * spec.scale : undefined as never;
+    const v: Limit = /^(unlimited|infinity|-1)$/.test(value)
+      ? null
+      : /^\d+$/.test(value)
+        ? Number(value) * spec.scale
+        : (undefined as never);
     if (v === undefined) continue;
     const pair = out[spec.key];
     if (type === 'soft' || type === '-') pair[0] = v;

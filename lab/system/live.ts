@@ -154,13 +154,20 @@ class Marker {
     const own = c.redirections as unknown as Redirection[];
     const eff = applyRedirections(map, own);
     const added: Redirection[] = [];
-    if (map.out !== '-') added.push({ type: 'Redirection', fd: null, operator: '>>', target: literal(device(map.out)) });
+    if (map.out !== '-')
+      added.push({ type: 'Redirection', fd: null, operator: '>>', target: literal(device(map.out)) });
     if (map.err !== '-') added.push({ type: 'Redirection', fd: 2, operator: '>>', target: literal(device(map.err)) });
     (c.redirections as unknown as Redirection[]).unshift(...added);
     // Builtins and functions run in this shell: a marker there would be exported to everything
     // they run. Dynamic command names get none either.
     if (name === undefined || this.noMarker.has(name) || (eff.out === '-' && eff.err === '-')) return;
-    c.assignments.push({ type: 'Assignment', name: LIVE_ENV, value: literal(`${eff.out}${eff.err}`), append: false, array: null });
+    c.assignments.push({
+      type: 'Assignment',
+      name: LIVE_ENV,
+      value: literal(`${eff.out}${eff.err}`),
+      append: false,
+      array: null,
+    });
   }
 }
 
@@ -169,7 +176,10 @@ class Marker {
  * the marker. Only the first script the interpreter parses is the level's own: later ones are
  * sub-executions of its commands (`xargs`, `timeout`), whose output the command collects.
  */
-export function liveOutputPlugin(level: ExecLevel, builtins: ReadonlySet<string>): { name: string; transform(c: { ast: ScriptNode }): { ast: ScriptNode } } {
+export function liveOutputPlugin(
+  level: ExecLevel,
+  builtins: ReadonlySet<string>,
+): { name: string; transform(c: { ast: ScriptNode }): { ast: ScriptNode } } {
   let first = true;
   return {
     name: 'lab-live-output',
@@ -186,20 +196,30 @@ export function liveOutputPlugin(level: ExecLevel, builtins: ReadonlySet<string>
 }
 
 /** The sinks of a nested level started by a command that carries `marker` (LIVE_ENV). */
-export function nestedSinks(marker: string | undefined, parent: ExecLevel | undefined): { stdout?: OutputSink; stderr?: OutputSink } {
-  const pick = (c: string | undefined): OutputSink | undefined => (c === 'o' ? parent?.stdout : c === 'e' ? parent?.stderr : undefined);
+export function nestedSinks(
+  marker: string | undefined,
+  parent: ExecLevel | undefined,
+): { stdout?: OutputSink; stderr?: OutputSink } {
+  const pick = (c: string | undefined): OutputSink | undefined =>
+    c === 'o' ? parent?.stdout : c === 'e' ? parent?.stderr : undefined;
   const stdout = pick(marker?.[0]);
   const stderr = pick(marker?.[1]);
   return { ...(stdout ? { stdout } : {}), ...(stderr ? { stderr } : {}) };
 }
 
 /** Routes a write to LIVE_OUT/LIVE_ERR to the level's sinks (none outside a level); false for any other path. */
-export async function writeLiveDevice(level: ExecLevel | undefined, path: string, content: unknown, encoding: unknown): Promise<boolean> {
+export async function writeLiveDevice(
+  level: ExecLevel | undefined,
+  path: string,
+  content: unknown,
+  encoding: unknown,
+): Promise<boolean> {
   if (path !== LIVE_OUT && path !== LIVE_ERR) return false;
   const sink = path === LIVE_OUT ? level?.stdout : level?.stderr;
-  const bytes = content instanceof Uint8Array
-    ? Buffer.from(content)
-    : Buffer.from(String(content ?? ''), encoding === 'binary' || encoding === 'latin1' ? 'latin1' : 'utf8');
+  const bytes =
+    content instanceof Uint8Array
+      ? Buffer.from(content)
+      : Buffer.from(String(content ?? ''), encoding === 'binary' || encoding === 'latin1' ? 'latin1' : 'utf8');
   if (sink && bytes.length > 0) await sink(bytes);
   return true;
 }
@@ -225,7 +245,8 @@ export interface ToolIo {
 export function toolIo(ctx: ResolvedCommandContext, clock: SimClock): ToolIo {
   const level = levelOf(ctx);
   const marker = ctx.env.get(LIVE_ENV) ?? '';
-  const pick = (c: string | undefined): OutputSink | undefined => (c === 'o' ? level?.stdout : c === 'e' ? level?.stderr : undefined);
+  const pick = (c: string | undefined): OutputSink | undefined =>
+    c === 'o' ? level?.stdout : c === 'e' ? level?.stderr : undefined;
   const toOut = pick(marker[0]);
   const toErr = pick(marker[1]);
   let keptOut = '';

@@ -55,7 +55,13 @@ export class MachineSystem {
   constructor(readonly machine: Machine) {
     const m = machine;
     this.boot = { count: 0, at: m.clock.now() - INITIAL_UPTIME_MS, power: 'up' };
-    this.files = new FileOwners({ name: m.user.name, uid: m.user.uid, gid: m.user.gid, home: m.user.home, groups: [4, 24, 27, 30, 46, 110] });
+    this.files = new FileOwners({
+      name: m.user.name,
+      uid: m.user.uid,
+      gid: m.user.gid,
+      home: m.user.home,
+      groups: [4, 24, 27, 30, 46, 110],
+    });
     this.kernel = new KernelLog(() => this.uptimeMs() / 1000);
     this.processes = new ProcessTable(m.seed, m.hostname, () => this.now());
     this.journal = new Journal(m.hostname);

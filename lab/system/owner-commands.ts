@@ -36,12 +36,18 @@ export function parseOwnerSpec(spec: string, acct: Accounts, current: Owner): Ow
   return { uid, gid };
 }
 
-async function walk(ctx: ResolvedCommandContext, path: string, recursive: boolean, visit: (p: string) => Promise<void>): Promise<void> {
+async function walk(
+  ctx: ResolvedCommandContext,
+  path: string,
+  recursive: boolean,
+  visit: (p: string) => Promise<void>,
+): Promise<void> {
   await visit(path);
   if (!recursive) return;
   const st = await ctx.fs.lstat(path).catch(() => undefined);
   if (!st?.isDirectory) return;
-  for (const n of await ctx.fs.readdir(path).catch(() => [] as string[])) await walk(ctx, posix.join(path, n), true, visit);
+  for (const n of await ctx.fs.readdir(path).catch(() => [] as string[]))
+    await walk(ctx, posix.join(path, n), true, visit);
 }
 
 /**
@@ -49,7 +55,13 @@ async function walk(ctx: ResolvedCommandContext, path: string, recursive: boolea
  * each existing one (with -R, its tree) goes to `visit` with the name to print for it (the operand
  * as typed, or the path below it). Returns what they wrote to stderr.
  */
-async function eachOperand(ctx: ResolvedCommandContext, cmd: string, files: readonly string[], recursive: boolean, visit: (p: string, shown: string) => Promise<string>): Promise<string> {
+async function eachOperand(
+  ctx: ResolvedCommandContext,
+  cmd: string,
+  files: readonly string[],
+  recursive: boolean,
+  visit: (p: string, shown: string) => Promise<string>,
+): Promise<string> {
   let err = '';
   for (const f of files) {
     const path = ctx.fs.resolvePath(ctx.cwd, f);
@@ -82,7 +94,8 @@ export function chownCommand(m: Machine): Command {
     let want: Owner | undefined;
     if (reference !== undefined) {
       const rp = ctx.fs.resolvePath(ctx.cwd, reference);
-      if (!(await ctx.fs.exists(rp))) return fail(1, `chown: failed to get attributes of ${q(ctx, reference)}: No such file or directory\n`);
+      if (!(await ctx.fs.exists(rp)))
+        return fail(1, `chown: failed to get attributes of ${q(ctx, reference)}: No such file or directory\n`);
       want = ownerOf(m, await ownerKey(ctx, rp, true));
     }
     const spec = want ? undefined : rest.shift();

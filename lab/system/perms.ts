@@ -40,7 +40,12 @@ export class FileOwners {
     const o = this.owners.get(path);
     if (o) return o;
     const u = this.user;
-    if (path === u.home || path.startsWith(`${u.home}/`) || path === `/run/user/${u.uid}` || path.startsWith(`/run/user/${u.uid}/`)) {
+    if (
+      path === u.home ||
+      path.startsWith(`${u.home}/`) ||
+      path === `/run/user/${u.uid}` ||
+      path.startsWith(`/run/user/${u.uid}/`)
+    ) {
       return { uid: u.uid, gid: u.gid };
     }
     return { uid: 0, gid: 0 };
@@ -58,7 +63,8 @@ export class FileOwners {
   /** Moves the records of `from` and everything below it to `to` (rename). */
   move(from: string, to: string): void {
     const moved: Array<[string, Owner]> = [];
-    for (const [k, v] of this.owners) if (k === from || k.startsWith(`${from}/`)) moved.push([to + k.slice(from.length), v]);
+    for (const [k, v] of this.owners)
+      if (k === from || k.startsWith(`${from}/`)) moved.push([to + k.slice(from.length), v]);
     this.drop(from);
     this.drop(to);
     for (const [k, v] of moved) this.owners.set(k, v);
@@ -78,7 +84,13 @@ export class FileOwners {
 }
 
 /** Whether `uid` may read (4), write (2) or search/execute (1) a node with this mode and owner. */
-export function mayAccess(owners: FileOwners, st: { mode: number; isDirectory: boolean }, owner: Owner, uid: number, want: 4 | 2 | 1): boolean {
+export function mayAccess(
+  owners: FileOwners,
+  st: { mode: number; isDirectory: boolean },
+  owner: Owner,
+  uid: number,
+  want: 4 | 2 | 1,
+): boolean {
   const mode = st.mode & 0o7777;
   if (uid === 0) return want !== 1 || st.isDirectory || (mode & 0o111) !== 0;
   if (owner.uid === uid) return ((mode >> 6) & want) !== 0;
@@ -92,7 +104,13 @@ export function mayAccess(owners: FileOwners, st: { mode: number; isDirectory: b
  * permission checks. Lab-internal files (`/run/.lab-*`, the interactive shell's bookkeeping) are
  * exempt from the checks.
  */
-export function systemFs(base: InMemoryFs, owners: FileOwners, now: () => Date, viewUid: number, level?: ExecLevel): IFileSystem {
+export function systemFs(
+  base: InMemoryFs,
+  owners: FileOwners,
+  now: () => Date,
+  viewUid: number,
+  level?: ExecLevel,
+): IFileSystem {
   const uidNow = (): number => viewUid;
   const exempt = (p: string): boolean => p.startsWith('/run/.lab-') || p.startsWith('/dev/');
 
@@ -150,19 +168,29 @@ export function systemFs(base: InMemoryFs, owners: FileOwners, now: () => Date, 
 
   // just-bash's in-memory file system keys entries by path and does not resolve symlinked
   // directories (/lib -> usr/lib) when creating: every write goes to the canonical path.
-  const writeLike = (op: 'writeFile' | 'appendFile') => async (p: string, content: FileContent, options?: unknown): Promise<void> => {
-    if (await writeLiveDevice(level, p, content, typeof options === 'string' ? options : (options as { encoding?: string } | undefined)?.encoding)) return;
-    if (p === '/dev/null') return;
-    const exists = await statOrUndefined(p);
-    if (exists) await check(p, 2, 'open');
-    else await checkParent(p, 'open');
-    const real = await canonical(p);
-    await (base[op] as (p: string, c: FileContent, o?: unknown) => Promise<void>)(real, content, options);
-    // Writing into an existing file keeps its mode (the in-memory fs would reset it).
-    if (exists) await base.chmod(real, exists.mode & 0o7777);
-    else await created(real);
-    await stamp(real);
-  };
+  const writeLike =
+    (op: 'writeFile' | 'appendFile') =>
+    async (p: string, content: FileContent, options?: unknown): Promise<void> => {
+      if (
+        await writeLiveDevice(
+          level,
+          p,
+          content,
+          typeof options === 'string' ? options : (options as { encoding?: string } | undefined)?.encoding,
+        )
+      )
+        return;
+      if (p === '/dev/null') return;
+      const exists = await statOrUndefined(p);
+      if (exists) await check(p, 2, 'open');
+      else await checkParent(p, 'open');
+      const real = await canonical(p);
+      await (base[op] as (p: string, c: FileContent, o?: unknown) => Promise<void>)(real, content, options);
+      // Writing into an existing file keeps its mode (the in-memory fs would reset it).
+      if (exists) await base.chmod(real, exists.mode & 0o7777);
+      else await created(real);
+      await stamp(real);
+    };
 
   const handlers: Partial<Record<keyof IFileSystem, unknown>> = {
     writeFile: writeLike('writeFile'),

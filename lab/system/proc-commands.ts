@@ -13,7 +13,11 @@ import { effectiveUid } from './exec-context.js';
 import { SIGNALS, signalName, type Process } from './processes.js';
 
 const userName = (uid: number, m: Machine): string =>
-  uid === 0 ? 'root' : uid === m.user.uid ? m.user.name : (SYSTEM_ACCOUNTS.find(([, id]) => id === uid)?.[0] ?? String(uid));
+  uid === 0
+    ? 'root'
+    : uid === m.user.uid
+      ? m.user.name
+      : (SYSTEM_ACCOUNTS.find(([, id]) => id === uid)?.[0] ?? String(uid));
 
 function etime(ms: number): string {
   let s = Math.max(0, Math.floor(ms / 1000));
@@ -38,7 +42,8 @@ const p2 = (n: number): string => String(n).padStart(2, '0');
 const stime = (p: Process, m: Machine): string => {
   const d = new Date(p.startedAt);
   const now = new Date(m.clock.now());
-  if (d.toISOString().slice(0, 10) === now.toISOString().slice(0, 10)) return `${p2(d.getUTCHours())}:${p2(d.getUTCMinutes())}`;
+  if (d.toISOString().slice(0, 10) === now.toISOString().slice(0, 10))
+    return `${p2(d.getUTCHours())}:${p2(d.getUTCMinutes())}`;
   return `${['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'][d.getUTCMonth()]}${p2(d.getUTCDate())}`;
 };
 const mem = (p: Process, m: Machine): { vsz: number; rss: number } => {
@@ -60,7 +65,12 @@ const COLUMNS: Record<string, Column> = {
   command: { header: 'COMMAND', width: 27, right: false, get: args },
   cmd: { header: 'CMD', width: 27, right: false, get: args },
   etime: { header: 'ELAPSED', width: 11, right: true, get: (p, m) => etime(m.clock.now() - p.startedAt) },
-  etimes: { header: 'ELAPSED', width: 7, right: true, get: (p, m) => String(Math.floor((m.clock.now() - p.startedAt) / 1000)) },
+  etimes: {
+    header: 'ELAPSED',
+    width: 7,
+    right: true,
+    get: (p, m) => String(Math.floor((m.clock.now() - p.startedAt) / 1000)),
+  },
   stat: { header: 'STAT', width: 4, right: false, get: (p) => (p.pid === 1 || p.ppid === 1 ? 'Ss' : 'S') },
   tty: { header: 'TT', width: 8, right: false, get: () => '?' },
   time: { header: 'TIME', width: 8, right: true, get: () => '00:00:00' },
@@ -71,10 +81,16 @@ const COLUMNS: Record<string, Column> = {
 
 function render(procs: Process[], m: Machine, cols: Array<{ col: Column; header: string }>, headers: boolean): string {
   // Right-aligned columns are always padded; a left-aligned last column is not.
-  const cell = (c: Column, v: string, last: boolean): string => (c.right ? v.padStart(c.width) : last ? v : v.padEnd(c.width));
+  const cell = (c: Column, v: string, last: boolean): string =>
+    c.right ? v.padStart(c.width) : last ? v : v.padEnd(c.width);
   let out = '';
-  if (headers && cols.some((c) => c.header !== '')) out += `${cols.map((c, i) => cell(c.col, c.header, i === cols.length - 1)).join(' ').trimEnd()}\n`;
-  for (const p of procs) out += `${cols.map((c, i) => cell(c.col, c.col.get(p, m), i === cols.length - 1)).join(' ')}\n`;
+  if (headers && cols.some((c) => c.header !== ''))
+    out += `${cols
+      .map((c, i) => cell(c.col, c.header, i === cols.length - 1))
+      .join(' ')
+      .trimEnd()}\n`;
+  for (const p of procs)
+    out += `${cols.map((c, i) => cell(c.col, c.col.get(p, m), i === cols.length - 1)).join(' ')}\n`;
   return out;
 }
 
@@ -109,12 +125,17 @@ function psRun(argv: string[], m: Machine, uid: number): ExecResult {
         bsd = true;
         all = true;
       } else if (/^\d+$/.test(a)) pids.push(Number(a));
-      else return fail(1, `error: unsupported option (BSD syntax)\n\nUsage:\n ps [options]\n\n Try 'ps --help <simple|list|output|threads|misc|all>'\n  or 'ps --help <s|l|o|t|m|a>'\n for additional help text.\n\nFor more details see ps(1).\n`);
+      else
+        return fail(
+          1,
+          `error: unsupported option (BSD syntax)\n\nUsage:\n ps [options]\n\n Try 'ps --help <simple|list|output|threads|misc|all>'\n  or 'ps --help <s|l|o|t|m|a>'\n for additional help text.\n\nFor more details see ps(1).\n`,
+        );
     }
     let procs = sys.processes.list();
     if (pids.length > 0) procs = procs.filter((p) => pids.includes(p.pid));
     else if (names.length > 0) procs = procs.filter((p) => names.includes(p.comm));
-    else if (users.length > 0) procs = procs.filter((p) => users.includes(userName(p.uid, m)) || users.includes(String(p.uid)));
+    else if (users.length > 0)
+      procs = procs.filter((p) => users.includes(userName(p.uid, m)) || users.includes(String(p.uid)));
     else if (!all) procs = procs.filter((p) => p.pid === self.pid);
     let cols: Array<{ col: Column; header: string }>;
     if (fmt.length > 0) {
@@ -123,7 +144,11 @@ function psRun(argv: string[], m: Machine, uid: number): ExecResult {
         const eq = f.indexOf('=');
         const key = eq >= 0 ? f.slice(0, eq) : f;
         const col = COLUMNS[key];
-        if (!col) return fail(1, `error: unknown user-defined format specifier "${key}"\n\nUsage:\n ps [options]\n\n Try 'ps --help <simple|list|output|threads|misc|all>'\n  or 'ps --help <s|l|o|t|m|a>'\n for additional help text.\n\nFor more details see ps(1).\n`);
+        if (!col)
+          return fail(
+            1,
+            `error: unknown user-defined format specifier "${key}"\n\nUsage:\n ps [options]\n\n Try 'ps --help <simple|list|output|threads|misc|all>'\n  or 'ps --help <s|l|o|t|m|a>'\n for additional help text.\n\nFor more details see ps(1).\n`,
+          );
         cols.push({ col, header: eq >= 0 ? f.slice(eq + 1) : col.header });
       }
       if (cols.every((c) => c.header === '')) headers = false;
@@ -132,15 +157,37 @@ function psRun(argv: string[], m: Machine, uid: number): ExecResult {
       const pmem = { header: '%MEM', width: 4, right: true, get: () => '0.0' };
       const start = { header: 'START', width: 5, right: false, get: stime };
       const t = { header: 'TIME', width: 6, right: true, get: () => '0:00' };
-      cols = [COLUMNS.user, COLUMNS.pid, pct, pmem, COLUMNS.vsz, COLUMNS.rss, { ...COLUMNS.tty, header: 'TTY' }, COLUMNS.stat, start, t, COLUMNS.command]
-        .map((c) => ({ col: c as Column, header: (c as Column).header }));
+      cols = [
+        COLUMNS.user,
+        COLUMNS.pid,
+        pct,
+        pmem,
+        COLUMNS.vsz,
+        COLUMNS.rss,
+        { ...COLUMNS.tty, header: 'TTY' },
+        COLUMNS.stat,
+        start,
+        t,
+        COLUMNS.command,
+      ].map((c) => ({ col: c as Column, header: (c as Column).header }));
     } else if (full) {
       const c = { header: 'C', width: 2, right: true, get: () => '0' };
       const uid = { ...(COLUMNS.user as Column), header: 'UID' };
-      cols = [uid, COLUMNS.pid, COLUMNS.ppid, c, COLUMNS.stime, { ...COLUMNS.tty, header: 'TTY' }, COLUMNS.time, COLUMNS.cmd]
-        .map((x) => ({ col: x as Column, header: (x as Column).header }));
+      cols = [
+        uid,
+        COLUMNS.pid,
+        COLUMNS.ppid,
+        c,
+        COLUMNS.stime,
+        { ...COLUMNS.tty, header: 'TTY' },
+        COLUMNS.time,
+        COLUMNS.cmd,
+      ].map((x) => ({ col: x as Column, header: (x as Column).header }));
     } else {
-      cols = [COLUMNS.pid, { ...COLUMNS.tty, header: 'TTY' }, COLUMNS.time, COLUMNS.ucmd].map((x) => ({ col: x as Column, header: (x as Column).header }));
+      cols = [COLUMNS.pid, { ...COLUMNS.tty, header: 'TTY' }, COLUMNS.time, COLUMNS.ucmd].map((x) => ({
+        col: x as Column,
+        header: (x as Column).header,
+      }));
     }
     return ok(render(procs, m, cols, headers));
   } finally {
@@ -148,14 +195,24 @@ function psRun(argv: string[], m: Machine, uid: number): ExecResult {
   }
 }
 
-export const ps: Tool = { name: 'ps', path: '/usr/bin/ps', packages: ['procps'], run: (a, { machine, ctx }) => psRun(a, machine, effectiveUid(ctx, machine.user.uid)) };
+export const ps: Tool = {
+  name: 'ps',
+  path: '/usr/bin/ps',
+  packages: ['procps'],
+  run: (a, { machine, ctx }) => psRun(a, machine, effectiveUid(ctx, machine.user.uid)),
+};
 
 interface Match {
   procs: Process[];
   error?: ExecResult;
 }
 
-function matchProcesses(tool: string, argv: string[], m: Machine, signal: { value?: string }): Match & { list?: 'name' | 'full'; count?: boolean; echo?: boolean; delim?: string } {
+function matchProcesses(
+  tool: string,
+  argv: string[],
+  m: Machine,
+  signal: { value?: string },
+): Match & { list?: 'name' | 'full'; count?: boolean; echo?: boolean; delim?: string } {
   let full = false;
   let oldest = false;
   let newest = false;
@@ -189,7 +246,11 @@ function matchProcesses(tool: string, argv: string[], m: Machine, signal: { valu
         else if (c === 'e') echo = true;
         else if (c === 'v') invert = true;
         else if (c === 'i') ignoreCase = true;
-        else return { procs: [], error: fail(2, `${tool}: invalid option -- '${c}'\nUsage:\n ${tool} [options] <pattern>\n`) };
+        else
+          return {
+            procs: [],
+            error: fail(2, `${tool}: invalid option -- '${c}'\nUsage:\n ${tool} [options] <pattern>\n`),
+          };
       }
     } else if (a === '--full') full = true;
     else if (a === '--oldest') oldest = true;
@@ -198,10 +259,17 @@ function matchProcesses(tool: string, argv: string[], m: Machine, signal: { valu
     else if (a === '--count') count = true;
     else patterns.push(a);
   }
-  if (patterns.length > 1) return { procs: [], error: fail(2, `${tool}: only one pattern can be provided\nTry \`${tool} --help' for more information.\n`) };
+  if (patterns.length > 1)
+    return {
+      procs: [],
+      error: fail(2, `${tool}: only one pattern can be provided\nTry \`${tool} --help' for more information.\n`),
+    };
   const pattern = patterns[0];
   if (pattern === undefined && users.length === 0 && parents.length === 0) {
-    return { procs: [], error: fail(2, `${tool}: no matching criteria specified\nTry \`${tool} --help' for more information.\n`) };
+    return {
+      procs: [],
+      error: fail(2, `${tool}: no matching criteria specified\nTry \`${tool} --help' for more information.\n`),
+    };
   }
   let warn = '';
   if (pattern !== undefined && !full && pattern.replace(/[\\^$]/g, '').length > 15 && !/[[.*+?(|]/.test(pattern)) {
@@ -215,8 +283,10 @@ function matchProcesses(tool: string, argv: string[], m: Machine, signal: { valu
   }
   let procs = m.system.processes.list().filter((p) => {
     const hay = full ? args(p) : p.comm;
-    let hit = (re ? re.test(hay) : true) && (users.length === 0 || users.includes(userName(p.uid, m)) || users.includes(String(p.uid)))
-      && (parents.length === 0 || parents.includes(p.ppid));
+    let hit =
+      (re ? re.test(hay) : true) &&
+      (users.length === 0 || users.includes(userName(p.uid, m)) || users.includes(String(p.uid))) &&
+      (parents.length === 0 || parents.includes(p.ppid));
     if (invert) hit = !hit;
     // Kernel threads have no command line to match with -f.
     return hit && !(full && p.argv[0]?.startsWith('['));
@@ -226,7 +296,12 @@ function matchProcesses(tool: string, argv: string[], m: Machine, signal: { valu
     const pick = oldest ? sorted[0] : sorted[sorted.length - 1];
     procs = pick ? [pick] : [];
   }
-  const result: Match & { list?: 'name' | 'full'; count?: boolean; echo?: boolean; delim?: string } = { procs, count, echo, delim };
+  const result: Match & { list?: 'name' | 'full'; count?: boolean; echo?: boolean; delim?: string } = {
+    procs,
+    count,
+    echo,
+    delim,
+  };
   if (list) result.list = list;
   if (warn) result.error = { stdout: '', stderr: warn, exitCode: procs.length > 0 ? 0 : 1 };
   return result;
@@ -241,7 +316,9 @@ export const pgrep: Tool = {
     if (r.error && r.error.exitCode === 2) return r.error;
     const warn = r.error?.stderr ?? '';
     if (r.count) return { stdout: `${r.procs.length}\n`, stderr: warn, exitCode: r.procs.length > 0 ? 0 : 1 };
-    const lines = r.procs.map((p) => (r.list === 'full' ? `${p.pid} ${args(p)}` : r.list === 'name' ? `${p.pid} ${p.comm}` : String(p.pid)));
+    const lines = r.procs.map((p) =>
+      r.list === 'full' ? `${p.pid} ${args(p)}` : r.list === 'name' ? `${p.pid} ${p.comm}` : String(p.pid),
+    );
     const out = lines.length > 0 ? `${lines.join(r.delim ?? '\n')}\n` : '';
     return { stdout: out, stderr: warn, exitCode: r.procs.length > 0 ? 0 : 1 };
   },
@@ -273,7 +350,8 @@ export const pkill: Tool = {
 /** bash's kill builtin. */
 export function killCommand(m: Machine): Command {
   return defineCommand('kill', async (argv, ctx) => {
-    const usage = 'bash: kill: usage: kill [-s sigspec | -n signum | -sigspec] pid | jobspec ... or kill -l [sigspec]\n';
+    const usage =
+      'bash: kill: usage: kill [-s sigspec | -n signum | -sigspec] pid | jobspec ... or kill -l [sigspec]\n';
     if (argv.length === 0) return fail(2, usage);
     let sig = 'TERM';
     let i = 0;
@@ -281,18 +359,25 @@ export function killCommand(m: Machine): Command {
     if (a0 === '-l' || a0 === '-L') {
       if (argv[1] !== undefined) {
         const n = signalName(argv[1]);
-        return n ? ok(`${/^\d+$/.test(argv[1]) ? n : SIGNALS.indexOf(n)}\n`) : fail(1, `bash: kill: ${argv[1]}: invalid signal specification\n`);
+        return n
+          ? ok(`${/^\d+$/.test(argv[1]) ? n : SIGNALS.indexOf(n)}\n`)
+          : fail(1, `bash: kill: ${argv[1]}: invalid signal specification\n`);
       }
       const rows: string[] = [];
       for (let n = 1; n < SIGNALS.length; n++) rows.push(`${String(n).padStart(2)}) SIG${SIGNALS[n]}`);
-      return ok(`${rows.map((r, k) => `${r.padEnd(16)}${(k + 1) % 5 === 0 ? '\n' : '\t'}`).join('').trimEnd()}\n`);
+      return ok(
+        `${rows
+          .map((r, k) => `${r.padEnd(16)}${(k + 1) % 5 === 0 ? '\n' : '\t'}`)
+          .join('')
+          .trimEnd()}\n`,
+      );
     }
     if (a0 === '-s' || a0 === '-n') {
       const n = signalName(argv[1] ?? '');
       if (!n) return fail(1, `bash: kill: ${argv[1] ?? ''}: invalid signal specification\n`);
       sig = n;
       i = 2;
-    } else if (a0.startsWith('-') && a0 !== '--' && !/^-\d+$/.test(a0) || /^-\d+$/.test(a0) && argv.length > 1) {
+    } else if ((a0.startsWith('-') && a0 !== '--' && !/^-\d+$/.test(a0)) || (/^-\d+$/.test(a0) && argv.length > 1)) {
       const n = signalName(a0.slice(1));
       if (!n) return fail(1, `bash: kill: ${a0.slice(1)}: invalid signal specification\n`);
       sig = n;

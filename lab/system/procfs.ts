@@ -11,20 +11,35 @@ import type { Process } from './processes.js';
 
 function status(p: Process, m: Machine): string {
   const gid = p.uid === m.user.uid ? m.user.gid : 0;
-  return [
-    `Name:\t${p.comm}`, 'Umask:\t0022', 'State:\tS (sleeping)', `Tgid:\t${p.pid}`, 'Ngid:\t0', `Pid:\t${p.pid}`, `PPid:\t${p.ppid}`,
-    'TracerPid:\t0', `Uid:\t${p.uid}\t${p.uid}\t${p.uid}\t${p.uid}`, `Gid:\t${gid}\t${gid}\t${gid}\t${gid}`, 'FDSize:\t64', 'Threads:\t1',
-  ].join('\n') + '\n';
+  return (
+    [
+      `Name:\t${p.comm}`,
+      'Umask:\t0022',
+      'State:\tS (sleeping)',
+      `Tgid:\t${p.pid}`,
+      'Ngid:\t0',
+      `Pid:\t${p.pid}`,
+      `PPid:\t${p.ppid}`,
+      'TracerPid:\t0',
+      `Uid:\t${p.uid}\t${p.uid}\t${p.uid}\t${p.uid}`,
+      `Gid:\t${gid}\t${gid}\t${gid}\t${gid}`,
+      'FDSize:\t64',
+      'Threads:\t1',
+    ].join('\n') + '\n'
+  );
 }
 
 function processDir(p: Process, m: Machine): VDir {
-  return dir(() => ({
-    // Kernel threads have an empty command line.
-    cmdline: file(() => (p.argv[0]?.startsWith('[') ? '' : `${p.argv.join('\0')}\0`)),
-    comm: file(() => `${p.comm}\n`),
-    status: file(() => status(p, m)),
-    limits: file(() => renderProcLimits(p.limits)),
-  }), 0o555);
+  return dir(
+    () => ({
+      // Kernel threads have an empty command line.
+      cmdline: file(() => (p.argv[0]?.startsWith('[') ? '' : `${p.argv.join('\0')}\0`)),
+      comm: file(() => `${p.comm}\n`),
+      status: file(() => status(p, m)),
+      limits: file(() => renderProcLimits(p.limits)),
+    }),
+    0o555,
+  );
 }
 
 export function withSystemProc(base: VDir, m: Machine): VDir {

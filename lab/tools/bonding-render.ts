@@ -44,11 +44,24 @@ function lacpPorts(m: Machine, bond: NetDev & { bond: BondInfo }): LacpPort[] {
     const partnered = m.carrier(s) && isBond(pb) && pb.bond.mode === '802.3ad';
     const own = base + i + 1;
     if (!partnered || !isBond(pb)) {
-      return { slave: s, aggregator: own, partnerMac: '00:00:00:00:00:00', partnerKey: 1, partnerPort: 1, partnerState: 1, actorState: fast ? 71 : 69 };
+      return {
+        slave: s,
+        aggregator: own,
+        partnerMac: '00:00:00:00:00:00',
+        partnerKey: 1,
+        partnerPort: 1,
+        partnerState: 1,
+        actorState: fast ? 71 : 69,
+      };
     }
     return {
-      slave: s, aggregator: own, partnerMac: pb.mac, partnerKey: KEY_25G, partnerPort: pb.bond.slaves.indexOf(pd!.name) + 1,
-      partnerState: pb.bond.lacpRate === 'fast' ? 63 : 61, actorState: fast ? 63 : 61,
+      slave: s,
+      aggregator: own,
+      partnerMac: pb.mac,
+      partnerKey: KEY_25G,
+      partnerPort: pb.bond.slaves.indexOf(pd!.name) + 1,
+      partnerState: pb.bond.lacpRate === 'fast' ? 63 : 61,
+      actorState: fast ? 63 : 61,
     };
   });
   // Ports with the same partner system join the aggregator of the first of them.
@@ -98,7 +111,8 @@ export function renderProcBonding(m: Machine, bond: NetDev & { bond: BondInfo },
       if (!agg) s += `bond ${bond.name} has no active aggregator\n`;
       else {
         const p0 = agg.members[0]!;
-        s += `Active Aggregator Info:\n\tAggregator ID: ${agg.id}\n\tNumber of ports: ${agg.members.length}\n\tActor Key: ${KEY_25G}\n` +
+        s +=
+          `Active Aggregator Info:\n\tAggregator ID: ${agg.id}\n\tNumber of ports: ${agg.members.length}\n\tActor Key: ${KEY_25G}\n` +
           `\tPartner Key: ${p0.partnerKey}\n\tPartner Mac Address: ${p0.partnerMac}\n`;
       }
     }
@@ -113,9 +127,11 @@ export function renderProcBonding(m: Machine, bond: NetDev & { bond: BondInfo },
     if (p) {
       s += `Aggregator ID: ${p.aggregator}\nActor Churn State: none\nPartner Churn State: none\nActor Churned Count: 0\nPartner Churned Count: 0\n`;
       if (root) {
-        s += `details actor lacp pdu:\n    system priority: 65535\n    system mac address: ${bond.mac}\n    port key: ${KEY_25G}\n` +
+        s +=
+          `details actor lacp pdu:\n    system priority: 65535\n    system mac address: ${bond.mac}\n    port key: ${KEY_25G}\n` +
           `    port priority: 255\n    port number: ${i + 1}\n    port state: ${p.actorState}\n`;
-        s += `details partner lacp pdu:\n    system priority: 65535\n    system mac address: ${p.partnerMac}\n    oper key: ${p.partnerKey}\n` +
+        s +=
+          `details partner lacp pdu:\n    system priority: 65535\n    system mac address: ${p.partnerMac}\n    oper key: ${p.partnerKey}\n` +
           `    port priority: 255\n    port number: ${p.partnerPort}\n    port state: ${p.partnerState}\n`;
       }
     }
@@ -125,7 +141,9 @@ export function renderProcBonding(m: Machine, bond: NetDev & { bond: BondInfo },
 
 /** `/proc/net/bonding`: one file per bond; `root` decides whether the 802.3ad details show. */
 export function procNetBonding(m: Machine, root: () => boolean): VDir {
-  return dir(() => Object.fromEntries(m.netdevs.filter(isBond).map((b) => [b.name, file(() => renderProcBonding(m, b, root()))])));
+  return dir(() =>
+    Object.fromEntries(m.netdevs.filter(isBond).map((b) => [b.name, file(() => renderProcBonding(m, b, root()))])),
+  );
 }
 
 // ---- ip -d link: flags, master and linkinfo ----
@@ -137,7 +155,16 @@ export function bondFlag(d: NetDev): string | undefined {
   return undefined;
 }
 
-const LACP_STATE_BITS = ['active', 'short_timeout', 'aggregating', 'in_sync', 'collecting', 'distributing', 'defaulted', 'expired'];
+const LACP_STATE_BITS = [
+  'active',
+  'short_timeout',
+  'aggregating',
+  'in_sync',
+  'collecting',
+  'distributing',
+  'defaulted',
+  'expired',
+];
 const stateStr = (n: number): string[] => LACP_STATE_BITS.filter((_, i) => (n >> i) & 1);
 
 /** `linkinfo` of `ip -j -d link` for a bond or a bond member; undefined for other devices. */
@@ -150,16 +177,38 @@ export function bondLinkinfo(m: Machine, d: NetDev): Record<string, unknown> | u
       if (active) data.active_slave = active;
     }
     Object.assign(data, {
-      miimon: info.miimon, updelay: info.updelay, downdelay: info.downdelay, peer_notify_delay: 0, use_carrier: 1, arp_interval: 0,
-      arp_validate: 'none', arp_all_targets: 'any', primary_reselect: 'always', fail_over_mac: 'none', xmit_hash_policy: info.xmitHashPolicy,
-      resend_igmp: 1, num_peer_notif: 1, all_slaves_active: 0, min_links: 0, lp_interval: 1, packets_per_slave: 1, ad_lacp_active: 'on',
-      ad_lacp_rate: info.lacpRate, ad_select: 'stable',
+      miimon: info.miimon,
+      updelay: info.updelay,
+      downdelay: info.downdelay,
+      peer_notify_delay: 0,
+      use_carrier: 1,
+      arp_interval: 0,
+      arp_validate: 'none',
+      arp_all_targets: 'any',
+      primary_reselect: 'always',
+      fail_over_mac: 'none',
+      xmit_hash_policy: info.xmitHashPolicy,
+      resend_igmp: 1,
+      num_peer_notif: 1,
+      all_slaves_active: 0,
+      min_links: 0,
+      lp_interval: 1,
+      packets_per_slave: 1,
+      ad_lacp_active: 'on',
+      ad_lacp_rate: info.lacpRate,
+      ad_select: 'stable',
     });
     if (info.mode === '802.3ad') {
       const agg = activeAggregator(m, lacpPorts(m, d));
       if (agg) {
         const p0 = agg.members[0]!;
-        data.ad_info = { aggregator: agg.id, num_ports: agg.members.length, actor_key: KEY_25G, partner_key: p0.partnerKey, partner_mac: p0.partnerMac };
+        data.ad_info = {
+          aggregator: agg.id,
+          num_ports: agg.members.length,
+          actor_key: KEY_25G,
+          partner_key: p0.partnerKey,
+          partner_mac: p0.partnerMac,
+        };
       }
       Object.assign(data, { ad_actor_sys_prio: 65535, ad_user_port_key: 0, ad_actor_system: '00:00:00:00:00:00' });
     }
@@ -171,14 +220,21 @@ export function bondLinkinfo(m: Machine, d: NetDev): Record<string, unknown> | u
   const up = m.carrier(d.name);
   const backup = BOND_MODES[bond.bond.mode]?.usesPrimary && bond.bond.slaves.find((x) => m.carrier(x)) !== d.name;
   const data: Record<string, unknown> = {
-    state: backup ? 'BACKUP' : 'ACTIVE', mii_status: up ? 'UP' : 'DOWN', link_failure_count: 0, perm_hwaddr: d.permMac ?? d.mac, queue_id: 0,
+    state: backup ? 'BACKUP' : 'ACTIVE',
+    mii_status: up ? 'UP' : 'DOWN',
+    link_failure_count: 0,
+    perm_hwaddr: d.permMac ?? d.mac,
+    queue_id: 0,
   };
   if (bond.bond.mode === '802.3ad') {
     const p = lacpPorts(m, bond).find((x) => x.slave === d.name);
     if (p) {
       Object.assign(data, {
-        ad_aggregator_id: p.aggregator, ad_actor_oper_port_state: p.actorState, ad_actor_oper_port_state_str: stateStr(p.actorState),
-        ad_partner_oper_port_state: p.partnerState, ad_partner_oper_port_state_str: stateStr(p.partnerState),
+        ad_aggregator_id: p.aggregator,
+        ad_actor_oper_port_state: p.actorState,
+        ad_actor_oper_port_state_str: stateStr(p.actorState),
+        ad_partner_oper_port_state: p.partnerState,
+        ad_partner_oper_port_state_str: stateStr(p.partnerState),
       });
     }
   }
@@ -193,18 +249,22 @@ export function bondLinkinfoText(m: Machine, d: NetDev): string | undefined {
     const x = li.info_data as Record<string, unknown>;
     let s = `bond mode ${String(x.mode)} `;
     if (x.active_slave) s += `active_slave ${String(x.active_slave)} `;
-    s += `miimon ${String(x.miimon)} updelay ${String(x.updelay)} downdelay ${String(x.downdelay)} peer_notify_delay 0 use_carrier 1 arp_interval 0 ` +
+    s +=
+      `miimon ${String(x.miimon)} updelay ${String(x.updelay)} downdelay ${String(x.downdelay)} peer_notify_delay 0 use_carrier 1 arp_interval 0 ` +
       `arp_validate none arp_all_targets any primary_reselect always fail_over_mac none xmit_hash_policy ${String(x.xmit_hash_policy)} ` +
       `resend_igmp 1 num_grat_arp 1 all_slaves_active 0 min_links 0 lp_interval 1 packets_per_slave 1 lacp_active on lacp_rate ${String(x.ad_lacp_rate)} ad_select stable `;
     const ad = x.ad_info as Record<string, unknown> | undefined;
-    if (ad) s += `ad_aggregator ${String(ad.aggregator)} ad_num_ports ${String(ad.num_ports)} ad_actor_key ${String(ad.actor_key)} ad_partner_key ${String(ad.partner_key)} ad_partner_mac ${String(ad.partner_mac)} `;
-    if (x.ad_actor_sys_prio !== undefined) s += 'ad_actor_sys_prio 65535 ad_user_port_key 0 ad_actor_system 00:00:00:00:00:00 ';
+    if (ad)
+      s += `ad_aggregator ${String(ad.aggregator)} ad_num_ports ${String(ad.num_ports)} ad_actor_key ${String(ad.actor_key)} ad_partner_key ${String(ad.partner_key)} ad_partner_mac ${String(ad.partner_mac)} `;
+    if (x.ad_actor_sys_prio !== undefined)
+      s += 'ad_actor_sys_prio 65535 ad_user_port_key 0 ad_actor_system 00:00:00:00:00:00 ';
     return `${s}tlb_dynamic_lb 1 `;
   }
   const x = li.info_slave_data as Record<string, unknown>;
   let s = `bond_slave state ${String(x.state)} mii_status ${String(x.mii_status)} link_failure_count 0 perm_hwaddr ${String(x.perm_hwaddr)} queue_id 0 `;
   if (x.ad_aggregator_id !== undefined) {
-    s += `ad_aggregator_id ${String(x.ad_aggregator_id)} ad_actor_oper_port_state ${String(x.ad_actor_oper_port_state)} ` +
+    s +=
+      `ad_aggregator_id ${String(x.ad_aggregator_id)} ad_actor_oper_port_state ${String(x.ad_actor_oper_port_state)} ` +
       `ad_actor_oper_port_state_str <${(x.ad_actor_oper_port_state_str as string[]).join(',')}> ` +
       `ad_partner_oper_port_state ${String(x.ad_partner_oper_port_state)} ad_partner_oper_port_state_str <${(x.ad_partner_oper_port_state_str as string[]).join(',')}> `;
   }

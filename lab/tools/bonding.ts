@@ -37,7 +37,12 @@ export const BOND_MODES: Readonly<Record<string, ModeInfo>> = {
 };
 
 export const XMIT_HASH: Readonly<Record<string, number>> = {
-  layer2: 0, 'layer3+4': 1, 'layer2+3': 2, 'encap2+3': 3, 'encap3+4': 4, 'vlan+srcmac': 5,
+  layer2: 0,
+  'layer3+4': 1,
+  'layer2+3': 2,
+  'encap2+3': 3,
+  'encap3+4': 4,
+  'vlan+srcmac': 5,
 };
 
 /** Mode name from a netplan/ip value (name or kernel number). */
@@ -89,12 +94,32 @@ export function createBond(m: Machine, name: string, p: BondParams): NetDev & { 
   const b = rng(m.seed, m.hostname, `netdev-mac:${name}`).bytes(6);
   b[0] = ((b[0] ?? 0) & 0xfe) | 0x02;
   const dev: NetDev & { bond: BondInfo } = {
-    ifindex: nextIfindex(m), name, altnames: [], linkType: 'ether', driver: 'bonding', mac: macToString(b), mtu: 1500, minMtu: 68,
-    maxMtu: 65535, txqlen: 1000, numTxQueues: 16, numRxQueues: 16, gsoMaxSize: 65536, gsoMaxSegs: 65535, adminUp: false, qdisc: 'noop',
-    addrGenMode: 'eui64', addresses: [],
+    ifindex: nextIfindex(m),
+    name,
+    altnames: [],
+    linkType: 'ether',
+    driver: 'bonding',
+    mac: macToString(b),
+    mtu: 1500,
+    minMtu: 68,
+    maxMtu: 65535,
+    txqlen: 1000,
+    numTxQueues: 16,
+    numRxQueues: 16,
+    gsoMaxSize: 65536,
+    gsoMaxSegs: 65535,
+    adminUp: false,
+    qdisc: 'noop',
+    addrGenMode: 'eui64',
+    addresses: [],
     bond: {
-      mode: p.mode, miimon: p.miimon ?? 0, updelay: p.updelay ?? 0, downdelay: p.downdelay ?? 0, xmitHashPolicy: p.xmitHashPolicy ?? 'layer2',
-      lacpRate: p.mode === '802.3ad' ? p.lacpRate ?? 'slow' : 'slow', slaves: [],
+      mode: p.mode,
+      miimon: p.miimon ?? 0,
+      updelay: p.updelay ?? 0,
+      downdelay: p.downdelay ?? 0,
+      xmitHashPolicy: p.xmitHashPolicy ?? 'layer2',
+      lacpRate: p.mode === '802.3ad' ? (p.lacpRate ?? 'slow') : 'slow',
+      slaves: [],
     },
   };
   m.netdevs.push(dev);
@@ -178,8 +203,13 @@ export function updateLag(m: Machine, bond: NetDev & { bond: BondInfo }): void {
   const info = bond.bond;
   const members = info.slaves.map((s) => netdev(m, s));
   const pcis = members.map((d) => d?.pci);
-  const wants = BOND_MODES[info.mode]?.lag === true && members.length === 2 && members.every((d) => d?.driver === 'mlx5_core') &&
-    card(pcis[0]) !== undefined && card(pcis[0]) === card(pcis[1]) && pcis[0] !== pcis[1];
+  const wants =
+    BOND_MODES[info.mode]?.lag === true &&
+    members.length === 2 &&
+    members.every((d) => d?.driver === 'mlx5_core') &&
+    card(pcis[0]) !== undefined &&
+    card(pcis[0]) === card(pcis[1]) &&
+    pcis[0] !== pcis[1];
   if (wants && !info.lag) {
     const replaced = m.rdma.filter((r) => pcis.includes(r.pci));
     if (replaced.length === 0) return;

@@ -23,13 +23,31 @@ export function cudaRuntime(m: Machine): CudaRuntime {
   const peermem = m.modules.includes('nvidia_peermem');
   const loaded = m.nvidia?.loaded;
   if (!loaded) {
-    return { ok: false, open: false, peermem, error: 'Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx' };
+    return {
+      ok: false,
+      open: false,
+      peermem,
+      error:
+        'Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx',
+    };
   }
   if (smiFailure(m)) {
-    return { ok: false, open: loaded.open, peermem, driverVersion: loaded.version, error: 'CUDA driver initialization failed, you might not have a CUDA gpu.' };
+    return {
+      ok: false,
+      open: loaded.open,
+      peermem,
+      driverVersion: loaded.version,
+      error: 'CUDA driver initialization failed, you might not have a CUDA gpu.',
+    };
   }
   const [maj = '13', min = '0'] = cudaOf(loaded.version).split('.');
-  return { ok: true, open: loaded.open, peermem, driverVersion: loaded.version, cudaDriverVersion: Number(maj) * 1000 + Number(min) * 10 };
+  return {
+    ok: true,
+    open: loaded.open,
+    peermem,
+    driverVersion: loaded.version,
+    cudaDriverVersion: Number(maj) * 1000 + Number(min) * 10,
+  };
 }
 
 /** Whether GPUDirect RDMA has a working path: DMA-BUF (open module, kernel ≥ 5.12) or nvidia-peermem. */

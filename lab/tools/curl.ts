@@ -25,36 +25,98 @@ interface Response {
   type: string;
 }
 
-type Attempt = { ok: true; res: Response } | { ok: false; code: number; msg: string; transient: boolean; refused?: boolean };
+type Attempt =
+  { ok: true; res: Response } | { ok: false; code: number; msg: string; transient: boolean; refused?: boolean };
 
 function vllmRoute(s: VllmServer, method: string, path: string, headers: string[]): Response {
   const json = (code: number, v: unknown): Response => ({ code, body: JSON.stringify(v), type: 'application/json' });
   const p = path.split('?')[0] ?? '/';
   if (p === '/health') return { code: 200, body: '', type: 'text/plain' };
   if (p === '/version') return json(200, { version: VLLM_VERSION });
-  if (p === '/metrics') return { code: 200, body: vllmMetrics(s, s.machine.clock.now()), type: 'text/plain; version=0.0.4; charset=utf-8' };
+  if (p === '/metrics')
+    return { code: 200, body: vllmMetrics(s, s.machine.clock.now()), type: 'text/plain; version=0.0.4; charset=utf-8' };
   if (p.startsWith('/v1/')) {
     const auth = headers.find((h) => /^authorization:/i.test(h))?.replace(/^authorization:\s*/i, '');
     if (s.args.apiKey && auth !== `Bearer ${s.args.apiKey}`) return json(401, { error: 'Unauthorized' });
     if (p === '/v1/models' && method === 'GET') {
       const created = Math.floor((s.readyAt ?? s.startedAt) / 1000);
-      return json(200, { object: 'list', data: [{ id: s.args.servedName, object: 'model', created, owned_by: 'vllm', root: s.args.model, parent: null, max_model_len: s.shape.maxPos, permission: [{ id: `modelperm-${created.toString(16)}`, object: 'model_permission', created, allow_create_engine: false, allow_sampling: true, allow_logprobs: true, allow_search_indices: false, allow_view: true, allow_fine_tuning: false, organization: '*', group: null, is_blocking: false }] }] });
+      return json(200, {
+        object: 'list',
+        data: [
+          {
+            id: s.args.servedName,
+            object: 'model',
+            created,
+            owned_by: 'vllm',
+            root: s.args.model,
+            parent: null,
+            max_model_len: s.shape.maxPos,
+            permission: [
+              {
+                id: `modelperm-${created.toString(16)}`,
+                object: 'model_permission',
+                created,
+                allow_create_engine: false,
+                allow_sampling: true,
+                allow_logprobs: true,
+                allow_search_indices: false,
+                allow_view: true,
+                allow_fine_tuning: false,
+                organization: '*',
+                group: null,
+                is_blocking: false,
+              },
+            ],
+          },
+        ],
+      });
     }
   }
   return json(404, { detail: 'Not Found' });
 }
 
-async function attempt(env: ToolEnv, host: string, port: number, method: string, path: string, headers: string[], maxS: number | undefined): Promise<Attempt> {
+async function attempt(
+  env: ToolEnv,
+  host: string,
+  port: number,
+  method: string,
+  path: string,
+  headers: string[],
+  maxS: number | undefined,
+): Promise<Attempt> {
   const m = env.machine;
   const ip = host === 'localhost' ? '127.0.0.1' : host;
-  if (!/^\d+\.\d+\.\d+\.\d+$/.test(ip)) return { ok: false, code: 6, msg: `Could not resolve host: ${host}`, transient: true };
-  const path0 = ip.startsWith('127.') ? { ok: true as const, machine: m, ingress: 'lo' } : tcpPath(env.cluster, m, ip, port);
+  if (!/^\d+\.\d+\.\d+\.\d+$/.test(ip))
+    return { ok: false, code: 6, msg: `Could not resolve host: ${host}`, transient: true };
+  const path0 = ip.startsWith('127.')
+    ? { ok: true as const, machine: m, ingress: 'lo' }
+    : tcpPath(env.cluster, m, ip, port);
   if (!path0.ok) {
-    if (path0.reason === 'noroute') return { ok: false, code: 7, msg: `Failed to connect to ${host} port ${port} after 0 ms: Network is unreachable`, transient: true };
+    if (path0.reason === 'noroute')
+      return {
+        ok: false,
+        code: 7,
+        msg: `Failed to connect to ${host} port ${port} after 0 ms: Network is unreachable`,
+        transient: true,
+      };
     const ms = Math.min((maxS ?? 130) * 1000, path0.reason === 'unreachable' ? 3071 : 130_000);
     await m.clock.sleep(ms);
-    if (path0.reason === 'unreachable' && (maxS ?? 130) * 1000 > 3071) return { ok: false, code: 7, msg: `Failed to connect to ${host} port ${port} after 3071 ms: No route to host`, transient: true };
-    return { ok: false, code: 28, msg: maxS !== undefined ? `Connection timed out after ${Math.round(maxS * 1000) + 1} milliseconds` : `Failed to connect to ${host} port ${port} after ${ms} ms: Connection timed out`, transient: true };
+    if (path0.reason === 'unreachable' && (maxS ?? 130) * 1000 > 3071)
+      return {
+        ok: false,
+        code: 7,
+        msg: `Failed to connect to ${host} port ${port} after 3071 ms: No route to host`,
+        transient: true,
+      };
+    return {
+      ok: false,
+      code: 28,
+      msg:
+        maxS !== undefined
+          ? `Connection timed out after ${Math.round(maxS * 1000) + 1} milliseconds`
+          : `Failed to connect to ${host} port ${port} after ${ms} ms: Connection timed out`,
+      transient: true,
+    };
   }
   const target = path0.machine;
   const s = vllmServer(target);
@@ -62,13 +124,33 @@ async function attempt(env: ToolEnv, host: string, port: number, method: string,
     if (s.state !== 'ready') {
       // Bound but still loading: the connection is accepted, nothing answers.
       await m.clock.sleep((maxS ?? 300) * 1000);
-      return { ok: false, code: 28, msg: `Operation timed out after ${Math.round((maxS ?? 300) * 1000) + 1} milliseconds with 0 bytes received`, transient: true };
+      return {
+        ok: false,
+        code: 28,
+        msg: `Operation timed out after ${Math.round((maxS ?? 300) * 1000) + 1} milliseconds with 0 bytes received`,
+        transient: true,
+      };
     }
     return { ok: true, res: vllmRoute(s, method, path, headers) };
   }
   const sock = listensOn(target, ip, port);
-  if (!sock) return { ok: false, code: 7, msg: `Failed to connect to ${host} port ${port} after 0 ms: Connection refused`, transient: true, refused: true };
-  if (sock.process === 'ray::dashboard') return { ok: true, res: { code: 200, body: '<!doctype html><html lang="en"><head><meta charset="utf-8"/><title>Ray Dashboard</title></head><body><div id="root"></div></body></html>', type: 'text/html' } };
+  if (!sock)
+    return {
+      ok: false,
+      code: 7,
+      msg: `Failed to connect to ${host} port ${port} after 0 ms: Connection refused`,
+      transient: true,
+      refused: true,
+    };
+  if (sock.process === 'ray::dashboard')
+    return {
+      ok: true,
+      res: {
+        code: 200,
+        body: '<!doctype html><html lang="en"><head><meta charset="utf-8"/><title>Ray Dashboard</title></head><body><div id="root"></div></body></html>',
+        type: 'text/html',
+      },
+    };
   return { ok: false, code: 52, msg: 'Empty reply from server', transient: false };
 }
 
@@ -85,11 +167,17 @@ function writeOut(fmt: string, code: number, size: number, timeS: number): strin
 async function headerLines(env: ToolEnv, file: string): Promise<string[] | undefined> {
   let text: string;
   try {
-    text = file === '-' ? decodeBytesToUtf8(env.ctx.stdin) : await env.ctx.fs.readFile(env.ctx.fs.resolvePath(env.ctx.cwd, file));
+    text =
+      file === '-'
+        ? decodeBytesToUtf8(env.ctx.stdin)
+        : await env.ctx.fs.readFile(env.ctx.fs.resolvePath(env.ctx.cwd, file));
   } catch {
     return undefined;
   }
-  return text.split('\n').map((l) => l.replace(/\r$/, '')).filter((l) => l.trim() !== '');
+  return text
+    .split('\n')
+    .map((l) => l.replace(/\r$/, ''))
+    .filter((l) => l.trim() !== '');
 }
 
 export const curl: Tool = {
@@ -98,7 +186,11 @@ export const curl: Tool = {
   packages: ['curl'],
   async run(args, env): Promise<ExecResult> {
     const io = toolIo(env.ctx, env.machine.clock);
-    let fail = false, silent = false, showError = false, retryConnRefused = false, retryAll = false;
+    let fail = false,
+      silent = false,
+      showError = false,
+      retryConnRefused = false,
+      retryAll = false;
     let maxS: number | undefined;
     let output: string | undefined;
     let wfmt: string | undefined;
@@ -109,7 +201,7 @@ export const curl: Tool = {
     let url: string | undefined;
     for (let i = 0; i < args.length; i++) {
       const a = args[i] as string;
-      const next = (): string => (args[++i] ?? '');
+      const next = (): string => args[++i] ?? '';
       if (a === '--fail' || a === '-f') fail = true;
       else if (a === '--silent' || a === '-s') silent = true;
       else if (a === '--show-error' || a === '-S') showError = true;
@@ -121,11 +213,11 @@ export const curl: Tool = {
         if (!h.startsWith('@')) headers.push(h);
         else {
           const lines = await headerLines(env, h.slice(1));
-          if (lines === undefined) return { stdout: '', stderr: `curl: (26) Failed to open ${h.slice(1)}\n`, exitCode: 26 };
+          if (lines === undefined)
+            return { stdout: '', stderr: `curl: (26) Failed to open ${h.slice(1)}\n`, exitCode: 26 };
           headers.push(...lines);
         }
-      }
-      else if (a === '--request' || a === '-X') method = next();
+      } else if (a === '--request' || a === '-X') method = next();
       else if (a === '--retry') retries = Number(next());
       else if (a === '--retry-delay') retryDelay = Number(next());
       else if (a === '--retry-connrefused') retryConnRefused = true;
@@ -134,10 +226,20 @@ export const curl: Tool = {
         fail ||= a.includes('f');
         silent ||= a.includes('s');
         showError ||= a.includes('S');
-      } else if (a.startsWith('-')) return { stdout: '', stderr: `curl: option ${a}: is unknown\ncurl: try 'curl --help' or 'curl --manual' for more information\n`, exitCode: 2 };
+      } else if (a.startsWith('-'))
+        return {
+          stdout: '',
+          stderr: `curl: option ${a}: is unknown\ncurl: try 'curl --help' or 'curl --manual' for more information\n`,
+          exitCode: 2,
+        };
       else url = a;
     }
-    if (!url) return { stdout: '', stderr: "curl: no URL specified!\ncurl: try 'curl --help' or 'curl --manual' for more information\n", exitCode: 2 };
+    if (!url)
+      return {
+        stdout: '',
+        stderr: "curl: no URL specified!\ncurl: try 'curl --help' or 'curl --manual' for more information\n",
+        exitCode: 2,
+      };
     const u = /^(https?):\/\/([^/:]+)(?::(\d+))?(\/.*)?$/.exec(url);
     if (!u) return { stdout: '', stderr: `curl: (3) URL using bad/illegal format or missing URL\n`, exitCode: 3 };
     const port = Number(u[3] ?? (u[1] === 'https' ? 443 : 80));
@@ -146,9 +248,16 @@ export const curl: Tool = {
     for (let left = retries; ; left--) {
       result = await attempt(env, u[2]!, port, method, u[4] ?? '/', headers, maxS);
       const httpFail = result.ok && fail && result.res.code >= 400;
-      const retryable = !result.ok ? (result.refused ? retryConnRefused || retryAll : result.transient || retryAll) : httpFail && (retryAll || result.res.code >= 500);
+      const retryable = !result.ok
+        ? result.refused
+          ? retryConnRefused || retryAll
+          : result.transient || retryAll
+        : httpFail && (retryAll || result.res.code >= 500);
       if (!retryable || left <= 0) break;
-      if (!silent) await io.err(`Warning: Problem : ${result.ok ? `HTTP error` : result.refused ? 'connection refused' : 'timeout'}. Will retry in ${retryDelay || 1} seconds. ${left} retries left.\n`);
+      if (!silent)
+        await io.err(
+          `Warning: Problem : ${result.ok ? `HTTP error` : result.refused ? 'connection refused' : 'timeout'}. Will retry in ${retryDelay || 1} seconds. ${left} retries left.\n`,
+        );
       if (!(await io.sleep((retryDelay || 1) * 1000))) break;
       // Lets a server that is starting make progress even when modelled time does not flow (speed max).
       await waitServingChange(io.signal, 20);
@@ -176,7 +285,9 @@ export const curl: Tool = {
     } else if (!output) await io.out(res.body);
     if (!silent && output) {
       const n = res.body.length;
-      await io.err(`  % Total    % Received % Xferd  Average Speed   Time    Time     Time  Current\n                                 Dload  Upload   Total   Spent    Left  Speed\n${'100'.padStart(3)} ${String(n).padStart(5)}  100 ${String(n).padStart(5)}    0     0  ${String(n * 100).padStart(5)}      0 --:--:-- --:--:-- --:--:-- ${String(n * 100).padStart(5)}\n`);
+      await io.err(
+        `  % Total    % Received % Xferd  Average Speed   Time    Time     Time  Current\n                                 Dload  Upload   Total   Spent    Left  Speed\n${'100'.padStart(3)} ${String(n).padStart(5)}  100 ${String(n).padStart(5)}    0     0  ${String(n * 100).padStart(5)}      0 --:--:-- --:--:-- --:--:-- ${String(n * 100).padStart(5)}\n`,
+      );
     }
     if (wfmt) await io.out(writeOut(wfmt, res.code, res.body.length, elapsed));
     return io.result(0);

@@ -28,10 +28,15 @@ export const dkms: Tool = {
   packages: ['dkms'],
   run(args, { machine: m }) {
     const action = args[0];
-    if (action === 'status') return ok(dkmsModules(m).map((d) => `${d.module}/${d.version}, ${m.os.kernelRelease}, x86_64: installed\n`).join(''));
+    if (action === 'status')
+      return ok(
+        dkmsModules(m)
+          .map((d) => `${d.module}/${d.version}, ${m.os.kernelRelease}, x86_64: installed\n`)
+          .join(''),
+      );
     // The modules are built for the running kernel already: nothing to do, as dkms says nothing then.
     if (action === 'autoinstall') return ok('');
-    if (action === undefined) return fail(2, "Error! No action was specified.\n");
+    if (action === undefined) return fail(2, 'Error! No action was specified.\n');
     return fail(2, `Error! Unknown action: ${action}\n`);
   },
 };

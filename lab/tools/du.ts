@@ -46,7 +46,11 @@ export const du: Tool = {
   path: '/usr/bin/du',
   packages: ['coreutils'],
   async run(args, env): Promise<ExecResult> {
-    let summarize = false, apparent = false, total = false, hum = false, block = 1024;
+    let summarize = false,
+      apparent = false,
+      total = false,
+      hum = false,
+      block = 1024;
     const paths: string[] = [];
     for (const a of args) {
       if (a === '--apparent-size') apparent = true;
@@ -66,7 +70,12 @@ export const du: Tool = {
           else if (c === 'h') hum = true;
           else if (c === 'k') block = 1024;
         }
-      } else if (a.startsWith('-')) return { stdout: '', stderr: `du: invalid option -- '${a.slice(1, 2)}'\nTry 'du --help' for more information.\n`, exitCode: 1 };
+      } else if (a.startsWith('-'))
+        return {
+          stdout: '',
+          stderr: `du: invalid option -- '${a.slice(1, 2)}'\nTry 'du --help' for more information.\n`,
+          exitCode: 1,
+        };
       else paths.push(a);
     }
     if (paths.length === 0) paths.push('.');

@@ -17,7 +17,8 @@ import type { Machine, RdmaDevice } from '../model/types.js';
 import { fail, ok } from '../shell/args.js';
 import type { Tool } from './types.js';
 
-const caOrder = (m: Machine): RdmaDevice[] => [...m.rdma].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+const caOrder = (m: Machine): RdmaDevice[] =>
+  [...m.rdma].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 
 function portGuid(m: Machine, r: RdmaDevice): string {
   const nd = rdmaNetdev(m, r);
@@ -69,15 +70,28 @@ export const ibstat: Tool = {
     const words = args.filter((a) => !a.startsWith('-'));
     const cas = caOrder(m);
     if (flags.includes('-l') || flags.includes('--list_of_cas')) return ok(cas.map((r) => `${r.name}\n`).join(''));
-    if (flags.includes('-p') || flags.includes('--port_list')) return ok(cas.map((r) => `${portGuid(m, r)}\n`).join(''));
+    if (flags.includes('-p') || flags.includes('--port_list'))
+      return ok(cas.map((r) => `${portGuid(m, r)}\n`).join(''));
     const unknown = flags.find((f) => !['-d', '--debug', '-s', '--short'].includes(f));
     if (unknown) return fail(255, `ibstat: unrecognized option '${unknown}'\n`);
     if (words.length === 0) return ok(cas.map((r) => caBlock(m, r)).join(''));
     const r = cas.find((c) => c.name === words[0]);
-    if (!r) return fail(255, `ibpanic: [${1000 + m.index}] main: stat of IB device '${words[0]}' failed: No such file or directory\n`);
+    if (!r)
+      return fail(
+        255,
+        `ibpanic: [${1000 + m.index}] main: stat of IB device '${words[0]}' failed: No such file or directory\n`,
+      );
     if (words[1] === undefined) return ok(caBlock(m, r));
-    if (words[1] !== String(r.port)) return fail(255, `ibpanic: [${1000 + m.index}] main: stat of IB device '${r.name}' port ${words[1]} failed: No such file or directory\n`);
-    return ok(`CA: '${r.name}'\nPort ${r.port}:\n${portFields(m, r).map(([k, v]) => `${k}: ${v}\n`).join('')}`);
+    if (words[1] !== String(r.port))
+      return fail(
+        255,
+        `ibpanic: [${1000 + m.index}] main: stat of IB device '${r.name}' port ${words[1]} failed: No such file or directory\n`,
+      );
+    return ok(
+      `CA: '${r.name}'\nPort ${r.port}:\n${portFields(m, r)
+        .map(([k, v]) => `${k}: ${v}\n`)
+        .join('')}`,
+    );
   },
 };
 
@@ -89,7 +103,8 @@ export const showGids: Tool = {
   path: '/usr/sbin/show_gids',
   packages: ['mlnx-ofed-kernel-utils'],
   run(args, { machine: m }) {
-    let out = 'DEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV\n---\t----\t-----\t---\t\t\t\t\t------------  \t---\t---\n';
+    let out =
+      'DEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV\n---\t----\t-----\t---\t\t\t\t\t------------  \t---\t---\n';
     let err = '';
     const devs = args[0] ? [args[0]] : caOrder(m).map((r) => r.name);
     let n = 0;
@@ -106,9 +121,10 @@ export const showGids: Tool = {
         if (!e || e.gid === 'fe80:0000:0000:0000:0000:0000:0000:0000') continue;
         const ver = e.type === 'RoCE v2' ? 'v2' : 'v1';
         const ipv4 = gidToIpv4(e.gid);
-        out += ipv4 !== undefined
-          ? `${r.name}\t${r.port}\t${i}\t${e.gid}\t${ipv4}  \t${ver}\t${e.ndev}\n`
-          : `${r.name}\t${r.port}\t${i}\t${e.gid}\t\t\t${ver}\t${e.ndev}\n`;
+        out +=
+          ipv4 !== undefined
+            ? `${r.name}\t${r.port}\t${i}\t${e.gid}\t${ipv4}  \t${ver}\t${e.ndev}\n`
+            : `${r.name}\t${r.port}\t${i}\t${e.gid}\t\t\t${ver}\t${e.ndev}\n`;
         n++;
       }
     }

@@ -7,8 +7,28 @@
  */
 import type { ExecResult } from 'just-bash';
 import { fail, ok } from '../shell/args.js';
-import { BOND_MODES, bondModeName, createBond, deleteBond, enslave, isBond, registerCluster, release, setBondMtu, updateBondParams } from './bonding.js';
-import { addAddress, flushAddresses, netdev, parseCidr, removeAddress, setLinkDown, setLinkUp, setMtu } from './netdev-ops.js';
+import {
+  BOND_MODES,
+  bondModeName,
+  createBond,
+  deleteBond,
+  enslave,
+  isBond,
+  registerCluster,
+  release,
+  setBondMtu,
+  updateBondParams,
+} from './bonding.js';
+import {
+  addAddress,
+  flushAddresses,
+  netdev,
+  parseCidr,
+  removeAddress,
+  setLinkDown,
+  setLinkUp,
+  setMtu,
+} from './netdev-ops.js';
 import type { ToolEnv } from './types.js';
 import { notifyManagement } from './mgmt-path.js';
 
@@ -19,7 +39,8 @@ const noDevice = (name: string): ExecResult => fail(1, `Cannot find device "${na
 export function isIpChange(obj: string, sub: readonly string[]): boolean {
   const verb = sub[0] ?? '';
   if ('link'.startsWith(obj) && obj !== '') return ['set', 'add', 'del', 'delete', 'change'].includes(verb);
-  if (('address'.startsWith(obj) && obj !== '') || obj === 'a') return ['add', 'del', 'delete', 'flush', 'change', 'replace'].includes(verb);
+  if (('address'.startsWith(obj) && obj !== '') || obj === 'a')
+    return ['add', 'del', 'delete', 'flush', 'change', 'replace'].includes(verb);
   return false;
 }
 
@@ -58,7 +79,8 @@ function linkChange(sub: readonly string[], { machine: m }: ToolEnv): ExecResult
     else if (w === 'down') setLinkDown(m, dev);
     else if (w === 'mtu') {
       const mtu = Number(rest[++i]);
-      if (!Number.isInteger(mtu)) return fail(1, `Error: argument "${rest[i] ?? ''}" is wrong: Invalid "mtu" value\n\n`);
+      if (!Number.isInteger(mtu))
+        return fail(1, `Error: argument "${rest[i] ?? ''}" is wrong: Invalid "mtu" value\n\n`);
       if (isBond(dev)) setBondMtu(m, dev, mtu);
       else {
         const err = setMtu(m, dev, mtu);
@@ -104,7 +126,14 @@ function linkAdd(words: readonly string[], m: ToolEnv['machine']): ExecResult {
     // The kernel only takes lacp_rate in 802.3ad mode (bond_option_lacp_rate_set's mode dependency).
     if (mode !== '802.3ad') {
       m.netdevs = m.netdevs.filter((d) => d !== bond);
-      return fail(2, 'Error: option lacp_rate: mode dependency failed, not supported in mode ' + mode + '(' + BOND_MODES[mode]!.num + ').\n');
+      return fail(
+        2,
+        'Error: option lacp_rate: mode dependency failed, not supported in mode ' +
+          mode +
+          '(' +
+          BOND_MODES[mode]!.num +
+          ').\n',
+      );
     }
     updateBondParams(m, bond, { mode, lacpRate: 'fast' });
   }

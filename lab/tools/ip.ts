@@ -33,19 +33,33 @@ function operstate(m: Machine, d: NetDev): string {
 }
 
 function linkJson(m: Machine, d: NetDev, o: Opts, isLink: boolean): Record<string, unknown> {
-  const j: Record<string, unknown> = { ifindex: d.ifindex, ifname: d.name, flags: flags(m, d), mtu: d.mtu, qdisc: d.qdisc };
+  const j: Record<string, unknown> = {
+    ifindex: d.ifindex,
+    ifname: d.name,
+    flags: flags(m, d),
+    mtu: d.mtu,
+    qdisc: d.qdisc,
+  };
   if (d.master) j.master = d.master;
   j.operstate = operstate(m, d);
   if (isLink) j.linkmode = 'DEFAULT';
-  Object.assign(j, { group: 'default', txqlen: d.txqlen, link_type: d.linkType, address: d.mac,
-    broadcast: d.linkType === 'loopback' ? '00:00:00:00:00:00' : 'ff:ff:ff:ff:ff:ff' });
+  Object.assign(j, {
+    group: 'default',
+    txqlen: d.txqlen,
+    link_type: d.linkType,
+    address: d.mac,
+    broadcast: d.linkType === 'loopback' ? '00:00:00:00:00:00' : 'ff:ff:ff:ff:ff:ff',
+  });
   if (o.details) {
     Object.assign(j, { promiscuity: 0, min_mtu: d.minMtu, max_mtu: d.maxMtu });
     const li = bondLinkinfo(m, d);
     if (li) j.linkinfo = li;
     Object.assign(j, {
-      inet6_addr_gen_mode: d.addrGenMode, num_tx_queues: d.numTxQueues,
-      num_rx_queues: d.numRxQueues, gso_max_size: d.gsoMaxSize, gso_max_segs: d.gsoMaxSegs,
+      inet6_addr_gen_mode: d.addrGenMode,
+      num_tx_queues: d.numTxQueues,
+      num_rx_queues: d.numRxQueues,
+      gso_max_size: d.gsoMaxSize,
+      gso_max_segs: d.gsoMaxSegs,
     });
     if (d.pci) Object.assign(j, { parentbus: 'pci', parentdev: d.pci });
   }
@@ -84,8 +98,10 @@ function linkText(m: Machine, d: NetDev, o: Opts, isLink: boolean): string {
 function addrText(a: IpAddress): string {
   const brd = a.broadcast ? ` brd ${a.broadcast}` : '';
   const tail = a.family === 'inet' ? ` ${a.label ?? ''}` : ` ${a.noprefixroute ? 'noprefixroute ' : ''}`;
-  return `    ${a.family} ${a.local}/${a.prefixlen}${brd} scope ${a.scope}${a.noprefixroute && a.family === 'inet' ? ' noprefixroute' : ''}${tail}\n` +
-    `       valid_lft ${lft(a.validLft)} preferred_lft ${lft(a.preferredLft)}\n`;
+  return (
+    `    ${a.family} ${a.local}/${a.prefixlen}${brd} scope ${a.scope}${a.noprefixroute && a.family === 'inet' ? ' noprefixroute' : ''}${tail}\n` +
+    `       valid_lft ${lft(a.validLft)} preferred_lft ${lft(a.preferredLft)}\n`
+  );
 }
 
 function routeJson(r: Route): Record<string, unknown> {
@@ -145,7 +161,17 @@ export const ip: Tool = {
       else if (a === 'd' || a === 'details' || a === 'detail') o.details = true;
       else if (a === '4') o.family = 'inet';
       else if (a === '6') o.family = 'inet6';
-      else if (a === 'p' || a === 'pretty' || a === 's' || a === 'stats' || a === 'c' || a === 'color' || a === 'o' || a === 'oneline') continue;
+      else if (
+        a === 'p' ||
+        a === 'pretty' ||
+        a === 's' ||
+        a === 'stats' ||
+        a === 'c' ||
+        a === 'color' ||
+        a === 'o' ||
+        a === 'oneline'
+      )
+        continue;
       else return fail(255, `Option "${args[i]}" is unknown, try "ip -help".\n`);
     }
     const obj = args[i] ?? '';
@@ -156,7 +182,9 @@ export const ip: Tool = {
     const typeAt = selected.indexOf('type');
     const kind = typeAt >= 0 ? selected[typeAt + 1] : undefined;
     const rest = typeAt >= 0 ? selected.filter((_, k) => k !== typeAt && k !== typeAt + 1) : selected;
-    const ofKind = (d: NetDev): boolean => kind === undefined || (kind === 'bond' ? d.bond !== undefined : kind === 'bond_slave' ? d.master !== undefined : false);
+    const ofKind = (d: NetDev): boolean =>
+      kind === undefined ||
+      (kind === 'bond' ? d.bond !== undefined : kind === 'bond_slave' ? d.master !== undefined : false);
     const devs = m.netdevs.filter((d) => (dev === undefined || d.name === dev) && ofKind(d));
     if (dev !== undefined && devs.length === 0) return fail(1, `Device "${dev}" does not exist.\n`);
 
@@ -164,31 +192,58 @@ export const ip: Tool = {
       const named = rest[0];
       const list = named ? m.netdevs.filter((d) => d.name === named) : devs;
       if (named && list.length === 0) return fail(1, `Device "${named}" does not exist.\n`);
-      return ok(out(o, list.map((d) => linkJson(m, d, o, true)), list.map((d) => linkText(m, d, o, true)).join('')));
+      return ok(
+        out(
+          o,
+          list.map((d) => linkJson(m, d, o, true)),
+          list.map((d) => linkText(m, d, o, true)).join(''),
+        ),
+      );
     }
     if (matchSub(obj, 'address') || obj === 'a') {
       const list = devs.filter((d) => !o.family || d.addresses.some((a) => a.family === o.family));
       const addrs = (d: NetDev): IpAddress[] => d.addresses.filter((a) => !o.family || a.family === o.family);
-      return ok(out(
-        o,
-        list.map((d) => ({ ...linkJson(m, d, o, false), addr_info: addrs(d).map(addrJson) })),
-        list.map((d) => linkText(m, d, o, false) + addrs(d).map(addrText).join('')).join(''),
-      ));
+      return ok(
+        out(
+          o,
+          list.map((d) => ({ ...linkJson(m, d, o, false), addr_info: addrs(d).map(addrJson) })),
+          list.map((d) => linkText(m, d, o, false) + addrs(d).map(addrText).join('')).join(''),
+        ),
+      );
     }
     if (matchSub(obj, 'route') || obj === 'r') {
       if (o.family === 'inet6') return ok(out(o, [], ''));
       const onlyDefault = rest.includes('default');
-      const routes = m.routes.filter((r) => (!onlyDefault || r.dst === 'default') && (dev === undefined || r.dev === dev) &&
-        m.netdevs.find((d) => d.name === r.dev)?.adminUp);
+      const routes = m.routes.filter(
+        (r) =>
+          (!onlyDefault || r.dst === 'default') &&
+          (dev === undefined || r.dev === dev) &&
+          m.netdevs.find((d) => d.name === r.dev)?.adminUp,
+      );
       return ok(out(o, routes.map(routeJson), routes.map(routeText).join('')));
     }
     if (matchSub(obj, 'neighbour') || matchSub(obj, 'neighbor')) {
       // `ip neigh show 192.168.101.2`: an address selects that entry (`to` may precede it).
       const to = rest.filter((w) => w !== 'to').find((w) => /^[0-9a-fA-F:.]+$/.test(w) && /[.:]/.test(w));
-      const ns = m.neighbors.filter((n) => (dev === undefined || n.dev === dev) && (to === undefined || n.dst === to) &&
-        (!o.family || n.dst.includes(':') === (o.family === 'inet6')));
-      const json = ns.map((n) => ({ dst: n.dst, ...(dev === undefined ? { dev: n.dev } : {}), ...(n.lladdr ? { lladdr: n.lladdr } : {}), ...(n.router ? { router: null } : {}), state: [n.state] }));
-      const text = ns.map((n) => `${n.dst} ${dev === undefined ? `dev ${n.dev} ` : ''}${n.lladdr ? `lladdr ${n.lladdr} ` : ''}${n.router ? 'router ' : ''}${n.state}\n`).join('');
+      const ns = m.neighbors.filter(
+        (n) =>
+          (dev === undefined || n.dev === dev) &&
+          (to === undefined || n.dst === to) &&
+          (!o.family || n.dst.includes(':') === (o.family === 'inet6')),
+      );
+      const json = ns.map((n) => ({
+        dst: n.dst,
+        ...(dev === undefined ? { dev: n.dev } : {}),
+        ...(n.lladdr ? { lladdr: n.lladdr } : {}),
+        ...(n.router ? { router: null } : {}),
+        state: [n.state],
+      }));
+      const text = ns
+        .map(
+          (n) =>
+            `${n.dst} ${dev === undefined ? `dev ${n.dev} ` : ''}${n.lladdr ? `lladdr ${n.lladdr} ` : ''}${n.router ? 'router ' : ''}${n.state}\n`,
+        )
+        .join('');
       return ok(out(o, json, text));
     }
     if (obj === '') return fail(255, 'Usage: ip [ OPTIONS ] OBJECT { COMMAND | help }\n');

@@ -49,10 +49,17 @@ function randomart(blob: Buffer, title: string): string {
     }
   }
   const chars = ' .o+=*BOX@%&#/^SE';
-  const rows = field.map((r, yy) => `|${r.map((v, xx) => (xx === x && yy === y ? 'E' : xx === 8 && yy === 4 ? 'S' : chars[Math.min(v, 14)])).join('')}|`);
+  const rows = field.map(
+    (r, yy) =>
+      `|${r.map((v, xx) => (xx === x && yy === y ? 'E' : xx === 8 && yy === 4 ? 'S' : chars[Math.min(v, 14)])).join('')}|`,
+  );
   const head = `[${title}]`;
   const pad = W - head.length;
-  return [`+${'-'.repeat(Math.floor(pad / 2))}${head}${'-'.repeat(Math.ceil(pad / 2))}+`, ...rows, '+----[SHA256]-----+'].join('\n');
+  return [
+    `+${'-'.repeat(Math.floor(pad / 2))}${head}${'-'.repeat(Math.ceil(pad / 2))}+`,
+    ...rows,
+    '+----[SHA256]-----+',
+  ].join('\n');
 }
 
 export const sshKeygen: Tool = {
@@ -85,18 +92,30 @@ export const sshKeygen: Tool = {
       try {
         const pub = (await fs.readFile(path.endsWith('.pub') ? path : `${path}.pub`)).trim().split(/\s+/);
         const blob = Buffer.from(pub[1] ?? '', 'base64');
-        return { stdout: `256 ${fingerprint(blob)} ${pub.slice(2).join(' ') || 'no comment'} (ED25519)\n`, stderr: '', exitCode: 0 };
+        return {
+          stdout: `256 ${fingerprint(blob)} ${pub.slice(2).join(' ') || 'no comment'} (ED25519)\n`,
+          stderr: '',
+          exitCode: 0,
+        };
       } catch {
         return { stdout: '', stderr: `${path}: No such file or directory\n`, exitCode: 255 };
       }
     }
-    if (type !== 'ed25519') return { stdout: '', stderr: `l20-lab: ssh-keygen: only -t ed25519 keys are modelled\n`, exitCode: 1 };
+    if (type !== 'ed25519')
+      return { stdout: '', stderr: `l20-lab: ssh-keygen: only -t ed25519 keys are modelled\n`, exitCode: 1 };
     if (await fs.exists(path)) return { stdout: `${path} already exists.\nOverwrite (y/n)? `, stderr: '', exitCode: 1 };
     const r = next(env, 'ssh-keygen');
     const key = Buffer.from(r.bytes(32));
     const blob = ed25519Blob(key);
     const who = comment ?? `${env.root ? 'root' : env.machine.user.name}@${env.machine.hostname}`;
-    const privBody = Buffer.concat([Buffer.from('openssh-key-v1\0'), sshString(Buffer.from('none')), sshString(Buffer.from('none')), sshString(Buffer.alloc(0)), blob, Buffer.from(r.bytes(64))]).toString('base64');
+    const privBody = Buffer.concat([
+      Buffer.from('openssh-key-v1\0'),
+      sshString(Buffer.from('none')),
+      sshString(Buffer.from('none')),
+      sshString(Buffer.alloc(0)),
+      blob,
+      Buffer.from(r.bytes(64)),
+    ]).toString('base64');
     const priv = `-----BEGIN OPENSSH PRIVATE KEY-----\n${privBody.match(/.{1,70}/g)!.join('\n')}\n-----END OPENSSH PRIVATE KEY-----\n`;
     try {
       await fs.writeFile(path, priv);
@@ -109,7 +128,8 @@ export const sshKeygen: Tool = {
     if (quiet) return { stdout: '', stderr: '', exitCode: 0 };
     return {
       stdout: `Generating public/private ed25519 key pair.\nYour identification has been saved in ${path}\nYour public key has been saved in ${path}.pub\nThe key fingerprint is:\n${fingerprint(blob)} ${who}\nThe key's randomart image is:\n${randomart(blob, 'ED25519 256')}\n`,
-      stderr: '', exitCode: 0,
+      stderr: '',
+      exitCode: 0,
     };
   },
 };
@@ -120,11 +140,19 @@ export const openssl: Tool = {
   packages: ['openssl'],
   run(args, env): ExecResult {
     const [cmd, mode, n] = args;
-    if (cmd !== 'rand') return { stdout: '', stderr: `Invalid command '${cmd ?? ''}'; type "help" for a list.\n`, exitCode: 1 };
+    if (cmd !== 'rand')
+      return { stdout: '', stderr: `Invalid command '${cmd ?? ''}'; type "help" for a list.\n`, exitCode: 1 };
     const count = Number(n);
-    if ((mode !== '-hex' && mode !== '-base64') || !Number.isInteger(count) || count <= 0) return { stdout: '', stderr: `rand: Use -help for summary.\n`, exitCode: 1 };
+    if ((mode !== '-hex' && mode !== '-base64') || !Number.isInteger(count) || count <= 0)
+      return { stdout: '', stderr: `rand: Use -help for summary.\n`, exitCode: 1 };
     const bytes = Buffer.from(next(env, 'openssl-rand').bytes(count));
-    const text = mode === '-hex' ? bytes.toString('hex') : bytes.toString('base64').match(/.{1,64}/g)!.join('\n');
+    const text =
+      mode === '-hex'
+        ? bytes.toString('hex')
+        : bytes
+            .toString('base64')
+            .match(/.{1,64}/g)!
+            .join('\n');
     return { stdout: `${text}\n`, stderr: '', exitCode: 0 };
   },
 };

@@ -46,7 +46,13 @@ export function lldpNeighbours(m: Machine, cluster: Cluster): LldpNeighbourView[
     if (!pm || !pd || !m.carrier(d.name) || !lldpdRunning(pm)) continue;
     const key = `${d.name}>${pm.hostname}:${pd.name}`;
     if (!first.has(key)) first.set(key, m.clock.now());
-    out.push({ localPort: d.name, rid: out.length + 1, ageS: Math.floor((m.clock.now() - (first.get(key) as number)) / 1000), peer: pm, peerPort: pd });
+    out.push({
+      localPort: d.name,
+      rid: out.length + 1,
+      ageS: Math.floor((m.clock.now() - (first.get(key) as number)) / 1000),
+      peer: pm,
+      peerPort: pd,
+    });
   }
   return out;
 }
@@ -68,7 +74,12 @@ function sysDescr(m: Machine): string {
   return `${m.os.prettyName} Linux ${m.os.kernelRelease} ${m.os.kernelVersion} x86_64`;
 }
 
-const CAPS: Array<[string, boolean]> = [['Bridge', false], ['Router', false], ['Wlan', false], ['Station', true]];
+const CAPS: Array<[string, boolean]> = [
+  ['Bridge', false],
+  ['Router', false],
+  ['Wlan', false],
+  ['Station', true],
+];
 
 function jsonNeighbour(n: LldpNeighbourView): Record<string, unknown> {
   const pm = n.peer;
@@ -117,15 +128,26 @@ function renderPlain(list: LldpNeighbourView[]): string {
 }
 
 function renderKeyvalue(list: LldpNeighbourView[]): string {
-  return list.map((n) => {
-    const p = `lldp.${n.localPort}`;
-    const pm = n.peer;
-    return [
-      `${p}.via=LLDP`, `${p}.rid=${n.rid}`, `${p}.age=${age(n.ageS)}`, `${p}.chassis.mac=${chassisMac(pm)}`, `${p}.chassis.name=${pm.hostname}`,
-      `${p}.chassis.descr=${sysDescr(pm)}`, `${p}.chassis.mgmt-ip=${pm.mgmt.address}`,
-      `${p}.port.mac=${(n.peerPort.permMac ?? n.peerPort.mac).toLowerCase()}`, `${p}.port.descr=${n.peerPort.name}`, `${p}.port.ttl=120`,
-    ].map((l) => `${l}\n`).join('');
-  }).join('');
+  return list
+    .map((n) => {
+      const p = `lldp.${n.localPort}`;
+      const pm = n.peer;
+      return [
+        `${p}.via=LLDP`,
+        `${p}.rid=${n.rid}`,
+        `${p}.age=${age(n.ageS)}`,
+        `${p}.chassis.mac=${chassisMac(pm)}`,
+        `${p}.chassis.name=${pm.hostname}`,
+        `${p}.chassis.descr=${sysDescr(pm)}`,
+        `${p}.chassis.mgmt-ip=${pm.mgmt.address}`,
+        `${p}.port.mac=${(n.peerPort.permMac ?? n.peerPort.mac).toLowerCase()}`,
+        `${p}.port.descr=${n.peerPort.name}`,
+        `${p}.port.ttl=120`,
+      ]
+        .map((l) => `${l}\n`)
+        .join('');
+    })
+    .join('');
 }
 
 function run(name: string, args: string[], env: ToolEnv): ReturnType<Tool['run']> {
@@ -141,7 +163,8 @@ function run(name: string, args: string[], env: ToolEnv): ReturnType<Tool['run']
     } else words.push(a);
   }
   const stamp = new Date(m.clock.now()).toISOString().slice(0, 19);
-  if (!lldpdRunning(m) || !env.root) return fail(1, `${stamp} [WARN/lldpctl] unable to connect to socket /run/lldpd.socket\n`);
+  if (!lldpdRunning(m) || !env.root)
+    return fail(1, `${stamp} [WARN/lldpctl] unable to connect to socket /run/lldpd.socket\n`);
   const cmd = words.join(' ');
   if (name === 'lldpctl' || cmd === '' || /^show neighbou?rs?( details| summary)?$/.test(cmd)) {
     const list = lldpNeighbours(m, env.cluster);
@@ -153,5 +176,15 @@ function run(name: string, args: string[], env: ToolEnv): ReturnType<Tool['run']
   return fail(1, `${stamp} [WARN/lldpctl] an error occurred while executing last command\n`);
 }
 
-export const lldpcli: Tool = { name: 'lldpcli', path: '/usr/sbin/lldpcli', packages: ['lldpd'], run: (a, e) => run('lldpcli', a, e) };
-export const lldpctl: Tool = { name: 'lldpctl', path: '/usr/sbin/lldpctl', packages: ['lldpd'], run: (a, e) => run('lldpctl', a, e) };
+export const lldpcli: Tool = {
+  name: 'lldpcli',
+  path: '/usr/sbin/lldpcli',
+  packages: ['lldpd'],
+  run: (a, e) => run('lldpcli', a, e),
+};
+export const lldpctl: Tool = {
+  name: 'lldpctl',
+  path: '/usr/sbin/lldpctl',
+  packages: ['lldpd'],
+  run: (a, e) => run('lldpctl', a, e),
+};

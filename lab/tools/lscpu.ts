@@ -36,25 +36,57 @@ function rows(m: Machine): Row[] {
   const cpus = cores * c.threadsPerCore;
   const nodes = [...new Set(m.pci.map((p) => p.numaNode))].sort();
   return [
-    { field: 'Architecture:', data: 'x86_64', children: [leaf('CPU op-mode(s):', '32-bit, 64-bit'), leaf('Address sizes:', c.addressSizes), leaf('Byte Order:', 'Little Endian')] },
+    {
+      field: 'Architecture:',
+      data: 'x86_64',
+      children: [
+        leaf('CPU op-mode(s):', '32-bit, 64-bit'),
+        leaf('Address sizes:', c.addressSizes),
+        leaf('Byte Order:', 'Little Endian'),
+      ],
+    },
     { field: 'CPU(s):', data: String(cpus), children: [leaf('On-line CPU(s) list:', `0-${cpus - 1}`)] },
     {
-      field: 'Vendor ID:', data: c.vendor, children: [{
-        field: 'Model name:', data: c.modelName, children: [
-          leaf('CPU family:', String(c.family)), leaf('Model:', String(c.model)), leaf('Thread(s) per core:', String(c.threadsPerCore)),
-          leaf('Core(s) per socket:', String(c.coresPerSocket)), leaf('Socket(s):', String(c.sockets)), leaf('Stepping:', String(c.stepping)),
-          leaf('CPU max MHz:', c.maxMHz), leaf('CPU min MHz:', c.minMHz), leaf('BogoMIPS:', c.bogoMips), leaf('Flags:', c.flags),
-        ],
-      }],
+      field: 'Vendor ID:',
+      data: c.vendor,
+      children: [
+        {
+          field: 'Model name:',
+          data: c.modelName,
+          children: [
+            leaf('CPU family:', String(c.family)),
+            leaf('Model:', String(c.model)),
+            leaf('Thread(s) per core:', String(c.threadsPerCore)),
+            leaf('Core(s) per socket:', String(c.coresPerSocket)),
+            leaf('Socket(s):', String(c.sockets)),
+            leaf('Stepping:', String(c.stepping)),
+            leaf('CPU max MHz:', c.maxMHz),
+            leaf('CPU min MHz:', c.minMHz),
+            leaf('BogoMIPS:', c.bogoMips),
+            leaf('Flags:', c.flags),
+          ],
+        },
+      ],
     },
     { field: 'Virtualization features:', data: null, children: [leaf('Virtualization:', 'VT-x')] },
     {
-      field: 'Caches (sum of all):', data: null, children: [
-        leaf('L1d:', size(c.cacheKiB.l1d, cores)), leaf('L1i:', size(c.cacheKiB.l1i, cores)),
-        leaf('L2:', size(c.cacheKiB.l2, cores)), leaf('L3:', size(c.cacheKiB.l3, c.sockets)),
+      field: 'Caches (sum of all):',
+      data: null,
+      children: [
+        leaf('L1d:', size(c.cacheKiB.l1d, cores)),
+        leaf('L1i:', size(c.cacheKiB.l1i, cores)),
+        leaf('L2:', size(c.cacheKiB.l2, cores)),
+        leaf('L3:', size(c.cacheKiB.l3, c.sockets)),
       ],
     },
-    { field: 'NUMA:', data: null, children: [leaf('NUMA node(s):', String(nodes.length)), ...nodes.map((n) => leaf(`NUMA node${n} CPU(s):`, numaCpuList(m, n)))] },
+    {
+      field: 'NUMA:',
+      data: null,
+      children: [
+        leaf('NUMA node(s):', String(nodes.length)),
+        ...nodes.map((n) => leaf(`NUMA node${n} CPU(s):`, numaCpuList(m, n))),
+      ],
+    },
     { field: 'Vulnerabilities:', data: null, children: c.vulnerabilities.map(([k, v]) => leaf(`${k}:`, v)) },
   ];
 }
@@ -99,7 +131,11 @@ export const lscpu: Tool = {
   packages: ['util-linux'],
   run(args, { machine }) {
     const bad = args.find((a) => !['-J', '--json'].includes(a));
-    if (bad) return fail(1, `lscpu: invalid option -- '${bad.replace(/^-+/, '')}'\nTry 'lscpu --help' for more information.\n`);
+    if (bad)
+      return fail(
+        1,
+        `lscpu: invalid option -- '${bad.replace(/^-+/, '')}'\nTry 'lscpu --help' for more information.\n`,
+      );
     const list = rows(machine);
     return ok(args.length > 0 ? toJson(list) : toText(list));
   },

@@ -17,7 +17,10 @@ const SPEED = ['', '2.5GT/s', '5GT/s', '8GT/s', '16GT/s', '32GT/s'];
 const f = (b: boolean): string => (b ? '+' : '-');
 const cmp = (sta: number, cap: number): string => (sta < cap ? 'downgraded' : sta > cap ? 'strange' : 'ok');
 
-function linkLines(l: PcieLink, opts: { rcb: boolean; clockPm: boolean; capFlags: string; dlActive: boolean; commClk: boolean }): string[] {
+function linkLines(
+  l: PcieLink,
+  opts: { rcb: boolean; clockPm: boolean; capFlags: string; dlActive: boolean; commClk: boolean },
+): string[] {
   return [
     `${TT}LnkCap:${T}Port #${l.port}, Speed ${SPEED[l.capGen]}, Width x${l.capWidth}, ASPM not supported`,
     `${TTT}ClockPM${f(opts.clockPm)} ${opts.capFlags} ASPMOptComp+`,
@@ -55,7 +58,11 @@ export function acsLines(where: string, acs: { cap: AcsFlags; ctl: AcsFlags }): 
   const fmt = (a: AcsFlags): string =>
     `SrcValid${f(a.srcValid)} TransBlk${f(a.transBlk)} ReqRedir${f(a.reqRedir)} CmpltRedir${f(a.cmpltRedir)} ` +
     `UpstreamFwd${f(a.upstreamFwd)} EgressCtrl${f(a.egressCtrl)} DirectTrans${f(a.directTrans)}`;
-  return [`${T}Capabilities: [${where} v1] Access Control Services`, `${TT}ACSCap:${T}${fmt(acs.cap)}`, `${TT}ACSCtl:${T}${fmt(acs.ctl)}`];
+  return [
+    `${T}Capabilities: [${where} v1] Access Control Services`,
+    `${TT}ACSCap:${T}${fmt(acs.cap)}`,
+    `${TT}ACSCtl:${T}${fmt(acs.ctl)}`,
+  ];
 }
 
 function aerLines(where: string, version: number, root: boolean): string[] {
@@ -79,7 +86,11 @@ function aerLines(where: string, version: number, root: boolean): string[] {
   return lines;
 }
 
-const PM_D0 = (flags: string): string[] => [`${T}Capabilities: [40] Power Management version 3`, `${TT}Flags: ${flags}`, `${TT}Status: D0 NoSoftRst+ PME-Enable- DSel=0 DScale=0 PME-`];
+const PM_D0 = (flags: string): string[] => [
+  `${T}Capabilities: [40] Power Management version 3`,
+  `${TT}Flags: ${flags}`,
+  `${TT}Status: D0 NoSoftRst+ PME-Enable- DSel=0 DScale=0 PME-`,
+];
 
 function l20(p: PciFunction): string[] {
   const l = p.link as PcieLink;
@@ -96,7 +107,13 @@ function l20(p: PciFunction): string[] {
     `${TTT}RlxdOrd+ ExtTag+ PhantFunc- AuxPwr- NoSnoop+ FLReset-`,
     `${TTT}MaxPayload 256 bytes, MaxReadReq 512 bytes`,
     `${TT}DevSta:${T}CorrErr- NonFatalErr- FatalErr- UnsupReq- AuxPwr- TransPend-`,
-    ...linkLines(l, { rcb: true, clockPm: true, capFlags: 'Surprise- LLActRep- BwNot-', dlActive: false, commClk: true }),
+    ...linkLines(l, {
+      rcb: true,
+      clockPm: true,
+      capFlags: 'Surprise- LLActRep- BwNot-',
+      dlActive: false,
+      commClk: true,
+    }),
     `${TT}DevCap2: Completion Timeout: Range AB, TimeoutDis+ NROPrPrP- LTR+`,
     `${TTT} 10BitTagComp+ 10BitTagReq+ OBFF Via message, ExtFmt- EETLPPrefix-`,
     `${TTT} EmergencyPowerReduction Not Supported, EmergencyPowerReductionInit-`,
@@ -166,7 +183,13 @@ function cx4lx(p: PciFunction): string[] {
     `${TTT}RlxdOrd+ ExtTag+ PhantFunc- AuxPwr- NoSnoop+ FLReset-`,
     `${TTT}MaxPayload 256 bytes, MaxReadReq 512 bytes`,
     `${TT}DevSta:${T}CorrErr- NonFatalErr- FatalErr- UnsupReq- AuxPwr- TransPend-`,
-    ...linkLines(l, { rcb: true, clockPm: false, capFlags: 'Surprise- LLActRep- BwNot-', dlActive: false, commClk: true }),
+    ...linkLines(l, {
+      rcb: true,
+      clockPm: false,
+      capFlags: 'Surprise- LLActRep- BwNot-',
+      dlActive: false,
+      commClk: true,
+    }),
     `${TT}DevCap2: Completion Timeout: Range ABCD, TimeoutDis+ NROPrPrP- LTR-`,
     `${TTT} 10BitTagComp- 10BitTagReq- OBFF Not Supported, ExtFmt- EETLPPrefix-`,
     `${TTT} EmergencyPowerReduction Not Supported, EmergencyPowerReductionInit-`,
@@ -221,8 +244,11 @@ function expressPort(p: PciFunction, where: string, type: 'Root Port' | 'Downstr
     `${TTT}MaxPayload 256 bytes, MaxReadReq 128 bytes`,
     `${TT}DevSta:${T}CorrErr- NonFatalErr- FatalErr- UnsupReq- AuxPwr- TransPend-`,
     ...linkLines(l, {
-      rcb: type === 'Root Port', clockPm: false, capFlags: down ? 'Surprise+ LLActRep+ BwNot+' : 'Surprise- LLActRep- BwNot-',
-      dlActive: down, commClk: true,
+      rcb: type === 'Root Port',
+      clockPm: false,
+      capFlags: down ? 'Surprise+ LLActRep+ BwNot+' : 'Surprise- LLActRep- BwNot-',
+      dlActive: down,
+      commClk: true,
     }),
   ];
   if (down && p.hasSlot) {
@@ -326,7 +352,13 @@ export function capabilityLines(p: PciFunction): string[] {
         `${TTT}RlxdOrd+ ExtTag- PhantFunc- AuxPwr- NoSnoop+ FLReset-`,
         `${TTT}MaxPayload 256 bytes, MaxReadReq 512 bytes`,
         `${TT}DevSta:${T}CorrErr- NonFatalErr- FatalErr- UnsupReq- AuxPwr+ TransPend-`,
-        ...linkLines(p.link as PcieLink, { rcb: true, clockPm: false, capFlags: 'Surprise- LLActRep- BwNot-', dlActive: false, commClk: true }),
+        ...linkLines(p.link as PcieLink, {
+          rcb: true,
+          clockPm: false,
+          capFlags: 'Surprise- LLActRep- BwNot-',
+          dlActive: false,
+          commClk: true,
+        }),
         ...aerLines('100', 2, false),
         `${T}Capabilities: [140 v1] Device Serial Number ${p.serial ?? '00-00-00-00-00-00-00-00'}`,
       ];

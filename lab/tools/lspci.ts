@@ -13,13 +13,20 @@ import type { Tool } from './types.js';
 const USAGE = `Usage: lspci [<switches>]\n`;
 
 interface Filter {
-  domain?: number; bus?: number; slot?: number; func?: number; vendor?: number; device?: number; cls?: number;
+  domain?: number;
+  bus?: number;
+  slot?: number;
+  func?: number;
+  vendor?: number;
+  device?: number;
+  cls?: number;
 }
 
 function parseSlot(spec: string, f: Filter): string | undefined {
   const m = /^(?:(?:([0-9a-fA-F]*):)?([0-9a-fA-F]*):)?([0-9a-fA-F]*)(?:\.([0-7*]?))?$/.exec(spec);
   if (!m) return 'Invalid slot number';
-  const num = (s: string | undefined): number | undefined => (s === undefined || s === '' || s === '*' ? undefined : parseInt(s, 16));
+  const num = (s: string | undefined): number | undefined =>
+    s === undefined || s === '' || s === '*' ? undefined : parseInt(s, 16);
   if (m[1] !== undefined) f.domain = num(m[1]);
   if (m[2] !== undefined) f.bus = num(m[2]);
   f.slot = num(m[3]);
@@ -30,7 +37,8 @@ function parseSlot(spec: string, f: Filter): string | undefined {
 function parseId(spec: string, f: Filter): string | undefined {
   const [v, d, c] = spec.split(':');
   if (d === undefined) return 'Invalid ID';
-  const num = (s: string | undefined): number | undefined => (s === undefined || s === '' || s === '*' ? undefined : parseInt(s, 16));
+  const num = (s: string | undefined): number | undefined =>
+    s === undefined || s === '' || s === '*' ? undefined : parseInt(s, 16);
   f.vendor = num(v);
   f.device = num(d);
   f.cls = num(c);
@@ -40,9 +48,17 @@ function parseId(spec: string, f: Filter): string | undefined {
 function matches(p: PciFunction, f: Filter): boolean {
   const [dom, bus, devfn] = p.bdf.split(':');
   const [dev, fn] = (devfn ?? '').split('.');
-  const eq = (want: number | undefined, have: string | undefined): boolean => want === undefined || want === parseInt(have ?? '', 16);
-  return eq(f.domain, dom) && eq(f.bus, bus) && eq(f.slot, dev) && eq(f.func, fn) && (f.vendor === undefined || f.vendor === p.vendorId) &&
-    (f.device === undefined || f.device === p.deviceId) && (f.cls === undefined || f.cls === p.classCode >> 8);
+  const eq = (want: number | undefined, have: string | undefined): boolean =>
+    want === undefined || want === parseInt(have ?? '', 16);
+  return (
+    eq(f.domain, dom) &&
+    eq(f.bus, bus) &&
+    eq(f.slot, dev) &&
+    eq(f.func, fn) &&
+    (f.vendor === undefined || f.vendor === p.vendorId) &&
+    (f.device === undefined || f.device === p.deviceId) &&
+    (f.cls === undefined || f.cls === p.classCode >> 8)
+  );
 }
 
 function sizeStr(x: bigint): string {
@@ -86,7 +102,10 @@ function barLines(p: PciFunction, verbose: number): string[] {
     const kind = `${b.kind === 'mem64' ? '64-bit' : '32-bit'}, ${b.prefetchable ? 'prefetchable' : 'non-prefetchable'}`;
     return `\t${region}Memory at ${addr} (${kind})${sizeStr(b.size)}`;
   });
-  if (p.rom) out.push(`\tExpansion ROM at ${p.rom.address.toString(16).padStart(8, '0')}${p.rom.disabled ? ' [disabled]' : ''}${sizeStr(BigInt(p.rom.size))}`);
+  if (p.rom)
+    out.push(
+      `\tExpansion ROM at ${p.rom.address.toString(16).padStart(8, '0')}${p.rom.disabled ? ' [disabled]' : ''}${sizeStr(BigInt(p.rom.size))}`,
+    );
   return out;
 }
 
@@ -94,15 +113,21 @@ function bridgeLines(p: PciFunction, busHex: (n: number) => string): string[] {
   const b = p.bridge;
   if (!b) return [];
   const primary = parseInt(p.bdf.slice(5, 7), 16);
-  const out = [`\tBus: primary=${busHex(primary)}, secondary=${busHex(b.secondary)}, subordinate=${busHex(b.subordinate)}, sec-latency=0`];
+  const out = [
+    `\tBus: primary=${busHex(primary)}, secondary=${busHex(b.secondary)}, subordinate=${busHex(b.subordinate)}, sec-latency=0`,
+  ];
   out.push('\tI/O behind bridge: 0000f000-00000fff [disabled]');
   if (b.mem) {
     const [lo, hi] = b.mem;
-    out.push(`\tMemory behind bridge: ${lo.toString(16).padStart(8, '0')}-${hi.toString(16).padStart(8, '0')}${sizeStr(BigInt(hi - lo + 1))}`);
+    out.push(
+      `\tMemory behind bridge: ${lo.toString(16).padStart(8, '0')}-${hi.toString(16).padStart(8, '0')}${sizeStr(BigInt(hi - lo + 1))}`,
+    );
   } else out.push('\tMemory behind bridge: fff00000-000fffff [disabled]');
   if (b.pref) {
     const [lo, hi] = b.pref;
-    out.push(`\tPrefetchable memory behind bridge: ${lo.toString(16).padStart(16, '0')}-${hi.toString(16).padStart(16, '0')}${sizeStr(hi - lo + 1n)}`);
+    out.push(
+      `\tPrefetchable memory behind bridge: ${lo.toString(16).padStart(16, '0')}-${hi.toString(16).padStart(16, '0')}${sizeStr(hi - lo + 1n)}`,
+    );
   } else out.push('\tPrefetchable memory behind bridge: 00000000fff00000-00000000000fffff [disabled]');
   out.push('\tSecondary status: 66MHz- FastB2B- ParErr- DEVSEL=fast >TAbort- <TAbort- <MAbort- <SERR- <PERR-');
   out.push('\tBridgeCtl: Parity- SERR+ NoISA- VGA- VGA16+ MAbort- >Reset- FastB2B-');
@@ -118,12 +143,18 @@ function verboseBlock(p: PciFunction, numeric: number, domains: boolean, verbose
   const master = p.driver !== undefined || p.kind === 'root-port';
   if (verbose > 1) {
     const io = p.kind === 'root-port' || p.kind === 'bmc-vga' ? '+' : '-';
-    lines.push(`\tControl: I/O${io} Mem+ BusMaster${master ? '+' : '-'} SpecCycle- MemWINV- VGASnoop- ParErr- Stepping- SERR${p.bridge ? '+' : '-'} FastB2B- DisINTx${p.driver && p.kind !== 'gpu' ? '+' : '-'}`);
-    lines.push('\tStatus: Cap+ 66MHz- UDF- FastB2B- ParErr- DEVSEL=fast >TAbort- <TAbort- <MAbort- >SERR- <PERR- INTx-');
+    lines.push(
+      `\tControl: I/O${io} Mem+ BusMaster${master ? '+' : '-'} SpecCycle- MemWINV- VGASnoop- ParErr- Stepping- SERR${p.bridge ? '+' : '-'} FastB2B- DisINTx${p.driver && p.kind !== 'gpu' ? '+' : '-'}`,
+    );
+    lines.push(
+      '\tStatus: Cap+ 66MHz- UDF- FastB2B- ParErr- DEVSEL=fast >TAbort- <TAbort- <MAbort- >SERR- <PERR- INTx-',
+    );
     if (master) lines.push(p.bridge ? '\tLatency: 0, Cache Line Size: 64 bytes' : '\tLatency: 0');
     if (p.irq) lines.push(`\tInterrupt: pin A routed to IRQ ${p.irq}`);
   } else {
-    lines.push(`\tFlags: ${master ? 'bus master, ' : ''}fast devsel${master ? ', latency 0' : ''}${p.irq ? `, IRQ ${p.irq}` : ''}, NUMA node ${p.numaNode}`);
+    lines.push(
+      `\tFlags: ${master ? 'bus master, ' : ''}fast devsel${master ? ', latency 0' : ''}${p.irq ? `, IRQ ${p.irq}` : ''}, NUMA node ${p.numaNode}`,
+    );
   }
   if (verbose > 1) lines.push(`\tNUMA node: ${p.numaNode}`);
   if (type0) lines.push(...barLines(p, verbose));
@@ -132,7 +163,11 @@ function verboseBlock(p: PciFunction, numeric: number, domains: boolean, verbose
     if (!root) lines.push('\tCapabilities: <access denied>');
     else lines.push(...capabilityLines(p));
   } else if (root) {
-    lines.push(...capabilityLines(p).filter((l) => l.startsWith('\tCapabilities: ')).map((l) => l.replace(/^(\tCapabilities: \[[0-9a-f]+) v\d+\]/, '$1]')));
+    lines.push(
+      ...capabilityLines(p)
+        .filter((l) => l.startsWith('\tCapabilities: '))
+        .map((l) => l.replace(/^(\tCapabilities: \[[0-9a-f]+) v\d+\]/, '$1]')),
+    );
   } else lines.push('\tCapabilities: <access denied>');
   lines.push(...kernelLines(p));
   return lines;
@@ -151,7 +186,9 @@ export const lspci: Tool = {
     const filter: Filter = {};
     const slot = value(p, 's');
     const id = value(p, 'd');
-    const err = (slot !== undefined ? parseSlot(slot, filter) : undefined) ?? (id !== undefined ? parseId(id, filter) : undefined);
+    const err =
+      (slot !== undefined ? parseSlot(slot, filter) : undefined) ??
+      (id !== undefined ? parseId(id, filter) : undefined);
     if (err) return fail(1, `lspci: -${slot !== undefined ? 's' : 'd'}: ${err}\n`);
     const numeric = count(p, 'n');
     const verbose = count(p, 'v');

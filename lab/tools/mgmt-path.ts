@@ -18,7 +18,8 @@ export function managementCut(m: Machine): string | undefined {
   if (!dev.addresses.some((a) => a.local === m.mgmt.address)) return `${m.mgmt.ifname} lost ${m.mgmt.address}`;
   if (!m.carrier(dev.name)) return `${m.mgmt.ifname} has no carrier`;
   const via = routeTo(m, m.mgmt.clientAddress);
-  if (via && via.dev !== m.mgmt.ifname) return `the route to ${m.mgmt.clientAddress} leaves through ${via.dev} (${via.dst}), not ${m.mgmt.ifname}`;
+  if (via && via.dev !== m.mgmt.ifname)
+    return `the route to ${m.mgmt.clientAddress} leaves through ${via.dev} (${via.dst}), not ${m.mgmt.ifname}`;
   return undefined;
 }
 
@@ -36,7 +37,7 @@ function routeTo(m: Machine, addr: string): Machine['routes'][number] | undefine
     if (!net || net.includes(':')) continue;
     const len = Number(p ?? 32);
     const mask = len === 0 ? 0 : (0xffffffff << (32 - len)) >>> 0;
-    if (((toInt(net) & mask) >>> 0) === ((toInt(addr) & mask) >>> 0) && len > bestLen) {
+    if ((toInt(net) & mask) >>> 0 === (toInt(addr) & mask) >>> 0 && len > bestLen) {
       best = r;
       bestLen = len;
     }
@@ -50,8 +51,12 @@ export function connectionRefused(m: Machine): string | undefined {
   if (cut) return cut;
   const fw = m.firewall;
   if (!fw?.active) return undefined;
-  const ok = fw.allowIn.some((r) => (r.iface === undefined || r.iface === m.mgmt.ifname) && (r.port === undefined || r.port === m.mgmt.sshPort) &&
-    (r.proto === undefined || r.proto === 'tcp'));
+  const ok = fw.allowIn.some(
+    (r) =>
+      (r.iface === undefined || r.iface === m.mgmt.ifname) &&
+      (r.port === undefined || r.port === m.mgmt.sshPort) &&
+      (r.proto === undefined || r.proto === 'tcp'),
+  );
   return ok ? undefined : `the firewall drops new connections to port ${m.mgmt.sshPort} on ${m.mgmt.ifname}`;
 }
 

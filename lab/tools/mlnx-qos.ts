@@ -30,13 +30,21 @@ const TC_PRIOS = [1, 0, 2, 3, 4, 5, 6, 7];
 function dscpRows(q: PortQos): string[] {
   const rows: string[] = [];
   for (let prio = 0; prio < PRIO_COUNT; prio++) {
-    const dscps = q.dscp2prio.map((p, d) => [d, p] as const).filter(([, p]) => p === prio).map(([d]) => d);
+    const dscps = q.dscp2prio
+      .map((p, d) => [d, p] as const)
+      .filter(([, p]) => p === prio)
+      .map(([d]) => d);
     // Re-mapped DSCPs first, then the ones still at the default, highest first (as the samples print).
     const moved = dscps.filter((d) => d >> 3 !== prio);
     const kept = dscps.filter((d) => d >> 3 === prio).sort((a, b) => b - a);
     const all = [...moved, ...kept];
     for (let i = 0; i < all.length; i += 8) {
-      rows.push(`        prio:${prio} dscp:${all.slice(i, i + 8).map((d) => `${String(d).padStart(2, '0')},`).join('')}`);
+      rows.push(
+        `        prio:${prio} dscp:${all
+          .slice(i, i + 8)
+          .map((d) => `${String(d).padStart(2, '0')},`)
+          .join('')}`,
+      );
     }
   }
   return rows;
@@ -57,12 +65,22 @@ export function mlnxQosStatus(q: PortQos): string {
     `        enabled     ${q.pfc.map((on) => `${on ? 1 : 0}   `).join('')}`,
     `        buffer      ${q.pfc.map((on) => `${on ? 1 : 0}   `).join('')}`,
   ];
-  TC_PRIOS.forEach((prio, tc) => lines.push(`tc: ${tc} ratelimit: unlimited, tsa: vendor`, `         priority:  ${prio}`));
+  TC_PRIOS.forEach((prio, tc) =>
+    lines.push(`tc: ${tc} ratelimit: unlimited, tsa: vendor`, `         priority:  ${prio}`),
+  );
   return `${lines.join('\n')}\n`;
 }
 
 const MLNX_USAGE = 'Usage: mlnx_qos -i <interface> [options]\n';
-const MLNX_LONG: Record<string, boolean> = { interface: true, pfc: true, trust: true, dcbx: true, dscp2prio: true, cable_len: true, help: false };
+const MLNX_LONG: Record<string, boolean> = {
+  interface: true,
+  pfc: true,
+  trust: true,
+  dcbx: true,
+  dscp2prio: true,
+  cable_len: true,
+  help: false,
+};
 
 interface MlnxArgs {
   iface?: string;
@@ -97,13 +115,27 @@ function parseMlnxArgs(args: readonly string[]): MlnxArgs | string {
       if (val === undefined) return `${a} option requires 1 argument`;
     }
     switch (name) {
-      case 'interface': out.iface = val; break;
-      case 'pfc': out.pfc = val; break;
-      case 'trust': out.trust = val; break;
-      case 'dcbx': out.dcbx = val; break;
-      case 'dscp2prio': out.dscp2prio.push(val as string); break;
-      case 'cable_len': out.cableLen = val; break;
-      case 'help': out.help = true; break;
+      case 'interface':
+        out.iface = val;
+        break;
+      case 'pfc':
+        out.pfc = val;
+        break;
+      case 'trust':
+        out.trust = val;
+        break;
+      case 'dcbx':
+        out.dcbx = val;
+        break;
+      case 'dscp2prio':
+        out.dscp2prio.push(val as string);
+        break;
+      case 'cable_len':
+        out.cableLen = val;
+        break;
+      case 'help':
+        out.help = true;
+        break;
     }
   }
   return out;
@@ -135,32 +167,44 @@ export const mlnxQos: Tool = {
   run(args, { machine: m, root }) {
     const p = parseMlnxArgs(args);
     if (typeof p === 'string') return fail(2, `${MLNX_USAGE}\nmlnx_qos: error: ${p}\n`);
-    if (p.help) return ok(`${MLNX_USAGE}\nOptions:\n  -h, --help            show this help message and exit\n  -i INTF, --interface=INTF\n                        Interface name\n  -f LIST, --pfc=LIST   Set priority flow control for each priority. LIST is\n                        comma separated value for each priority starting from 0\n                        to 7. Example: 0,0,0,0,1,1,1,1 enable PFC on TC4-7\n  -d DCBX, --dcbx=DCBX  set dcbx mode to firmware controlled(fw) or OS\n                        controlled(os).\n  --trust=TRUST         set priority trust state to pcp or dscp\n  --dscp2prio=DSCP2PRIO\n                        set/del a (dscp,prio) mapping. Example 'set,30,2' maps\n                        dscp 30 to priority 2. 'del,30,2' deletes the mapping\n  --cable_len=CABLE_LEN\n                        set cable_len for buffer's xoff and xon thresholds\n`);
+    if (p.help)
+      return ok(
+        `${MLNX_USAGE}\nOptions:\n  -h, --help            show this help message and exit\n  -i INTF, --interface=INTF\n                        Interface name\n  -f LIST, --pfc=LIST   Set priority flow control for each priority. LIST is\n                        comma separated value for each priority starting from 0\n                        to 7. Example: 0,0,0,0,1,1,1,1 enable PFC on TC4-7\n  -d DCBX, --dcbx=DCBX  set dcbx mode to firmware controlled(fw) or OS\n                        controlled(os).\n  --trust=TRUST         set priority trust state to pcp or dscp\n  --dscp2prio=DSCP2PRIO\n                        set/del a (dscp,prio) mapping. Example 'set,30,2' maps\n                        dscp 30 to priority 2. 'del,30,2' deletes the mapping\n  --cable_len=CABLE_LEN\n                        set cable_len for buffer's xoff and xon thresholds\n`,
+      );
     if (p.iface === undefined) return fail(1, `${MLNX_USAGE}\nmlnx_qos: error: Interface name is required\n`);
     const exists = m.netdevs.some((d) => d.name === p.iface);
     if (!exists) return fail(1, '', 'Netlink error: No such device (19)\n');
     const q = portQos(m, p.iface);
-    const setting = p.trust !== undefined || p.pfc !== undefined || p.dcbx !== undefined || p.dscp2prio.length > 0 || p.cableLen !== undefined;
+    const setting =
+      p.trust !== undefined ||
+      p.pfc !== undefined ||
+      p.dcbx !== undefined ||
+      p.dscp2prio.length > 0 ||
+      p.cableLen !== undefined;
     if (p.trust !== undefined) {
-      if (p.trust !== 'pcp' && p.trust !== 'dscp') return fail(1, `${MLNX_USAGE}\nmlnx_qos: error: Invalid trust state: ${p.trust}\n`);
+      if (p.trust !== 'pcp' && p.trust !== 'dscp')
+        return fail(1, `${MLNX_USAGE}\nmlnx_qos: error: Invalid trust state: ${p.trust}\n`);
       if (!q || !root) return fail(1, '', 'Priority trust state is not supported on your system\n');
     }
     let pfc: boolean[] | undefined;
     if (p.pfc !== undefined) {
       const v = p.pfc.split(',').map((x) => x.trim());
-      if (v.length !== PRIO_COUNT || !v.every((x) => x === '0' || x === '1')) return fail(1, `${MLNX_USAGE}\nmlnx_qos: error: Invalid PFC configuration: ${p.pfc}\n`);
+      if (v.length !== PRIO_COUNT || !v.every((x) => x === '0' || x === '1'))
+        return fail(1, `${MLNX_USAGE}\nmlnx_qos: error: Invalid PFC configuration: ${p.pfc}\n`);
       if (!q) return pfcFailure('Operation not supported (95)');
       if (!root) return pfcFailure('Operation not permitted (1)');
       pfc = v.map((x) => x === '1');
     }
     if (!q) return fail(1, '', 'Netlink error: Operation not supported (95)\n');
     if (setting && !root) return fail(1, '', 'Netlink error: Operation not permitted (1)\n');
-    if (p.dcbx !== undefined && p.dcbx !== 'os' && p.dcbx !== 'fw') return fail(1, `${MLNX_USAGE}\nmlnx_qos: error: Invalid dcbx mode: ${p.dcbx}\n`);
+    if (p.dcbx !== undefined && p.dcbx !== 'os' && p.dcbx !== 'fw')
+      return fail(1, `${MLNX_USAGE}\nmlnx_qos: error: Invalid dcbx mode: ${p.dcbx}\n`);
     for (const spec of p.dscp2prio) {
       const mm = /^(set|del),(\d+),(\d+)$/.exec(spec);
       const d = Number(mm?.[2]);
       const pr = Number(mm?.[3]);
-      if (!mm || d > 63 || pr > 7) return fail(1, `${MLNX_USAGE}\nmlnx_qos: error: Invalid dscp2prio mapping: ${spec}\n`);
+      if (!mm || d > 63 || pr > 7)
+        return fail(1, `${MLNX_USAGE}\nmlnx_qos: error: Invalid dscp2prio mapping: ${spec}\n`);
     }
     if (p.trust === 'pcp' || p.trust === 'dscp') setTrust(q, p.trust);
     if (pfc) setPfc(q, pfc);
@@ -182,13 +226,31 @@ export const mlnxQos: Tool = {
 
 /** /etc/iproute2/rt_dsfield names dcb prints instead of numbers (DSCP = dsfield >> 2). */
 const DSCP_NAMES: Record<number, string> = {
-  8: 'CS1', 16: 'CS2', 24: 'CS3', 32: 'CS4', 40: 'CS5', 48: 'CS6', 56: 'CS7',
-  10: 'AF11', 12: 'AF12', 14: 'AF13', 18: 'AF21', 20: 'AF22', 22: 'AF23',
-  26: 'AF31', 28: 'AF32', 30: 'AF33', 34: 'AF41', 36: 'AF42', 38: 'AF43', 46: 'EF',
+  8: 'CS1',
+  16: 'CS2',
+  24: 'CS3',
+  32: 'CS4',
+  40: 'CS5',
+  48: 'CS6',
+  56: 'CS7',
+  10: 'AF11',
+  12: 'AF12',
+  14: 'AF13',
+  18: 'AF21',
+  20: 'AF22',
+  22: 'AF23',
+  26: 'AF31',
+  28: 'AF32',
+  30: 'AF33',
+  34: 'AF41',
+  36: 'AF42',
+  38: 'AF43',
+  46: 'EF',
 };
 const DSCP_BY_NAME = new Map(Object.entries(DSCP_NAMES).map(([n, name]) => [name.toLowerCase(), Number(n)]));
 
-const DCB_HELP = 'Usage: dcb [ OPTIONS ] OBJECT { COMMAND | help }\n       dcb [ -f | --force ] { -b | --batch } filename [ -n | --netns ] netnsname\nwhere  OBJECT := { app | buffer | dcbx | ets | maxrate | pfc }\n       OPTIONS := [ -V | --Version | -i | --iec | -j | --json\n                  | -N | --Numeric | -p | --pretty\n                  | -s | --statistics | -v | --verbose]\n';
+const DCB_HELP =
+  'Usage: dcb [ OPTIONS ] OBJECT { COMMAND | help }\n       dcb [ -f | --force ] { -b | --batch } filename [ -n | --netns ] netnsname\nwhere  OBJECT := { app | buffer | dcbx | ets | maxrate | pfc }\n       OPTIONS := [ -V | --Version | -i | --iec | -j | --json\n                  | -N | --Numeric | -p | --pretty\n                  | -s | --statistics | -v | --verbose]\n';
 
 interface DcbOpts {
   numeric: boolean;
@@ -197,10 +259,15 @@ interface DcbOpts {
 }
 
 /** iproute2's `matches()`: a non-empty prefix of the keyword. */
-const matches = (arg: string | undefined, word: string): boolean => arg !== undefined && arg.length > 0 && word.startsWith(arg);
+const matches = (arg: string | undefined, word: string): boolean =>
+  arg !== undefined && arg.length > 0 && word.startsWith(arg);
 
 /** `KEY:VALUE` words until the next keyword; `all` as a key expands to every index. */
-function mapping(words: string[], key: (k: string) => number | undefined, max: number): Array<[number, string]> | string {
+function mapping(
+  words: string[],
+  key: (k: string) => number | undefined,
+  max: number,
+): Array<[number, string]> | string {
   const out: Array<[number, string]> = [];
   while (words.length > 0 && (words[0] as string).includes(':')) {
     const w = words.shift() as string;
@@ -243,7 +310,13 @@ function dcbTarget(m: Machine, dev: string): PortQos | string {
  * by prefix), the device and its QoS state, or what dcb prints instead. `dcb app` repeats its usage
  * after an unknown verb (`usageOnUnknown`); pfc and dcbx do not.
  */
-function dcbCommand(m: Machine, object: string, verbs: readonly string[], words: string[], usageOnUnknown = false): { verb: string; dev: string; q: PortQos } | DcbResult {
+function dcbCommand(
+  m: Machine,
+  object: string,
+  verbs: readonly string[],
+  words: string[],
+  usageOnUnknown = false,
+): { verb: string; dev: string; q: PortQos } | DcbResult {
   const cmd = words.shift();
   const usage = `Usage: dcb ${object} help\n`;
   if (cmd === undefined || matches(cmd, 'help')) return { out: '', err: usage, code: 0 };
@@ -268,7 +341,8 @@ function appShow(q: PortQos, o: DcbOpts): string {
 function pfcShow(m: Machine, dev: string, q: PortQos, o: DcbOpts, what: string[]): string {
   settleTraffic(m); // pauses of flows still running count up to now
   const counters = m.rdmaRuntime?.ethtool[dev] ?? {};
-  const row = (kind: 'tx' | 'rx'): string => Array.from({ length: PRIO_COUNT }, (_, i) => `${i}:${counters[`${kind}_prio${i}_pause`] ?? 0} `).join('');
+  const row = (kind: 'tx' | 'rx'): string =>
+    Array.from({ length: PRIO_COUNT }, (_, i) => `${i}:${counters[`${kind}_prio${i}_pause`] ?? 0} `).join('');
   const parts: Record<string, string> = {
     'pfc-cap': 'pfc-cap 8 ',
     'macsec-bypass': 'macsec-bypass off ',
@@ -291,10 +365,21 @@ function dcbApp(m: Machine, root: boolean, o: DcbOpts, words: string[]): DcbResu
   if ('code' in c) return c;
   const { verb, q } = c;
   if (verb === 'show') {
-    if (words.some((w) => !['dscp-prio', 'ethtype-prio', 'default-prio', 'stream-port-prio', 'dgram-port-prio', 'port-prio'].some((k) => matches(w, k)))) {
+    if (
+      words.some(
+        (w) =>
+          !['dscp-prio', 'ethtype-prio', 'default-prio', 'stream-port-prio', 'dgram-port-prio', 'port-prio'].some((k) =>
+            matches(w, k),
+          ),
+      )
+    ) {
       return { out: '', err: `What is "${words.find((w) => !matches(w, 'dscp-prio'))}"?\n`, code: 1 };
     }
-    return { out: words.length === 0 || words.some((w) => matches(w, 'dscp-prio')) ? appShow(q, o) : '', err: '', code: 0 };
+    return {
+      out: words.length === 0 || words.some((w) => matches(w, 'dscp-prio')) ? appShow(q, o) : '',
+      err: '',
+      code: 0,
+    };
   }
   if (verb === 'flush') {
     if (!root) return NOT_PERMITTED;
@@ -309,7 +394,8 @@ function dcbApp(m: Machine, root: boolean, o: DcbOpts, words: string[]): DcbResu
     const mp = mapping(words, dscpKey, 63);
     if (typeof mp === 'string') return { out: '', err: `Invalid mapping ${mp}\n`, code: 1 };
     for (const [d, v] of mp) {
-      if (!/^\d+$/.test(v) || Number(v) > 7) return { out: '', err: 'In DSCP:PRIO mapping, PRIO is expected to be 0..7\nInvalid mapping\n', code: 1 };
+      if (!/^\d+$/.test(v) || Number(v) > 7)
+        return { out: '', err: 'In DSCP:PRIO mapping, PRIO is expected to be 0..7\nInvalid mapping\n', code: 1 };
       want.push([d, Number(v)]);
     }
   }
@@ -319,7 +405,8 @@ function dcbApp(m: Machine, root: boolean, o: DcbOpts, words: string[]): DcbResu
   else {
     // replace: add what is new first, then drop the entries of the named DSCPs that were replaced.
     for (const [d, p] of want) addDscpApp(q, d, p);
-    for (const [d, p] of [...q.dscpApp]) if (want.some(([wd]) => wd === d) && !want.some(([wd, wp]) => wd === d && wp === p)) delDscpApp(q, d, p);
+    for (const [d, p] of [...q.dscpApp])
+      if (want.some(([wd]) => wd === d) && !want.some(([wd, wp]) => wd === d && wp === p)) delDscpApp(q, d, p);
   }
   m.revision++;
   return DONE;
@@ -337,7 +424,8 @@ function dcbPfc(m: Machine, root: boolean, o: DcbOpts, words: string[]): DcbResu
       const mp = mapping(words, num, 7);
       if (typeof mp === 'string') return { out: '', err: `Invalid pfc mapping ${mp}\n`, code: 1 };
       for (const [i, v] of mp) {
-        if (v !== 'on' && v !== 'off') return { out: '', err: `PFC: expected "on" or "off", not "${v}"\nInvalid pfc mapping ${i}:${v}\n`, code: 1 };
+        if (v !== 'on' && v !== 'off')
+          return { out: '', err: `PFC: expected "on" or "off", not "${v}"\nInvalid pfc mapping ${i}:${v}\n`, code: 1 };
         pfc[i] = v === 'on';
       }
     } else if (matches(kw, 'delay') || matches(kw, 'macsec-bypass')) words.shift();
@@ -355,14 +443,25 @@ function dcbDcbx(m: Machine, root: boolean, o: DcbOpts, words: string[]): DcbRes
   const { verb, q } = c;
   if (verb === 'show') {
     // mlx5 reports CEE and IEEE capability, plus HOST while the OS owns DCBX.
-    if (o.json) return { out: `${JSON.stringify({ ...(q.dcbx === 'os' ? { host: true } : {}), cee: true, ieee: true })}\n`, err: '', code: 0 };
+    if (o.json)
+      return {
+        out: `${JSON.stringify({ ...(q.dcbx === 'os' ? { host: true } : {}), cee: true, ieee: true })}\n`,
+        err: '',
+        code: 0,
+      };
     return { out: `${q.dcbx === 'os' ? 'host ' : ''}cee ieee \n`, err: '', code: 0 };
   }
   const flags = words.map((w) => ['host', 'lld-managed', 'cee', 'ieee', 'static'].find((f) => matches(w, f)));
-  if (flags.some((f) => f === undefined)) return { out: '', err: `What is "${words[flags.indexOf(undefined)]}"?\n`, code: 1 };
+  if (flags.some((f) => f === undefined))
+    return { out: '', err: `What is "${words[flags.indexOf(undefined)]}"?\n`, code: 1 };
   if (!root) return NOT_PERMITTED;
   // mlx5 refuses LLD-managed mode (the kernel answers with a non-zero DCB status).
-  if (flags.includes('lld-managed')) return { out: '', err: 'Error when attempting to set attribute: Operation not permitted\nAttribute write: Operation not permitted\n', code: 1 };
+  if (flags.includes('lld-managed'))
+    return {
+      out: '',
+      err: 'Error when attempting to set attribute: Operation not permitted\nAttribute write: Operation not permitted\n',
+      code: 1,
+    };
   q.dcbx = flags.includes('host') ? 'os' : 'firmware';
   m.revision++;
   return DONE;
@@ -380,7 +479,8 @@ export const dcb: Tool = {
       if (a === '-N' || a === '--Numeric') o.numeric = true;
       else if (a === '-s' || a === '--statistics') o.stats = true;
       else if (a === '-j' || a === '--json') o.json = true;
-      else if (a === '-p' || a === '--pretty' || a === '-i' || a === '--iec' || a === '-v' || a === '--verbose') continue;
+      else if (a === '-p' || a === '--pretty' || a === '-i' || a === '--iec' || a === '-v' || a === '--verbose')
+        continue;
       else if (a === '-V' || a === '--Version') return ok('dcb utility, iproute2-5.15.0, libbpf 0.5.0\n');
       else if (a === '-h' || a === '--help') return ok('', DCB_HELP);
       else return fail(1, `Unknown option.\n${DCB_HELP}`);
@@ -391,7 +491,8 @@ export const dcb: Tool = {
     if (matches(obj, 'app')) r = dcbApp(m, root, o, words);
     else if (matches(obj, 'pfc')) r = dcbPfc(m, root, o, words);
     else if (matches(obj, 'dcbx')) r = dcbDcbx(m, root, o, words);
-    else if (['buffer', 'ets', 'maxrate'].some((x) => matches(obj, x))) r = { out: '', err: `dcb ${obj}: not modelled by the l20-setup lab\n`, code: 1 };
+    else if (['buffer', 'ets', 'maxrate'].some((x) => matches(obj, x)))
+      r = { out: '', err: `dcb ${obj}: not modelled by the l20-setup lab\n`, code: 1 };
     else r = { out: '', err: `Object "${obj}" is unknown\n`, code: 1 };
     return { stdout: r.out, stderr: r.err, exitCode: r.code };
   },

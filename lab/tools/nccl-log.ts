@@ -44,7 +44,13 @@ export interface HostLog {
   destroy: string[];
 }
 
-const SUBSYS_OF: Record<string, string[]> = { INIT: ['INIT'], NET: ['NET'], ENV: ['ENV'], INITNET: ['INIT', 'NET'], ALL: [] };
+const SUBSYS_OF: Record<string, string[]> = {
+  INIT: ['INIT'],
+  NET: ['NET'],
+  ENV: ['ENV'],
+  INITNET: ['INIT', 'NET'],
+  ALL: [],
+};
 
 function busId(pci: string | undefined): string {
   return pci ? parseInt(pci.replace(/[:.]/g, ''), 16).toString(16) : '0';
@@ -99,7 +105,8 @@ export class HostLogger {
     this.each(L.init, 'INIT', () => `cudaDriverVersion ${p.cuda.cudaDriverVersion}`);
     if (!sock) {
       for (const r of ranks) this.warn(L.failure, r, 'bootstrap.cc:94', 'Bootstrap : no socket interface found');
-      for (const r of ranks) this.trail(L.failure, r, NCCL_RESULT.internalError, ['bootstrap.cc:113', 'init.cc:1818', 'init.cc:2040']);
+      for (const r of ranks)
+        this.trail(L.failure, r, NCCL_RESULT.internalError, ['bootstrap.cc:113', 'init.cc:1818', 'init.cc:2040']);
       return L;
     }
     this.each(L.init, 'INIT', () => `Bootstrap: Using ${sock.name}:${sock.address}<0>`);
@@ -126,20 +133,42 @@ export class HostLogger {
     this.each(L.init, 'INIT', () => `Using network ${net}`);
     if (p.gdr === 'dmabuf') this.each(L.init, 'INIT', (r) => `DMA-BUF is available on GPU device ${r.localRank}`);
     const gpu = (r: RankIds) => p.machine.gpus[r.localRank];
-    this.each(L.init, 'INIT', (r) => `ncclCommInitRankConfig comm 0x${r.comm} rank ${r.rank} nranks ${world} cudaDev ${r.localRank} nvmlDev ${r.localRank} busId ${busId(gpu(r)?.pci)} commId 0x${this.input.commId} - Init START`);
+    this.each(
+      L.init,
+      'INIT',
+      (r) =>
+        `ncclCommInitRankConfig comm 0x${r.comm} rank ${r.rank} nranks ${world} cudaDev ${r.localRank} nvmlDev ${r.localRank} busId ${busId(gpu(r)?.pci)} commId 0x${this.input.commId} - Init START`,
+    );
     this.each(L.init, 'INIT', () => 'RAS client listening socket at 127.0.0.1<28028>');
     this.each(L.init, 'INIT', () => this.bootstrapTimings());
-    this.each(L.init, 'INIT', (r) => `MNNVL busId 0x${busId(gpu(r)?.pci)} fabric UUID 0.0 cliqueId 0x0 state 3 healthMask 0x0`);
+    this.each(
+      L.init,
+      'INIT',
+      (r) => `MNNVL busId 0x${busId(gpu(r)?.pci)} fabric UUID 0.0 cliqueId 0x0 state 3 healthMask 0x0`,
+    );
     if (net === 'IB' && !p.gdr) {
-      for (const d of p.devices) this.each(L.init, 'INITNET', () => `NET/IB : GPU Direct RDMA Disabled for HCA ${d.index} '${d.rdma.name}'`);
+      for (const d of p.devices)
+        this.each(L.init, 'INITNET', () => `NET/IB : GPU Direct RDMA Disabled for HCA ${d.index} '${d.rdma.name}'`);
     }
-    if (net === 'Socket') this.each(L.init, 'INITNET', () => `NET/Socket : GPU Direct RDMA Disabled for HCA 0 '${sock.name}'`);
-    this.each(L.init, 'INIT', (r) => `comm 0x${r.comm} rank ${r.rank} nRanks ${world} nNodes ${nNodes} localRanks ${this.input.localRanks} localRank ${r.localRank} MNNVL 0`);
+    if (net === 'Socket')
+      this.each(L.init, 'INITNET', () => `NET/Socket : GPU Direct RDMA Disabled for HCA 0 '${sock.name}'`);
+    this.each(
+      L.init,
+      'INIT',
+      (r) =>
+        `comm 0x${r.comm} rank ${r.rank} nRanks ${world} nNodes ${nNodes} localRanks ${this.input.localRanks} localRank ${r.localRank} MNNVL 0`,
+    );
     const nch = this.channels();
     const first = ranks.find((r) => r.rank === 0);
     if (first) {
       const order = Array.from({ length: world }, (_, i) => String(i).padStart(3)).join(' ');
-      for (let c = 0; c < nch; c++) this.info(L.init, first, 'INIT', `Channel ${String(c).padStart(2, '0')}/${String(nch).padStart(2, '0')} : ${order}`);
+      for (let c = 0; c < nch; c++)
+        this.info(
+          L.init,
+          first,
+          'INIT',
+          `Channel ${String(c).padStart(2, '0')}/${String(nch).padStart(2, '0')} : ${order}`,
+        );
     }
     this.each(L.init, 'INIT', () => 'P2P Chunksize set to 131072');
     this.each(L.init, 'INIT', () => 'PROFILER/Plugin: Could not find: libnccl-profiler.so. ');
@@ -150,7 +179,13 @@ export class HostLogger {
     for (let c = 0; c < nch; c++) {
       for (const r of ranks) {
         const next = r.localRank + 1;
-        if (next < this.input.localRanks) this.info(L.connect, r, 'INIT', `Channel ${String(c).padStart(2, '0')}/0 : ${r.rank}[${r.localRank}] -> ${base + next}[${next}] via P2P/IPC`);
+        if (next < this.input.localRanks)
+          this.info(
+            L.connect,
+            r,
+            'INIT',
+            `Channel ${String(c).padStart(2, '0')}/0 : ${r.rank}[${r.localRank}] -> ${base + next}[${next}] via P2P/IPC`,
+          );
       }
     }
     if (nNodes > 1) {
@@ -163,8 +198,18 @@ export class HostLogger {
         const via = net === 'IB' ? `NET/IB/${rail}${g?.gdr ? '/GDRDMA' : ''}` : 'NET/Socket/0';
         for (const c of [rail, rail + Math.max(1, nch / 2)]) {
           const ch = String(c % nch).padStart(2, '0');
-          this.info(L.connect, r, 'INITNET', `Channel ${ch}/0 : ${prevBase + r.localRank}[${r.localRank}] -> ${r.rank}[${r.localRank}] [receive] via ${via}`);
-          this.info(L.connect, r, 'INITNET', `Channel ${ch}/0 : ${r.rank}[${r.localRank}] -> ${peerBase + r.localRank}[${r.localRank}] [send] via ${via}`);
+          this.info(
+            L.connect,
+            r,
+            'INITNET',
+            `Channel ${ch}/0 : ${prevBase + r.localRank}[${r.localRank}] -> ${r.rank}[${r.localRank}] [receive] via ${via}`,
+          );
+          this.info(
+            L.connect,
+            r,
+            'INITNET',
+            `Channel ${ch}/0 : ${r.rank}[${r.localRank}] -> ${peerBase + r.localRank}[${r.localRank}] [send] via ${via}`,
+          );
         }
       }
     }
@@ -174,17 +219,39 @@ export class HostLogger {
       if (p.algoError) {
         for (const r of ranks) {
           this.warn(L.failure, r, 'graph/tuning.cc:130', p.algoError);
-          this.trail(L.failure, r, NCCL_RESULT.invalidUsage, ['graph/tuning.cc:130', 'graph/tuning.cc:197', 'init.cc:1399', 'init.cc:1738', 'init.cc:1785', 'group.cc:87|[Async thread]']);
+          this.trail(L.failure, r, NCCL_RESULT.invalidUsage, [
+            'graph/tuning.cc:130',
+            'graph/tuning.cc:197',
+            'init.cc:1399',
+            'init.cc:1738',
+            'init.cc:1785',
+            'group.cc:87|[Async thread]',
+          ]);
         }
       } else this.remoteClosed();
       return L;
     }
     this.each(L.complete, 'INIT', () => 'threadThresholds 8/8/64 | 128/8/64 | 512 | 512');
-    this.each(L.complete, 'INIT', () => `${nch} coll channels, ${nch} collnet channels, 0 nvls channels, ${nch} p2p channels, 2 p2p channels per peer`);
+    this.each(
+      L.complete,
+      'INIT',
+      () =>
+        `${nch} coll channels, ${nch} collnet channels, 0 nvls channels, ${nch} p2p channels, 2 p2p channels per peer`,
+    );
     this.each(L.complete, 'INIT', () => 'TUNER/Plugin: Could not find: libnccl-tuner.so. Using internal tuner plugin.');
-    this.each(L.complete, 'INIT', (r) => `ncclCommInitRankConfig comm 0x${r.comm} rank ${r.rank} nranks ${world} cudaDev ${r.localRank} nvmlDev ${r.localRank} busId ${busId(gpu(r)?.pci)} commId 0x${this.input.commId} - Init COMPLETE`);
+    this.each(
+      L.complete,
+      'INIT',
+      (r) =>
+        `ncclCommInitRankConfig comm 0x${r.comm} rank ${r.rank} nranks ${world} cudaDev ${r.localRank} nvmlDev ${r.localRank} busId ${busId(gpu(r)?.pci)} commId 0x${this.input.commId} - Init COMPLETE`,
+    );
     this.each(L.complete, 'INIT', (r) => this.initTimings(r, world));
-    this.each(L.destroy, 'INIT', (r) => `comm 0x${r.comm} rank ${r.rank} nranks ${world} cudaDev ${r.localRank} busId ${busId(gpu(r)?.pci)} - Destroy COMPLETE`);
+    this.each(
+      L.destroy,
+      'INIT',
+      (r) =>
+        `comm 0x${r.comm} rank ${r.rank} nranks ${world} cudaDev ${r.localRank} busId ${busId(gpu(r)?.pci)} - Destroy COMPLETE`,
+    );
     if (o.failure?.kind === 'completion') this.completionFailure(o.failure);
     return L;
   }
@@ -234,22 +301,74 @@ export class HostLogger {
     if (!f || f.kind === 'invalid-usage' || f.kind === 'completion') return false;
     if (f.kind === 'bootstrap' && f.host === this.plan.host) {
       for (const r of this.input.ranks) {
-        this.warn(this.lines.failure, r, 'misc/socket.cc:481', `socketStartConnect: Connect to ${f.peer}<${40000 + this.input.rng.int(0, 20000)}> failed : Software caused connection abort`);
-        this.trail(this.lines.failure, r, NCCL_RESULT.systemError, ['misc/socket.cc:564', 'misc/socket.cc:668', 'bootstrap.cc:297', 'init.cc:1385', 'init.cc:1785', 'group.cc:87|[Async thread]']);
+        this.warn(
+          this.lines.failure,
+          r,
+          'misc/socket.cc:481',
+          `socketStartConnect: Connect to ${f.peer}<${40000 + this.input.rng.int(0, 20000)}> failed : Software caused connection abort`,
+        );
+        this.trail(this.lines.failure, r, NCCL_RESULT.systemError, [
+          'misc/socket.cc:564',
+          'misc/socket.cc:668',
+          'bootstrap.cc:297',
+          'init.cc:1385',
+          'init.cc:1785',
+          'group.cc:87|[Async thread]',
+        ]);
       }
       return true;
     }
     if (f.kind === 'modify-qp' && f.host === this.plan.host) {
-      const text = f.errno === 101 ? 'Network is unreachable' : f.errno === 110 ? 'Connection timed out' : 'Invalid argument';
+      const text =
+        f.errno === 101 ? 'Network is unreachable' : f.errno === 110 ? 'Connection timed out' : 'Invalid argument';
       const qp = `on dev ${f.device.rdma.name}:${f.device.rdma.port}, curr state INIT, next state RTR, local GID index ${f.device.gidIndex}, local GID ${f.localGid}, remote GID ${f.remoteGid}`;
-      for (const r of this.input.ranks.filter((x) => gpuNet(this.plan, x.localRank)?.device.index === f.device.index && this.ringGpu(x.localRank))) {
+      for (const r of this.input.ranks.filter(
+        (x) => gpuNet(this.plan, x.localRank)?.device.index === f.device.index && this.ringGpu(x.localRank),
+      )) {
         if (f.errno === 110) {
-          for (let i = 1; i <= 3; i++) this.info(this.lines.failure, r, 'NET', `Call to ibv_modify_qp failed with 110 Connection timed out, ${qp}, retrying ${i}/34 after ${100 * i} msec of sleep`, r.proxyTid);
+          for (let i = 1; i <= 3; i++)
+            this.info(
+              this.lines.failure,
+              r,
+              'NET',
+              `Call to ibv_modify_qp failed with 110 Connection timed out, ${qp}, retrying ${i}/34 after ${100 * i} msec of sleep`,
+              r.proxyTid,
+            );
         }
-        this.warn(this.lines.failure, r, 'misc/ibvwrap.cc:268', `Call to ibv_modify_qp failed with ${f.errno} ${text}, ${qp}`, r.proxyTid);
-        this.trail(this.lines.failure, r, NCCL_RESULT.systemError, ['transport/net_ib/connect.cc:1012', 'transport/net_ib/connect.cc:1236', 'transport/net.cc:697', 'proxy.cc:1520', 'proxy.cc:1693'], r.proxyTid);
-        this.warn(this.lines.failure, r, 'proxy.cc:1835', `[Proxy Service ${r.rank}] Failed to execute operation Connect from rank ${r.rank}, retcode ${NCCL_RESULT.systemError}`, r.proxyTid);
-        this.trail(this.lines.failure, r, NCCL_RESULT.systemError, ['transport/net.cc:362', 'transport.cc:193', 'init.cc:1523', 'init.cc:1785', 'group.cc:87']);
+        this.warn(
+          this.lines.failure,
+          r,
+          'misc/ibvwrap.cc:268',
+          `Call to ibv_modify_qp failed with ${f.errno} ${text}, ${qp}`,
+          r.proxyTid,
+        );
+        this.trail(
+          this.lines.failure,
+          r,
+          NCCL_RESULT.systemError,
+          [
+            'transport/net_ib/connect.cc:1012',
+            'transport/net_ib/connect.cc:1236',
+            'transport/net.cc:697',
+            'proxy.cc:1520',
+            'proxy.cc:1693',
+          ],
+          r.proxyTid,
+        );
+        this.warn(
+          this.lines.failure,
+          r,
+          'proxy.cc:1835',
+          `[Proxy Service ${r.rank}] Failed to execute operation Connect from rank ${r.rank}, retcode ${NCCL_RESULT.systemError}`,
+          r.proxyTid,
+        );
+        this.trail(this.lines.failure, r, NCCL_RESULT.systemError, [
+          'transport/net.cc:362',
+          'transport.cc:193',
+          'init.cc:1523',
+          'init.cc:1785',
+          'group.cc:87',
+        ]);
       }
       return true;
     }
@@ -263,18 +382,43 @@ export class HostLogger {
     const other = this.input.outcome.plans.find((x) => x.host !== this.plan.host);
     if (!f || !other?.socket) return;
     for (const r of this.input.ranks) {
-      this.warn(this.lines.failure, r, 'misc/socket.cc:50', `socketProgress: Connection closed by remote peer ${other.host}<${40000 + this.input.rng.int(0, 20000)}>`);
-      this.trail(this.lines.failure, r, NCCL_RESULT.remoteError, ['misc/socket.cc:752', 'bootstrap.cc:692', 'init.cc:1399', 'init.cc:1785', 'group.cc:87']);
+      this.warn(
+        this.lines.failure,
+        r,
+        'misc/socket.cc:50',
+        `socketProgress: Connection closed by remote peer ${other.host}<${40000 + this.input.rng.int(0, 20000)}>`,
+      );
+      this.trail(this.lines.failure, r, NCCL_RESULT.remoteError, [
+        'misc/socket.cc:752',
+        'bootstrap.cc:692',
+        'init.cc:1399',
+        'init.cc:1785',
+        'group.cc:87',
+      ]);
     }
   }
 
   private completionFailure(f: Extract<JobFailure, { kind: 'completion' }>): void {
     if (f.host !== this.plan.host) return;
     const peer = this.input.outcome.plans.find((x) => x.host === f.peerHost);
-    const r = this.input.ranks.find((x) => gpuNet(this.plan, x.localRank)?.device.index === f.device.index) ?? this.input.ranks[0];
+    const r =
+      this.input.ranks.find((x) => gpuNet(this.plan, x.localRank)?.device.index === f.device.index) ??
+      this.input.ranks[0];
     if (!r) return;
     const peerAddr = `${peer?.socket?.address ?? '0.0.0.0'}<${40000 + this.input.rng.int(0, 20000)}>`;
-    this.warn(this.lines.failure, r, 'transport/net_ib/p2p.cc:559', `NET/IB : Got completion from peer ${peerAddr} with status=${f.status} opcode=128 len=0 vendor err ${f.vendorErr} (Recv) localGid ${f.localGid} remoteGids ${f.remoteGid} hca ${f.device.rdma.name}`, r.progressTid);
-    this.trail(this.lines.failure, r, NCCL_RESULT.remoteError, ['transport/net.cc:1379', 'proxy.cc:777', 'proxy.cc:952|[Proxy Thread]'], r.progressTid);
+    this.warn(
+      this.lines.failure,
+      r,
+      'transport/net_ib/p2p.cc:559',
+      `NET/IB : Got completion from peer ${peerAddr} with status=${f.status} opcode=128 len=0 vendor err ${f.vendorErr} (Recv) localGid ${f.localGid} remoteGids ${f.remoteGid} hca ${f.device.rdma.name}`,
+      r.progressTid,
+    );
+    this.trail(
+      this.lines.failure,
+      r,
+      NCCL_RESULT.remoteError,
+      ['transport/net.cc:1379', 'proxy.cc:777', 'proxy.cc:952|[Proxy Thread]'],
+      r.progressTid,
+    );
   }
 }

@@ -28,7 +28,10 @@ export interface NcclSettings {
  * The environment a rank sees after NCCL's initEnv: `files` maps path → content for the files that
  * exist (`$NCCL_CONF_FILE` or `$HOME/.nccl.conf`, and `/etc/nccl.conf`).
  */
-export function ncclSettings(processEnv: Readonly<Record<string, string>>, files: ReadonlyMap<string, string>): NcclSettings {
+export function ncclSettings(
+  processEnv: Readonly<Record<string, string>>,
+  files: ReadonlyMap<string, string>,
+): NcclSettings {
   const env: Record<string, string> = { ...processEnv };
   const source: Record<string, string> = {};
   for (const k of Object.keys(env)) if (k.startsWith('NCCL_')) source[k] = 'environment';
@@ -62,7 +65,8 @@ export function parseAlgoList(str: string, proto: boolean): string | undefined {
     const prefix = colon >= 0 ? full.slice(0, colon) : undefined;
     let list = colon >= 0 ? full.slice(colon + 1) : full;
     if (list.startsWith('^')) list = list.slice(1);
-    if (prefix !== undefined && !FUNCS.includes(prefix.toLowerCase())) return `Unrecognized prefix token "${prefix}" when parsing "${str}"`;
+    if (prefix !== undefined && !FUNCS.includes(prefix.toLowerCase()))
+      return `Unrecognized prefix token "${prefix}" when parsing "${str}"`;
     for (const e of list.split(',').filter((t) => t !== '')) {
       if (!elems.includes(e.toLowerCase())) return `Unrecognized element token "${e}" when parsing "${str}"`;
     }
@@ -83,14 +87,21 @@ export function parseIfList(value: string): IfList {
   if (exclude) v = v.slice(1);
   const exact = v.startsWith('=');
   if (exact) v = v.slice(1);
-  const items = v.split(',').filter((t) => t !== '').map((t) => {
-    const [name, port] = t.split(':');
-    return { name: name ?? '', ...(port !== undefined && port !== '' ? { port: Number(port) } : {}) };
-  });
+  const items = v
+    .split(',')
+    .filter((t) => t !== '')
+    .map((t) => {
+      const [name, port] = t.split(':');
+      return { name: name ?? '', ...(port !== undefined && port !== '' ? { port: Number(port) } : {}) };
+    });
   return { exclude, exact, items };
 }
 
 export function matchIfList(list: IfList, name: string, port?: number): boolean {
-  const hit = list.items.some((i) => (list.exact ? name === i.name : name.startsWith(i.name)) && (i.port === undefined || port === undefined || i.port === port));
+  const hit = list.items.some(
+    (i) =>
+      (list.exact ? name === i.name : name.startsWith(i.name)) &&
+      (i.port === undefined || port === undefined || i.port === port),
+  );
   return list.exclude ? !hit : hit;
 }

@@ -115,7 +115,7 @@ function ipNum(ip: string): number {
 
 export function sameSubnet(a: string, b: string, prefixlen: number): boolean {
   const mask = prefixlen === 0 ? 0 : (0xffffffff << (32 - prefixlen)) >>> 0;
-  return ((ipNum(a) & mask) >>> 0) === ((ipNum(b) & mask) >>> 0);
+  return (ipNum(a) & mask) >>> 0 === (ipNum(b) & mask) >>> 0;
 }
 
 /** NCCL_SOCKET_IFNAME (default: anything but lo and docker*): the first UP interface with IPv4, in ifindex order. */
@@ -173,8 +173,15 @@ export function hostPlan(m: Machine, settings: NcclSettings): HostPlan {
   const env = settings.env;
   const debugRaw = (env.NCCL_DEBUG ?? '').toUpperCase();
   const debug = (['VERSION', 'WARN', 'INFO', 'TRACE'] as const).find((d) => d === debugRaw) ?? 'NONE';
-  const subsys = new Set((env.NCCL_DEBUG_SUBSYS ?? 'INIT,BOOTSTRAP,ENV').toUpperCase().split(',').map((s) => s.trim()));
-  const algoError = (env.NCCL_ALGO ? parseAlgoList(env.NCCL_ALGO, false) : undefined) ?? (env.NCCL_PROTO ? parseAlgoList(env.NCCL_PROTO, true) : undefined);
+  const subsys = new Set(
+    (env.NCCL_DEBUG_SUBSYS ?? 'INIT,BOOTSTRAP,ENV')
+      .toUpperCase()
+      .split(',')
+      .map((s) => s.trim()),
+  );
+  const algoError =
+    (env.NCCL_ALGO ? parseAlgoList(env.NCCL_ALGO, false) : undefined) ??
+    (env.NCCL_PROTO ? parseAlgoList(env.NCCL_PROTO, true) : undefined);
   const socket = pickSocket(m, env.NCCL_SOCKET_IFNAME);
   const ibDisabled = env.NCCL_IB_DISABLE === '1' || env.NCCL_NET === 'Socket';
   const hcaList = env.NCCL_IB_HCA ? parseIfList(env.NCCL_IB_HCA) : undefined;
@@ -190,17 +197,34 @@ export function hostPlan(m: Machine, settings: NcclSettings): HostPlan {
       const gid = table[gidIndex] ?? null;
       const v4 = gid ? gidToIpv4(gid.gid) : undefined;
       devices.push({
-        index: devices.length, rdma: r, netdev: r.netdev, mtuBytes: activeMtu(m, r).bytes, gidIndex, gid,
+        index: devices.length,
+        rdma: r,
+        netdev: r.netdev,
+        mtuBytes: activeMtu(m, r).bytes,
+        gidIndex,
+        gid,
         ...(gid ? { gidAddress: v4 ?? gid.gid } : {}),
       });
     }
   }
   const gdr = gdrPath(m);
   return {
-    host: m.hostname, machine: m, settings, debug, subsys, ...(algoError ? { algoError } : {}), ...(socket ? { socket } : {}),
-    ibDisabled, ...(env.NCCL_IB_HCA !== undefined ? { hca: env.NCCL_IB_HCA } : {}), devices,
-    ...(gidPinned !== undefined ? { gidPinned } : {}), tc: Number(env.NCCL_IB_TC ?? 0) || 0,
-    cuda: cudaRuntime(m), ...(gdr ? { gdr } : {}), gdrLevel: gdrLevelOf(env.NCCL_NET_GDR_LEVEL), acsRedirect: acsRedirect(m),
+    host: m.hostname,
+    machine: m,
+    settings,
+    debug,
+    subsys,
+    ...(algoError ? { algoError } : {}),
+    ...(socket ? { socket } : {}),
+    ibDisabled,
+    ...(env.NCCL_IB_HCA !== undefined ? { hca: env.NCCL_IB_HCA } : {}),
+    devices,
+    ...(gidPinned !== undefined ? { gidPinned } : {}),
+    tc: Number(env.NCCL_IB_TC ?? 0) || 0,
+    cuda: cudaRuntime(m),
+    ...(gdr ? { gdr } : {}),
+    gdrLevel: gdrLevelOf(env.NCCL_NET_GDR_LEVEL),
+    acsRedirect: acsRedirect(m),
   };
 }
 
@@ -223,8 +247,26 @@ export type JobFailure =
   | { kind: 'no-socket'; host: string }
   | { kind: 'bootstrap'; host: string; peer: string }
   | { kind: 'cuda'; host: string; error: string }
-  | { kind: 'modify-qp'; host: string; device: IbDevice; errno: 101 | 110 | 22; localGid: string; remoteGid: string; peerHost: string }
-  | { kind: 'completion'; host: string; device: IbDevice; status: 1 | 12; vendorErr: number; peerHost: string; localGid: string; remoteGid: string; afterBytes: number }
+  | {
+      kind: 'modify-qp';
+      host: string;
+      device: IbDevice;
+      errno: 101 | 110 | 22;
+      localGid: string;
+      remoteGid: string;
+      peerHost: string;
+    }
+  | {
+      kind: 'completion';
+      host: string;
+      device: IbDevice;
+      status: 1 | 12;
+      vendorErr: number;
+      peerHost: string;
+      localGid: string;
+      remoteGid: string;
+      afterBytes: number;
+    }
   | { kind: 'net-mismatch'; host: string };
 
 export interface Rail {
@@ -265,7 +307,12 @@ export function ipReachable(cluster: Cluster, from: Machine, ip: string): boolea
   if (!owner) return false;
   const ownerDev = owner.netdevs.find((d) => d.addresses.some((a) => a.local === ip))!;
   if (ownerDev.name === owner.mgmt.ifname) return true;
-  return from.netdevs.some((d) => d.adminUp && ipv4Addrs(d).some((a) => sameSubnet(a.local, ip, a.prefixlen)) && cabled(cluster, from, d.name, owner, ownerDev.name));
+  return from.netdevs.some(
+    (d) =>
+      d.adminUp &&
+      ipv4Addrs(d).some((a) => sameSubnet(a.local, ip, a.prefixlen)) &&
+      cabled(cluster, from, d.name, owner, ownerDev.name),
+  );
 }
 
 /** Whether a QP from device `a` (host ha) to `b` (host hb) connects, and how it fails if not. */
@@ -276,18 +323,46 @@ function connectQp(cluster: Cluster, pa: HostPlan, a: IbDevice, pb: HostPlan, b:
   const lb = gidToIpv4(b.gid?.gid ?? '');
   const gidDev = a.gid?.ndev ?? a.netdev;
   const dev = netdevOf(ma, gidDev);
-  const fail = (errno: 101 | 110 | 22): JobFailure => ({ kind: 'modify-qp', host: pa.host, device: a, errno, localGid: gidString(a), remoteGid: gidString(b), peerHost: pb.host });
+  const fail = (errno: 101 | 110 | 22): JobFailure => ({
+    kind: 'modify-qp',
+    host: pa.host,
+    device: a,
+    errno,
+    localGid: gidString(a),
+    remoteGid: gidString(b),
+    peerHost: pb.host,
+  });
   if (!a.gid || !b.gid) return fail(22);
   // RoCE resolves the remote GID's address through the local GID's netdev: no route there → ENETUNREACH.
   if (!la || !lb || !dev || !ipv4Addrs(dev).some((x) => sameSubnet(x.local, lb, x.prefixlen))) return fail(101);
   if (!cabled(cluster, ma, a.netdev, mb, b.netdev)) return fail(110);
   if (a.gid.type !== b.gid.type) {
-    return { kind: 'completion', host: pb.host, device: b, status: 12, vendorErr: 129, peerHost: pa.host, localGid: gidString(b), remoteGid: gidString(a), afterBytes: 0 };
+    return {
+      kind: 'completion',
+      host: pb.host,
+      device: b,
+      status: 12,
+      vendorErr: 129,
+      peerHost: pa.host,
+      localGid: gidString(b),
+      remoteGid: gidString(a),
+      afterBytes: 0,
+    };
   }
   if (a.mtuBytes !== b.mtuBytes) {
     // The side with the smaller MTU receives frames larger than its port accepts.
     const [small, big, sp, bp] = a.mtuBytes < b.mtuBytes ? [a, b, pa, pb] : [b, a, pb, pa];
-    return { kind: 'completion', host: sp.host, device: small, status: 1, vendorErr: 105, peerHost: bp.host, localGid: gidString(small), remoteGid: gidString(big), afterBytes: small.mtuBytes };
+    return {
+      kind: 'completion',
+      host: sp.host,
+      device: small,
+      status: 1,
+      vendorErr: 105,
+      peerHost: bp.host,
+      localGid: gidString(small),
+      remoteGid: gidString(big),
+      afterBytes: small.mtuBytes,
+    };
   }
   return undefined;
 }
@@ -329,13 +404,22 @@ const SOCKET_GBPS = 1.5;
 export function jobOutcome(cluster: Cluster, plans: HostPlan[], localRanks: number): JobOutcome {
   const base = { plans, rails: [] as Rail[], gdr: false };
   const intra = Math.min(...plans.map((p) => (p.acsRedirect ? INTRA_ACS_GBPS : INTRA_GBPS)));
-  const fail = (failure: JobFailure, network: 'IB' | 'Socket' = 'IB'): JobOutcome => ({ ...base, network, failure, busbwGBps: 0, latencyUs: 0 });
+  const fail = (failure: JobFailure, network: 'IB' | 'Socket' = 'IB'): JobOutcome => ({
+    ...base,
+    network,
+    failure,
+    busbwGBps: 0,
+    latencyUs: 0,
+  });
   for (const p of plans) if (!p.cuda.ok) return fail({ kind: 'cuda', host: p.host, error: p.cuda.error ?? 'no CUDA' });
   for (const p of plans) if (!p.socket) return fail({ kind: 'no-socket', host: p.host });
   const root = plans[0]!;
-  for (const p of plans.slice(1)) if (!ipReachable(cluster, p.machine, root.socket!.address)) return fail({ kind: 'bootstrap', host: p.host, peer: root.socket!.address });
+  for (const p of plans.slice(1))
+    if (!ipReachable(cluster, p.machine, root.socket!.address))
+      return fail({ kind: 'bootstrap', host: p.host, peer: root.socket!.address });
   const network: 'IB' | 'Socket' = plans.every((p) => p.devices.length > 0) ? 'IB' : 'Socket';
-  if (plans.length > 1 && network === 'Socket' && plans.some((p) => p.devices.length > 0)) return fail({ kind: 'net-mismatch', host: plans.find((p) => p.devices.length > 0)!.host }, 'Socket');
+  if (plans.length > 1 && network === 'Socket' && plans.some((p) => p.devices.length > 0))
+    return fail({ kind: 'net-mismatch', host: plans.find((p) => p.devices.length > 0)!.host }, 'Socket');
   // Rings connect before the tuner parses NCCL_ALGO/NCCL_PROTO, so QP failures come first.
   const rails: Rail[] = [];
   if (plans.length > 1 && network === 'IB') {
@@ -352,7 +436,12 @@ export function jobOutcome(cluster: Cluster, plans: HostPlan[], localRanks: numb
         if (f) return { ...base, network, rails, failure: f, busbwGBps: 0, latencyUs: 0 };
         if (n === 0) {
           const prio = pa.tc >> 5;
-          rails.push({ index: i, a, b, pfcMismatch: pfcEnabled(pa.machine, a.netdev, prio) !== pfcEnabled(pb.machine, b.netdev, prio) });
+          rails.push({
+            index: i,
+            a,
+            b,
+            pfcMismatch: pfcEnabled(pa.machine, a.netdev, prio) !== pfcEnabled(pb.machine, b.netdev, prio),
+          });
         }
       }
     }
@@ -362,7 +451,9 @@ export function jobOutcome(cluster: Cluster, plans: HostPlan[], localRanks: numb
   if (plans.length === 1) return { ...base, network, rails, busbwGBps: intra, latencyUs: 21, gdr: false };
   if (network === 'Socket') return { ...base, network, rails, busbwGBps: SOCKET_GBPS, latencyUs: 95, gdr: false };
   // The GPU that carries each rail's traffic is the one closest to its NIC: GDR is its to use.
-  const railGpus = plans.flatMap((p) => p.devices.map((d) => Array.from({ length: localRanks }, (_, r) => gpuNet(p, r)).find((g) => g?.device === d)));
+  const railGpus = plans.flatMap((p) =>
+    p.devices.map((d) => Array.from({ length: localRanks }, (_, r) => gpuNet(p, r)).find((g) => g?.device === d)),
+  );
   const gdrShare = railGpus.filter((x) => x !== undefined);
   const gdrAll = gdrShare.length > 0 && gdrShare.every((x) => x!.gdr);
   const gdrFraction = gdrShare.length === 0 ? 0 : gdrShare.filter((x) => x!.gdr).length / gdrShare.length;
@@ -376,4 +467,3 @@ export function jobOutcome(cluster: Cluster, plans: HostPlan[], localRanks: numb
 export function railNames(o: JobOutcome): string[] {
   return o.rails.map((r) => `${r.a.rdma.name}↔${r.b.rdma.name}`);
 }
-

@@ -73,7 +73,8 @@ export function parseCidr(cidr: string): { family: 'inet' | 'inet6'; local: stri
   const local = m[1] as string;
   const prefixlen = Number(m[2]);
   if (isIpv4(local) && prefixlen <= 32) return { family: 'inet', local, prefixlen };
-  if (local.includes(':') && /^[0-9a-fA-F:.]+$/.test(local) && prefixlen <= 128) return { family: 'inet6', local: local.toLowerCase(), prefixlen };
+  if (local.includes(':') && /^[0-9a-fA-F:.]+$/.test(local) && prefixlen <= 128)
+    return { family: 'inet6', local: local.toLowerCase(), prefixlen };
   return undefined;
 }
 
@@ -90,14 +91,34 @@ function dropRoutesOf(m: Machine, dev: NetDev, a: IpAddress): void {
 }
 
 /** Adds an address the way `ip addr add` does; false when it is already there. */
-export function addAddress(m: Machine, dev: NetDev, cidr: { family: 'inet' | 'inet6'; local: string; prefixlen: number }): boolean {
+export function addAddress(
+  m: Machine,
+  dev: NetDev,
+  cidr: { family: 'inet' | 'inet6'; local: string; prefixlen: number },
+): boolean {
   if (dev.addresses.some((a) => a.family === cidr.family && a.local === cidr.local)) return false;
-  const addr: IpAddress = cidr.family === 'inet'
-    ? {
-        family: 'inet', local: cidr.local, prefixlen: cidr.prefixlen, scope: 'global', label: dev.name, validLft: 4294967295, preferredLft: 4294967295,
-        ...(cidr.prefixlen < 31 ? { broadcast: intToIpv4(ipv4ToInt(cidr.local) | (~mask(cidr.prefixlen) >>> 0)) } : {}),
-      }
-    : { family: 'inet6', local: cidr.local, prefixlen: cidr.prefixlen, scope: cidr.local.startsWith('fe80:') ? 'link' : 'global', validLft: 4294967295, preferredLft: 4294967295 };
+  const addr: IpAddress =
+    cidr.family === 'inet'
+      ? {
+          family: 'inet',
+          local: cidr.local,
+          prefixlen: cidr.prefixlen,
+          scope: 'global',
+          label: dev.name,
+          validLft: 4294967295,
+          preferredLft: 4294967295,
+          ...(cidr.prefixlen < 31
+            ? { broadcast: intToIpv4(ipv4ToInt(cidr.local) | (~mask(cidr.prefixlen) >>> 0)) }
+            : {}),
+        }
+      : {
+          family: 'inet6',
+          local: cidr.local,
+          prefixlen: cidr.prefixlen,
+          scope: cidr.local.startsWith('fe80:') ? 'link' : 'global',
+          validLft: 4294967295,
+          preferredLft: 4294967295,
+        };
   if (addr.family === 'inet') {
     // IPv4 addresses come before the IPv6 ones (the kernel keeps the families apart).
     const firstV6 = dev.addresses.findIndex((a) => a.family === 'inet6');
@@ -120,7 +141,8 @@ export function removeAddress(m: Machine, dev: NetDev, local: string): boolean {
   dev.addresses = dev.addresses.filter((x) => x !== a);
   dropRoutesOf(m, dev, a);
   // The last IPv4 address gone: the kernel drops every IPv4 route through the device (fib_disable_ip).
-  if (a.family === 'inet' && !dev.addresses.some((x) => x.family === 'inet')) m.routes = m.routes.filter((r) => r.dev !== dev.name);
+  if (a.family === 'inet' && !dev.addresses.some((x) => x.family === 'inet'))
+    m.routes = m.routes.filter((r) => r.dev !== dev.name);
   m.revision++;
   return true;
 }
@@ -151,7 +173,8 @@ export function networkdLinkLocal(m: Machine, dev: NetDev): void {
 
 /** Drops the EUI-64 link-local address (MAC change, enslaving). */
 export function dropLinkLocal(m: Machine, dev: NetDev): void {
-  for (const a of dev.addresses.filter((x) => x.family === 'inet6' && x.scope === 'link')) removeAddress(m, dev, a.local);
+  for (const a of dev.addresses.filter((x) => x.family === 'inet6' && x.scope === 'link'))
+    removeAddress(m, dev, a.local);
 }
 
 export function setLinkUp(m: Machine, dev: NetDev): void {
@@ -184,7 +207,11 @@ export function setMtu(m: Machine, dev: NetDev, mtu: number): string | undefined
 }
 
 /** Replaces the IPv4/global addresses of a device with exactly `want` (networkd drops foreign ones), keeping order. */
-export function setAddresses(m: Machine, dev: NetDev, want: ReadonlyArray<{ family: 'inet' | 'inet6'; local: string; prefixlen: number }>): void {
+export function setAddresses(
+  m: Machine,
+  dev: NetDev,
+  want: ReadonlyArray<{ family: 'inet' | 'inet6'; local: string; prefixlen: number }>,
+): void {
   for (const a of [...dev.addresses]) {
     if (a.family === 'inet6' && a.scope === 'link') continue;
     if (!want.some((w) => w.local === a.local && w.prefixlen === a.prefixlen)) removeAddress(m, dev, a.local);

@@ -35,7 +35,11 @@ export interface ApplySummary {
   handedOver: string[];
 }
 
-function staticRoutes(dev: NetDev, gateway4: string | undefined, routes: ReadonlyArray<{ to: string; via: string }>): Route[] {
+function staticRoutes(
+  dev: NetDev,
+  gateway4: string | undefined,
+  routes: ReadonlyArray<{ to: string; via: string }>,
+): Route[] {
   const out: Route[] = [];
   if (gateway4) out.push({ dst: 'default', gateway: gateway4, dev: dev.name, protocol: 'static' });
   for (const r of routes) {

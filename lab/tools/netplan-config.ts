@@ -38,7 +38,14 @@ export interface Netdef {
   routes: Array<{ to: string; via: string }>;
   interfaces: string[];
   /** Bond parameters as the kernel takes them. */
-  bond?: { mode: string; miimon?: number; updelay?: number; downdelay?: number; xmitHashPolicy?: string; lacpRate?: 'slow' | 'fast' };
+  bond?: {
+    mode: string;
+    miimon?: number;
+    updelay?: number;
+    downdelay?: number;
+    xmitHashPolicy?: string;
+    lacpRate?: 'slow' | 'fast';
+  };
   /** `parameters:` present (what makes `netplan try` refuse, R22). */
   hasParameters: boolean;
   /** The backend that renders it. */
@@ -63,7 +70,12 @@ export interface NetplanConfig {
   warnings: string[];
 }
 
-const SECTIONS: Array<[string, Netdef['type']]> = [['ethernets', 'ethernet'], ['bonds', 'bond'], ['bridges', 'bridge'], ['vlans', 'vlan']];
+const SECTIONS: Array<[string, Netdef['type']]> = [
+  ['ethernets', 'ethernet'],
+  ['bonds', 'bond'],
+  ['bridges', 'bridge'],
+  ['vlans', 'vlan'],
+];
 
 /** The files netplan reads under `root` (`''` or a --root-dir), by name, shadowed by directory order. */
 export async function readNetplanFiles(fs: IFileSystem, root = ''): Promise<NetplanFile[]> {
@@ -110,7 +122,8 @@ function toPlain(n: YamlNode | null | undefined): Yaml {
   return null;
 }
 
-const isObj = (v: Yaml | undefined): v is { [k: string]: Yaml } => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isObj = (v: Yaml | undefined): v is { [k: string]: Yaml } =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** netplan's merge: mappings amend, scalars override, sequences append (without repeating an item). */
 function merge(into: { [k: string]: Yaml }, from: { [k: string]: Yaml }): void {
@@ -130,7 +143,7 @@ const truthy = (v: Yaml | undefined): boolean =>
   v === true || (typeof v === 'string' && ['true', 'yes', 'on', 'y'].includes(v.toLowerCase()));
 
 const rendererName = (v: Yaml | undefined): NetplanRenderer | undefined =>
-  (v === 'networkd' || v === 'NetworkManager' ? v : undefined);
+  v === 'networkd' || v === 'NetworkManager' ? v : undefined;
 
 /** netplan's duration syntax for bond timers: a bare number is milliseconds; `ms`/`s` suffixes. */
 function millis(v: Yaml | undefined): number | undefined {
@@ -152,14 +165,19 @@ export function loadNetplan(files: NetplanFile[]): NetplanConfig {
   /** The section-level renderer in force where each definition first appeared. */
   const createdWith = new Map<string, NetplanRenderer | undefined>();
   for (const f of files) {
-    if ((f.mode & 0o077) !== 0) warnings.push(`Permissions for ${f.path} are too open. Netplan configuration should NOT be accessible by others.`);
+    if ((f.mode & 0o077) !== 0)
+      warnings.push(
+        `Permissions for ${f.path} are too open. Netplan configuration should NOT be accessible by others.`,
+      );
     const lc = new LineCounter();
     const doc = parseDocument(f.text, { lineCounter: lc, prettyErrors: false });
     if (doc.errors.length > 0) {
       const e = doc.errors[0]!;
       const pos = lc.linePos(e.pos[0]);
       const line = f.text.split('\n')[pos.line - 1] ?? '';
-      errors.push(`${f.path}:${pos.line}:${pos.col - 1}: Invalid YAML: ${e.message.split('\n')[0]?.replace(/ at line .*$/, '')}:\n${line}\n${' '.repeat(Math.max(0, pos.col - 1))}^`);
+      errors.push(
+        `${f.path}:${pos.line}:${pos.col - 1}: Invalid YAML: ${e.message.split('\n')[0]?.replace(/ at line .*$/, '')}:\n${line}\n${' '.repeat(Math.max(0, pos.col - 1))}^`,
+      );
       continue;
     }
     const root = toPlain(doc.contents as YamlNode);
@@ -191,19 +209,32 @@ export function loadNetplan(files: NetplanFile[]): NetplanConfig {
       const renderer = rendererName(d.renderer) ?? createdWith.get(name) ?? globalRenderer ?? 'networkd';
       const ns = isObj(d.nameservers) ? d.nameservers : {};
       const nd: Netdef = {
-        name, type, addresses: [], routes: [], interfaces: strings(d.interfaces),
-        hasParameters: d.parameters !== undefined, renderer, optional: truthy(d.optional),
-        dhcp4: truthy(d.dhcp4), dhcp6: truthy(d.dhcp6), dns: strings(ns.addresses),
+        name,
+        type,
+        addresses: [],
+        routes: [],
+        interfaces: strings(d.interfaces),
+        hasParameters: d.parameters !== undefined,
+        renderer,
+        optional: truthy(d.optional),
+        dhcp4: truthy(d.dhcp4),
+        dhcp6: truthy(d.dhcp6),
+        dns: strings(ns.addresses),
       };
       for (const a of [...new Set(strings(d.addresses))]) {
         const c = parseCidr(a);
-        if (!c) errors.push(`Error in network definition: malformed address '${a}', must be X.X.X.X/NN or X:X:X:X:X:X:X:X/NN`);
+        if (!c)
+          errors.push(
+            `Error in network definition: malformed address '${a}', must be X.X.X.X/NN or X:X:X:X:X:X:X:X/NN`,
+          );
         else nd.addresses.push(c);
       }
       if (d.mtu !== undefined) nd.mtu = Number(d.mtu);
       for (const g of ['gateway4', 'gateway6'] as const) {
         if (d[g] === undefined) continue;
-        warnings.push(`\`${g}\` has been deprecated, use default routes instead.\nSee the 'Default routes' section of the documentation for more details.`);
+        warnings.push(
+          `\`${g}\` has been deprecated, use default routes instead.\nSee the 'Default routes' section of the documentation for more details.`,
+        );
         if (g === 'gateway4') nd.gateway4 = String(d[g]);
       }
       for (const r of Array.isArray(d.routes) ? d.routes : []) {
@@ -215,7 +246,8 @@ export function loadNetplan(files: NetplanFile[]): NetplanConfig {
         const mode = bondModeName(String(p.mode ?? 'balance-rr'));
         if (!mode) errors.push(`Error in network definition: ${name}: unknown bond mode '${String(p.mode)}'`);
         const rate = p['lacp-rate'];
-        if (rate !== undefined && rate !== 'slow' && rate !== 'fast') errors.push(`Error in network definition: ${name}: unknown lacp-rate '${String(rate)}'`);
+        if (rate !== undefined && rate !== 'slow' && rate !== 'fast')
+          errors.push(`Error in network definition: ${name}: unknown lacp-rate '${String(rate)}'`);
         nd.bond = {
           mode: mode ?? 'balance-rr',
           ...(millis(p['mii-monitor-interval']) !== undefined ? { miimon: millis(p['mii-monitor-interval'])! } : {}),
@@ -231,14 +263,17 @@ export function loadNetplan(files: NetplanFile[]): NetplanConfig {
   }
   const names = new Set(netdefs.map((n) => n.name));
   for (const nd of netdefs) {
-    for (const i of nd.interfaces) if (!names.has(i)) errors.push(`Error in network definition: ${nd.name}: interface '${i}' is not defined`);
-    if (nd.gateway4 && !isIpv4(nd.gateway4)) errors.push(`Error in network definition: invalid IPv4 address '${nd.gateway4}'`);
+    for (const i of nd.interfaces)
+      if (!names.has(i)) errors.push(`Error in network definition: ${nd.name}: interface '${i}' is not defined`);
+    if (nd.gateway4 && !isIpv4(nd.gateway4))
+      errors.push(`Error in network definition: invalid IPv4 address '${nd.gateway4}'`);
   }
   const owners = new Map<string, string>();
   for (const nd of netdefs) {
     for (const i of nd.interfaces) {
       const prev = owners.get(i);
-      if (prev && prev !== nd.name) errors.push(`Error in network definition: ${nd.name}: interface '${i}' is already assigned to bond ${prev}`);
+      if (prev && prev !== nd.name)
+        errors.push(`Error in network definition: ${nd.name}: interface '${i}' is already assigned to bond ${prev}`);
       owners.set(i, nd.name);
     }
   }
@@ -248,8 +283,24 @@ export function loadNetplan(files: NetplanFile[]): NetplanConfig {
 // ---- netplan get ----
 
 /** Per-device key order of netplan's emitter (keys it does not know keep their input order after these). */
-const KEY_ORDER = ['renderer', 'optional', 'match', 'set-name', 'interfaces', 'addresses', 'nameservers', 'dhcp4',
-  'dhcp6', 'accept-ra', 'link-local', 'gateway4', 'gateway6', 'routes', 'mtu', 'parameters'];
+const KEY_ORDER = [
+  'renderer',
+  'optional',
+  'match',
+  'set-name',
+  'interfaces',
+  'addresses',
+  'nameservers',
+  'dhcp4',
+  'dhcp6',
+  'accept-ra',
+  'link-local',
+  'gateway4',
+  'gateway6',
+  'routes',
+  'mtu',
+  'parameters',
+];
 
 function quoteString(s: string): string {
   return `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
@@ -257,7 +308,12 @@ function quoteString(s: string): string {
 
 function plainScalar(v: Yaml): string {
   if (v === null) return 'null';
-  if (typeof v === 'string') return /^[A-Za-z0-9_./:+@-][A-Za-z0-9_./:+@ -]*$/.test(v) && !/^(true|false|null|yes|no|~)$/i.test(v) && !/\s$/.test(v) ? v : quoteString(v);
+  if (typeof v === 'string')
+    return /^[A-Za-z0-9_./:+@-][A-Za-z0-9_./:+@ -]*$/.test(v) &&
+      !/^(true|false|null|yes|no|~)$/i.test(v) &&
+      !/\s$/.test(v)
+      ? v
+      : quoteString(v);
   return String(v);
 }
 
@@ -265,14 +321,21 @@ function plainScalar(v: Yaml): string {
 function quoted(path: readonly string[], v: Yaml): string {
   const key = path[path.length - 1] ?? '';
   const parent = path[path.length - 2] ?? '';
-  if (typeof v === 'string' && ((key === 'addresses' && parent !== 'nameservers') || ((key === 'to' || key === 'via') && path.includes('routes')))) return quoteString(v);
+  if (
+    typeof v === 'string' &&
+    ((key === 'addresses' && parent !== 'nameservers') || ((key === 'to' || key === 'via') && path.includes('routes')))
+  )
+    return quoteString(v);
   return plainScalar(v);
 }
 
 function orderKeys(path: readonly string[], o: { [k: string]: Yaml }): string[] {
   const keys = Object.keys(o);
   const isDevice = path.length === 2 && SECTIONS.some(([s]) => s === path[0]);
-  if (path.length === 0) return ['version', 'renderer', ...SECTIONS.map(([s]) => s)].filter((k) => k in o).concat(keys.filter((k) => !['version', 'renderer', ...SECTIONS.map(([s]) => s)].includes(k)));
+  if (path.length === 0)
+    return ['version', 'renderer', ...SECTIONS.map(([s]) => s)]
+      .filter((k) => k in o)
+      .concat(keys.filter((k) => !['version', 'renderer', ...SECTIONS.map(([s]) => s)].includes(k)));
   if (!isDevice) return keys;
   return [...KEY_ORDER.filter((k) => k in o), ...keys.filter((k) => !KEY_ORDER.includes(k))];
 }
@@ -295,7 +358,10 @@ function emitValue(path: string[], v: Yaml, indent: number): string[] {
 function emitMap(path: string[], o: { [k: string]: Yaml }, indent: number): string[] {
   const pad = ' '.repeat(indent);
   const out: string[] = [];
-  for (const k of orderKeys(path.filter((p) => p !== '-'), o)) {
+  for (const k of orderKeys(
+    path.filter((p) => p !== '-'),
+    o,
+  )) {
     const v = o[k] as Yaml;
     const p = [...path, k];
     if (Array.isArray(v)) {

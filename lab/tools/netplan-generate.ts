@@ -16,7 +16,10 @@ const NETWORKD = 'run/systemd/network';
 const NM = 'run/NetworkManager/system-connections';
 
 const sections = (parts: Array<[string, string[]]>): string =>
-  parts.filter(([, lines]) => lines.length > 0).map(([head, lines]) => `[${head}]\n${lines.join('\n')}\n`).join('\n');
+  parts
+    .filter(([, lines]) => lines.length > 0)
+    .map(([head, lines]) => `[${head}]\n${lines.join('\n')}\n`)
+    .join('\n');
 
 const routeTo = (to: string): string => (to === 'default' ? '0.0.0.0/0' : to);
 
@@ -34,7 +37,11 @@ function networkdFiles(nd: Netdef, master: string | undefined): Array<[string, s
     ...(nd.type === 'bond' ? ['ConfigureWithoutCarrier=yes'] : []),
     ...(master ? [`Bond=${master}`] : []),
   ];
-  const body = sections([['Match', [`Name=${nd.name}`]], ['Link', link], ['Network', network]]);
+  const body = sections([
+    ['Match', [`Name=${nd.name}`]],
+    ['Link', link],
+    ['Network', network],
+  ]);
   const routes = nd.routes.map((r) => `\n[Route]\nDestination=${routeTo(r.to)}\nGateway=${r.via}\n`).join('');
   const dhcpSection = dhcp ? '\n[DHCP]\nRouteMetric=100\nUseMTU=true\n' : '';
   out.push([`${NETWORKD}/10-netplan-${nd.name}.network`, `${body}${routes}${dhcpSection}`]);
@@ -49,25 +56,36 @@ function networkdFiles(nd: Netdef, master: string | undefined): Array<[string, s
       ...(b.downdelay !== undefined ? [`DownDelaySec=${b.downdelay}ms`] : []),
     ];
     const netdev = [`Name=${nd.name}`, ...(nd.mtu !== undefined ? [`MTUBytes=${nd.mtu}`] : []), 'Kind=bond'];
-    out.push([`${NETWORKD}/10-netplan-${nd.name}.netdev`, sections([['NetDev', netdev], ['Bond', bond]])]);
+    out.push([
+      `${NETWORKD}/10-netplan-${nd.name}.netdev`,
+      sections([
+        ['NetDev', netdev],
+        ['Bond', bond],
+      ]),
+    ]);
   }
   return out;
 }
 
 function nmFile(nd: Netdef, master: string | undefined): [string, string] {
   const connection = [
-    `id=netplan-${nd.name}`, `type=${nd.type === 'bond' ? 'bond' : 'ethernet'}`, `interface-name=${nd.name}`,
+    `id=netplan-${nd.name}`,
+    `type=${nd.type === 'bond' ? 'bond' : 'ethernet'}`,
+    `interface-name=${nd.name}`,
     ...(master ? ['slave-type=bond', `master=${master}`] : []),
   ];
   const mtu = nd.mtu !== undefined ? [`mtu=${nd.mtu}`] : [];
   const ethernet = [...(nd.type === 'ethernet' ? ['wake-on-lan=0'] : []), ...mtu];
   const b = nd.bond;
-  const bond = nd.type === 'bond' && b ? [
-    `mode=${b.mode}`,
-    ...(b.lacpRate ? [`lacp_rate=${b.lacpRate}`] : []),
-    ...(b.miimon !== undefined ? [`miimon=${b.miimon}`] : []),
-    ...(b.xmitHashPolicy ? [`xmit_hash_policy=${b.xmitHashPolicy}`] : []),
-  ] : [];
+  const bond =
+    nd.type === 'bond' && b
+      ? [
+          `mode=${b.mode}`,
+          ...(b.lacpRate ? [`lacp_rate=${b.lacpRate}`] : []),
+          ...(b.miimon !== undefined ? [`miimon=${b.miimon}`] : []),
+          ...(b.xmitHashPolicy ? [`xmit_hash_policy=${b.xmitHashPolicy}`] : []),
+        ]
+      : [];
   const v4 = nd.addresses.filter((a) => a.family === 'inet');
   const method = nd.dhcp4 ? 'auto' : v4.length > 0 ? 'manual' : 'link-local';
   const ipv4 = [
@@ -79,7 +97,11 @@ function nmFile(nd: Netdef, master: string | undefined): [string, string] {
   ];
   const ipv6 = nd.dhcp6 ? ['method=auto', 'ip6-privacy=0'] : ['method=ignore'];
   const text = sections([
-    ['connection', connection], ['ethernet', ethernet], ['bond', bond], ['ipv4', ipv4], ['ipv6', ipv6],
+    ['connection', connection],
+    ['ethernet', ethernet],
+    ['bond', bond],
+    ['ipv4', ipv4],
+    ['ipv6', ipv6],
   ]);
   return [`${NM}/netplan-${nd.name}.nmconnection`, text];
 }
@@ -95,7 +117,8 @@ export function renderBackends(cfg: NetplanConfig): Map<string, string> {
     for (const [path, text] of files) out.set(path, text);
     if (nd.type === 'ethernet' && nd.mtu !== undefined) {
       const link = sections([
-        ['Match', [`OriginalName=${nd.name}`]], ['Link', ['WakeOnLan=off', `MTUBytes=${nd.mtu}`]],
+        ['Match', [`OriginalName=${nd.name}`]],
+        ['Link', ['WakeOnLan=off', `MTUBytes=${nd.mtu}`]],
       ]);
       out.set(`${NETWORKD}/10-netplan-${nd.name}.link`, link);
     }

@@ -33,7 +33,7 @@ const pids = new WeakMap<Machine, number>();
 
 /** A fresh PID per GLib program run (generate runs as its own process). */
 function nextPid(m: Machine): number {
-  const p = (pids.get(m) ?? 2100 + (m.index * 137) % 700) + 3;
+  const p = (pids.get(m) ?? 2100 + ((m.index * 137) % 700)) + 3;
   pids.set(m, p);
   return p;
 }
@@ -57,7 +57,11 @@ export async function loadConfig(fs: IFileSystem, root = ''): Promise<NetplanCon
  * Renders the current files into the machine as `netplan apply` would (also used at boot and by
  * the rollback script through the command). Returns the validation errors, if any (nothing applied).
  */
-export async function applyFromFiles(m: Machine, cluster: Cluster, fs: IFileSystem): Promise<{ cfg: NetplanConfig; errors: string[] }> {
+export async function applyFromFiles(
+  m: Machine,
+  cluster: Cluster,
+  fs: IFileSystem,
+): Promise<{ cfg: NetplanConfig; errors: string[] }> {
   const cfg = await loadConfig(fs);
   if (cfg.errors.length > 0) return { cfg, errors: cfg.errors };
   applyNetplan(m, cluster, cfg);
@@ -105,7 +109,14 @@ export const netplan: Tool = {
     const fs = env.ctx.fs;
     const words = args.filter((a) => a !== '--debug');
     const verb = words[0];
-    const p = getopt(words.slice(1), 'h', { 'root-dir': true, help: false, timeout: true, 'config-file': true, state: true, mapping: true });
+    const p = getopt(words.slice(1), 'h', {
+      'root-dir': true,
+      help: false,
+      timeout: true,
+      'config-file': true,
+      state: true,
+      mapping: true,
+    });
     if (!verb) return fail(2, `${USAGE}/usr/sbin/netplan: error: the following arguments are required: subcommand\n`);
     if (p.error) return fail(2, `${USAGE}/usr/sbin/netplan: error: unrecognized arguments: --${p.error.option}\n`);
     const root = value(p, 'root-dir') ?? '';
@@ -139,8 +150,14 @@ export const netplan: Tool = {
         // is_revertable() runs first and refuses bond/bridge parameters (R22).
         const refused = cfg.netdefs.filter((n) => (n.type === 'bond' || n.type === 'bridge') && n.hasParameters);
         if (refused.length > 0) {
-          const lines = refused.map((n) => `${n.name}: reverting custom parameters for bridges and bonds is not supported\n`).join('');
-          return { stdout: `${lines}\nPlease carefully review the configuration and use 'netplan apply' directly.\n`, stderr: '', exitCode: EX_CONFIG };
+          const lines = refused
+            .map((n) => `${n.name}: reverting custom parameters for bridges and bonds is not supported\n`)
+            .join('');
+          return {
+            stdout: `${lines}\nPlease carefully review the configuration and use 'netplan apply' directly.\n`,
+            stderr: '',
+            exitCode: EX_CONFIG,
+          };
         }
         if (cfg.errors.length > 0) return fail(1, `${cfg.errors.join('\n')}\n`);
         if (!env.ctx.env.get('TERM')) {
@@ -148,14 +165,24 @@ export const netplan: Tool = {
           // "reverts", which re-applies what the files say.
           applyNetplan(m, env.cluster, cfg);
           notifyManagement(m);
-          return { stdout: "\nAn error occured: (25, 'Inappropriate ioctl for device')\n\nReverting.\n", stderr: '', exitCode: 0 };
+          return {
+            stdout: "\nAn error occured: (25, 'Inappropriate ioctl for device')\n\nReverting.\n",
+            stderr: '',
+            exitCode: 0,
+          };
         }
         const timeout = Number(value(p, 'timeout') ?? '120');
         const before = await snapshot(fs);
         applyNetplan(m, env.cluster, cfg);
         notifyManagement(m);
-        let out = 'Do you want to keep these settings?\n\n\nPress ENTER before the timeout to accept the new configuration\n\n\n';
-        if (decodeBytesToUtf8(env.ctx.stdin).includes('\n')) return { stdout: `${out}Changes will revert in ${String(timeout).padStart(2)} seconds\r\nConfiguration accepted.\n`, stderr: '', exitCode: 0 };
+        let out =
+          'Do you want to keep these settings?\n\n\nPress ENTER before the timeout to accept the new configuration\n\n\n';
+        if (decodeBytesToUtf8(env.ctx.stdin).includes('\n'))
+          return {
+            stdout: `${out}Changes will revert in ${String(timeout).padStart(2)} seconds\r\nConfiguration accepted.\n`,
+            stderr: '',
+            exitCode: 0,
+          };
         for (let left = timeout; left > 0; left--) {
           out += `Changes will revert in ${String(left).padStart(2)} seconds\r`;
           if (!(await m.clock.sleep(1000, env.ctx.signal))) return { stdout: out, stderr: '', exitCode: 130 };

@@ -43,8 +43,13 @@ export function nvidiaProcEntries(m: Machine): Record<string, VNode> {
   return {
     nvidia: dir(() => ({
       version: file(() => procDriverVersion(m) ?? ''),
-      gpus: dir(() => Object.fromEntries(m.gpus.map((g) => [g.pci, dir(() => ({ information: file(() => information(m, g.pci)) }))]))),
-      params: file(() => 'ResmanDebugLevel: 4294967295\nRmLogonRC: 1\nModifyDeviceFiles: 1\nDeviceFileUID: 0\nDeviceFileGID: 0\nDeviceFileMode: 438\n'),
+      gpus: dir(() =>
+        Object.fromEntries(m.gpus.map((g) => [g.pci, dir(() => ({ information: file(() => information(m, g.pci)) }))])),
+      ),
+      params: file(
+        () =>
+          'ResmanDebugLevel: 4294967295\nRmLogonRC: 1\nModifyDeviceFiles: 1\nDeviceFileUID: 0\nDeviceFileGID: 0\nDeviceFileMode: 438\n',
+      ),
     })),
   };
 }

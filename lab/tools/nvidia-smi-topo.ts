@@ -29,8 +29,13 @@ const LEGEND = [
 const NVLINK_LEGEND = '  NV#  = Connection traversing a bonded set of # NVLinks';
 
 const P2P_LEGEND = [
-  '  X    = Self', '  OK   = Status Ok', '  CNS  = Chipset not supported', '  GNS  = GPU not supported',
-  '  TNS  = Topology not supported', '  NS   = Not supported', '  U    = Unknown',
+  '  X    = Self',
+  '  OK   = Status Ok',
+  '  CNS  = Chipset not supported',
+  '  GNS  = GPU not supported',
+  '  TNS  = Topology not supported',
+  '  NS   = Not supported',
+  '  U    = Unknown',
 ];
 
 /** The topology code between two PCI functions (nvidia-smi's, see the header). */
@@ -59,7 +64,9 @@ interface TopoDevice {
 
 function devices(m: Machine): { gpus: TopoDevice[]; nics: Array<TopoDevice & { name: string }> } {
   const gpus = [...m.gpus].sort((x, y) => x.index - y.index).map((g) => ({ label: `GPU${g.index}`, bdf: g.pci }));
-  const nics = [...m.rdma].sort((x, y) => x.pci.localeCompare(y.pci) || x.name.localeCompare(y.name)).map((r, i) => ({ label: `NIC${i}`, bdf: r.pci, name: r.name }));
+  const nics = [...m.rdma]
+    .sort((x, y) => x.pci.localeCompare(y.pci) || x.name.localeCompare(y.name))
+    .map((r, i) => ({ label: `NIC${i}`, bdf: r.pci, name: r.name }));
   return { gpus, nics };
 }
 
@@ -69,7 +76,9 @@ export function renderTopoMatrix(m: Machine, pcieOnly: boolean): string {
   const lines: string[] = [];
   lines.push(`\t${U}${all.map((d) => d.label).join('\t')}\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID${R}`);
   for (const row of all) {
-    const cells = all.map((col) => (col.bdf === row.bdf && col.label === row.label ? ' X ' : pciRelationCode(m, row.bdf, col.bdf)));
+    const cells = all.map((col) =>
+      col.bdf === row.bdf && col.label === row.label ? ' X ' : pciRelationCode(m, row.bdf, col.bdf),
+    );
     const isGpu = row.label.startsWith('GPU');
     const numa = m.pci.find((p) => p.bdf === row.bdf)?.numaNode ?? 0;
     const tail = isGpu ? `\t${numaCpuList(m, numa)}\t${numa}\t\tN/A` : '\t\t\t\t';
@@ -90,7 +99,8 @@ function p2pStatus(m: Machine, a: string, b: string, kind: string): string {
 export function renderP2p(m: Machine, kind: string): string {
   const { gpus } = devices(m);
   const lines = [` \t${U}${gpus.map((g) => `${g.label}\t`).join('')}${R}`];
-  for (const row of gpus) lines.push(` ${row.label}\t${gpus.map((col) => `${p2pStatus(m, row.bdf, col.bdf, kind)}\t`).join('')}`);
+  for (const row of gpus)
+    lines.push(` ${row.label}\t${gpus.map((col) => `${p2pStatus(m, row.bdf, col.bdf, kind)}\t`).join('')}`);
   lines.push('', 'Legend:', '', ...P2P_LEGEND);
   return `${lines.join('\n')}\n`;
 }

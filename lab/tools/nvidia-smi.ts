@@ -122,11 +122,26 @@ const FIELDS: Record<string, Field> = {
   'mig.mode.current': { header: 'mig.mode.current', value: () => null },
   display_active: { header: 'display_active', value: () => 'Disabled' },
   // NVML's bits: 0x1 GpuIdle, 0x4 SwPowerCap (a board held at its power limit under load).
-  'clocks_event_reasons.active': { header: 'clocks_event_reasons.active', value: (c) => (c.s.pstate === 'P8' ? '0x0000000000000001' : c.s.powerW >= c.s.powerCapW * 0.97 ? '0x0000000000000004' : '0x0000000000000000') },
+  'clocks_event_reasons.active': {
+    header: 'clocks_event_reasons.active',
+    value: (c) =>
+      c.s.pstate === 'P8'
+        ? '0x0000000000000001'
+        : c.s.powerW >= c.s.powerCapW * 0.97
+          ? '0x0000000000000004'
+          : '0x0000000000000000',
+  },
 };
 const ALIASES: Record<string, string> = {
-  gpu_name: 'name', gpu_uuid: 'uuid', gpu_serial: 'serial', gpu_bus_id: 'pci.bus_id', 'clocks.sm': 'clocks.current.sm', 'clocks.gr': 'clocks.current.graphics',
-  'clocks.mem': 'clocks.current.memory', 'clocks.applications.graphics': 'clocks.current.graphics', 'clocks_throttle_reasons.active': 'clocks_event_reasons.active',
+  gpu_name: 'name',
+  gpu_uuid: 'uuid',
+  gpu_serial: 'serial',
+  gpu_bus_id: 'pci.bus_id',
+  'clocks.sm': 'clocks.current.sm',
+  'clocks.gr': 'clocks.current.graphics',
+  'clocks.mem': 'clocks.current.memory',
+  'clocks.applications.graphics': 'clocks.current.graphics',
+  'clocks_throttle_reasons.active': 'clocks_event_reasons.active',
 };
 
 function cell(f: Field, v: string | number | null, nounits: boolean): string {
@@ -150,7 +165,13 @@ function selectGpus(m: Machine, id: string | undefined): Gpu[] | string {
   if (id === undefined) return all;
   const picked: Gpu[] = [];
   for (const want of id.split(',')) {
-    const g = all.find((x) => String(x.index) === want || x.uuid === want || busId(x.pci) === want.toUpperCase() || x.pci === want.toLowerCase());
+    const g = all.find(
+      (x) =>
+        String(x.index) === want ||
+        x.uuid === want ||
+        busId(x.pci) === want.toUpperCase() ||
+        x.pci === want.toLowerCase(),
+    );
     if (!g) return `No devices were found`;
     picked.push(g);
   }
@@ -158,7 +179,10 @@ function selectGpus(m: Machine, id: string | undefined): Gpu[] | string {
 }
 
 function queryGpu(m: Machine, gpus: Gpu[], fields: string, format: Format, now: number): ExecResult {
-  const names = fields.split(',').map((x) => x.trim()).filter(Boolean);
+  const names = fields
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
   const defs: Field[] = [];
   for (const n of names) {
     const def = FIELDS[ALIASES[n] ?? n];
@@ -174,7 +198,14 @@ function queryGpu(m: Machine, gpus: Gpu[], fields: string, format: Format, now: 
   return ok(`${lines.join('\n')}\n`);
 }
 
-const APP_FIELDS: Record<string, { header: string; unit?: string; value: (m: Machine, g: Gpu, w: { pid: number; name: string; memMiB: number }, now: number) => string | number }> = {
+const APP_FIELDS: Record<
+  string,
+  {
+    header: string;
+    unit?: string;
+    value: (m: Machine, g: Gpu, w: { pid: number; name: string; memMiB: number }, now: number) => string | number;
+  }
+> = {
   timestamp: { header: 'timestamp', value: (_m, _g, _w, now) => csvTime(now) },
   gpu_name: { header: 'gpu_name', value: (_m, g) => g.name },
   gpu_bus_id: { header: 'gpu_bus_id', value: (_m, g) => busId(g.pci) },
@@ -188,7 +219,10 @@ const APP_FIELDS: Record<string, { header: string; unit?: string; value: (m: Mac
 };
 
 function queryApps(m: Machine, gpus: Gpu[], fields: string, format: Format, now: number): ExecResult {
-  const names = fields.split(',').map((x) => x.trim()).filter(Boolean);
+  const names = fields
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
   const defs = [];
   for (const n of names) {
     const d = APP_FIELDS[n];
@@ -198,7 +232,15 @@ function queryApps(m: Machine, gpus: Gpu[], fields: string, format: Format, now:
   const lines: string[] = [];
   if (format.header) lines.push(defs.map((d) => (d.unit ? `${d.header} [${d.unit}]` : d.header)).join(', '));
   for (const g of gpus) {
-    for (const w of workOn(m, g.index)) lines.push(defs.map((d) => { const v = d.value(m, g, w, now); return d.unit && format.units ? `${v} ${d.unit}` : String(v); }).join(', '));
+    for (const w of workOn(m, g.index))
+      lines.push(
+        defs
+          .map((d) => {
+            const v = d.value(m, g, w, now);
+            return d.unit && format.units ? `${v} ${d.unit}` : String(v);
+          })
+          .join(', '),
+      );
   }
   return ok(lines.length > 0 ? `${lines.join('\n')}\n` : '');
 }
@@ -211,7 +253,9 @@ export function renderTable(m: Machine, gpus: Gpu[], now: number): string {
   const l = runtime(m).loaded!;
   const cuda = cudaOf(l.version);
   const out: string[] = [`${asctime(now)}       `, WIDE];
-  out.push(`| NVIDIA-SMI ${l.version.padEnd(23)}Driver Version: ${l.version.padEnd(15)}CUDA Version: ${cuda.padEnd(9)}|`);
+  out.push(
+    `| NVIDIA-SMI ${l.version.padEnd(23)}Driver Version: ${l.version.padEnd(15)}CUDA Version: ${cuda.padEnd(9)}|`,
+  );
   out.push(SEP);
   out.push('| GPU  Name                 Persistence-M | Bus-Id          Disp.A | Volatile Uncorr. ECC |');
   out.push('| Fan  Temp   Perf          Pwr:Usage/Cap |           Memory-Usage | GPU-Util  Compute M. |');
@@ -220,10 +264,14 @@ export function renderTable(m: Machine, gpus: Gpu[], now: number): string {
   const pm = runtime(m).persistence ? 'On' : 'Off';
   for (const g of gpus) {
     const s = gpuSample(m, g, now);
-    out.push(`|${String(g.index).padStart(4)}  ${g.name.padEnd(31)}${pm.padEnd(3)} |   ${busId(g.pci)} Off |${'0'.padStart(21)} |`);
+    out.push(
+      `|${String(g.index).padStart(4)}  ${g.name.padEnd(31)}${pm.padEnd(3)} |   ${busId(g.pci)} Off |${'0'.padStart(21)} |`,
+    );
     const left = ` N/A   ${`${s.tempC}C`.padEnd(3)}    ${s.pstate}`;
     const power = `${Math.round(s.powerW)}W / ${String(s.powerCapW).padStart(4)}W `;
-    out.push(`|${left}${power.padStart(41 - left.length)}|${`${s.memUsedMiB}MiB`.padStart(11)} / ${String(s.memTotalMiB).padStart(6)}MiB |${`${s.utilPct}%`.padStart(8)}${'Default'.padStart(13)} |`);
+    out.push(
+      `|${left}${power.padStart(41 - left.length)}|${`${s.memUsedMiB}MiB`.padStart(11)} / ${String(s.memTotalMiB).padStart(6)}MiB |${`${s.utilPct}%`.padStart(8)}${'Default'.padStart(13)} |`,
+    );
     out.push(`|                                         |                        |${'N/A'.padStart(21)} |`);
     out.push(SEP);
   }
@@ -233,22 +281,35 @@ export function renderTable(m: Machine, gpus: Gpu[], now: number): string {
   out.push('|        ID   ID                                                               Usage      |');
   out.push('|=========================================================================================|');
   const rows = gpus.flatMap((g) => workOn(m, g.index).map((w) => ({ g, w })));
-  if (rows.length === 0) out.push('|  No running processes found                                                             |');
+  if (rows.length === 0)
+    out.push('|  No running processes found                                                             |');
   for (const { g, w } of rows) {
     const mem = `${w.memMiB}MiB`;
     const room = 46 - mem.length - 1;
     const name = w.name.length > room ? `...${w.name.slice(-(room - 3))}` : w.name;
-    out.push(`|${String(g.index).padStart(5)}   N/A  N/A${String(w.pid).padStart(16)}${(w.type ?? 'C').padStart(7)}   ${name.padEnd(46 - mem.length)}${mem} |`);
+    out.push(
+      `|${String(g.index).padStart(5)}   N/A  N/A${String(w.pid).padStart(16)}${(w.type ?? 'C').padStart(7)}   ${name.padEnd(46 - mem.length)}${mem} |`,
+    );
   }
   out.push(WIDE);
   return `${out.join('\n')}\n`;
 }
 
 function persistenceMode(m: Machine, gpus: Gpu[], on: boolean, root: boolean): ExecResult {
-  if (!root) return fail(4, '', gpus.map((g) => `Unable to set persistence mode for GPU ${busId(g.pci)}: Insufficient Permissions\n`).join('') + 'Terminating early due to previous errors.\n');
+  if (!root)
+    return fail(
+      4,
+      '',
+      gpus.map((g) => `Unable to set persistence mode for GPU ${busId(g.pci)}: Insufficient Permissions\n`).join('') +
+        'Terminating early due to previous errors.\n',
+    );
   const rt = runtime(m);
   const word = on ? 'Enabled' : 'Disabled';
-  const lines = gpus.map((g) => (rt.persistence === on ? `Persistence mode is already ${word} for GPU ${busId(g.pci)}.` : `${word} persistence mode for GPU ${busId(g.pci)}.`));
+  const lines = gpus.map((g) =>
+    rt.persistence === on
+      ? `Persistence mode is already ${word} for GPU ${busId(g.pci)}.`
+      : `${word} persistence mode for GPU ${busId(g.pci)}.`,
+  );
   rt.persistence = on;
   m.revision++;
   return ok(`${lines.join('\n')}\nAll done.\n`);
@@ -259,7 +320,8 @@ function topo(m: Machine, args: string[]): ExecResult {
   if (flag === '-m' || flag === '--matrix') return ok(renderTopoMatrix(m, false));
   if (flag === '-mp' || flag === '--matrix_pci') return ok(renderTopoMatrix(m, true));
   if (flag === '-p2p' || flag === '--p2pstatus') {
-    if (!kind || !['r', 'w', 'n', 'a', 'p'].includes(kind)) return fail(255, '', `ERROR: Option ${flag} is missing its value. Please run 'nvidia-smi topo -h' for help.\n\n`);
+    if (!kind || !['r', 'w', 'n', 'a', 'p'].includes(kind))
+      return fail(255, '', `ERROR: Option ${flag} is missing its value. Please run 'nvidia-smi topo -h' for help.\n\n`);
     return ok(renderP2p(m, kind));
   }
   return fail(255, '', `ERROR: Option ${flag ?? ''} is not recognized. Please run 'nvidia-smi topo -h' for help.\n\n`);
@@ -275,13 +337,16 @@ function run(args: string[], env: ToolEnv): ExecResult | Promise<ExecResult> {
   const { machine: m, root } = env;
   const now = m.clock.now();
   // These answer without talking to the driver.
-  if (args[0] === '-h' || args[0] === '--help') return ok(`NVIDIA System Management Interface -- v${runtime(m).loaded?.version ?? '580.126.09'}\n`);
+  if (args[0] === '-h' || args[0] === '--help')
+    return ok(`NVIDIA System Management Interface -- v${runtime(m).loaded?.version ?? '580.126.09'}\n`);
   const failure = smiFailure(m);
   if (failure) return { stdout: failure.text, stderr: '', exitCode: failure.exitCode };
   const l = runtime(m).loaded!;
   if (args[0] === 'topo') return topo(m, args.slice(1));
   if (args[0] === '--version') {
-    return ok(`NVIDIA-SMI version  : ${l.version}\nNVML version        : ${l.version.split('.').slice(0, 2).join('.')}\nDRIVER version      : ${l.version}\nCUDA Version        : ${cudaOf(l.version)}\n`);
+    return ok(
+      `NVIDIA-SMI version  : ${l.version}\nNVML version        : ${l.version.split('.').slice(0, 2).join('.')}\nDRIVER version      : ${l.version}\nCUDA Version        : ${cudaOf(l.version)}\n`,
+    );
   }
   let id: string | undefined;
   let query: string | undefined;
@@ -290,40 +355,84 @@ function run(args: string[], env: ToolEnv): ExecResult | Promise<ExecResult> {
   let pm: string | undefined;
   let list = false;
   let loopMs: number | undefined;
-  const missing = (name: string): ExecResult => fail(255, '', `ERROR: Option ${name} is missing its value. Please run 'nvidia-smi -h' for help.\n\n`);
+  const missing = (name: string): ExecResult =>
+    fail(255, '', `ERROR: Option ${name} is missing its value. Please run 'nvidia-smi -h' for help.\n\n`);
   for (let i = 0; i < args.length; i++) {
     const a = args[i] as string;
-    const [name, inline] = a.startsWith('--') && a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
+    const [name, inline] =
+      a.startsWith('--') && a.includes('=')
+        ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)]
+        : [a, undefined];
     const take = (): string | undefined => inline ?? args[++i];
     const need = (v: string | undefined): v is string => v !== undefined;
     // The loop interval is optional: a number after the option is its value, anything else is not.
     const interval = (scale: number): number | ExecResult => {
       const v = inline ?? (/^\d+$/.test(args[i + 1] ?? '') ? args[++i] : undefined);
       if (v === undefined) return DEFAULT_LOOP_MS;
-      if (!/^\d+$/.test(v) || Number(v) === 0) return fail(255, '', `ERROR: Invalid value "${v}" for option ${name}. Please run 'nvidia-smi -h' for help.\n\n`);
+      if (!/^\d+$/.test(v) || Number(v) === 0)
+        return fail(
+          255,
+          '',
+          `ERROR: Invalid value "${v}" for option ${name}. Please run 'nvidia-smi -h' for help.\n\n`,
+        );
       return Number(v) * scale;
     };
     switch (name) {
-      case '-L': case '--list-gpus': list = true; break;
-      case '-i': case '--id': { const v = take(); if (!need(v)) return missing(name); id = v; break; }
-      case '--query-gpu': { const v = take(); if (!need(v)) return missing(name); query = v; break; }
-      case '--query-compute-apps': { const v = take(); if (!need(v)) return missing(name); apps = v; break; }
-      case '--format': { const v = take(); if (!need(v)) return missing(name); format = v; break; }
-      case '-pm': case '--persistence-mode': { const v = take(); if (!need(v)) return missing(name); pm = v; break; }
-      case '-l': case '--loop': case '-lms': case '--loop-ms': {
+      case '-L':
+      case '--list-gpus':
+        list = true;
+        break;
+      case '-i':
+      case '--id': {
+        const v = take();
+        if (!need(v)) return missing(name);
+        id = v;
+        break;
+      }
+      case '--query-gpu': {
+        const v = take();
+        if (!need(v)) return missing(name);
+        query = v;
+        break;
+      }
+      case '--query-compute-apps': {
+        const v = take();
+        if (!need(v)) return missing(name);
+        apps = v;
+        break;
+      }
+      case '--format': {
+        const v = take();
+        if (!need(v)) return missing(name);
+        format = v;
+        break;
+      }
+      case '-pm':
+      case '--persistence-mode': {
+        const v = take();
+        if (!need(v)) return missing(name);
+        pm = v;
+        break;
+      }
+      case '-l':
+      case '--loop':
+      case '-lms':
+      case '--loop-ms': {
         const v = interval(name === '-l' || name === '--loop' ? 1000 : 1);
         if (typeof v !== 'number') return v;
         loopMs = v;
         break;
       }
-      default: return fail(255, '', `ERROR: Option ${a} is not recognized. Please run 'nvidia-smi -h' for help.\n\n`);
+      default:
+        return fail(255, '', `ERROR: Option ${a} is not recognized. Please run 'nvidia-smi -h' for help.\n\n`);
     }
   }
   const gpus = selectGpus(m, id);
   if (typeof gpus === 'string') return fail(6, '', `${gpus}\n`);
   if (list) return ok(gpus.map((g) => `GPU ${g.index}: ${g.name} (UUID: ${g.uuid})\n`).join(''));
   if (pm !== undefined) {
-    if (pm !== '0' && pm !== '1' && pm !== 'ENABLED' && pm !== 'DISABLED') return fail(255, '', `ERROR: Invalid value "${pm}" for option -pm. Please run 'nvidia-smi -h' for help.\n\n`);
+    if (pm !== '0' && pm !== '1' && pm !== 'ENABLED' && pm !== 'DISABLED')
+      return fail(255, '', `ERROR: Invalid value "${pm}" for option -pm. Please run 'nvidia-smi -h' for help.\n\n`);
     return persistenceMode(m, gpus, pm === '1' || pm === 'ENABLED', root);
   }
   let block: Block;
@@ -356,7 +465,13 @@ function run(args: string[], env: ToolEnv): ExecResult | Promise<ExecResult> {
  * pile up block after block (CI saw blocks 1,058 ms apart). A loop more than one interval behind (a reader that stopped draining) starts its
  * cadence again from now rather than printing the blocks it missed.
  */
-async function loop(env: ToolEnv, intervalMs: number, block: Block, first: ExecResult, firstAt: number): Promise<ExecResult> {
+async function loop(
+  env: ToolEnv,
+  intervalMs: number,
+  block: Block,
+  first: ExecResult,
+  firstAt: number,
+): Promise<ExecResult> {
   const m = env.machine;
   const io = toolIo(env.ctx, m.clock);
   let due = firstAt;
@@ -364,9 +479,10 @@ async function loop(env: ToolEnv, intervalMs: number, block: Block, first: ExecR
   for (;;) {
     await io.out(next.stdout);
     due += intervalMs;
-    const ended = m.clock.speed === 'max'
-      ? !(await m.clock.sleep(intervalMs, io.signal, true))
-      : !(await io.sleep(Math.max(0, due - m.clock.now())));
+    const ended =
+      m.clock.speed === 'max'
+        ? !(await m.clock.sleep(intervalMs, io.signal, true))
+        : !(await io.sleep(Math.max(0, due - m.clock.now())));
     if (ended) return io.result(130);
     const now = m.clock.now();
     if (now - due >= intervalMs) due = now;

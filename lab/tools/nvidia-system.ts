@@ -12,10 +12,20 @@ import { noAcs } from '../model/pci-topology.js';
 import { bindGpus, installedModule, loadedFrom, nvrmLine, runtime } from '../model/nvidia.js';
 import type { Machine } from '../model/types.js';
 
-const dkmsPath = (name: string) => (m: Machine): string => (installedModule(m)?.source === 'prebuilt' ? `kernel/nvidia-${installedModule(m)?.version.split('.')[0]}srv/${name}.ko` : `updates/dkms/${name}.ko`);
+const dkmsPath =
+  (name: string) =>
+  (m: Machine): string =>
+    installedModule(m)?.source === 'prebuilt'
+      ? `kernel/nvidia-${installedModule(m)?.version.split('.')[0]}srv/${name}.ko`
+      : `updates/dkms/${name}.ko`;
 const fromPackage = (m: Machine): boolean => installedModule(m) !== undefined;
 const version = (m: Machine): string | undefined => installedModule(m)?.version;
-const common: Partial<KernelModuleDef> = { available: fromPackage, version, license: 'Dual MIT/GPL', author: 'NVIDIA Corporation' };
+const common: Partial<KernelModuleDef> = {
+  available: fromPackage,
+  version,
+  license: 'Dual MIT/GPL',
+  author: 'NVIDIA Corporation',
+};
 
 registerKernelModule({
   ...common,
@@ -28,7 +38,10 @@ registerKernelModule({
   load(m) {
     const build = installedModule(m);
     if (m.nvidia?.secureBoot && build?.source === 'dkms') {
-      return { error: 'Key was rejected by service', dmesg: ['Lockdown: modprobe: unsigned module loading is restricted; see man kernel_lockdown.7'] };
+      return {
+        error: 'Key was rejected by service',
+        dmesg: ['Lockdown: modprobe: unsigned module loading is restricted; see man kernel_lockdown.7'],
+      };
     }
     if (m.modules.includes('nouveau')) {
       return {
@@ -48,7 +61,9 @@ registerKernelModule({
     const l = loadedFrom(m, build, m.clock.now() - 3_600_000);
     return [
       'nvidia: loading out-of-tree module taints kernel.',
-      ...(build.open ? [] : ["nvidia: module license 'NVIDIA' taints kernel.", 'Disabling lock debugging due to kernel taint']),
+      ...(build.open
+        ? []
+        : ["nvidia: module license 'NVIDIA' taints kernel.", 'Disabling lock debugging due to kernel taint']),
       'nvidia-nvlink: Nvlink Core is being initialized, major device number 511',
       nvrmLine(l).replace(/^NVRM version: /, 'NVRM: loading '),
     ];
@@ -66,9 +81,33 @@ registerKernelModule({
   },
 });
 
-registerKernelModule({ ...common, name: 'nvidia_modeset', size: 1355776, depends: ['nvidia'], path: dkmsPath('nvidia-modeset'), autoload: () => true, description: 'NVIDIA modeset kernel module' });
-registerKernelModule({ ...common, name: 'nvidia_drm', size: 122880, depends: ['nvidia_modeset'], path: dkmsPath('nvidia-drm'), autoload: () => true, description: 'NVIDIA DRM kernel module' });
-registerKernelModule({ ...common, name: 'nvidia_uvm', size: 1830912, depends: ['nvidia'], path: dkmsPath('nvidia-uvm'), autoload: () => true, description: 'NVIDIA Unified Memory kernel module' });
+registerKernelModule({
+  ...common,
+  name: 'nvidia_modeset',
+  size: 1355776,
+  depends: ['nvidia'],
+  path: dkmsPath('nvidia-modeset'),
+  autoload: () => true,
+  description: 'NVIDIA modeset kernel module',
+});
+registerKernelModule({
+  ...common,
+  name: 'nvidia_drm',
+  size: 122880,
+  depends: ['nvidia_modeset'],
+  path: dkmsPath('nvidia-drm'),
+  autoload: () => true,
+  description: 'NVIDIA DRM kernel module',
+});
+registerKernelModule({
+  ...common,
+  name: 'nvidia_uvm',
+  size: 1830912,
+  depends: ['nvidia'],
+  path: dkmsPath('nvidia-uvm'),
+  autoload: () => true,
+  description: 'NVIDIA Unified Memory kernel module',
+});
 
 registerKernelModule({
   ...common,
@@ -78,10 +117,16 @@ registerKernelModule({
   path: dkmsPath('nvidia-peermem'),
   description: 'NVIDIA GPU memory plug-in',
   // The inbox ib_core has no peer-memory client API; MLNX_OFED's and DOCA-OFED's have.
-  load: (m) => (m.ofed?.loaded ? undefined : {
-    error: 'Invalid argument',
-    dmesg: ['nvidia_peermem: Unknown symbol ib_register_peer_memory_client (err -2)', 'nvidia_peermem: Unknown symbol ib_unregister_peer_memory_client (err -2)'],
-  }),
+  load: (m) =>
+    m.ofed?.loaded
+      ? undefined
+      : {
+          error: 'Invalid argument',
+          dmesg: [
+            'nvidia_peermem: Unknown symbol ib_register_peer_memory_client (err -2)',
+            'nvidia_peermem: Unknown symbol ib_unregister_peer_memory_client (err -2)',
+          ],
+        },
 });
 
 // A reboot: the running module, persistence and setpci writes are gone; the BIOS puts its ACS

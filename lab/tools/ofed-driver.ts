@@ -22,7 +22,8 @@ if (!core || !ib) throw new Error('lab: mlx5_core/mlx5_ib must be registered bef
 registerKernelModule({
   ...core,
   version: (m) => mlx5ModuleVersion(m),
-  path: (m) => (installedOfed(m) ? 'updates/dkms/mlx5_core.ko' : 'kernel/drivers/net/ethernet/mellanox/mlx5/core/mlx5_core.ko'),
+  path: (m) =>
+    installedOfed(m) ? 'updates/dkms/mlx5_core.ko' : 'kernel/drivers/net/ethernet/mellanox/mlx5/core/mlx5_core.ko',
   unloaded: (m) => {
     resetQos(m);
     resetRdmaRuntime(m);

@@ -40,9 +40,13 @@ export const ofedInfo: Tool = {
     if (!o) return fail(1, 'ofed_info: no OFED installation found\n');
     if (args.includes('-s')) return ok(`${ofedHeader(o.flavor, o.version, true)}\n`);
     if (args.includes('-n')) return ok(`${o.version}\n`);
-    const pkgs = [...m.packages.values()].filter((p) => /mlnx|ofed|2307mlnx|OFED/.test(`${p.name} ${p.version}`)).sort((a, b) => a.name.localeCompare(b.name));
+    const pkgs = [...m.packages.values()]
+      .filter((p) => /mlnx|ofed|2307mlnx|OFED/.test(`${p.name} ${p.version}`))
+      .sort((a, b) => a.name.localeCompare(b.name));
     const lines = pkgs.map((p) => `ii  ${p.name.padEnd(30)} ${p.version.padEnd(40)} ${p.arch}`);
-    return ok(`${ofedHeader(o.flavor, o.version, false)}\n\nInstalled Packages:\n-------------------\n${lines.join('\n')}\n`);
+    return ok(
+      `${ofedHeader(o.flavor, o.version, false)}\n\nInstalled Packages:\n-------------------\n${lines.join('\n')}\n`,
+    );
   },
 };
 
@@ -57,7 +61,9 @@ export const ibvDevices: Tool = {
   packages: ['ibverbs-utils'],
   run(_args, { machine: m }) {
     const rows = devices(m).map((r) => `    ${r.name.padEnd(16)}\t${r.nodeGuid}\n`);
-    return ok(`    ${'device'.padEnd(16)}\t   node GUID\n    ${'------'.padEnd(16)}\t----------------\n${rows.join('')}`);
+    return ok(
+      `    ${'device'.padEnd(16)}\t   node GUID\n    ${'------'.padEnd(16)}\t----------------\n${rows.join('')}`,
+    );
   },
 };
 
@@ -99,13 +105,26 @@ export const ibvDevinfo: Tool = {
   path: '/usr/bin/ibv_devinfo',
   packages: ['ibverbs-utils'],
   run(args, { machine: m }) {
-    const p = getopt(args, 'd:i:lvhg:', { 'ib-dev': true, 'ib-port': true, list: false, verbose: false, help: false, gid: true });
+    const p = getopt(args, 'd:i:lvhg:', {
+      'ib-dev': true,
+      'ib-port': true,
+      list: false,
+      verbose: false,
+      help: false,
+      gid: true,
+    });
     if (p.error || has(p, 'h', 'help')) {
-      const usage = 'Usage: ibv_devinfo             print the ca attributes\n\nOptions:\n  -d, --ib-dev=<dev>     use IB device <dev> (default first device found)\n  -i, --ib-port=<port>   use port <port> of IB device (default all ports)\n  -l, --list             print only the IB devices names\n  -v, --verbose          print all the attributes of the IB device(s)\n';
-      return p.error ? fail(255, `ibv_devinfo: unrecognized option '${args.find((a) => a.startsWith('-')) ?? ''}'\n${usage}`) : ok(usage);
+      const usage =
+        'Usage: ibv_devinfo             print the ca attributes\n\nOptions:\n  -d, --ib-dev=<dev>     use IB device <dev> (default first device found)\n  -i, --ib-port=<port>   use port <port> of IB device (default all ports)\n  -l, --list             print only the IB devices names\n  -v, --verbose          print all the attributes of the IB device(s)\n';
+      return p.error
+        ? fail(255, `ibv_devinfo: unrecognized option '${args.find((a) => a.startsWith('-')) ?? ''}'\n${usage}`)
+        : ok(usage);
     }
     const list = devices(m);
-    if (has(p, 'l', 'list')) return ok(`${list.length} HCA${list.length === 1 ? '' : 's'} found:\n${list.map((r) => `\t${r.name}\n`).join('')}`);
+    if (has(p, 'l', 'list'))
+      return ok(
+        `${list.length} HCA${list.length === 1 ? '' : 's'} found:\n${list.map((r) => `\t${r.name}\n`).join('')}`,
+      );
     if (list.length === 0) return fail(255, 'No IB devices found\n');
     const want = value(p, 'd', 'ib-dev');
     if (want !== undefined) {

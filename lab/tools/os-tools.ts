@@ -62,28 +62,46 @@ function timedatectl(args: string[], { machine: m }: { machine: Machine }): Exec
   const yn = (b: boolean): string => (b ? 'yes' : 'no');
   if (verb === 'status') {
     const rows: Array<[string, string]> = [
-      ['Local time', `${stamp(now)} UTC`], ['Universal time', `${stamp(now)} UTC`], ['RTC time', stamp(now)],
-      ['Time zone', 'Etc/UTC (UTC, +0000)'], ['System clock synchronized', yn(t.synchronized)],
-      ['NTP service', t.canNtp ? (t.ntp ? 'active' : 'inactive') : 'n/a'], ['RTC in local TZ', 'no'],
+      ['Local time', `${stamp(now)} UTC`],
+      ['Universal time', `${stamp(now)} UTC`],
+      ['RTC time', stamp(now)],
+      ['Time zone', 'Etc/UTC (UTC, +0000)'],
+      ['System clock synchronized', yn(t.synchronized)],
+      ['NTP service', t.canNtp ? (t.ntp ? 'active' : 'inactive') : 'n/a'],
+      ['RTC in local TZ', 'no'],
     ];
     return { stdout: rows.map(([k, v]) => `${k.padStart(25)}: ${v}\n`).join(''), stderr: '', exitCode: 0 };
   }
   if (verb === 'show') {
     const all: Array<[string, string]> = [
-      ['Timezone', 'Etc/UTC'], ['LocalRTC', 'no'], ['CanNTP', yn(t.canNtp)], ['NTP', yn(t.ntp)],
-      ['NTPSynchronized', yn(t.synchronized)], ['TimeUSec', `${stamp(now)} UTC`], ['RTCTimeUSec', `${stamp(now)} UTC`],
+      ['Timezone', 'Etc/UTC'],
+      ['LocalRTC', 'no'],
+      ['CanNTP', yn(t.canNtp)],
+      ['NTP', yn(t.ntp)],
+      ['NTPSynchronized', yn(t.synchronized)],
+      ['TimeUSec', `${stamp(now)} UTC`],
+      ['RTCTimeUSec', `${stamp(now)} UTC`],
     ];
     const value = opts.includes('--value');
     const chosen = props.length > 0 ? all.filter(([k]) => props.includes(k)) : all;
     return { stdout: chosen.map(([k, v]) => (value ? `${v}\n` : `${k}=${v}\n`)).join(''), stderr: '', exitCode: 0 };
   }
   if (['set-ntp', 'set-timezone', 'set-time', 'set-local-rtc'].includes(verb)) {
-    return { stdout: '', stderr: `Failed to ${verb.replace('set-', 'set ').replace('timezone', 'time zone')}: Interactive authentication required.\n`, exitCode: 1 };
+    return {
+      stdout: '',
+      stderr: `Failed to ${verb.replace('set-', 'set ').replace('timezone', 'time zone')}: Interactive authentication required.\n`,
+      exitCode: 1,
+    };
   }
   return { stdout: '', stderr: `Unknown command verb ${verb}.\n`, exitCode: 1 };
 }
 
-export const timedatectlTool: Tool = { name: 'timedatectl', path: '/usr/bin/timedatectl', packages: ['systemd'], run: timedatectl };
+export const timedatectlTool: Tool = {
+  name: 'timedatectl',
+  path: '/usr/bin/timedatectl',
+  packages: ['systemd'],
+  run: timedatectl,
+};
 
 // --- ulimit ---------------------------------------------------------------------------------
 
@@ -97,7 +115,9 @@ interface Row {
   scale: number;
 }
 
-const FIXED = (soft: Limit, hard: Limit = soft) => (): readonly [Limit, Limit] => [soft, hard];
+const FIXED =
+  (soft: Limit, hard: Limit = soft) =>
+  (): readonly [Limit, Limit] => [soft, hard];
 const NPROC = 4125295;
 
 const ROWS: Row[] = [
@@ -136,7 +156,12 @@ async function ulimit(args: string[], env: Parameters<Tool['run']>[1]): Promise<
         else if (c === 'a') all = true;
         else {
           const row = ROWS.find((r) => r.opt === c);
-          if (!row) return { stdout: '', stderr: `bash: ulimit: -${c}: invalid option\nulimit: usage: ulimit [-SHabcdefiklmnpqrstuvxPT] [limit]\n`, exitCode: 2 };
+          if (!row)
+            return {
+              stdout: '',
+              stderr: `bash: ulimit: -${c}: invalid option\nulimit: usage: ulimit [-SHabcdefiklmnpqrstuvxPT] [limit]\n`,
+              exitCode: 2,
+            };
           picked.push(row);
         }
       }
@@ -148,20 +173,31 @@ async function ulimit(args: string[], env: Parameters<Tool['run']>[1]): Promise<
     return v === null ? 'unlimited' : String(Math.floor(v / r.scale));
   };
   // bash's printone(): description in 20 columns, `(unit, -x) ` right-aligned in 16, the value.
-  const described = (r: Row): string => `${r.label.padEnd(20)} ${`(${r.unit ? `${r.unit}, ` : ''}-${r.opt}) `.padStart(16)}${fmt(r)}\n`;
+  const described = (r: Row): string =>
+    `${r.label.padEnd(20)} ${`(${r.unit ? `${r.unit}, ` : ''}-${r.opt}) `.padStart(16)}${fmt(r)}\n`;
   if (all) return { stdout: ROWS.map(described).join(''), stderr: '', exitCode: 0 };
   const rows = picked.length > 0 ? picked : [ROWS.find((r) => r.opt === 'f') as Row];
   if (newValue !== undefined) {
     const row = rows[0] as Row;
     const [, hardNow] = row.get(limits);
     const wanted = newValue === 'unlimited' ? null : Number(newValue) * row.scale;
-    if (newValue !== 'unlimited' && !/^\d+$/.test(newValue)) return { stdout: '', stderr: `bash: ulimit: ${newValue}: invalid number\n`, exitCode: 1 };
+    if (newValue !== 'unlimited' && !/^\d+$/.test(newValue))
+      return { stdout: '', stderr: `bash: ulimit: ${newValue}: invalid number\n`, exitCode: 1 };
     const above = hardNow !== null && (wanted === null || wanted > hardNow);
-    if (above && !env.root) return { stdout: '', stderr: `bash: ulimit: ${row.label}: cannot modify limit: Operation not permitted\n`, exitCode: 1 };
+    if (above && !env.root)
+      return {
+        stdout: '',
+        stderr: `bash: ulimit: ${row.label}: cannot modify limit: Operation not permitted\n`,
+        exitCode: 1,
+      };
     // The lab does not carry limits between commands; an allowed change succeeds silently.
     return { stdout: '', stderr: '', exitCode: 0 };
   }
-  return { stdout: rows.map((r) => (rows.length > 1 ? described(r) : `${fmt(r)}\n`)).join(''), stderr: '', exitCode: 0 };
+  return {
+    stdout: rows.map((r) => (rows.length > 1 ? described(r) : `${fmt(r)}\n`)).join(''),
+    stderr: '',
+    exitCode: 0,
+  };
 }
 
 export const ulimitTool: Tool = { name: 'ulimit', path: '/usr/bin/ulimit', run: ulimit };
@@ -179,12 +215,22 @@ function umask(args: string[], env: Parameters<Tool['run']>[1]): ExecResult {
   const rest = symbolic ? args.slice(1) : args;
   if (rest.length === 0) {
     if (!symbolic) return { stdout: `${current.toString(8).padStart(4, '0')}\n`, stderr: '', exitCode: 0 };
-    const who = (shift: number) => { const bits = (~current >> shift) & 7; return `${bits & 4 ? 'r' : ''}${bits & 2 ? 'w' : ''}${bits & 1 ? 'x' : ''}`; };
+    const who = (shift: number) => {
+      const bits = (~current >> shift) & 7;
+      return `${bits & 4 ? 'r' : ''}${bits & 2 ? 'w' : ''}${bits & 1 ? 'x' : ''}`;
+    };
     return { stdout: `u=${who(6)},g=${who(3)},o=${who(0)}\n`, stderr: '', exitCode: 0 };
   }
   const value = rest[0]!;
-  if (/^[0-7]{1,4}$/.test(value) || /^[ugoa]*[-+=][rwx]*(,[ugoa]*[-+=][rwx]*)*$/.test(value)) return { stdout: '', stderr: '', exitCode: 0 };
-  return { stdout: '', stderr: /^\d+$/.test(value) ? `bash: umask: ${value}: octal number out of range\n` : `bash: umask: \`${value[0]}': invalid symbolic mode character\n`, exitCode: 1 };
+  if (/^[0-7]{1,4}$/.test(value) || /^[ugoa]*[-+=][rwx]*(,[ugoa]*[-+=][rwx]*)*$/.test(value))
+    return { stdout: '', stderr: '', exitCode: 0 };
+  return {
+    stdout: '',
+    stderr: /^\d+$/.test(value)
+      ? `bash: umask: ${value}: octal number out of range\n`
+      : `bash: umask: \`${value[0]}': invalid symbolic mode character\n`,
+    exitCode: 1,
+  };
 }
 
 export const umaskTool: Tool = { name: 'umask', path: '/usr/bin/umask', run: umask };

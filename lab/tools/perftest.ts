@@ -26,7 +26,8 @@ import { fail } from '../shell/args.js';
 import type { Tool, ToolEnv } from './types.js';
 
 const RESULT_LINE = `${'-'.repeat(87)}\n`;
-const BANNER = '\n************************************\n* Waiting for client to connect... *\n************************************\n';
+const BANNER =
+  '\n************************************\n* Waiting for client to connect... *\n************************************\n';
 const DEFAULT_PORT = 18515;
 
 type Verb = 'write' | 'read' | 'send';
@@ -54,13 +55,39 @@ export interface PerftestParams {
 type Parsed = { ok: true; params: PerftestParams } | { ok: false; stderr: string; code: number };
 
 const LONG_VALUE: Record<string, string> = {
-  '--ib-dev': 'd', '--ib-port': 'i', '--gid-index': 'x', '--qp': 'q', '--duration': 'D', '--iters': 'n', '--size': 's',
-  '--port': 'p', '--mtu': 'm', '--sl': 'S', '--tclass': 'tclass',
+  '--ib-dev': 'd',
+  '--ib-port': 'i',
+  '--gid-index': 'x',
+  '--qp': 'q',
+  '--duration': 'D',
+  '--iters': 'n',
+  '--size': 's',
+  '--port': 'p',
+  '--mtu': 'm',
+  '--sl': 'S',
+  '--tclass': 'tclass',
 };
-const LONG_FLAG: Record<string, string> = { '--CPU-freq': 'F', '--report_gbits': 'gbits', '--all': 'a', '--cpu_util': 'cpu' };
+const LONG_FLAG: Record<string, string> = {
+  '--CPU-freq': 'F',
+  '--report_gbits': 'gbits',
+  '--all': 'a',
+  '--cpu_util': 'cpu',
+};
 
 export function parsePerftestArgs(prog: string, args: readonly string[], verb: Verb): Parsed {
-  const p: PerftestParams = { verb, ibPort: 1, gidIndex: -1, gbits: false, qps: 1, iters: verb === 'write' ? 5000 : 1000, size: 65536, all: false, port: DEFAULT_PORT, sl: 0, cpuUtil: false };
+  const p: PerftestParams = {
+    verb,
+    ibPort: 1,
+    gidIndex: -1,
+    gbits: false,
+    qps: 1,
+    iters: verb === 'write' ? 5000 : 1000,
+    size: 65536,
+    all: false,
+    port: DEFAULT_PORT,
+    sl: 0,
+    cpuUtil: false,
+  };
   const positional: string[] = [];
   const bad = (msg: string): Parsed => ({ ok: false, code: 1, stderr: `${msg} Parser function exited with Error\n` });
   for (let i = 0; i < args.length; i++) {
@@ -90,25 +117,58 @@ export function parsePerftestArgs(prog: string, args: readonly string[], verb: V
     }
     const num = (): number | undefined => (v !== undefined && /^\d+$/.test(v) ? Number(v) : undefined);
     switch (opt) {
-      case 'd': p.device = v; break;
-      case 'i': p.ibPort = num() ?? 0; break;
-      case 'x': p.gidIndex = num() ?? -1; break;
-      case 'q': p.qps = num() ?? 0; break;
-      case 'D': p.duration = num(); if (p.duration === undefined || p.duration <= 0) return bad(' Duration period must be greater than 0\n'); break;
-      case 'n': p.iters = num() ?? 0; break;
-      case 's': p.size = num() ?? 0; break;
-      case 'p': p.port = num() ?? -1; break;
-      case 'm': p.mtu = num(); break;
-      case 'S': p.sl = num() ?? 0; break;
-      case 'tclass': p.tclass = num(); if (p.tclass === undefined || p.tclass > 255) return bad(' Invalid tclass value\n'); break;
-      case 'F': break;
-      case 'gbits': p.gbits = true; break;
-      case 'a': p.all = true; break;
-      case 'cpu': p.cpuUtil = true; break;
-      default: return bad(`${prog}: invalid option -- '${opt}'\n`);
+      case 'd':
+        p.device = v;
+        break;
+      case 'i':
+        p.ibPort = num() ?? 0;
+        break;
+      case 'x':
+        p.gidIndex = num() ?? -1;
+        break;
+      case 'q':
+        p.qps = num() ?? 0;
+        break;
+      case 'D':
+        p.duration = num();
+        if (p.duration === undefined || p.duration <= 0) return bad(' Duration period must be greater than 0\n');
+        break;
+      case 'n':
+        p.iters = num() ?? 0;
+        break;
+      case 's':
+        p.size = num() ?? 0;
+        break;
+      case 'p':
+        p.port = num() ?? -1;
+        break;
+      case 'm':
+        p.mtu = num();
+        break;
+      case 'S':
+        p.sl = num() ?? 0;
+        break;
+      case 'tclass':
+        p.tclass = num();
+        if (p.tclass === undefined || p.tclass > 255) return bad(' Invalid tclass value\n');
+        break;
+      case 'F':
+        break;
+      case 'gbits':
+        p.gbits = true;
+        break;
+      case 'a':
+        p.all = true;
+        break;
+      case 'cpu':
+        p.cpuUtil = true;
+        break;
+      default:
+        return bad(`${prog}: invalid option -- '${opt}'\n`);
     }
   }
-  if (positional.length > 1) return { ok: false, code: 1, stderr: ' Invalid Command line. Please check command rerun \n' };
+  if (positional.length > 1)
+    return { ok: false, code: 1, stderr: ' Invalid Command line. Please check command rerun \n' };
   if (p.port < 0 || p.port > 65535) return bad(' Invalid port number\n');
   if (p.qps < 1) return bad(' Invalid number of QPs\n');
   if (positional[0] !== undefined) p.server = positional[0];
@@ -145,8 +205,18 @@ export function perftestListening(cluster: Cluster, host: string, port: number):
 }
 
 /** Deterministic QPN/PSN/RKey/VAddr per side and QP. */
-function addressLine(side: 'local' | 'remote', m: Machine, d: RdmaDevice, idx: number, qp: number, salt: number): string {
-  const h = [...`${m.hostname}/${d.name}/${qp}/${salt}`].reduce((a, ch) => (Math.imul(a, 31) + ch.charCodeAt(0)) >>> 0, 7);
+function addressLine(
+  side: 'local' | 'remote',
+  m: Machine,
+  d: RdmaDevice,
+  idx: number,
+  qp: number,
+  salt: number,
+): string {
+  const h = [...`${m.hostname}/${d.name}/${qp}/${salt}`].reduce(
+    (a, ch) => (Math.imul(a, 31) + ch.charCodeAt(0)) >>> 0,
+    7,
+  );
   const hex = (v: number, w: number) => `0x${v.toString(16).padStart(w - 2, '0')}`;
   const qpn = hex(0x100 + ((h >>> 3) & 0x3ff) + qp, 6);
   const psn = hex(h & 0xffffff, 8);
@@ -194,11 +264,19 @@ function row(p: PerftestParams, size: number, iters: number, peak: number, avg: 
 
 /** The port (or, for a device on a bond, its slaves') state check perftest does before anything. */
 function findDevice(m: Machine, p: PerftestParams): { device: RdmaDevice } | { stderr: string } {
-  const device = p.device ? m.rdma.find((r) => r.name === p.device) : [...m.rdma].sort((a, b) => a.name.localeCompare(b.name))[0];
-  if (!device) return { stderr: `${p.device ? `IB device ${p.device} not found` : 'No IB devices found'}\n Unable to find the Infiniband/RoCE device\n` };
-  if (p.ibPort !== device.port) return { stderr: ` Invalid IB port ${p.ibPort}\n Couldn't get context for the device\n` };
+  const device = p.device
+    ? m.rdma.find((r) => r.name === p.device)
+    : [...m.rdma].sort((a, b) => a.name.localeCompare(b.name))[0];
+  if (!device)
+    return {
+      stderr: `${p.device ? `IB device ${p.device} not found` : 'No IB devices found'}\n Unable to find the Infiniband/RoCE device\n`,
+    };
+  if (p.ibPort !== device.port)
+    return { stderr: ` Invalid IB port ${p.ibPort}\n Couldn't get context for the device\n` };
   if (rdmaPortState(m, device).state !== 'ACTIVE') {
-    return { stderr: ` Port number ${p.ibPort} state is Down\n Couldn't set the link layer\n Couldn't get context for the device\n` };
+    return {
+      stderr: ` Port number ${p.ibPort} state is Down\n Couldn't set the link layer\n Couldn't get context for the device\n`,
+    };
   }
   return { device };
 }
@@ -228,7 +306,8 @@ async function runServer(env: ToolEnv, io: ToolIo, p: PerftestParams, device: Rd
   let text = testInfo(p, device.name, true, session.mtuBytes, gidIndex);
   for (let q = 0; q < p.qps; q++) text += addressLine('local', m, device, gidIndex, q, p.port);
   const c = session.client;
-  for (let q = 0; q < p.qps; q++) text += addressLine('remote', c.machine, c.device, c.params.gidIndex, q, c.params.port);
+  for (let q = 0; q < p.qps; q++)
+    text += addressLine('remote', c.machine, c.device, c.params.gidIndex, q, c.params.port);
   if (session.responderRtrFailed) {
     await io.out(text);
     await io.err(` Failed to modify QP ${0x100} to RTR\n Unable to Connect the HCA's through the link\n`);
@@ -247,7 +326,13 @@ async function runServer(env: ToolEnv, io: ToolIo, p: PerftestParams, device: Rd
 
 const CONNECT_DELAY_MS = { noroute: 0, unreachable: 3_000, filtered: 127_000 } as const;
 
-async function runClient(env: ToolEnv, io: ToolIo, p: PerftestParams, device: RdmaDevice, server: string): Promise<number> {
+async function runClient(
+  env: ToolEnv,
+  io: ToolIo,
+  p: PerftestParams,
+  device: RdmaDevice,
+  server: string,
+): Promise<number> {
   const m = env.machine;
   const refuse = async (): Promise<number> => {
     await io.err(`Couldn't connect to ${server}:${p.port}\n Unable to init the socket connection\n`);
@@ -266,9 +351,23 @@ async function runClient(env: ToolEnv, io: ToolIo, p: PerftestParams, device: Rd
   let finish!: (row: string | null) => void;
   const done = new Promise<string | null>((resolve) => (finish = resolve));
   const sp = listener.params;
-  const mtuBytes = Math.min(activeMtu(m, device).bytes, activeMtu(listener.machine, listener.device).bytes, p.mtu ?? 4096, sp.mtu ?? 4096);
-  const qp = qpPath(env.cluster, { machine: m, device, gidIndex: p.gidIndex }, { machine: listener.machine, device: listener.device, gidIndex: sp.gidIndex });
-  const session: Session = { client: { machine: m, device, params: p }, mtuBytes, done, ...(!qp.ok && qp.kind === 'rtr' && qp.side === 'responder' ? { responderRtrFailed: true } : {}) };
+  const mtuBytes = Math.min(
+    activeMtu(m, device).bytes,
+    activeMtu(listener.machine, listener.device).bytes,
+    p.mtu ?? 4096,
+    sp.mtu ?? 4096,
+  );
+  const qp = qpPath(
+    env.cluster,
+    { machine: m, device, gidIndex: p.gidIndex },
+    { machine: listener.machine, device: listener.device, gidIndex: sp.gidIndex },
+  );
+  const session: Session = {
+    client: { machine: m, device, params: p },
+    mtuBytes,
+    done,
+    ...(!qp.ok && qp.kind === 'rtr' && qp.side === 'responder' ? { responderRtrFailed: true } : {}),
+  };
   listener.arrive(session);
   try {
     if (!(await io.sleep(1000))) return 130;
@@ -280,7 +379,8 @@ async function runClient(env: ToolEnv, io: ToolIo, p: PerftestParams, device: Rd
       await io.err(' Failed to exchange data between server and clients\n');
       return 1;
     }
-    for (let q = 0; q < p.qps; q++) text += addressLine('remote', listener.machine, listener.device, sp.gidIndex, q, sp.port);
+    for (let q = 0; q < p.qps; q++)
+      text += addressLine('remote', listener.machine, listener.device, sp.gidIndex, q, sp.port);
     if (!qp.ok && qp.kind === 'rtr') {
       await io.out(text);
       await io.err(` Failed to modify QP ${0x100} to RTR\n Unable to Connect the HCA's through the link\n`);
@@ -290,7 +390,9 @@ async function runClient(env: ToolEnv, io: ToolIo, p: PerftestParams, device: Rd
     if (!qp.ok) {
       // Seven retries of a 4.096 µs × 2^14 timeout before the first completion fails.
       if (!(await io.sleep(540))) return 130;
-      await io.err(' Completion with error at client\n Failed status 12: wr_id 0 syndrom 0x81\nscnt=128, ccnt=0\n Failed to complete run_iter_bw function successfully\n');
+      await io.err(
+        ' Completion with error at client\n Failed status 12: wr_id 0 syndrom 0x81\nscnt=128, ccnt=0\n Failed to complete run_iter_bw function successfully\n',
+      );
       return 1;
     }
     const rows = await measure(env, io, p, device, listener, mtuBytes, qp.requesterPort, qp.responderPort);
@@ -304,7 +406,16 @@ async function runClient(env: ToolEnv, io: ToolIo, p: PerftestParams, device: Rd
 }
 
 /** Runs the traffic for the test's length and returns its result rows. */
-async function measure(env: ToolEnv, io: ToolIo, p: PerftestParams, device: RdmaDevice, l: Listener, mtuBytes: number, reqPort: string, respPort: string): Promise<string | null> {
+async function measure(
+  env: ToolEnv,
+  io: ToolIo,
+  p: PerftestParams,
+  device: RdmaDevice,
+  l: Listener,
+  mtuBytes: number,
+  reqPort: string,
+  respPort: string,
+): Promise<string | null> {
   const m = env.machine;
   const r = runRng(m);
   // A LAG device spreads its QPs over both member ports; elsewhere every QP uses the cabled port.
@@ -319,8 +430,17 @@ async function measure(env: ToolEnv, io: ToolIo, p: PerftestParams, device: Rdma
     for (const port of used) {
       const peer = env.cluster.peer(m.hostname, port);
       const f: Flow = {
-        sender: m, senderPort: port, senderDevice: device.name, receiver: l.machine, receiverPort: peer?.ifname ?? respPort, receiverDevice: l.device.name,
-        tclass: p.tclass, sl: p.sl, mtuBytes, linkGbps, share: 1,
+        sender: m,
+        senderPort: port,
+        senderDevice: device.name,
+        receiver: l.machine,
+        receiverPort: peer?.ifname ?? respPort,
+        receiverDevice: l.device.name,
+        tclass: p.tclass,
+        sl: p.sl,
+        mtuBytes,
+        linkGbps,
+        share: 1,
       };
       const res = flowRate(f, r);
       gbps += res.gbps;
@@ -335,7 +455,9 @@ async function measure(env: ToolEnv, io: ToolIo, p: PerftestParams, device: Rdma
     // meanwhile show the rate; a killed client keeps what it sent.
     const total = iters * size;
     const from = m.clock.now() + (p.duration !== undefined ? 1000 : 25);
-    const traffic = flowsDone.map(({ f, res }) => startFlow(f, res, total / flowsDone.length, Math.ceil(iters / flowsDone.length), r, from, from + seconds * 1000));
+    const traffic = flowsDone.map(({ f, res }) =>
+      startFlow(f, res, total / flowsDone.length, Math.ceil(iters / flowsDone.length), r, from, from + seconds * 1000),
+    );
     if (!(await io.sleep(wait))) {
       for (const t of traffic) t.stop();
       return null;
@@ -357,18 +479,27 @@ function perftestTool(name: string, verb: Verb): Tool {
       const parsed = parsePerftestArgs(name, args, verb);
       if (!parsed.ok) return fail(parsed.code, parsed.stderr);
       const p = parsed.params;
-      if (p.mtu !== undefined && ibMtuForNetdevMtu(p.mtu + 96).bytes !== p.mtu) return fail(1, ` Invalid MTU - ${p.mtu} \n Please choose mtu from {256,512,1024,2048,4096}\n Parser function exited with Error\n`);
+      if (p.mtu !== undefined && ibMtuForNetdevMtu(p.mtu + 96).bytes !== p.mtu)
+        return fail(
+          1,
+          ` Invalid MTU - ${p.mtu} \n Please choose mtu from {256,512,1024,2048,4096}\n Parser function exited with Error\n`,
+        );
       const found = findDevice(env.machine, p);
       if ('stderr' in found) return fail(1, found.stderr);
       if (p.gidIndex >= 256) return fail(1, ` Invalid GID index ${p.gidIndex}\n Couldn't get context for the device\n`);
       // Without -x perftest picks the port's first RoCE v2 GID carrying an IPv4 address, else index 0.
-      if (p.gidIndex < 0) p.gidIndex = Math.max(0, gidTable(env.machine, found.device).findIndex((e) => e?.type === 'RoCE v2' && gidToIpv4(e.gid) !== undefined));
+      if (p.gidIndex < 0)
+        p.gidIndex = Math.max(
+          0,
+          gidTable(env.machine, found.device).findIndex((e) => e?.type === 'RoCE v2' && gidToIpv4(e.gid) !== undefined),
+        );
       // A process ps/pgrep list while the test runs; a signal (kill PID) ends the test as it would.
       const m = env.machine;
       const stop = new AbortController();
       let killedBy: string | undefined;
       const proc = m.system.processes.spawn({
-        argv: [name, ...args], uid: env.root ? 0 : m.user.uid,
+        argv: [name, ...args],
+        uid: env.root ? 0 : m.user.uid,
         onSignal: (sig) => {
           killedBy = sig;
           stop.abort();
@@ -379,7 +510,10 @@ function perftestTool(name: string, verb: Verb): Tool {
       const io: ToolIo = { ...base, signal, sleep: (ms) => m.clock.sleep(ms, signal) };
       let code = 1;
       try {
-        code = p.server === undefined ? await runServer(env, io, p, found.device) : await runClient(env, io, p, found.device, p.server);
+        code =
+          p.server === undefined
+            ? await runServer(env, io, p, found.device)
+            : await runClient(env, io, p, found.device, p.server);
       } finally {
         m.system.processes.exit(proc.pid, killedBy ? { code: null, signal: killedBy } : { code, signal: null });
       }

@@ -96,7 +96,15 @@ function echo(cluster: Cluster, m: Machine, dev: NetDev, src: string, dst: strin
   const back = routeDev(there.machine, src);
   const backPort = back ? egressPort(there.machine, back, dst, src) : undefined;
   const home = backPort ? across(cluster, there.machine, backPort) : undefined;
-  if (!back || !backPort || !home || home.machine !== m || !l3Of(m, home.port) || back.mtu < total || home.port.mtu < total) {
+  if (
+    !back ||
+    !backPort ||
+    !home ||
+    home.machine !== m ||
+    !l3Of(m, home.port) ||
+    back.mtu < total ||
+    home.port.mtu < total
+  ) {
     return { answered: false, arpFailed: false };
   }
   return { answered: ownsAddress(m, src), arpFailed: false };
@@ -119,12 +127,22 @@ function stats(dest: string, sent: number, received: number, errors: number, tim
   return s;
 }
 
-async function ping4(env: ToolEnv, dest: string, count: number, ifname: string | undefined, size: number, dontFragment: boolean, quiet: boolean): Promise<Out> {
+async function ping4(
+  env: ToolEnv,
+  dest: string,
+  count: number,
+  ifname: string | undefined,
+  size: number,
+  dontFragment: boolean,
+  quiet: boolean,
+): Promise<Out> {
   const m = env.machine;
   const dev = ifname ? netdev(m, ifname) : routeDev(m, dest);
   if (ifname && !dev) return fail(2, `ping: SO_BINDTODEVICE ${ifname}: No such device\n`);
   // Down, or bound to a device without a route to the destination: the probe connect() fails.
-  const srcAddr = dev?.adminUp ? dev.addresses.find((a) => a.family === 'inet' && sameSubnet(a.local, dest, a.prefixlen)) : undefined;
+  const srcAddr = dev?.adminUp
+    ? dev.addresses.find((a) => a.family === 'inet' && sameSubnet(a.local, dest, a.prefixlen))
+    : undefined;
   if (!dev || !srcAddr) return unreachable();
   const total = size + 28;
   const r = rng(m.seed, m.hostname, `ping:${dest}:${m.revision}`);
@@ -199,7 +217,8 @@ export const ping: Tool = {
     const ifname = value(p, 'I');
     const size = Number(value(p, 's') ?? '56');
     const pmtu = value(p, 'M');
-    if (pmtu !== undefined && !['do', 'want', 'dont', 'probe'].includes(pmtu)) return fail(2, `ping: invalid -M argument: ${pmtu}\n`);
+    if (pmtu !== undefined && !['do', 'want', 'dont', 'probe'].includes(pmtu))
+      return fail(2, `ping: invalid -M argument: ${pmtu}\n`);
     if (has(p, '6') || dest.includes(':')) return ping6(env, dest, count, ifname);
     if (!isIpv4(dest)) return fail(2, `ping: ${dest}: Name or service not known\n`);
     return ping4(env, dest, count, ifname, size, pmtu === 'do', has(p, 'q'));

@@ -28,7 +28,11 @@ export interface PythonResult {
 type ExprFn = (py: PythonContext) => string | { error: string };
 
 const expressions = new Map<string, ExprFn>();
-const snippets: Array<{ name: string; match(code: string): boolean; run(code: string, py: PythonContext): Promise<PythonResult> | PythonResult }> = [];
+const snippets: Array<{
+  name: string;
+  match(code: string): boolean;
+  run(code: string, py: PythonContext): Promise<PythonResult> | PythonResult;
+}> = [];
 
 /** `print(<expr>)` support for one more expression (its `repr`/`str` as print shows it). */
 export function registerPythonExpression(expr: string, fn: ExprFn): void {
@@ -36,19 +40,46 @@ export function registerPythonExpression(expr: string, fn: ExprFn): void {
 }
 
 /** A whole `-c` script another stage models (tried before the statement reader). */
-export function registerPythonSnippet(s: { name: string; match(code: string): boolean; run(code: string, py: PythonContext): Promise<PythonResult> | PythonResult }): void {
+export function registerPythonSnippet(s: {
+  name: string;
+  match(code: string): boolean;
+  run(code: string, py: PythonContext): Promise<PythonResult> | PythonResult;
+}): void {
   const at = snippets.findIndex((x) => x.name === s.name);
   if (at >= 0) snippets.splice(at, 1, s);
   else snippets.push(s);
 }
 
 /** Standard-library modules the one-liners use. */
-const STDLIB = new Set(['sys', 'os', 'json', 'socket', 'time', 'platform', 're', 'subprocess', 'pathlib', 'hashlib', 'importlib', 'shutil', 'math']);
+const STDLIB = new Set([
+  'sys',
+  'os',
+  'json',
+  'socket',
+  'time',
+  'platform',
+  're',
+  'subprocess',
+  'pathlib',
+  'hashlib',
+  'importlib',
+  'shutil',
+  'math',
+]);
 
 /** Top-level import name → distribution that provides it. */
 const PROVIDES: Record<string, string> = {
-  torch: 'torch', vllm: 'vllm', ray: 'ray', numpy: 'numpy', transformers: 'transformers', triton: 'triton',
-  xformers: 'xformers', huggingface_hub: 'huggingface-hub', safetensors: 'safetensors', pip: 'pip', setuptools: 'setuptools',
+  torch: 'torch',
+  vllm: 'vllm',
+  ray: 'ray',
+  numpy: 'numpy',
+  transformers: 'transformers',
+  triton: 'triton',
+  xformers: 'xformers',
+  huggingface_hub: 'huggingface-hub',
+  safetensors: 'safetensors',
+  pip: 'pip',
+  setuptools: 'setuptools',
 };
 
 function distVersion(py: PythonContext, dist: string): string | undefined {
@@ -59,7 +90,9 @@ registerPythonExpression('torch.__version__', (py) => `${distVersion(py, 'torch'
 registerPythonExpression('torch.version.cuda', () => '12.8');
 registerPythonExpression('torch.cuda.nccl.version()', () => `(${PINS.nccl.split('.').join(', ')})`);
 registerPythonExpression('torch.cuda.is_available()', (py) => (cudaRuntime(py.machine).ok ? 'True' : 'False'));
-registerPythonExpression('torch.cuda.device_count()', (py) => String(cudaRuntime(py.machine).ok ? py.machine.gpus.length : 0));
+registerPythonExpression('torch.cuda.device_count()', (py) =>
+  String(cudaRuntime(py.machine).ok ? py.machine.gpus.length : 0),
+);
 registerPythonExpression('vllm.__version__', (py) => distVersion(py, 'vllm') ?? PINS.vllm);
 registerPythonExpression('ray.__version__', (py) => distVersion(py, 'ray') ?? PINS.ray);
 registerPythonExpression('sys.version', () => `${PYTHON_VERSION} (main, Nov  6 2024, 20:22:13) [GCC 11.4.0]`);
@@ -118,9 +151,18 @@ export async function runPythonCode(code: string, py: PythonContext): Promise<Py
     const line = i + 1;
     const imp = /^import\s+(.+)$/.exec(st) ?? /^from\s+([\w.]+)\s+import\s+.+$/.exec(st);
     if (imp?.[1]) {
-      for (const mod of imp[1].split(',').map((s) => s.trim().split(/\s+as\s+/)[0]!.trim())) {
+      for (const mod of imp[1].split(',').map((s) =>
+        s
+          .trim()
+          .split(/\s+as\s+/)[0]!
+          .trim(),
+      )) {
         if (!moduleAvailable(py, mod)) {
-          return { stdout, stderr: traceback(line, `ModuleNotFoundError: No module named '${mod.split('.')[0]}'`), exitCode: 1 };
+          return {
+            stdout,
+            stderr: traceback(line, `ModuleNotFoundError: No module named '${mod.split('.')[0]}'`),
+            exitCode: 1,
+          };
         }
       }
       continue;
@@ -135,7 +177,12 @@ export async function runPythonCode(code: string, py: PythonContext): Promise<Py
           continue;
         }
         const fn = expressions.get(arg.replace(/\s+/g, ''));
-        if (!fn) return { stdout, stderr: `l20-lab: python: the expression \`${arg}\` is not modelled by this version of the l20-setup lab\n`, exitCode: 1 };
+        if (!fn)
+          return {
+            stdout,
+            stderr: `l20-lab: python: the expression \`${arg}\` is not modelled by this version of the l20-setup lab\n`,
+            exitCode: 1,
+          };
         const top = arg.split('.')[0] ?? '';
         if (!STDLIB.has(top) && PROVIDES[top] && !imported(code, top)) {
           return { stdout, stderr: traceback(line, `NameError: name '${top}' is not defined`), exitCode: 1 };
@@ -147,7 +194,11 @@ export async function runPythonCode(code: string, py: PythonContext): Promise<Py
       stdout += `${values.join(' ')}\n`;
       continue;
     }
-    return { stdout, stderr: `l20-lab: python: the statement \`${st}\` is not modelled by this version of the l20-setup lab\n`, exitCode: 1 };
+    return {
+      stdout,
+      stderr: `l20-lab: python: the statement \`${st}\` is not modelled by this version of the l20-setup lab\n`,
+      exitCode: 1,
+    };
   }
   return { stdout, stderr: '', exitCode: 0 };
 }

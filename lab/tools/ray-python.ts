@@ -18,7 +18,11 @@ function stamp(m: Machine, extraMs = 0): string {
 }
 
 function noModule(name: string): PythonResult {
-  return { stdout: '', stderr: `Traceback (most recent call last):\n  File "<string>", line 1, in <module>\nModuleNotFoundError: No module named '${name}'\n`, exitCode: 1 };
+  return {
+    stdout: '',
+    stderr: `Traceback (most recent call last):\n  File "<string>", line 1, in <module>\nModuleNotFoundError: No module named '${name}'\n`,
+    exitCode: 1,
+  };
 }
 
 const NODES_CODE = /ray\.init\(\s*address\s*=\s*["']auto["']\s*\)[\s\S]*ray\.nodes\(\)/;
@@ -31,7 +35,8 @@ function rayNodes(py: PythonContext): PythonResult {
   if (!local || !gcsReachable(py.cluster, m, local.gcs)) {
     return {
       stdout: '',
-      stderr: `Traceback (most recent call last):\n  File "<string>", line 1, in <module>\n  File "${site}/ray/_private/client_mode_hook.py", line 103, in wrapper\n    return func(*args, **kwargs)\n` +
+      stderr:
+        `Traceback (most recent call last):\n  File "<string>", line 1, in <module>\n  File "${site}/ray/_private/client_mode_hook.py", line 103, in wrapper\n    return func(*args, **kwargs)\n` +
         `  File "${site}/ray/_private/worker.py", line 1797, in init\n    bootstrap_address = services.canonicalize_bootstrap_address(address, _temp_dir)\n` +
         `  File "${site}/ray/_private/services.py", line 529, in canonicalize_bootstrap_address\n    addr = get_ray_address_from_environment(addr, temp_dir)\n` +
         `  File "${site}/ray/_private/services.py", line 416, in get_ray_address_from_environment\n    raise ConnectionError(\n` +
@@ -40,7 +45,9 @@ function rayNodes(py: PythonContext): PythonResult {
     };
   }
   const head = clusterNodes(py.cluster, local.gcs).find((n) => n.node.head)?.node;
-  const dash = head ? `${/^(?:0\.0\.0\.0|::)$/.test(head.opts.dashboardHost) ? head.nodeIp : head.opts.dashboardHost}:${head.opts.dashboardPort}` : '';
+  const dash = head
+    ? `${/^(?:0\.0\.0\.0|::)$/.test(head.opts.dashboardHost) ? head.nodeIp : head.opts.dashboardHost}:${head.opts.dashboardPort}`
+    : '';
   const ips = clusterNodes(py.cluster, local.gcs).map((n) => n.node.nodeIp);
   return {
     stdout: `${JSON.stringify(ips).replace(/","/g, '", "')}\n`,
@@ -59,16 +66,22 @@ async function connect(code: string, py: PythonContext): Promise<PythonResult> {
     stderr: `Traceback (most recent call last):\n  File "<string>", line 1, in <module>\n${frames}${err}\n`,
     exitCode: 1,
   });
-  const sock = '  File "/usr/lib/python3.10/socket.py", line 845, in create_connection\n    raise err\n  File "/usr/lib/python3.10/socket.py", line 833, in create_connection\n    sock.connect(sa)\n';
+  const sock =
+    '  File "/usr/lib/python3.10/socket.py", line 845, in create_connection\n    raise err\n  File "/usr/lib/python3.10/socket.py", line 833, in create_connection\n    sock.connect(sa)\n';
   const path = tcpPath(py.cluster, m, ip, Number(port));
   if (!path.ok) {
     if (path.reason === 'noroute') return tb(sock, 'OSError: [Errno 101] Network is unreachable');
     await m.clock.sleep(Number(timeout) * 1000 || 2000);
     return tb(sock, 'TimeoutError: timed out');
   }
-  if (!listensOn(path.machine, ip, Number(port))) return tb(sock, 'ConnectionRefusedError: [Errno 111] Connection refused');
+  if (!listensOn(path.machine, ip, Number(port)))
+    return tb(sock, 'ConnectionRefusedError: [Errno 111] Connection refused');
   return { stdout: '', stderr: '', exitCode: 0 };
 }
 
 registerPythonSnippet({ name: 'ray-nodes', match: (code) => NODES_CODE.test(code), run: (_code, py) => rayNodes(py) });
-registerPythonSnippet({ name: 'socket-connect', match: (code) => /^\s*import socket\s*;/.test(code) && CONNECT.test(code), run: connect });
+registerPythonSnippet({
+  name: 'socket-connect',
+  match: (code) => /^\s*import socket\s*;/.test(code) && CONNECT.test(code),
+  run: connect,
+});

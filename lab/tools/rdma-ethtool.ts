@@ -36,23 +36,50 @@ export const rdma: Tool = {
       const links = m.rdma.filter((r) => !sel || sel === r.name || sel === `${r.name}/${r.port}`);
       if (sel && links.length === 0) return fail(1, 'Wrong device name\n');
       if (json) {
-        return ok(`${JSON.stringify(links.map((r, idx) => {
-          const [state, phys] = rdmaState(m, r.netdev);
-          const nd = m.netdevs.find((d) => d.name === r.netdev);
-          return { ifindex: idx, ifname: r.name, port: r.port, state, physical_state: phys, netdev: r.netdev, netdev_index: nd?.ifindex ?? 0 };
-        }))}\n`);
+        return ok(
+          `${JSON.stringify(
+            links.map((r, idx) => {
+              const [state, phys] = rdmaState(m, r.netdev);
+              const nd = m.netdevs.find((d) => d.name === r.netdev);
+              return {
+                ifindex: idx,
+                ifname: r.name,
+                port: r.port,
+                state,
+                physical_state: phys,
+                netdev: r.netdev,
+                netdev_index: nd?.ifindex ?? 0,
+              };
+            }),
+          )}\n`,
+        );
       }
-      return ok(links.map((r) => {
-        const [state, phys] = rdmaState(m, r.netdev);
-        return `link ${r.name}/${r.port} state ${state} physical_state ${phys} netdev ${r.netdev} \n`;
-      }).join(''));
+      return ok(
+        links
+          .map((r) => {
+            const [state, phys] = rdmaState(m, r.netdev);
+            return `link ${r.name}/${r.port} state ${state} physical_state ${phys} netdev ${r.netdev} \n`;
+          })
+          .join(''),
+      );
     }
     if ('dev'.startsWith(obj) && obj !== '') {
       const devs = m.rdma.filter((r) => !sel || sel === r.name);
-      const fw = (r: (typeof devs)[number]): string => (m.netdevs.find((d) => d.name === r.netdev)?.firmware ?? '').split(' ')[0] ?? '';
+      const fw = (r: (typeof devs)[number]): string =>
+        (m.netdevs.find((d) => d.name === r.netdev)?.firmware ?? '').split(' ')[0] ?? '';
       const g = (s: string): string => s.match(/.{4}/g)?.join(':') ?? s;
-      if (json) return ok(`${JSON.stringify(devs.map((r, idx) => ({ ifindex: idx, ifname: r.name, node_type: 'ca', fw: fw(r), node_guid: g(r.nodeGuid), sys_image_guid: g(r.sysImageGuid) })))}\n`);
-      return ok(devs.map((r, idx) => `${idx}: ${r.name}: node_type ca fw ${fw(r)} node_guid ${g(r.nodeGuid)} sys_image_guid ${g(r.sysImageGuid)} \n`).join(''));
+      if (json)
+        return ok(
+          `${JSON.stringify(devs.map((r, idx) => ({ ifindex: idx, ifname: r.name, node_type: 'ca', fw: fw(r), node_guid: g(r.nodeGuid), sys_image_guid: g(r.sysImageGuid) })))}\n`,
+        );
+      return ok(
+        devs
+          .map(
+            (r, idx) =>
+              `${idx}: ${r.name}: node_type ca fw ${fw(r)} node_guid ${g(r.nodeGuid)} sys_image_guid ${g(r.sysImageGuid)} \n`,
+          )
+          .join(''),
+      );
     }
     if (obj === '') return fail(1, 'Usage: rdma [ OPTIONS ] OBJECT { COMMAND | help }\n');
     return fail(1, `Object "${obj}" is unknown, try "rdma help".\n`);
@@ -68,7 +95,8 @@ function modeLines(label: string, modes: readonly string[]): string {
   const lines: string[] = [];
   for (const mode of modes) {
     const prev = lines[lines.length - 1];
-    if (prev !== undefined && mode.endsWith('/Full') && prev.endsWith(mode.replace('/Full', '/Half'))) lines[lines.length - 1] = `${prev} ${mode}`;
+    if (prev !== undefined && mode.endsWith('/Full') && prev.endsWith(mode.replace('/Full', '/Half')))
+      lines[lines.length - 1] = `${prev} ${mode}`;
     else lines.push(mode);
   }
   return lines.map((l, i) => `\t${i === 0 ? label : pad}${l}\n`).join('');
@@ -84,7 +112,8 @@ function settings(m: Machine, d: NetDev, root: boolean): { stdout: string; stder
   if (d.phy === 'cx4lx-sfp28') {
     s += '\tSupported ports: [ FIBRE ]\n';
     s += modeLines('Supported link modes:   ', CX4LX_MODES);
-    s += '\tSupported pause frame use: Symmetric\n\tSupports auto-negotiation: Yes\n\tSupported FEC modes: None\t RS\t BASER\n';
+    s +=
+      '\tSupported pause frame use: Symmetric\n\tSupports auto-negotiation: Yes\n\tSupported FEC modes: None\t RS\t BASER\n';
     s += modeLines('Advertised link modes:  ', CX4LX_MODES);
     s += '\tAdvertised pause frame use: Symmetric\n\tAdvertised auto-negotiation: Yes\n';
     s += `\tAdvertised FEC modes: ${up ? 'RS' : 'Not reported'}\n`;
@@ -94,9 +123,11 @@ function settings(m: Machine, d: NetDev, root: boolean): { stdout: string; stder
   } else {
     s += '\tSupported ports: [ TP ]\n';
     s += modeLines('Supported link modes:   ', I210_MODES);
-    s += '\tSupported pause frame use: Symmetric\n\tSupports auto-negotiation: Yes\n\tSupported FEC modes: Not reported\n';
+    s +=
+      '\tSupported pause frame use: Symmetric\n\tSupports auto-negotiation: Yes\n\tSupported FEC modes: Not reported\n';
     s += modeLines('Advertised link modes:  ', I210_MODES);
-    s += '\tAdvertised pause frame use: Symmetric\n\tAdvertised auto-negotiation: Yes\n\tAdvertised FEC modes: Not reported\n';
+    s +=
+      '\tAdvertised pause frame use: Symmetric\n\tAdvertised auto-negotiation: Yes\n\tAdvertised FEC modes: Not reported\n';
     s += up ? `\tSpeed: ${d.linkSpeedMbps}Mb/s\n\tDuplex: Full\n` : '\tSpeed: Unknown!\n\tDuplex: Unknown! (255)\n';
     s += '\tAuto-negotiation: on\n\tPort: Twisted Pair\n\tPHYAD: 1\n\tTransceiver: internal\n\tMDI-X: off (auto)\n';
     if (root) s += '\tSupports Wake-on: pumbg\n\tWake-on: g\n';
@@ -133,7 +164,8 @@ export const ethtool: Tool = {
   run(args, { machine: m, root }) {
     const flag = args[0]?.startsWith('-') ? args[0] : undefined;
     const ifname = flag ? args[1] : args[0];
-    if (ifname === undefined) return fail(1, 'ethtool: bad command line argument(s)\nFor more information run ethtool -h\n');
+    if (ifname === undefined)
+      return fail(1, 'ethtool: bad command line argument(s)\nFor more information run ethtool -h\n');
     const dev = m.netdevs.find((d) => d.name === ifname);
     if (flag === '-i' || flag === '--driver') {
       if (!dev) return fail(71, 'Cannot get driver information: No such device\n');
@@ -141,7 +173,8 @@ export const ethtool: Tool = {
       return ok(driverInfo(m, dev));
     }
     if (flag === '-S' || flag === '--statistics') return ethtoolStatistics(m, ifname);
-    if (flag !== undefined) return fail(1, `ethtool: bad command line argument(s)\nFor more information run ethtool -h\n`);
+    if (flag !== undefined)
+      return fail(1, `ethtool: bad command line argument(s)\nFor more information run ethtool -h\n`);
     if (!dev) return fail(1, 'netlink error: no device matches name (offset 24)\nnetlink error: No such device\n');
     const r = settings(m, dev, root);
     return { stdout: r.stdout, stderr: r.stderr, exitCode: 0 };

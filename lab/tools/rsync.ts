@@ -46,7 +46,6 @@ async function walk(fs: IFileSystem, root: string, rel = ''): Promise<Array<{ re
   return out;
 }
 
-
 function keyBlob(pub: string): string | undefined {
   return /^(ssh-\S+)\s+(\S+)/.exec(pub.trim())?.[2];
 }
@@ -57,13 +56,16 @@ function authorized(authorizedKeys: string, blob: string, fromIp: string): boole
     if (!line.includes(blob)) continue;
     const from = /(?:^|,)from="([^"]*)"/.exec(line)?.[1];
     if (from === undefined) return true;
-    const ok = from.split(',').some((p) => new RegExp(`^${p.replace(/\./g, '\\.').replace(/\*/g, '.*').replace(/\?/g, '.')}$`).test(fromIp));
+    const ok = from
+      .split(',')
+      .some((p) => new RegExp(`^${p.replace(/\./g, '\\.').replace(/\*/g, '.*').replace(/\?/g, '.')}$`).test(fromIp));
     if (ok) return true;
   }
   return false;
 }
 
-const closed = (code: number, why: string): string => `rsync: connection unexpectedly closed (0 bytes received so far) [sender]\nrsync error: ${why} (code ${code}) at io.c(231) [sender=${VERSION}]\n`;
+const closed = (code: number, why: string): string =>
+  `rsync: connection unexpectedly closed (0 bytes received so far) [sender]\nrsync error: ${why} (code ${code}) at io.c(231) [sender=${VERSION}]\n`;
 
 export const rsync: Tool = {
   name: 'rsync',
@@ -86,14 +88,26 @@ export const rsync: Tool = {
       else if (a === '--info=progress2' || a === '--progress' || a === '-P') progress = true;
       else if (a === '--delete') del = true;
       else if (/^-[avzhrltpgoDHAXSP]+$/.test(a) || a === '--partial') continue;
-      else if (a === '--version') return { stdout: `rsync  version ${VERSION}  protocol version 31\n`, stderr: '', exitCode: 0 };
-      else if (a.startsWith('-')) return { stdout: '', stderr: `rsync: ${a}: unknown option\nrsync error: syntax or usage error (code 1) at main.c(1795) [client=${VERSION}]\n`, exitCode: 1 };
+      else if (a === '--version')
+        return { stdout: `rsync  version ${VERSION}  protocol version 31\n`, stderr: '', exitCode: 0 };
+      else if (a.startsWith('-'))
+        return {
+          stdout: '',
+          stderr: `rsync: ${a}: unknown option\nrsync error: syntax or usage error (code 1) at main.c(1795) [client=${VERSION}]\n`,
+          exitCode: 1,
+        };
       else operands.push(a);
     }
-    if (operands.length !== 2) return { stdout: '', stderr: `rsync error: syntax or usage error (code 1) at main.c(1795) [client=${VERSION}]\n`, exitCode: 1 };
+    if (operands.length !== 2)
+      return {
+        stdout: '',
+        stderr: `rsync error: syntax or usage error (code 1) at main.c(1795) [client=${VERSION}]\n`,
+        exitCode: 1,
+      };
     const src = spec(operands[0]!);
     const dst = spec(operands[1]!);
-    if (src.host) return { stdout: '', stderr: 'l20-lab: rsync: pulling from a remote host is not modelled\n', exitCode: 1 };
+    if (src.host)
+      return { stdout: '', stderr: 'l20-lab: rsync: pulling from a remote host is not modelled\n', exitCode: 1 };
     const home = env.ctx.env.get('HOME') ?? m.user.home;
     const localUser = env.root ? 'root' : m.user.name;
     const srcRoot = env.ctx.fs.resolvePath(env.ctx.cwd, src.path);
@@ -108,7 +122,12 @@ export const rsync: Tool = {
       const owner = ipv4Owner(env.cluster, ip)?.machine ?? env.cluster.machines.find((x) => x.mgmt.address === ip);
       const path = tcpPath(env.cluster, m, ip, port);
       if (!owner || !path.ok) {
-        const why = !path.ok && path.reason === 'filtered' ? 'Connection timed out' : !path.ok && path.reason === 'noroute' ? 'Network is unreachable' : 'No route to host';
+        const why =
+          !path.ok && path.reason === 'filtered'
+            ? 'Connection timed out'
+            : !path.ok && path.reason === 'noroute'
+              ? 'Network is unreachable'
+              : 'No route to host';
         if (!path.ok && path.reason === 'filtered') await io.sleep(130_000);
         await io.err(`ssh: connect to host ${ip} port ${port}: ${why}\r\n${closed(255, 'unexplained error')}`);
         return io.result(255);
@@ -123,7 +142,10 @@ export const rsync: Tool = {
         await io.err(`Warning: Identity file ${keyArg ?? keyPath} not accessible: No such file or directory.\n`);
       }
       const remoteHome = user === 'root' ? '/root' : owner.user.name === user ? owner.user.home : `/home/${user}`;
-      const keys = await owner.system.shell.fsAs(0).readFile(posix.join(remoteHome, '.ssh/authorized_keys')).catch(() => '');
+      const keys = await owner.system.shell
+        .fsAs(0)
+        .readFile(posix.join(remoteHome, '.ssh/authorized_keys'))
+        .catch(() => '');
       const blob = keyBlob(pub);
       const from = autoNodeIp(m, ip);
       if (!blob || !authorized(keys, blob, from)) {
@@ -131,21 +153,37 @@ export const rsync: Tool = {
         return io.result(255);
       }
       if (!isInstalled(owner.packages, 'rsync')) {
-        await io.err(`bash: line 1: rsync: command not found\n${closed(127, 'remote command not found').replace('(code 127) at io.c(231)', '(code 127) at io.c(235)')}`);
+        await io.err(
+          `bash: line 1: rsync: command not found\n${closed(127, 'remote command not found').replace('(code 127) at io.c(231)', '(code 127) at io.c(235)')}`,
+        );
         return io.result(12);
       }
       target = owner;
       targetUid = rsyncPath.startsWith('sudo ') ? 0 : user === 'root' ? 0 : owner.user.uid;
     }
-    const srcIsDir = await env.ctx.fs.stat(srcRoot).then((s) => s.isDirectory).catch(() => undefined);
+    const srcIsDir = await env.ctx.fs
+      .stat(srcRoot)
+      .then((s) => s.isDirectory)
+      .catch(() => undefined);
     if (srcIsDir === undefined) {
-      await io.err(`rsync: [sender] link_stat "${srcRoot}" failed: No such file or directory (2)\nrsync error: some files/attrs were not transferred (see previous errors) (code 23) at main.c(1333) [sender=${VERSION}]\n`);
+      await io.err(
+        `rsync: [sender] link_stat "${srcRoot}" failed: No such file or directory (2)\nrsync error: some files/attrs were not transferred (see previous errors) (code 23) at main.c(1333) [sender=${VERSION}]\n`,
+      );
       return io.result(23);
     }
     // `dir/` copies the contents; `dir` copies the directory itself into the destination.
     const base = srcIsDir && !src.path.endsWith('/') ? posix.basename(srcRoot) : '';
-    const entries: Array<{ rel: string; dir: boolean }> = srcIsDir ? await walk(env.ctx.fs, srcRoot) : [{ rel: '', dir: false }];
-    const dstRoot = posix.join(target === m ? env.ctx.fs.resolvePath(env.ctx.cwd, dst.path) : dst.path.startsWith('/') ? dst.path : posix.join(target.user.home, dst.path), base);
+    const entries: Array<{ rel: string; dir: boolean }> = srcIsDir
+      ? await walk(env.ctx.fs, srcRoot)
+      : [{ rel: '', dir: false }];
+    const dstRoot = posix.join(
+      target === m
+        ? env.ctx.fs.resolvePath(env.ctx.cwd, dst.path)
+        : dst.path.startsWith('/')
+          ? dst.path
+          : posix.join(target.user.home, dst.path),
+      base,
+    );
     // The receiver writes as the remote user (root behind `--rsync-path='sudo rsync'`).
     const tfs = target === m ? env.ctx.fs : target.system.shell.fsAs(targetUid);
     let bytes = 0;
@@ -155,7 +193,8 @@ export const rsync: Tool = {
       if (del && srcIsDir) {
         // --delete: what the receiver has and the sender does not goes away (deepest first).
         const want = new Set(entries.map((e) => e.rel));
-        for (const e of (await walk(tfs, dstRoot)).reverse()) if (!want.has(e.rel)) await tfs.rm(posix.join(dstRoot, e.rel), { recursive: true, force: true });
+        for (const e of (await walk(tfs, dstRoot)).reverse())
+          if (!want.has(e.rel)) await tfs.rm(posix.join(dstRoot, e.rel), { recursive: true, force: true });
       }
       for (const e of entries) {
         const from = e.rel ? posix.join(srcRoot, e.rel) : srcRoot;
@@ -175,7 +214,9 @@ export const rsync: Tool = {
     try {
       await write();
     } catch (e) {
-      await io.err(`rsync: [receiver] mkstemp "${dstRoot}" failed: Permission denied (13)\nrsync error: some files/attrs were not transferred (see previous errors) (code 23) at main.c(1333) [sender=${VERSION}]\n`);
+      await io.err(
+        `rsync: [receiver] mkstemp "${dstRoot}" failed: Permission denied (13)\nrsync error: some files/attrs were not transferred (see previous errors) (code 23) at main.c(1333) [sender=${VERSION}]\n`,
+      );
       void e;
       return io.result(23);
     }
@@ -183,7 +224,9 @@ export const rsync: Tool = {
     if (!(await io.sleep(secs * 1000))) return io.result(20);
     if (progress) {
       const t = Math.round(secs);
-      await io.out(`\r${bytes.toLocaleString('en-US').padStart(15)} 100%  ${(BPS / 2 ** 20).toFixed(2)}MB/s    ${Math.floor(t / 3600)}:${String(Math.floor(t / 60) % 60).padStart(2, '0')}:${String(t % 60).padStart(2, '0')} (xfr#${files}, to-chk=0/${entries.length + 1})\n`);
+      await io.out(
+        `\r${bytes.toLocaleString('en-US').padStart(15)} 100%  ${(BPS / 2 ** 20).toFixed(2)}MB/s    ${Math.floor(t / 3600)}:${String(Math.floor(t / 60) % 60).padStart(2, '0')}:${String(t % 60).padStart(2, '0')} (xfr#${files}, to-chk=0/${entries.length + 1})\n`,
+      );
     }
     m.revision++;
     target.revision++;

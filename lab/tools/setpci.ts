@@ -10,7 +10,15 @@ import type { AcsFlags } from '../model/types.js';
 import { fail, ok } from '../shell/args.js';
 import type { Tool } from './types.js';
 
-const BITS: Array<keyof AcsFlags> = ['srcValid', 'transBlk', 'reqRedir', 'cmpltRedir', 'upstreamFwd', 'egressCtrl', 'directTrans'];
+const BITS: Array<keyof AcsFlags> = [
+  'srcValid',
+  'transBlk',
+  'reqRedir',
+  'cmpltRedir',
+  'upstreamFwd',
+  'egressCtrl',
+  'directTrans',
+];
 
 export function acsWord(f: AcsFlags): number {
   return BITS.reduce((w, k, i) => (f[k] ? w | (1 << i) : w), 0);

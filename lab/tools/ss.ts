@@ -12,19 +12,32 @@ function addr(a: string): string {
   return a.includes(':') && !a.startsWith('[') ? `[${a}]` : a;
 }
 
-export function renderSs(socks: readonly ListenSocket[], opts: { header: boolean; processes: boolean; root: boolean }): string {
+export function renderSs(
+  socks: readonly ListenSocket[],
+  opts: { header: boolean; processes: boolean; root: boolean },
+): string {
   const rows = socks.map((s) => ({
-    local: addr(s.address), lport: String(s.port), peer: s.address.includes(':') ? '[::]' : '0.0.0.0', pport: '*',
-    send: String(s.backlog), proc: opts.processes && s.pid && opts.root ? `users:(("${s.process ?? '?'}",pid=${s.pid},fd=${3 + (s.port % 7)}))` : '',
+    local: addr(s.address),
+    lport: String(s.port),
+    peer: s.address.includes(':') ? '[::]' : '0.0.0.0',
+    pport: '*',
+    send: String(s.backlog),
+    proc:
+      opts.processes && s.pid && opts.root ? `users:(("${s.process ?? '?'}",pid=${s.pid},fd=${3 + (s.port % 7)}))` : '',
   }));
   const lw = Math.max('Local Address'.length, ...rows.map((r) => r.local.length));
   const lpw = Math.max('Port'.length, ...rows.map((r) => r.lport.length));
   const pw = Math.max('Peer Address'.length, ...rows.map((r) => r.peer.length));
   const ppw = Math.max('Port'.length, ...rows.map((r) => r.pport.length));
   const out: string[] = [];
-  if (opts.header) out.push(`State  Recv-Q Send-Q ${'Local Address'.padStart(lw)}:${'Port'.padEnd(lpw)} ${'Peer Address'.padStart(pw)}:${'Port'.padEnd(ppw)}Process`);
+  if (opts.header)
+    out.push(
+      `State  Recv-Q Send-Q ${'Local Address'.padStart(lw)}:${'Port'.padEnd(lpw)} ${'Peer Address'.padStart(pw)}:${'Port'.padEnd(ppw)}Process`,
+    );
   for (const r of rows) {
-    out.push(`LISTEN ${'0'.padEnd(6)} ${r.send.padEnd(6)} ${r.local.padStart(lw)}:${r.lport.padEnd(lpw)} ${r.peer.padStart(pw)}:${r.pport.padEnd(ppw)}${r.proc}`);
+    out.push(
+      `LISTEN ${'0'.padEnd(6)} ${r.send.padEnd(6)} ${r.local.padStart(lw)}:${r.lport.padEnd(lpw)} ${r.peer.padStart(pw)}:${r.pport.padEnd(ppw)}${r.proc}`,
+    );
   }
   return out.length ? `${out.join('\n')}\n` : '';
 }
@@ -34,7 +47,12 @@ export const ss: Tool = {
   path: '/usr/bin/ss',
   packages: ['iproute2'],
   run(args, env): ExecResult {
-    let listening = false, tcp = false, header = true, processes = false, v4 = false, v6 = false;
+    let listening = false,
+      tcp = false,
+      header = true,
+      processes = false,
+      v4 = false,
+      v6 = false;
     for (const a of args) {
       if (/^-[a-zA-Z0-9]+$/.test(a)) {
         for (const c of a.slice(1)) {
@@ -54,7 +72,8 @@ export const ss: Tool = {
       else if (a === '--numeric') continue;
       else return { stdout: '', stderr: `ss: filters are not modelled by the l20-setup lab ("${a}")\n`, exitCode: 1 };
     }
-    if (!listening || !tcp) return { stdout: '', stderr: 'l20-lab: ss: only listening TCP sockets (-ltn) are modelled\n', exitCode: 1 };
+    if (!listening || !tcp)
+      return { stdout: '', stderr: 'l20-lab: ss: only listening TCP sockets (-ltn) are modelled\n', exitCode: 1 };
     let socks = listeningSockets(env.machine);
     if (v4 && !v6) socks = socks.filter((s) => !s.address.includes(':'));
     if (v6 && !v4) socks = socks.filter((s) => s.address.includes(':'));

@@ -32,7 +32,15 @@ import { toolIo, type ToolIo } from '../system/live.js';
 import { rng, type Rng } from '../util/prng.js';
 import { HostLogger, type RankIds } from './nccl-log.js';
 import { backendError, childFailed, tsPrefix, traceback } from './torch-errors.js';
-import { hostPlan, ipReachable, jobOutcome, ncclConfPaths, ncclSettings, type HostPlan, type JobOutcome } from './nccl.js';
+import {
+  hostPlan,
+  ipReachable,
+  jobOutcome,
+  ncclConfPaths,
+  ncclSettings,
+  type HostPlan,
+  type JobOutcome,
+} from './nccl.js';
 import { scriptEnv } from './venv.js';
 
 /** How the lab recognises the benchmark (its docstring's first line, checks/nccl/bench-script.ts). */
@@ -51,7 +59,15 @@ interface Args {
 }
 
 function parseArgs(argv: readonly string[]): Args | string {
-  const a: Args = { nnodes: 1, nproc: 1, nodeRank: 0, masterAddr: '127.0.0.1', masterPort: 29500, script: '', scriptArgs: [] };
+  const a: Args = {
+    nnodes: 1,
+    nproc: 1,
+    nodeRank: 0,
+    masterAddr: '127.0.0.1',
+    masterPort: 29500,
+    script: '',
+    scriptArgs: [],
+  };
   for (let i = 0; i < argv.length; i++) {
     const raw = argv[i] as string;
     if (!raw.startsWith('--')) {
@@ -65,13 +81,32 @@ function parseArgs(argv: readonly string[]): Args | string {
     const value = eq >= 0 ? raw.slice(eq + 1) : argv[++i];
     if (value === undefined) return `torchrun: error: argument --${name}: expected one argument`;
     switch (name) {
-      case 'nnodes': a.nnodes = Number(value.split(':').pop()); break;
-      case 'nproc-per-node': a.nproc = value === 'gpu' || value === 'auto' ? 8 : Number(value); break;
-      case 'node-rank': a.nodeRank = Number(value); break;
-      case 'master-addr': a.masterAddr = value; break;
-      case 'master-port': a.masterPort = Number(value); break;
-      case 'rdzv-backend': case 'rdzv-endpoint': case 'rdzv-id': case 'max-restarts': case 'monitor-interval': case 'log-dir': case 'redirects': case 'tee': break;
-      default: return `torchrun: error: unrecognized arguments: ${raw}`;
+      case 'nnodes':
+        a.nnodes = Number(value.split(':').pop());
+        break;
+      case 'nproc-per-node':
+        a.nproc = value === 'gpu' || value === 'auto' ? 8 : Number(value);
+        break;
+      case 'node-rank':
+        a.nodeRank = Number(value);
+        break;
+      case 'master-addr':
+        a.masterAddr = value;
+        break;
+      case 'master-port':
+        a.masterPort = Number(value);
+        break;
+      case 'rdzv-backend':
+      case 'rdzv-endpoint':
+      case 'rdzv-id':
+      case 'max-restarts':
+      case 'monitor-interval':
+      case 'log-dir':
+      case 'redirects':
+      case 'tee':
+        break;
+      default:
+        return `torchrun: error: unrecognized arguments: ${raw}`;
     }
   }
   return 'torchrun: error: the following arguments are required: training_script, training_script_args';
@@ -103,7 +138,9 @@ function join(cluster: Cluster, key: string, nnodes: number, p: Participant): Re
   let rv = all.get(key);
   if (!rv || rv.members.size >= rv.nnodes || rv.members.has(p.nodeRank)) {
     let complete = (): void => undefined;
-    const done = new Promise<void>((resolve) => { complete = resolve; });
+    const done = new Promise<void>((resolve) => {
+      complete = resolve;
+    });
     const seq = (runCounter.get(cluster) ?? 0) + 1;
     runCounter.set(cluster, seq);
     rv = { nnodes, members: new Map(), done, complete, seq };
@@ -126,8 +163,12 @@ function join(cluster: Cluster, key: string, nnodes: number, p: Participant): Re
 async function waitForPeers(rv: Rendezvous, m: Machine, signal: AbortSignal | undefined): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const realMs = Math.max(m.clock.realMs(STORE_TIMEOUT_MS), PEER_GRACE_MS);
-  const bound = new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), realMs); });
-  const aborted = new Promise<boolean>((resolve) => signal?.addEventListener('abort', () => resolve(false), { once: true }));
+  const bound = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), realMs);
+  });
+  const aborted = new Promise<boolean>((resolve) =>
+    signal?.addEventListener('abort', () => resolve(false), { once: true }),
+  );
   try {
     return await Promise.race([rv.done.then(() => true), bound, aborted]);
   } finally {
@@ -162,7 +203,9 @@ function benchArgs(args: readonly string[]): BenchArgs | string {
     else if (flag === '--iters') b.iters = Number(v);
     else return `error: unrecognized arguments: ${flag}`;
   }
-  return [b.min, b.max, b.factor, b.warmup, b.iters].some((x) => !Number.isFinite(x)) ? 'error: argument: invalid value' : b;
+  return [b.min, b.max, b.factor, b.warmup, b.iters].some((x) => !Number.isFinite(x))
+    ? 'error: argument: invalid value'
+    : b;
 }
 
 /** One result row as the benchmark prints it (and the time the size took, µs, for pacing). */
@@ -186,7 +229,16 @@ function row(o: JobOutcome, world: number, size: number, b: BenchArgs, r: Rng): 
  * next node's (each node registers what it sends, so both directions move): a ring all-reduce sends
  * 2(n-1)/n of the buffer per iteration, spread over the rails, in NCCL's 512 KiB chunks.
  */
-function railTraffic(o: JobOutcome, nodeRank: number, world: number, size: number, b: BenchArgs, seq: number, now: number, ms: number): TrafficHandle[] {
+function railTraffic(
+  o: JobOutcome,
+  nodeRank: number,
+  world: number,
+  size: number,
+  b: BenchArgs,
+  seq: number,
+  now: number,
+  ms: number,
+): TrafficHandle[] {
   if (o.network !== 'IB' || o.rails.length === 0 || o.plans.length !== 2) return [];
   const bytes = Math.max(1, Math.floor(size / 4)) * 4;
   const perRail = (bytes * ((2 * (world - 1)) / world) * (b.warmup + b.iters + 2)) / o.rails.length;
@@ -196,8 +248,17 @@ function railTraffic(o: JobOutcome, nodeRank: number, world: number, size: numbe
   return o.rails.map((rail) => {
     const [mine, theirs] = nodeRank === 0 ? [rail.a, rail.b] : [rail.b, rail.a];
     const f: Flow = {
-      sender: me.machine, senderPort: mine.netdev, senderDevice: mine.rdma.name, receiver: peer.machine, receiverPort: theirs.netdev, receiverDevice: theirs.rdma.name,
-      tclass: me.tc, sl: 0, mtuBytes: Math.min(mine.mtuBytes, theirs.mtuBytes), linkGbps: 25, share: 1,
+      sender: me.machine,
+      senderPort: mine.netdev,
+      senderDevice: mine.rdma.name,
+      receiver: peer.machine,
+      receiverPort: theirs.netdev,
+      receiverDevice: theirs.rdma.name,
+      tclass: me.tc,
+      sl: 0,
+      mtuBytes: Math.min(mine.mtuBytes, theirs.mtuBytes),
+      linkGbps: 25,
+      share: 1,
     };
     return startFlow(f, flowRate(f, r), perRail, Math.max(1, Math.ceil(perRail / 524_288)), r, now, now + ms);
   });
@@ -213,7 +274,12 @@ async function torchrun(inv: ProgramInvocation): Promise<ExecResult> {
   const { machine: m, cluster, ctx } = inv;
   const io = toolIo(ctx, m.clock);
   const a = parseArgs(inv.args);
-  if (typeof a === 'string') return { stdout: '', stderr: `usage: torchrun [-h] [--nnodes NNODES] [--nproc-per-node NPROC_PER_NODE] [--node-rank NODE_RANK] [--master-addr MASTER_ADDR] [--master-port MASTER_PORT] training_script ...\n${a}\n`, exitCode: 2 };
+  if (typeof a === 'string')
+    return {
+      stdout: '',
+      stderr: `usage: torchrun [-h] [--nnodes NNODES] [--nproc-per-node NPROC_PER_NODE] [--node-rank NODE_RANK] [--master-addr MASTER_ADDR] [--master-port MASTER_PORT] training_script ...\n${a}\n`,
+      exitCode: 2,
+    };
   const env = await scriptEnv(inv);
   const r = rng(m.seed, m.hostname, 'torchrun', m.clock.now());
   const agentPid = 3000 + r.int(0, 60000);
@@ -221,7 +287,9 @@ async function torchrun(inv: ProgramInvocation): Promise<ExecResult> {
   const scriptPath = ctx.fs.resolvePath(ctx.cwd, a.script);
   if (a.nproc > 1 && !ctx.env.get('OMP_NUM_THREADS')) {
     const w = tsPrefix(m, 'W', agentPid, 'torch/distributed/run.py:774');
-    await io.err(`${w}\n${w}*****************************************\n${w}Setting OMP_NUM_THREADS environment variable for each process to be 1 in default, to avoid your system being overloaded, please further tune the variable for optimal performance in your application as needed. \n${w}*****************************************\n`);
+    await io.err(
+      `${w}\n${w}*****************************************\n${w}Setting OMP_NUM_THREADS environment variable for each process to be 1 in default, to avoid your system being overloaded, please further tune the variable for optimal performance in your application as needed. \n${w}*****************************************\n`,
+    );
   }
   // Python and torch start in every rank before anything else happens.
   if (!(await io.sleep(6000))) return io.result(130);
@@ -229,17 +297,24 @@ async function torchrun(inv: ProgramInvocation): Promise<ExecResult> {
   try {
     content = await ctx.fs.readFile(scriptPath);
   } catch {
-    const lines = Array.from({ length: a.nproc }, () => `${interp}: can't open file '${scriptPath}': [Errno 2] No such file or directory\n`).join('');
+    const lines = Array.from(
+      { length: a.nproc },
+      () => `${interp}: can't open file '${scriptPath}': [Errno 2] No such file or directory\n`,
+    ).join('');
     await io.err(lines + childFailed(m, a.script, a.nodeRank * a.nproc, 0, agentPid + 1, 2, m.clock.now()));
     return io.result(1);
   }
   if (!content.includes(BENCH_MARK)) {
-    await io.err(`l20-lab: torchrun: only the l20-setup all-reduce benchmark is modelled by this version of the l20-setup lab (${scriptPath})\n`);
+    await io.err(
+      `l20-lab: torchrun: only the l20-setup all-reduce benchmark is modelled by this version of the l20-setup lab (${scriptPath})\n`,
+    );
     return io.result(1);
   }
   const bench = benchArgs(a.scriptArgs);
   if (typeof bench === 'string') {
-    await io.err(`usage: l20-allreduce-bench.py [-h] [--min-bytes MIN_BYTES] [--max-bytes MAX_BYTES] [--factor FACTOR] [--warmup WARMUP] [--iters ITERS]\nl20-allreduce-bench.py: ${bench}\n`);
+    await io.err(
+      `usage: l20-allreduce-bench.py [-h] [--min-bytes MIN_BYTES] [--max-bytes MAX_BYTES] [--factor FACTOR] [--warmup WARMUP] [--iters ITERS]\nl20-allreduce-bench.py: ${bench}\n`,
+    );
     return io.result(2);
   }
 
@@ -257,7 +332,9 @@ async function torchrun(inv: ProgramInvocation): Promise<ExecResult> {
   const key = `${loopback ? `${m.hostname}/` : ''}${a.masterAddr}:${a.masterPort}`;
   if (a.nnodes > 1 && a.nodeRank !== 0 && !ipReachable(cluster, m, a.masterAddr)) {
     await io.sleep(STORE_TIMEOUT_MS);
-    await io.err(`torch.distributed.DistNetworkError: The client socket has timed out after ${STORE_TIMEOUT_MS}ms while trying to connect to (${a.masterAddr}, ${a.masterPort}).\n`);
+    await io.err(
+      `torch.distributed.DistNetworkError: The client socket has timed out after ${STORE_TIMEOUT_MS}ms while trying to connect to (${a.masterAddr}, ${a.masterPort}).\n`,
+    );
     return io.result(1);
   }
   const rv = join(cluster, key, a.nnodes, { nodeRank: a.nodeRank, machine: m, plan });
@@ -267,7 +344,9 @@ async function torchrun(inv: ProgramInvocation): Promise<ExecResult> {
     rv.members.delete(a.nodeRank);
     if (rendezvous.get(cluster)?.get(key) === rv && rv.members.size === 0) rendezvous.get(cluster)?.delete(key);
     if (io.signal?.aborted) return io.result(130);
-    await io.err(`torch.distributed.DistStoreError: Timed out after ${STORE_TIMEOUT_MS / 1000 + 1} seconds waiting for clients. ${joined}/${a.nnodes} clients joined.\n`);
+    await io.err(
+      `torch.distributed.DistStoreError: Timed out after ${STORE_TIMEOUT_MS / 1000 + 1} seconds waiting for clients. ${joined}/${a.nnodes} clients joined.\n`,
+    );
     return io.result(1);
   }
   const plans = [...rv.members.entries()].sort(([x], [y]) => x - y).map(([, p]) => p.plan);
@@ -275,7 +354,17 @@ async function torchrun(inv: ProgramInvocation): Promise<ExecResult> {
   return runJob(inv, io, a, bench, rv.outcome, rv.seq, content, agentPid, interp);
 }
 
-async function runJob(inv: ProgramInvocation, io: ToolIo, a: Args, bench: BenchArgs, o: JobOutcome, seq: number, content: string, agentPid: number, interp: string): Promise<ExecResult> {
+async function runJob(
+  inv: ProgramInvocation,
+  io: ToolIo,
+  a: Args,
+  bench: BenchArgs,
+  o: JobOutcome,
+  seq: number,
+  content: string,
+  agentPid: number,
+  interp: string,
+): Promise<ExecResult> {
   const m = inv.machine;
   const world = a.nnodes * a.nproc;
   const shared = rng(m.seed, 'nccl-job', seq);
@@ -283,14 +372,24 @@ async function runJob(inv: ProgramInvocation, io: ToolIo, a: Args, bench: BenchA
   const r = rng(m.seed, m.hostname, 'nccl-job', seq);
   const ranks: RankIds[] = Array.from({ length: a.nproc }, (_, i) => {
     const pid = agentPid + 2 + i;
-    return { rank: a.nodeRank * a.nproc + i, localRank: i, pid, proxyTid: pid + 1200 + i * 3, progressTid: pid + 1201 + i * 3, comm: `55${r.hex(10)}` };
+    return {
+      rank: a.nodeRank * a.nproc + i,
+      localRank: i,
+      pid,
+      proxyTid: pid + 1200 + i * 3,
+      progressTid: pid + 1201 + i * 3,
+      comm: `55${r.hex(10)}`,
+    };
   });
   const plan = o.plans[a.nodeRank]!;
   const startMs = m.clock.now();
   const f = o.failure;
   if (f?.kind === 'cuda') {
     const err = [`RuntimeError: ${plan.cuda.error ?? f.error}`];
-    await io.err(ranks.map((x) => traceback(x.rank, a.script, content, err)).join('') + childFailed(m, a.script, ranks[0]!.rank, 0, ranks[0]!.pid, 1, startMs));
+    await io.err(
+      ranks.map((x) => traceback(x.rank, a.script, content, err)).join('') +
+        childFailed(m, a.script, ranks[0]!.rank, 0, ranks[0]!.pid, 1, startMs),
+    );
     return io.result(1);
   }
   const log = new HostLogger({ outcome: o, nodeRank: a.nodeRank, localRanks: a.nproc, ranks, commId, rng: r }).render();
@@ -299,11 +398,21 @@ async function runJob(inv: ProgramInvocation, io: ToolIo, a: Args, bench: BenchA
   await emitLines(io, log.connect);
   if (!(await io.sleep(600))) return io.result(130);
 
-  const failNow = async (kind: 'invalid' | 'system' | 'internal' | 'remote', last: string, failing: RankIds[], code = 1): Promise<ExecResult> => {
+  const failNow = async (
+    kind: 'invalid' | 'system' | 'internal' | 'remote',
+    last: string,
+    failing: RankIds[],
+    code = 1,
+  ): Promise<ExecResult> => {
     await emitLines(io, log.failure);
     const tb = failing.map((x) => traceback(x.rank, a.script, content, backendError(kind, last))).join('');
     const others = ranks.filter((x) => !failing.includes(x));
-    const term = others.map((x) => `${tsPrefix(m, 'W', agentPid, 'torch/distributed/elastic/multiprocessing/api.py:900')}Sending process ${x.pid} closing signal SIGTERM\n`).join('');
+    const term = others
+      .map(
+        (x) =>
+          `${tsPrefix(m, 'W', agentPid, 'torch/distributed/elastic/multiprocessing/api.py:900')}Sending process ${x.pid} closing signal SIGTERM\n`,
+      )
+      .join('');
     const first = failing[0] ?? ranks[0]!;
     const e = `${tsPrefix(m, 'E', agentPid, 'torch/distributed/elastic/multiprocessing/api.py:874')}failed (exitcode: ${code}) local_rank: ${first.localRank} (pid: ${first.pid}) of binary: ${interp}\n`;
     await io.err(tb + term + e + childFailed(m, a.script, first.rank, first.localRank, first.pid, code, startMs));
@@ -314,16 +423,31 @@ async function runJob(inv: ProgramInvocation, io: ToolIo, a: Args, bench: BenchA
     const here = f.host === plan.host;
     switch (f.kind) {
       case 'invalid-usage':
-        return plan.algoError ? failNow('invalid', plan.algoError, ranks) : failNow('remote', `socketProgress: Connection closed by remote peer ${f.host}`, ranks);
+        return plan.algoError
+          ? failNow('invalid', plan.algoError, ranks)
+          : failNow('remote', `socketProgress: Connection closed by remote peer ${f.host}`, ranks);
       case 'bootstrap':
-        return here ? failNow('system', `socketStartConnect: Connect to ${f.peer} failed : Software caused connection abort`, ranks) : failNow('remote', `socketProgress: Connection closed by remote peer ${f.host}`, ranks);
+        return here
+          ? failNow(
+              'system',
+              `socketStartConnect: Connect to ${f.peer} failed : Software caused connection abort`,
+              ranks,
+            )
+          : failNow('remote', `socketProgress: Connection closed by remote peer ${f.host}`, ranks);
       case 'no-socket':
-        return here ? failNow('internal', 'Bootstrap : no socket interface found', ranks) : failNow('remote', 'socketProgress: Connection closed by remote peer', ranks);
+        return here
+          ? failNow('internal', 'Bootstrap : no socket interface found', ranks)
+          : failNow('remote', 'socketProgress: Connection closed by remote peer', ranks);
       case 'modify-qp': {
         if (!here) return failNow('remote', `socketProgress: Connection closed by remote peer ${f.host}`, ranks);
-        const text = f.errno === 101 ? 'Network is unreachable' : f.errno === 110 ? 'Connection timed out' : 'Invalid argument';
+        const text =
+          f.errno === 101 ? 'Network is unreachable' : f.errno === 110 ? 'Connection timed out' : 'Invalid argument';
         const failing = ranks.filter((x) => log.failure.some((l) => l.includes(`:${x.pid}:`)));
-        return failNow('system', `Call to ibv_modify_qp failed with ${f.errno} ${text}, on dev ${f.device.rdma.name}:${f.device.rdma.port}, curr state INIT, next state RTR, local GID index ${f.device.gidIndex}, local GID ${f.localGid}, remote GID ${f.remoteGid}`, failing.length > 0 ? failing : ranks);
+        return failNow(
+          'system',
+          `Call to ibv_modify_qp failed with ${f.errno} ${text}, on dev ${f.device.rdma.name}:${f.device.rdma.port}, curr state INIT, next state RTR, local GID index ${f.device.gidIndex}, local GID ${f.localGid}, remote GID ${f.remoteGid}`,
+          failing.length > 0 ? failing : ranks,
+        );
       }
       default:
         return failNow('remote', `socketProgress: Connection closed by remote peer ${f.host}`, ranks);
@@ -333,7 +457,8 @@ async function runJob(inv: ProgramInvocation, io: ToolIo, a: Args, bench: BenchA
   await emitLines(io, log.complete);
   // The ranks are CUDA processes now: nvidia-smi lists them and the GPUs show the load.
   const bufMiB = Math.ceil((3 * bench.max) / 1024 ** 2);
-  for (const x of ranks) addGpuWork(m, { gpu: x.localRank, pid: x.pid, name: interp, memMiB: 1030 + bufMiB, utilPct: 97, type: 'C' });
+  for (const x of ranks)
+    addGpuWork(m, { gpu: x.localRank, pid: x.pid, name: interp, memMiB: 1030 + bufMiB, utilPct: 97, type: 'C' });
   try {
     return await benchRows(io, a, bench, o, seq, world, m, ranks, log.failure, log.destroy, failNow);
   } finally {
@@ -343,9 +468,22 @@ async function runJob(inv: ProgramInvocation, io: ToolIo, a: Args, bench: BenchA
 
 /** Rank 0's result table, size by size at the modelled pace, or the failure that cuts it short. */
 async function benchRows(
-  io: ToolIo, a: Args, bench: BenchArgs, o: JobOutcome, seq: number, world: number, m: Machine, ranks: RankIds[],
-  failureLines: readonly string[], destroy: readonly string[],
-  failNow: (kind: 'invalid' | 'system' | 'internal' | 'remote', last: string, failing: RankIds[], code?: number) => Promise<ExecResult>,
+  io: ToolIo,
+  a: Args,
+  bench: BenchArgs,
+  o: JobOutcome,
+  seq: number,
+  world: number,
+  m: Machine,
+  ranks: RankIds[],
+  failureLines: readonly string[],
+  destroy: readonly string[],
+  failNow: (
+    kind: 'invalid' | 'system' | 'internal' | 'remote',
+    last: string,
+    failing: RankIds[],
+    code?: number,
+  ) => Promise<ExecResult>,
 ): Promise<ExecResult> {
   const f = o.failure;
   const plan = o.plans[a.nodeRank]!;
@@ -358,7 +496,12 @@ async function benchRows(
       if (!(await io.sleep(2000))) return io.result(130);
       if (f.host === plan.host) {
         const failing = ranks.filter((x) => failureLines.some((l) => l.includes(`:${x.pid}:`)));
-        return failNow('remote', `NET/IB : Got completion from peer with status=${f.status}`, failing.length > 0 ? failing : ranks.slice(0, 1), 1);
+        return failNow(
+          'remote',
+          `NET/IB : Got completion from peer with status=${f.status}`,
+          failing.length > 0 ? failing : ranks.slice(0, 1),
+          1,
+        );
       }
       return failNow('remote', `socketProgress: Connection closed by remote peer ${f.host}`, ranks.slice(0, 1), 1);
     }

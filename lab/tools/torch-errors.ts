@@ -18,15 +18,31 @@ export function tsPrefix(m: Machine, level: 'W' | 'E' | 'I', pid: number, where:
 /** torch's DistBackendError text for an NCCL result (ProcessGroupNCCL / NCCLUtils). */
 export function backendError(kind: 'invalid' | 'system' | 'internal' | 'remote', last: string): string[] {
   const head = {
-    invalid: ['invalid usage (run with NCCL_DEBUG=WARN for details)', 'ncclInvalidUsage: This usually reflects invalid usage of NCCL library.'],
-    system: ['unhandled system error (run with NCCL_DEBUG=INFO for details)', 'ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error. '],
-    internal: ['internal error - please report this issue to the NCCL developers', 'ncclInternalError: Internal check failed.'],
-    remote: ['remote process exited or there was a network error', 'ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.'],
+    invalid: [
+      'invalid usage (run with NCCL_DEBUG=WARN for details)',
+      'ncclInvalidUsage: This usually reflects invalid usage of NCCL library.',
+    ],
+    system: [
+      'unhandled system error (run with NCCL_DEBUG=INFO for details)',
+      'ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error. ',
+    ],
+    internal: [
+      'internal error - please report this issue to the NCCL developers',
+      'ncclInternalError: Internal check failed.',
+    ],
+    remote: [
+      'remote process exited or there was a network error',
+      'ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.',
+    ],
   }[kind];
   return [
     `torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.cpp:77, ${head[0]}, NCCL version ${NCCL_VERSION}`,
     head[1]!,
-    ...(kind === 'system' ? ['It can be also caused by unexpected exit of a remote peer, you can check NCCL warnings for failure information on the remote process.'] : []),
+    ...(kind === 'system'
+      ? [
+          'It can be also caused by unexpected exit of a remote peer, you can check NCCL warnings for failure information on the remote process.',
+        ]
+      : []),
     'Last error:',
     last,
   ];
@@ -49,7 +65,15 @@ export function traceback(rank: number, script: string, content: string, error: 
   return lines.map((l) => `[rank${rank}]: ${l}\n`).join('');
 }
 
-export function childFailed(m: Machine, script: string, rank: number, localRank: number, pid: number, exitcode: number, startMs: number): string {
+export function childFailed(
+  m: Machine,
+  script: string,
+  rank: number,
+  localRank: number,
+  pid: number,
+  exitcode: number,
+  startMs: number,
+): string {
   const t = new Date(startMs);
   const p2 = (n: number): string => String(n).padStart(2, '0');
   const time = `${t.getUTCFullYear()}-${p2(t.getUTCMonth() + 1)}-${p2(t.getUTCDate())}_${p2(t.getUTCHours())}:${p2(t.getUTCMinutes())}:${p2(t.getUTCSeconds())}`;

@@ -9,8 +9,13 @@ import type { Tool } from './types.js';
 
 /** Driver packages jammy-updates carries for the L20, as ubuntu-drivers orders them (by name). */
 export const L20_DRIVERS = [
-  'nvidia-driver-535', 'nvidia-driver-535-server', 'nvidia-driver-570-open', 'nvidia-driver-570-server-open',
-  'nvidia-driver-580-open', 'nvidia-driver-580-server', 'nvidia-driver-580-server-open',
+  'nvidia-driver-535',
+  'nvidia-driver-535-server',
+  'nvidia-driver-570-open',
+  'nvidia-driver-570-server-open',
+  'nvidia-driver-580-open',
+  'nvidia-driver-580-server',
+  'nvidia-driver-580-server-open',
 ];
 
 export const ubuntuDrivers: Tool = {
@@ -24,13 +29,21 @@ export const ubuntuDrivers: Tool = {
       const gpu = machine.pci.find((p) => p.kind === 'gpu');
       if (!gpu) return ok('');
       const lines = [
-        `== /sys/devices/pci0000:${gpu.bdf.slice(5, 7)}/${gpu.bdf} ==`, 'modalias : pci:v000010DEd000026BAsv000010DEsd00001957bc03sc02i00', 'vendor   : NVIDIA Corporation',
+        `== /sys/devices/pci0000:${gpu.bdf.slice(5, 7)}/${gpu.bdf} ==`,
+        'modalias : pci:v000010DEd000026BAsv000010DEsd00001957bc03sc02i00',
+        'vendor   : NVIDIA Corporation',
         'model    : AD102GL [L20]',
-        ...L20_DRIVERS.map((d) => `driver   : ${d} - distro non-free${d === 'nvidia-driver-580-server-open' ? ' recommended' : ''}`),
-        'driver   : xserver-xorg-video-nouveau - distro free builtin', '',
+        ...L20_DRIVERS.map(
+          (d) => `driver   : ${d} - distro non-free${d === 'nvidia-driver-580-server-open' ? ' recommended' : ''}`,
+        ),
+        'driver   : xserver-xorg-video-nouveau - distro free builtin',
+        '',
       ];
       return ok(`${lines.join('\n')}\n`);
     }
-    return fail(2, 'Usage: ubuntu-drivers [OPTIONS] COMMAND [ARGS]...\nTry \'ubuntu-drivers --help\' for help.\n\nError: Missing command.\n');
+    return fail(
+      2,
+      "Usage: ubuntu-drivers [OPTIONS] COMMAND [ARGS]...\nTry 'ubuntu-drivers --help' for help.\n\nError: Missing command.\n",
+    );
   },
 };

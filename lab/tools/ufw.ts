@@ -41,9 +41,24 @@ export interface UfwRule {
   proto?: 'tcp' | 'udp';
 }
 
-const CHAINS = ['user-input', 'user-output', 'user-forward', 'before-logging-input', 'before-logging-output', 'before-logging-forward',
-  'user-logging-input', 'user-logging-output', 'user-logging-forward', 'after-logging-input', 'after-logging-output', 'after-logging-forward',
-  'logging-deny', 'logging-allow', 'user-limit', 'user-limit-accept'];
+const CHAINS = [
+  'user-input',
+  'user-output',
+  'user-forward',
+  'before-logging-input',
+  'before-logging-output',
+  'before-logging-forward',
+  'user-logging-input',
+  'user-logging-output',
+  'user-logging-forward',
+  'after-logging-input',
+  'after-logging-output',
+  'after-logging-forward',
+  'logging-deny',
+  'logging-allow',
+  'user-limit',
+  'user-limit-accept',
+];
 
 /** `### tuple ### allow tcp 22 0.0.0.0/0 any 0.0.0.0/0 in_eno1`, as ufw records a rule. */
 function tuple(r: UfwRule, v6: boolean): string {
@@ -123,9 +138,13 @@ export function ufwConfigOf(conf: string, userRules: string): { enabled: boolean
 }
 
 function loaded(rules: readonly UfwRule[]): FirewallState['allowIn'] {
-  return rules.filter((r) => r.action === 'allow').map((r) => ({
-    ...(r.iface ? { iface: r.iface } : {}), ...(r.port !== undefined ? { port: r.port } : {}), ...(r.proto ? { proto: r.proto } : {}),
-  }));
+  return rules
+    .filter((r) => r.action === 'allow')
+    .map((r) => ({
+      ...(r.iface ? { iface: r.iface } : {}),
+      ...(r.port !== undefined ? { port: r.port } : {}),
+      ...(r.proto ? { proto: r.proto } : {}),
+    }));
 }
 
 /** Boot: ufw.service loads the saved rules when ENABLED=yes. */
@@ -141,7 +160,9 @@ export function firewallState(c: { enabled: boolean; rules: readonly UfwRule[] }
 
 async function setEnabled(fs: IFileSystem, enabled: boolean): Promise<void> {
   const conf = await read(fs, UFW_CONF);
-  const next = /^ENABLED=/m.test(conf) ? conf.replace(/^ENABLED=.*$/m, `ENABLED=${enabled ? 'yes' : 'no'}`) : ufwConf(enabled);
+  const next = /^ENABLED=/m.test(conf)
+    ? conf.replace(/^ENABLED=.*$/m, `ENABLED=${enabled ? 'yes' : 'no'}`)
+    : ufwConf(enabled);
   await fs.mkdir('/etc/ufw', { recursive: true });
   await fs.writeFile(UFW_CONF, next);
 }
@@ -173,10 +194,13 @@ function ruleRows(rules: readonly UfwRule[], verbose: boolean): string[] {
 export function renderStatus(active: boolean, rules: readonly UfwRule[], verbose: boolean): string {
   if (!active) return 'Status: inactive\n';
   let s = 'Status: active\n';
-  if (verbose) s += 'Logging: on (low)\nDefault: deny (incoming), allow (outgoing), disabled (routed)\nNew profiles: skip\n';
+  if (verbose)
+    s += 'Logging: on (low)\nDefault: deny (incoming), allow (outgoing), disabled (routed)\nNew profiles: skip\n';
   if (rules.length > 0) {
     s += `\n${columns('To', 'Action', 'From')}\n${columns('--', '------', '----')}\n`;
-    s += ruleRows(rules, verbose).map((r) => `${r}\n`).join('');
+    s += ruleRows(rules, verbose)
+      .map((r) => `${r}\n`)
+      .join('');
   }
   return `${s}\n`;
 }
@@ -198,7 +222,7 @@ function parseRule(action: UfwRule['action'], words: readonly string[]): UfwRule
     for (; i < words.length; i++) {
       const w = words[i] as string;
       if (w === 'to' || w === 'from') {
-        if (words[i + 1] !== 'any') return "ERROR: Wrong number of arguments";
+        if (words[i + 1] !== 'any') return 'ERROR: Wrong number of arguments';
         i++;
       } else if (w === 'port') r.port = Number(words[++i]);
       else if (w === 'proto') {
@@ -220,7 +244,8 @@ function parseRule(action: UfwRule['action'], words: readonly string[]): UfwRule
   return 'ERROR: Wrong number of arguments';
 }
 
-const same = (a: UfwRule, b: UfwRule): boolean => a.action === b.action && a.iface === b.iface && a.port === b.port && a.proto === b.proto;
+const same = (a: UfwRule, b: UfwRule): boolean =>
+  a.action === b.action && a.iface === b.iface && a.port === b.port && a.proto === b.proto;
 
 export const ufw: Tool = {
   name: 'ufw',
@@ -276,7 +301,8 @@ export const ufw: Tool = {
         let rules = cfg.rules;
         let out: string;
         if (del) {
-          if (!rules.some((r) => same(r, rule))) return ok('Could not delete non-existent rule\nCould not delete non-existent rule (v6)\n');
+          if (!rules.some((r) => same(r, rule)))
+            return ok('Could not delete non-existent rule\nCould not delete non-existent rule (v6)\n');
           rules = rules.filter((r) => !same(r, rule));
           out = 'Rule deleted\nRule deleted (v6)\n';
         } else if (rules.some((r) => same(r, rule))) {

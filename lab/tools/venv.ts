@@ -63,14 +63,19 @@ async function makeVenv(dir: string, env: ToolEnv): Promise<ExecResult> {
     await fs.mkdir(posix.join(abs, 'include'), { recursive: true });
     await fs.mkdir(sitePackages(abs), { recursive: true });
     const bin = posix.join(abs, 'bin');
-    for (const [name, target] of [['python3', SYSTEM_PYTHON], ['python', 'python3'], [`python${PYTHON_XY}`, 'python3']] as const) {
+    for (const [name, target] of [
+      ['python3', SYSTEM_PYTHON],
+      ['python', 'python3'],
+      [`python${PYTHON_XY}`, 'python3'],
+    ] as const) {
       const p = posix.join(bin, name);
       if (!(await fs.exists(p))) await fs.symlink(target, p);
     }
   } catch (e) {
     return out('', 1, `Error: ${errnoOf(e)}: '${abs}'\n`);
   }
-  const hasEnsurepip = isInstalled(env.machine.packages, 'python3-venv') || isInstalled(env.machine.packages, `python${PYTHON_XY}-venv`);
+  const hasEnsurepip =
+    isInstalled(env.machine.packages, 'python3-venv') || isInstalled(env.machine.packages, `python${PYTHON_XY}-venv`);
   if (!hasEnsurepip) {
     return out(
       'The virtual environment was not created successfully because ensurepip is not\navailable.  On Debian/Ubuntu systems, you need to install the python3-venv\npackage using the following command.\n\n' +
@@ -82,7 +87,11 @@ async function makeVenv(dir: string, env: ToolEnv): Promise<ExecResult> {
   try {
     await writeFile(fs, posix.join(abs, 'bin', 'activate'), activateScript(abs), 0o644);
     const bin = posix.join(abs, 'bin');
-    await installDists(fs, { installSite: sitePackages(abs), scriptDir: bin, interpreter: posix.join(bin, 'python3') }, VENV_BASE_DISTRIBUTIONS);
+    await installDists(
+      fs,
+      { installSite: sitePackages(abs), scriptDir: bin, interpreter: posix.join(bin, 'python3') },
+      VENV_BASE_DISTRIBUTIONS,
+    );
   } catch (e) {
     return out('', 1, `Error: ${errnoOf(e)}: '${abs}'\n`);
   }
@@ -90,17 +99,26 @@ async function makeVenv(dir: string, env: ToolEnv): Promise<ExecResult> {
 }
 
 /** Writes dist-info metadata and console scripts (what pip leaves behind); replaces other versions' dist-info. */
-async function installDists(fs: IFileSystem, target: Pick<PythonEnv, 'installSite' | 'scriptDir' | 'interpreter'>, dists: readonly Distribution[]): Promise<void> {
+async function installDists(
+  fs: IFileSystem,
+  target: Pick<PythonEnv, 'installSite' | 'scriptDir' | 'interpreter'>,
+  dists: readonly Distribution[],
+): Promise<void> {
   const site = target.installSite;
   const existing = await fs.readdir(site).catch(() => [] as string[]);
   for (const d of dists) {
     for (const e of existing) {
-      if (e.endsWith('.dist-info') && e !== distDirName(d) && normaliseName(e.replace(/-[^-]+\.dist-info$/, '')) === normaliseName(d.name)) {
+      if (
+        e.endsWith('.dist-info') &&
+        e !== distDirName(d) &&
+        normaliseName(e.replace(/-[^-]+\.dist-info$/, '')) === normaliseName(d.name)
+      ) {
         await fs.rm(posix.join(site, e), { recursive: true, force: true });
       }
     }
   }
-  for (const [path, f] of distributionFiles(site, target.scriptDir, target.interpreter, dists)) await writeFile(fs, path, f.content, f.mode);
+  for (const [path, f] of distributionFiles(site, target.scriptDir, target.interpreter, dists))
+    await writeFile(fs, path, f.content, f.mode);
 }
 
 /** Interpreter: `-V`, `-c CODE`, `-m venv DIR`, `-m pip …`. */
@@ -118,8 +136,16 @@ async function runInterpreter(args: string[], env: ToolEnv, py: PythonEnv): Prom
   if (a === '-m') {
     const mod = args[1];
     if (mod === 'venv') {
-      const dir = args.slice(2).filter((x) => !x.startsWith('-')).pop();
-      if (!dir) return out('', 2, 'usage: venv [-h] [--system-site-packages] [--symlinks | --copies] [--clear] [--upgrade] [--without-pip] [--prompt PROMPT] [--upgrade-deps] ENV_DIR [ENV_DIR ...]\nvenv: error: the following arguments are required: ENV_DIR\n');
+      const dir = args
+        .slice(2)
+        .filter((x) => !x.startsWith('-'))
+        .pop();
+      if (!dir)
+        return out(
+          '',
+          2,
+          'usage: venv [-h] [--system-site-packages] [--symlinks | --copies] [--clear] [--upgrade] [--without-pip] [--prompt PROMPT] [--upgrade-deps] ENV_DIR [ENV_DIR ...]\nvenv: error: the following arguments are required: ENV_DIR\n',
+        );
       return makeVenv(dir, env);
     }
     if (mod === 'pip') {
@@ -129,14 +155,19 @@ async function runInterpreter(args: string[], env: ToolEnv, py: PythonEnv): Prom
     return out('', 1, `${interpreter}: No module named ${mod ?? ''}\n`);
   }
   if (a.startsWith('-')) return out('', 2, `Unknown option: ${a}\n${PY_USAGE}`);
-  return out('', 2, `${interpreter}: can't open file '${env.ctx.fs.resolvePath(env.ctx.cwd, a)}': [Errno 2] No such file or directory\n`);
+  return out(
+    '',
+    2,
+    `${interpreter}: can't open file '${env.ctx.fs.resolvePath(env.ctx.cwd, a)}': [Errno 2] No such file or directory\n`,
+  );
 }
 
 export const python3: Tool = {
   name: 'python3',
   path: SYSTEM_PYTHON,
   packages: ['python3'],
-  run: async (args, env) => runInterpreter(args, env, await pythonEnvOf(env.ctx.fs, SYSTEM_PYTHON, home(env), env.root)),
+  run: async (args, env) =>
+    runInterpreter(args, env, await pythonEnvOf(env.ctx.fs, SYSTEM_PYTHON, home(env), env.root)),
 };
 
 // ---------------------------------------------------------------- pip
@@ -150,7 +181,9 @@ interface Requirement {
 }
 
 function parseRequirement(text: string): Requirement | undefined {
-  const m = /^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?\s*(?:(==|>=|<=|~=|!=|>|<)\s*([A-Za-z0-9.+*]+))?$/.exec(text.trim());
+  const m = /^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?\s*(?:(==|>=|<=|~=|!=|>|<)\s*([A-Za-z0-9.+*]+))?$/.exec(
+    text.trim(),
+  );
   if (!m?.[1]) return undefined;
   return { text, name: m[1], extras: m[2] ?? '', ...(m[3] ? { op: m[3], version: m[4] } : {}) };
 }
@@ -158,7 +191,8 @@ function parseRequirement(text: string): Requirement | undefined {
 function cmpVersion(a: string, b: string): number {
   const pa = a.split('.').map((x) => parseInt(x, 10) || 0);
   const pb = b.split('.').map((x) => parseInt(x, 10) || 0);
-  for (let i = 0; i < Math.max(pa.length, pb.length); i++) if ((pa[i] ?? 0) !== (pb[i] ?? 0)) return (pa[i] ?? 0) - (pb[i] ?? 0);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++)
+    if ((pa[i] ?? 0) !== (pb[i] ?? 0)) return (pa[i] ?? 0) - (pb[i] ?? 0);
   return 0;
 }
 
@@ -166,13 +200,20 @@ function satisfies(version: string, r: Requirement): boolean {
   if (!r.op || !r.version) return true;
   const c = cmpVersion(version, r.version);
   switch (r.op) {
-    case '==': return r.version.endsWith('*') ? version.startsWith(r.version.slice(0, -1)) : c === 0;
-    case '>=': return c >= 0;
-    case '<=': return c <= 0;
-    case '>': return c > 0;
-    case '<': return c < 0;
-    case '!=': return c !== 0;
-    default: return c >= 0;
+    case '==':
+      return r.version.endsWith('*') ? version.startsWith(r.version.slice(0, -1)) : c === 0;
+    case '>=':
+      return c >= 0;
+    case '<=':
+      return c <= 0;
+    case '>':
+      return c > 0;
+    case '<':
+      return c < 0;
+    case '!=':
+      return c !== 0;
+    default:
+      return c >= 0;
   }
 }
 
@@ -201,7 +242,14 @@ async function pipInstall(args: string[], env: ToolEnv, venv: PythonEnv): Promis
   for (let i = 0; i < args.length; i++) {
     const a = args[i] as string;
     if (a === '-q' || a === '--quiet') quiet = true;
-    else if (a === '-U' || a === '--upgrade' || a === '--no-cache-dir' || a === '--no-input' || a === '--disable-pip-version-check') continue;
+    else if (
+      a === '-U' ||
+      a === '--upgrade' ||
+      a === '--no-cache-dir' ||
+      a === '--no-input' ||
+      a === '--disable-pip-version-check'
+    )
+      continue;
     else if (a === '-i' || a === '--index-url' || a === '--extra-index-url') i++;
     else if (a.startsWith('--index-url=') || a.startsWith('--extra-index-url=')) continue;
     else if (a.startsWith('-')) return out('', 2, `${pipUsage()}no such option: ${a}\n`);
@@ -211,7 +259,8 @@ async function pipInstall(args: string[], env: ToolEnv, venv: PythonEnv): Promis
       reqs.push(r);
     }
   }
-  if (reqs.length === 0) return out('', 1, 'ERROR: You must give at least one requirement to install (see "pip help install")\n');
+  if (reqs.length === 0)
+    return out('', 1, 'ERROR: You must give at least one requirement to install (see "pip help install")\n');
   const say = async (line: string): Promise<void> => {
     if (!quiet) await io.out(`${line}\n`);
   };
@@ -234,12 +283,15 @@ async function pipInstall(args: string[], env: ToolEnv, venv: PythonEnv): Promis
     await say(`Collecting ${r.text}`);
     await io.sleep(400);
     if (!d || !satisfies(d.version, r)) {
-      await io.err(`ERROR: Could not find a version that satisfies the requirement ${r.text} (from versions: ${d ? d.version : 'none'})\nERROR: No matching distribution found for ${r.text}\n`);
+      await io.err(
+        `ERROR: Could not find a version that satisfies the requirement ${r.text} (from versions: ${d ? d.version : 'none'})\nERROR: No matching distribution found for ${r.text}\n`,
+      );
       return io.result(1);
     }
     if (!(await download(d))) return io.result(130);
     fetched.add(d.name);
-    for (const dep of dependencyClosure(d.name)) if (venv.dists.get(normaliseName(dep.name)) !== dep.version) wanted.set(dep.name, dep);
+    for (const dep of dependencyClosure(d.name))
+      if (venv.dists.get(normaliseName(dep.name)) !== dep.version) wanted.set(dep.name, dep);
   }
   if (wanted.size === 0) return io.result(0);
   for (const d of wanted.values()) {
@@ -254,7 +306,9 @@ async function pipInstall(args: string[], env: ToolEnv, venv: PythonEnv): Promis
   try {
     await installDists(env.ctx.fs, venv, order);
   } catch (e) {
-    await io.err(`ERROR: Could not install packages due to an OSError: ${errnoOf(e)}: '${posix.join(venv.installSite, distDirName(order[0]!))}'\nConsider using the \`--user\` option or check the permissions.\n\n`);
+    await io.err(
+      `ERROR: Could not install packages due to an OSError: ${errnoOf(e)}: '${posix.join(venv.installSite, distDirName(order[0]!))}'\nConsider using the \`--user\` option or check the permissions.\n\n`,
+    );
     return io.result(1);
   }
   const installed = [...wanted.values()].map((d) => `${d.name}-${d.version}`).sort((x, y) => x.localeCompare(y));
@@ -265,22 +319,45 @@ async function pipInstall(args: string[], env: ToolEnv, venv: PythonEnv): Promis
 async function runPip(args: string[], env: ToolEnv, venv: PythonEnv): Promise<ExecResult> {
   const cmd = args[0];
   if (cmd === undefined || cmd === '-h' || cmd === '--help') {
-    return out('\nUsage:   \n  pip <command> [options]\n\nCommands:\n  install                     Install packages.\n  list                        List installed packages.\n  show                        Show information about installed packages.\n  freeze                      Output installed packages in requirements format.\n');
+    return out(
+      '\nUsage:   \n  pip <command> [options]\n\nCommands:\n  install                     Install packages.\n  list                        List installed packages.\n  show                        Show information about installed packages.\n  freeze                      Output installed packages in requirements format.\n',
+    );
   }
-  if (cmd === '-V' || cmd === '--version') return out(`pip ${venv.dists.get('pip') ?? VENV_PIP_VERSION} from ${venv.sites.find((s) => s.includes('site-packages') || s.includes('dist-packages'))}/pip (python ${PYTHON_XY})\n`);
+  if (cmd === '-V' || cmd === '--version')
+    return out(
+      `pip ${venv.dists.get('pip') ?? VENV_PIP_VERSION} from ${venv.sites.find((s) => s.includes('site-packages') || s.includes('dist-packages'))}/pip (python ${PYTHON_XY})\n`,
+    );
   const sorted = [...venv.dists].sort(([a], [b]) => a.localeCompare(b));
   if (cmd === 'install') return pipInstall(args.slice(1), env, venv);
-  if (cmd === 'freeze') return out(sorted.filter(([n]) => n !== 'pip' && n !== 'setuptools').map(([n, v]) => `${n}==${v}\n`).join(''));
+  if (cmd === 'freeze')
+    return out(
+      sorted
+        .filter(([n]) => n !== 'pip' && n !== 'setuptools')
+        .map(([n, v]) => `${n}==${v}\n`)
+        .join(''),
+    );
   if (cmd === 'list') {
     const w = Math.max(7, ...sorted.map(([n]) => n.length));
     const vw = Math.max(7, ...sorted.map(([, v]) => v.length));
-    return out([`${'Package'.padEnd(w)} ${'Version'.padEnd(vw)}`.trimEnd(), `${'-'.repeat(w)} ${'-'.repeat(vw)}`, ...sorted.map(([n, v]) => `${n.padEnd(w)} ${v}`)].join('\n') + '\n');
+    return out(
+      [
+        `${'Package'.padEnd(w)} ${'Version'.padEnd(vw)}`.trimEnd(),
+        `${'-'.repeat(w)} ${'-'.repeat(vw)}`,
+        ...sorted.map(([n, v]) => `${n.padEnd(w)} ${v}`),
+      ].join('\n') + '\n',
+    );
   }
   if (cmd === 'show') {
     const found = args.slice(1).map((n) => [n, venv.dists.get(normaliseName(n))] as const);
     const missing = found.filter(([, v]) => v === undefined);
-    const shown = found.filter(([, v]) => v !== undefined).map(([n, v]) => `Name: ${indexed(n)?.name ?? n}\nVersion: ${v}\nLocation: ${venv.installSite}\n`);
-    return out(shown.join('---\n'), missing.length > 0 ? 1 : 0, missing.map(([n]) => `WARNING: Package(s) not found: ${n}\n`).join(''));
+    const shown = found
+      .filter(([, v]) => v !== undefined)
+      .map(([n, v]) => `Name: ${indexed(n)?.name ?? n}\nVersion: ${v}\nLocation: ${venv.installSite}\n`);
+    return out(
+      shown.join('---\n'),
+      missing.length > 0 ? 1 : 0,
+      missing.map(([n]) => `WARNING: Package(s) not found: ${n}\n`).join(''),
+    );
   }
   return out('', 1, `ERROR: unknown command "${cmd}"\n`);
 }
@@ -289,7 +366,8 @@ async function runPip(args: string[], env: ToolEnv, venv: PythonEnv): Promise<Ex
 
 const home = (env: ToolEnv): string => env.ctx.env.get('HOME') ?? env.machine.user.home;
 
-const isInterpreterContent = (content: string): boolean => content.includes(INTERPRETER_MARK) || content.includes('# Built-in command: python3');
+const isInterpreterContent = (content: string): boolean =>
+  content.includes(INTERPRETER_MARK) || content.includes('# Built-in command: python3');
 
 /** The environment a console script runs in: the interpreter of its `#!` line. */
 export async function scriptEnv(inv: ProgramInvocation): Promise<PythonEnv> {
@@ -300,7 +378,11 @@ registerProgram({
   name: 'python',
   basenames: ['python', 'python3', `python${PYTHON_XY}`],
   accepts: (_path, content) => isInterpreterContent(content),
-  run: async (inv) => runInterpreter(inv.args, inv, { ...(await pythonEnvOf(inv.ctx.fs, inv.path, home(inv), inv.root)), interpreter: inv.path }),
+  run: async (inv) =>
+    runInterpreter(inv.args, inv, {
+      ...(await pythonEnvOf(inv.ctx.fs, inv.path, home(inv), inv.root)),
+      interpreter: inv.path,
+    }),
 });
 
 registerProgram({

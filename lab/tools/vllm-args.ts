@@ -17,15 +17,35 @@ interface Opt {
   nargs?: '+';
 }
 
-const G = (title: string, description: string, opts: Opt[]): { title: string; description: string; opts: Opt[] } => ({ title, description, opts });
-const o = (names: string | string[], metavar: string | null, help: string, dflt: string, nargs?: '+'): Opt => ({ names: Array.isArray(names) ? names : [names], metavar, help, dflt, ...(nargs ? { nargs } : {}) });
+const G = (title: string, description: string, opts: Opt[]): { title: string; description: string; opts: Opt[] } => ({
+  title,
+  description,
+  opts,
+});
+const o = (names: string | string[], metavar: string | null, help: string, dflt: string, nargs?: '+'): Opt => ({
+  names: Array.isArray(names) ? names : [names],
+  metavar,
+  help,
+  dflt,
+  ...(nargs ? { nargs } : {}),
+});
 
 export const SERVE_GROUPS = [
   G('options', '', [
     o(['-h', '--help'], null, 'show this help message and exit', ''),
-    o('--headless', null, 'Run in headless mode. See multi-node data parallel documentation for more details.', 'False'),
+    o(
+      '--headless',
+      null,
+      'Run in headless mode. See multi-node data parallel documentation for more details.',
+      'False',
+    ),
     o(['--api-server-count', '-asc'], 'API_SERVER_COUNT', 'How many API server processes to run.', '1'),
-    o('--config', 'CONFIG', 'Read CLI options from a config file. Must be a YAML with the following options: https://docs.vllm.ai/en/latest/configuration/serve_args.html', 'None'),
+    o(
+      '--config',
+      'CONFIG',
+      'Read CLI options from a config file. Must be a YAML with the following options: https://docs.vllm.ai/en/latest/configuration/serve_args.html',
+      'None',
+    ),
     o('--disable-log-stats', null, 'Disable logging statistics.', 'False'),
     o('--enable-log-requests', null, 'Enable logging requests.', 'False'),
   ]),
@@ -35,60 +55,182 @@ export const SERVE_GROUPS = [
     o('--uvicorn-log-level', '{critical,debug,error,info,trace,warning}', 'Log level for uvicorn.', 'info'),
     o('--allow-credentials', null, 'Allow credentials.', 'False'),
     o('--allowed-origins', 'ALLOWED_ORIGINS', 'Allowed origins.', "['*']"),
-    o('--api-key', 'API_KEY [API_KEY ...]', 'If provided, the server will require one of these keys to be presented in the header.', 'None', '+'),
-    o('--chat-template', 'CHAT_TEMPLATE', 'The file path to the chat template, or the template in single-line form for the specified model.', 'None'),
-    o('--response-role', 'RESPONSE_ROLE', 'The role name to return if `request.add_generation_prompt=true`.', 'assistant'),
+    o(
+      '--api-key',
+      'API_KEY [API_KEY ...]',
+      'If provided, the server will require one of these keys to be presented in the header.',
+      'None',
+      '+',
+    ),
+    o(
+      '--chat-template',
+      'CHAT_TEMPLATE',
+      'The file path to the chat template, or the template in single-line form for the specified model.',
+      'None',
+    ),
+    o(
+      '--response-role',
+      'RESPONSE_ROLE',
+      'The role name to return if `request.add_generation_prompt=true`.',
+      'assistant',
+    ),
     o('--ssl-keyfile', 'SSL_KEYFILE', 'The file path to the SSL key file.', 'None'),
     o('--ssl-certfile', 'SSL_CERTFILE', 'The file path to the SSL cert file.', 'None'),
     o('--root-path', 'ROOT_PATH', 'FastAPI root_path when app is behind a path based routing proxy.', 'None'),
     o('--enable-auto-tool-choice', null, 'Enable auto tool choice for supported models.', 'False'),
-    o('--tool-call-parser', 'TOOL_CALL_PARSER', 'Select the tool call parser depending on the model that you\'re using.', 'None'),
-    o('--disable-fastapi-docs', null, 'Disable FastAPI\'s OpenAPI schema, Swagger UI, and ReDoc endpoint.', 'False'),
-    o('--enable-server-load-tracking', null, 'If set to True, enable tracking server_load_metrics in the app state.', 'False'),
+    o(
+      '--tool-call-parser',
+      'TOOL_CALL_PARSER',
+      "Select the tool call parser depending on the model that you're using.",
+      'None',
+    ),
+    o('--disable-fastapi-docs', null, "Disable FastAPI's OpenAPI schema, Swagger UI, and ReDoc endpoint.", 'False'),
+    o(
+      '--enable-server-load-tracking',
+      null,
+      'If set to True, enable tracking server_load_metrics in the app state.',
+      'False',
+    ),
   ]),
   G('ModelConfig', 'Configuration for the model.', [
-    o('--model', 'MODEL', 'Name or path of the Hugging Face model to use. It is also used as the content for `model_name` tag in metrics output when `served_model_name` is not specified.', 'Qwen/Qwen3-0.6B'),
-    o('--tokenizer', 'TOKENIZER', 'Name or path of the Hugging Face tokenizer to use. If unspecified, model name or path will be used.', 'None'),
-    o('--trust-remote-code', null, 'Trust remote code (e.g., from HuggingFace) when downloading the model and tokenizer.', 'False'),
+    o(
+      '--model',
+      'MODEL',
+      'Name or path of the Hugging Face model to use. It is also used as the content for `model_name` tag in metrics output when `served_model_name` is not specified.',
+      'Qwen/Qwen3-0.6B',
+    ),
+    o(
+      '--tokenizer',
+      'TOKENIZER',
+      'Name or path of the Hugging Face tokenizer to use. If unspecified, model name or path will be used.',
+      'None',
+    ),
+    o(
+      '--trust-remote-code',
+      null,
+      'Trust remote code (e.g., from HuggingFace) when downloading the model and tokenizer.',
+      'False',
+    ),
     o('--dtype', '{auto,bfloat16,float,float16,float32,half}', 'Data type for model weights and activations.', 'auto'),
     o('--seed', 'SEED', 'Random seed for reproducibility.', 'None'),
     o('--revision', 'REVISION', 'The specific model version to use.', 'None'),
-    o('--max-model-len', 'MAX_MODEL_LEN', 'Model context length (prompt and output). If unspecified, will be automatically derived from the model config.', 'None'),
-    o(['--quantization', '-q'], 'QUANTIZATION', 'Method used to quantize the weights. If `None`, we first check the `quantization_config` attribute in the model config file.', 'None'),
+    o(
+      '--max-model-len',
+      'MAX_MODEL_LEN',
+      'Model context length (prompt and output). If unspecified, will be automatically derived from the model config.',
+      'None',
+    ),
+    o(
+      ['--quantization', '-q'],
+      'QUANTIZATION',
+      'Method used to quantize the weights. If `None`, we first check the `quantization_config` attribute in the model config file.',
+      'None',
+    ),
     o('--enforce-eager', null, 'Whether to always use eager-mode PyTorch.', 'False'),
-    o('--served-model-name', 'SERVED_MODEL_NAME [SERVED_MODEL_NAME ...]', 'The model name(s) used in the API. If multiple names are provided, the server will respond to any of the provided names.', 'None', '+'),
+    o(
+      '--served-model-name',
+      'SERVED_MODEL_NAME [SERVED_MODEL_NAME ...]',
+      'The model name(s) used in the API. If multiple names are provided, the server will respond to any of the provided names.',
+      'None',
+      '+',
+    ),
     o('--generation-config', 'GENERATION_CONFIG', 'The folder path to the generation config.', 'auto'),
   ]),
   G('LoadConfig', 'Configuration for loading the model weights.', [
     o('--load-format', 'LOAD_FORMAT', 'The format of the model weights to load.', 'auto'),
-    o('--download-dir', 'DOWNLOAD_DIR', 'Directory to download and load the weights, default to the default cache directory of Hugging Face.', 'None'),
+    o(
+      '--download-dir',
+      'DOWNLOAD_DIR',
+      'Directory to download and load the weights, default to the default cache directory of Hugging Face.',
+      'None',
+    ),
   ]),
   G('ParallelConfig', 'Configuration for the distributed execution.', [
-    o('--distributed-executor-backend', '{external_launcher,mp,ray,uni}', 'Backend to use for distributed model workers, either "ray" or "mp" (multiprocessing).', 'None'),
+    o(
+      '--distributed-executor-backend',
+      '{external_launcher,mp,ray,uni}',
+      'Backend to use for distributed model workers, either "ray" or "mp" (multiprocessing).',
+      'None',
+    ),
     o(['--pipeline-parallel-size', '-pp'], 'PIPELINE_PARALLEL_SIZE', 'Number of pipeline parallel groups.', '1'),
     o(['--tensor-parallel-size', '-tp'], 'TENSOR_PARALLEL_SIZE', 'Number of tensor parallel groups.', '1'),
-    o(['--data-parallel-size', '-dp'], 'DATA_PARALLEL_SIZE', 'Number of data parallel groups. MoE layers will be sharded according to the product of the tensor parallel size and data parallel size.', '1'),
-    o(['--data-parallel-rank', '-dpn'], 'DATA_PARALLEL_RANK', 'Data parallel rank of this instance. When set, enables external load balancer mode.', 'None'),
-    o(['--data-parallel-start-rank', '-dpr'], 'DATA_PARALLEL_START_RANK', 'Starting data parallel rank for secondary nodes.', 'None'),
-    o(['--data-parallel-size-local', '-dpl'], 'DATA_PARALLEL_SIZE_LOCAL', 'Number of data parallel replicas to run on this node.', 'None'),
-    o(['--data-parallel-address', '-dpa'], 'DATA_PARALLEL_ADDRESS', 'Address of data parallel cluster head-node.', 'None'),
-    o(['--data-parallel-rpc-port', '-dpp'], 'DATA_PARALLEL_RPC_PORT', 'Port for data parallel RPC communication.', 'None'),
-    o(['--data-parallel-backend', '-dpb'], 'DATA_PARALLEL_BACKEND', 'Backend for data parallel, either "mp" or "ray".', 'mp'),
+    o(
+      ['--data-parallel-size', '-dp'],
+      'DATA_PARALLEL_SIZE',
+      'Number of data parallel groups. MoE layers will be sharded according to the product of the tensor parallel size and data parallel size.',
+      '1',
+    ),
+    o(
+      ['--data-parallel-rank', '-dpn'],
+      'DATA_PARALLEL_RANK',
+      'Data parallel rank of this instance. When set, enables external load balancer mode.',
+      'None',
+    ),
+    o(
+      ['--data-parallel-start-rank', '-dpr'],
+      'DATA_PARALLEL_START_RANK',
+      'Starting data parallel rank for secondary nodes.',
+      'None',
+    ),
+    o(
+      ['--data-parallel-size-local', '-dpl'],
+      'DATA_PARALLEL_SIZE_LOCAL',
+      'Number of data parallel replicas to run on this node.',
+      'None',
+    ),
+    o(
+      ['--data-parallel-address', '-dpa'],
+      'DATA_PARALLEL_ADDRESS',
+      'Address of data parallel cluster head-node.',
+      'None',
+    ),
+    o(
+      ['--data-parallel-rpc-port', '-dpp'],
+      'DATA_PARALLEL_RPC_PORT',
+      'Port for data parallel RPC communication.',
+      'None',
+    ),
+    o(
+      ['--data-parallel-backend', '-dpb'],
+      'DATA_PARALLEL_BACKEND',
+      'Backend for data parallel, either "mp" or "ray".',
+      'mp',
+    ),
     o('--data-parallel-hybrid-lb', null, 'Whether to use "hybrid" DP LB mode.', 'False'),
-    o('--enable-expert-parallel', null, 'Use expert parallelism instead of tensor parallelism for MoE layers.', 'False'),
+    o(
+      '--enable-expert-parallel',
+      null,
+      'Use expert parallelism instead of tensor parallelism for MoE layers.',
+      'False',
+    ),
     o('--disable-custom-all-reduce', null, 'Disable the custom all-reduce kernel and fall back to NCCL.', 'False'),
   ]),
   G('CacheConfig', 'Configuration for the KV cache.', [
     o('--block-size', '{1,8,16,32,64,128}', 'Size of a contiguous cache block in number of tokens.', 'None'),
-    o('--gpu-memory-utilization', 'GPU_MEMORY_UTILIZATION', 'The fraction of GPU memory to be used for the model executor, which can range from 0 to 1.', '0.9'),
+    o(
+      '--gpu-memory-utilization',
+      'GPU_MEMORY_UTILIZATION',
+      'The fraction of GPU memory to be used for the model executor, which can range from 0 to 1.',
+      '0.9',
+    ),
     o('--swap-space', 'SWAP_SPACE', 'Size of the CPU swap space per GPU (in GiB).', '4'),
     o('--kv-cache-dtype', '{auto,fp8,fp8_e4m3,fp8_e5m2,fp8_inc}', 'Data type for kv cache storage.', 'auto'),
     o(['--enable-prefix-caching', '--no-enable-prefix-caching'], null, 'Whether to enable prefix caching.', 'None'),
   ]),
   G('SchedulerConfig', 'Scheduler configuration.', [
-    o('--max-num-batched-tokens', 'MAX_NUM_BATCHED_TOKENS', 'Maximum number of tokens to be processed in a single iteration.', 'None'),
+    o(
+      '--max-num-batched-tokens',
+      'MAX_NUM_BATCHED_TOKENS',
+      'Maximum number of tokens to be processed in a single iteration.',
+      'None',
+    ),
     o('--max-num-seqs', 'MAX_NUM_SEQS', 'Maximum number of sequences to be processed in a single iteration.', 'None'),
-    o(['--enable-chunked-prefill', '--no-enable-chunked-prefill'], null, 'If True, prefill requests can be chunked based on the remaining max_num_batched_tokens.', 'None'),
+    o(
+      ['--enable-chunked-prefill', '--no-enable-chunked-prefill'],
+      null,
+      'If True, prefill requests can be chunked based on the remaining max_num_batched_tokens.',
+      'None',
+    ),
   ]),
 ];
 
@@ -121,7 +263,15 @@ function invocation(x: Opt): string {
 export function serveHelp(): string {
   const W = 78;
   const COL = 24;
-  const out: string[] = ['usage: vllm serve [model_tag] [options]', '', ...wrap('Launch a local OpenAI-compatible API server to serve LLM completions via HTTP. Defaults to Qwen/Qwen3-0.6B if no model is specified.', W), ''];
+  const out: string[] = [
+    'usage: vllm serve [model_tag] [options]',
+    '',
+    ...wrap(
+      'Launch a local OpenAI-compatible API server to serve LLM completions via HTTP. Defaults to Qwen/Qwen3-0.6B if no model is specified.',
+      W,
+    ),
+    '',
+  ];
   const entry = (inv: string, help: string): void => {
     const body = wrap(help, W - COL);
     if (inv.length + 2 <= COL - 2) out.push(`  ${inv.padEnd(COL - 2)}${body[0] ?? ''}`);
@@ -142,7 +292,10 @@ export function serveHelp(): string {
 
 export const SERVE_USAGE = 'usage: vllm serve [model_tag] [options]\n';
 
-export type ParseResult = { ok: true; args: ServeArgs; opts: Map<string, string[]> } | { ok: false; unrecognized: string[] } | { ok: false; error: string };
+export type ParseResult =
+  | { ok: true; args: ServeArgs; opts: Map<string, string[]> }
+  | { ok: false; unrecognized: string[] }
+  | { ok: false; error: string };
 
 /** argparse over the known options: `--opt v`, `--opt=v`, `-tp 8`; unknown options (and the words after them) are reported together. */
 export function parseServe(argv: readonly string[]): ParseResult {
@@ -171,9 +324,14 @@ export function parseServe(argv: readonly string[]): ParseResult {
     const vals: string[] = [];
     if (eq > 0) vals.push(a.slice(eq + 1));
     else {
-      if (argv[i + 1] === undefined || ((argv[i + 1] as string).startsWith('-') && !/^-\d/.test(argv[i + 1] as string))) return { ok: false, error: `argument ${x.names.join('/')}: expected ${x.nargs ? 'at least one argument' : 'one argument'}` };
+      if (argv[i + 1] === undefined || ((argv[i + 1] as string).startsWith('-') && !/^-\d/.test(argv[i + 1] as string)))
+        return {
+          ok: false,
+          error: `argument ${x.names.join('/')}: expected ${x.nargs ? 'at least one argument' : 'one argument'}`,
+        };
       vals.push(argv[++i] as string);
-      while (x.nargs === '+' && argv[i + 1] !== undefined && !(argv[i + 1] as string).startsWith('-')) vals.push(argv[++i] as string);
+      while (x.nargs === '+' && argv[i + 1] !== undefined && !(argv[i + 1] as string).startsWith('-'))
+        vals.push(argv[++i] as string);
     }
     opts.set(key, vals);
   }
@@ -190,7 +348,16 @@ export function parseServe(argv: readonly string[]): ParseResult {
     if (k === '--api-key') continue;
     const x = findOpt(k)!;
     const dest = k.replace(/^--/, '').replace(/-/g, '_');
-    const val: unknown = x.metavar === null ? v[0] === 'True' : x.nargs ? v : /^-?\d+$/.test(v[0] ?? '') ? Number(v[0]) : /^-?\d*\.\d+$/.test(v[0] ?? '') ? Number(v[0]) : v[0];
+    const val: unknown =
+      x.metavar === null
+        ? v[0] === 'True'
+        : x.nargs
+          ? v
+          : /^-?\d+$/.test(v[0] ?? '')
+            ? Number(v[0])
+            : /^-?\d*\.\d+$/.test(v[0] ?? '')
+              ? Number(v[0])
+              : v[0];
     nonDefault.push([dest, val]);
   }
   if (positional[0] && !opts.has('--model')) nonDefault.splice(1, 0, ['model', positional[0]]);

@@ -18,14 +18,25 @@ const MAIN_USAGE = 'usage: vllm [-h] [-v] {chat,complete,serve,bench,collect-env
 
 async function vllmCli(inv: ProgramInvocation): Promise<ExecResult> {
   const m = inv.machine;
-  const py = await pythonEnvOf(inv.ctx.fs, shebangInterpreter(inv.content) ?? SYSTEM_PYTHON, inv.ctx.env.get('HOME') ?? m.user.home, inv.root);
+  const py = await pythonEnvOf(
+    inv.ctx.fs,
+    shebangInterpreter(inv.content) ?? SYSTEM_PYTHON,
+    inv.ctx.env.get('HOME') ?? m.user.home,
+    inv.root,
+  );
   const version = py.dists.get('vllm');
-  if (!version) return { stdout: '', stderr: `Traceback (most recent call last):\n  File "${inv.path}", line 5, in <module>\n    from vllm.entrypoints.cli.main import main\nModuleNotFoundError: No module named 'vllm'\n`, exitCode: 1 };
+  if (!version)
+    return {
+      stdout: '',
+      stderr: `Traceback (most recent call last):\n  File "${inv.path}", line 5, in <module>\n    from vllm.entrypoints.cli.main import main\nModuleNotFoundError: No module named 'vllm'\n`,
+      exitCode: 1,
+    };
   const [cmd, ...rest] = inv.args;
   if (cmd === '--version' || cmd === '-v') return { stdout: `${version}\n`, stderr: '', exitCode: 0 };
   if (cmd === 'bench' && rest[0] === 'serve') return benchServe(inv, rest.slice(1));
   if (cmd === 'serve') {
-    if (rest.some((a) => a === '-h' || a === '--help' || a.startsWith('--help='))) return { stdout: serveHelp(), stderr: '', exitCode: 0 };
+    if (rest.some((a) => a === '-h' || a === '--help' || a.startsWith('--help=')))
+      return { stdout: serveHelp(), stderr: '', exitCode: 0 };
     const io = toolIo(inv.ctx, m.clock);
     const uid = inv.root ? 0 : m.user.uid;
     const main = m.system.processes.spawn({ argv: [inv.path, ...inv.args], uid, comm: 'vllm' });
@@ -33,23 +44,39 @@ async function vllmCli(inv: ProgramInvocation): Promise<ExecResult> {
     io.signal?.addEventListener('abort', () => ac.abort(), { once: true });
     const spawned: number[] = [];
     try {
-      const code = await runServe({
-        machine: m, cluster: inv.cluster, uid, env: Object.fromEntries(inv.ctx.env), main, out: io.out, err: io.err, sleep: io.sleep, signal: ac.signal,
-        spawn: (argv, comm) => {
-          const p = m.system.processes.spawn({ argv, uid, ppid: main.pid, comm });
-          spawned.push(p.pid);
-          return p;
+      const code = await runServe(
+        {
+          machine: m,
+          cluster: inv.cluster,
+          uid,
+          env: Object.fromEntries(inv.ctx.env),
+          main,
+          out: io.out,
+          err: io.err,
+          sleep: io.sleep,
+          signal: ac.signal,
+          spawn: (argv, comm) => {
+            const p = m.system.processes.spawn({ argv, uid, ppid: main.pid, comm });
+            spawned.push(p.pid);
+            return p;
+          },
+          readFile: (path) => inv.ctx.fs.readFile(path).catch(() => undefined),
         },
-        readFile: (path) => inv.ctx.fs.readFile(path).catch(() => undefined),
-      }, rest);
+        rest,
+      );
       return io.result(code);
     } finally {
       for (const pid of spawned) m.system.processes.exit(pid, { code: 0, signal: null });
       m.system.processes.exit(main.pid, { code: 0, signal: null });
     }
   }
-  if (cmd === undefined || cmd === '-h' || cmd === '--help') return { stdout: `${MAIN_USAGE}\nvLLM CLI\n`, stderr: '', exitCode: 0 };
-  return { stdout: '', stderr: `${MAIN_USAGE}vllm: error: argument subparser: invalid choice: '${cmd}' (choose from 'chat', 'complete', 'serve', 'bench', 'collect-env', 'run-batch')\n`, exitCode: 2 };
+  if (cmd === undefined || cmd === '-h' || cmd === '--help')
+    return { stdout: `${MAIN_USAGE}\nvLLM CLI\n`, stderr: '', exitCode: 0 };
+  return {
+    stdout: '',
+    stderr: `${MAIN_USAGE}vllm: error: argument subparser: invalid choice: '${cmd}' (choose from 'chat', 'complete', 'serve', 'bench', 'collect-env', 'run-batch')\n`,
+    exitCode: 2,
+  };
 }
 
 registerProgram({
@@ -72,23 +99,59 @@ registerServiceProgram({
       content = undefined;
     }
     if (content === undefined || !ctx.cluster) {
-      m.system.journal.add({ at: m.clock.now(), boot: m.system.boot.count, ident: 'systemd', pid: 1, unit: ctx.unit, message: `${ctx.unit}: Failed to locate executable ${path}: No such file or directory` });
-      m.system.journal.add({ at: m.clock.now(), boot: m.system.boot.count, ident: 'systemd', pid: 1, unit: ctx.unit, message: `${ctx.unit}: Failed at step EXEC spawning ${path}: No such file or directory` });
+      m.system.journal.add({
+        at: m.clock.now(),
+        boot: m.system.boot.count,
+        ident: 'systemd',
+        pid: 1,
+        unit: ctx.unit,
+        message: `${ctx.unit}: Failed to locate executable ${path}: No such file or directory`,
+      });
+      m.system.journal.add({
+        at: m.clock.now(),
+        boot: m.system.boot.count,
+        ident: 'systemd',
+        pid: 1,
+        unit: ctx.unit,
+        message: `${ctx.unit}: Failed at step EXEC spawning ${path}: No such file or directory`,
+      });
       return 203;
     }
     // systemd (root) resolves the unit's program and its environment.
-    const py = await pythonEnvOf(m.system.shell.fsAs(0), shebangInterpreter(content) ?? SYSTEM_PYTHON, ctx.env.HOME ?? m.user.home, ctx.uid === 0);
+    const py = await pythonEnvOf(
+      m.system.shell.fsAs(0),
+      shebangInterpreter(content) ?? SYSTEM_PYTHON,
+      ctx.env.HOME ?? m.user.home,
+      ctx.uid === 0,
+    );
     if (!py.dists.get('vllm')) {
-      await ctx.err(`Traceback (most recent call last):\n  File "${path}", line 5, in <module>\n    from vllm.entrypoints.cli.main import main\nModuleNotFoundError: No module named 'vllm'\n`);
+      await ctx.err(
+        `Traceback (most recent call last):\n  File "${path}", line 5, in <module>\n    from vllm.entrypoints.cli.main import main\nModuleNotFoundError: No module named 'vllm'\n`,
+      );
       return 1;
     }
     const uid = ctx.uid;
     ctx.ready();
-    return runServe({
-      machine: m, cluster: ctx.cluster, uid, env: ctx.env, main: ctx.main, out: ctx.out, err: ctx.err, sleep: ctx.sleep, signal: ctx.signal,
-      spawn: (argv, comm) => ctx.spawn(argv, { comm }),
-      readFile: (p) => m.system.shell.fsAs(uid).readFile(p).catch(() => undefined),
-    }, ctx.argv.slice(2));
+    return runServe(
+      {
+        machine: m,
+        cluster: ctx.cluster,
+        uid,
+        env: ctx.env,
+        main: ctx.main,
+        out: ctx.out,
+        err: ctx.err,
+        sleep: ctx.sleep,
+        signal: ctx.signal,
+        spawn: (argv, comm) => ctx.spawn(argv, { comm }),
+        readFile: (p) =>
+          m.system.shell
+            .fsAs(uid)
+            .readFile(p)
+            .catch(() => undefined),
+      },
+      ctx.argv.slice(2),
+    );
   },
 });
 

@@ -37,9 +37,15 @@ const HOSTS: Record<string, string> = {
 const BYTES_PER_S = 40_000_000;
 
 /** The DOCA-Host 2.9.1 LTS repository package nic-stack.install-doca fetches (dpkg -i reads it by file name). */
-registerDownload('https://www.mellanox.com/downloads/DOCA/DOCA_v2.9.1/host/doca-host_2.9.1-018000-24.10-ubuntu2204_amd64.deb', { bytes: 1_074_000_000, type: 'application/vnd.debian.binary-package' });
+registerDownload(
+  'https://www.mellanox.com/downloads/DOCA/DOCA_v2.9.1/host/doca-host_2.9.1-018000-24.10-ubuntu2204_amd64.deb',
+  { bytes: 1_074_000_000, type: 'application/vnd.debian.binary-package' },
+);
 /** The real MLNX_OFED 23.10 GA bundle (the tutorial's 23.10-1.1.8.0 never existed). */
-registerDownload('https://content.mellanox.com/ofed/MLNX_OFED-23.10-1.1.9.0/MLNX_OFED_LINUX-23.10-1.1.9.0-ubuntu22.04-x86_64.tgz', { bytes: 332_104_192, type: 'application/x-gzip' });
+registerDownload(
+  'https://content.mellanox.com/ofed/MLNX_OFED-23.10-1.1.9.0/MLNX_OFED_LINUX-23.10-1.1.9.0-ubuntu22.04-x86_64.tgz',
+  { bytes: 332_104_192, type: 'application/x-gzip' },
+);
 
 function stamp(m: Machine): string {
   return new Date(m.clock.now()).toISOString().replace('T', ' ').slice(0, 19);
@@ -60,11 +66,15 @@ function dotLines(bytes: number): string[] {
   for (let start = 0; start < bytes; start += perLine) {
     const chunk = Math.min(perLine, bytes - start);
     const dots = Math.ceil(chunk / 1024);
-    const groups = Array.from({ length: 5 }, (_, g) => '.'.repeat(Math.max(0, Math.min(10, dots - g * 10)))).map((s) => s.padEnd(10)).join(' ');
+    const groups = Array.from({ length: 5 }, (_, g) => '.'.repeat(Math.max(0, Math.min(10, dots - g * 10))))
+      .map((s) => s.padEnd(10))
+      .join(' ');
     const done = start + chunk;
     const pct = `${Math.floor((done / bytes) * 100)}%`.padStart(4);
     const eta = Math.round((bytes - done) / BYTES_PER_S);
-    lines.push(`${`${start / 1024}K`.padStart(6)} ${groups} ${pct} ${rate} ${done >= bytes ? `=${Math.max(0.1, bytes / BYTES_PER_S).toFixed(1)}s` : `${eta}s`}`);
+    lines.push(
+      `${`${start / 1024}K`.padStart(6)} ${groups} ${pct} ${rate} ${done >= bytes ? `=${Math.max(0.1, bytes / BYTES_PER_S).toFixed(1)}s` : `${eta}s`}`,
+    );
   }
   return lines;
 }
@@ -74,10 +84,22 @@ export const wget: Tool = {
   path: '/usr/bin/wget',
   packages: ['wget'],
   async run(args, { machine: m, ctx }) {
-    const p = getopt(args, 'qO:cnv', { quiet: false, 'output-document': true, progress: true, continue: false, 'no-verbose': false, 'no-check-certificate': false });
-    if (p.error) return fail(2, `wget: unrecognized option '${p.error.option.length > 1 ? '--' : '-'}${p.error.option}'\nUsage: wget [OPTION]... [URL]...\n\nTry \`wget --help' for more options.\n`);
+    const p = getopt(args, 'qO:cnv', {
+      quiet: false,
+      'output-document': true,
+      progress: true,
+      continue: false,
+      'no-verbose': false,
+      'no-check-certificate': false,
+    });
+    if (p.error)
+      return fail(
+        2,
+        `wget: unrecognized option '${p.error.option.length > 1 ? '--' : '-'}${p.error.option}'\nUsage: wget [OPTION]... [URL]...\n\nTry \`wget --help' for more options.\n`,
+      );
     const url = p.operands[0];
-    if (!url) return fail(1, "wget: missing URL\nUsage: wget [OPTION]... [URL]...\n\nTry `wget --help' for more options.\n");
+    if (!url)
+      return fail(1, "wget: missing URL\nUsage: wget [OPTION]... [URL]...\n\nTry `wget --help' for more options.\n");
     const quiet = has(p, 'q', 'quiet');
     const io = toolIo(ctx, m.clock);
     const log = async (s: string): Promise<void> => {
@@ -85,15 +107,25 @@ export const wget: Tool = {
     };
     const u = /^(https?):\/\/([^/:]+)(?::(\d+))?(\/.*)?$/.exec(url);
     if (!u) return fail(1, `${url}: Unsupported scheme.\n`);
-    const [, scheme, host, port, path] = u as unknown as [string, string, string, string | undefined, string | undefined];
+    const [, scheme, host, port, path] = u as unknown as [
+      string,
+      string,
+      string,
+      string | undefined,
+      string | undefined,
+    ];
     const portNo = port ?? (scheme === 'https' ? '443' : '80');
     await log(`--${stamp(m)}--  ${url}\n`);
     const addr = HOSTS[host];
     if (!addr) {
-      await log(`Resolving ${host} (${host})... failed: Temporary failure in name resolution.\nwget: unable to resolve host address ‘${host}’\n`);
+      await log(
+        `Resolving ${host} (${host})... failed: Temporary failure in name resolution.\nwget: unable to resolve host address ‘${host}’\n`,
+      );
       return io.result(4);
     }
-    await log(`Resolving ${host} (${host})... ${addr}\nConnecting to ${host} (${host})|${addr}|:${portNo}... connected.\n`);
+    await log(
+      `Resolving ${host} (${host})... ${addr}\nConnecting to ${host} (${host})|${addr}|:${portNo}... connected.\n`,
+    );
     await io.sleep(300);
     const d = DOWNLOADS.get(url);
     if (!d) {
@@ -101,7 +133,9 @@ export const wget: Tool = {
       return io.result(8);
     }
     const name = value(p, 'O', 'output-document') ?? (path ?? '/').split('/').pop() ?? 'index.html';
-    await log(`HTTP request sent, awaiting response... 200 OK\nLength: ${d.bytes} (${human(d.bytes)}) [${d.type ?? 'application/octet-stream'}]\nSaving to: ‘${name}’\n\n`);
+    await log(
+      `HTTP request sent, awaiting response... 200 OK\nLength: ${d.bytes} (${human(d.bytes)}) [${d.type ?? 'application/octet-stream'}]\nSaving to: ‘${name}’\n\n`,
+    );
     const lines = dotLines(d.bytes);
     const step = Math.max(1, Math.floor(lines.length / 50));
     for (let i = 0; i < lines.length; i += step) {
@@ -117,7 +151,9 @@ export const wget: Tool = {
         return io.result(3);
       }
     }
-    await log(`\n${stamp(m)} (${(BYTES_PER_S / 1024 / 1024).toFixed(1)} MB/s) - ‘${name}’ saved [${d.bytes}/${d.bytes}]\n\n`);
+    await log(
+      `\n${stamp(m)} (${(BYTES_PER_S / 1024 / 1024).toFixed(1)} MB/s) - ‘${name}’ saved [${d.bytes}/${d.bytes}]\n\n`,
+    );
     return io.result(0);
   },
 };

@@ -47,7 +47,11 @@ export class SimClock {
    * flow at; default now. Processes that serve one lab between them pass the same instant, so
    * their hosts' clocks agree as one NTP-synced cluster's do.
    */
-  constructor(readonly speed: Speed = 1, private readonly epochMs = LAB_EPOCH_MS, startedAt?: number) {
+  constructor(
+    readonly speed: Speed = 1,
+    private readonly epochMs = LAB_EPOCH_MS,
+    startedAt?: number,
+  ) {
     this.realStart = startedAt === undefined ? performance.now() : startedAt - performance.timeOrigin;
   }
 
@@ -76,7 +80,8 @@ export class SimClock {
    */
   sleep(ms: number, signal?: AbortSignal, wallClock = false): Promise<boolean> {
     // A NaN or infinite wait is a modelling bug; at 'max' it would push the clock past any valid date.
-    if (!Number.isFinite(ms)) return Promise.reject(new Error(`lab clock: a wait of ${ms} ms (a bug in the lab model)`));
+    if (!Number.isFinite(ms))
+      return Promise.reject(new Error(`lab clock: a wait of ${ms} ms (a bug in the lab model)`));
     if (this.closed || signal?.aborted) return Promise.resolve(false);
     const real = wallClock ? Math.max(0, ms) : this.realMs(ms);
     if (real === 0) {
@@ -95,7 +100,8 @@ export class SimClock {
         clearTimeout(entry.timer);
         signal?.removeEventListener('abort', onAbort);
         // At 'max' only a wall-clock wait takes real time; the clock jumps by what really passed.
-        if (this.speed === 'max' && !this.closed) void this.advance(completed ? real : performance.now() - started).then(() => resolve(completed));
+        if (this.speed === 'max' && !this.closed)
+          void this.advance(completed ? real : performance.now() - started).then(() => resolve(completed));
         else resolve(completed);
       };
       this.pending.add(entry);
@@ -156,7 +162,8 @@ export class SimClock {
    * further timers inside the jump. Jumps run one after another.
    */
   advance(ms: number): Promise<void> {
-    if (!Number.isFinite(ms)) return Promise.reject(new Error(`lab clock: a jump of ${ms} ms (a bug in the lab model)`));
+    if (!Number.isFinite(ms))
+      return Promise.reject(new Error(`lab clock: a jump of ${ms} ms (a bug in the lab model)`));
     const run = this.advancing.then(async () => {
       if (this.closed || !(ms > 0)) return;
       const target = this.now() + ms;

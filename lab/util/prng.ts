@@ -27,7 +27,10 @@ export function rng(...key: Array<string | number>): Rng {
   let c = h.readUInt32LE(8);
   let d = h.readUInt32LE(12);
   const next32 = (): number => {
-    a >>>= 0; b >>>= 0; c >>>= 0; d >>>= 0;
+    a >>>= 0;
+    b >>>= 0;
+    c >>>= 0;
+    d >>>= 0;
     let t = (a + b) | 0;
     a = b ^ (b >>> 9);
     b = (c + (c << 3)) | 0;

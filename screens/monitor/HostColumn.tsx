@@ -7,7 +7,15 @@ import type { GpuMetric, History } from './monitor-lines.js';
 
 const EMPTY: History = {};
 
-export function HostColumn(props: { host: HostSample; history: History | undefined; width: number; height: number; metric: GpuMetric; timebase: string; now: string }) {
+export function HostColumn(props: {
+  host: HostSample;
+  history: History | undefined;
+  width: number;
+  height: number;
+  metric: GpuMetric;
+  timebase: string;
+  now: string;
+}) {
   const { host, history, width, height, metric, timebase, now } = props;
   const lines = useMemo(
     () => hostColumnLines(host, history ?? EMPTY, { width, height, metric, timebase, now }),

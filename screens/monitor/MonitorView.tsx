@@ -24,7 +24,9 @@ export function MonitorView(props: { width: number; height: number }) {
     const who = hostOrder.length > 0 ? hostOrder.join(', ') : 'the hosts';
     return (
       <Box flexDirection="column" height={props.height}>
-        <Text wrap="truncate" dimColor>{fit(`waiting for the first sample from ${who}…`, props.width)}</Text>
+        <Text wrap="truncate" dimColor>
+          {fit(`waiting for the first sample from ${who}…`, props.width)}
+        </Text>
       </Box>
     );
   }
@@ -36,10 +38,14 @@ export function MonitorView(props: { width: number; height: number }) {
   const colWidth = shown.length > 1 ? Math.floor((props.width - 1) / 2) : props.width;
   return (
     <Box flexDirection="column" height={props.height}>
-      <Text wrap="truncate" color="cyan">{statusLine(frame, timebase, metric, props.width)}</Text>
+      <Text wrap="truncate" color="cyan">
+        {statusLine(frame, timebase, metric, props.width)}
+      </Text>
       {picker ? <HostPicker hosts={hosts} cursor={cursor} left={left} right={right} width={props.width} /> : null}
       {hosts.length === 0 ? (
-        <Text wrap="truncate" dimColor>{fit('the sample has no hosts', props.width)}</Text>
+        <Text wrap="truncate" dimColor>
+          {fit('the sample has no hosts', props.width)}
+        </Text>
       ) : (
         <Box height={columnHeight}>
           {shown.map((i, n) => {
@@ -59,7 +65,14 @@ export function MonitorView(props: { width: number; height: number }) {
             return n === 0 ? (
               <Box key={host.name}>{column}</Box>
             ) : (
-              <Box key={host.name} borderStyle="single" borderTop={false} borderBottom={false} borderRight={false} borderDimColor>
+              <Box
+                key={host.name}
+                borderStyle="single"
+                borderTop={false}
+                borderBottom={false}
+                borderRight={false}
+                borderDimColor
+              >
                 {column}
               </Box>
             );

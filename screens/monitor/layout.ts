@@ -5,7 +5,20 @@
  */
 import type { Alert, HostSample, MonitorFrame } from '../../src/monitor/types.js';
 import { fit } from '../format.js';
-import { alertLines, clock, gpuHeader, gpuRow, portHeader, portRow, processLine, severityMark, severityOf, vllmLines, type GpuMetric, type History } from './monitor-lines.js';
+import {
+  alertLines,
+  clock,
+  gpuHeader,
+  gpuRow,
+  portHeader,
+  portRow,
+  processLine,
+  severityMark,
+  severityOf,
+  vllmLines,
+  type GpuMetric,
+  type History,
+} from './monitor-lines.js';
 
 export interface ColumnLine {
   key: string;
@@ -32,7 +45,10 @@ function worst(alerts: ReadonlyArray<Alert>): Alert['severity'] | null {
 
 /** Alerts that concern neither a GPU nor a port of the host: they colour the host's name. */
 export function hostAlerts(host: HostSample): Alert[] {
-  const parts = new Set<string>([...host.gpus.map((g) => `gpu${g.index}`), ...host.ports.flatMap((p) => [p.netdev, ...(p.rdmaDevice ? [p.rdmaDevice] : [])])]);
+  const parts = new Set<string>([
+    ...host.gpus.map((g) => `gpu${g.index}`),
+    ...host.ports.flatMap((p) => [p.netdev, ...(p.rdmaDevice ? [p.rdmaDevice] : [])]),
+  ]);
   return host.alerts.filter((a) => !parts.has(a.subject));
 }
 
@@ -45,7 +61,8 @@ export function hostStatus(host: HostSample): { mark: string; color: string } {
 
 function headerText(host: HostSample, now: string): string {
   const { mark } = hostStatus(host);
-  if (host.stale) return `${mark} ${host.name}  STALE — ${host.error ?? 'no fresh data'}${host.updated ? ` · last data ${clock(host.updated)}` : ''}`;
+  if (host.stale)
+    return `${mark} ${host.name}  STALE — ${host.error ?? 'no fresh data'}${host.updated ? ` · last data ${clock(host.updated)}` : ''}`;
   const age = host.updated ? Math.round((Date.parse(now) - Date.parse(host.updated)) / 1000) : NaN;
   const ago = Number.isFinite(age) && age >= 2 ? ` (${age}s ago)` : '';
   const err = host.error ? ` · ${host.error}` : '';
@@ -64,32 +81,43 @@ export function hostColumnLines(host: HostSample, history: History, o: ColumnOpt
   const w = Math.max(1, o.width);
   const dim = host.stale;
   const row = (key: string, text: string, severity: Alert['severity'] | null = null): ColumnLine => ({
-    key, text, ...(severity ? { color: SEVERITY_COLOR[severity] } : {}), ...(dim ? { dim: true } : {}),
+    key,
+    text,
+    ...(severity ? { color: SEVERITY_COLOR[severity] } : {}),
+    ...(dim ? { dim: true } : {}),
   });
   const hostSev = worst(hostAlerts(host));
-  const header: ColumnLine = { key: 'header', text: fit(headerText(host, o.now), w), bold: true, ...(host.stale ? { color: 'red' } : hostSev ? { color: SEVERITY_COLOR[hostSev] } : {}) };
+  const header: ColumnLine = {
+    key: 'header',
+    text: fit(headerText(host, o.now), w),
+    bold: true,
+    ...(host.stale ? { color: 'red' } : hostSev ? { color: SEVERITY_COLOR[hostSev] } : {}),
+  };
 
-  const gpus = host.gpus.length > 0
-    ? host.gpus.map((g) => {
-        const sev = severityOf(host.alerts, `gpu${g.index}`);
-        return row(`gpu${g.index}`, gpuRow(g, history, w, o.metric, sev), sev);
-      })
-    : [row('gpu-none', fit(`GPUs: no readings${host.gpuError ? ` — ${host.gpuError}` : ''}`, w))];
-  const ports = host.ports.length > 0
-    ? host.ports.map((p) => {
-        const sevs = [severityOf(host.alerts, p.netdev), p.rdmaDevice ? severityOf(host.alerts, p.rdmaDevice) : null];
-        const sev = sevs.includes('fail') ? 'fail' : sevs.includes('warn') ? 'warn' : null;
-        return row(`port:${p.netdev}`, portRow(p, history, w, sev), sev);
-      })
-    : [row('port-none', fit('ports: no readings', w))];
+  const gpus =
+    host.gpus.length > 0
+      ? host.gpus.map((g) => {
+          const sev = severityOf(host.alerts, `gpu${g.index}`);
+          return row(`gpu${g.index}`, gpuRow(g, history, w, o.metric, sev), sev);
+        })
+      : [row('gpu-none', fit(`GPUs: no readings${host.gpuError ? ` — ${host.gpuError}` : ''}`, w))];
+  const ports =
+    host.ports.length > 0
+      ? host.ports.map((p) => {
+          const sevs = [severityOf(host.alerts, p.netdev), p.rdmaDevice ? severityOf(host.alerts, p.rdmaDevice) : null];
+          const sev = sevs.includes('fail') ? 'fail' : sevs.includes('warn') ? 'warn' : null;
+          return row(`port:${p.netdev}`, portRow(p, history, w, sev), sev);
+        })
+      : [row('port-none', fit('ports: no readings', w))];
   const vllm = host.vllm ? vllmLines(host.vllm, history, w) : null;
   const listed = alertLines(host.alerts, w);
-  const alerts = listed.length > 0
-    ? listed.map((a, i) => row(`alert${i}`, a.text, a.severity))
-    : host.stale
-      // A host that stopped answering has no alerts only because nothing is measured.
-      ? [row('alert0', fit('⊘ no fresh data — the last values seen, dimmed', w))]
-      : [{ key: 'alert0', text: fit('✔ no alerts', w), color: 'green' }];
+  const alerts =
+    listed.length > 0
+      ? listed.map((a, i) => row(`alert${i}`, a.text, a.severity))
+      : host.stale
+        ? // A host that stopped answering has no alerts only because nothing is measured.
+          [row('alert0', fit('⊘ no fresh data — the last values seen, dimmed', w))]
+        : [{ key: 'alert0', text: fit('✔ no alerts', w), color: 'green' }];
 
   // Budget: the essential rows first, then the optional lines in the order they are kept.
   let room = o.height - 1 - gpus.length - ports.length - (vllm ? 1 : 0);
@@ -122,7 +150,10 @@ export function hostColumnLines(host: HostSample, history: History, o: ColumnOpt
     // Failures come first, so the first hidden alert is the worst of the hidden ones.
     const hidden = alerts.length - shownAlerts + 1;
     const text = fit(`  … ${hidden} more alert${hidden > 1 ? 's' : ''} (terminal too short)`, w);
-    alertRows = [...alerts.slice(0, shownAlerts - 1), row('alert-more', text, listed[shownAlerts - 1]?.severity ?? null)];
+    alertRows = [
+      ...alerts.slice(0, shownAlerts - 1),
+      row('alert-more', text, listed[shownAlerts - 1]?.severity ?? null),
+    ];
   }
   const head = (key: string, text: string): ColumnLine => ({ key, text, dim: true });
   return [
@@ -146,7 +177,12 @@ export interface PickerItem {
 }
 
 /** The host picker (more than two hosts): status mark, name, and which column shows it. */
-export function pickerItems(hosts: ReadonlyArray<HostSample>, cursor: number, left: number, right: number): PickerItem[] {
+export function pickerItems(
+  hosts: ReadonlyArray<HostSample>,
+  cursor: number,
+  left: number,
+  right: number,
+): PickerItem[] {
   return hosts.map((h, i) => {
     const { mark, color } = hostStatus(h);
     const side = i === left ? ' ◧' : i === right ? ' ◨' : '';
@@ -156,10 +192,16 @@ export function pickerItems(hosts: ReadonlyArray<HostSample>, cursor: number, le
 
 /** The status line above the columns: source, interval, timebase, sample time, sparkline metric. */
 export function statusLine(frame: MonitorFrame, timebase: string, metric: GpuMetric, width: number): string {
-  const src = frame.source === 'replay' && frame.replay ? `replay ${frame.replay.position}/${frame.replay.total} ${frame.replay.file}` : frame.source;
+  const src =
+    frame.source === 'replay' && frame.replay
+      ? `replay ${frame.replay.position}/${frame.replay.total} ${frame.replay.file}`
+      : frame.source;
   const every = frame.intervalMs >= 1000 ? `${+(frame.intervalMs / 1000).toFixed(1)}s` : `${frame.intervalMs}ms`;
   const tb = frame.timebase === timebase ? frame.timebase : `${frame.timebase} → ${timebase}`;
-  return fit(`${src} · every ${every} · timebase ${tb} (t) · GPU sparkline ${metric} (s) · sample ${clock(frame.sample.time)}`, width);
+  return fit(
+    `${src} · every ${every} · timebase ${tb} (t) · GPU sparkline ${metric} (s) · sample ${clock(frame.sample.time)}`,
+    width,
+  );
 }
 
 /** Which hosts get a column: left and right when they differ and there are two or more. */
@@ -181,9 +223,15 @@ export function monitorLayout(height: number, hostCount: number): { picker: bool
  * right edge, from the first item that keeps the cursor's item in view (`before` says items were
  * left off on the left).
  */
-export function pickerWindow(items: ReadonlyArray<PickerItem>, width: number): { shown: PickerItem[]; before: boolean } {
+export function pickerWindow(
+  items: ReadonlyArray<PickerItem>,
+  width: number,
+): { shown: PickerItem[]; before: boolean } {
   const len = (it: PickerItem): number => Array.from(it.text).length + 2;
-  const cursor = Math.max(0, items.findIndex((it) => it.cursor));
+  const cursor = Math.max(
+    0,
+    items.findIndex((it) => it.cursor),
+  );
   let start = 0;
   const upTo = (s: number): number => 6 + items.slice(s, cursor + 1).reduce((n, it) => n + len(it), 0);
   while (start < cursor && upTo(start) > width) start++;

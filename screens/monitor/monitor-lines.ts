@@ -148,31 +148,59 @@ const GPU_COLS: Column[] = [
 /** The fixed top of each metric's sparkline scale. */
 export function gpuScale(gpu: GpuReading, metric: GpuMetric): number {
   switch (metric) {
-    case 'util': case 'mem': return 100;
-    case 'temp': return 100;
-    case 'power': return gpu.powerCapW ?? 350;
-    case 'sm': return gpu.smClockMaxMHz ?? 2520;
+    case 'util':
+    case 'mem':
+      return 100;
+    case 'temp':
+      return 100;
+    case 'power':
+      return gpu.powerCapW ?? 350;
+    case 'sm':
+      return gpu.smClockMaxMHz ?? 2520;
   }
 }
 
 export function gpuHeader(width: number, metric: GpuMetric, timebase: string): string {
-  return renderRow(GPU_COLS, { idx: '#', bar: '', util: 'util', mem: 'mem GiB', temp: 'temp', power: 'power', sm: 'SM', spark: `${metric} ${timebase}` }, width);
+  return renderRow(
+    GPU_COLS,
+    {
+      idx: '#',
+      bar: '',
+      util: 'util',
+      mem: 'mem GiB',
+      temp: 'temp',
+      power: 'power',
+      sm: 'SM',
+      spark: `${metric} ${timebase}`,
+    },
+    width,
+  );
 }
 
-export function gpuRow(gpu: GpuReading, history: History, width: number, metric: GpuMetric = 'util', severity: Alert['severity'] | null = null): string {
+export function gpuRow(
+  gpu: GpuReading,
+  history: History,
+  width: number,
+  metric: GpuMetric = 'util',
+  severity: Alert['severity'] | null = null,
+): string {
   const w = chooseColumns(GPU_COLS, width).get('spark') ?? 0;
   const mem = gpu.memUsedMiB === null ? NONE : `${gib(gpu.memUsedMiB)}/${gib(gpu.memTotalMiB)}`;
-  return renderRow(GPU_COLS, {
-    mark: severityMark(severity),
-    idx: String(gpu.index),
-    bar: bar(gpu.utilPct, 100, 10),
-    util: pct(gpu.utilPct),
-    mem,
-    temp: celsius(gpu.tempC),
-    power: gpu.powerW === null ? NONE : `${Math.round(gpu.powerW)}/${watts(gpu.powerCapW)}`,
-    sm: mhz(gpu.smClockMHz),
-    spark: sparkline(history[seriesKey.gpu(gpu.index, metric)] ?? [], gpuScale(gpu, metric), w),
-  }, width);
+  return renderRow(
+    GPU_COLS,
+    {
+      mark: severityMark(severity),
+      idx: String(gpu.index),
+      bar: bar(gpu.utilPct, 100, 10),
+      util: pct(gpu.utilPct),
+      mem,
+      temp: celsius(gpu.tempC),
+      power: gpu.powerW === null ? NONE : `${Math.round(gpu.powerW)}/${watts(gpu.powerCapW)}`,
+      sm: mhz(gpu.smClockMHz),
+      spark: sparkline(history[seriesKey.gpu(gpu.index, metric)] ?? [], gpuScale(gpu, metric), w),
+    },
+    width,
+  );
 }
 
 // Port table. Ranks: name, link and tx first, rx, pause, discards, the tx sparkline, the RDMA name.
@@ -189,7 +217,20 @@ const PORT_COLS: Column[] = [
 ];
 
 export function portHeader(width: number, timebase: string): string {
-  return renderRow(PORT_COLS, { netdev: 'port', rdma: 'rdma', link: 'link', tx: 'tx Gb/s %', rx: 'rx Gb/s %', pause: 'pause rx/tx', disc: 'disc/s', spark: `tx ${timebase}` }, width);
+  return renderRow(
+    PORT_COLS,
+    {
+      netdev: 'port',
+      rdma: 'rdma',
+      link: 'link',
+      tx: 'tx Gb/s %',
+      rx: 'rx Gb/s %',
+      pause: 'pause rx/tx',
+      disc: 'disc/s',
+      spark: `tx ${timebase}`,
+    },
+    width,
+  );
 }
 
 /** Gb/s and the share of the negotiated line rate: " 23.1  92%". */
@@ -207,19 +248,28 @@ export function pauseText(port: PortReading): string {
   return shown.map((p) => `p${p} ${rate(port.pauseRxPerSec[p] ?? 0)}/${rate(port.pauseTxPerSec[p] ?? 0)}`).join(' ');
 }
 
-export function portRow(port: PortReading, history: History, width: number, severity: Alert['severity'] | null = null): string {
+export function portRow(
+  port: PortReading,
+  history: History,
+  width: number,
+  severity: Alert['severity'] | null = null,
+): string {
   const w = chooseColumns(PORT_COLS, width).get('spark') ?? 0;
-  return renderRow(PORT_COLS, {
-    mark: severityMark(severity),
-    netdev: port.netdev,
-    rdma: port.rdmaDevice ?? NONE,
-    link: !port.up ? 'down' : port.speedGbps === null ? 'up' : `${port.speedGbps}G`,
-    tx: throughput(port.txGbps, port.speedGbps),
-    rx: throughput(port.rxGbps, port.speedGbps),
-    pause: pauseText(port),
-    disc: rate(port.discardsPerSec),
-    spark: sparkline(history[seriesKey.port(port.netdev, 'tx')] ?? [], port.speedGbps ?? 25, w),
-  }, width);
+  return renderRow(
+    PORT_COLS,
+    {
+      mark: severityMark(severity),
+      netdev: port.netdev,
+      rdma: port.rdmaDevice ?? NONE,
+      link: !port.up ? 'down' : port.speedGbps === null ? 'up' : `${port.speedGbps}G`,
+      tx: throughput(port.txGbps, port.speedGbps),
+      rx: throughput(port.rxGbps, port.speedGbps),
+      pause: pauseText(port),
+      disc: rate(port.discardsPerSec),
+      spark: sparkline(history[seriesKey.port(port.netdev, 'tx')] ?? [], port.speedGbps ?? 25, w),
+    },
+    width,
+  );
 }
 
 /**
@@ -228,10 +278,17 @@ export function portRow(port: PortReading, history: History, width: number, seve
  */
 export function vllmLines(v: VllmReading, history: History, width: number): [string, string] {
   const ttft = v.ttftMs === null ? NONE : `${Math.round(v.ttftMs)}ms`;
-  const parts = [`run ${v.running ?? NONE}`, `wait ${v.waiting ?? NONE}`, `gen ${rate(v.generationTokensPerSec)} tok/s`, `KV ${pct(v.kvCacheUsagePct)}`, `TTFT ${ttft}`];
+  const parts = [
+    `run ${v.running ?? NONE}`,
+    `wait ${v.waiting ?? NONE}`,
+    `gen ${rate(v.generationTokensPerSec)} tok/s`,
+    `KV ${pct(v.kvCacheUsagePct)}`,
+    `TTFT ${ttft}`,
+  ];
   // Two spaces between the numbers when they fit; one when the column is narrow (TTFT must show).
   const roomy = `vLLM  ${parts.join('  ')}`;
-  const numbers = Array.from(roomy).length <= width ? `${roomy}  ${v.url}` : `vLLM ${parts.join(' ').replace('gen ', '')} ${v.url}`;
+  const numbers =
+    Array.from(roomy).length <= width ? `${roomy}  ${v.url}` : `vLLM ${parts.join(' ').replace('gen ', '')} ${v.url}`;
   const points = history[seriesKey.vllm('tokens')] ?? [];
   const max = Math.max(1, ...points.filter((p): p is number => p !== null));
   const label = 'tok/s ';
@@ -276,7 +333,12 @@ export function processLine(gpus: ReadonlyArray<GpuReading>, width: number): str
     .map(([name, e]) => {
       const lo = Math.min(...e.mem);
       const hi = Math.max(...e.mem);
-      const mem = e.mem.length === 0 ? '' : gib(lo) === gib(hi) ? ` · ${gib(lo)} GiB${e.count > 1 ? ' each' : ''}` : ` · ${gib(lo)}–${gib(hi)} GiB`;
+      const mem =
+        e.mem.length === 0
+          ? ''
+          : gib(lo) === gib(hi)
+            ? ` · ${gib(lo)} GiB${e.count > 1 ? ' each' : ''}`
+            : ` · ${gib(lo)}–${gib(hi)} GiB`;
       return `${name} ×${e.count}${mem} · ${gpuRange(e.gpus)}`;
     })
     .join('  ');
@@ -284,7 +346,13 @@ export function processLine(gpus: ReadonlyArray<GpuReading>, width: number): str
 }
 
 /** One line per alert, failures first: "✘ gpu3 thermal — 92 °C, HW slowdown". */
-export function alertLines(alerts: ReadonlyArray<Alert>, width: number): Array<{ text: string; severity: Alert['severity'] }> {
+export function alertLines(
+  alerts: ReadonlyArray<Alert>,
+  width: number,
+): Array<{ text: string; severity: Alert['severity'] }> {
   const ordered = [...alerts.filter((a) => a.severity === 'fail'), ...alerts.filter((a) => a.severity !== 'fail')];
-  return ordered.map((a) => ({ severity: a.severity, text: fit(`${severityMark(a.severity)} ${a.subject} ${a.kind} — ${a.message}`, width) }));
+  return ordered.map((a) => ({
+    severity: a.severity,
+    text: fit(`${severityMark(a.severity)} ${a.subject} ${a.kind} — ${a.message}`, width),
+  }));
 }

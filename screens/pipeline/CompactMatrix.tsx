@@ -10,20 +10,36 @@ import { STAGE_IDS, type StageId } from '../../src/engine/types.js';
 import { cellStatus, troubleHostsSelector } from '../../src/engine/host-status.js';
 import { useSelector } from '../store-context.js';
 import { fit, STATUS_COLOR, STATUS_GLYPH, statusWord } from '../format.js';
-import { CLUSTER_COL, COMPACT_STAGE_COL, matrixHostOrder, rulerLines, stageSummary, stripRuns, type MatrixForm } from './matrix.js';
+import {
+  CLUSTER_COL,
+  COMPACT_STAGE_COL,
+  matrixHostOrder,
+  rulerLines,
+  stageSummary,
+  stripRuns,
+  type MatrixForm,
+} from './matrix.js';
 
-export function CompactMatrix(props: { width: number; form: Extract<MatrixForm, { kind: 'compact' }>; implemented: readonly StageId[] }) {
+export function CompactMatrix(props: {
+  width: number;
+  form: Extract<MatrixForm, { kind: 'compact' }>;
+  implemented: readonly StageId[];
+}) {
   const { form, implemented } = props;
   const selected = useSelector((s) => s.ui.selectedStage);
   const hostOrder = useSelector((s) => s.hostOrder);
   const checks = useSelector((s) => s.checks);
   const stages = useSelector((s) => s.stages);
   const trouble = useSelector(useMemo(troubleHostsSelector, []));
-  const order = useMemo(() => matrixHostOrder({ checks, stages, hostOrder }, implemented, trouble), [checks, stages, hostOrder, implemented, trouble]);
+  const order = useMemo(
+    () => matrixHostOrder({ checks, stages, hostOrder }, implemented, trouble),
+    [checks, stages, hostOrder, implemented, trouble],
+  );
   const shown = order.slice(0, form.shown);
   const ruler = rulerLines(shown, form.hostCell, hostOrder.length);
   const strip = shown.length * form.hostCell;
-  const title = shown.length < hostOrder.length ? `the ${shown.length} worst of ${hostOrder.length}` : 'hosts, worst first';
+  const title =
+    shown.length < hostOrder.length ? `the ${shown.length} worst of ${hostOrder.length}` : 'hosts, worst first';
   return (
     <>
       {ruler.map((line, d) => (
@@ -41,14 +57,29 @@ export function CompactMatrix(props: { width: number; form: Extract<MatrixForm, 
         const cluster = cellStatus({ checks, stages }, id, null);
         return (
           <Text key={id} wrap="truncate">
-            <Text inverse={isSel} dimColor={!on}>{fit(`${isSel ? '›' : ' '} ${String(i + 1).padStart(2)} ${id}`, COMPACT_STAGE_COL)}</Text>
-            {on ? stripRuns(statuses, form.hostCell).map((r, k) => (
-              <Text key={k} {...(r.color ? { color: r.color } : {})}>{r.text}</Text>
-            )) : <Text dimColor>{fit('not yet', strip)}</Text>}
-            {' '}
-            {on ? <Text {...(STATUS_COLOR[cluster] ? { color: STATUS_COLOR[cluster] } : {})}>{fit(`${STATUS_GLYPH[cluster]} ${statusWord(cluster)}`, CLUSTER_COL - 1)} </Text> : <Text>{fit('', CLUSTER_COL)}</Text>}
+            <Text inverse={isSel} dimColor={!on}>
+              {fit(`${isSel ? '›' : ' '} ${String(i + 1).padStart(2)} ${id}`, COMPACT_STAGE_COL)}
+            </Text>
+            {on ? (
+              stripRuns(statuses, form.hostCell).map((r, k) => (
+                <Text key={k} {...(r.color ? { color: r.color } : {})}>
+                  {r.text}
+                </Text>
+              ))
+            ) : (
+              <Text dimColor>{fit('not yet', strip)}</Text>
+            )}{' '}
+            {on ? (
+              <Text {...(STATUS_COLOR[cluster] ? { color: STATUS_COLOR[cluster] } : {})}>
+                {fit(`${STATUS_GLYPH[cluster]} ${statusWord(cluster)}`, CLUSTER_COL - 1)}{' '}
+              </Text>
+            ) : (
+              <Text>{fit('', CLUSTER_COL)}</Text>
+            )}
             {stageSummary(all, form.summaryWidth).map((r, k) => (
-              <Text key={`s${k}`} {...(r.color ? { color: r.color } : {})}>{r.text}</Text>
+              <Text key={`s${k}`} {...(r.color ? { color: r.color } : {})}>
+                {r.text}
+              </Text>
             ))}
           </Text>
         );

@@ -16,7 +16,9 @@ function TokenLines(props: { lines: Token[][]; prefix: string }) {
       {props.lines.map((line, i) => (
         <Text key={`${props.prefix}${i}`} wrap="truncate">
           {line.map((t, k) => (
-            <Text key={k} {...(t.color ? { color: t.color } : {})}>{t.text}</Text>
+            <Text key={k} {...(t.color ? { color: t.color } : {})}>
+              {t.text}
+            </Text>
           ))}
         </Text>
       ))}
@@ -30,7 +32,10 @@ export function StageHosts(props: { width: number; maxLines: number }) {
   const checks = useSelector((s) => s.checks);
   const stages = useSelector((s) => s.stages);
   const trouble = useSelector(useMemo(troubleHostsSelector, []));
-  const tokens = useMemo(() => stageHostsTokens({ checks, stages, hostOrder }, stage, trouble), [checks, stages, hostOrder, stage, trouble]);
+  const tokens = useMemo(
+    () => stageHostsTokens({ checks, stages, hostOrder }, stage, trouble),
+    [checks, stages, hostOrder, stage, trouble],
+  );
   return <TokenLines prefix="stage" lines={wrapTokens(tokens, props.width, props.maxLines)} />;
 }
 
@@ -44,11 +49,16 @@ export function Connections(props: { width: number; maxLines: number }) {
         {conns.map((c) => (
           <Text key={c.host} wrap="truncate">
             <Text color={CONNECTION_COLOR[c.connection] ?? 'gray'}>● </Text>
-            {fit(`${c.host}  ${c.address}  ${c.connection}${c.detail && c.connection !== 'connected' ? ` — ${c.detail}` : ''}`, props.width - 2)}
+            {fit(
+              `${c.host}  ${c.address}  ${c.connection}${c.detail && c.connection !== 'connected' ? ` — ${c.detail}` : ''}`,
+              props.width - 2,
+            )}
           </Text>
         ))}
       </>
     );
   }
-  return <TokenLines prefix="conn" lines={wrapTokens(connectionTokens(conns), props.width, Math.max(1, props.maxLines))} />;
+  return (
+    <TokenLines prefix="conn" lines={wrapTokens(connectionTokens(conns), props.width, Math.max(1, props.maxLines))} />
+  );
 }

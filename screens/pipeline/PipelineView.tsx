@@ -23,11 +23,15 @@ export function PipelineView(props: { width: number; height: number }) {
   const connectionLines = Math.max(1, props.height - matrixRows - 3 - stageLines);
   return (
     <Box flexDirection="column" height={props.height}>
-      {form.kind === 'full'
-        ? <FullMatrix width={props.width} cellWidth={form.cellWidth} implemented={controller.implementedStages} />
-        : <CompactMatrix width={props.width} form={form} implemented={controller.implementedStages} />}
+      {form.kind === 'full' ? (
+        <FullMatrix width={props.width} cellWidth={form.cellWidth} implemented={controller.implementedStages} />
+      ) : (
+        <CompactMatrix width={props.width} form={form} implemented={controller.implementedStages} />
+      )}
       <Text> </Text>
-      <Text wrap="truncate" dimColor>{fit(`${selected}: ${controller.stagePurpose(selected)}`, props.width)}</Text>
+      <Text wrap="truncate" dimColor>
+        {fit(`${selected}: ${controller.stagePurpose(selected)}`, props.width)}
+      </Text>
       {stageLines > 0 ? <StageHosts width={props.width} maxLines={stageLines} /> : null}
       <Text> </Text>
       <Connections width={props.width} maxLines={connectionLines} />
@@ -46,20 +50,26 @@ function FullMatrix(props: { width: number; cellWidth: number; implemented: read
   const header = fit('stage', STAGE_COL) + columns.map((c) => fit(c ?? 'cluster', props.cellWidth)).join('');
   return (
     <>
-      <Text bold wrap="truncate">{fit(header, props.width)}</Text>
+      <Text bold wrap="truncate">
+        {fit(header, props.width)}
+      </Text>
       {STAGE_IDS.map((id: StageId, i) => {
         const isSel = id === selected;
         const implemented = props.implemented.includes(id);
         const name = `${isSel ? '›' : ' '} ${String(i + 1).padStart(2)} ${id}`;
         return (
           <Box key={id}>
-            <Text inverse={isSel} dimColor={!implemented} wrap="truncate">{fit(name, STAGE_COL)}</Text>
+            <Text inverse={isSel} dimColor={!implemented} wrap="truncate">
+              {fit(name, STAGE_COL)}
+            </Text>
             {columns.map((host) => {
               const st = implemented ? cellStatus(state, id, host) : 'pending';
               const label = implemented ? `${STATUS_GLYPH[st]} ${statusWord(st)}` : '  not yet';
               const color = implemented ? STATUS_COLOR[st] : 'gray';
               return (
-                <Text key={host ?? '(cluster)'} wrap="truncate" {...(color ? { color } : {})}>{fit(label, props.cellWidth)}</Text>
+                <Text key={host ?? '(cluster)'} wrap="truncate" {...(color ? { color } : {})}>
+                  {fit(label, props.cellWidth)}
+                </Text>
               );
             })}
           </Box>

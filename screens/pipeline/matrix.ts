@@ -6,7 +6,13 @@
  * Under it the selected stage's hosts are named by verdict, and the connections are counted
  * (the hosts in trouble named) instead of one line per host.
  */
-import { byRank, cellStatus, connectionTrouble, entryRank, type ConnectionEntry } from '../../src/engine/host-status.js';
+import {
+  byRank,
+  cellStatus,
+  connectionTrouble,
+  entryRank,
+  type ConnectionEntry,
+} from '../../src/engine/host-status.js';
 import type { EngineState } from '../../src/engine/store-types.js';
 import type { StageId, StageStatus } from '../../src/engine/types.js';
 import { STATUS_COLOR, STATUS_GLYPH } from '../format.js';
@@ -24,18 +30,23 @@ const SUMMARY_MIN = 24;
 export const CONNECTION_LINES_MAX_HOSTS = 8;
 
 export type MatrixForm =
-  | { kind: 'full'; cellWidth: number }
-  | { kind: 'compact'; hostCell: 1 | 2; shown: number; summaryWidth: number };
+  { kind: 'full'; cellWidth: number } | { kind: 'compact'; hostCell: 1 | 2; shown: number; summaryWidth: number };
 
 export function matrixForm(width: number, hostCount: number): MatrixForm {
   const columns = hostCount + 1; // the cluster column
   const room = width - STAGE_COL - 2;
-  if (columns * MIN_CELL <= room) return { kind: 'full', cellWidth: Math.max(MIN_CELL, Math.min(MAX_CELL, Math.floor(room / columns))) };
+  if (columns * MIN_CELL <= room)
+    return { kind: 'full', cellWidth: Math.max(MIN_CELL, Math.min(MAX_CELL, Math.floor(room / columns))) };
   // Two columns a glyph (glyph, space) read easier; one each when that is what fits.
   const strip = width - COMPACT_STAGE_COL - 1 - CLUSTER_COL - SUMMARY_MIN;
   const hostCell = strip >= 2 * hostCount ? 2 : 1;
   const shown = Math.max(0, Math.min(hostCount, Math.floor(strip / hostCell)));
-  return { kind: 'compact', hostCell, shown, summaryWidth: width - COMPACT_STAGE_COL - shown * hostCell - 1 - CLUSTER_COL };
+  return {
+    kind: 'compact',
+    hostCell,
+    shown,
+    summaryWidth: width - COMPACT_STAGE_COL - shown * hostCell - 1 - CLUSTER_COL,
+  };
 }
 
 /**
@@ -43,12 +54,17 @@ export function matrixForm(width: number, hostCount: number): MatrixForm {
  * implemented stages — unreachable or error, fail, warn, running, not run, skipped, pass — then
  * inventory order. Columns stay put across rows, so a host failing several stages is one column.
  */
-export function matrixHostOrder(state: Pick<EngineState, 'checks' | 'stages' | 'hostOrder'>, stages: readonly StageId[], trouble: readonly string[]): number[] {
+export function matrixHostOrder(
+  state: Pick<EngineState, 'checks' | 'stages' | 'hostOrder'>,
+  stages: readonly StageId[],
+  trouble: readonly string[],
+): number[] {
   const troubled = new Set(trouble);
   return state.hostOrder
     .map((host, index) => {
       let rank = troubled.has(host) ? 0 : Infinity;
-      for (const st of stages) rank = Math.min(rank, entryRank({ status: cellStatus(state, st, host), trouble: false }));
+      for (const st of stages)
+        rank = Math.min(rank, entryRank({ status: cellStatus(state, st, host), trouble: false }));
       return { index, rank };
     })
     .sort((a, b) => a.rank - b.rank || a.index - b.index)
@@ -81,17 +97,35 @@ export function rulerHeight(hostCount: number): number {
 export function rulerLines(order: readonly number[], hostCell: 1 | 2, hostCount: number): string[] {
   const digits = rulerHeight(hostCount);
   return Array.from({ length: digits }, (_, d) =>
-    order.map((i) => {
-      const n = String(i + 1).padStart(digits, ' ');
-      return (n[d] ?? ' ') + (hostCell === 2 ? ' ' : '');
-    }).join(''),
+    order
+      .map((i) => {
+        const n = String(i + 1).padStart(digits, ' ');
+        return (n[d] ?? ' ') + (hostCell === 2 ? ' ' : '');
+      })
+      .join(''),
   );
 }
 
 const STATUS_ORDER: readonly StageStatus[] = ['error', 'fail', 'warn', 'running', 'pending', 'skip', 'pass'];
-const WORD: Record<StageStatus, string> = { error: 'error', fail: 'fail', warn: 'warn', running: 'running', pending: 'not run', skip: 'skipped', pass: 'pass' };
+const WORD: Record<StageStatus, string> = {
+  error: 'error',
+  fail: 'fail',
+  warn: 'warn',
+  running: 'running',
+  pending: 'not run',
+  skip: 'skipped',
+  pass: 'pass',
+};
 // Short words, not glyphs: the words name the status where a glyph column would be too narrow to read.
-const SHORT: Record<StageStatus, string> = { error: 'err', fail: 'fail', warn: 'warn', running: 'run', pending: 'todo', skip: 'skip', pass: 'pass' };
+const SHORT: Record<StageStatus, string> = {
+  error: 'err',
+  fail: 'fail',
+  warn: 'warn',
+  running: 'run',
+  pending: 'todo',
+  skip: 'skip',
+  pass: 'pass',
+};
 
 /** A stage row's counts, worst first: "2 fail · 1 warn · 61 pass", or "2fail 1warn 61pass" when that does not fit. */
 export function stageSummary(statuses: readonly StageStatus[], width: number): Run[] {
@@ -156,7 +190,11 @@ export function wrapTokens(tokens: readonly Token[], width: number, maxLines: nu
  * The selected stage's hosts by verdict, worst first: the troubled ones named ("✘ fail: l20-n7
  * l20-n33"), running / not run / skipped / pass only counted — those are the many.
  */
-export function stageHostsTokens(state: Pick<EngineState, 'checks' | 'stages' | 'hostOrder'>, stage: StageId, trouble: readonly string[]): Token[] {
+export function stageHostsTokens(
+  state: Pick<EngineState, 'checks' | 'stages' | 'hostOrder'>,
+  stage: StageId,
+  trouble: readonly string[],
+): Token[] {
   const troubled = new Set(trouble);
   const entries = state.hostOrder
     .map((host, index) => ({ host, index, status: cellStatus(state, stage, host), trouble: troubled.has(host) }))
@@ -173,7 +211,10 @@ export function stageHostsTokens(state: Pick<EngineState, 'checks' | 'stages' | 
     first = false;
     // Every host alike: naming them all says less than "all".
     if (list.length === entries.length && entries.length > 2) {
-      const { glyph, color } = key === 'unreachable' ? { glyph: '⊘', color: 'red' } : { glyph: STATUS_GLYPH[key as StageStatus], color: STATUS_COLOR[key as StageStatus] };
+      const { glyph, color } =
+        key === 'unreachable'
+          ? { glyph: '⊘', color: 'red' }
+          : { glyph: STATUS_GLYPH[key as StageStatus], color: STATUS_COLOR[key as StageStatus] };
       tokens.push({ text: `all ${glyph} ${key === 'unreachable' ? key : WORD[key as StageStatus]}`, color });
       continue;
     }
@@ -206,7 +247,8 @@ export function connectionTokens(conns: readonly ConnectionEntry[]): Token[] {
     first = false;
     if (connectionTrouble(state)) {
       tokens.push({ text: `${sep}${list.length} ${state}:`, color: 'red' });
-      for (const c of list) tokens.push({ text: c.detail ? `${c.host} (${c.detail})` : c.host, color: 'red', host: true });
+      for (const c of list)
+        tokens.push({ text: c.detail ? `${c.host} (${c.detail})` : c.host, color: 'red', host: true });
     } else {
       tokens.push({ text: `${sep}${list.length} ${state}`, color: state === 'connected' ? 'green' : 'gray' });
     }

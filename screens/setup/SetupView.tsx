@@ -25,8 +25,8 @@ export const DESIGN_CONSEQUENCES: Record<Design, string[]> = {
     'A QP still uses one port: NCCL needs NCCL_IB_QPS_PER_CONNECTION=2.',
   ],
   tutorial: [
-    'tutorial — the recipe\'s 4-port balance-xor bond0, 192.168.100.0/24: allowed, findings stand.',
-    'No RoCE LAG; bond0\'s GIDs on all four devices (retry errors across cables) (R16, R18, R22, R23).',
+    "tutorial — the recipe's 4-port balance-xor bond0, 192.168.100.0/24: allowed, findings stand.",
+    "No RoCE LAG; bond0's GIDs on all four devices (retry errors across cables) (R16, R18, R22, R23).",
     'One TCP flow gets 25G, not 100G; DCB cannot be set on the bond (R25).',
   ],
 };
@@ -38,13 +38,24 @@ type AliasView = NonNullable<ReturnType<Controller['describeAddress']>>;
 function AliasLine(props: { view: AliasView | undefined; width: number }) {
   const v = props.view;
   if (v === undefined) return null;
-  if (!v.ok) return <Text wrap="truncate" color="yellow">{fit(`  ✘ ssh config: ${v.error}`, props.width)}</Text>;
+  if (!v.ok)
+    return (
+      <Text wrap="truncate" color="yellow">
+        {fit(`  ✘ ssh config: ${v.error}`, props.width)}
+      </Text>
+    );
   return (
     <Box flexDirection="column">
-      <Text wrap="truncate" dimColor>{fit(`  ↳ ${v.summary}`, props.width)}</Text>
-      <Text wrap="truncate" dimColor>{fit(`    from ${v.details}`, props.width)}</Text>
+      <Text wrap="truncate" dimColor>
+        {fit(`  ↳ ${v.summary}`, props.width)}
+      </Text>
+      <Text wrap="truncate" dimColor>
+        {fit(`    from ${v.details}`, props.width)}
+      </Text>
       {v.warnings.map((w, i) => (
-        <Text key={i} wrap="truncate" color="yellow">{fit(`    ${w}`, props.width)}</Text>
+        <Text key={i} wrap="truncate" color="yellow">
+          {fit(`    ${w}`, props.width)}
+        </Text>
       ))}
     </Box>
   );
@@ -66,8 +77,12 @@ export function SetupView(props: { width: number; height: number }) {
   const header = FIELDS.map((f) => fit(f === 'identityFile' ? 'key (empty: agent)' : f, WIDTHS[f])).join(' ');
   return (
     <Box flexDirection="column" height={props.height}>
-      <Text bold wrap="truncate">{fit('Setup — hosts of the cluster (← → ↑ ↓ move, ⏎ edit, t test, w save)', props.width)}</Text>
-      <Text wrap="truncate" dimColor>{fit(header, props.width)}</Text>
+      <Text bold wrap="truncate">
+        {fit('Setup — hosts of the cluster (← → ↑ ↓ move, ⏎ edit, t test, w save)', props.width)}
+      </Text>
+      <Text wrap="truncate" dimColor>
+        {fit(header, props.width)}
+      </Text>
       {hosts.map((h, i) => (
         <Box key={i} flexDirection="column">
           <Box>
@@ -75,24 +90,39 @@ export function SetupView(props: { width: number; height: number }) {
               const selected = cursor === i * FIELDS.length + j;
               const value = selected && editing !== null ? `${editing}▏` : fieldValue(h, f);
               return (
-                <Text key={f} inverse={selected} wrap="truncate">{fit(value || '·', WIDTHS[f])} </Text>
+                <Text key={f} inverse={selected} wrap="truncate">
+                  {fit(value || '·', WIDTHS[f])}{' '}
+                </Text>
               );
             })}
           </Box>
           <AliasLine view={reach[i]} width={props.width} />
           {paths[i] === undefined ? null : (
-            <Text wrap="truncate" dimColor>{fit(`  ⇢ ${paths[i]}`, props.width)}</Text>
+            <Text wrap="truncate" dimColor>
+              {fit(`  ⇢ ${paths[i]}`, props.width)}
+            </Text>
           )}
-          <Text wrap="truncate" dimColor>{fit(`  ${results[h.name] ?? ''}`, props.width)}</Text>
+          <Text wrap="truncate" dimColor>
+            {fit(`  ${results[h.name] ?? ''}`, props.width)}
+          </Text>
         </Box>
       ))}
       <Text> </Text>
-      <Text wrap="truncate" bold>{fit(`Network design: ${DESIGNS.map((x) => (x === design ? `[${x}]` : x)).join('  ')}   (n changes it)`, props.width)}</Text>
+      <Text wrap="truncate" bold>
+        {fit(
+          `Network design: ${DESIGNS.map((x) => (x === design ? `[${x}]` : x)).join('  ')}   (n changes it)`,
+          props.width,
+        )}
+      </Text>
       {DESIGN_CONSEQUENCES[design].map((l, i) => (
-        <Text key={i} wrap="truncate" dimColor>{fit(`  ${l}`, props.width)}</Text>
+        <Text key={i} wrap="truncate" dimColor>
+          {fit(`  ${l}`, props.width)}
+        </Text>
       ))}
       <Text> </Text>
-      <Text wrap="truncate" color="yellow">{fit(message, props.width)}</Text>
+      <Text wrap="truncate" color="yellow">
+        {fit(message, props.width)}
+      </Text>
     </Box>
   );
 }

@@ -46,11 +46,19 @@ export function DetailsView(props: { width: number; height: number }) {
           </Text>
         );
       })}
-      <Text wrap="truncate" dimColor>{fit(`── ${index + 1}/${list.length} ${'─'.repeat(20)}`, props.width)}</Text>
+      <Text wrap="truncate" dimColor>
+        {fit(`── ${index + 1}/${list.length} ${'─'.repeat(20)}`, props.width)}
+      </Text>
       {shown.map((l, i) => (
-        <Text key={i} wrap="truncate" {...(l.startsWith('fix:') ? { color: 'cyan' } : {})}>{fit(l, props.width)}</Text>
+        <Text key={i} wrap="truncate" {...(l.startsWith('fix:') ? { color: 'cyan' } : {})}>
+          {fit(l, props.width)}
+        </Text>
       ))}
-      {body.length > shown.length ? <Text dimColor wrap="truncate">{fit(`… ${body.length - shown.length} more lines (check --json has all)`, props.width)}</Text> : null}
+      {body.length > shown.length ? (
+        <Text dimColor wrap="truncate">
+          {fit(`… ${body.length - shown.length} more lines (check --json has all)`, props.width)}
+        </Text>
+      ) : null}
     </Box>
   );
 }

@@ -21,16 +21,26 @@ export function HostGrid(props: { width: number; rows: number; perRow: number })
   const cursor = useSelector((s) => s.ui.gridHost);
   const left = useSelector((s) => s.ui.leftHost);
   const right = useSelector((s) => s.ui.rightHost);
-  const view = gridView(entries, { cursor, left, right, perRow: props.perRow, maxRows: props.rows, nameWidth: gridNameWidth(hostOrder) });
+  const view = gridView(entries, {
+    cursor,
+    left,
+    right,
+    perRow: props.perRow,
+    maxRows: props.rows,
+    nameWidth: gridNameWidth(hostOrder),
+  });
   return (
     <Box flexDirection="column">
-      <Text wrap="truncate" dimColor>{gridHeader(entries, view, props.width, GRID_KEYS)}</Text>
+      <Text wrap="truncate" dimColor>
+        {gridHeader(entries, view, props.width, GRID_KEYS)}
+      </Text>
       {view.rows.map((row, r) => (
         <Text key={`r${r}`} wrap="truncate">
           {row.map((c) => (
             <React.Fragment key={c.index}>
-              <Text inverse={c.cursor} {...(c.color ? { color: c.color } : {})}>{c.text}</Text>
-              {' '}
+              <Text inverse={c.cursor} {...(c.color ? { color: c.color } : {})}>
+                {c.text}
+              </Text>{' '}
             </React.Fragment>
           ))}
         </Text>

@@ -17,7 +17,12 @@ const PROBE_TAG = 12;
 const COLOR = colorWanted();
 
 const CONNECTION_COLOR: Record<string, string> = {
-  connected: 'green', connecting: 'cyan', lost: 'red', failed: 'red', closed: 'gray', idle: 'gray',
+  connected: 'green',
+  connecting: 'cyan',
+  lost: 'red',
+  failed: 'red',
+  closed: 'gray',
+  idle: 'gray',
 };
 
 export function paneLayout(height: number, commandCount: number, checkCount: number) {
@@ -45,9 +50,19 @@ export function HostPane(props: { host: string; stage: StageId; width: number; h
   const finished = ran.length - running;
   const nonZero = ran.filter((c) => !c.running && c.exitCode !== 0).length;
   return (
-    <Box flexDirection="column" borderStyle="round" borderColor={CONNECTION_COLOR[pane.connection] ?? 'gray'} width={props.width} height={props.height} paddingX={1}>
+    <Box
+      flexDirection="column"
+      borderStyle="round"
+      borderColor={CONNECTION_COLOR[pane.connection] ?? 'gray'}
+      width={props.width}
+      height={props.height}
+      paddingX={1}
+    >
       <Text wrap="truncate" bold>
-        {fit(`${pane.host}  ${pane.address}  ${pane.connection}${running ? `  ${running} running` : ''}${pane.connectionDetail && pane.connection !== 'connected' ? ` — ${pane.connectionDetail}` : ''}`, w)}
+        {fit(
+          `${pane.host}  ${pane.address}  ${pane.connection}${running ? `  ${running} running` : ''}${pane.connectionDetail && pane.connection !== 'connected' ? ` — ${pane.connectionDetail}` : ''}`,
+          w,
+        )}
       </Text>
       {commands.map((c) => {
         const st = c.running ? 'running' : c.exitCode === 0 ? 'pass' : 'warn';
@@ -64,7 +79,16 @@ export function HostPane(props: { host: string; stage: StageId; width: number; h
       <LiveRows
         width={w}
         height={1}
-        rows={[styled(fitColumns(`── ${finished}/${ran.length} commands done${nonZero ? `, ${nonZero} exit≠0` : ''}${totalLines > output.length ? ` · last ${output.length} of ${totalLines} lines (all in the session log)` : ''}`, w), { dim: true }, COLOR)]}
+        rows={[
+          styled(
+            fitColumns(
+              `── ${finished}/${ran.length} commands done${nonZero ? `, ${nonZero} exit≠0` : ''}${totalLines > output.length ? ` · last ${output.length} of ${totalLines} lines (all in the session log)` : ''}`,
+              w,
+            ),
+            { dim: true },
+            COLOR,
+          ),
+        ]}
       />
       <LiveRows width={w} height={layout.output} rows={output.map((l) => outputRow(l, w, PROBE_TAG, COLOR))} />
       {mine.slice(0, layout.checks).map((c) => (

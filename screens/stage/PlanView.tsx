@@ -10,7 +10,14 @@ import { promptOf } from '../input/bindings.js';
 import { fit } from '../format.js';
 import { plannedCount, planLines, type PlanLine } from './plan-lines.js';
 
-const COLOR: Partial<Record<PlanLine['tone'], string>> = { title: 'cyan', add: 'green', remove: 'red', hunk: 'magenta', error: 'red', command: 'yellow' };
+const COLOR: Partial<Record<PlanLine['tone'], string>> = {
+  title: 'cyan',
+  add: 'green',
+  remove: 'red',
+  hunk: 'magenta',
+  error: 'red',
+  command: 'yellow',
+};
 
 export function PlanView(props: { width: number; height: number }) {
   const confirm = useSelector((s) => promptOf(s, 'confirm'));
@@ -21,10 +28,11 @@ export function PlanView(props: { width: number; height: number }) {
   const stage = confirm?.stage ?? preview?.stage ?? apply?.stage;
   const steps = useSelector((s) => (stage ? s.steps[stage] : []));
   if (!stage) return null;
-  const header =
-    confirm ? `Apply ${confirm.step} (${confirm.danger}) on ${confirm.hosts.join(', ')}? y yes · n no (skips it)`
-      : preview ? `plan for ${stage}: ${plannedCount(steps)} to run — y apply · esc close`
-        : `planning ${stage}: running its checks and computing every step…`;
+  const header = confirm
+    ? `Apply ${confirm.step} (${confirm.danger}) on ${confirm.hosts.join(', ')}? y yes · n no (skips it)`
+    : preview
+      ? `plan for ${stage}: ${plannedCount(steps)} to run — y apply · esc close`
+      : `planning ${stage}: running its checks and computing every step…`;
   const planning = !confirm && !preview;
   const lines = planLines(steps, hostOrder, confirm?.step);
   // Header, the window, and the "more lines" row all fit in the height: a frame taller than its box
@@ -34,12 +42,29 @@ export function PlanView(props: { width: number; height: number }) {
   const shown = lines.slice(first, first + rows);
   return (
     <Box flexDirection="column" height={props.height}>
-      <Text bold wrap="truncate" color={confirm ? 'red' : 'cyan'}>{fit(header, props.width)}</Text>
-      {shown.length === 0 && !planning ? <Text wrap="truncate" dimColor>{fit('  every step\'s guard checks pass: nothing to do', props.width)}</Text> : null}
+      <Text bold wrap="truncate" color={confirm ? 'red' : 'cyan'}>
+        {fit(header, props.width)}
+      </Text>
+      {shown.length === 0 && !planning ? (
+        <Text wrap="truncate" dimColor>
+          {fit("  every step's guard checks pass: nothing to do", props.width)}
+        </Text>
+      ) : null}
       {shown.map((l, i) => (
-        <Text key={first + i} wrap="truncate" dimColor={l.tone === 'dim'} {...(COLOR[l.tone] ? { color: COLOR[l.tone] } : {})}>{fit(l.text.replace(/\t/g, '  '), props.width)}</Text>
+        <Text
+          key={first + i}
+          wrap="truncate"
+          dimColor={l.tone === 'dim'}
+          {...(COLOR[l.tone] ? { color: COLOR[l.tone] } : {})}
+        >
+          {fit(l.text.replace(/\t/g, '  '), props.width)}
+        </Text>
       ))}
-      {lines.length > first + rows ? <Text wrap="truncate" dimColor>{fit(`… ${lines.length - first - rows} more lines (↓)`, props.width)}</Text> : null}
+      {lines.length > first + rows ? (
+        <Text wrap="truncate" dimColor>
+          {fit(`… ${lines.length - first - rows} more lines (↓)`, props.width)}
+        </Text>
+      ) : null}
     </Box>
   );
 }

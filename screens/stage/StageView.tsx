@@ -23,20 +23,38 @@ export function StageView(props: { width: number; height: number }) {
   const cluster = checks.filter((c) => c.host === null);
   const clusterRows = Math.min(Math.max(cluster.length, 1), 4);
   const perRow = gridPerRow(props.width, hostOrder);
-  const { gridRows, paneHeight } = stageLayout({ height: props.height, hostCount: hostOrder.length, perRow, fixedRows: 2 + clusterRows + (stepLine ? 1 : 0) });
+  const { gridRows, paneHeight } = stageLayout({
+    height: props.height,
+    hostCount: hostOrder.length,
+    perRow,
+    fixedRows: 2 + clusterRows + (stepLine ? 1 : 0),
+  });
   const shown = hostOrder.length > 1 && left !== right ? [hostOrder[left], hostOrder[right]] : [hostOrder[left]];
   const paneWidth = Math.floor(props.width / shown.length);
   const implemented = controller.implementedStages.includes(stage);
   return (
     <Box flexDirection="column" height={props.height}>
-      <Text wrap="truncate" dimColor>{fit(implemented ? controller.stagePurpose(stage) : `${stage}: not implemented yet — its checks arrive in a later release`, props.width)}</Text>
+      <Text wrap="truncate" dimColor>
+        {fit(
+          implemented
+            ? controller.stagePurpose(stage)
+            : `${stage}: not implemented yet — its checks arrive in a later release`,
+          props.width,
+        )}
+      </Text>
       {gridRows > 0 ? <HostGrid width={props.width} rows={gridRows} perRow={perRow} /> : null}
       <Box>
-        {shown.map((h) => (h ? <HostPane key={h} host={h} stage={stage} width={paneWidth} height={paneHeight} /> : null))}
+        {shown.map((h) =>
+          h ? <HostPane key={h} host={h} stage={stage} width={paneWidth} height={paneHeight} /> : null,
+        )}
       </Box>
-      <Text wrap="truncate" bold>{fit('cluster checks', props.width)}</Text>
+      <Text wrap="truncate" bold>
+        {fit('cluster checks', props.width)}
+      </Text>
       {cluster.length === 0 ? (
-        <Text wrap="truncate" dimColor>{fit('  none yet — press r to run the stage', props.width)}</Text>
+        <Text wrap="truncate" dimColor>
+          {fit('  none yet — press r to run the stage', props.width)}
+        </Text>
       ) : (
         cluster.slice(0, clusterRows).map((c) => (
           <Text key={c.id} wrap="truncate">
@@ -56,6 +74,10 @@ function stepSummary(steps: ReadonlyArray<{ id: string; host: string | null; sta
   if (acted.length === 0) return steps.length > 0 ? 'steps: nothing to do — every guard check passes' : '';
   const mark: Record<string, string> = { planned: '●', applied: '✔', failed: '✘' };
   const byStep = new Map<string, string[]>();
-  for (const s of acted) byStep.set(`${mark[s.status] ?? '?'} ${s.id}`, [...(byStep.get(`${mark[s.status] ?? '?'} ${s.id}`) ?? []), s.host ?? 'cluster']);
+  for (const s of acted)
+    byStep.set(`${mark[s.status] ?? '?'} ${s.id}`, [
+      ...(byStep.get(`${mark[s.status] ?? '?'} ${s.id}`) ?? []),
+      s.host ?? 'cluster',
+    ]);
   return `steps: ${[...byStep].map(([k, hosts]) => `${k} (${hosts.join(', ')})`).join(' · ')}`;
 }

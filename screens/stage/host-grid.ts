@@ -40,7 +40,10 @@ export function gridPerRow(width: number, hostOrder: readonly string[]): number 
  * panes. The grid takes at most one row in eight of the body (4 rows at 40 lines, 5 at 48) and
  * never takes the panes under MIN_PANE_HEIGHT; what does not fit scrolls with the cursor.
  */
-export function stageLayout(o: { height: number; hostCount: number; perRow: number; fixedRows: number }): { gridRows: number; paneHeight: number } {
+export function stageLayout(o: { height: number; hostCount: number; perRow: number; fixedRows: number }): {
+  gridRows: number;
+  paneHeight: number;
+} {
   const grid = o.hostCount > 2;
   const needed = grid ? Math.ceil(o.hostCount / Math.max(1, o.perRow)) : 0;
   const room = o.height - o.fixedRows - 1 - MIN_PANE_HEIGHT; // 1: the grid's header
@@ -52,7 +55,9 @@ export function stageLayout(o: { height: number; hostCount: number; perRow: numb
 const GLYPH_TROUBLE = '⊘';
 
 export function entryGlyph(e: Pick<HostEntry, 'status' | 'trouble'>): { glyph: string; color: string | undefined } {
-  return e.trouble ? { glyph: GLYPH_TROUBLE, color: 'red' } : { glyph: STATUS_GLYPH[e.status], color: STATUS_COLOR[e.status] };
+  return e.trouble
+    ? { glyph: GLYPH_TROUBLE, color: 'red' }
+    : { glyph: STATUS_GLYPH[e.status], color: STATUS_COLOR[e.status] };
 }
 
 export interface GridView {
@@ -67,26 +72,47 @@ export interface GridView {
  * holds the cursor. `entries` are in the grid's order (worst first); `cursor`, `left` and `right`
  * are hostOrder indexes.
  */
-export function gridView(entries: readonly HostEntry[], o: { cursor: number; left: number; right: number; perRow: number; maxRows: number; nameWidth: number }): GridView {
+export function gridView(
+  entries: readonly HostEntry[],
+  o: { cursor: number; left: number; right: number; perRow: number; maxRows: number; nameWidth: number },
+): GridView {
   const perRow = Math.max(1, o.perRow);
   const total = Math.ceil(entries.length / perRow);
-  const at = Math.max(0, entries.findIndex((e) => e.index === o.cursor));
+  const at = Math.max(
+    0,
+    entries.findIndex((e) => e.index === o.cursor),
+  );
   const cursorRow = Math.floor(at / perRow);
   const top = Math.max(0, Math.min(total - o.maxRows, cursorRow - o.maxRows + 1));
   const rows: GridCell[][] = [];
   for (let r = top; r < Math.min(total, top + o.maxRows); r++) {
-    rows.push(entries.slice(r * perRow, (r + 1) * perRow).map((e) => {
-      const { glyph, color } = entryGlyph(e);
-      const side = e.index === o.left ? '◧' : e.index === o.right ? '◨' : ' ';
-      return { index: e.index, text: `${glyph} ${fit(e.host, o.nameWidth)}${side}`, color, cursor: e.index === o.cursor };
-    }));
+    rows.push(
+      entries.slice(r * perRow, (r + 1) * perRow).map((e) => {
+        const { glyph, color } = entryGlyph(e);
+        const side = e.index === o.left ? '◧' : e.index === o.right ? '◨' : ' ';
+        return {
+          index: e.index,
+          text: `${glyph} ${fit(e.host, o.nameWidth)}${side}`,
+          color,
+          cursor: e.index === o.cursor,
+        };
+      }),
+    );
   }
   const shown = rows.reduce((n, r) => n + r.length, 0);
   const above = top * perRow;
   return { rows, above, below: entries.length - above - shown };
 }
 
-const WORD: Record<StageStatus, string> = { error: 'error', fail: 'fail', warn: 'warn', running: 'running', pending: 'not run', skip: 'skipped', pass: 'pass' };
+const WORD: Record<StageStatus, string> = {
+  error: 'error',
+  fail: 'fail',
+  warn: 'warn',
+  running: 'running',
+  pending: 'not run',
+  skip: 'skipped',
+  pass: 'pass',
+};
 
 /** "64 hosts: 1 ⊘ unreachable · 2 ✘ fail · 61 ✔ pass", worst first, as the cells are ordered. */
 export function gridCounts(entries: readonly HostEntry[]): string {
@@ -103,7 +129,14 @@ export function gridCounts(entries: readonly HostEntry[]): string {
 }
 
 /** The line over the grid: counts, what scrolled out of view, and the grid's keys (they are not in the footer, which is full). */
-export function gridHeader(entries: readonly HostEntry[], view: Pick<GridView, 'above' | 'below'>, width: number, keys: string): string {
-  const more = [view.above > 0 ? `↑ ${view.above} more` : '', view.below > 0 ? `+${view.below} more ↓` : ''].filter(Boolean).join(' ');
+export function gridHeader(
+  entries: readonly HostEntry[],
+  view: Pick<GridView, 'above' | 'below'>,
+  width: number,
+  keys: string,
+): string {
+  const more = [view.above > 0 ? `↑ ${view.above} more` : '', view.below > 0 ? `+${view.below} more ↓` : '']
+    .filter(Boolean)
+    .join(' ');
   return fit(`${gridCounts(entries)}${more ? `   ${more}` : ''}   ${keys}`, width);
 }

@@ -14,21 +14,36 @@ const MARK: Record<StepResult['status'], string> = { planned: '●', applied: '�
 export function planLines(steps: readonly StepResult[], hostOrder: readonly string[], focus?: string): PlanLine[] {
   const ids = [...new Set(steps.map((s) => s.id))];
   // A step waiting for confirmation is shown first.
-  if (focus && ids.includes(focus)) ids.splice(ids.indexOf(focus), 1), ids.unshift(focus);
+  if (focus && ids.includes(focus)) (ids.splice(ids.indexOf(focus), 1), ids.unshift(focus));
   const out: PlanLine[] = [];
   for (const id of ids) {
-    const forStep = steps.filter((s) => s.id === id).sort((a, b) => hostOrder.indexOf(a.host ?? '') - hostOrder.indexOf(b.host ?? ''));
+    const forStep = steps
+      .filter((s) => s.id === id)
+      .sort((a, b) => hostOrder.indexOf(a.host ?? '') - hostOrder.indexOf(b.host ?? ''));
     const danger = forStep[0]?.danger ?? 'safe';
     const active = forStep.filter((s) => s.status !== 'skipped');
     out.push({ text: `${id} (${danger})${active.length === 0 ? ' — nothing to do' : ''}`, tone: 'title' });
     for (const s of forStep) {
-      out.push({ text: `  ${MARK[s.status]} ${s.host ?? 'cluster'}: ${s.summary}`, tone: s.status === 'skipped' ? 'dim' : s.status === 'failed' ? 'error' : 'host' });
+      out.push({
+        text: `  ${MARK[s.status]} ${s.host ?? 'cluster'}: ${s.summary}`,
+        tone: s.status === 'skipped' ? 'dim' : s.status === 'failed' ? 'error' : 'host',
+      });
       if (s.status === 'skipped') continue;
       // A script shows as one command: its first line after `$`, the rest indented under it.
-      for (const c of s.commands) c.split('\n').forEach((l, i) => out.push({ text: `      ${i === 0 ? '$' : ' '} ${l}`, tone: 'command' }));
+      for (const c of s.commands)
+        c.split('\n').forEach((l, i) => out.push({ text: `      ${i === 0 ? '$' : ' '} ${l}`, tone: 'command' }));
       for (const l of s.diff.split('\n')) {
         if (l === '') continue;
-        const tone: PlanLine['tone'] = l.startsWith('+++') || l.startsWith('---') ? 'dim' : l.startsWith('+') ? 'add' : l.startsWith('-') ? 'remove' : l.startsWith('@@') ? 'hunk' : 'plain';
+        const tone: PlanLine['tone'] =
+          l.startsWith('+++') || l.startsWith('---')
+            ? 'dim'
+            : l.startsWith('+')
+              ? 'add'
+              : l.startsWith('-')
+                ? 'remove'
+                : l.startsWith('@@')
+                  ? 'hunk'
+                  : 'plain';
         out.push({ text: `      ${l}`, tone });
       }
       if (s.error) for (const l of s.error.split('\n')) out.push({ text: `      ${l}`, tone: 'error' });

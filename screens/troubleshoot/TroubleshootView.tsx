@@ -10,11 +10,27 @@ import { useSelector } from '../store-context.js';
 import { shownDiagnosis } from '../state/ui-reducer.js';
 import { fit, STATUS_COLOR } from '../format.js';
 import { HostPane } from '../stage/HostPane.js';
-import { diagnosisLines, SYMPTOM_MARK, symptomMark, symptomRow, type TroubleLine, type TroubleTone } from './troubleshoot-lines.js';
+import {
+  diagnosisLines,
+  SYMPTOM_MARK,
+  symptomMark,
+  symptomRow,
+  type TroubleLine,
+  type TroubleTone,
+} from './troubleshoot-lines.js';
 
 const TONE_COLOR: Partial<Record<TroubleTone, string>> = {
-  title: 'cyan', header: 'cyan', found: 'red', clear: 'green', inconclusive: 'yellow', fix: 'cyan', differ: 'yellow',
-  fail: STATUS_COLOR.fail, error: STATUS_COLOR.error, warn: STATUS_COLOR.warn, pass: STATUS_COLOR.pass,
+  title: 'cyan',
+  header: 'cyan',
+  found: 'red',
+  clear: 'green',
+  inconclusive: 'yellow',
+  fix: 'cyan',
+  differ: 'yellow',
+  fail: STATUS_COLOR.fail,
+  error: STATUS_COLOR.error,
+  warn: STATUS_COLOR.warn,
+  pass: STATUS_COLOR.pass,
 };
 
 /** The list column's width: wide enough for most titles, never more than a third of the screen. */
@@ -33,7 +49,11 @@ export function TroubleshootView(props: { width: number; height: number }) {
   return (
     <Box height={props.height}>
       <Box flexDirection="column" width={lw} height={props.height}>
-        {symptoms.length === 0 ? <Text wrap="truncate" dimColor>{fit('no symptoms in the catalog', lw)}</Text> : null}
+        {symptoms.length === 0 ? (
+          <Text wrap="truncate" dimColor>
+            {fit('no symptoms in the catalog', lw)}
+          </Text>
+        ) : null}
         {symptoms.slice(first, first + props.height).map((s, i) => {
           const mark = symptomMark(diagnoses[s.id], running === s.id);
           const row = symptomRow(s, mark, lw);
@@ -46,7 +66,11 @@ export function TroubleshootView(props: { width: number; height: number }) {
         })}
       </Box>
       <Box flexDirection="column" width={1} height={props.height}>
-        {Array.from({ length: props.height }, (_, i) => <Text key={i} dimColor>│</Text>)}
+        {Array.from({ length: props.height }, (_, i) => (
+          <Text key={i} dimColor>
+            │
+          </Text>
+        ))}
       </Box>
       {running !== null ? <Probing width={rw} height={props.height} /> : <Verdict width={rw} height={props.height} />}
     </Box>
@@ -56,7 +80,9 @@ export function TroubleshootView(props: { width: number; height: number }) {
 /** While a symptom's probes run: the two panes' hosts with their live output. */
 function Probing(props: { width: number; height: number }) {
   const running = useSelector((s) => s.troubleshoot.running);
-  const title = useSelector((s) => s.troubleshoot.symptoms.find((x) => x.id === s.troubleshoot.running)?.title ?? s.troubleshoot.running);
+  const title = useSelector(
+    (s) => s.troubleshoot.symptoms.find((x) => x.id === s.troubleshoot.running)?.title ?? s.troubleshoot.running,
+  );
   const hostOrder = useSelector((s) => s.hostOrder);
   const left = useSelector((s) => s.ui.leftHost);
   const right = useSelector((s) => s.ui.rightHost);
@@ -66,9 +92,15 @@ function Probing(props: { width: number; height: number }) {
   const paneWidth = Math.floor(props.width / shown.length);
   return (
     <Box flexDirection="column" width={props.width} height={props.height}>
-      <Text wrap="truncate" color="cyan">{fit(`probing "${title ?? running}" on ${hostOrder.join(', ')}: ${stage} checks… (c cancels)`, props.width)}</Text>
+      <Text wrap="truncate" color="cyan">
+        {fit(`probing "${title ?? running}" on ${hostOrder.join(', ')}: ${stage} checks… (c cancels)`, props.width)}
+      </Text>
       <Box>
-        {shown.map((h) => (h ? <HostPane key={h} host={h} stage={stage} width={paneWidth} height={Math.max(8, props.height - 1)} /> : null))}
+        {shown.map((h) =>
+          h ? (
+            <HostPane key={h} host={h} stage={stage} width={paneWidth} height={Math.max(8, props.height - 1)} />
+          ) : null,
+        )}
       </Box>
     </Box>
   );
@@ -83,14 +115,18 @@ function Verdict(props: { width: number; height: number }) {
   const left = useSelector((s) => s.ui.leftHost);
   const right = useSelector((s) => s.ui.rightHost);
   const lines: TroubleLine[] = diagnosis
-    ? diagnosisLines(diagnosis, [hostOrder[left], hostOrder[right]].filter((h): h is string => h !== undefined), props.width)
+    ? diagnosisLines(
+        diagnosis,
+        [hostOrder[left], hostOrder[right]].filter((h): h is string => h !== undefined),
+        props.width,
+      )
     : symptom
       ? [
-        { text: symptom.title, tone: 'title' },
-        { text: `seen as: ${symptom.observed}`, tone: 'plain' },
-        { text: '', tone: 'plain' },
-        { text: 'not probed yet — ⏎ runs its probes on every host and diagnoses it (a: every symptom)', tone: 'dim' },
-      ]
+          { text: symptom.title, tone: 'title' },
+          { text: `seen as: ${symptom.observed}`, tone: 'plain' },
+          { text: '', tone: 'plain' },
+          { text: 'not probed yet — ⏎ runs its probes on every host and diagnoses it (a: every symptom)', tone: 'dim' },
+        ]
       : [];
   // The window and the "more lines" row fit in the height (a taller frame loses its top rows).
   const rows = Math.max(1, props.height - (lines.length > props.height ? 1 : 0));
@@ -99,11 +135,21 @@ function Verdict(props: { width: number; height: number }) {
   return (
     <Box flexDirection="column" width={props.width} height={props.height}>
       {shown.map((l, i) => (
-        <Text key={first + i} wrap="truncate" dimColor={l.tone === 'dim'} bold={l.tone === 'differ' || l.tone === 'found'} {...(TONE_COLOR[l.tone] ? { color: TONE_COLOR[l.tone] } : {})}>
+        <Text
+          key={first + i}
+          wrap="truncate"
+          dimColor={l.tone === 'dim'}
+          bold={l.tone === 'differ' || l.tone === 'found'}
+          {...(TONE_COLOR[l.tone] ? { color: TONE_COLOR[l.tone] } : {})}
+        >
           {fit(l.text, props.width)}
         </Text>
       ))}
-      {lines.length > first + rows ? <Text wrap="truncate" dimColor>{fit(`… ${lines.length - first - rows} more lines (j)`, props.width)}</Text> : null}
+      {lines.length > first + rows ? (
+        <Text wrap="truncate" dimColor>
+          {fit(`… ${lines.length - first - rows} more lines (j)`, props.width)}
+        </Text>
+      ) : null}
     </Box>
   );
 }

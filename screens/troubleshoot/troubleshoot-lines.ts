@@ -8,7 +8,8 @@ import type { Comparison, Diagnosis } from '../../src/troubleshoot/types.js';
 import type { CheckStatus } from '../../src/engine/types.js';
 import { fit, STATUS_GLYPH } from '../format.js';
 
-export type TroubleTone = 'title' | 'found' | 'clear' | 'inconclusive' | 'fix' | 'differ' | 'same' | 'header' | 'dim' | 'plain' | CheckStatus;
+export type TroubleTone =
+  'title' | 'found' | 'clear' | 'inconclusive' | 'fix' | 'differ' | 'same' | 'header' | 'dim' | 'plain' | CheckStatus;
 
 export interface TroubleLine {
   text: string;
@@ -27,7 +28,7 @@ export const SYMPTOM_MARK = {
 export type SymptomMark = keyof typeof SYMPTOM_MARK;
 
 export function symptomMark(diagnosis: Diagnosis | undefined, running: boolean): SymptomMark {
-  return running ? 'running' : diagnosis?.status ?? 'none';
+  return running ? 'running' : (diagnosis?.status ?? 'none');
 }
 
 /** One list row: the mark, then the title cut to the column. */
@@ -57,13 +58,15 @@ export function alignLines(a: readonly string[], b: readonly string[]): AlignedR
   // lcs[i][j]: length of the longest common subsequence of a[i..] and b[j..].
   const lcs = Array.from({ length: a.length + 1 }, () => new Array<number>(b.length + 1).fill(0));
   for (let i = a.length - 1; i >= 0; i--) {
-    for (let j = b.length - 1; j >= 0; j--) lcs[i]![j] = a[i] === b[j] ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
+    for (let j = b.length - 1; j >= 0; j--)
+      lcs[i]![j] = a[i] === b[j] ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
   }
   const rows: AlignedRow[] = [];
   let onlyA: string[] = [];
   let onlyB: string[] = [];
   const flush = () => {
-    for (let k = 0; k < Math.max(onlyA.length, onlyB.length); k++) rows.push({ left: onlyA[k] ?? '', right: onlyB[k] ?? '', differ: true });
+    for (let k = 0; k < Math.max(onlyA.length, onlyB.length); k++)
+      rows.push({ left: onlyA[k] ?? '', right: onlyB[k] ?? '', differ: true });
     onlyA = [];
     onlyB = [];
   };
@@ -89,19 +92,28 @@ export function alignLines(a: readonly string[], b: readonly string[]): AlignedR
  */
 export function comparisonLines(c: Comparison, hosts: readonly string[], width: number): TroubleLine[] {
   const present = Object.keys(c.byHost);
-  const picked = [...hosts.filter((h) => present.includes(h)), ...present.filter((h) => !hosts.includes(h))].slice(0, 2);
+  const picked = [...hosts.filter((h) => present.includes(h)), ...present.filter((h) => !hosts.includes(h))].slice(
+    0,
+    2,
+  );
   const [a = [], b] = picked.map((h) => c.byHost[h] ?? []);
   const rows = b ? alignLines(a, b) : a.map((l) => ({ left: l, right: '', differ: false }));
   const n = rows.filter((r) => r.differ).length;
   const out: TroubleLine[] = [
-    { text: `── ${c.label}: ${n === 0 ? `the same on ${picked.length > 1 ? 'both hosts' : 'the host'}` : `${n} line${n === 1 ? '' : 's'} differ${n === 1 ? 's' : ''} (${DIFFER_MARK})`}`, tone: 'title' },
+    {
+      text: `── ${c.label}: ${n === 0 ? `the same on ${picked.length > 1 ? 'both hosts' : 'the host'}` : `${n} line${n === 1 ? '' : 's'} differ${n === 1 ? 's' : ''} (${DIFFER_MARK})`}`,
+      tone: 'title',
+    },
   ];
   if (picked.length === 0) return [...out, { text: '   no output to compare', tone: 'dim' }];
   const col = picked.length === 2 ? Math.max(4, Math.floor((width - 2 - 3) / 2)) : Math.max(4, width - 2);
   const row = (cells: string[]): string => cells.map((x) => fit(clean(x), col)).join(' │ ');
   out.push({ text: `  ${row(picked)}`, tone: 'header' });
   for (const r of rows) {
-    out.push({ text: `${r.differ ? DIFFER_MARK : ' '} ${row(b ? [r.left, r.right] : [r.left])}`, tone: r.differ ? 'differ' : 'same' });
+    out.push({
+      text: `${r.differ ? DIFFER_MARK : ' '} ${row(b ? [r.left, r.right] : [r.left])}`,
+      tone: r.differ ? 'differ' : 'same',
+    });
   }
   return out;
 }
@@ -133,16 +145,27 @@ export function wrapText(text: string, width: number, indent = '  '): string[] {
  * side, and last the checks' full evidence (long: it would push the comparison off the screen).
  */
 export function diagnosisLines(d: Diagnosis, hosts: readonly string[], width: number): TroubleLine[] {
-  const out: TroubleLine[] = [{ text: `${SYMPTOM_MARK[d.status].glyph} ${d.title} — ${HEADLINE[d.status]}`, tone: d.status }];
+  const out: TroubleLine[] = [
+    { text: `${SYMPTOM_MARK[d.status].glyph} ${d.title} — ${HEADLINE[d.status]}`, tone: d.status },
+  ];
   const para = (text: string, tone: TroubleTone) => out.push(...wrapText(text, width).map((t) => ({ text: t, tone })));
   if (d.cause) para(`cause: ${d.cause}`, 'plain');
-  const where = [d.rules.length > 0 ? `rules ${d.rules.join(', ')}` : '', d.hosts.length > 0 ? `on ${d.hosts.join(', ')}` : d.status === 'found' ? 'cluster-wide' : '']
-    .filter(Boolean).join(' · ');
+  const where = [
+    d.rules.length > 0 ? `rules ${d.rules.join(', ')}` : '',
+    d.hosts.length > 0 ? `on ${d.hosts.join(', ')}` : d.status === 'found' ? 'cluster-wide' : '',
+  ]
+    .filter(Boolean)
+    .join(' · ');
   if (where) out.push({ text: where, tone: 'plain' });
-  if (d.status !== 'clear' && d.fix) para(`fix${d.fixStages.length > 0 ? ` (f plans ${d.fixStages.join(' then ')})` : ''}: ${d.fix}`, 'fix');
+  if (d.status !== 'clear' && d.fix)
+    para(`fix${d.fixStages.length > 0 ? ` (f plans ${d.fixStages.join(' then ')})` : ''}: ${d.fix}`, 'fix');
   if (d.checks.length > 0) {
     out.push({ text: '', tone: 'plain' });
-    for (const c of d.checks) out.push({ text: `${STATUS_GLYPH[c.status]} ${(c.host ?? 'cluster').padEnd(10)} ${c.id}${c.rule ? ` (${c.rule})` : ''}  ${c.summary}`, tone: c.status });
+    for (const c of d.checks)
+      out.push({
+        text: `${STATUS_GLYPH[c.status]} ${(c.host ?? 'cluster').padEnd(10)} ${c.id}${c.rule ? ` (${c.rule})` : ''}  ${c.summary}`,
+        tone: c.status,
+      });
   }
   for (const c of d.comparisons) out.push({ text: '', tone: 'plain' }, ...comparisonLines(c, hosts, width));
   const evidence = d.evidence.split('\n').filter(Boolean);

@@ -6,7 +6,14 @@
  */
 import type { Command, Host, RunResult } from '../transport/types.js';
 import { clean, sanitize, type CleanText } from '../util/sanitize.js';
-import { ethtoolStats, hostCommands, parseDiscovery, portCommands, DISCOVER_SCRIPT, type BundleCommand } from './commands.js';
+import {
+  ethtoolStats,
+  hostCommands,
+  parseDiscovery,
+  portCommands,
+  DISCOVER_SCRIPT,
+  type BundleCommand,
+} from './commands.js';
 import { withoutSudoWrapper } from '../transport/quote.js';
 
 export interface CollectedFile {
@@ -56,8 +63,11 @@ function exitLine(r: RunResult): string {
 function filtered(text: string, filter: BundleCommand['filter']): { text: string; note?: string } {
   if (!filter) return { text };
   const lines = text.split('\n');
-  const kept = lines.filter((l, i) => i === 0 && /^\s*PID\b/.test(l) ? true : filter.re.test(l));
-  return { text: kept.join('\n'), note: `# kept ${kept.length} of ${lines.filter((l) => l !== '').length} lines: ${filter.why}` };
+  const kept = lines.filter((l, i) => (i === 0 && /^\s*PID\b/.test(l) ? true : filter.re.test(l)));
+  return {
+    text: kept.join('\n'),
+    note: `# kept ${kept.length} of ${lines.filter((l) => l !== '').length} lines: ${filter.why}`,
+  };
 }
 
 function outputOf(r: RunResult, filter?: BundleCommand['filter']): string {
@@ -76,8 +86,16 @@ export function renderRun(command: Command, r: RunResult, filter?: BundleCommand
   return `${sanitize(parts.join('\n'))}\n`;
 }
 
-async function run(host: Host, c: Pick<BundleCommand, 'command' | 'sudo' | 'timeoutMs'>, signal?: AbortSignal): Promise<RunResult> {
-  return host.run(c.command, { sudo: c.sudo ?? false, timeoutMs: c.timeoutMs ?? DEFAULT_TIMEOUT_MS, ...(signal ? { signal } : {}) });
+async function run(
+  host: Host,
+  c: Pick<BundleCommand, 'command' | 'sudo' | 'timeoutMs'>,
+  signal?: AbortSignal,
+): Promise<RunResult> {
+  return host.run(c.command, {
+    sudo: c.sudo ?? false,
+    timeoutMs: c.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    ...(signal ? { signal } : {}),
+  });
 }
 
 async function pool<T>(items: readonly T[], n: number, fn: (item: T) => Promise<void>): Promise<void> {
@@ -113,7 +131,12 @@ export function statDelta(before: string, after: string): Array<{ name: string; 
   return rows.sort((x, y) => Math.abs(y.to - y.from) - Math.abs(x.to - x.from));
 }
 
-async function ethtoolBeforeAfter(host: Host, ports: readonly string[], seconds: number, signal?: AbortSignal): Promise<CollectedFile[]> {
+async function ethtoolBeforeAfter(
+  host: Host,
+  ports: readonly string[],
+  seconds: number,
+  signal?: AbortSignal,
+): Promise<CollectedFile[]> {
   const before = new Map<string, RunResult>();
   await pool(ports, PARALLEL, async (p) => void before.set(p, await run(host, { command: ethtoolStats(p) }, signal)));
   const sleep: Command = { argv: ['sleep', String(seconds)] };
@@ -124,16 +147,32 @@ async function ethtoolBeforeAfter(host: Host, ports: readonly string[], seconds:
     const b = before.get(p)!;
     const a = after.get(p)!;
     const delta = statDelta(b.stdout, a.stdout);
-    const deltaText = delta.length > 0
-      ? delta.map((d) => `${d.name}: ${d.from} → ${d.to} (${d.to - d.from >= 0 ? '+' : ''}${d.to - d.from})`).join('\n')
-      : 'no counter changed';
+    const deltaText =
+      delta.length > 0
+        ? delta
+            .map((d) => `${d.name}: ${d.from} → ${d.to} (${d.to - d.from >= 0 ? '+' : ''}${d.to - d.from})`)
+            .join('\n')
+        : 'no counter changed';
     const text = [
-      `# before`, renderRun(ethtoolStats(p), b).trimEnd(),
-      '', `# interval`, renderRun(sleep, slept).trimEnd(),
-      '', `# after`, renderRun(ethtoolStats(p), a).trimEnd(),
-      '', `# delta over ${seconds} s (counters that changed, largest first)`, sanitize(deltaText),
+      `# before`,
+      renderRun(ethtoolStats(p), b).trimEnd(),
+      '',
+      `# interval`,
+      renderRun(sleep, slept).trimEnd(),
+      '',
+      `# after`,
+      renderRun(ethtoolStats(p), a).trimEnd(),
+      '',
+      `# delta over ${seconds} s (counters that changed, largest first)`,
+      sanitize(deltaText),
     ].join('\n');
-    return { file: `ethtool-S-${p}.txt`, what: `ethtool -S ${p} twice, ${seconds} s apart, and the counters that moved`, text: `${text}\n`, exitCode: a.exitCode, output: sanitize(deltaText) };
+    return {
+      file: `ethtool-S-${p}.txt`,
+      what: `ethtool -S ${p} twice, ${seconds} s apart, and the counters that moved`,
+      text: `${text}\n`,
+      exitCode: a.exitCode,
+      output: sanitize(deltaText),
+    };
   });
 }
 
@@ -152,16 +191,34 @@ export async function collectHost(host: Host, options: CollectOptions): Promise<
     const discovery = await run(host, { command: { script: DISCOVER_SCRIPT } }, signal);
     const found = parseDiscovery(discovery.stdout);
     const ports = options.fabricPorts && options.fabricPorts.length > 0 ? [...options.fabricPorts] : found.ports;
-    files.push({ file: 'fabric-ports.txt', what: 'the ConnectX netdevs the per-port files cover', text: renderRun({ script: DISCOVER_SCRIPT }, discovery), exitCode: discovery.exitCode, output: outputOf(discovery) });
-    const commands = [...hostCommands().filter((c) => !options.configOnly || CONFIG_FILES.has(c.file)), ...ports.flatMap((p) => portCommands(p, found.mlnxQos).filter((c) => !options.configOnly || !c.file.startsWith('ethtool-')))];
+    files.push({
+      file: 'fabric-ports.txt',
+      what: 'the ConnectX netdevs the per-port files cover',
+      text: renderRun({ script: DISCOVER_SCRIPT }, discovery),
+      exitCode: discovery.exitCode,
+      output: outputOf(discovery),
+    });
+    const commands = [
+      ...hostCommands().filter((c) => !options.configOnly || CONFIG_FILES.has(c.file)),
+      ...ports.flatMap((p) =>
+        portCommands(p, found.mlnxQos).filter((c) => !options.configOnly || !c.file.startsWith('ethtool-')),
+      ),
+    ];
     const byFile = new Map<string, CollectedFile>();
     await pool(commands, PARALLEL, async (c) => {
       const r = await run(host, c, signal);
-      byFile.set(c.file, { file: c.file, what: c.what, text: renderRun(c.command, r, c.filter), exitCode: r.exitCode, output: outputOf(r, c.filter) });
+      byFile.set(c.file, {
+        file: c.file,
+        what: c.what,
+        text: renderRun(c.command, r, c.filter),
+        exitCode: r.exitCode,
+        output: outputOf(r, c.filter),
+      });
     });
     // Catalogue order, not completion order: the archive reads the same on every run.
     for (const c of commands) files.push(byFile.get(c.file)!);
-    if (!options.configOnly && ports.length > 0) files.push(...(await ethtoolBeforeAfter(host, ports, options.deltaSeconds, signal)));
+    if (!options.configOnly && ports.length > 0)
+      files.push(...(await ethtoolBeforeAfter(host, ports, options.deltaSeconds, signal)));
     return { host: host.name, files, ports };
   } catch (err) {
     // The connection went away mid-way: keep what was collected and say where it stopped.

@@ -103,39 +103,130 @@ true
 `;
 
 /** Kernel messages support asks about: mlx5, NVRM and Xid, peermem, PCIe ACS/AER, IOMMU, link changes. */
-export const DMESG_FILTER = /mlx5|NVRM|Xid|peermem|nvidia|ib_core|ib_register|rdma|\bACS\b|\bAER\b|pcieport|DMAR|iommu|Link (?:is )?(?:up|down)|link becomes ready|bond/i;
+export const DMESG_FILTER =
+  /mlx5|NVRM|Xid|peermem|nvidia|ib_core|ib_register|rdma|\bACS\b|\bAER\b|pcieport|DMAR|iommu|Link (?:is )?(?:up|down)|link becomes ready|bond/i;
 
 const PROCESS_FILTER = /vllm|ray|torchrun|gcs_server|raylet|ib_write_bw|nvidia-persistenced|python/i;
 
 /** Everything the bundle runs per host besides the per-port commands. */
 export function hostCommands(): BundleCommand[] {
   return [
-    { file: 'versions.txt', what: 'kernel, OS, NVIDIA driver and CUDA, OFED/DOCA, rdma-core, perftest, vLLM/Ray/torch/NCCL', command: { script: VERSIONS_SCRIPT }, timeoutMs: 90_000 },
+    {
+      file: 'versions.txt',
+      what: 'kernel, OS, NVIDIA driver and CUDA, OFED/DOCA, rdma-core, perftest, vLLM/Ray/torch/NCCL',
+      command: { script: VERSIONS_SCRIPT },
+      timeoutMs: 90_000,
+    },
     { file: 'nvidia-smi.txt', what: 'nvidia-smi (GPUs, driver, CUDA, processes)', command: { argv: ['nvidia-smi'] } },
-    { file: 'nvidia-smi-q.txt', what: 'nvidia-smi -q (every GPU\'s full state)', command: { argv: ['nvidia-smi', '-q'] }, timeoutMs: 90_000 },
-    { file: 'nvidia-smi-topo-m.txt', what: 'nvidia-smi topo -m (GPU/NIC PCIe affinity)', command: { argv: ['nvidia-smi', 'topo', '-m'] } },
-    { file: 'rdma-link.txt', what: 'rdma link (RDMA device ↔ netdev, state)', command: { argv: ['rdma', 'link', 'show'] } },
-    { file: 'ibv_devinfo-v.txt', what: 'ibv_devinfo -v (HCAs, firmware, ports, MTU)', command: { argv: ['ibv_devinfo', '-v'] } },
-    { file: 'gids.txt', what: 'GID tables (show_gids, or the same table from sysfs)', command: { script: GIDS_SCRIPT } },
-    { file: 'ip-addr.txt', what: 'ip -d addr show (addresses, MTU, bonds)', command: { argv: ['ip', '-d', 'addr', 'show'] } },
-    { file: 'dmesg.txt', what: 'kernel messages about mlx5, NVRM/Xid, peermem, ACS/AER, IOMMU, links (root)', command: { argv: ['dmesg'] }, sudo: true, filter: { re: DMESG_FILTER, why: 'lines about mlx5, NVRM/Xid, nvidia, peermem, ib_core/rdma, ACS/AER/pcieport, DMAR/IOMMU, links and bonds' } },
-    { file: 'nccl-conf.txt', what: 'NCCL configuration files ($NCCL_CONF_FILE or ~/.nccl.conf, /etc/nccl.conf)', command: { script: NCCL_CONF_SCRIPT } },
-    { file: 'nccl-env.txt', what: 'NCCL_* and GLOO_SOCKET_IFNAME in a login shell', command: { argv: ['bash', '-lc', "printenv | grep -E '^(NCCL_|GLOO_SOCKET_IFNAME=)' || true"] } },
+    {
+      file: 'nvidia-smi-q.txt',
+      what: "nvidia-smi -q (every GPU's full state)",
+      command: { argv: ['nvidia-smi', '-q'] },
+      timeoutMs: 90_000,
+    },
+    {
+      file: 'nvidia-smi-topo-m.txt',
+      what: 'nvidia-smi topo -m (GPU/NIC PCIe affinity)',
+      command: { argv: ['nvidia-smi', 'topo', '-m'] },
+    },
+    {
+      file: 'rdma-link.txt',
+      what: 'rdma link (RDMA device ↔ netdev, state)',
+      command: { argv: ['rdma', 'link', 'show'] },
+    },
+    {
+      file: 'ibv_devinfo-v.txt',
+      what: 'ibv_devinfo -v (HCAs, firmware, ports, MTU)',
+      command: { argv: ['ibv_devinfo', '-v'] },
+    },
+    {
+      file: 'gids.txt',
+      what: 'GID tables (show_gids, or the same table from sysfs)',
+      command: { script: GIDS_SCRIPT },
+    },
+    {
+      file: 'ip-addr.txt',
+      what: 'ip -d addr show (addresses, MTU, bonds)',
+      command: { argv: ['ip', '-d', 'addr', 'show'] },
+    },
+    {
+      file: 'dmesg.txt',
+      what: 'kernel messages about mlx5, NVRM/Xid, peermem, ACS/AER, IOMMU, links (root)',
+      command: { argv: ['dmesg'] },
+      sudo: true,
+      filter: {
+        re: DMESG_FILTER,
+        why: 'lines about mlx5, NVRM/Xid, nvidia, peermem, ib_core/rdma, ACS/AER/pcieport, DMAR/IOMMU, links and bonds',
+      },
+    },
+    {
+      file: 'nccl-conf.txt',
+      what: 'NCCL configuration files ($NCCL_CONF_FILE or ~/.nccl.conf, /etc/nccl.conf)',
+      command: { script: NCCL_CONF_SCRIPT },
+    },
+    {
+      file: 'nccl-env.txt',
+      what: 'NCCL_* and GLOO_SOCKET_IFNAME in a login shell',
+      command: { argv: ['bash', '-lc', "printenv | grep -E '^(NCCL_|GLOO_SOCKET_IFNAME=)' || true"] },
+    },
     { file: 'nccl-units.txt', what: 'systemd units that set NCCL_* variables', command: { script: NCCL_UNITS_SCRIPT } },
-    { file: 'env-files.txt', what: '/etc/l20/*.env, /etc/environment and l20-* units, secrets redacted (root)', command: { script: ENV_FILES_SCRIPT }, sudo: true },
+    {
+      file: 'env-files.txt',
+      what: '/etc/l20/*.env, /etc/environment and l20-* units, secrets redacted (root)',
+      command: { script: ENV_FILES_SCRIPT },
+      sudo: true,
+    },
     { file: 'netplan.txt', what: 'every netplan YAML file (root)', command: { script: NETPLAN_SCRIPT }, sudo: true },
-    { file: 'processes.txt', what: 'vLLM, Ray, torchrun and perftest processes (ps)', command: { argv: ['ps', '-eo', 'pid,user,etime,args'] }, filter: { re: PROCESS_FILTER, why: 'the header and lines naming vllm, ray, torchrun, python, ib_write_bw or nvidia-persistenced' } },
-    { file: 'journal-l20-units.txt', what: 'the last 200 journal lines of l20-vllm and l20-ray (root)', command: { argv: ['journalctl', '--no-pager', '-n', '200', '-u', 'l20-vllm.service', '-u', 'l20-ray.service'] }, sudo: true },
-    { file: 'l20-setup-state.txt', what: '/var/lib/l20-setup: saved vllm bench results and NCCL validation logs, newest first (root)', command: { script: STATE_SCRIPT }, sudo: true },
+    {
+      file: 'processes.txt',
+      what: 'vLLM, Ray, torchrun and perftest processes (ps)',
+      command: { argv: ['ps', '-eo', 'pid,user,etime,args'] },
+      filter: {
+        re: PROCESS_FILTER,
+        why: 'the header and lines naming vllm, ray, torchrun, python, ib_write_bw or nvidia-persistenced',
+      },
+    },
+    {
+      file: 'journal-l20-units.txt',
+      what: 'the last 200 journal lines of l20-vllm and l20-ray (root)',
+      command: { argv: ['journalctl', '--no-pager', '-n', '200', '-u', 'l20-vllm.service', '-u', 'l20-ray.service'] },
+      sudo: true,
+    },
+    {
+      file: 'l20-setup-state.txt',
+      what: '/var/lib/l20-setup: saved vllm bench results and NCCL validation logs, newest first (root)',
+      command: { script: STATE_SCRIPT },
+      sudo: true,
+    },
   ];
 }
 
 /** Per fabric port: QoS (mlnx_qos with an OFED, else iproute2 dcb) and the driver/firmware line. */
 export function portCommands(port: string, mlnxQos: boolean): BundleCommand[] {
   const qos: BundleCommand = mlnxQos
-    ? { file: `mlnx_qos-${port}.txt`, what: `mlnx_qos -i ${port} (trust, DSCP map, PFC, buffers) (root)`, command: { argv: ['mlnx_qos', '-i', port] }, sudo: true }
-    : { file: `dcb-${port}.txt`, what: `dcb pfc/app/dcbx of ${port} (mlnx_qos is not installed) (root)`, command: { script: 'dcb pfc show dev "$1"; dcb -N app show dev "$1" dscp-prio; dcb dcbx show dev "$1"\n', args: [port] }, sudo: true };
-  return [qos, { file: `ethtool-i-${port}.txt`, what: `ethtool -i ${port} (driver, firmware)`, command: { argv: ['ethtool', '-i', port] } }];
+    ? {
+        file: `mlnx_qos-${port}.txt`,
+        what: `mlnx_qos -i ${port} (trust, DSCP map, PFC, buffers) (root)`,
+        command: { argv: ['mlnx_qos', '-i', port] },
+        sudo: true,
+      }
+    : {
+        file: `dcb-${port}.txt`,
+        what: `dcb pfc/app/dcbx of ${port} (mlnx_qos is not installed) (root)`,
+        command: {
+          script: 'dcb pfc show dev "$1"; dcb -N app show dev "$1" dscp-prio; dcb dcbx show dev "$1"\n',
+          args: [port],
+        },
+        sudo: true,
+      };
+  return [
+    qos,
+    {
+      file: `ethtool-i-${port}.txt`,
+      what: `ethtool -i ${port} (driver, firmware)`,
+      command: { argv: ['ethtool', '-i', port] },
+    },
+  ];
 }
 
 /** `ethtool -S` is taken twice, `sleep` apart, on the host's own clock. */

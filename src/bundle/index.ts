@@ -60,7 +60,9 @@ export interface Bundle {
  */
 export function readOnlyChecks(engine: Engine, stages: ReadonlyArray<StageDef<any, any>>): Promise<StageOutcome[]> {
   // One pass: each host is read once (Engine.runStages).
-  return engine.runStages(stages, (s) => (BENCHMARK_STAGES.has(s.id) ? { skipCluster: true, pairChecksWithoutCluster: FACT_PAIR_CHECKS } : {}));
+  return engine.runStages(stages, (s) =>
+    BENCHMARK_STAGES.has(s.id) ? { skipCluster: true, pairChecksWithoutCluster: FACT_PAIR_CHECKS } : {},
+  );
 }
 
 export async function buildBundle(o: BundleOptions): Promise<Bundle> {
@@ -76,11 +78,13 @@ export async function buildBundle(o: BundleOptions): Promise<Bundle> {
   const checks = outcomes.flatMap((x) => x.results);
   say(`collecting outputs from ${o.hosts.map((h) => h.name).join(', ')}`);
   const collections = await Promise.all(
-    o.hosts.map((h, i) => collectHost(h, {
-      deltaSeconds: o.deltaSeconds ?? 3,
-      ...(o.signal ? { signal: o.signal } : {}),
-      ...(o.config.hosts[i]?.fabricPorts ? { fabricPorts: o.config.hosts[i]!.fabricPorts! } : {}),
-    })),
+    o.hosts.map((h, i) =>
+      collectHost(h, {
+        deltaSeconds: o.deltaSeconds ?? 3,
+        ...(o.signal ? { signal: o.signal } : {}),
+        ...(o.config.hosts[i]?.fabricPorts ? { fabricPorts: o.config.hosts[i]!.fabricPorts! } : {}),
+      }),
+    ),
   );
   const versions = new Map<string, HostVersions>();
   for (const c of collections) {
@@ -88,7 +92,11 @@ export async function buildBundle(o: BundleOptions): Promise<Bundle> {
     versions.set(c.host, v ? parseVersionsText(v.text) : {});
   }
 
-  const hostsInfo = o.config.hosts.map((h, i) => ({ name: h.name, address: o.hosts[i]?.address ?? h.address, role: h.role }));
+  const hostsInfo = o.config.hosts.map((h, i) => ({
+    name: h.name,
+    address: o.hosts[i]?.address ?? h.address,
+    role: h.role,
+  }));
   const report = jsonReport(hostsInfo, outcomes);
   const raw: Array<{ path: string; what: string; text: string }> = [];
   for (const c of collections) {
@@ -105,8 +113,9 @@ export async function buildBundle(o: BundleOptions): Promise<Bundle> {
   const clean = [
     {
       path: 'checks.json',
-      what: 'every read-only check of every stage: status, evidence, fix, rule '
-        + '(version-1 JSON report of `l20-setup check --json`)',
+      what:
+        'every read-only check of every stage: status, evidence, fix, rule ' +
+        '(version-1 JSON report of `l20-setup check --json`)',
       text: checksJson,
     },
     ...raw.map((r) => ({ ...r, text: redactor.redact(r.text) })),
@@ -132,7 +141,10 @@ export async function buildBundle(o: BundleOptions): Promise<Bundle> {
   const entries: TarEntry[] = [
     { name: 'SUMMARY.md', content: summary },
     ...clean.filter((c) => !c.path.includes('/')).map((c) => ({ name: c.path, content: c.text })),
-    ...dirs.flatMap((d) => [{ name: d }, ...clean.filter((c) => c.path.startsWith(d)).map((c) => ({ name: c.path, content: c.text }))]),
+    ...dirs.flatMap((d) => [
+      { name: d },
+      ...clean.filter((c) => c.path.startsWith(d)).map((c) => ({ name: c.path, content: c.text })),
+    ]),
   ];
   const archive = tarGz(entries, now.getTime());
   assertNoSecret(archive, [...redactor.known, ...(o.knownSecrets ?? [])]);

@@ -18,7 +18,14 @@ import { heldSecretForms } from '../util/secrets.js';
 
 export type SecretKind = 'api-key' | 'bearer-token' | 'hf-token' | 'password' | 'private-key' | 'known-secret';
 
-export const SECRET_KINDS: readonly SecretKind[] = ['api-key', 'bearer-token', 'hf-token', 'password', 'private-key', 'known-secret'];
+export const SECRET_KINDS: readonly SecretKind[] = [
+  'api-key',
+  'bearer-token',
+  'hf-token',
+  'password',
+  'private-key',
+  'known-secret',
+];
 
 export const MARK = (kind: SecretKind): string => `[REDACTED:${kind}]`;
 

@@ -22,7 +22,10 @@ export interface SummaryInput {
 
 /** A Markdown table cell: one line, pipes escaped. */
 export function cell(text: string | undefined): string {
-  const t = (text ?? '').replace(/\r?\n+/g, ' ⏎ ').replace(/\|/g, '\\|').trim();
+  const t = (text ?? '')
+    .replace(/\r?\n+/g, ' ⏎ ')
+    .replace(/\|/g, '\\|')
+    .trim();
   return t === '' ? '—' : t;
 }
 
@@ -41,7 +44,10 @@ function checkRows(checks: readonly CheckResult[]): string[] {
   return [
     '| stage | check | host | status | rule | summary | fix |',
     '|---|---|---|---|---|---|---|',
-    ...checks.map((c) => `| ${c.stage} | ${c.id} | ${c.host ?? 'cluster'} | ${c.status.toUpperCase()} | ${c.rule ?? '—'} | ${cell(c.summary)} | ${cell(c.fix)} |`),
+    ...checks.map(
+      (c) =>
+        `| ${c.stage} | ${c.id} | ${c.host ?? 'cluster'} | ${c.status.toUpperCase()} | ${c.rule ?? '—'} | ${cell(c.summary)} | ${cell(c.fix)} |`,
+    ),
   ];
 }
 
@@ -56,7 +62,9 @@ export function renderSummary(s: SummaryInput): string {
     `Run ${s.runId}, collected ${s.created} by l20-setup ${s.toolVersion} from ${s.source}.`,
     '',
     `Checks: ${count('pass')} passed, ${count('warn')} warnings, ${count('fail')} failed, ${count('error')} errors, ${count('skip')} skipped` +
-      (s.benchmarksSkipped.length > 0 ? ` (read-only checks; the benchmark runs of ${s.benchmarksSkipped.join(', ')} were not run — \`l20-setup report\` runs them).` : '.'),
+      (s.benchmarksSkipped.length > 0
+        ? ` (read-only checks; the benchmark runs of ${s.benchmarksSkipped.join(', ')} were not run — \`l20-setup report\` runs them).`
+        : '.'),
     '',
     '## Hosts',
     '',
@@ -77,11 +85,11 @@ export function renderSummary(s: SummaryInput): string {
   out.push(
     '## Redaction',
     '',
-    'Every file, and this summary, went through one redaction pass before it was written: vLLM API keys (the '
-      + 'VLLM_API_KEY, OPENAI_API_KEY and older L20_API_KEY variables, api-key arguments, authorization headers), '
-      + 'Hugging Face tokens (hf_ tokens, the HF_TOKEN variable), passwords and passphrases, and private-key blocks; '
-      + 'a value found once is removed wherever else it appears. The sudo password is sent on stdin only, and removed '
-      + `from every output a host echoes it in before anything reads it. Redacted in the files: ${s.redaction}.`,
+    'Every file, and this summary, went through one redaction pass before it was written: vLLM API keys (the ' +
+      'VLLM_API_KEY, OPENAI_API_KEY and older L20_API_KEY variables, api-key arguments, authorization headers), ' +
+      'Hugging Face tokens (hf_ tokens, the HF_TOKEN variable), passwords and passphrases, and private-key blocks; ' +
+      'a value found once is removed wherever else it appears. The sudo password is sent on stdin only, and removed ' +
+      `from every output a host echoes it in before anything reads it. Redacted in the files: ${s.redaction}.`,
     '',
     '## Files',
     '',

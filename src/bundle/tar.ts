@@ -80,13 +80,21 @@ export function untar(archive: Buffer): Array<{ name: string; content: Buffer; d
   while (off + BLOCK <= archive.length) {
     const h = archive.subarray(off, off + BLOCK);
     if (h.every((b) => b === 0)) break;
-    const str = (a: number, n: number) => h.subarray(a, a + n).toString('utf8').replace(/\0.*$/s, '');
+    const str = (a: number, n: number) =>
+      h
+        .subarray(a, a + n)
+        .toString('utf8')
+        .replace(/\0.*$/s, '');
     const base = str(0, 100);
     const prefix = str(345, 155);
     const size = parseInt(str(124, 12).trim() || '0', 8);
     const dir = str(156, 1) === '5';
     off += BLOCK;
-    out.push({ name: prefix ? `${prefix}/${base}` : base, content: Buffer.from(archive.subarray(off, off + size)), dir });
+    out.push({
+      name: prefix ? `${prefix}/${base}` : base,
+      content: Buffer.from(archive.subarray(off, off + size)),
+      dir,
+    });
     off += Math.ceil(size / BLOCK) * BLOCK;
   }
   return out;

@@ -29,9 +29,22 @@ export interface HostVersions {
 }
 
 export const VERSION_ROWS: ReadonlyArray<[keyof HostVersions, string]> = [
-  ['os', 'OS'], ['kernel', 'kernel'], ['driver', 'NVIDIA driver'], ['driverFlavour', 'kernel module'], ['cuda', 'CUDA (driver)'],
-  ['nvcc', 'CUDA toolkit (nvcc)'], ['ofed', 'OFED/DOCA (ofed_info -s)'], ['docaOfed', 'doca-ofed package'], ['mlx5Core', 'mlx5_core module'],
-  ['rdmaCore', 'rdma-core'], ['perftest', 'perftest'], ['libnccl2', 'libnccl2'], ['nccl', 'NCCL (torch)'], ['torch', 'torch'], ['ray', 'Ray'], ['vllm', 'vLLM'],
+  ['os', 'OS'],
+  ['kernel', 'kernel'],
+  ['driver', 'NVIDIA driver'],
+  ['driverFlavour', 'kernel module'],
+  ['cuda', 'CUDA (driver)'],
+  ['nvcc', 'CUDA toolkit (nvcc)'],
+  ['ofed', 'OFED/DOCA (ofed_info -s)'],
+  ['docaOfed', 'doca-ofed package'],
+  ['mlx5Core', 'mlx5_core module'],
+  ['rdmaCore', 'rdma-core'],
+  ['perftest', 'perftest'],
+  ['libnccl2', 'libnccl2'],
+  ['nccl', 'NCCL (torch)'],
+  ['torch', 'torch'],
+  ['ray', 'Ray'],
+  ['vllm', 'vLLM'],
 ];
 
 const NOT_FOUND = /not found|No such file|command not found|has failed|Failed to initialize|ERROR/i;

@@ -83,10 +83,17 @@ function versionsText(c: HostCollection | undefined): string {
 export function configSections(a: HostCollection, b: HostCollection): ConfigSection[] {
   const out: ConfigSection[] = [
     section('driver, OFED and software versions', a.host, b.host, versionsText(a), versionsText(b)),
-    section('NCCL configuration (nccl.conf)', a.host, b.host, outputOf(a, 'nccl-conf.txt') ?? '', outputOf(b, 'nccl-conf.txt') ?? ''),
+    section(
+      'NCCL configuration (nccl.conf)',
+      a.host,
+      b.host,
+      outputOf(a, 'nccl-conf.txt') ?? '',
+      outputOf(b, 'nccl-conf.txt') ?? '',
+    ),
     section('netplan', a.host, b.host, outputOf(a, 'netplan.txt') ?? '', outputOf(b, 'netplan.txt') ?? ''),
   ];
-  const qosFile = (c: HostCollection, port: string) => c.files.find((f) => f.file === `mlnx_qos-${port}.txt` || f.file === `dcb-${port}.txt`);
+  const qosFile = (c: HostCollection, port: string) =>
+    c.files.find((f) => f.file === `mlnx_qos-${port}.txt` || f.file === `dcb-${port}.txt`);
   const n = Math.max(a.ports.length, b.ports.length);
   for (let i = 0; i < n; i++) {
     const pa = a.ports[i];
@@ -94,7 +101,15 @@ export function configSections(a: HostCollection, b: HostCollection): ConfigSect
     const fa = pa ? qosFile(a, pa) : undefined;
     const fb = pb ? qosFile(b, pb) : undefined;
     const tool = (fa ?? fb)?.file.startsWith('mlnx_qos') ? 'mlnx_qos -i' : 'dcb';
-    out.push(section(`QoS, fabric port ${i + 1}`, `${a.host}: ${tool} ${pa ?? '(none)'}`, `${b.host}: ${tool} ${pb ?? '(none)'}`, fa?.output ?? '', fb?.output ?? ''));
+    out.push(
+      section(
+        `QoS, fabric port ${i + 1}`,
+        `${a.host}: ${tool} ${pa ?? '(none)'}`,
+        `${b.host}: ${tool} ${pb ?? '(none)'}`,
+        fa?.output ?? '',
+        fb?.output ?? '',
+      ),
+    );
   }
   return out;
 }
@@ -118,7 +133,8 @@ export async function gatherReport(o: GatherOptions): Promise<ReportData> {
   o.signal?.addEventListener('abort', stop, { once: true });
   const withCluster = new Set(stages.filter((s) => s.cluster).map((s) => s.id));
   const unsubscribe = engine.subscribe((e) => {
-    if (e.type === 'stage.state' && e.state === 'running') say(`stage ${e.stage}${withCluster.has(e.stage) ? ' (with its cluster run)' : ''}`);
+    if (e.type === 'stage.state' && e.state === 'running')
+      say(`stage ${e.stage}${withCluster.has(e.stage) ? ' (with its cluster run)' : ''}`);
   });
   let outcomes: StageOutcome[];
   try {
@@ -128,18 +144,33 @@ export async function gatherReport(o: GatherOptions): Promise<ReportData> {
     unsubscribe();
     o.signal?.removeEventListener('abort', stop);
   }
-  say('reading the hosts\' configuration');
-  const collections = await Promise.all(o.hosts.map((h) => collectHost(h, { deltaSeconds: 0, configOnly: true, ...(o.signal ? { signal: o.signal } : {}) })));
+  say("reading the hosts' configuration");
+  const collections = await Promise.all(
+    o.hosts.map((h) =>
+      collectHost(h, { deltaSeconds: 0, configOnly: true, ...(o.signal ? { signal: o.signal } : {}) }),
+    ),
+  );
 
   const redactor = new Redactor();
   const all = outcomes.flatMap((x) => x.results);
   for (const r of all) redactor.learn(`${r.summary}\n${r.evidence}\n${r.fix ?? ''}`);
   for (const c of collections) for (const f of c.files) redactor.learn(f.output);
-  const clean = (r: CheckResult): CheckResult => ({ ...r, summary: redactor.redact(r.summary), evidence: redactor.redact(r.evidence), ...(r.fix !== undefined ? { fix: redactor.redact(r.fix) } : {}) });
-  const cleanCollections = collections.map((c) => ({ ...c, files: c.files.map((f) => ({ ...f, output: redactor.redact(f.output) })) }));
+  const clean = (r: CheckResult): CheckResult => ({
+    ...r,
+    summary: redactor.redact(r.summary),
+    evidence: redactor.redact(r.evidence),
+    ...(r.fix !== undefined ? { fix: redactor.redact(r.fix) } : {}),
+  });
+  const cleanCollections = collections.map((c) => ({
+    ...c,
+    files: c.files.map((f) => ({ ...f, output: redactor.redact(f.output) })),
+  }));
 
   const stageReports: StageReport[] = outcomes.map((x) => ({
-    id: x.stage, title: STAGE_TITLES[x.stage], status: stageStatus(x.results), checks: x.results.map(clean),
+    id: x.stage,
+    title: STAGE_TITLES[x.stage],
+    status: stageStatus(x.results),
+    checks: x.results.map(clean),
   }));
   const counts: Record<CheckStatus, number> = { pass: 0, warn: 0, fail: 0, error: 0, skip: 0 };
   for (const r of all) counts[r.status]++;

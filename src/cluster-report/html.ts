@@ -11,7 +11,12 @@ import type { ReportData } from './data.js';
 import type { ConfigSection } from './side-by-side.js';
 
 export function escapeHtml(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+  return text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;');
 }
 
 const e = escapeHtml;
@@ -80,7 +85,10 @@ function markedPair(left: string, right: string): [string, string] {
 function diffTable(s: ConfigSection): string {
   if (s.rows.length === 0) return '<p class="muted">Nothing on either host.</p>';
   const rows = s.rows.map((r) => {
-    const [l, rr] = !r.same && r.left !== undefined && r.right !== undefined ? markedPair(r.left, r.right) : [r.left === undefined ? undefined : e(r.left), r.right === undefined ? undefined : e(r.right)];
+    const [l, rr] =
+      !r.same && r.left !== undefined && r.right !== undefined
+        ? markedPair(r.left, r.right)
+        : [r.left === undefined ? undefined : e(r.left), r.right === undefined ? undefined : e(r.right)];
     const td = (html: string | undefined) => (html === undefined ? '<td class="gap"></td>' : `<td>${html}</td>`);
     return `<tr class="${r.same ? 'same' : 'differs'}"><td class="mark">${r.same ? '' : '≠'}</td>${td(l)}${td(rr)}</tr>`;
   });
@@ -91,7 +99,12 @@ function diffTable(s: ConfigSection): string {
 function failingList(d: ReportData): string {
   const bad = d.stages.flatMap((s) => s.checks).filter((c) => c.status === 'fail' || c.status === 'error');
   if (bad.length === 0) return '';
-  const items = bad.slice(0, 8).map((c) => `<li><code>${e(c.id)}</code> on ${e(c.host ?? 'the cluster')}${c.rule ? ` (${e(c.rule)})` : ''}: ${e(c.summary)}</li>`);
+  const items = bad
+    .slice(0, 8)
+    .map(
+      (c) =>
+        `<li><code>${e(c.id)}</code> on ${e(c.host ?? 'the cluster')}${c.rule ? ` (${e(c.rule)})` : ''}: ${e(c.summary)}</li>`,
+    );
   if (bad.length > 8) items.push(`<li>and ${bad.length - 8} more below</li>`);
   return `<ul class="failing">${items.join('')}</ul>`;
 }
@@ -101,13 +114,22 @@ export function renderHtml(d: ReportData): string {
     const bad = s.checks.filter((c) => c.status !== 'pass' && c.status !== 'skip').length;
     return `<tr class="st-${s.status}"><td><a href="#stage-${e(s.id)}">${e(s.id)}</a></td><td>${badge(s.status)}</td><td>${s.checks.length}${bad ? ` <span class="muted">(${bad} not passing)</span>` : ''}</td><td>${e(s.title)}</td></tr>`;
   });
-  const perfRows = d.perf.map((p) => `<tr><td>${e(p.what)}${p.note ? `<div class="muted">${e(p.note)}</div>` : ''}</td><td><strong>${e(p.measured)}</strong></td><td>${e(p.claim)}</td><td>${badge(p.verdict)}</td></tr>`);
+  const perfRows = d.perf.map(
+    (p) =>
+      `<tr><td>${e(p.what)}${p.note ? `<div class="muted">${e(p.note)}</div>` : ''}</td><td><strong>${e(p.measured)}</strong></td><td>${e(p.claim)}</td><td>${badge(p.verdict)}</td></tr>`,
+  );
   const n1 = d.hosts[0]?.name ?? 'node 1';
   const n2 = d.hosts[1]?.name ?? 'node 2';
-  const configs = d.configs.map((s) => `<section class="card"><h3>${e(s.title)} ${s.differs ? '<span class="differs-tag">— differs</span>' : '<span class="same-tag">— identical</span>'}</h3>${diffTable(s)}</section>`);
+  const configs = d.configs.map(
+    (s) =>
+      `<section class="card"><h3>${e(s.title)} ${s.differs ? '<span class="differs-tag">— differs</span>' : '<span class="same-tag">— identical</span>'}</h3>${diffTable(s)}</section>`,
+  );
   const checks = d.stages.map((s) => {
     const items = s.checks.map((c) => {
-      const fix = c.fix && c.status !== 'pass' && c.status !== 'skip' ? `<p class="check-fix"><strong>fix:</strong> ${e(c.fix)}</p>` : '';
+      const fix =
+        c.fix && c.status !== 'pass' && c.status !== 'skip'
+          ? `<p class="check-fix"><strong>fix:</strong> ${e(c.fix)}</p>`
+          : '';
       const ev = c.evidence.trim() ? `<pre>${e(c.evidence)}</pre>` : '<p class="muted">no evidence recorded</p>';
       const open = c.status === 'fail' || c.status === 'error' ? ' open' : '';
       return `<details${open}><summary>${badge(c.status)} <span class="id">${e(c.id)}</span> <span class="muted">on ${e(c.host ?? 'the cluster')}${c.rule ? ` · ${e(c.rule)}` : ''}</span> — ${e(c.summary)}</summary>${fix}${ev}</details>`;
@@ -140,9 +162,13 @@ ${stageRows.join('\n')}
 <table class="perf"><thead><tr><th>measurement</th><th>measured</th><th>the tutorial / expected</th><th>reads</th></tr></thead><tbody>
 ${perfRows.join('\n')}
 </tbody></table>
-${d.configs.length > 0 ? `<h2 id="configs">Configuration: ${e(n1)} and ${e(n2)} side by side</h2>
+${
+  d.configs.length > 0
+    ? `<h2 id="configs">Configuration: ${e(n1)} and ${e(n2)} side by side</h2>
 <p>${differ.length > 0 ? `Differs: ${e(differ.join('; '))}. Differing lines are highlighted and marked ≠.` : 'Identical in every section.'}</p>
-${configs.join('\n')}` : ''}
+${configs.join('\n')}`
+    : ''
+}
 <h2 id="checks">Checks and evidence</h2>
 ${checks.join('\n')}
 <p class="muted">Redacted from evidence and configuration: ${e(d.redaction)}.</p>

@@ -19,7 +19,8 @@ function configMd(s: ConfigSection): string[] {
   if (s.rows.length === 0) return [...out, 'Nothing on either host.', ''];
   out.push(`| ≠ | ${cell(s.leftLabel)} | ${cell(s.rightLabel)} |`, '|---|---|---|');
   for (const r of s.rows) {
-    const code = (t: string | undefined) => (t === undefined ? '' : t.trim() === '' ? ' ' : `\`${t.replace(/`/g, 'ˋ').replace(/\|/g, '\\|')}\``);
+    const code = (t: string | undefined) =>
+      t === undefined ? '' : t.trim() === '' ? ' ' : `\`${t.replace(/`/g, 'ˋ').replace(/\|/g, '\\|')}\``;
     out.push(`| ${r.same ? '' : '≠'} | ${code(r.left)} | ${code(r.right)} |`);
   }
   out.push('');
@@ -30,7 +31,12 @@ function configMd(s: ConfigSection): string[] {
 function failingLines(d: ReportData): string[] {
   const bad = d.stages.flatMap((s) => s.checks).filter((c) => c.status === 'fail' || c.status === 'error');
   if (bad.length === 0) return [];
-  const lines = bad.slice(0, 12).map((c) => `- ${c.status.toUpperCase()} \`${c.id}\` on ${c.host ?? 'the cluster'}${c.rule ? ` (${c.rule})` : ''}: ${c.summary.replace(/\n/g, ' ')}`);
+  const lines = bad
+    .slice(0, 12)
+    .map(
+      (c) =>
+        `- ${c.status.toUpperCase()} \`${c.id}\` on ${c.host ?? 'the cluster'}${c.rule ? ` (${c.rule})` : ''}: ${c.summary.replace(/\n/g, ' ')}`,
+    );
   if (bad.length > 12) lines.push(`- and ${bad.length - 12} more under "Checks and evidence"`);
   return [...lines, ''];
 }
@@ -54,24 +60,35 @@ export function renderMarkdown(d: ReportData): string {
       return `| ${s.id} | ${s.status.toUpperCase()} | ${s.checks.length}${bad ? ` (${bad} not passing)` : ''} | ${cell(s.title)} |`;
     }),
     '',
-    '## Performance against the tutorial\'s claims',
+    "## Performance against the tutorial's claims",
     '',
     '| measurement | measured | the tutorial / expected | reads |',
     '|---|---|---|---|',
-    ...d.perf.map((p) => `| ${cell(p.what)}${p.note ? `<br>${cell(p.note)}` : ''} | ${cell(p.measured)} | ${cell(p.claim)} | ${p.verdict === 'none' ? 'n/a' : p.verdict} |`),
+    ...d.perf.map(
+      (p) =>
+        `| ${cell(p.what)}${p.note ? `<br>${cell(p.note)}` : ''} | ${cell(p.measured)} | ${cell(p.claim)} | ${p.verdict === 'none' ? 'n/a' : p.verdict} |`,
+    ),
     '',
   ];
   if (d.configs.length > 0) {
     const n1 = d.hosts[0]?.name ?? 'node 1';
     const n2 = d.hosts[1]?.name ?? 'node 2';
     const differ = d.configs.filter((c) => c.differs).map((c) => c.title);
-    out.push(`## Configuration: ${n1} and ${n2} side by side`, '', differ.length > 0 ? `Differs: ${differ.join('; ')}.` : 'Identical in every section.', '', ...d.configs.flatMap(configMd));
+    out.push(
+      `## Configuration: ${n1} and ${n2} side by side`,
+      '',
+      differ.length > 0 ? `Differs: ${differ.join('; ')}.` : 'Identical in every section.',
+      '',
+      ...d.configs.flatMap(configMd),
+    );
   }
   out.push('## Checks and evidence', '');
   for (const s of d.stages) {
     out.push(`### ${s.id} — ${s.status.toUpperCase()}`, '');
     for (const c of s.checks) {
-      out.push(`- **${c.status.toUpperCase()}** \`${c.id}\` on ${c.host ?? 'the cluster'}${c.rule ? ` (${c.rule})` : ''}: ${c.summary.replace(/\n/g, ' ')}`);
+      out.push(
+        `- **${c.status.toUpperCase()}** \`${c.id}\` on ${c.host ?? 'the cluster'}${c.rule ? ` (${c.rule})` : ''}: ${c.summary.replace(/\n/g, ' ')}`,
+      );
       if (c.fix && c.status !== 'pass' && c.status !== 'skip') out.push(`  - fix: ${c.fix.replace(/\n/g, ' ')}`);
       if (c.evidence.trim()) out.push('', fence(c.evidence).replace(/^/gm, '  '), '');
     }

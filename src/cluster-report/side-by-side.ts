@@ -40,7 +40,11 @@ export function sideBySide(left: string, right: string): SideRow[] {
     if (p.removed && next?.added) {
       const n = Math.max(p.value.length, next.value.length);
       for (let k = 0; k < n; k++) {
-        rows.push({ ...(k < p.value.length ? { left: p.value[k]! } : {}), ...(k < next.value.length ? { right: next.value[k]! } : {}), same: false });
+        rows.push({
+          ...(k < p.value.length ? { left: p.value[k]! } : {}),
+          ...(k < next.value.length ? { right: next.value[k]! } : {}),
+          same: false,
+        });
       }
       i++;
       continue;
@@ -50,7 +54,13 @@ export function sideBySide(left: string, right: string): SideRow[] {
   return rows;
 }
 
-export function section(title: string, leftLabel: string, rightLabel: string, left: string, right: string): ConfigSection {
+export function section(
+  title: string,
+  leftLabel: string,
+  rightLabel: string,
+  left: string,
+  right: string,
+): ConfigSection {
   const rows = sideBySide(left, right);
   return { title, leftLabel, rightLabel, rows, differs: rows.some((r) => !r.same) };
 }

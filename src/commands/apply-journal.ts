@@ -4,11 +4,22 @@
  * --rollback. Also opens the journal of an apply that changes things.
  */
 import {
-  ApplyJournal, findInterruptedApply, journalTarget, removeJournal, resumeStages,
-  type FoundJournal, type JournalFile, type JournalStep,
+  ApplyJournal,
+  findInterruptedApply,
+  journalTarget,
+  removeJournal,
+  resumeStages,
+  type FoundJournal,
+  type JournalFile,
+  type JournalStep,
 } from '../engine/journal.js';
 import {
-  handleStaleTimers, repairInterrupted, rollbackComplete, rollbackInterrupted, rollbackLines, timerLines,
+  handleStaleTimers,
+  repairInterrupted,
+  rollbackComplete,
+  rollbackInterrupted,
+  rollbackLines,
+  timerLines,
   type TimerAction,
 } from '../engine/journal-rollback.js';
 import { describeFound } from '../engine/journal-text.js';
@@ -27,15 +38,18 @@ export type Gate =
 
 /** The TARGET flags as the operator gave them, for commands they can paste. */
 function targetArgs(values: CliValues): string {
-  if (values.inventory) return `--inventory ${/^[\w./@%+=:,-]+$/.test(values.inventory) ? values.inventory : `'${values.inventory.replace(/'/g, `'\\''`)}'`}`;
+  if (values.inventory)
+    return `--inventory ${/^[\w./@%+=:,-]+$/.test(values.inventory) ? values.inventory : `'${values.inventory.replace(/'/g, `'\\''`)}'`}`;
   return values.lab ? '--lab' : '';
 }
 
 /** Flags that make sense only together, checked before anything connects. */
 export function checkJournalFlags(values: CliValues, mode: Mode): void {
-  if ((values.resume || values.rollback) && mode !== 'apply') throw new UsageError('--resume and --rollback belong to apply (after an interrupted apply)');
+  if ((values.resume || values.rollback) && mode !== 'apply')
+    throw new UsageError('--resume and --rollback belong to apply (after an interrupted apply)');
   if (values.resume && values.rollback) throw new UsageError('--resume or --rollback: pick one');
-  if ((values.resume || values.rollback) && values.stage?.length) throw new UsageError('--resume and --rollback take the stages from the interrupted apply; leave out --stage');
+  if ((values.resume || values.rollback) && values.stage?.length)
+    throw new UsageError('--resume and --rollback take the stages from the interrupted apply; leave out --stage');
 }
 
 /** Reads the target's journal, tells the operator, and decides what this invocation does. */
@@ -63,7 +77,9 @@ export function journalGate(values: CliValues, mode: Mode, target: Pick<Target, 
     return { kind: 'run', stages, carry: j.inFlight, resumed: j, path: interrupted.path };
   }
   if (interrupted) {
-    process.stderr.write('l20-setup: apply refuses to continue on its own after an interrupted apply: pass --resume or --rollback.\n');
+    process.stderr.write(
+      'l20-setup: apply refuses to continue on its own after an interrupted apply: pass --resume or --rollback.\n',
+    );
     return { kind: 'exit', code: 2 };
   }
   return { kind: 'run' };
@@ -71,15 +87,25 @@ export function journalGate(values: CliValues, mode: Mode, target: Pick<Target, 
 
 /** The journal of an apply that changes things (a failing write is reported once; the apply goes on). */
 export function openApplyJournal(
-  engine: Engine, target: Pick<Target, 'source' | 'hosts'>, stages: ReadonlyArray<{ id: StageId }>,
-  carry?: readonly JournalStep[], path?: string,
+  engine: Engine,
+  target: Pick<Target, 'source' | 'hosts'>,
+  stages: ReadonlyArray<{ id: StageId }>,
+  carry?: readonly JournalStep[],
+  path?: string,
 ): ApplyJournal {
   const where = journalTarget(target);
   return new ApplyJournal({
-    key: where.key, runId: engine.context.runId, source: target.source, hosts: where.hosts,
+    key: where.key,
+    runId: engine.context.runId,
+    source: target.source,
+    hosts: where.hosts,
     stages: stages.map((s) => s.id),
-    ...(carry ? { carry } : {}), ...(path ? { path } : {}),
-    onError: (err) => process.stderr.write(`l20-setup: warning: cannot write the crash journal (${err.message}); a crash now could not be resumed or rolled back from it\n`),
+    ...(carry ? { carry } : {}),
+    ...(path ? { path } : {}),
+    onError: (err) =>
+      process.stderr.write(
+        `l20-setup: warning: cannot write the crash journal (${err.message}); a crash now could not be resumed or rolled back from it\n`,
+      ),
   }).attach(engine);
 }
 
@@ -90,7 +116,8 @@ export function openApplyJournal(
  * reached or its timer not stopped.
  */
 export async function repairBeforeResume(
-  engine: Engine, journal: JournalFile,
+  engine: Engine,
+  journal: JournalFile,
 ): Promise<{ ok: boolean; timers: TimerAction[] }> {
   const say = (lines: string[]) => {
     if (lines.length) process.stderr.write(`${lines.map((l) => `l20-setup: ${l}`).join('\n')}\n`);
@@ -98,8 +125,10 @@ export async function repairBeforeResume(
   const timers = await handleStaleTimers(engine, journal, 'resume');
   if (timers.length) say(['rollback timers of the interrupted run:', ...timerLines(timers).map((l) => `  ${l}`)]);
   if (timers.some((t) => t.unreachable || !t.ok)) {
-    say(['not resuming: a rollback timer of the interrupted run may still wait (it would undo the resumed change); ' +
-      'the journal stays — run --resume again once every host answers']);
+    say([
+      'not resuming: a rollback timer of the interrupted run may still wait (it would undo the resumed change); ' +
+        'the journal stays — run --resume again once every host answers',
+    ]);
     return { ok: false, timers };
   }
   say(rollbackLines(await repairInterrupted(engine, journal)));
@@ -107,7 +136,11 @@ export async function repairBeforeResume(
 }
 
 /** `apply --rollback`: undoes the in-flight steps; the journal goes once every one was undone. Exit 0, 1 (an action failed) or 2 (a host unreachable). */
-export async function runRollback(engine: Engine, found: Extract<FoundJournal, { state: 'interrupted' }>, json: boolean): Promise<number> {
+export async function runRollback(
+  engine: Engine,
+  found: Extract<FoundJournal, { state: 'interrupted' }>,
+  json: boolean,
+): Promise<number> {
   const j = found.journal;
   // Timers first: one still waiting is honoured (its rollback runs now, to its end) before files are restored.
   const timers = await handleStaleTimers(engine, j, 'rollback');
@@ -120,9 +153,11 @@ export async function runRollback(engine: Engine, found: Extract<FoundJournal, {
   } else {
     const lines = [...timerLines(timers), ...rollbackLines(results)];
     process.stdout.write(`rollback of run ${j.runId}:\n${lines.map((l) => `  ${l}`).join('\n')}\n`);
-    process.stdout.write(complete
-      ? `rolled back; journal removed. The later stages were not run: \`l20-setup apply\` starts again from the hosts' current state.\n`
-      : `not everything was rolled back; the journal stays at ${found.path} — fix the cause and run --rollback again.\n`);
+    process.stdout.write(
+      complete
+        ? `rolled back; journal removed. The later stages were not run: \`l20-setup apply\` starts again from the hosts' current state.\n`
+        : `not everything was rolled back; the journal stays at ${found.path} — fix the cause and run --rollback again.\n`,
+    );
   }
   if (results.some((r) => r.unreachable) || timers.some((t) => t.unreachable)) return 2;
   return complete ? 0 : 1;

@@ -18,7 +18,11 @@ export async function runBundle(values: CliValues & { out?: string }): Promise<n
   process.once('SIGINT', stop);
   try {
     const bundle = await buildBundle({
-      config: target.config, hosts: target.hosts, source: target.source, runId, signal: controller.signal,
+      config: target.config,
+      hosts: target.hosts,
+      source: target.source,
+      runId,
+      signal: controller.signal,
       progress: (l) => process.stderr.write(`l20-setup bundle: ${l}\n`),
     });
     if (controller.signal.aborted) {
@@ -29,7 +33,9 @@ export async function runBundle(values: CliValues & { out?: string }): Promise<n
     const failing = bundle.checks.filter((c) => c.status === 'fail' || c.status === 'error');
     const unreachable = bundle.collections.filter((c) => c.error);
     process.stdout.write(`${out}\n`);
-    process.stdout.write(`${bundle.members.length} files, ${bundle.archive.length} bytes; ${failing.length} failing checks; redacted: ${bundle.redactor.describe()}\n`);
+    process.stdout.write(
+      `${bundle.members.length} files, ${bundle.archive.length} bytes; ${failing.length} failing checks; redacted: ${bundle.redactor.describe()}\n`,
+    );
     // The bundle is written either way (it is most useful when something is wrong); the exit code says whether all hosts answered.
     return unreachable.length > 0 ? 2 : 0;
   } finally {

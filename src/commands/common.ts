@@ -39,7 +39,8 @@ export function useColor(): boolean {
 
 export function intOption(name: string, value: string | undefined, min: number, max: number): number | undefined {
   if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) throw new UsageError(`--${name} ${JSON.stringify(value)}: expected a whole number from ${min} to ${max}`);
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max)
+    throw new UsageError(`--${name} ${JSON.stringify(value)}: expected a whole number from ${min} to ${max}`);
   return Number(value);
 }
 
@@ -49,6 +50,9 @@ export async function checkScenario(spec: string | undefined): Promise<void> {
   const { SCENARIOS } = await import('../../lab/scenarios/index.js');
   const { asciiSafe } = await import('../config/errors.js');
   for (const name of spec.split('+')) {
-    if (!SCENARIOS.includes(name.trim())) throw new UsageError(`--scenario: unknown lab scenario "${asciiSafe(name.slice(0, 80))}"; known: ${SCENARIOS.join(', ')}`);
+    if (!SCENARIOS.includes(name.trim()))
+      throw new UsageError(
+        `--scenario: unknown lab scenario "${asciiSafe(name.slice(0, 80))}"; known: ${SCENARIOS.join(', ')}`,
+      );
   }
 }

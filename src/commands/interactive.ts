@@ -10,7 +10,9 @@ import { sudoPasswordFromCli } from './sudo-password.js';
 
 function needsTerminal(): boolean {
   if (process.stdin.isTTY && process.stdout.isTTY) return false;
-  process.stderr.write('l20-setup: the interactive UI needs a terminal; use `l20-setup check …` (plain or --json output) in pipes and CI.\n');
+  process.stderr.write(
+    'l20-setup: the interactive UI needs a terminal; use `l20-setup check …` (plain or --json output) in pipes and CI.\n',
+  );
   return true;
 }
 
@@ -32,22 +34,40 @@ export async function runInteractive(values: CliValues): Promise<number> {
   // An interrupted apply is told here too (left on the terminal after the TUI ends); the TUI asks in a modal.
   if (target) journalGate(values, 'check', target);
   const saved = values.lab || values.inventory ? undefined : new SavedConfig();
-  return runTui(target, saved, target ? 'pipeline' : 'setup', sudoPassword !== undefined ? { sudoPassword } : {}, (s) => (session = s));
+  return runTui(
+    target,
+    saved,
+    target ? 'pipeline' : 'setup',
+    sudoPassword !== undefined ? { sudoPassword } : {},
+    (s) => (session = s),
+  );
 }
 
 /** The screen the TUI opens on. */
 type StartScreen = 'setup' | 'pipeline' | 'monitor';
 
 /** The TUI on an opened target, starting on `screen` (the monitor verb starts on the monitor). */
-export async function runInteractiveOn(target: Target, options: { screen: StartScreen } & SessionOptions): Promise<number> {
+export async function runInteractiveOn(
+  target: Target,
+  options: { screen: StartScreen } & SessionOptions,
+): Promise<number> {
   if (needsTerminal()) return 2;
   return runTui(target, undefined, options.screen, options);
 }
 
 /** The TUI showing a recording: the monitor screen fed by the replay, no hosts to reach. */
-export async function runReplayInteractive(source: FrameSource & { samples: ReadonlyArray<{ hosts: ReadonlyArray<{ name: string }> }> }): Promise<number> {
+export async function runReplayInteractive(
+  source: FrameSource & { samples: ReadonlyArray<{ hosts: ReadonlyArray<{ name: string }> }> },
+): Promise<number> {
   if (needsTerminal()) return 2;
-  return runTui(undefined, undefined, 'monitor', { monitorSource: source }, undefined, source.samples[0]?.hosts.map((h) => ({ name: h.name, address: 'recorded' })) ?? []);
+  return runTui(
+    undefined,
+    undefined,
+    'monitor',
+    { monitorSource: source },
+    undefined,
+    source.samples[0]?.hosts.map((h) => ({ name: h.name, address: 'recorded' })) ?? [],
+  );
 }
 
 async function runTui(
@@ -58,7 +78,9 @@ async function runTui(
   created?: (s: TuiSession) => void,
   recordedHosts?: Array<{ name: string; address: string }>,
 ): Promise<number> {
-  const hosts = target ? target.config.hosts.map((h, i) => ({ name: h.name, address: target.hosts[i]?.address ?? h.address })) : (recordedHosts ?? []);
+  const hosts = target
+    ? target.config.hosts.map((h, i) => ({ name: h.name, address: target.hosts[i]?.address ?? h.address }))
+    : (recordedHosts ?? []);
   const log = new SessionLog();
   const made: { session?: TuiSession } = {};
   // Ink decides at import time that a CI environment (CI=true) gets no live frames, only the last one

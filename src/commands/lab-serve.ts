@@ -19,7 +19,12 @@ export function ansibleIniValue(value: string): string {
  */
 function ansibleSshArgs(files: { identityFile: string; knownHostsFile: string }, keyInArgs: boolean): string {
   const opt = (name: string, path: string) => `-o ${quoteWord(`${name}=${sshConfigPath(path)}`)}`;
-  return ansibleIniValue([...(keyInArgs ? [opt('IdentityFile', files.identityFile)] : []), opt('UserKnownHostsFile', files.knownHostsFile)].join(' '));
+  return ansibleIniValue(
+    [
+      ...(keyInArgs ? [opt('IdentityFile', files.identityFile)] : []),
+      opt('UserKnownHostsFile', files.knownHostsFile),
+    ].join(' '),
+  );
 }
 
 /**
@@ -57,12 +62,19 @@ function writeAtomic(path: string, text: string): void {
 }
 
 export async function serveLab(options: {
-  hosts: number; scenario: string; seed: number; speed?: number | 'max'; inventoryOut?: string; load?: boolean;
+  hosts: number;
+  scenario: string;
+  seed: number;
+  speed?: number | 'max';
+  inventoryOut?: string;
+  load?: boolean;
   address?: string;
 }): Promise<number> {
   const { startLab } = await import('../../lab/index.js');
   const lab = await startLab({
-    hosts: options.hosts, scenario: options.scenario, seed: options.seed,
+    hosts: options.hosts,
+    scenario: options.scenario,
+    seed: options.seed,
     ...(options.speed !== undefined ? { speed: options.speed } : {}),
     ...(options.address !== undefined ? { address: labListenAddress(options.address) } : {}),
   });
@@ -71,20 +83,30 @@ export async function serveLab(options: {
   const dir = out ? `${out}.d` : resolve(`l20-lab-${process.pid}.d`);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const { config, files } = labInventory(lab, dir);
-  const lines = lab.hosts.map((h) => `${h.name}  ssh -i ${quoteWord(files.identityFile)} -o ${quoteWord(`UserKnownHostsFile=${files.knownHostsFile}`)} -p ${h.port} ${h.user}@${h.address}   ${h.hostKeyFingerprint}`);
+  const lines = lab.hosts.map(
+    (h) =>
+      `${h.name}  ssh -i ${quoteWord(files.identityFile)} -o ${quoteWord(`UserKnownHostsFile=${files.knownHostsFile}`)} -p ${h.port} ${h.user}@${h.address}   ${h.hostKeyFingerprint}`,
+  );
   if (out) {
     mkdirSync(dirname(out), { recursive: true });
     await writeInventoryFile(out, config);
     writeAtomic(
       `${out}.ssh_config`,
-      lab.hosts.map((h) => `Host ${h.name}\n  HostName ${h.address}\n  Port ${h.port}\n  User ${h.user}\n  IdentityFile ${sshConfigPath(files.identityFile)}\n  IdentitiesOnly yes\n  UserKnownHostsFile ${sshConfigPath(files.knownHostsFile)}\n  StrictHostKeyChecking yes\n`).join('\n'),
+      lab.hosts
+        .map(
+          (h) =>
+            `Host ${h.name}\n  HostName ${h.address}\n  Port ${h.port}\n  User ${h.user}\n  IdentityFile ${sshConfigPath(files.identityFile)}\n  IdentitiesOnly yes\n  UserKnownHostsFile ${sshConfigPath(files.knownHostsFile)}\n  StrictHostKeyChecking yes\n`,
+        )
+        .join('\n'),
     );
     writeAtomic(
       `${out}.ansible.ini`,
       `[l20]\n${lab.hosts.map((h) => `${h.name} ansible_host=${h.address} ansible_port=${h.port} ansible_user=${h.user} ${ansibleConnectionVars(files)}`).join('\n')}\n`,
     );
   }
-  process.stdout.write(`l20-setup lab: ${lab.hosts.length} host(s), scenario ${options.scenario}, seed ${options.seed}\n${lines.join('\n')}\n`);
+  process.stdout.write(
+    `l20-setup lab: ${lab.hosts.length} host(s), scenario ${options.scenario}, seed ${options.seed}\n${lines.join('\n')}\n`,
+  );
   if (out) process.stdout.write(`inventory: ${out}  (also ${out}.ssh_config, ${out}.ansible.ini)\n`);
   process.stdout.write('serving; Ctrl-C to stop\n');
   await new Promise<void>((resolveStop) => {

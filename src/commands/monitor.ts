@@ -24,19 +24,30 @@ function printSample(sample: MonitorSample, json: boolean, pretty: boolean): voi
 }
 
 /** 2 when no host could be sampled at all (connection or tool failure), else 0. */
-const exitFor = (sample: MonitorSample): number => (sample.hosts.length > 0 && sample.hosts.every((h) => h.stale || (h.gpus.length === 0 && h.ports.length === 0)) ? 2 : 0);
+const exitFor = (sample: MonitorSample): number =>
+  sample.hosts.length > 0 && sample.hosts.every((h) => h.stale || (h.gpus.length === 0 && h.ports.length === 0))
+    ? 2
+    : 0;
 
 export async function runMonitor(values: MonitorValues): Promise<number> {
   const intervalMs = intOption('interval', values.interval, 100, 3_600_000) ?? 1_000;
-  if (values.record && values.replay) throw new UsageError('--record and --replay exclude each other: record a live monitor, or replay a recording');
+  if (values.record && values.replay)
+    throw new UsageError('--record and --replay exclude each other: record a live monitor, or replay a recording');
   const interactive = process.stdin.isTTY === true && process.stdout.isTTY === true && !values.once && !values.json;
   if (values.replay) return replay(values, interactive);
 
   // The monitor watches a running cluster: the lab starts serving, in real time, with work on it.
-  const target = await targetFromCli(values, values.lab ? { scenario: values.scenario ?? 'ready', speed: labSpeed(values.speed) ?? 1, load: true } : {});
+  const target = await targetFromCli(
+    values,
+    values.lab ? { scenario: values.scenario ?? 'ready', speed: labSpeed(values.speed) ?? 1, load: true } : {},
+  );
   if (!target) return 2;
   if (interactive) return interactiveMonitor(target, values, intervalMs);
-  const session = new MonitorSession(target.hosts, { intervalMs, config: target.config, ...(values.record ? { recordFile: values.record } : {}) });
+  const session = new MonitorSession(target.hosts, {
+    intervalMs,
+    config: target.config,
+    ...(values.record ? { recordFile: values.record } : {}),
+  });
   try {
     session.start();
     if (values.once) {
@@ -61,7 +72,10 @@ export async function runMonitor(values: MonitorValues): Promise<number> {
 
 async function interactiveMonitor(target: Target, values: MonitorValues, intervalMs: number): Promise<number> {
   const { runInteractiveOn } = await import('./interactive.js');
-  return runInteractiveOn(target, { screen: 'monitor', monitor: { intervalMs, ...(values.record ? { recordFile: values.record } : {}) } });
+  return runInteractiveOn(target, {
+    screen: 'monitor',
+    monitor: { intervalMs, ...(values.record ? { recordFile: values.record } : {}) },
+  });
 }
 
 async function replay(values: MonitorValues, interactive: boolean): Promise<number> {

@@ -26,7 +26,8 @@ function writeAtomic(path: string, text: string): void {
 
 export async function runReport(values: CliValues & { out?: string; format?: string }): Promise<number> {
   const format = values.format ?? 'md';
-  if (format !== 'md' && format !== 'html') throw new UsageError(`--format ${JSON.stringify(format)}: expected md or html`);
+  if (format !== 'md' && format !== 'html')
+    throw new UsageError(`--format ${JSON.stringify(format)}: expected md or html`);
   const target = await targetFromCli(values);
   if (!target) return 2;
   const controller = new AbortController();
@@ -34,7 +35,11 @@ export async function runReport(values: CliValues & { out?: string; format?: str
   process.once('SIGINT', stop);
   try {
     const data = await gatherReport({
-      config: target.config, hosts: target.hosts, source: target.source, runId: backupRunId(), signal: controller.signal,
+      config: target.config,
+      hosts: target.hosts,
+      source: target.source,
+      runId: backupRunId(),
+      signal: controller.signal,
       progress: (l) => process.stderr.write(`l20-setup report: ${l}\n`),
     });
     const text = format === 'html' ? renderHtml(data) : renderMarkdown(data);

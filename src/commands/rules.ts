@@ -18,7 +18,10 @@ const PIPE_WIDTH = 100;
 
 /** The rules named on the command line (any case, commas allowed), in the order given, each once. */
 export function selectRules(ids: readonly string[]): RuleRecord[] {
-  const wanted = ids.flatMap((arg) => arg.split(',')).map((id) => id.trim()).filter((id) => id !== '');
+  const wanted = ids
+    .flatMap((arg) => arg.split(','))
+    .map((id) => id.trim())
+    .filter((id) => id !== '');
   if (wanted.length === 0) return [...allRules()];
   const unknown = wanted.filter((id) => ruleById(id) === undefined);
   if (unknown.length > 0) {

@@ -17,18 +17,30 @@ export interface PasswordInput {
 const DEFAULT_INPUT = (): PasswordInput => ({ stdin: process.stdin, prompt: process.stderr });
 
 /** The sudo password the flags ask for, or undefined without either flag. `interactive`: the TUI needs stdin for keys. */
-export async function sudoPasswordFromCli(values: CliValues, interactive: boolean, input: PasswordInput = DEFAULT_INPUT()): Promise<string | undefined> {
+export async function sudoPasswordFromCli(
+  values: CliValues,
+  interactive: boolean,
+  input: PasswordInput = DEFAULT_INPUT(),
+): Promise<string | undefined> {
   const fromStdin = values['sudo-password-stdin'] ?? false;
   const ask = values['ask-sudo-password'] ?? false;
   if (fromStdin && ask) throw new UsageError('--ask-sudo-password and --sudo-password-stdin: choose one');
   if (fromStdin) {
-    if (interactive) throw new UsageError('--sudo-password-stdin: the TUI reads its keys from standard input; use --ask-sudo-password');
-    if (input.stdin.isTTY) throw new UsageError('--sudo-password-stdin: standard input is a terminal; pipe the password in, or use --ask-sudo-password');
+    if (interactive)
+      throw new UsageError(
+        '--sudo-password-stdin: the TUI reads its keys from standard input; use --ask-sudo-password',
+      );
+    if (input.stdin.isTTY)
+      throw new UsageError(
+        '--sudo-password-stdin: standard input is a terminal; pipe the password in, or use --ask-sudo-password',
+      );
     return firstLine(await readAll(input.stdin));
   }
   if (ask) {
     if (!input.stdin.isTTY || typeof input.stdin.setRawMode !== 'function') {
-      throw new UsageError('--ask-sudo-password needs a terminal on standard input; in scripts pipe it to --sudo-password-stdin');
+      throw new UsageError(
+        '--ask-sudo-password needs a terminal on standard input; in scripts pipe it to --sudo-password-stdin',
+      );
     }
     return promptHidden(input, 'sudo password for the hosts (kept in memory only, never stored): ');
   }
@@ -72,7 +84,8 @@ function promptHidden(input: PasswordInput, question: string): Promise<string> {
           if (typed === '') return finish(new UsageError('--ask-sudo-password: no password typed'));
           return finish();
         }
-        if (ch === '\u0003' || (ch === '\u0004' && typed === '')) return finish(new UsageError('cancelled at the sudo password prompt'));
+        if (ch === '\u0003' || (ch === '\u0004' && typed === ''))
+          return finish(new UsageError('cancelled at the sudo password prompt'));
         if (ch === '\u007f' || ch === '\b') typed = [...typed].slice(0, -1).join('');
         else if (ch >= ' ') typed += ch;
       }

@@ -10,12 +10,18 @@ export function labSpeed(value: string | undefined): number | 'max' | undefined 
   if (value === undefined) return undefined;
   if (value === 'max') return 'max';
   const n = Number(value);
-  if (!/^\d+(\.\d+)?$/.test(value) || !(n > 0) || n > 10_000) throw new UsageError(`--speed ${JSON.stringify(value)}: expected a number above 0 (1 = real time, 50 for demos) or max`);
+  if (!/^\d+(\.\d+)?$/.test(value) || !(n > 0) || n > 10_000)
+    throw new UsageError(
+      `--speed ${JSON.stringify(value)}: expected a number above 0 (1 = real time, 50 for demos) or max`,
+    );
   return n;
 }
 
 /** The target, or undefined after telling the operator that there is no inventory yet (exit 2). */
-export async function targetFromCli(values: CliValues, extra: Partial<TargetOptions> = {}): Promise<Target | undefined> {
+export async function targetFromCli(
+  values: CliValues,
+  extra: Partial<TargetOptions> = {},
+): Promise<Target | undefined> {
   const speed = labSpeed(values.speed);
   if (values.lab) await checkScenario(values.scenario);
   const sudoPassword = await sudoPasswordFromCli(values, false);
@@ -28,6 +34,9 @@ export async function targetFromCli(values: CliValues, extra: Partial<TargetOpti
     ...(values.inventory ? { inventory: values.inventory } : {}),
     ...extra,
   });
-  if (!target) process.stderr.write('l20-setup: no saved inventory yet. Run `l20-setup` to enter your hosts, or pass --inventory FILE or --lab.\n');
+  if (!target)
+    process.stderr.write(
+      'l20-setup: no saved inventory yet. Run `l20-setup` to enter your hosts, or pass --inventory FILE or --lab.\n',
+    );
   return target;
 }

@@ -20,12 +20,18 @@ export function symptomsFrom(id: string | undefined) {
   return [s];
 }
 
-const MARK: Record<Diagnosis['status'], 'fail' | 'pass' | 'warn'> = { found: 'fail', clear: 'pass', inconclusive: 'warn' };
+const MARK: Record<Diagnosis['status'], 'fail' | 'pass' | 'warn'> = {
+  found: 'fail',
+  clear: 'pass',
+  inconclusive: 'warn',
+};
 
 /** Plain lines for one diagnosis; `detail` adds the evidence and the outputs side by side. */
 export function diagnosisLines(d: Diagnosis, color: boolean, detail: boolean): string[] {
   const paint = painter(color);
-  const out = [`${paint.status(MARK[d.status], d.status.toUpperCase().padEnd(12))} ${d.symptom}  ${paint.dim(d.title)}`];
+  const out = [
+    `${paint.status(MARK[d.status], d.status.toUpperCase().padEnd(12))} ${d.symptom}  ${paint.dim(d.title)}`,
+  ];
   if (d.status === 'clear') {
     if (detail) out.push(...d.evidence.split('\n').map((l) => `  ${l}`));
     return out;
@@ -34,9 +40,14 @@ export function diagnosisLines(d: Diagnosis, color: boolean, detail: boolean): s
   if (d.rules.length) out.push(`  rules: ${d.rules.join(', ')}`);
   out.push(`  hosts: ${d.hosts.length ? d.hosts.join(', ') : 'cluster-wide'}`);
   if (d.fix) out.push(...d.fix.split('\n').map((l, i) => `  ${i === 0 ? 'fix:   ' : '       '}${l}`));
-  if (d.fixStages.length) out.push(`  apply: l20-setup apply ${d.fixStages.map((s) => `--stage ${s}`).join(' ')} --yes`);
+  if (d.fixStages.length)
+    out.push(`  apply: l20-setup apply ${d.fixStages.map((s) => `--stage ${s}`).join(' ')} --yes`);
   if (!detail) {
-    out.push(...d.checks.map((c) => `  ${paint.dim('·')} ${c.host ?? 'cluster'} ${c.id}${c.rule ? ` (${c.rule})` : ''}: ${c.summary}`));
+    out.push(
+      ...d.checks.map(
+        (c) => `  ${paint.dim('·')} ${c.host ?? 'cluster'} ${c.id}${c.rule ? ` (${c.rule})` : ''}: ${c.summary}`,
+      ),
+    );
     return out;
   }
   out.push('  evidence:', ...d.evidence.split('\n').map((l) => `    ${l}`));
@@ -44,14 +55,20 @@ export function diagnosisLines(d: Diagnosis, color: boolean, detail: boolean): s
     out.push(`  ${c.label}:`);
     for (const [host, lines] of Object.entries(c.byHost)) {
       const marked = new Set(c.differingByHost?.[host] ?? c.differing);
-      out.push(`    ── ${host}`, ...lines.map((l, i) => (marked.has(i) ? paint.status('fail', `  ≠ ${l}`) : `    ${l}`)));
+      out.push(
+        `    ── ${host}`,
+        ...lines.map((l, i) => (marked.has(i) ? paint.status('fail', `  ≠ ${l}`) : `    ${l}`)),
+      );
     }
   }
   return out;
 }
 
 export async function runTroubleshoot(values: CliValues, positionals: readonly string[]): Promise<number> {
-  if (positionals.length > 1) throw new UsageError(`troubleshoot takes one SYMPTOM at most (got ${positionals.map((p) => JSON.stringify(p)).join(' ')}); symptoms: ${SYMPTOM_IDS.join(', ')}`);
+  if (positionals.length > 1)
+    throw new UsageError(
+      `troubleshoot takes one SYMPTOM at most (got ${positionals.map((p) => JSON.stringify(p)).join(' ')}); symptoms: ${SYMPTOM_IDS.join(', ')}`,
+    );
   const symptoms = symptomsFrom(positionals[0]);
   const target = await targetFromCli(values);
   if (!target) return 2;
@@ -59,7 +76,8 @@ export async function runTroubleshoot(values: CliValues, positionals: readonly s
   const engine = new Engine(target.hosts, { config: target.config, backpressure: () => log.whenWritable() });
   engine.subscribe((e) => log.record(e));
   const color = useColor();
-  if (!values.json && values.verbose) engine.subscribe(plainReporter((l) => process.stdout.write(`${l}\n`), painter(color), true));
+  if (!values.json && values.verbose)
+    engine.subscribe(plainReporter((l) => process.stdout.write(`${l}\n`), painter(color), true));
   const stop = () => engine.cancelAll();
   process.once('SIGINT', stop);
   try {
@@ -75,9 +93,16 @@ export async function runTroubleshoot(values: CliValues, positionals: readonly s
       for (const d of diagnoses) process.stdout.write(`${diagnosisLines(d, color, detail).join('\n')}\n`);
       const found = diagnoses.filter((d) => d.status === 'found').length;
       const unsure = diagnoses.filter((d) => d.status === 'inconclusive').length;
-      process.stdout.write(`${found} found, ${unsure} inconclusive, ${diagnoses.length - found - unsure} clear — session log ${log.path}\n`);
+      process.stdout.write(
+        `${found} found, ${unsure} inconclusive, ${diagnoses.length - found - unsure} clear — session log ${log.path}\n`,
+      );
     }
-    if (diagnoses.some((d) => d.status === 'found' || (d.status === 'inconclusive' && d.checks.some((c) => c.status === 'fail')))) return 1;
+    if (
+      diagnoses.some(
+        (d) => d.status === 'found' || (d.status === 'inconclusive' && d.checks.some((c) => c.status === 'fail')),
+      )
+    )
+      return 1;
     return unreachable.size > 0 || diagnoses.some((d) => d.status === 'inconclusive') ? 2 : 0;
   } finally {
     process.off('SIGINT', stop);

@@ -76,12 +76,18 @@ export function describeIssues(error: z.ZodError, input: unknown): string[] {
     const where = pathText(issue.path);
     if (issue.code === 'unrecognized_keys') {
       // Keys are input too: shown escaped and cut like values, never raw.
-      const keys = issue.keys.slice(0, 5).map((k) => showValue(k)).join(', ') + (issue.keys.length > 5 ? ` and ${issue.keys.length - 5} more` : '');
+      const keys =
+        issue.keys
+          .slice(0, 5)
+          .map((k) => showValue(k))
+          .join(', ') + (issue.keys.length > 5 ? ` and ${issue.keys.length - 5} more` : '');
       return `${where}: unknown field${issue.keys.length > 1 ? 's' : ''} ${keys}; remove ${issue.keys.length > 1 ? 'them' : 'it'} or check the spelling`;
     }
     const got = showValue(valueAt(input, issue.path));
     // Our own messages describe the expected value ("a POSIX user name …"); zod's are full sentences.
-    const expected = unionExpectation(issue) ?? (/^(a|an|at|unique|the) /.test(issue.message) ? `expected ${issue.message}` : issue.message);
+    const expected =
+      unionExpectation(issue) ??
+      (/^(a|an|at|unique|the) /.test(issue.message) ? `expected ${issue.message}` : issue.message);
     return `${where} = ${got}: ${expected}`;
   });
 }

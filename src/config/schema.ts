@@ -12,7 +12,10 @@ import { parseProxyJump } from '../transport/ssh-config-parse.js';
  */
 export const interfaceName = z
   .string()
-  .regex(/^[A-Za-z0-9_.][A-Za-z0-9_.-]{0,14}$/, 'an interface name: 1–15 letters, digits, "_", "." or "-", not starting with "-"')
+  .regex(
+    /^[A-Za-z0-9_.][A-Za-z0-9_.-]{0,14}$/,
+    'an interface name: 1–15 letters, digits, "_", "." or "-", not starting with "-"',
+  )
   .refine((s) => s !== '.' && s !== '..', 'an interface name other than "." or ".."');
 
 const hostLabel = /^(?!-)[A-Za-z0-9-]{1,63}(?<!-)$/;
@@ -30,7 +33,10 @@ export const hostAddress = z
 
 export const hostName = z
   .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/, 'a short name: letters, digits, "_", "." or "-", at most 63, starting with a letter or digit');
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/,
+    'a short name: letters, digits, "_", "." or "-", at most 63, starting with a letter or digit',
+  );
 
 export const unixUser = z
   .string()
@@ -63,8 +69,10 @@ export const jumpHosts = z
     const parsed = parseProxyJump(s);
     if (parsed === undefined || parsed.none) return true;
     // Each hop ends up in a command line (ssh -W, ProxyCommand tokens): names and addresses only.
-    return parsed.hops.every((hop) => hostAddress.safeParse(hop.host).success
-      && (hop.user === undefined || unixUser.safeParse(hop.user).success));
+    return parsed.hops.every(
+      (hop) =>
+        hostAddress.safeParse(hop.host).success && (hop.user === undefined || unixUser.safeParse(hop.user).success),
+    );
   }, 'each jump host a DNS name or IP address, each user a POSIX user name');
 
 export const authSchema = z.discriminatedUnion('method', [
@@ -99,7 +107,10 @@ export const hostSchema = z
     /** Pins the host key: the connection is refused unless the key has this SHA256 fingerprint. */
     hostKeyFingerprint: z
       .string()
-      .regex(/^SHA256:[A-Za-z0-9+/]{43}$/, 'a SHA256 fingerprint as ssh-keygen -lf prints it (SHA256: and 43 base64 characters)')
+      .regex(
+        /^SHA256:[A-Za-z0-9+/]{43}$/,
+        'a SHA256 fingerprint as ssh-keygen -lf prints it (SHA256: and 43 base64 characters)',
+      )
       .optional(),
   })
   .strict();
@@ -139,7 +150,10 @@ export const raySchema = z
 const modelId = z
   .string()
   .max(200)
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*(\/[A-Za-z0-9][A-Za-z0-9._-]*)?$/, 'a Hugging Face model id such as "Qwen/Qwen2.5-7B-Instruct"');
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9._-]*(\/[A-Za-z0-9][A-Za-z0-9._-]*)?$/,
+    'a Hugging Face model id such as "Qwen/Qwen2.5-7B-Instruct"',
+  );
 
 export const vllmSchema = z
   .object({
@@ -162,7 +176,12 @@ export const clusterSchema = z
         hs.forEach((h, i) => {
           const j = first.get(h.name);
           if (j === undefined) first.set(h.name, i);
-          else ctx.addIssue({ code: 'custom', message: `unique host names (hosts[${j}] has this name too)`, path: [i, 'name'] });
+          else
+            ctx.addIssue({
+              code: 'custom',
+              message: `unique host names (hosts[${j}] has this name too)`,
+              path: [i, 'name'],
+            });
         });
       }),
     network: networkSchema.default({ design: 'A', mtu: 9000 }),

@@ -39,7 +39,10 @@ export function validateCluster(input: unknown, source: string): ClusterConfig {
   if (result.success) return result.data;
   const problems = describeIssues(result.error, input);
   // A file of 100,000 bad entries gets a readable message; every problem stays in .problems.
-  const shown = problems.length > MAX_SHOWN ? [...problems.slice(0, MAX_SHOWN), `… and ${problems.length - MAX_SHOWN} more problems`] : problems;
+  const shown =
+    problems.length > MAX_SHOWN
+      ? [...problems.slice(0, MAX_SHOWN), `… and ${problems.length - MAX_SHOWN} more problems`]
+      : problems;
   throw new ConfigError(`invalid configuration in ${source}:\n  ${shown.join('\n  ')}`, source, problems);
 }
 
@@ -52,7 +55,9 @@ export async function loadInventoryFile(path: string): Promise<ClusterConfig> {
       throw new ConfigError(`inventory ${err.message}; pass the inventory file to --inventory`, path, [err.reason]);
     }
     const code = (err as NodeJS.ErrnoException).code ?? 'error';
-    throw new ConfigError(`cannot read inventory ${path} (${code}); pass an existing file to --inventory`, path, [code]);
+    throw new ConfigError(`cannot read inventory ${path} (${code}); pass an existing file to --inventory`, path, [
+      code,
+    ]);
   }
   const tooDeep = yamlTooDeepAt(text);
   if (tooDeep !== undefined) {
@@ -96,7 +101,11 @@ export class SavedConfig {
       });
     } catch (err) {
       const msg = parserMessage(err, 'unreadable');
-      throw new ConfigError(`the saved inventory cannot be read (${msg}); fix or remove the file, or run with --inventory FILE`, 'saved inventory', [msg]);
+      throw new ConfigError(
+        `the saved inventory cannot be read (${msg}); fix or remove the file, or run with --inventory FILE`,
+        'saved inventory',
+        [msg],
+      );
     }
   }
 

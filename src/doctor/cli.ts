@@ -8,7 +8,13 @@ import { escapeInvisible } from '../util/sanitize.js';
  * Exit 0 for any input that could be read, whatever it holds (findings are the output, and a pasted
  * log is not a failed check); 2 only when the file cannot be read.
  */
-export async function runDoctor(options: { file: string; json: boolean; color: boolean; write: (s: string) => void; error: (s: string) => void }): Promise<number> {
+export async function runDoctor(options: {
+  file: string;
+  json: boolean;
+  color: boolean;
+  write: (s: string) => void;
+  error: (s: string) => void;
+}): Promise<number> {
   let bytes: Buffer;
   try {
     const { file } = options;
@@ -19,8 +25,10 @@ export async function runDoctor(options: { file: string; json: boolean; color: b
       return 2;
     }
     const code = (err as NodeJS.ErrnoException).code ?? 'error';
-    options.error(`l20-setup doctor: cannot read ${escapeInvisible(options.file)} (${code}); `
-      + 'give a readable file, or - for standard input\n');
+    options.error(
+      `l20-setup doctor: cannot read ${escapeInvisible(options.file)} (${code}); ` +
+        'give a readable file, or - for standard input\n',
+    );
     return 2;
   }
   const result = doctorText(bytes);

@@ -88,9 +88,22 @@ export function doctorText(input: string | Buffer, kinds: readonly KindDef[] = K
     };
   }
   const facts = safe(`${best.kind.kind} parser`, errors, () => best.kind.parse(text), {});
-  const findings = safe(`${best.kind.kind} rules`, errors, () => best.kind.findings(facts as never, text), [] as Finding[]);
-  const summary = safe(`${best.kind.kind} summary`, errors, () => best.kind.summary(facts as never), [] as Array<[string, string]>);
-  const also = detected.slice(1).map((d) => d.kind.kind).filter((k) => k !== best.kind.kind);
+  const findings = safe(
+    `${best.kind.kind} rules`,
+    errors,
+    () => best.kind.findings(facts as never, text),
+    [] as Finding[],
+  );
+  const summary = safe(
+    `${best.kind.kind} summary`,
+    errors,
+    () => best.kind.summary(facts as never),
+    [] as Array<[string, string]>,
+  );
+  const also = detected
+    .slice(1)
+    .map((d) => d.kind.kind)
+    .filter((k) => k !== best.kind.kind);
   return {
     report: {
       version: 1,

@@ -36,6 +36,7 @@ export function renderDoctor(result: DoctorResult, color: boolean): string {
     for (const f of r.findings) out.push(...renderFindingBlock(f, color));
     out.push(ruleHint(r.findings[0]!.rule));
   }
-  if (r.errors?.length) out.push(`doctor could not fully read this output (a bug in l20-setup): ${r.errors.join('; ')}`);
+  if (r.errors?.length)
+    out.push(`doctor could not fully read this output (a bug in l20-setup): ${r.errors.join('; ')}`);
   return `${out.join('\n')}\n`;
 }

@@ -62,4 +62,3 @@ export interface Controller {
   /** The diagnosis's first fix stage through the stage view's plan preview (y applies); when that apply ends, the symptom runs again. */
   fixSymptom(symptom: string): void;
 }
-

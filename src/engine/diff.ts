@@ -3,7 +3,15 @@ import { createTwoFilesPatch } from 'diff';
 
 /** `before` undefined: the file does not exist yet; `after` undefined: the step removes it. */
 export function fileDiff(path: string, before: string | undefined, after: string | undefined): string {
-  const patch = createTwoFilesPatch(before === undefined ? '/dev/null' : path, after === undefined ? '/dev/null' : path, before ?? '', after ?? '', '', '', { context: 3 });
+  const patch = createTwoFilesPatch(
+    before === undefined ? '/dev/null' : path,
+    after === undefined ? '/dev/null' : path,
+    before ?? '',
+    after ?? '',
+    '',
+    '',
+    { context: 3 },
+  );
   // jsdiff starts with a line of '=' and writes tab-separated empty timestamps: drop both.
   return patch
     .split('\n')

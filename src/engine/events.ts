@@ -8,14 +8,27 @@ export type EngineEvent =
   | { type: 'stage.state'; stage: StageId; state: StageStatus }
   /** `script`: what a `bash -s` line read on its stdin, so the log holds everything that ran (bench/fanout.mjs replays it). */
   | {
-      type: 'cmd.start'; host: string; runId: string; stage: StageId; probe: string; commandLine: string; sudo: boolean; script?: string;
+      type: 'cmd.start';
+      host: string;
+      runId: string;
+      stage: StageId;
+      probe: string;
+      commandLine: string;
+      sudo: boolean;
+      script?: string;
       /** Not run: the result of this command as `stage/probe` ran it earlier in the same pass (Engine.runStages). */
       reusedFrom?: string;
     }
   | { type: 'cmd.output'; host: string; runId: string; stream: 'stdout' | 'stderr'; lines: CleanText[] }
   | {
-      type: 'cmd.exit'; host: string; runId: string; exitCode: number | null; signal: string | null;
-      durationMs: number; timedOut: boolean; cancelled: boolean;
+      type: 'cmd.exit';
+      host: string;
+      runId: string;
+      exitCode: number | null;
+      signal: string | null;
+      durationMs: number;
+      timedOut: boolean;
+      cancelled: boolean;
     }
   | { type: 'check.result'; result: CheckResult }
   | { type: 'step.start'; stage: StageId; step: string; host: string; danger: Danger; undo?: StepUndo }

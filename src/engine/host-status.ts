@@ -49,7 +49,11 @@ export function worstByHost(checks: readonly CheckResult[]): Map<string | null, 
  * else the host's worst verdict, pending without one), without filtering every result per cell —
  * at 64 hosts × 11 stages that filter was 700 passes over up to a thousand results per frame.
  */
-export function cellStatus(state: Pick<EngineState, 'checks' | 'stages'>, stage: StageId, host: string | null): StageStatus {
+export function cellStatus(
+  state: Pick<EngineState, 'checks' | 'stages'>,
+  stage: StageId,
+  host: string | null,
+): StageStatus {
   const overall = state.stages[stage];
   const worst = worstByHost(state.checks[stage]).get(host);
   if (worst === undefined) return overall === 'running' ? 'running' : 'pending';
@@ -77,7 +81,11 @@ function commandsRunning(commands: readonly CommandView[], stage: StageId): bool
  * finish, so while the stage still runs elsewhere a finished host already shows its worst verdict,
  * and one still running its commands shows running.
  */
-export function hostStageStatus(state: Pick<EngineState, 'checks' | 'stages' | 'panes'>, stage: StageId, host: string): StageStatus {
+export function hostStageStatus(
+  state: Pick<EngineState, 'checks' | 'stages' | 'panes'>,
+  stage: StageId,
+  host: string,
+): StageStatus {
   const pane = state.panes[host];
   if (pane && commandsRunning(pane.commands, stage)) return 'running';
   const worst = worstByHost(state.checks[stage]).get(host);
@@ -109,7 +117,13 @@ export function hostsWorstFirst(state: Slices, stage: StageId): HostEntry[] {
   return state.hostOrder
     .map((host, index) => {
       const connection = state.panes[host]?.connection ?? 'idle';
-      return { host, index, status: hostStageStatus(state, stage, host), trouble: connectionTrouble(connection), connection };
+      return {
+        host,
+        index,
+        status: hostStageStatus(state, stage, host),
+        trouble: connectionTrouble(connection),
+        connection,
+      };
     })
     .sort(byRank);
 }
@@ -119,7 +133,8 @@ function sameEntries(a: readonly HostEntry[], b: readonly HostEntry[]): boolean 
   for (let i = 0; i < a.length; i++) {
     const x = a[i]!;
     const y = b[i]!;
-    if (x.host !== y.host || x.index !== y.index || x.status !== y.status || x.connection !== y.connection) return false;
+    if (x.host !== y.host || x.index !== y.index || x.status !== y.status || x.connection !== y.connection)
+      return false;
   }
   return true;
 }
@@ -162,12 +177,21 @@ export function connectionsSelector(): (state: Pick<EngineState, 'panes' | 'host
     for (let i = 0; !changed && i < state.hostOrder.length; i++) {
       const p = state.panes[state.hostOrder[i]!];
       const l = last[i]!;
-      changed = l.host !== state.hostOrder[i] || l.connection !== (p?.connection ?? 'idle') || l.detail !== p?.connectionDetail || l.address !== (p?.address ?? '');
+      changed =
+        l.host !== state.hostOrder[i] ||
+        l.connection !== (p?.connection ?? 'idle') ||
+        l.detail !== p?.connectionDetail ||
+        l.address !== (p?.address ?? '');
     }
     if (changed) {
       last = state.hostOrder.map((host) => {
         const p = state.panes[host];
-        return { host, address: p?.address ?? '', connection: p?.connection ?? 'idle', ...(p?.connectionDetail !== undefined ? { detail: p.connectionDetail } : {}) };
+        return {
+          host,
+          address: p?.address ?? '',
+          connection: p?.connection ?? 'idle',
+          ...(p?.connectionDetail !== undefined ? { detail: p.connectionDetail } : {}),
+        };
       });
     }
     return last;

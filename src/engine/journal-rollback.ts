@@ -47,7 +47,13 @@ export function globLiteral(name: string): string {
 }
 
 function tail(text: string): string {
-  return sanitize(text.split('\n').filter((l) => l.trim() !== '').slice(-3).join(' / '));
+  return sanitize(
+    text
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .slice(-3)
+      .join(' / '),
+  );
 }
 
 /** The backup writeFileAtomic made of `path` in this run (relative paths go under `relative/`, as it does). */
@@ -63,14 +69,21 @@ async function exists(run: HostRunner, host: string, path: string): Promise<bool
   throw new Error(`stat ${path} on ${host} exited ${r.exitCode}: ${tail(r.stderr || r.stdout)}`);
 }
 
-async function act(run: HostRunner, host: string, argv: string[], action: Omit<RollbackAction, 'ok'>): Promise<RollbackAction> {
+async function act(
+  run: HostRunner,
+  host: string,
+  argv: string[],
+  action: Omit<RollbackAction, 'ok'>,
+): Promise<RollbackAction> {
   const r = await run(host, 'rollback', { argv }, { sudo: true, timeoutMs: 60_000 });
-  return r.exitCode === 0 ? { ...action, ok: true } : { ...action, ok: false, detail: `exit ${r.exitCode}: ${tail(r.stderr || r.stdout)}` };
+  return r.exitCode === 0
+    ? { ...action, ok: true }
+    : { ...action, ok: false, detail: `exit ${r.exitCode}: ${tail(r.stderr || r.stdout)}` };
 }
 
 /** A rollback command in one line, as the report shows it (a script by its first line). */
 function shownCommand(c: StepCommand): string {
-  const sudo = c.sudo ?? true ? 'sudo ' : '';
+  const sudo = (c.sudo ?? true) ? 'sudo ' : '';
   if ('argv' in c.command) return `${sudo}${quoteArgv(c.command.argv)}`;
   const first = c.command.script.split('\n').find((l) => l.trim() !== '' && !l.startsWith('#!')) ?? '';
   return `${sudo}bash -s${c.command.args?.length ? ` ${quoteArgv(c.command.args)}` : ''} <<'EOF' ${first.trim()} …`;
@@ -103,31 +116,66 @@ export async function rollbackStep(run: HostRunner, entry: JournalStep): Promise
   for (const f of [...undo.files].reverse()) {
     const backup = backupOf(undo, f.path);
     if (await exists(run, host, backup)) {
-      out.push(await act(run, host, ['cp', '-p', '--', backup, f.path], { kind: 'restored', what: f.path, detail: `from ${backup}` }));
+      out.push(
+        await act(run, host, ['cp', '-p', '--', backup, f.path], {
+          kind: 'restored',
+          what: f.path,
+          detail: `from ${backup}`,
+        }),
+      );
     } else if (!f.existed) {
-      if (await exists(run, host, f.path)) out.push(await act(run, host, ['rm', '-f', '--', f.path], { kind: 'removed', what: f.path }));
+      if (await exists(run, host, f.path))
+        out.push(await act(run, host, ['rm', '-f', '--', f.path], { kind: 'removed', what: f.path }));
       else out.push({ kind: 'absent', what: f.path, ok: true });
     } else {
       out.push({ kind: 'untouched', what: f.path, ok: true });
     }
     const dir = posix.dirname(f.path);
-    const found = await run(host, 'rollback', {
-      argv: ['find', dir, '-maxdepth', '1', '-type', 'f', '-name', `${globLiteral(posix.basename(f.path))}.l20tmp.*`, '-print'],
-    }, { sudo: true, timeoutMs: 20_000 });
-    const leftovers = found.exitCode === 0 ? found.stdout.split('\n').filter((l) => l.startsWith(`${f.path}.l20tmp.`)) : [];
-    for (const tmp of leftovers) out.push(await act(run, host, ['rm', '-f', '--', tmp], { kind: 'leftover', what: tmp }));
+    const found = await run(
+      host,
+      'rollback',
+      {
+        argv: [
+          'find',
+          dir,
+          '-maxdepth',
+          '1',
+          '-type',
+          'f',
+          '-name',
+          `${globLiteral(posix.basename(f.path))}.l20tmp.*`,
+          '-print',
+        ],
+      },
+      { sudo: true, timeoutMs: 20_000 },
+    );
+    const leftovers =
+      found.exitCode === 0 ? found.stdout.split('\n').filter((l) => l.startsWith(`${f.path}.l20tmp.`)) : [];
+    for (const tmp of leftovers)
+      out.push(await act(run, host, ['rm', '-f', '--', tmp], { kind: 'leftover', what: tmp }));
   }
   for (const path of [...undo.removeFiles].reverse()) {
     const backup = backupOf(undo, path);
     if ((await exists(run, host, backup)) && !(await exists(run, host, path))) {
-      out.push(await act(run, host, ['mv', '-f', '--', backup, path], { kind: 'moved-back', what: path, detail: `from ${backup}` }));
+      out.push(
+        await act(run, host, ['mv', '-f', '--', backup, path], {
+          kind: 'moved-back',
+          what: path,
+          detail: `from ${backup}`,
+        }),
+      );
     }
   }
   for (const c of undo.rollback as readonly StepCommand[]) {
     const shown = shownCommand(c);
     const r = await run(host, 'rollback', c.command, { sudo: c.sudo ?? true, timeoutMs: c.timeoutMs ?? 10 * 60_000 });
     const ok = (c.okExit ?? [0]).includes(r.exitCode ?? -1);
-    out.push({ kind: 'command', what: shown, ok, detail: ok ? `exit ${r.exitCode}` : `exit ${r.exitCode ?? r.signal}: ${tail(r.stderr || r.stdout)}` });
+    out.push({
+      kind: 'command',
+      what: shown,
+      ok,
+      detail: ok ? `exit ${r.exitCode}` : `exit ${r.exitCode ?? r.signal}: ${tail(r.stderr || r.stdout)}`,
+    });
   }
   return [...out, ...(await repairPackages(run, entry))];
 }
@@ -136,7 +184,10 @@ export async function rollbackStep(run: HostRunner, entry: JournalStep): Promise
  * Rolls back every in-flight step of the journal, hosts in parallel, the latest step of a host first.
  * Hosts that cannot be connected are reported and left alone.
  */
-export async function rollbackInterrupted(engine: Engine, journal: Pick<JournalFile, 'inFlight'>): Promise<StepRollback[]> {
+export async function rollbackInterrupted(
+  engine: Engine,
+  journal: Pick<JournalFile, 'inFlight'>,
+): Promise<StepRollback[]> {
   return perInFlightStep(engine, journal.inFlight, rollbackStep);
 }
 
@@ -144,34 +195,49 @@ export async function rollbackInterrupted(engine: Engine, journal: Pick<JournalF
  * Before a resume: only what re-running cannot do itself — a package command killed mid-way is
  * finished (dpkg --configure -a); the steps then re-plan from the hosts' state.
  */
-export async function repairInterrupted(engine: Engine, journal: Pick<JournalFile, 'inFlight'>): Promise<StepRollback[]> {
+export async function repairInterrupted(
+  engine: Engine,
+  journal: Pick<JournalFile, 'inFlight'>,
+): Promise<StepRollback[]> {
   return perInFlightStep(engine, journal.inFlight.filter(interruptedPackageCommand), repairPackages);
 }
 
-async function perInFlightStep(engine: Engine, inFlight: readonly JournalStep[], fn: (run: HostRunner, entry: JournalStep) => Promise<RollbackAction[]>): Promise<StepRollback[]> {
+async function perInFlightStep(
+  engine: Engine,
+  inFlight: readonly JournalStep[],
+  fn: (run: HostRunner, entry: JournalStep) => Promise<RollbackAction[]>,
+): Promise<StepRollback[]> {
   if (inFlight.length === 0) return [];
   const failures = await engine.connectAll();
   const byHost = new Map<string, JournalStep[]>();
   for (const x of inFlight) byHost.set(x.host, [...(byHost.get(x.host) ?? []), x]);
   return engine.busyWhile(async (signal) => {
-    const perHost = await Promise.all([...byHost].map(async ([host, entries]) => {
-      const ordered = [...entries].sort((a, b) => b.startedAt.localeCompare(a.startedAt));
-      const err = failures.get(host);
-      if (err || !engine.hosts.some((h) => h.name === host)) {
-        const unreachable = sanitize(err ?? `${host} is not in this inventory`);
-        return ordered.map((x): StepRollback => ({ host, stage: x.stage, step: x.step, actions: [], unreachable }));
-      }
-      const results: StepRollback[] = [];
-      for (const x of ordered) {
-        const run = engine.hostRunner(x.stage, signal);
-        try {
-          results.push({ host, stage: x.stage, step: x.step, actions: await fn(run, x) });
-        } catch (e) {
-          results.push({ host, stage: x.stage, step: x.step, actions: [], unreachable: sanitize((e as Error).message) });
+    const perHost = await Promise.all(
+      [...byHost].map(async ([host, entries]) => {
+        const ordered = [...entries].sort((a, b) => b.startedAt.localeCompare(a.startedAt));
+        const err = failures.get(host);
+        if (err || !engine.hosts.some((h) => h.name === host)) {
+          const unreachable = sanitize(err ?? `${host} is not in this inventory`);
+          return ordered.map((x): StepRollback => ({ host, stage: x.stage, step: x.step, actions: [], unreachable }));
         }
-      }
-      return results;
-    }));
+        const results: StepRollback[] = [];
+        for (const x of ordered) {
+          const run = engine.hostRunner(x.stage, signal);
+          try {
+            results.push({ host, stage: x.stage, step: x.step, actions: await fn(run, x) });
+          } catch (e) {
+            results.push({
+              host,
+              stage: x.stage,
+              step: x.step,
+              actions: [],
+              unreachable: sanitize((e as Error).message),
+            });
+          }
+        }
+        return results;
+      }),
+    );
     return perHost.flat();
   });
 }
@@ -182,16 +248,25 @@ export function rollbackComplete(results: readonly StepRollback[]): boolean {
 }
 
 const VERB: Record<RollbackAction['kind'], string> = {
-  restored: 'restored', removed: 'removed (new file)', absent: 'not written yet (new file)', untouched: 'untouched (not written yet)',
-  leftover: 'removed leftover', 'moved-back': 'moved back', command: 'ran', repaired: 'ran',
+  restored: 'restored',
+  removed: 'removed (new file)',
+  absent: 'not written yet (new file)',
+  untouched: 'untouched (not written yet)',
+  leftover: 'removed leftover',
+  'moved-back': 'moved back',
+  command: 'ran',
+  repaired: 'ran',
 };
 
 /** One line per step and host, then one per action. */
 export function rollbackLines(results: readonly StepRollback[]): string[] {
   const lines: string[] = [];
   for (const r of results) {
-    lines.push(`${r.host}  ${r.step} (${r.stage})${r.unreachable ? `: not rolled back — ${r.unreachable}` : r.actions.length === 0 ? ': nothing recorded to undo' : ''}`);
-    for (const a of r.actions) lines.push(`  ${a.ok ? '✔' : '✘'} ${VERB[a.kind]} ${a.what}${a.detail ? ` (${a.detail})` : ''}`);
+    lines.push(
+      `${r.host}  ${r.step} (${r.stage})${r.unreachable ? `: not rolled back — ${r.unreachable}` : r.actions.length === 0 ? ': nothing recorded to undo' : ''}`,
+    );
+    for (const a of r.actions)
+      lines.push(`  ${a.ok ? '✔' : '✘'} ${VERB[a.kind]} ${a.what}${a.detail ? ` (${a.detail})` : ''}`);
   }
   return lines;
 }
@@ -246,7 +321,10 @@ function exitText(r: { exitCode: number | null; signal: string | null; stdout: s
 
 /** Finds one journaled timer on its host and stops (resume) or honours (rollback) it. */
 async function settleTimer(
-  run: HostRunner, a: JournalArmed, mode: 'resume' | 'rollback', signal: AbortSignal,
+  run: HostRunner,
+  a: JournalArmed,
+  mode: 'resume' | 'rollback',
+  signal: AbortSignal,
 ): Promise<TimerAction> {
   const timer = `${a.unit}.timer`;
   const service = `${a.unit}.service`;
@@ -254,8 +332,15 @@ async function settleTimer(
   const waiting = is.stdout.trim() === 'active';
   const firing = !waiting && ['active', 'activating'].includes((await unitState(run, a.host, service)).active);
   const found: TimerAction['found'] = waiting ? 'waiting' : firing ? 'firing' : 'idle';
-  const action = (done: TimerAction['done'], ok: boolean, detail: string): TimerAction =>
-    ({ host: a.host, step: a.step, unit: a.unit, found, done, ok, detail });
+  const action = (done: TimerAction['done'], ok: boolean, detail: string): TimerAction => ({
+    host: a.host,
+    step: a.step,
+    unit: a.unit,
+    found,
+    done,
+    ok,
+    detail,
+  });
   const stopTimer = () => run(a.host, 'rollback', { argv: ['systemctl', 'stop', timer] }, STOP_OPTS);
   if (firing) {
     const end = await serviceEnd(run, a.host, service, signal);
@@ -270,9 +355,8 @@ async function settleTimer(
   }
   if (waiting) {
     const start = await run(a.host, 'rollback', { argv: ['systemctl', 'start', service] }, LONG_OPTS);
-    const end = start.exitCode === 0
-      ? await serviceEnd(run, a.host, service, signal)
-      : `systemctl start: ${exitText(start)}`;
+    const end =
+      start.exitCode === 0 ? await serviceEnd(run, a.host, service, signal) : `systemctl start: ${exitText(start)}`;
     const stopped = (await stopTimer()).exitCode === 0;
     const timerNow = stopped ? 'timer stopped' : 'the timer could not be stopped';
     const detail = `was waiting; ran it now (${a.undoes}): ${end}; ${timerNow}`;
@@ -292,7 +376,9 @@ async function settleTimer(
  * reported: whether its timer still waits is unknown.
  */
 export async function handleStaleTimers(
-  engine: Engine, journal: Pick<JournalFile, 'armed'>, mode: 'resume' | 'rollback',
+  engine: Engine,
+  journal: Pick<JournalFile, 'armed'>,
+  mode: 'resume' | 'rollback',
 ): Promise<TimerAction[]> {
   const armed = journal.armed ?? [];
   if (armed.length === 0) return [];
@@ -306,26 +392,35 @@ export async function handleStaleTimers(
   for (const a of [...armed].sort((x, y) => rank(x.host) - rank(y.host))) {
     byHost.set(a.host, [...(byHost.get(a.host) ?? []), a]);
   }
-  const unknown = (a: JournalArmed, why: string): TimerAction =>
-    ({ host: a.host, step: a.step, unit: a.unit, found: 'unknown', done: 'none', ok: false, detail: '',
-      unreachable: sanitize(why) });
+  const unknown = (a: JournalArmed, why: string): TimerAction => ({
+    host: a.host,
+    step: a.step,
+    unit: a.unit,
+    found: 'unknown',
+    done: 'none',
+    ok: false,
+    detail: '',
+    unreachable: sanitize(why),
+  });
   return engine.busyWhile(async (signal) => {
-    const perHost = await Promise.all([...byHost].map(async ([host, entries]) => {
-      const ordered = [...entries].sort((a, b) => b.armedAt.localeCompare(a.armedAt));
-      const err = failures.get(host);
-      if (err || !engine.hosts.some((h) => h.name === host)) {
-        return ordered.map((a) => unknown(a, err ?? `${host} is not in this inventory`));
-      }
-      const out: TimerAction[] = [];
-      for (const a of ordered) {
-        try {
-          out.push(await settleTimer(engine.hostRunner(a.stage, signal), a, mode, signal));
-        } catch (e) {
-          out.push(unknown(a, (e as Error).message));
+    const perHost = await Promise.all(
+      [...byHost].map(async ([host, entries]) => {
+        const ordered = [...entries].sort((a, b) => b.armedAt.localeCompare(a.armedAt));
+        const err = failures.get(host);
+        if (err || !engine.hosts.some((h) => h.name === host)) {
+          return ordered.map((a) => unknown(a, err ?? `${host} is not in this inventory`));
         }
-      }
-      return out;
-    }));
+        const out: TimerAction[] = [];
+        for (const a of ordered) {
+          try {
+            out.push(await settleTimer(engine.hostRunner(a.stage, signal), a, mode, signal));
+          } catch (e) {
+            out.push(unknown(a, (e as Error).message));
+          }
+        }
+        return out;
+      }),
+    );
     return perHost.flat();
   });
 }

@@ -64,13 +64,18 @@ export function describeFound(found: FoundJournal, target: string): string[] {
   if (found.state === 'running') {
     return [
       `l20-setup: an apply is running on these hosts (${header(j)}; journal ${found.path}):`,
-      ...(j.inFlight.length ? j.inFlight.map((x) => `  ${inFlightLine(x)}`) : [`  stage ${j.stage ?? j.stages[0] ?? '?'} (no step in flight)`]),
+      ...(j.inFlight.length
+        ? j.inFlight.map((x) => `  ${inFlightLine(x)}`)
+        : [`  stage ${j.stage ?? j.stages[0] ?? '?'} (no step in flight)`]),
       `  wait for pid ${j.pid} to finish (or stop it) before applying again.`,
     ];
   }
   const stages = resumeStages(j);
   const lines = [`l20-setup: an apply on these hosts was interrupted (${header(j)}; journal ${found.path}):`];
-  if (j.inFlight.length === 0) lines.push(`  no step was in flight; it stopped in stage ${j.stage ?? stages[0] ?? '?'}, between steps or in one that records no undo`);
+  if (j.inFlight.length === 0)
+    lines.push(
+      `  no step was in flight; it stopped in stage ${j.stage ?? stages[0] ?? '?'}, between steps or in one that records no undo`,
+    );
   for (const x of j.inFlight) {
     lines.push(`  ${inFlightLine(x)}`);
     const u = undoOf(j, x);
@@ -81,7 +86,10 @@ export function describeFound(found: FoundJournal, target: string): string[] {
     lines.push('  rollback timers it armed (may still wait; --resume stops them, --rollback runs them now):');
     for (const a of armed) lines.push(`    ${armedLine(a)}`);
   }
-  if (j.done.length) lines.push(`  done before: ${j.done.filter((d) => d.status === 'applied').length} step result(s) applied, ${j.done.length} in all`);
+  if (j.done.length)
+    lines.push(
+      `  done before: ${j.done.filter((d) => d.status === 'applied').length} step result(s) applied, ${j.done.length} in all`,
+    );
   lines.push(
     'Continue with one of:',
     `  l20-setup apply --resume${t} --yes [--allow-reboot]   re-runs ${stages[0] ?? 'the interrupted stage'}${stages.length > 1 ? ` and the stages after it (${stages.slice(1).join(', ')})` : ''}`,
@@ -98,7 +106,15 @@ export interface JournalUi {
   pid: number;
   startedAt: string;
   stage: StageId | null;
-  inFlight: Array<{ host: string; stage: StageId; step: string; danger: Danger; since: string; command?: string; undo?: string }>;
+  inFlight: Array<{
+    host: string;
+    stage: StageId;
+    step: string;
+    danger: Danger;
+    since: string;
+    command?: string;
+    undo?: string;
+  }>;
   /** Rollback timers the run armed (armedLine), looked up on the hosts before a resume or a rollback. */
   timers: string[];
   resumeStages: StageId[];
@@ -107,10 +123,22 @@ export interface JournalUi {
 
 export function journalUi(j: JournalFile): JournalUi {
   return {
-    phase: 'ask', runId: j.runId, pid: j.pid, startedAt: when(j.startedAt), stage: j.stage,
+    phase: 'ask',
+    runId: j.runId,
+    pid: j.pid,
+    startedAt: when(j.startedAt),
+    stage: j.stage,
     inFlight: j.inFlight.map((x) => {
       const u = undoOf(j, x);
-      return { host: x.host, stage: x.stage, step: x.step, danger: x.danger, since: when(x.startedAt), ...(x.command ? { command: x.command.split('\n')[0] ?? '' } : {}), ...(u ? { undo: u } : {}) };
+      return {
+        host: x.host,
+        stage: x.stage,
+        step: x.step,
+        danger: x.danger,
+        since: when(x.startedAt),
+        ...(x.command ? { command: x.command.split('\n')[0] ?? '' } : {}),
+        ...(u ? { undo: u } : {}),
+      };
     }),
     timers: (j.armed ?? []).map(armedLine),
     resumeStages: resumeStages(j),

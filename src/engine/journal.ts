@@ -11,7 +11,16 @@
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import {
-  closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync,
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeSync,
 } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
@@ -104,7 +113,14 @@ const undoSchema = z.object({
   backupDir: z.string().startsWith('/'),
   files: z.array(z.object({ path: z.string().min(1), existed: z.boolean() })),
   removeFiles: z.array(z.string().min(1)),
-  rollback: z.array(z.object({ command, sudo: z.boolean().optional(), timeoutMs: z.number().optional(), okExit: z.array(z.number()).optional() })),
+  rollback: z.array(
+    z.object({
+      command,
+      sudo: z.boolean().optional(),
+      timeoutMs: z.number().optional(),
+      okExit: z.array(z.number()).optional(),
+    }),
+  ),
 });
 const journalSchema = z.object({
   version: z.literal(1),
@@ -112,24 +128,53 @@ const journalSchema = z.object({
   pid: z.number().int().positive(),
   startedAt: z.string(),
   updatedAt: z.string(),
-  process: z.object({
-    bootId: z.string().optional(), startTime: z.string().optional(), cmdline: z.array(z.string()).optional(),
-  }).optional(),
+  process: z
+    .object({
+      bootId: z.string().optional(),
+      startTime: z.string().optional(),
+      cmdline: z.array(z.string()).optional(),
+    })
+    .optional(),
   source: z.string(),
   hosts: z.array(z.object({ name: z.string(), address: z.string(), keys: z.array(z.string()).optional() })),
   stages: z.array(stageId),
   stage: stageId.nullable(),
-  inFlight: z.array(z.object({
-    runId: z.string(), host: z.string(), stage: stageId, step: z.string(), danger: z.enum(['safe', 'disruptive', 'network', 'reboot']),
-    startedAt: z.string(), undo: undoSchema.nullable(), command: z.string().optional(),
-  })),
-  armed: z.array(z.object({
-    runId: z.string(), host: z.string(), stage: stageId, step: z.string(),
-    unit: z.string().regex(/^[A-Za-z0-9][\w.@-]*$/), // a unit name, never an option to systemctl
-    undoes: z.string(), command: z.array(z.string()).min(1), windowS: z.number(),
-    armedAt: z.string(), firesAt: z.string(),
-  })).default([]),
-  done: z.array(z.object({ host: z.string().nullable(), stage: stageId, step: z.string(), status: z.enum(['planned', 'applied', 'skipped', 'failed']) })),
+  inFlight: z.array(
+    z.object({
+      runId: z.string(),
+      host: z.string(),
+      stage: stageId,
+      step: z.string(),
+      danger: z.enum(['safe', 'disruptive', 'network', 'reboot']),
+      startedAt: z.string(),
+      undo: undoSchema.nullable(),
+      command: z.string().optional(),
+    }),
+  ),
+  armed: z
+    .array(
+      z.object({
+        runId: z.string(),
+        host: z.string(),
+        stage: stageId,
+        step: z.string(),
+        unit: z.string().regex(/^[A-Za-z0-9][\w.@-]*$/), // a unit name, never an option to systemctl
+        undoes: z.string(),
+        command: z.array(z.string()).min(1),
+        windowS: z.number(),
+        armedAt: z.string(),
+        firesAt: z.string(),
+      }),
+    )
+    .default([]),
+  done: z.array(
+    z.object({
+      host: z.string().nullable(),
+      stage: stageId,
+      step: z.string(),
+      status: z.enum(['planned', 'applied', 'skipped', 'failed']),
+    }),
+  ),
 });
 
 export function journalDir(): string {
@@ -299,7 +344,9 @@ function readJournal(path: string): Read {
  * read) and reported; another key's unreadable file is left alone (it may be another cluster's).
  */
 export function findInterruptedApply(
-  target: string | JournalTarget, dir = journalDir(), running: (j: JournalFile) => boolean = writerRunning,
+  target: string | JournalTarget,
+  dir = journalDir(),
+  running: (j: JournalFile) => boolean = writerRunning,
 ): FoundJournal | undefined {
   const { key, hosts } = typeof target === 'string' ? { key: target, hosts: undefined } : target;
   const path = journalPath(key, dir);
@@ -325,7 +372,10 @@ export function findInterruptedApply(
       if (names) found.push({ path: join(dir, name), journal: other.journal });
     }
   }
-  const states = found.map((f) => ({ ...f, state: running(f.journal) ? 'running' as const : 'interrupted' as const }));
+  const states = found.map((f) => ({
+    ...f,
+    state: running(f.journal) ? ('running' as const) : ('interrupted' as const),
+  }));
   const live = (f: { state: string }) => Number(f.state === 'running');
   states.sort((a, b) => live(b) - live(a) || b.journal.updatedAt.localeCompare(a.journal.updatedAt));
   return states[0];
@@ -385,13 +435,23 @@ export class ApplyJournal {
     const t = this.now().toISOString();
     const writer = options.process ?? { pid: process.pid, identity: processIdentity() };
     this.data = {
-      version: 1, runId: options.runId, pid: writer.pid, ...(writer.identity ? { process: writer.identity } : {}),
-      startedAt: t, updatedAt: t, source: options.source,
+      version: 1,
+      runId: options.runId,
+      pid: writer.pid,
+      ...(writer.identity ? { process: writer.identity } : {}),
+      startedAt: t,
+      updatedAt: t,
+      source: options.source,
       hosts: options.hosts.map((h) => ({
-        name: h.name, address: h.address, ...(h.keys?.length ? { keys: [...h.keys].sort() } : {}),
+        name: h.name,
+        address: h.address,
+        ...(h.keys?.length ? { keys: [...h.keys].sort() } : {}),
       })),
-      stages: [...options.stages], stage: null, inFlight: [...(options.carry ?? [])],
-      armed: [...(options.carryArmed ?? [])], done: [],
+      stages: [...options.stages],
+      stage: null,
+      inFlight: [...(options.carry ?? [])],
+      armed: [...(options.carryArmed ?? [])],
+      done: [],
     };
     this.write();
   }
@@ -418,7 +478,15 @@ export class ApplyJournal {
       case 'step.start':
         // A carried entry of the same step stays beside the new attempt: its undo goes back to before the crash.
         d.inFlight = d.inFlight.filter((x) => !(x.host === e.host && x.step === e.step && x.runId === d.runId));
-        d.inFlight.push({ runId: d.runId, host: e.host, stage: e.stage, step: e.step, danger: e.danger, startedAt: this.now().toISOString(), undo: e.undo ?? null });
+        d.inFlight.push({
+          runId: d.runId,
+          host: e.host,
+          stage: e.stage,
+          step: e.step,
+          danger: e.danger,
+          startedAt: this.now().toISOString(),
+          undo: e.undo ?? null,
+        });
         break;
       case 'step.result': {
         const r = e.result;
@@ -428,8 +496,14 @@ export class ApplyJournal {
         // settled only when the host reached the step's state (applied, or its guards pass now); a
         // step that failed again or was not run keeps it, so a rollback can still go back past the crash.
         // A step that ended unsettled (its connection lost for good, nothing rolled back) stays in flight.
-        const settles = (x: JournalStep) => !r.unsettled && (x.runId === d.runId || r.status === 'applied' || (r.status === 'skipped' && !r.summary.startsWith('not run')));
-        d.inFlight = d.inFlight.filter((x) => !(x.step === r.id && (r.host === null || x.host === r.host) && settles(x)));
+        const settles = (x: JournalStep) =>
+          !r.unsettled &&
+          (x.runId === d.runId ||
+            r.status === 'applied' ||
+            (r.status === 'skipped' && !r.summary.startsWith('not run')));
+        d.inFlight = d.inFlight.filter(
+          (x) => !(x.step === r.id && (r.host === null || x.host === r.host) && settles(x)),
+        );
         // The step dealt with its timers (confirmed, rolled back, or said in its error what still waits).
         const ours = (x: JournalArmed) =>
           x.step === r.id && x.runId === d.runId && (r.host === null || x.host === r.host);
@@ -443,13 +517,22 @@ export class ApplyJournal {
         const at = this.now();
         d.armed = d.armed.filter((x) => !(x.host === e.host && x.unit === e.timer.unit));
         d.armed.push({
-          runId: d.runId, host: e.host, stage: e.stage, step: e.step, ...e.timer, command: [...e.timer.command],
-          armedAt: at.toISOString(), firesAt: new Date(at.getTime() + e.timer.windowS * 1000).toISOString(),
+          runId: d.runId,
+          host: e.host,
+          stage: e.stage,
+          step: e.step,
+          ...e.timer,
+          command: [...e.timer.command],
+          armedAt: at.toISOString(),
+          firesAt: new Date(at.getTime() + e.timer.windowS * 1000).toISOString(),
         });
         break;
       }
       case 'cmd.start': {
-        const x = d.inFlight.find((s) => s.host === e.host && (e.probe === s.step || e.probe.startsWith(`${s.step}:`) || e.probe === 'rollback'));
+        const x = d.inFlight.find(
+          (s) =>
+            s.host === e.host && (e.probe === s.step || e.probe.startsWith(`${s.step}:`) || e.probe === 'rollback'),
+        );
         if (!x) return;
         const line = withoutSudoWrapper(e.commandLine);
         x.command = line.length > COMMAND_CHARS ? `${line.slice(0, COMMAND_CHARS)}…` : line;

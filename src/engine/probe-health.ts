@@ -14,22 +14,59 @@ export type ProbeProblem =
 
 /** Debian/Ubuntu packages that provide the tools our probes run (what `apt-get install` needs). */
 const TOOL_PACKAGES: Readonly<Record<string, string>> = {
-  lspci: 'pciutils', setpci: 'pciutils',
-  ip: 'iproute2', rdma: 'iproute2', ss: 'iproute2', tc: 'iproute2', dcb: 'iproute2', bridge: 'iproute2',
+  lspci: 'pciutils',
+  setpci: 'pciutils',
+  ip: 'iproute2',
+  rdma: 'iproute2',
+  ss: 'iproute2',
+  tc: 'iproute2',
+  dcb: 'iproute2',
+  bridge: 'iproute2',
   ethtool: 'ethtool',
-  systemctl: 'systemd', journalctl: 'systemd', timedatectl: 'systemd', 'systemd-analyze': 'systemd',
-  lscpu: 'util-linux', dmesg: 'util-linux', lsblk: 'util-linux',
-  lsmod: 'kmod', modinfo: 'kmod', modprobe: 'kmod',
-  'dpkg-query': 'dpkg', dpkg: 'dpkg',
-  ibv_devinfo: 'ibverbs-utils', ibv_devices: 'ibverbs-utils',
-  ibstat: 'infiniband-diags', ibstatus: 'infiniband-diags',
-  ib_write_bw: 'perftest', ib_read_bw: 'perftest', ib_send_bw: 'perftest',
-  rdma_server: 'rdmacm-utils', rdma_client: 'rdmacm-utils',
-  sudo: 'sudo', lldpcli: 'lldpd', ufw: 'ufw', chronyc: 'chrony', netplan: 'netplan.io', mokutil: 'mokutil',
-  ping: 'iputils-ping', curl: 'curl', jq: 'jq', python3: 'python3', sysctl: 'procps', ps: 'procps', pgrep: 'procps',
-  mlnx_qos: 'mlnx-tools', ibdev2netdev: 'mlnx-tools', show_gids: 'mlnx-tools',
-  'update-grub': 'grub2-common', dkms: 'dkms', nvcc: 'nvidia-cuda-toolkit',
-  'apt-mark': 'apt', hostname: 'hostname', hostnamectl: 'systemd', loginctl: 'systemd',
+  systemctl: 'systemd',
+  journalctl: 'systemd',
+  timedatectl: 'systemd',
+  'systemd-analyze': 'systemd',
+  lscpu: 'util-linux',
+  dmesg: 'util-linux',
+  lsblk: 'util-linux',
+  lsmod: 'kmod',
+  modinfo: 'kmod',
+  modprobe: 'kmod',
+  'dpkg-query': 'dpkg',
+  dpkg: 'dpkg',
+  ibv_devinfo: 'ibverbs-utils',
+  ibv_devices: 'ibverbs-utils',
+  ibstat: 'infiniband-diags',
+  ibstatus: 'infiniband-diags',
+  ib_write_bw: 'perftest',
+  ib_read_bw: 'perftest',
+  ib_send_bw: 'perftest',
+  rdma_server: 'rdmacm-utils',
+  rdma_client: 'rdmacm-utils',
+  sudo: 'sudo',
+  lldpcli: 'lldpd',
+  ufw: 'ufw',
+  chronyc: 'chrony',
+  netplan: 'netplan.io',
+  mokutil: 'mokutil',
+  ping: 'iputils-ping',
+  curl: 'curl',
+  jq: 'jq',
+  python3: 'python3',
+  sysctl: 'procps',
+  ps: 'procps',
+  pgrep: 'procps',
+  mlnx_qos: 'mlnx-tools',
+  ibdev2netdev: 'mlnx-tools',
+  show_gids: 'mlnx-tools',
+  'update-grub': 'grub2-common',
+  dkms: 'dkms',
+  nvcc: 'nvidia-cuda-toolkit',
+  'apt-mark': 'apt',
+  hostname: 'hostname',
+  hostnamectl: 'systemd',
+  loginctl: 'systemd',
 };
 
 /** systemd's clients: each prints "System has not been booted with systemd" where no unit manager runs. */
@@ -140,7 +177,8 @@ export function cannotTellVerdict(problems: readonly ProbeProblem[], host: strin
     const tools = [...new Set(problems.flatMap((p) => (p.kind === 'missing-tool' ? [p.tool] : [])))];
     return {
       status: 'error',
-      summary: `cannot tell: ${tools.map((t) => `${t} is not installed on ${host} (package ${toolRemedy(t).package})`)
+      summary: `cannot tell: ${tools
+        .map((t) => `${t} is not installed on ${host} (package ${toolRemedy(t).package})`)
         .join('; ')}`,
       evidence,
       fix: `${installLine(tools)}, then check again`,
@@ -148,21 +186,29 @@ export function cannotTellVerdict(problems: readonly ProbeProblem[], host: strin
   }
   if (first.kind === 'sudo') {
     return {
-      status: 'error', summary: `cannot tell: the probe needs root and sudo refused on ${host}`, evidence,
-      fix: 'give the SSH user sudo (passwordless, or its password with --ask-sudo-password or --sudo-password-stdin), '
-        + 'then check again (os.sudo)',
+      status: 'error',
+      summary: `cannot tell: the probe needs root and sudo refused on ${host}`,
+      evidence,
+      fix:
+        'give the SSH user sudo (passwordless, or its password with --ask-sudo-password or --sudo-password-stdin), ' +
+        'then check again (os.sudo)',
     };
   }
   return {
-    status: 'error', summary: `cannot tell: ${host} runs no systemd unit manager (systemctl cannot reach it)`, evidence,
-    fix: 'run l20-setup against a host booted with systemd (Ubuntu 22.04 server); '
-      + 'containers without systemd cannot hold the units',
+    status: 'error',
+    summary: `cannot tell: ${host} runs no systemd unit manager (systemctl cannot reach it)`,
+    evidence,
+    fix:
+      'run l20-setup against a host booted with systemd (Ubuntu 22.04 server); ' +
+      'containers without systemd cannot hold the units',
   };
 }
 
 /** The problems of the probes a check needs, from one host's probe results. */
 export function unreadableNeeds(
-  probes: readonly ProbeDef[], needs: readonly string[] | undefined, outputs: Readonly<Record<string, RunResult>>,
+  probes: readonly ProbeDef[],
+  needs: readonly string[] | undefined,
+  outputs: Readonly<Record<string, RunResult>>,
 ): ProbeProblem[] {
   if (!needs || needs.length === 0) return [];
   return needs.flatMap((id) => {
@@ -178,6 +224,10 @@ export function unreadableNeeds(
  */
 export function toolMissingVerdict(output: string, tool: string, probe: string, host: string): Verdict | undefined {
   if (!notFoundTools(output).includes(tool)) return undefined;
-  const lines = output.split('\n').filter((l) => l.includes(tool)).slice(0, 2).join('\n');
+  const lines = output
+    .split('\n')
+    .filter((l) => l.includes(tool))
+    .slice(0, 2)
+    .join('\n');
   return cannotTellVerdict([{ kind: 'missing-tool', probe, tool, evidence: lines }], host);
 }

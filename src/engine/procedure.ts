@@ -4,7 +4,16 @@
  */
 import type { Engine } from './runner.js';
 import type { StepUndo } from './events.js';
-import type { CheckResult, FileChange, HostFacts, HostRunner, StageDef, StepDef, StepExecContext, StepResult } from './types.js';
+import type {
+  CheckResult,
+  FileChange,
+  HostFacts,
+  HostRunner,
+  StageDef,
+  StepDef,
+  StepExecContext,
+  StepResult,
+} from './types.js';
 import { ConnectionLostError, type Host } from '../transport/types.js';
 import { clean } from '../util/sanitize.js';
 import { awaitHost, probeFresh } from './step-host.js';
@@ -17,7 +26,10 @@ export interface ProcedureDeps {
   backupDir: string;
   reconnectTimeoutMs: number;
   host(name: string): Host;
-  writeFile(host: string, f: FileChange): Promise<{ changed: boolean; diff: string; commandLine: string; backupPath?: string }>;
+  writeFile(
+    host: string,
+    f: FileChange,
+  ): Promise<{ changed: boolean; diff: string; commandLine: string; backupPath?: string }>;
 }
 
 /**
@@ -38,38 +50,61 @@ export async function runProcedure(
 ): Promise<StepResult[]> {
   const ctx = x.engine.context;
   const none: StepUndo = { backupDir: x.backupDir, files: [], removeFiles: [], rollback: [] };
-  if (!x.dryRun) for (const h of targets) x.engine.emit({ type: 'step.start', stage: stage.id, step: step.id, host: h, danger: step.danger, undo: none });
+  if (!x.dryRun)
+    for (const h of targets)
+      x.engine.emit({ type: 'step.start', stage: stage.id, step: step.id, host: h, danger: step.danger, undo: none });
   const note = (h: string | null, line: string) =>
     x.engine.emit({ type: 'step.note', stage: stage.id, step: step.id, host: h, line: clean(line) });
-  const sleep = (ms: number) => new Promise<boolean>((resolve) => {
-    if (signal.aborted) return resolve(false);
-    const t = setTimeout(() => { signal.removeEventListener('abort', onAbort); resolve(true); }, ms);
-    const onAbort = () => { clearTimeout(t); resolve(false); };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
+  const sleep = (ms: number) =>
+    new Promise<boolean>((resolve) => {
+      if (signal.aborted) return resolve(false);
+      const t = setTimeout(() => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(true);
+      }, ms);
+      const onAbort = () => {
+        clearTimeout(t);
+        resolve(false);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
   const lostBound = (h: string): number =>
     Math.min(x.host(h).lostBoundMs ?? x.reconnectTimeoutMs, x.reconnectTimeoutMs);
   /** When each host's connection was first seen lost or failing, until it connects again. */
   const downSince = new Map<string, number>();
-  const watch = targets.map((h) => x.host(h).onStateChange((state) => {
-    if (state === 'connected') downSince.delete(h);
-    else if ((state === 'lost' || state === 'failed') && !downSince.has(h)) downSince.set(h, Date.now());
-  }));
+  const watch = targets.map((h) =>
+    x.host(h).onStateChange((state) => {
+      if (state === 'connected') downSince.delete(h);
+      else if ((state === 'lost' || state === 'failed') && !downSince.has(h)) downSince.set(h, Date.now());
+    }),
+  );
   /** What is left of a host's keepalive bound, counted from when it was first seen down (in full while up). */
   const graceLeft = (h: string): number => {
     const since = downSince.get(h);
     return since === undefined ? lostBound(h) : Math.max(0, since + lostBound(h) - Date.now());
   };
-  const once = async (hosts: string[], facts: HostFacts<unknown>[], current: readonly CheckResult[]): Promise<{ results: StepResult[]; lost: Set<string> }> => {
+  const once = async (
+    hosts: string[],
+    facts: HostFacts<unknown>[],
+    current: readonly CheckResult[],
+  ): Promise<{ results: StepResult[]; lost: Set<string> }> => {
     const lost = new Set<string>();
     // A host a new connection could not reach had its path cut (by the change, or the network): that is
     // the procedure's own business (its proof and rollback timer), never a reason to run it again.
     const cutPath = new Set<string>();
-    const offs = hosts.map((h) => x.host(h).onStateChange((state) => {
-      if (state === 'lost' || state === 'failed') lost.add(h);
-    }));
+    const offs = hosts.map((h) =>
+      x.host(h).onStateChange((state) => {
+        if (state === 'lost' || state === 'failed') lost.add(h);
+      }),
+    );
     const exec: StepExecContext<unknown> = {
-      ...ctx, targets: hosts, all: facts, results: current, run, signal, dryRun: x.dryRun,
+      ...ctx,
+      targets: hosts,
+      all: facts,
+      results: current,
+      run,
+      signal,
+      dryRun: x.dryRun,
       writeFile: (h, f) => writeFileAcrossLoss(x, h, f, note, () => graceLeft(h)),
       probeFreshConnection: async (h) => {
         const r = await probeFresh(x.host(h));
@@ -83,7 +118,10 @@ export async function runProcedure(
       graceLeftMs: (h) => graceLeft(h),
       recheck: async () => {
         const o = await x.engine.runStage(stage, { signal, quiet: true });
-        return { results: o.results, facts: ctx.hosts.filter((h) => o.facts.has(h)).map((h) => ({ host: h, facts: o.facts.get(h) })) };
+        return {
+          results: o.results,
+          facts: ctx.hosts.filter((h) => o.facts.has(h)).map((h) => ({ host: h, facts: o.facts.get(h) })),
+        };
       },
       note,
       journalArmed: (h, timer) =>
@@ -97,8 +135,15 @@ export async function runProcedure(
     } catch (err) {
       return {
         results: hosts.map((h): StepResult => ({
-          id: step.id, stage: stage.id, host: h, status: 'failed', danger: step.danger,
-          summary: 'the step itself failed', commands: [], diff: '', changed: false,
+          id: step.id,
+          stage: stage.id,
+          host: h,
+          status: 'failed',
+          danger: step.danger,
+          summary: 'the step itself failed',
+          commands: [],
+          diff: '',
+          changed: false,
           error: clean((err as Error).stack ?? String(err)),
         })),
         lost,
@@ -111,12 +156,16 @@ export async function runProcedure(
     const first = await once(targets, all, results);
     if (x.dryRun || signal.aborted) return first.results;
     // Only a session that dropped while the path stayed good (every new connection worked) is resumed, once.
-    const cut = first.results.filter((r) => r.status === 'failed' && r.host !== null && first.lost.has(r.host))
+    const cut = first.results
+      .filter((r) => r.status === 'failed' && r.host !== null && first.lost.has(r.host))
       .map((r) => r.host!);
     if (cut.length === 0) return first.results;
     for (const h of cut) if (!(await awaitHost(x.host(h), graceLeft(h))).ok) return first.results;
-    note(null, `${step.id} failed after the connection to ${cut.join(', ')} was lost; `
-      + 'probing again and resuming where its guards still fail');
+    note(
+      null,
+      `${step.id} failed after the connection to ${cut.join(', ')} was lost; ` +
+        'probing again and resuming where its guards still fail',
+    );
     const fresh = await x.engine.runStage(stage, { signal, quiet: true });
     const facts = ctx.hosts.filter((h) => fresh.facts.has(h)).map((h) => ({ host: h, facts: fresh.facts.get(h) }));
     const again = ctx.hosts.filter((h) => targets.includes(h) && failingGuards(step, fresh.results, h).length > 0);
@@ -141,7 +190,10 @@ export async function runProcedure(
  */
 function cleanResult(r: StepResult): StepResult {
   return {
-    ...r, summary: clean(r.summary), commands: r.commands.map(clean), diff: clean(r.diff),
+    ...r,
+    summary: clean(r.summary),
+    commands: r.commands.map(clean),
+    diff: clean(r.diff),
     ...(r.error !== undefined ? { error: clean(r.error) } : {}),
   };
 }

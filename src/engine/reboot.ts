@@ -17,7 +17,8 @@ export async function rebootAndWait(
 ): Promise<{ ok: boolean; detail: string }> {
   const before = await run(host.name, 'boot-id', BOOT_ID);
   const oldId = before.stdout.trim();
-  if (before.exitCode !== 0 || oldId === '') return { ok: false, detail: `could not read the boot id before rebooting (exit ${before.exitCode})` };
+  if (before.exitCode !== 0 || oldId === '')
+    return { ok: false, detail: `could not read the boot id before rebooting (exit ${before.exitCode})` };
   const requestReboot = async (): Promise<void> => {
     try {
       await run(host.name, 'reboot', { argv: ['systemctl', 'reboot'] }, { sudo: true, timeoutMs: 30_000 });
@@ -38,15 +39,17 @@ export async function rebootAndWait(
       await host.connect();
       const now = await host.run(BOOT_ID, { timeoutMs: 10_000 });
       const id = now.stdout.trim();
-      if (now.exitCode === 0 && id !== '' && id !== oldId) return { ok: true, detail: `back after ${Math.round((Date.now() - started) / 1000)} s with boot id ${id}` };
+      if (now.exitCode === 0 && id !== '' && id !== oldId)
+        return { ok: true, detail: `back after ${Math.round((Date.now() - started) / 1000)} s with boot id ${id}` };
       if (id === oldId && Date.now() - requestedAt >= reissueMs) {
         requests += 1;
         requestedAt = Date.now();
         await requestReboot();
       }
-      last = id === oldId
-        ? `still the old boot id after ${requests} reboot request(s)`
-        : `boot id read failed (exit ${now.exitCode})`;
+      last =
+        id === oldId
+          ? `still the old boot id after ${requests} reboot request(s)`
+          : `boot id read failed (exit ${now.exitCode})`;
     } catch (err) {
       last = (err as Error).message;
     }

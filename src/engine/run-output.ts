@@ -21,29 +21,44 @@ export function painter(color: boolean): Painter {
 }
 
 /** Plain line reporter: `[host] $ command`, `[host] exit 0 (12ms)`, `[host] PASS id  summary`. */
-export function plainReporter(write: (line: string) => void, paint: Painter, verbose: boolean): (e: EngineEvent) => void {
+export function plainReporter(
+  write: (line: string) => void,
+  paint: Painter,
+  verbose: boolean,
+): (e: EngineEvent) => void {
   return (e) => {
     switch (e.type) {
       case 'host.state':
-        if (e.state === 'failed' || e.state === 'lost') write(`[${e.host}] ${e.state}${e.detail ? `: ${e.detail}` : ''}`);
+        if (e.state === 'failed' || e.state === 'lost')
+          write(`[${e.host}] ${e.state}${e.detail ? `: ${e.detail}` : ''}`);
         else if (verbose) write(paint.dim(`[${e.host}] ${e.state}`));
         break;
       case 'stage.state':
         if (e.state === 'running') write(`== stage ${e.stage}`);
         break;
       case 'cmd.start':
-        if (verbose) write(paint.dim(`[${e.host}] $ ${withoutSudoWrapper(e.commandLine)}${e.reusedFrom !== undefined ? `   (output of ${e.reusedFrom}, not run again)` : ''}`));
+        if (verbose)
+          write(
+            paint.dim(
+              `[${e.host}] $ ${withoutSudoWrapper(e.commandLine)}${e.reusedFrom !== undefined ? `   (output of ${e.reusedFrom}, not run again)` : ''}`,
+            ),
+          );
         break;
       case 'cmd.output':
-        if (verbose) for (const l of e.lines) write(paint.dim(`[${e.host}] ${e.stream === 'stderr' ? '! ' : '  '}${l}`));
+        if (verbose)
+          for (const l of e.lines) write(paint.dim(`[${e.host}] ${e.stream === 'stderr' ? '! ' : '  '}${l}`));
         break;
       case 'cmd.exit':
-        if (verbose) write(paint.dim(`[${e.host}] exit ${e.exitCode ?? (e.timedOut ? 'timeout' : 'none')} (${e.durationMs}ms)`));
+        if (verbose)
+          write(paint.dim(`[${e.host}] exit ${e.exitCode ?? (e.timedOut ? 'timeout' : 'none')} (${e.durationMs}ms)`));
         break;
       case 'check.result': {
         const r = e.result;
-        write(`[${r.host ?? 'cluster'}] ${paint.status(r.status, r.status.toUpperCase().padEnd(5))} ${r.id}  ${r.summary}${r.rule ? ` (${r.rule})` : ''}`);
-        if (r.status !== 'pass' && r.status !== 'skip' && r.fix) write(`${' '.repeat((r.host ?? 'cluster').length + 3)}fix: ${r.fix}`);
+        write(
+          `[${r.host ?? 'cluster'}] ${paint.status(r.status, r.status.toUpperCase().padEnd(5))} ${r.id}  ${r.summary}${r.rule ? ` (${r.rule})` : ''}`,
+        );
+        if (r.status !== 'pass' && r.status !== 'skip' && r.fix)
+          write(`${' '.repeat((r.host ?? 'cluster').length + 3)}fix: ${r.fix}`);
         break;
       }
       case 'step.start':
@@ -55,7 +70,8 @@ export function plainReporter(write: (line: string) => void, paint: Painter, ver
       case 'step.result': {
         const r = e.result;
         const label = { planned: 'PLAN', applied: 'DONE', skipped: 'SKIP', failed: 'FAIL' }[r.status];
-        const paintAs = r.status === 'failed' ? 'fail' : r.status === 'applied' ? 'pass' : r.status === 'planned' ? 'warn' : 'skip';
+        const paintAs =
+          r.status === 'failed' ? 'fail' : r.status === 'applied' ? 'pass' : r.status === 'planned' ? 'warn' : 'skip';
         if (r.status === 'skipped' && !verbose) break;
         write(`[${r.host ?? 'cluster'}] ${paint.status(paintAs, label.padEnd(5))} ${r.id}  ${r.summary}`);
         if (r.status === 'planned') for (const c of r.commands) write(`    ${c.split('\n').join('\n    ')}`);
@@ -78,7 +94,11 @@ export interface JsonReport {
   version: 1;
   hosts: Array<{ name: string; address: string }>;
   stages: Array<{
-    id: string; status: CheckStatus; changed: number; checks: Array<Omit<CheckResult, 'stage'>>; steps: unknown[];
+    id: string;
+    status: CheckStatus;
+    changed: number;
+    checks: Array<Omit<CheckResult, 'stage'>>;
+    steps: unknown[];
     /** Present when the apply was cancelled: its checks were read before the cancel, not verified. */
     cancelled?: true;
   }>;
@@ -93,7 +113,11 @@ export function jsonReport(hosts: Array<{ name: string; address: string }>, outc
       id: o.stage,
       status: worstStatus(o.results.map((r) => r.status)),
       changed: o.changed ?? 0,
-      checks: o.results.map(({ stage: _stage, ...rest }) => ({ ...rest, fix: rest.fix ?? '', rule: rest.rule ?? null })) as Array<Omit<CheckResult, 'stage'>>,
+      checks: o.results.map(({ stage: _stage, ...rest }) => ({
+        ...rest,
+        fix: rest.fix ?? '',
+        rule: rest.rule ?? null,
+      })) as Array<Omit<CheckResult, 'stage'>>,
       steps: (o.steps ?? []).map(({ stage: _stage, ...rest }) => rest),
       ...(o.cancelled ? { cancelled: true as const } : {}),
     };
@@ -120,7 +144,7 @@ export function exitCodeFor(outcomes: StageOutcome[]): number {
  */
 export function verificationText(outcomes: readonly StageOutcome[]): string {
   if (outcomes.some((o) => o.cancelled)) {
-    return 'cancelled: not verified (apply again: it starts from each host\'s state)';
+    return "cancelled: not verified (apply again: it starts from each host's state)";
   }
   const notPass = outcomes.flatMap((o) => o.results).filter((r) => r.status === 'fail' || r.status === 'error').length;
   return `verification: ${notPass === 0 ? 'every check passes or warns' : `${notPass} check(s) fail`}`;

@@ -99,7 +99,10 @@ export class Engine {
   readonly context: StageContext;
   private readonly backpressure: EngineOptions['backpressure'];
 
-  constructor(readonly hosts: readonly Host[], options: EngineOptions = {}) {
+  constructor(
+    readonly hosts: readonly Host[],
+    options: EngineOptions = {},
+  ) {
     this.backpressure = options.backpressure;
     this.context = {
       config: options.config ?? defaultConfig(hosts),
@@ -166,7 +169,10 @@ export class Engine {
    * (a stage's cluster run: pings, benchmarks) may change what the probes read: the results shared before it
    * are dropped, unless it says it only reads (HostRunner `readsOnly`: the os stage's clock read).
    */
-  async runStages(stages: readonly StageDef<any>[], optionsFor: (stage: StageDef<any>) => Omit<RunStageOptions, 'signal'> = () => ({})): Promise<StageOutcome[]> {
+  async runStages(
+    stages: readonly StageDef<any>[],
+    optionsFor: (stage: StageDef<any>) => Omit<RunStageOptions, 'signal'> = () => ({}),
+  ): Promise<StageOutcome[]> {
     return this.busyWhile(async (signal) => {
       const outcomes: StageOutcome[] = [];
       this.shared = new SharedProbes();
@@ -204,7 +210,14 @@ export class Engine {
   }
 
   runStage<F, C = unknown>(stage: StageDef<F, C>, options: RunStageOptions = {}): Promise<StageOutcome> {
-    const run = (signal: AbortSignal) => this.runStageWith(stage, signal, options.quiet ?? false, options.skipCluster ?? false, options.pairChecksWithoutCluster ?? []);
+    const run = (signal: AbortSignal) =>
+      this.runStageWith(
+        stage,
+        signal,
+        options.quiet ?? false,
+        options.skipCluster ?? false,
+        options.pairChecksWithoutCluster ?? [],
+      );
     return options.signal ? run(options.signal) : this.busyWhile(run);
   }
 
@@ -214,14 +227,29 @@ export class Engine {
       const host = this.hosts.find((h) => h.name === hostName);
       if (!host) throw new Error(`unknown host ${hostName}`);
       if (!opts.readsOnly) this.shared?.clear(); // it may change what the probes read (runStages)
-      return this.runProbe(stage, host, {
-        id: label, command, sudo: opts.sudo ?? false, timeoutMs: opts.timeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS,
-        ...(opts.env ? { env: opts.env } : {}), ...(opts.stdin !== undefined ? { stdin: opts.stdin } : {}),
-      }, signal);
+      return this.runProbe(
+        stage,
+        host,
+        {
+          id: label,
+          command,
+          sudo: opts.sudo ?? false,
+          timeoutMs: opts.timeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS,
+          ...(opts.env ? { env: opts.env } : {}),
+          ...(opts.stdin !== undefined ? { stdin: opts.stdin } : {}),
+        },
+        signal,
+      );
     };
   }
 
-  private async runStageWith<F, C>(stage: StageDef<F, C>, signal: AbortSignal, quiet: boolean, skipCluster: boolean, factOnlyPairChecks: readonly string[] = []): Promise<StageOutcome> {
+  private async runStageWith<F, C>(
+    stage: StageDef<F, C>,
+    signal: AbortSignal,
+    quiet: boolean,
+    skipCluster: boolean,
+    factOnlyPairChecks: readonly string[] = [],
+  ): Promise<StageOutcome> {
     const ctx = this.context;
     if (!quiet) this.emit({ type: 'stage.state', stage: stage.id, state: 'running' });
     const results: CheckResult[] = [];
@@ -234,13 +262,20 @@ export class Engine {
     const outputsByHost = new Map<string, Readonly<Record<string, RunResult>>>();
     await Promise.all(
       this.hosts.map(async (host) => {
-        const facts = await this.runHost(stage, host, signal, report, (outputs) => outputsByHost.set(host.name, outputs));
+        const facts = await this.runHost(stage, host, signal, report, (outputs) =>
+          outputsByHost.set(host.name, outputs),
+        );
         if (facts !== undefined) factsByHost.set(host.name, facts);
       }),
     );
     // Without the cluster run its pair checks have nothing to read: they are left out, not guessed.
-    const pairChecks = stage.checks.filter((c): c is PairCheckDef<F, C> => c.scope === 'pair' && (!(skipCluster && stage.cluster) || factOnlyPairChecks.includes(c.id)));
-    const ordered: HostFacts<F>[] = this.hosts.filter((h) => factsByHost.has(h.name)).map((h) => ({ host: h.name, facts: factsByHost.get(h.name) as F }));
+    const pairChecks = stage.checks.filter(
+      (c): c is PairCheckDef<F, C> =>
+        c.scope === 'pair' && (!(skipCluster && stage.cluster) || factOnlyPairChecks.includes(c.id)),
+    );
+    const ordered: HostFacts<F>[] = this.hosts
+      .filter((h) => factsByHost.has(h.name))
+      .map((h) => ({ host: h.name, facts: factsByHost.get(h.name) as F }));
     const complete = !signal.aborted && ordered.length === this.hosts.length;
     let cluster: C | undefined;
     if (complete && stage.cluster && !skipCluster && pairChecks.length > 0) {
@@ -248,7 +283,14 @@ export class Engine {
         cluster = await stage.cluster({ ...ctx, facts: ordered, run: this.hostRunner(stage.id, signal), signal });
       } catch (err) {
         for (const check of pairChecks) {
-          report({ id: check.id, stage: stage.id, host: null, status: 'error', summary: 'the cluster run failed', evidence: (err as Error).message });
+          report({
+            id: check.id,
+            stage: stage.id,
+            host: null,
+            status: 'error',
+            summary: 'the cluster run failed',
+            evidence: (err as Error).message,
+          });
         }
         return this.finishStage(stage, results, factsByHost, quiet, outputsByHost);
       }
@@ -256,24 +298,43 @@ export class Engine {
     for (const check of pairChecks) {
       if (!complete || signal.aborted) {
         const summary = signal.aborted ? 'cancelled by the operator' : 'skipped: not every host could be probed';
-        report({ id: check.id, stage: stage.id, host: null, status: 'skip', summary, evidence: `probed: ${ordered.map((o) => o.host).join(', ') || 'none'}` });
+        report({
+          id: check.id,
+          stage: stage.id,
+          host: null,
+          status: 'skip',
+          summary,
+          evidence: `probed: ${ordered.map((o) => o.host).join(', ') || 'none'}`,
+        });
         continue;
       }
-      const unreadable = this.hosts.map((h) => ({ host: h.name, problems: unreadableNeeds(stage.probes, check.needs, outputsByHost.get(h.name) ?? {}) }))
+      const unreadable = this.hosts
+        .map((h) => ({
+          host: h.name,
+          problems: unreadableNeeds(stage.probes, check.needs, outputsByHost.get(h.name) ?? {}),
+        }))
         .find((u) => u.problems.length > 0);
-      report(unreadable
-        ? { id: check.id, stage: stage.id, host: null, ...cannotTellVerdict(unreadable.problems, unreadable.host) }
-        : this.safeEvaluate(stage.id, check.id, null, () => check.evaluate(ordered, { ...ctx, cluster })));
+      report(
+        unreadable
+          ? { id: check.id, stage: stage.id, host: null, ...cannotTellVerdict(unreadable.problems, unreadable.host) }
+          : this.safeEvaluate(stage.id, check.id, null, () => check.evaluate(ordered, { ...ctx, cluster })),
+      );
     }
     return this.finishStage(stage, results, factsByHost, quiet, outputsByHost);
   }
 
-  private finishStage<F, C>(stage: StageDef<F, C>, results: CheckResult[], factsByHost: Map<string, F>, quiet: boolean, outputs?: Map<string, Readonly<Record<string, RunResult>>>): StageOutcome {
+  private finishStage<F, C>(
+    stage: StageDef<F, C>,
+    results: CheckResult[],
+    factsByHost: Map<string, F>,
+    quiet: boolean,
+    outputs?: Map<string, Readonly<Record<string, RunResult>>>,
+  ): StageOutcome {
     // Events arrive as hosts finish; the outcome lists hosts in inventory order, cluster checks last.
     const order = new Map<string | null, number>(this.hosts.map((h, i) => [h.name, i]));
     order.set(null, this.hosts.length);
     const checkOrder = new Map(stage.checks.map((c, i) => [c.id, i]));
-    results.sort((a, b) => (order.get(a.host)! - order.get(b.host)!) || (checkOrder.get(a.id)! - checkOrder.get(b.id)!));
+    results.sort((a, b) => order.get(a.host)! - order.get(b.host)! || checkOrder.get(a.id)! - checkOrder.get(b.id)!);
     this.facts.set(stage.id, factsByHost as Map<string, unknown>);
     if (!quiet) this.emit({ type: 'stage.state', stage: stage.id, state: worstStatus(results.map((r) => r.status)) });
     return { stage: stage.id, results, facts: factsByHost as Map<string, unknown>, ...(outputs ? { outputs } : {}) };
@@ -288,26 +349,32 @@ export class Engine {
   ): Promise<F | undefined> {
     const hostChecks = stage.checks.filter((c): c is HostCheckDef<F> => c.scope === 'host');
     const failAll = (status: 'error' | 'skip', summary: string, evidence: string, fix?: string) => {
-      for (const c of hostChecks) report({ id: c.id, stage: stage.id, host: host.name, status, summary, evidence, ...(fix ? { fix } : {}) });
+      for (const c of hostChecks)
+        report({ id: c.id, stage: stage.id, host: host.name, status, summary, evidence, ...(fix ? { fix } : {}) });
     };
     try {
       await host.connect();
     } catch (err) {
-      failAll('error', `cannot connect to ${host.name}`, (err as Error).message,
-        `check ${host.name}'s address, port, user and key in the inventory; \`ssh -p PORT USER@ADDRESS true\` must work without a password prompt`);
+      failAll(
+        'error',
+        `cannot connect to ${host.name}`,
+        (err as Error).message,
+        `check ${host.name}'s address, port, user and key in the inventory; \`ssh -p PORT USER@ADDRESS true\` must work without a password prompt`,
+      );
       return undefined;
     }
     const outputs: Record<string, RunResult> = {};
     let transportError: Error | undefined;
-    const runProbes = (probes: typeof stage.probes) => Promise.all(
-      probes.map(async (probe) => {
-        try {
-          outputs[probe.id] = await this.runSharedProbe(stage.id, host, probe, signal);
-        } catch (err) {
-          transportError ??= err as Error;
-        }
-      }),
-    );
+    const runProbes = (probes: typeof stage.probes) =>
+      Promise.all(
+        probes.map(async (probe) => {
+          try {
+            outputs[probe.id] = await this.runSharedProbe(stage.id, host, probe, signal);
+          } catch (err) {
+            transportError ??= err as Error;
+          }
+        }),
+      );
     await runProbes(stage.probes);
     // Probes only read: those a lost connection cut short run once more over a new one (the transport
     // reconnects with backoff), so one dropped connection does not turn a stage's checks into errors.
@@ -333,19 +400,33 @@ export class Engine {
     }
     for (const check of hostChecks) {
       const unreadable = unreadableNeeds(stage.probes, check.needs, outputs);
-      report(unreadable.length > 0
-        ? { id: check.id, stage: stage.id, host: host.name, ...cannotTellVerdict(unreadable, host.name) }
-        : this.safeEvaluate(stage.id, check.id, host.name, () => check.evaluate(facts, host.name, this.context)));
+      report(
+        unreadable.length > 0
+          ? { id: check.id, stage: stage.id, host: host.name, ...cannotTellVerdict(unreadable, host.name) }
+          : this.safeEvaluate(stage.id, check.id, host.name, () => check.evaluate(facts, host.name, this.context)),
+      );
     }
     return facts;
   }
 
-  private safeEvaluate(stage: StageId, id: string, host: string | null, fn: () => ReturnType<HostCheckDef<unknown>['evaluate']>): CheckResult {
+  private safeEvaluate(
+    stage: StageId,
+    id: string,
+    host: string | null,
+    fn: () => ReturnType<HostCheckDef<unknown>['evaluate']>,
+  ): CheckResult {
     try {
       const v = groundedVerdict(fn());
       return { id, stage, host, ...v };
     } catch (err) {
-      return { id, stage, host, status: 'error', summary: 'the check itself failed (a bug in l20-setup)', evidence: (err as Error).stack ?? String(err) };
+      return {
+        id,
+        stage,
+        host,
+        status: 'error',
+        summary: 'the check itself failed (a bug in l20-setup)',
+        evidence: (err as Error).stack ?? String(err),
+      };
     }
   }
 
@@ -365,12 +446,31 @@ export class Engine {
     const { result, from } = earlier;
     const runId = `${host}:${stage}:${probe.id}:${++this.seq}`;
     const script = 'script' in probe.command ? { script: probe.command.script } : {};
-    this.emit({ type: 'cmd.start', host, runId, stage, probe: probe.id, commandLine: result.commandLine, sudo: probe.sudo ?? false, ...script, reusedFrom: from });
+    this.emit({
+      type: 'cmd.start',
+      host,
+      runId,
+      stage,
+      probe: probe.id,
+      commandLine: result.commandLine,
+      sudo: probe.sudo ?? false,
+      ...script,
+      reusedFrom: from,
+    });
     const batcher = new OutputBatcher((stream, lines) => this.emit({ type: 'cmd.output', host, runId, stream, lines }));
     batcher.push('stdout', result.stdout);
     batcher.push('stderr', result.stderr);
     batcher.end();
-    this.emit({ type: 'cmd.exit', host, runId, exitCode: result.exitCode, signal: result.signal, durationMs: 0, timedOut: false, cancelled: false });
+    this.emit({
+      type: 'cmd.exit',
+      host,
+      runId,
+      exitCode: result.exitCode,
+      signal: result.signal,
+      durationMs: 0,
+      timedOut: false,
+      cancelled: false,
+    });
     return { ...result }; // collect reads it as the stage that ran it did (its duration too)
   }
 
@@ -381,7 +481,9 @@ export class Engine {
     signal: AbortSignal,
   ): Promise<RunResult> {
     const runId = `${host.name}:${stage}:${probe.id}:${++this.seq}`;
-    const batcher = new OutputBatcher((stream, lines) => this.emit({ type: 'cmd.output', host: host.name, runId, stream, lines }));
+    const batcher = new OutputBatcher((stream, lines) =>
+      this.emit({ type: 'cmd.output', host: host.name, runId, stream, lines }),
+    );
     let started = false;
     const script = 'script' in probe.command ? { script: probe.command.script } : {};
     try {
@@ -397,19 +499,53 @@ export class Engine {
         onStderr: (c) => batcher.push('stderr', c),
         onStart: (commandLine: string) => {
           started = true;
-          this.emit({ type: 'cmd.start', host: host.name, runId, stage, probe: probe.id, commandLine, sudo: probe.sudo ?? false, ...script });
+          this.emit({
+            type: 'cmd.start',
+            host: host.name,
+            runId,
+            stage,
+            probe: probe.id,
+            commandLine,
+            sudo: probe.sudo ?? false,
+            ...script,
+          });
         },
       });
       batcher.end();
-      if (!started) this.emit({ type: 'cmd.start', host: host.name, runId, stage, probe: probe.id, commandLine: result.commandLine, sudo: probe.sudo ?? false, ...script });
+      if (!started)
+        this.emit({
+          type: 'cmd.start',
+          host: host.name,
+          runId,
+          stage,
+          probe: probe.id,
+          commandLine: result.commandLine,
+          sudo: probe.sudo ?? false,
+          ...script,
+        });
       this.emit({
-        type: 'cmd.exit', host: host.name, runId, exitCode: result.exitCode, signal: result.signal,
-        durationMs: result.durationMs, timedOut: result.timedOut, cancelled: result.cancelled,
+        type: 'cmd.exit',
+        host: host.name,
+        runId,
+        exitCode: result.exitCode,
+        signal: result.signal,
+        durationMs: result.durationMs,
+        timedOut: result.timedOut,
+        cancelled: result.cancelled,
       });
       return result;
     } catch (err) {
       batcher.end();
-      this.emit({ type: 'cmd.exit', host: host.name, runId, exitCode: null, signal: null, durationMs: 0, timedOut: false, cancelled: signal.aborted });
+      this.emit({
+        type: 'cmd.exit',
+        host: host.name,
+        runId,
+        exitCode: null,
+        signal: null,
+        durationMs: 0,
+        timedOut: false,
+        cancelled: signal.aborted,
+      });
       throw err;
     }
   }

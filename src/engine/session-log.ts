@@ -45,7 +45,10 @@ export class SessionLog {
   private broken = false;
   private drained: { promise: Promise<void>; resolve: () => void } | undefined;
 
-  constructor(dir: string = join(stateDir(), 'sessions'), readonly runId: string = newRunId()) {
+  constructor(
+    dir: string = join(stateDir(), 'sessions'),
+    readonly runId: string = newRunId(),
+  ) {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     this.path = join(dir, `${runId}.jsonl`);
     this.fd = openSync(this.path, 'a', 0o600);

@@ -33,7 +33,13 @@ export class SharedProbes {
 
   /** Offers a run's result to the rest of the pass, once it has ended well. */
   record(host: string, probe: ProbeDef, stage: StageId, run: Promise<RunResult>): void {
-    this.results.set(keyOf(host, probe), run.then((r) => (reusable(r) ? { result: r, from: `${stage}/${probe.id}` } : undefined), () => undefined));
+    this.results.set(
+      keyOf(host, probe),
+      run.then(
+        (r) => (reusable(r) ? { result: r, from: `${stage}/${probe.id}` } : undefined),
+        () => undefined,
+      ),
+    );
   }
 
   clear(): void {

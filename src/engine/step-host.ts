@@ -15,7 +15,7 @@ export function remember<T extends { path: string }>(list: T[], entry: T): void 
 
 /** How a command reads in a plan: argv quoted as the shell would need it; scripts as a here-document. */
 export function displayCommand(c: StepCommand): string {
-  const sudo = c.sudo ?? true ? 'sudo ' : '';
+  const sudo = (c.sudo ?? true) ? 'sudo ' : '';
   if ('argv' in c.command) return `${sudo}${quoteArgv(c.command.argv)}`;
   const args = c.command.args?.length ? ` ${quoteArgv(c.command.args)}` : '';
   return `${sudo}bash -s${args} <<'EOF'\n${c.command.script.replace(/\n$/, '')}\nEOF`;
@@ -46,9 +46,13 @@ export async function awaitHost(host: Host, limit = 120_000): Promise<{ ok: bool
   for (let tries = 1; ; tries++) {
     try {
       const left = Math.max(1, started + limit - Date.now());
-      const r = await host.run({ argv: ['true'] }, {
-        timeoutMs: Math.min(15_000, left), signal: AbortSignal.timeout(left),
-      });
+      const r = await host.run(
+        { argv: ['true'] },
+        {
+          timeoutMs: Math.min(15_000, left),
+          signal: AbortSignal.timeout(left),
+        },
+      );
       const took = `${((Date.now() - started) / 1000).toFixed(1)} s, ${tries} ${tries === 1 ? 'try' : 'tries'}`;
       if (r.cancelled) last = `no answer within ${Math.round(limit / 1000)} s`;
       else if (r.exitCode === 0) return { ok: true, detail: `reconnected after ${took}` };
@@ -56,7 +60,8 @@ export async function awaitHost(host: Host, limit = 120_000): Promise<{ ok: bool
     } catch (err) {
       last = (err as Error).message;
     }
-    if (Date.now() - started + pause > limit) return { ok: false, detail: `${tries} tries in ${Math.round((Date.now() - started) / 1000)} s; last: ${last}` };
+    if (Date.now() - started + pause > limit)
+      return { ok: false, detail: `${tries} tries in ${Math.round((Date.now() - started) / 1000)} s; last: ${last}` };
     await new Promise((resolve) => setTimeout(resolve, pause));
     pause = Math.min(15_000, pause * 2);
   }
@@ -84,12 +89,19 @@ export async function rollbackStep(
   for (const w of [...written].reverse()) {
     const r = w.backupPath
       ? w.uncertain
-        // A write a lost connection cut short may have stopped before it made the backup: then the file
-        // was never replaced, and there is nothing to restore.
-        ? await run(host, 'rollback', { script: 'if [ -e "$2" ]; then cp -p -- "$2" "$1"; fi\n', args: [w.path, w.backupPath] }, { sudo: true })
+        ? // A write a lost connection cut short may have stopped before it made the backup: then the file
+          // was never replaced, and there is nothing to restore.
+          await run(
+            host,
+            'rollback',
+            { script: 'if [ -e "$2" ]; then cp -p -- "$2" "$1"; fi\n', args: [w.path, w.backupPath] },
+            { sudo: true },
+          )
         : await run(host, 'rollback', { argv: ['cp', '-p', '--', w.backupPath, w.path] }, { sudo: true })
       : await run(host, 'rollback', { argv: ['rm', '-f', '--', w.path] }, { sudo: true });
-    notes.push(`${w.backupPath ? 'restored' : 'removed'} ${w.path}${r.exitCode === 0 ? '' : ` (failed: exit ${r.exitCode})`}`);
+    notes.push(
+      `${w.backupPath ? 'restored' : 'removed'} ${w.path}${r.exitCode === 0 ? '' : ` (failed: exit ${r.exitCode})`}`,
+    );
   }
   for (const m of [...moved].reverse()) {
     const r = await run(host, 'rollback', { argv: ['mv', '-f', '--', m.backupPath, m.path] }, { sudo: true });

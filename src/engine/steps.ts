@@ -42,7 +42,12 @@ export interface ApplyOptions {
   /** Permits steps that reboot hosts (`--allow-reboot`). */
   allowReboot: boolean;
   /** Asked (TUI) for a dangerous step when `yes` is false; names the hosts it will touch. */
-  confirm?: (stage: string, step: StepDef<unknown>, hosts: readonly string[], plans: readonly StepResult[]) => Promise<boolean>;
+  confirm?: (
+    stage: string,
+    step: StepDef<unknown>,
+    hosts: readonly string[],
+    plans: readonly StepResult[],
+  ) => Promise<boolean>;
   rebootTimeoutMs?: number;
   /** How long a host that lost its connection during a step is waited for before the step fails (default 120 s). */
   reconnectTimeoutMs?: number;
@@ -58,7 +63,17 @@ function fileCommand(f: FileChange): string {
 }
 
 function skipped(stage: StageDef<any, any>, step: StepDef<unknown>, host: string | null, summary: string): StepResult {
-  return { id: step.id, stage: stage.id, host, status: 'skipped', danger: step.danger, summary, commands: [], diff: '', changed: false };
+  return {
+    id: step.id,
+    stage: stage.id,
+    host,
+    status: 'skipped',
+    danger: step.danger,
+    summary,
+    commands: [],
+    diff: '',
+    changed: false,
+  };
 }
 
 function tail(text: string, n = 8): string {
@@ -98,7 +113,9 @@ export class StepExecutor {
    * e.g. a pinned GID index in nccl.conf failing rdma-link) do not stop it; such stages are checked
    * again at the end, after the later stages had their chance.
    */
-  async applyStages(stages: ReadonlyArray<StageDef<any, any>>): Promise<{ outcomes: StageOutcome[]; stoppedAfter?: StageDef<any, any>['id']; notRun: string[] }> {
+  async applyStages(
+    stages: ReadonlyArray<StageDef<any, any>>,
+  ): Promise<{ outcomes: StageOutcome[]; stoppedAfter?: StageDef<any, any>['id']; notRun: string[] }> {
     const outcomes: StageOutcome[] = [];
     const recheck: number[] = [];
     let stoppedAfter: StageDef<any, any>['id'] | undefined;
@@ -112,7 +129,9 @@ export class StepExecutor {
       }
       const failing = outcome.results.filter((r) => r.status === 'fail' || r.status === 'error');
       const guarded = new Set((stage.steps ?? []).flatMap((x: StepDef<unknown>) => x.guards));
-      const stuck = outcome.steps?.some((x) => x.status === 'failed') || failing.some((r) => r.status === 'error' || guarded.has(r.id));
+      const stuck =
+        outcome.steps?.some((x) => x.status === 'failed') ||
+        failing.some((r) => r.status === 'error' || guarded.has(r.id));
       if (!this.options.dryRun && stuck) {
         stoppedAfter = stage.id;
         break;
@@ -127,7 +146,9 @@ export class StepExecutor {
         outcomes[i] = { ...again, steps: before.steps ?? [], changed: before.changed ?? 0 };
       }
     }
-    const notRun = stoppedAfter ? stages.slice(stages.findIndex((x) => x.id === stoppedAfter) + 1).map((x) => x.id) : [];
+    const notRun = stoppedAfter
+      ? stages.slice(stages.findIndex((x) => x.id === stoppedAfter) + 1).map((x) => x.id)
+      : [];
     return { outcomes, ...(stoppedAfter ? { stoppedAfter } : {}), notRun };
   }
 
@@ -143,7 +164,14 @@ export class StepExecutor {
         const facts: HostFacts<F>[] = this.engine.hosts
           .filter((h) => outcome.facts.has(h.name))
           .map((h) => ({ host: h.name, facts: outcome.facts.get(h.name) as F }));
-        const results = await this.runStep(stage, step as StepDef<unknown>, outcome.results, facts as HostFacts<unknown>[], failedHosts, signal);
+        const results = await this.runStep(
+          stage,
+          step as StepDef<unknown>,
+          outcome.results,
+          facts as HostFacts<unknown>[],
+          failedHosts,
+          signal,
+        );
         for (const r of results) {
           steps.push(r);
           this.engine.emit({ type: 'step.result', result: r });
@@ -155,7 +183,10 @@ export class StepExecutor {
           // so pair checks that read it keep their previous verdicts meanwhile.
           const refreshed = await this.engine.runStage(stage, { signal, quiet: true, skipCluster: true });
           const fresh = new Set(refreshed.results.map((r) => `${r.host}:${r.id}`));
-          outcome = { ...refreshed, results: [...refreshed.results, ...outcome.results.filter((r) => !fresh.has(`${r.host}:${r.id}`))] };
+          outcome = {
+            ...refreshed,
+            results: [...refreshed.results, ...outcome.results.filter((r) => !fresh.has(`${r.host}:${r.id}`))],
+          };
         }
       }
       if (changedAny && !signal.aborted) outcome = await this.engine.runStage(stage, { signal });
@@ -195,21 +226,37 @@ export class StepExecutor {
         return [...out, ...targets.map((h) => skipped(stage, step, h, this.refusal(step)))];
       }
       const deps: ProcedureDeps = {
-        engine: this.engine, dryRun: this.options.dryRun, backupDir: this.backupDir(), reconnectTimeoutMs: this.reconnectTimeoutMs(),
-        host: (name) => this.host(name), writeFile: (h, f) => this.writeFile(h, f),
+        engine: this.engine,
+        dryRun: this.options.dryRun,
+        backupDir: this.backupDir(),
+        reconnectTimeoutMs: this.reconnectTimeoutMs(),
+        host: (name) => this.host(name),
+        writeFile: (h, f) => this.writeFile(h, f),
       };
       return [...out, ...(await runProcedure(deps, stage, step, targets, all, results, run, signal))];
     }
 
     // Plans first (all hosts), so a confirmation can show every host's diff before anything runs.
-    const planned: Array<{ host: string; plan: StepPlan | null; preview: StepResult; existing: ReadonlySet<string> }> = [];
+    const planned: Array<{ host: string; plan: StepPlan | null; preview: StepResult; existing: ReadonlySet<string> }> =
+      [];
     for (const host of targets) {
       const facts = all.find((f) => f.host === host)?.facts;
       let plan: StepPlan | null;
       try {
         plan = step.plan ? step.plan({ ...ctx, host, hostIndex: ctx.hosts.indexOf(host), facts, all, results }) : null;
       } catch (err) {
-        out.push({ id: step.id, stage: stage.id, host, status: 'failed', danger: step.danger, summary: 'could not plan the step (a bug in l20-setup)', commands: [], diff: '', changed: false, error: sanitize((err as Error).stack ?? String(err)) });
+        out.push({
+          id: step.id,
+          stage: stage.id,
+          host,
+          status: 'failed',
+          danger: step.danger,
+          summary: 'could not plan the step (a bug in l20-setup)',
+          commands: [],
+          diff: '',
+          changed: false,
+          error: sanitize((err as Error).stack ?? String(err)),
+        });
         continue;
       }
       planned.push({ host, plan, ...(await this.preview(stage, step, host, plan)) });
@@ -218,8 +265,18 @@ export class StepExecutor {
     for (const p of planned) if (!active.includes(p)) out.push(p.preview);
     if (this.options.dryRun || active.length === 0) return [...out, ...active.map((p) => p.preview)];
 
-    if (!(await this.confirmed(stage, step, active.map((p) => p.host), active.map((p) => p.preview)))) {
-      return [...out, ...active.map((p) => ({ ...p.preview, status: 'skipped' as const, summary: this.refusal(step) }))];
+    if (
+      !(await this.confirmed(
+        stage,
+        step,
+        active.map((p) => p.host),
+        active.map((p) => p.preview),
+      ))
+    ) {
+      return [
+        ...out,
+        ...active.map((p) => ({ ...p.preview, status: 'skipped' as const, summary: this.refusal(step) })),
+      ];
     }
     const order = step.order ?? 'parallel';
     if (order === 'parallel') {
@@ -235,11 +292,17 @@ export class StepExecutor {
   }
 
   private refusal(step: StepDef<unknown>): string {
-    if (step.danger === 'reboot' && !this.options.allowReboot) return 'not run: this step reboots the host; pass --allow-reboot';
+    if (step.danger === 'reboot' && !this.options.allowReboot)
+      return 'not run: this step reboots the host; pass --allow-reboot';
     return `not run: a ${step.danger} step needs confirmation (--yes, or confirm in the TUI)`;
   }
 
-  private async confirmed(stage: StageDef<any, any>, step: StepDef<unknown>, hosts: readonly string[], plans: readonly StepResult[]): Promise<boolean> {
+  private async confirmed(
+    stage: StageDef<any, any>,
+    step: StepDef<unknown>,
+    hosts: readonly string[],
+    plans: readonly StepResult[],
+  ): Promise<boolean> {
     if (step.danger === 'reboot' && !this.options.allowReboot) return false;
     if (!NEEDS_CONFIRMATION.has(step.danger) || this.options.yes) return true;
     return this.options.confirm ? this.options.confirm(stage.id, step, hosts, plans) : false;
@@ -249,7 +312,12 @@ export class StepExecutor {
    * The step as the plan shows it: commands and the diff of every file that would change; and which of its
    * files exist now (what undoing it takes: a file written later without a backup was new).
    */
-  private async preview(stage: StageDef<any, any>, step: StepDef<unknown>, host: string, plan: StepPlan | null): Promise<{ preview: StepResult; existing: ReadonlySet<string> }> {
+  private async preview(
+    stage: StageDef<any, any>,
+    step: StepDef<unknown>,
+    host: string,
+    plan: StepPlan | null,
+  ): Promise<{ preview: StepResult; existing: ReadonlySet<string> }> {
     const existing = new Set<string>();
     const result = (preview: StepResult) => ({ preview, existing });
     if (!plan) return result(skipped(stage, step, host, 'nothing to do on this host'));
@@ -273,13 +341,35 @@ export class StepExecutor {
     // A file's current content is the host's output: sanitized like every other (a diff shows it).
     const summary = sanitize(plan.summary);
     if (commands.length === 0) return result(skipped(stage, step, host, `already in place: ${summary}`));
-    return result({ id: step.id, stage: stage.id, host, status: 'planned', danger: step.danger, summary, commands, diff: diffs.join(''), changed: false });
+    return result({
+      id: step.id,
+      stage: stage.id,
+      host,
+      status: 'planned',
+      danger: step.danger,
+      summary,
+      commands,
+      diff: diffs.join(''),
+      changed: false,
+    });
   }
 
-  private async writeFile(host: string, f: FileChange): Promise<{ changed: boolean; diff: string; commandLine: string; backupPath?: string }> {
+  private async writeFile(
+    host: string,
+    f: FileChange,
+  ): Promise<{ changed: boolean; diff: string; commandLine: string; backupPath?: string }> {
     const before = await this.currentContent(host, f.path);
-    const r = await this.host(host).writeFileAtomic(f.path, f.content, { mode: f.mode, sudo: true, backupDir: this.backupDir() });
-    return { changed: r.changed, diff: r.changed ? sanitize(fileDiff(f.path, before, f.content)) : '', commandLine: fileCommand(f), ...(r.backupPath ? { backupPath: r.backupPath } : {}) };
+    const r = await this.host(host).writeFileAtomic(f.path, f.content, {
+      mode: f.mode,
+      sudo: true,
+      backupDir: this.backupDir(),
+    });
+    return {
+      changed: r.changed,
+      diff: r.changed ? sanitize(fileDiff(f.path, before, f.content)) : '',
+      commandLine: fileCommand(f),
+      ...(r.backupPath ? { backupPath: r.backupPath } : {}),
+    };
   }
 
   /**
@@ -290,8 +380,14 @@ export class StepExecutor {
    * Any other failure rolls back what this step changed, across every attempt.
    */
   private async execute(
-    stage: StageDef<any, any>, step: StepDef<unknown>, host: string, plan: StepPlan, preview: StepResult,
-    existing: ReadonlySet<string>, run: HostRunner, signal: AbortSignal,
+    stage: StageDef<any, any>,
+    step: StepDef<unknown>,
+    host: string,
+    plan: StepPlan,
+    preview: StepResult,
+    existing: ReadonlySet<string>,
+    run: HostRunner,
+    signal: AbortSignal,
   ): Promise<StepResult> {
     const written: Array<{ path: string; backupPath?: string; uncertain?: boolean }> = [];
     const moved: Array<{ path: string; backupPath: string }> = [];
@@ -301,7 +397,12 @@ export class StepExecutor {
     this.engine.emit({ type: 'step.start', stage: stage.id, step: step.id, host, danger: step.danger, undo });
     const fail = async (why: string): Promise<StepResult> => {
       const rollback = await rollbackStep(host, written, moved, plan.rollback ?? [], run);
-      return { ...preview, status: 'failed', changed, error: sanitize(`${why}${rollback ? `\nrollback: ${rollback}` : ''}`) };
+      return {
+        ...preview,
+        status: 'failed',
+        changed,
+        error: sanitize(`${why}${rollback ? `\nrollback: ${rollback}` : ''}`),
+      };
     };
     for (let attempt = 1; ; attempt++) {
       let writing: string | undefined;
@@ -317,36 +418,61 @@ export class StepExecutor {
         }
         for (const path of plan.removeFiles ?? []) {
           const backupPath = posix.join(this.backupDir(), path);
-          const r = await run(host, `${step.id}:remove`, {
-            script: 'test -e "$1" || exit 0\nmkdir -p "$(dirname "$2")" && mv -f -- "$1" "$2"\n', args: [path, backupPath],
-          }, { sudo: true });
-          if (r.exitCode !== 0) return await fail(`moving ${path} to ${backupPath} failed (exit ${r.exitCode}): ${tail(r.stderr || r.stdout)}`);
+          const r = await run(
+            host,
+            `${step.id}:remove`,
+            {
+              script: 'test -e "$1" || exit 0\nmkdir -p "$(dirname "$2")" && mv -f -- "$1" "$2"\n',
+              args: [path, backupPath],
+            },
+            { sudo: true },
+          );
+          if (r.exitCode !== 0)
+            return await fail(
+              `moving ${path} to ${backupPath} failed (exit ${r.exitCode}): ${tail(r.stderr || r.stdout)}`,
+            );
           changed = true;
           remember(moved, { path, backupPath });
         }
         // A package command cut short earlier (cancel, timeout, crash) left dpkg interrupted: the os stage's
         // guard finishes it first, or apt would refuse with exit 100.
         if ((plan.commands ?? []).some((c) => runsPackageTool(displayCommand(c)))) {
-          const note = (line: string) => this.engine.emit({
-            type: 'step.note', stage: stage.id, step: step.id, host, line: clean(line),
-          });
+          const note = (line: string) =>
+            this.engine.emit({
+              type: 'step.note',
+              stage: stage.id,
+              step: step.id,
+              host,
+              line: clean(line),
+            });
           const guard = await repairPackageState(run, host, { signal, note });
           if (guard.outcome === 'busy' || guard.outcome === 'failed') {
             return await fail(`before ${step.id}: ${guard.detail}`);
           }
         }
         for (const c of plan.commands ?? []) {
-          const r = await run(host, step.id, c.command, { sudo: c.sudo ?? true, timeoutMs: c.timeoutMs ?? 20 * 60_000 });
+          const r = await run(host, step.id, c.command, {
+            sudo: c.sudo ?? true,
+            timeoutMs: c.timeoutMs ?? 20 * 60_000,
+          });
           changed = true;
           const ok = (c.okExit ?? [0]).includes(r.exitCode ?? -1);
           if (!ok) {
-            const status = r.timedOut ? 'timed out' : r.cancelled ? 'was cancelled' : `exited ${r.exitCode ?? r.signal}`;
-            return await fail(`\`${displayCommand(c).split('\n')[0]}\` on ${host} ${status}\n${tail(`${r.stdout}\n${r.stderr}`)}`);
+            const status = r.timedOut
+              ? 'timed out'
+              : r.cancelled
+                ? 'was cancelled'
+                : `exited ${r.exitCode ?? r.signal}`;
+            return await fail(
+              `\`${displayCommand(c).split('\n')[0]}\` on ${host} ${status}\n${tail(`${r.stdout}\n${r.stderr}`)}`,
+            );
           }
         }
         if (plan.reboot) {
           changed = true;
-          const r = await rebootAndWait(this.host(host), run, { timeoutMs: this.options.rebootTimeoutMs ?? 15 * 60_000 });
+          const r = await rebootAndWait(this.host(host), run, {
+            timeoutMs: this.options.rebootTimeoutMs ?? 15 * 60_000,
+          });
           if (!r.ok) return { ...preview, status: 'failed', changed, error: r.detail };
         }
         return { ...preview, status: 'applied', changed };
@@ -355,22 +481,42 @@ export class StepExecutor {
         // A write cut short may have replaced the file (or made it) without telling us: roll it back too.
         if (writing !== undefined) {
           const existed = undo.files.find((f) => f.path === writing)?.existed ?? true;
-          remember(written, { path: writing, uncertain: true, ...(existed ? { backupPath: posix.join(this.backupDir(), writing) } : {}) });
+          remember(written, {
+            path: writing,
+            uncertain: true,
+            ...(existed ? { backupPath: posix.join(this.backupDir(), writing) } : {}),
+          });
         }
         const note = (line: string) =>
           this.engine.emit({ type: 'step.note', stage: stage.id, step: step.id, host, line: clean(line) });
         note(`connection lost during ${step.id}: ${err.message}`);
         if (attempt > MAX_RESUMES) {
-          return { ...preview, status: 'failed', changed, unsettled: true, error: sanitize(`the connection to ${host} was lost ${attempt} times during this step; stopped (nothing rolled back over a lost connection). Run apply again when ${host} is stable: every step starts from the host's current state.\n${err.message}`) };
+          return {
+            ...preview,
+            status: 'failed',
+            changed,
+            unsettled: true,
+            error: sanitize(
+              `the connection to ${host} was lost ${attempt} times during this step; stopped (nothing rolled back over a lost connection). Run apply again when ${host} is stable: every step starts from the host's current state.\n${err.message}`,
+            ),
+          };
         }
         const back = await awaitHost(this.host(host), this.reconnectTimeoutMs());
         if (!back.ok) {
-          return { ...preview, status: 'failed', changed, unsettled: true, error: sanitize(`the connection to ${host} was lost during this step and it did not answer again (${back.detail}); nothing was rolled back. Run apply again when ${host} answers: every step starts from the host's current state.\n${err.message}`) };
+          return {
+            ...preview,
+            status: 'failed',
+            changed,
+            unsettled: true,
+            error: sanitize(
+              `the connection to ${host} was lost during this step and it did not answer again (${back.detail}); nothing was rolled back. Run apply again when ${host} answers: every step starts from the host's current state.\n${err.message}`,
+            ),
+          };
         }
-        note(`${host} answers again (${back.detail}); resuming ${step.id} from its start (attempt ${attempt + 1}): files in place compare equal, commands are idempotent`);
+        note(
+          `${host} answers again (${back.detail}); resuming ${step.id} from its start (attempt ${attempt + 1}): files in place compare equal, commands are idempotent`,
+        );
       }
     }
   }
-
-
 }

@@ -7,7 +7,13 @@ import { STAGE_IDS, worstStatus, type CheckResult, type StageId, type StageStatu
 import { TIMEBASES } from '../monitor/series.js';
 import { withoutSudoWrapper } from '../transport/quote.js';
 import type {
-  CommandView, EngineAction, EngineState, EngineStore, PaneOutputAction, PaneState, StageOutput,
+  CommandView,
+  EngineAction,
+  EngineState,
+  EngineStore,
+  PaneOutputAction,
+  PaneState,
+  StageOutput,
 } from './store-types.js';
 
 /**
@@ -58,9 +64,23 @@ function appendToStage(p: PaneState, stage: StageId, added: StageOutput['lines']
 }
 
 /** Lines the engine itself writes into panes (step markers, procedure notes), tagged with the step. */
-function appendLines(state: EngineState, hosts: readonly string[], stage: StageId, texts: readonly string[], probe: string): EngineState {
+function appendLines(
+  state: EngineState,
+  hosts: readonly string[],
+  stage: StageId,
+  texts: readonly string[],
+  probe: string,
+): EngineState {
   let next = state;
-  for (const h of hosts) next = updatePane(next, h, (p) => appendToStage(p, stage, texts.map((text) => ({ text, stderr: false, probe })), 0));
+  for (const h of hosts)
+    next = updatePane(next, h, (p) =>
+      appendToStage(
+        p,
+        stage,
+        texts.map((text) => ({ text, stderr: false, probe })),
+        0,
+      ),
+    );
   return next;
 }
 
@@ -82,7 +102,8 @@ function appendOutput(p: PaneState, batches: PaneOutputAction['batches'], omitte
     // Only the last PANE_LINES of a batch can stay; the rest are counted.
     const from = Math.max(0, b.lines.length - PANE_LINES);
     into.uncarried += from;
-    for (let i = from; i < b.lines.length; i++) into.added.push({ text: b.lines[i] as string, stderr, probe: cmd.probe });
+    for (let i = from; i < b.lines.length; i++)
+      into.added.push({ text: b.lines[i] as string, stderr, probe: cmd.probe });
     lastStage = cmd.stage;
   }
   if (lastStage !== undefined) byStage.get(lastStage)!.uncarried += omitted;
@@ -122,10 +143,18 @@ export function reduce(state: EngineState, action: EngineAction): EngineState {
     case 'cmd.start':
       return updatePane(state, action.host, (p) => ({
         ...p,
-        commands: [...p.commands, {
-          runId: action.runId, stage: action.stage, probe: action.probe, commandLine: withoutSudoWrapper(action.commandLine), sudo: action.sudo, running: true,
-          ...(action.reusedFrom !== undefined ? { reusedFrom: action.reusedFrom } : {}),
-        }],
+        commands: [
+          ...p.commands,
+          {
+            runId: action.runId,
+            stage: action.stage,
+            probe: action.probe,
+            commandLine: withoutSudoWrapper(action.commandLine),
+            sudo: action.sudo,
+            running: true,
+            ...(action.reusedFrom !== undefined ? { reusedFrom: action.reusedFrom } : {}),
+          },
+        ],
       }));
     case 'cmd.output':
       return updatePane(state, action.host, (p) => appendOutput(p, [action], 0));
@@ -134,7 +163,12 @@ export function reduce(state: EngineState, action: EngineAction): EngineState {
     case 'cmd.exit':
       return updatePane(state, action.host, (p) =>
         updateCommand(p, action.runId, (c) => ({
-          ...c, running: false, exitCode: action.exitCode, durationMs: action.durationMs, timedOut: action.timedOut, cancelled: action.cancelled,
+          ...c,
+          running: false,
+          exitCode: action.exitCode,
+          durationMs: action.durationMs,
+          timedOut: action.timedOut,
+          cancelled: action.cancelled,
         })),
       );
     case 'check.result': {
@@ -144,7 +178,13 @@ export function reduce(state: EngineState, action: EngineAction): EngineState {
     case 'step.start':
       return appendLines(state, [action.host], action.stage, [`▶ ${action.step} (${action.danger})`], action.step);
     case 'step.note':
-      return appendLines(state, action.host === null ? state.hostOrder : [action.host], action.stage, [action.line], action.step);
+      return appendLines(
+        state,
+        action.host === null ? state.hostOrder : [action.host],
+        action.stage,
+        [action.line],
+        action.step,
+      );
     case 'step.result': {
       const r = action.result;
       const kept = state.steps[r.stage].filter((s) => !(s.id === r.id && s.host === r.host));
@@ -158,12 +198,17 @@ export function reduce(state: EngineState, action: EngineAction): EngineState {
     case 'session.hosts': {
       const fresh = initialState(action.hosts);
       // Diagnoses were of the old hosts: the catalog stays, the verdicts go.
-      return { ...fresh, monitor: { ...fresh.monitor, timebase: state.monitor.timebase }, troubleshoot: { ...fresh.troubleshoot, symptoms: state.troubleshoot.symptoms } };
+      return {
+        ...fresh,
+        monitor: { ...fresh.monitor, timebase: state.monitor.timebase },
+        troubleshoot: { ...fresh.troubleshoot, symptoms: state.troubleshoot.symptoms },
+      };
     }
     case 'monitor.frame':
       return { ...state, monitor: { ...state.monitor, frame: action.frame } };
     case 'monitor.timebase': {
-      const next = action.timebase ?? TIMEBASES[(TIMEBASES.indexOf(state.monitor.timebase) + 1) % TIMEBASES.length] ?? '1m';
+      const next =
+        action.timebase ?? TIMEBASES[(TIMEBASES.indexOf(state.monitor.timebase) + 1) % TIMEBASES.length] ?? '1m';
       return { ...state, monitor: { ...state.monitor, timebase: next } };
     }
     case 'troubleshoot.open':
@@ -172,7 +217,10 @@ export function reduce(state: EngineState, action: EngineAction): EngineState {
       return { ...state, troubleshoot: { ...state.troubleshoot, running: action.symptom } };
     case 'troubleshoot.diagnosis': {
       const t = state.troubleshoot;
-      return { ...state, troubleshoot: { ...t, diagnoses: { ...t.diagnoses, [action.diagnosis.symptom]: action.diagnosis } } };
+      return {
+        ...state,
+        troubleshoot: { ...t, diagnoses: { ...t.diagnoses, [action.diagnosis.symptom]: action.diagnosis } },
+      };
     }
     case 'troubleshoot.fixing':
       return { ...state, troubleshoot: { ...state.troubleshoot, fixing: action.fixing } };
@@ -220,11 +268,17 @@ export class Store implements EngineStore {
 export function checksWorstFirst(state: Pick<EngineState, 'checks' | 'hostOrder'>, stage: StageId): CheckResult[] {
   const rank = { error: 0, fail: 1, warn: 2, skip: 3, pass: 4 } as const;
   const hostIndex = (h: string | null) => (h === null ? state.hostOrder.length : state.hostOrder.indexOf(h));
-  return [...state.checks[stage]].sort((a, b) => rank[a.status] - rank[b.status] || hostIndex(a.host) - hostIndex(b.host));
+  return [...state.checks[stage]].sort(
+    (a, b) => rank[a.status] - rank[b.status] || hostIndex(a.host) - hostIndex(b.host),
+  );
 }
 
 /** Roll-up of one stage on one host (or the cluster row when host is null). */
-export function stageStatusFor(state: Pick<EngineState, 'stages' | 'checks'>, stage: StageId, host: string | null): StageStatus {
+export function stageStatusFor(
+  state: Pick<EngineState, 'stages' | 'checks'>,
+  stage: StageId,
+  host: string | null,
+): StageStatus {
   const overall = state.stages[stage];
   const results = state.checks[stage].filter((c) => c.host === host);
   if (results.length === 0) return overall === 'running' ? 'running' : 'pending';

@@ -6,8 +6,17 @@ import type { Command, RunResult } from '../transport/types.js';
 import type { ClusterConfig } from '../config/schema.js';
 
 export const STAGE_IDS = [
-  'inventory', 'os', 'nic-stack', 'network', 'qos', 'rdma-link',
-  'gpu-driver', 'gpudirect', 'nccl', 'ray', 'vllm',
+  'inventory',
+  'os',
+  'nic-stack',
+  'network',
+  'qos',
+  'rdma-link',
+  'gpu-driver',
+  'gpudirect',
+  'nccl',
+  'ray',
+  'vllm',
 ] as const;
 export type StageId = (typeof STAGE_IDS)[number];
 
@@ -92,7 +101,10 @@ export type HostRunner = (
   label: string,
   command: Command,
   options?: {
-    sudo?: boolean; timeoutMs?: number; env?: Readonly<Record<string, string>>; stdin?: string;
+    sudo?: boolean;
+    timeoutMs?: number;
+    env?: Readonly<Record<string, string>>;
+    stdin?: string;
     /** The command changes nothing a probe reads (a clock read): the pass's shared probe results stay (Engine.runStages). */
     readsOnly?: boolean;
   },

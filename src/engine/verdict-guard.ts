@@ -21,7 +21,9 @@ export function groundedVerdict(v: Verdict): Verdict {
   if (v.status !== 'pass' && v.status !== 'warn') return v;
   if (EMPTY_EVIDENCE.test(v.evidence)) {
     return {
-      ...v, status: 'error', summary: `cannot tell: no evidence for "${v.summary}"`,
+      ...v,
+      status: 'error',
+      summary: `cannot tell: no evidence for "${v.summary}"`,
       evidence: '(the check read nothing it could show)',
       fix: v.fix ?? 'check again; if it persists, report it as a bug in l20-setup',
     };
@@ -29,7 +31,9 @@ export function groundedVerdict(v: Verdict): Verdict {
   const unread = placeholderIn(v.summary) ?? placeholderIn(v.evidence);
   if (unread !== undefined) {
     return {
-      ...v, status: 'error', summary: `cannot tell: "${v.summary}" rests on a value that was not read`,
+      ...v,
+      status: 'error',
+      summary: `cannot tell: "${v.summary}" rests on a value that was not read`,
       evidence: `${v.evidence}\n(not read: ${unread})`,
       fix: v.fix ?? 'check that the probes run on the host (the evidence shows which value is missing)',
     };

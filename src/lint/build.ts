@@ -16,13 +16,36 @@ import { detectKind } from './detect.js';
 import { extractProse, segments } from './prose.js';
 import { parseUnit, unitSettings } from './unit.js';
 
-const CONFIG_KINDS: readonly LintKind[] = ['nccl-conf', 'env', 'netplan-yaml', 'systemd-unit', 'shell-script', 'command-line', 'python-launcher'];
+const CONFIG_KINDS: readonly LintKind[] = [
+  'nccl-conf',
+  'env',
+  'netplan-yaml',
+  'systemd-unit',
+  'shell-script',
+  'command-line',
+  'python-launcher',
+];
 
 function shellSettings(f: CfgFile, cmds: ShellCommand[]): Setting[] {
   const out: Setting[] = [];
   for (const c of cmds) {
-    for (const a of c.assigns) out.push({ key: a.name, value: a.value, line: a.line, raw: f.proseEvidence.get(c) ?? lineText(f, a.line), origin: a.exported ? 'export' : 'assign' });
-    if (c.argv.length > 0) for (const e of c.env) out.push({ key: e.name, value: e.value, line: e.line, raw: f.proseEvidence.get(c) ?? lineText(f, e.line), origin: 'env-prefix' });
+    for (const a of c.assigns)
+      out.push({
+        key: a.name,
+        value: a.value,
+        line: a.line,
+        raw: f.proseEvidence.get(c) ?? lineText(f, a.line),
+        origin: a.exported ? 'export' : 'assign',
+      });
+    if (c.argv.length > 0)
+      for (const e of c.env)
+        out.push({
+          key: e.name,
+          value: e.value,
+          line: e.line,
+          raw: f.proseEvidence.get(c) ?? lineText(f, e.line),
+          origin: 'env-prefix',
+        });
   }
   return out;
 }
@@ -46,7 +69,14 @@ function addProse(f: CfgFile, lines: string[], firstLine: number, whole: string)
   for (const c of cmds) {
     const s = p.snippets[c.line - 1];
     if (!s) continue;
-    const real: ShellCommand = { ...c, line: s.line, endLine: s.line, argv: c.argv.map((w) => ({ ...w, line: s.line })), env: c.env.map((e) => ({ ...e, line: s.line })), assigns: c.assigns.map((a) => ({ ...a, line: s.line })) };
+    const real: ShellCommand = {
+      ...c,
+      line: s.line,
+      endLine: s.line,
+      argv: c.argv.map((w) => ({ ...w, line: s.line })),
+      env: c.env.map((e) => ({ ...e, line: s.line })),
+      assigns: c.assigns.map((a) => ({ ...a, line: s.line })),
+    };
     f.proseEvidence.set(real, s.evidence !== s.text ? s.evidence : c.text);
     f.commands.push(real);
   }
@@ -78,7 +108,8 @@ export function addBlock(f: CfgFile, kind: LintKind, text: string, firstLine: nu
     case 'nccl-conf':
     case 'env': {
       const conf = parseNcclConf(text, firstLine);
-      for (const e of conf.entries) f.settings.push({ key: e.key, value: e.value, line: e.line, raw: e.raw, origin: 'conf', entry: e });
+      for (const e of conf.entries)
+        f.settings.push({ key: e.key, value: e.value, line: e.line, raw: e.raw, origin: 'conf', entry: e });
       f.confMalformed.push(...conf.malformed.filter((m) => isMalformed(m)));
       break;
     }
@@ -98,7 +129,8 @@ export function addBlock(f: CfgFile, kind: LintKind, text: string, firstLine: nu
     case 'python-launcher': {
       const py = parsePythonLaunch(text, firstLine);
       f.python.push(py);
-      for (const e of py.env) f.settings.push({ key: e.name, value: e.value, line: e.line, raw: lineText(f, e.line), origin: 'python' });
+      for (const e of py.env)
+        f.settings.push({ key: e.name, value: e.value, line: e.line, raw: lineText(f, e.line), origin: 'python' });
       break;
     }
     case 'markdown':
@@ -114,7 +146,19 @@ export function buildFile(name: string, text: string, mode?: number): CfgFile {
   const clean = typeof text === 'string' ? text.replace(/\r\n?/g, '\n') : '';
   const kind = detectKind(clean);
   const lines = kind === 'binary' ? [] : clean.split('\n').map((l) => sanitize(l));
-  const f: CfgFile = { name, kind, lines, settings: [], confMalformed: [], netplans: [], commands: [], proseEvidence: new Map(), python: [], units: [], ...(mode !== undefined ? { mode } : {}) };
+  const f: CfgFile = {
+    name,
+    kind,
+    lines,
+    settings: [],
+    confMalformed: [],
+    netplans: [],
+    commands: [],
+    proseEvidence: new Map(),
+    python: [],
+    units: [],
+    ...(mode !== undefined ? { mode } : {}),
+  };
   try {
     if (kind !== 'binary' && kind !== 'empty' && kind !== 'unknown') addBlock(f, kind, lines.join('\n'), 1);
   } catch {

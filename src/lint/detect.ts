@@ -38,11 +38,15 @@ function isCommandish(line: string): boolean {
   const first = line.replace(/^(?:sudo\s+(?:-\S+\s+)*)?(?:[A-Za-z_]\w*=\S*\s+)*/, '').split(/[\s;|&]/)[0] ?? '';
   if (/^[A-Za-z_]\w*=/.test(first)) return false; // only assignments on the line
   const prog = first.slice(first.lastIndexOf('/') + 1);
-  return KNOWN_PROGRAMS.has(prog) || /^\.{0,2}\//.test(first) || /\.(?:sh|run|py)$/.test(first) || line.startsWith('#!');
+  return (
+    KNOWN_PROGRAMS.has(prog) || /^\.{0,2}\//.test(first) || /\.(?:sh|run|py)$/.test(first) || line.startsWith('#!')
+  );
 }
 
 const ASSIGN_LINE = /^(?:export\s+)?[A-Za-z_][A-Za-z0-9_]*\s*=/;
-const PROSE_LINE = (l: string): boolean => /[\u3000-\u9fff\uff00-\uffef]/.test(l) || (l.split(/\s+/).length >= 6 && /[a-z]{3,}\s+[a-z]{2,}\s+[a-z]{2,}/i.test(l) && !isCommandish(l));
+const PROSE_LINE = (l: string): boolean =>
+  /[\u3000-\u9fff\uff00-\uffef]/.test(l) ||
+  (l.split(/\s+/).length >= 6 && /[a-z]{3,}\s+[a-z]{2,}\s+[a-z]{2,}/i.test(l) && !isCommandish(l));
 
 export function detectKind(input: string): LintKind {
   if (typeof input !== 'string' || input.trim() === '') return 'empty';
@@ -58,7 +62,11 @@ export function detectKind(input: string): LintKind {
   if (fences >= 2) return 'markdown';
 
   // systemd unit: section headers and Key=Value lines
-  if (body.some((l) => /^\[(?:Unit|Service|Install|Timer|Socket|Path|Mount)\]$/.test(l)) && code.filter((l) => /^\[[\w ]+\]$/.test(l) || /^[A-Za-z][\w]*\s*=/.test(l)).length >= code.length * 0.8) return 'systemd-unit';
+  if (
+    body.some((l) => /^\[(?:Unit|Service|Install|Timer|Socket|Path|Mount)\]$/.test(l)) &&
+    code.filter((l) => /^\[[\w ]+\]$/.test(l) || /^[A-Za-z][\w]*\s*=/.test(l)).length >= code.length * 0.8
+  )
+    return 'systemd-unit';
 
   // netplan: a top-level `network:` mapping
   if (/^network:\s*(?:#.*)?$/m.test(text) || /^network:\s*\{/m.test(text)) {
@@ -70,18 +78,36 @@ export function detectKind(input: string): LintKind {
   const tableSep = lines.some((l) => /^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)+\|?\s*$/.test(l));
   const prose = code.filter(PROSE_LINE).length;
   const commands = code.filter(isCommandish).length;
-  if (fences === 1 || tableSep || (lines.some((l) => /^#{1,6}\s+\S/.test(l)) && prose > commands && prose >= 2)) return 'markdown';
+  if (fences === 1 || tableSep || (lines.some((l) => /^#{1,6}\s+\S/.test(l)) && prose > commands && prose >= 2))
+    return 'markdown';
 
   // Python
-  if (code.some((l) => /^(?:import\s+[\w.]+|from\s+[\w.]+\s+import\s+)/.test(l)) || code.some((l) => /^(?:def|class)\s+\w+.*:$/.test(l))) return 'python-launcher';
+  if (
+    code.some((l) => /^(?:import\s+[\w.]+|from\s+[\w.]+\s+import\s+)/.test(l)) ||
+    code.some((l) => /^(?:def|class)\s+\w+.*:$/.test(l))
+  )
+    return 'python-launcher';
 
   // KEY=VALUE files (a bare `NCCL_X` line is a malformed conf line, not a command)
   const shebang = /^#!\s*\/\S*(?:sh|bash|env\s+(?:ba)?sh)\b/.test(body[0] ?? '');
   const assigns = code.filter((l) => ASSIGN_LINE.test(l) && !isCommandish(l.replace(/^export\s+/, '')));
   // `NCCL_DEBUG=INFO torchrun …` is a command with an environment prefix, not a conf line
-  const confish = code.filter((l) => (ASSIGN_LINE.test(l) || /^NCCL_[A-Z0-9_]*\b/.test(l)) && !isCommandish(l.replace(/^export\s+/, '')));
-  if (!shebang && assigns.length > 0 && confish.length >= code.length * 0.6 && code.every((l) => confish.includes(l) || !isCommandish(l))) {
-    const keys = assigns.map((l) => l.replace(/^export\s+/, '').split('=')[0]?.trim() ?? '');
+  const confish = code.filter(
+    (l) => (ASSIGN_LINE.test(l) || /^NCCL_[A-Z0-9_]*\b/.test(l)) && !isCommandish(l.replace(/^export\s+/, '')),
+  );
+  if (
+    !shebang &&
+    assigns.length > 0 &&
+    confish.length >= code.length * 0.6 &&
+    code.every((l) => confish.includes(l) || !isCommandish(l))
+  ) {
+    const keys = assigns.map(
+      (l) =>
+        l
+          .replace(/^export\s+/, '')
+          .split('=')[0]
+          ?.trim() ?? '',
+    );
     const nccl = keys.filter((k) => /^NCCL_/.test(k)).length;
     return nccl > 0 && nccl >= keys.length / 2 ? 'nccl-conf' : 'env';
   }

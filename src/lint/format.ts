@@ -6,7 +6,13 @@ import type { LintReport } from './report.js';
 import { ruleHint } from '../rules/hint.js';
 
 const ORDER: Severity[] = ['blocker', 'high', 'medium', 'low', 'info'];
-const COLOR: Record<Severity, string> = { blocker: '\u001b[1;31m', high: '\u001b[31m', medium: '\u001b[33m', low: '\u001b[36m', info: '\u001b[2m' };
+const COLOR: Record<Severity, string> = {
+  blocker: '\u001b[1;31m',
+  high: '\u001b[31m',
+  medium: '\u001b[33m',
+  low: '\u001b[36m',
+  info: '\u001b[2m',
+};
 const RESET = '\u001b[0m';
 const DIM = '\u001b[2m';
 const BOLD = '\u001b[1m';
@@ -58,7 +64,9 @@ export function formatHuman(report: LintReport, color: boolean): string {
   const n = report.files.length;
   const unreadable = report.files.filter((f) => f.error !== undefined).length;
   const parts = ORDER.filter((s) => totals[s] > 0).map((s) => c(COLOR[s], `${totals[s]} ${s}`));
-  out.push(`${n} file${n === 1 ? '' : 's'}: ${parts.length > 0 ? parts.join(', ') : 'no findings'}${unreadable > 0 ? `; ${unreadable} unreadable` : ''}`);
+  out.push(
+    `${n} file${n === 1 ? '' : 's'}: ${parts.length > 0 ? parts.join(', ') : 'no findings'}${unreadable > 0 ? `; ${unreadable} unreadable` : ''}`,
+  );
   const firstRule = report.files.flatMap((f) => f.findings)[0]?.rule;
   if (firstRule !== undefined) out.push(c(DIM, ruleHint(firstRule)));
   return `${out.join('\n')}\n`;

@@ -48,7 +48,14 @@ async function load(path: string): Promise<{ text: string; mode: number; binary:
   } catch (e) {
     if (e instanceof FileRefusedError) return { error: `${path}: ${e.reason}` };
     const code = (e as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : e instanceof Error ? e.message : String(e);
+    const why =
+      code === 'ENOENT'
+        ? 'no such file'
+        : code === 'EACCES' || code === 'EPERM'
+          ? 'permission denied'
+          : e instanceof Error
+            ? e.message
+            : String(e);
     return { error: `${path}: cannot read: ${why}` };
   }
 }
@@ -82,7 +89,12 @@ export async function lintFiles(paths: string[]): Promise<LintReport> {
 }
 
 /** The CLI entry: prints the report (JSON or human) and returns the exit status. */
-export async function runLint(argv: { files: string[]; json: boolean; color: boolean; write: (s: string) => void }): Promise<number> {
+export async function runLint(argv: {
+  files: string[];
+  json: boolean;
+  color: boolean;
+  write: (s: string) => void;
+}): Promise<number> {
   if (argv.files.length === 0) {
     argv.write('l20-setup lint: no file given. Usage: l20-setup lint FILE… [--json]\n');
     return 2;

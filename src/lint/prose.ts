@@ -49,7 +49,8 @@ export interface ProseExtract {
 
 const HEAD =
   /(?<![\w./=-])(?:sudo\s|ray\s+(?:start|stop|status)\b|pip3?\s+install\b|python3?\s+-m\s|python3?\s+\S+\.py\b|vllm\s+serve\b|wget\s|curl\s|apt(?:-get)?\s+(?:install|update|full-upgrade|upgrade|remove|purge)\b|mlnx_qos\b|dcb\s+(?:app|pfc|ets)\b|\.\/[\w.-]+|sh\s+\S+\.(?:run|sh)\b|ufw\s+\w|iptables\s+-|systemctl\s+\w|source\s|modprobe\s|echo\s|tar\s+[xc]|cd\s|for\s+\w+\s+in\s|done\b|netplan\s+(?:apply|try|generate)\b|ib_(?:write|read|send)_(?:bw|lat)\b|torchrun\s|mpirun\s|ibstat\b|ibv_devices\b|nvidia-smi\b|nvcc\s)/g;
-const FIREWALL = /禁用防火墙|关闭防火墙|停用防火墙|disable (?:the |your )?firewall|turn off (?:the |your )?firewall|stop (?:the )?firewall/i;
+const FIREWALL =
+  /禁用防火墙|关闭防火墙|停用防火墙|disable (?:the |your )?firewall|turn off (?:the |your )?firewall|stop (?:the )?firewall/i;
 const MONITOR = /\b(iftop|nload|iptraf-ng|bmon|nethogs|tcpdump)\b/g;
 const CLAIM_WORD = /tokens?\/s|tok\/s|吞吐|throughput|TTFT|首token|延迟|latency|并发|concurren|QPS|req(?:uests)?\/s/i;
 const CLAIM_NUM = /(?<![\d,.])\d[\d,.]{0,20}\s*(?:tokens?\/s|tok\/s|req\/s|QPS|ms)\b/i;
@@ -85,7 +86,10 @@ function commandsIn(line: string, lineNo: number, out: Snippet[]): void {
       let text = run.text.slice(h, kept[k + 1] ?? run.text.length);
       const comment = /\s#/.exec(text);
       if (comment) text = text.slice(0, comment.index);
-      text = text.replace(/\s+\\\s+/g, ' ').replace(/\s*(?:&&|\|\||\|)\s*$/, '').trim();
+      text = text
+        .replace(/\s+\\\s+/g, ' ')
+        .replace(/\s*(?:&&|\|\||\|)\s*$/, '')
+        .trim();
       // an unbalanced quote in prose must not swallow the commands after it
       let parse = text;
       for (const q of ["'", '"', '`']) if ((parse.split(q).length - 1) % 2 === 1) parse = parse.split(q).join('');
@@ -115,11 +119,15 @@ export function extractProse(lines: string[], firstLine: number, whole: string):
       monitors: [],
       udp4791: [],
       workload: {
-        lengths: /input[-_ ]len|输入长度|prompt[-_ ]len/i.test(whole) && /output[-_ ]len|输出长度|max_tokens/i.test(whole),
+        lengths:
+          /input[-_ ]len|输入长度|prompt[-_ ]len/i.test(whole) && /output[-_ ]len|输出长度|max_tokens/i.test(whole),
         concurrency: /--max-concurrency|max_concurrency|concurrency\s*[=:]\s*\d|并发数\s*[=:：]\s*\d/i.test(whole),
         prompts: /--num-prompts|num_prompts|\bprompts?\s*[=:]\s*\d|请求数\s*[=:：]\s*\d/i.test(whole),
         tool: /vllm bench serve|benchmark_serving|benchmark_throughput|genai-perf|llmperf|guidellm/i.test(whole),
-        layout: /--tensor-parallel-size|tensor_parallel_size|\s-tp\s+\d|--data-parallel-size|pipeline[-_]parallel/i.test(whole),
+        layout:
+          /--tensor-parallel-size|tensor_parallel_size|\s-tp\s+\d|--data-parallel-size|pipeline[-_]parallel/i.test(
+            whole,
+          ),
       },
     },
   };
@@ -138,9 +146,15 @@ export function extractProse(lines: string[], firstLine: number, whole: string):
     const llm = /\b(?:vllm\.)?LLM\(/.exec(l);
     if (llm) out.python.push({ line, text: l.slice(llm.index) });
     const fw = FIREWALL.exec(l);
-    if (fw) out.snippets.push({ line, text: 'ufw disable', evidence: `${phrase(l, fw.index)} (implies \`ufw disable\`)` });
-    if (/\b4791\b/.test(l) && /udp|port|open|allow|端口|开放|防火墙|firewall/i.test([lines[k - 2], lines[k - 1], l].join(' '))) out.facts.udp4791.push({ line, text: l.trim().slice(0, 160) });
-    for (const m of l.matchAll(MONITOR)) out.facts.monitors.push({ line, tool: m[1] as string, text: phrase(l, m.index ?? 0, false) });
+    if (fw)
+      out.snippets.push({ line, text: 'ufw disable', evidence: `${phrase(l, fw.index)} (implies \`ufw disable\`)` });
+    if (
+      /\b4791\b/.test(l) &&
+      /udp|port|open|allow|端口|开放|防火墙|firewall/i.test([lines[k - 2], lines[k - 1], l].join(' '))
+    )
+      out.facts.udp4791.push({ line, text: l.trim().slice(0, 160) });
+    for (const m of l.matchAll(MONITOR))
+      out.facts.monitors.push({ line, tool: m[1] as string, text: phrase(l, m.index ?? 0, false) });
     if (claimLine(l)) block.push({ line, text: l.trim().slice(0, 200) });
     else if (block.length > 0 && !/^\s*\|?\s*:?-{3,}/.test(l)) {
       out.facts.claims.push(block);

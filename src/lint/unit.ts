@@ -30,7 +30,8 @@ export function parseUnit(text: string, firstLine = 1): UnitFacts {
     const key = raw.slice(0, eq).trim();
     facts.entries.push({ section, key, value, line });
     if (/^Exec(?:Start|StartPre|StartPost|Stop|Reload)$/.test(key)) {
-      for (const c of parseShell(value.replace(/^[-@:+!]+/, ''), line)) facts.commands.push({ ...c, line, endLine: line });
+      for (const c of parseShell(value.replace(/^[-@:+!]+/, ''), line))
+        facts.commands.push({ ...c, line, endLine: line });
     }
   }
   return facts;

@@ -95,8 +95,12 @@ export class HostSampler {
     for (const a of this.apps) byUuid.set(a.gpuUuid, [...(byUuid.get(a.gpuUuid) ?? []), a]);
     const gpus = [...this.gpus.values()]
       .sort((a, b) => a.index - b.index)
-      .map((g) => ({ ...g, processes: (byUuid.get(g.uuid) ?? []).map(({ pid, name, memUsedMiB }) => ({ pid, name, memUsedMiB })) }));
-    const [mPrev, mCur] = this.metrics.length >= 2 ? [this.metrics[0] ?? null, this.metrics[1]] : [null, this.metrics[0]];
+      .map((g) => ({
+        ...g,
+        processes: (byUuid.get(g.uuid) ?? []).map(({ pid, name, memUsedMiB }) => ({ pid, name, memUsedMiB })),
+      }));
+    const [mPrev, mCur] =
+      this.metrics.length >= 2 ? [this.metrics[0] ?? null, this.metrics[1]] : [null, this.metrics[0]];
     const errors = [this.errors.loop, this.errors.gpu].filter((e): e is string => e !== undefined);
     return {
       name: this.host.name,
@@ -158,7 +162,11 @@ export class HostSampler {
     };
     const common = { signal, onStdout, maxBufferBytes: RESULT_BUFFER_BYTES };
     if (channel === 'gpu') return this.host.run({ argv: gpuCommand(this.opts.intervalMs, this.gpuFieldSet) }, common);
-    const script = hostLoopScript({ intervalMs: this.opts.intervalMs, vllmPort: this.opts.vllmPort, ...(this.opts.netdevs ? { netdevs: this.opts.netdevs } : {}) });
+    const script = hostLoopScript({
+      intervalMs: this.opts.intervalMs,
+      vllmPort: this.opts.vllmPort,
+      ...(this.opts.netdevs ? { netdevs: this.opts.netdevs } : {}),
+    });
     return this.host.run({ script }, common);
   }
 
@@ -175,7 +183,8 @@ export class HostSampler {
     const parser = new LoopFrameParser((frame) => {
       this.frames = [...this.frames, frame].slice(-2);
       if (frame.apps) this.apps = frame.apps;
-      if (frame.metrics && frame.uptime !== null) this.metrics = [...this.metrics, { at: frame.uptime, lines: frame.metrics }].slice(-2);
+      if (frame.metrics && frame.uptime !== null)
+        this.metrics = [...this.metrics, { at: frame.uptime, lines: frame.metrics }].slice(-2);
       if (frame.xids?.lines.length) this.xids = [...new Set([...this.xids, ...frame.xids.lines])].slice(-5);
       this.fresh('loop');
     });
@@ -194,9 +203,20 @@ const EVENT_REASON_SETS = GPU_FIELD_SETS - 1;
 
 function describeEnd(channel: Channel, r: RunResult): string {
   const what = channel === 'gpu' ? 'nvidia-smi' : 'counter loop';
-  if (channel === 'gpu' && r.exitCode === 127) return 'nvidia-smi is not installed (no NVIDIA driver yet: stage gpu-driver)';
-  const last = `${r.stderr}\n${r.stdout}`.split('\n').map((l) => l.trim()).filter(Boolean).slice(-1)[0];
-  const how = r.timedOut ? 'timed out' : r.cancelled ? 'was cancelled (no output)' : r.signal ? `was killed by ${r.signal}` : `exited with ${r.exitCode}`;
+  if (channel === 'gpu' && r.exitCode === 127)
+    return 'nvidia-smi is not installed (no NVIDIA driver yet: stage gpu-driver)';
+  const last = `${r.stderr}\n${r.stdout}`
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .slice(-1)[0];
+  const how = r.timedOut
+    ? 'timed out'
+    : r.cancelled
+      ? 'was cancelled (no output)'
+      : r.signal
+        ? `was killed by ${r.signal}`
+        : `exited with ${r.exitCode}`;
   return `${what} ${how}${last ? `: ${last}` : ''}`;
 }
 

@@ -18,7 +18,6 @@ function text(s: string | undefined): string | null {
   return t === undefined || t === '' || t.startsWith('[') ? null : t;
 }
 
-
 /**
  * One `--query-gpu` line in GPU_FIELDS order (plus the event-reasons field when `withReasons`);
  * null when it is not such a line (an error message, a header).
@@ -59,7 +58,12 @@ export function parseAppLine(line: string): AppRow | null {
   const f = line.split(',').map((s) => s.trim());
   if (f.length < 4 || !/^(GPU|MIG)-/.test(f[0] ?? '') || !/^\d+$/.test(f[1] ?? '')) return null;
   // A process name may itself contain commas; the memory is the last field.
-  return { gpuUuid: f[0] as string, pid: Number(f[1]), name: f.slice(2, -1).join(', ') || '?', memUsedMiB: value(f[f.length - 1]) };
+  return {
+    gpuUuid: f[0] as string,
+    pid: Number(f[1]),
+    name: f.slice(2, -1).join(', ') || '?',
+    memUsedMiB: value(f[f.length - 1]),
+  };
 }
 
 export interface PortCounters {
@@ -129,9 +133,18 @@ export class LoopFrameParser {
         const speedMbps = num(speed);
         const adminUp = flags && /^0x[0-9a-f]+$/i.test(flags) ? (Number.parseInt(flags, 16) & 0x1) === 1 : null;
         f.ports.push({
-          netdev, rdmaDevice: rdma && rdma !== '-' ? rdma : null, operstate: operstate ?? '-', adminUp,
+          netdev,
+          rdmaDevice: rdma && rdma !== '-' ? rdma : null,
+          operstate: operstate ?? '-',
+          adminUp,
           speedMbps: speedMbps !== null && speedMbps > 0 ? speedMbps : null,
-          txBytes: num(tx), rxBytes: num(rx), rxDropped: num(dropped), xmitWords: null, rcvWords: null, outOfBuffer: null, ethtool: {},
+          txBytes: num(tx),
+          rxBytes: num(rx),
+          rxDropped: num(dropped),
+          xmitWords: null,
+          rcvWords: null,
+          outOfBuffer: null,
+          ethtool: {},
         });
         return;
       }
@@ -143,7 +156,9 @@ export class LoopFrameParser {
       case 'E':
         this.ethtoolPort = f.ports.find((x) => x.netdev === w[0]);
         return;
-      case 'A': case 'M': case 'X':
+      case 'A':
+      case 'M':
+      case 'X':
         if (w.length === 0) {
           this.block = tag;
           if (tag === 'A') f.apps = [];

@@ -10,18 +10,26 @@ import type { PortReading, VllmReading } from './types.js';
 const GBIT = 1e9;
 
 function perSec(cur: number | null | undefined, prev: number | null | undefined, dt: number | null): number | null {
-  if (dt === null || dt <= 0 || cur === null || cur === undefined || prev === null || prev === undefined || cur < prev) return null;
+  if (dt === null || dt <= 0 || cur === null || cur === undefined || prev === null || prev === undefined || cur < prev)
+    return null;
   return (cur - prev) / dt;
 }
 
-const round = (n: number | null, digits: number): number | null => (n === null ? null : Math.round(n * 10 ** digits) / 10 ** digits);
+const round = (n: number | null, digits: number): number | null =>
+  n === null ? null : Math.round(n * 10 ** digits) / 10 ** digits;
 
 function sumOrNull(...xs: Array<number | null>): number | null {
   const known = xs.filter((x): x is number => x !== null);
   return known.length ? known.reduce((a, b) => a + b, 0) : null;
 }
 
-function pauses(cur: PortCounters, prev: PortCounters | undefined, dt: number | null, dir: 'rx' | 'tx', priority: number): Record<string, number> {
+function pauses(
+  cur: PortCounters,
+  prev: PortCounters | undefined,
+  dt: number | null,
+  dir: 'rx' | 'tx',
+  priority: number,
+): Record<string, number> {
   const out: Record<string, number> = {};
   for (const [key, total] of Object.entries(cur.ethtool)) {
     const m = new RegExp(`^${dir}_prio([0-7])_pause$`).exec(key);
@@ -41,16 +49,24 @@ export function portReadings(cur: LoopFrame, prev: LoopFrame | null, rocePriorit
     const bits = (b: number | null): number | null => (b === null ? null : (b * 8) / GBIT);
     // RDMA bytes: the port counters (words of 4 octets) where sysfs has them, else mlx5's vport counters.
     const words = (w: number | null | undefined): number | null => (w === null || w === undefined ? null : w * 4);
-    const rdmaTxBits = p.xmitWords !== null
-      ? bits(perSec(words(p.xmitWords), words(q?.xmitWords), dt))
-      : bits(perSec(p.ethtool.tx_vport_rdma_unicast_bytes, q?.ethtool.tx_vport_rdma_unicast_bytes, dt));
-    const rdmaRxBits = p.rcvWords !== null
-      ? bits(perSec(words(p.rcvWords), words(q?.rcvWords), dt))
-      : bits(perSec(p.ethtool.rx_vport_rdma_unicast_bytes, q?.ethtool.rx_vport_rdma_unicast_bytes, dt));
+    const rdmaTxBits =
+      p.xmitWords !== null
+        ? bits(perSec(words(p.xmitWords), words(q?.xmitWords), dt))
+        : bits(perSec(p.ethtool.tx_vport_rdma_unicast_bytes, q?.ethtool.tx_vport_rdma_unicast_bytes, dt));
+    const rdmaRxBits =
+      p.rcvWords !== null
+        ? bits(perSec(words(p.rcvWords), words(q?.rcvWords), dt))
+        : bits(perSec(p.ethtool.rx_vport_rdma_unicast_bytes, q?.ethtool.rx_vport_rdma_unicast_bytes, dt));
     const kernelTx = bits(perSec(p.txBytes, q?.txBytes, dt));
     const kernelRx = bits(perSec(p.rxBytes, q?.rxBytes, dt));
-    const discards = p.ethtool.rx_discards_phy !== undefined ? perSec(p.ethtool.rx_discards_phy, q?.ethtool.rx_discards_phy, dt) : perSec(p.rxDropped, q?.rxDropped, dt);
-    const oob = p.outOfBuffer !== null ? perSec(p.outOfBuffer, q?.outOfBuffer, dt) : perSec(p.ethtool.rx_out_of_buffer, q?.ethtool.rx_out_of_buffer, dt);
+    const discards =
+      p.ethtool.rx_discards_phy !== undefined
+        ? perSec(p.ethtool.rx_discards_phy, q?.ethtool.rx_discards_phy, dt)
+        : perSec(p.rxDropped, q?.rxDropped, dt);
+    const oob =
+      p.outOfBuffer !== null
+        ? perSec(p.outOfBuffer, q?.outOfBuffer, dt)
+        : perSec(p.ethtool.rx_out_of_buffer, q?.ethtool.rx_out_of_buffer, dt);
     return {
       netdev: p.netdev,
       rdmaDevice: p.rdmaDevice,
@@ -84,8 +100,16 @@ export function vllmReading(cur: MetricsReading, prev: MetricsReading | null, ur
   const total = (name: string): number | null => now.get(name)?.sum ?? null;
   const rate = (name: string): number | null => perSec(now.get(name)?.sum, before.get(name)?.sum, dt);
   const kv = now.get('vllm:kv_cache_usage_perc') ?? now.get('vllm:gpu_cache_usage_perc');
-  const dCount = perSec(now.get('vllm:time_to_first_token_seconds_count')?.sum, before.get('vllm:time_to_first_token_seconds_count')?.sum, 1);
-  const dSum = perSec(now.get('vllm:time_to_first_token_seconds_sum')?.sum, before.get('vllm:time_to_first_token_seconds_sum')?.sum, 1);
+  const dCount = perSec(
+    now.get('vllm:time_to_first_token_seconds_count')?.sum,
+    before.get('vllm:time_to_first_token_seconds_count')?.sum,
+    1,
+  );
+  const dSum = perSec(
+    now.get('vllm:time_to_first_token_seconds_sum')?.sum,
+    before.get('vllm:time_to_first_token_seconds_sum')?.sum,
+    1,
+  );
   return {
     url,
     running: total('vllm:num_requests_running'),

@@ -25,8 +25,18 @@
 
 /** Query fields in the order the parser expects; the last one is dropped on drivers that do not know it. */
 export const GPU_FIELDS = [
-  'index', 'uuid', 'name', 'utilization.gpu', 'memory.used', 'memory.total', 'temperature.gpu',
-  'power.draw', 'power.limit', 'clocks.sm', 'clocks.max.sm', 'pstate',
+  'index',
+  'uuid',
+  'name',
+  'utilization.gpu',
+  'memory.used',
+  'memory.total',
+  'temperature.gpu',
+  'power.draw',
+  'power.limit',
+  'clocks.sm',
+  'clocks.max.sm',
+  'pstate',
 ] as const;
 
 /**
@@ -43,21 +53,34 @@ export const XID_EVERY = 10;
 
 /** The vLLM series the loop keeps (grep on the host, so a large /metrics page never crosses the wire). */
 export const VLLM_METRICS = [
-  'vllm:num_requests_running', 'vllm:num_requests_waiting', 'vllm:generation_tokens_total', 'vllm:prompt_tokens_total',
-  'vllm:kv_cache_usage_perc', 'vllm:gpu_cache_usage_perc', 'vllm:time_to_first_token_seconds_sum', 'vllm:time_to_first_token_seconds_count',
+  'vllm:num_requests_running',
+  'vllm:num_requests_waiting',
+  'vllm:generation_tokens_total',
+  'vllm:prompt_tokens_total',
+  'vllm:kv_cache_usage_perc',
+  'vllm:gpu_cache_usage_perc',
+  'vllm:time_to_first_token_seconds_sum',
+  'vllm:time_to_first_token_seconds_count',
 ] as const;
 
 export function gpuCommand(intervalMs: number, fieldSet: number): string[] {
   const extra = EVENT_REASON_FIELDS[fieldSet];
   const fields = extra ? [...GPU_FIELDS, extra] : [...GPU_FIELDS];
-  return ['nvidia-smi', `--query-gpu=${fields.join(',')}`, '--format=csv,noheader,nounits', '-lms', String(checkInterval(intervalMs))];
+  return [
+    'nvidia-smi',
+    `--query-gpu=${fields.join(',')}`,
+    '--format=csv,noheader,nounits',
+    '-lms',
+    String(checkInterval(intervalMs)),
+  ];
 }
 
 /** How many GPU field sets there are to try (with each event-reasons name, then without). */
 export const GPU_FIELD_SETS = EVENT_REASON_FIELDS.length + 1;
 
 function checkInterval(ms: number): number {
-  if (!Number.isInteger(ms) || ms < 100 || ms > 3_600_000) throw new RangeError(`monitor interval must be an integer number of ms between 100 and 3600000, not ${ms}`);
+  if (!Number.isInteger(ms) || ms < 100 || ms > 3_600_000)
+    throw new RangeError(`monitor interval must be an integer number of ms between 100 and 3600000, not ${ms}`);
   return ms;
 }
 
@@ -65,11 +88,16 @@ function checkInterval(ms: number): number {
  * The loop script. Every value that varies is a number checked here or a fixed word, so nothing from
  * a config file reaches the shell unquoted (the vLLM port is an integer, the interval too).
  */
-export function hostLoopScript(opts: { intervalMs: number; vllmPort: number | null; netdevs?: readonly string[] }): string {
+export function hostLoopScript(opts: {
+  intervalMs: number;
+  vllmPort: number | null;
+  netdevs?: readonly string[];
+}): string {
   const ms = checkInterval(opts.intervalMs);
   const seconds = (ms / 1000).toFixed(3);
   const port = opts.vllmPort;
-  if (port !== null && (!Number.isInteger(port) || port < 1 || port > 65535)) throw new RangeError(`vLLM port must be 1–65535, not ${port}`);
+  if (port !== null && (!Number.isInteger(port) || port < 1 || port > 65535))
+    throw new RangeError(`vLLM port must be 1–65535, not ${port}`);
   const grepMetrics = VLLM_METRICS.join('|');
   // Netdev names come from the inventory's schema (interface names: [A-Za-z0-9_.:-]); they are
   // still matched with `case`, never spliced as code.
@@ -108,10 +136,14 @@ while :; do
   if [ $((i % ${APPS_EVERY})) -eq 0 ]; then
     printf 'A\\n'; nvidia-smi --query-compute-apps=${APPS_FIELDS.join(',')} --format=csv,noheader,nounits 2>/dev/null; printf 'A.\\n'
   fi
-${port === null ? '' : `  printf 'M\\n'
+${
+  port === null
+    ? ''
+    : `  printf 'M\\n'
   for h in 127.0.0.1 $mg; do curl -sf -m 1 "http://$h:${port}/metrics" && break; done | grep -E '^(${grepMetrics})[{ ]'
   printf 'M.\\n'
-`}  if [ $((i % ${XID_EVERY})) -eq 0 ]; then
+`
+}  if [ $((i % ${XID_EVERY})) -eq 0 ]; then
     printf 'X\\n'; dm 2>/dev/null | grep 'NVRM: Xid' | tail -n 5; printf 'X. %s\\n' "$dmok"
   fi
   printf 'Z\\n'

@@ -59,7 +59,11 @@ class Ring {
 
 /** One measured quantity over time at the three resolutions. */
 export class Series {
-  private readonly rings = { '1m': new Ring(BUCKET_MS['1m']), '10m': new Ring(BUCKET_MS['10m']), '1h': new Ring(BUCKET_MS['1h']) };
+  private readonly rings = {
+    '1m': new Ring(BUCKET_MS['1m']),
+    '10m': new Ring(BUCKET_MS['10m']),
+    '1h': new Ring(BUCKET_MS['1h']),
+  };
 
   push(timeMs: number, value: number | null): void {
     for (const tb of TIMEBASES) this.rings[tb].push(timeMs, value);

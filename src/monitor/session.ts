@@ -35,7 +35,11 @@ export class MonitorHistory {
       const v = (x: number | null | undefined): number | null => (h.stale || x === undefined ? null : x);
       for (const g of h.gpus) {
         book.push(seriesKey.gpu(g.index, 'util'), t, v(g.utilPct));
-        book.push(seriesKey.gpu(g.index, 'mem'), t, v(g.memUsedMiB !== null && g.memTotalMiB ? (100 * g.memUsedMiB) / g.memTotalMiB : null));
+        book.push(
+          seriesKey.gpu(g.index, 'mem'),
+          t,
+          v(g.memUsedMiB !== null && g.memTotalMiB ? (100 * g.memUsedMiB) / g.memTotalMiB : null),
+        );
         book.push(seriesKey.gpu(g.index, 'temp'), t, v(g.tempC));
         book.push(seriesKey.gpu(g.index, 'power'), t, v(g.powerW));
         book.push(seriesKey.gpu(g.index, 'sm'), t, v(g.smClockMHz));
@@ -43,7 +47,10 @@ export class MonitorHistory {
       for (const p of h.ports) {
         book.push(seriesKey.port(p.netdev, 'tx'), t, v(p.txGbps));
         book.push(seriesKey.port(p.netdev, 'rx'), t, v(p.rxGbps));
-        const pauses = [...Object.values(p.pauseRxPerSec), ...Object.values(p.pauseTxPerSec)].reduce((a, b) => a + b, 0);
+        const pauses = [...Object.values(p.pauseRxPerSec), ...Object.values(p.pauseTxPerSec)].reduce(
+          (a, b) => a + b,
+          0,
+        );
         book.push(seriesKey.port(p.netdev, 'pause'), t, v(pauses));
         book.push(seriesKey.port(p.netdev, 'discards'), t, v(p.discardsPerSec));
       }
@@ -58,7 +65,12 @@ export class MonitorHistory {
     this.last = sample;
   }
 
-  frame(timebase: Timebase, intervalMs: number, source: MonitorFrame['source'], replay: MonitorFrame['replay'] = null): MonitorFrame | null {
+  frame(
+    timebase: Timebase,
+    intervalMs: number,
+    source: MonitorFrame['source'],
+    replay: MonitorFrame['replay'] = null,
+  ): MonitorFrame | null {
     if (!this.last) return null;
     const history: MonitorFrame['history'] = {};
     for (const [host, book] of this.books) {
@@ -84,7 +96,10 @@ export class MonitorSession {
   private readonly now: () => number;
   private latest: MonitorSample | null = null;
 
-  constructor(hosts: readonly Host[], private readonly opts: MonitorOptions) {
+  constructor(
+    hosts: readonly Host[],
+    private readonly opts: MonitorOptions,
+  ) {
     this.now = opts.now ?? Date.now;
     const config = opts.config;
     this.samplers = hosts.map((host) => {
@@ -116,14 +131,17 @@ export class MonitorSession {
    * buckets regular, and a late timer (a busy event loop) skips the slots it missed.
    */
   private schedule(): void {
-    this.timer = setTimeout(() => {
-      const slot = this.nextTickAt;
-      const now = this.now();
-      const behind = Math.max(0, Math.floor((now - slot) / this.opts.intervalMs));
-      this.nextTickAt = slot + (behind + 1) * this.opts.intervalMs;
-      this.tick(slot + behind * this.opts.intervalMs);
-      if (!this.stopped) this.schedule();
-    }, Math.max(0, this.nextTickAt - this.now()));
+    this.timer = setTimeout(
+      () => {
+        const slot = this.nextTickAt;
+        const now = this.now();
+        const behind = Math.max(0, Math.floor((now - slot) / this.opts.intervalMs));
+        this.nextTickAt = slot + (behind + 1) * this.opts.intervalMs;
+        this.tick(slot + behind * this.opts.intervalMs);
+        if (!this.stopped) this.schedule();
+      },
+      Math.max(0, this.nextTickAt - this.now()),
+    );
   }
 
   async stop(): Promise<void> {

@@ -135,7 +135,8 @@ export function parseBonding(text: string): BondingFacts {
         }
         if (section === 'actor') continue;
         if (section === 'partner') {
-          if (slave && /^system mac address$/i.test(key) && /^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/i.test(value)) slave.partnerMac = value.toLowerCase();
+          if (slave && /^system mac address$/i.test(key) && /^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/i.test(value))
+            slave.partnerMac = value.toLowerCase();
           continue;
         }
         if (section === 'agg' && out.activeAggregator && !slave) {
@@ -224,7 +225,10 @@ export function parseBonding(text: string): BondingFacts {
             out.arpTargets = value.split(/[\s,]+/).filter((s) => s !== '');
             break;
           case 'Primary Slave':
-            { const p = value.replace(/\s*\(.*\)\s*$/, ''); out.primarySlave = p === '' || p === 'None' ? undefined : p; }
+            {
+              const p = value.replace(/\s*\(.*\)\s*$/, '');
+              out.primarySlave = p === '' || p === 'None' ? undefined : p;
+            }
             break;
           case 'Currently Active Slave':
             out.activeSlave = value || undefined;

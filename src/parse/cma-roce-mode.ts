@@ -13,7 +13,9 @@ export const CmaRoceModeFactsSchema = z.object({
   /** The last mode printed: `v1` or `v2`. */
   mode: z.enum(['v1', 'v2']).optional(),
   /** Every printed mode, in order, with what the invocation asked for (`set` when `-m` was given). */
-  history: z.array(z.object({ mode: z.enum(['v1', 'v2']), set: z.boolean().optional(), device: z.string().optional() })),
+  history: z.array(
+    z.object({ mode: z.enum(['v1', 'v2']), set: z.boolean().optional(), device: z.string().optional() }),
+  ),
 });
 export type CmaRoceModeFacts = z.infer<typeof CmaRoceModeFactsSchema>;
 

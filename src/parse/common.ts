@@ -70,8 +70,29 @@ export function isPromptLine(line: string, commands?: readonly string[]): boolea
 // Commands an operator types between outputs in a pasted transcript, for `# <command>` prompts (a bare
 // `# …` line is otherwise output: dmon's `# gpu pwr` header, a comment).
 const TRANSCRIPT_COMMANDS = [
-  'lsmod', 'modprobe', 'rmmod', 'insmod', 'modinfo', 'lspci', 'nvidia-smi', 'ofed_info', 'ibstat', 'ibv_devinfo',
-  'ethtool', 'ip', 'rdma', 'dmesg', 'cat', 'grep', 'ls', 'echo', 'systemctl', 'dpkg', 'apt', 'sudo', 'exit',
+  'lsmod',
+  'modprobe',
+  'rmmod',
+  'insmod',
+  'modinfo',
+  'lspci',
+  'nvidia-smi',
+  'ofed_info',
+  'ibstat',
+  'ibv_devinfo',
+  'ethtool',
+  'ip',
+  'rdma',
+  'dmesg',
+  'cat',
+  'grep',
+  'ls',
+  'echo',
+  'systemctl',
+  'dpkg',
+  'apt',
+  'sudo',
+  'exit',
 ];
 
 /**

@@ -78,7 +78,8 @@ export function parseDcgmiDiag(text: string): DcgmiDiagFacts {
           continue;
         }
         if (!t.startsWith('|')) {
-          if (/\bError\b|failed|Unable to/i.test(t) && !/^Successfully/.test(t) && facts.errors.length < 20) facts.errors.push(t);
+          if (/\bError\b|failed|Unable to/i.test(t) && !/^Successfully/.test(t) && facts.errors.length < 20)
+            facts.errors.push(t);
           continue;
         }
         const cells = t.split('|');
@@ -89,7 +90,12 @@ export function parseDcgmiDiag(text: string): DcgmiDiagFacts {
         if (name === 'DCGM Version') facts.dcgmVersion = valueT;
         else if (name === 'Driver Version Detected') facts.driverVersion = valueT;
         else if (name === 'GPU Device IDs Detected') facts.deviceIds = valueT.split(/\s*,\s*/).filter((x) => x !== '');
-        if (/^(?:DCGM Version|Driver Version Detected|GPU Device IDs Detected|Number of CPUs Detected|CPU Device IDs Detected)$/.test(name)) continue;
+        if (
+          /^(?:DCGM Version|Driver Version Detected|GPU Device IDs Detected|Number of CPUs Detected|CPU Device IDs Detected)$/.test(
+            name,
+          )
+        )
+          continue;
         if (name === 'Error' || name === 'Warning' || name === 'Info') {
           msgTarget = last;
           if (msgTarget && !duplicate) {

@@ -8,7 +8,14 @@ import { compact, guard, validate } from './common.js';
 import { logLines } from './log-lines.js';
 
 export const DcgmiDiscoveryFactsSchema = z.object({
-  gpus: z.array(z.object({ id: z.number().int(), name: z.string().optional(), busId: z.string().optional(), uuid: z.string().optional() })),
+  gpus: z.array(
+    z.object({
+      id: z.number().int(),
+      name: z.string().optional(),
+      busId: z.string().optional(),
+      uuid: z.string().optional(),
+    }),
+  ),
   /** `N GPUs found.` as printed (the table may be cut). */
   gpusFound: z.number().int().optional(),
   nvSwitchesFound: z.number().int().optional(),

@@ -18,7 +18,10 @@ export const DkmsModuleSchema = z.object({
 });
 export type DkmsModule = z.infer<typeof DkmsModuleSchema>;
 
-export const DkmsStatusFactsSchema = z.object({ modules: z.array(DkmsModuleSchema), warnings: z.array(z.string()).optional() });
+export const DkmsStatusFactsSchema = z.object({
+  modules: z.array(DkmsModuleSchema),
+  warnings: z.array(z.string()).optional(),
+});
 export type DkmsStatusFacts = z.infer<typeof DkmsStatusFactsSchema>;
 
 const NEW_RE = /^([\w.+-]+)\/([^,\s:]+)(?:,\s*([^,\s:]+))?(?:,\s*([^,\s:]+))?:\s*([A-Za-z-]+)(?:\s+(.*))?$/;
@@ -39,7 +42,16 @@ export function parseDkmsStatus(text: string): DkmsStatusFacts {
         const m = NEW_RE.exec(t) ?? OLD_RE.exec(t);
         if (!m || m[1] === undefined || m[2] === undefined || m[5] === undefined) continue;
         if (!/^(installed|built|added|broken|installed-weak)$/i.test(m[5])) continue;
-        modules.push(compact({ name: m[1], version: m[2], kernel: m[3], arch: m[4], status: m[5], note: m[6]?.trim() || undefined }));
+        modules.push(
+          compact({
+            name: m[1],
+            version: m[2],
+            kernel: m[3],
+            arch: m[4],
+            status: m[5],
+            note: m[6]?.trim() || undefined,
+          }),
+        );
       }
       return validate(DkmsStatusFactsSchema, compact({ modules, warnings: warnings.length ? warnings : undefined }));
     },

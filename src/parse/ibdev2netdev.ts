@@ -95,7 +95,8 @@ export function parseIbdev2netdev(text: string): Ibdev2netdevFacts {
       // `ibdev2netdev` then `ibdev2netdev -v` in one paste: one entry per device port, the richer line merged in.
       const seen = new Map<string, Ibdev2netdevLink>();
       for (const line of rdmaLines(text, { commands: ['ibdev2netdev'] })) {
-        if (!/\bport\s+\d+/.test(line) || !(line.includes('==>') || /\bport\s+\d+\s+\(\s*[A-Z_]+\s*\)\s*$/.test(line))) continue;
+        if (!/\bport\s+\d+/.test(line) || !(line.includes('==>') || /\bport\s+\d+\s+\(\s*[A-Z_]+\s*\)\s*$/.test(line)))
+          continue;
         const link = parseIbdev2netdevLine(line);
         if (!link) continue;
         const key = `${link.device}/${link.port}`;

@@ -52,7 +52,17 @@ export type IbstatFacts = z.infer<typeof IbstatFactsSchema>;
 
 // ibstat.c's port_state_str / port_phy_state_str; anything else (a cut `Acti`) is not a state.
 const STATES = new Set(['Down', 'Initializing', 'Armed', 'Active', '???']);
-const PHYS_STATES = new Set(['No state change', 'Sleep', 'Polling', 'Disabled', 'PortConfigurationTraining', 'LinkUp', 'LinkErrorRecovery', 'PhyTest', '???']);
+const PHYS_STATES = new Set([
+  'No state change',
+  'Sleep',
+  'Polling',
+  'Disabled',
+  'PortConfigurationTraining',
+  'LinkUp',
+  'LinkErrorRecovery',
+  'PhyTest',
+  '???',
+]);
 
 // `CA 'mlx5_0'` (node types: CA, Switch, Router, iWARP RNIC); the per-port form prints `CA: 'mlx5_0'`.
 const CA_RE = /^\s*(?:CA|Switch|Router|iWARP RNIC|\?\?\?):?\s+'([^']+)'\s*$/;
@@ -157,7 +167,11 @@ export function parseIbstat(text: string): IbstatFacts {
       }
       return validate(
         IbstatFactsSchema,
-        compact({ cas: cas.map((c) => compact(c)), ports: ports.map((p) => compact(p)), errors: errors.length ? errors : undefined }),
+        compact({
+          cas: cas.map((c) => compact(c)),
+          ports: ports.map((p) => compact(p)),
+          errors: errors.length ? errors : undefined,
+        }),
       );
     },
     () => ({ cas: [], ports: [] }),

@@ -36,7 +36,16 @@ const FIELD_RE = /^\s*(default gid|base lid|sm lid|state|phys state|rate|link_la
 
 // The script prints sysfs `state` / `phys_state`: `<code>: <name>`; a name outside these is a cut line.
 const STATES = new Set(['NOP', 'DOWN', 'INIT', 'ARMED', 'ACTIVE', 'ACTIVE_DEFER']);
-const PHYS_STATES = new Set(['Sleep', 'Polling', 'Disabled', 'PortConfigurationTraining', 'LinkUp', 'LinkErrorRecovery', 'Phy Test', 'PhyTest']);
+const PHYS_STATES = new Set([
+  'Sleep',
+  'Polling',
+  'Disabled',
+  'PortConfigurationTraining',
+  'LinkUp',
+  'LinkErrorRecovery',
+  'Phy Test',
+  'PhyTest',
+]);
 
 function numbered(v: string): { code?: number; name?: string } {
   const m = /^(\d+)\s*:\s*(\S+(?: Test)?)/.exec(v);

@@ -47,7 +47,10 @@ function kv(rest: string, key: string): string | undefined {
 }
 
 function statsRow(header: string, values: string, prefix: string, stats: Record<string, number>): void {
-  const names = header.replace(/^[A-Z]+(?: errors)?:\s*/, '').trim().split(/\s+/);
+  const names = header
+    .replace(/^[A-Z]+(?: errors)?:\s*/, '')
+    .trim()
+    .split(/\s+/);
   const vals = values.trim().split(/\s+/);
   names.forEach((n, i) => {
     const v = vals[i];
@@ -94,7 +97,10 @@ export function parseIpLink(text: string): IpLinkFacts {
           const perm = kv(d, 'perm_hwaddr');
           if (perm && MAC.test(perm)) cur.permMac = perm.toLowerCase();
         } else {
-          const k = /(?:^|\s)(vlan|bridge|macvlan|vxlan|veth|dummy|team|ipip|gre|wireguard|tun|bridge_slave)\s+(?:protocol|id|mode|forward_delay|type|\S+\s)/.exec(d);
+          const k =
+            /(?:^|\s)(vlan|bridge|macvlan|vxlan|veth|dummy|team|ipip|gre|wireguard|tun|bridge_slave)\s+(?:protocol|id|mode|forward_delay|type|\S+\s)/.exec(
+              d,
+            );
           if (k && !cur.linkKind) cur.linkKind = k[1];
         }
         const alt = [...d.matchAll(/(?:^|\s)altname\s+(\S+)/g)].map((m) => m[1] ?? '').filter((s) => s !== '');

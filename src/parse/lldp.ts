@@ -161,7 +161,11 @@ export function parseIpNeigh(text: string): IpNeighFacts {
         const dst = str(n['dst']);
         if (!dst) continue;
         const st = n['state'];
-        const state = Array.isArray(st) ? st.filter((s): s is string => typeof s === 'string') : typeof st === 'string' ? [st] : [];
+        const state = Array.isArray(st)
+          ? st.filter((s): s is string => typeof s === 'string')
+          : typeof st === 'string'
+            ? [st]
+            : [];
         const lladdr = str(n['lladdr']);
         neighbors.push(
           compact({

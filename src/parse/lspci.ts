@@ -177,8 +177,14 @@ function parseDeviceLine(bdfRaw: string, rest: string): LspciDevice | undefined 
   const numeric = /^[0-9a-fA-F]{4}$/.test(cls) ? /^([0-9a-fA-F]{4}):([0-9a-fA-F]{4})$/.exec(tail) : null;
   if (numeric) {
     return compact({
-      bdf, class: cls.toLowerCase(), classId: cls.toLowerCase(), vendorId: numeric[1]?.toLowerCase(),
-      deviceId: numeric[2]?.toLowerCase(), description: '', revision, progIf,
+      bdf,
+      class: cls.toLowerCase(),
+      classId: cls.toLowerCase(),
+      vendorId: numeric[1]?.toLowerCase(),
+      deviceId: numeric[2]?.toLowerCase(),
+      description: '',
+      revision,
+      progIf,
       offBus: revision === 'ff' ? true : undefined,
     });
   }
@@ -251,7 +257,9 @@ function applyDetail(dev: LspciDevice, line: string, last: boolean): void {
   else if ((m = /^NUMA node:\s*(-?\d+)/.exec(t))) {
     const n = toInt(m[1]);
     if (n !== undefined) dev.numaNode = n;
-  } else if ((m = /^Capabilities:\s*\[[0-9a-fA-F]+\]\s*Express\s*(?:\(v\d+\)\s*)?(.+?)(?:,\s*(?:MSI|IntMsgNum)\b.*)?$/.exec(t))) {
+  } else if (
+    (m = /^Capabilities:\s*\[[0-9a-fA-F]+\]\s*Express\s*(?:\(v\d+\)\s*)?(.+?)(?:,\s*(?:MSI|IntMsgNum)\b.*)?$/.exec(t))
+  ) {
     dev.pcieType = (m[1] ?? '').replace(/\s*\(.*\)$/, '').trim();
   } else if (/^Capabilities:\s*<access denied>/.test(t)) dev.capabilitiesDenied = true;
   else if ((m = /^LnkCap:\s*(.*)$/.exec(t))) dev.lnkCap = parseLink(m[1] ?? '', last);
@@ -262,8 +270,7 @@ function applyDetail(dev: LspciDevice, line: string, last: boolean): void {
   } else if ((m = /^LnkCtl2:\s*Target Link Speed:\s*([^,]*)/.exec(t))) {
     const v = maxSpeed(m[1] ?? '');
     if (v !== undefined) dev.lnkCtl2TargetGTs = v;
-  }
-  else if ((m = /^ACSCap:\s*(.*)$/.exec(t))) {
+  } else if ((m = /^ACSCap:\s*(.*)$/.exec(t))) {
     const f = parseFlags(m[1] ?? '');
     if (f) dev.acsCap = f;
   } else if ((m = /^ACSCtl:\s*(.*)$/.exec(t))) {

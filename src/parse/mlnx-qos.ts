@@ -110,7 +110,10 @@ export function parseMlnxQos(text: string): MlnxQosFacts {
           continue;
         }
         if ((m = /^Receive buffer size \(bytes\):\s*(.*)$/i.exec(t))) {
-          const parts = (m[1] ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+          const parts = (m[1] ?? '')
+            .split(',')
+            .map((s) => s.trim())
+            .filter((s) => s !== '');
           const sizes: number[] = [];
           for (const p of parts) {
             const kv = /^(?:max_buffer_size|total_size)=(\d+)$/.exec(p);
@@ -142,7 +145,13 @@ export function parseMlnxQos(text: string): MlnxQosFacts {
         if ((m = /^tc:\s*(\d+)\s+ratelimit:([^,]+),\s*tsa:\s*([a-z]+)(?:\s*,\s*bw:\s*(\d+(?:\.\d+)?)\s*%)?/i.exec(t))) {
           const n = toInt(m[1]);
           if (n === undefined) continue;
-          tc = compact({ tc: n, ratelimit: m[2]?.trim() || undefined, tsa: m[3], bwPct: m[4] !== undefined ? Number(m[4]) : undefined, priorities: [] as number[] });
+          tc = compact({
+            tc: n,
+            ratelimit: m[2]?.trim() || undefined,
+            tsa: m[3],
+            bwPct: m[4] !== undefined ? Number(m[4]) : undefined,
+            priorities: [] as number[],
+          });
           out.tcs.push(tc);
           inDscp = false;
           continue;

@@ -32,9 +32,32 @@ export const ModinfoFactsSchema = z.object({
 export type ModinfoFacts = z.infer<typeof ModinfoFactsSchema>;
 
 const KEYS = new Set([
-  'filename', 'version', 'license', 'description', 'author', 'srcversion', 'depends', 'retpoline', 'intree', 'name',
-  'vermagic', 'signat', 'signer', 'sig_key', 'sig_hashalgo', 'signature', 'sig_id', 'parm', 'alias', 'softdep',
-  'rhelversion', 'firmware', 'import_ns', 'supported', 'staging', 'suserelease',
+  'filename',
+  'version',
+  'license',
+  'description',
+  'author',
+  'srcversion',
+  'depends',
+  'retpoline',
+  'intree',
+  'name',
+  'vermagic',
+  'signat',
+  'signer',
+  'sig_key',
+  'sig_hashalgo',
+  'signature',
+  'sig_id',
+  'parm',
+  'alias',
+  'softdep',
+  'rhelversion',
+  'firmware',
+  'import_ns',
+  'supported',
+  'staging',
+  'suserelease',
 ]);
 const KV = /^\s*([a-z_]+):\s*(.*)$/;
 
@@ -67,7 +90,10 @@ export function parseModinfo(text: string): ModinfoFacts {
             break;
           }
           case 'depends':
-            cur.depends = value.split(',').map((s) => s.trim()).filter((s) => s !== '');
+            cur.depends = value
+              .split(',')
+              .map((s) => s.trim())
+              .filter((s) => s !== '');
             break;
           case 'vermagic': {
             cur.vermagic = value;
@@ -100,7 +126,10 @@ export function parseModinfo(text: string): ModinfoFacts {
           if (n) mod.name = n[1];
         }
       }
-      return validate(ModinfoFactsSchema, compact({ modules: modules.map((x) => compact(x)), errors: errors.length ? errors : undefined }));
+      return validate(
+        ModinfoFactsSchema,
+        compact({ modules: modules.map((x) => compact(x)), errors: errors.length ? errors : undefined }),
+      );
     },
     () => ({ modules: [] }),
   );

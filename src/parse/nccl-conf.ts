@@ -102,7 +102,8 @@ export function parseAssignment(text: string): Assignment | undefined {
 
 function problemsOf(line: string, a: Assignment): string[] {
   const out: string[] = [];
-  if (a.exported) out.push(`\`export\` is not shell here: NCCL reads a variable named "${line.slice(0, line.indexOf('=')).trim()}"`);
+  if (a.exported)
+    out.push(`\`export\` is not shell here: NCCL reads a variable named "${line.slice(0, line.indexOf('=')).trim()}"`);
   const name = line.slice(0, line.indexOf('='));
   if (!a.exported && name !== name.trim()) out.push(`spaces around the name: NCCL reads the name "${name}"`);
   const after = line.slice(line.indexOf('=') + 1);
@@ -123,10 +124,21 @@ export function parseConfLine(rawLine: string, line: number): ConfEntry | ConfMa
   const raw = sanitize(rawLine.replace(/\r$/, ''));
   if (raw.trim() === '') return undefined;
   if (raw.startsWith('#')) return undefined;
-  if (/^\s+#/.test(raw)) return { line, raw, reason: '`#` not in column 0: NCCL does not treat it as a comment' + (raw.includes('=') ? ' and reads a variable from it' : '') };
+  if (/^\s+#/.test(raw))
+    return {
+      line,
+      raw,
+      reason:
+        '`#` not in column 0: NCCL does not treat it as a comment' +
+        (raw.includes('=') ? ' and reads a variable from it' : ''),
+    };
   const a = parseAssignment(raw);
   if (!a) {
-    return { line, raw, reason: raw.includes('=') ? 'the name before `=` is not a variable name' : 'no `=`: NCCL ignores the line' };
+    return {
+      line,
+      raw,
+      reason: raw.includes('=') ? 'the name before `=` is not a variable name' : 'no `=`: NCCL ignores the line',
+    };
   }
   const eq = raw.indexOf('=');
   const entry: ConfEntry = {

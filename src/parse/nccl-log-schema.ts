@@ -128,11 +128,16 @@ export function emptyScan(): NcclLogScan {
 /** Patterns other kinds (vLLM logs, torch logs) share: D03, D07, D17 triggers. */
 export const CONFIG_REJECTED =
   /Unrecognized (?:element|prefix) token|All entries except the first must have a prefix|no algorithm\/protocol available|invalid usage \(run with NCCL_DEBUG=WARN/i;
-export const WATCHDOG = /Watchdog caught collective operation timeout|Exception \(either an error or timeout\) detected by watchdog/i;
+export const WATCHDOG =
+  /Watchdog caught collective operation timeout|Exception \(either an error or timeout\) detected by watchdog/i;
 export const UNHANDLED = /unhandled (?:system|cuda) error|remote process exited or there was a network error/i;
 
 /** Cheap pre-check for CONFIG_REJECTED (case variants of its words). */
 export function mayRejectConfig(line: string): boolean {
-  return line.includes('nrecognized') || line.includes('ntries except') || line.includes('lgorithm/protocol') || line.includes('nvalid usage');
+  return (
+    line.includes('nrecognized') ||
+    line.includes('ntries except') ||
+    line.includes('lgorithm/protocol') ||
+    line.includes('nvalid usage')
+  );
 }
-

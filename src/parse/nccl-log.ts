@@ -93,7 +93,10 @@ function scanImpl(text: string): NcclLogScan {
     if (raw.includes('unhandled') || raw.includes('remote process exited')) {
       if (UNHANDLED.test(raw)) {
         push(s.unhandled, hit());
-        if (!raw.includes('NCCL INFO') && errors.size < MAX_ERRORS) errors.add(clip(raw.replace(/^.*?(?=NCCL [Ee]rror|RuntimeError|torch\.|ncclSystemError|ncclUnhandledCudaError)/, '')));
+        if (!raw.includes('NCCL INFO') && errors.size < MAX_ERRORS)
+          errors.add(
+            clip(raw.replace(/^.*?(?=NCCL [Ee]rror|RuntimeError|torch\.|ncclSystemError|ncclUnhandledCudaError)/, '')),
+          );
       }
     }
     if (!hasNccl) {
@@ -102,11 +105,19 @@ function scanImpl(text: string): NcclLogScan {
       // The same messages pasted without their `NCCL WARN` prefix.
       if (mayRejectConfig(raw) && CONFIG_REJECTED.test(raw)) push(s.configRejected, hit());
       if (raw.includes('ibv_modify_qp') || raw.includes('Got completion')) scanIbErrors(s, raw, hit);
-      if (/Bootstrap\s*:\s*no socket interface found|NET\/Socket\s*:\s*(?:No usable listening interface found|no interface found)/i.test(raw)) push(s.noSocketInterface, hit());
+      if (
+        /Bootstrap\s*:\s*no socket interface found|NET\/Socket\s*:\s*(?:No usable listening interface found|no interface found)/i.test(
+          raw,
+        )
+      )
+        push(s.noSocketInterface, hit());
       continue;
     }
     const level = raw.includes('NCCL INFO') ? 'INFO' : raw.includes('NCCL WARN') ? 'WARN' : undefined;
-    const verM = f.ncclVersion === undefined && raw.includes('NCCL version') ? /NCCL version (\d+\.\d+\.\d+)(\S*)/.exec(raw) : null;
+    const verM =
+      f.ncclVersion === undefined && raw.includes('NCCL version')
+        ? /NCCL version (\d+\.\d+\.\d+)(\S*)/.exec(raw)
+        : null;
     if (verM && f.ncclVersion === undefined) {
       f.ncclVersion = verM[1];
       f.ncclBuild = `${verM[1]}${verM[2] ?? ''}`;
@@ -296,7 +307,10 @@ function scanIbErrors(s: NcclLogScan, msg: string, hit: () => LogHit): void {
     }
   }
   if (msg.includes('Got completion')) {
-    const m = /Got completion from peer\s+(\S+?),?\s+with\s+(?:error\s+(\d+)|status\s*=\s*(?:[A-Za-z_][^()=]{0,60}\()?(\d+))(?=[\s,)])/.exec(msg);
+    const m =
+      /Got completion from peer\s+(\S+?),?\s+with\s+(?:error\s+(\d+)|status\s*=\s*(?:[A-Za-z_][^()=]{0,60}\()?(\d+))(?=[\s,)])/.exec(
+        msg,
+      );
     if (m) {
       const status = Number(m[2] ?? m[3]);
       const vendor = /vendor[ _]err\s*=?\s*(\d+)/.exec(msg);

@@ -56,7 +56,13 @@ export const NcclTestsFactsSchema = z.object({
   minBytes: z.number().optional(),
   maxBytes: z.number().optional(),
   ranks: z.array(
-    z.object({ rank: z.number().int(), host: z.string().optional(), device: z.number().int().optional(), busId: z.string().optional(), name: z.string().optional() }),
+    z.object({
+      rank: z.number().int(),
+      host: z.string().optional(),
+      device: z.number().int().optional(),
+      busId: z.string().optional(),
+      name: z.string().optional(),
+    }),
   ),
   hosts: z.array(z.string()),
   /** The largest size's row, for the bandwidth rule. */
@@ -76,7 +82,12 @@ function cell(s: string | undefined): number | null {
 
 const COUNT = /^(?:\d+|N\/A)$/;
 
-function parseRow(line: string, lineNo: number, format: 'wrong' | 'error' | undefined, width: number | undefined): NcclTestsRow | undefined {
+function parseRow(
+  line: string,
+  lineNo: number,
+  format: 'wrong' | 'error' | undefined,
+  width: number | undefined,
+): NcclTestsRow | undefined {
   const t = line.trim().split(/\s+/);
   if (t.length < 11 || t.length > 14) return undefined;
   // With the column header known, a row has exactly its cells (a cut or interleaved row does not).
@@ -123,100 +134,104 @@ function parseRow(line: string, lineNo: number, format: 'wrong' | 'error' | unde
 
 export function parseNcclTests(text: string): NcclTestsFacts {
   const empty = (): NcclTestsFacts => ({ rows: [], ranks: [], hosts: [], errors: [] });
-  return guard(
-    () => {
-      const lines = logLines(text);
-      const facts = empty();
-      let format: 'wrong' | 'error' | undefined;
-      let width: number | undefined;
-      let anyNa = false;
-      const hosts = new Set<string>();
-      for (let i = 0; i < lines.length; i++) {
-        const line = lines[i] ?? '';
-        const tl = line.trim();
-        if (tl === '') continue;
-        if (tl.startsWith('#')) {
-          const body = tl.replace(/^#\s*/, '');
-          const start = /^Collective test (?:starting|concluded):\s*(\S+)/.exec(body);
-          if (start?.[1]) {
-            facts.test ??= start[1];
-            continue;
-          }
-          if (body.startsWith('nThread')) {
-            const g = (k: string): string | undefined => new RegExp(`\\b${k}:?\\s+(\\d+)`).exec(body)?.[1];
-            facts.nThread = toInt(g('nThread'));
-            facts.nGpus = toInt(g('nGpus'));
-            facts.minBytes = toNum(g('minBytes'));
-            facts.maxBytes = toNum(g('maxBytes'));
-            const v = /validation:\s*(\d)/.exec(body);
-            if (v) facts.validated = v[1] === '1';
-            continue;
-          }
-          const rank = /^Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s*(.*)$/.exec(body);
-          if (rank) {
-            const r = {
-              rank: Number(rank[1]),
-              host: rank[2],
-              device: Number(rank[3]),
-              busId: rank[4],
-              name: (rank[5] ?? '').trim() || undefined,
-            };
-            facts.ranks.push(compact(r));
-            if (rank[2] && hosts.size < 1000) hosts.add(rank[2]);
-            continue;
-          }
-          if (/\bsize\b.*\bcount\b.*\btype\b/.test(body)) {
-            format = /#wrong/.test(body) ? 'wrong' : /\berror\b/.test(body) ? 'error' : format;
-            const cols = body.split(/\s+/).filter((c) => c !== '');
-            width = cols.length >= 11 && cols.length <= 14 ? cols.length : undefined;
-            facts.format = format;
-            continue;
-          }
-          const oob = /^Out of bounds values\s*:\s*(\d+)\s*(\S*)/.exec(body);
-          if (oob) {
-            facts.outOfBounds = Number(oob[1]);
-            if (oob[2]) facts.outOfBoundsStatus = oob[2];
-            continue;
-          }
-          const avg = /^Avg bus bandwidth\s*:\s*(\S+)/.exec(body);
-          if (avg) {
-            const n = toNum(avg[1]);
-            if (n !== undefined) facts.avgBusbw = n;
-            continue;
-          }
+  return guard(() => {
+    const lines = logLines(text);
+    const facts = empty();
+    let format: 'wrong' | 'error' | undefined;
+    let width: number | undefined;
+    let anyNa = false;
+    const hosts = new Set<string>();
+    for (let i = 0; i < lines.length; i++) {
+      const line = lines[i] ?? '';
+      const tl = line.trim();
+      if (tl === '') continue;
+      if (tl.startsWith('#')) {
+        const body = tl.replace(/^#\s*/, '');
+        const start = /^Collective test (?:starting|concluded):\s*(\S+)/.exec(body);
+        if (start?.[1]) {
+          facts.test ??= start[1];
           continue;
         }
-        const c0 = tl.charCodeAt(0);
-        if (c0 >= 48 && c0 <= 57) {
-          const row = parseRow(tl, i + 1, format, width);
-          // An unterminated last line may be cut inside its last cell: do not trust that cell.
-          if (row && i === lines.length - 1 && !text.endsWith('\n')) {
-            delete row.wrongIn;
-            delete row.errorIn;
-          }
-          if (row) {
-            facts.rows.push(row);
-            if (row.wrongOut === null || row.wrongIn === null) anyNa = true;
-            continue;
-          }
+        if (body.startsWith('nThread')) {
+          const g = (k: string): string | undefined => new RegExp(`\\b${k}:?\\s+(\\d+)`).exec(body)?.[1];
+          facts.nThread = toInt(g('nThread'));
+          facts.nGpus = toInt(g('nGpus'));
+          facts.minBytes = toNum(g('minBytes'));
+          facts.maxBytes = toNum(g('maxBytes'));
+          const v = /validation:\s*(\d)/.exec(body);
+          if (v) facts.validated = v[1] === '1';
+          continue;
         }
-        if (facts.test === undefined) {
-          const cmd = /(?:^|[\s/])([a-z_]+_perf)(?:_mpi)?(?:\s|$)/.exec(tl);
-          if (cmd?.[1] && !tl.includes('NCCL INFO')) facts.test = cmd[1];
+        const rank =
+          /^Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s*(.*)$/.exec(
+            body,
+          );
+        if (rank) {
+          const r = {
+            rank: Number(rank[1]),
+            host: rank[2],
+            device: Number(rank[3]),
+            busId: rank[4],
+            name: (rank[5] ?? '').trim() || undefined,
+          };
+          facts.ranks.push(compact(r));
+          if (rank[2] && hosts.size < 1000) hosts.add(rank[2]);
+          continue;
         }
-        if (/Test NCCL failure|Test CUDA failure|NCCL WARN/.test(tl) && facts.errors.length < 50) facts.errors.push(tl.length > 400 ? `${tl.slice(0, 400)}…` : tl);
+        if (/\bsize\b.*\bcount\b.*\btype\b/.test(body)) {
+          format = /#wrong/.test(body) ? 'wrong' : /\berror\b/.test(body) ? 'error' : format;
+          const cols = body.split(/\s+/).filter((c) => c !== '');
+          width = cols.length >= 11 && cols.length <= 14 ? cols.length : undefined;
+          facts.format = format;
+          continue;
+        }
+        const oob = /^Out of bounds values\s*:\s*(\d+)\s*(\S*)/.exec(body);
+        if (oob) {
+          facts.outOfBounds = Number(oob[1]);
+          if (oob[2]) facts.outOfBoundsStatus = oob[2];
+          continue;
+        }
+        const avg = /^Avg bus bandwidth\s*:\s*(\S+)/.exec(body);
+        if (avg) {
+          const n = toNum(avg[1]);
+          if (n !== undefined) facts.avgBusbw = n;
+          continue;
+        }
+        continue;
       }
-      if (format === undefined && facts.rows.some((r) => r.errorOut !== undefined)) facts.format = 'error';
-      else if (format === undefined && facts.rows.length > 0) facts.format = 'wrong';
-      if (anyNa && facts.format === 'wrong') facts.validated = false;
-      facts.hosts = [...hosts];
-      const largest = facts.rows.reduce<NcclTestsRow | undefined>((m, r) => (m === undefined || r.bytes >= m.bytes ? r : m), undefined);
-      if (largest) {
-        const b = Math.max(largest.busbwOut ?? -1, largest.busbwIn ?? -1);
-        if (b >= 0) facts.maxBusbw = b;
+      const c0 = tl.charCodeAt(0);
+      if (c0 >= 48 && c0 <= 57) {
+        const row = parseRow(tl, i + 1, format, width);
+        // An unterminated last line may be cut inside its last cell: do not trust that cell.
+        if (row && i === lines.length - 1 && !text.endsWith('\n')) {
+          delete row.wrongIn;
+          delete row.errorIn;
+        }
+        if (row) {
+          facts.rows.push(row);
+          if (row.wrongOut === null || row.wrongIn === null) anyNa = true;
+          continue;
+        }
       }
-      return validate(NcclTestsFactsSchema, compact(facts));
-    },
-    empty,
-  );
+      if (facts.test === undefined) {
+        const cmd = /(?:^|[\s/])([a-z_]+_perf)(?:_mpi)?(?:\s|$)/.exec(tl);
+        if (cmd?.[1] && !tl.includes('NCCL INFO')) facts.test = cmd[1];
+      }
+      if (/Test NCCL failure|Test CUDA failure|NCCL WARN/.test(tl) && facts.errors.length < 50)
+        facts.errors.push(tl.length > 400 ? `${tl.slice(0, 400)}…` : tl);
+    }
+    if (format === undefined && facts.rows.some((r) => r.errorOut !== undefined)) facts.format = 'error';
+    else if (format === undefined && facts.rows.length > 0) facts.format = 'wrong';
+    if (anyNa && facts.format === 'wrong') facts.validated = false;
+    facts.hosts = [...hosts];
+    const largest = facts.rows.reduce<NcclTestsRow | undefined>(
+      (m, r) => (m === undefined || r.bytes >= m.bytes ? r : m),
+      undefined,
+    );
+    if (largest) {
+      const b = Math.max(largest.busbwOut ?? -1, largest.busbwIn ?? -1);
+      if (b >= 0) facts.maxBusbw = b;
+    }
+    return validate(NcclTestsFactsSchema, compact(facts));
+  }, empty);
 }

@@ -49,7 +49,8 @@ export function parseNetplanStatus(text: string): NetplanStatusFacts {
         const value = v.replace(/\s+\(.*\)$/, '').trim();
         if (k === 'Addresses') current.addresses.push(value);
         else if (k === 'Routes') current.routes.push(v.trim());
-        else if (k === 'Interfaces') (current.members ??= []).push(...v.split(/[\s,]+/).filter((x) => x && !x.startsWith('(')));
+        else if (k === 'Interfaces')
+          (current.members ??= []).push(...v.split(/[\s,]+/).filter((x) => x && !x.startsWith('(')));
         else if (k === 'MAC Address') current.mac = value;
         else if (k === 'Activation Mode') current.activationMode = value;
       };
@@ -57,7 +58,16 @@ export function parseNetplanStatus(text: string): NetplanStatusFacts {
         const h = HEADER.exec(line);
         if (h) {
           const backend = h[5]?.split(':')[0]?.trim();
-          current = { index: Number(h[1]), name: h[2]!, type: h[3]!, state: h[4]!, up: /(^|\/)UP$/.test(h[4]!), addresses: [], routes: [], ...(backend ? { backend } : {}) };
+          current = {
+            index: Number(h[1]),
+            name: h[2]!,
+            type: h[3]!,
+            state: h[4]!,
+            up: /(^|\/)UP$/.test(h[4]!),
+            addresses: [],
+            routes: [],
+            ...(backend ? { backend } : {}),
+          };
           interfaces.push(current);
           key = undefined;
           continue;

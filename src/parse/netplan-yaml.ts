@@ -171,7 +171,14 @@ export function parseNetplanYaml(text: string, firstLine = 1): NetplanFacts {
     if (renderer !== undefined) facts.renderer = renderer;
     for (const [section, type] of SECTIONS) {
       for (const [name, keyNode, body] of entries(get(network, section))) {
-        const dev: NetplanDevice = { name, type, addresses: [], interfaces: [], parameters: {}, lines: { name: lineOf(keyNode) } };
+        const dev: NetplanDevice = {
+          name,
+          type,
+          addresses: [],
+          interfaces: [],
+          parameters: {},
+          lines: { name: lineOf(keyNode) },
+        };
         for (const [k, kn, v] of entries(body)) {
           const line = lineOf(kn);
           switch (k) {

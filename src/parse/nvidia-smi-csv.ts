@@ -30,7 +30,20 @@ export const NvidiaSmiCsvFactsSchema = z.object({
 });
 export type NvidiaSmiCsvFacts = z.infer<typeof NvidiaSmiCsvFactsSchema>;
 
-const ID_COLUMNS = new Set(['gpu_serial', 'serial', 'process_name', 'timestamp', 'name', 'gpu_name', 'vbios_version', 'driver_version', 'pci.bus_id', 'gpu_bus_id', 'uuid', 'gpu_uuid']);
+const ID_COLUMNS = new Set([
+  'gpu_serial',
+  'serial',
+  'process_name',
+  'timestamp',
+  'name',
+  'gpu_name',
+  'vbios_version',
+  'driver_version',
+  'pci.bus_id',
+  'gpu_bus_id',
+  'uuid',
+  'gpu_uuid',
+]);
 const APPS_COLUMNS = /^(?:pid|process_name|used_gpu_memory|used_memory)$/;
 const NA = /^\[[^\]]*\]$|^N\/A$/;
 
@@ -57,10 +70,16 @@ export function parseNvidiaSmiCsv(text: string, options: QueryGpuOptions = {}): 
       // Data lines in the order the base parser kept them (same filter: one cell per column, last may be cut).
       const data = cleanLines(text, { commands: ['nvidia-smi'] })
         .map((l) => l.trim())
-        .filter((l) => l.includes(',') && !/^[a-z_][a-z0-9_.]*(?: \[[^\]]+\])?(?:\s*,\s*[a-z_][a-z0-9_.]*(?: \[[^\]]+\])?)+$/.test(l))
+        .filter(
+          (l) =>
+            l.includes(',') &&
+            !/^[a-z_][a-z0-9_.]*(?: \[[^\]]+\])?(?:\s*,\s*[a-z_][a-z0-9_.]*(?: \[[^\]]+\])?)+$/.test(l),
+        )
         .map((l) => l.split(',').map((c) => c.trim()));
       if (cols.length > 0) {
-        const kept = data.filter((cells, r) => cells.length === cols.length || (r === data.length - 1 && cells.length < cols.length));
+        const kept = data.filter(
+          (cells, r) => cells.length === cols.length || (r === data.length - 1 && cells.length < cols.length),
+        );
         if (kept.length === facts.rows.length) {
           kept.forEach((cells, r) => {
             const row = facts.rows[r];

@@ -66,7 +66,8 @@ export function parseNvidiaSmiDmon(text: string): NvidiaSmiDmonFacts {
         }
         // A cut last row has fewer cells: keep the complete ones, drop the (possibly partial) last.
         if (cells.length !== cols.length) {
-          if (cells.length < cols.length && cells.length > 1 && /^\d+$/.test(cells[cols.indexOf('gpu')] ?? '')) cells = cells.slice(0, -1);
+          if (cells.length < cols.length && cells.length > 1 && /^\d+$/.test(cells[cols.indexOf('gpu')] ?? ''))
+            cells = cells.slice(0, -1);
           else continue;
         }
         const row: Record<string, string | number | null> = {};
@@ -82,7 +83,10 @@ export function parseNvidiaSmiDmon(text: string): NvidiaSmiDmonFacts {
         facts.rows.push(row);
       }
       facts.gpus = [...gpus].sort((a, b) => a - b);
-      return validate(NvidiaSmiDmonFactsSchema, compact({ ...facts, units: Object.keys(units).length > 0 ? units : undefined }));
+      return validate(
+        NvidiaSmiDmonFactsSchema,
+        compact({ ...facts, units: Object.keys(units).length > 0 ? units : undefined }),
+      );
     },
     () => ({ columns: [], rows: [], gpus: [] }),
   );

@@ -10,7 +10,14 @@ import { compact, guard, validate } from './common.js';
 import { logLines } from './log-lines.js';
 
 export const NvidiaSmiListFactsSchema = z.object({
-  gpus: z.array(z.object({ index: z.number().int(), name: z.string(), uuid: z.string().optional(), migDevices: z.array(z.string()).optional() })),
+  gpus: z.array(
+    z.object({
+      index: z.number().int(),
+      name: z.string(),
+      uuid: z.string().optional(),
+      migDevices: z.array(z.string()).optional(),
+    }),
+  ),
 });
 export type NvidiaSmiListFacts = z.infer<typeof NvidiaSmiListFactsSchema>;
 

@@ -20,9 +20,16 @@ export const SmiQGpuSchema = z.object({
   /** `ECC Errors / Volatile` counters by camelCase name; null for `N/A`. */
   eccVolatile: z.record(z.string(), Counter).optional(),
   eccAggregate: z.record(z.string(), Counter).optional(),
-  retiredPages: z.object({ singleBit: Counter.optional(), doubleBit: Counter.optional(), pending: z.string().optional() }).optional(),
+  retiredPages: z
+    .object({ singleBit: Counter.optional(), doubleBit: Counter.optional(), pending: z.string().optional() })
+    .optional(),
   remappedRows: z
-    .object({ correctable: Counter.optional(), uncorrectable: Counter.optional(), pending: z.boolean().optional(), failure: z.boolean().optional() })
+    .object({
+      correctable: Counter.optional(),
+      uncorrectable: Counter.optional(),
+      pending: z.boolean().optional(),
+      failure: z.boolean().optional(),
+    })
     .optional(),
   pcieGenMax: z.number().optional(),
   pcieGenCurrent: z.number().optional(),
@@ -122,18 +129,33 @@ export function gpuFrom(id: string, m: FieldMap, hits: SmiQHit[]): SmiQGpu {
     if (!k.startsWith('ECC Errors/Volatile/')) continue;
     const key = normKey(k.slice(20).replace(/\//g, ' '));
     const c = counter(f.value);
-    if (c !== null && c !== undefined && c > 0 && (/^(?:dram|sram)Uncorrectable/.test(key) || /^doubleBit(?:Total|DeviceMemory)$/.test(key))) {
+    if (
+      c !== null &&
+      c !== undefined &&
+      c > 0 &&
+      (/^(?:dram|sram)Uncorrectable/.test(key) || /^doubleBit(?:Total|DeviceMemory)$/.test(key))
+    ) {
       hits.push({ rule: 'D21', gpu: id, field: k, value: f.value.trim(), line: f.line });
     }
   }
   const rrPending = m.get('Remapped Rows/Pending');
   const rrFail = m.get('Remapped Rows/Remapping Failure Occurred');
-  if (rrPending && /^yes$/i.test(rrPending.value.trim())) hits.push({ rule: 'D21', gpu: id, field: 'Remapped Rows/Pending', value: 'Yes', line: rrPending.line });
-  if (rrFail && /^yes$/i.test(rrFail.value.trim())) hits.push({ rule: 'D21', gpu: id, field: 'Remapped Rows/Remapping Failure Occurred', value: 'Yes', line: rrFail.line });
+  if (rrPending && /^yes$/i.test(rrPending.value.trim()))
+    hits.push({ rule: 'D21', gpu: id, field: 'Remapped Rows/Pending', value: 'Yes', line: rrPending.line });
+  if (rrFail && /^yes$/i.test(rrFail.value.trim()))
+    hits.push({
+      rule: 'D21',
+      gpu: id,
+      field: 'Remapped Rows/Remapping Failure Occurred',
+      value: 'Yes',
+      line: rrFail.line,
+    });
   const mig = m.get('MIG Mode/Current');
-  if (mig && /^enabled$/i.test(mig.value.trim())) hits.push({ rule: 'D23', gpu: id, field: 'MIG Mode/Current', value: 'Enabled', line: mig.line });
+  if (mig && /^enabled$/i.test(mig.value.trim()))
+    hits.push({ rule: 'D23', gpu: id, field: 'MIG Mode/Current', value: 'Enabled', line: mig.line });
 
-  const yesNo = (x: string | undefined): boolean | undefined => (x === undefined ? undefined : /^yes$/i.test(x) ? true : /^no$/i.test(x) ? false : undefined);
+  const yesNo = (x: string | undefined): boolean | undefined =>
+    x === undefined ? undefined : /^yes$/i.test(x) ? true : /^no$/i.test(x) ? false : undefined;
   const remapped = compact({
     correctable: counter(m.get('Remapped Rows/Correctable Error')?.value),
     uncorrectable: counter(m.get('Remapped Rows/Uncorrectable Error')?.value),
@@ -143,7 +165,10 @@ export function gpuFrom(id: string, m: FieldMap, hits: SmiQHit[]): SmiQGpu {
   const retired = compact({
     singleBit: counter(m.get('Retired Pages/Single Bit ECC')?.value),
     doubleBit: counter(m.get('Retired Pages/Double Bit ECC')?.value),
-    pending: v('Retired Pages/Pending Page Blacklist') ?? v('Retired Pages/Pending Page Retirement') ?? v('Retired Pages/Pending'),
+    pending:
+      v('Retired Pages/Pending Page Blacklist') ??
+      v('Retired Pages/Pending Page Retirement') ??
+      v('Retired Pages/Pending'),
   });
   const reasons: string[] = [];
   for (const [k, f] of m) {
@@ -178,9 +203,16 @@ export function gpuFrom(id: string, m: FieldMap, hits: SmiQHit[]): SmiQGpu {
     utilPct: numUnit(any('Utilization/GPU', 'Utilization/Gpu')),
     tempC: numUnit(v('Temperature/GPU Current Temp')),
     powerDrawW: numUnit(
-      any('GPU Power Readings/Power Draw', 'GPU Power Readings/Average Power Draw', 'GPU Power Readings/Instantaneous Power Draw', 'Power Readings/Power Draw'),
+      any(
+        'GPU Power Readings/Power Draw',
+        'GPU Power Readings/Average Power Draw',
+        'GPU Power Readings/Instantaneous Power Draw',
+        'Power Readings/Power Draw',
+      ),
     ),
-    powerLimitW: numUnit(any('GPU Power Readings/Current Power Limit', 'GPU Power Readings/Power Limit', 'Power Readings/Power Limit')),
+    powerLimitW: numUnit(
+      any('GPU Power Readings/Current Power Limit', 'GPU Power Readings/Power Limit', 'Power Readings/Power Limit'),
+    ),
     perfState: v('Performance State'),
     computeMode: v('Compute Mode'),
     clockEventReasonsActive: reasons.length > 0 ? reasons : undefined,

@@ -3,7 +3,14 @@
  * which feeds each `<gpu>` through the same `gpuFrom` as the text form.
  */
 import { compact } from './common.js';
-import { gpuFrom, numUnit, type FieldMap, type NvidiaSmiQFacts, type NvidiaSmiQScan, type SmiQHit } from './nvidia-smi-q-facts.js';
+import {
+  gpuFrom,
+  numUnit,
+  type FieldMap,
+  type NvidiaSmiQFacts,
+  type NvidiaSmiQScan,
+  type SmiQHit,
+} from './nvidia-smi-q-facts.js';
 
 interface XNode {
   name: string;
@@ -47,7 +54,13 @@ function parseXml(text: string): XNode {
 }
 
 const decode = (s: string): string =>
-  s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, '&').trim();
+  s
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&apos;/g, "'")
+    .replace(/&amp;/g, '&')
+    .trim();
 
 function child(n: XNode | undefined, name: string): XNode | undefined {
   return n?.children.find((c) => c.name === name);
@@ -106,7 +119,11 @@ function xmlGpuMap(g: XNode): FieldMap {
     const walk = (n: XNode, prefix: string[]): void => {
       for (const c of n.children) {
         if (c.children.length > 0) walk(c, [...prefix, c.name]);
-        else m.set(`ECC Errors/${scope === 'volatile' ? 'Volatile' : 'Aggregate'}/${[...prefix, c.name].join(' ').replace(/_/g, ' ')}`, { value: decode(c.text), line: c.line });
+        else
+          m.set(
+            `ECC Errors/${scope === 'volatile' ? 'Volatile' : 'Aggregate'}/${[...prefix, c.name].join(' ').replace(/_/g, ' ')}`,
+            { value: decode(c.text), line: c.line },
+          );
       }
     };
     if (s) walk(s, []);
@@ -114,7 +131,11 @@ function xmlGpuMap(g: XNode): FieldMap {
   for (const tag of ['clocks_event_reasons', 'clocks_throttle_reasons']) {
     const r = child(g, tag);
     for (const c of r?.children ?? []) {
-      if (c.children.length === 0) m.set(`Clocks Event Reasons/${c.name.replace(/^clocks_(?:event|throttle)_reason_/, '').replace(/_/g, ' ')}`, { value: decode(c.text), line: c.line });
+      if (c.children.length === 0)
+        m.set(`Clocks Event Reasons/${c.name.replace(/^clocks_(?:event|throttle)_reason_/, '').replace(/_/g, ' ')}`, {
+          value: decode(c.text),
+          line: c.line,
+        });
     }
   }
   return m;
@@ -125,7 +146,8 @@ export function scanXml(text: string): NvidiaSmiQScan {
   const hits: SmiQHit[] = [];
   const root = parseXml(text);
   const log = child(root, 'nvidia_smi_log') ?? root;
-  const txt = (n: XNode | undefined): string | undefined => (n && n.children.length === 0 ? decode(n.text) || undefined : undefined);
+  const txt = (n: XNode | undefined): string | undefined =>
+    n && n.children.length === 0 ? decode(n.text) || undefined : undefined;
   facts.driverVersion = txt(child(log, 'driver_version'));
   facts.cudaVersion = txt(child(log, 'cuda_version'));
   facts.timestamp = txt(child(log, 'timestamp'));
@@ -138,4 +160,3 @@ export function scanXml(text: string): NvidiaSmiQScan {
   }
   return { facts: compact(facts), hits };
 }
-

@@ -15,7 +15,15 @@
  */
 import { compact, guard, validate } from './common.js';
 import { logLines } from './log-lines.js';
-import { NvidiaSmiQFactsSchema, gpuFrom, numUnit, type FieldMap, type NvidiaSmiQFacts, type NvidiaSmiQScan, type SmiQHit } from './nvidia-smi-q-facts.js';
+import {
+  NvidiaSmiQFactsSchema,
+  gpuFrom,
+  numUnit,
+  type FieldMap,
+  type NvidiaSmiQFacts,
+  type NvidiaSmiQScan,
+  type SmiQHit,
+} from './nvidia-smi-q-facts.js';
 import { scanXml } from './nvidia-smi-q-xml.js';
 
 export {
@@ -50,7 +58,12 @@ function scanText(lines: string[]): NvidiaSmiQScan {
       stack.length = 0;
       continue;
     }
-    if ((t.includes('NVML') || t.includes('NVIDIA-SMI') || t.includes('No devices') || t.includes('device handle')) && /Failed to initialize NVML|NVIDIA-SMI has failed|No devices were found|Unable to determine the device handle/i.test(t)) {
+    if (
+      (t.includes('NVML') || t.includes('NVIDIA-SMI') || t.includes('No devices') || t.includes('device handle')) &&
+      /Failed to initialize NVML|NVIDIA-SMI has failed|No devices were found|Unable to determine the device handle/i.test(
+        t,
+      )
+    ) {
       if (facts.errors.length < 20) facts.errors.push(t);
       continue;
     }

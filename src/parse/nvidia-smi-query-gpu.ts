@@ -92,7 +92,8 @@ const STRING_COLUMNS = new Set([
   'mig.mode.pending',
 ]);
 
-const NA = /^\[(?:N\/A|Not Supported|Unknown Error|GPU is lost|Insufficient Permissions|Requested functionality has been deprecated|[^\]]*)\]$|^N\/A$/;
+const NA =
+  /^\[(?:N\/A|Not Supported|Unknown Error|GPU is lost|Insufficient Permissions|Requested functionality has been deprecated|[^\]]*)\]$|^N\/A$/;
 const HEADER_CELL = /^[a-z_][a-z0-9_.]*(?: \[[^\]]+\])?$/;
 
 function splitRow(line: string): string[] {
@@ -219,8 +220,10 @@ export function parseNvidiaSmiQueryGpu(text: string, options: QueryGpuOptions = 
         });
         if (cols.length === 0) return;
         facts.rows.push(values);
-        const s = (k: string): string | undefined => (typeof values[k] === 'string' ? (values[k] as string) : undefined);
-        const n = (k: string): number | undefined => (typeof values[k] === 'number' ? (values[k] as number) : undefined);
+        const s = (k: string): string | undefined =>
+          typeof values[k] === 'string' ? (values[k] as string) : undefined;
+        const n = (k: string): number | undefined =>
+          typeof values[k] === 'number' ? (values[k] as number) : undefined;
         const busId = s('pci.bus_id') ?? s('gpu_bus_id');
         const index = n('index');
         facts.gpus.push(

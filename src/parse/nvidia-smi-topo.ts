@@ -73,7 +73,17 @@ function parseHeader(line: string): { devices: string[]; labels: string[] } | un
 
 export function parseNvidiaSmiTopo(text: string): NvidiaSmiTopoFacts {
   const empty = (error?: string): NvidiaSmiTopoFacts =>
-    compact({ devices: [], gpus: [], nics: [], matrix: {}, links: {}, affinity: {}, nicLegend: {}, nicNames: {}, error });
+    compact({
+      devices: [],
+      gpus: [],
+      nics: [],
+      matrix: {},
+      links: {},
+      affinity: {},
+      nicLegend: {},
+      nicNames: {},
+      error,
+    });
   return guard(
     () => {
       const lines = cleanLines(text, { commands: ['nvidia-smi'] });
@@ -150,7 +160,8 @@ export function parseNvidiaSmiTopo(text: string): NvidiaSmiTopoFacts {
           gpuNumaId: toInt(aff['GPU NUMA ID']),
         });
       });
-      if (!header) return empty(lines.some((l) => l.trim() !== '') ? 'no topology header (GPU0 …) found' : 'empty output');
+      if (!header)
+        return empty(lines.some((l) => l.trim() !== '') ? 'no topology header (GPU0 …) found' : 'empty output');
       const devices = header.devices;
       return validate(
         NvidiaSmiTopoFactsSchema,

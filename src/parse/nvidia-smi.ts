@@ -59,7 +59,16 @@ export const NvidiaSmiFactsSchema = z.object({
   gpus: z.array(NvidiaSmiGpuSchema),
   processes: z.array(NvidiaSmiProcessSchema),
   migDevices: z
-    .array(z.object({ gpu: z.number().int(), gi: z.number().int().optional(), ci: z.number().int().optional(), mig: z.number().int().optional(), memUsedMiB: z.number().optional(), memTotalMiB: z.number().optional() }))
+    .array(
+      z.object({
+        gpu: z.number().int(),
+        gi: z.number().int().optional(),
+        ci: z.number().int().optional(),
+        mig: z.number().int().optional(),
+        memUsedMiB: z.number().optional(),
+        memTotalMiB: z.number().optional(),
+      }),
+    )
     .optional(),
   /** The text printed instead of (or within) the table: driver, NVML or device errors. */
   errors: z.array(z.string()),
@@ -104,17 +113,36 @@ function processRow(t: string): NvidiaSmiFacts['processes'][number] | undefined 
   const memTok = tok[tok.length - 1] ?? '';
   const mem = /^(\d+)MiB$/.exec(memTok);
   if (!mem && memTok !== 'N/A') return undefined;
-  const gici = /^(?:\d+|N\/A)$/.test(tok[1] ?? '') && /^(?:\d+|N\/A)$/.test(tok[2] ?? '') && /^\d+$/.test(tok[3] ?? '') && tok.length >= 6;
+  const gici =
+    /^(?:\d+|N\/A)$/.test(tok[1] ?? '') &&
+    /^(?:\d+|N\/A)$/.test(tok[2] ?? '') &&
+    /^\d+$/.test(tok[3] ?? '') &&
+    tok.length >= 6;
   const pidAt = gici ? 3 : 1;
   const pid = toInt(tok[pidAt]);
   const type = tok[pidAt + 1];
   const name = tok.slice(pidAt + 2, -1).join(' ');
   if (pid === undefined || type === undefined || !/^[CGM+]{1,3}$/.test(type) || name === '') return undefined;
-  return compact({ gpu, gi: gici ? tok[1] : undefined, ci: gici ? tok[2] : undefined, pid, type, name, memMiB: mem ? Number(mem[1]) : undefined });
+  return compact({
+    gpu,
+    gi: gici ? tok[1] : undefined,
+    ci: gici ? tok[2] : undefined,
+    pid,
+    type,
+    name,
+    memMiB: mem ? Number(mem[1]) : undefined,
+  });
 }
 
 function emptyScan(): NvidiaSmiScan {
-  return { facts: { gpus: [], processes: [], errors: [] }, driverErrors: [], gpuLost: [], errRows: [], eccRows: [], mig: [] };
+  return {
+    facts: { gpus: [], processes: [], errors: [] },
+    driverErrors: [],
+    gpuLost: [],
+    errRows: [],
+    eccRows: [],
+    mig: [],
+  };
 }
 
 function scanImpl(text: string): NvidiaSmiScan {
@@ -177,7 +205,17 @@ function scanImpl(text: string): NvidiaSmiScan {
     }
     if (section === 'mig') {
       const m = /^\|\s*(\d+)\s+(\d+|N\/A)\s+(\d+|N\/A)\s+(\d+)\s*\|\s*(\d+)MiB\s*\/\s*(\d+)MiB/.exec(t);
-      if (m) migDevices.push(compact({ gpu: Number(m[1]), gi: toInt(m[2]), ci: toInt(m[3]), mig: toInt(m[4]), memUsedMiB: Number(m[5]), memTotalMiB: Number(m[6]) }));
+      if (m)
+        migDevices.push(
+          compact({
+            gpu: Number(m[1]),
+            gi: toInt(m[2]),
+            ci: toInt(m[3]),
+            mig: toInt(m[4]),
+            memUsedMiB: Number(m[5]),
+            memTotalMiB: Number(m[6]),
+          }),
+        );
       continue;
     }
     if (cells.length < 3) {

@@ -34,7 +34,8 @@ const DOCA_INTERNAL = new RegExp(`\\bOFED-internal-${VERSION}(?=:|\\s*\\()`);
 const DOCA_NAMED = new RegExp(`\\bDOCA[-_ ]?(?:OFED|HOST)?[-_ ]?v?${VERSION}(?=[:\\s(]|$)`, 'i');
 // `ofed_info -n` alone on its line.
 const BARE = new RegExp(`^${VERSION}$`);
-const NOT_FOUND = /ofed_info:\s*(?:command )?not found|Command 'ofed_info' not found|ofed_info: No such file or directory/;
+const NOT_FOUND =
+  /ofed_info:\s*(?:command )?not found|Command 'ofed_info' not found|ofed_info: No such file or directory/;
 
 function split(version: string): { release?: string; build?: string } {
   const i = version.indexOf('-');
@@ -64,7 +65,8 @@ export function parseOfedInfo(text: string): OfedInfoFacts {
         if (!bare && BARE.test(t)) bare = { version: t, raw: t };
         if (NOT_FOUND.test(t)) notInstalled = true;
       }
-      if (bare) return validate(OfedInfoFactsSchema, compact({ version: bare.version, ...split(bare.version), raw: bare.raw }));
+      if (bare)
+        return validate(OfedInfoFactsSchema, compact({ version: bare.version, ...split(bare.version), raw: bare.raw }));
       return notInstalled ? { notInstalled: true } : {};
     },
     () => ({}),

@@ -92,7 +92,9 @@ const LABELS: Array<[string, RegExp]> = [
 ].map((l) => [l, new RegExp(`(?:^|\\s)${l.replace(/ /g, '\\s+')}\\s*:\\s*(\\S+)`)]);
 // Options that take a value (so the token after them is not the server's address).
 const VALUE_OPTS = new Set(
-  '-d -i -x -s -n -D -q -m -p -I -t -Q -u -U -S -l -r -w -y -T -g -E -J -j -K -k -L -M -O -P -W -X -Y -Z -c --ib-dev --gid-index --size --iters --duration --qp --mtu --port --tclass --tx-depth --rx-depth --cq-mod --connection --source_ip --dest_ip --sl --inline_size --mmap --dont_xchg_versions'.split(' '),
+  '-d -i -x -s -n -D -q -m -p -I -t -Q -u -U -S -l -r -w -y -T -g -E -J -j -K -k -L -M -O -P -W -X -Y -Z -c --ib-dev --gid-index --size --iters --duration --qp --mtu --port --tclass --tx-depth --rx-depth --cq-mod --connection --source_ip --dest_ip --sl --inline_size --mmap --dont_xchg_versions'.split(
+    ' ',
+  ),
 );
 
 /** Gb/s from a value in `unit`. */
@@ -164,7 +166,10 @@ export function parsePerftest(text: string): PerftestFacts {
         const cmd = /(?:^|[\s/$#>])(ib_(?:write|read|send|atomic)_(?:bw|lat)|raw_ethernet_(?:bw|lat))\b(.*)$/.exec(t);
         if (cmd && !/Test$/.test(t) && !/:\s/.test(t.slice(0, 20))) {
           out.test ??= cmd[1];
-          const args = (cmd[2] ?? '').trim().split(/\s+/).filter((x) => x !== '');
+          const args = (cmd[2] ?? '')
+            .trim()
+            .split(/\s+/)
+            .filter((x) => x !== '');
           const positional: string[] = [];
           for (let i = 0; i < args.length; i++) {
             const a = args[i] ?? '';
@@ -194,12 +199,18 @@ export function parsePerftest(text: string): PerftestFacts {
           out.metric = title[2];
           return;
         }
-        if (!sawRule && !out.title && !/^(?:Disabling dynamic polling|WARNING|Conflicting CPU frequency)/i.test(t)) sawOther = true;
+        if (!sawRule && !out.title && !/^(?:Disabling dynamic polling|WARNING|Conflicting CPU frequency)/i.test(t))
+          sawOther = true;
         if (/BW peak won't be measured/i.test(t)) {
           out.peakNotMeasured = true;
           return;
         }
-        if (/^(?:Couldn't|Failed|Unable|Error|ERROR|Conflicting port|Requested MTU|Port number|Completion with error|ibv_\w+\(?\)? failed)/.test(t) && !/CPU Frequency/.test(t)) {
+        if (
+          /^(?:Couldn't|Failed|Unable|Error|ERROR|Conflicting port|Requested MTU|Port number|Completion with error|ibv_\w+\(?\)? failed)/.test(
+            t,
+          ) &&
+          !/CPU Frequency/.test(t)
+        ) {
           errors.push(t);
           return;
         }
@@ -290,7 +301,8 @@ export function parsePerftest(text: string): PerftestFacts {
           }
         }
       });
-      if (out.side === undefined && (out.server !== undefined || (ruleFirst && out.title !== undefined))) out.side = 'client';
+      if (out.side === undefined && (out.server !== undefined || (ruleFirst && out.title !== undefined)))
+        out.side = 'client';
       if (errors.length) out.errors = errors;
       return validate(PerftestFactsSchema, compact(out));
     },

@@ -94,14 +94,28 @@ function tokenize(src: string, firstLine: number): Tok[] {
       }
       const body = src.slice(s, Math.min(e, src.length));
       const end = Math.min(e + q.length, src.length);
-      out.push({ k: 'str', text: src.slice(i, end), value: /[rR]/.test(sm[1] as string) ? body : decodeString(body), line, start: i, end });
+      out.push({
+        k: 'str',
+        text: src.slice(i, end),
+        value: /[rR]/.test(sm[1] as string) ? body : decodeString(body),
+        line,
+        start: i,
+        end,
+      });
       line += body.split('\n').length - 1;
       i = end;
       continue;
     }
     const nm = /^(?:\d[\d_]*(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?/.exec(src.slice(i, i + 64));
     if (nm) {
-      out.push({ k: 'num', text: nm[0], value: Number(nm[0].replace(/_/g, '')), line, start: i, end: i + nm[0].length });
+      out.push({
+        k: 'num',
+        text: nm[0],
+        value: Number(nm[0].replace(/_/g, '')),
+        line,
+        start: i,
+        end: i + nm[0].length,
+      });
       i += nm[0].length;
       continue;
     }
@@ -110,7 +124,11 @@ function tokenize(src: string, firstLine: number): Tok[] {
       while (e < src.length && /\w/.test(src[e] as string)) e++;
       const text = src.slice(i, e);
       const value = text === 'True' ? true : text === 'False' ? false : text === 'None' ? null : undefined;
-      out.push(value === undefined ? { k: 'name', text, line, start: i, end: e } : { k: 'name', text, value, line, start: i, end: e });
+      out.push(
+        value === undefined
+          ? { k: 'name', text, line, start: i, end: e }
+          : { k: 'name', text, value, line, start: i, end: e },
+      );
       i = e;
       continue;
     }
@@ -156,7 +174,10 @@ function valueOf(src: string, toks: Tok[]): PyValue | undefined {
 function callAt(src: string, toks: Tok[], nameStart: number, open: number): PyCall {
   const close = closing(toks, open);
   const call: PyCall = {
-    callee: toks.slice(nameStart, open).map((t) => t.text).join(''),
+    callee: toks
+      .slice(nameStart, open)
+      .map((t) => t.text)
+      .join(''),
     line: (toks[nameStart] as Tok).line,
     endLine: (toks[close] as Tok).line,
     text: src.slice((toks[nameStart] as Tok).start, (toks[close] as Tok).end),
@@ -200,7 +221,12 @@ export function parsePythonLaunch(text: string, firstLine = 1, assumeVllm = fals
   if (typeof text !== 'string') return facts;
   try {
     const toks = tokenize(text, firstLine);
-    facts.usesVllm = assumeVllm || toks.some((t, j) => t.k === 'name' && t.text === 'vllm' && (toks[j - 1]?.text === 'import' || toks[j - 1]?.text === 'from'));
+    facts.usesVllm =
+      assumeVllm ||
+      toks.some(
+        (t, j) =>
+          t.k === 'name' && t.text === 'vllm' && (toks[j - 1]?.text === 'import' || toks[j - 1]?.text === 'from'),
+      );
     for (let j = 0; j < toks.length; j++) {
       const t = toks[j] as Tok;
       if (t.k !== 'name' || toks[j + 1]?.text !== '(') continue;
@@ -210,23 +236,52 @@ export function parsePythonLaunch(text: string, firstLine = 1, assumeVllm = fals
         const call = callAt(text, toks, start, j + 1);
         const model = call.kwargs.model ?? call.positional[0];
         facts.calls.push(model ? { ...call, model } : call);
-      } else if (t.text === 'init' && dotted && toks[j - 2]?.text === 'ray') facts.rayInit = callAt(text, toks, start, j + 1);
-      else if ((t.text === 'setdefault' || t.text === 'putenv') && toks[j + 2]?.k === 'str' && toks[j + 3]?.text === ',') {
+      } else if (t.text === 'init' && dotted && toks[j - 2]?.text === 'ray')
+        facts.rayInit = callAt(text, toks, start, j + 1);
+      else if (
+        (t.text === 'setdefault' || t.text === 'putenv') &&
+        toks[j + 2]?.k === 'str' &&
+        toks[j + 3]?.text === ','
+      ) {
         const v = toks[j + 4];
-        if (v) facts.env.push({ name: String(toks[j + 2]?.value), value: String(v.value ?? v.text), line: t.line, via: 'environ' });
+        if (v)
+          facts.env.push({
+            name: String(toks[j + 2]?.value),
+            value: String(v.value ?? v.text),
+            line: t.line,
+            via: 'environ',
+          });
       }
     }
     for (let j = 0; j + 3 < toks.length; j++) {
       const t = toks[j] as Tok;
       // os.environ["NCCL_X"] = "1"
-      if (t.text === 'environ' && toks[j + 1]?.text === '[' && toks[j + 2]?.k === 'str' && toks[j + 3]?.text === ']' && toks[j + 4]?.text === '=') {
+      if (
+        t.text === 'environ' &&
+        toks[j + 1]?.text === '[' &&
+        toks[j + 2]?.k === 'str' &&
+        toks[j + 3]?.text === ']' &&
+        toks[j + 4]?.text === '='
+      ) {
         const v = toks[j + 5];
-        if (v) facts.env.push({ name: String(toks[j + 2]?.value), value: String(v.value ?? v.text), line: t.line, via: 'environ' });
+        if (v)
+          facts.env.push({
+            name: String(toks[j + 2]?.value),
+            value: String(v.value ?? v.text),
+            line: t.line,
+            via: 'environ',
+          });
       }
       // {"NCCL_DEBUG": "INFO"} — env-like keys in any dict literal (runtime_env env_vars, os.environ.update)
-      if (t.k === 'str' && /^[A-Z][A-Z0-9_]*$/.test(String(t.value)) && toks[j + 1]?.text === ':' && ['{', ','].includes(toks[j - 1]?.text ?? '')) {
+      if (
+        t.k === 'str' &&
+        /^[A-Z][A-Z0-9_]*$/.test(String(t.value)) &&
+        toks[j + 1]?.text === ':' &&
+        ['{', ','].includes(toks[j - 1]?.text ?? '')
+      ) {
         const v = toks[j + 2];
-        if (v && v.k !== 'op') facts.env.push({ name: String(t.value), value: String(v.value ?? v.text), line: t.line, via: 'dict' });
+        if (v && v.k !== 'op')
+          facts.env.push({ name: String(t.value), value: String(v.value ?? v.text), line: t.line, via: 'dict' });
       }
     }
   } catch {

@@ -40,7 +40,11 @@ export function parseRayStart(text: string): RayStartFacts {
           f.started = true;
           continue;
         }
-        if (/To connect to this Ray runtime from another node|To add another node to this Ray cluster|To connect to this Ray cluster:|Next steps/.test(t)) {
+        if (
+          /To connect to this Ray runtime from another node|To add another node to this Ray cluster|To connect to this Ray cluster:|Next steps/.test(
+            t,
+          )
+        ) {
           if (!/Next steps/.test(t)) headHint = true;
           continue;
         }
@@ -62,7 +66,13 @@ export function parseRayStart(text: string): RayStartFacts {
         }
         const ver = /\bRay version:?\s*(\d+\.\d+\.\d+\S*)|ray, version (\d+\.\d+\.\d+)/.exec(t);
         if (ver) f.rayVersion ??= ver[1] ?? ver[2];
-        if (/ConnectionError|Failed to connect to GCS|Unable to connect to GCS|ValueError:|RuntimeError:|Error:/.test(t) && f.errors.length < 20) f.errors.push(t);
+        if (
+          /ConnectionError|Failed to connect to GCS|Unable to connect to GCS|ValueError:|RuntimeError:|Error:/.test(
+            t,
+          ) &&
+          f.errors.length < 20
+        )
+          f.errors.push(t);
       }
       if (headHint) f.head = true;
       else if (workerCmd || (f.started && !headHint && /To terminate the Ray runtime/.test(text))) f.head = false;

@@ -38,12 +38,17 @@ export interface RayStatusScan {
 }
 
 export function scanRayStatus(text: string): RayStatusScan {
-  const empty = (): RayStatusScan => ({ facts: { nodes: [], pending: [], failures: [], demands: [], usage: {}, errors: [] }, pendingLines: [], failureLines: [] });
+  const empty = (): RayStatusScan => ({
+    facts: { nodes: [], pending: [], failures: [], demands: [], usage: {}, errors: [] },
+    pendingLines: [],
+    failureLines: [],
+  });
   return guard(() => {
     const s = empty();
     const f = s.facts;
     let inNodes = false;
-    let block: 'active' | 'idle' | 'healthy' | 'pending' | 'failures' | 'usage' | 'demands' | 'constraints' | 'node' | undefined;
+    let block:
+      'active' | 'idle' | 'healthy' | 'pending' | 'failures' | 'usage' | 'demands' | 'constraints' | 'node' | undefined;
     const lines = logLines(text);
     for (let i = 0; i < lines.length; i++) {
       const raw = lines[i] ?? '';
@@ -55,7 +60,10 @@ export function scanRayStatus(text: string): RayStatusScan {
         continue;
       }
       if (/^-{5,}$/.test(t) || t === 'Node status' || t === 'Resources') continue;
-      const head = /^(Active|Idle|Healthy|Pending|Recent failures|(?:Total )?Usage|(?:Total )?Demands|(?:Total )?Constraints|Node: .*|Is Idle|Idle time):$|^Node: \S+/.exec(t);
+      const head =
+        /^(Active|Idle|Healthy|Pending|Recent failures|(?:Total )?Usage|(?:Total )?Demands|(?:Total )?Constraints|Node: .*|Is Idle|Idle time):$|^Node: \S+/.exec(
+          t,
+        );
       if (head && !/^\s{2,}/.test(raw)) {
         const h = head[1] ?? 'Node:';
         // `ray status -v` per-node blocks (`Node: <ip>` then ` Usage:`) run to the end: their counters are not the cluster's.
@@ -135,7 +143,11 @@ export function scanRayStatus(text: string): RayStatusScan {
       if (total !== undefined) f.cpusTotal = total;
     }
     for (const l of lines) {
-      if (/ConnectionError|Could not find any running Ray instance|Failed to connect to GCS/i.test(l) && f.errors.length < 10) f.errors.push(l.trim());
+      if (
+        /ConnectionError|Could not find any running Ray instance|Failed to connect to GCS/i.test(l) &&
+        f.errors.length < 10
+      )
+        f.errors.push(l.trim());
     }
     s.facts = validate(RayStatusFactsSchema, compact(f));
     return s;

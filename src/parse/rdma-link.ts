@@ -5,7 +5,18 @@
  * `rdma -j link` (JSON array with `ifname`, `port`, `state`, `physical_state`, `netdev`) is read too.
  */
 import { z } from 'zod';
-import { cleanLines, cleanText, compact, guard, isRecord, num, parseJsonLoose, str, toInt, validate } from './common.js';
+import {
+  cleanLines,
+  cleanText,
+  compact,
+  guard,
+  isRecord,
+  num,
+  parseJsonLoose,
+  str,
+  toInt,
+  validate,
+} from './common.js';
 
 export const RdmaPortSchema = z.object({
   device: z.string(),

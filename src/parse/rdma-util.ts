@@ -77,9 +77,13 @@ export function parseRateGbps(s: string | undefined): number | undefined {
 export function gidIpv4(gid: string | undefined): string | undefined {
   if (!gid) return undefined;
   const g = gid.trim().toLowerCase();
-  const dotted = /^(?:0{1,4}:){0,5}:?:?ffff:(\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})$/.exec(g) ?? /^::ffff:(\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})$/.exec(g);
+  const dotted =
+    /^(?:0{1,4}:){0,5}:?:?ffff:(\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})$/.exec(g) ??
+    /^::ffff:(\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})$/.exec(g);
   if (dotted) return dotted[1];
-  const full = /^0{1,4}:0{1,4}:0{1,4}:0{1,4}:0{1,4}:ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(g) ?? /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(g);
+  const full =
+    /^0{1,4}:0{1,4}:0{1,4}:0{1,4}:0{1,4}:ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(g) ??
+    /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(g);
   if (!full || full[1] === undefined || full[2] === undefined) return undefined;
   const hi = parseInt(full[1], 16);
   const lo = parseInt(full[2], 16);

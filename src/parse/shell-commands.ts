@@ -257,7 +257,15 @@ function basename(p: string): string {
   return p.slice(p.lastIndexOf('/') + 1);
 }
 
-function finish(s: Simple, words: Word[], src: string, vars: Map<string, string>, depth: number, out: ShellCommand[], loop?: ShellCommand['loop']): void {
+function finish(
+  s: Simple,
+  words: Word[],
+  src: string,
+  vars: Map<string, string>,
+  depth: number,
+  out: ShellCommand[],
+  loop?: ShellCommand['loop'],
+): void {
   const env: Assign[] = [];
   const assigns: Assign[] = [];
   let sudo = false;
@@ -280,7 +288,8 @@ function finish(s: Simple, words: Word[], src: string, vars: Map<string, string>
       w = w.slice(o === '--' ? 1 : argRe.test(o) ? 2 : 1);
       if (o === '--') break;
     }
-    if ((name === 'timeout' || name === 'taskset' || name === 'nice') && /^[\d.,-]+[smhd]?$/.test(w[0]?.text ?? 'x')) w = w.slice(1);
+    if ((name === 'timeout' || name === 'taskset' || name === 'nice') && /^[\d.,-]+[smhd]?$/.test(w[0]?.text ?? 'x'))
+      w = w.slice(1);
   }
   const program = w.length > 0 ? basename((w[0] as Word).text) : '';
   if (w.length === 0) {
@@ -296,9 +305,22 @@ function finish(s: Simple, words: Word[], src: string, vars: Map<string, string>
       }
     }
   }
-  const text = src.slice(s.start, s.end).replace(/\\\n[ \t]*/g, ' ').trim();
+  const text = src
+    .slice(s.start, s.end)
+    .replace(/\\\n[ \t]*/g, ' ')
+    .trim();
   const line = words[0]?.line ?? s.endLine;
-  const cmd: ShellCommand = { line, endLine: Math.max(line, s.endLine), text, argv: w, program, sudo, env, assigns, redirects: s.redirects };
+  const cmd: ShellCommand = {
+    line,
+    endLine: Math.max(line, s.endLine),
+    text,
+    argv: w,
+    program,
+    sudo,
+    env,
+    assigns,
+    redirects: s.redirects,
+  };
   if (s.heredoc) cmd.heredoc = s.heredoc;
   if (loop) cmd.loop = loop;
   out.push(cmd);
@@ -306,7 +328,9 @@ function finish(s: Simple, words: Word[], src: string, vars: Map<string, string>
   if (depth < 3 && /^(?:ba|da|z|k)?sh$/.test(program)) {
     const ci = w.findIndex((x, k) => k > 0 && /^-\w*c$/.test(x.text));
     const script = ci > 0 ? w[ci + 1] : undefined;
-    if (script) for (const inner of parseWith(script.text, script.line, vars, depth + 1)) out.push({ ...inner, line: script.line, endLine: script.line, sudo: inner.sudo || sudo });
+    if (script)
+      for (const inner of parseWith(script.text, script.line, vars, depth + 1))
+        out.push({ ...inner, line: script.line, endLine: script.line, sudo: inner.sudo || sudo });
   }
 }
 
@@ -330,26 +354,48 @@ function parseWith(src: string, firstLine: number, vars: Map<string, string>, de
     const runs: Array<string | undefined> = f.values && f.variable ? f.values : [undefined];
     for (const v of runs) {
       for (const b of f.body) {
-        const words = v === undefined || !f.variable ? b.words : b.words.map((x) => ({ ...x, text: subst(x.text, new Map([[f.variable as string, v]])) }));
+        const words =
+          v === undefined || !f.variable
+            ? b.words
+            : b.words.map((x) => ({ ...x, text: subst(x.text, new Map([[f.variable as string, v]])) }));
         const parent = stack[stack.length - 1];
         if (parent) parent.body.push({ s: b.s, words });
         else {
           const tmp: ShellCommand[] = [];
-          finish(b.s, words, src, vars, depth, tmp, v !== undefined && f.variable ? { variable: f.variable, value: v } : undefined);
+          finish(
+            b.s,
+            words,
+            src,
+            vars,
+            depth,
+            tmp,
+            v !== undefined && f.variable ? { variable: f.variable, value: v } : undefined,
+          );
           out.push(...tmp);
         }
       }
     }
   };
   for (const s of simples(tokenize(src, firstLine))) {
-    let w: Word[] = s.words.map((x) => ({ text: x.single ? x.text : subst(canon(x.text), vars), line: x.line, quoted: x.quoted }));
+    let w: Word[] = s.words.map((x) => ({
+      text: x.single ? x.text : subst(canon(x.text), vars),
+      line: x.line,
+      quoted: x.quoted,
+    }));
     for (let guard = 0; guard < 10 && w.length > 0; guard++) {
       const k = (w[0] as Word).text;
       if (k === 'for' && !(w[0] as Word).quoted) {
         const variable = w[1]?.text;
-        const vals = w[2]?.text === 'in' ? w.slice(3).flatMap((x) => (x.quoted ? [x.text] : x.text.split(/\s+/).filter(Boolean))) : null;
+        const vals =
+          w[2]?.text === 'in'
+            ? w.slice(3).flatMap((x) => (x.quoted ? [x.text] : x.text.split(/\s+/).filter(Boolean)))
+            : null;
         const literal = vals !== null && vals.every((v) => LITERAL.test(v));
-        stack.push({ ...(variable && /^[A-Za-z_]\w*$/.test(variable) ? { variable } : {}), values: literal ? vals : null, body: [] });
+        stack.push({
+          ...(variable && /^[A-Za-z_]\w*$/.test(variable) ? { variable } : {}),
+          values: literal ? vals : null,
+          body: [],
+        });
         w = [];
       } else if ((k === 'while' || k === 'until' || k === 'select') && !(w[0] as Word).quoted) {
         stack.push({ values: null, body: [] });
@@ -359,7 +405,8 @@ function parseWith(src: string, firstLine: number, vars: Map<string, string>, de
         w = w.slice(1);
       } else if (k === 'case' && !(w[0] as Word).quoted) w = [];
       else if (KEYWORDS.has(k) && !(w[0] as Word).quoted) w = w.slice(1);
-      else if (/^[^\s=]+\)$/.test(k) || /^[\w.-]+\(\)$/.test(k) || w[1]?.text === '()') w = w.slice(k.endsWith('()') ? 1 : w[1]?.text === '()' ? 2 : 1);
+      else if (/^[^\s=]+\)$/.test(k) || /^[\w.-]+\(\)$/.test(k) || w[1]?.text === '()')
+        w = w.slice(k.endsWith('()') ? 1 : w[1]?.text === '()' ? 2 : 1);
       else break;
     }
     if (w.length > 0) emit(s, w);

@@ -47,7 +47,8 @@ export function parseShowGids(text: string): ShowGidsFacts {
         const [device, portS, indexS, gid] = tok;
         const port = toInt(portS);
         const index = toInt(indexS);
-        if (device === undefined || gid === undefined || port === undefined || index === undefined || !GID.test(gid)) continue;
+        if (device === undefined || gid === undefined || port === undefined || index === undefined || !GID.test(gid))
+          continue;
         let i = 4;
         let ipv4: string | undefined;
         if (tok[i] !== undefined && IPV4.test(tok[i] ?? '')) ipv4 = tok[i++];

@@ -114,7 +114,12 @@ export function parseSysfsInfiniband(text: string): SysfsInfinibandFacts {
             }
             break;
           case 'phys_state':
-            if (sm && sm[2] && /^(Sleep|Polling|Disabled|PortConfigurationTraining|LinkUp|LinkErrorRecovery|Phy Test)$/.test(sm[2])) p.physState = sm[2];
+            if (
+              sm &&
+              sm[2] &&
+              /^(Sleep|Polling|Disabled|PortConfigurationTraining|LinkUp|LinkErrorRecovery|Phy Test)$/.test(sm[2])
+            )
+              p.physState = sm[2];
             break;
           case 'rate': {
             const r = parseRateGbps(value);

@@ -43,7 +43,14 @@ export function parseTorchAllreduce(text: string): TorchAllreduceFacts {
           return;
         }
         const r = ROW.exec(l);
-        if (r) out.rows.push({ bytes: Number(r[1]), timeUs: Number(r[2]), algbwGBps: Number(r[3]), busbwGBps: Number(r[4]), line: i + 1 });
+        if (r)
+          out.rows.push({
+            bytes: Number(r[1]),
+            timeUs: Number(r[2]),
+            algbwGBps: Number(r[3]),
+            busbwGBps: Number(r[4]),
+            line: i + 1,
+          });
       });
       return validate(TorchAllreduceSchema, out);
     },
@@ -53,5 +60,7 @@ export function parseTorchAllreduce(text: string): TorchAllreduceFacts {
 
 /** The highest busbw among rows of at least `minBytes` (the bandwidth verdict's figure). */
 export function peakBusbw(f: TorchAllreduceFacts, minBytes: number): TorchAllreduceRow | undefined {
-  return f.rows.filter((r) => r.bytes >= minBytes).reduce<TorchAllreduceRow | undefined>((best, r) => (!best || r.busbwGBps > best.busbwGBps ? r : best), undefined);
+  return f.rows
+    .filter((r) => r.bytes >= minBytes)
+    .reduce<TorchAllreduceRow | undefined>((best, r) => (!best || r.busbwGBps > best.busbwGBps ? r : best), undefined);
 }

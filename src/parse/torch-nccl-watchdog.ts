@@ -27,7 +27,15 @@ export const TorchWatchdogFactsSchema = z.object({
     }),
   ),
   /** `detected by watchdog at work: N, last enqueued NCCL work: M, last completed NCCL work: K`. */
-  exceptions: z.array(z.object({ rank: z.number().int().optional(), work: z.number().int().optional(), lastEnqueued: z.number().int().optional(), lastCompleted: z.number().int().optional(), line: z.number().int() })),
+  exceptions: z.array(
+    z.object({
+      rank: z.number().int().optional(),
+      work: z.number().int().optional(),
+      lastEnqueued: z.number().int().optional(),
+      lastCompleted: z.number().int().optional(),
+      line: z.number().int(),
+    }),
+  ),
   ranks: z.array(z.number().int()),
   opTypes: z.array(z.string()),
   timeoutMs: z.number().optional(),
@@ -73,9 +81,14 @@ export function parseTorchWatchdog(text: string): TorchWatchdogFacts {
           }
           continue;
         }
-        const ex = /detected by watchdog(?: at work: (\d+))?(?:, last enqueued NCCL work: (-?\d+))?(?:, last completed NCCL work: (-?\d+))?/.exec(l);
+        const ex =
+          /detected by watchdog(?: at work: (\d+))?(?:, last enqueued NCCL work: (-?\d+))?(?:, last completed NCCL work: (-?\d+))?/.exec(
+            l,
+          );
         if (ex && f.exceptions.length < 1000) {
-          f.exceptions.push(compact({ rank: r, work: num(ex[1]), lastEnqueued: num(ex[2]), lastCompleted: num(ex[3]), line: i + 1 }));
+          f.exceptions.push(
+            compact({ rank: r, work: num(ex[1]), lastEnqueued: num(ex[2]), lastCompleted: num(ex[3]), line: i + 1 }),
+          );
           continue;
         }
         if (/NCCL error|terminate called|what\(\):/i.test(l) && f.errors.length < 20) f.errors.push(l.trim());

@@ -64,14 +64,26 @@ export function parseVllmLog(text: string): VllmLogFacts {
         if (line.length < 3) continue;
         const ipm = /RayWorkerWrapper pid=\d+, ip=([\d.]+)/.exec(line);
         if (ipm?.[1] && ips.size < 256) ips.add(ipm[1]);
-        if (line.includes('RayWorkerWrapper') || line.includes('ray_distributed_executor') || line.includes('use_ray_spmd_worker')) ray = true;
+        if (
+          line.includes('RayWorkerWrapper') ||
+          line.includes('ray_distributed_executor') ||
+          line.includes('use_ray_spmd_worker')
+        )
+          ray = true;
         if (/VllmWorker(?: TP\d+)? pid=|multiproc_executor|VllmWorkerProcess/.test(line)) mp = true;
         const { level, msg } = vllmMessage(line);
         if (f.version === undefined) {
-          const v = /vLLM API server version\s+(\d[\w.+-]*)|LLM engine \(v(\d[\w.+-]*?)\)|vLLM version\s+v?(\d[\w.+-]*)/.exec(msg);
+          const v =
+            /vLLM API server version\s+(\d[\w.+-]*)|LLM engine \(v(\d[\w.+-]*?)\)|vLLM version\s+v?(\d[\w.+-]*)/.exec(
+              msg,
+            );
           if (v) f.version = v[1] ?? v[2] ?? v[3];
         }
-        if (msg.includes('tensor_parallel_size') || msg.includes('pipeline_parallel_size') || msg.includes('data_parallel_size')) {
+        if (
+          msg.includes('tensor_parallel_size') ||
+          msg.includes('pipeline_parallel_size') ||
+          msg.includes('data_parallel_size')
+        ) {
           const a = /'tensor_parallel_size':\s*(\d+)/.exec(msg);
           if (a) tpArgs ??= Number(a[1]);
           const c = /\btensor_parallel_size=(\d+)/.exec(msg);
@@ -82,7 +94,10 @@ export function parseVllmLog(text: string): VllmLogFacts {
           if (d) f.dp ??= Number(d[1]);
           if (/distributed_executor_backend=['"]?ray\b|'distributed_executor_backend':\s*'ray'/.test(msg)) ray = true;
         }
-        if (/\bvllm\s+serve\b|api_server\b.*--/.test(msg) && /^(?:\$\s+|#\s+)?(?:\S*python\S*\s+-m\s+\S+|vllm\s+serve)/.test(msg.trim())) {
+        if (
+          /\bvllm\s+serve\b|api_server\b.*--/.test(msg) &&
+          /^(?:\$\s+|#\s+)?(?:\S*python\S*\s+-m\s+\S+|vllm\s+serve)/.test(msg.trim())
+        ) {
           const t = /(?:--tensor-parallel-size|-tp)[=\s]+(\d+)/.exec(msg);
           if (t) tpCli ??= Number(t[1]);
           const p = /(?:--pipeline-parallel-size|-pp)[=\s]+(\d+)/.exec(msg);
@@ -111,7 +126,11 @@ export function parseVllmLog(text: string): VllmLogFacts {
         if (mc) f.maxConcurrency = Number(mc[1]);
         if (errors.size < 50) {
           const m = msg.trim();
-          if ((level === 'ERROR' || level === 'CRITICAL') && m !== '' && !/^(?:Traceback|File "|\^+$|return |raise )/.test(m)) {
+          if (
+            (level === 'ERROR' || level === 'CRITICAL') &&
+            m !== '' &&
+            !/^(?:Traceback|File "|\^+$|return |raise )/.test(m)
+          ) {
             if (!/^\s/.test(msg) && !/^[A-Za-z_]+\(/.test(m)) errors.add(clip(m));
           } else if (EXC.test(m) || /^error: (?:unrecognized arguments|argument )/.test(m)) errors.add(clip(m));
         }

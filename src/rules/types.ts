@@ -27,5 +27,10 @@ export interface Finding {
 
 /** Worst first, then by line. */
 export function sortFindings(findings: readonly Finding[]): Finding[] {
-  return [...findings].sort((a, b) => SEVERITY_RANK[b.severity] - SEVERITY_RANK[a.severity] || (a.line ?? 0) - (b.line ?? 0) || a.rule.localeCompare(b.rule));
+  return [...findings].sort(
+    (a, b) =>
+      SEVERITY_RANK[b.severity] - SEVERITY_RANK[a.severity] ||
+      (a.line ?? 0) - (b.line ?? 0) ||
+      a.rule.localeCompare(b.rule),
+  );
 }

@@ -52,10 +52,7 @@ const CERT_SUFFIX = '-cert-v01@openssh.com';
  * CertificateInputs.agent for the agent at `socket` (SSH_AUTH_SOCK, or the options' `agent`): its identities,
  * or undefined when there is no socket or the agent cannot be asked within `timeoutMs` (then it is no reason).
  */
-export async function agentInput(
-  socket: string | undefined,
-  timeoutMs?: number,
-): Promise<CertificateInputs['agent']> {
+export async function agentInput(socket: string | undefined, timeoutMs?: number): Promise<CertificateInputs['agent']> {
   if (socket === undefined || socket === '') return undefined;
   try {
     return { socket, identities: await listAgentIdentities(socket, timeoutMs) };
@@ -119,7 +116,8 @@ export function certificateReasons(resolved: ResolvedSshConfig, inputs: Certific
       const cert = certificateAt(`${identity}-cert`, read);
       if (cert === undefined) return;
       reasons.push({
-        what: `${cert.path} beside the identity ${identity} holds a ${cert.type} user certificate ` +
+        what:
+          `${cert.path} beside the identity ${identity} holds a ${cert.type} user certificate ` +
           '(ssh offers it automatically)',
         source: resolved.sources.identityFiles[i] ?? resolved.sources.identityFiles[0] ?? 'default',
       });
@@ -140,7 +138,8 @@ export function certificateReasons(resolved: ResolvedSshConfig, inputs: Certific
     for (const ca of hostCertificateAuthorities(files, hostName, port, hostKeyAlias)) {
       if (ca.revokedAt !== undefined) continue;
       reasons.push({
-        what: `known_hosts trusts the host only through @cert-authority ${ca.keyType} ${ca.fingerprint}: ` +
+        what:
+          `known_hosts trusts the host only through @cert-authority ${ca.keyType} ${ca.fingerprint}: ` +
           'its host certificate can be checked by OpenSSH only',
         source: `${ca.file}:${ca.line}`,
       });

@@ -5,7 +5,14 @@
 import { randomBytes } from 'node:crypto';
 import { posix } from 'node:path';
 import { commandFailed } from './output.js';
-import { TransportError, type Command, type RunOptions, type RunResult, type WriteFileOptions, type WriteFileResult } from './types.js';
+import {
+  TransportError,
+  type Command,
+  type RunOptions,
+  type RunResult,
+  type WriteFileOptions,
+  type WriteFileResult,
+} from './types.js';
 
 export interface CommandRunner {
   readonly name: string;
@@ -16,7 +23,10 @@ export const DEFAULT_BACKUP_ROOT = '/var/lib/l20-setup/backup';
 
 /** A run id for backup folders: `20261129T120000Z`. */
 export function backupRunId(date = new Date()): string {
-  return date.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  return date
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
 }
 
 function sudoOpt(sudo: boolean | undefined): RunOptions {
@@ -24,7 +34,11 @@ function sudoOpt(sudo: boolean | undefined): RunOptions {
 }
 
 /** `cat -- PATH`; a non-zero exit becomes a CommandFailedError with the exit code and stderr lines. */
-export async function readFileVia(host: CommandRunner, path: string, options: { sudo?: boolean } = {}): Promise<string> {
+export async function readFileVia(
+  host: CommandRunner,
+  path: string,
+  options: { sudo?: boolean } = {},
+): Promise<string> {
   const result = await host.run({ argv: ['cat', '--', path] }, sudoOpt(options.sudo));
   if (result.exitCode !== 0) throw commandFailed(host.name, `reading ${path}`, result);
   return result.stdout;
@@ -44,13 +58,18 @@ async function statPath(host: CommandRunner, path: string, sudo: boolean | undef
   }
   const m = /^([0-7]{1,4}) (.+)$/.exec(result.stdout.trim());
   if (!m || m[1] === undefined || m[2] === undefined) {
-    throw new TransportError(`${host.name}: unexpected stat output for ${path}: ${JSON.stringify(result.stdout.slice(0, 80))}`, host.name, result.commandLine);
+    throw new TransportError(
+      `${host.name}: unexpected stat output for ${path}: ${JSON.stringify(result.stdout.slice(0, 80))}`,
+      host.name,
+      result.commandLine,
+    );
   }
   return { exists: true, mode: parseInt(m[1], 8), type: m[2] };
 }
 
 function checkMode(mode: number): string {
-  if (!Number.isInteger(mode) || mode < 0 || mode > 0o7777) throw new Error(`invalid file mode ${mode}: use 0 to 0o7777`);
+  if (!Number.isInteger(mode) || mode < 0 || mode > 0o7777)
+    throw new Error(`invalid file mode ${mode}: use 0 to 0o7777`);
   return mode.toString(8).padStart(4, '0');
 }
 
@@ -71,7 +90,8 @@ export async function writeFileAtomicVia(
   options: WriteFileOptions,
   defaultBackupDir: string,
 ): Promise<WriteFileResult> {
-  if (path === '' || path.endsWith('/')) throw new Error(`writeFileAtomic needs a file path, got ${JSON.stringify(path)}`);
+  if (path === '' || path.endsWith('/'))
+    throw new Error(`writeFileAtomic needs a file path, got ${JSON.stringify(path)}`);
   const sudo = options.sudo;
   let target = path;
   let state = await statPath(host, target, sudo);
@@ -83,7 +103,10 @@ export async function writeFileAtomicVia(
     state = await statPath(host, target, sudo);
   }
   if (state.exists && state.type !== 'regular file' && state.type !== 'regular empty file') {
-    throw new TransportError(`${host.name}: ${target} is a ${state.type ?? 'special file'}, not a regular file`, host.name);
+    throw new TransportError(
+      `${host.name}: ${target} is a ${state.type ?? 'special file'}, not a regular file`,
+      host.name,
+    );
   }
   const desiredMode = options.mode ?? state.mode ?? 0o644;
   const modeText = checkMode(desiredMode);
@@ -113,7 +136,8 @@ export async function writeFileAtomicVia(
     },
     sudoOpt(sudo),
   );
-  if (leftovers.exitCode !== 0) throw commandFailed(host.name, `removing earlier temporary files beside ${target}`, leftovers);
+  if (leftovers.exitCode !== 0)
+    throw commandFailed(host.name, `removing earlier temporary files beside ${target}`, leftovers);
   const tmp = `${target}.l20tmp.${randomBytes(6).toString('hex')}`;
   const removeTmp = async () => {
     await host.run({ argv: ['rm', '-f', '--', tmp] }, sudoOpt(sudo)).catch(() => undefined);
@@ -125,7 +149,10 @@ export async function writeFileAtomicVia(
     await removeTmp();
     throw commandFailed(host.name, `creating ${tmp}`, create);
   }
-  const write = await host.run({ argv: ['dd', `of=${tmp}`, 'conv=fsync', 'status=none'] }, { ...sudoOpt(sudo), stdin: content });
+  const write = await host.run(
+    { argv: ['dd', `of=${tmp}`, 'conv=fsync', 'status=none'] },
+    { ...sudoOpt(sudo), stdin: content },
+  );
   if (write.exitCode !== 0) {
     await removeTmp();
     throw commandFailed(host.name, `writing ${tmp}`, write);

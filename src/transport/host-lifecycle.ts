@@ -8,7 +8,12 @@ import { buildCommand, type BuiltCommand } from './quote.js';
 import { notStartedResult } from './output.js';
 import { sleep } from './ssh-channel-queue.js';
 import {
-  ConnectionLostError, HostKeyError, TransportError, type Host, type RunOptions, type RunResult,
+  ConnectionLostError,
+  HostKeyError,
+  TransportError,
+  type Host,
+  type RunOptions,
+  type RunResult,
 } from './types.js';
 
 /** `attempt`, unless `signal` aborts first (then an AbortError; the attempt itself goes on). */

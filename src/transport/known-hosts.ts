@@ -386,7 +386,7 @@ export function appendKnownHost(
   let mode = 0o600;
   if (existing !== null) mode = statSync(file).mode & 0o7777;
   const line = `${name} ${keyType} ${keyBlob.toString('base64')}\n`;
-  const prefix = existing === null || existing === '' || existing.endsWith('\n') ? existing ?? '' : `${existing}\n`;
+  const prefix = existing === null || existing === '' || existing.endsWith('\n') ? (existing ?? '') : `${existing}\n`;
   const tmp = join(dir, `.${basename(file)}.l20tmp.${randomBytes(6).toString('hex')}`);
   let fd: number | undefined;
   try {

@@ -7,7 +7,14 @@
 import { execa } from 'execa';
 import { buildCommand, type BuiltCommand } from './quote.js';
 import { DEFAULT_BACKUP_ROOT, backupRunId, readFileVia, writeFileAtomicVia } from './files.js';
-import { DEFAULT_MAX_BUFFER_BYTES, StreamCollector, finishedResult, notStartedResult, outputGate, pauseStreams } from './output.js';
+import {
+  DEFAULT_MAX_BUFFER_BYTES,
+  StreamCollector,
+  finishedResult,
+  notStartedResult,
+  outputGate,
+  pauseStreams,
+} from './output.js';
 import {
   TransportError,
   type Command,
@@ -31,7 +38,6 @@ export interface LocalHostOptions {
   /** Backup folder for writeFileAtomic (default /var/lib/l20-setup/backup/<UTC timestamp of this object>). */
   defaultBackupDir?: string;
 }
-
 
 /** Process groups still running, killed if this process exits first. */
 const runningGroups = new Set<number>();
@@ -90,7 +96,9 @@ export class LocalHost implements Host {
   private async sudoPasswordFor(options: RunOptions): Promise<string | undefined> {
     const password = this.opts.sudoPassword;
     if (!options.sudo || password === undefined) return undefined;
-    this.sudoNeedsPassword ??= this.runBuilt(buildCommand({ argv: ['true'] }, { sudo: true }), {}).then((r) => r.exitCode !== 0);
+    this.sudoNeedsPassword ??= this.runBuilt(buildCommand({ argv: ['true'] }, { sudo: true }), {}).then(
+      (r) => r.exitCode !== 0,
+    );
     return (await this.sudoNeedsPassword) ? password : undefined;
   }
 
@@ -142,7 +150,9 @@ export class LocalHost implements Host {
       killTimer = setTimeout(() => killGroup(pid, 'SIGKILL'), this.killGraceMs);
     };
     const timeoutTimer =
-      options.timeoutMs !== undefined && options.timeoutMs > 0 ? setTimeout(() => stop('timedOut'), options.timeoutMs) : undefined;
+      options.timeoutMs !== undefined && options.timeoutMs > 0
+        ? setTimeout(() => stop('timedOut'), options.timeoutMs)
+        : undefined;
     const onAbort = () => stop('cancelled');
     signal?.addEventListener('abort', onAbort, { once: true });
 
@@ -150,9 +160,21 @@ export class LocalHost implements Host {
       const result = await subprocess;
       if (result.failed && result.exitCode === undefined && result.signal === undefined && !stopped) {
         // Could not start /bin/sh at all.
-        throw new TransportError(`${this.name}: cannot run \`${line}\`: ${result.shortMessage}`, this.name, line, result);
+        throw new TransportError(
+          `${this.name}: cannot run \`${line}\`: ${result.shortMessage}`,
+          this.name,
+          line,
+          result,
+        );
       }
-      return finishedResult(line, started, stdout, stderr, { exitCode: result.exitCode ?? null, signal: result.signal ?? null }, stopped);
+      return finishedResult(
+        line,
+        started,
+        stdout,
+        stderr,
+        { exitCode: result.exitCode ?? null, signal: result.signal ?? null },
+        stopped,
+      );
     } finally {
       if (timeoutTimer) clearTimeout(timeoutTimer);
       signal?.removeEventListener('abort', onAbort);

@@ -17,7 +17,13 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { BuiltCommand } from './quote.js';
 import {
-  DEFAULT_MAX_BUFFER_BYTES, StreamCollector, finishedResult, notStartedResult, outputGate, pauseStreams, tailLines,
+  DEFAULT_MAX_BUFFER_BYTES,
+  StreamCollector,
+  finishedResult,
+  notStartedResult,
+  outputGate,
+  pauseStreams,
+  tailLines,
 } from './output.js';
 import type { ChannelSlots } from './ssh-channel-queue.js';
 import { runSsh } from './openssh-master.js';
@@ -136,17 +142,20 @@ function runInSlot(target: MuxTarget, built: BuiltCommand, options: RunOptions):
     let markerSeen = false;
     let paused = false;
     const flow = pauseStreams([child.stdout, child.stderr]);
-    const gate = outputGate({
-      stop: () => {
-        paused = true;
-        if (markerSeen) flow.stop();
-        else child.stdout.pause();
+    const gate = outputGate(
+      {
+        stop: () => {
+          paused = true;
+          if (markerSeen) flow.stop();
+          else child.stdout.pause();
+        },
+        start: () => {
+          paused = false;
+          flow.start();
+        },
       },
-      start: () => {
-        paused = false;
-        flow.start();
-      },
-    }, options.backpressure);
+      options.backpressure,
+    );
 
     const killRemote = () => {
       if (killSent || remotePid === undefined) return;

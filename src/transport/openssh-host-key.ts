@@ -28,11 +28,16 @@ export function isHostKeyRefusal(stderr: string): boolean {
 export async function presentedHostKey(binary: string, dest: SshDestination, scratchFile: string): Promise<Buffer> {
   rmSync(scratchFile, { force: true });
   const args = [
-    '-o', 'StrictHostKeyChecking=accept-new',
-    '-o', `UserKnownHostsFile=${sshConfigPath(scratchFile)}`,
-    '-o', 'PreferredAuthentications=none',
-    '-o', 'ControlMaster=no',
-    '-o', 'ControlPath=none',
+    '-o',
+    'StrictHostKeyChecking=accept-new',
+    '-o',
+    `UserKnownHostsFile=${sshConfigPath(scratchFile)}`,
+    '-o',
+    'PreferredAuthentications=none',
+    '-o',
+    'ControlMaster=no',
+    '-o',
+    'ControlPath=none',
     ...connectionArgs(dest),
     dest.alias,
     'true',

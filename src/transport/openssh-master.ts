@@ -137,7 +137,12 @@ export class OpensshMaster {
         if (this.watch !== child) return; // a watch already replaced: its master is not this one
         this.watch = undefined;
         if (this.exiting) return;
-        const why = stderr.trim().split('\n').filter((l) => l.trim() !== '').slice(-1)[0] ?? 'the master exited';
+        const why =
+          stderr
+            .trim()
+            .split('\n')
+            .filter((l) => l.trim() !== '')
+            .slice(-1)[0] ?? 'the master exited';
         for (const l of this.goneListeners) l(why.trim());
       });
     });
@@ -175,4 +180,3 @@ export class OpensshMaster {
     this.pid = undefined;
   }
 }
-

@@ -85,7 +85,9 @@ export interface OutputFlow {
 }
 
 /** Pausing and resuming the output streams themselves. */
-export function pauseStreams(streams: ReadonlyArray<{ pause(): unknown; resume(): unknown } | null | undefined>): OutputFlow {
+export function pauseStreams(
+  streams: ReadonlyArray<{ pause(): unknown; resume(): unknown } | null | undefined>,
+): OutputFlow {
   return {
     stop: () => streams.forEach((s) => s?.pause()),
     start: () => streams.forEach((s) => s?.resume()),
@@ -97,7 +99,10 @@ export function pauseStreams(streams: ReadonlyArray<{ pause(): unknown; resume()
  * once it has caught up; `afterChunk` is called after each chunk. `waiting()` tells a run's end handling that
  * output held back is still to come.
  */
-export function outputGate(flow: OutputFlow, backpressure: (() => Promise<void> | undefined) | undefined): { afterChunk: () => void; waiting: () => boolean } {
+export function outputGate(
+  flow: OutputFlow,
+  backpressure: (() => Promise<void> | undefined) | undefined,
+): { afterChunk: () => void; waiting: () => boolean } {
   let waiting = false;
   const start = () => {
     waiting = false;
@@ -118,7 +123,10 @@ export function outputGate(flow: OutputFlow, backpressure: (() => Promise<void> 
 
 /** The last `max` non-empty lines of `text`, sanitized for display. */
 export function tailLines(text: string, max = 20): string[] {
-  const lines = text.split('\n').map((l) => sanitize(l.replace(/\r/g, ''))).filter((l) => l.trim() !== '');
+  const lines = text
+    .split('\n')
+    .map((l) => sanitize(l.replace(/\r/g, '')))
+    .filter((l) => l.trim() !== '');
   return lines.slice(-max);
 }
 

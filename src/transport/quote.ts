@@ -8,7 +8,8 @@ const SAFE_WORD = /^[A-Za-z0-9_@%+=:,./-]+$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export function quoteWord(word: string): string {
-  if (word.includes('\0')) throw new Error(`refusing a shell word that contains NUL: ${JSON.stringify(word.slice(0, 40))}`);
+  if (word.includes('\0'))
+    throw new Error(`refusing a shell word that contains NUL: ${JSON.stringify(word.slice(0, 40))}`);
   if (word !== '' && SAFE_WORD.test(word)) return word;
   return `'${word.replace(/'/g, `'\\''`)}'`;
 }
@@ -79,7 +80,8 @@ export function withoutSudoWrapper(line: string): string {
 export function buildCommand(command: Command, options: RunOptions = {}, sudoPassword?: string): BuiltCommand {
   const envWords: string[] = ['LC_ALL=C'];
   for (const [name, value] of Object.entries(options.env ?? {})) {
-    if (!ENV_NAME.test(name)) throw new Error(`invalid environment variable name ${JSON.stringify(name)}: use letters, digits and _`);
+    if (!ENV_NAME.test(name))
+      throw new Error(`invalid environment variable name ${JSON.stringify(name)}: use letters, digits and _`);
     envWords.push(`${name}=${quoteWord(value)}`);
   }
   let body: string;

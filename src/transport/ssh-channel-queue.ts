@@ -163,7 +163,9 @@ export async function openExecChannel(
       await conn.slots.acquire(signal, front);
     } catch (err) {
       if (signal?.aborted) return null;
-      throw new NotSentError(err instanceof TransportError ? err : new TransportError(String(err), label.name, line, err));
+      throw new NotSentError(
+        err instanceof TransportError ? err : new TransportError(String(err), label.name, line, err),
+      );
     }
     if (signal?.aborted) {
       conn.slots.release();
@@ -184,13 +186,23 @@ export async function openExecChannel(
     } catch (err) {
       conn.slots.release();
       if (conn.gone) {
-        const lost = new ConnectionLostError(`${label.name}: connection to ${label.address} lost`, label.name, line, err);
+        const lost = new ConnectionLostError(
+          `${label.name}: connection to ${label.address} lost`,
+          label.name,
+          line,
+          err,
+        );
         // "Unable to exec": the exec request may have reached the server; do not run it twice.
         if (err instanceof Error && /Unable to exec/.test(err.message)) throw lost;
         throw new NotSentError(lost);
       }
       if (!isChannelOpenFailure(err)) {
-        throw new TransportError(`${label.name}: cannot start \`${line}\`: ${(err as Error).message}`, label.name, line, err);
+        throw new TransportError(
+          `${label.name}: cannot start \`${line}\`: ${(err as Error).message}`,
+          label.name,
+          line,
+          err,
+        );
       }
       // The server refused a session (OpenSSH MaxSessions). That can be transient: sshd frees a session only
       // once it has processed our close of its channel, which may arrive in the same batch as this open, so
@@ -199,7 +211,8 @@ export async function openExecChannel(
       // try again at the head of the queue. The retry waits for one of our channels to end or 100 ms first:
       // retried at once, it can meet the same not-yet-freed session on a loaded server and shrink the limit
       // for the rest of the connection (seen under CI load: 10 fell to 9).
-      if (endedAtLastRefusal === conn.slots.ended) conn.slots.limit = Math.max(1, Math.min(conn.slots.limit, conn.slots.inUse));
+      if (endedAtLastRefusal === conn.slots.ended)
+        conn.slots.limit = Math.max(1, Math.min(conn.slots.limit, conn.slots.inUse));
       endedAtLastRefusal = conn.slots.ended;
       front = true;
       if (conn.slots.inUse > 0) await conn.slots.nextReleaseOr(RETRY_AFTER_REFUSAL_MS);
@@ -207,7 +220,12 @@ export async function openExecChannel(
         refusalsWithNothingOpen++;
         if (refusalsWithNothingOpen > 8) {
           throw new NotSentError(
-            new TransportError(`${label.name}: ${label.address} refuses to open a session channel: ${(err as Error).message}`, label.name, line, err),
+            new TransportError(
+              `${label.name}: ${label.address} refuses to open a session channel: ${(err as Error).message}`,
+              label.name,
+              line,
+              err,
+            ),
           );
         }
         await sleep(Math.min(2000, 50 * 2 ** refusalsWithNothingOpen), signal);
@@ -228,7 +246,12 @@ const exits = new WeakMap<ClientChannel, { code: number | null; signal: string |
 
 function watchExit(ch: ClientChannel): void {
   ch.once('exit', (code: number | null, sig?: string) => {
-    exits.set(ch, typeof code === 'number' ? { code, signal: null } : { code: null, signal: sig ? (sig.startsWith('SIG') ? sig : `SIG${sig}`) : null });
+    exits.set(
+      ch,
+      typeof code === 'number'
+        ? { code, signal: null }
+        : { code: null, signal: sig ? (sig.startsWith('SIG') ? sig : `SIG${sig}`) : null },
+    );
   });
 }
 

@@ -158,7 +158,9 @@ export function percentExpand(
     }
     const value = tokens[key];
     if (value === undefined) {
-      const known = Object.keys(tokens).map((k) => `%${k}`).join(' ');
+      const known = Object.keys(tokens)
+        .map((k) => `%${k}`)
+        .join(' ');
       throw new SshSyntaxError(`unknown token %${key} in ${JSON.stringify(text)} (this keyword takes ${known} %%)`);
     }
     out += value;

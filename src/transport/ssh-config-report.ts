@@ -106,9 +106,10 @@ export function resolveHost(
   const sshG = options.sshG ?? (options.ctx === undefined ? {} : false);
   try {
     if (sshG === false) {
-      const files = options.configFile === undefined
-        ? defaultSshConfigFiles(ctx.homeDir)
-        : explicitSshConfigFiles(options.configFile);
+      const files =
+        options.configFile === undefined
+          ? defaultSshConfigFiles(ctx.homeDir)
+          : explicitSshConfigFiles(options.configFile);
       return { ok: true, resolved: resolveSshConfig(host, ctx, files), by: 'built-in' };
     }
     const withFile = options.configFile === undefined ? sshG : { ...sshG, configFile: options.configFile };
@@ -154,8 +155,14 @@ export function hostPath(
     for (const hop of parsed.hops) {
       const resolved = resolveHop(hop.host);
       if (resolved instanceof SshConfigError) {
-        hops.push({ name: hop.host, user: hop.user ?? '', address: hop.host, port: hop.port ?? 22, source,
-          error: resolved.message });
+        hops.push({
+          name: hop.host,
+          user: hop.user ?? '',
+          address: hop.host,
+          port: hop.port ?? 22,
+          source,
+          error: resolved.message,
+        });
         continue;
       }
       hops.push({
@@ -183,9 +190,8 @@ export function hostPath(
 /** A HopResolver over the same files and context as the target (the built-in resolver: hops are plain names). */
 export function hopResolver(options: { configFile?: string; ctx?: SshConfigContext } = {}): HopResolver {
   const ctx = options.ctx ?? defaultSshConfigContext();
-  const files = options.configFile === undefined
-    ? defaultSshConfigFiles(ctx.homeDir)
-    : explicitSshConfigFiles(options.configFile);
+  const files =
+    options.configFile === undefined ? defaultSshConfigFiles(ctx.homeDir) : explicitSshConfigFiles(options.configFile);
   return (name) => {
     try {
       return resolveSshConfig(name, ctx, files);
@@ -214,9 +220,12 @@ export function pathLines(host: string, r: ResolvedSshConfig, path: PathJson): s
 
 /** The path in one short line for the setup screen: "via bastion → ssh2", "direct → openssh: FIDO key …". */
 export function pathSummary(path: PathJson): string {
-  const way = path.hops.length > 0
-    ? `via ${path.hops.map((h) => h.name).join(' → ')}`
-    : path.proxyCommand !== null ? 'via ProxyCommand' : 'direct';
+  const way =
+    path.hops.length > 0
+      ? `via ${path.hops.map((h) => h.name).join(' → ')}`
+      : path.proxyCommand !== null
+        ? 'via ProxyCommand'
+        : 'direct';
   const first = path.reasons[0];
   const more = path.reasons.length > 1 ? ` (+${path.reasons.length - 1} more)` : '';
   if (path.transport === 'openssh') {
@@ -306,8 +315,7 @@ export function resolutionSummary(r: ResolvedSshConfig): string {
 
 /** What the setup screen shows under a host whose address is an ssh config alias. */
 export type AliasView =
-  | { ok: true; summary: string; details: string; warnings: string[] }
-  | { ok: false; error: string };
+  { ok: true; summary: string; details: string; warnings: string[] } | { ok: false; error: string };
 
 /** The inventory fields that win over the ssh config (src/target.ts hostFromConfig applies them the same way). */
 export interface InventoryOverrides {

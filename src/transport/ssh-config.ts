@@ -188,7 +188,13 @@ const MAX_HOSTS_FILES = 16;
 const INT_MAX = 2_147_483_647;
 
 const DEFAULT_IDENTITY_FILES = [
-  'id_rsa', 'id_ecdsa', 'id_ecdsa_sk', 'id_ed25519', 'id_ed25519_sk', 'id_xmss', 'id_dsa',
+  'id_rsa',
+  'id_ecdsa',
+  'id_ecdsa_sk',
+  'id_ed25519',
+  'id_ed25519_sk',
+  'id_xmss',
+  'id_dsa',
 ];
 
 function readTextOrUndefined(path: string): string | undefined {
@@ -363,7 +369,9 @@ type Settable = Exclude<keyof Collected, 'identityFiles' | 'certificateFiles'>;
 
 /** SHA-1 of %l%h%p%r, as ssh's %C (readconf.c ssh_connection_hash). */
 function connectionHash(localHost: string, host: string, port: string, user: string): string {
-  return createHash('sha1').update(localHost + host + port + user).digest('hex');
+  return createHash('sha1')
+    .update(localHost + host + port + user)
+    .digest('hex');
 }
 
 /**
@@ -399,12 +407,7 @@ export function resolveSshConfig(
     return expandAt(configured.where, () => percentExpand(configured.value, { h: alias }));
   };
 
-  const evaluateMatch = (
-    rest: string,
-    pass: Pass,
-    matchWhere: string,
-    fail: (reason: string) => never,
-  ): boolean => {
+  const evaluateMatch = (rest: string, pass: Pass, matchWhere: string, fail: (reason: string) => never): boolean => {
     let result = true;
     let attributes = 0;
     let cursor: string | null = rest;
@@ -562,9 +565,10 @@ export function resolveSshConfig(
           for (const raw of args) {
             if (raw === '') fail('keyword include empty argument');
             if (raw.startsWith('~') && file.kind !== 'user') fail(`bad include path ${raw}`);
-            const anchored = raw.startsWith('/') || raw.startsWith('~')
-              ? raw
-              : `${file.kind === 'user' ? '~/.ssh' : '/etc/ssh'}/${raw}`;
+            const anchored =
+              raw.startsWith('/') || raw.startsWith('~')
+                ? raw
+                : `${file.kind === 'user' ? '~/.ssh' : '/etc/ssh'}/${raw}`;
             const pattern = globTilde(anchored, ctx);
             for (const path of globPaths(pattern, ctx)) {
               const sub: SshConfigFile = { path, kind: file.kind, checkPerm: true };

@@ -8,7 +8,14 @@
  */
 import type { ClientChannel } from 'ssh2';
 import type { BuiltCommand } from './quote.js';
-import { DEFAULT_MAX_BUFFER_BYTES, StreamCollector, finishedResult, notStartedResult, outputGate, pauseStreams } from './output.js';
+import {
+  DEFAULT_MAX_BUFFER_BYTES,
+  StreamCollector,
+  finishedResult,
+  notStartedResult,
+  outputGate,
+  pauseStreams,
+} from './output.js';
 import { windowValve } from './ssh-window.js';
 import { yieldWhenBusy } from './ssh-slice.js';
 import { exitOf, openExecChannel, type ActiveRun, type Connection, type ConnectionLabel } from './ssh-channel-queue.js';
@@ -44,13 +51,24 @@ function sendSignal(channel: ClientChannel, name: string): void {
  * Runs `built` on `conn`. Throws NotSentError (from the channel queue) when the command never reached the
  * server, so the caller may retry it on a new connection.
  */
-export async function execOnConnection(conn: Connection, built: BuiltCommand, options: RunOptions, label: ConnectionLabel): Promise<RunResult> {
+export async function execOnConnection(
+  conn: Connection,
+  built: BuiltCommand,
+  options: RunOptions,
+  label: ConnectionLabel,
+): Promise<RunResult> {
   const channel = await openExecChannel(conn, built.line, options.signal, label);
   if (!channel) return notStartedResult(built.line, 'cancelled');
   return driveChannel(conn, channel, built, options, label.name);
 }
 
-function driveChannel(conn: Connection, channel: ClientChannel, built: BuiltCommand, options: RunOptions, hostName: string): Promise<RunResult> {
+function driveChannel(
+  conn: Connection,
+  channel: ClientChannel,
+  built: BuiltCommand,
+  options: RunOptions,
+  hostName: string,
+): Promise<RunResult> {
   const line = built.line;
   const signal = options.signal;
   const started = Date.now();

@@ -88,7 +88,10 @@ export function runSshG(alias: string, options: SshGOptions = {}): SshGRun {
 
 /** ssh's refusal as the SshConfigError the built-in resolver throws: `FILE line N: reason`. */
 function sshGRefusal(binary: string, alias: string, status: number | null, stderr: string): SshConfigError {
-  const lines = stderr.split('\n').map((l) => l.trim()).filter((l) => l !== '');
+  const lines = stderr
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '');
   for (const line of lines) {
     const m = /^(\/\S*?):? line (\d+): (.*?)\.?$/.exec(line);
     if (m) return new SshConfigError(m[1] as string, Number(m[2]), m[3] as string);
@@ -98,7 +101,12 @@ function sshGRefusal(binary: string, alias: string, status: number | null, stder
 }
 
 const STRICT_FROM_SSH_G: Record<string, StrictHostKeyChecking> = {
-  true: 'yes', yes: 'yes', false: 'no', no: 'no', ask: 'ask', 'accept-new': 'accept-new',
+  true: 'yes',
+  yes: 'yes',
+  false: 'no',
+  no: 'no',
+  ask: 'ask',
+  'accept-new': 'accept-new',
 };
 
 type Comparable = string | number | boolean | undefined | readonly string[];
@@ -126,74 +134,115 @@ const setOptional = <K extends 'proxyJump' | 'proxyCommand' | 'pkcs11Provider' |
 
 const FIELDS: readonly FieldMap[] = [
   {
-    keyword: 'hostname', field: 'hostName', ours: (r) => r.hostName, theirs: first,
+    keyword: 'hostname',
+    field: 'hostName',
+    ours: (r) => r.hostName,
+    theirs: first,
     take: (r, v) => (r.hostName = v as string),
   },
   {
-    keyword: 'port', field: 'port', ours: (r) => r.port, theirs: (v) => Number(first(v)),
+    keyword: 'port',
+    field: 'port',
+    ours: (r) => r.port,
+    theirs: (v) => Number(first(v)),
     take: (r, v) => (r.port = v as number),
   },
   { keyword: 'user', field: 'user', ours: (r) => r.user, theirs: first, take: (r, v) => (r.user = v as string) },
   {
     // ssh -G prints IdentityFile as configured: compare those, expand ssh's when it wins.
-    keyword: 'identityfile', field: 'identityFiles', ours: (r) => r.identityFilesConfigured, theirs: (v) => v ?? [],
+    keyword: 'identityfile',
+    field: 'identityFiles',
+    ours: (r) => r.identityFilesConfigured,
+    theirs: (v) => v ?? [],
     take: (r, v) => {
       r.identityFilesConfigured = [...(v as string[])];
       r.identityFilesDefaulted = false;
     },
   },
   {
-    keyword: 'certificatefile', field: 'certificateFiles', ours: (r) => r.certificateFiles,
+    keyword: 'certificatefile',
+    field: 'certificateFiles',
+    ours: (r) => r.certificateFiles,
     // ssh has no `none` for CertificateFile: `ssh -v` shows it loading a file by that name.
     theirs: (v, _r, expand) => (v ?? []).map(expand),
     take: (r, v) => (r.certificateFiles = [...(v as string[])]),
   },
   {
-    keyword: 'userknownhostsfile', field: 'userKnownHostsFiles', ours: (r) => r.userKnownHostsFiles,
-    theirs: (v) => words(first(v)), take: (r, v) => (r.userKnownHostsFiles = [...(v as string[])]),
+    keyword: 'userknownhostsfile',
+    field: 'userKnownHostsFiles',
+    ours: (r) => r.userKnownHostsFiles,
+    theirs: (v) => words(first(v)),
+    take: (r, v) => (r.userKnownHostsFiles = [...(v as string[])]),
   },
   {
-    keyword: 'globalknownhostsfile', field: 'globalKnownHostsFiles', ours: (r) => r.globalKnownHostsFiles,
-    theirs: (v) => words(first(v)), take: (r, v) => (r.globalKnownHostsFiles = [...(v as string[])]),
+    keyword: 'globalknownhostsfile',
+    field: 'globalKnownHostsFiles',
+    ours: (r) => r.globalKnownHostsFiles,
+    theirs: (v) => words(first(v)),
+    take: (r, v) => (r.globalKnownHostsFiles = [...(v as string[])]),
   },
   {
-    keyword: 'stricthostkeychecking', field: 'strictHostKeyChecking', ours: (r) => r.strictHostKeyChecking,
+    keyword: 'stricthostkeychecking',
+    field: 'strictHostKeyChecking',
+    ours: (r) => r.strictHostKeyChecking,
     theirs: (v) => STRICT_FROM_SSH_G[first(v) ?? ''] ?? first(v),
     take: (r, v) => (r.strictHostKeyChecking = v as StrictHostKeyChecking),
   },
   {
-    keyword: 'identitiesonly', field: 'identitiesOnly', ours: (r) => r.identitiesOnly,
+    keyword: 'identitiesonly',
+    field: 'identitiesOnly',
+    ours: (r) => r.identitiesOnly,
     theirs: (v) => first(v) === 'yes',
     take: (r, v) => (r.identitiesOnly = v as boolean),
   },
   {
-    keyword: 'serveraliveinterval', field: 'serverAliveInterval', ours: (r) => r.serverAliveInterval,
-    theirs: (v) => Number(first(v) ?? 0), take: (r, v) => (r.serverAliveInterval = v as number),
+    keyword: 'serveraliveinterval',
+    field: 'serverAliveInterval',
+    ours: (r) => r.serverAliveInterval,
+    theirs: (v) => Number(first(v) ?? 0),
+    take: (r, v) => (r.serverAliveInterval = v as number),
   },
   {
-    keyword: 'serveralivecountmax', field: 'serverAliveCountMax', ours: (r) => r.serverAliveCountMax,
-    theirs: (v) => Number(first(v) ?? 3), take: (r, v) => (r.serverAliveCountMax = v as number),
+    keyword: 'serveralivecountmax',
+    field: 'serverAliveCountMax',
+    ours: (r) => r.serverAliveCountMax,
+    theirs: (v) => Number(first(v) ?? 3),
+    take: (r, v) => (r.serverAliveCountMax = v as number),
   },
   {
-    keyword: 'connecttimeout', field: 'connectTimeout', ours: (r) => r.connectTimeout,
+    keyword: 'connecttimeout',
+    field: 'connectTimeout',
+    ours: (r) => r.connectTimeout,
     theirs: (v) => (unlessNone(first(v)) === undefined ? undefined : Number(first(v))),
     take: (r, v) => setOptional(r, 'connectTimeout', v as number | undefined),
   },
   {
-    keyword: 'proxyjump', field: 'proxyJump', ours: (r) => r.proxyJump, theirs: (v) => unlessNone(first(v)),
+    keyword: 'proxyjump',
+    field: 'proxyJump',
+    ours: (r) => r.proxyJump,
+    theirs: (v) => unlessNone(first(v)),
     take: (r, v) => setOptional(r, 'proxyJump', v as string | undefined),
   },
   {
-    keyword: 'proxycommand', field: 'proxyCommand', ours: (r) => r.proxyCommand, theirs: (v) => unlessNone(first(v)),
+    keyword: 'proxycommand',
+    field: 'proxyCommand',
+    ours: (r) => r.proxyCommand,
+    theirs: (v) => unlessNone(first(v)),
     take: (r, v) => setOptional(r, 'proxyCommand', v as string | undefined),
   },
   {
-    keyword: 'gssapiauthentication', field: 'gssapiAuthentication', ours: (r) => r.gssapiAuthentication,
-    theirs: (v) => first(v) === 'yes', take: (r, v) => (r.gssapiAuthentication = v as boolean),
+    keyword: 'gssapiauthentication',
+    field: 'gssapiAuthentication',
+    ours: (r) => r.gssapiAuthentication,
+    theirs: (v) => first(v) === 'yes',
+    take: (r, v) => (r.gssapiAuthentication = v as boolean),
   },
   {
-    keyword: 'pkcs11provider', field: 'pkcs11Provider', ours: (r) => r.pkcs11Provider,
-    theirs: (v) => unlessNone(first(v)), take: (r, v) => setOptional(r, 'pkcs11Provider', v as string | undefined),
+    keyword: 'pkcs11provider',
+    field: 'pkcs11Provider',
+    ours: (r) => r.pkcs11Provider,
+    theirs: (v) => unlessNone(first(v)),
+    take: (r, v) => setOptional(r, 'pkcs11Provider', v as string | undefined),
   },
 ];
 
@@ -252,14 +301,9 @@ export interface ResolvedThroughSsh {
  * Resolves `alias` with the built-in resolver and, where OpenSSH is installed, checks it against `ssh -G`
  * (ssh's values win). Throws SshConfigError where ssh (or, without ssh, the built-in resolver) refuses.
  */
-export function resolveThroughSsh(
-  alias: string,
-  ctx: SshConfigContext,
-  options: SshGOptions = {},
-): ResolvedThroughSsh {
-  const files = options.configFile === undefined
-    ? defaultSshConfigFiles(ctx.homeDir)
-    : explicitSshConfigFiles(options.configFile);
+export function resolveThroughSsh(alias: string, ctx: SshConfigContext, options: SshGOptions = {}): ResolvedThroughSsh {
+  const files =
+    options.configFile === undefined ? defaultSshConfigFiles(ctx.homeDir) : explicitSshConfigFiles(options.configFile);
   let ours: ResolvedSshConfig | SshConfigError;
   try {
     ours = resolveSshConfig(alias, ctx, files);

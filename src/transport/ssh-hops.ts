@@ -21,7 +21,10 @@ export const MAX_JUMP_DEPTH = 8;
 
 /** A jump chain ssh would never finish: it loops, or is deeper than MAX_JUMP_DEPTH, or is not ProxyJump syntax. */
 export class JumpChainError extends Error {
-  constructor(message: string, readonly chain: readonly string[]) {
+  constructor(
+    message: string,
+    readonly chain: readonly string[],
+  ) {
     super(message);
     this.name = 'JumpChainError';
   }
@@ -51,7 +54,10 @@ export function resolveJumpChain(jump: string, ctx: SshConfigContext, base: Jump
 }
 
 function resolveChain(
-  jump: string, ctx: SshConfigContext, base: JumpChainBase, path: readonly string[],
+  jump: string,
+  ctx: SshConfigContext,
+  base: JumpChainBase,
+  path: readonly string[],
 ): SshHostOptions[] {
   const parsed = parseProxyJump(jump, ctx.servicePort);
   if (parsed === undefined) {
@@ -79,8 +85,7 @@ function resolveChain(
     // Only the first hop is reached the way its own config says; the later ones go through the hop before.
     if (index === 0 && resolved.proxyJump !== undefined) {
       chain.push(...resolveChain(resolved.proxyJump, ctx, base, here));
-    }
-    else if (index !== 0) delete options.proxyCommand;
+    } else if (index !== 0) delete options.proxyCommand;
     chain.push(options);
   });
   return chain;

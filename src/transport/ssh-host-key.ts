@@ -17,7 +17,12 @@
  */
 import type { SshHostOptions, UnknownHostKeyInfo } from './ssh-options.js';
 import {
-  appendKnownHost, fingerprintSha256, hostCertificateAuthorities, hostKeyName, knownFingerprints, knownKeyTypes,
+  appendKnownHost,
+  fingerprintSha256,
+  hostCertificateAuthorities,
+  hostKeyName,
+  knownFingerprints,
+  knownKeyTypes,
   verifyHostKey,
 } from './known-hosts.js';
 import { quoteWord } from './quote.js';
@@ -81,17 +86,23 @@ export function certificateAuthorityNote(
   if (active.length > 0) {
     const named = active.map((c) => `${c.keyType} ${c.fingerprint} (${where(c)})`).join(', ');
     if (transport === 'openssh') {
-      return `known_hosts trusts a certificate authority for the host, @cert-authority ${named}, but OpenSSH ` +
-        'found no host certificate signed by it for this name (another CA, another principal, or expired)';
+      return (
+        `known_hosts trusts a certificate authority for the host, @cert-authority ${named}, but OpenSSH ` +
+        'found no host certificate signed by it for this name (another CA, another principal, or expired)'
+      );
     }
-    return `The host is vouched for by a certificate authority, @cert-authority ${named}, which the built-in ` +
+    return (
+      `The host is vouched for by a certificate authority, @cert-authority ${named}, which the built-in ` +
       'ssh2 transport cannot check; with `transport: openssh` (or auto) for this host, OpenSSH verifies its ' +
-      'host certificate against that CA';
+      'host certificate against that CA'
+    );
   }
   const revoked = cas[0];
   if (revoked?.revokedAt === undefined) return undefined;
-  return `known_hosts names a certificate authority for the host (${where(revoked)}), but ` +
-    `${where(revoked.revokedAt)} marks that CA key @revoked: certificates it signed are refused`;
+  return (
+    `known_hosts names a certificate authority for the host (${where(revoked)}), but ` +
+    `${where(revoked.revokedAt)} marks that CA key @revoked: certificates it signed are refused`
+  );
 }
 
 export class HostKeyVerifier {
@@ -140,8 +151,11 @@ export class HostKeyVerifier {
   knownFingerprints(): string[] {
     const { knownHostsFiles, host, hostKeyAlias, expectedFingerprint } = this.opts;
     const pinned = expectedFingerprint?.trim().replace(/=+$/, '');
-    const all = [...(pinned ? [pinned] : []), ...knownFingerprints(knownHostsFiles, host, this.port, hostKeyAlias),
-      ...this.trustedKeys.map((k) => fingerprintSha256(k))];
+    const all = [
+      ...(pinned ? [pinned] : []),
+      ...knownFingerprints(knownHostsFiles, host, this.port, hostKeyAlias),
+      ...this.trustedKeys.map((k) => fingerprintSha256(k)),
+    ];
     return [...new Set(all)].sort();
   }
 
@@ -204,7 +218,10 @@ export class HostKeyVerifier {
     if (!this.opts.onUnknownHostKey) throw refuse(`${missing} and no one to ask; refusing`);
     const file = this.opts.knownHostsFiles[0];
     const asked: UnknownHostKeyInfo = {
-      host, port, fingerprint, keyType,
+      host,
+      port,
+      fingerprint,
+      keyType,
       ...(file !== undefined ? { recordIn: file } : {}),
       ...(ca !== undefined ? { certificateAuthority: ca } : {}),
     };

@@ -19,7 +19,12 @@ import type { SshHostOptions } from './ssh-options.js';
 export function sshHostOptionsFromConfig(
   name: string,
   cfg: ResolvedSshConfig,
-  extra: Partial<Pick<SshHostOptions, 'onUnknownHostKey' | 'sudoPassword' | 'maxSessions' | 'readyTimeoutMs' | 'privateKey' | 'passphrase'>> & {
+  extra: Partial<
+    Pick<
+      SshHostOptions,
+      'onUnknownHostKey' | 'sudoPassword' | 'maxSessions' | 'readyTimeoutMs' | 'privateKey' | 'passphrase'
+    >
+  > & {
     /** Environment for SSH_AUTH_SOCK (default process.env). */
     env?: Readonly<Record<string, string | undefined>>;
   } = {},

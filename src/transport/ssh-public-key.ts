@@ -47,18 +47,20 @@ const LINE_TYPE_TO_BLOB_TYPE: ReadonlyMap<string, string> = new Map(
     'ecdsa-sha2-nistp521',
     'sk-ssh-ed25519@openssh.com',
     'sk-ecdsa-sha2-nistp256@openssh.com',
-  ].flatMap((t) => {
-    const cert = t.endsWith('@openssh.com') ? t.replace('@openssh.com', CERT_SUFFIX) : `${t}${CERT_SUFFIX}`;
-    return [
-      [t, t],
-      [cert, cert],
-    ] as Array<[string, string]>;
-  }).concat([
-    ['rsa-sha2-256', 'ssh-rsa'],
-    ['rsa-sha2-512', 'ssh-rsa'],
-    [`rsa-sha2-256${CERT_SUFFIX}`, `ssh-rsa${CERT_SUFFIX}`],
-    [`rsa-sha2-512${CERT_SUFFIX}`, `ssh-rsa${CERT_SUFFIX}`],
-  ]),
+  ]
+    .flatMap((t) => {
+      const cert = t.endsWith('@openssh.com') ? t.replace('@openssh.com', CERT_SUFFIX) : `${t}${CERT_SUFFIX}`;
+      return [
+        [t, t],
+        [cert, cert],
+      ] as Array<[string, string]>;
+    })
+    .concat([
+      ['rsa-sha2-256', 'ssh-rsa'],
+      ['rsa-sha2-512', 'ssh-rsa'],
+      [`rsa-sha2-256${CERT_SUFFIX}`, `ssh-rsa${CERT_SUFFIX}`],
+      [`rsa-sha2-512${CERT_SUFFIX}`, `ssh-rsa${CERT_SUFFIX}`],
+    ]),
 );
 
 /** Reads SSH wire-format fields; every read returns null once the data runs out or is malformed. */

@@ -17,7 +17,10 @@ import type { OutputFlow } from './output.js';
 type Protocol = { channelWindowAdjust: (remoteId: number, amount: number) => unknown };
 
 /** Per connection: the original sender and, per remote channel id held back, the amount withheld so far. */
-const held = new WeakMap<Protocol, { send: (remoteId: number, amount: number) => unknown; amounts: Map<number, number> }>();
+const held = new WeakMap<
+  Protocol,
+  { send: (remoteId: number, amount: number) => unknown; amounts: Map<number, number> }
+>();
 
 function valvesOf(protocol: Protocol) {
   let v = held.get(protocol);
@@ -38,7 +41,11 @@ function valvesOf(protocol: Protocol) {
 
 /** A flow control over `channel`'s window, or undefined where ssh2 does not look as expected (pause instead). */
 export function windowValve(channel: ClientChannel): (OutputFlow & { forget(): void }) | undefined {
-  const c = channel as unknown as { outgoing?: { id?: unknown; state?: unknown }; incoming?: { state?: unknown }; _client?: { _protocol?: Partial<Protocol> } };
+  const c = channel as unknown as {
+    outgoing?: { id?: unknown; state?: unknown };
+    incoming?: { state?: unknown };
+    _client?: { _protocol?: Partial<Protocol> };
+  };
   const protocol = c._client?._protocol;
   const remoteId = c.outgoing?.id;
   if (!protocol || typeof protocol.channelWindowAdjust !== 'function' || typeof remoteId !== 'number') return undefined;

@@ -38,7 +38,11 @@ import { Reconnect, SudoPasswordProbe, probeFreshConnectionWith, runConnected } 
 import { execOnConnection } from './ssh-exec.js';
 import { HostKeyVerifier } from './ssh-host-key.js';
 import {
-  expandProxyCommand, HandshakeClock, isDirectProxyCommand, spawnProxyCommand, type ProxyProcess,
+  expandProxyCommand,
+  HandshakeClock,
+  isDirectProxyCommand,
+  spawnProxyCommand,
+  type ProxyProcess,
 } from './ssh-tunnel.js';
 import {
   ConnectionLostError,
@@ -59,8 +63,6 @@ export { sshHostOptionsFromConfig } from './ssh-options-from-config.js';
 export type { SshHostOptions } from './ssh-options.js';
 import type { SshHostOptions } from './ssh-options.js';
 import { registerSecret } from '../util/secrets.js';
-
-
 
 export class SshHost implements Host {
   readonly name: string;
@@ -246,16 +248,24 @@ export class SshHost implements Host {
         client.destroy();
         if (hostKeyError) {
           void proxy?.kill();
-          const err = this.jumpHostFor === undefined ? hostKeyError : new HostKeyError(
-            `${this.jumpHostFor}: jump host ${hostKeyError.message}`, this.jumpHostFor, hostKeyError.kind,
-            hostKeyError.presentedFingerprint, hostKeyError.knownFingerprint);
+          const err =
+            this.jumpHostFor === undefined
+              ? hostKeyError
+              : new HostKeyError(
+                  `${this.jumpHostFor}: jump host ${hostKeyError.message}`,
+                  this.jumpHostFor,
+                  hostKeyError.kind,
+                  hostKeyError.presentedFingerprint,
+                  hostKeyError.knownFingerprint,
+                );
           this.permanentError = err;
           this.status.set('failed', err.message);
           reject(err);
           return;
         }
         const reason = lastError?.message ?? 'connection closed during the handshake';
-        const authHint = /authentication methods failed/i.test(reason) && auth.notes.length > 0 ? ` (${auth.notes.join('; ')})` : '';
+        const authHint =
+          /authentication methods failed/i.test(reason) && auth.notes.length > 0 ? ` (${auth.notes.join('; ')})` : '';
         // The ProxyCommand's own words explain most failures (its ssh could not connect, a typo): wait for them.
         void (proxy ? proxy.kill() : Promise.resolve()).then(() => {
           const why = proxy ? proxyReport(proxyLine, proxy) : '';
@@ -317,7 +327,11 @@ export class SshHost implements Host {
         keepaliveCountMax: this.keepaliveCountMax(),
         hostVerifier,
         authHandler: auth.methods,
-        algorithms: { serverHostKey: this.hostKeys.algorithms() as NonNullable<NonNullable<ConnectConfig['algorithms']>['serverHostKey']> },
+        algorithms: {
+          serverHostKey: this.hostKeys.algorithms() as NonNullable<
+            NonNullable<ConnectConfig['algorithms']>['serverHostKey']
+          >,
+        },
       };
       if (sock) config.sock = sock;
       if (this.opts.debug) config.debug = this.opts.debug;
@@ -344,10 +358,13 @@ export class SshHost implements Host {
     return new Promise<Duplex>((resolve, reject) => {
       let timedOut = false;
       const left = clock.remaining();
-      const timer = left === Infinity ? undefined : setTimeout(() => {
-        timedOut = true;
-        reject(this.failure(`timed out after ${clock.limitMs} ms opening a channel to ${host}:${port}`));
-      }, left);
+      const timer =
+        left === Infinity
+          ? undefined
+          : setTimeout(() => {
+              timedOut = true;
+              reject(this.failure(`timed out after ${clock.limitMs} ms opening a channel to ${host}:${port}`));
+            }, left);
       const refused = (err: Error) => {
         const why = CHANNEL_OPEN_FAILURES[(err as { reason?: number }).reason ?? 0];
         reject(this.failure(`cannot open a channel to ${host}:${port}: ${err.message}${why ? ` (${why})` : ''}`, err));
@@ -355,7 +372,8 @@ export class SshHost implements Host {
       try {
         conn.client.forwardOut('127.0.0.1', 0, host, port, (err, stream) => {
           if (timer) clearTimeout(timer);
-          if (timedOut) stream?.destroy(); // nobody is waiting for it any more
+          if (timedOut)
+            stream?.destroy(); // nobody is waiting for it any more
           else if (err) refused(err);
           else resolve(stream);
         });

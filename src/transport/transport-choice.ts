@@ -134,9 +134,10 @@ export function chooseTransport(
     return { transport: 'openssh', why: 'inventory transport: openssh' };
   }
   if (asked === 'ssh2') {
-    const why = reasons.length === 0
-      ? 'inventory transport: ssh2'
-      : `inventory transport: ssh2; will not work over ssh2: ${reasonText(reasons)}`;
+    const why =
+      reasons.length === 0
+        ? 'inventory transport: ssh2'
+        : `inventory transport: ssh2; will not work over ssh2: ${reasonText(reasons)}`;
     return { transport: 'ssh2', why };
   }
   if (reasons.length > 0) return { transport: 'openssh', why: `auto: ssh2 cannot do ${reasonText(reasons)}` };

@@ -5,9 +5,7 @@
 import { clean, type CleanText } from '../util/sanitize.js';
 
 /** What to run. `argv` is quoted word by word; `script` is sent on stdin to `bash -s`. */
-export type Command =
-  | { argv: readonly string[] }
-  | { script: string; args?: readonly string[] };
+export type Command = { argv: readonly string[] } | { script: string; args?: readonly string[] };
 
 export interface RunOptions {
   /** Run as root through `sudo -n` (or `sudo -S` with a password sent on stdin). */

@@ -39,13 +39,21 @@ export function stagePlan(symptoms: readonly SymptomDef[], benchmarks?: boolean)
 }
 
 /** Runs the stages the symptoms need and returns one diagnosis per symptom, in the order given. */
-export async function diagnose(engine: Engine, symptoms: readonly SymptomDef[], opts: DiagnoseOptions = {}): Promise<Diagnosis[]> {
+export async function diagnose(
+  engine: Engine,
+  symptoms: readonly SymptomDef[],
+  opts: DiagnoseOptions = {},
+): Promise<Diagnosis[]> {
   const runs = await runProbes(engine, stagePlan(symptoms, opts.benchmarks), opts.signal);
   return symptoms.map((s) => diagnoseSymptom(s, runs, engine.context.hosts));
 }
 
 /** The probe runs behind a diagnosis (the screen shows their output live through the engine's events). */
-export async function runProbes(engine: Engine, plan: readonly StagePlanEntry[], signal?: AbortSignal): Promise<StageRun[]> {
+export async function runProbes(
+  engine: Engine,
+  plan: readonly StagePlanEntry[],
+  signal?: AbortSignal,
+): Promise<StageRun[]> {
   return engine.busyWhile(async (own) => {
     const stop = () => engine.cancelAll();
     signal?.addEventListener('abort', stop, { once: true });
@@ -71,13 +79,19 @@ export async function runProbes(engine: Engine, plan: readonly StagePlanEntry[],
 
 /** The stage definitions a diagnosis' fix runs, in pipeline order. */
 export function fixStageDefs(d: Pick<Diagnosis, 'fixStages'>): StageDef<any, any>[] {
-  return STAGE_IDS.filter((id) => d.fixStages.includes(id)).map((id) => stageById(id)).filter((s): s is StageDef<any, any> => s !== undefined);
+  return STAGE_IDS.filter((id) => d.fixStages.includes(id))
+    .map((id) => stageById(id))
+    .filter((s): s is StageDef<any, any> => s !== undefined);
 }
 
 /**
  * Applies a diagnosis' fix (plan only with dryRun: the per-host diffs the screen shows before asking),
  * through the same steps, confirmations, rollback and verification as `apply`.
  */
-export function applyFix(engine: Engine, d: Pick<Diagnosis, 'fixStages'>, options: ApplyOptions): ReturnType<StepExecutor['applyStages']> {
+export function applyFix(
+  engine: Engine,
+  d: Pick<Diagnosis, 'fixStages'>,
+  options: ApplyOptions,
+): ReturnType<StepExecutor['applyStages']> {
   return new StepExecutor(engine, options).applyStages(fixStageDefs(d));
 }

@@ -13,8 +13,14 @@ import type { SymptomDef } from './types.js';
  * The symptom whose causes read this check: one a cause would report with the check's status first,
  * else one that merely looks at the check; catalog order breaks ties. Undefined when none reads it.
  */
-export function symptomForCheck(check: CheckResult, symptoms: readonly SymptomDef[] = SYMPTOMS): SymptomDef | undefined {
-  return symptoms.find((s) => s.causes.some((c) => matchesCause(c, check))) ?? symptoms.find((s) => s.causes.some((c) => looksAt(c, check)));
+export function symptomForCheck(
+  check: CheckResult,
+  symptoms: readonly SymptomDef[] = SYMPTOMS,
+): SymptomDef | undefined {
+  return (
+    symptoms.find((s) => s.causes.some((c) => matchesCause(c, check))) ??
+    symptoms.find((s) => s.causes.some((c) => looksAt(c, check)))
+  );
 }
 
 export function symptomIdForCheck(check: CheckResult): string | undefined {

@@ -46,11 +46,13 @@ export function matchesCause(cause: CauseDef, r: CheckResult): boolean {
  * which reads it for R16); a check without a rule (an error, a plain pass) stays in.
  */
 function probesOf(symptom: SymptomDef, results: readonly CheckResult[]): CheckResult[] {
-  return results.filter((r) => symptom.causes.some((c) => {
-    const { checks, rules } = c.when;
-    if (!checks) return looksAt(c, r);
-    return idMatches(checks, r.id) && (!rules || r.rule === undefined || rules.includes(r.rule));
-  }));
+  return results.filter((r) =>
+    symptom.causes.some((c) => {
+      const { checks, rules } = c.when;
+      if (!checks) return looksAt(c, r);
+      return idMatches(checks, r.id) && (!rules || r.rule === undefined || rules.includes(r.rule));
+    }),
+  );
 }
 
 /** Hosts a diagnosis shows on: host checks' hosts, else the hosts a cluster check's summary names. */
@@ -72,7 +74,10 @@ function line(r: CheckResult): string {
 }
 
 function evidenceOf(checks: readonly CheckResult[]): string {
-  return [...checks.map(line), ...checks.filter((c) => c.evidence.trim()).map((c) => `\n── ${c.host ?? 'cluster'} ${c.id}\n${c.evidence.trim()}`)].join('\n');
+  return [
+    ...checks.map(line),
+    ...checks.filter((c) => c.evidence.trim()).map((c) => `\n── ${c.host ?? 'cluster'} ${c.id}\n${c.evidence.trim()}`),
+  ].join('\n');
 }
 
 /** Indexes of lines that are not the same on every host (a line one host lacks differs). */
@@ -91,7 +96,10 @@ export function differingLines(byHost: Readonly<Record<string, readonly string[]
 function outputLines(r: RunResult | undefined, match: RegExp | undefined): string[] {
   if (!r) return ['(probe did not run on this host)'];
   const text = r.stdout.trim() ? r.stdout : r.stderr;
-  const lines = sanitize(text).replace(/\s+$/, '').split('\n').map((l) => l.replace(/\s+$/, ''));
+  const lines = sanitize(text)
+    .replace(/\s+$/, '')
+    .split('\n')
+    .map((l) => l.replace(/\s+$/, ''));
   const kept = match ? lines.filter((l) => match.test(l)) : lines;
   return kept.length === 1 && kept[0] === '' ? [] : kept;
 }
@@ -102,19 +110,31 @@ export function linesMissingElsewhere(byHost: Readonly<Record<string, readonly s
   const sets = new Map(entries.map(([h, l]) => [h, new Set(l)]));
   const out: Record<string, number[]> = {};
   for (const [h, lines] of entries) {
-    out[h] = entries.length < 2 ? [] : lines.flatMap((l, i) => (entries.some(([o]) => o !== h && !sets.get(o)!.has(l)) ? [i] : []));
+    out[h] =
+      entries.length < 2
+        ? []
+        : lines.flatMap((l, i) => (entries.some(([o]) => o !== h && !sets.get(o)!.has(l)) ? [i] : []));
   }
   return out;
 }
 
 /** One probe's output per host (hosts in inventory order), differing lines marked. */
-export function buildComparison(def: CompareDef, runs: readonly StageRun[], hosts: readonly string[]): Comparison | undefined {
+export function buildComparison(
+  def: CompareDef,
+  runs: readonly StageRun[],
+  hosts: readonly string[],
+): Comparison | undefined {
   const run = runs.find((r) => r.stage === def.stage);
   if (!run?.outputs) return undefined;
   const match = def.match ? new RegExp(def.match) : undefined;
   const byHost: Record<string, string[]> = {};
   for (const h of hosts) byHost[h] = outputLines(run.outputs.get(h)?.[def.probe], match);
-  return { label: def.label, byHost, differing: differingLines(byHost), differingByHost: linesMissingElsewhere(byHost) };
+  return {
+    label: def.label,
+    byHost,
+    differing: differingLines(byHost),
+    differingByHost: linesMissingElsewhere(byHost),
+  };
 }
 
 /**
@@ -124,15 +144,24 @@ export function buildComparison(def: CompareDef, runs: readonly StageRun[], host
 export function diagnoseSymptom(symptom: SymptomDef, runs: readonly StageRun[], hosts: readonly string[]): Diagnosis {
   const mine = runs.filter((r) => symptom.stages.includes(r.stage));
   const results = mine.flatMap((r) => r.results);
-  const comparisons = (symptom.compare ?? []).map((c) => buildComparison(c, runs, hosts)).filter((c): c is Comparison => c !== undefined);
+  const comparisons = (symptom.compare ?? [])
+    .map((c) => buildComparison(c, runs, hosts))
+    .filter((c): c is Comparison => c !== undefined);
   const base = { symptom: symptom.id, title: symptom.title, comparisons };
   for (const cause of symptom.causes) {
     const checks = results.filter((r) => matchesCause(cause, r));
     if (checks.length === 0) continue;
     return {
-      ...base, status: 'found', cause: cause.cause, causeId: cause.id, rules: [...cause.rules],
-      hosts: hostsOf(checks, hosts), evidence: evidenceOf(checks), fix: cause.fix,
-      fixStages: [...(cause.fixStages ?? symptom.fixStages)], checks,
+      ...base,
+      status: 'found',
+      cause: cause.cause,
+      causeId: cause.id,
+      rules: [...cause.rules],
+      hosts: hostsOf(checks, hosts),
+      evidence: evidenceOf(checks),
+      fix: cause.fix,
+      fixStages: [...(cause.fixStages ?? symptom.fixStages)],
+      checks,
     };
   }
   const probes = probesOf(symptom, results);
@@ -140,18 +169,32 @@ export function diagnoseSymptom(symptom: SymptomDef, runs: readonly StageRun[], 
   const fixStages = [...symptom.fixStages];
   if (unexplained.length > 0) {
     return {
-      ...base, status: 'inconclusive', cause: null, causeId: null, rules: [...new Set(unexplained.flatMap((r) => (r.rule ? [r.rule] : [])))],
+      ...base,
+      status: 'inconclusive',
+      cause: null,
+      causeId: null,
+      rules: [...new Set(unexplained.flatMap((r) => (r.rule ? [r.rule] : [])))],
       hosts: hostsOf(unexplained, hosts),
       evidence: `no known cause of "${symptom.title}" explains these:\n${evidenceOf(unexplained)}`,
-      fix: [...new Set(unexplained.flatMap((r) => (r.fix ? [r.fix] : [])))].join('\n') || 'read the evidence; re-run the stages it names (l20-setup check --stage …)',
-      fixStages, checks: unexplained,
+      fix:
+        [...new Set(unexplained.flatMap((r) => (r.fix ? [r.fix] : [])))].join('\n') ||
+        'read the evidence; re-run the stages it names (l20-setup check --stage …)',
+      fixStages,
+      checks: unexplained,
     };
   }
   const skippedBench = symptom.benchmarks === true && mine.some((r) => !r.cluster);
   const passing = [...new Set(probes.filter((r) => r.status === 'pass').map((r) => r.id))];
   return {
-    ...base, status: 'clear', cause: null, causeId: null, rules: [], hosts: [],
+    ...base,
+    status: 'clear',
+    cause: null,
+    causeId: null,
+    rules: [],
+    hosts: [],
     evidence: `${passing.length ? `every probe passes: ${passing.join(', ')}` : 'no probe of this symptom reported anything'}${skippedBench ? `\nthe benchmarks were not run (only \`troubleshoot ${symptom.id}\` runs them): causes that only show under load are not ruled out` : ''}`,
-    fix: '', fixStages, checks: [],
+    fix: '',
+    fixStages,
+    checks: [],
   };
 }

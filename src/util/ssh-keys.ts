@@ -11,7 +11,7 @@ export function generateEd25519(comment?: string): { private: string; public: st
     const pub = ssh2.utils.parseKey(k.public);
     const priv = ssh2.utils.parseKey(k.private);
     if (!(pub instanceof Error) && !(priv instanceof Error)) return k;
-    if (attempt >= 20) throw new Error(`lab: could not generate a valid ed25519 key: ${pub instanceof Error ? pub.message : ''}`);
+    if (attempt >= 20)
+      throw new Error(`lab: could not generate a valid ed25519 key: ${pub instanceof Error ? pub.message : ''}`);
   }
 }
-

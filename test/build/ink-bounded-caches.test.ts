@@ -118,10 +118,14 @@ describe('the plugin', () => {
 
   it('stops the build, naming the version and the file, when Ink changes under it', () => {
     const newer = fakeInk('7.2.0');
-    const bounded = fakeInk('6.8.0', (f, s) => (f === 'wrap-text.js' ? s.replace('const cache = {};', 'const cache = new LRU(1000);') : s));
+    const bounded = fakeInk('6.8.0', (f, s) =>
+      f === 'wrap-text.js' ? s.replace('const cache = {};', 'const cache = new LRU(1000);') : s,
+    );
     try {
       expect(() => inkBoundedCaches(join(newer, 'build'))).toThrow(/found ink 7\.2\.0 .*measure-text\.js/);
-      expect(() => inkBoundedCaches(join(bounded, 'build'))).toThrow(/build\/wrap-text\.js no longer has `const cache = \{\};`/);
+      expect(() => inkBoundedCaches(join(bounded, 'build'))).toThrow(
+        /build\/wrap-text\.js no longer has `const cache = \{\};`/,
+      );
     } finally {
       rmSync(newer, { recursive: true, force: true });
       rmSync(bounded, { recursive: true, force: true });
@@ -130,7 +134,10 @@ describe('the plugin', () => {
 
   it('is in the CLI bundle that operators run: Ink inside it has the bounded caches, not its own', () => {
     const dir = join(import.meta.dirname, '../../dist/bundle');
-    const code = readdirSync(dir).filter((f) => f.endsWith('.js')).map((f) => readFileSync(join(dir, f), 'utf8')).join('\n');
+    const code = readdirSync(dir)
+      .filter((f) => f.endsWith('.js'))
+      .map((f) => readFileSync(join(dir, f), 'utf8'))
+      .join('\n');
     expect(code).toContain('new BoundedMap(CACHE_ENTRIES)');
     expect(code).not.toContain('const cacheKey = text + String(maxWidth) + String(wrapType);');
     expect(code).toContain('wrapAnsi(text, maxWidth'); // Ink's wrapping is still there, through the replacement

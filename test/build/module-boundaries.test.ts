@@ -18,8 +18,14 @@ import { tmpdir } from 'node:os';
 import { dirname, join, posix, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
-  boundaryViolations, buildImportGraph, describeCycle, importCycles, reExportOnlyFiles,
-  type BoundaryRule, type ImportEdge, type ImportGraph,
+  boundaryViolations,
+  buildImportGraph,
+  describeCycle,
+  importCycles,
+  reExportOnlyFiles,
+  type BoundaryRule,
+  type ImportEdge,
+  type ImportGraph,
 } from '../helpers/import-graph.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -34,14 +40,14 @@ const SCANNED = ['src', 'screens', 'checks', 'bin', 'lab'];
 const LAB_STARTERS: Readonly<Record<string, string>> = {
   'src/commands/lab-serve.ts': '`l20-setup lab serve`: starts the lab and writes its inventory',
   'src/target.ts': '`--lab`: starts an in-process lab as the target of a run',
-  'src/commands/common.ts': '`--scenario`: checks the scenario name against the lab\'s list before starting it',
+  'src/commands/common.ts': "`--scenario`: checks the scenario name against the lab's list before starting it",
 };
 
 /** The product modules outside checks/ that the lab may import, each with why (lab/README.md lists them too). */
 const LAB_PRODUCT_SURFACE: Readonly<Record<string, string>> = {
-  'src/config/schema.ts': 'the configuration\'s defaults (QoS) that the lab\'s own inventory leaves out',
-  'src/transport/quote.ts': 'recognising the transport\'s sudo wrapper, which the lab\'s sudo runs',
-  'src/util/ssh-keys.ts': 'generating the lab\'s host and client keys',
+  'src/config/schema.ts': "the configuration's defaults (QoS) that the lab's own inventory leaves out",
+  'src/transport/quote.ts': "recognising the transport's sudo wrapper, which the lab's sudo runs",
+  'src/util/ssh-keys.ts': "generating the lab's host and client keys",
 };
 
 /**
@@ -106,10 +112,15 @@ const UI_PACKAGES = new Set(['ink', 'react', 'ink-spinner']);
 /** Packages that reach hosts or run processes: never in a view. */
 const SYSTEM_PACKAGES = new Set(['ssh2', 'execa', 'node-pty']);
 
-const inDir = (dir: string) => (file: string): boolean => file.startsWith(`${dir}/`);
+const inDir =
+  (dir: string) =>
+  (file: string): boolean =>
+    file.startsWith(`${dir}/`);
 const inLab = inDir(LAB);
-const importsFile = (test: (file: string) => boolean) => (edge: ImportEdge): boolean =>
-  edge.file !== undefined && test(edge.file);
+const importsFile =
+  (test: (file: string) => boolean) =>
+  (edge: ImportEdge): boolean =>
+    edge.file !== undefined && test(edge.file);
 
 const RULES: readonly BoundaryRule[] = [
   {
@@ -145,7 +156,7 @@ const RULES: readonly BoundaryRule[] = [
   },
   {
     name: 'the lab imports only its product surface',
-    why: 'the lab depends on the product through LAB_PRODUCT_SURFACE (listed in the lab\'s README.md)',
+    why: "the lab depends on the product through LAB_PRODUCT_SURFACE (listed in the lab's README.md)",
     appliesTo: inLab,
     forbids: importsFile((f) => !inLab(f) && !inDir('checks')(f) && !(f in LAB_PRODUCT_SURFACE)),
   },
@@ -189,8 +200,8 @@ describe('module boundaries', () => {
       'checks/peek.ts': `export const lab = () => import('${specifier('checks/peek.ts', `${LAB}/index.ts`)}');\n`,
       [LAB_CHECKS_SURFACE]: `export { PIN } from '${specifier(LAB_CHECKS_SURFACE, 'checks/pins.ts')}';\n`,
       [`${LAB}/index.ts`]: "import { PIN } from './product-checks.js';\nexport const pin = PIN;\n",
-      [`${LAB}/model.ts`]: `import type { A } from '${specifier(`${LAB}/model.ts`, 'src/engine/a.ts')}';\n`
-        + 'export type M = A;\n',
+      [`${LAB}/model.ts`]:
+        `import type { A } from '${specifier(`${LAB}/model.ts`, 'src/engine/a.ts')}';\n` + 'export type M = A;\n',
       'src/target.ts': `export const start = () => import('${specifier('src/target.ts', `${LAB}/index.ts`)}');\n`,
     };
     for (const [path, text] of Object.entries(files)) {
@@ -201,14 +212,16 @@ describe('module boundaries', () => {
     expect(cyclesOutsideLab(graph)).toEqual([
       'src/engine/a.ts → src/engine/b.ts → src/engine/a.ts: src/engine/a.ts, src/engine/b.ts',
     ]);
-    expect(boundaryViolations(graph, RULES).sort()).toEqual([
-      `checks import no lab: checks/peek.ts imports ../${LAB}/index.js (${LAB}/index.ts)`,
-      `only the lab starters import the lab: checks/peek.ts imports ../${LAB}/index.js (${LAB}/index.ts)`,
-      'screens reach no host: screens/Host.tsx imports ../src/transport/ssh.js (src/transport/ssh.ts)',
-      'src imports no UI: src/engine/view.ts imports ink',
-      `the lab imports only its product surface: ${LAB}/model.ts imports `
-        + `${specifier(`${LAB}/model.ts`, 'src/engine/a.ts')} (src/engine/a.ts)`,
-    ].sort());
+    expect(boundaryViolations(graph, RULES).sort()).toEqual(
+      [
+        `checks import no lab: checks/peek.ts imports ../${LAB}/index.js (${LAB}/index.ts)`,
+        `only the lab starters import the lab: checks/peek.ts imports ../${LAB}/index.js (${LAB}/index.ts)`,
+        'screens reach no host: screens/Host.tsx imports ../src/transport/ssh.js (src/transport/ssh.ts)',
+        'src imports no UI: src/engine/view.ts imports ink',
+        `the lab imports only its product surface: ${LAB}/model.ts imports ` +
+          `${specifier(`${LAB}/model.ts`, 'src/engine/a.ts')} (src/engine/a.ts)`,
+      ].sort(),
+    );
     expect(shims(graph)).toEqual(['src/engine/forward.ts']);
     expect(graph.unresolved).toEqual(['src/engine/broken.ts: ./gone.js']);
   });
@@ -237,12 +250,15 @@ describe('module boundaries', () => {
     expect(cyclesOutsideLab(graph), 'move the shared type or function down into a module both can import').toEqual([]);
   });
 
-  it('the lab\'s cycles are the known ones (docs/lab-cycles.md), no more, no fewer', () => {
-    const inCycles = importCycles(graph, inLab).flat().map((f) => posix.relative(LAB, f)).sort();
+  it("the lab's cycles are the known ones (docs/lab-cycles.md), no more, no fewer", () => {
+    const inCycles = importCycles(graph, inLab)
+      .flat()
+      .map((f) => posix.relative(LAB, f))
+      .sort();
     const joined = inCycles.filter((f) => !KNOWN_LAB_CYCLE_FILES.includes(f));
     const left = KNOWN_LAB_CYCLE_FILES.filter((f) => !inCycles.includes(f));
     expect(joined, 'a lab file joined an import cycle: cut the edge instead (docs/lab-cycles.md)').toEqual([]);
-    expect(left, 'these left the lab\'s cycles: take them off KNOWN_LAB_CYCLE_FILES').toEqual([]);
+    expect(left, "these left the lab's cycles: take them off KNOWN_LAB_CYCLE_FILES").toEqual([]);
   });
 
   it('no re-export shims', () => {

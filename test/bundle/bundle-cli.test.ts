@@ -12,7 +12,13 @@ const run = promisify(execFile);
 const home = mkdtempSync(join(tmpdir(), 'l20-bundle-cli-'));
 
 async function cli(args: string[], cwd = home) {
-  const env = { ...process.env, HOME: home, XDG_STATE_HOME: join(home, 'state'), XDG_CONFIG_HOME: join(home, 'config'), NO_COLOR: '1' };
+  const env = {
+    ...process.env,
+    HOME: home,
+    XDG_STATE_HOME: join(home, 'state'),
+    XDG_CONFIG_HOME: join(home, 'config'),
+    NO_COLOR: '1',
+  };
   try {
     const r = await run(process.execPath, [BIN, ...args], { env, cwd, maxBuffer: 64 * 1024 * 1024 });
     return { code: 0, stdout: r.stdout, stderr: r.stderr };
@@ -39,7 +45,18 @@ describe('l20-setup bundle and report', () => {
 
   it('report --format html --out FILE writes one self-contained page and exits 1 on pfc-mismatch', async () => {
     const out = join(home, 'report.html');
-    const r = await cli(['report', '--lab', '--scenario', 'pfc-mismatch', '--speed', 'max', '--format', 'html', '--out', out]);
+    const r = await cli([
+      'report',
+      '--lab',
+      '--scenario',
+      'pfc-mismatch',
+      '--speed',
+      'max',
+      '--format',
+      'html',
+      '--out',
+      out,
+    ]);
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
     const html = readFileSync(out, 'utf8');

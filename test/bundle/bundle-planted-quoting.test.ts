@@ -42,7 +42,8 @@ beforeAll(async () => {
   const out = join(dir, 'x');
   execFileSync('mkdir', [out]);
   execFileSync('tar', ['-xzf', archive, '-C', out]);
-  files = readdirSync(out, { recursive: true, withFileTypes: true }).filter((d) => d.isFile())
+  files = readdirSync(out, { recursive: true, withFileTypes: true })
+    .filter((d) => d.isFile())
     .map((d) => join(d.parentPath, d.name))
     .map((f) => ({ path: f.slice(out.length + 1), bytes: readFileSync(f) }));
 }, 240_000);
@@ -56,8 +57,9 @@ afterAll(async () => {
 describe('bundle with planted quoted and escaped values', () => {
   it('holds no word of any planted value and not the held sudo password', () => {
     const words = [...PLANTED.flatMap((p) => p.words), SUDO_PASSWORD, 'held "sudo"'];
-    const left = files.flatMap((f) => words
-      .filter((w) => f.bytes.includes(Buffer.from(w))).map((w) => `${w} in ${f.path}`));
+    const left = files.flatMap((f) =>
+      words.filter((w) => f.bytes.includes(Buffer.from(w))).map((w) => `${w} in ${f.path}`),
+    );
     expect(left).toEqual([]);
     // They were collected: the env file and nccl.conf of the head host are there, redacted in place.
     const env = files.find((f) => f.path === 'l20-n1/env-files.txt')!.bytes.toString();

@@ -14,7 +14,8 @@ import { buildBundle, writeBundleFile, type Bundle } from '../../src/bundle/inde
 
 const HF_TOKEN = 'hf_PlantedTokenAbCdEfGhIjKlMnOpQrStUv123';
 const PASSWORD = 'Plant3d-Passw0rd-xyz';
-const PEM = '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZWQyNTUxOQ\nPLANTEDKEYMATERIALPLANTEDKEYMATERIAL\n-----END OPENSSH PRIVATE KEY-----';
+const PEM =
+  '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZWQyNTUxOQ\nPLANTEDKEYMATERIALPLANTEDKEYMATERIAL\n-----END OPENSSH PRIVATE KEY-----';
 
 function extract(archive: Buffer): { dir: string; list: string[] } {
   const dir = mkdtempSync(join(tmpdir(), 'l20-bundle-x-'));
@@ -28,7 +29,9 @@ function extract(archive: Buffer): { dir: string; list: string[] } {
 }
 
 function allFiles(dir: string): string[] {
-  return readdirSync(dir, { recursive: true, withFileTypes: true }).filter((d) => d.isFile()).map((d) => join(d.parentPath, d.name));
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((d) => d.isFile())
+    .map((d) => join(d.parentPath, d.name));
 }
 
 describe('bundle on the ready lab with planted secrets', () => {
@@ -40,13 +43,30 @@ describe('bundle on the ready lab with planted secrets', () => {
   beforeAll(async () => {
     t = await labTarget({ scenario: 'ready' });
     const head = t.hosts[0]!;
-    apiKey = /VLLM_API_KEY=(\S+)/.exec((await head.run({ argv: ['cat', '/etc/l20/vllm.env'] }, { sudo: true })).stdout)![1]!;
+    apiKey = /VLLM_API_KEY=(\S+)/.exec(
+      (await head.run({ argv: ['cat', '/etc/l20/vllm.env'] }, { sudo: true })).stdout,
+    )![1]!;
     expect(apiKey.length).toBeGreaterThan(20);
     // An hf_ token and a password in the env file, a bare hf_ token in nccl.conf, a key in a unit the bundle reads.
-    await head.run({ argv: ['tee', '-a', '/etc/l20/vllm.env'] }, { sudo: true, stdin: `HF_TOKEN=${HF_TOKEN}\nDB_PASSWORD=${PASSWORD}\n` });
+    await head.run(
+      { argv: ['tee', '-a', '/etc/l20/vllm.env'] },
+      { sudo: true, stdin: `HF_TOKEN=${HF_TOKEN}\nDB_PASSWORD=${PASSWORD}\n` },
+    );
     await head.run({ argv: ['tee', '-a', '/etc/nccl.conf'] }, { sudo: true, stdin: `# fetched with ${HF_TOKEN}\n` });
-    await head.run({ argv: ['tee', '/etc/systemd/system/l20-leak.service'] }, { sudo: true, stdin: `[Service]\nExecStart=/bin/true --password ${PASSWORD}\n# ${PEM.split('\n').join('\n# ')}\n${PEM}\n` });
-    bundle = await buildBundle({ config: t.config, hosts: t.hosts, source: 'lab ready', runId: '20260101T000000Z', deltaSeconds: 1 });
+    await head.run(
+      { argv: ['tee', '/etc/systemd/system/l20-leak.service'] },
+      {
+        sudo: true,
+        stdin: `[Service]\nExecStart=/bin/true --password ${PASSWORD}\n# ${PEM.split('\n').join('\n# ')}\n${PEM}\n`,
+      },
+    );
+    bundle = await buildBundle({
+      config: t.config,
+      hosts: t.hosts,
+      source: 'lab ready',
+      runId: '20260101T000000Z',
+      deltaSeconds: 1,
+    });
     x = extract(bundle.archive);
   }, 240_000);
 
@@ -59,7 +79,19 @@ describe('bundle on the ready lab with planted secrets', () => {
     expect(x.list[0]).toBe('SUMMARY.md');
     expect(x.list).toContain('checks.json');
     for (const h of ['l20-n1', 'l20-n2']) {
-      for (const f of ['versions.txt', 'nvidia-smi-q.txt', 'nvidia-smi-topo-m.txt', 'rdma-link.txt', 'ibv_devinfo-v.txt', 'gids.txt', 'dmesg.txt', 'nccl-conf.txt', 'netplan.txt', 'env-files.txt', 'l20-setup-state.txt']) {
+      for (const f of [
+        'versions.txt',
+        'nvidia-smi-q.txt',
+        'nvidia-smi-topo-m.txt',
+        'rdma-link.txt',
+        'ibv_devinfo-v.txt',
+        'gids.txt',
+        'dmesg.txt',
+        'nccl-conf.txt',
+        'netplan.txt',
+        'env-files.txt',
+        'l20-setup-state.txt',
+      ]) {
         expect(x.list).toContain(`${h}/${f}`);
       }
       for (const p of ['ens1f0', 'ens1f1', 'ens2f0', 'ens2f1']) {
@@ -112,11 +144,15 @@ describe('bundle on the ready lab with planted secrets', () => {
     expect(env).toContain('VLLM_API_KEY=[REDACTED:api-key]');
     expect(env).toContain('HF_TOKEN=[REDACTED:hf-token]');
     expect(env).toContain('DB_PASSWORD=[REDACTED:password]');
-    expect(env).toContain('-----BEGIN OPENSSH PRIVATE KEY-----\n[REDACTED:private-key]\n-----END OPENSSH PRIVATE KEY-----');
+    expect(env).toContain(
+      '-----BEGIN OPENSSH PRIVATE KEY-----\n[REDACTED:private-key]\n-----END OPENSSH PRIVATE KEY-----',
+    );
     const ps = readFileSync(join(x.dir, 'l20-n1', 'processes.txt'), 'utf8');
     expect(ps).toMatch(/vllm serve .*--host 10\.0\.0\.1 --port 8000/);
     expect(ps).not.toContain('--api-key');
-    expect(readFileSync(join(x.dir, 'l20-n1', 'nccl-conf.txt'), 'utf8')).toContain('# fetched with [REDACTED:hf-token]');
+    expect(readFileSync(join(x.dir, 'l20-n1', 'nccl-conf.txt'), 'utf8')).toContain(
+      '# fetched with [REDACTED:hf-token]',
+    );
     const summary = readFileSync(join(x.dir, 'SUMMARY.md'), 'utf8');
     expect(summary).toMatch(/Redacted in the files: .*\d+ × api-key/);
     expect(summary).toMatch(/\d+ × private-key/);
@@ -140,11 +176,19 @@ describe('bundle on pfc-mismatch', () => {
   it('names the failing PFC check with R26 and its fix in SUMMARY.md', async () => {
     const t = await labTarget({ scenario: 'pfc-mismatch' });
     try {
-      const b = await buildBundle({ config: t.config, hosts: t.hosts, source: 'lab pfc-mismatch', runId: '20260101T000001Z', deltaSeconds: 1 });
+      const b = await buildBundle({
+        config: t.config,
+        hosts: t.hosts,
+        source: 'lab pfc-mismatch',
+        runId: '20260101T000001Z',
+        deltaSeconds: 1,
+      });
       const failing = b.summary.slice(b.summary.indexOf('## Failing checks'), b.summary.indexOf('## Redaction'));
       const row = failing.split('\n').find((l) => l.includes('| R26 |'));
       expect(row, failing).toBeDefined();
-      expect(row).toMatch(/^\| qos \| qos\.\S+ \| l20-n2 \| FAIL \| R26 \| PFC off on priority 3 .+ \| apply qos\.\S+ .+ \|$/);
+      expect(row).toMatch(
+        /^\| qos \| qos\.\S+ \| l20-n2 \| FAIL \| R26 \| PFC off on priority 3 .+ \| apply qos\.\S+ .+ \|$/,
+      );
       // Node 2's PFC vector is visibly different in its own dcb file.
       const n2 = b.collections.find((c) => c.host === 'l20-n2')!.files.find((f) => f.file === 'dcb-ens1f0.txt')!.text;
       expect(n2).toMatch(/prio-pfc 0:off 1:off 2:off 3:off/);

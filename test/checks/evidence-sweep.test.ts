@@ -17,36 +17,59 @@ import type { RunResult } from '../../src/transport/types.js';
 import { testContext } from '../helpers/stage-context.js';
 
 const STAGES_SWEPT: ReadonlyArray<StageDef<unknown, unknown>> = [
-  osStage, nicStackStage, networkStage, qosStage, rdmaLinkStage,
+  osStage,
+  nicStackStage,
+  networkStage,
+  qosStage,
+  rdmaLinkStage,
 ] as never;
 
 const result = (exitCode: number, stdout = '', stderr = ''): RunResult => ({
-  commandLine: 'probe', exitCode, signal: null, stdout, stderr, durationMs: 1,
-  timedOut: false, cancelled: false, truncated: false,
+  commandLine: 'probe',
+  exitCode,
+  signal: null,
+  stdout,
+  stderr,
+  durationMs: 1,
+  timedOut: false,
+  cancelled: false,
+  truncated: false,
 });
 
 type Host = (stage: StageDef<unknown, unknown>) => Record<string, RunResult>;
 
 /** Every probe's program (or first declared tool) is missing: bash says so, as the bare inventory's user sees. */
-const bareHost: Host = (stage) => Object.fromEntries(stage.probes.map((p) => {
-  const argv0 = 'argv' in p.command ? p.command.argv[0]! : undefined;
-  const tool = probeTools(p)[0] ?? argv0;
-  return [p.id, tool ? result(127, '', `bash: line 1: ${tool}: command not found\n`) : result(0)];
-}));
+const bareHost: Host = (stage) =>
+  Object.fromEntries(
+    stage.probes.map((p) => {
+      const argv0 = 'argv' in p.command ? p.command.argv[0]! : undefined;
+      const tool = probeTools(p)[0] ?? argv0;
+      return [p.id, tool ? result(127, '', `bash: line 1: ${tool}: command not found\n`) : result(0)];
+    }),
+  );
 
 /** Every tool runs and finds nothing: no ConnectX, no files, no units (the exit codes the real tools give). */
 const emptyHost: Host = (stage) => Object.fromEntries(stage.probes.map((p) => [p.id, result(0)]));
 
 /** Tools present, but systemd is not PID 1: every systemd client says so. */
-const NO_SYSTEMD = 'System has not been booted with systemd as init system (PID 1). Can\'t operate.\n'
-  + 'Failed to connect to bus: Host is down\n';
+const NO_SYSTEMD =
+  "System has not been booted with systemd as init system (PID 1). Can't operate.\n" +
+  'Failed to connect to bus: Host is down\n';
 const noSystemdHost: Host = (stage) => ({
   ...emptyHost(stage),
-  ...Object.fromEntries(stage.probes.filter((p) => probeTools(p).some((t) => ['systemctl', 'timedatectl'].includes(t)))
-    .map((p) => [p.id, result(1, '', NO_SYSTEMD)])),
+  ...Object.fromEntries(
+    stage.probes
+      .filter((p) => probeTools(p).some((t) => ['systemctl', 'timedatectl'].includes(t)))
+      .map((p) => [p.id, result(1, '', NO_SYSTEMD)]),
+  ),
 });
 
-interface Seen { stage: string; id: string; host: string | null; v: Verdict }
+interface Seen {
+  stage: string;
+  id: string;
+  host: string | null;
+  v: Verdict;
+}
 
 /** The verdicts the runner would report: "cannot tell" for unreadable needs, else the guarded evaluation. */
 function verdicts(stage: StageDef<unknown, unknown>, hosts: readonly string[], make: Host): Seen[] {
@@ -58,14 +81,17 @@ function verdicts(stage: StageDef<unknown, unknown>, hosts: readonly string[], m
     if (check.scope === 'host') {
       for (const f of facts) {
         const problems = unreadableNeeds(stage.probes, check.needs, outputs.get(f.host)!);
-        const v = problems.length ? cannotTellVerdict(problems, f.host)
+        const v = problems.length
+          ? cannotTellVerdict(problems, f.host)
           : groundedVerdict(check.evaluate(f.facts, f.host, ctx));
         out.push({ stage: stage.id, id: check.id, host: f.host, v });
       }
     } else {
-      const blocked = hosts.map((h) => ({ h, p: unreadableNeeds(stage.probes, check.needs, outputs.get(h)!) }))
+      const blocked = hosts
+        .map((h) => ({ h, p: unreadableNeeds(stage.probes, check.needs, outputs.get(h)!) }))
         .find((x) => x.p.length > 0);
-      const v = blocked ? cannotTellVerdict(blocked.p, blocked.h)
+      const v = blocked
+        ? cannotTellVerdict(blocked.p, blocked.h)
         : groundedVerdict(check.evaluate(facts, { ...ctx, cluster: undefined }));
       out.push({ stage: stage.id, id: check.id, host: null, v });
     }
@@ -77,7 +103,9 @@ const all = (make: Host, hosts: readonly string[]): Seen[] => STAGES_SWEPT.flatM
 const line = (s: Seen): string => `${s.v.status} ${s.host ?? 'cluster'} ${s.id}: ${s.v.summary}`;
 
 describe.each([
-  ['no tools at all', bareHost], ['tools but no ConnectX', emptyHost], ['no systemd', noSystemdHost],
+  ['no tools at all', bareHost],
+  ['tools but no ConnectX', emptyHost],
+  ['no systemd', noSystemdHost],
 ] as const)('evidence sweep: %s', (_name, make) => {
   it.each([[['n1']], [['n1', 'n2']]])('hosts %j: no unread value, no empty splice, the guard never fires', (hosts) => {
     for (const s of all(make, hosts)) {
@@ -93,8 +121,10 @@ describe.each([
 describe('evidence sweep: what each host is told', () => {
   it('without tools, every check that reads a missing tool says cannot tell and names the package', () => {
     const seen = all(bareHost, ['n1', 'n2']);
-    expect(seen.find((s) => s.id === 'os.sudo')!.v)
-      .toMatchObject({ status: 'error', summary: 'cannot tell: sudo is not installed on n1 (package sudo)' });
+    expect(seen.find((s) => s.id === 'os.sudo')!.v).toMatchObject({
+      status: 'error',
+      summary: 'cannot tell: sudo is not installed on n1 (package sudo)',
+    });
     const readable = seen.filter((s) => !/is not installed on n\d \(package /.test(s.v.summary)).map(line);
     // What is left rests on no missing tool: the design setting, or (without the stage's cluster run, not made
     // here) measured checks with nothing measured, which fail as live. Root probes need sudo, which is missing too.
@@ -117,8 +147,10 @@ describe('evidence sweep: what each host is told', () => {
 
   it('with the tools but no ConnectX, nothing passes on zero ports, files or bonds', () => {
     const seen = all(emptyHost, ['n1', 'n2']);
-    expect(seen.filter((s) => s.v.status === 'pass').map(line))
-      .toEqual(['pass n1 os.sudo: `sudo -n true` works', 'pass n2 os.sudo: `sudo -n true` works']);
+    expect(seen.filter((s) => s.v.status === 'pass').map(line)).toEqual([
+      'pass n1 os.sudo: `sudo -n true` works',
+      'pass n2 os.sudo: `sudo -n true` works',
+    ]);
     const byId = (id: string) => seen.find((s) => s.id === id && s.host !== 'n2')!.v;
     const expected: Array<[string, string, unknown]> = [
       ['network.mtu', 'fail', 'no ConnectX fabric port on n1, n2: no interface to carry MTU 9000'],
@@ -142,7 +174,8 @@ describe('evidence sweep: what each host is told', () => {
     const ufw = { ...result(127, '', "env: 'ufw': No such file or directory\n"), commandLine: 'sudo -n -- ufw status' };
     const problems = unreadableNeeds(networkStage.probes, firewall.needs, { ...emptyHost(networkStage as never), ufw });
     expect(cannotTellVerdict(problems, 'deb1')).toMatchObject({
-      status: 'error', summary: 'cannot tell: ufw is not installed on deb1 (package ufw)',
+      status: 'error',
+      summary: 'cannot tell: ufw is not installed on deb1 (package ufw)',
       fix: expect.stringContaining('sudo apt-get install -y ufw'),
     });
   });
@@ -151,7 +184,8 @@ describe('evidence sweep: what each host is told', () => {
     const seen = all(noSystemdHost, ['n1', 'n2']);
     for (const id of ['os.time-sync', 'qos.persistence']) {
       expect(seen.find((s) => s.id === id && s.host === 'n1')!.v).toMatchObject({
-        status: 'error', summary: 'cannot tell: n1 runs no systemd unit manager (systemctl cannot reach it)',
+        status: 'error',
+        summary: 'cannot tell: n1 runs no systemd unit manager (systemctl cannot reach it)',
         evidence: expect.stringContaining('System has not been booted with systemd'),
       });
     }

@@ -43,8 +43,11 @@ function sourceFiles(dir: string): string[] {
 
 /** Every line of checks/ and src/ that gives a fix and mentions the inventory, with where it is. */
 const FIX_LINES = [...sourceFiles(join(ROOT, 'checks')), ...sourceFiles(join(ROOT, 'src'))].flatMap((f) =>
-  readFileSync(f, 'utf8').split('\n').map((line, i) => ({ where: `${f.slice(ROOT.length + 1)}:${i + 1}`, line }))
-    .filter((l) => /fix/i.test(l.line) && /\binventory\b/.test(l.line)));
+  readFileSync(f, 'utf8')
+    .split('\n')
+    .map((line, i) => ({ where: `${f.slice(ROOT.length + 1)}:${i + 1}`, line }))
+    .filter((l) => /fix/i.test(l.line) && /\binventory\b/.test(l.line)),
+);
 
 /** Inventory settings a fix names: `X.Y in the inventory`, `inventory X.Y` (check ids are `inventory.x`). */
 function namedKeys(line: string): string[] {
@@ -63,8 +66,11 @@ describe('fix texts name only inventory keys the schema accepts', () => {
   });
 
   it('every key a fix names is in the schema', () => {
-    const bad = FIX_LINES.flatMap((l) => namedKeys(l.line).filter((k) => !acceptedPath(k))
-      .map((k) => `${l.where}: ${k}`));
+    const bad = FIX_LINES.flatMap((l) =>
+      namedKeys(l.line)
+        .filter((k) => !acceptedPath(k))
+        .map((k) => `${l.where}: ${k}`),
+    );
     expect(bad).toEqual([]);
     // The check is not vacuous: a key the schema lacks is told apart.
     expect(acceptedPath('network.design')).toBe(true);
@@ -74,8 +80,11 @@ describe('fix texts name only inventory keys the schema accepts', () => {
   });
 
   it('no fix puts a password, passphrase or token into the inventory (the schema refuses them)', () => {
-    const secretInInventory = new RegExp(String.raw`\b(?:password|passphrase|token|secret)\b[^.;\x60]*\binventory\b`
-      + String.raw`|\binventory\b[^.;\x60]*\b(?:password|passphrase)\b`, 'i');
+    const secretInInventory = new RegExp(
+      String.raw`\b(?:password|passphrase|token|secret)\b[^.;\x60]*\binventory\b` +
+        String.raw`|\binventory\b[^.;\x60]*\b(?:password|passphrase)\b`,
+      'i',
+    );
     expect(FIX_LINES.filter((l) => secretInInventory.test(l.line)).map((l) => l.where)).toEqual([]);
     expect(secretInInventory.test('or configure a sudo password in the inventory (sent on stdin only)')).toBe(true);
     const host = { name: 'a', address: '10.0.0.1', role: 'head' };

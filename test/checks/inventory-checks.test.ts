@@ -13,16 +13,41 @@ function facts(over: Partial<InventoryFacts> = {}, host = 'n1', macBase = 0x10):
     os: { id: 'ubuntu', versionId: '22.04', prettyName: 'Ubuntu 22.04.5 LTS', kernel: '5.15.0-126-generic' },
     cpu: { modelName: 'Intel(R) Xeon(R) Platinum 8462Y+', sockets: 2, cpus: 128, numaNodes: 2 },
     memTotalKiB: 1056000000,
-    nics: nicBdfs.map((bdf) => ({ bdf, vendorId: '15b3', deviceId: '1015', classId: '0200', description: 'Mellanox Technologies MT27710 Family [ConnectX-4 Lx]', offBus: false })),
-    gpus: Array.from({ length: 8 }, (_, i) => ({ bdf: `0000:${(0x30 + i).toString(16)}:00.0`, vendorId: '10de', deviceId: '26ba', classId: '0302', description: 'NVIDIA Corporation AD102GL [L20]', offBus: false })),
+    nics: nicBdfs.map((bdf) => ({
+      bdf,
+      vendorId: '15b3',
+      deviceId: '1015',
+      classId: '0200',
+      description: 'Mellanox Technologies MT27710 Family [ConnectX-4 Lx]',
+      offBus: false,
+    })),
+    gpus: Array.from({ length: 8 }, (_, i) => ({
+      bdf: `0000:${(0x30 + i).toString(16)}:00.0`,
+      vendorId: '10de',
+      deviceId: '26ba',
+      classId: '0302',
+      description: 'NVIDIA Corporation AD102GL [L20]',
+      offBus: false,
+    })),
     pcie: [],
     netdevs: [
       { name: 'eno1', bdf: '0000:03:00.0', mac: 'aa:00:00:00:00:01', adminUp: true, addresses: ['10.0.0.1/24'] },
-      ...names.map((name, i) => ({ name, bdf: nicBdfs[i]!, mac: `b8:59:9f:00:${macBase.toString(16)}:0${i}`, adminUp: false, addresses: [] })),
+      ...names.map((name, i) => ({
+        name,
+        bdf: nicBdfs[i]!,
+        mac: `b8:59:9f:00:${macBase.toString(16)}:0${i}`,
+        adminUp: false,
+        addresses: [],
+      })),
     ],
     mgmt: { serverAddress: '10.0.0.1', serverPort: 22, netdev: 'eno1', gateway: '10.0.0.254', defaultDev: 'eno1' },
     rdma: names.map((n, i) => ({ device: `mlx5_${i}`, port: 1, state: 'DOWN', physState: 'DISABLED', netdev: n })),
-    links: names.map((n) => ({ netdev: n, linkDetected: false, driver: 'mlx5_core', firmware: '14.32.1010 (MT_2420110034)' })),
+    links: names.map((n) => ({
+      netdev: n,
+      linkDetected: false,
+      driver: 'mlx5_core',
+      firmware: '14.32.1010 (MT_2420110034)',
+    })),
     topology: { source: 'pci', gpuToNic: [{ gpu: 'GPU0', nic: 'ens1f0', relation: 'PXB' }] },
     stack: { gpuDriverLoaded: false, packages: {}, packageStatus: {} },
     identity: { machineId: `${macBase.toString(16).padStart(2, '0')}`.repeat(16), gpuUuids: [] },
@@ -35,13 +60,21 @@ function facts(over: Partial<InventoryFacts> = {}, host = 'n1', macBase = 0x10):
 const ctx = testContext();
 const host = (check: unknown, f: InventoryFacts) => (check as HostCheckDef<InventoryFacts>).evaluate(f, f.host, ctx);
 const pair = (check: unknown, fs: InventoryFacts[]) =>
-  (check as PairCheckDef<InventoryFacts>).evaluate(fs.map((f) => ({ host: f.host, facts: f })), { ...ctx, cluster: undefined });
+  (check as PairCheckDef<InventoryFacts>).evaluate(
+    fs.map((f) => ({ host: f.host, facts: f })),
+    { ...ctx, cluster: undefined },
+  );
 
 describe('inventory checks', () => {
   it('os: 22.04 + 5.15 generic passes, HWE warns, other releases fail', () => {
     expect(host(c.osCheck, facts()).status).toBe('pass');
-    expect(host(c.osCheck, facts({ os: { id: 'ubuntu', versionId: '22.04', kernel: '6.8.0-45-generic' } })).status).toBe('warn');
-    const v = host(c.osCheck, facts({ os: { id: 'ubuntu', versionId: '20.04', prettyName: 'Ubuntu 20.04.6 LTS', kernel: '5.4.0-1-generic' } }));
+    expect(
+      host(c.osCheck, facts({ os: { id: 'ubuntu', versionId: '22.04', kernel: '6.8.0-45-generic' } })).status,
+    ).toBe('warn');
+    const v = host(
+      c.osCheck,
+      facts({ os: { id: 'ubuntu', versionId: '20.04', prettyName: 'Ubuntu 20.04.6 LTS', kernel: '5.4.0-1-generic' } }),
+    );
     expect(v.status).toBe('fail');
     expect(v.evidence).toContain('VERSION_ID="20.04"');
   });
@@ -69,8 +102,24 @@ describe('inventory checks', () => {
   it('pcie: compares width always, GPU speed only from LnkCap (idle downclock), NIC speed from LnkSta', () => {
     const f = facts();
     f.pcie = [
-      { bdf: f.gpus[0]!.bdf, staSpeedGTs: 2.5, staWidth: 16, capSpeedGTs: 16, capWidth: 16, capabilitiesHidden: false, path: [] },
-      { bdf: f.nics[0]!.bdf, staSpeedGTs: 8, staWidth: 8, capSpeedGTs: 8, capWidth: 8, capabilitiesHidden: false, path: [] },
+      {
+        bdf: f.gpus[0]!.bdf,
+        staSpeedGTs: 2.5,
+        staWidth: 16,
+        capSpeedGTs: 16,
+        capWidth: 16,
+        capabilitiesHidden: false,
+        path: [],
+      },
+      {
+        bdf: f.nics[0]!.bdf,
+        staSpeedGTs: 8,
+        staWidth: 8,
+        capSpeedGTs: 8,
+        capWidth: 8,
+        capabilitiesHidden: false,
+        path: [],
+      },
     ];
     expect(host(c.pcieCheck, f)).toMatchObject({ status: 'pass' });
     f.pcie[0] = { ...f.pcie[0]!, staWidth: 8 };
@@ -84,7 +133,9 @@ describe('inventory checks', () => {
 
   it('mgmt: fails when SSH arrives over a fabric port or a bond of them', () => {
     expect(host(c.mgmtCheck, facts()).status).toBe('pass');
-    expect(host(c.mgmtCheck, facts({ mgmt: { serverAddress: '192.168.101.1', netdev: 'ens1f0' } })).status).toBe('fail');
+    expect(host(c.mgmtCheck, facts({ mgmt: { serverAddress: '192.168.101.1', netdev: 'ens1f0' } })).status).toBe(
+      'fail',
+    );
     const bonded = facts({ mgmt: { serverAddress: '192.168.100.1', netdev: 'bond0' } });
     bonded.netdevs = bonded.netdevs.map((n) => (n.name.startsWith('ens') ? { ...n, master: 'bond0' } : n));
     expect(host(c.mgmtCheck, bonded).status).toBe('fail');
@@ -101,7 +152,11 @@ describe('inventory checks', () => {
     expect(host(c.linksCheck, facts()).summary).toContain('administratively down');
     const up = facts();
     up.netdevs = up.netdevs.map((n) => ({ ...n, adminUp: true }));
-    up.links = up.links.map((l, i) => (i === 0 ? { ...l, linkDetected: false, linkReason: 'No cable' } : { ...l, linkDetected: true, speedMbps: i === 1 ? 10000 : 25000 }));
+    up.links = up.links.map((l, i) =>
+      i === 0
+        ? { ...l, linkDetected: false, linkReason: 'No cable' }
+        : { ...l, linkDetected: true, speedMbps: i === 1 ? 10000 : 25000 },
+    );
     const v = host(c.linksCheck, up);
     expect(v.status).toBe('fail');
     expect(v.summary).toContain('ens1f0: Link detected: no (No cable)');
@@ -135,8 +190,12 @@ describe('inventory checks', () => {
   it('PCI relation codes', () => {
     const root = '0000:15:01.0';
     const up = '0000:16:00.0';
-    expect(pciRelation([root, up, '0000:17:00.0', '0000:18:00.0'], [root, up, '0000:17:01.0', '0000:1a:00.0'])).toBe('PXB');
-    expect(pciRelation([root, up, '0000:17:00.0', '0000:18:00.0'], [root, up, '0000:17:00.0', '0000:18:00.1'])).toBe('PIX');
+    expect(pciRelation([root, up, '0000:17:00.0', '0000:18:00.0'], [root, up, '0000:17:01.0', '0000:1a:00.0'])).toBe(
+      'PXB',
+    );
+    expect(pciRelation([root, up, '0000:17:00.0', '0000:18:00.0'], [root, up, '0000:17:00.0', '0000:18:00.1'])).toBe(
+      'PIX',
+    );
     expect(pciRelation(['0000:15:01.0', '0000:18:00.0'], ['0000:15:02.0', '0000:19:00.0'])).toBe('PHB');
     expect(pciRelation(['0000:15:01.0', '0000:18:00.0'], ['0000:97:01.0', '0000:9a:00.0'], 0, 1)).toBe('SYS');
     expect(pciRelation(['0000:15:01.0', '0000:18:00.0'], ['0000:37:01.0', '0000:38:00.0'], 0, 0)).toBe('NODE');

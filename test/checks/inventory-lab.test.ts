@@ -28,7 +28,12 @@ describe('inventory on the fresh lab over real SSH', () => {
     expect(f.gpus).toHaveLength(8);
     expect(f.gpus.every((g) => g.deviceId === '26ba')).toBe(true);
     expect(f.nics.map((n) => n.bdf)).toEqual(['0000:1a:00.0', '0000:1a:00.1', '0000:9a:00.0', '0000:9a:00.1']);
-    expect(f.netdevs.filter((n) => n.bdf?.startsWith('0000:1a') || n.bdf?.startsWith('0000:9a')).map((n) => n.name).sort()).toEqual(['ens1f0', 'ens1f1', 'ens2f0', 'ens2f1']);
+    expect(
+      f.netdevs
+        .filter((n) => n.bdf?.startsWith('0000:1a') || n.bdf?.startsWith('0000:9a'))
+        .map((n) => n.name)
+        .sort(),
+    ).toEqual(['ens1f0', 'ens1f1', 'ens2f0', 'ens2f1']);
     expect(f.rdma.map((r) => r.device)).toEqual(['mlx5_0', 'mlx5_1', 'mlx5_2', 'mlx5_3']);
     expect(f.mgmt).toMatchObject({ netdev: 'eno1', serverAddress: '10.0.0.1', gateway: '10.0.0.254' });
     expect(f.cpu.cpus).toBe(128);

@@ -7,8 +7,14 @@ import type { CheckResult } from '../../src/engine/types.js';
 import { reboot } from '../../lab/system/boot.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
 
-const notPass = (rs: readonly CheckResult[]) => rs.filter((r) => r.status !== 'pass').map((r) => `${r.host}:${r.id} ${r.status} ${r.summary}`);
-const apply = (t: LabTarget) => new StepExecutor(new Engine(t.hosts, { config: t.config }), { dryRun: false, yes: true, allowReboot: true }).applyStage(nicStackStage);
+const notPass = (rs: readonly CheckResult[]) =>
+  rs.filter((r) => r.status !== 'pass').map((r) => `${r.host}:${r.id} ${r.status} ${r.summary}`);
+const apply = (t: LabTarget) =>
+  new StepExecutor(new Engine(t.hosts, { config: t.config }), {
+    dryRun: false,
+    yes: true,
+    allowReboot: true,
+  }).applyStage(nicStackStage);
 
 describe('nic-stack on the ready lab', () => {
   let t: LabTarget;
@@ -64,13 +70,19 @@ describe('nic-stack on the fresh lab', () => {
       'null:nic-stack.parity skip rdma-core is installed on no host: no userspace version to compare (nic-stack.userspace)',
     ]);
     const first = await apply(t);
-    expect(first.steps?.filter((s) => s.status === 'applied').map((s) => `${s.host}:${s.id}`)).toEqual(['l20-n1:nic-stack.install-inbox', 'l20-n2:nic-stack.install-inbox']);
+    expect(first.steps?.filter((s) => s.status === 'applied').map((s) => `${s.host}:${s.id}`)).toEqual([
+      'l20-n1:nic-stack.install-inbox',
+      'l20-n2:nic-stack.install-inbox',
+    ]);
     expect(notPass(first.results)).toEqual([]);
     expect((first.facts.get('l20-n1') as NicStackFacts).ibvDevices).toEqual(['mlx5_0', 'mlx5_1', 'mlx5_2', 'mlx5_3']);
     const second = await apply(t);
     expect(second.changed).toBe(0);
     // The next driver registration applies rdma-core's naming rule.
-    const r = await t.hosts[0]!.run({ script: 'modprobe -r mlx5_ib && modprobe mlx5_ib && ibv_devices' }, { sudo: true });
+    const r = await t.hosts[0]!.run(
+      { script: 'modprobe -r mlx5_ib && modprobe mlx5_ib && ibv_devices' },
+      { sudo: true },
+    );
     expect(r.stdout).toContain('rocep26s0f0');
   });
 });
@@ -92,7 +104,10 @@ describe('nic-stack on a host with a short-lived MLNX_OFED branch (the non-defau
     ]);
     const first = await apply(t);
     const steps = first.steps?.filter((s) => s.status === 'applied') ?? [];
-    expect(steps.map((s) => `${s.host}:${s.id}`)).toEqual(['l20-n1:nic-stack.install-doca', 'l20-n2:nic-stack.install-doca']);
+    expect(steps.map((s) => `${s.host}:${s.id}`)).toEqual([
+      'l20-n1:nic-stack.install-doca',
+      'l20-n2:nic-stack.install-doca',
+    ]);
     expect(steps[0]?.commands).toEqual([
       'sudo /usr/sbin/ofed_uninstall.sh --force',
       'sudo wget -q -O /tmp/doca-host_2.9.1-018000-24.10-ubuntu2204_amd64.deb https://www.mellanox.com/downloads/DOCA/DOCA_v2.9.1/host/doca-host_2.9.1-018000-24.10-ubuntu2204_amd64.deb',

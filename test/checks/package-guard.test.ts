@@ -6,7 +6,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HostRunner } from '../../src/engine/types.js';
 import {
-  PACKAGE_STATE_COMMAND, interrupted, parsePackageState, repairPackageState,
+  PACKAGE_STATE_COMMAND,
+  interrupted,
+  parsePackageState,
+  repairPackageState,
 } from '../../checks/os/package-guard.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
 import { waitFor } from '../lab/helpers.js';
@@ -16,11 +19,14 @@ const ran: string[] = [];
 const run: HostRunner = (_host, _label, command, o = {}) => {
   ran.push('argv' in command ? command.argv.join(' ') : 'script');
   return t.hosts[0]!.run(command, {
-    ...(o.sudo ? { sudo: true } : {}), ...(o.timeoutMs ? { timeoutMs: o.timeoutMs } : {}),
+    ...(o.sudo ? { sudo: true } : {}),
+    ...(o.timeoutMs ? { timeoutMs: o.timeoutMs } : {}),
   });
 };
 
-beforeAll(async () => { t = await labTarget({ scenario: 'fresh', speed: 40, hosts: 1 }); }, 60_000);
+beforeAll(async () => {
+  t = await labTarget({ scenario: 'fresh', speed: 40, hosts: 1 });
+}, 60_000);
 afterAll(() => t?.close());
 
 /** An apt-get install cancelled while it unpacks `pkg`: what Ctrl-C in the TUI leaves. */
@@ -46,8 +52,12 @@ describe('the package guard', () => {
     const r = await repairPackageState(run, 'l20-n1', { note: (l) => notes.push(l) });
     expect(r.outcome).toBe('repaired');
     expect(r.ran).toEqual(['dpkg --configure -a', 'apt-get -f install -y']);
-    expect(notes[0]).toMatch(new RegExp('^l20-n1: a package operation was interrupted '
-      + '\\(\\d+ dpkg journal entr(y|ies) in /var/lib/dpkg/updates; dpkg --audit: (\\S+, )*jq\\)'));
+    expect(notes[0]).toMatch(
+      new RegExp(
+        '^l20-n1: a package operation was interrupted ' +
+          '\\(\\d+ dpkg journal entr(y|ies) in /var/lib/dpkg/updates; dpkg --audit: (\\S+, )*jq\\)',
+      ),
+    );
     expect(parsePackageState(await t.hosts[0]!.run(PACKAGE_STATE_COMMAND))).toEqual({ audit: '', journal: [] });
     expect((await t.hosts[0]!.run({ script: 'command -v jq\n' })).stdout).toBe('/usr/bin/jq\n');
   });

@@ -11,9 +11,18 @@ import type { CheckResult } from '../../src/engine/types.js';
 import { reboot } from '../../lab/system/boot.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
 
-const notPass = (rs: readonly CheckResult[]) => rs.filter((r) => r.status !== 'pass').map((r) => `${r.host ?? 'pair'}:${r.id} ${r.status}${r.rule ? ` ${r.rule}` : ''}`).sort();
+const notPass = (rs: readonly CheckResult[]) =>
+  rs
+    .filter((r) => r.status !== 'pass')
+    .map((r) => `${r.host ?? 'pair'}:${r.id} ${r.status}${r.rule ? ` ${r.rule}` : ''}`)
+    .sort();
 const check = (t: LabTarget) => new Engine(t.hosts, { config: t.config }).runStage(qosStage);
-const apply = (t: LabTarget) => new StepExecutor(new Engine(t.hosts, { config: t.config }), { dryRun: false, yes: true, allowReboot: true }).applyStage(qosStage);
+const apply = (t: LabTarget) =>
+  new StepExecutor(new Engine(t.hosts, { config: t.config }), {
+    dryRun: false,
+    yes: true,
+    allowReboot: true,
+  }).applyStage(qosStage);
 
 describe('qos on the ready lab', () => {
   let t: LabTarget;
@@ -41,9 +50,15 @@ describe('qos on the pfc-mismatch lab', () => {
 
   it('fails qos.pair (R26) with both ends side by side, and qos.pfc on node 2 only', async () => {
     const o = await check(t);
-    expect(notPass(o.results)).toEqual(['l20-n2:qos.pfc fail R26', 'pair:qos.pair fail R26', 'pair:qos.tc-chain fail R08']);
+    expect(notPass(o.results)).toEqual([
+      'l20-n2:qos.pfc fail R26',
+      'pair:qos.pair fail R26',
+      'pair:qos.tc-chain fail R08',
+    ]);
     const pair = o.results.find((r) => r.id === 'qos.pair');
-    expect(pair?.evidence).toContain('l20-n1:ens1f0 trust dscp pfc 0,0,0,1,0,0,0,0 dscp2prio[26] 3  |  l20-n2:ens1f0 trust dscp pfc 0,0,0,0,0,0,0,0 dscp2prio[26] 3');
+    expect(pair?.evidence).toContain(
+      'l20-n1:ens1f0 trust dscp pfc 0,0,0,1,0,0,0,0 dscp2prio[26] 3  |  l20-n2:ens1f0 trust dscp pfc 0,0,0,0,0,0,0,0 dscp2prio[26] 3',
+    );
   });
 
   it('qos.persist re-applies on node 2 only; everything passes; a second apply changes nothing', async () => {
@@ -64,13 +79,17 @@ describe('qos on the tutorial lab', () => {
   it('the runtime settings pass, persistence fails (R27) and pfc.sh, which nothing runs, is a targets warning (R25)', async () => {
     const o = await check(t);
     expect(notPass(o.results)).toEqual([
-      'l20-n1:qos.persistence fail R27', 'l20-n1:qos.targets warn R25',
-      'l20-n2:qos.persistence fail R27', 'l20-n2:qos.targets warn R25',
+      'l20-n1:qos.persistence fail R27',
+      'l20-n1:qos.targets warn R25',
+      'l20-n2:qos.persistence fail R27',
+      'l20-n2:qos.targets warn R25',
     ]);
     const f = o.facts.get('l20-n1') as QosFacts;
     expect(f.tool).toBe('mlnx_qos');
     expect(f.scripts.map((s) => [s.path, s.mode, s.runBy])).toEqual([['/home/l20/pfc.sh', '644', []]]);
-    expect(o.results.find((r) => r.id === 'qos.targets')?.evidence).toContain("/home/l20/pfc.sh: the operator's file, left as found");
+    expect(o.results.find((r) => r.id === 'qos.targets')?.evidence).toContain(
+      "/home/l20/pfc.sh: the operator's file, left as found",
+    );
   });
 
   it('qos.persist installs the unit (node 2 first, mlnx_qos branch); the operator script stays a finding; nothing left to change', async () => {
@@ -84,11 +103,16 @@ describe('qos on the tutorial lab', () => {
   });
 
   it('once cron runs pfc.sh at boot its bond lines are a blocker (R25) on that host', async () => {
-    const w = await t.hosts[1]!.run({ script: 'echo "@reboot root /bin/bash /home/l20/pfc.sh" > /etc/cron.d/l20-pfc' }, { sudo: true });
+    const w = await t.hosts[1]!.run(
+      { script: 'echo "@reboot root /bin/bash /home/l20/pfc.sh" > /etc/cron.d/l20-pfc' },
+      { sudo: true },
+    );
     expect(w.exitCode).toBe(0);
     const o = await check(t);
     expect(notPass(o.results)).toEqual(['l20-n1:qos.targets warn R25', 'l20-n2:qos.targets fail R25']);
-    expect(o.results.find((r) => r.id === 'qos.targets' && r.host === 'l20-n2')?.summary).toContain('runs unattended (/etc/cron.d/l20-pfc)');
+    expect(o.results.find((r) => r.id === 'qos.targets' && r.host === 'l20-n2')?.summary).toContain(
+      'runs unattended (/etc/cron.d/l20-pfc)',
+    );
   });
 });
 

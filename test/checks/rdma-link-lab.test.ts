@@ -31,12 +31,15 @@ const one = (o: StageOutcome, id: string): CheckResult => {
   expect(r, id).toHaveLength(1);
   return r[0]!;
 };
-const show = (rs: CheckResult[]) => rs.map((r) => `${r.host ?? 'pair'} ${r.id} ${r.status} ${r.rule ?? ''} ${r.summary}`);
+const show = (rs: CheckResult[]) =>
+  rs.map((r) => `${r.host ?? 'pair'} ${r.id} ${r.status} ${r.rule ?? ''} ${r.summary}`);
 
 describe('rdma-link on the lab', () => {
   it('ready: every check passes (LAG and crossed pair are not for design A); ≈ 24 Gb/s per cable, ≥ 88 at once', async () => {
     const o = await stageOn('ready');
-    const bad = o.results.filter((r) => r.status !== 'pass' && !(r.status === 'skip' && ['rdma-link.lag', 'rdma-link.cross-pair'].includes(r.id)));
+    const bad = o.results.filter(
+      (r) => r.status !== 'pass' && !(r.status === 'skip' && ['rdma-link.lag', 'rdma-link.cross-pair'].includes(r.id)),
+    );
     expect(show(bad)).toEqual([]);
     expect(o.results).toHaveLength(2 + 7);
     const bw = one(o, 'rdma-link.bw');
@@ -61,11 +64,13 @@ describe('rdma-link on the lab', () => {
     expect(r.exitCode).toBe(143);
   });
 
-  it('wrong-gid: the pinned NCCL_IB_GID_INDEX=3 is not node 2 ens1f0\'s IPv4 RoCE v2 GID → gids R05', async () => {
+  it("wrong-gid: the pinned NCCL_IB_GID_INDEX=3 is not node 2 ens1f0's IPv4 RoCE v2 GID → gids R05", async () => {
     const o = await stageOn('wrong-gid');
     const g = one(o, 'rdma-link.gids');
     expect(g).toMatchObject({ status: 'fail', rule: 'R05' });
-    expect(g.evidence).toMatch(/l20-n2 \S+: index 3 is RoCE v2 fd20:0101:0000:0000:0000:0000:0000:0002 on ens1f0; the RoCE v2 IPv4 GID is index 5/);
+    expect(g.evidence).toMatch(
+      /l20-n2 \S+: index 3 is RoCE v2 fd20:0101:0000:0000:0000:0000:0000:0002 on ens1f0; the RoCE v2 IPv4 GID is index 5/,
+    );
     // The tests themselves discover the index, so the link still measures fine.
     expect(one(o, 'rdma-link.bw').status).toBe('pass');
   });
@@ -110,7 +115,11 @@ describe('rdma-link on the lab', () => {
     expect(c.evidence).toMatch(/l20-n1 ens\S+ tx_prio3_pause: \d+ → \d+/);
     expect(c.evidence).toMatch(/out_of_sequence|packet_seq_err|local_ack_timeout_err/);
     // The fix the verdicts name: qos.persist on both hosts; then the class is lossless again.
-    const applied = await new StepExecutor(new Engine(t!.hosts, { config: t!.config }), { dryRun: false, yes: true, allowReboot: true }).applyStage(qosStage);
+    const applied = await new StepExecutor(new Engine(t!.hosts, { config: t!.config }), {
+      dryRun: false,
+      yes: true,
+      allowReboot: true,
+    }).applyStage(qosStage);
     expect(applied.steps?.some((s) => s.status === 'applied')).toBe(true);
     const after = await new Engine(t!.hosts, { config: t!.config }).runStage(rdmaLinkStage);
     expect(show(after.results.filter((r) => r.status !== 'pass' && r.status !== 'skip'))).toEqual([]);
@@ -118,7 +127,7 @@ describe('rdma-link on the lab', () => {
 });
 
 describe('rdma-link on the tutorial lab', () => {
-  it('every device carries bond0\'s GIDs (R16); bonded ports are left untested until LLDP names their peers', async () => {
+  it("every device carries bond0's GIDs (R16); bonded ports are left untested until LLDP names their peers", async () => {
     t = await labTarget({ scenario: 'tutorial' });
     const config = { ...t.config, network: { ...t.config.network, design: 'tutorial' as const } };
     const o = await new Engine(t.hosts, { config }).runStage(rdmaLinkStage);

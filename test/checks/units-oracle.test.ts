@@ -21,7 +21,13 @@ import { SUDO_WRAPPER_SCRIPT } from '../../src/transport/quote.js';
 import { labTarget } from '../helpers/lab-target.js';
 import { newRecording, RecordingHost, type Recording } from '../helpers/recording-host.js';
 import {
-  checkScript, requireTool, scriptsInCommand, shellOfFile, systemdVerify, unitShellScripts, type Script,
+  checkScript,
+  requireTool,
+  scriptsInCommand,
+  shellOfFile,
+  systemdVerify,
+  unitShellScripts,
+  type Script,
 } from '../helpers/shell-oracle.js';
 
 interface Case {
@@ -38,7 +44,8 @@ const CASES: Case[] = [
   { name: 'tutorial → design A', scenario: 'tutorial' },
   { name: 'ACS on', scenario: 'acs-enabled' },
   {
-    name: 'TP 8 × PP 2 over Ray', scenario: 'ready',
+    name: 'TP 8 × PP 2 over Ray',
+    scenario: 'ready',
     config: (c) => ({ ...c, vllm: { ...c.vllm, model: 'meta-llama/Llama-3.1-8B-Instruct', layout: 'tp-pp' } }),
     // The gated Llama needs a Hub token for hf download (what `hf auth login` leaves).
     prepare: 'mkdir -p ~/.cache/huggingface && echo hf_lab_token > ~/.cache/huggingface/token',
@@ -105,10 +112,12 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 describe('the real tools accept every unit and script the product generates', () => {
   it('the oracles are installed and catch what they should', () => {
     for (const tool of ['bash', 'sh', 'shellcheck', 'systemd-analyze'] as const) requireTool(tool);
-    expect(checkScript({ text: 'if true; then echo x\n', shell: 'bash', origin: 'unclosed if' }).join('\n'))
-      .toMatch(/bash -n: .*unexpected end of file[\s\S]*SC1046/);
-    expect(checkScript({ text: 'a=(1 2)\n', shell: 'sh', origin: 'array' }).join('\n'))
-      .toMatch(/sh -n: .*"\(" unexpected/);
+    expect(checkScript({ text: 'if true; then echo x\n', shell: 'bash', origin: 'unclosed if' }).join('\n')).toMatch(
+      /bash -n: .*unexpected end of file[\s\S]*SC1046/,
+    );
+    expect(checkScript({ text: 'a=(1 2)\n', shell: 'sh', origin: 'array' }).join('\n')).toMatch(
+      /sh -n: .*"\(" unexpected/,
+    );
     const bad = join(work, 'bad.service');
     writeFileSync(bad, '[Unit]\nDescription=x\n[Service]\nExecStar=/bin/true\n');
     expect(systemdVerify([bad]).lines.join('\n')).toContain("Unknown key 'ExecStar' in section [Service]");

@@ -53,7 +53,15 @@ describe('layout advisor (docs/STAGES.md §3.11)', () => {
   });
 
   it('TP must divide the attention heads: 28 heads skip TP 8', () => {
-    const shape: ModelShape = { id: 'x/odd-heads', layers: 28, heads: 28, kvHeads: 4, dtype: 'bfloat16', weightBytes: 200 * 2 ** 30, source: 'test' };
+    const shape: ModelShape = {
+      id: 'x/odd-heads',
+      layers: 28,
+      heads: 28,
+      kvHeads: 4,
+      dtype: 'bfloat16',
+      weightBytes: 200 * 2 ** 30,
+      source: 'test',
+    };
     const a = adviseLayout({ ...L20, model: shape });
     const text = a.lines.join('\n');
     expect(text).toContain('TP 8: 28 heads are not divisible by 8 ✗');
@@ -65,7 +73,15 @@ describe('layout advisor (docs/STAGES.md §3.11)', () => {
   });
 
   it('a model that needs both nodes gets TP 8 × PP 2 over Ray', () => {
-    const shape: ModelShape = { id: 'x/big', layers: 80, heads: 64, kvHeads: 8, dtype: 'bfloat16', weightBytes: 400 * 2 ** 30, source: 'test' };
+    const shape: ModelShape = {
+      id: 'x/big',
+      layers: 80,
+      heads: 64,
+      kvHeads: 8,
+      dtype: 'bfloat16',
+      weightBytes: 400 * 2 ** 30,
+      source: 'test',
+    };
     const a = adviseLayout({ ...L20, model: shape });
     expect(a.ok && a.kind).toBe('tp-pp');
     expect(a.ok && a.layout).toEqual({ tp: 8, pp: 2, dp: 1, dpLocal: 1, backend: 'ray' });
@@ -86,10 +102,28 @@ describe('layout advisor (docs/STAGES.md §3.11)', () => {
   });
 
   it('reads the shape from config.json and the index total_size, also nested text_config', () => {
-    const cfg = JSON.stringify({ num_hidden_layers: 28, num_attention_heads: 28, num_key_value_heads: 4, torch_dtype: 'bfloat16' });
-    expect(modelShapeFromFiles('Qwen/Qwen2.5-7B-Instruct', cfg, 15231233024, 'n1')).toMatchObject({ layers: 28, heads: 28, kvHeads: 4, weightBytes: 15231233024 });
-    const nested = JSON.stringify({ text_config: { num_hidden_layers: 40, num_attention_heads: 40 }, quantization_config: { quant_method: 'fp8' } });
-    expect(modelShapeFromFiles('m', nested, 10, 'n1')).toMatchObject({ layers: 40, heads: 40, kvHeads: 40, quantization: 'fp8' });
+    const cfg = JSON.stringify({
+      num_hidden_layers: 28,
+      num_attention_heads: 28,
+      num_key_value_heads: 4,
+      torch_dtype: 'bfloat16',
+    });
+    expect(modelShapeFromFiles('Qwen/Qwen2.5-7B-Instruct', cfg, 15231233024, 'n1')).toMatchObject({
+      layers: 28,
+      heads: 28,
+      kvHeads: 4,
+      weightBytes: 15231233024,
+    });
+    const nested = JSON.stringify({
+      text_config: { num_hidden_layers: 40, num_attention_heads: 40 },
+      quantization_config: { quant_method: 'fp8' },
+    });
+    expect(modelShapeFromFiles('m', nested, 10, 'n1')).toMatchObject({
+      layers: 40,
+      heads: 40,
+      kvHeads: 40,
+      quantization: 'fp8',
+    });
     expect(modelShapeFromFiles('m', '{', 10, 'n1')).toMatch(/not valid JSON/);
     expect(modelShapeFromFiles('m', cfg, undefined, 'n1')).toMatch(/total_size/);
   });

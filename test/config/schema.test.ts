@@ -71,7 +71,9 @@ describe('inventory files and the saved config', () => {
     const file = join(dir, 'inv.json');
     await writeInventoryFile(file, good);
     const before = readFileSync(file, 'utf8');
-    await expect(writeInventoryFile(file, { hosts: [{ name: 'x', address: 'bad host', role: 'head' }] })).rejects.toThrow(/hosts\[0\]\.address/);
+    await expect(
+      writeInventoryFile(file, { hosts: [{ name: 'x', address: 'bad host', role: 'head' }] }),
+    ).rejects.toThrow(/hosts\[0\]\.address/);
     expect(readFileSync(file, 'utf8')).toBe(before);
   });
 

@@ -16,15 +16,34 @@ import { FakeHost } from '../helpers/fake-host.js';
 import { ungroundedVerdicts, verdictLabel, type CheckJson } from '../helpers/evidence.js';
 import { deviceBox, deviceFixture, unnamedMissingTools } from './helpers.js';
 
-interface Exec { line: string; stdin: string; stdout: string; stderr: string; code: number | null }
+interface Exec {
+  line: string;
+  stdin: string;
+  stdout: string;
+  stderr: string;
+  code: number | null;
+}
 
 const NOT_RECORDED = 'l20-device-replay: this command never ran on the H200 box (re-run bench/device/run.sh there)';
 const STAGE_ORDER = [
-  'inventory', 'os', 'nic-stack', 'network', 'qos', 'rdma-link', 'gpu-driver', 'gpudirect', 'nccl', 'ray', 'vllm',
+  'inventory',
+  'os',
+  'nic-stack',
+  'network',
+  'qos',
+  'rdma-link',
+  'gpu-driver',
+  'gpudirect',
+  'nccl',
+  'ray',
+  'vllm',
 ];
 
 const execsOf = (fixture: string): Exec[] =>
-  deviceFixture(fixture).trim().split('\n').map((l) => JSON.parse(l) as Exec);
+  deviceFixture(fixture)
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Exec);
 
 /** Runs every stage's checks against the box's recorded answers; lists what the box was never asked. */
 async function replayCheck(fixture: string) {
@@ -35,8 +54,9 @@ async function replayCheck(fixture: string) {
     const stdin = 'script' in command ? command.script : '';
     // A command that ended before reading its whole script (sudo: command not found) kept only the part
     // that had arrived: that answer stands for the whole script.
-    const e = execs.find((x) => x.line === line && x.stdin === stdin)
-      ?? execs.find((x) => x.line === line && stdin.startsWith(x.stdin) && x.code !== 0);
+    const e =
+      execs.find((x) => x.line === line && x.stdin === stdin) ??
+      execs.find((x) => x.line === line && stdin.startsWith(x.stdin) && x.code !== 0);
     if (!e) {
       unrecorded.add(line);
       return { stderr: `${NOT_RECORDED}\n`, exitCode: 255 };
@@ -54,7 +74,7 @@ async function replayCheck(fixture: string) {
 // The os stage relates the host's clock to ours: ours is set to the box's at capture time.
 beforeAll(() => {
   const clock = execsOf('check-execs.jsonl').find((e) => e.line === 'LC_ALL=C date +%s.%N');
-  expect(clock, 'the recording holds the os stage\'s clock read').toBeDefined();
+  expect(clock, "the recording holds the os stage's clock read").toBeDefined();
   vi.useFakeTimers({ toFake: ['Date'] });
   vi.setSystemTime(Number(clock!.stdout.trim()) * 1000);
 });
@@ -83,7 +103,8 @@ for (const [fixture, what] of RUNS) {
     });
 
     it('a verdict the box could not reach says which tool is missing', () => {
-      const missing = [...deviceBox()].filter(([k, v]) => k.startsWith('tool.') && v === 'missing')
+      const missing = [...deviceBox()]
+        .filter(([k, v]) => k.startsWith('tool.') && v === 'missing')
         .map(([k]) => k.slice(5));
       expect(missing).toEqual(expect.arrayContaining(['lspci', 'systemctl', 'ethtool']));
       expect(unnamedMissingTools(run.checks)).toEqual([]);
@@ -106,7 +127,8 @@ describe('what check gets right on the H200', () => {
 
   it('a missing lspci makes the inventory say "cannot tell" with the package to install', () => {
     expect(byId('inventory.gpus')).toMatchObject({
-      status: 'error', summary: 'cannot tell: lspci is not installed on h200 (package pciutils)',
+      status: 'error',
+      summary: 'cannot tell: lspci is not installed on h200 (package pciutils)',
     });
   });
 
@@ -132,7 +154,10 @@ describe('what check gets right on the H200', () => {
     expect(printed.length).toBeGreaterThan(80);
     for (const id of ['inventory.os', 'inventory.cpu-mem', 'gpu-driver.loaded', 'gpu-driver.branch']) {
       const then = printed.find((p) => p.id === id)!;
-      expect(checks.find((c) => c.id === id), id).toMatchObject({ status: then.status, summary: then.summary });
+      expect(
+        checks.find((c) => c.id === id),
+        id,
+      ).toMatchObject({ status: then.status, summary: then.summary });
     }
     expect(printed.find((p) => p.id === 'gpu-driver.loaded')!.summary).toContain('580.159.04');
   });

@@ -14,7 +14,7 @@ import { deviceFixture } from './helpers.js';
 const UUID = /^GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 describe('the monitor on the H200', () => {
-  it('the host loop: a frame a second, the load\'s process in the apps frames, the kernel log readable', () => {
+  it("the host loop: a frame a second, the load's process in the apps frames, the kernel log readable", () => {
     const frames: LoopFrame[] = [];
     const parser = new LoopFrameParser((f) => frames.push(f));
     for (const line of deviceFixture('host-loop.txt').split('\n')) parser.line(line);
@@ -34,12 +34,19 @@ describe('the monitor on the H200', () => {
   });
 
   it('the GPU sampler: every line parses, the load shows', () => {
-    const lines = deviceFixture('gpu-sampler.txt').split('\n').filter((l) => l.trim());
+    const lines = deviceFixture('gpu-sampler.txt')
+      .split('\n')
+      .filter((l) => l.trim());
     expect(lines.length).toBeGreaterThanOrEqual(3);
     for (const line of lines) {
       const g = parseGpuLine(line, true);
       expect(g).toMatchObject({
-        index: 0, name: 'NVIDIA H200', memTotalMiB: 143771, powerCapW: 700, smClockMaxMHz: 1980, pstate: 'P0',
+        index: 0,
+        name: 'NVIDIA H200',
+        memTotalMiB: 143771,
+        powerCapW: 700,
+        smClockMaxMHz: 1980,
+        pstate: 'P0',
       });
       expect(g!.uuid).toMatch(UUID);
       expect(g!.utilPct).toBeGreaterThanOrEqual(90);
@@ -56,7 +63,10 @@ describe('the monitor on the H200', () => {
     expect(snap.hosts[0]).toMatchObject({ name: 'h200', error: null, gpuError: null });
     expect(snap.hosts[0]!.gpus).toHaveLength(1);
     expect(snap.hosts[0]!.gpus[0]).toMatchObject({
-      index: 0, name: 'NVIDIA H200', memTotalMiB: 143771, powerCapW: 700,
+      index: 0,
+      name: 'NVIDIA H200',
+      memTotalMiB: 143771,
+      powerCapW: 700,
     });
   });
 });
@@ -66,7 +76,11 @@ describe('the nvidia-smi probes on the H200', () => {
     const q = parseNvidiaSmiQueryGpu(deviceFixture('smi-query.txt'), { fields: QUERY_FIELDS });
     expect(q.gpus).toHaveLength(1);
     expect(q.gpus[0]).toMatchObject({
-      index: 0, name: 'NVIDIA H200', bdf: '0000:00:06.0', driverVersion: '580.159.04', memoryTotalMiB: 143771,
+      index: 0,
+      name: 'NVIDIA H200',
+      bdf: '0000:00:06.0',
+      driverVersion: '580.159.04',
+      memoryTotalMiB: 143771,
       pcieLinkGenCurrent: 5,
     });
     const smi = parseNvidiaSmi(deviceFixture('smi.txt'));

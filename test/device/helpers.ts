@@ -23,7 +23,12 @@ export function deviceFixture(name: string): string {
 /** box.txt: `key=value` lines (tool.NAME=path or missing, gpu=…, torch=…). */
 export function deviceBox(): Map<string, string> {
   const lines = deviceFixture('box.txt').split('\n');
-  return new Map(lines.map((l) => /^([\w.-]+)=(.*)$/.exec(l)).filter((m) => m !== null).map((m) => [m[1]!, m[2]!]));
+  return new Map(
+    lines
+      .map((l) => /^([\w.-]+)=(.*)$/.exec(l))
+      .filter((m) => m !== null)
+      .map((m) => [m[1]!, m[2]!]),
+  );
 }
 
 const MISSING_WORDS = '(not installed|missing|unavailable|not available)';
@@ -33,13 +38,14 @@ const MISSING_WORDS = '(not installed|missing|unavailable|not available)';
  * TOOL is missing: a missing tool must never read as a finding about the host.
  */
 export function unnamedMissingTools(checks: readonly CheckJson[]): string[] {
-  return checks.filter((c) => c.status === 'fail' || c.status === 'error').flatMap((c) => {
-    const notFound = [...c.evidence.matchAll(/(?:^|\s)([\w.-]+): command not found/gm)].map((m) => m[1]!);
-    const absent = [...new Set(notFound)];
-    const said = (tool: string) =>
-      new RegExp(`\\b${tool.replace(/[.-]/g, '\\$&')}\\b.*\\b${MISSING_WORDS}`).test(c.summary);
-    const unnamed = absent.filter((t) => !said(t));
-    return unnamed.length > 0 ? [`${verdictLabel(c)} — not named as missing: ${unnamed.join(', ')}`] : [];
-  });
+  return checks
+    .filter((c) => c.status === 'fail' || c.status === 'error')
+    .flatMap((c) => {
+      const notFound = [...c.evidence.matchAll(/(?:^|\s)([\w.-]+): command not found/gm)].map((m) => m[1]!);
+      const absent = [...new Set(notFound)];
+      const said = (tool: string) =>
+        new RegExp(`\\b${tool.replace(/[.-]/g, '\\$&')}\\b.*\\b${MISSING_WORDS}`).test(c.summary);
+      const unnamed = absent.filter((t) => !said(t));
+      return unnamed.length > 0 ? [`${verdictLabel(c)} — not named as missing: ${unnamed.join(', ')}`] : [];
+    });
 }
-

@@ -30,7 +30,7 @@ describe('the benchmark on the H200 with our /etc/nccl.conf', () => {
     expect(table.rows.filter((r) => r.bytes >= 1024 ** 2).every((r) => r.algbwGBps > 0)).toBe(true);
   });
 
-  it('busbw is algbw × 2(n−1)/n: 0 at world size 1, so the stage\'s figure is 0 (it runs 8 ranks a node)', () => {
+  it("busbw is algbw × 2(n−1)/n: 0 at world size 1, so the stage's figure is 0 (it runs 8 ranks a node)", () => {
     expect(table.rows.every((r) => r.busbwGBps === 0)).toBe(true);
     expect(peakBusbw(table, THRESHOLDS.interMinBytes)?.busbwGBps).toBe(0);
   });
@@ -39,7 +39,14 @@ describe('the benchmark on the H200 with our /etc/nccl.conf', () => {
     expect(deviceFixture('nccl-ours.conf')).toMatch(/^NCCL_SOCKET_IFNAME==eth0$/m);
     const facts = parseNcclLog(log);
     expect(facts).toMatchObject({
-      ncclVersion: '2.28.9', network: 'Socket', hcas: [], gdr: false, errors: [], nRanks: 1, nNodes: 1, initComplete: 1,
+      ncclVersion: '2.28.9',
+      network: 'Socket',
+      hcas: [],
+      gdr: false,
+      errors: [],
+      nRanks: 1,
+      nNodes: 1,
+      initComplete: 1,
     });
     expect(facts.env.NCCL_SOCKET_IFNAME).toBe('=eth0');
     expect(facts.socketInterfaces).toEqual(['eth0:192.0.2.2<0>']);

@@ -77,8 +77,20 @@ describe('--query-gpu clock event reasons → D26', () => {
 
 describe('doctor and the monitor agree on every reason combination', () => {
   const reading = (bits: number): GpuReading => ({
-    index: 0, name: 'NVIDIA L20', uuid: 'GPU-x', utilPct: 90, memUsedMiB: 1, memTotalMiB: 46068, tempC: null,
-    powerW: 340, powerCapW: 350, smClockMHz: 1800, smClockMaxMHz: 2520, pstate: 'P0', eventReasons: bits, processes: [],
+    index: 0,
+    name: 'NVIDIA L20',
+    uuid: 'GPU-x',
+    utilPct: 90,
+    memUsedMiB: 1,
+    memTotalMiB: 46068,
+    tempC: null,
+    powerW: 340,
+    powerCapW: 350,
+    smClockMHz: 1800,
+    smClockMaxMHz: 2520,
+    pstate: 'P0',
+    eventReasons: bits,
+    processes: [],
   });
   it('D26 high ⇔ a monitor fail, D26 medium ⇔ a monitor warn, none ⇔ no clock alert', () => {
     const all = Object.values(EVENT_REASONS).reduce((a, b) => a | b, 0);

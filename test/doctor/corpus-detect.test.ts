@@ -10,8 +10,6 @@ import { KIND_BY_PREFIX } from './expected-kinds.js';
 
 const DIR = resolve(import.meta.dirname, '../fixtures');
 
-
-
 /** h200-x2 captures, by file name. */
 const H200: Record<string, string> = {
   'nvidia-smi.txt': 'nvidia-smi',

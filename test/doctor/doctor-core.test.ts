@@ -7,10 +7,28 @@ const alpha: KindDef<{ n: number }> = {
   kind: 'alpha',
   detect: (t) => (/^ALPHA \d+$/m.test(t) ? 0.9 : 0),
   parse: (t) => ({ n: Number(/ALPHA (\d+)/.exec(t)?.[1] ?? 0) }),
-  findings: (f) => (f.n > 5 ? [{ rule: 'D08', severity: 'high', title: 'too many', evidence: `ALPHA ${f.n}\u001b]0;x\u0007`, fix: 'lower it', line: 1 }] : []),
+  findings: (f) =>
+    f.n > 5
+      ? [
+          {
+            rule: 'D08',
+            severity: 'high',
+            title: 'too many',
+            evidence: `ALPHA ${f.n}\u001b]0;x\u0007`,
+            fix: 'lower it',
+            line: 1,
+          },
+        ]
+      : [],
   summary: (f) => [['n', String(f.n)]],
 };
-const beta: KindDef<object> = { kind: 'beta', detect: (t) => (t.includes('BETA') ? 0.6 : 0), parse: () => ({}), findings: () => [], summary: () => [] };
+const beta: KindDef<object> = {
+  kind: 'beta',
+  detect: (t) => (t.includes('BETA') ? 0.6 : 0),
+  parse: () => ({}),
+  findings: () => [],
+  summary: () => [],
+};
 const broken: KindDef<object> = {
   kind: 'broken',
   detect: (t) => (t.includes('BROKEN') ? 1 : 0),

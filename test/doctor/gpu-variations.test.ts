@@ -11,9 +11,15 @@ import { gpuKinds } from '../../src/doctor/kinds/gpu.js';
 import { ansiWrap, CUTS, loadFixture, toCrlf, truncateAt, withPrompt, withTrailingSpaces } from '../parse/fixtures.js';
 
 const DIR = resolve(import.meta.dirname, '../fixtures');
-const MINE = /^(?:nvidia-smi(?!-topo)|nvcc|nccl-debug|all_reduce_perf|gather_perf|ray-|vllm-|benchmark_serving|dcgmi-|torch-nccl|proc-driver-nvidia)/;
+const MINE =
+  /^(?:nvidia-smi(?!-topo)|nvcc|nccl-debug|all_reduce_perf|gather_perf|ray-|vllm-|benchmark_serving|dcgmi-|torch-nccl|proc-driver-nvidia)/;
 const H200 = readdirSync(join(DIR, 'h200-x2')).filter((f) => !/^topo/.test(f));
-const FILES = [...readdirSync(join(DIR, 'corpus')).filter((f) => MINE.test(f)).map((f) => `corpus/${f}`), ...H200.map((f) => `h200-x2/${f}`)];
+const FILES = [
+  ...readdirSync(join(DIR, 'corpus'))
+    .filter((f) => MINE.test(f))
+    .map((f) => `corpus/${f}`),
+  ...H200.map((f) => `h200-x2/${f}`),
+];
 const KINDS = new Set(gpuKinds.map((k) => k.kind));
 
 function clean(report: ReturnType<typeof doctorText>['report']) {
@@ -57,7 +63,14 @@ describe('GPU samples under capture distortions', () => {
   }
 
   it('kinds are total on junk', () => {
-    for (const junk of ['', '\u0000\u0001', '|'.repeat(1000), 'NCCL INFO '.repeat(5000), '<nvidia_smi_log>'.repeat(100), `# gpu\n${'1 '.repeat(10000)}`]) {
+    for (const junk of [
+      '',
+      '\u0000\u0001',
+      '|'.repeat(1000),
+      'NCCL INFO '.repeat(5000),
+      '<nvidia_smi_log>'.repeat(100),
+      `# gpu\n${'1 '.repeat(10000)}`,
+    ]) {
       for (const k of gpuKinds) {
         expect(() => k.detect(junk)).not.toThrow();
         expect(() => k.findings(k.parse(junk), junk)).not.toThrow();

@@ -67,12 +67,16 @@ describe('NCCL env echo judged by the cfg rules', () => {
   });
 
   it('the config rejection and its cause both fire (D03 and R01)', () => {
-    const text = log('2.27.5', ['NCCL_ALGO set by environment to COLLNET_CHAIN'], [
-      '',
-      'l20-n1:2291:2332 [0] enqueue.cc:1640 NCCL WARN Unrecognized element token "COLLNET_CHAIN" ' +
-        'when parsing "COLLNET_CHAIN"',
-      'l20-n1:2291:2332 [0] NCCL INFO init.cc:1880 -> 5',
-    ]);
+    const text = log(
+      '2.27.5',
+      ['NCCL_ALGO set by environment to COLLNET_CHAIN'],
+      [
+        '',
+        'l20-n1:2291:2332 [0] enqueue.cc:1640 NCCL WARN Unrecognized element token "COLLNET_CHAIN" ' +
+          'when parsing "COLLNET_CHAIN"',
+        'l20-n1:2291:2332 [0] NCCL INFO init.cc:1880 -> 5',
+      ],
+    );
     const rules = doctorText(text).report.findings.map((f) => f.rule);
     expect(rules).toEqual(expect.arrayContaining(['D03', 'R01', 'R02']));
   });

@@ -35,7 +35,10 @@ describe('d20Bandwidth — perftest', () => {
 
 describe('d20Bandwidth — nccl-tests', () => {
   const big = 1024 * 1024 * 1024;
-  const base = { kind: 'nccl-tests' as const, evidence: '  1073741824  268435456  float  sum  -1  250000  4.29  4.02  0' };
+  const base = {
+    kind: 'nccl-tests' as const,
+    evidence: '  1073741824  268435456  float  sum  -1  250000  4.29  4.02  0',
+  };
   it('inter-node: below 40 % of the aggregate RDMA line rate fires (4 × 25 Gb/s → < 5 GB/s)', () => {
     const f = d20Bandwidth({ ...base, busbwGBps: 4.02, bytes: big, interNode: true, lineRateGbps: 100, line: 40 });
     expect(f).toMatchObject({ rule: 'D20', severity: 'medium', line: 40 });
@@ -44,8 +47,18 @@ describe('d20Bandwidth — nccl-tests', () => {
   });
   it('inter-node without a link speed, unknown scope, or a small largest size: no finding', () => {
     expect(d20Bandwidth({ ...base, busbwGBps: 1, bytes: big, interNode: true })).toBeUndefined();
-    expect(d20Bandwidth({ ...base, busbwGBps: 1, bytes: big, interNode: undefined, lineRateGbps: 100 })).toBeUndefined();
-    expect(d20Bandwidth({ ...base, busbwGBps: 1, bytes: D20_THRESHOLDS.ncclMinBytes - 1, interNode: true, lineRateGbps: 100 })).toBeUndefined();
+    expect(
+      d20Bandwidth({ ...base, busbwGBps: 1, bytes: big, interNode: undefined, lineRateGbps: 100 }),
+    ).toBeUndefined();
+    expect(
+      d20Bandwidth({
+        ...base,
+        busbwGBps: 1,
+        bytes: D20_THRESHOLDS.ncclMinBytes - 1,
+        interNode: true,
+        lineRateGbps: 100,
+      }),
+    ).toBeUndefined();
   });
   it('intra-node 8 × L20: < 10 GB/s fires, 10–25 expected', () => {
     expect(d20Bandwidth({ ...base, busbwGBps: 6, bytes: big, interNode: false })).toMatchObject({ rule: 'D20' });

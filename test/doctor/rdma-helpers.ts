@@ -17,7 +17,10 @@ export function kindOf(id: string): KindDef {
 }
 
 /** Facts, findings and summary of `text` read as kind `id`, as doctor would (cleaned text). */
-export function run<F = any>(id: string, text: string): { facts: F; findings: Finding[]; summary: Array<[string, string]>; text: string } {
+export function run<F = any>(
+  id: string,
+  text: string,
+): { facts: F; findings: Finding[]; summary: Array<[string, string]>; text: string } {
   const k = kindOf(id);
   const cleaned = cleanText(text);
   const facts = k.parse(cleaned) as F;
@@ -39,7 +42,6 @@ export const RDMA_PREFIX: Record<string, string> = Object.fromEntries(
   Object.entries(KIND_BY_PREFIX).filter(([, kind]) => RDMA_KIND_IDS.has(kind)),
 );
 
-
 /** Every corpus sample of these kinds' families, with its kind. */
 export function rdmaSamples(): Array<{ file: string; kind: string }> {
   return readdirSync(join(DIR, 'corpus'))
@@ -47,4 +49,3 @@ export function rdmaSamples(): Array<{ file: string; kind: string }> {
     .map((file) => ({ file, kind: RDMA_PREFIX[file.split('__')[0]!] }))
     .filter((s): s is { file: string; kind: string } => s.kind !== undefined);
 }
-

@@ -6,7 +6,17 @@
 import { describe, expect, it } from 'vitest';
 import { kindOf, rdmaSamples, run } from './rdma-helpers.js';
 import { cleanText } from '../../src/parse/common.js';
-import { ansiWrap, CUTS, loadFixture, spacesToTabs, tabsToSpaces, toCrlf, truncateAt, withPrompt, withTrailingSpaces } from '../parse/fixtures.js';
+import {
+  ansiWrap,
+  CUTS,
+  loadFixture,
+  spacesToTabs,
+  tabsToSpaces,
+  toCrlf,
+  truncateAt,
+  withPrompt,
+  withTrailingSpaces,
+} from '../parse/fixtures.js';
 
 /** The list-valued fact that holds a kind's items. */
 const MAIN: Record<string, string> = {
@@ -91,7 +101,9 @@ describe('RDMA kinds: real samples as captures distort them', () => {
           expect(k.detect(t)).toBeGreaterThanOrEqual(0.5);
           const r = run(kind, v);
           expect(items(r.facts, kind)).toEqual(items(base.facts, kind));
-          expect(r.findings.map((f) => `${f.rule}|${f.title}|${f.evidence}`)).toEqual(base.findings.map((f) => `${f.rule}|${f.title}|${f.evidence}`));
+          expect(r.findings.map((f) => `${f.rule}|${f.title}|${f.evidence}`)).toEqual(
+            base.findings.map((f) => `${f.rule}|${f.title}|${f.evidence}`),
+          );
         }
       });
 
@@ -114,7 +126,8 @@ describe('RDMA kinds: real samples as captures distort them', () => {
             const whole = full.find(([k2]) => k2 === key)?.[1];
             expect(isSubset(value, whole), `${kind} cut ${c} item ${key}`).toBe(true);
           }
-          for (const f of r.findings) expect(ruleTitles.has(`${f.rule}|${f.title}`), `${f.rule} ${f.title} at cut ${c}`).toBe(true);
+          for (const f of r.findings)
+            expect(ruleTitles.has(`${f.rule}|${f.title}`), `${f.rule} ${f.title} at cut ${c}`).toBe(true);
           expect(() => k.summary(r.facts)).not.toThrow();
         }
       });
@@ -122,7 +135,16 @@ describe('RDMA kinds: real samples as captures distort them', () => {
   }
 
   it('junk input never throws in any parser, rule or summary', () => {
-    const junk = ['', '\u0000\u0001\u001b[31m', 'CA \'x\'\nPort 1:\nState:', '#bytes\n1 2 3 x', 'tc: 1 ratelimit:', 'Slave Interface:\nSpeed: Mbps', '[{"ifname":', 'x'.repeat(100000)];
+    const junk = [
+      '',
+      '\u0000\u0001\u001b[31m',
+      "CA 'x'\nPort 1:\nState:",
+      '#bytes\n1 2 3 x',
+      'tc: 1 ratelimit:',
+      'Slave Interface:\nSpeed: Mbps',
+      '[{"ifname":',
+      'x'.repeat(100000),
+    ];
     for (const { kind } of rdmaSamples()) {
       const k = kindOf(kind);
       for (const j of junk) {
@@ -136,7 +158,14 @@ describe('RDMA kinds: real samples as captures distort them', () => {
   });
 
   it('parsers stay linear on huge pathological lines', () => {
-    const lines = ['a'.repeat(200000), ' '.repeat(200000) + 'x', 'a' + ' '.repeat(200000) + ':', 'tc: 1 ratelimit: ' + ' '.repeat(200000), '(MT4117 -' + ' '.repeat(200000), 'GID[  1]: ' + '0'.repeat(200000) + ' x'];
+    const lines = [
+      'a'.repeat(200000),
+      ' '.repeat(200000) + 'x',
+      'a' + ' '.repeat(200000) + ':',
+      'tc: 1 ratelimit: ' + ' '.repeat(200000),
+      '(MT4117 -' + ' '.repeat(200000),
+      'GID[  1]: ' + '0'.repeat(200000) + ' x',
+    ];
     const t0 = performance.now();
     for (const { kind } of rdmaSamples()) {
       const k = kindOf(kind);

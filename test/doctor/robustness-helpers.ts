@@ -26,7 +26,6 @@ export function expectValid(report: DoctorReport): void {
   expect(report.errors ?? []).toEqual([]);
 }
 
-
 /** Every fixture of one shard (of `shards`) read by doctor when cut at every 97th byte. */
 export function readCutsOfShard(shard: number, shards: number): void {
   const files = allFixtures().filter((_, i) => i % shards === shard);

@@ -31,7 +31,13 @@ describe('headerless --query-gpu CSV', () => {
   it('the same query with its header names every column', () => {
     const { facts } = csv('nvidia-smi/query-gpu-header__h200-580-8-fields-util-memory-power-idle.txt');
     expect(facts.columns).toEqual([
-      'index', 'name', 'utilization.gpu', 'utilization.memory', 'memory.used', 'memory.total', 'temperature.gpu',
+      'index',
+      'name',
+      'utilization.gpu',
+      'utilization.memory',
+      'memory.used',
+      'memory.total',
+      'temperature.gpu',
       'power.draw',
     ]);
     const row = { index: 0, 'utilization.gpu': 0, 'memory.total': 143771, 'power.draw': 80.63 };

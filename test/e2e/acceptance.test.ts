@@ -15,7 +15,13 @@ const BIN = join(ROOT, 'bin/l20-setup.js');
 const run = promisify(execFile);
 
 interface Report {
-  stages: Array<{ id: string; status: string; changed: number; checks: Array<{ id: string; host: string | null; status: string; summary: string }>; steps: Array<{ id: string; host: string; status: string; summary: string; error?: string }> }>;
+  stages: Array<{
+    id: string;
+    status: string;
+    changed: number;
+    checks: Array<{ id: string; host: string | null; status: string; summary: string }>;
+    steps: Array<{ id: string; host: string; status: string; summary: string; error?: string }>;
+  }>;
   summary: Record<string, number>;
 }
 
@@ -23,10 +29,20 @@ class Served {
   private child: ChildProcess | undefined;
   readonly dir = mkdtempSync(join(tmpdir(), 'l20-accept-'));
   readonly inventory = join(this.dir, 'inv.json');
-  readonly env = { ...process.env, HOME: this.dir, XDG_STATE_HOME: join(this.dir, 'state'), XDG_CONFIG_HOME: join(this.dir, 'config'), NO_COLOR: '1' };
+  readonly env = {
+    ...process.env,
+    HOME: this.dir,
+    XDG_STATE_HOME: join(this.dir, 'state'),
+    XDG_CONFIG_HOME: join(this.dir, 'config'),
+    NO_COLOR: '1',
+  };
 
   async start(scenario: string): Promise<void> {
-    this.child = spawn(process.execPath, [BIN, 'lab', 'serve', '--scenario', scenario, '--speed', 'max', '--inventory-out', this.inventory], { env: this.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = spawn(
+      process.execPath,
+      [BIN, 'lab', 'serve', '--scenario', scenario, '--speed', 'max', '--inventory-out', this.inventory],
+      { env: this.env, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let out = '';
     this.child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     this.child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
@@ -47,7 +63,10 @@ class Served {
 
   async cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
     try {
-      const r = await run(process.execPath, [BIN, ...args, '--inventory', this.inventory], { env: this.env, maxBuffer: 256 * 1024 * 1024 });
+      const r = await run(process.execPath, [BIN, ...args, '--inventory', this.inventory], {
+        env: this.env,
+        maxBuffer: 256 * 1024 * 1024,
+      });
       return { code: 0, stdout: r.stdout, stderr: r.stderr };
     } catch (err) {
       const e = err as { code: number; stdout: string; stderr: string };
@@ -66,7 +85,11 @@ class Served {
 }
 
 function notPassing(r: Report): string[] {
-  return r.stages.flatMap((s) => s.checks.filter((c) => c.status !== 'pass' && c.status !== 'skip').map((c) => `${s.id} ${c.host ?? 'cluster'} ${c.id} ${c.status}: ${c.summary}`));
+  return r.stages.flatMap((s) =>
+    s.checks
+      .filter((c) => c.status !== 'pass' && c.status !== 'skip')
+      .map((c) => `${s.id} ${c.host ?? 'cluster'} ${c.id} ${c.status}: ${c.summary}`),
+  );
 }
 
 describe('acceptance: fresh lab → apply → every check passes; apply again changes nothing', () => {
@@ -77,7 +100,9 @@ describe('acceptance: fresh lab → apply → every check passes; apply again ch
   it('applies every stage, verifies, and converges', async () => {
     const first = await lab.cli(['apply', '--yes', '--allow-reboot', '--json']);
     const report = JSON.parse(first.stdout) as Report;
-    const failedSteps = report.stages.flatMap((s) => s.steps.filter((x) => x.status === 'failed').map((x) => `${x.host} ${x.id}: ${x.error ?? x.summary}`));
+    const failedSteps = report.stages.flatMap((s) =>
+      s.steps.filter((x) => x.status === 'failed').map((x) => `${x.host} ${x.id}: ${x.error ?? x.summary}`),
+    );
     expect(failedSteps).toEqual([]);
     expect(notPassing(report)).toEqual([]);
     expect(first.code).toBe(0);
@@ -104,6 +129,10 @@ describe('acceptance: ready passes untouched', () => {
     expect(notPassing(JSON.parse(r.stdout) as Report)).toEqual([]);
     expect(r.code).toBe(0);
     const plan = JSON.parse((await lab.cli(['plan', '--json'])).stdout) as Report;
-    expect(plan.stages.flatMap((s) => s.steps.filter((x) => x.status === 'planned').map((x) => `${x.host} ${x.id}: ${x.summary}`))).toEqual([]);
+    expect(
+      plan.stages.flatMap((s) =>
+        s.steps.filter((x) => x.status === 'planned').map((x) => `${x.host} ${x.id}: ${x.summary}`),
+      ),
+    ).toEqual([]);
   }, 300_000);
 });

@@ -13,7 +13,16 @@ const run = promisify(execFile);
 async function cli(args: string[], env: Record<string, string> = {}) {
   const home = mkdtempSync(join(tmpdir(), 'l20-cli-home-'));
   try {
-    const r = await run(process.execPath, [BIN, ...args], { env: { ...process.env, HOME: home, XDG_STATE_HOME: join(home, 'state'), XDG_CONFIG_HOME: join(home, 'config'), ...env }, maxBuffer: 64 * 1024 * 1024 });
+    const r = await run(process.execPath, [BIN, ...args], {
+      env: {
+        ...process.env,
+        HOME: home,
+        XDG_STATE_HOME: join(home, 'state'),
+        XDG_CONFIG_HOME: join(home, 'config'),
+        ...env,
+      },
+      maxBuffer: 64 * 1024 * 1024,
+    });
     return { code: 0, stdout: r.stdout, stderr: r.stderr, home };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -27,8 +36,15 @@ describe('l20-setup CLI', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const report = JSON.parse(r.stdout) as {
-      version: number; hosts: Array<{ name: string; address: string }>;
-      stages: Array<{ id: string; status: string; changed: number; checks: Array<{ id: string; host: string | null; status: string; summary: string; evidence: string }>; steps: unknown[] }>;
+      version: number;
+      hosts: Array<{ name: string; address: string }>;
+      stages: Array<{
+        id: string;
+        status: string;
+        changed: number;
+        checks: Array<{ id: string; host: string | null; status: string; summary: string; evidence: string }>;
+        steps: unknown[];
+      }>;
       summary: Record<string, number>;
     };
     expect(report.version).toBe(1);
@@ -38,19 +54,42 @@ describe('l20-setup CLI', () => {
     const stage = report.stages[0]!;
     expect(stage).toMatchObject({ id: 'inventory', status: 'pass', changed: 0, steps: [] });
     const ids = new Set(stage.checks.map((c) => c.id));
-    for (const id of ['inventory.os', 'inventory.cpu-mem', 'inventory.nics', 'inventory.gpus', 'inventory.pcie', 'inventory.netdevs', 'inventory.mgmt', 'inventory.rdma', 'inventory.links', 'inventory.topology', 'inventory.stack', 'inventory.pair-hardware', 'inventory.cabling']) {
+    for (const id of [
+      'inventory.os',
+      'inventory.cpu-mem',
+      'inventory.nics',
+      'inventory.gpus',
+      'inventory.pcie',
+      'inventory.netdevs',
+      'inventory.mgmt',
+      'inventory.rdma',
+      'inventory.links',
+      'inventory.topology',
+      'inventory.stack',
+      'inventory.pair-hardware',
+      'inventory.cabling',
+    ]) {
       expect(ids.has(id)).toBe(true);
     }
     // Fresh fabric ports are down: the cabling is not seen yet, a skip that leaves the stage a pass.
-    expect(stage.checks.filter((c) => c.status !== 'pass').map((c) => `${c.id} ${c.status}`)).toEqual(['inventory.cabling skip']);
-    expect(stage.checks.filter((c) => c.host === null).map((c) => c.id).sort())
-      .toEqual(['inventory.cabling', 'inventory.distinct-hosts', 'inventory.pair-hardware']);
+    expect(stage.checks.filter((c) => c.status !== 'pass').map((c) => `${c.id} ${c.status}`)).toEqual([
+      'inventory.cabling skip',
+    ]);
+    expect(
+      stage.checks
+        .filter((c) => c.host === null)
+        .map((c) => c.id)
+        .sort(),
+    ).toEqual(['inventory.cabling', 'inventory.distinct-hosts', 'inventory.pair-hardware']);
     expect(stage.checks.every((c) => c.summary.length > 0 && c.evidence.length > 0)).toBe(true);
     expect(report.summary).toEqual({ pass: stage.checks.length - 1, warn: 0, fail: 0, error: 0, skip: 1, changed: 0 });
     // The session log holds every command with its full output.
     const logs = readdirSync(join(r.home, 'state/l20-setup/sessions'));
     expect(logs).toHaveLength(1);
-    const events = readFileSync(join(r.home, 'state/l20-setup/sessions', logs[0]!), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; host?: string; exitCode?: number });
+    const events = readFileSync(join(r.home, 'state/l20-setup/sessions', logs[0]!), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; host?: string; exitCode?: number });
     expect(events.filter((e) => e.type === 'cmd.exit' && e.host === 'l20-n2').length).toBeGreaterThan(10);
   });
 
@@ -65,13 +104,20 @@ describe('l20-setup CLI', () => {
   it('an unreachable host is a connection error: exit 2, its checks are errors with the reason', async () => {
     const home = mkdtempSync(join(tmpdir(), 'l20-inv-'));
     const inv = join(home, 'inv.yaml');
-    (await import('node:fs')).writeFileSync(inv, 'hosts:\n  - name: gone\n    address: 127.0.0.1\n    port: 1\n    user: nobody\n    role: head\n    auth: { method: identityFile, path: /nonexistent }\n');
+    (await import('node:fs')).writeFileSync(
+      inv,
+      'hosts:\n  - name: gone\n    address: 127.0.0.1\n    port: 1\n    user: nobody\n    role: head\n    auth: { method: identityFile, path: /nonexistent }\n',
+    );
     const r = await cli(['check', '--inventory', inv, '--json']);
     expect(r.code).toBe(2);
-    const report = JSON.parse(r.stdout) as { stages: Array<{ checks: Array<{ host: string | null; status: string; evidence: string; fix: string }> }> };
+    const report = JSON.parse(r.stdout) as {
+      stages: Array<{ checks: Array<{ host: string | null; status: string; evidence: string; fix: string }> }>;
+    };
     const hostChecks = report.stages[0]!.checks.filter((c) => c.host === 'gone');
     expect(hostChecks.length).toBe(11);
-    expect(hostChecks.every((c) => c.status === 'error' && c.evidence.includes('127.0.0.1:1') && c.fix.includes('ssh -p'))).toBe(true);
+    expect(
+      hostChecks.every((c) => c.status === 'error' && c.evidence.includes('127.0.0.1:1') && c.fix.includes('ssh -p')),
+    ).toBe(true);
     expect(report.stages[0]!.checks.filter((c) => c.host === null).every((c) => c.status === 'skip')).toBe(true);
   });
 
@@ -87,7 +133,10 @@ describe('l20-setup CLI', () => {
     expect(noInv.stderr).toContain('no saved inventory yet');
     const home = mkdtempSync(join(tmpdir(), 'l20-inv-'));
     const inv = join(home, 'inv.json');
-    (await import('node:fs')).writeFileSync(inv, JSON.stringify({ hosts: [{ name: 'a', address: '10.0.0.1', port: 99999, role: 'head' }] }));
+    (await import('node:fs')).writeFileSync(
+      inv,
+      JSON.stringify({ hosts: [{ name: 'a', address: '10.0.0.1', port: 99999, role: 'head' }] }),
+    );
     const badInv = await cli(['check', '--inventory', inv]);
     expect(badInv.code).toBe(2);
     expect(badInv.stderr).toContain('hosts[0].port = 99999');

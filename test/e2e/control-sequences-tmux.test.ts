@@ -39,8 +39,17 @@ class ServedLab {
   readonly inventory = join(this.dir, 'inv.json');
 
   async start(): Promise<void> {
-    const env = { ...process.env, HOME: this.dir, XDG_STATE_HOME: join(this.dir, 'state'), XDG_CONFIG_HOME: join(this.dir, 'config') };
-    this.child = spawn(process.execPath, [BIN, 'lab', 'serve', '--scenario', 'fresh', '--speed', 'max', '--inventory-out', this.inventory], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const env = {
+      ...process.env,
+      HOME: this.dir,
+      XDG_STATE_HOME: join(this.dir, 'state'),
+      XDG_CONFIG_HOME: join(this.dir, 'config'),
+    };
+    this.child = spawn(
+      process.execPath,
+      [BIN, 'lab', 'serve', '--scenario', 'fresh', '--speed', 'max', '--inventory-out', this.inventory],
+      { env, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let out = '';
     this.child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     this.child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
@@ -77,10 +86,16 @@ async function writeBytesAsRoot(inventory: string, path: string, bytes: Buffer):
   try {
     for (const h of hosts) {
       await h.connect();
-      const w = await h.run({ argv: ['sh', '-c', 'base64 -d > "$1"', 'sh', path] }, { sudo: true, stdin: bytes.toString('base64') });
+      const w = await h.run(
+        { argv: ['sh', '-c', 'base64 -d > "$1"', 'sh', path] },
+        { sudo: true, stdin: bytes.toString('base64') },
+      );
       expect(w.exitCode, `${h.name}: ${w.stderr}`).toBe(0);
       const back = await h.run({ argv: ['base64', '-w', '0', path] }, {});
-      expect(Buffer.from(back.stdout.trim(), 'base64').equals(bytes), `${h.name}: ${path} holds the bytes written`).toBe(true);
+      expect(
+        Buffer.from(back.stdout.trim(), 'base64').equals(bytes),
+        `${h.name}: ${path} holds the bytes written`,
+      ).toBe(true);
     }
   } finally {
     await Promise.all(hosts.map((h) => h.close()));
@@ -113,7 +128,10 @@ describe('hostile control sequences in remote output are inert in a real termina
 
   beforeAll(async () => {
     // The TUI runs the built CLI: a dist older than the sanitizer would test yesterday's code.
-    expect(statSync(join(ROOT, 'dist/src/util/sanitize.js')).mtimeMs, 'dist is older than src/util/sanitize.ts: npm run build').toBeGreaterThanOrEqual(statSync(join(ROOT, 'src/util/sanitize.ts')).mtimeMs);
+    expect(
+      statSync(join(ROOT, 'dist/src/util/sanitize.js')).mtimeMs,
+      'dist is older than src/util/sanitize.ts: npm run build',
+    ).toBeGreaterThanOrEqual(statSync(join(ROOT, 'src/util/sanitize.ts')).mtimeMs);
     await lab.start();
     await writeBytesAsRoot(lab.inventory, UNIT_FILE, bytes);
   }, 90_000);
@@ -144,18 +162,28 @@ describe('hostile control sequences in remote output are inert in a real termina
     t.keys('r');
     // Waiting for the sanitized lines can time out when sanitization is broken; the terminal's state is
     // checked either way (soft: every broken promise is listed), then the wait's failure is raised.
-    const waited = await t.until(
-      (s) => /idle/.test(s.split('\n')[0] ?? '') && (s.match(/12\/12 commands done/g) ?? []).length === 2 && inPane.every((re) => (s.match(re) ?? []).length === 2),
-      'every hostile line in both panes, the stage idle',
-      60_000,
-    ).then((s) => ({ s }), (err: Error) => ({ err }));
+    const waited = await t
+      .until(
+        (s) =>
+          /idle/.test(s.split('\n')[0] ?? '') &&
+          (s.match(/12\/12 commands done/g) ?? []).length === 2 &&
+          inPane.every((re) => (s.match(re) ?? []).length === 2),
+        'every hostile line in both panes, the stage idle',
+        60_000,
+      )
+      .then(
+        (s) => ({ s }),
+        (err: Error) => ({ err }),
+      );
 
     // The terminal's state: nothing the hostile bytes ask for happened.
     expect.soft(tmux('list-buffers'), 'OSC 52 made a paste buffer').toBe('');
     expect.soft(fmt('#{pane_title}'), 'OSC 0/2 set the title').toBe(TITLE);
     expect.soft(fmt('#{window_name}'), 'ESC k renamed the window').toBe(WINDOW);
     expect.soft(fmt('#{window_bell_flag}'), 'BEL rang').toBe('0');
-    expect.soft(fmt('#{mouse_standard_flag}#{mouse_button_flag}#{mouse_any_flag}#{mouse_sgr_flag}'), 'mouse reporting on').toBe('0000');
+    expect
+      .soft(fmt('#{mouse_standard_flag}#{mouse_button_flag}#{mouse_any_flag}#{mouse_sgr_flag}'), 'mouse reporting on')
+      .toBe('0000');
     expect.soft(fmt('#{alternate_on}'), 'the alternate screen').toBe('1');
     expect.soft(Number(fmt('#{history_size}')), 'CSI 3J cleared the scrollback').toBeGreaterThanOrEqual(history);
     expect.soft(fmt('#{pane_width}x#{pane_height}'), 'the pane was resized').toBe(`${COLS}x${ROWS}`);
@@ -175,16 +203,25 @@ describe('hostile control sequences in remote output are inert in a real termina
       expect([...r].length, r).toBe(COLS);
       expect(r[0] + r[half - 1]! + r[half]! + r[COLS - 1]!, r).toBe('││││');
     }
-    expect(rows.slice(top + 1, bottom).filter((r) => /^│ l20-n1 .*connected.*││ l20-n2 .*connected/.test(r))).toHaveLength(1);
+    expect(
+      rows.slice(top + 1, bottom).filter((r) => /^│ l20-n1 .*connected.*││ l20-n2 .*connected/.test(r)),
+    ).toHaveLength(1);
     expect(rows.filter((r) => r.trim() !== '').at(-1)).toMatch(/^esc back/);
 
     // What is visible is the text around each sequence (checked above) and nothing else of it.
     expect(FORBIDDEN.exec(screen.replace(/\n/g, ' '))).toBeNull();
-    for (const leaked of ['PWNED-WINDOW', 'evil.example', 'apc-payload', 'pm-payload', 'sos-payload', ']52;']) expect(screen).not.toContain(leaked);
+    for (const leaked of ['PWNED-WINDOW', 'evil.example', 'apc-payload', 'pm-payload', 'sos-payload', ']52;'])
+      expect(screen).not.toContain(leaked);
     // Attributes: no concealed or blinking text on the hostile rows (SGR 8;5 in the file).
-    const styled = tmux('capture-pane', '-p', '-e', '-t', 'ctl').split('\n').filter((r) => r.includes('ray-unit'));
+    const styled = tmux('capture-pane', '-p', '-e', '-t', 'ctl')
+      .split('\n')
+      .filter((r) => r.includes('ray-unit'));
     expect(styled.length).toBeGreaterThanOrEqual(HOSTILE.length);
-    for (const r of styled) expect(sgrAttributes(r).filter((a) => a === 5 || a === 8), r).toEqual([]);
+    for (const r of styled)
+      expect(
+        sgrAttributes(r).filter((a) => a === 5 || a === 8),
+        r,
+      ).toEqual([]);
 
     t.keys('q');
     const after = await t.until((s) => /EXIT-CODE=\d/.test(s), 'the exit', 30_000);
@@ -198,6 +235,8 @@ describe('hostile control sequences in remote output are inert in a real termina
     const all = tmux('capture-pane', '-p', '-S', '-', '-E', '-', '-t', 'ctl');
     expect(all).toContain('history-line-1\n');
     expect(all).toContain('history-line-300\n');
-    console.log(`control-sequences-tmux: ${HOSTILE.length} kinds × 2 hosts on screen inert, terminal state unchanged (${Date.now() - started} ms in the TUI)`);
+    console.log(
+      `control-sequences-tmux: ${HOSTILE.length} kinds × 2 hosts on screen inert, terminal state unchanged (${Date.now() - started} ms in the TUI)`,
+    );
   }, 180_000);
 });

@@ -21,10 +21,19 @@ describe('crash journal in the TUI (tmux)', () => {
     const t = server.terminal('crash');
     // The TUI reads the journal from its own state directory: the killed apply writes there.
     lab.env = { ...lab.env, HOME: t.home, XDG_STATE_HOME: join(t.home, 'state') };
-    await lab.crash(['apply', '--stage', 'os,nic-stack', '--yes'], (x) => x.inFlight.length === 2 && x.inFlight.every((s) => s.step === 'os.install-base' && /apt-get install/.test(s.command ?? '')), 'os.install-base in apt-get install');
+    await lab.crash(
+      ['apply', '--stage', 'os,nic-stack', '--yes'],
+      (x) =>
+        x.inFlight.length === 2 &&
+        x.inFlight.every((s) => s.step === 'os.install-base' && /apt-get install/.test(s.command ?? '')),
+      'os.install-base in apt-get install',
+    );
 
     t.keys(`node ${join(ROOT, 'bin/l20-setup.js')} --inventory ${lab.inventory}; echo EXIT-CODE=$?`, 'Enter');
-    const modal = await t.until((s) => s.includes('An apply on these hosts was interrupted') && s.includes('r  resume'), 'the interrupted-apply modal');
+    const modal = await t.until(
+      (s) => s.includes('An apply on these hosts was interrupted') && s.includes('r  resume'),
+      'the interrupted-apply modal',
+    );
     expect(modal).toMatch(/l20-n1 {2}os\.install-base \(stage os, safe\) since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC/);
     expect(modal).toMatch(/l20-n2 {2}os\.install-base \(stage os, safe\) since/);
     expect(modal).toMatch(/running: .*apt-get install -y/);
@@ -32,7 +41,13 @@ describe('crash journal in the TUI (tmux)', () => {
     expect(modal).toMatch(/r resume {2}b roll back {2}esc later/);
 
     t.keys('r');
-    const done = await t.until((s) => /resumed os, nic-stack: \d+ changed, 0 failed; verification: every check passes or warns/.test(s) && /idle/.test(s), 'the resumed apply to finish', 240_000);
+    const done = await t.until(
+      (s) =>
+        /resumed os, nic-stack: \d+ changed, 0 failed; verification: every check passes or warns/.test(s) &&
+        /idle/.test(s),
+      'the resumed apply to finish',
+      240_000,
+    );
     expect(done).not.toContain('An apply on these hosts was interrupted');
     expect(lab.journal()).toBeUndefined();
     t.keys('q');

@@ -12,18 +12,27 @@ const FIX = join(ROOT, 'test/fixtures');
 
 function cli(args: string[], stdin?: string): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolvePromise) => {
-    const child = execFile(process.execPath, [BIN, ...args], { env: { ...process.env, NO_COLOR: '1' }, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-      resolvePromise({ code: err ? (err as unknown as { code: number }).code : 0, stdout, stderr });
-    });
+    const child = execFile(
+      process.execPath,
+      [BIN, ...args],
+      { env: { ...process.env, NO_COLOR: '1' }, maxBuffer: 64 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        resolvePromise({ code: err ? (err as unknown as { code: number }).code : 0, stdout, stderr });
+      },
+    );
     if (stdin !== undefined) child.stdin?.end(stdin);
   });
 }
 
-
 describe('l20-setup doctor', () => {
   it('reads the H200 NCCL log: kind nccl-log, the socket fallback as D01', async () => {
     const r = await cli(['doctor', join(FIX, 'h200-x2/nccl_info_torch_allreduce.txt'), '--json']);
-    const report = JSON.parse(r.stdout) as { version: number; kind: string; facts: { ncclVersion?: string; network?: string }; findings: Array<{ rule: string; severity: string; evidence: string; fix: string }> };
+    const report = JSON.parse(r.stdout) as {
+      version: number;
+      kind: string;
+      facts: { ncclVersion?: string; network?: string };
+      findings: Array<{ rule: string; severity: string; evidence: string; fix: string }>;
+    };
     expect(report.version).toBe(1);
     expect(report.kind).toBe('nccl-log');
     expect(report.facts.ncclVersion).toMatch(/^2\.28\.9/);
@@ -34,7 +43,10 @@ describe('l20-setup doctor', () => {
   });
 
   it('reads standard input, prints a human table, and says unknown for noise', async () => {
-    const r = await cli(['doctor', '-'], 'CA \'mlx5_0\'\n\tCA type: MT4117\n\tNumber of ports: 1\n\tPort 1:\n\t\tState: Down\n\t\tPhysical state: Disabled\n\t\tRate: 40\n\t\tLink layer: Ethernet\n');
+    const r = await cli(
+      ['doctor', '-'],
+      "CA 'mlx5_0'\n\tCA type: MT4117\n\tNumber of ports: 1\n\tPort 1:\n\t\tState: Down\n\t\tPhysical state: Disabled\n\t\tRate: 40\n\t\tLink layer: Ethernet\n",
+    );
     expect(r.stdout).toContain('kind: ibstat');
     expect(r.stdout).toContain('D08');
     expect(r.code).toBe(0); // a high finding is the output, not a failure of doctor
@@ -53,12 +65,21 @@ describe('l20-setup doctor', () => {
 });
 
 describe('l20-setup lint', () => {
-  it('finds the tutorial\'s mistakes with lines, evidence and fixes, and exits 1', async () => {
+  it("finds the tutorial's mistakes with lines, evidence and fixes, and exits 1", async () => {
     const dir = join(FIX, 'tutorial');
-    const files = readdirSync(dir, { recursive: true, withFileTypes: true }).filter((d) => d.isFile()).map((d) => join(d.parentPath, d.name));
+    const files = readdirSync(dir, { recursive: true, withFileTypes: true })
+      .filter((d) => d.isFile())
+      .map((d) => join(d.parentPath, d.name));
     const r = await cli(['lint', ...files, '--json']);
     expect(r.code).toBe(1);
-    const report = JSON.parse(r.stdout) as { version: number; files: Array<{ file: string; kind: string; findings: Array<{ rule: string; severity: string; line?: number; evidence: string; fix: string }> }> };
+    const report = JSON.parse(r.stdout) as {
+      version: number;
+      files: Array<{
+        file: string;
+        kind: string;
+        findings: Array<{ rule: string; severity: string; line?: number; evidence: string; fix: string }>;
+      }>;
+    };
     expect(report.version).toBe(1);
     const rules = new Set(report.files.flatMap((f) => f.findings.map((x) => x.rule)));
     for (const id of ['R01', 'R06', 'R16', 'R25', 'R40', 'R41']) expect(rules.has(id)).toBe(true);

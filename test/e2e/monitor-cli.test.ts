@@ -20,7 +20,19 @@ function expectDesignShape(s: MonitorSample): void {
     expect(h).toHaveProperty('vllm');
     expect(h.gpus).toHaveLength(8);
     for (const g of h.gpus) {
-      expect(Object.keys(g)).toEqual(expect.arrayContaining(['index', 'name', 'utilPct', 'memUsedMiB', 'memTotalMiB', 'tempC', 'powerW', 'powerCapW', 'smClockMHz']));
+      expect(Object.keys(g)).toEqual(
+        expect.arrayContaining([
+          'index',
+          'name',
+          'utilPct',
+          'memUsedMiB',
+          'memTotalMiB',
+          'tempC',
+          'powerW',
+          'powerCapW',
+          'smClockMHz',
+        ]),
+      );
       expect(g.name).toBe('NVIDIA L20');
       expect(g.utilPct).toBeGreaterThanOrEqual(0);
       expect(g.utilPct).toBeLessThanOrEqual(100);
@@ -34,7 +46,19 @@ function expectDesignShape(s: MonitorSample): void {
     }
     expect(h.ports).toHaveLength(4);
     for (const p of h.ports) {
-      expect(Object.keys(p)).toEqual(expect.arrayContaining(['netdev', 'rdmaDevice', 'speedGbps', 'up', 'txGbps', 'rxGbps', 'pauseRxPerSec', 'pauseTxPerSec', 'discardsPerSec']));
+      expect(Object.keys(p)).toEqual(
+        expect.arrayContaining([
+          'netdev',
+          'rdmaDevice',
+          'speedGbps',
+          'up',
+          'txGbps',
+          'rxGbps',
+          'pauseRxPerSec',
+          'pauseTxPerSec',
+          'discardsPerSec',
+        ]),
+      );
       expect(p).toMatchObject({ up: true, speedGbps: 25 });
       expect(p.txGbps).toBeGreaterThanOrEqual(0);
       expect(p.txGbps).toBeLessThanOrEqual(25);
@@ -53,20 +77,30 @@ describe('l20-setup monitor', () => {
     expectDesignShape(s);
     // The lab serves a model on the head: vLLM's metrics are there.
     // Two readings of its counters: tokens/s is a rate, not null.
-    expect(s.hosts[0]?.vllm).toMatchObject({ running: expect.any(Number), waiting: expect.any(Number), kvCacheUsagePct: expect.any(Number), generationTokensPerSec: expect.any(Number) });
+    expect(s.hosts[0]?.vllm).toMatchObject({
+      running: expect.any(Number),
+      waiting: expect.any(Number),
+      kvCacheUsagePct: expect.any(Number),
+      generationTokensPerSec: expect.any(Number),
+    });
   }, 60_000);
 
   it('--lab --once prints a line per host and port without a terminal', async () => {
     const r = await cli(['monitor', '--lab', '--once']);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^\[l20-n1\] gpus 8 util% /m);
-    expect(r.stdout).toMatch(/^\[l20-n2\] ens2f1\/rocep\S+ up 25G tx \d+\.\d rx \d+\.\d Gb\/s pause \d+\/s discards 0\/s$/m);
+    expect(r.stdout).toMatch(
+      /^\[l20-n2\] ens2f1\/rocep\S+ up 25G tx \d+\.\d rx \d+\.\d Gb\/s pause \d+\/s discards 0\/s$/m,
+    );
   }, 60_000);
 
   it('--record writes one sample per line until interrupted; --replay reads it back', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'l20-rec-'));
     const file = join(dir, 'rec.jsonl');
-    const child = spawn(process.execPath, [BIN, 'monitor', '--lab', '--interval', '250', '--json', '--record', file], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'monitor', '--lab', '--interval', '250', '--json', '--record', file], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     // Wait for five recorded samples (the file grows with each), then stop it as an operator would.
@@ -82,10 +116,19 @@ describe('l20-setup monitor', () => {
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
     child.kill('SIGINT');
     expect(await exited).toBe(0);
-    const recorded = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as MonitorSample);
+    const recorded = readFileSync(file, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as MonitorSample);
     expect(recorded.length).toBeGreaterThanOrEqual(5);
     // What went to stdout (JSONL) is what was recorded.
-    expect(out.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as MonitorSample).time).slice(0, 5)).toEqual(recorded.slice(0, 5).map((s) => s.time));
+    expect(
+      out
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => (JSON.parse(l) as MonitorSample).time)
+        .slice(0, 5),
+    ).toEqual(recorded.slice(0, 5).map((s) => s.time));
     expectDesignShape(recorded.at(-1)!);
 
     const once = await cli(['monitor', '--replay', file, '--once', '--json']);
@@ -99,7 +142,10 @@ describe('l20-setup monitor', () => {
   it('refuses a recording that is not one, naming the line and field, and contradictory flags', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'l20-bad-'));
     const bad = join(dir, 'bad.jsonl');
-    writeFileSync(bad, `${JSON.stringify({ version: 1, time: '2026-11-29T12:00:00Z', hosts: [] })}\n${JSON.stringify({ version: 1, time: '2026-11-29T12:00:01Z', hosts: [{ name: 'a', stale: false, gpus: 'x', ports: [], vllm: null }] })}\n`);
+    writeFileSync(
+      bad,
+      `${JSON.stringify({ version: 1, time: '2026-11-29T12:00:00Z', hosts: [] })}\n${JSON.stringify({ version: 1, time: '2026-11-29T12:00:01Z', hosts: [{ name: 'a', stale: false, gpus: 'x', ports: [], vllm: null }] })}\n`,
+    );
     const r = await cli(['monitor', '--replay', bad]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`--replay ${bad} line 2: not a version-1 monitor sample: hosts.0.gpus`);

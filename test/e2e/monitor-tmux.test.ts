@@ -23,23 +23,39 @@ const sampleTime = (s: string): string | undefined => /sample (\d\d:\d\d:\d\d)/.
 describe('monitor in a real terminal (tmux)', () => {
   afterAll(() => server.close());
 
-  it('shows both hosts\' GPUs and ports with moving values, switches the timebase, records and quits cleanly', async () => {
+  it("shows both hosts' GPUs and ports with moving values, switches the timebase, records and quits cleanly", async () => {
     const t = terminal('live');
     const rec = join(t.home, 'rec.jsonl');
     t.keys(`clear; node bin/l20-setup.js monitor --lab --record ${rec}; echo EXIT-CODE=$?`, 'Enter');
     // The GPU stream and the counter loop arrive independently: wait for both hosts' GPUs and ports.
-    const first = await t.until((s) => s.includes('l20-setup · monitor') && gpuRows(s).length === 8 && /96%/.test(s) && s.match(/ens[12]f[01] /g)?.length === 8, 'both hosts busy, with their ports');
+    const first = await t.until(
+      (s) =>
+        s.includes('l20-setup · monitor') &&
+        gpuRows(s).length === 8 &&
+        /96%/.test(s) &&
+        s.match(/ens[12]f[01] /g)?.length === 8,
+      'both hosts busy, with their ports',
+    );
     // Side by side: each GPU row carries both hosts (the column rule between them).
     for (const row of gpuRows(first)) expect(row).toMatch(/│\s+[0-7] ▕/);
     expect(first).toMatch(/l20-n1 .*8 GPUs · 4 ports/);
     expect(first).toMatch(/l20-n2 .*8 GPUs · 4 ports/);
     expect(first).toMatch(/vLLM\s+run \d+/);
     // Values move: a later frame shows another sample and different numbers (power, temperature, rates).
-    await t.until((s) => sampleTime(s) !== sampleTime(first) && gpuRows(s).join() !== gpuRows(first).join(), 'a new frame with new values', 15_000);
+    await t.until(
+      (s) => sampleTime(s) !== sampleTime(first) && gpuRows(s).join() !== gpuRows(first).join(),
+      'a new frame with new values',
+      15_000,
+    );
     // The load's ib_write_bw on rail 1, in Gb/s and % of 25G.
     const atLineRate = /ens1f0\s.*\s2\d\.\d\s+[89]\d%/;
     // Node 1 sends at about line rate (left of the rule) and node 2 receives it (right of the rule).
-    await t.until((s) => s.split('\n').some((l) => atLineRate.test(l.split('│')[0] ?? '') && atLineRate.test(l.split('│')[1] ?? '')), 'rail 1 carrying RDMA both ends', 30_000);
+    await t.until(
+      (s) =>
+        s.split('\n').some((l) => atLineRate.test(l.split('│')[0] ?? '') && atLineRate.test(l.split('│')[1] ?? '')),
+      'rail 1 carrying RDMA both ends',
+      30_000,
+    );
     t.keys('t');
     await t.until((s) => /timebase 10m/.test(s), 'timebase 10m');
     t.keys('t');
@@ -49,7 +65,10 @@ describe('monitor in a real terminal (tmux)', () => {
     expect(after).toContain('EXIT-CODE=0');
     expect(existsSync(rec)).toBe(true);
     // At least the two frames seen above, one line each, in time order.
-    const times = readFileSync(rec, 'utf8').split('\n').filter(Boolean).map((l) => Date.parse((JSON.parse(l) as { time: string }).time));
+    const times = readFileSync(rec, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => Date.parse((JSON.parse(l) as { time: string }).time));
     expect(times.length).toBeGreaterThanOrEqual(2);
     expect([...times].sort((a, b) => a - b)).toEqual(times);
 
@@ -58,7 +77,11 @@ describe('monitor in a real terminal (tmux)', () => {
     const replay = await t.until((s) => /replay \d+\/\d+/.test(s) && gpuRows(s).length === 8, 'the replay');
     expect(replay).toContain('rec.jsonl');
     t.keys('q');
-    await t.until((s) => (s.match(/EXIT-CODE=0/g) ?? []).length === 1 && !s.includes('l20-setup · monitor'), 'the replay to quit', 30_000);
+    await t.until(
+      (s) => (s.match(/EXIT-CODE=0/g) ?? []).length === 1 && !s.includes('l20-setup · monitor'),
+      'the replay to quit',
+      30_000,
+    );
   }, 120_000);
 
   it('opens from the pipeline with m and goes back with esc, sampling on', async () => {
@@ -66,7 +89,10 @@ describe('monitor in a real terminal (tmux)', () => {
     t.keys('clear; node bin/l20-setup.js --lab --scenario ready; echo EXIT-CODE=$?', 'Enter');
     await t.until((s) => s.includes('l20-setup · pipeline'), 'the pipeline');
     t.keys('m');
-    const mon = await t.until((s) => s.includes('l20-setup · monitor') && gpuRows(s).length === 8, 'the monitor with both hosts');
+    const mon = await t.until(
+      (s) => s.includes('l20-setup · monitor') && gpuRows(s).length === 8,
+      'the monitor with both hosts',
+    );
     expect(mon).toMatch(/esc back\s+t timebase/);
     t.keys('Escape');
     await t.until((s) => s.includes('l20-setup · pipeline'), 'back to the pipeline');

@@ -108,7 +108,7 @@ describe('l20-setup resolve', () => {
     });
   });
 
-  it("an inventory host: address resolved, its jump and a forced ssh2 in the path, what will not work", async () => {
+  it('an inventory host: address resolved, its jump and a forced ssh2 in the path, what will not work', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'l20-resolve-inv-'));
     const config = join(dir, 'config');
     writeFileSync(config, 'Host gpu\n  HostName 10.0.0.5\n  PKCS11Provider /p11.so\nHost bastion\n  User ops\n');

@@ -91,8 +91,9 @@ describe('a sudo password a host echoes back', () => {
     // check, apply and troubleshoot keep a session log (bundle and report write their own files).
     expect(logs.length).toBe(3);
     const searched = { files: 0 };
-    const found = FORMS.flatMap((f) => filesHolding(home, f, searched)
-      .map((file) => `${JSON.stringify(f)} in ${file}`));
+    const found = FORMS.flatMap((f) =>
+      filesHolding(home, f, searched).map((file) => `${JSON.stringify(f)} in ${file}`),
+    );
     for (const f of FORMS) {
       outputs.forEach((o, i) => o.includes(f) && found.push(`${JSON.stringify(f)} in the output of ${runs[i]![0]}`));
     }
@@ -102,7 +103,9 @@ describe('a sudo password a host echoes back', () => {
     // The bundle and the report were searched (filesHolding unpacks the .tar.gz).
     expect(readFileSync(join(home, 'report.md'), 'utf8')).toMatch(/l20-n1/);
     const sinks = searched.files / FORMS.length + outputs.length;
-    console.log(`planted secrets: ${FORMS.length} forms of the sudo password in 2 host files × ${sinks} sinks `
-      + `(session logs, bundle members, report, config, ${outputs.length} verbs' stdout+stderr): 0 found`);
+    console.log(
+      `planted secrets: ${FORMS.length} forms of the sudo password in 2 host files × ${sinks} sinks ` +
+        `(session logs, bundle members, report, config, ${outputs.length} verbs' stdout+stderr): 0 found`,
+    );
   }, 240_000);
 });

@@ -4,7 +4,16 @@ import { cli } from '../helpers/cli.js';
 
 interface Report {
   version: number;
-  diagnoses: Array<{ symptom: string; status: string; cause: string | null; rules: string[]; hosts: string[]; evidence: string; fix: string; fixStages: string[] }>;
+  diagnoses: Array<{
+    symptom: string;
+    status: string;
+    cause: string | null;
+    rules: string[];
+    hosts: string[];
+    evidence: string;
+    fix: string;
+    fixStages: string[];
+  }>;
 }
 
 describe('l20-setup troubleshoot', () => {

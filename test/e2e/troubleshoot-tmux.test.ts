@@ -11,7 +11,8 @@ import { tmuxServer } from '../helpers/tmux.js';
 const server = tmuxServer(`l20ts-${process.pid}`);
 
 /** The row of the side-by-side comparison that carries priority 3's PFC state for both hosts. */
-const pfcRows = (s: string): string[] => s.split('\n').filter((l) => /prio-pfc .*│.*prio-pfc|enabled .*│.*enabled/.test(l));
+const pfcRows = (s: string): string[] =>
+  s.split('\n').filter((l) => /prio-pfc .*│.*prio-pfc|enabled .*│.*enabled/.test(l));
 
 describe('troubleshoot in a real terminal (tmux)', () => {
   afterAll(() => server.close());
@@ -23,7 +24,10 @@ describe('troubleshoot in a real terminal (tmux)', () => {
     const pipeline = await t.until((s) => s.includes('l20-setup · pipeline') && s.includes('l20-n2'), 'the pipeline');
     expect(pipeline).toContain('x troubleshoot');
     t.keys('x');
-    const list = await t.until((s) => s.includes('l20-setup · troubleshoot') && s.includes('PFC configured on one side only'), 'the symptom list');
+    const list = await t.until(
+      (s) => s.includes('l20-setup · troubleshoot') && s.includes('PFC configured on one side only'),
+      'the symptom list',
+    );
     const rows = list.split('\n');
     const pfcIndex = rows.findIndex((l) => l.includes('PFC configured on one side only'));
     const firstIndex = rows.findIndex((l) => /^[·✘✔?…] /.test(l));
@@ -33,7 +37,13 @@ describe('troubleshoot in a real terminal (tmux)', () => {
     await t.until((s) => /│PFC configured on one side only/.test(s) && /seen as: /.test(s), 'the PFC symptom selected');
     t.keys('Enter');
     // The probes stream into both hosts' panes while they run.
-    const probing = await t.until((s) => s.includes('probing "PFC configured on one side only"') && /l20-n1\s+127\.0\.0\.1:\d+\s+connected/.test(s) && /l20-n2\s+127\.0\.0\.1:\d+\s+connected/.test(s), 'the panes');
+    const probing = await t.until(
+      (s) =>
+        s.includes('probing "PFC configured on one side only"') &&
+        /l20-n1\s+127\.0\.0\.1:\d+\s+connected/.test(s) &&
+        /l20-n2\s+127\.0\.0\.1:\d+\s+connected/.test(s),
+      'the panes',
+    );
     expect(probing).toMatch(/╭─+╮╭─+╮/);
     const found = await t.until((s) => s.includes('cause found') && /idle/.test(s), 'the diagnosis', 120_000);
     expect(found).toContain('✘ PFC configured on one side only — cause found');
@@ -54,10 +64,17 @@ describe('troubleshoot in a real terminal (tmux)', () => {
     expect(preview).toMatch(/● l20-n2: dscp trust .*PFC on priority 3/);
     expect(preview).toMatch(/- l20-n1: nothing to do/);
     t.keys('y');
-    await t.until((s) => s.includes('Apply qos.persist (disruptive) on l20-n2? y yes'), 'the confirmation naming node 2');
+    await t.until(
+      (s) => s.includes('Apply qos.persist (disruptive) on l20-n2? y yes'),
+      'the confirmation naming node 2',
+    );
     t.keys('y');
     // The apply ends, the screen comes back to the symptom and probes it again: clear.
-    const clear = await t.until((s) => s.includes('l20-setup · troubleshoot') && s.includes('clear after the fix — verified') && /idle/.test(s), 'the verification', 120_000);
+    const clear = await t.until(
+      (s) => s.includes('l20-setup · troubleshoot') && s.includes('clear after the fix — verified') && /idle/.test(s),
+      'the verification',
+      120_000,
+    );
     expect(clear).toContain('✔ PFC configured on one side only — clear: every probe passes');
     expect(clear).toMatch(/── mlnx_qos.* per port.*: the same on both hosts/);
     expect(clear).not.toMatch(/│≠ /);
@@ -65,7 +82,11 @@ describe('troubleshoot in a real terminal (tmux)', () => {
     for (const r of pfcRows(clear)) expect(r).toMatch(/3:on .*│ .*3:on /);
     // Every symptom at once (one quick run of the stages they share): nothing shows any more.
     t.keys('a');
-    await t.until((s) => s.includes('no symptom shows on these hosts') && /idle/.test(s), 'every symptom clear', 120_000);
+    await t.until(
+      (s) => s.includes('no symptom shows on these hosts') && /idle/.test(s),
+      'every symptom clear',
+      120_000,
+    );
     t.keys('Escape');
     await t.until((s) => s.includes('l20-setup · pipeline'), 'back to the pipeline, where troubleshooting began');
     t.keys('q');

@@ -21,7 +21,11 @@ describe('TUI in a real terminal (tmux)', () => {
     expect(tmux('display', '-p', '-t', 'e2e', '#{alternate_on}').trim()).toBe('1');
     e2e.keys('r');
     // Fresh fabric ports are down: the cabling is not seen yet (a skip, not a pass).
-    const done = await e2e.until((s) => /cluster checks/.test(s) && /- inventory\.cabling/.test(s) && /idle/.test(s), 'inventory to finish', 60_000);
+    const done = await e2e.until(
+      (s) => /cluster checks/.test(s) && /- inventory\.cabling/.test(s) && /idle/.test(s),
+      'inventory to finish',
+      60_000,
+    );
     // Both panes, each with its verdicts.
     expect(done).toMatch(/l20-n1\s+127\.0\.0\.1:\d+\s+connected/);
     expect(done).toMatch(/l20-n2\s+127\.0\.0\.1:\d+\s+connected/);
@@ -51,9 +55,15 @@ describe('TUI in a real terminal (tmux)', () => {
     expect(preview).toContain('+* hard memlock unlimited');
     expect(preview).toContain('$ sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y chrony');
     t.keys('y');
-    const done = await t.until((s) => /os: \d+ changed, 0 failed; verification: every check passes/.test(s) && /idle/.test(s), 'the apply to finish', 120_000);
+    const done = await t.until(
+      (s) => /os: \d+ changed, 0 failed; verification: every check passes/.test(s) && /idle/.test(s),
+      'the apply to finish',
+      120_000,
+    );
     // Live output reached both panes (apt's transcript), and the step row names both hosts.
-    expect(done).toMatch(/steps: .*✔ os\.install-base \(l20-n1, l20-n2\)|steps: .*✔ os\.install-base \(l20-n2, l20-n1\)/);
+    expect(done).toMatch(
+      /steps: .*✔ os\.install-base \(l20-n1, l20-n2\)|steps: .*✔ os\.install-base \(l20-n2, l20-n1\)/,
+    );
     const rows = done.split('\n');
     expect(rows.some((l) => (l.match(/✔ memlock/g) ?? []).length === 2)).toBe(true);
     expect(done).not.toMatch(/✘/);
@@ -76,10 +86,16 @@ describe('TUI in a real terminal (tmux)', () => {
     expect(preview).toMatch(/● l20-n2: dscp trust .*PFC on priority 3/);
     expect(preview).toMatch(/- l20-n1: nothing to do/);
     t.keys('y');
-    const ask = await t.until((s) => s.includes('Apply qos.persist (disruptive) on l20-n2? y yes'), 'the confirmation naming the host');
+    const ask = await t.until(
+      (s) => s.includes('Apply qos.persist (disruptive) on l20-n2? y yes'),
+      'the confirmation naming the host',
+    );
     expect(ask).not.toMatch(/on l20-n1, l20-n2\?/);
     t.keys('y');
-    const done = await t.until((s) => /qos: 1 changed, 0 failed; verification: every check passes/.test(s) && /idle/.test(s), 'the apply to finish');
+    const done = await t.until(
+      (s) => /qos: 1 changed, 0 failed; verification: every check passes/.test(s) && /idle/.test(s),
+      'the apply to finish',
+    );
     expect(done).toMatch(/steps: ✔ qos\.persist \(l20-n2\)/);
     expect(done).toMatch(/✔ qos\.pair/);
     expect(done).not.toMatch(/✘/);
@@ -87,4 +103,3 @@ describe('TUI in a real terminal (tmux)', () => {
     await t.until((s) => s.includes('EXIT-CODE=0'), 'exit 0');
   }, 180_000);
 });
-

@@ -8,7 +8,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/runner.js';
 import {
-  handleStaleTimers, repairInterrupted, rollbackComplete, rollbackInterrupted, rollbackLines,
+  handleStaleTimers,
+  repairInterrupted,
+  rollbackComplete,
+  rollbackInterrupted,
+  rollbackLines,
 } from '../../src/engine/journal-rollback.js';
 import type { JournalArmed, JournalStep } from '../../src/engine/journal.js';
 import { FakeHost } from '../helpers/fake-host.js';
@@ -28,7 +32,12 @@ printf 'E\\n' > "${BACKUP}/etc/l20j/e.conf"
 `;
 
 const entry = (host: string): JournalStep => ({
-  runId: '20261130T013300Z', host, stage: 'os', step: 'test.step', danger: 'safe', startedAt: '2026-11-30T01:33:16.000Z',
+  runId: '20261130T013300Z',
+  host,
+  stage: 'os',
+  step: 'test.step',
+  danger: 'safe',
+  startedAt: '2026-11-30T01:33:16.000Z',
   command: 'sudo -n -- systemctl restart something',
   undo: {
     backupDir: BACKUP,
@@ -81,8 +90,20 @@ describe('rollback of an interrupted step on the lab', () => {
     expect(rollbackComplete(results)).toBe(true);
     expect(rollbackLines(results)[0]).toBe('l20-n1  test.step (os)');
 
-    const after = await sh(0, `cd /etc/l20j; for f in *; do printf '%s:%s\\n' "$f" "$(cat "$f")"; done; stat -c %a a.conf; if [ -e "${BACKUP}/etc/l20j/e.conf" ]; then echo backup-still-there; else echo backup-moved; fi`);
-    expect(after.split('\n')).toEqual(['a.conf:old A', 'c.conf:kept C', 'c.conf.l20tmpx:other', 'e.conf:E', 'rolled-back:', '640', 'backup-moved', '']);
+    const after = await sh(
+      0,
+      `cd /etc/l20j; for f in *; do printf '%s:%s\\n' "$f" "$(cat "$f")"; done; stat -c %a a.conf; if [ -e "${BACKUP}/etc/l20j/e.conf" ]; then echo backup-still-there; else echo backup-moved; fi`,
+    );
+    expect(after.split('\n')).toEqual([
+      'a.conf:old A',
+      'c.conf:kept C',
+      'c.conf.l20tmpx:other',
+      'e.conf:E',
+      'rolled-back:',
+      '640',
+      'backup-moved',
+      '',
+    ]);
     // The other host had no step in flight: its files are as they were.
     expect(await sh(1, 'cat /etc/l20j/b.conf')).toBe('new B\n');
   });
@@ -90,35 +111,63 @@ describe('rollback of an interrupted step on the lab', () => {
   it('a host that cannot be reached is reported and left alone; the rollback is not complete', async () => {
     const engine = new Engine(t.hosts, { config: t.config });
     const results = await rollbackInterrupted(engine, { inFlight: [{ ...entry('l20-n9'), undo: null }] });
-    expect(results).toEqual([expect.objectContaining({ host: 'l20-n9', unreachable: 'l20-n9 is not in this inventory' })]);
+    expect(results).toEqual([
+      expect.objectContaining({ host: 'l20-n9', unreachable: 'l20-n9 is not in this inventory' }),
+    ]);
     expect(rollbackComplete(results)).toBe(false);
   });
 
   it('an apt-get killed mid-install: dpkg --configure -a finishes it, so apt installs again', async () => {
     // What a dpkg run killed mid-way leaves: its journal in /var/lib/dpkg/updates (apt checks for it).
     const journalEntry = "printf 'Package: jq\\nStatus: install ok unpacked\\n\\n' > /var/lib/dpkg/updates/0000\n";
-    const planted = await t.hosts[1]!.run({ script: `mkdir -p /var/lib/dpkg/updates\n${journalEntry}` },
-      { sudo: true });
+    const planted = await t.hosts[1]!.run(
+      { script: `mkdir -p /var/lib/dpkg/updates\n${journalEntry}` },
+      { sudo: true },
+    );
     expect(planted.exitCode).toBe(0);
     const refused = await t.hosts[1]!.run({ argv: ['apt-get', 'install', '-y', 'jq'] }, { sudo: true });
     expect(refused.stderr).toContain('dpkg was interrupted');
-    const killed: JournalStep = { runId: '20261130T013300Z', host: 'l20-n2', stage: 'os', step: 'os.install-base', danger: 'safe', startedAt: '2026-11-30T01:33:16.000Z', undo: null, command: 'sudo -n -- env LC_ALL=C env DEBIAN_FRONTEND=noninteractive apt-get install -y chrony jq' };
+    const killed: JournalStep = {
+      runId: '20261130T013300Z',
+      host: 'l20-n2',
+      stage: 'os',
+      step: 'os.install-base',
+      danger: 'safe',
+      startedAt: '2026-11-30T01:33:16.000Z',
+      undo: null,
+      command: 'sudo -n -- env LC_ALL=C env DEBIAN_FRONTEND=noninteractive apt-get install -y chrony jq',
+    };
     const engine = new Engine(t.hosts, { config: t.config });
-    const repaired = await repairInterrupted(engine, { inFlight: [killed, { ...killed, host: 'l20-n1', command: 'sudo -n -- pip install x' }] });
-    expect(repaired.map((r) => [r.host, r.actions.map((a) => `${a.kind} ${a.what} ${a.ok}`)])).toEqual([['l20-n2', ['repaired dpkg --configure -a true']]]);
+    const repaired = await repairInterrupted(engine, {
+      inFlight: [killed, { ...killed, host: 'l20-n1', command: 'sudo -n -- pip install x' }],
+    });
+    expect(repaired.map((r) => [r.host, r.actions.map((a) => `${a.kind} ${a.what} ${a.ok}`)])).toEqual([
+      ['l20-n2', ['repaired dpkg --configure -a true']],
+    ]);
     expect((await t.hosts[1]!.run({ argv: ['ls', '-A', '/var/lib/dpkg/updates'] })).stdout).toBe('');
-    const again = await t.hosts[1]!.run({ argv: ['env', 'DEBIAN_FRONTEND=noninteractive', 'apt-get', 'install', '-y', 'jq'] }, { sudo: true });
+    const again = await t.hosts[1]!.run(
+      { argv: ['env', 'DEBIAN_FRONTEND=noninteractive', 'apt-get', 'install', '-y', 'jq'] },
+      { sudo: true },
+    );
     expect(again.exitCode).toBe(0);
   });
 });
 
 describe('stale rollback timers', () => {
   const armed = (host: string, unit: string): JournalArmed => ({
-    runId: '20261130T013300Z', host, stage: 'network', step: 'network.apply', unit, undoes: 'the netplan snapshot',
-    command: ['true'], windowS: 120, armedAt: '2026-11-30T01:33:16.000Z', firesAt: '2026-11-30T01:35:16.000Z',
+    runId: '20261130T013300Z',
+    host,
+    stage: 'network',
+    step: 'network.apply',
+    unit,
+    undoes: 'the netplan snapshot',
+    command: ['true'],
+    windowS: 120,
+    armedAt: '2026-11-30T01:33:16.000Z',
+    firesAt: '2026-11-30T01:35:16.000Z',
   });
 
-  it('are reported in the inventory\'s host order, whichever host journaled its timer first', async () => {
+  it("are reported in the inventory's host order, whichever host journaled its timer first", async () => {
     const hosts = ['l20-n1', 'l20-n2', 'l20-n3'].map((name) => {
       const h = new FakeHost(name, () => undefined);
       h.connectError = new Error(`${name}: no route to host`);
@@ -127,10 +176,16 @@ describe('stale rollback timers', () => {
     const engine = new Engine(hosts);
     const journal = { armed: [armed('l20-n3', 'c'), armed('gone', 'x'), armed('l20-n1', 'a'), armed('l20-n2', 'b')] };
     const actions = await handleStaleTimers(engine, journal, 'resume');
-    expect(actions.map((a) => `${a.host} ${a.unit} ${a.found}`))
-      .toEqual(['l20-n1 a unknown', 'l20-n2 b unknown', 'l20-n3 c unknown', 'gone x unknown']);
+    expect(actions.map((a) => `${a.host} ${a.unit} ${a.found}`)).toEqual([
+      'l20-n1 a unknown',
+      'l20-n2 b unknown',
+      'l20-n3 c unknown',
+      'gone x unknown',
+    ]);
     expect(actions.map((a) => a.unreachable)).toEqual([
-      'l20-n1: no route to host', 'l20-n2: no route to host', 'l20-n3: no route to host',
+      'l20-n1: no route to host',
+      'l20-n2: no route to host',
+      'l20-n3: no route to host',
       'gone is not in this inventory',
     ]);
   });

@@ -6,16 +6,32 @@
  */
 import { spawn } from 'node:child_process';
 import {
-  closeSync, copyFileSync, existsSync, openSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync,
+  closeSync,
+  copyFileSync,
+  existsSync,
+  openSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
-  ApplyJournal, findInterruptedApply, journalKey, journalPath, journalTarget, processAlive, processIdentity,
-  resumeStages, writerRunning,
-  type JournalFile, type JournalStep,
+  ApplyJournal,
+  findInterruptedApply,
+  journalKey,
+  journalPath,
+  journalTarget,
+  processAlive,
+  processIdentity,
+  resumeStages,
+  writerRunning,
+  type JournalFile,
+  type JournalStep,
 } from '../../src/engine/journal.js';
 import { describeFound, journalUi } from '../../src/engine/journal-text.js';
 import { globLiteral, interruptedPackageCommand } from '../../src/engine/journal-rollback.js';
@@ -36,13 +52,31 @@ import { TuiJournal } from '../../src/session-journal.js';
 
 const undo: StepUndo = {
   backupDir: '/var/lib/l20-setup/backup/20261130T010000Z',
-  files: [{ path: '/etc/nccl.conf', existed: true }, { path: '/usr/local/bin/l20-allreduce-bench.py', existed: false }],
+  files: [
+    { path: '/etc/nccl.conf', existed: true },
+    { path: '/usr/local/bin/l20-allreduce-bench.py', existed: false },
+  ],
   removeFiles: [],
   rollback: [{ command: { argv: ['systemctl', 'daemon-reload'] } }],
 };
 
-function result(id: string, host: string, status: StepResult['status'], stage: StepResult['stage'] = 'nccl'): StepResult {
-  return { id, stage, host, status, danger: 'safe', summary: '', commands: [], diff: '', changed: status === 'applied' };
+function result(
+  id: string,
+  host: string,
+  status: StepResult['status'],
+  stage: StepResult['stage'] = 'nccl',
+): StepResult {
+  return {
+    id,
+    stage,
+    host,
+    status,
+    danger: 'safe',
+    summary: '',
+    commands: [],
+    diff: '',
+    changed: status === 'applied',
+  };
 }
 
 /** A pid that certainly belongs to no process: a child that has exited and been reaped. */
@@ -54,14 +88,29 @@ async function deadPid(): Promise<number> {
 
 let dir: string;
 const now = () => new Date(Date.UTC(2026, 10, 30, 1, 33, 16));
-const open = (extra: Partial<ConstructorParameters<typeof ApplyJournal>[0]> = {}) => new ApplyJournal({
-  key: 'k1', runId: '20261130T013300Z', source: '/tmp/inv.json',
-  hosts: [{ name: 'l20-n1', address: '127.0.0.1:2201' }, { name: 'l20-n2', address: '127.0.0.1:2202' }],
-  stages: ['nccl', 'ray', 'vllm'], dir, now, ...extra,
-});
+const open = (extra: Partial<ConstructorParameters<typeof ApplyJournal>[0]> = {}) =>
+  new ApplyJournal({
+    key: 'k1',
+    runId: '20261130T013300Z',
+    source: '/tmp/inv.json',
+    hosts: [
+      { name: 'l20-n1', address: '127.0.0.1:2201' },
+      { name: 'l20-n2', address: '127.0.0.1:2202' },
+    ],
+    stages: ['nccl', 'ray', 'vllm'],
+    dir,
+    now,
+    ...extra,
+  });
 const read = (path: string) => JSON.parse(readFileSync(path, 'utf8')) as JournalFile;
-const start = (step: string, host: string) =>
-  ({ type: 'step.start' as const, stage: 'network' as const, step, host, danger: 'network' as const, undo });
+const start = (step: string, host: string) => ({
+  type: 'step.start' as const,
+  stage: 'network' as const,
+  step,
+  host,
+  danger: 'network' as const,
+  undo,
+});
 
 beforeEach(() => {
   dir = join(mkdtempSync(join(tmpdir(), 'l20-journal-')), 'journal');
@@ -74,7 +123,15 @@ describe('ApplyJournal', () => {
     const path = journalPath('k1', dir);
     expect(statSync(dir).mode & 0o777).toBe(0o700);
     expect(statSync(path).mode & 0o777).toBe(0o600);
-    expect(read(path)).toMatchObject({ version: 1, pid: process.pid, runId: '20261130T013300Z', stages: ['nccl', 'ray', 'vllm'], stage: null, inFlight: [], done: [] });
+    expect(read(path)).toMatchObject({
+      version: 1,
+      pid: process.pid,
+      runId: '20261130T013300Z',
+      stages: ['nccl', 'ray', 'vllm'],
+      stage: null,
+      inFlight: [],
+      done: [],
+    });
 
     // A reader holding the old file keeps reading it whole: a write replaces the file (rename), never rewrites it in place.
     const before = readFileSync(path, 'utf8');
@@ -83,15 +140,39 @@ describe('ApplyJournal', () => {
     j.handle({ type: 'step.start', stage: 'nccl', step: 'nccl.bench-tools', host: 'l20-n1', danger: 'safe', undo });
     expect(readFileSync(held, 'utf8')).toBe(before);
     closeSync(held);
-    j.handle({ type: 'cmd.start', host: 'l20-n1', runId: 'r1', stage: 'nccl', probe: 'nccl.bench-tools', commandLine: 'sudo -n -- /opt/l20/venv/bin/pip install vllm==0.11.0', sudo: true });
+    j.handle({
+      type: 'cmd.start',
+      host: 'l20-n1',
+      runId: 'r1',
+      stage: 'nccl',
+      probe: 'nccl.bench-tools',
+      commandLine: 'sudo -n -- /opt/l20/venv/bin/pip install vllm==0.11.0',
+      sudo: true,
+    });
     // A probe of another stage or host is not the step's command.
-    j.handle({ type: 'cmd.start', host: 'l20-n2', runId: 'r2', stage: 'nccl', probe: 'nccl-conf', commandLine: 'cat /etc/nccl.conf', sudo: false });
+    j.handle({
+      type: 'cmd.start',
+      host: 'l20-n2',
+      runId: 'r2',
+      stage: 'nccl',
+      probe: 'nccl-conf',
+      commandLine: 'cat /etc/nccl.conf',
+      sudo: false,
+    });
     const mid = read(path);
     expect(mid.stage).toBe('nccl');
-    expect(mid.inFlight).toEqual([{
-      runId: '20261130T013300Z', host: 'l20-n1', stage: 'nccl', step: 'nccl.bench-tools', danger: 'safe', startedAt: '2026-11-30T01:33:16.000Z', undo,
-      command: 'sudo -n -- /opt/l20/venv/bin/pip install vllm==0.11.0',
-    }]);
+    expect(mid.inFlight).toEqual([
+      {
+        runId: '20261130T013300Z',
+        host: 'l20-n1',
+        stage: 'nccl',
+        step: 'nccl.bench-tools',
+        danger: 'safe',
+        startedAt: '2026-11-30T01:33:16.000Z',
+        undo,
+        command: 'sudo -n -- /opt/l20/venv/bin/pip install vllm==0.11.0',
+      },
+    ]);
     // No temporary file is left next to it.
     expect(readdirSync(dir)).toEqual(['k1.json']);
 
@@ -138,8 +219,16 @@ describe('ApplyJournal', () => {
     expect(kept.inFlight.map((x) => x.step)).toEqual(['ray.units']);
   });
 
-  it('carries an interrupted run\'s steps until this run finishes the same step on the same host', () => {
-    const carried: JournalStep = { runId: '20261130T010000Z', host: 'l20-n2', stage: 'nccl', step: 'nccl.bench-tools', danger: 'safe', startedAt: '2026-11-30T01:00:00.000Z', undo };
+  it("carries an interrupted run's steps until this run finishes the same step on the same host", () => {
+    const carried: JournalStep = {
+      runId: '20261130T010000Z',
+      host: 'l20-n2',
+      stage: 'nccl',
+      step: 'nccl.bench-tools',
+      danger: 'safe',
+      startedAt: '2026-11-30T01:00:00.000Z',
+      undo,
+    };
     const j = open({ carry: [carried] });
     const path = journalPath('k1', dir);
     expect(read(path).inFlight).toEqual([carried]);
@@ -154,13 +243,38 @@ describe('ApplyJournal', () => {
 
 describe('carried steps survive what does not settle them', () => {
   it('a new attempt of the carried step that fails (or is not run) keeps the carried undo beside it; the rollback order is newest first', () => {
-    const carried: JournalStep = { runId: '20261130T010000Z', host: 'l20-n1', stage: 'nccl', step: 'nccl.bench-tools', danger: 'safe', startedAt: '2026-11-30T01:00:00.000Z', undo };
+    const carried: JournalStep = {
+      runId: '20261130T010000Z',
+      host: 'l20-n1',
+      stage: 'nccl',
+      step: 'nccl.bench-tools',
+      danger: 'safe',
+      startedAt: '2026-11-30T01:00:00.000Z',
+      undo,
+    };
     const j = open({ carry: [carried, { ...carried, host: 'l20-n2' }] });
-    j.handle({ type: 'step.start', stage: 'nccl', step: 'nccl.bench-tools', host: 'l20-n1', danger: 'safe', undo: { ...undo, backupDir: '/var/lib/l20-setup/backup/20261130T013300Z' } });
-    expect(j.snapshot.inFlight.map((x) => `${x.host} ${x.runId}`)).toEqual(['l20-n1 20261130T010000Z', 'l20-n2 20261130T010000Z', 'l20-n1 20261130T013300Z']);
+    j.handle({
+      type: 'step.start',
+      stage: 'nccl',
+      step: 'nccl.bench-tools',
+      host: 'l20-n1',
+      danger: 'safe',
+      undo: { ...undo, backupDir: '/var/lib/l20-setup/backup/20261130T013300Z' },
+    });
+    expect(j.snapshot.inFlight.map((x) => `${x.host} ${x.runId}`)).toEqual([
+      'l20-n1 20261130T010000Z',
+      'l20-n2 20261130T010000Z',
+      'l20-n1 20261130T013300Z',
+    ]);
     j.handle({ type: 'step.result', result: result('nccl.bench-tools', 'l20-n1', 'failed') });
-    j.handle({ type: 'step.result', result: { ...result('nccl.bench-tools', 'l20-n2', 'skipped'), summary: 'not run: l20-n2 could not be probed' } });
-    expect(j.snapshot.inFlight.map((x) => `${x.host} ${x.runId}`)).toEqual(['l20-n1 20261130T010000Z', 'l20-n2 20261130T010000Z']);
+    j.handle({
+      type: 'step.result',
+      result: { ...result('nccl.bench-tools', 'l20-n2', 'skipped'), summary: 'not run: l20-n2 could not be probed' },
+    });
+    expect(j.snapshot.inFlight.map((x) => `${x.host} ${x.runId}`)).toEqual([
+      'l20-n1 20261130T010000Z',
+      'l20-n2 20261130T010000Z',
+    ]);
     j.finish();
     expect(read(journalPath('k1', dir)).inFlight).toHaveLength(2);
   });
@@ -209,7 +323,10 @@ describe('journal keys, resume stages and wording', () => {
     const n1 = { name: 'l20-n1', address: '10.0.0.1:22', keys: ['SHA256:aaa'] };
     const n2 = { name: 'l20-n2', address: '10.0.0.2:22', keys: ['SHA256:bbb', 'SHA256:ccc'] };
     // Other names, other addresses (an alias, a tunnel), the same keys: the same hosts, the same journal.
-    const same = [{ ...n2, name: 'b', address: 'gpu2:22', keys: ['SHA256:ccc', 'SHA256:bbb'] }, { ...n1, name: 'a' }];
+    const same = [
+      { ...n2, name: 'b', address: 'gpu2:22', keys: ['SHA256:ccc', 'SHA256:bbb'] },
+      { ...n1, name: 'a' },
+    ];
     expect(journalKey([n1, n2])).toBe(journalKey(same));
     expect(journalKey([n1, n2])).not.toBe(journalKey([n1, { ...n2, keys: ['SHA256:ddd'] }]));
     expect(journalKey([n1])).not.toBe(journalKey([n1, n2]));
@@ -220,37 +337,91 @@ describe('journal keys, resume stages and wording', () => {
   });
 
   it('resume starts at the earliest stage with a step in flight, else where it stopped, else the first asked for', () => {
-    const step = (stage: JournalStep['stage']): JournalStep => ({ runId: 'R', host: 'h', stage, step: `${stage}.x`, danger: 'safe', startedAt: '', undo: null });
+    const step = (stage: JournalStep['stage']): JournalStep => ({
+      runId: 'R',
+      host: 'h',
+      stage,
+      step: `${stage}.x`,
+      danger: 'safe',
+      startedAt: '',
+      undo: null,
+    });
     const all = ['inventory', 'os', 'nic-stack', 'network', 'qos'] as const;
-    expect(resumeStages({ stages: [...all], stage: 'qos', inFlight: [step('qos'), step('network')] })).toEqual(['network', 'qos']);
-    expect(resumeStages({ stages: [...all], stage: 'nic-stack', inFlight: [] })).toEqual(['nic-stack', 'network', 'qos']);
+    expect(resumeStages({ stages: [...all], stage: 'qos', inFlight: [step('qos'), step('network')] })).toEqual([
+      'network',
+      'qos',
+    ]);
+    expect(resumeStages({ stages: [...all], stage: 'nic-stack', inFlight: [] })).toEqual([
+      'nic-stack',
+      'network',
+      'qos',
+    ]);
     expect(resumeStages({ stages: ['os', 'qos'], stage: null, inFlight: [] })).toEqual(['os', 'qos']);
   });
 
   it('the CLI message names each host, step, stage and time, what undoing takes, and both ways on', () => {
     const journal: JournalFile = {
-      version: 1, runId: '20261130T013300Z', pid: 4242, startedAt: '2026-11-30T01:33:00.000Z', updatedAt: '2026-11-30T01:33:20.000Z',
-      source: '/tmp/inv.json', hosts: [], stages: ['nccl', 'ray', 'vllm'], stage: 'nccl', done: [], armed: [],
-      inFlight: [{ runId: '20261130T013300Z', host: 'l20-n1', stage: 'nccl', step: 'nccl.bench-tools', danger: 'safe', startedAt: '2026-11-30T01:33:16.000Z', undo, command: 'sudo -n -- pip install x' }],
+      version: 1,
+      runId: '20261130T013300Z',
+      pid: 4242,
+      startedAt: '2026-11-30T01:33:00.000Z',
+      updatedAt: '2026-11-30T01:33:20.000Z',
+      source: '/tmp/inv.json',
+      hosts: [],
+      stages: ['nccl', 'ray', 'vllm'],
+      stage: 'nccl',
+      done: [],
+      armed: [],
+      inFlight: [
+        {
+          runId: '20261130T013300Z',
+          host: 'l20-n1',
+          stage: 'nccl',
+          step: 'nccl.bench-tools',
+          danger: 'safe',
+          startedAt: '2026-11-30T01:33:16.000Z',
+          undo,
+          command: 'sudo -n -- pip install x',
+        },
+      ],
     };
-    const text = describeFound({ state: 'interrupted', path: '/s/journal/k.json', journal }, '--inventory inv.json').join('\n');
-    expect(text).toContain('l20-n1  nccl.bench-tools (stage nccl, safe) in flight since 2026-11-30 01:33:16 UTC — running: sudo -n -- pip install x');
+    const text = describeFound(
+      { state: 'interrupted', path: '/s/journal/k.json', journal },
+      '--inventory inv.json',
+    ).join('\n');
+    expect(text).toContain(
+      'l20-n1  nccl.bench-tools (stage nccl, safe) in flight since 2026-11-30 01:33:16 UTC — running: sudo -n -- pip install x',
+    );
     expect(text).toContain('writes /etc/nccl.conf, /usr/local/bin/l20-allreduce-bench.py (new); 1 rollback command(s)');
-    expect(text).toContain('l20-setup apply --resume --inventory inv.json --yes [--allow-reboot]   re-runs nccl and the stages after it (ray, vllm)');
+    expect(text).toContain(
+      'l20-setup apply --resume --inventory inv.json --yes [--allow-reboot]   re-runs nccl and the stages after it (ray, vllm)',
+    );
     expect(text).toContain('l20-setup apply --rollback --inventory inv.json');
     const running = describeFound({ state: 'running', path: '/s/journal/k.json', journal }, '').join('\n');
     expect(running).toContain('an apply is running on these hosts (run 20261130T013300Z, pid 4242');
     expect(running).not.toContain('--rollback');
-    expect(journalUi(journal)).toMatchObject({ phase: 'ask', resumeStages: ['nccl', 'ray', 'vllm'], inFlight: [{ host: 'l20-n1', step: 'nccl.bench-tools', since: '2026-11-30 01:33:16 UTC' }] });
+    expect(journalUi(journal)).toMatchObject({
+      phase: 'ask',
+      resumeStages: ['nccl', 'ray', 'vllm'],
+      inFlight: [{ host: 'l20-n1', step: 'nccl.bench-tools', since: '2026-11-30 01:33:16 UTC' }],
+    });
   });
 
   it('glob-escapes names for find -name; tells package commands from others', () => {
     expect(globLiteral('we[ir]d*.conf?')).toBe('we[[]ir]d[*].conf[?]');
     expect(globLiteral('plain.conf')).toBe('plain.conf');
-    expect(interruptedPackageCommand({ command: 'sudo -n -- env LC_ALL=C env DEBIAN_FRONTEND=noninteractive apt-get install -y chrony' })).toBe(true);
+    expect(
+      interruptedPackageCommand({
+        command: 'sudo -n -- env LC_ALL=C env DEBIAN_FRONTEND=noninteractive apt-get install -y chrony',
+      }),
+    ).toBe(true);
     // The line as the transport sends it now: the sudo wrapper (src/transport/quote.ts) before the command.
     const sudoLine = (argv: string[]) => buildCommand({ argv }, { sudo: true }).line;
-    expect(interruptedPackageCommand({ command: sudoLine(['env', 'DEBIAN_FRONTEND=noninteractive', 'apt-get', 'install', '-y', 'chrony']) })).toBe(true);
+    expect(
+      interruptedPackageCommand({
+        command: sudoLine(['env', 'DEBIAN_FRONTEND=noninteractive', 'apt-get', 'install', '-y', 'chrony']),
+      }),
+    ).toBe(true);
     expect(interruptedPackageCommand({ command: sudoLine(['/opt/l20/venv/bin/pip', 'install', 'vllm']) })).toBe(false);
     expect(interruptedPackageCommand({ command: 'sudo -n -- /usr/bin/dpkg -i x.deb' })).toBe(true);
     expect(interruptedPackageCommand({ command: 'sudo -n -- /opt/l20/venv/bin/pip install vllm' })).toBe(false);
@@ -260,7 +431,10 @@ describe('journal keys, resume stages and wording', () => {
 
 describe('the CLI gate (journalGate)', () => {
   // The gate reads only the hosts' names and addresses.
-  const target = { source: '/tmp/l20-gate-inv.json', hosts: [{ name: 'l20-n1', address: '127.0.0.1:2201' }] as unknown as Target['hosts'] };
+  const target = {
+    source: '/tmp/l20-gate-inv.json',
+    hosts: [{ name: 'l20-n1', address: '127.0.0.1:2201' }] as unknown as Target['hosts'],
+  };
   const gate = async (values: Parameters<typeof journalGate>[0], mode: Parameters<typeof journalGate>[1]) => {
     const saved = process.env.XDG_STATE_HOME;
     process.env.XDG_STATE_HOME = join(dir, '..', 'state');
@@ -279,9 +453,12 @@ describe('the CLI gate (journalGate)', () => {
     process.env.XDG_STATE_HOME = join(dir, '..', 'state');
     try {
       const j = new ApplyJournal({
-        key: journalTarget(target).key, runId: 'R1', source: target.source,
+        key: journalTarget(target).key,
+        runId: 'R1',
+        source: target.source,
         hosts: [{ name: 'l20-n1', address: '127.0.0.1:2201' }],
-        stages: ['os', 'qos'], now,
+        stages: ['os', 'qos'],
+        now,
       });
       j.handle({ type: 'step.start', stage: 'os', step: 'os.memlock', host: 'l20-n1', danger: 'safe', undo });
       writeFileSync(j.path, JSON.stringify({ ...j.snapshot, pid }));
@@ -293,8 +470,14 @@ describe('the CLI gate (journalGate)', () => {
 
   it('no journal: everything runs; --resume and --rollback have nothing to do (exit 0)', async () => {
     expect((await gate({}, 'apply')).gate).toEqual({ kind: 'run' });
-    expect(await gate({ resume: true }, 'apply')).toMatchObject({ gate: { kind: 'exit', code: 0 }, err: expect.stringContaining('nothing to resume') });
-    expect(await gate({ rollback: true }, 'apply')).toMatchObject({ gate: { kind: 'exit', code: 0 }, err: expect.stringContaining('nothing to roll back') });
+    expect(await gate({ resume: true }, 'apply')).toMatchObject({
+      gate: { kind: 'exit', code: 0 },
+      err: expect.stringContaining('nothing to resume'),
+    });
+    expect(await gate({ rollback: true }, 'apply')).toMatchObject({
+      gate: { kind: 'exit', code: 0 },
+      err: expect.stringContaining('nothing to roll back'),
+    });
   });
 
   it('an apply running in another process: apply refuses (exit 2), plan warns and runs; never a rollback', async () => {
@@ -309,12 +492,14 @@ describe('the CLI gate (journalGate)', () => {
     expect(plan.err).toContain('an apply is running');
   });
 
-  it('interrupted: apply refuses (exit 2); --resume runs from the step\'s stage carrying it; --rollback rolls it back; check warns', async () => {
+  it("interrupted: apply refuses (exit 2); --resume runs from the step's stage carrying it; --rollback rolls it back; check warns", async () => {
     await leave(await deadPid());
     const refused = await gate({ inventory: 'inv.json', yes: true }, 'apply');
     expect(refused.gate).toEqual({ kind: 'exit', code: 2 });
     expect(refused.err).toContain('l20-n1  os.memlock (stage os, safe) in flight since 2026-11-30 01:33:16 UTC');
-    expect(refused.err).toContain('l20-setup apply --resume --inventory inv.json --yes [--allow-reboot]   re-runs os and the stages after it (qos)');
+    expect(refused.err).toContain(
+      'l20-setup apply --resume --inventory inv.json --yes [--allow-reboot]   re-runs os and the stages after it (qos)',
+    );
     const resume = await gate({ resume: true }, 'apply');
     if (resume.gate.kind !== 'run') throw new Error(`expected run, got ${resume.gate.kind}`);
     expect(resume.gate.stages?.map((s) => s.id)).toEqual(['os', 'qos']);
@@ -340,7 +525,7 @@ describe('"still running" is the same process, not the same pid', () => {
   };
   const ours = processIdentity()!;
 
-  it('records the writer\'s boot id, start time and command line (Linux /proc)', () => {
+  it("records the writer's boot id, start time and command line (Linux /proc)", () => {
     open();
     const j = read(journalPath('k1', dir));
     expect(j.pid).toBe(process.pid);
@@ -378,7 +563,12 @@ describe('the journal is found by the hosts, from any inventory naming them', ()
     const hosts = ports.map((port, i) => {
       const blob = parsePublicKey(generateEd25519(`n${i}`).public).getPublicSSH();
       return {
-        name: `l20-n${i + 1}`, address: '127.0.0.1', port, user: 'l20', hostKeyType: 'ssh-ed25519', hostKeyBlob: blob,
+        name: `l20-n${i + 1}`,
+        address: '127.0.0.1',
+        port,
+        user: 'l20',
+        hostKeyType: 'ssh-ed25519',
+        hostKeyBlob: blob,
         hostKeyFingerprint: fingerprintSha256(blob),
       };
     });
@@ -416,7 +606,12 @@ describe('the journal is found by the hosts, from any inventory naming them', ()
       const where = journalTarget(inv);
       expect(where.hosts.map((h) => h.keys)).toEqual(config.hosts.map((h) => [h.hostKeyFingerprint]));
       const left = new ApplyJournal({
-        key: where.key, runId: 'R1', source: inv.source, hosts: where.hosts, stages: ['network'], now,
+        key: where.key,
+        runId: 'R1',
+        source: inv.source,
+        hosts: where.hosts,
+        stages: ['network'],
+        now,
         process: { pid: await deadPid() },
       });
       left.handle(start('network.apply', 'l20-n1'));
@@ -444,7 +639,10 @@ describe('the journal is found by the hosts, from any inventory naming them', ()
       // A timer the interrupted run armed refuses a plain apply until it would have fired.
       const unit = 'l20-netplan-rollback-R1';
       left.handle({
-        type: 'timer.armed', stage: 'network', step: 'network.apply', host: 'l20-n1',
+        type: 'timer.armed',
+        stage: 'network',
+        step: 'network.apply',
+        host: 'l20-n1',
         timer: { unit, undoes: 'restores /etc/netplan', command: ['true'], windowS: 180 },
       });
       tui.check(saved);
@@ -465,21 +663,30 @@ describe('the journal is found by the hosts, from any inventory naming them', ()
 
 describe('armed rollback timers in the journal', () => {
   const timer = {
-    unit: 'l20-ufw-rollback-20261130T013300Z', undoes: 'ufw --force disable (the firewall off)',
+    unit: 'l20-ufw-rollback-20261130T013300Z',
+    undoes: 'ufw --force disable (the firewall off)',
     command: ['ufw', '--force', 'disable'],
     windowS: 120,
   };
-  const line = `l20-n2  rollback timer ${timer.unit}.timer (network.firewall) — ufw --force disable ` +
+  const line =
+    `l20-n2  rollback timer ${timer.unit}.timer (network.firewall) — ufw --force disable ` +
     '(the firewall off); fires 2026-11-30 01:35:16 UTC unless confirmed';
 
   it('on disk the moment the step says it arms one; gone when the step settles; kept when it ends unsettled', () => {
     const j = open();
     j.handle(start('network.firewall', 'l20-n1'));
     j.handle({ type: 'timer.armed', stage: 'network', step: 'network.firewall', host: 'l20-n1', timer });
-    expect(read(j.path).armed).toEqual([{
-      runId: '20261130T013300Z', host: 'l20-n1', stage: 'network', step: 'network.firewall', ...timer,
-      armedAt: '2026-11-30T01:33:16.000Z', firesAt: '2026-11-30T01:35:16.000Z',
-    }]);
+    expect(read(j.path).armed).toEqual([
+      {
+        runId: '20261130T013300Z',
+        host: 'l20-n1',
+        stage: 'network',
+        step: 'network.firewall',
+        ...timer,
+        armedAt: '2026-11-30T01:33:16.000Z',
+        firesAt: '2026-11-30T01:35:16.000Z',
+      },
+    ]);
     const lost = { ...result('network.firewall', 'l20-n1', 'failed', 'network'), unsettled: true };
     j.handle({ type: 'step.result', result: lost });
     expect(read(j.path).armed.map((a) => a.unit)).toEqual([timer.unit]);

@@ -10,13 +10,25 @@ import { initialState, PANE_LINES, reduce } from '../../src/engine/store.js';
 import type { EngineAction, EngineState } from '../../src/engine/store-types.js';
 import { clean } from '../../src/util/sanitize.js';
 
-const hosts = [{ name: 'a', address: '127.0.0.1:1' }, { name: 'b', address: '127.0.0.1:2' }];
+const hosts = [
+  { name: 'a', address: '127.0.0.1:1' },
+  { name: 'b', address: '127.0.0.1:2' },
+];
 
 /** A state with two commands on each host (probe p1 and p2), as the engine leaves it after cmd.start. */
 function started(): EngineState {
   let s = initialState(hosts);
   for (const h of ['a', 'b']) {
-    for (const p of ['p1', 'p2']) s = reduce(s, { type: 'cmd.start', host: h, runId: `${h}-${p}`, stage: 'inventory', probe: p, commandLine: p, sudo: false });
+    for (const p of ['p1', 'p2'])
+      s = reduce(s, {
+        type: 'cmd.start',
+        host: h,
+        runId: `${h}-${p}`,
+        stage: 'inventory',
+        probe: p,
+        commandLine: p,
+        sudo: false,
+      });
   }
   return s;
 }
@@ -32,7 +44,12 @@ function traffic(events: number): Out[] {
     const probe = i % 5 < 2 ? 'p1' : 'p2';
     const stream = i % 7 === 0 ? 'stderr' : 'stdout';
     const size = [1, 3, 40, 700, 2000, 0, 17][i % 7] as number;
-    out.push({ host, runId: `${host}-${probe}`, stream, lines: Array.from({ length: size }, () => `${host} ${probe} ${stream} #${n++}`) });
+    out.push({
+      host,
+      runId: `${host}-${probe}`,
+      stream,
+      lines: Array.from({ length: size }, () => `${host} ${probe} ${stream} #${n++}`),
+    });
   }
   return out;
 }
@@ -61,13 +78,17 @@ describe('pane output coalescing', () => {
     co.flush();
 
     for (const h of ['a', 'b']) {
-      expect(coalesced.panes[h]!.output.inventory!.totalLines).toBe(events.filter((e) => e.host === h).reduce((n, e) => n + e.lines.length, 0));
+      expect(coalesced.panes[h]!.output.inventory!.totalLines).toBe(
+        events.filter((e) => e.host === h).reduce((n, e) => n + e.lines.length, 0),
+      );
       expect(coalesced.panes[h]!.output.inventory!.totalLines).toBe(direct.panes[h]!.output.inventory!.totalLines);
       expect(coalesced.panes[h]!.output.inventory!.lines).toEqual(direct.panes[h]!.output.inventory!.lines);
       expect(coalesced.panes[h]!.output.inventory!.lines).toHaveLength(PANE_LINES);
     }
     // Stderr lines stay marked and every line names its command's probe.
-    expect(coalesced.panes.a!.output.inventory!.lines.filter((l) => l.stderr).every((l) => l.text.includes('stderr'))).toBe(true);
+    expect(
+      coalesced.panes.a!.output.inventory!.lines.filter((l) => l.stderr).every((l) => l.text.includes('stderr')),
+    ).toBe(true);
     expect(coalesced.panes.a!.output.inventory!.lines.every((l) => l.text.includes(` ${l.probe} `))).toBe(true);
     // 400 events became a handful of store updates: the first at once, then at most one per host per interval.
     expect(actions.length).toBeLessThanOrEqual(2 * (1 + 8 + 1));
@@ -85,7 +106,12 @@ describe('pane output coalescing', () => {
     vi.advanceTimersByTime(100);
     expect(actions).toEqual([
       { type: 'pane.output', host: 'a', omitted: 0, batches: [{ runId: 'a-p1', stream: 'stdout', lines: ['first'] }] },
-      { type: 'pane.output', host: 'a', omitted: 0, batches: [{ runId: 'a-p1', stream: 'stdout', lines: ['second', 'third'] }] },
+      {
+        type: 'pane.output',
+        host: 'a',
+        omitted: 0,
+        batches: [{ runId: 'a-p1', stream: 'stdout', lines: ['second', 'third'] }],
+      },
     ]);
   });
 
@@ -114,7 +140,13 @@ describe('pane output coalescing', () => {
     const actions: Array<Extract<EngineAction, { type: 'pane.output' }>> = [];
     const co = new PaneOutputCoalescer((a) => actions.push(a), 100);
     co.push({ host: 'a', runId: 'a-p1', stream: 'stdout', lines: ['warm-up'] });
-    for (let i = 0; i < 100; i++) co.push({ host: 'a', runId: 'a-p1', stream: 'stdout', lines: Array.from({ length: 10_000 }, (_, j) => `${i}:${j}`) });
+    for (let i = 0; i < 100; i++)
+      co.push({
+        host: 'a',
+        runId: 'a-p1',
+        stream: 'stdout',
+        lines: Array.from({ length: 10_000 }, (_, j) => `${i}:${j}`),
+      });
     co.flush();
     const burst = actions[1]!;
     expect(burst.batches.reduce((n, b) => n + b.lines.length, 0)).toBe(PANE_LINES);
@@ -129,7 +161,16 @@ describe('pane output coalescing', () => {
     co.push({ host: 'a', runId: 'a-p1', stream: 'stdout', lines: ['x'] });
     co.push({ host: 'a', runId: 'a-p1', stream: 'stdout', lines: ['last words'] });
     co.flush();
-    s = reduce(s, { type: 'cmd.exit', host: 'a', runId: 'a-p1', exitCode: 0, signal: null, durationMs: 1, timedOut: false, cancelled: false });
+    s = reduce(s, {
+      type: 'cmd.exit',
+      host: 'a',
+      runId: 'a-p1',
+      exitCode: 0,
+      signal: null,
+      durationMs: 1,
+      timedOut: false,
+      cancelled: false,
+    });
     expect(s.panes.a!.output.inventory!.lines.map((l) => l.text)).toEqual(['x', 'last words']);
     expect(s.panes.a!.commands[0]).toMatchObject({ running: false, exitCode: 0 });
   });

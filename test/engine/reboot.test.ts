@@ -54,6 +54,8 @@ describe('rebootAndWait', () => {
     const r = await rebootAndWait(m.host, m.run, { timeoutMs: 1_000, pollMs: 10, reissueMs: 50 });
     expect(r.ok).toBe(false);
     expect(m.requests()).toBeGreaterThan(2);
-    expect(r.detail).toBe(`n1 did not come back within 1 s: still the old boot id after ${m.requests()} reboot request(s)`);
+    expect(r.detail).toBe(
+      `n1 did not come back within 1 s: still the old boot id after ${m.requests()} reboot request(s)`,
+    );
   });
 });

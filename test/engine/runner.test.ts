@@ -4,7 +4,10 @@ import type { EngineEvent } from '../../src/engine/events.js';
 import type { StageDef } from '../../src/engine/types.js';
 import { FakeHost } from '../helpers/fake-host.js';
 
-interface Facts { release: string; lines: number }
+interface Facts {
+  release: string;
+  lines: number;
+}
 
 const stage: StageDef<Facts> = {
   id: 'inventory',
@@ -14,15 +17,41 @@ const stage: StageDef<Facts> = {
     { id: 'rel', command: { argv: ['cat', '/etc/release'] } },
     { id: 'lines', command: { script: 'seq 1 3\n' } },
   ],
-  collect: ({ results }) => ({ release: results.rel?.stdout.trim() ?? '', lines: (results.lines?.stdout ?? '').trim().split('\n').length }),
+  collect: ({ results }) => ({
+    release: results.rel?.stdout.trim() ?? '',
+    lines: (results.lines?.stdout ?? '').trim().split('\n').length,
+  }),
   checks: [
-    { id: 'inventory.release', title: 'r', scope: 'host', evaluate: (f) => (f.release === 'good' ? { status: 'pass', summary: 'good', evidence: f.release } : { status: 'fail', summary: `bad ${f.release}`, evidence: f.release, fix: 'reinstall' }) },
-    { id: 'inventory.same', title: 's', scope: 'pair', evaluate: (all) => ({ status: new Set(all.map((a) => a.facts.release)).size === 1 ? 'pass' : 'fail', summary: all.map((a) => `${a.host}=${a.facts.release}`).join(' '), evidence: '' }) },
+    {
+      id: 'inventory.release',
+      title: 'r',
+      scope: 'host',
+      evaluate: (f) =>
+        f.release === 'good'
+          ? { status: 'pass', summary: 'good', evidence: f.release }
+          : { status: 'fail', summary: `bad ${f.release}`, evidence: f.release, fix: 'reinstall' },
+    },
+    {
+      id: 'inventory.same',
+      title: 's',
+      scope: 'pair',
+      evaluate: (all) => ({
+        status: new Set(all.map((a) => a.facts.release)).size === 1 ? 'pass' : 'fail',
+        summary: all.map((a) => `${a.host}=${a.facts.release}`).join(' '),
+        evidence: '',
+      }),
+    },
   ],
 };
 
 function host(name: string, release: string) {
-  return new FakeHost(name, (line) => (line.includes('/etc/release') ? { stdout: `${release}\n` } : line.includes('bash -s') ? { stdout: '1\n2\n3\n' } : undefined));
+  return new FakeHost(name, (line) =>
+    line.includes('/etc/release')
+      ? { stdout: `${release}\n` }
+      : line.includes('bash -s')
+        ? { stdout: '1\n2\n3\n' }
+        : undefined,
+  );
 }
 
 describe('Engine', () => {
@@ -44,7 +73,9 @@ describe('Engine', () => {
     const exits = events.filter((e) => e.type === 'cmd.exit');
     expect(starts).toHaveLength(4);
     expect(exits).toHaveLength(4);
-    const out = events.filter((e): e is Extract<EngineEvent, { type: 'cmd.output' }> => e.type === 'cmd.output' && e.host === 'a');
+    const out = events.filter(
+      (e): e is Extract<EngineEvent, { type: 'cmd.output' }> => e.type === 'cmd.output' && e.host === 'a',
+    );
     expect(out.flatMap((e) => e.lines)).toEqual(expect.arrayContaining(['1', '2', '3', 'good']));
     expect(events[0]).toMatchObject({ type: 'stage.state', stage: 'inventory', state: 'running' });
     expect(events.at(-2)).toMatchObject({ type: 'stage.state', state: 'fail' });
@@ -65,7 +96,19 @@ describe('Engine', () => {
   });
 
   it('turns a throwing check into an error verdict instead of crashing', async () => {
-    const broken: StageDef<Facts> = { ...stage, checks: [{ id: 'inventory.boom', title: 'b', scope: 'host', evaluate: () => { throw new Error('kaboom'); } }] };
+    const broken: StageDef<Facts> = {
+      ...stage,
+      checks: [
+        {
+          id: 'inventory.boom',
+          title: 'b',
+          scope: 'host',
+          evaluate: () => {
+            throw new Error('kaboom');
+          },
+        },
+      ],
+    };
     const outcome = await new Engine([host('a', 'good')]).runStage(broken);
     expect(outcome.results[0]).toMatchObject({ status: 'error', host: 'a' });
     expect(outcome.results[0]?.evidence).toContain('kaboom');

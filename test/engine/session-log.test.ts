@@ -23,10 +23,19 @@ function newLog(): SessionLog {
 }
 
 function read(log: SessionLog): Array<Record<string, unknown>> {
-  return readFileSync(log.path, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  return readFileSync(log.path, 'utf8')
+    .trimEnd()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
-const output = (n: number, lines: string[]): EngineEvent => ({ type: 'cmd.output', host: 'a', runId: `r${n}`, stream: 'stdout', lines: lines.map(clean) });
+const output = (n: number, lines: string[]): EngineEvent => ({
+  type: 'cmd.output',
+  host: 'a',
+  runId: `r${n}`,
+  stream: 'stdout',
+  lines: lines.map(clean),
+});
 
 describe('session log', () => {
   it('asks output to wait while a burst is queued, settles once written, and keeps every line in order', async () => {

@@ -23,14 +23,18 @@ describe('setup saves the hosts with the chosen network design', () => {
     expect(session.initialDesign).toBe('A');
     const err = await session.saveHosts(
       // Loopback ports nothing listens on: the session connects after saving, and is refused at once.
-      [{ name: 'gpu-a', address: '127.0.0.1', port: 9, role: 'head' }, { name: 'gpu-b', address: '127.0.0.1', port: 9, role: 'worker' }],
+      [
+        { name: 'gpu-a', address: '127.0.0.1', port: 9, role: 'head' },
+        { name: 'gpu-b', address: '127.0.0.1', port: 9, role: 'worker' },
+      ],
       { design: 'B' },
     );
     expect(err).toBeUndefined();
     expect(saved.load()?.network).toEqual({ design: 'B', mtu: 9000 });
     expect(saved.load()?.hosts.map((h) => h.name)).toEqual(['gpu-a', 'gpu-b']);
     // The session attaches the saved hosts and connects; wait until both refusals are in before closing the log.
-    for (let i = 0; i < 500 && !Object.values(store.getState().panes).every((p) => p.connection === 'failed'); i++) await new Promise((r) => setTimeout(r, 10));
+    for (let i = 0; i < 500 && !Object.values(store.getState().panes).every((p) => p.connection === 'failed'); i++)
+      await new Promise((r) => setTimeout(r, 10));
     expect(Object.values(store.getState().panes).map((p) => p.connection)).toEqual(['failed', 'failed']);
     session.quit();
     await session.close();

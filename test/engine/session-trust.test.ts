@@ -21,7 +21,12 @@ describe('the trust question is a prompt, answered by its id', () => {
   }
 
   const question = (name: string, over: Partial<TrustQuestion> = {}): TrustQuestion => ({
-    name, host: '10.0.0.5', port: 22, fingerprint: `SHA256:${name}`, keyType: 'ssh-ed25519', ...over,
+    name,
+    host: '10.0.0.5',
+    port: 22,
+    fingerprint: `SHA256:${name}`,
+    keyType: 'ssh-ed25519',
+    ...over,
   });
 
   it("carries the transport's certificate-authority sentence to the prompt, and the answer back", async () => {
@@ -30,8 +35,14 @@ describe('the trust question is a prompt, answered by its id', () => {
     const answer = s.askTrust(question('gpu1', { recordIn: '/home/op/.ssh/known_hosts', certificateAuthority: note }));
     const [prompt] = store.getState().ui.prompts;
     expect(prompt).toEqual({
-      id: expect.any(Number), kind: 'trust', host: 'gpu1', address: '10.0.0.5:22', keyType: 'ssh-ed25519',
-      fingerprint: 'SHA256:gpu1', knownHostsFile: '/home/op/.ssh/known_hosts', certificateAuthority: note,
+      id: expect.any(Number),
+      kind: 'trust',
+      host: 'gpu1',
+      address: '10.0.0.5:22',
+      keyType: 'ssh-ed25519',
+      fingerprint: 'SHA256:gpu1',
+      knownHostsFile: '/home/op/.ssh/known_hosts',
+      certificateAuthority: note,
     });
     s.answerTrust(prompt!.id, false);
     expect(await answer).toBe(false);

@@ -9,19 +9,40 @@ import type { EngineEvent } from '../../src/engine/events.js';
 import type { ProbeDef, StageDef, StageId } from '../../src/engine/types.js';
 import { FakeHost } from '../helpers/fake-host.js';
 
-interface Facts { text: string }
+interface Facts {
+  text: string;
+}
 
 const LINKS: ProbeDef = { id: 'links', command: { argv: ['ip', '-j', 'link', 'show'] } };
 const DMESG: ProbeDef = { id: 'dmesg', command: { argv: ['dmesg'] }, sudo: true };
 
 function stage(id: StageId, probes: ProbeDef[], cluster?: StageDef<Facts>['cluster']): StageDef<Facts> {
   return {
-    id, title: id, purpose: id, probes,
-    collect: ({ results }) => ({ text: probes.map((p) => `${p.id}=${results[p.id]?.stdout.trim()}/${results[p.id]?.exitCode}`).join(' ') }),
+    id,
+    title: id,
+    purpose: id,
+    probes,
+    collect: ({ results }) => ({
+      text: probes.map((p) => `${p.id}=${results[p.id]?.stdout.trim()}/${results[p.id]?.exitCode}`).join(' '),
+    }),
     ...(cluster ? { cluster } : {}),
     checks: [
-      { id: `${id}.read`, title: 'r', scope: 'host', evaluate: (f) => ({ status: 'pass', summary: f.text, evidence: f.text }) },
-      ...(cluster ? [{ id: `${id}.pair`, title: 'p', scope: 'pair' as const, evaluate: () => ({ status: 'pass' as const, summary: 'ok', evidence: 'both hosts read' }) }] : []),
+      {
+        id: `${id}.read`,
+        title: 'r',
+        scope: 'host',
+        evaluate: (f) => ({ status: 'pass', summary: f.text, evidence: f.text }),
+      },
+      ...(cluster
+        ? [
+            {
+              id: `${id}.pair`,
+              title: 'p',
+              scope: 'pair' as const,
+              evaluate: () => ({ status: 'pass' as const, summary: 'ok', evidence: 'both hosts read' }),
+            },
+          ]
+        : []),
     ],
   };
 }
@@ -48,13 +69,27 @@ describe('probes shared within one pass', () => {
     const engine = new Engine([a, b]);
     const events: EngineEvent[] = [];
     engine.subscribe((e) => events.push(e));
-    const outcomes = await engine.runStages([stage('inventory', [LINKS]), stage('os', [LINKS, DMESG]), stage('nic-stack', [DMESG, LINKS])]);
+    const outcomes = await engine.runStages([
+      stage('inventory', [LINKS]),
+      stage('os', [LINKS, DMESG]),
+      stage('nic-stack', [DMESG, LINKS]),
+    ]);
     expect([ran(a, 'ip -j link'), ran(b, 'ip -j link'), ran(a, 'dmesg'), ran(b, 'dmesg')]).toEqual([1, 1, 1, 1]);
-    expect(summaries(outcomes, 'a')).toEqual(['links=a links #1/0', 'links=a links #1/0 dmesg=a kernel ok/0', 'dmesg=a kernel ok/0 links=a links #1/0']);
-    expect(summaries(outcomes, 'b')).toEqual(['links=b links #1/0', 'links=b links #1/0 dmesg=b kernel ok/0', 'dmesg=b kernel ok/0 links=b links #1/0']);
+    expect(summaries(outcomes, 'a')).toEqual([
+      'links=a links #1/0',
+      'links=a links #1/0 dmesg=a kernel ok/0',
+      'dmesg=a kernel ok/0 links=a links #1/0',
+    ]);
+    expect(summaries(outcomes, 'b')).toEqual([
+      'links=b links #1/0',
+      'links=b links #1/0 dmesg=b kernel ok/0',
+      'dmesg=b kernel ok/0 links=b links #1/0',
+    ]);
 
     // Every stage still shows its commands: a start (marked where reused), the output, an exit.
-    const starts = events.filter((e): e is Extract<EngineEvent, { type: 'cmd.start' }> => e.type === 'cmd.start' && e.host === 'a');
+    const starts = events.filter(
+      (e): e is Extract<EngineEvent, { type: 'cmd.start' }> => e.type === 'cmd.start' && e.host === 'a',
+    );
     expect(starts.map((s) => [s.stage, s.probe, s.reusedFrom])).toEqual([
       ['inventory', 'links', undefined],
       ['os', 'links', 'inventory/links'],
@@ -63,9 +98,16 @@ describe('probes shared within one pass', () => {
       ['nic-stack', 'links', 'inventory/links'],
     ]);
     for (const s of starts.filter((x) => x.reusedFrom)) {
-      const out = events.filter((e): e is Extract<EngineEvent, { type: 'cmd.output' }> => e.type === 'cmd.output' && e.runId === s.runId).flatMap((e) => e.lines);
+      const out = events
+        .filter(
+          (e): e is Extract<EngineEvent, { type: 'cmd.output' }> => e.type === 'cmd.output' && e.runId === s.runId,
+        )
+        .flatMap((e) => e.lines);
       expect(out.length, `${s.stage}/${s.probe} output shown`).toBe(1);
-      expect(events.find((e) => e.type === 'cmd.exit' && e.runId === s.runId)).toMatchObject({ exitCode: 0, durationMs: 0 });
+      expect(events.find((e) => e.type === 'cmd.exit' && e.runId === s.runId)).toMatchObject({
+        exitCode: 0,
+        durationMs: 0,
+      });
       expect(s.commandLine).toContain(s.probe === 'links' ? 'ip -j link show' : 'dmesg');
     }
     // The pass is one busy period: idle once, at the end.
@@ -80,7 +122,11 @@ describe('probes shared within one pass', () => {
       await Promise.all(ctx.hosts.map((h) => ctx.run(h, 'touch', { argv: ['touch', '/tmp/x'] })));
       return undefined;
     };
-    const outcomes = await new Engine([a, b]).runStages([stage('inventory', [LINKS]), stage('rdma-link', [LINKS], touching), stage('os', [LINKS])]);
+    const outcomes = await new Engine([a, b]).runStages([
+      stage('inventory', [LINKS]),
+      stage('rdma-link', [LINKS], touching),
+      stage('os', [LINKS]),
+    ]);
     expect(ran(a, 'ip -j link')).toBe(2);
     expect(summaries(outcomes, 'a')).toEqual(['links=a links #1/0', 'links=a links #1/0', 'links=a links #2/0']);
   });
@@ -91,7 +137,11 @@ describe('probes shared within one pass', () => {
       await Promise.all(ctx.hosts.map((h) => ctx.run(h, 'clock', { argv: ['date', '+%s'] }, { readsOnly: true })));
       return undefined;
     };
-    await new Engine([a, countingHost('b')]).runStages([stage('inventory', [LINKS]), stage('os', [LINKS], reading), stage('nic-stack', [LINKS])]);
+    await new Engine([a, countingHost('b')]).runStages([
+      stage('inventory', [LINKS]),
+      stage('os', [LINKS], reading),
+      stage('nic-stack', [LINKS]),
+    ]);
     expect(ran(a, 'date')).toBe(1);
     expect(ran(a, 'ip -j link')).toBe(1);
   });
@@ -106,17 +156,25 @@ describe('probes shared within one pass', () => {
     class FirstTimesOut extends FakeHost {
       override async run(...args: Parameters<FakeHost['run']>) {
         const r = await super.run(...args);
-        return ran(this, 'ip -j link') === 1 && r.commandLine.includes('ip -j link') ? { ...r, exitCode: null, signal: 'TERM', stdout: '', timedOut: true } : r;
+        return ran(this, 'ip -j link') === 1 && r.commandLine.includes('ip -j link')
+          ? { ...r, exitCode: null, signal: 'TERM', stdout: '', timedOut: true }
+          : r;
       }
     }
     const b = new FirstTimesOut('b', (line) => (line.includes('ip -j link') ? { stdout: 'links\n' } : undefined));
-    const outcomes = await new Engine([b]).runStages([stage('inventory', [LINKS]), stage('os', [LINKS]), stage('nic-stack', [LINKS])]);
+    const outcomes = await new Engine([b]).runStages([
+      stage('inventory', [LINKS]),
+      stage('os', [LINKS]),
+      stage('nic-stack', [LINKS]),
+    ]);
     expect(ran(b, 'ip -j link')).toBe(2); // the second stage ran it again, the third reused that
     expect(summaries(outcomes, 'b')).toEqual(['links=/null', 'links=links/0', 'links=links/0']);
   });
 
   it('a cancelled pass stops: the stages not reached are not run', async () => {
-    const slow = new FakeHost('c', (line) => (line.includes('ip -j link') ? { stdout: 'late\n', gate: new Promise(() => undefined) } : undefined));
+    const slow = new FakeHost('c', (line) =>
+      line.includes('ip -j link') ? { stdout: 'late\n', gate: new Promise(() => undefined) } : undefined,
+    );
     const engine = new Engine([slow]);
     const pass = engine.runStages([stage('inventory', [LINKS]), stage('os', [LINKS, DMESG])]);
     await new Promise<void>((r) => setImmediate(r));
@@ -138,7 +196,11 @@ describe('probes shared within one pass', () => {
     const a = countingHost('a');
     const asRoot: ProbeDef = { ...LINKS, id: 'links-root', sudo: true };
     const other: ProbeDef = { id: 'links-all', command: { argv: ['ip', '-j', 'link', 'show', 'up'] } };
-    await new Engine([a]).runStages([stage('inventory', [LINKS]), stage('os', [asRoot, other]), stage('nic-stack', [LINKS, asRoot, other])]);
+    await new Engine([a]).runStages([
+      stage('inventory', [LINKS]),
+      stage('os', [asRoot, other]),
+      stage('nic-stack', [LINKS, asRoot, other]),
+    ]);
     expect(a.ran.filter((l) => l.includes('ip -j link show'))).toHaveLength(3);
   });
 });

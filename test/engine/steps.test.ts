@@ -3,7 +3,15 @@ import { Engine } from '../../src/engine/runner.js';
 import { StepExecutor, type ApplyOptions } from '../../src/engine/steps.js';
 import type { EngineEvent } from '../../src/engine/events.js';
 import type { StageDef } from '../../src/engine/types.js';
-import type { Command, Host, HostConnectionState, RunOptions, RunResult, WriteFileOptions, WriteFileResult } from '../../src/transport/types.js';
+import type {
+  Command,
+  Host,
+  HostConnectionState,
+  RunOptions,
+  RunResult,
+  WriteFileOptions,
+  WriteFileResult,
+} from '../../src/transport/types.js';
 import { buildCommand } from '../../src/transport/quote.js';
 
 /** A host with files and a log of what ran: enough state for steps to change and checks to see it. */
@@ -23,10 +31,21 @@ class StatefulHost implements Host {
     const done = (exitCode: number, stdout = '', stderr = ''): RunResult => {
       if (stdout) options.onStdout?.(stdout);
       if (stderr) options.onStderr?.(stderr);
-      return { commandLine: line, exitCode, signal: null, stdout, stderr, durationMs: 1, timedOut: false, cancelled: false, truncated: false };
+      return {
+        commandLine: line,
+        exitCode,
+        signal: null,
+        stdout,
+        stderr,
+        durationMs: 1,
+        timedOut: false,
+        cancelled: false,
+        truncated: false,
+      };
     };
     const argv = 'argv' in command ? command.argv : [];
-    if (this.failOn?.test(line)) return done(3, '', 'Job for demo.service failed.\nSee "systemctl status demo.service" for details.\n');
+    if (this.failOn?.test(line))
+      return done(3, '', 'Job for demo.service failed.\nSee "systemctl status demo.service" for details.\n');
     if (argv[0] === 'cat' && argv[1] === '--') {
       const f = this.files.get(argv[2]!);
       return f === undefined ? done(1, '', `cat: ${argv[2]}: No such file or directory\n`) : done(0, f);
@@ -67,7 +86,10 @@ class StatefulHost implements Host {
   async close(): Promise<void> {}
 }
 
-interface Facts { conf?: string; started: boolean }
+interface Facts {
+  conf?: string;
+  started: boolean;
+}
 
 const CONF = '/etc/demo.conf';
 function stage(danger: 'safe' | 'disruptive' = 'safe', order?: 'reverse'): StageDef<Facts> {
@@ -85,15 +107,22 @@ function stage(danger: 'safe' | 'disruptive' = 'safe', order?: 'reverse'): Stage
     }),
     checks: [
       {
-        id: 'os.demo', title: 'demo configured', scope: 'host',
-        evaluate: (f, _h, ctx) => (f.conf === `value=${ctx.config.qos.priority}\n` && f.started
-          ? { status: 'pass', summary: 'configured', evidence: f.conf }
-          : { status: 'fail', summary: 'not configured', evidence: f.conf ?? '(no file)', fix: 'apply os.demo' }),
+        id: 'os.demo',
+        title: 'demo configured',
+        scope: 'host',
+        evaluate: (f, _h, ctx) =>
+          f.conf === `value=${ctx.config.qos.priority}\n` && f.started
+            ? { status: 'pass', summary: 'configured', evidence: f.conf }
+            : { status: 'fail', summary: 'not configured', evidence: f.conf ?? '(no file)', fix: 'apply os.demo' },
       },
     ],
     steps: [
       {
-        id: 'os.demo', title: 'configure demo', danger, guards: ['os.demo'], ...(order ? { order } : {}),
+        id: 'os.demo',
+        title: 'configure demo',
+        danger,
+        guards: ['os.demo'],
+        ...(order ? { order } : {}),
         plan: (ctx) => ({
           summary: `write ${CONF} and start demo on ${ctx.host}`,
           files: [{ path: CONF, content: `value=${ctx.config.qos.priority}\n`, mode: 0o644 }],
@@ -115,7 +144,10 @@ describe('StepExecutor', () => {
     engine.subscribe((e) => events.push(e));
     const first = await new StepExecutor(engine, OPTS).applyStage(stage());
     expect(first.changed).toBe(2);
-    expect(first.steps?.map((s) => [s.host, s.status])).toEqual([['n1', 'applied'], ['n2', 'applied']]);
+    expect(first.steps?.map((s) => [s.host, s.status])).toEqual([
+      ['n1', 'applied'],
+      ['n2', 'applied'],
+    ]);
     expect(first.results.every((r) => r.status === 'pass')).toBe(true);
     // The previous version is kept in the run's backup directory.
     expect(hosts[0]!.files.get(`/var/lib/l20-setup/backup/RUN1${CONF}`)).toBe('value=7\n');
@@ -147,7 +179,10 @@ describe('StepExecutor', () => {
     const out = await new StepExecutor(engine, { ...OPTS, dryRun: true }).applyStage(stage());
     const step = out.steps?.[0];
     expect(step?.status).toBe('planned');
-    expect(step?.commands).toEqual(['sudo install -D -m 0644 -o root -g root /dev/stdin /etc/demo.conf', 'sudo touch /run/demo.started']);
+    expect(step?.commands).toEqual([
+      'sudo install -D -m 0644 -o root -g root /dev/stdin /etc/demo.conf',
+      'sudo touch /run/demo.started',
+    ]);
     expect(step?.diff).toContain('--- /dev/null\n+++ /etc/demo.conf');
     expect(step?.diff).toContain('+value=3');
     expect(hosts[0]!.files.has(CONF)).toBe(false);
@@ -176,11 +211,15 @@ describe('StepExecutor', () => {
     expect(hosts[0]!.files.has(CONF)).toBe(false);
 
     const asked: string[][] = [];
-    const ok = await new StepExecutor(engine, { ...OPTS, yes: false, confirm: async (_s, _step, names, plans) => {
-      asked.push([...names]);
-      expect(plans.every((p) => p.diff.includes('+value=3'))).toBe(true);
-      return true;
-    } }).applyStage(stage('disruptive'));
+    const ok = await new StepExecutor(engine, {
+      ...OPTS,
+      yes: false,
+      confirm: async (_s, _step, names, plans) => {
+        asked.push([...names]);
+        expect(plans.every((p) => p.diff.includes('+value=3'))).toBe(true);
+        return true;
+      },
+    }).applyStage(stage('disruptive'));
     expect(asked).toEqual([['n1', 'n2']]);
     expect(ok.changed).toBe(2);
   });
@@ -200,13 +239,25 @@ describe('StepExecutor', () => {
 describe('StepExecutor.applyStages', () => {
   /** A test-only stage (no steps) that fails while the conf pins a value a later stage removes. */
   const tests: StageDef<Facts> = {
-    id: 'rdma-link', title: 't', purpose: 'p',
+    id: 'rdma-link',
+    title: 't',
+    purpose: 'p',
     probes: [{ id: 'conf', command: { argv: ['cat', '--', CONF] } }],
-    collect: ({ results }) => ({ ...(results.conf?.exitCode === 0 ? { conf: results.conf.stdout } : {}), started: true }),
-    checks: [{
-      id: 'rdma-link.pinned', title: 'p', scope: 'host',
-      evaluate: (f) => (f.conf?.includes('pinned') ? { status: 'fail', summary: 'a pinned value breaks the link test', evidence: f.conf } : { status: 'pass', summary: 'ok', evidence: f.conf ?? '(no file: nothing pinned)' }),
-    }],
+    collect: ({ results }) => ({
+      ...(results.conf?.exitCode === 0 ? { conf: results.conf.stdout } : {}),
+      started: true,
+    }),
+    checks: [
+      {
+        id: 'rdma-link.pinned',
+        title: 'p',
+        scope: 'host',
+        evaluate: (f) =>
+          f.conf?.includes('pinned')
+            ? { status: 'fail', summary: 'a pinned value breaks the link test', evidence: f.conf }
+            : { status: 'pass', summary: 'ok', evidence: f.conf ?? '(no file: nothing pinned)' },
+      },
+    ],
   };
 
   it('does not stop at a stage whose failure no step of its own guards, and re-checks it at the end', async () => {
@@ -216,7 +267,10 @@ describe('StepExecutor.applyStages', () => {
     const fixer = { ...stage(), id: 'nccl' as const };
     const run = await new StepExecutor(engine, OPTS).applyStages([tests, fixer]);
     expect(run.stoppedAfter).toBeUndefined();
-    expect(run.outcomes.map((o) => [o.stage, o.results.every((r) => r.status === 'pass')])).toEqual([['rdma-link', true], ['nccl', true]]);
+    expect(run.outcomes.map((o) => [o.stage, o.results.every((r) => r.status === 'pass')])).toEqual([
+      ['rdma-link', true],
+      ['nccl', true],
+    ]);
   });
 
   it('stops at a stage that cannot fix a check its own steps guard, and names what did not run', async () => {
@@ -250,20 +304,50 @@ describe('steps with their own procedure and a lost connection', () => {
   function procedureStage(host: LosingHost, calls: { n: number }): StageDef<Facts> {
     return {
       ...stage(),
-      steps: [{
-        id: 'os.demo', title: 'armed change', danger: 'safe', guards: ['os.demo'],
-        async execute(ctx) {
-          calls.n++;
-          const proof = await ctx.probeFreshConnection('n1');
-          if (calls.n === 1) {
-            host.lose();
-            return [{ id: 'os.demo', stage: 'os', host: 'n1', status: 'failed', danger: 'safe', summary: 'armed change', commands: [], diff: '', changed: false, error: `session lost; proof ${proof.ok}` }];
-          }
-          host.files.set(CONF, 'value=3\n');
-          host.files.set('/run/demo.started', '');
-          return [{ id: 'os.demo', stage: 'os', host: 'n1', status: 'applied', danger: 'safe', summary: 'armed change', commands: [], diff: '', changed: true }];
+      steps: [
+        {
+          id: 'os.demo',
+          title: 'armed change',
+          danger: 'safe',
+          guards: ['os.demo'],
+          async execute(ctx) {
+            calls.n++;
+            const proof = await ctx.probeFreshConnection('n1');
+            if (calls.n === 1) {
+              host.lose();
+              return [
+                {
+                  id: 'os.demo',
+                  stage: 'os',
+                  host: 'n1',
+                  status: 'failed',
+                  danger: 'safe',
+                  summary: 'armed change',
+                  commands: [],
+                  diff: '',
+                  changed: false,
+                  error: `session lost; proof ${proof.ok}`,
+                },
+              ];
+            }
+            host.files.set(CONF, 'value=3\n');
+            host.files.set('/run/demo.started', '');
+            return [
+              {
+                id: 'os.demo',
+                stage: 'os',
+                host: 'n1',
+                status: 'applied',
+                danger: 'safe',
+                summary: 'armed change',
+                commands: [],
+                diff: '',
+                changed: true,
+              },
+            ];
+          },
         },
-      }],
+      ],
     };
   }
 
@@ -272,7 +356,9 @@ describe('steps with their own procedure and a lost connection', () => {
     const calls = { n: 0 };
     const engine = new Engine([host]);
     const notes: string[] = [];
-    engine.subscribe((e) => { if (e.type === 'step.note') notes.push(e.line); });
+    engine.subscribe((e) => {
+      if (e.type === 'step.note') notes.push(e.line);
+    });
     const out = await new StepExecutor(engine, OPTS).applyStage(procedureStage(host, calls));
     expect(calls.n).toBe(2);
     expect(out.steps?.map((s) => s.status)).toEqual(['applied']);

@@ -2,25 +2,51 @@ import { describe, expect, it } from 'vitest';
 import { initialState, PANE_LINES, reduce, stageStatusFor, Store } from '../../src/engine/store.js';
 import { clean } from '../../src/util/sanitize.js';
 
-const hosts = [{ name: 'a', address: '127.0.0.1:1' }, { name: 'b', address: '127.0.0.1:2' }];
+const hosts = [
+  { name: 'a', address: '127.0.0.1:1' },
+  { name: 'b', address: '127.0.0.1:2' },
+];
 
 describe('store reducer', () => {
   it('tracks commands, bounded output and check results per host', () => {
     let s = initialState(hosts);
     s = reduce(s, { type: 'stage.state', stage: 'inventory', state: 'running' });
     expect(s.busy).toBe(true);
-    s = reduce(s, { type: 'cmd.start', host: 'a', runId: 'r1', stage: 'inventory', probe: 'kernel', commandLine: 'LC_ALL=C uname -r', sudo: false });
+    s = reduce(s, {
+      type: 'cmd.start',
+      host: 'a',
+      runId: 'r1',
+      stage: 'inventory',
+      probe: 'kernel',
+      commandLine: 'LC_ALL=C uname -r',
+      sudo: false,
+    });
     const many = Array.from({ length: PANE_LINES + 50 }, (_, i) => `line ${i}`);
     s = reduce(s, { type: 'cmd.output', host: 'a', runId: 'r1', stream: 'stdout', lines: many.map(clean) });
-    s = reduce(s, { type: 'cmd.exit', host: 'a', runId: 'r1', exitCode: 0, signal: null, durationMs: 12, timedOut: false, cancelled: false });
+    s = reduce(s, {
+      type: 'cmd.exit',
+      host: 'a',
+      runId: 'r1',
+      exitCode: 0,
+      signal: null,
+      durationMs: 12,
+      timedOut: false,
+      cancelled: false,
+    });
     expect(s.panes.a!.output.inventory!.lines).toHaveLength(PANE_LINES);
     expect(s.panes.a!.output.inventory!.lines.at(-1)?.text).toBe(`line ${PANE_LINES + 49}`);
     expect(s.panes.a!.output.inventory!.totalLines).toBe(PANE_LINES + 50);
     expect(s.panes.a!.commands[0]).toMatchObject({ running: false, exitCode: 0, durationMs: 12 });
     expect(s.panes.b!.output).toEqual({});
     expect(stageStatusFor(s, 'inventory', 'a')).toBe('running');
-    s = reduce(s, { type: 'check.result', result: { id: 'inventory.os', stage: 'inventory', host: 'a', status: 'warn', summary: 'x', evidence: '' } });
-    s = reduce(s, { type: 'check.result', result: { id: 'inventory.gpus', stage: 'inventory', host: 'a', status: 'pass', summary: 'y', evidence: '' } });
+    s = reduce(s, {
+      type: 'check.result',
+      result: { id: 'inventory.os', stage: 'inventory', host: 'a', status: 'warn', summary: 'x', evidence: '' },
+    });
+    s = reduce(s, {
+      type: 'check.result',
+      result: { id: 'inventory.gpus', stage: 'inventory', host: 'a', status: 'pass', summary: 'y', evidence: '' },
+    });
     s = reduce(s, { type: 'stage.state', stage: 'inventory', state: 'warn' });
     s = reduce(s, { type: 'engine.idle' });
     expect(s.busy).toBe(false);
@@ -30,26 +56,61 @@ describe('store reducer', () => {
 
   it('a new run of a stage clears its previous results and commands', () => {
     let s = initialState(hosts);
-    s = reduce(s, { type: 'check.result', result: { id: 'inventory.os', stage: 'inventory', host: 'a', status: 'fail', summary: 'x', evidence: '' } });
-    s = reduce(s, { type: 'cmd.start', host: 'a', runId: 'r1', stage: 'inventory', probe: 'p', commandLine: 'x', sudo: false });
+    s = reduce(s, {
+      type: 'check.result',
+      result: { id: 'inventory.os', stage: 'inventory', host: 'a', status: 'fail', summary: 'x', evidence: '' },
+    });
+    s = reduce(s, {
+      type: 'cmd.start',
+      host: 'a',
+      runId: 'r1',
+      stage: 'inventory',
+      probe: 'p',
+      commandLine: 'x',
+      sudo: false,
+    });
     s = reduce(s, { type: 'stage.state', stage: 'inventory', state: 'running' });
     expect(s.checks.inventory).toHaveLength(0);
     expect(s.panes.a!.commands).toHaveLength(0);
   });
 
-  it('keeps each stage\'s commands and output: running the next stage leaves the earlier one\'s for its view', () => {
+  it("keeps each stage's commands and output: running the next stage leaves the earlier one's for its view", () => {
     let s = initialState(hosts);
     const run = (stage: 'inventory' | 'os', runId: string, lines: string[]) => {
       s = reduce(s, { type: 'stage.state', stage, state: 'running' });
-      s = reduce(s, { type: 'cmd.start', host: 'a', runId, stage, probe: `${stage}-probe`, commandLine: 'x', sudo: false });
+      s = reduce(s, {
+        type: 'cmd.start',
+        host: 'a',
+        runId,
+        stage,
+        probe: `${stage}-probe`,
+        commandLine: 'x',
+        sudo: false,
+      });
       s = reduce(s, { type: 'cmd.output', host: 'a', runId, stream: 'stdout', lines: lines.map(clean) });
-      s = reduce(s, { type: 'cmd.exit', host: 'a', runId, exitCode: 0, signal: null, durationMs: 1, timedOut: false, cancelled: false });
+      s = reduce(s, {
+        type: 'cmd.exit',
+        host: 'a',
+        runId,
+        exitCode: 0,
+        signal: null,
+        durationMs: 1,
+        timedOut: false,
+        cancelled: false,
+      });
       s = reduce(s, { type: 'step.note', stage, step: 'note', host: 'a', line: clean(`${stage} note`) });
     };
     run('inventory', 'r1', ['inv 1', 'inv 2']);
     run('os', 'r2', ['os 1']);
-    expect(s.panes.a!.commands.map((c) => [c.stage, c.runId])).toEqual([['inventory', 'r1'], ['os', 'r2']]);
-    expect(s.panes.a!.output.inventory!.lines.map((l) => [l.text, l.probe])).toEqual([['inv 1', 'inventory-probe'], ['inv 2', 'inventory-probe'], ['inventory note', 'note']]);
+    expect(s.panes.a!.commands.map((c) => [c.stage, c.runId])).toEqual([
+      ['inventory', 'r1'],
+      ['os', 'r2'],
+    ]);
+    expect(s.panes.a!.output.inventory!.lines.map((l) => [l.text, l.probe])).toEqual([
+      ['inv 1', 'inventory-probe'],
+      ['inv 2', 'inventory-probe'],
+      ['inventory note', 'note'],
+    ]);
     expect(s.panes.a!.output.os!.lines.map((l) => l.text)).toEqual(['os 1', 'os note']);
     // Running inventory again replaces only its own commands and output.
     s = reduce(s, { type: 'stage.state', stage: 'inventory', state: 'running' });
@@ -57,20 +118,44 @@ describe('store reducer', () => {
     expect(s.panes.a!.output.inventory).toBeUndefined();
     expect(s.panes.a!.output.os!.totalLines).toBe(2);
     // Lines the coalescer counted but did not carry go to the stage of the lines it carried.
-    s = reduce(s, { type: 'cmd.start', host: 'a', runId: 'r3', stage: 'inventory', probe: 'p', commandLine: 'x', sudo: false });
-    s = reduce(s, { type: 'pane.output', host: 'a', omitted: 40, batches: [{ runId: 'r3', stream: 'stderr', lines: ['tail'] }] });
-    expect(s.panes.a!.output.inventory).toEqual({ lines: [{ text: 'tail', stderr: true, probe: 'p' }], totalLines: 41 });
+    s = reduce(s, {
+      type: 'cmd.start',
+      host: 'a',
+      runId: 'r3',
+      stage: 'inventory',
+      probe: 'p',
+      commandLine: 'x',
+      sudo: false,
+    });
+    s = reduce(s, {
+      type: 'pane.output',
+      host: 'a',
+      omitted: 40,
+      batches: [{ runId: 'r3', stream: 'stderr', lines: ['tail'] }],
+    });
+    expect(s.panes.a!.output.inventory).toEqual({
+      lines: [{ text: 'tail', stderr: true, probe: 'p' }],
+      totalLines: 41,
+    });
     expect(s.panes.a!.output.os!.totalLines).toBe(2);
   });
 
   it('leaves other panes untouched (identity) so their views do not re-render', () => {
-    const s0 = reduce(initialState(hosts), { type: 'cmd.start', host: 'a', runId: 'r', stage: 'inventory', probe: 'p', commandLine: 'x', sudo: false });
+    const s0 = reduce(initialState(hosts), {
+      type: 'cmd.start',
+      host: 'a',
+      runId: 'r',
+      stage: 'inventory',
+      probe: 'p',
+      commandLine: 'x',
+      sudo: false,
+    });
     const s1 = reduce(s0, { type: 'cmd.output', host: 'a', runId: 'r', stream: 'stdout', lines: [clean('x')] });
     expect(s1.panes.b).toBe(s0.panes.b);
     expect(s1.panes.a).not.toBe(s0.panes.a);
   });
 
-  it('Store notifies subscribers only on change; the session\'s words to the operator are not engine state', () => {
+  it("Store notifies subscribers only on change; the session's words to the operator are not engine state", () => {
     const store = new Store(initialState(hosts));
     let calls = 0;
     store.subscribe(() => calls++);
@@ -79,7 +164,10 @@ describe('store reducer', () => {
     store.dispatch({ type: 'prompt.open', prompt: { id: 1, kind: 'plan', stage: 'qos', planned: true } });
     store.dispatch({ type: 'monitor.open' });
     expect(store.getState()).toBe(before);
-    store.dispatch({ type: 'check.result', result: { id: 'inventory.os', stage: 'inventory', host: 'a', status: 'pass', summary: 'x', evidence: '' } });
+    store.dispatch({
+      type: 'check.result',
+      result: { id: 'inventory.os', stage: 'inventory', host: 'a', status: 'pass', summary: 'x', evidence: '' },
+    });
     store.dispatch({ type: 'cmd.output', host: 'nobody', runId: 'r', stream: 'stdout', lines: [clean('x')] });
     expect(calls).toBe(1);
     expect(store.getState().checks.inventory).toHaveLength(1);

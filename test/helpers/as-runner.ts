@@ -8,8 +8,12 @@ import { groundedVerdict } from '../../src/engine/verdict-guard.js';
 import type { RunResult } from '../../src/transport/types.js';
 
 export function hostVerdictAsRun<F>(
-  probes: readonly ProbeDef[], check: HostCheckDef<F>, results: Readonly<Record<string, RunResult>>,
-  collect: (results: Readonly<Record<string, RunResult>>) => F, host: string, ctx: StageContext,
+  probes: readonly ProbeDef[],
+  check: HostCheckDef<F>,
+  results: Readonly<Record<string, RunResult>>,
+  collect: (results: Readonly<Record<string, RunResult>>) => F,
+  host: string,
+  ctx: StageContext,
 ): Verdict {
   const problems = unreadableNeeds(probes, check.needs, results);
   if (problems.length > 0) return cannotTellVerdict(problems, host);

@@ -10,10 +10,19 @@ export const BIN = join(ROOT, 'bin/l20-setup.js');
 const run = promisify(execFile);
 
 export function cliEnv(home = mkdtempSync(join(tmpdir(), 'l20-cli-home-'))): NodeJS.ProcessEnv {
-  return { ...process.env, HOME: home, XDG_STATE_HOME: join(home, 'state'), XDG_CONFIG_HOME: join(home, 'config'), NO_COLOR: '1' };
+  return {
+    ...process.env,
+    HOME: home,
+    XDG_STATE_HOME: join(home, 'state'),
+    XDG_CONFIG_HOME: join(home, 'config'),
+    NO_COLOR: '1',
+  };
 }
 
-export async function cli(args: string[], env: NodeJS.ProcessEnv = cliEnv()): Promise<{ code: number; stdout: string; stderr: string }> {
+export async function cli(
+  args: string[],
+  env: NodeJS.ProcessEnv = cliEnv(),
+): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const r = await run(process.execPath, [BIN, ...args], { env, maxBuffer: 64 * 1024 * 1024 });
     return { code: 0, stdout: r.stdout, stderr: r.stderr };

@@ -3,7 +3,13 @@
  * (src/engine/verdict-guard.ts), so the product is not the only judge of itself. Used by the lab scenarios'
  * test, the real-host conformance suite and the H200 replay.
  */
-export interface CheckJson { id: string; host?: string | null; status: string; summary: string; evidence: string }
+export interface CheckJson {
+  id: string;
+  host?: string | null;
+  status: string;
+  summary: string;
+  evidence: string;
+}
 
 /** A value that was never read, printed as `?`, `x?`, undefined, NaN or an object's default string. */
 const UNREAD = /(?:^|[\s(:=,/])\?(?=$|[\s),.;:/]|GT)|\bx\?(?!\w)|\bundefined\b|\bNaN\b|\[object Object\]/m;

@@ -1,5 +1,12 @@
 /** A transport Host that replays recorded outputs per command line: for engine and check tests. */
-import type { Command, Host, HostConnectionState, RunOptions, RunResult, WriteFileResult } from '../../src/transport/types.js';
+import type {
+  Command,
+  Host,
+  HostConnectionState,
+  RunOptions,
+  RunResult,
+  WriteFileResult,
+} from '../../src/transport/types.js';
 import { buildCommand } from '../../src/transport/quote.js';
 
 export interface Recorded {
@@ -43,16 +50,35 @@ export class FakeHost implements Host {
     const rec = this.respond(line, command) ?? { stderr: `bash: command not found\n`, exitCode: 127 };
     const started = Date.now();
     if (rec.gate) {
-      const aborted = new Promise<'aborted'>((resolve) => options.signal?.addEventListener('abort', () => resolve('aborted'), { once: true }));
+      const aborted = new Promise<'aborted'>((resolve) =>
+        options.signal?.addEventListener('abort', () => resolve('aborted'), { once: true }),
+      );
       if ((await Promise.race([rec.gate.then(() => 'done' as const), aborted])) === 'aborted') {
-        return { commandLine: line, exitCode: null, signal: 'TERM', stdout: '', stderr: '', durationMs: Date.now() - started, timedOut: false, cancelled: true, truncated: false };
+        return {
+          commandLine: line,
+          exitCode: null,
+          signal: 'TERM',
+          stdout: '',
+          stderr: '',
+          durationMs: Date.now() - started,
+          timedOut: false,
+          cancelled: true,
+          truncated: false,
+        };
       }
     }
     if (rec.stdout) options.onStdout?.(rec.stdout);
     if (rec.stderr) options.onStderr?.(rec.stderr);
     return {
-      commandLine: line, exitCode: rec.exitCode ?? 0, signal: null, stdout: rec.stdout ?? '', stderr: rec.stderr ?? '',
-      durationMs: Date.now() - started, timedOut: false, cancelled: false, truncated: false,
+      commandLine: line,
+      exitCode: rec.exitCode ?? 0,
+      signal: null,
+      stdout: rec.stdout ?? '',
+      stderr: rec.stderr ?? '',
+      durationMs: Date.now() - started,
+      timedOut: false,
+      cancelled: false,
+      truncated: false,
     };
   }
 

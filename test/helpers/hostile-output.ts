@@ -61,7 +61,11 @@ export const HOSTILE: readonly HostileEntry[] = [
   entry('bidi marks LRM/RLM/ALM', '\u200e\u200f\u061c'),
   entry('NUL', bytes([0x00])),
   // ff, fe: never valid; c3 28: a lead byte without its continuation; ed a0 80: an encoded surrogate.
-  entry('invalid UTF-8 bytes', bytes([0xff, 0xfe, 0xc3, 0x28, 0xed, 0xa0, 0x80]), '\ufffd\ufffd\ufffd(\ufffd\ufffd\ufffd'),
+  entry(
+    'invalid UTF-8 bytes',
+    bytes([0xff, 0xfe, 0xc3, 0x28, 0xed, 0xa0, 0x80]),
+    '\ufffd\ufffd\ufffd(\ufffd\ufffd\ufffd',
+  ),
   entry('BEL', BEL),
   entry('DEL', '\u007f'),
   entry('backspace overstrike', '\b\b\b\b\b\b'),

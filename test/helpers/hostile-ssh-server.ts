@@ -61,9 +61,10 @@ export async function hostileSshServer(
   return {
     port: address.port,
     // A client that never closes its side would keep server.close() waiting: those sockets are destroyed.
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      for (const sock of open) sock.destroy();
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const sock of open) sock.destroy();
+      }),
   };
 }

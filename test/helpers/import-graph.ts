@@ -98,8 +98,15 @@ export function buildImportGraph(root: string, dirs: readonly string[]): ImportG
         continue;
       }
       // The package is "type": "module", so every file resolves as ESM (import conditions, explicit extensions).
-      const resolved = ts.resolveModuleName(specifier, absolute, options, host, cache, undefined, ts.ModuleKind.ESNext)
-        .resolvedModule;
+      const resolved = ts.resolveModuleName(
+        specifier,
+        absolute,
+        options,
+        host,
+        cache,
+        undefined,
+        ts.ModuleKind.ESNext,
+      ).resolvedModule;
       if (!resolved) {
         // Only a broken import of scanned source counts: bin/ reaches the build output (dist/), which may not exist.
         const wouldBe = toPosix(relative(absoluteRoot, resolve(absolute, '..', specifier)));

@@ -8,7 +8,10 @@ import { BIN } from './cli.js';
  * `netns`, inside that network namespace (`ip netns exec` execs node in place: the child's pid is the lab's).
  */
 export async function serveLab(
-  args: string[], inventory: string, env: NodeJS.ProcessEnv, netns?: string,
+  args: string[],
+  inventory: string,
+  env: NodeJS.ProcessEnv,
+  netns?: string,
 ): Promise<ChildProcess> {
   const argv = [BIN, 'lab', 'serve', ...args, '--inventory-out', inventory];
   const lab = netns
@@ -42,7 +45,10 @@ export async function stopLab(lab: ChildProcess | undefined): Promise<void> {
 
 /** OpenSSH with the config `lab serve` wrote; the script (if any) on its stdin. */
 export function sshVia(
-  inventory: string, env: NodeJS.ProcessEnv, args: string[], stdin = '',
+  inventory: string,
+  env: NodeJS.ProcessEnv,
+  args: string[],
+  stdin = '',
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const argv = ['-F', `${inventory}.ssh_config`, '-o', 'BatchMode=yes', ...args];

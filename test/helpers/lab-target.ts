@@ -23,7 +23,12 @@ export async function labTarget(options: LabOptions = {}): Promise<LabTarget> {
   const { config, files } = labInventory(lab, dir);
   const hosts = hostsFromConfig(config);
   return {
-    lab, config, hosts, dir, knownHostsFile: files.knownHostsFile, identityFile: files.identityFile,
+    lab,
+    config,
+    hosts,
+    dir,
+    knownHostsFile: files.knownHostsFile,
+    identityFile: files.identityFile,
     async close() {
       await Promise.all(hosts.map((h) => h.close()));
       await lab.close();

@@ -15,7 +15,11 @@ export function hostsOf(n: number): Array<{ name: string; address: string }> {
 export type Verdict = (stage: StageId, check: string, host: string | null) => CheckStatus;
 
 /** Runs `stages` (default: all) on every host of the store, `lines` output lines per probe. */
-export function runStages(store: AppStore, verdict: Verdict, o: { stages?: readonly StageDef<any, any>[]; lines?: number } = {}): void {
+export function runStages(
+  store: AppStore,
+  verdict: Verdict,
+  o: { stages?: readonly StageDef<any, any>[]; lines?: number } = {},
+): void {
   const hosts = store.getState().hostOrder;
   for (const h of hosts) store.dispatch({ type: 'host.state', host: h, state: 'connected' });
   for (const stage of o.stages ?? STAGES) {
@@ -24,21 +28,51 @@ export function runStages(store: AppStore, verdict: Verdict, o: { stages?: reado
     for (const h of hosts) {
       for (const [i, p] of stage.probes.entries()) {
         const runId = `${stage.id}-${h}-${i}`;
-        store.dispatch({ type: 'cmd.start', host: h, runId, stage: stage.id, probe: p.id, commandLine: `LC_ALL=C ${p.id}`, sudo: p.sudo ?? false });
+        store.dispatch({
+          type: 'cmd.start',
+          host: h,
+          runId,
+          stage: stage.id,
+          probe: p.id,
+          commandLine: `LC_ALL=C ${p.id}`,
+          sudo: p.sudo ?? false,
+        });
         const lines = Array.from({ length: o.lines ?? 3 }, (_, k) => `${p.id} line ${k} on ${h}`);
         store.dispatch({ type: 'cmd.output', host: h, runId, stream: 'stdout', lines: lines.map(clean) });
-        store.dispatch({ type: 'cmd.exit', host: h, runId, exitCode: 0, signal: null, durationMs: 12, timedOut: false, cancelled: false });
+        store.dispatch({
+          type: 'cmd.exit',
+          host: h,
+          runId,
+          exitCode: 0,
+          signal: null,
+          durationMs: 12,
+          timedOut: false,
+          cancelled: false,
+        });
       }
       for (const c of stage.checks.filter((x) => x.scope === 'host')) {
         const status = verdict(stage.id, c.id, h);
         statuses.push(status);
-        store.dispatch({ type: 'check.result', result: { id: c.id, stage: stage.id, host: h, status, summary: `${c.title} on ${h}: ${status}`, evidence: '' } });
+        store.dispatch({
+          type: 'check.result',
+          result: {
+            id: c.id,
+            stage: stage.id,
+            host: h,
+            status,
+            summary: `${c.title} on ${h}: ${status}`,
+            evidence: '',
+          },
+        });
       }
     }
     for (const c of stage.checks.filter((x) => x.scope === 'pair')) {
       const status = verdict(stage.id, c.id, null);
       statuses.push(status);
-      store.dispatch({ type: 'check.result', result: { id: c.id, stage: stage.id, host: null, status, summary: `${c.title}: ${status}`, evidence: '' } });
+      store.dispatch({
+        type: 'check.result',
+        result: { id: c.id, stage: stage.id, host: null, status, summary: `${c.title}: ${status}`, evidence: '' },
+      });
     }
     store.dispatch({ type: 'stage.state', stage: stage.id, state: worstStatus(statuses) });
   }

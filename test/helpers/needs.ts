@@ -7,7 +7,10 @@ import type { StageDef, Verdict } from '../../src/engine/types.js';
 import type { RunResult } from '../../src/transport/types.js';
 
 export function unreadableVerdict(
-  stage: StageDef<any, any>, checkId: string, outputs: Readonly<Record<string, RunResult>>, host = 'l20-n1',
+  stage: StageDef<any, any>,
+  checkId: string,
+  outputs: Readonly<Record<string, RunResult>>,
+  host = 'l20-n1',
 ): Verdict | undefined {
   const check = stage.checks.find((c) => c.id === checkId);
   if (!check) throw new Error(`${stage.id} has no check ${checkId}`);
@@ -21,11 +24,19 @@ export const notFoundText = (tool: string): string => `bash: line 1: ${tool}: co
 /** A probe whose program is not installed: bash's message, exit 127 (0 when a script carried on). */
 export function notFound(tool: string, exitCode = 127, stdout = ''): RunResult {
   return {
-    commandLine: tool, exitCode, signal: null, stdout, stderr: notFoundText(tool), durationMs: 1,
-    timedOut: false, cancelled: false, truncated: false,
+    commandLine: tool,
+    exitCode,
+    signal: null,
+    stdout,
+    stderr: notFoundText(tool),
+    durationMs: 1,
+    timedOut: false,
+    cancelled: false,
+    truncated: false,
   };
 }
 
 /** What systemctl prints in a container whose PID 1 is not systemd. */
-export const NO_SYSTEMD = 'System has not been booted with systemd as init system (PID 1). Can\'t operate.\n'
-  + 'Failed to connect to bus: Host is down\n';
+export const NO_SYSTEMD =
+  "System has not been booted with systemd as init system (PID 1). Can't operate.\n" +
+  'Failed to connect to bus: Host is down\n';

@@ -234,7 +234,11 @@ export async function startTopology(): Promise<Topology> {
   }
 
   const node = (name: NodeName, link: number): TopologyNode => ({
-    name, ns: ns(name), address: net(link, 2), upLink: 'up0', ...(link < 2 ? { downAddress: net(link + 1, 1) } : {}),
+    name,
+    ns: ns(name),
+    address: net(link, 2),
+    upLink: 'up0',
+    ...(link < 2 ? { downAddress: net(link + 1, 1) } : {}),
   });
   const exec = (n: NodeName, cmd: string, args: readonly string[]) => ip(['netns', 'exec', ns(n), cmd, ...args]);
   return {

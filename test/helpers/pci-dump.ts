@@ -25,7 +25,13 @@ export function decodePciDump(dump: string): PciRegisters[] {
   const out: PciRegisters[] = [];
   for (const block of dump.trim().split(/\n(?=[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7] )/)) {
     const [head, ...rows] = block.trim().split('\n');
-    const bytes = rows.flatMap((r) => r.slice(4).trim().split(' ').map((h) => parseInt(h, 16)));
+    const bytes = rows.flatMap((r) =>
+      r
+        .slice(4)
+        .trim()
+        .split(' ')
+        .map((h) => parseInt(h, 16)),
+    );
     const at = (o: number, n: number): number => bytes.slice(o, o + n).reduceRight((v, b) => v * 256 + (b ?? 0), 0);
     const cap = bytes[0x34] ?? 0;
     const lnkCap = at(cap + 0x0c, 4);

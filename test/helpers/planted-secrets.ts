@@ -33,5 +33,6 @@ const LINES: ReadonlyArray<{ line: string; kept?: string }> = [
 
 /** Each line with the words of its secret (every zq… word in it) and the text after it that must stay. */
 export const PLANTED: ReadonlyArray<{ line: string; words: readonly string[]; kept?: string }> = LINES.map((l) => ({
-  ...l, words: l.line.match(/zq[a-z]+/g) ?? [],
+  ...l,
+  words: l.line.match(/zq[a-z]+/g) ?? [],
 }));

@@ -4,7 +4,13 @@
  * install/mv, readFile's cat) runs on the inner host and is not kept: it is not the product's scripts.
  */
 import type {
-  Command, Host, HostConnectionState, RunOptions, RunResult, WriteFileOptions, WriteFileResult,
+  Command,
+  Host,
+  HostConnectionState,
+  RunOptions,
+  RunResult,
+  WriteFileOptions,
+  WriteFileResult,
 } from '../../src/transport/types.js';
 
 export interface SentCommand {

@@ -18,7 +18,10 @@ export interface Script {
 
 /** Each oracle and the Debian package it comes from. */
 const TOOLS: Record<string, string> = {
-  bash: 'bash', sh: 'dash', shellcheck: 'shellcheck', 'systemd-analyze': 'systemd',
+  bash: 'bash',
+  sh: 'dash',
+  shellcheck: 'shellcheck',
+  'systemd-analyze': 'systemd',
 };
 
 /** Throws, naming the Debian package, when `tool` is not on PATH. */

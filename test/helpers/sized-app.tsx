@@ -12,7 +12,10 @@ import type { Controller } from '../../src/engine/controller.js';
 class FakeStdout extends EventEmitter {
   last = '';
   writes = 0;
-  constructor(readonly columns: number, readonly rows: number) {
+  constructor(
+    readonly columns: number,
+    readonly rows: number,
+  ) {
     super();
   }
   write = (frame: string): boolean => {
@@ -51,7 +54,14 @@ export function mountSized(store: AppStore, c: Controller, size: { columns: numb
     <Providers store={store} controller={c}>
       <App />
     </Providers>,
-    { stdout: stdout as never, stderr: new FakeStdout(80, 24) as never, stdin: stdin as never, debug: true, exitOnCtrlC: false, patchConsole: false },
+    {
+      stdout: stdout as never,
+      stderr: new FakeStdout(80, 24) as never,
+      stdin: stdin as never,
+      debug: true,
+      exitOnCtrlC: false,
+      patchConsole: false,
+    },
   );
   return { lastFrame: () => stdout.last, writes: () => stdout.writes, stdin, unmount: () => instance.unmount() };
 }

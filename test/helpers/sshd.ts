@@ -29,7 +29,16 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -139,7 +148,11 @@ export interface Sshd {
 
 function run(cmd: string, args: readonly string[], input?: string): string {
   try {
-    return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'], ...(input !== undefined ? { input } : {}) });
+    return execFileSync(cmd, args, {
+      encoding: 'utf8',
+      stdio: ['pipe', 'pipe', 'pipe'],
+      ...(input !== undefined ? { input } : {}),
+    });
   } catch (err) {
     const e = err as { stderr?: string; message: string };
     throw new Error(`${cmd} ${args.join(' ')} failed: ${(e.stderr ?? '').trim() || e.message}`);
@@ -183,7 +196,11 @@ async function ensureUser(user: string): Promise<void> {
  */
 async function ensureKeyLoginUser(user: string): Promise<void> {
   await ensureUser(user);
-  const field = readFileSync('/etc/shadow', 'utf8').split('\n').find((l) => l.startsWith(`${user}:`))?.split(':')[1] ?? '';
+  const field =
+    readFileSync('/etc/shadow', 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith(`${user}:`))
+      ?.split(':')[1] ?? '';
   if (field.startsWith('!')) run('usermod', ['-p', '*', user]);
 }
 
@@ -299,8 +316,17 @@ export function signKey(
   opts: { principals: readonly string[]; host?: boolean; id?: string },
 ): string {
   const id = opts.id ?? `l20t-${opts.host ? 'host' : 'user'}`;
-  run('ssh-keygen', ['-q', '-s', ca.keyPath, '-I', id, ...(opts.host ? ['-h'] : []),
-    '-n', opts.principals.join(','), publicKeyPath]);
+  run('ssh-keygen', [
+    '-q',
+    '-s',
+    ca.keyPath,
+    '-I',
+    id,
+    ...(opts.host ? ['-h'] : []),
+    '-n',
+    opts.principals.join(','),
+    publicKeyPath,
+  ]);
   return publicKeyPath.replace(/\.pub$/, '-cert.pub');
 }
 
@@ -310,7 +336,8 @@ function newHostKey(dir: string, type: HostKeyType, opts: SshdOptions = {}): Ssh
   rmSync(`${path}.pub`, { force: true });
   run('ssh-keygen', ['-q', '-t', type, '-N', '', '-C', 'l20t-sshd-host', '-f', path]);
   const fingerprint = run('ssh-keygen', ['-lf', `${path}.pub`]).split(/\s+/)[1] ?? '';
-  if (!fingerprint.startsWith('SHA256:')) throw new Error(`ssh-keygen -lf printed no SHA256 fingerprint for ${path}.pub`);
+  if (!fingerprint.startsWith('SHA256:'))
+    throw new Error(`ssh-keygen -lf printed no SHA256 fingerprint for ${path}.pub`);
   const key: SshdHostKey = { type, fingerprint, publicLine: readFileSync(`${path}.pub`, 'utf8').trim(), path };
   if (opts.hostCertificate) {
     const { ca, principals } = opts.hostCertificate;
@@ -355,7 +382,10 @@ function sshdConfig(dir: string, port: number, hostKeys: readonly SshdHostKey[],
  * exits. `ip netns exec` execs sshd in place, so the child's pid is sshd's.
  */
 async function launch(
-  configPath: string, logPath: string, port: number, opts: SshdOptions = {},
+  configPath: string,
+  logPath: string,
+  port: number,
+  opts: SshdOptions = {},
 ): Promise<ChildProcess> {
   run(SSHD, ['-t', '-f', configPath]); // config errors, with sshd's message
   const argv = [SSHD, '-D', '-e', '-f', configPath, '-E', logPath];
@@ -366,12 +396,19 @@ async function launch(
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
   let exited: string | undefined;
-  child.once('exit', (code, signal) => (exited = `sshd exited (${code ?? signal}) before listening: ${stderr.trim()} ${readLogFile(logPath).trim()}`));
+  child.once(
+    'exit',
+    (code, signal) =>
+      (exited = `sshd exited (${code ?? signal}) before listening: ${stderr.trim()} ${readLogFile(logPath).trim()}`),
+  );
   const listening = `Server listening on ${address} port ${port}.`;
-  await waitFor(async () => {
-    if (exited) throw new Error(exited);
-    return opts.netns ? readLogFile(logPath).slice(logBefore).includes(listening) : acceptsTcp(port, address);
-  }, `sshd to listen on ${address}:${port}${opts.netns ? ` in network namespace ${opts.netns}` : ''}`);
+  await waitFor(
+    async () => {
+      if (exited) throw new Error(exited);
+      return opts.netns ? readLogFile(logPath).slice(logBefore).includes(listening) : acceptsTcp(port, address);
+    },
+    `sshd to listen on ${address}:${port}${opts.netns ? ` in network namespace ${opts.netns}` : ''}`,
+  );
   return child;
 }
 

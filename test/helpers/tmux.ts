@@ -21,8 +21,21 @@ export function tmuxServer(socket: string) {
   const tmux = (...args: string[]): string => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
   function terminal(name: string, cols = 160, rows = 48): Terminal {
     const home = mkdtempSync(join(tmpdir(), 'l20-e2e-home-'));
-    tmux('-f', '/dev/null', 'new-session', '-d', '-s', name, '-x', String(cols), '-y', String(rows), '-c', ROOT,
-      `env HOME=${home} XDG_STATE_HOME=${home}/state TERM=xterm-256color bash --norc --noprofile`);
+    tmux(
+      '-f',
+      '/dev/null',
+      'new-session',
+      '-d',
+      '-s',
+      name,
+      '-x',
+      String(cols),
+      '-y',
+      String(rows),
+      '-c',
+      ROOT,
+      `env HOME=${home} XDG_STATE_HOME=${home}/state TERM=xterm-256color bash --norc --noprofile`,
+    );
     const shot = (): string => tmux('capture-pane', '-p', '-t', name);
     return {
       home,

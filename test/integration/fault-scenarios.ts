@@ -88,7 +88,9 @@ export function describeFaultScenarios(shard: number, shards: number): void {
         for (const f of want.fails) {
           const [where, idRule] = f.split(':') as [string, string];
           const [id, rule] = idRule.split('/');
-          const hit = bad.find((r) => r.id === id && (r.host ?? 'cluster') === where && (rule === undefined || r.rule === rule));
+          const hit = bad.find(
+            (r) => r.id === id && (r.host ?? 'cluster') === where && (rule === undefined || r.rule === rule),
+          );
           expect(hit, `${scenario}: expected ${f} among\n${bad.map(label).join('\n')}`).toBeDefined();
           const ev = want.evidence?.[id!];
           if (ev) expect(hit!.evidence).toMatch(ev);
@@ -102,30 +104,41 @@ export function describeFaultScenarios(shard: number, shards: number): void {
           return;
         }
         const engine = new Engine(t.hosts, { config: t.config });
-        const first = await new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: true }).applyStages(STAGES);
-        const failedSteps = first.outcomes.flatMap((o) => (o.steps ?? []).filter((s) => s.status === 'failed').map((s) => `${s.host} ${s.id}: ${s.error}`));
+        const first = await new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: true }).applyStages(
+          STAGES,
+        );
+        const failedSteps = first.outcomes.flatMap((o) =>
+          (o.steps ?? []).filter((s) => s.status === 'failed').map((s) => `${s.host} ${s.id}: ${s.error}`),
+        );
         expect(failedSteps).toEqual([]);
         expect(first.stoppedAfter).toBeUndefined();
-        const left = notPassing(first.outcomes.flatMap((o) => o.results)).filter((r) => !(r.status === 'warn' && want.warnAfter?.includes(r.id)));
+        const left = notPassing(first.outcomes.flatMap((o) => o.results)).filter(
+          (r) => !(r.status === 'warn' && want.warnAfter?.includes(r.id)),
+        );
         expect(left.map(label)).toEqual([]);
         expect(first.outcomes.reduce((n, o) => n + (o.changed ?? 0), 0)).toBeGreaterThan(0);
-        const second = await new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: true }).applyStages(STAGES);
+        const second = await new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: true }).applyStages(
+          STAGES,
+        );
         expect(second.outcomes.reduce((n, o) => n + (o.changed ?? 0), 0)).toBe(0);
       }, 300_000);
     }
 
-    if (mine.has('tutorial')) it('tutorial: the recipe\'s mistakes show on the live hosts with their rule ids', async () => {
-      t = await labTarget({ scenario: 'tutorial' });
-      const bad = notPassing(await checkAll(t));
-      const has = (id: string, rule: string) => bad.some((r) => r.id === id && r.rule === rule);
-      expect(has('network.bond-lag', 'R16')).toBe(true);
-      expect(has('network.netplan-lint', 'R22')).toBe(true);
-      expect(has('qos.persistence', 'R27')).toBe(true);
-      expect(has('gpu-driver.method', 'R32')).toBe(true);
-      expect(has('nccl.conf-lint', 'R01')).toBe(true);
-      expect(bad.find((r) => r.id === 'nccl.validation')?.evidence).toMatch(/Unrecognized element token "COLLNET_CHAIN"/);
-      expect(has('ray.node-ips', 'R45')).toBe(true);
-      expect(has('vllm.flags', 'R40')).toBe(true);
-    }, 300_000);
+    if (mine.has('tutorial'))
+      it("tutorial: the recipe's mistakes show on the live hosts with their rule ids", async () => {
+        t = await labTarget({ scenario: 'tutorial' });
+        const bad = notPassing(await checkAll(t));
+        const has = (id: string, rule: string) => bad.some((r) => r.id === id && r.rule === rule);
+        expect(has('network.bond-lag', 'R16')).toBe(true);
+        expect(has('network.netplan-lint', 'R22')).toBe(true);
+        expect(has('qos.persistence', 'R27')).toBe(true);
+        expect(has('gpu-driver.method', 'R32')).toBe(true);
+        expect(has('nccl.conf-lint', 'R01')).toBe(true);
+        expect(bad.find((r) => r.id === 'nccl.validation')?.evidence).toMatch(
+          /Unrecognized element token "COLLNET_CHAIN"/,
+        );
+        expect(has('ray.node-ips', 'R45')).toBe(true);
+        expect(has('vllm.flags', 'R40')).toBe(true);
+      }, 300_000);
   });
 }

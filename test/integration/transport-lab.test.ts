@@ -32,11 +32,16 @@ describe('SSH transport against the lab', () => {
 
   it('carries 10 MB of output intact', async () => {
     let streamed = 0;
-    const r = await n1().run({ script: 'head -c 10485760 /dev/zero | tr "\\0" a\n' }, { onStdout: (c) => (streamed += c.length) });
+    const r = await n1().run(
+      { script: 'head -c 10485760 /dev/zero | tr "\\0" a\n' },
+      { onStdout: (c) => (streamed += c.length) },
+    );
     expect(r.exitCode).toBe(0);
     expect(r.stdout.length).toBe(10 * 1024 * 1024);
     expect(streamed).toBe(10 * 1024 * 1024);
-    const expected = createHash('sha256').update('a'.repeat(10 * 1024 * 1024)).digest('hex');
+    const expected = createHash('sha256')
+      .update('a'.repeat(10 * 1024 * 1024))
+      .digest('hex');
     expect(createHash('sha256').update(r.stdout).digest('hex')).toBe(expected);
   });
 
@@ -68,7 +73,12 @@ describe('SSH transport against the lab', () => {
     const asked: string[] = [];
     const before = labHost().stats().execs;
     const host = new SshHost({
-      name: 'l20-n1', host: '127.0.0.1', port: labHost().port, user: 'l20', identityFiles: [t.identityFile], knownHostsFiles: [empty],
+      name: 'l20-n1',
+      host: '127.0.0.1',
+      port: labHost().port,
+      user: 'l20',
+      identityFiles: [t.identityFile],
+      knownHostsFiles: [empty],
       onUnknownHostKey: async (info) => {
         asked.push(info.fingerprint);
         return false;
@@ -83,11 +93,23 @@ describe('SSH transport against the lab', () => {
   it('trusting an unknown key records it, and the next connection is known', async () => {
     const kh = join(t.dir, 'tofu_known_hosts');
     writeFileSync(kh, '');
-    const opts = { name: 'l20-n1', host: '127.0.0.1', port: labHost().port, user: 'l20', identityFiles: [t.identityFile], knownHostsFiles: [kh] };
+    const opts = {
+      name: 'l20-n1',
+      host: '127.0.0.1',
+      port: labHost().port,
+      user: 'l20',
+      identityFiles: [t.identityFile],
+      knownHostsFiles: [kh],
+    };
     const first = new SshHost({ ...opts, onUnknownHostKey: async () => true });
     expect((await first.run({ argv: ['hostname'] })).stdout.trim()).toBe('l20-n1');
     await first.close();
-    const second = new SshHost({ ...opts, onUnknownHostKey: async () => { throw new Error('must not ask again'); } });
+    const second = new SshHost({
+      ...opts,
+      onUnknownHostKey: async () => {
+        throw new Error('must not ask again');
+      },
+    });
     expect((await second.run({ argv: ['true'] })).exitCode).toBe(0);
     await second.close();
   });
@@ -117,8 +139,19 @@ describe('SSH transport against the lab', () => {
     const kh = join(t.dir, 'changed_known_hosts');
     writeFileSync(kh, `[127.0.0.1]:${labHost().port} ssh-ed25519 ${blob.toString('base64')}\n`);
     const before = labHost().stats().execs;
-    const host = new SshHost({ name: 'l20-n1', host: '127.0.0.1', port: labHost().port, user: 'l20', identityFiles: [t.identityFile], knownHostsFiles: [kh], onUnknownHostKey: async () => true });
-    const err = await host.connect().then(() => undefined, (e: unknown) => e);
+    const host = new SshHost({
+      name: 'l20-n1',
+      host: '127.0.0.1',
+      port: labHost().port,
+      user: 'l20',
+      identityFiles: [t.identityFile],
+      knownHostsFiles: [kh],
+      onUnknownHostKey: async () => true,
+    });
+    const err = await host.connect().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     await host.close();
     expect(err).toBeInstanceOf(HostKeyError);
     const e = err as HostKeyError;

@@ -13,7 +13,9 @@ let host: LabHost;
 let c: Client;
 const run = (cmd: string) => sh(c, `LC_ALL=C ${cmd}`);
 
-beforeAll(async () => { ({ lab, host, conn: c } = await openLab({ speed: 25, hosts: 1 })); });
+beforeAll(async () => {
+  ({ lab, host, conn: c } = await openLab({ speed: 25, hosts: 1 }));
+});
 
 afterAll(() => closeLab(lab, c));
 
@@ -28,7 +30,9 @@ describe('apt-get at speed 25', () => {
     ch.end();
     await waitFor(() => host.machine.apt?.lock !== undefined, 'apt-get to take the lock');
     const second = await run('sudo apt-get install -y jq');
-    expect(second.err).toMatch(/^E: Could not get lock \/var\/lib\/dpkg\/lock-frontend\. It is held by process \d+ \(apt-get\)\nN: Be aware that removing the lock file is not a solution and may break your system\.\nE: Unable to acquire the dpkg frontend lock \(\/var\/lib\/dpkg\/lock-frontend\), is another process using it\?\n$/);
+    expect(second.err).toMatch(
+      /^E: Could not get lock \/var\/lib\/dpkg\/lock-frontend\. It is held by process \d+ \(apt-get\)\nN: Be aware that removing the lock file is not a solution and may break your system\.\nE: Unable to acquire the dpkg frontend lock \(\/var\/lib\/dpkg\/lock-frontend\), is another process using it\?\n$/,
+    );
     expect(second.code).toBe(100);
     const dpkg = await run('sudo dpkg -i /tmp/x.deb');
     expect(dpkg.err).toMatch(/^dpkg: error: dpkg frontend lock was locked by another process with pid \d+\n/);
@@ -66,9 +70,15 @@ describe('apt-get at speed 25', () => {
     expect(r.signal).toBe('SIGTERM');
     expect(host.machine.apt?.lock).toBeUndefined();
     expect((await run("dpkg-query -W -f='${db:Status-Abbrev} ${Package}\\n' chrony")).out).toBe('iU  chrony\n');
-    expect(await run('sudo apt-get install -y jq')).toEqual({ out: '', err: "E: dpkg was interrupted, you must manually run 'sudo dpkg --configure -a' to correct the problem. \n", code: 100 });
+    expect(await run('sudo apt-get install -y jq')).toEqual({
+      out: '',
+      err: "E: dpkg was interrupted, you must manually run 'sudo dpkg --configure -a' to correct the problem. \n",
+      code: 100,
+    });
     const fix = await run('sudo dpkg --configure -a');
-    expect(fix.out).toBe('Setting up chrony (4.2-2ubuntu2.1) ...\n\nCreating config file /etc/chrony/chrony.conf with new version\n\nCreating config file /etc/chrony/chrony.keys with new version\ndpkg-statoverride: warning: --update given but /var/log/chrony does not exist\nCreated symlink /etc/systemd/system/chronyd.service → /lib/systemd/system/chrony.service.\nCreated symlink /etc/systemd/system/multi-user.target.wants/chrony.service → /lib/systemd/system/chrony.service.\n');
+    expect(fix.out).toBe(
+      'Setting up chrony (4.2-2ubuntu2.1) ...\n\nCreating config file /etc/chrony/chrony.conf with new version\n\nCreating config file /etc/chrony/chrony.keys with new version\ndpkg-statoverride: warning: --update given but /var/log/chrony does not exist\nCreated symlink /etc/systemd/system/chronyd.service → /lib/systemd/system/chrony.service.\nCreated symlink /etc/systemd/system/multi-user.target.wants/chrony.service → /lib/systemd/system/chrony.service.\n',
+    );
     expect((await run("dpkg-query -W -f='${db:Status-Abbrev} ${Package}\\n' chrony")).out).toBe('ii  chrony\n');
     expect((await run('sudo apt-get install -y -qq jq')).code).toBe(0);
     await closeLab(slow, c);
@@ -85,12 +95,15 @@ describe('apt-get at speed 25', () => {
     const audit = await run('dpkg --audit');
     expect(audit.code).toBe(0);
     const row = ' jq                   lightweight and flexible command-line JSON processor\n';
-    expect(audit.out).toContain('The following packages are only half installed, due to problems during\n'
-      + 'installation.  The installation can probably be completed by retrying it;\n'
-      + `the packages can be removed using dselect or dpkg --remove:\n${row}\n`);
+    expect(audit.out).toContain(
+      'The following packages are only half installed, due to problems during\n' +
+        'installation.  The installation can probably be completed by retrying it;\n' +
+        `the packages can be removed using dselect or dpkg --remove:\n${row}\n`,
+    );
     // As root without sudo, apt names the command plainly (debsystem.cc: "sudo " only when SUDO_USER is set).
-    expect((await run('sudo env -u SUDO_USER apt-get install -y curl')).err)
-      .toBe("E: dpkg was interrupted, you must manually run 'dpkg --configure -a' to correct the problem. \n");
+    expect((await run('sudo env -u SUDO_USER apt-get install -y curl')).err).toBe(
+      "E: dpkg was interrupted, you must manually run 'dpkg --configure -a' to correct the problem. \n",
+    );
     // configure -a merges the journal; a half-installed package is not its business: it stays in the audit.
     expect((await run('sudo dpkg --configure -a')).code).toBe(0);
     expect((await run('ls /var/lib/dpkg/updates')).out).toBe('');

@@ -50,21 +50,32 @@ describe("apt's formats", () => {
   test('times and lists', () => {
     expect(timeToStr(1)).toBe('1s');
     expect(timeToStr(65)).toBe('1min 5s');
-    const names = ['ibverbs-providers', 'ibverbs-utils', 'infiniband-diags', 'libibmad5', 'libibnetdisc5', 'libibumad3'];
+    const names = [
+      'ibverbs-providers',
+      'ibverbs-utils',
+      'infiniband-diags',
+      'libibmad5',
+      'libibnetdisc5',
+      'libibumad3',
+    ];
     // apt breaks before a name that would reach column 77 of the 80 it assumes without a terminal.
     expect(showList('The following NEW packages will be installed:', names)).toBe(
-      'The following NEW packages will be installed:\n  ibverbs-providers ibverbs-utils infiniband-diags libibmad5 libibnetdisc5\n  libibumad3\n');
+      'The following NEW packages will be installed:\n  ibverbs-providers ibverbs-utils infiniband-diags libibmad5 libibnetdisc5\n  libibumad3\n',
+    );
     expect(showList('Suggested packages:', [])).toBe('');
   });
 
   test('sources lines: options, flat repositories, unknown mirrors', () => {
-    const lines = parseSources([
-      '# comment',
-      'deb http://archive.ubuntu.com/ubuntu jammy-updates main restricted',
-      'deb [signed-by=/usr/share/keyrings/cuda-archive-keyring.gpg] https://developer.download.nvidia.com/compute/cuda/repos/ubuntu2204/x86_64/ /',
-      'deb-src http://archive.ubuntu.com/ubuntu jammy main',
-      'deb http://mirror.example.org/ubuntu jammy main',
-    ].join('\n'), 'x.list');
+    const lines = parseSources(
+      [
+        '# comment',
+        'deb http://archive.ubuntu.com/ubuntu jammy-updates main restricted',
+        'deb [signed-by=/usr/share/keyrings/cuda-archive-keyring.gpg] https://developer.download.nvidia.com/compute/cuda/repos/ubuntu2204/x86_64/ /',
+        'deb-src http://archive.ubuntu.com/ubuntu jammy main',
+        'deb http://mirror.example.org/ubuntu jammy main',
+      ].join('\n'),
+      'x.list',
+    );
     expect(lines.map((l) => [l.uri, l.suite, l.components.join(' '), l.repo?.id])).toEqual([
       ['http://archive.ubuntu.com/ubuntu', 'jammy-updates', 'main restricted', 'jammy-updates'],
       ['https://developer.download.nvidia.com/compute/cuda/repos/ubuntu2204/x86_64', '/', '', 'cuda'],

@@ -27,8 +27,10 @@ import { UFW_WINDOW_S } from '../../checks/network/firewall.js';
 import { newRecording, RecordingHost, type SentCommand } from '../helpers/recording-host.js';
 import { applier, connect, end, exec, text } from './helpers.js';
 
-const only = (...ids: string[]): StageDef<NetworkFacts, ReachCluster> =>
-  ({ ...networkStage, steps: (networkStage.steps ?? []).filter((s) => ids.includes(s.id)) });
+const only = (...ids: string[]): StageDef<NetworkFacts, ReachCluster> => ({
+  ...networkStage,
+  steps: (networkStage.steps ?? []).filter((s) => ids.includes(s.id)),
+});
 
 const KEEPALIVE = { keepaliveIntervalMs: 500, keepaliveCountMax: 3 };
 /** What SshHost.lostBoundMs must be for these settings: interval × (count + 1) + 1 s. */
@@ -43,14 +45,28 @@ const isRollbackNow = (c: Command): boolean => argvOf(c).join(' ').startsWith('s
 
 /** SSH hosts for the lab's machines with the short keepalives, through a RecordingHost (and its tripwire). */
 function keepaliveHosts(
-  lab: Lab, dir: string, tripwire?: (c: SentCommand) => void,
+  lab: Lab,
+  dir: string,
+  tripwire?: (c: SentCommand) => void,
 ): { hosts: RecordingHost[]; config: ClusterConfig } {
   const { config, files } = labInventory(lab, dir);
   const recording = newRecording();
-  const hosts = config.hosts.map((h) => new RecordingHost(new SshHost({
-    name: h.name, host: h.address, port: h.port!, user: h.user!, identityFiles: [files.identityFile],
-    knownHostsFiles: [files.knownHostsFile], ...KEEPALIVE,
-  }), recording, tripwire));
+  const hosts = config.hosts.map(
+    (h) =>
+      new RecordingHost(
+        new SshHost({
+          name: h.name,
+          host: h.address,
+          port: h.port!,
+          user: h.user!,
+          identityFiles: [files.identityFile],
+          knownHostsFiles: [files.knownHostsFile],
+          ...KEEPALIVE,
+        }),
+        recording,
+        tripwire,
+      ),
+  );
   return { hosts, config };
 }
 
@@ -109,80 +125,96 @@ describe('a host killed during network.apply is declared lost within its keepali
   });
 
   const cases: Array<[Moment, string]> = [
-    ['before arm', 'l20-n2'], ['armed, before apply', 'l20-n2'], ['during prove', 'l20-n2'],
-    ['before arm', 'l20-n1'], ['armed, before apply', 'l20-n1'], ['during prove', 'l20-n1'],
+    ['before arm', 'l20-n2'],
+    ['armed, before apply', 'l20-n2'],
+    ['during prove', 'l20-n2'],
+    ['before arm', 'l20-n1'],
+    ['armed, before apply', 'l20-n1'],
+    ['during prove', 'l20-n1'],
   ];
-  it.each(cases)('killed %s on %s: lost within the bound, the other host settled at once', async (moment, victim) => {
-    const other = victim === 'l20-n1' ? 'l20-n2' : 'l20-n1';
-    const w = await ex.applyStage(only('network.discover-cabling', 'network.write'));
-    expect(w.steps?.filter((s) => s.status === 'failed')).toEqual([]);
-    const t: Trial = { victim, moment };
-    let lostAt: number | undefined;
-    let lostLine = '';
-    const off = engine.subscribe((e) => {
-      if (e.type === 'step.note' && e.host === victim && e.line.startsWith('lost:') && lostAt === undefined) {
-        lostAt = Date.now();
-        lostLine = e.line;
+  it.each(cases)(
+    'killed %s on %s: lost within the bound, the other host settled at once',
+    async (moment, victim) => {
+      const other = victim === 'l20-n1' ? 'l20-n2' : 'l20-n1';
+      const w = await ex.applyStage(only('network.discover-cabling', 'network.write'));
+      expect(w.steps?.filter((s) => s.status === 'failed')).toEqual([]);
+      const t: Trial = { victim, moment };
+      let lostAt: number | undefined;
+      let lostLine = '';
+      const off = engine.subscribe((e) => {
+        if (e.type === 'step.note' && e.host === victim && e.line.startsWith('lost:') && lostAt === undefined) {
+          lostAt = Date.now();
+          lostLine = e.line;
+        }
+      });
+      trial = t;
+      const from = sent.length;
+      const startedAt = Date.now();
+      let o: Awaited<ReturnType<StepExecutor['applyStage']>>;
+      let endedAt: number;
+      try {
+        o = await ex.applyStage(only('network.apply'));
+        endedAt = Date.now();
+      } finally {
+        trial = undefined;
+        off();
+        // The lost host's SSH server comes back (after the run, whatever it asserted) for the next kill.
+        if (t.killedAt !== undefined) await labHost(victim).faults.resume();
       }
-    });
-    trial = t;
-    const from = sent.length;
-    const startedAt = Date.now();
-    let o: Awaited<ReturnType<StepExecutor['applyStage']>>;
-    let endedAt: number;
-    try {
-      o = await ex.applyStage(only('network.apply'));
-      endedAt = Date.now();
-    } finally {
-      trial = undefined;
-      off();
-      // The lost host's SSH server comes back (after the run, whatever it asserted) for the next kill.
-      if (t.killedAt !== undefined) await labHost(victim).faults.resume();
-    }
 
-    expect(t.killedAt, 'the tripwire fired').toBeDefined();
-    const steps = (o.steps ?? []).filter((s) => s.id === 'network.apply');
-    expect(steps.map((s) => [s.host, s.status]).sort()).toEqual([['l20-n1', 'failed'], ['l20-n2', 'failed']]);
-    // Declared lost within the keepalive bound (plus the backoff's last step and a second of scheduling).
-    expect(lostAt, `a 'lost:' note for ${victim}`).toBeDefined();
-    const toLost = lostAt! - t.killedAt!;
-    const toEnd = endedAt - t.killedAt!;
-    expect(toLost).toBeLessThanOrEqual(BOUND_MS + 1500);
-    expect(toEnd).toBeLessThanOrEqual(BOUND_MS + 5000);
-    const victimError = steps.find((s) => s.host === victim)?.error ?? '';
-    const otherError = steps.find((s) => s.host === other)?.error ?? '';
-    expect(victimError).toContain(lostLine);
-    if (moment === 'before arm') {
-      expect(lostLine).toMatch(/no rollback timer was armed there, and its network configuration was not changed/);
-      expect(otherError).toMatch(/timers stopped, configuration unchanged/);
-    } else {
-      const fate = new RegExp('its rollback timer l20-netplan-rollback-\\S+\\.timer restores the configuration '
-        + 'before this step at (\\S+) UTC');
-      const due = fate.exec(lostLine)?.[1];
-      // It was armed between the run's start and the kill: it fires ROLLBACK_WINDOW_S later.
-      const seconds = (a: number, b: number): string[] =>
-        Array.from({ length: Math.floor(b / 1000) - Math.floor(a / 1000) + 1 },
-          (_, i) => new Date((Math.floor(a / 1000) + i) * 1000).toISOString().slice(11, 19));
-      expect(seconds(startedAt + ROLLBACK_WINDOW_S * 1000, t.killedAt! + ROLLBACK_WINDOW_S * 1000)).toContain(due);
-      expect(otherError).toMatch(/rolled back at once \(the rollback service ran, Result=success\)/);
-      // The other host's rollback did not wait for the lost one to be declared lost.
-      const rollback = sent.slice(from).find((s) => s.c.host === other && isRollbackNow(s.c.command));
-      expect(rollback?.at).toBeLessThan(lostAt!);
-    }
-    const settled = moment === 'before arm' ? 'disarmed' : 'rolled back';
-    figures.push(`bounds: sshd of ${victim} killed ${moment}: declared lost after ${(toLost / 1000).toFixed(1)} s, ` +
-      `run over after ${(toEnd / 1000).toFixed(1)} s (bound ${(BOUND_MS / 1000).toFixed(1)} s: keepalive ` +
-      `${KEEPALIVE.keepaliveIntervalMs} ms × ${KEEPALIVE.keepaliveCountMax}); ${other} ${settled} at once`);
+      expect(t.killedAt, 'the tripwire fired').toBeDefined();
+      const steps = (o.steps ?? []).filter((s) => s.id === 'network.apply');
+      expect(steps.map((s) => [s.host, s.status]).sort()).toEqual([
+        ['l20-n1', 'failed'],
+        ['l20-n2', 'failed'],
+      ]);
+      // Declared lost within the keepalive bound (plus the backoff's last step and a second of scheduling).
+      expect(lostAt, `a 'lost:' note for ${victim}`).toBeDefined();
+      const toLost = lostAt! - t.killedAt!;
+      const toEnd = endedAt - t.killedAt!;
+      expect(toLost).toBeLessThanOrEqual(BOUND_MS + 1500);
+      expect(toEnd).toBeLessThanOrEqual(BOUND_MS + 5000);
+      const victimError = steps.find((s) => s.host === victim)?.error ?? '';
+      const otherError = steps.find((s) => s.host === other)?.error ?? '';
+      expect(victimError).toContain(lostLine);
+      if (moment === 'before arm') {
+        expect(lostLine).toMatch(/no rollback timer was armed there, and its network configuration was not changed/);
+        expect(otherError).toMatch(/timers stopped, configuration unchanged/);
+      } else {
+        const fate = new RegExp(
+          'its rollback timer l20-netplan-rollback-\\S+\\.timer restores the configuration ' +
+            'before this step at (\\S+) UTC',
+        );
+        const due = fate.exec(lostLine)?.[1];
+        // It was armed between the run's start and the kill: it fires ROLLBACK_WINDOW_S later.
+        const seconds = (a: number, b: number): string[] =>
+          Array.from({ length: Math.floor(b / 1000) - Math.floor(a / 1000) + 1 }, (_, i) =>
+            new Date((Math.floor(a / 1000) + i) * 1000).toISOString().slice(11, 19),
+          );
+        expect(seconds(startedAt + ROLLBACK_WINDOW_S * 1000, t.killedAt! + ROLLBACK_WINDOW_S * 1000)).toContain(due);
+        expect(otherError).toMatch(/rolled back at once \(the rollback service ran, Result=success\)/);
+        // The other host's rollback did not wait for the lost one to be declared lost.
+        const rollback = sent.slice(from).find((s) => s.c.host === other && isRollbackNow(s.c.command));
+        expect(rollback?.at).toBeLessThan(lostAt!);
+      }
+      const settled = moment === 'before arm' ? 'disarmed' : 'rolled back';
+      figures.push(
+        `bounds: sshd of ${victim} killed ${moment}: declared lost after ${(toLost / 1000).toFixed(1)} s, ` +
+          `run over after ${(toEnd / 1000).toFixed(1)} s (bound ${(BOUND_MS / 1000).toFixed(1)} s: keepalive ` +
+          `${KEEPALIVE.keepaliveIntervalMs} ms × ${KEEPALIVE.keepaliveCountMax}); ${other} ${settled} at once`,
+      );
 
-    // Its own timer, when due, leaves the lost host as before network.write.
-    await lab.cluster.clock.advance((ROLLBACK_WINDOW_S + 5) * 1000);
-    for (const h of lab.hosts) {
-      const c = await connect(lab, h);
-      expect(text(await exec(c, 'systemctl list-timers --all')).out).not.toContain('l20-netplan-rollback');
-      if (moment !== 'before arm') expect(text(await exec(c, 'sudo ls /etc/netplan')).out).toBe('01-netcfg.yaml\n');
-      await end(c);
-    }
-  }, 60_000);
+      // Its own timer, when due, leaves the lost host as before network.write.
+      await lab.cluster.clock.advance((ROLLBACK_WINDOW_S + 5) * 1000);
+      for (const h of lab.hosts) {
+        const c = await connect(lab, h);
+        expect(text(await exec(c, 'systemctl list-timers --all')).out).not.toContain('l20-netplan-rollback');
+        if (moment !== 'before arm') expect(text(await exec(c, 'sudo ls /etc/netplan')).out).toBe('01-netcfg.yaml\n');
+        await end(c);
+      }
+    },
+    60_000,
+  );
 });
 
 describe('a host killed after network.firewall enabled ufw on it is declared lost within its keepalive bound', () => {
@@ -236,15 +268,20 @@ describe('a host killed after network.firewall enabled ufw on it is declared los
     expect(killedAt, 'killed after ufw --force enable on l20-n2').toBeDefined();
     expect(steps.map((s) => s.status)).toEqual(['failed', 'failed']);
     expect(steps.find((s) => s.host === 'l20-n1')?.error).toMatch(/disabled again at once/);
-    expect(steps.find((s) => s.host === 'l20-n2')?.error).toMatch(new RegExp(
-      `lost: no new SSH connection within ${(BOUND_MS / 1000).toFixed(1)} s \\(its keepalive bound\\); `
-      + 'its rollback timer l20-ufw-rollback-\\S+\\.timer disables the firewall by \\d\\d:\\d\\d:\\d\\d UTC'));
+    expect(steps.find((s) => s.host === 'l20-n2')?.error).toMatch(
+      new RegExp(
+        `lost: no new SSH connection within ${(BOUND_MS / 1000).toFixed(1)} s \\(its keepalive bound\\); ` +
+          'its rollback timer l20-ufw-rollback-\\S+\\.timer disables the firewall by \\d\\d:\\d\\d:\\d\\d UTC',
+      ),
+    );
     expect(lostAt! - killedAt!).toBeLessThanOrEqual(BOUND_MS + 1500);
     expect(endedAt - killedAt!).toBeLessThanOrEqual(BOUND_MS + 5000);
     const toLost = ((lostAt! - killedAt!) / 1000).toFixed(1);
-    console.log(`bounds: sshd of l20-n2 killed after ufw enable: declared lost after ${toLost} s, `
-      + `run over after ${((endedAt - killedAt!) / 1000).toFixed(1)} s (bound ${(BOUND_MS / 1000).toFixed(1)} s); `
-      + 'l20-n1 disabled at once');
+    console.log(
+      `bounds: sshd of l20-n2 killed after ufw enable: declared lost after ${toLost} s, ` +
+        `run over after ${((endedAt - killedAt!) / 1000).toFixed(1)} s (bound ${(BOUND_MS / 1000).toFixed(1)} s); ` +
+        'l20-n1 disabled at once',
+    );
     // Its own timer, when due, disables ufw there.
     await lab.cluster.clock.advance((UFW_WINDOW_S + 5) * 1000);
     for (const h of lab.hosts) {
@@ -266,8 +303,9 @@ describe('a host killed after network.firewall enabled ufw on it is declared los
     });
     let steps: StepResult[];
     try {
-      steps = ((await applier(engine).applyStage(only('network.firewall'))).steps ?? [])
-        .filter((s) => s.id === 'network.firewall');
+      steps = ((await applier(engine).applyStage(only('network.firewall'))).steps ?? []).filter(
+        (s) => s.id === 'network.firewall',
+      );
     } finally {
       off();
       await Promise.all([n1!.faults.resume(), n2!.faults.resume()]);
@@ -275,8 +313,12 @@ describe('a host killed after network.firewall enabled ufw on it is declared los
     expect(cutAt, 'cut when l20-n2 was about to arm').toBeDefined();
     expect(steps.map((s) => s.status)).toEqual(['failed', 'failed']);
     for (const s of steps) {
-      expect(s.error).toMatch(new RegExp('l20-n1: lost; its rollback timer l20-ufw-rollback-\\S+\\.timer '
-        + 'disables the firewall by \\d\\d:\\d\\d:\\d\\d UTC'));
+      expect(s.error).toMatch(
+        new RegExp(
+          'l20-n1: lost; its rollback timer l20-ufw-rollback-\\S+\\.timer ' +
+            'disables the firewall by \\d\\d:\\d\\d:\\d\\d UTC',
+        ),
+      );
       expect(s.error).not.toMatch(/disabled again/);
     }
     const c1 = await connect(lab, n1!);

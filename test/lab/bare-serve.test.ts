@@ -27,10 +27,16 @@ afterAll(async () => {
 describe('lab serve --scenario bare', () => {
   it('over OpenSSH: lspci, ip, ethtool, systemctl not found (bash 127, sudo 1); the rest answers', async () => {
     for (const tool of ['lspci', 'ip', 'ethtool', 'systemctl']) {
-      expect(await sshVia(inventory, env, ['l20-n1', tool]))
-        .toEqual({ code: 127, stdout: '', stderr: `bash: ${tool}: command not found\n` });
-      expect(await sshVia(inventory, env, ['l20-n2', `sudo -n ${tool}`]))
-        .toEqual({ code: 1, stdout: '', stderr: `sudo: ${tool}: command not found\n` });
+      expect(await sshVia(inventory, env, ['l20-n1', tool])).toEqual({
+        code: 127,
+        stdout: '',
+        stderr: `bash: ${tool}: command not found\n`,
+      });
+      expect(await sshVia(inventory, env, ['l20-n2', `sudo -n ${tool}`])).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: `sudo: ${tool}: command not found\n`,
+      });
     }
     expect(await sshVia(inventory, env, ['l20-n2', 'hostname'])).toEqual({ code: 0, stdout: 'l20-n2\n', stderr: '' });
   });
@@ -40,6 +46,8 @@ describe('lab serve --scenario bare', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(2); // checks that cannot tell are errors
     expect(r.stdout).toMatch(/^\[l20-n1\] PASS {2}inventory\.os {2}Ubuntu 22\.04\.5 LTS/m);
-    expect(r.stdout).toMatch(/^\[l20-n1\] ERROR {1,2}inventory\.gpus {2}cannot tell: lspci is not installed on l20-n1 \(package pciutils\)$/m);
+    expect(r.stdout).toMatch(
+      /^\[l20-n1\] ERROR {1,2}inventory\.gpus {2}cannot tell: lspci is not installed on l20-n1 \(package pciutils\)$/m,
+    );
   });
 });

@@ -19,7 +19,9 @@ let host: LabHost;
 let c: Client;
 const admin = mkdtempSync(join(tmpdir(), 'l20-dpkg-admin-'));
 
-beforeAll(async () => { ({ lab, host, conn: c } = await openLab({ speed: 40, hosts: 1 })); });
+beforeAll(async () => {
+  ({ lab, host, conn: c } = await openLab({ speed: 40, hosts: 1 }));
+});
 afterAll(async () => {
   await closeLab(lab, c);
   rmSync(admin, { recursive: true, force: true });
@@ -59,10 +61,16 @@ test('the lab prints what real dpkg --audit prints for the same half-done instal
     const shown = qualifiedName(p.name);
     for (const ext of ['list', 'md5sums']) writeFileSync(join(admin, 'info', `${shown}.${ext}`), '');
     return [
-      `Package: ${p.name}`, `Status: install ok ${WORDS[p.status[1] ?? 'U']}`, 'Priority: optional', 'Section: misc',
-      'Maintainer: Ubuntu Developers <ubuntu-devel-discuss@lists.ubuntu.com>', `Architecture: ${p.arch}`,
-      ...(shown.includes(':') ? ['Multi-Arch: same'] : []), `Version: ${p.version}`,
-      `Description: ${describePackage(p)?.description.split('\n')[0] ?? ''}`, '',
+      `Package: ${p.name}`,
+      `Status: install ok ${WORDS[p.status[1] ?? 'U']}`,
+      'Priority: optional',
+      'Section: misc',
+      'Maintainer: Ubuntu Developers <ubuntu-devel-discuss@lists.ubuntu.com>',
+      `Architecture: ${p.arch}`,
+      ...(shown.includes(':') ? ['Multi-Arch: same'] : []),
+      `Version: ${p.version}`,
+      `Description: ${describePackage(p)?.description.split('\n')[0] ?? ''}`,
+      '',
     ].join('\n');
   });
   writeFileSync(join(admin, 'status'), `${stanzas.join('\n')}\n`);

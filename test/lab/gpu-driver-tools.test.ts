@@ -32,7 +32,11 @@ describe('NVIDIA model pieces', () => {
   it('nvcc reports the installed CUDA toolkit in the five-line format the corpus parser reads', async () => {
     const m = cluster('fresh').machines[0]!;
     installInModel(m, [{ name: 'cuda-nvcc-13-0', version: '13.0.88-1' }]);
-    expect(parseNvcc((await runTool(nvcc, m, ['--version'])).stdout)).toMatchObject({ cudaVersion: '13.0', cudaBuildVersion: '13.0.88', build: 'cuda_13.0.r13.0/compiler.36424714_0' });
+    expect(parseNvcc((await runTool(nvcc, m, ['--version'])).stdout)).toMatchObject({
+      cudaVersion: '13.0',
+      cudaBuildVersion: '13.0.88',
+      build: 'cuda_13.0.r13.0/compiler.36424714_0',
+    });
   });
 
   it('Secure Boot refuses the unsigned DKMS module; nouveau holding the GPUs refuses any', () => {
@@ -43,7 +47,10 @@ describe('NVIDIA model pieces', () => {
     expect(loadModule(m, log, 'nvidia')).toMatchObject({ ok: false, failure: { error: 'No such device' } });
     m.modules = m.modules.filter((x) => x !== 'nouveau');
     m.nvidia = { persistence: false, secureBoot: true };
-    expect(loadModule(m, log, 'nvidia')).toMatchObject({ ok: false, failure: { error: 'Key was rejected by service' } });
+    expect(loadModule(m, log, 'nvidia')).toMatchObject({
+      ok: false,
+      failure: { error: 'Key was rejected by service' },
+    });
     m.nvidia.secureBoot = false;
     expect(loadModule(m, log, 'nvidia')).toMatchObject({ ok: true });
     expect(m.nvidia.loaded).toMatchObject({ version: '580.126.09', open: true });
@@ -56,7 +63,9 @@ describe('NVIDIA model pieces', () => {
     expect((await runTool(mokutil, m, ['--sb-state'])).stdout).toBe('SecureBoot disabled\n');
     m.nvidia = { persistence: false, secureBoot: true };
     expect((await runTool(mokutil, m, ['--sb-state'])).stdout).toBe('SecureBoot enabled\n');
-    expect((await runTool(ubuntuDrivers, m, ['list', '--gpgpu'])).stdout.split('\n')).toContain('nvidia-driver-580-server-open');
+    expect((await runTool(ubuntuDrivers, m, ['list', '--gpgpu'])).stdout.split('\n')).toContain(
+      'nvidia-driver-580-server-open',
+    );
   });
 
   it('gdrPath: DMA-BUF on ready, peermem on no-peermem once loaded, none without either', () => {
@@ -71,7 +80,10 @@ describe('NVIDIA model pieces', () => {
   it('grub: drop-ins expand earlier values, single quotes stay literal; the command line keeps image, root and ro', () => {
     const m = cluster('fresh').machines[0]!;
     const vars = new Map<string, string>();
-    sourceDefaults('GRUB_DEFAULT=0\nGRUB_DISTRIBUTOR=`lsb_release -i -s 2> /dev/null || echo Debian`\nGRUB_CMDLINE_LINUX_DEFAULT="quiet"\nGRUB_CMDLINE_LINUX=""\n', vars);
+    sourceDefaults(
+      'GRUB_DEFAULT=0\nGRUB_DISTRIBUTOR=`lsb_release -i -s 2> /dev/null || echo Debian`\nGRUB_CMDLINE_LINUX_DEFAULT="quiet"\nGRUB_CMDLINE_LINUX=""\n',
+      vars,
+    );
     sourceDefaults('GRUB_CMDLINE_LINUX_DEFAULT="$GRUB_CMDLINE_LINUX_DEFAULT iommu=pt"\n', vars);
     sourceDefaults("GRUB_CMDLINE_LINUX='$HOME'\n", vars);
     expect(vars.get('GRUB_CMDLINE_LINUX_DEFAULT')).toBe('quiet iommu=pt');

@@ -23,7 +23,11 @@ export interface ExecResult {
   signal: string | null;
 }
 
-export function connect(lab: Lab, host: LabHost, opts: { privateKey?: string; username?: string; keepaliveInterval?: number; keepaliveCountMax?: number } = {}): Promise<Client> {
+export function connect(
+  lab: Lab,
+  host: LabHost,
+  opts: { privateKey?: string; username?: string; keepaliveInterval?: number; keepaliveCountMax?: number } = {},
+): Promise<Client> {
   return new Promise((resolve, reject) => {
     const c = new SshClient();
     c.once('ready', () => resolve(c));
@@ -62,7 +66,11 @@ export function collect(ch: ClientChannel): Promise<ExecResult> {
 }
 
 /** Runs `command`; writes `stdin` then EOF unless `stdin` is undefined and `eof` is false. */
-export async function exec(conn: Client, command: string, opts: { stdin?: string; eof?: boolean } = {}): Promise<ExecResult> {
+export async function exec(
+  conn: Client,
+  command: string,
+  opts: { stdin?: string; eof?: boolean } = {},
+): Promise<ExecResult> {
   const ch = await openExec(conn, command);
   const done = collect(ch);
   if (opts.stdin !== undefined) ch.write(opts.stdin);
@@ -76,7 +84,11 @@ export interface TextResult {
   code: number | null;
 }
 
-export const text = (r: ExecResult): TextResult => ({ out: r.stdout.toString(), err: r.stderr.toString(), code: r.code });
+export const text = (r: ExecResult): TextResult => ({
+  out: r.stdout.toString(),
+  err: r.stderr.toString(),
+  code: r.code,
+});
 
 /** Runs `command` (writing `stdin`, then EOF, when given) and returns its output as text. */
 export async function sh(conn: Client, command: string, stdin?: string): Promise<TextResult> {
@@ -152,13 +164,16 @@ export async function runScript(h: Host, script: string, options: RunOptions = {
 }
 
 /** A StepExecutor as `l20-setup apply --yes` makes one: for real, no questions, reboots allowed. */
-export const applier = (engine: Engine): StepExecutor => new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: true });
+export const applier = (engine: Engine): StepExecutor =>
+  new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: true });
 
 /** A stage's results that did not pass, one line each (host, id, status, summary): `toEqual([])` shows what failed. */
-export const notPassing = (o: StageOutcome): string[] => o.results.filter((r) => r.status !== 'pass').map((r) => `${r.host ?? 'pair'}:${r.id} ${r.status} ${r.summary}`);
+export const notPassing = (o: StageOutcome): string[] =>
+  o.results.filter((r) => r.status !== 'pass').map((r) => `${r.host ?? 'pair'}:${r.id} ${r.status} ${r.summary}`);
 
 /** The result of check `id` on `host` (null: a pair check). */
-export const find = (o: StageOutcome, id: string, host: string | null): CheckResult | undefined => o.results.find((r) => r.id === id && r.host === host);
+export const find = (o: StageOutcome, id: string, host: string | null): CheckResult | undefined =>
+  o.results.find((r) => r.id === id && r.host === host);
 
 /** The inventory stage's own probe scripts: the lab is tested with exactly what the stage runs. */
 export { PCIE_SCRIPT, ETHTOOL_SCRIPT } from '../../checks/inventory/probes.js';

@@ -18,7 +18,13 @@ import { sshConfigPath } from '../../src/transport/quote.js';
 const home = mkdtempSync(join(tmpdir(), 'l20-serve-inv-'));
 const dir = join(home, 'with space');
 const inventory = join(dir, 'inv.json');
-const env = { ...process.env, HOME: home, XDG_STATE_HOME: join(home, 'state'), XDG_CONFIG_HOME: join(home, 'config'), NO_COLOR: '1' };
+const env = {
+  ...process.env,
+  HOME: home,
+  XDG_STATE_HOME: join(home, 'state'),
+  XDG_CONFIG_HOME: join(home, 'config'),
+  NO_COLOR: '1',
+};
 let lab: ChildProcess;
 
 /** OpenSSH with the written config; the script (if any) on its stdin. */
@@ -39,7 +45,8 @@ describe('lab serve inventories in a directory with a space', () => {
     const cfg = readFileSync(`${inventory}.ssh_config`, 'utf8');
     expect(cfg).toContain(`  IdentityFile "${dir}/inv.json.d/id_ed25519"\n`);
     expect(cfg).toContain(`  UserKnownHostsFile "${dir}/inv.json.d/known_hosts"\n  StrictHostKeyChecking yes\n`);
-    for (const host of ['l20-n1', 'l20-n2']) expect(await ssh([host, 'hostname'])).toMatchObject({ code: 0, stdout: `${host}\n` });
+    for (const host of ['l20-n1', 'l20-n2'])
+      expect(await ssh([host, 'hostname'])).toMatchObject({ code: 0, stdout: `${host}\n` });
   });
 
   it('the Ansible INI quotes the key for shlex and the known_hosts file for shlex, the shell split and ssh', () => {
@@ -51,11 +58,14 @@ describe('lab serve inventories in a directory with a space', () => {
     );
   });
 
-  it('paths with a quote, a backslash or a percent sign: escaped for ssh_config (OpenSSH reads them back), the key moved out of Ansible\'s own unescaped quoting', async () => {
+  it("paths with a quote, a backslash or a percent sign: escaped for ssh_config (OpenSSH reads them back), the key moved out of Ansible's own unescaped quoting", async () => {
     const odd = '/tmp/a "b\\c%d';
     expect(sshConfigPath(odd)).toBe('"/tmp/a \\"b\\\\c%%d"');
     const cfg = join(home, 'odd.ssh_config');
-    writeFileSync(cfg, `Host odd\n  HostName 127.0.0.1\n  IdentityFile ${sshConfigPath(`${odd}/id`)}\n  UserKnownHostsFile ${sshConfigPath(`${odd}/kh`)}\n`);
+    writeFileSync(
+      cfg,
+      `Host odd\n  HostName 127.0.0.1\n  IdentityFile ${sshConfigPath(`${odd}/id`)}\n  UserKnownHostsFile ${sshConfigPath(`${odd}/kh`)}\n`,
+    );
     const { stdout } = await promisify(execFile)('ssh', ['-G', '-F', cfg, 'odd'], { env });
     // -G prints IdentityFile before its %-expansion (done when the key is loaded), UserKnownHostsFile after.
     expect(stdout).toContain(`\nidentityfile /tmp/a "b\\c%%d/id\n`);
@@ -69,7 +79,12 @@ describe('lab serve inventories in a directory with a space', () => {
     const r = await cli(['check', '--inventory', inventory, '--stage', 'inventory'], env);
     expect([0, 1]).toContain(r.code); // checks may fail on a fresh lab; 2 would be an error
     const logDir = join(home, 'state', 'l20-setup', 'sessions');
-    const events = readdirSync(logDir).flatMap((f) => readFileSync(join(logDir, f), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>));
+    const events = readdirSync(logDir).flatMap((f) =>
+      readFileSync(join(logDir, f), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
+    );
     const exits = new Map(events.filter((e) => e.type === 'cmd.exit').map((e) => [e.runId, e.exitCode]));
     const scripted = events.filter((e) => e.type === 'cmd.start' && String(e.commandLine).includes('bash -s'));
     expect(scripted.length).toBeGreaterThan(2);
@@ -79,6 +94,10 @@ describe('lab serve inventories in a directory with a space', () => {
       expect({ probe: e.probe, code: replay.code }).toEqual({ probe: e.probe, code: exits.get(e.runId) });
     }
     // Lines without a script send nothing on stdin and carry none.
-    expect(events.filter((e) => e.type === 'cmd.start' && !String(e.commandLine).includes('bash -s')).every((e) => e.script === undefined)).toBe(true);
+    expect(
+      events
+        .filter((e) => e.type === 'cmd.start' && !String(e.commandLine).includes('bash -s'))
+        .every((e) => e.script === undefined),
+    ).toBe(true);
   });
 });

@@ -20,13 +20,26 @@ import type { LabTarget } from '../helpers/lab-target.js';
 import { waitFor, withLabTarget } from './helpers.js';
 import { ensureDesignA, startServer } from './rdma-link-helpers.js';
 
-const GPU_FIELDS = 'timestamp,index,uuid,name,utilization.gpu,memory.used,memory.total,temperature.gpu,power.draw,power.limit,clocks.sm,clocks.max.sm,pstate,clocks_event_reasons.active';
+const GPU_FIELDS =
+  'timestamp,index,uuid,name,utilization.gpu,memory.used,memory.total,temperature.gpu,power.draw,power.limit,clocks.sm,clocks.max.sm,pstate,clocks_event_reasons.active';
 
 /** Runs `argv` on `h` until `enough(stdout so far)`, then cancels it; resolves with everything it printed. */
-async function streamUntil(h: Host, argv: string[], enough: (out: string) => boolean): Promise<{ out: string; cancelled: boolean; later: () => string }> {
+async function streamUntil(
+  h: Host,
+  argv: string[],
+  enough: (out: string) => boolean,
+): Promise<{ out: string; cancelled: boolean; later: () => string }> {
   const ac = new AbortController();
   let out = '';
-  const done = h.run({ argv }, { signal: ac.signal, onStdout: (c) => { out += c; } });
+  const done = h.run(
+    { argv },
+    {
+      signal: ac.signal,
+      onStdout: (c) => {
+        out += c;
+      },
+    },
+  );
   let settled = false;
   void done.then(() => (settled = true));
   await waitFor(() => settled || enough(out), 'the stream', 20_000);
@@ -40,13 +53,21 @@ describe('nvidia-smi loop mode', () => {
   it('-lms 1000 prints one block per simulated second (header once), values move, and cancel ends it', async () => {
     await withLabTarget({ scenario: 'ready', speed: 10 }, async (t) => {
       const blocksOf = (out: string) => out.split('\n').filter((l) => /^\d{4}\/\d\d\/\d\d /.test(l));
-      const r = await streamUntil(t.hosts[0]!, ['nvidia-smi', `--query-gpu=${GPU_FIELDS}`, '--format=csv', '-lms', '1000'], (o) => blocksOf(o).length >= 8 * 6);
+      const r = await streamUntil(
+        t.hosts[0]!,
+        ['nvidia-smi', `--query-gpu=${GPU_FIELDS}`, '--format=csv', '-lms', '1000'],
+        (o) => blocksOf(o).length >= 8 * 6,
+      );
       expect(r.cancelled).toBe(true);
       const lines = r.out.trimEnd().split('\n');
-      expect(lines[0]).toMatch(/^timestamp, index, uuid, name, utilization\.gpu \[%\], memory\.used \[MiB\], .*clocks\.current\.sm \[MHz\], clocks\.max\.sm \[MHz\], pstate, clocks_event_reasons\.active$/);
+      expect(lines[0]).toMatch(
+        /^timestamp, index, uuid, name, utilization\.gpu \[%\], memory\.used \[MiB\], .*clocks\.current\.sm \[MHz\], clocks\.max\.sm \[MHz\], pstate, clocks_event_reasons\.active$/,
+      );
       expect(lines.filter((l) => l.startsWith('timestamp')).length).toBe(1);
       const rows = blocksOf(r.out).map((l) => l.split(', '));
-      const stamps = [...new Set(rows.map((x) => x[0]!))].map((s) => Date.parse(`${s.replace(/\//g, '-').replace(' ', 'T')}Z`));
+      const stamps = [...new Set(rows.map((x) => x[0]!))].map((s) =>
+        Date.parse(`${s.replace(/\//g, '-').replace(' ', 'T')}Z`),
+      );
       expect(stamps.length).toBeGreaterThanOrEqual(6);
       for (let i = 1; i < stamps.length; i++) expect(stamps[i]! - stamps[i - 1]!).toBeCloseTo(1000, -2);
       // Every block lists the eight GPUs; idle boards' power and temperature wander between blocks.
@@ -62,12 +83,24 @@ describe('nvidia-smi loop mode', () => {
   it('--query-compute-apps -l 5 (noheader,nounits) lists the engines every 5 s; a bad field fails before any loop', async () => {
     await withLabTarget({ scenario: 'ready', speed: 50 }, async (t) => {
       const rowsOf = (out: string) => out.split('\n').filter(Boolean);
-      const r = await streamUntil(t.hosts[0]!, ['nvidia-smi', '--query-compute-apps=gpu_uuid,pid,process_name,used_memory', '--format=csv,noheader,nounits', '-l', '5'], (o) => rowsOf(o).length >= 16);
+      const r = await streamUntil(
+        t.hosts[0]!,
+        [
+          'nvidia-smi',
+          '--query-compute-apps=gpu_uuid,pid,process_name,used_memory',
+          '--format=csv,noheader,nounits',
+          '-l',
+          '5',
+        ],
+        (o) => rowsOf(o).length >= 16,
+      );
       const rows = rowsOf(r.out).map((l) => l.split(', '));
       expect(rows[0]![0]).toMatch(/^GPU-[0-9a-f-]+$/);
       expect(rows[0]![1]).toMatch(/^\d+$/);
       expect(Number(rows[0]![3])).toBeGreaterThan(1000);
-      const bad = await t.hosts[0]!.run({ argv: ['nvidia-smi', '--query-gpu=index,bogus', '--format=csv,noheader,nounits', '-l', '1'] });
+      const bad = await t.hosts[0]!.run({
+        argv: ['nvidia-smi', '--query-gpu=index,bogus', '--format=csv,noheader,nounits', '-l', '1'],
+      });
       expect(bad.exitCode).toBe(2);
       expect(bad.stdout + bad.stderr).toContain('Field "bogus" is not a valid field to query.');
     });
@@ -104,15 +137,37 @@ done
 `;
 
 /** `readFrom`..`readBy`: the uptime seconds the port's counters were read between. */
-interface Sample { readFrom: number; readBy: number; port: string; device: string; oper: string; xmitWords: number; txBytes: number; stats: Record<string, number> }
+interface Sample {
+  readFrom: number;
+  readBy: number;
+  port: string;
+  device: string;
+  oper: string;
+  xmitWords: number;
+  txBytes: number;
+  stats: Record<string, number>;
+}
 
 function samples(out: string, port: string): Sample[] {
-  return out.split('\n').filter((l) => l.startsWith('S ')).map((l) => {
-    const [, up0, up1, p, device, oper, xmit, tb, ...rest] = l.trim().split(' ');
-    const stats = Object.fromEntries(rest.map((kv) => kv.split(':')).map(([k, v]) => [k!, Number(v)]));
-    // /proc/uptime shows hundredths, rounded down: the second read may be up to 10 ms short.
-    return { readFrom: Number(up0), readBy: Number(up1) + 0.01, port: p!, device: device!, oper: oper!, xmitWords: Number(xmit), txBytes: Number(tb), stats };
-  }).filter((x) => x.port === port);
+  return out
+    .split('\n')
+    .filter((l) => l.startsWith('S '))
+    .map((l) => {
+      const [, up0, up1, p, device, oper, xmit, tb, ...rest] = l.trim().split(' ');
+      const stats = Object.fromEntries(rest.map((kv) => kv.split(':')).map(([k, v]) => [k!, Number(v)]));
+      // /proc/uptime shows hundredths, rounded down: the second read may be up to 10 ms short.
+      return {
+        readFrom: Number(up0),
+        readBy: Number(up1) + 0.01,
+        port: p!,
+        device: device!,
+        oper: oper!,
+        xmitWords: Number(xmit),
+        txBytes: Number(tb),
+        stats,
+      };
+    })
+    .filter((x) => x.port === port);
 }
 
 /**
@@ -158,7 +213,9 @@ describe('fabric counters move while traffic runs', () => {
       const busy = rdma.filter((g) => g.low > 1);
       expect(busy.length).toBeGreaterThanOrEqual(3);
       expect(Math.max(...rdma.map((g) => g.low))).toBeLessThan(reported + 0.005);
-      expect(busy.filter((g) => g.low < reported + 0.005 && g.high > reported - 0.005).length).toBeGreaterThanOrEqual(2);
+      expect(busy.filter((g) => g.low < reported + 0.005 && g.high > reported - 0.005).length).toBeGreaterThanOrEqual(
+        2,
+      );
       // port_xmit_data is octets / 4 of the same bytes ethtool's vport RDMA counter shows.
       const last = port[port.length - 1]!;
       expect(last.xmitWords).toBe(Math.floor(last.stats.tx_vport_rdma_unicast_bytes! / 4));
@@ -166,7 +223,7 @@ describe('fabric counters move while traffic runs', () => {
     });
   });
 
-  it('under pfc-mismatch the PFC end\'s tx_prio3_pause rises during the test, not in one lump at its end', async () => {
+  it("under pfc-mismatch the PFC end's tx_prio3_pause rises during the test, not in one lump at its end", async () => {
     await withLabTarget({ scenario: 'pfc-mismatch', speed: 10 }, async (t) => {
       const { port } = await sampleDuringBw(t, 30);
       const pauses = port.map((x) => x.stats.tx_prio3_pause ?? 0);
@@ -210,22 +267,33 @@ while [ $i -lt "$1" ]; do
 done
 `;
 
-interface MetricsSample { up: number; util: number; m: Record<string, number> }
+interface MetricsSample {
+  up: number;
+  util: number;
+  m: Record<string, number>;
+}
 
 function metricSamples(out: string): MetricsSample[] {
   const res: MetricsSample[] = [];
   for (const l of out.split('\n')) {
     if (l.startsWith('T ')) res.push({ up: Number(l.slice(2)), util: NaN, m: {} });
     else if (l.startsWith('U ')) res[res.length - 1]!.util = Number(l.slice(2));
-    else if (l.startsWith('vllm:')) res[res.length - 1]!.m[l.slice(5, l.indexOf('{'))] = Number(l.slice(l.lastIndexOf(' ') + 1));
+    else if (l.startsWith('vllm:'))
+      res[res.length - 1]!.m[l.slice(5, l.indexOf('{'))] = Number(l.slice(l.lastIndexOf(' ') + 1));
   }
   return res;
 }
 
 describe('vLLM under vllm bench serve', () => {
-  it('/metrics moves at the bench\'s rates while it runs (running, KV cache, tokens, TTFT histogram) and the GPUs are busy; the totals match the printed result', async () => {
+  it("/metrics moves at the bench's rates while it runs (running, KV cache, tokens, TTFT histogram) and the GPUs are busy; the totals match the printed result", async () => {
     await withLabTarget({ scenario: 'ready', speed: 100 }, async (t) => {
-      const bench = t.hosts[0]!.run({ script: BENCH_SCRIPT, args: ['10.0.0.1', '8000', 'Qwen2.5-7B-Instruct', '/opt/l20/models/Qwen2.5-7B-Instruct', 'DP16'] }, { sudo: true });
+      const bench = t.hosts[0]!.run(
+        {
+          script: BENCH_SCRIPT,
+          args: ['10.0.0.1', '8000', 'Qwen2.5-7B-Instruct', '/opt/l20/models/Qwen2.5-7B-Instruct', 'DP16'],
+        },
+        { sudo: true },
+      );
       // Speed 100: 0.1 s between samples is 10 s of lab time; the bench runs a few minutes of it.
       const loop = await t.hosts[0]!.run({ script: SERVING_LOOP, args: ['30', '0.1'] });
       const b = await bench;
@@ -257,12 +325,20 @@ describe('vLLM under vllm bench serve', () => {
       expect(after.util).toBe(0);
       // All engines together: the bench's totals and its mean TTFT.
       const all = await t.hosts[0]!.run({ argv: ['curl', '-s', 'http://10.0.0.1:8000/metrics'] });
-      const sum = (name: string) => all.stdout.split('\n').filter((l) => l.startsWith(`${name}{`)).reduce((x, l) => x + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+      const sum = (name: string) =>
+        all.stdout
+          .split('\n')
+          .filter((l) => l.startsWith(`${name}{`))
+          .reduce((x, l) => x + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
       expect(sum('vllm:generation_tokens_total')).toBe(result.totalGeneratedTokens);
       expect(sum('vllm:prompt_tokens_total')).toBe(result.totalInputTokens);
       expect(sum('vllm:request_success_total')).toBe(640);
-      expect((sum('vllm:time_to_first_token_seconds_sum') / sum('vllm:time_to_first_token_seconds_count')) * 1000).toBeCloseTo(result.meanTtftMs!, 1);
-      expect(all.stdout).toContain('vllm:time_to_first_token_seconds_bucket{engine="0",model_name="Qwen2.5-7B-Instruct",le="+Inf"} 40.0');
+      expect(
+        (sum('vllm:time_to_first_token_seconds_sum') / sum('vllm:time_to_first_token_seconds_count')) * 1000,
+      ).toBeCloseTo(result.meanTtftMs!, 1);
+      expect(all.stdout).toContain(
+        'vllm:time_to_first_token_seconds_bucket{engine="0",model_name="Qwen2.5-7B-Instruct",le="+Inf"} 40.0',
+      );
     });
   }, 60_000);
 });

@@ -19,12 +19,15 @@ const byId = (results: readonly CheckResult[], id: string, host: string | null =
   if (!r) throw new Error(`no result ${id} ${host}`);
   return r;
 };
-const notPassing = (results: readonly CheckResult[]) => results.filter((r) => r.status !== 'pass').map((r) => `${r.host}:${r.id} ${r.status} ${r.summary}\n${r.evidence}`);
+const notPassing = (results: readonly CheckResult[]) =>
+  results.filter((r) => r.status !== 'pass').map((r) => `${r.host}:${r.id} ${r.status} ${r.summary}\n${r.evidence}`);
 const apply = (engine: Engine) => applier(engine).applyStage(ncclStage);
 
 describe('nccl on ready', () => {
   let t: LabTarget;
-  beforeAll(async () => { t = await labTarget({ scenario: 'ready' }); });
+  beforeAll(async () => {
+    t = await labTarget({ scenario: 'ready' });
+  });
   afterAll(() => t.close());
 
   it('passes every check; inter-node busbw ≈ 8.4 GB/s over four rails with GDR, intra-node ≈ 19', async () => {
@@ -41,7 +44,7 @@ describe('nccl on ready', () => {
     expect(again.changed).toBe(0);
   });
 
-  it('keeps every run\'s NCCL_DEBUG=INFO log on its host (root only), where the support bundle collects it', async () => {
+  it("keeps every run's NCCL_DEBUG=INFO log on its host (root only), where the support bundle collects it", async () => {
     const engine = new Engine(t.hosts, { config: t.config });
     await engine.runStage(ncclStage);
     const id = engine.context.runId.replace(/[^0-9A-Za-z]/g, '');
@@ -73,7 +76,8 @@ describe('nccl on the tutorial (design kept)', () => {
   it('fails conf-lint on R01 and the validation on Unrecognized element token; applying nccl fixes both; a second apply changes nothing', async () => {
     const engine = new Engine(t.hosts, { config: t.config });
     const before = await engine.runStage(ncclStage);
-    for (const h of ['l20-n1', 'l20-n2']) expect(byId(before.results, 'nccl.conf-lint', h)).toMatchObject({ status: 'fail', rule: 'R01' });
+    for (const h of ['l20-n1', 'l20-n2'])
+      expect(byId(before.results, 'nccl.conf-lint', h)).toMatchObject({ status: 'fail', rule: 'R01' });
     expect(byId(before.results, 'nccl.hca-resolve', 'l20-n1')).toMatchObject({ status: 'warn', rule: 'R06' });
     const v = byId(before.results, 'nccl.validation');
     expect(v).toMatchObject({ status: 'fail', rule: 'D03' });
@@ -98,7 +102,9 @@ describe('nccl on the tutorial (design kept)', () => {
 
 describe('nccl on wrong-gid', () => {
   let t: LabTarget;
-  beforeAll(async () => { t = await labTarget({ scenario: 'wrong-gid' }); });
+  beforeAll(async () => {
+    t = await labTarget({ scenario: 'wrong-gid' });
+  });
   afterAll(() => t.close());
 
   it('the pinned GID index fails the validation on ibv_modify_qp (D05); nccl.conf removes the pin and it passes', async () => {
@@ -107,7 +113,9 @@ describe('nccl on wrong-gid', () => {
     const v = byId(before.results, 'nccl.validation');
     expect(v).toMatchObject({ status: 'fail', rule: 'D05' });
     expect(v.summary).toContain('ibv_modify_qp failed');
-    expect(v.evidence).toMatch(/Call to ibv_modify_qp failed with 101 Network is unreachable, on dev rocep26s0f0:1, curr state INIT, next state RTR, local GID index 3/);
+    expect(v.evidence).toMatch(
+      /Call to ibv_modify_qp failed with 101 Network is unreachable, on dev rocep26s0f0:1, curr state INIT, next state RTR, local GID index 3/,
+    );
     expect(byId(before.results, 'nccl.conf-lint', 'l20-n2')).toMatchObject({ status: 'fail', rule: 'R05' });
 
     const applied = await apply(engine);
@@ -117,15 +125,20 @@ describe('nccl on wrong-gid', () => {
 });
 
 describe('nccl.validation on the faults of other stages (docs/STAGES.md §4.3 NCCL)', () => {
-  const validation = (scenario: string): Promise<CheckResult> => withLabTarget({ scenario }, async (t) => {
-    const o = await new Engine(t.hosts, { config: t.config }).runStage(ncclStage);
-    return byId(o.results, 'nccl.validation');
-  });
+  const validation = (scenario: string): Promise<CheckResult> =>
+    withLabTarget({ scenario }, async (t) => {
+      const o = await new Engine(t.hosts, { config: t.config }).runStage(ncclStage);
+      return byId(o.results, 'nccl.validation');
+    });
   const busbw = (r: CheckResult) => Number(/inter-node busbw ([\d.]+) GB\/s/.exec(r.summary)?.[1]);
 
   it('mtu-mismatch: a local length completion error on the 1500-MTU side (D04)', async () => {
     const v = await validation('mtu-mismatch');
-    expect(v).toMatchObject({ status: 'fail', rule: 'D04', summary: expect.stringContaining('inter l20-n2: D04 RDMA completion error 1') });
+    expect(v).toMatchObject({
+      status: 'fail',
+      rule: 'D04',
+      summary: expect.stringContaining('inter l20-n2: D04 RDMA completion error 1'),
+    });
   });
   it('no-peermem: no GDR path, GPU Direct RDMA Disabled (D02 warn), busbw −10 %', async () => {
     const v = await validation('no-peermem');
@@ -153,9 +166,17 @@ describe('nccl applied after the earlier stages (ready without this stage)', () 
   it('writes nccl.conf, builds the venv, installs the benchmark; everything passes; a second apply changes nothing', async () => {
     const engine = new Engine(t.hosts, { config: t.config });
     const before = await engine.runStage(ncclStage);
-    expect(byId(before.results, 'nccl.validation')).toMatchObject({ status: 'fail', summary: expect.stringContaining('apply nccl.bench-tools') });
+    expect(byId(before.results, 'nccl.validation')).toMatchObject({
+      status: 'fail',
+      summary: expect.stringContaining('apply nccl.bench-tools'),
+    });
     const applied = await apply(engine);
-    expect(applied.steps?.filter((s) => s.status === 'applied').map((s) => `${s.host} ${s.id}`).sort()).toEqual(['l20-n1 nccl.bench-tools', 'l20-n1 nccl.conf', 'l20-n2 nccl.bench-tools', 'l20-n2 nccl.conf']);
+    expect(
+      applied.steps
+        ?.filter((s) => s.status === 'applied')
+        .map((s) => `${s.host} ${s.id}`)
+        .sort(),
+    ).toEqual(['l20-n1 nccl.bench-tools', 'l20-n1 nccl.conf', 'l20-n2 nccl.bench-tools', 'l20-n2 nccl.conf']);
     expect(notPassing(applied.results)).toEqual([]);
     const conf = await t.hosts[1]!.run({ argv: ['stat', '-c', '%a', '/etc/nccl.conf'] });
     expect(conf.stdout.trim()).toBe('644');

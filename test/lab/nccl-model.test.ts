@@ -11,7 +11,14 @@ import { syncGids } from '../../lab/model/rdma.js';
 import type { Machine } from '../../lab/model/types.js';
 import { resolveScenario } from '../../lab/scenarios/index.js';
 import { HostLogger, type RankIds } from '../../lab/tools/nccl-log.js';
-import { hostPlan, jobOutcome, ncclSettings, parseAlgoList, parseNcclConfFile, type JobOutcome } from '../../lab/tools/nccl.js';
+import {
+  hostPlan,
+  jobOutcome,
+  ncclSettings,
+  parseAlgoList,
+  parseNcclConfFile,
+  type JobOutcome,
+} from '../../lab/tools/nccl.js';
 import { scanNcclLog } from '../../src/parse/nccl-log.js';
 import { rng } from '../../lab/util/prng.js';
 
@@ -34,27 +41,58 @@ function job(c: Cluster, env: Record<string, string> = {}, nodes = c.machines): 
 
 /** Node n's log, every phase in order. */
 function log(o: JobOutcome, n: number): string {
-  const ranks: RankIds[] = Array.from({ length: 8 }, (_, i) => ({ rank: n * 8 + i, localRank: i, pid: 1000 + i, proxyTid: 2000 + i, progressTid: 3000 + i, comm: `55${i}` }));
-  const l = new HostLogger({ outcome: o, nodeRank: n, localRanks: 8, ranks, commId: 'abc', rng: rng(1, 'test', n) }).render();
+  const ranks: RankIds[] = Array.from({ length: 8 }, (_, i) => ({
+    rank: n * 8 + i,
+    localRank: i,
+    pid: 1000 + i,
+    proxyTid: 2000 + i,
+    progressTid: 3000 + i,
+    comm: `55${i}`,
+  }));
+  const l = new HostLogger({
+    outcome: o,
+    nodeRank: n,
+    localRanks: 8,
+    ranks,
+    commId: 'abc',
+    rng: rng(1, 'test', n),
+  }).render();
   return [...l.init, ...l.connect, ...l.failure, ...l.complete, ...l.destroy].join('\n');
 }
 
-const rules = (text: string) => ncclLogFindings(text).filter((f) => f.severity !== 'info').map((f) => f.rule);
+const rules = (text: string) =>
+  ncclLogFindings(text)
+    .filter((f) => f.severity !== 'info')
+    .map((f) => f.rule);
 
 describe('NCCL settings as NCCL reads them', () => {
   it('conf files: # in column 0 skipped, lines without = skipped, value verbatim (quotes and spaces included)', () => {
-    expect(parseNcclConfFile('# c\nNCCL_A=1\n  # not a comment=x\nno equals\nNCCL_B="2" # x\n')).toEqual([['NCCL_A', '1'], ['  # not a comment', 'x'], ['NCCL_B', '"2" # x']]);
+    expect(parseNcclConfFile('# c\nNCCL_A=1\n  # not a comment=x\nno equals\nNCCL_B="2" # x\n')).toEqual([
+      ['NCCL_A', '1'],
+      ['  # not a comment', 'x'],
+      ['NCCL_B', '"2" # x'],
+    ]);
   });
   it('the environment wins over ~/.nccl.conf, which wins over /etc/nccl.conf; NCCL_CONF_FILE replaces ~/.nccl.conf', () => {
-    const f = new Map([['/home/l20/.nccl.conf', 'NCCL_A=user\nNCCL_B=user\n'], ['/etc/nccl.conf', 'NCCL_A=etc\nNCCL_B=etc\nNCCL_C=etc\n'], ['/x.conf', 'NCCL_C=x\n']]);
+    const f = new Map([
+      ['/home/l20/.nccl.conf', 'NCCL_A=user\nNCCL_B=user\n'],
+      ['/etc/nccl.conf', 'NCCL_A=etc\nNCCL_B=etc\nNCCL_C=etc\n'],
+      ['/x.conf', 'NCCL_C=x\n'],
+    ]);
     const s = ncclSettings({ HOME: '/home/l20', NCCL_A: 'env' }, f);
     expect([s.env.NCCL_A, s.env.NCCL_B, s.env.NCCL_C]).toEqual(['env', 'user', 'etc']);
     expect(s.source).toMatchObject({ NCCL_A: 'environment', NCCL_B: '/home/l20/.nccl.conf', NCCL_C: '/etc/nccl.conf' });
-    expect(ncclSettings({ HOME: '/home/l20', NCCL_CONF_FILE: '/x.conf' }, f).env).toMatchObject({ NCCL_B: 'etc', NCCL_C: 'x' });
+    expect(ncclSettings({ HOME: '/home/l20', NCCL_CONF_FILE: '/x.conf' }, f).env).toMatchObject({
+      NCCL_B: 'etc',
+      NCCL_C: 'x',
+    });
   });
   it("NCCL_ALGO / NCCL_PROTO follow NCCL's list grammar", () => {
-    for (const ok of ['Ring,Tree', 'ring', '^NVLS', 'allreduce:ring;broadcast:tree', 'CollNetChain', 'PAT']) expect(parseAlgoList(ok, false), ok).toBeUndefined();
-    expect(parseAlgoList('COLLNET_CHAIN', false)).toBe('Unrecognized element token "COLLNET_CHAIN" when parsing "COLLNET_CHAIN"');
+    for (const ok of ['Ring,Tree', 'ring', '^NVLS', 'allreduce:ring;broadcast:tree', 'CollNetChain', 'PAT'])
+      expect(parseAlgoList(ok, false), ok).toBeUndefined();
+    expect(parseAlgoList('COLLNET_CHAIN', false)).toBe(
+      'Unrecognized element token "COLLNET_CHAIN" when parsing "COLLNET_CHAIN"',
+    );
     expect(parseAlgoList('collnet', false)).toContain('Unrecognized element token "collnet"');
     expect(parseAlgoList('bad:ring', false)).toBe('Unrecognized prefix token "bad" when parsing "bad:ring"');
     expect(parseAlgoList('LL128,Simple', true)).toBeUndefined();
@@ -72,8 +110,20 @@ describe('the NCCL model on the ready cluster', () => {
       const text = log(o, n);
       expect(rules(text)).toEqual([]);
       const scan = scanNcclLog(text);
-      expect(scan.facts).toMatchObject({ network: 'IB', ncclVersion: '2.27.3', nNodes: 2, nRanks: 16, initComplete: 8, gdr: true });
-      expect(scan.facts.hcas).toEqual(['rocep26s0f0:1/RoCE', 'rocep26s0f1:1/RoCE', 'rocep154s0f0:1/RoCE', 'rocep154s0f1:1/RoCE']);
+      expect(scan.facts).toMatchObject({
+        network: 'IB',
+        ncclVersion: '2.27.3',
+        nNodes: 2,
+        nRanks: 16,
+        initComplete: 8,
+        gdr: true,
+      });
+      expect(scan.facts.hcas).toEqual([
+        'rocep26s0f0:1/RoCE',
+        'rocep26s0f1:1/RoCE',
+        'rocep154s0f0:1/RoCE',
+        'rocep154s0f1:1/RoCE',
+      ]);
       expect(scan.facts.gdrdmaChannels).toBeGreaterThan(0);
       expect(text).toContain('Bootstrap: Using ens1f0:192.168.10');
     }
@@ -100,7 +150,9 @@ describe('the NCCL model on the ready cluster', () => {
     const o = job(ready(), { NCCL_ALGO: 'COLLNET_CHAIN' });
     expect(o.failure).toMatchObject({ kind: 'invalid-usage' });
     const text = log(o, 1);
-    expect(text).toMatch(/l20-n2:\d+:\d+ \[0\] graph\/tuning\.cc:\d+ NCCL WARN Unrecognized element token "COLLNET_CHAIN" when parsing "COLLNET_CHAIN"/);
+    expect(text).toMatch(
+      /l20-n2:\d+:\d+ \[0\] graph\/tuning\.cc:\d+ NCCL WARN Unrecognized element token "COLLNET_CHAIN" when parsing "COLLNET_CHAIN"/,
+    );
     expect(text).toMatch(/NCCL INFO graph\/tuning\.cc:\d+ -> 5/);
     expect(rules(text)).toContain('D03');
     expect(text).not.toContain('Init COMPLETE');
@@ -114,13 +166,25 @@ describe('the NCCL model on the ready cluster', () => {
     const v4 = port.addresses.filter((a) => a.family === 'inet');
     port.addresses = port.addresses.filter((a) => a.family !== 'inet');
     syncGids(n2);
-    port.addresses.push({ family: 'inet6', local: 'fd20:101::2', prefixlen: 64, scope: 'global', validLft: 4294967295, preferredLft: 4294967295 });
+    port.addresses.push({
+      family: 'inet6',
+      local: 'fd20:101::2',
+      prefixlen: 64,
+      scope: 'global',
+      validLft: 4294967295,
+      preferredLft: 4294967295,
+    });
     syncGids(n2);
     port.addresses.push(...v4);
     const o = job(c, { NCCL_IB_GID_INDEX: '3' });
     expect(o.failure).toMatchObject({ kind: 'modify-qp', errno: 101 });
-    const text = log(o, c.machines.indexOf(c.machines.find((m) => m.hostname === (o.failure as { host: string }).host)!));
-    expect(text).toMatch(/misc\/ibvwrap\.cc:\d+ NCCL WARN Call to ibv_modify_qp failed with 101 Network is unreachable, on dev rocep26s0f0:1, curr state INIT, next state RTR, local GID index 3/);
+    const text = log(
+      o,
+      c.machines.indexOf(c.machines.find((m) => m.hostname === (o.failure as { host: string }).host)!),
+    );
+    expect(text).toMatch(
+      /misc\/ibvwrap\.cc:\d+ NCCL WARN Call to ibv_modify_qp failed with 101 Network is unreachable, on dev rocep26s0f0:1, curr state INIT, next state RTR, local GID index 3/,
+    );
     expect(rules(text)).toContain('D05');
   });
 
@@ -130,7 +194,9 @@ describe('the NCCL model on the ready cluster', () => {
     const o = job(c);
     expect(o.failure).toMatchObject({ kind: 'completion', status: 1, host: 'l20-n2', afterBytes: 1024 });
     const text = log(o, 1);
-    expect(text).toMatch(/NET\/IB : Got completion from peer 192\.168\.101\.1<\d+> with status=1 opcode=128 len=0 vendor err 105 \(Recv\) localGid ::ffff:192\.168\.102\.2 remoteGids ::ffff:192\.168\.102\.1 hca rocep26s0f1/);
+    expect(text).toMatch(
+      /NET\/IB : Got completion from peer 192\.168\.101\.1<\d+> with status=1 opcode=128 len=0 vendor err 105 \(Recv\) localGid ::ffff:192\.168\.102\.2 remoteGids ::ffff:192\.168\.102\.1 hca rocep26s0f1/,
+    );
     expect(ncclLogFindings(text).find((f) => f.rule === 'D04')?.title).toContain('completion error 1');
   });
 
@@ -171,7 +237,9 @@ describe('the NCCL model on the ready cluster', () => {
     c.cables[0]!.plugged = false;
     const o = job(c);
     expect(o.failure).toMatchObject({ kind: 'bootstrap', host: 'l20-n2', peer: '192.168.101.1' });
-    expect(log(o, 1)).toMatch(/NCCL WARN socketStartConnect: Connect to 192\.168\.101\.1<\d+> failed : Software caused connection abort/);
+    expect(log(o, 1)).toMatch(
+      /NCCL WARN socketStartConnect: Connect to 192\.168\.101\.1<\d+> failed : Software caused connection abort/,
+    );
     expect(log(o, 0)).toMatch(/NCCL WARN socketProgress: Connection closed by remote peer l20-n2<\d+>/);
     expect(log(o, 0)).not.toContain('Init COMPLETE');
   });

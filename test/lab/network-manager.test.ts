@@ -11,8 +11,10 @@ import { networkStage, type NetworkFacts } from '../../checks/network/index.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
 import { applier, shellOn } from './helpers.js';
 
-const only = (...ids: string[]): StageDef<NetworkFacts> =>
-  ({ ...networkStage, steps: (networkStage.steps ?? []).filter((s) => ids.includes(s.id)) });
+const only = (...ids: string[]): StageDef<NetworkFacts> => ({
+  ...networkStage,
+  steps: (networkStage.steps ?? []).filter((s) => ids.includes(s.id)),
+});
 const statuses = (o: StageOutcome, id: string): string[] =>
   (o.steps ?? []).filter((s) => s.id === id).map((s) => `${s.host} ${s.status}`);
 
@@ -37,7 +39,10 @@ describe('network on networkmanager: management stays on NetworkManager', () => 
       expect(h.machine.renderedBy?.get('eno1'), h.name).toBe('NetworkManager');
       expect(h.machine.renderedBy?.get('ens1f0'), h.name).toBe('networkd');
       const eno1 = h.machine.netdevs.find((d) => d.name === 'eno1');
-      expect(eno1?.addresses.map((a) => a.local), h.name).toContain(h.machine.mgmt.address);
+      expect(
+        eno1?.addresses.map((a) => a.local),
+        h.name,
+      ).toContain(h.machine.mgmt.address);
     }
   });
 });
@@ -55,17 +60,17 @@ describe('network.apply on networkmanager refuses a fabric file that would re-re
 
   it('names management and the renderer move, and changes nothing', async () => {
     // The old format: a top-level renderer, which netplan gives every definition without its own.
-    const topLevel = "sudo sed -i 's/^  version: 2$/  version: 2\\n  renderer: networkd/' " +
-      '/etc/netplan/60-l20-fabric.yaml';
+    const topLevel =
+      "sudo sed -i 's/^  version: 2$/  version: 2\\n  renderer: networkd/' " + '/etc/netplan/60-l20-fabric.yaml';
     await shellOn(t, 1, topLevel);
     expect(await shellOn(t, 1, 'sudo netplan get ethernets.eno1.renderer')).toBe('null\n');
     expect(await shellOn(t, 1, 'sudo netplan get renderer')).toBe('networkd\n');
     const o = await applier(engine).applyStage(only('network.apply'));
     const steps = (o.steps ?? []).filter((s) => s.id === 'network.apply');
     expect(steps.map((s) => s.status)).toEqual(['failed', 'failed']);
-    expect(steps[0]?.error)
-      .toContain('preflight refused, nothing changed:\n' +
-        'l20-n2: management eno1 would move from NetworkManager to networkd');
+    expect(steps[0]?.error).toContain(
+      'preflight refused, nothing changed:\n' + 'l20-n2: management eno1 would move from NetworkManager to networkd',
+    );
     expect(steps.every((s) => !s.changed)).toBe(true);
     // The real netplan generate ran over copies of the files before and after, not over /run.
     const preflight = /^sudo bash -s \S+ \/var\/lib\/l20-setup\/netplan\/pending\/files <<'EOF' … EOF \(preflight\)$/;

@@ -14,7 +14,10 @@ import { osStage } from '../../checks/os/index.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
 import { applier, connect, end, exec, text } from './helpers.js';
 
-const only = (...ids: string[]): StageDef<NetworkFacts, ReachCluster> => ({ ...networkStage, steps: (networkStage.steps ?? []).filter((s) => ids.includes(s.id)) });
+const only = (...ids: string[]): StageDef<NetworkFacts, ReachCluster> => ({
+  ...networkStage,
+  steps: (networkStage.steps ?? []).filter((s) => ids.includes(s.id)),
+});
 
 /** A fresh lab with the os stage applied and the fabric netplan written (not yet applied) on both hosts. */
 async function writtenNotApplied(): Promise<{ t: LabTarget; engine: Engine; ex: StepExecutor }> {
@@ -40,7 +43,8 @@ describe('network.apply rolls back a change that cuts management', () => {
     // A fabric route that captures the management return path (to the SSH client) on node 2 only.
     const c2: Client = await connect(t.lab, t.lab.hosts[1]!);
     const was = 'ens1f0: {renderer: networkd, optional: true, mtu: 9000, addresses: \\[192.168.101.2/24\\]}';
-    const now = 'ens1f0: {renderer: networkd, optional: true, mtu: 9000, addresses: [192.168.101.2/24], ' +
+    const now =
+      'ens1f0: {renderer: networkd, optional: true, mtu: 9000, addresses: [192.168.101.2/24], ' +
       'routes: [{to: 10.0.0.100/32, via: 192.168.101.1}]}';
     const file = '/etc/netplan/60-l20-fabric.yaml';
     const edit = text(await exec(c2, `sudo sed -i 's|${was}|${now}|' ${file} && sudo grep -c 10.0.0.100 ${file}`));
@@ -52,9 +56,13 @@ describe('network.apply rolls back a change that cuts management', () => {
     expect(steps.map((s) => s.status)).toEqual(['failed', 'failed']);
     const n2 = steps.find((s) => s.host === 'l20-n2')?.error ?? '';
     expect(n2).toMatch(/l20-n2: no new SSH connection over management/);
-    expect(n2).toMatch(/unreachable after the change; the rollback timer restored it \(rollback\.log: .* rolled back run \d{8}T\d{6}Z\)/);
+    expect(n2).toMatch(
+      /unreachable after the change; the rollback timer restored it \(rollback\.log: .* rolled back run \d{8}T\d{6}Z\)/,
+    );
     expect(n2).toMatch(/verify: the old addresses are back/);
-    expect(steps.find((s) => s.host === 'l20-n1')?.error).toMatch(/rolled back at once \(the rollback service ran, Result=success\)/);
+    expect(steps.find((s) => s.host === 'l20-n1')?.error).toMatch(
+      /rolled back at once \(the rollback service ran, Result=success\)/,
+    );
 
     // Node 2 is back on the configuration before the write: no fabric file, no stray route, management reachable.
     const c = await connect(t.lab, t.lab.hosts[1]!);
@@ -80,7 +88,12 @@ describe('network.apply rolls back a change that cuts the fabric path (managemen
   it('the proof over the fabric fails, both hosts are rolled back at once, and the tool says which cable', async () => {
     // Node 2's end of cable 1 in the wrong subnet: management is untouched, but the cable no longer pings.
     const c2: Client = await connect(t.lab, t.lab.hosts[1]!);
-    const edit = text(await exec(c2, "sudo sed -i 's|192.168.101.2/24|192.168.199.2/24|' /etc/netplan/60-l20-fabric.yaml && sudo grep -c 192.168.199.2 /etc/netplan/60-l20-fabric.yaml"));
+    const edit = text(
+      await exec(
+        c2,
+        "sudo sed -i 's|192.168.101.2/24|192.168.199.2/24|' /etc/netplan/60-l20-fabric.yaml && sudo grep -c 192.168.199.2 /etc/netplan/60-l20-fabric.yaml",
+      ),
+    );
     expect(edit.out.trim()).toBe('1');
     await end(c2);
 
@@ -108,7 +121,9 @@ describe('network.firewall lets the timer disable a firewall that locked SSH out
     t = await labTarget({ scenario: 'ready' });
     for (const h of t.lab.hosts) {
       const c = await connect(t.lab, h);
-      expect(text(await exec(c, 'sudo ufw --force disable')).out).toBe('Firewall stopped and disabled on system startup\n');
+      expect(text(await exec(c, 'sudo ufw --force disable')).out).toBe(
+        'Firewall stopped and disabled on system startup\n',
+      );
       await end(c);
     }
   }, 60_000);
@@ -121,14 +136,17 @@ describe('network.firewall lets the timer disable a firewall that locked SSH out
     // so the rule the step writes for port 22 does not admit new connections once ufw is enabled.
     const m2 = t.lab.hosts[1]!.machine;
     const un = engine.subscribe((e) => {
-      if (e.type === 'cmd.start' && e.host === 'l20-n2' && e.commandLine.includes('ufw --force enable')) m2.mgmt.sshPort = 2222;
+      if (e.type === 'cmd.start' && e.host === 'l20-n2' && e.commandLine.includes('ufw --force enable'))
+        m2.mgmt.sshPort = 2222;
     });
     const o = await ex.applyStage(only('network.firewall'));
     un();
     m2.mgmt.sshPort = 22;
     const steps = (o.steps ?? []).filter((s) => s.id === 'network.firewall');
     expect(steps.map((s) => s.status)).toEqual(['failed', 'failed']);
-    expect(steps.find((s) => s.host === 'l20-n2')?.error).toMatch(/locked out; the rollback timer disabled the firewall and SSH works again/);
+    expect(steps.find((s) => s.host === 'l20-n2')?.error).toMatch(
+      /locked out; the rollback timer disabled the firewall and SSH works again/,
+    );
     expect(steps.find((s) => s.host === 'l20-n1')?.error).toMatch(/disabled again at once/);
     for (const h of t.lab.hosts) {
       const c = await connect(t.lab, h);

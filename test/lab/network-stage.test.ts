@@ -14,8 +14,12 @@ import { clusterSchema } from '../../src/config/schema.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
 import { applier, shellOn, withLabTarget } from './helpers.js';
 
-const notPassing = (o: StageOutcome): string[] => o.results.filter((r) => r.status !== 'pass' && r.status !== 'skip').map((r) => `${r.host ?? 'pair'}:${r.id} ${r.status} ${r.summary}`);
-const result = (o: StageOutcome, id: string, host: string | null = null): CheckResult | undefined => o.results.find((r) => r.id === id && r.host === host);
+const notPassing = (o: StageOutcome): string[] =>
+  o.results
+    .filter((r) => r.status !== 'pass' && r.status !== 'skip')
+    .map((r) => `${r.host ?? 'pair'}:${r.id} ${r.status} ${r.summary}`);
+const result = (o: StageOutcome, id: string, host: string | null = null): CheckResult | undefined =>
+  o.results.find((r) => r.id === id && r.host === host);
 
 describe('network on ready', () => {
   let t: LabTarget;
@@ -27,8 +31,18 @@ describe('network on ready', () => {
   it('passes every check (LAG, LACP and stale bonds skip under design A: it has no bond)', async () => {
     const o = await new Engine(t.hosts, { config: t.config }).runStage(networkStage);
     expect(notPassing(o)).toEqual([]);
-    expect(o.results.filter((r) => r.status === 'skip').map((r) => r.id).sort()).toEqual([
-      'network.bond-lag', 'network.bond-lag', 'network.lacp', 'network.lacp', 'network.stale-devices', 'network.stale-devices',
+    expect(
+      o.results
+        .filter((r) => r.status === 'skip')
+        .map((r) => r.id)
+        .sort(),
+    ).toEqual([
+      'network.bond-lag',
+      'network.bond-lag',
+      'network.lacp',
+      'network.lacp',
+      'network.stale-devices',
+      'network.stale-devices',
     ]);
     expect(result(o, 'network.reachability')?.summary).toMatch(/^4 fabric subnet\(s\) reachable both ways at MTU 9000/);
   }, 60_000);
@@ -49,20 +63,33 @@ describe('network from fresh', () => {
 
   it('discovers the cabling, writes and applies design A under an armed rollback, fixes gateway4 and enables the firewall', () => {
     const applied = (id: string) => (first.steps ?? []).filter((s) => s.id === id).map((s) => `${s.host} ${s.status}`);
-    for (const id of ['network.discover-cabling', 'network.write', 'network.apply', 'network.mgmt-routes', 'network.firewall']) {
+    for (const id of [
+      'network.discover-cabling',
+      'network.write',
+      'network.apply',
+      'network.mgmt-routes',
+      'network.firewall',
+    ]) {
       expect(applied(id), id).toEqual(['l20-n1 applied', 'l20-n2 applied']);
     }
     expect(notPassing(first)).toEqual([]);
   });
 
   it('leaves the files and the live state design A describes', async () => {
-    const file = await shellOn(t, 1, 'sudo cat /etc/netplan/60-l20-fabric.yaml; sudo stat -c %a /etc/netplan/60-l20-fabric.yaml');
+    const file = await shellOn(
+      t,
+      1,
+      'sudo cat /etc/netplan/60-l20-fabric.yaml; sudo stat -c %a /etc/netplan/60-l20-fabric.yaml',
+    );
     expect(file).toMatch(/^# l20-setup \S+ run \d{8}T\d{6}Z design A — fabric only\n/);
     expect(file).toContain('\nnetwork:\n  version: 2\n  ethernets:\n');
-    expect(file).toContain('    ens2f1: {renderer: networkd, optional: true, mtu: 9000, ' +
-      'addresses: [192.168.104.2/24]}\n');
+    expect(file).toContain(
+      '    ens2f1: {renderer: networkd, optional: true, mtu: 9000, ' + 'addresses: [192.168.104.2/24]}\n',
+    );
     expect(file.trim().endsWith('600')).toBe(true);
-    expect(await shellOn(t, 0, 'sudo netplan get ethernets.eno1')).toContain('routes:\n- to: "default"\n  via: "10.0.0.254"\n');
+    expect(await shellOn(t, 0, 'sudo netplan get ethernets.eno1')).toContain(
+      'routes:\n- to: "default"\n  via: "10.0.0.254"\n',
+    );
     expect(await shellOn(t, 0, 'systemctl list-timers --all')).not.toContain('l20-netplan-rollback');
   });
 
@@ -74,17 +101,27 @@ describe('network from fresh', () => {
 });
 
 describe('network design B from fresh', () => {
-  it('two 802.3ad bonds, one per card: RoCE LAG devices, LACP partners, both subnets proved', () => withLabTarget({ scenario: 'fresh' }, async (t) => {
-    const config = clusterSchema.parse({ ...t.config, network: { design: 'B', mtu: 9000 } });
-    const ex = applier(new Engine(t.hosts, { config }));
-    await ex.applyStage(osStage);
-    const o = await ex.applyStage(networkStage);
-    expect(notPassing(o)).toEqual([]);
-    expect(result(o, 'network.bond-lag', 'l20-n2')).toMatchObject({ status: 'pass', summary: 'bond0, bond1: RoCE LAG formed' });
-    expect(result(o, 'network.lacp', 'l20-n1')?.status).toBe('pass');
-    expect(result(o, 'network.reachability')?.summary).toMatch(/^2 fabric subnet\(s\) reachable/);
-    expect(await shellOn(t, 0, 'rdma link show')).toBe('link mlx5_bond_0/1 state ACTIVE physical_state LINK_UP netdev bond0 \nlink mlx5_bond_1/1 state ACTIVE physical_state LINK_UP netdev bond1 \n');
-  }), 180_000);
+  it(
+    'two 802.3ad bonds, one per card: RoCE LAG devices, LACP partners, both subnets proved',
+    () =>
+      withLabTarget({ scenario: 'fresh' }, async (t) => {
+        const config = clusterSchema.parse({ ...t.config, network: { design: 'B', mtu: 9000 } });
+        const ex = applier(new Engine(t.hosts, { config }));
+        await ex.applyStage(osStage);
+        const o = await ex.applyStage(networkStage);
+        expect(notPassing(o)).toEqual([]);
+        expect(result(o, 'network.bond-lag', 'l20-n2')).toMatchObject({
+          status: 'pass',
+          summary: 'bond0, bond1: RoCE LAG formed',
+        });
+        expect(result(o, 'network.lacp', 'l20-n1')?.status).toBe('pass');
+        expect(result(o, 'network.reachability')?.summary).toMatch(/^2 fabric subnet\(s\) reachable/);
+        expect(await shellOn(t, 0, 'rdma link show')).toBe(
+          'link mlx5_bond_0/1 state ACTIVE physical_state LINK_UP netdev bond0 \nlink mlx5_bond_1/1 state ACTIVE physical_state LINK_UP netdev bond1 \n',
+        );
+      }),
+    180_000,
+  );
 });
 
 describe('network on the tutorial', () => {
@@ -99,7 +136,11 @@ describe('network on the tutorial', () => {
   afterAll(() => t.close());
 
   it("shows the recipe's mistakes with their rule ids and evidence", () => {
-    expect(result(before, 'network.design', 'l20-n1')).toMatchObject({ status: 'fail', rule: 'R16', summary: 'live design is tutorial, chosen A' });
+    expect(result(before, 'network.design', 'l20-n1')).toMatchObject({
+      status: 'fail',
+      rule: 'R16',
+      summary: 'live design is tutorial, chosen A',
+    });
     const lag = result(before, 'network.bond-lag', 'l20-n1');
     expect(lag).toMatchObject({ status: 'fail', rule: 'R16' });
     expect(lag?.evidence).toContain('  ens2f0 → 0000:9a:00.0 (card 0000:9a:00)');
@@ -120,32 +161,57 @@ describe('network on the tutorial', () => {
     await ex.applyStage(osStage);
     const o = await ex.applyStage(networkStage);
     const write = (o.steps ?? []).find((s) => s.id === 'network.write' && s.host === 'l20-n1');
-    expect(write?.commands.join('\n')).toMatch(/sudo mv \/etc\/netplan\/02-bond-roce\.yaml \/var\/lib\/l20-setup\/backup\/\d{8}T\d{6}Z\/etc\/netplan\/02-bond-roce\.yaml/);
-    expect((o.steps ?? []).find((s) => s.id === 'network.apply' && s.host === 'l20-n1')?.commands.join('\n')).toContain('sudo ip link delete dev bond0');
+    expect(write?.commands.join('\n')).toMatch(
+      /sudo mv \/etc\/netplan\/02-bond-roce\.yaml \/var\/lib\/l20-setup\/backup\/\d{8}T\d{6}Z\/etc\/netplan\/02-bond-roce\.yaml/,
+    );
+    expect((o.steps ?? []).find((s) => s.id === 'network.apply' && s.host === 'l20-n1')?.commands.join('\n')).toContain(
+      'sudo ip link delete dev bond0',
+    );
     expect(notPassing(o)).toEqual([]);
     expect(await shellOn(t, 0, 'ip -d link show type bond')).toBe('');
-    expect(await shellOn(t, 0, 'rdma link show')).toMatch(/^link mlx5_0\/1 state ACTIVE physical_state LINK_UP netdev ens1f0 \n/);
+    expect(await shellOn(t, 0, 'rdma link show')).toMatch(
+      /^link mlx5_0\/1 state ACTIVE physical_state LINK_UP netdev ens1f0 \n/,
+    );
     const again = await ex.applyStage(networkStage);
     expect(again.changed).toBe(0);
   }, 180_000);
 });
 
 describe('network on the fault scenarios', () => {
-  it('mtu-mismatch fails network.mtu (R24, cable 2 ends differ) and jumbo reachability; apply fixes it', () => withLabTarget({ scenario: 'mtu-mismatch' }, async (t) => {
-    const engine = new Engine(t.hosts, { config: t.config });
-    const o = await engine.runStage(networkStage);
-    expect(notPassing(o).map((x) => x.split(' ')[0])).toEqual(['pair:network.mtu', 'pair:network.reachability']);
-    expect(result(o, 'network.mtu')).toMatchObject({ rule: 'R24', summary: expect.stringContaining('MTU differs at the ends of a cable') });
-    expect(result(o, 'network.mtu')?.evidence).toContain('cable 2: l20-n1:ens1f1 9000 ≠ l20-n2:ens1f1 1500');
-    expect(result(o, 'network.reachability')).toMatchObject({ status: 'fail', rule: 'R24' });
-    const fixed = await applier(engine).applyStage(networkStage);
-    expect(notPassing(fixed)).toEqual([]);
-  }), 120_000);
+  it(
+    'mtu-mismatch fails network.mtu (R24, cable 2 ends differ) and jumbo reachability; apply fixes it',
+    () =>
+      withLabTarget({ scenario: 'mtu-mismatch' }, async (t) => {
+        const engine = new Engine(t.hosts, { config: t.config });
+        const o = await engine.runStage(networkStage);
+        expect(notPassing(o).map((x) => x.split(' ')[0])).toEqual(['pair:network.mtu', 'pair:network.reachability']);
+        expect(result(o, 'network.mtu')).toMatchObject({
+          rule: 'R24',
+          summary: expect.stringContaining('MTU differs at the ends of a cable'),
+        });
+        expect(result(o, 'network.mtu')?.evidence).toContain('cable 2: l20-n1:ens1f1 9000 ≠ l20-n2:ens1f1 1500');
+        expect(result(o, 'network.reachability')).toMatchObject({ status: 'fail', rule: 'R24' });
+        const fixed = await applier(engine).applyStage(networkStage);
+        expect(notPassing(fixed)).toEqual([]);
+      }),
+    120_000,
+  );
 
-  it('link-down fails reachability on cable 4 and names the unplugged ports', () => withLabTarget({ scenario: 'link-down' }, async (t) => {
-    const o = await new Engine(t.hosts, { config: t.config }).runStage(networkStage);
-    expect(notPassing(o).map((x) => x.split(' ')[0])).toEqual(['pair:network.cabling', 'pair:network.reachability']);
-    expect(result(o, 'network.reachability')).toMatchObject({ rule: 'R17', summary: expect.stringContaining('192.168.104.0/24') });
-    expect(result(o, 'network.cabling')?.summary).toContain('l20-n1:ens2f1, l20-n2:ens2f1');
-  }), 60_000);
+  it(
+    'link-down fails reachability on cable 4 and names the unplugged ports',
+    () =>
+      withLabTarget({ scenario: 'link-down' }, async (t) => {
+        const o = await new Engine(t.hosts, { config: t.config }).runStage(networkStage);
+        expect(notPassing(o).map((x) => x.split(' ')[0])).toEqual([
+          'pair:network.cabling',
+          'pair:network.reachability',
+        ]);
+        expect(result(o, 'network.reachability')).toMatchObject({
+          rule: 'R17',
+          summary: expect.stringContaining('192.168.104.0/24'),
+        });
+        expect(result(o, 'network.cabling')?.summary).toContain('l20-n1:ens2f1, l20-n2:ens2f1');
+      }),
+    60_000,
+  );
 });

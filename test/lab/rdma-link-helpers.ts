@@ -31,9 +31,25 @@ export function ensureDesignA(lab: Lab): void {
       const ip = `192.168.10${k + 1}.${m.index}`;
       // Added after whatever a scenario already put there (wrong-gid's ULA), link-local first.
       if (!d.addresses.some((a) => a.family === 'inet6' && a.scope === 'link')) {
-        d.addresses.unshift({ family: 'inet6', local: linkLocalFromMac(d.mac), prefixlen: 64, scope: 'link', validLft: 4294967295, preferredLft: 4294967295 });
+        d.addresses.unshift({
+          family: 'inet6',
+          local: linkLocalFromMac(d.mac),
+          prefixlen: 64,
+          scope: 'link',
+          validLft: 4294967295,
+          preferredLft: 4294967295,
+        });
       }
-      d.addresses.push({ family: 'inet', local: ip, prefixlen: 24, broadcast: `192.168.10${k + 1}.255`, scope: 'global', label: n, validLft: 4294967295, preferredLft: 4294967295 });
+      d.addresses.push({
+        family: 'inet',
+        local: ip,
+        prefixlen: 24,
+        broadcast: `192.168.10${k + 1}.255`,
+        scope: 'global',
+        label: n,
+        validLft: 4294967295,
+        preferredLft: 4294967295,
+      });
       m.routes.push({ dst: `192.168.10${k + 1}.0/24`, dev: n, protocol: 'kernel', scope: 'link', prefsrc: ip });
     });
     syncGids(m);
@@ -46,11 +62,20 @@ export function machine(lab: Lab, i: number): Machine {
 }
 
 /** Starts an ib_write_bw server and resolves once it listens, with the server's result to await. */
-export async function startServer(lab: Lab, host: Host, i: number, argv: string[], port: number): Promise<{ done: Promise<RunResult> }> {
+export async function startServer(
+  lab: Lab,
+  host: Host,
+  i: number,
+  argv: string[],
+  port: number,
+): Promise<{ done: Promise<RunResult> }> {
   const done = host.run({ argv });
   let ended = false;
   void done.then(() => (ended = true));
-  await waitFor(() => ended || perftestListening(clusterOf(lab), machine(lab, i).hostname, port), `ib_write_bw server on port ${port}`);
+  await waitFor(
+    () => ended || perftestListening(clusterOf(lab), machine(lab, i).hostname, port),
+    `ib_write_bw server on port ${port}`,
+  );
   // Wrapped: an async function returning the promise itself would wait for the server to end.
   return { done };
 }

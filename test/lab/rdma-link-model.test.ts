@@ -14,8 +14,23 @@ import { rng } from '../../lab/util/prng.js';
 import { wrongGid } from '../../lab/scenarios/rdma.js';
 
 const FOREVER = 4294967295;
-const v4 = (ip: string): IpAddress => ({ family: 'inet', local: ip, prefixlen: 24, broadcast: ip.replace(/\.\d+$/, '.255'), scope: 'global', validLft: FOREVER, preferredLft: FOREVER });
-const ll = (mac: string): IpAddress => ({ family: 'inet6', local: linkLocalFromMac(mac), prefixlen: 64, scope: 'link', validLft: FOREVER, preferredLft: FOREVER });
+const v4 = (ip: string): IpAddress => ({
+  family: 'inet',
+  local: ip,
+  prefixlen: 24,
+  broadcast: ip.replace(/\.\d+$/, '.255'),
+  scope: 'global',
+  validLft: FOREVER,
+  preferredLft: FOREVER,
+});
+const ll = (mac: string): IpAddress => ({
+  family: 'inet6',
+  local: linkLocalFromMac(mac),
+  prefixlen: 64,
+  scope: 'link',
+  validLft: FOREVER,
+  preferredLft: FOREVER,
+});
 const dev = (m: Machine, name: string): NetDev => m.netdevs.find((d) => d.name === name)!;
 const rdmaOf = (m: Machine, netdev: string) => m.rdma.find((r) => r.netdev === netdev)!;
 
@@ -36,8 +51,25 @@ function tutorialBond(m: Machine): void {
   const slaves = FABRIC_PORTS.map((n) => dev(m, n));
   const mac = slaves[0]!.mac;
   const bond: NetDev = {
-    ...slaves[0]!, ifindex: 20, name: 'bond0', altnames: [], pci: undefined, driver: 'bonding', mac, adminUp: true, mtu: 9000,
-    addresses: [ll(mac), v4(`192.168.100.${m.index}`)], bond: { mode: 'balance-xor', miimon: 100, updelay: 0, downdelay: 0, xmitHashPolicy: 'layer3+4', lacpRate: 'slow', slaves: slaves.map((s) => s.name) },
+    ...slaves[0]!,
+    ifindex: 20,
+    name: 'bond0',
+    altnames: [],
+    pci: undefined,
+    driver: 'bonding',
+    mac,
+    adminUp: true,
+    mtu: 9000,
+    addresses: [ll(mac), v4(`192.168.100.${m.index}`)],
+    bond: {
+      mode: 'balance-xor',
+      miimon: 100,
+      updelay: 0,
+      downdelay: 0,
+      xmitHashPolicy: 'layer3+4',
+      lacpRate: 'slow',
+      slaves: slaves.map((s) => s.name),
+    },
   };
   for (const s of slaves) {
     s.master = 'bond0';
@@ -79,7 +111,11 @@ describe('GID table', () => {
     expect(gidTable(n1, r)[2]).toBeNull();
     d.addresses.push(v4('192.168.101.7'));
     const t = gidTable(n1, r);
-    expect([t[2]?.gid, t[3]?.gid, t[5]?.gid]).toEqual([ipv4Gid('192.168.101.7'), ipv4Gid('192.168.101.7'), ipv4Gid('10.9.9.1')]);
+    expect([t[2]?.gid, t[3]?.gid, t[5]?.gid]).toEqual([
+      ipv4Gid('192.168.101.7'),
+      ipv4Gid('192.168.101.7'),
+      ipv4Gid('10.9.9.1'),
+    ]);
   });
 
   it('wrong-gid: node 2 ens1f0 has the ULA at 2/3 and its IPv4 RoCE v2 GID at 5; nccl.conf pins 3 on both', () => {
@@ -130,9 +166,17 @@ describe('paths', () => {
     const c = createCluster(2, 1, 'max');
     designA(c);
     const [n1, n2] = c.machines as [Machine, Machine];
-    expect(qpPath(c, idx3(n1, 'ens1f0'), idx3(n2, 'ens1f0'))).toMatchObject({ ok: true, requesterPort: 'ens1f0', responderPort: 'ens1f0' });
+    expect(qpPath(c, idx3(n1, 'ens1f0'), idx3(n2, 'ens1f0'))).toMatchObject({
+      ok: true,
+      requesterPort: 'ens1f0',
+      responderPort: 'ens1f0',
+    });
     expect(qpPath(c, idx3(n1, 'ens1f0'), idx3(n2, 'ens1f1'))).toMatchObject({ ok: false, kind: 'rtr', errno: 101 });
-    expect(qpPath(c, { ...idx3(n1, 'ens1f0'), gidIndex: 9 }, idx3(n2, 'ens1f0'))).toMatchObject({ ok: false, kind: 'rtr', errno: 22 });
+    expect(qpPath(c, { ...idx3(n1, 'ens1f0'), gidIndex: 9 }, idx3(n2, 'ens1f0'))).toMatchObject({
+      ok: false,
+      kind: 'rtr',
+      errno: 22,
+    });
   });
 
   it('tutorial bond: cabled pairs work, a crossed pair ends in retry-exceeded', () => {
@@ -163,7 +207,19 @@ describe('paths', () => {
 describe('bandwidth model', () => {
   function flow(c: Cluster, mtuBytes: number, tclass: number | 'none' = 106): Flow {
     const [n1, n2] = c.machines as [Machine, Machine];
-    return { sender: n1, senderPort: 'ens1f0', senderDevice: 'mlx5_0', receiver: n2, receiverPort: 'ens1f0', receiverDevice: 'mlx5_0', tclass: tclass === 'none' ? undefined : tclass, sl: 0, mtuBytes, linkGbps: 25, share: 1 };
+    return {
+      sender: n1,
+      senderPort: 'ens1f0',
+      senderDevice: 'mlx5_0',
+      receiver: n2,
+      receiverPort: 'ens1f0',
+      receiverDevice: 'mlx5_0',
+      tclass: tclass === 'none' ? undefined : tclass,
+      sl: 0,
+      mtuBytes,
+      linkGbps: 25,
+      share: 1,
+    };
   }
   const lossless = (m: Machine) => {
     const q = portQos(m, 'ens1f0')!;

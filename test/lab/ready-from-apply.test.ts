@@ -16,8 +16,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RECORD_COMMAND } from '../../lab/scenarios/ready/index.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
 import {
-  applyFreshToReady, describeEntry, isRunRecord, labTree, modelState, normaliseRunSpecific, RUN_SPECIFIC,
-  type ApplyOutcome, type TreeEntry,
+  applyFreshToReady,
+  describeEntry,
+  isRunRecord,
+  labTree,
+  modelState,
+  normaliseRunSpecific,
+  RUN_SPECIFIC,
+  type ApplyOutcome,
+  type TreeEntry,
 } from './ready-snapshot.js';
 
 const RERECORD = `the ready scenario differs from what the apply writes: re-record it with \`${RECORD_COMMAND}\``;
@@ -73,15 +80,20 @@ describe("ready is what the stages' own apply leaves on fresh", () => {
       // The figure docs/RELIABILITY.md quotes.
       const kinds = [...a.entries()].filter(([p]) => !isRunRecord(p)).map(([, e]) => e.kind);
       const count = (k: TreeEntry['kind']): number => kinds.filter((x) => x === k).length;
-      console.log(`ready-from-apply: ${host.name}: ${count('file')} files, ${count('dir')} directories, `
-        + `${count('link')} symlinks identical to ready (${run.changed} steps changed something)`);
+      console.log(
+        `ready-from-apply: ${host.name}: ${count('file')} files, ${count('dir')} directories, ` +
+          `${count('link')} symlinks identical to ready (${run.changed} steps changed something)`,
+      );
     }
   });
 
   it('the model state the checks read agrees (packages, units, modules, netdevs, QoS, firewall, driver, boot)', () => {
     for (const [i, host] of applied.lab.hosts.entries()) {
       const got = modelState(host.machine);
-      expect(got.some((l) => /^qos ens1f0 trust dscp/.test(l)), `${host.name}: QoS state read`).toBe(true);
+      expect(
+        got.some((l) => /^qos ens1f0 trust dscp/.test(l)),
+        `${host.name}: QoS state read`,
+      ).toBe(true);
       expect(firstStateDifference(got, modelState(ready.lab.hosts[i]!.machine)), `${host.name}`).toBeUndefined();
       console.log(`ready-from-apply: ${host.name}: ${got.length} model-state lines identical to ready`);
     }
@@ -89,8 +101,9 @@ describe("ready is what the stages' own apply leaves on fresh", () => {
 
   it('the normalisation touches only the fields it lists', () => {
     const conf = '# l20-setup 0.1.0 run 20261202T005329Z design A\nNCCL_IB_TC=106\n';
-    expect(normaliseRunSpecific('/etc/nccl.conf', conf))
-      .toBe('# l20-setup 0.1.0 run «run-specific» design A\nNCCL_IB_TC=106\n');
+    expect(normaliseRunSpecific('/etc/nccl.conf', conf)).toBe(
+      '# l20-setup 0.1.0 run «run-specific» design A\nNCCL_IB_TC=106\n',
+    );
     // Another file keeps its run id: only the files each entry names are normalised.
     expect(normaliseRunSpecific('/etc/systemd/system/l20-vllm.service', conf)).toBe(conf);
     const env = `VLLM_API_KEY=${'a'.repeat(64)}\nOTHER=1\n`;

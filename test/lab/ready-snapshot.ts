@@ -122,7 +122,9 @@ export function describeEntry(path: string, e: TreeEntry | undefined): string {
  * installed (the lab's apt layer writes those for `ready` as well): the data the `ready` scenario holds.
  */
 export function appliedFiles(
-  applied: Machine, before: Map<string, TreeEntry>, after: Map<string, TreeEntry>,
+  applied: Machine,
+  before: Map<string, TreeEntry>,
+  after: Map<string, TreeEntry>,
 ): ReadyHostFiles {
   const fromPackages = packageFiles(applied);
   const files: ReadyHostFiles['files'] = {};
@@ -164,7 +166,9 @@ export function isCommandStub(e: TreeEntry): boolean {
  * recorder refuses such an apply). Packages' files go with their packages in the lab's apt layer.
  */
 export function removedFiles(
-  before: Map<string, TreeEntry>, after: Map<string, TreeEntry>, packaged: Set<string>,
+  before: Map<string, TreeEntry>,
+  after: Map<string, TreeEntry>,
+  packaged: Set<string>,
 ): string[] {
   return [...before.keys()].filter((p) => !after.has(p) && !isRunRecord(p) && !packaged.has(p));
 }
@@ -186,7 +190,10 @@ export function modelState(m: Machine): string[] {
   const units = [...m.system.systemd.units.values()];
   return [
     ...[...m.packages.values()].map((p) => `package ${p.name} ${p.version} ${p.status}`).sort(),
-    ...units.filter((u) => u.active === 'active').map((u) => `unit ${u.name} active`).sort(),
+    ...units
+      .filter((u) => u.active === 'active')
+      .map((u) => `unit ${u.name} active`)
+      .sort(),
     ...[...m.modules].sort().map((x) => `module ${x}`),
     ...m.netdevs.flatMap((d) => [
       `netdev ${d.name} ${d.adminUp ? 'up' : 'down'} mtu ${d.mtu}${d.master ? ` master ${d.master}` : ''}`,

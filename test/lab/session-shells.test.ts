@@ -13,8 +13,12 @@ import { closeLab, collect, openExec, openLab, sh } from './helpers.js';
 let lab: Lab;
 let c: Client;
 
-beforeAll(async () => { ({ lab, conn: c } = await openLab({ speed: 'max', hosts: 1 })); });
-afterAll(async () => { await closeLab(lab, c); });
+beforeAll(async () => {
+  ({ lab, conn: c } = await openLab({ speed: 'max', hosts: 1 }));
+});
+afterAll(async () => {
+  await closeLab(lab, c);
+});
 
 /** The first line a channel prints, as soon as it is there. */
 function firstLine(ch: ClientChannel): Promise<string> {

@@ -14,7 +14,9 @@ let lab: Lab;
 let host: LabHost;
 let conn: Client;
 
-beforeAll(async () => { ({ lab, host, conn } = await openLab()); });
+beforeAll(async () => {
+  ({ lab, host, conn } = await openLab());
+});
 
 afterAll(() => closeLab(lab, conn));
 
@@ -54,7 +56,7 @@ describe('lab SSH server', () => {
     expect(text(await exec(conn, 'printf "%s-%s\\n" a b; seq 3 | tr "\\n" ,')).out).toBe('a-b\n1,2,3,');
   });
 
-  test('unknown commands exit 127 with bash\'s message', async () => {
+  test("unknown commands exit 127 with bash's message", async () => {
     const r = text(await exec(conn, 'frobnicate --now'));
     expect(r.code).toBe(127);
     expect(r.err).toBe('bash: frobnicate: command not found\n');
@@ -77,30 +79,52 @@ describe('lab SSH server', () => {
   });
 
   test('sudo -n -- env LC_ALL=C bash -s -- a b runs as root with $1/$2', async () => {
-    const script = 'echo "$1 $2 $#"; echo "LC_ALL=$LC_ALL"; whoami; id -u; echo "ssh=${SSH_CONNECTION:-unset} home=$HOME"\n';
+    const script =
+      'echo "$1 $2 $#"; echo "LC_ALL=$LC_ALL"; whoami; id -u; echo "ssh=${SSH_CONNECTION:-unset} home=$HOME"\n';
     const r = text(await exec(conn, 'sudo -n -- env LC_ALL=C bash -s -- a b', { stdin: script }));
     expect(r.code).toBe(0);
     expect(r.out).toBe('a b 2\nLC_ALL=C\nroot\n0\nssh=unset home=/root\n');
   });
 
   test('sudo -S reads a password line first; prefix assignments and env work', async () => {
-    const r = text(await exec(conn, "sudo -S -p '' -- bash -s -- x", { stdin: 'secret\necho "got $1 as $(whoami)"\n' }));
+    const r = text(
+      await exec(conn, "sudo -S -p '' -- bash -s -- x", { stdin: 'secret\necho "got $1 as $(whoami)"\n' }),
+    );
     expect(r).toEqual({ out: 'got x as root\n', err: '', code: 0 });
     expect(text(await exec(conn, 'LC_ALL=C env | grep ^LC_ALL=')).out).toBe('LC_ALL=C\n');
-    expect(text(await exec(conn, 'env FOO=bar bash -c \'echo $FOO\'')).out).toBe('bar\n');
-    expect(text(await exec(conn, 'sudo -n nosuchcmd'))).toEqual({ out: '', err: 'sudo: nosuchcmd: command not found\n', code: 1 });
+    expect(text(await exec(conn, "env FOO=bar bash -c 'echo $FOO'")).out).toBe('bar\n');
+    expect(text(await exec(conn, 'sudo -n nosuchcmd'))).toEqual({
+      out: '',
+      err: 'sudo: nosuchcmd: command not found\n',
+      code: 1,
+    });
   });
 
   test("the transport's sudo lines (a bash wrapper that passes a cancel on) run the command inside as before", async () => {
-    const script = buildCommand({ script: 'echo "$1|$2|$#|$(whoami)|LC_ALL=$LC_ALL|${SSH_CONNECTION:-unset}"; exit 3\n', args: ['a', 'b c'] }, { sudo: true });
+    const script = buildCommand(
+      { script: 'echo "$1|$2|$#|$(whoami)|LC_ALL=$LC_ALL|${SSH_CONNECTION:-unset}"; exit 3\n', args: ['a', 'b c'] },
+      { sudo: true },
+    );
     expect(script.line).toContain(`sudo -n -- ${quoteArgv(SUDO_WRAPPER_ARGV)} env LC_ALL=C bash -s -- a 'b c'`);
-    expect(text(await exec(conn, script.line, { stdin: String(script.stdin) }))).toEqual({ out: 'a|b c|2|root|LC_ALL=C|unset\n', err: '', code: 3 });
+    expect(text(await exec(conn, script.line, { stdin: String(script.stdin) }))).toEqual({
+      out: 'a|b c|2|root|LC_ALL=C|unset\n',
+      err: '',
+      code: 3,
+    });
 
     // sudo -S: the password line goes to sudo, the rest of stdin to the command.
     const content = 'line one\nsecret-looking line\n\nlast, no newline';
-    const dd = buildCommand({ argv: ['dd', 'of=/root/l20-wrapped', 'status=none'] }, { sudo: true, stdin: content }, 'pw');
+    const dd = buildCommand(
+      { argv: ['dd', 'of=/root/l20-wrapped', 'status=none'] },
+      { sudo: true, stdin: content },
+      'pw',
+    );
     expect(text(await exec(conn, dd.line, { stdin: String(dd.stdin) }))).toEqual({ out: '', err: '', code: 0 });
-    expect(text(await exec(conn, buildCommand({ argv: ['cat', '/root/l20-wrapped'] }, { sudo: true }).line))).toEqual({ out: content, err: '', code: 0 });
+    expect(text(await exec(conn, buildCommand({ argv: ['cat', '/root/l20-wrapped'] }, { sudo: true }).line))).toEqual({
+      out: content,
+      err: '',
+      code: 0,
+    });
 
     // sudo records the command it ran: the wrapper with the command as its arguments.
     const env = text(await exec(conn, buildCommand({ argv: ['printenv', 'SUDO_COMMAND'] }, { sudo: true }).line));
@@ -117,7 +141,8 @@ describe('lab SSH server', () => {
         const done = collect(ch);
         ch.write('cd /tmp\rpwd\rexit 4\r');
         resolve(done);
-      }));
+      }),
+    );
     const p = await withPty;
     const out = p.stdout.toString();
     expect(out).toContain('l20@l20-n1:~$ cd /tmp\r\n');
@@ -131,7 +156,8 @@ describe('lab SSH server', () => {
         const done = collect(ch);
         ch.end('echo a\ncd /etc\npwd\nfalse\n');
         resolve(done);
-      }));
+      }),
+    );
     const q = await noPty;
     expect(q.stdout.toString()).toBe('a\n/etc\n');
     expect(q.code).toBe(1);
@@ -170,13 +196,14 @@ describe('lab SSH server', () => {
     expect(text(await exec(c, 'echo again')).out).toBe('again\n');
     await end(c);
   });
-
 });
 
 describe('real-time behaviour (speed 1)', () => {
   let slow: Lab;
   let slowConn: Client;
-  beforeAll(async () => { ({ lab: slow, conn: slowConn } = await openLab({ hosts: 1, speed: 1 })); });
+  beforeAll(async () => {
+    ({ lab: slow, conn: slowConn } = await openLab({ hosts: 1, speed: 1 }));
+  });
   afterAll(() => closeLab(slow, slowConn));
 
   test('keepalive requests are answered', async () => {

@@ -19,7 +19,10 @@ describe('SimClock', () => {
     c.at(LAB_EPOCH_MS + 60_000, () => fired.push(['late', c.now()]));
     expect(await c.sleep(10_000)).toBe(true);
     expect(c.now()).toBe(LAB_EPOCH_MS + 10_000);
-    expect(fired).toEqual([['a', LAB_EPOCH_MS + 2000], ['b', LAB_EPOCH_MS + 5000]]);
+    expect(fired).toEqual([
+      ['a', LAB_EPOCH_MS + 2000],
+      ['b', LAB_EPOCH_MS + 5000],
+    ]);
     expect(c.activeTimers).toBe(1);
     c.close();
     expect(c.activeTimers).toBe(0);
@@ -27,7 +30,9 @@ describe('SimClock', () => {
 
   test('date +%s.%N prints whole nanoseconds even when the clock has sub-millisecond fractions', () => {
     // (doubles near 1.7e12 ms keep about a microsecond of the fraction: the last digits are float noise)
-    expect(formatDate(LAB_EPOCH_MS + 1234.5678, '%s.%N')).toMatch(new RegExp(`^${Math.floor((LAB_EPOCH_MS + 1234) / 1000)}\\.23456\\d{4}$`));
+    expect(formatDate(LAB_EPOCH_MS + 1234.5678, '%s.%N')).toMatch(
+      new RegExp(`^${Math.floor((LAB_EPOCH_MS + 1234) / 1000)}\\.23456\\d{4}$`),
+    );
     expect(formatDate(LAB_EPOCH_MS + 0.25, '%s.%N')).toMatch(/^\d+\.000250\d{3}$/);
   });
 
@@ -74,7 +79,9 @@ describe('time over SSH', () => {
   let lab: Lab;
   let host: LabHost;
   let conn: Client;
-  beforeAll(async () => { ({ lab, host, conn } = await openLab()); });
+  beforeAll(async () => {
+    ({ lab, host, conn } = await openLab());
+  });
   afterAll(() => closeLab(lab, conn));
 
   test('date, uptime and /proc/uptime read the simulated clock; both hosts share it', async () => {
@@ -90,6 +97,8 @@ describe('time over SSH', () => {
     expect(Number(procUp?.split(' ')[0])).toBeGreaterThanOrEqual(600);
     expect(host.machine.clock).toBe(lab.hosts[1]?.machine.clock);
     await host.machine.clock.advance(2 * 3600_000);
-    expect(text(await exec(conn, 'uptime; uptime -p; uptime -s')).out).toMatch(/^ 11:00:\d\d up {2}2:10, {2}1 user, .*\nup 2 hours, 10 minutes\n2025-01-06 08:50:00\n$/);
+    expect(text(await exec(conn, 'uptime; uptime -p; uptime -s')).out).toMatch(
+      /^ 11:00:\d\d up {2}2:10, {2}1 user, .*\nup 2 hours, 10 minutes\n2025-01-06 08:50:00\n$/,
+    );
   });
 });

@@ -23,7 +23,11 @@ async function transcript(seed: number): Promise<string> {
     let c = await connect(lab, host);
     for (const cmd of COMMANDS) out += `$ ${cmd}\n${JSON.stringify(text(await exec(c, cmd)))}\n`;
     await exec(c, 'sudo reboot');
-    await waitFor(() => host.machine.system.boot.count === 1 && host.machine.system.boot.power === 'up', 'the reboot', 20_000);
+    await waitFor(
+      () => host.machine.system.boot.count === 1 && host.machine.system.boot.power === 'up',
+      'the reboot',
+      20_000,
+    );
     c = await connect(lab, host);
     for (const cmd of COMMANDS) out += `$ ${cmd}\n${JSON.stringify(text(await exec(c, cmd)))}\n`;
     await end(c);

@@ -32,19 +32,29 @@ describe('reboot', () => {
   test('non-root callers are refused', async () => {
     const c = await connect(lab, host);
     expect(await sh(c, 'reboot')).toEqual({
-      out: '', code: 1,
+      out: '',
+      code: 1,
       err: 'Failed to set wall message, ignoring: Interactive authentication required.\nFailed to reboot system via logind: Interactive authentication required.\nFailed to open initctl fifo: Permission denied\nFailed to talk to init daemon.\n',
     });
-    expect((await sh(c, 'systemctl reboot')).err).toContain('Failed to reboot system via logind: Interactive authentication required.\n');
+    expect((await sh(c, 'systemctl reboot')).err).toContain(
+      'Failed to reboot system via logind: Interactive authentication required.\n',
+    );
     await end(c);
   });
 
   test('sudo reboot: the session drops, SSH is refused while booting, the machine comes back', async () => {
     const c = await connect(lab, host);
     await sh(c, 'sudo install -D -m 644 /dev/stdin /etc/modules-load.d/lab.conf', '# lab test\ndummy\n');
-    await sh(c, 'sudo install -D -m 755 /dev/stdin /usr/local/sbin/l20-boot-seen', '#!/bin/sh\ncat /proc/sys/kernel/random/boot_id > /var/lib/l20-boot.seen\n');
-    await sh(c, 'sudo install -D -m 644 /dev/stdin /etc/systemd/system/l20-boot-seen.service',
-      '[Unit]\nDescription=Record the boot id\n\n[Service]\nType=oneshot\nExecStart=/usr/local/sbin/l20-boot-seen\n\n[Install]\nWantedBy=multi-user.target\n');
+    await sh(
+      c,
+      'sudo install -D -m 755 /dev/stdin /usr/local/sbin/l20-boot-seen',
+      '#!/bin/sh\ncat /proc/sys/kernel/random/boot_id > /var/lib/l20-boot.seen\n',
+    );
+    await sh(
+      c,
+      'sudo install -D -m 644 /dev/stdin /etc/systemd/system/l20-boot-seen.service',
+      '[Unit]\nDescription=Record the boot id\n\n[Service]\nType=oneshot\nExecStart=/usr/local/sbin/l20-boot-seen\n\n[Install]\nWantedBy=multi-user.target\n',
+    );
     expect((await sh(c, 'sudo systemctl enable l20-boot-seen.service')).code).toBe(0);
     await sh(c, 'sudo modprobe rdma_ucm; touch /tmp/scratch; sudo touch /run/l20-runtime');
     const oldBoot = (await sh(c, 'cat /proc/sys/kernel/random/boot_id')).out;
@@ -66,7 +76,9 @@ describe('reboot', () => {
     expect(newBoot).toMatch(/^[0-9a-f-]{36}\n$/);
     expect(newBoot).not.toBe(oldBoot);
     expect((await sh(c2, 'cat /var/lib/l20-boot.seen')).out).toBe(newBoot);
-    expect((await sh(c2, 'systemctl show -p ActiveState,Result --value l20-boot-seen')).out).toBe('success\ninactive\n');
+    expect((await sh(c2, 'systemctl show -p ActiveState,Result --value l20-boot-seen')).out).toBe(
+      'success\ninactive\n',
+    );
     const lsmod = (await sh(c2, 'lsmod')).out;
     expect(lsmod).toMatch(/\ndummy +16384 {2}0\n/);
     expect(lsmod).not.toContain('rdma_ucm');
@@ -78,7 +90,9 @@ describe('reboot', () => {
     // The journal is persistent: the earlier boot's entries stay, -b shows this boot's only.
     const all = (await sh(c2, 'journalctl -u ssh -o short --no-pager')).out;
     expect(all.match(/^-- Boot [0-9a-f]{32} --$/gm)).toEqual([`-- Boot ${newBoot.trim().replace(/-/g, '')} --`]);
-    expect((await sh(c2, 'journalctl -b -u ssh -o cat -q')).out).toBe('Starting OpenBSD Secure Shell server...\nStarted OpenBSD Secure Shell server.\n');
+    expect((await sh(c2, 'journalctl -b -u ssh -o cat -q')).out).toBe(
+      'Starting OpenBSD Secure Shell server...\nStarted OpenBSD Secure Shell server.\n',
+    );
     expect(hookCalls).toEqual(['shutdown l20-n1 cold=false', 'modules l20-n1 dummy=true']);
     // The other host never went down.
     expect(lab.hosts[1]?.machine.system.boot.count).toBe(0);
@@ -96,7 +110,11 @@ describe('reboot', () => {
     try {
       const before = (await h!.run({ argv: ['cat', '/proc/sys/kernel/random/boot_id'] })).stdout;
       await expect(h!.run({ argv: ['systemctl', 'reboot'] }, { sudo: true })).rejects.toThrow(/connection|closed/i);
-      await waitFor(() => host.machine.system.boot.power === 'up' && host.machine.system.boot.count === 2, 'the second boot', 30_000);
+      await waitFor(
+        () => host.machine.system.boot.power === 'up' && host.machine.system.boot.count === 2,
+        'the second boot',
+        30_000,
+      );
       const after = (await h!.run({ argv: ['cat', '/proc/sys/kernel/random/boot_id'] })).stdout;
       expect(after).not.toBe(before);
     } finally {

@@ -23,7 +23,10 @@ interface Chunk {
   text: string;
 }
 
-async function timed(command: Parameters<Host['run']>[0], opts: Parameters<Host['run']>[1] = {}): Promise<{ chunks: Chunk[]; end: number; result: Awaited<ReturnType<Host['run']>> }> {
+async function timed(
+  command: Parameters<Host['run']>[0],
+  opts: Parameters<Host['run']>[1] = {},
+): Promise<{ chunks: Chunk[]; end: number; result: Awaited<ReturnType<Host['run']>> }> {
   const chunks: Chunk[] = [];
   const result = await host.run(command, { ...opts, onStdout: (text) => chunks.push({ at: Date.now(), text }) });
   return { chunks, end: Date.now(), result };
@@ -31,7 +34,9 @@ async function timed(command: Parameters<Host['run']>[0], opts: Parameters<Host[
 
 describe('streaming output', () => {
   test('lines of a running script arrive in separate chunks before it exits', async () => {
-    const { chunks, end, result } = await timed({ script: 'for i in 1 2 3; do echo "line $i"; sleep 0.4; done\necho done\n' });
+    const { chunks, end, result } = await timed({
+      script: 'for i in 1 2 3; do echo "line $i"; sleep 0.4; done\necho done\n',
+    });
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toBe('line 1\nline 2\nline 3\ndone\n');
     expect(chunks.length).toBeGreaterThanOrEqual(4);
@@ -65,13 +70,16 @@ describe('streaming output', () => {
     const ac = new AbortController();
     const chunks: string[] = [];
     const machine = t.lab.hosts[0]?.machine;
-    const running = host.run({ script: 'for i in $(seq 1 100); do echo "tick $i"; sleep 0.2; done\n' }, {
-      signal: ac.signal,
-      onStdout: (c) => {
-        chunks.push(c);
-        if (chunks.join('').includes('tick 2\n')) ac.abort();
+    const running = host.run(
+      { script: 'for i in $(seq 1 100); do echo "tick $i"; sleep 0.2; done\n' },
+      {
+        signal: ac.signal,
+        onStdout: (c) => {
+          chunks.push(c);
+          if (chunks.join('').includes('tick 2\n')) ac.abort();
+        },
       },
-    });
+    );
     const r = await running;
     expect(r.cancelled).toBe(true);
     expect(r.stdout).toMatch(/^tick 1\ntick 2\n/);
@@ -89,10 +97,23 @@ describe('streaming output', () => {
     const fs = t.lab.hosts[0]?.machine.system.shell.fs;
     const log = '/var/log/l20-setup/run1/step.log';
     expect((await host.run({ argv: ['mkdir', '-p', '/var/log/l20-setup/run1'] }, { sudo: true })).exitCode).toBe(0);
-    const r = await host.run({
-      argv: ['systemd-run', '--unit=l20-step-run1', '--collect', '-p', `StandardOutput=append:${log}`, '-p', 'StandardError=inherit',
-        '/bin/sh', '-c', 'for i in 1 2 3; do echo "step $i"; sleep 0.4; done; echo "oops" >&2'],
-    }, { sudo: true });
+    const r = await host.run(
+      {
+        argv: [
+          'systemd-run',
+          '--unit=l20-step-run1',
+          '--collect',
+          '-p',
+          `StandardOutput=append:${log}`,
+          '-p',
+          'StandardError=inherit',
+          '/bin/sh',
+          '-c',
+          'for i in 1 2 3; do echo "step $i"; sleep 0.4; done; echo "oops" >&2',
+        ],
+      },
+      { sudo: true },
+    );
     expect(r.stderr).toBe('Running as unit: l20-step-run1.service\n');
     const read = (): Promise<string> => (fs ? fs.readFile(log) : Promise.resolve(''));
     let seen = '';
@@ -101,26 +122,51 @@ describe('streaming output', () => {
       return seen.startsWith('step 1\n');
     }, 'the first line in the log');
     expect(seen).not.toContain('step 3');
-    await waitFor(() => {
-      void read().then((s) => (seen = s));
-      return seen.endsWith('oops\n');
-    }, 'the step to finish', 20_000);
+    await waitFor(
+      () => {
+        void read().then((s) => (seen = s));
+        return seen.endsWith('oops\n');
+      },
+      'the step to finish',
+      20_000,
+    );
     expect(seen).toBe('step 1\nstep 2\nstep 3\noops\n');
 
-    const noDir = await host.run({ argv: ['systemd-run', '--unit=l20-step-nodir', '-p', 'StandardOutput=append:/var/log/missing/x.log', '/bin/true'] }, { sudo: true });
+    const noDir = await host.run(
+      {
+        argv: [
+          'systemd-run',
+          '--unit=l20-step-nodir',
+          '-p',
+          'StandardOutput=append:/var/log/missing/x.log',
+          '/bin/true',
+        ],
+      },
+      { sudo: true },
+    );
     expect(noDir.exitCode).toBe(0);
     const status = await host.run({ argv: ['journalctl', '-u', 'l20-step-nodir', '-o', 'cat', '-q'] });
-    expect(status.stdout).toContain('l20-step-nodir.service: Failed to set up standard output: No such file or directory\nl20-step-nodir.service: Failed at step STDOUT spawning /bin/true: No such file or directory\n');
+    expect(status.stdout).toContain(
+      'l20-step-nodir.service: Failed to set up standard output: No such file or directory\nl20-step-nodir.service: Failed at step STDOUT spawning /bin/true: No such file or directory\n',
+    );
   });
 
   test('a lab tool writes while it runs: journalctl -f follows a unit', async () => {
     const ac = new AbortController();
     let seen = '';
-    const follow = host.run({ argv: ['journalctl', '-f', '-o', 'cat', '-u', 'demo.service'] }, {
-      sudo: true, signal: ac.signal, onStdout: (c) => (seen += c),
-    });
+    const follow = host.run(
+      { argv: ['journalctl', '-f', '-o', 'cat', '-u', 'demo.service'] },
+      {
+        sudo: true,
+        signal: ac.signal,
+        onStdout: (c) => (seen += c),
+      },
+    );
     await waitFor(() => seen.includes('-- Journal begins at'), 'journalctl to start following');
-    const started = await host.run({ argv: ['systemd-run', '--unit=demo', '/bin/sh', '-c', 'echo hello from demo'] }, { sudo: true });
+    const started = await host.run(
+      { argv: ['systemd-run', '--unit=demo', '/bin/sh', '-c', 'echo hello from demo'] },
+      { sudo: true },
+    );
     expect(started.stderr).toBe('Running as unit: demo.service\n');
     await waitFor(() => seen.includes('hello from demo'), 'the unit output to stream', 20_000);
     ac.abort();

@@ -35,11 +35,28 @@ describe('a timer armed by a killed client', () => {
         `/bin/sh -c 'echo fired >> ${log}'`,
       `sudo systemd-run --unit=l20-kill-apply --wait /bin/sh -c 'sleep 2; echo applied >> ${log}'`,
     ].join(' && ');
-    const ssh = spawn('ssh', [
-      '-i', t.identityFile, '-o', `UserKnownHostsFile=${t.knownHostsFile}`, '-o', 'StrictHostKeyChecking=yes',
-      '-o', 'BatchMode=yes',
-      '-o', 'IdentitiesOnly=yes', '-F', '/dev/null', '-p', String(h.port), `${h.user}@${h.address}`, remote,
-    ], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const ssh = spawn(
+      'ssh',
+      [
+        '-i',
+        t.identityFile,
+        '-o',
+        `UserKnownHostsFile=${t.knownHostsFile}`,
+        '-o',
+        'StrictHostKeyChecking=yes',
+        '-o',
+        'BatchMode=yes',
+        '-o',
+        'IdentitiesOnly=yes',
+        '-F',
+        '/dev/null',
+        '-p',
+        String(h.port),
+        `${h.user}@${h.address}`,
+        remote,
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let err = '';
     ssh.stderr.on('data', (d: Buffer) => (err += d.toString()));
     const exited = new Promise<NodeJS.Signals | null>((r) => ssh.once('exit', (_c, s) => r(s)));
@@ -49,7 +66,10 @@ describe('a timer armed by a killed client', () => {
     // The lab's systemd-run prints its lines when it returns: the unit's state tells when the client waits on it.
     const sd = h.machine.system.systemd;
     const running = () => sd.units.get('l20-kill-apply.service')?.active === 'active';
-    await until(() => running() || ssh.exitCode !== null, () => `ssh to arm the timer and start the service: ${err}`);
+    await until(
+      () => running() || ssh.exitCode !== null,
+      () => `ssh to arm the timer and start the service: ${err}`,
+    );
     expect(ssh.exitCode, err).toBeNull();
     ssh.kill('SIGKILL');
     expect(await exited).toBe('SIGKILL');
@@ -58,8 +78,14 @@ describe('a timer armed by a killed client', () => {
     const timers = await shellOn(t, 0, 'systemctl list-timers --all');
     expect(timers).toMatch(/l20-kill-probe\.timer +l20-kill-probe\.service/);
     const logged = () => shellOn(t, 0, `sudo cat ${log} 2>/dev/null`);
-    await until(async () => (await logged()) === 'applied\n', () => 'the --wait service to end on its own');
-    await until(async () => (await logged()) === 'applied\nfired\n', () => 'the timer to fire');
+    await until(
+      async () => (await logged()) === 'applied\n',
+      () => 'the --wait service to end on its own',
+    );
+    await until(
+      async () => (await logged()) === 'applied\nfired\n',
+      () => 'the timer to fire',
+    );
     expect(await shellOn(t, 0, 'systemctl list-timers --all')).not.toContain('l20-kill-probe');
   }, 60_000);
 });

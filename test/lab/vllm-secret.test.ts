@@ -19,8 +19,9 @@ const sh = (h: Host, script: string, sudo = false): Promise<TextResult> =>
 
 /** Every process's argv as /proc shows it (NUL-separated words), one `pid: argv` line each, read as root. */
 async function commandLines(h: Host): Promise<string[]> {
-  const script = 'for f in /proc/[0-9]*/cmdline; do p=${f#/proc/}; printf "%s: " "${p%/cmdline}"; '
-    + 'tr "\\0" " " < "$f"; echo; done';
+  const script =
+    'for f in /proc/[0-9]*/cmdline; do p=${f#/proc/}; printf "%s: " "${p%/cmdline}"; ' +
+    'tr "\\0" " " < "$f"; echo; done';
   const r = await sh(h, script, true);
   expect(r.code).toBe(0);
   return r.out.split('\n').filter((l) => l !== '');
@@ -48,27 +49,33 @@ describe('the vLLM API key never reaches a command line', () => {
     expect(unit).toContain('--port 8000\n');
     const old = unit.replace('--port 8000\n', '--port 8000 --api-key ${L20_API_KEY}\n');
     expect(await n1.writeFileAtomic(UNIT, old, { mode: 0o644, sudo: true })).toMatchObject({ changed: true });
-    const planted = await sh(n1, [
-      'sed -i "s/^VLLM_API_KEY=/L20_API_KEY=/" /etc/l20/vllm.env',
-      'systemctl daemon-reload', 'systemctl restart l20-vllm.service',
-    ].join('\n'), true);
+    const planted = await sh(
+      n1,
+      [
+        'sed -i "s/^VLLM_API_KEY=/L20_API_KEY=/" /etc/l20/vllm.env',
+        'systemctl daemon-reload',
+        'systemctl restart l20-vllm.service',
+      ].join('\n'),
+      true,
+    );
     expect(planted.code).toBe(0);
     before = await engine.runStage(vllmStage);
   }, 120_000);
   afterAll(() => t.close());
 
-  it('the old unit: the key is in vLLM\'s /proc/<pid>/cmdline, and vllm.exposure fails with R46', async () => {
+  it("the old unit: the key is in vLLM's /proc/<pid>/cmdline, and vllm.exposure fails with R46", async () => {
     const leaking = (await commandLines(t.hosts[0]!)).filter((l) => l.includes(key));
     expect(leaking.length).toBeGreaterThan(0);
     expect(leaking[0]).toMatch(new RegExp(`^\\d+: \\S*vllm serve .*--api-key ${key} $`));
     expect(find(before, 'vllm.exposure', 'l20-n1')).toMatchObject({
-      status: 'fail', rule: 'R46',
+      status: 'fail',
+      rule: 'R46',
       summary: expect.stringContaining("the API key is on vLLM's command line (--api-key)"),
     });
     expect(await status(t.hosts[0]!, key)).toBe('200');
   });
 
-  it('after apply: the same key as VLLM_API_KEY in a 0600 file, in no process\'s argv; the API wants it', async () => {
+  it("after apply: the same key as VLLM_API_KEY in a 0600 file, in no process's argv; the API wants it", async () => {
     const o = await applier(engine).applyStage(vllmStage);
     const units = (o.steps ?? []).filter((s) => s.id === 'vllm.units' && s.status === 'applied');
     expect(units.map((s) => s.host)).toEqual(['l20-n1']);
@@ -83,8 +90,14 @@ describe('the vLLM API key never reaches a command line', () => {
     expect((await sh(n1, `cat ${UNIT}`)).out).not.toContain('--api-key');
     for (const h of t.hosts) {
       const lines = await commandLines(h);
-      expect(lines.some((l) => /vllm serve /.test(l)), `${h.name} runs vLLM`).toBe(true);
-      expect(lines.filter((l) => l.includes(key)), h.name).toEqual([]);
+      expect(
+        lines.some((l) => /vllm serve /.test(l)),
+        `${h.name} runs vLLM`,
+      ).toBe(true);
+      expect(
+        lines.filter((l) => l.includes(key)),
+        h.name,
+      ).toEqual([]);
     }
     expect(await status(n1)).toBe('401');
     expect(await status(n1, 'not-the-key')).toBe('401');

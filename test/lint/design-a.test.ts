@@ -10,7 +10,11 @@ const FILES = readdirSync(DESIGN_A).map((n) => join(DESIGN_A, n));
 describe('design A (docs/STAGES.md §2, §3.4, §3.5, §3.9–§3.11)', () => {
   it('no blocker or high finding; exit status 0', async () => {
     const report = await lintFiles(FILES);
-    const serious = report.files.flatMap((f) => f.findings.filter((x) => x.severity === 'blocker' || x.severity === 'high').map((x) => `${f.file}: ${x.rule} ${x.evidence}`));
+    const serious = report.files.flatMap((f) =>
+      f.findings
+        .filter((x) => x.severity === 'blocker' || x.severity === 'high')
+        .map((x) => `${f.file}: ${x.rule} ${x.evidence}`),
+    );
     expect(serious).toEqual([]);
     let out = '';
     expect(await runLint({ files: FILES, json: false, color: false, write: (s) => (out += s) })).toBe(0);

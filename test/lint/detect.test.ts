@@ -28,7 +28,10 @@ describe('detection by content', () => {
     const a = await lintFiles(originals);
     const b = await lintFiles(renamed);
     expect(b.files.map((f) => f.kind)).toEqual(a.files.map((f) => f.kind));
-    const key = (r: typeof a): string[][] => r.files.map((f) => f.findings.filter((x) => x.rule !== 'R21' && x.rule !== 'R27').map((x) => `${x.rule}@${x.line}`));
+    const key = (r: typeof a): string[][] =>
+      r.files.map((f) =>
+        f.findings.filter((x) => x.rule !== 'R21' && x.rule !== 'R27').map((x) => `${x.rule}@${x.line}`),
+      );
     expect(key(b)).toEqual(key(a));
   });
 
@@ -45,7 +48,10 @@ describe('detection by content', () => {
     ['ray start --head --node-ip-address=192.168.101.1 \\\n  --port=6379\n', 'command-line'],
     ['from vllm import LLM\nllm = LLM(model="x")\n', 'python-launcher'],
     ['NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET torchrun --nnodes 2 bench.py\n', 'command-line'],
-    ['# Title\n\nSome prose that explains how the cluster is built and why.\n\n```bash\nufw disable\n```\n', 'markdown'],
+    [
+      '# Title\n\nSome prose that explains how the cluster is built and why.\n\n```bash\nufw disable\n```\n',
+      'markdown',
+    ],
     ['', 'empty'],
     ['   \n\n', 'empty'],
     ['\u0000\u0001\u0002binary', 'binary'],
@@ -56,10 +62,31 @@ describe('detection by content', () => {
   });
 
   it('a Markdown fence is linted as the kind of its content', () => {
-    const md = ['# Setup', '', 'Write the NCCL configuration file as follows:', '', '```', 'NCCL_IB_GID_INDEX=3', '```', '', 'and the bond:', '', '```yaml', 'network:', '  bonds:', '    bond0:', '      interfaces: [ens1f0, ens2f0]', '      parameters: {mode: balance-rr, lacp-rate: fast}', '```', ''].join('\n');
+    const md = [
+      '# Setup',
+      '',
+      'Write the NCCL configuration file as follows:',
+      '',
+      '```',
+      'NCCL_IB_GID_INDEX=3',
+      '```',
+      '',
+      'and the bond:',
+      '',
+      '```yaml',
+      'network:',
+      '  bonds:',
+      '    bond0:',
+      '      interfaces: [ens1f0, ens2f0]',
+      '      parameters: {mode: balance-rr, lacp-rate: fast}',
+      '```',
+      '',
+    ].join('\n');
     const { kind, findings } = lintText(md);
     expect(kind).toBe('markdown');
-    expect(findings.map((f) => `${f.rule}@${f.line}`)).toEqual(expect.arrayContaining(['R05@6', 'R16@15', 'R18@16', 'R22@16']));
+    expect(findings.map((f) => `${f.rule}@${f.line}`)).toEqual(
+      expect.arrayContaining(['R05@6', 'R16@15', 'R18@16', 'R22@16']),
+    );
   });
 
   it('the tutorial README read as plain text is still markdown', () => {

@@ -11,12 +11,19 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 function prng(seed: number): () => number {
   let s = seed >>> 0;
-  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  return () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
 }
 
 const rnd = prng(42);
 const randomBytes = (n: number): Buffer => Buffer.from(Array.from({ length: n }, () => Math.floor(rnd() * 256)));
-const randomText = (n: number): string => Array.from({ length: n }, () => ' \n\t"\'\\$`(){}[]<>|&;#=:-_/.,*?!~0123456789abcdefNCCL_sudomlnx_qosray startvllm serve--tp\u4e2d'[Math.floor(rnd() * 80)]).join('');
+const randomText = (n: number): string =>
+  Array.from(
+    { length: n },
+    () =>
+      ' \n\t"\'\\$`(){}[]<>|&;#=:-_/.,*?!~0123456789abcdefNCCL_sudomlnx_qosray startvllm serve--tp\u4e2d'[
+        Math.floor(rnd() * 80)
+      ],
+  ).join('');
 
 describe('robustness', () => {
   const cases: Array<[string, Buffer | string]> = [

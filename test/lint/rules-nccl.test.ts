@@ -36,7 +36,14 @@ describe('R01 NCCL_ALGO / NCCL_PROTO grammar', () => {
     expect(r01[0]).toMatchObject({ severity: 'blocker', line: 1 });
     expect(r01[0]?.evidence).toContain(msg);
   });
-  it.each(['NCCL_ALGO=Ring,TREE', 'NCCL_ALGO=ring;allreduce:tree,collnetdirect', 'NCCL_ALGO=^nvls', 'NCCL_PROTO=LL,LL128,Simple', 'NCCL_PROTO=^LL128', 'NCCL_ALGO=PAT'])('%s is silent', (line) => {
+  it.each([
+    'NCCL_ALGO=Ring,TREE',
+    'NCCL_ALGO=ring;allreduce:tree,collnetdirect',
+    'NCCL_ALGO=^nvls',
+    'NCCL_PROTO=LL,LL128,Simple',
+    'NCCL_PROTO=^LL128',
+    'NCCL_ALGO=PAT',
+  ])('%s is silent', (line) => {
     expect(ids(lintOne(`${line}\n`))).not.toContain('R01');
   });
   it('an NCCL older than 2.24 ignored bad tokens: silent when the files pin one', () => {
@@ -47,17 +54,26 @@ describe('R01 NCCL_ALGO / NCCL_PROTO grammar', () => {
   it('tokens newer than the pinned NCCL fail', () => {
     const r = lintMany({ conf: 'NCCL_ALGO=PAT\n', pin: PIN('2.24.3') });
     expect(ids(r.conf ?? [])).not.toContain('R01');
-    expect(lintMany({ conf: 'NCCL_ALGO=PAT,NVLSTREE,foo\n', pin: PIN('2.26.2') }).conf?.find((f) => f.rule === 'R01')?.evidence).toContain('NCCL 2.26.2 (pinned in the files)');
+    expect(
+      lintMany({ conf: 'NCCL_ALGO=PAT,NVLSTREE,foo\n', pin: PIN('2.26.2') }).conf?.find((f) => f.rule === 'R01')
+        ?.evidence,
+    ).toContain('NCCL 2.26.2 (pinned in the files)');
   });
 });
 
 describe('R02 CollNet without SHARP', () => {
-  it.each(['NCCL_ALGO=CollnetDirect,ring', 'NCCL_ALGO=COLLNET_CHAIN', 'NCCL_COLLNET_ENABLE=1'])('%s fires (high)', (line) => {
-    expect(only(lintOne(`${line}\n`), 'R02')[0]).toMatchObject({ severity: 'high', line: 1 });
-  });
-  it.each(['NCCL_ALGO=^collnetdirect,collnetchain', 'NCCL_ALGO=ring', 'NCCL_COLLNET_ENABLE=0'])('%s is silent', (line) => {
-    expect(ids(lintOne(`${line}\n`))).not.toContain('R02');
-  });
+  it.each(['NCCL_ALGO=CollnetDirect,ring', 'NCCL_ALGO=COLLNET_CHAIN', 'NCCL_COLLNET_ENABLE=1'])(
+    '%s fires (high)',
+    (line) => {
+      expect(only(lintOne(`${line}\n`), 'R02')[0]).toMatchObject({ severity: 'high', line: 1 });
+    },
+  );
+  it.each(['NCCL_ALGO=^collnetdirect,collnetchain', 'NCCL_ALGO=ring', 'NCCL_COLLNET_ENABLE=0'])(
+    '%s is silent',
+    (line) => {
+      expect(ids(lintOne(`${line}\n`))).not.toContain('R02');
+    },
+  );
 });
 
 describe('R03 removed variables', () => {
@@ -66,20 +82,31 @@ describe('R03 removed variables', () => {
     expect(f?.severity).toBe('high');
     expect(f?.fix).toContain('NCCL_NET_GDR_LEVEL');
   });
-  it.each(['NCCL_LL_THRESHOLD=0', 'NCCL_TREE_THRESHOLD=0', 'NCCL_SINGLE_RING_THRESHOLD=1', 'NCCL_IB_CUDA_SUPPORT=1'])('%s fires', (l) => {
-    expect(ids(lintOne(`${l}\n`))).toContain('R03');
-  });
-  it('current names are silent', () => expect(ids(lintOne('NCCL_NET_GDR_LEVEL=PXB\nNCCL_IB_TC=106\n'))).not.toContain('R03'));
+  it.each(['NCCL_LL_THRESHOLD=0', 'NCCL_TREE_THRESHOLD=0', 'NCCL_SINGLE_RING_THRESHOLD=1', 'NCCL_IB_CUDA_SUPPORT=1'])(
+    '%s fires',
+    (l) => {
+      expect(ids(lintOne(`${l}\n`))).toContain('R03');
+    },
+  );
+  it('current names are silent', () =>
+    expect(ids(lintOne('NCCL_NET_GDR_LEVEL=PXB\nNCCL_IB_TC=106\n'))).not.toContain('R03'));
 });
 
 describe('R04 GDR / P2P levels', () => {
-  it.each(['NCCL_NET_GDR_LEVEL=PHB', 'NCCL_NET_GDR_LEVEL=2', 'NCCL_P2P_LEVEL=SYS', 'NCCL_P2P_LEVEL=5'])('%s fires (high)', (l) => {
-    expect(only(lintOne(`${l}\n`), 'R04')[0]?.severity).toBe('high');
-  });
-  it('spells out the legacy integer', () => expect(only(lintOne('NCCL_NET_GDR_LEVEL=2\n'), 'R04')[0]?.evidence).toContain('→ PXB'));
-  it.each(['NCCL_NET_GDR_LEVEL=PXB', 'NCCL_NET_GDR_LEVEL=LOC', 'NCCL_P2P_LEVEL=NVL', 'NCCL_P2P_LEVEL=PIX'])('%s is silent', (l) => {
-    expect(ids(lintOne(`${l}\n`))).not.toContain('R04');
-  });
+  it.each(['NCCL_NET_GDR_LEVEL=PHB', 'NCCL_NET_GDR_LEVEL=2', 'NCCL_P2P_LEVEL=SYS', 'NCCL_P2P_LEVEL=5'])(
+    '%s fires (high)',
+    (l) => {
+      expect(only(lintOne(`${l}\n`), 'R04')[0]?.severity).toBe('high');
+    },
+  );
+  it('spells out the legacy integer', () =>
+    expect(only(lintOne('NCCL_NET_GDR_LEVEL=2\n'), 'R04')[0]?.evidence).toContain('→ PXB'));
+  it.each(['NCCL_NET_GDR_LEVEL=PXB', 'NCCL_NET_GDR_LEVEL=LOC', 'NCCL_P2P_LEVEL=NVL', 'NCCL_P2P_LEVEL=PIX'])(
+    '%s is silent',
+    (l) => {
+      expect(ids(lintOne(`${l}\n`))).not.toContain('R04');
+    },
+  );
 });
 
 describe('R05 NCCL_IB_GID_INDEX', () => {
@@ -89,14 +116,20 @@ describe('R05 NCCL_IB_GID_INDEX', () => {
     expect(f?.evidence).toContain('assuming the current release');
   });
   it('-1 is the default (R10), not R05', () => expect(ids(lintOne('NCCL_IB_GID_INDEX=-1\n'))).toEqual(['R10']));
-  it('silent on a pinned NCCL older than 2.21', () => expect(ids(lintMany({ c: 'NCCL_IB_GID_INDEX=3\n', p: PIN('2.19.3') }).c ?? [])).not.toContain('R05'));
+  it('silent on a pinned NCCL older than 2.21', () =>
+    expect(ids(lintMany({ c: 'NCCL_IB_GID_INDEX=3\n', p: PIN('2.19.3') }).c ?? [])).not.toContain('R05'));
 });
 
 describe('R06 NCCL_IB_HCA', () => {
   it.each(['NCCL_IB_HCA=mlx5_0:2', 'NCCL_IB_HCA==mlx5_bond_0:2', 'NCCL_IB_HCA=mlx5_0:x'])('%s fires (high)', (l) => {
     expect(only(lintOne(`${l}\n`), 'R06')[0]?.severity).toBe('high');
   });
-  it.each(['NCCL_IB_HCA==mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1', 'NCCL_IB_HCA=mlx5', 'NCCL_IB_HCA=^mlx5_0:2', 'NCCL_IB_HCA=rocep65s0f0:1'])('%s is silent', (l) => {
+  it.each([
+    'NCCL_IB_HCA==mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1',
+    'NCCL_IB_HCA=mlx5',
+    'NCCL_IB_HCA=^mlx5_0:2',
+    'NCCL_IB_HCA=rocep65s0f0:1',
+  ])('%s is silent', (l) => {
     expect(ids(lintOne(`${l}\n`))).not.toContain('R06');
   });
   it('design B: the fix names the LAG devices and QPs per connection', () => {
@@ -106,7 +139,8 @@ describe('R06 NCCL_IB_HCA', () => {
 });
 
 describe('R09 NCCL_IB_SL', () => {
-  const pcp = '#!/bin/sh\nmlnx_qos -i ens1f0 --trust pcp --pfc 0,0,0,1,0,0,0,0\nmlnx_qos -i ens1f1 --trust pcp --pfc 0,0,0,1,0,0,0,0\n';
+  const pcp =
+    '#!/bin/sh\nmlnx_qos -i ens1f0 --trust pcp --pfc 0,0,0,1,0,0,0,0\nmlnx_qos -i ens1f1 --trust pcp --pfc 0,0,0,1,0,0,0,0\n';
   const dscp = pcp.replace(/pcp/g, 'dscp');
   it('fires under PCP trust when SL & 7 is not the PFC priority', () => {
     const f = only(lintMany({ conf: 'NCCL_IB_SL=0\n', qos: pcp }).conf ?? [], 'R09')[0];
@@ -121,10 +155,18 @@ describe('R09 NCCL_IB_SL', () => {
 });
 
 describe('R10 defaults restated', () => {
-  it.each(['NCCL_BUFFSIZE=4194304', 'NCCL_IB_TIMEOUT=20', 'NCCL_IB_RETRY_CNT=7', 'NCCL_CROSS_NIC=2', 'NCCL_IB_GID_INDEX=-1'])('%s fires (low)', (l) => {
+  it.each([
+    'NCCL_BUFFSIZE=4194304',
+    'NCCL_IB_TIMEOUT=20',
+    'NCCL_IB_RETRY_CNT=7',
+    'NCCL_CROSS_NIC=2',
+    'NCCL_IB_GID_INDEX=-1',
+  ])('%s fires (low)', (l) => {
     expect(only(lintOne(`${l}\n`), 'R10')[0]?.severity).toBe('low');
   });
-  it.each(['NCCL_BUFFSIZE=8388608', 'NCCL_IB_TIMEOUT=22', 'NCCL_CROSS_NIC=0'])('%s is silent', (l) => expect(ids(lintOne(`${l}\n`))).not.toContain('R10'));
+  it.each(['NCCL_BUFFSIZE=8388608', 'NCCL_IB_TIMEOUT=22', 'NCCL_CROSS_NIC=0'])('%s is silent', (l) =>
+    expect(ids(lintOne(`${l}\n`))).not.toContain('R10'),
+  );
 });
 
 describe('R11 debug variables', () => {
@@ -173,7 +215,10 @@ describe('R12 nccl.conf syntax', () => {
 
 describe('R13 sourced / exported NCCL settings', () => {
   it('source of a KEY=VALUE file fires', () => {
-    expect(only(lintOne('#!/bin/bash\nsource /etc/nccl.conf\nvllm serve m\n'), 'R13')[0]).toMatchObject({ severity: 'high', line: 2 });
+    expect(only(lintOne('#!/bin/bash\nsource /etc/nccl.conf\nvllm serve m\n'), 'R13')[0]).toMatchObject({
+      severity: 'high',
+      line: 2,
+    });
     expect(ids(lintOne('#!/bin/bash\n. ./cluster.env\nvllm serve m\n'))).toContain('R13');
   });
   it('set -a and a venv activate are silent', () => {
@@ -181,14 +226,18 @@ describe('R13 sourced / exported NCCL settings', () => {
     expect(ids(lintOne('#!/bin/bash\nsource /opt/l20/venv/bin/activate\nvllm serve m\n'))).not.toContain('R13');
   });
   it('exported NCCL_* where vLLM starts with Ray fires; with data parallelism it does not', () => {
-    const ray = '#!/bin/bash\nexport NCCL_IB_HCA==mlx5_0:1\nvllm serve m -tp 8 -pp 2 --distributed-executor-backend ray\n';
+    const ray =
+      '#!/bin/bash\nexport NCCL_IB_HCA==mlx5_0:1\nvllm serve m -tp 8 -pp 2 --distributed-executor-backend ray\n';
     expect(only(lintOne(ray), 'R13')[0]).toMatchObject({ severity: 'high', line: 2 });
-    expect(ids(lintOne('#!/bin/bash\nexport NCCL_IB_HCA==mlx5_0:1\nvllm serve m --data-parallel-size 16\n'))).not.toContain('R13');
+    expect(
+      ids(lintOne('#!/bin/bash\nexport NCCL_IB_HCA==mlx5_0:1\nvllm serve m --data-parallel-size 16\n')),
+    ).not.toContain('R13');
   });
 });
 
 describe('R14 NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME', () => {
-  const run = (conf: string): ReturnType<typeof only> => only(lintMany({ conf, np: DESIGN_A_NETPLAN }).conf ?? [], 'R14');
+  const run = (conf: string): ReturnType<typeof only> =>
+    only(lintMany({ conf, np: DESIGN_A_NETPLAN }).conf ?? [], 'R14');
   it('an interface absent from the netplan (bond0 under design A) is high', () => {
     const f = run('NCCL_SOCKET_IFNAME==bond0\n')[0];
     expect(f?.severity).toBe('high');
@@ -200,12 +249,15 @@ describe('R14 NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME', () => {
   it('silent for ==ens1f0, exclusions, and Gloo by plain name', () => {
     expect(run('NCCL_SOCKET_IFNAME==ens1f0\nGLOO_SOCKET_IFNAME=ens1f0\nNCCL_SOCKET_IFNAME=^docker,lo\n')).toEqual([]);
   });
-  it('without netplan only the prefix form is judged', () => expect(only(lintOne('NCCL_SOCKET_IFNAME=bond0\n'), 'R14').map((f) => f.severity)).toEqual(['low']));
+  it('without netplan only the prefix form is judged', () =>
+    expect(only(lintOne('NCCL_SOCKET_IFNAME=bond0\n'), 'R14').map((f) => f.severity)).toEqual(['low']));
 });
 
 describe('R15 NCCL_CROSS_NIC under design A', () => {
   it('unset or ≠ 0 fires (low)', () => {
-    expect(only(lintMany({ conf: 'NCCL_IB_HCA==mlx5_0:1\n', np: DESIGN_A_NETPLAN }).conf ?? [], 'R15')[0]).toMatchObject({ severity: 'low', line: 1 });
+    expect(
+      only(lintMany({ conf: 'NCCL_IB_HCA==mlx5_0:1\n', np: DESIGN_A_NETPLAN }).conf ?? [], 'R15')[0],
+    ).toMatchObject({ severity: 'low', line: 1 });
     expect(only(lintMany({ conf: 'NCCL_CROSS_NIC=1\n', np: DESIGN_A_NETPLAN }).conf ?? [], 'R15')[0]?.line).toBe(1);
   });
   it('silent with NCCL_CROSS_NIC=0, and outside design A', () => {
@@ -216,9 +268,13 @@ describe('R15 NCCL_CROSS_NIC under design A', () => {
 });
 
 describe('design detection across both hosts', () => {
-  it('two hosts\' design-A netplans together are still design A (R15 fires, R14 accepts the cable-1 port)', () => {
+  it("two hosts' design-A netplans together are still design A (R15 fires, R14 accepts the cable-1 port)", () => {
     const node2 = DESIGN_A_NETPLAN.replace(/\.1\/24/g, '.2/24');
-    const r = lintMany({ n1: DESIGN_A_NETPLAN, n2: node2, conf: 'NCCL_SOCKET_IFNAME==ens1f0\nNCCL_IB_HCA==mlx5_0:1\n' });
+    const r = lintMany({
+      n1: DESIGN_A_NETPLAN,
+      n2: node2,
+      conf: 'NCCL_SOCKET_IFNAME==ens1f0\nNCCL_IB_HCA==mlx5_0:1\n',
+    });
     expect(ids(r.conf ?? [])).toEqual(['R15']);
     expect(ids(r.n1 ?? [])).toEqual([]);
     expect(ids(r.n2 ?? [])).toEqual([]);

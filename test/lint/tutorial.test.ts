@@ -37,7 +37,14 @@ const TABLE: Array<[string, string, string, string, number, string]> = [
   ['T05', 'README.md', 'R48', 'medium', 16, '禁用防火墙'],
   ['T05', 'README.md', 'R48', 'medium', 17, '4791'],
   ['T06', 'install.sh', 'R30', 'high', 5, 'wget https://content.mellanox.com/ofed/MLNX_OFED-23.10-1.1.8.0/'],
-  ['T07', 'install.sh', 'R31', 'low', 8, 'sudo ./mlnxofedinstall --with-neohost-backend --with-nvmf --enable-gds --add-kernel-support'],
+  [
+    'T07',
+    'install.sh',
+    'R31',
+    'low',
+    8,
+    'sudo ./mlnxofedinstall --with-neohost-backend --with-nvmf --enable-gds --add-kernel-support',
+  ],
   ['T08', 'etc/nccl.conf', 'R06', 'high', 6, 'NCCL_IB_HCA=mlx5_0:1,mlx5_0:2,mlx5_1:1,mlx5_1:2'],
   ['T09', 'pfc.sh', 'R25', 'blocker', 7, 'sudo mlnx_qos -i bond0 --trust dscp'],
   ['T09', 'pfc.sh', 'R25', 'blocker', 8, 'sudo mlnx_qos -i bond0 --pfc 0,0,0,1,0,0,0,0'],
@@ -63,7 +70,14 @@ const TABLE: Array<[string, string, string, string, number, string]> = [
   ['T24', 'start_vllm.sh', 'R40', 'blocker', 10, '--ray-address auto'],
   ['T25', 'start_vllm.sh', 'R46', 'high', 8, '--host 0.0.0.0'],
   ['T26', 'README.md', 'R50', 'medium', 55, '| 吞吐量(tokens/s) | 1,200 | 2,300 | 91% |'],
-  ['T27', 'inference_test.py', 'R41', 'blocker', 6, 'llm = LLM(model="deepseek-ai/deepseek-v3-8b", tensor_parallel_size=16)'],
+  [
+    'T27',
+    'inference_test.py',
+    'R41',
+    'blocker',
+    6,
+    'llm = LLM(model="deepseek-ai/deepseek-v3-8b", tensor_parallel_size=16)',
+  ],
   ['T27', 'inference_test.py', 'R42', 'high', 6, 'tensor_parallel_size=16'],
   ['T28', 'README.md', 'R49', 'low', 61, 'iftop'],
 ];
@@ -94,7 +108,9 @@ describe('lint on the tutorial (docs/RULES.md §4)', () => {
 
   it('derived arithmetic is spelled out', () => {
     const conf = byFile('etc/nccl.conf').findings;
-    expect(conf.find((f) => f.rule === 'R01')?.evidence).toContain('Unrecognized element token "COLLNET_CHAIN" when parsing "COLLNET_CHAIN"');
+    expect(conf.find((f) => f.rule === 'R01')?.evidence).toContain(
+      'Unrecognized element token "COLLNET_CHAIN" when parsing "COLLNET_CHAIN"',
+    );
     expect(conf.find((f) => f.rule === 'R01')?.evidence).toMatch(/version unknown: assuming the current release/);
     expect(conf.find((f) => f.rule === 'R04')?.evidence).toMatch(/above 4 is SYS\) → SYS/);
     const r42 = byFile('start_vllm.sh').findings.find((f) => f.rule === 'R42');
@@ -103,15 +119,22 @@ describe('lint on the tutorial (docs/RULES.md §4)', () => {
   });
 
   it('fixes carry real names', () => {
-    expect(byFile('pfc.sh').findings.find((f) => f.rule === 'R25')?.fix).toContain('mlnx_qos -i ens1f0 --trust dscp --pfc 0,0,0,1,0,0,0,0');
-    expect(byFile('etc/netplan/02-bond-roce.yaml').findings.find((f) => f.rule === 'R16')?.fix)
-      .toContain('ens1f0: {renderer: networkd, optional: true, mtu: 9000, addresses: [192.168.101.1/24]}');
-    expect(byFile('ray-start.sh').findings.find((f) => f.rule === 'R45' && f.line === 4)?.fix).toContain('--node-ip-address=192.168.100.2');
+    expect(byFile('pfc.sh').findings.find((f) => f.rule === 'R25')?.fix).toContain(
+      'mlnx_qos -i ens1f0 --trust dscp --pfc 0,0,0,1,0,0,0,0',
+    );
+    expect(byFile('etc/netplan/02-bond-roce.yaml').findings.find((f) => f.rule === 'R16')?.fix).toContain(
+      'ens1f0: {renderer: networkd, optional: true, mtu: 9000, addresses: [192.168.101.1/24]}',
+    );
+    expect(byFile('ray-start.sh').findings.find((f) => f.rule === 'R45' && f.line === 4)?.fix).toContain(
+      '--node-ip-address=192.168.100.2',
+    );
     expect(byFile('install.sh').findings.find((f) => f.rule === 'R30')?.fix).toContain('MLNX_OFED-23.10-1.1.9.0');
   });
 
   it('cross-file facts: the bond is known to carry NCCL from nccl.conf', () => {
-    expect(byFile('etc/netplan/02-bond-roce.yaml').findings.find((f) => f.rule === 'R16')?.evidence).toMatch(/NCCL_SOCKET_IFNAME=bond0 \(nccl\.conf:5\)/);
+    expect(byFile('etc/netplan/02-bond-roce.yaml').findings.find((f) => f.rule === 'R16')?.evidence).toMatch(
+      /NCCL_SOCKET_IFNAME=bond0 \(nccl\.conf:5\)/,
+    );
     expect(byFile('pfc.sh').findings.find((f) => f.rule === 'R25')?.evidence).toContain('02-bond-roce.yaml:10');
   });
 
@@ -137,7 +160,8 @@ describe('lint on the tutorial (docs/RULES.md §4)', () => {
     expect(json.files).toHaveLength(FILES.length);
     for (const f of json.files) {
       expect(Object.keys(f).sort()).toEqual(['file', 'findings', 'kind']);
-      for (const x of f.findings) expect(Object.keys(x).sort()).toEqual(['evidence', 'fix', 'line', 'rule', 'severity', 'title']);
+      for (const x of f.findings)
+        expect(Object.keys(x).sort()).toEqual(['evidence', 'fix', 'line', 'rule', 'severity', 'title']);
     }
   });
 

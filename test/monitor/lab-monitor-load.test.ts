@@ -9,7 +9,6 @@ import { startLabLoad, type LabLoad } from '../../lab/load.js';
 import { MonitorSession } from '../../src/monitor/session.js';
 import { frameWhere } from '../helpers/monitor.js';
 
-
 describe('monitor on the lab under load, node 2 without PFC', () => {
   let t: LabTarget;
   let load: LabLoad;
@@ -27,10 +26,20 @@ describe('monitor on the lab under load, node 2 without PFC', () => {
   });
 
   it('shows the GPUs busy, vLLM generating and RDMA crossing the first rail', async () => {
-    const f = await frameWhere(session, (x) => {
-      const [a, b] = x.sample.hosts;
-      return (a?.ports[0]?.txGbps ?? 0) > 10 && (b?.ports[0]?.rxGbps ?? 0) > 10 && (a?.vllm?.generationTokensPerSec ?? 0) > 0 && (a?.gpus.every((g) => (g.utilPct ?? 0) >= 90) ?? false);
-    }, 'load on GPUs, vLLM and rail 1', 45_000);
+    const f = await frameWhere(
+      session,
+      (x) => {
+        const [a, b] = x.sample.hosts;
+        return (
+          (a?.ports[0]?.txGbps ?? 0) > 10 &&
+          (b?.ports[0]?.rxGbps ?? 0) > 10 &&
+          (a?.vllm?.generationTokensPerSec ?? 0) > 0 &&
+          (a?.gpus.every((g) => (g.utilPct ?? 0) >= 90) ?? false)
+        );
+      },
+      'load on GPUs, vLLM and rail 1',
+      45_000,
+    );
     const [a, b] = f.sample.hosts;
     expect(a?.ports[0]?.rdmaTxGbps).toBeGreaterThan(10);
     expect(a?.ports[0]?.txGbps).toBeLessThanOrEqual(25);
@@ -42,12 +51,22 @@ describe('monitor on the lab under load, node 2 without PFC', () => {
   }, 60_000);
 
   it('flags the receiver dropping on the lossless priority and counts the pause frames', async () => {
-    const f = await frameWhere(session, (x) => (x.sample.hosts[1]?.alerts.some((a) => a.kind === 'discards') ?? false), 'a discards alert on node 2', 45_000);
+    const f = await frameWhere(
+      session,
+      (x) => x.sample.hosts[1]?.alerts.some((a) => a.kind === 'discards') ?? false,
+      'a discards alert on node 2',
+      45_000,
+    );
     const n2 = f.sample.hosts[1]!;
     const alert = n2.alerts.find((a) => a.kind === 'discards')!;
-    expect(alert).toMatchObject({ severity: 'fail', subject: n2.ports.find((p) => (p.discardsPerSec ?? 0) > 0)?.netdev });
+    expect(alert).toMatchObject({
+      severity: 'fail',
+      subject: n2.ports.find((p) => (p.discardsPerSec ?? 0) > 0)?.netdev,
+    });
     expect(alert.message).toMatch(/R26/);
-    const pauses = f.sample.hosts.flatMap((h) => h.ports).reduce((s, p) => s + Object.values(p.pauseTxPerSec).reduce((x, y) => x + y, 0), 0);
+    const pauses = f.sample.hosts
+      .flatMap((h) => h.ports)
+      .reduce((s, p) => s + Object.values(p.pauseTxPerSec).reduce((x, y) => x + y, 0), 0);
     expect(pauses).toBeGreaterThan(0);
   }, 60_000);
 });

@@ -10,7 +10,6 @@ import { frameWhere } from '../helpers/monitor.js';
 import type { MonitorSample } from '../../src/monitor/types.js';
 import { notifyManagement } from '../../lab/tools/mgmt-path.js';
 
-
 describe('monitor on the lab', () => {
   let t: LabTarget;
   beforeAll(async () => {
@@ -34,7 +33,10 @@ describe('monitor on the lab', () => {
       const last = session.sample();
       check(last);
       expect(last.hosts.every((h) => !h.stale)).toBe(true);
-      expect(session.samplers.map((s) => s.starts)).toEqual([{ gpu: 1, loop: 1 }, { gpu: 1, loop: 1 }]);
+      expect(session.samplers.map((s) => s.starts)).toEqual([
+        { gpu: 1, loop: 1 },
+        { gpu: 1, loop: 1 },
+      ]);
     } finally {
       await session.stop();
     }
@@ -48,14 +50,28 @@ describe('monitor on the lab', () => {
       const xid = "NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.";
       t.lab.hosts[0]!.machine.system.kernel.log(xid, 3);
       // The kernel log is read every XID_EVERY frames: a few seconds at most at this interval.
-      const f = await frameWhere(session, (x) => (x.sample.hosts[0]?.alerts.some((a) => a.kind === 'xid') ?? false), 'the Xid alert', 15_000);
+      const f = await frameWhere(
+        session,
+        (x) => x.sample.hosts[0]?.alerts.some((a) => a.kind === 'xid') ?? false,
+        'the Xid alert',
+        15_000,
+      );
       const h = f.sample.hosts[0]!;
       expect(h.xids).toHaveLength(1);
       expect(h.xids[0]).toContain('Xid (PCI:0000:3b:00): 79');
-      expect(h.alerts.find((a) => a.kind === 'xid')).toMatchObject({ severity: 'fail', subject: 'l20-n1', message: xid });
+      expect(h.alerts.find((a) => a.kind === 'xid')).toMatchObject({
+        severity: 'fail',
+        subject: 'l20-n1',
+        message: xid,
+      });
       expect(f.sample.hosts[1]?.alerts.some((a) => a.kind === 'xid')).toBe(false);
       // Past the next kernel-log reading it is still there: an Xid does not scroll away.
-      const later = await frameWhere(session, (x) => Date.parse(x.sample.time) > Date.parse(f.sample.time) + 2_500, 'a later frame', 15_000);
+      const later = await frameWhere(
+        session,
+        (x) => Date.parse(x.sample.time) > Date.parse(f.sample.time) + 2_500,
+        'a later frame',
+        15_000,
+      );
       expect(later.sample.hosts[0]?.alerts.filter((a) => a.kind === 'xid')).toHaveLength(1);
     } finally {
       await session.stop();
@@ -81,14 +97,23 @@ describe('monitor on the lab', () => {
       // A frame two 1 s history buckets on: its open bucket holds only samples taken while n2 was stale
       // (the stale frame's own bucket may still average in n2's last live sample).
       const gapFrom = Math.floor(Date.parse(stale.sample.time) / 1_000) * 1_000 + 2_000;
-      const later = await frameWhere(session, (f) => Date.parse(f.sample.hosts[0]?.updated ?? '') > before + 500 && Date.parse(f.sample.time) >= gapFrom, 'l20-n1 updates');
+      const later = await frameWhere(
+        session,
+        (f) => Date.parse(f.sample.hosts[0]?.updated ?? '') > before + 500 && Date.parse(f.sample.time) >= gapFrom,
+        'l20-n1 updates',
+      );
       expect(later.sample.hosts[0]?.stale).toBe(false);
       expect(later.sample.hosts[1]?.stale).toBe(true);
       expect(later.history['l20-n2']?.['gpu0.util']?.at(-1)).toBeNull(); // the gap shows in the history
       mgmt.adminUp = true;
       m.revision++;
       notifyManagement(m);
-      const back = await frameWhere(session, (f) => f.sample.hosts[1]?.stale === false && (f.sample.hosts[1]?.gpus.length ?? 0) === 8, 'l20-n2 back', 45_000);
+      const back = await frameWhere(
+        session,
+        (f) => f.sample.hosts[1]?.stale === false && (f.sample.hosts[1]?.gpus.length ?? 0) === 8,
+        'l20-n2 back',
+        45_000,
+      );
       expect(back.sample.hosts[1]?.ports).toHaveLength(4);
       expect(session.samplers[1]!.starts.loop).toBeGreaterThan(1);
     } finally {

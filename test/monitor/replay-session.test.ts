@@ -11,11 +11,38 @@ import { TuiSession } from '../../src/session.js';
 
 function sample(i: number): MonitorSample {
   return {
-    version: 1, time: new Date(Date.UTC(2026, 10, 29, 12, 0, i)).toISOString(),
-    hosts: [{
-      name: 'l20-a', stale: false, updated: null, error: null, xids: [], alerts: [], vllm: null, ports: [],
-      gpus: [{ index: 0, name: 'NVIDIA L20', uuid: 'GPU-1', utilPct: i * 10, memUsedMiB: 1, memTotalMiB: 46068, tempC: 40, powerW: 100, powerCapW: 350, smClockMHz: 2520, smClockMaxMHz: 2520, pstate: 'P0', eventReasons: 0, processes: [] }],
-    }],
+    version: 1,
+    time: new Date(Date.UTC(2026, 10, 29, 12, 0, i)).toISOString(),
+    hosts: [
+      {
+        name: 'l20-a',
+        stale: false,
+        updated: null,
+        error: null,
+        xids: [],
+        alerts: [],
+        vllm: null,
+        ports: [],
+        gpus: [
+          {
+            index: 0,
+            name: 'NVIDIA L20',
+            uuid: 'GPU-1',
+            utilPct: i * 10,
+            memUsedMiB: 1,
+            memTotalMiB: 46068,
+            tempC: 40,
+            powerW: 100,
+            powerCapW: 350,
+            smClockMHz: 2520,
+            smClockMaxMHz: 2520,
+            pstate: 'P0',
+            eventReasons: 0,
+            processes: [],
+          },
+        ],
+      },
+    ],
   };
 }
 

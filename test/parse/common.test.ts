@@ -23,9 +23,15 @@ describe('cleanText', () => {
   });
 
   it('drops bare `# cmd` / `$ cmd` / pasted command lines only for hinted commands', () => {
-    expect(cleanText('# ethtool enp65s0f0\nSettings for enp65s0f0:', { commands: ['ethtool'] })).toBe('Settings for enp65s0f0:');
-    expect(cleanText('$ ofed_info -s\nMLNX_OFED_LINUX-4.0-2.0.0.1:', { commands: ['ofed_info'] })).toBe('MLNX_OFED_LINUX-4.0-2.0.0.1:');
-    expect(cleanText('ethtool ens16f1np1\nSettings for ens16f1np1:', { commands: ['ethtool'] })).toBe('Settings for ens16f1np1:');
+    expect(cleanText('# ethtool enp65s0f0\nSettings for enp65s0f0:', { commands: ['ethtool'] })).toBe(
+      'Settings for enp65s0f0:',
+    );
+    expect(cleanText('$ ofed_info -s\nMLNX_OFED_LINUX-4.0-2.0.0.1:', { commands: ['ofed_info'] })).toBe(
+      'MLNX_OFED_LINUX-4.0-2.0.0.1:',
+    );
+    expect(cleanText('ethtool ens16f1np1\nSettings for ens16f1np1:', { commands: ['ethtool'] })).toBe(
+      'Settings for ens16f1np1:',
+    );
     expect(cleanText('sudo ethtool -i ens1f0\ndriver: mlx5_core', { commands: ['ethtool'] })).toBe('driver: mlx5_core');
     // Output that merely starts with `#` or names the tool is kept.
     expect(cleanText('# gpu   pwr\n# Idx     W')).toBe('# gpu   pwr\n# Idx     W');

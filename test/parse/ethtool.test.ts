@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { parseEthtool, parseEthtoolInfo, parseEthtoolInfoAll } from '../../src/parse/ethtool.js';
-import { ansiWrap, CUTS, loadFixture, spacesToTabs, tabsToSpaces, toCrlf, truncateAt, withPrompt, withTrailingSpaces } from './fixtures.js';
+import {
+  ansiWrap,
+  CUTS,
+  loadFixture,
+  spacesToTabs,
+  tabsToSpaces,
+  toCrlf,
+  truncateAt,
+  withPrompt,
+  withTrailingSpaces,
+} from './fixtures.js';
 
 const CX4_100G = 'corpus/ethtool__cx4-100g-qsfp28-forced-40g-unsupported-cable.txt';
 const CX4LX_10G = 'corpus/ethtool__cx4lx-25g-at-10g-centos-old-ethtool-fec-BaseR.txt';
@@ -29,29 +39,66 @@ describe('parseEthtool', () => {
 
   it('reads a down link with its reason and unknown speed/duplex omitted', () => {
     const f = parseEthtool(loadFixture(CX4_100G));
-    expect(f).toMatchObject({ netdev: 'ens16f1np1', linkDetected: false, linkReason: 'Cable issue, Unsupported cable', autoneg: false, port: 'FIBRE' });
+    expect(f).toMatchObject({
+      netdev: 'ens16f1np1',
+      linkDetected: false,
+      linkReason: 'Cable issue, Unsupported cable',
+      autoneg: false,
+      port: 'FIBRE',
+    });
     expect(f.speedMbps).toBeUndefined();
     expect(f.duplex).toBeUndefined();
     expect(f.supportedLinkModes).toHaveLength(15);
     expect(f.supportedLinkModes?.[14]).toBe('100000baseLR4_ER4/Full');
-    expect(f.advertisedLinkModes).toEqual(['40000baseKR4/Full', '40000baseCR4/Full', '40000baseSR4/Full', '40000baseLR4/Full']);
+    expect(f.advertisedLinkModes).toEqual([
+      '40000baseKR4/Full',
+      '40000baseCR4/Full',
+      '40000baseSR4/Full',
+      '40000baseLR4/Full',
+    ]);
   });
 
   it('reads the old CentOS ethtool (25G card at 10G, BaseR FEC)', () => {
     const f = parseEthtool(loadFixture(CX4LX_10G));
-    expect(f).toMatchObject({ netdev: 'p4p2', speedMbps: 10000, duplex: 'Full', autoneg: true, linkDetected: true, supportedFec: ['None', 'BaseR'], advertisedFec: ['None'] });
-    expect(f.supportedLinkModes).toEqual(['1000baseKX/Full', '10000baseKR/Full', '25000baseCR/Full', '25000baseKR/Full', '25000baseSR/Full']);
+    expect(f).toMatchObject({
+      netdev: 'p4p2',
+      speedMbps: 10000,
+      duplex: 'Full',
+      autoneg: true,
+      linkDetected: true,
+      supportedFec: ['None', 'BaseR'],
+      advertisedFec: ['None'],
+    });
+    expect(f.supportedLinkModes).toEqual([
+      '1000baseKX/Full',
+      '10000baseKR/Full',
+      '25000baseCR/Full',
+      '25000baseKR/Full',
+      '25000baseSR/Full',
+    ]);
   });
 
   it('reads Lanes and a link-training reason', () => {
-    const text = 'Settings for ens1f0np0:\n\tSpeed: Unknown!\n\tDuplex: Unknown! (255)\n\tLanes: 1\n\tLink detected: no (Link training failure, Remote side is not ready yet)\n';
-    expect(parseEthtool(text)).toMatchObject({ lanes: 1, linkDetected: false, linkReason: 'Link training failure, Remote side is not ready yet' });
+    const text =
+      'Settings for ens1f0np0:\n\tSpeed: Unknown!\n\tDuplex: Unknown! (255)\n\tLanes: 1\n\tLink detected: no (Link training failure, Remote side is not ready yet)\n';
+    expect(parseEthtool(text)).toMatchObject({
+      lanes: 1,
+      linkDetected: false,
+      linkReason: 'Link training failure, Remote side is not ready yet',
+    });
   });
 
   it.each([CX4_100G, CX4LX_10G, XXV710])('%s: variations keep the facts', (name) => {
     const text = loadFixture(name);
     const base = parseEthtool(text);
-    for (const v of [toCrlf(text), ansiWrap(text), tabsToSpaces(text), spacesToTabs(text), withPrompt(text, 'ethtool ens1f0'), withTrailingSpaces(text)]) {
+    for (const v of [
+      toCrlf(text),
+      ansiWrap(text),
+      tabsToSpaces(text),
+      spacesToTabs(text),
+      withPrompt(text, 'ethtool ens1f0'),
+      withTrailingSpaces(text),
+    ]) {
       const f = parseEthtool(v);
       expect(f.speedMbps).toEqual(base.speedMbps);
       expect(f.linkDetected).toEqual(base.linkDetected);
@@ -109,9 +156,20 @@ describe('parseEthtoolInfo', () => {
   });
 
   it('reads the inbox driver and a CX-7 with MLNX_OFED 23.10', () => {
-    expect(parseEthtoolInfo(loadFixture(I_INBOX))).toMatchObject({ driver: 'mlx5_core', version: '5.0-0', firmwareVersion: '14.23.1020', psid: 'MT_2420110034', busInfo: '0000:af:00.0' });
+    expect(parseEthtoolInfo(loadFixture(I_INBOX))).toMatchObject({
+      driver: 'mlx5_core',
+      version: '5.0-0',
+      firmwareVersion: '14.23.1020',
+      psid: 'MT_2420110034',
+      busInfo: '0000:af:00.0',
+    });
     const cx7 = parseEthtoolInfo(loadFixture(I_CX7));
-    expect(cx7).toMatchObject({ version: '23.10-1.1.9', firmwareVersion: '28.39.3560', psid: 'MT_0000000838', busInfo: '0000:e6:00.0' });
+    expect(cx7).toMatchObject({
+      version: '23.10-1.1.9',
+      firmwareVersion: '28.39.3560',
+      psid: 'MT_0000000838',
+      busInfo: '0000:e6:00.0',
+    });
     expect(cx7.expansionRom).toBeUndefined();
   });
 

@@ -20,7 +20,13 @@ import { loadFixture } from './fixtures.js';
 
 /** PCIe device/port type of each lab profile (0 Endpoint, 1 Legacy Endpoint, 4 Root Port, 5/6 switch ports). */
 const PORT_TYPE: Partial<Record<PciFunction['profile'], number>> = {
-  l20: 1, cx4lx: 0, i210: 0, 'pex-up': 5, 'pex-down': 6, 'spr-rp': 4, 'pch-rp': 4,
+  l20: 1,
+  cx4lx: 0,
+  i210: 0,
+  'pex-up': 5,
+  'pex-down': 6,
+  'spr-rp': 4,
+  'pch-rp': 4,
 };
 
 /** The function's config space (256 bytes) in the `lspci -xxx` text format. */
@@ -56,9 +62,12 @@ function dump(p: PciFunction, type: number): string {
 }
 
 const LINK_FACTS = (d: LspciDevice | undefined) => ({
-  pcieType: d?.pcieType, lnkCap: d?.lnkCap && { speedGTs: d.lnkCap.speedGTs, width: d.lnkCap.width },
-  lnkSta: d?.lnkSta && { speedGTs: d.lnkSta.speedGTs, width: d.lnkSta.width }, downgraded: d?.downgraded,
-  lnkCap2MaxGTs: d?.lnkCap2MaxGTs, lnkCtl2TargetGTs: d?.lnkCtl2TargetGTs,
+  pcieType: d?.pcieType,
+  lnkCap: d?.lnkCap && { speedGTs: d.lnkCap.speedGTs, width: d.lnkCap.width },
+  lnkSta: d?.lnkSta && { speedGTs: d.lnkSta.speedGTs, width: d.lnkSta.width },
+  downgraded: d?.downgraded,
+  lnkCap2MaxGTs: d?.lnkCap2MaxGTs,
+  lnkCtl2TargetGTs: d?.lnkCtl2TargetGTs,
 });
 
 const functions = buildPciTree(rng(1, 'l20-n1', 'pci')).filter((p) => p.link && PORT_TYPE[p.profile] !== undefined);
@@ -98,7 +107,10 @@ describe('lab lspci -vv links agree with real lspci', () => {
       .split('\n')
       .filter((l) => l.includes('LnkSta:'));
     const shape = (l: string): string =>
-      l.replace(/Speed [\d.]+GT\/s/, 'Speed S').replace(/x\d+/, 'xW').replace(/\((?:ok|downgraded|strange)\)/g, '(M)');
+      l
+        .replace(/Speed [\d.]+GT\/s/, 'Speed S')
+        .replace(/x\d+/, 'xW')
+        .replace(/\((?:ok|downgraded|strange)\)/g, '(M)');
     const realShapes = new Set(real37.map(shape));
     const forms = ['\t\tLnkSta:\tSpeed S (M), Width xW (M)', '\t\tLnkSta:\tSpeed unknown (M), Width xW (M)'];
     expect(realShapes).toEqual(new Set(forms));

@@ -62,9 +62,30 @@ const ONE = `{
 const MANY = JSON.stringify({
   lldp: {
     interface: [
-      { ens1f0: { via: 'LLDP', rid: '1', chassis: { 'l20-n2': { id: { type: 'mac', value: '3C:EC:EF:10:20:31' }, 'mgmt-ip': '10.0.0.2' } }, port: { id: { type: 'mac', value: '0c:42:a1:5e:22:b0' }, descr: 'ens1f0', ttl: '120' } } },
-      { ens1f1: { via: 'LLDP', rid: '2', chassis: { id: { type: 'mac', value: '3c:ec:ef:10:20:99' }, descr: 'switch' }, port: { id: { type: 'mac', value: '0c:42:a1:5e:22:b1' }, ttl: '120' } } },
-      { ens2f0: { via: 'LLDP', rid: '1', chassis: { 'l20-n2': { id: { type: 'mac', value: '3c:ec:ef:10:20:31' } } }, port: { id: { type: 'ifname', value: 'ens2f0' }, descr: 'ens2f0', ttl: '120' } } },
+      {
+        ens1f0: {
+          via: 'LLDP',
+          rid: '1',
+          chassis: { 'l20-n2': { id: { type: 'mac', value: '3C:EC:EF:10:20:31' }, 'mgmt-ip': '10.0.0.2' } },
+          port: { id: { type: 'mac', value: '0c:42:a1:5e:22:b0' }, descr: 'ens1f0', ttl: '120' },
+        },
+      },
+      {
+        ens1f1: {
+          via: 'LLDP',
+          rid: '2',
+          chassis: { id: { type: 'mac', value: '3c:ec:ef:10:20:99' }, descr: 'switch' },
+          port: { id: { type: 'mac', value: '0c:42:a1:5e:22:b1' }, ttl: '120' },
+        },
+      },
+      {
+        ens2f0: {
+          via: 'LLDP',
+          rid: '1',
+          chassis: { 'l20-n2': { id: { type: 'mac', value: '3c:ec:ef:10:20:31' } } },
+          port: { id: { type: 'ifname', value: 'ens2f0' }, descr: 'ens2f0', ttl: '120' },
+        },
+      },
     ],
   },
 });
@@ -78,8 +99,20 @@ const JSON0 = JSON.stringify({
           name: 'ens1f0',
           via: 'LLDP',
           rid: '1',
-          chassis: [{ id: [{ type: 'mac', value: '3c:ec:ef:10:20:31' }], name: [{ value: 'l20-n2' }], 'mgmt-ip': [{ value: '10.0.0.2' }, { value: 'fe80::1' }] }],
-          port: [{ id: [{ type: 'mac', value: '0c:42:a1:5e:22:b0' }], descr: [{ value: 'ens1f0' }], ttl: [{ value: '120' }] }],
+          chassis: [
+            {
+              id: [{ type: 'mac', value: '3c:ec:ef:10:20:31' }],
+              name: [{ value: 'l20-n2' }],
+              'mgmt-ip': [{ value: '10.0.0.2' }, { value: 'fe80::1' }],
+            },
+          ],
+          port: [
+            {
+              id: [{ type: 'mac', value: '0c:42:a1:5e:22:b0' }],
+              descr: [{ value: 'ens1f0' }],
+              ttl: [{ value: '120' }],
+            },
+          ],
         },
       ],
     },
@@ -109,7 +142,11 @@ describe('parseLldpNeighbors', () => {
   it('reads several interfaces, an unnamed chassis and an ifname port id', () => {
     const { neighbors } = parseLldpNeighbors(MANY);
     expect(neighbors.map((n) => n.localPort)).toEqual(['ens1f0', 'ens1f1', 'ens2f0']);
-    expect(neighbors[0]).toMatchObject({ chassisName: 'l20-n2', chassisMac: '3c:ec:ef:10:20:31', mgmtIps: ['10.0.0.2'] });
+    expect(neighbors[0]).toMatchObject({
+      chassisName: 'l20-n2',
+      chassisMac: '3c:ec:ef:10:20:31',
+      mgmtIps: ['10.0.0.2'],
+    });
     expect(neighbors[1]?.chassisName).toBeUndefined();
     expect(neighbors[1]).toMatchObject({ chassisMac: '3c:ec:ef:10:20:99', peerPortId: '0c:42:a1:5e:22:b1' });
     expect(neighbors[1]?.peerPortDescr).toBeUndefined();
@@ -135,7 +172,22 @@ describe('parseLldpNeighbors', () => {
 
   it('reads two neighbours on one port', () => {
     const text = JSON.stringify({
-      lldp: { interface: [{ eno1: { chassis: { sw1: { id: { type: 'mac', value: 'aa:bb:cc:00:00:01' } } }, port: { id: { type: 'ifname', value: 'Ethernet1' } } } }, { eno1: { chassis: { sw2: { id: { type: 'mac', value: 'aa:bb:cc:00:00:02' } } }, port: { id: { type: 'ifname', value: 'Ethernet7' } } } }] },
+      lldp: {
+        interface: [
+          {
+            eno1: {
+              chassis: { sw1: { id: { type: 'mac', value: 'aa:bb:cc:00:00:01' } } },
+              port: { id: { type: 'ifname', value: 'Ethernet1' } },
+            },
+          },
+          {
+            eno1: {
+              chassis: { sw2: { id: { type: 'mac', value: 'aa:bb:cc:00:00:02' } } },
+              port: { id: { type: 'ifname', value: 'Ethernet7' } },
+            },
+          },
+        ],
+      },
     });
     expect(parseLldpNeighbors(text).neighbors.map((n) => [n.localPort, n.chassisName, n.peerPortId])).toEqual([
       ['eno1', 'sw1', 'Ethernet1'],

@@ -163,7 +163,13 @@ describe('parseLscpu', () => {
   });
 
   it('reads the flat pre-2.37 JSON', () => {
-    expect(parseLscpu(LSCPU_FLAT)).toMatchObject({ sockets: 2, coresPerSocket: 24, cpus: 96, numaNodes: 2, numaNodeCpus: { '1': '24-47,72-95' } });
+    expect(parseLscpu(LSCPU_FLAT)).toMatchObject({
+      sockets: 2,
+      coresPerSocket: 24,
+      cpus: 96,
+      numaNodes: 2,
+      numaNodeCpus: { '1': '24-47,72-95' },
+    });
   });
 
   it('reads plain lscpu text as a fallback, omitting `-` counts', () => {
@@ -232,7 +238,13 @@ describe('parseMeminfo', () => {
 
   it('reads the grep MemTotal line the inventory runs, with prompt and CRLF', () => {
     const line = 'MemTotal:       1056446876 kB\n';
-    for (const v of [line, toCrlf(line), withPrompt(line, 'grep MemTotal /proc/meminfo'), ansiWrap(line), '/proc/meminfo:MemTotal:  1056446876 kB']) {
+    for (const v of [
+      line,
+      toCrlf(line),
+      withPrompt(line, 'grep MemTotal /proc/meminfo'),
+      ansiWrap(line),
+      '/proc/meminfo:MemTotal:  1056446876 kB',
+    ]) {
       expect(parseMeminfo(v).memTotalKiB).toBe(1056446876);
     }
   });

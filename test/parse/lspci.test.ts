@@ -76,9 +76,20 @@ describe('parseLspci: device lines', () => {
       deviceName: 'AD102GL [L20]',
       revision: 'a1',
     });
-    expect(devices[2]).toMatchObject({ bdf: '0000:1a:00.0', vendorId: '15b3', deviceId: '1015', deviceName: 'MT27710 Family [ConnectX-4 Lx]' });
+    expect(devices[2]).toMatchObject({
+      bdf: '0000:1a:00.0',
+      vendorId: '15b3',
+      deviceId: '1015',
+      deviceName: 'MT27710 Family [ConnectX-4 Lx]',
+    });
     expect(devices[2]?.revision).toBeUndefined();
-    expect(devices[6]).toMatchObject({ class: 'SATA controller', classId: '0106', revision: '11', progIf: '01', deviceName: 'Device' });
+    expect(devices[6]).toMatchObject({
+      class: 'SATA controller',
+      classId: '0106',
+      revision: '11',
+      progIf: '01',
+      deviceName: 'Device',
+    });
     const slots = groupBySlot(devices.filter((d) => d.vendorId === '15b3'));
     expect(Object.keys(slots)).toEqual(['0000:1a:00', '0000:9a:00']);
     expect(slots['0000:1a:00']?.map((d) => d.bdf)).toEqual(['0000:1a:00.0', '0000:1a:00.1']);
@@ -87,8 +98,23 @@ describe('parseLspci: device lines', () => {
   it('reads the Azure -nn grep: 8 CX-6 VFs in domains 0101..0108 and a CX-4 Lx VF', () => {
     const { devices } = parseLspci(loadFixture(AZURE));
     expect(devices).toHaveLength(9);
-    expect(devices.map((d) => d.bdf.slice(0, 4))).toEqual(['0101', '0102', '0103', '0104', '0105', '0106', '0107', '0108', 'c941']);
-    expect(devices[0]).toMatchObject({ class: 'Infiniband controller', classId: '0207', vendorId: '15b3', deviceId: '101c' });
+    expect(devices.map((d) => d.bdf.slice(0, 4))).toEqual([
+      '0101',
+      '0102',
+      '0103',
+      '0104',
+      '0105',
+      '0106',
+      '0107',
+      '0108',
+      'c941',
+    ]);
+    expect(devices[0]).toMatchObject({
+      class: 'Infiniband controller',
+      classId: '0207',
+      vendorId: '15b3',
+      deviceId: '101c',
+    });
     expect(devices[8]).toMatchObject({
       bdf: 'c941:00:02.0',
       class: 'Ethernet controller',
@@ -102,7 +128,11 @@ describe('parseLspci: device lines', () => {
   it('normalises addresses without domain (plain lspci) to 0000:', () => {
     const { devices } = parseLspci(loadFixture(H100));
     expect(devices).toHaveLength(12);
-    expect(devices[0]).toMatchObject({ bdf: '0000:1a:00.0', class: 'Ethernet controller', deviceName: 'MT2910 Family [ConnectX-7]' });
+    expect(devices[0]).toMatchObject({
+      bdf: '0000:1a:00.0',
+      class: 'Ethernet controller',
+      deviceName: 'MT2910 Family [ConnectX-7]',
+    });
     expect(devices.filter((d) => d.description.includes('ConnectX-6 Dx')).map((d) => d.bdf)).toEqual([
       '0000:1b:00.0',
       '0000:1b:00.1',
@@ -128,14 +158,22 @@ describe('parseLspci: device lines', () => {
       '0012:03:00.0',
     ]);
     const dma = devices.find((d) => d.bdf === '0006:03:00.2');
-    expect(dma).toMatchObject({ class: 'DMA controller', revision: '01', deviceName: 'MT43244 BlueField-3 SoC Management Interface' });
+    expect(dma).toMatchObject({
+      class: 'DMA controller',
+      revision: '01',
+      deviceName: 'MT43244 BlueField-3 SoC Management Interface',
+    });
   });
 
   it('finds lspci lines among other commands in a pasted session', () => {
     expect(parseLspci(loadFixture(OFED_N)).devices.map((d) => d.bdf)).toEqual(['0000:b3:00.0', '0000:b3:00.1']);
     const cx3 = parseLspci(loadFixture(OFED_CX3)).devices;
     expect(cx3).toEqual([
-      expect.objectContaining({ bdf: '0000:01:00.0', class: 'Network controller', deviceName: 'MT27500 Family [ConnectX-3]' }),
+      expect.objectContaining({
+        bdf: '0000:01:00.0',
+        class: 'Network controller',
+        deviceName: 'MT27500 Family [ConnectX-3]',
+      }),
     ]);
     const sriov = parseLspci(loadFixture(SRIOV)).devices;
     expect(sriov).toHaveLength(8);
@@ -149,7 +187,13 @@ describe('parseLspci: verbose blocks', () => {
     // `lspci | grep` lists both functions, then `lspci -s 01:00.0 -vv` lists 01:00.0 again.
     expect(devices.map((d) => d.bdf)).toEqual(['0000:01:00.0', '0000:01:00.1', '0000:01:00.0']);
     expect(devices[0]?.offBus).toBeUndefined();
-    expect(devices[2]).toMatchObject({ revision: 'ff', progIf: 'ff', offBus: true, driver: 'mlx5_core', modules: ['mlx5_core'] });
+    expect(devices[2]).toMatchObject({
+      revision: 'ff',
+      progIf: 'ff',
+      offBus: true,
+      driver: 'mlx5_core',
+      modules: ['mlx5_core'],
+    });
     expect(devices[2]?.lnkSta).toBeUndefined();
   });
 
@@ -221,18 +265,24 @@ describe('parseLspci: verbose blocks', () => {
       '\t\tACSCtl:\tSrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+',
       'EgressCtrl- DirectTrans-',
     ].join('\n');
-    expect(parseLspci(text).devices[0]?.acsCtl).toMatchObject({ UpstreamFwd: true, EgressCtrl: false, DirectTrans: false });
+    expect(parseLspci(text).devices[0]?.acsCtl).toMatchObject({
+      UpstreamFwd: true,
+      EgressCtrl: false,
+      DirectTrans: false,
+    });
   });
 
   it('does not read a width from a LnkSta line cut after `x1`', () => {
-    const text = '0000:18:00.0 3D controller: NVIDIA Corporation AD102GL [L20] (rev a1)\n\t\tLnkCap:\tPort #0, Speed 16GT/s, Width x16, ASPM not supported\n\t\tLnkSta:\tSpeed 16GT/s (ok), Width x1';
+    const text =
+      '0000:18:00.0 3D controller: NVIDIA Corporation AD102GL [L20] (rev a1)\n\t\tLnkCap:\tPort #0, Speed 16GT/s, Width x16, ASPM not supported\n\t\tLnkSta:\tSpeed 16GT/s (ok), Width x1';
     const d = parseLspci(text).devices[0];
     expect(d?.lnkSta).toEqual({ speedGTs: 16, speedDowngraded: false });
     expect(d?.downgraded).toBe(false);
   });
 
   it('notes capabilities hidden from a non-root lspci', () => {
-    const text = '0000:18:00.0 3D controller: NVIDIA Corporation AD102GL [L20] (rev a1)\n\tCapabilities: <access denied>\n';
+    const text =
+      '0000:18:00.0 3D controller: NVIDIA Corporation AD102GL [L20] (rev a1)\n\tCapabilities: <access denied>\n';
     expect(parseLspci(text).devices[0]).toMatchObject({ capabilitiesDenied: true });
   });
 });
@@ -264,7 +314,15 @@ describe('parseLspci: variations', () => {
   });
 
   it('never throws on junk', () => {
-    for (const junk of ['', '\n\n', 'garbage', '0000:zz:00.0 foo', '1a:00.0', '1a:00.0 Ethernet controller', '\u0000\u001b[2J']) {
+    for (const junk of [
+      '',
+      '\n\n',
+      'garbage',
+      '0000:zz:00.0 foo',
+      '1a:00.0',
+      '1a:00.0 Ethernet controller',
+      '\u0000\u001b[2J',
+    ]) {
       expect(() => parseLspci(junk)).not.toThrow();
     }
     expect(parseLspci('1a:00.0 Ethernet controller').devices).toEqual([]);

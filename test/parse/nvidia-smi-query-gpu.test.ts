@@ -11,16 +11,32 @@ const P100 = 'corpus/nvidia-smi-query-gpu__p100-510-csv-nounits.txt';
 
 // The header of query-gpu_csv.txt: the same query, printed with noheader,nounits in the other file.
 const H200_FIELDS = [
-  'index', 'name', 'uuid', 'pci.bus_id', 'driver_version', 'pstate', 'utilization.gpu', 'utilization.memory',
-  'memory.used', 'memory.total', 'temperature.gpu', 'power.draw', 'power.limit', 'clocks.current.sm',
-  'clocks.current.memory', 'pcie.link.gen.current', 'pcie.link.width.current', 'fan.speed',
+  'index',
+  'name',
+  'uuid',
+  'pci.bus_id',
+  'driver_version',
+  'pstate',
+  'utilization.gpu',
+  'utilization.memory',
+  'memory.used',
+  'memory.total',
+  'temperature.gpu',
+  'power.draw',
+  'power.limit',
+  'clocks.current.sm',
+  'clocks.current.memory',
+  'pcie.link.gen.current',
+  'pcie.link.width.current',
+  'fan.speed',
   'ecc.errors.uncorrected.volatile.total',
 ];
 
 // The inventory query on the lab's 8 × L20 (noheader,nounits).
 const L20 = Array.from(
   { length: 8 },
-  (_, i) => `${i}, NVIDIA L20, GPU-3f1a0c2e-5b7d-4e21-9a3c-00000000000${i}, 00000000:${['18', '19', '3a', '3b', '9c', '9d', 'bc', 'bd'][i]}:00.0, 46068, 580.126.09, 4, 16`,
+  (_, i) =>
+    `${i}, NVIDIA L20, GPU-3f1a0c2e-5b7d-4e21-9a3c-00000000000${i}, 00000000:${['18', '19', '3a', '3b', '9c', '9d', 'bc', 'bd'][i]}:00.0, 46068, 580.126.09, 4, 16`,
 ).join('\n');
 
 describe('parseNvidiaSmiQueryGpu', () => {
@@ -56,10 +72,16 @@ describe('parseNvidiaSmiQueryGpu', () => {
       pcieLinkGenCurrent: 5,
       pcieLinkWidthCurrent: 16,
     });
-    expect(f.rows[0]).toMatchObject({ 'power.draw': 78.39, 'power.limit': 700, 'fan.speed': null, pstate: 'P0', 'utilization.gpu': 0 });
+    expect(f.rows[0]).toMatchObject({
+      'power.draw': 78.39,
+      'power.limit': 700,
+      'fan.speed': null,
+      pstate: 'P0',
+      'utilization.gpu': 0,
+    });
   });
 
-  it('reads noheader,nounits rows with the caller\'s field list, equal to the header variant', () => {
+  it("reads noheader,nounits rows with the caller's field list, equal to the header variant", () => {
     const f = parseNvidiaSmiQueryGpu(loadFixture(H200_NOHEADER), { fields: H200_FIELDS });
     const withHeader = parseNvidiaSmiQueryGpu(loadFixture(H200_CSV));
     expect(f.gpus.map((g) => [g.index, g.uuid, g.memoryTotalMiB, g.pcieLinkGenCurrent])).toEqual(
@@ -77,13 +99,29 @@ describe('parseNvidiaSmiQueryGpu', () => {
 
   it('reads corpus CSVs: units in values, renamed event-reason fields, P100 nounits without newline', () => {
     const power = parseNvidiaSmiQueryGpu(loadFixture(RTX_POWER));
-    expect(power.gpus.map((g) => g.name)).toEqual(['NVIDIA RTX PRO 6000 Blackwell Server Edition', 'NVIDIA RTX PRO 6000 Blackwell Server Edition']);
-    expect(power.rows[1]).toMatchObject({ 'power.draw': 28.54, 'power.limit': 600, 'temperature.gpu': 25, 'ecc.errors.corrected.volatile.total': 0 });
-    const reasons = parseNvidiaSmiQueryGpu(loadFixture(RTX_REASONS), { fields: ['index', 'name', 'clocks_throttle_reasons.active'] });
+    expect(power.gpus.map((g) => g.name)).toEqual([
+      'NVIDIA RTX PRO 6000 Blackwell Server Edition',
+      'NVIDIA RTX PRO 6000 Blackwell Server Edition',
+    ]);
+    expect(power.rows[1]).toMatchObject({
+      'power.draw': 28.54,
+      'power.limit': 600,
+      'temperature.gpu': 25,
+      'ecc.errors.corrected.volatile.total': 0,
+    });
+    const reasons = parseNvidiaSmiQueryGpu(loadFixture(RTX_REASONS), {
+      fields: ['index', 'name', 'clocks_throttle_reasons.active'],
+    });
     expect(reasons.columns[2]).toBe('clocks_event_reasons.active');
-    expect(reasons.rows[0]).toMatchObject({ 'clocks_event_reasons.active': '0x0000000000000004', 'clocks_event_reasons.sw_power_cap': 'Active' });
+    expect(reasons.rows[0]).toMatchObject({
+      'clocks_event_reasons.active': '0x0000000000000004',
+      'clocks_event_reasons.sw_power_cap': 'Active',
+    });
     const p100 = parseNvidiaSmiQueryGpu(loadFixture(P100));
-    expect(p100.gpus[0]).toMatchObject({ name: 'Tesla P100-PCIE-16GB', uuid: 'GPU-ef1b2c9b-38d8-2090-2bd1-f567a3eb42a6' });
+    expect(p100.gpus[0]).toMatchObject({
+      name: 'Tesla P100-PCIE-16GB',
+      uuid: 'GPU-ef1b2c9b-38d8-2090-2bd1-f567a3eb42a6',
+    });
     expect(p100.rows[0]).toMatchObject({ 'fan.speed': null, 'memory.free': 16280, 'clocks.current.video': 835 });
   });
 
@@ -97,9 +135,14 @@ describe('parseNvidiaSmiQueryGpu', () => {
   });
 
   it('reports driver and NVML failures instead of rows', () => {
-    const failed = "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.\n";
+    const failed =
+      "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.\n";
     expect(parseNvidiaSmiQueryGpu(failed)).toEqual({ columns: [], gpus: [], rows: [], driverLoaded: false });
-    expect(parseNvidiaSmiQueryGpu('Failed to initialize NVML: Driver/library version mismatch\nNVML library version: 580.126\n')).toMatchObject({
+    expect(
+      parseNvidiaSmiQueryGpu(
+        'Failed to initialize NVML: Driver/library version mismatch\nNVML library version: 580.126\n',
+      ),
+    ).toMatchObject({
       nvmlError: 'Driver/library version mismatch',
       gpus: [],
     });
@@ -110,7 +153,12 @@ describe('parseNvidiaSmiQueryGpu', () => {
   it.each([H200_CSV, RTX_POWER, P100])('%s: variations keep the facts', (name) => {
     const text = loadFixture(name);
     const base = parseNvidiaSmiQueryGpu(text);
-    for (const v of [toCrlf(text), ansiWrap(text), withPrompt(text, 'nvidia-smi --query-gpu=index --format=csv'), withTrailingSpaces(text)]) {
+    for (const v of [
+      toCrlf(text),
+      ansiWrap(text),
+      withPrompt(text, 'nvidia-smi --query-gpu=index --format=csv'),
+      withTrailingSpaces(text),
+    ]) {
       expect(parseNvidiaSmiQueryGpu(v)).toEqual(base);
     }
   });

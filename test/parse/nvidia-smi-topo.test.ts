@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { parseNvidiaSmiTopo } from '../../src/parse/nvidia-smi-topo.js';
-import { ansiWrap, CUTS, loadFixture, spacesToTabs, tabsToSpaces, toCrlf, truncateAt, withPrompt, withTrailingSpaces } from './fixtures.js';
+import {
+  ansiWrap,
+  CUTS,
+  loadFixture,
+  spacesToTabs,
+  tabsToSpaces,
+  toCrlf,
+  truncateAt,
+  withPrompt,
+  withTrailingSpaces,
+} from './fixtures.js';
 
 const NIC12 = 'corpus/nvidia-smi-topo-m__8x-h100-nv18-12nic-roce-tabs-nic-legend.txt';
 const NIC9_TABS = 'corpus/nvidia-smi-topo-m__8x-h100-nv18-9nic-true-tabs-truncated.txt';
@@ -136,16 +146,26 @@ describe('parseNvidiaSmiTopo', () => {
     expect(f.affinity['GPU1']).toEqual({ cpuAffinity: '0-19' });
   });
 
-  it.each([NIC12, NIC9_TABS, A100, L40S, MP_PIX, H200])('%s: CRLF, ANSI, tabs/spaces, prompt keep the facts', (name) => {
-    const text = loadFixture(name);
-    const base = parseNvidiaSmiTopo(text);
-    for (const v of [toCrlf(text), ansiWrap(text), tabsToSpaces(text), spacesToTabs(text), withPrompt(text, 'nvidia-smi topo -m'), withTrailingSpaces(text)]) {
-      const f = parseNvidiaSmiTopo(v);
-      expect(f.matrix).toEqual(base.matrix);
-      expect(f.nicLegend).toEqual(base.nicLegend);
-      expect(f.devices).toEqual(base.devices);
-    }
-  });
+  it.each([NIC12, NIC9_TABS, A100, L40S, MP_PIX, H200])(
+    '%s: CRLF, ANSI, tabs/spaces, prompt keep the facts',
+    (name) => {
+      const text = loadFixture(name);
+      const base = parseNvidiaSmiTopo(text);
+      for (const v of [
+        toCrlf(text),
+        ansiWrap(text),
+        tabsToSpaces(text),
+        spacesToTabs(text),
+        withPrompt(text, 'nvidia-smi topo -m'),
+        withTrailingSpaces(text),
+      ]) {
+        const f = parseNvidiaSmiTopo(v);
+        expect(f.matrix).toEqual(base.matrix);
+        expect(f.nicLegend).toEqual(base.nicLegend);
+        expect(f.devices).toEqual(base.devices);
+      }
+    },
+  );
 
   it.each([NIC12, NIC9_TABS, MP_14NIC])('%s: truncation keeps only cells that were printed in full', (name) => {
     const text = loadFixture(name);
@@ -160,7 +180,8 @@ describe('parseNvidiaSmiTopo', () => {
   });
 
   it('drops an affinity cell that may have been cut on the last line', () => {
-    const text = '\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\nGPU0\t X \tNV18\t0-31\t0\t\tN/A\nGPU1\tNV18\t X \t0-3';
+    const text =
+      '\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\nGPU0\t X \tNV18\t0-31\t0\t\tN/A\nGPU1\tNV18\t X \t0-3';
     const f = parseNvidiaSmiTopo(text);
     expect(f.affinity).toEqual({ GPU0: { cpuAffinity: '0-31', numaAffinity: '0', numaNode: 0 } });
     expect(f.matrix['GPU1']).toEqual({ GPU0: 'NV18', GPU1: 'X' });
@@ -168,7 +189,9 @@ describe('parseNvidiaSmiTopo', () => {
 
   it('never throws on junk', () => {
     expect(parseNvidiaSmiTopo('').error).toBe('empty output');
-    expect(parseNvidiaSmiTopo('NVIDIA-SMI has failed because it couldn\'t communicate with the NVIDIA driver.').devices).toEqual([]);
+    expect(
+      parseNvidiaSmiTopo("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.").devices,
+    ).toEqual([]);
     expect(parseNvidiaSmiTopo('\tGPU0\nGPU0').matrix).toEqual({ GPU0: {} });
   });
 });

@@ -59,7 +59,12 @@ describe('parseOsRelease', () => {
   it('survives CRLF, ANSI, prompt, trailing spaces', () => {
     const text = `${JAMMY}6.8.0-45-generic\n`;
     const base = parseOsRelease(text);
-    for (const v of [toCrlf(text), ansiWrap(text), withPrompt(text, 'cat /etc/os-release; uname -r'), withTrailingSpaces(text)]) {
+    for (const v of [
+      toCrlf(text),
+      ansiWrap(text),
+      withPrompt(text, 'cat /etc/os-release; uname -r'),
+      withTrailingSpaces(text),
+    ]) {
       const f = parseOsRelease(v);
       expect(f.id).toBe('ubuntu');
       expect(f.versionId).toBe('22.04');
@@ -72,7 +77,10 @@ describe('parseOsRelease', () => {
       const f = parseOsRelease(truncateAt(JAMMY, cut));
       expect(f.fields).toBeDefined();
     }
-    expect(parseOsRelease(truncateAt(JAMMY, 0.3))).toMatchObject({ prettyName: 'Ubuntu 22.04.5 LTS', versionId: '22.04' });
+    expect(parseOsRelease(truncateAt(JAMMY, 0.3))).toMatchObject({
+      prettyName: 'Ubuntu 22.04.5 LTS',
+      versionId: '22.04',
+    });
     expect(parseOsRelease('cat: /etc/os-release: No such file or directory')).toEqual({ fields: {} });
     expect(parseOsRelease('')).toEqual({ fields: {} });
   });
@@ -91,7 +99,10 @@ describe('parseKernelRelease', () => {
     });
     // The jammy HWE kernel is flavour `generic` too; only its version tells it apart.
     expect(parseKernelRelease('6.8.0-45-generic')).toMatchObject({ major: 6, minor: 8, flavour: 'generic' });
-    expect(parseKernelRelease('6.8.0-1015-nvidia-lowlatency')).toMatchObject({ abi: 1015, flavour: 'nvidia-lowlatency' });
+    expect(parseKernelRelease('6.8.0-1015-nvidia-lowlatency')).toMatchObject({
+      abi: 1015,
+      flavour: 'nvidia-lowlatency',
+    });
     expect(parseKernelRelease('5.14.0-1054-oem')).toMatchObject({ flavour: 'oem' });
   });
 

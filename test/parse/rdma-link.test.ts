@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { parseRdmaLink } from '../../src/parse/rdma-link.js';
-import { ansiWrap, CUTS, loadFixture, spacesToTabs, toCrlf, truncateAt, withPrompt, withTrailingSpaces } from './fixtures.js';
+import {
+  ansiWrap,
+  CUTS,
+  loadFixture,
+  spacesToTabs,
+  toCrlf,
+  truncateAt,
+  withPrompt,
+  withTrailingSpaces,
+} from './fixtures.js';
 
 const GB10 = 'corpus/rdma-link__gb10-cx7-inbox-rocep-names-2up-2down.txt';
 const IB = 'corpus/rdma-link__ib-ports-no-netdev-trailing-space-high-index.txt';
@@ -38,16 +47,34 @@ describe('parseRdmaLink', () => {
   });
 
   it('reads IB attributes and rdma -j link JSON', () => {
-    const ib = 'link mlx5_0/1 subnet_prefix fe80:0000:0000:0000 lid 12 sm_lid 1 lmc 0 state ACTIVE physical_state LINK_UP ';
-    expect(parseRdmaLink(ib).ports[0]).toEqual({ device: 'mlx5_0', port: 1, state: 'ACTIVE', physState: 'LINK_UP', lid: 12, smLid: 1, subnetPrefix: 'fe80:0000:0000:0000' });
-    const json = '[{"ifindex":0,"ifname":"mlx5_0","port":1,"state":"ACTIVE","physical_state":"LINK_UP","netdev":"ens1f0","netdev_index":4}]';
-    expect(parseRdmaLink(json).ports).toEqual([{ device: 'mlx5_0', port: 1, state: 'ACTIVE', physState: 'LINK_UP', netdev: 'ens1f0', netdevIndex: 4 }]);
+    const ib =
+      'link mlx5_0/1 subnet_prefix fe80:0000:0000:0000 lid 12 sm_lid 1 lmc 0 state ACTIVE physical_state LINK_UP ';
+    expect(parseRdmaLink(ib).ports[0]).toEqual({
+      device: 'mlx5_0',
+      port: 1,
+      state: 'ACTIVE',
+      physState: 'LINK_UP',
+      lid: 12,
+      smLid: 1,
+      subnetPrefix: 'fe80:0000:0000:0000',
+    });
+    const json =
+      '[{"ifindex":0,"ifname":"mlx5_0","port":1,"state":"ACTIVE","physical_state":"LINK_UP","netdev":"ens1f0","netdev_index":4}]';
+    expect(parseRdmaLink(json).ports).toEqual([
+      { device: 'mlx5_0', port: 1, state: 'ACTIVE', physState: 'LINK_UP', netdev: 'ens1f0', netdevIndex: 4 },
+    ]);
   });
 
   it.each([GB10, IB])('%s: CRLF, ANSI, tabs, prompt, trailing spaces keep the facts', (name) => {
     const text = loadFixture(name);
     const base = parseRdmaLink(text);
-    for (const v of [toCrlf(text), ansiWrap(text), spacesToTabs(text), withPrompt(text, 'rdma link show'), withTrailingSpaces(text)]) {
+    for (const v of [
+      toCrlf(text),
+      ansiWrap(text),
+      spacesToTabs(text),
+      withPrompt(text, 'rdma link show'),
+      withTrailingSpaces(text),
+    ]) {
       expect(parseRdmaLink(v)).toEqual(base);
     }
   });

@@ -3,7 +3,16 @@ import { describe, expect, it } from 'vitest';
 import { parseDpkgQuery } from '../../src/parse/dpkg-query.js';
 import { parseNvidiaDriverVersion } from '../../src/parse/nvidia-driver-version.js';
 import { parseOfedInfo } from '../../src/parse/ofed-info.js';
-import { ansiWrap, CUTS, loadFixture, splitSamples, toCrlf, truncateAt, withPrompt, withTrailingSpaces } from './fixtures.js';
+import {
+  ansiWrap,
+  CUTS,
+  loadFixture,
+  splitSamples,
+  toCrlf,
+  truncateAt,
+  withPrompt,
+  withTrailingSpaces,
+} from './fixtures.js';
 
 const OFED = {
   s54: 'corpus/ofed_info-s-and-n__mofed-5.4-3.1.0.0.txt',
@@ -18,9 +27,19 @@ const OFED = {
 
 describe('parseOfedInfo', () => {
   it('reads MLNX_OFED -s lines (four- and three-part builds)', () => {
-    expect(parseOfedInfo(loadFixture(OFED.s54))).toEqual({ version: '5.4-3.1.0.0', flavor: 'MLNX_OFED', release: '5.4', build: '3.1.0.0', raw: 'MLNX_OFED_LINUX-5.4-3.1.0.0:' });
+    expect(parseOfedInfo(loadFixture(OFED.s54))).toEqual({
+      version: '5.4-3.1.0.0',
+      flavor: 'MLNX_OFED',
+      release: '5.4',
+      build: '3.1.0.0',
+      raw: 'MLNX_OFED_LINUX-5.4-3.1.0.0:',
+    });
     expect(parseOfedInfo(loadFixture(OFED.s51))).toMatchObject({ version: '5.1-0.6.6.0', flavor: 'MLNX_OFED' });
-    expect(parseOfedInfo(loadFixture(OFED.s40))).toMatchObject({ version: '4.0-2.0.0.1', flavor: 'MLNX_OFED', release: '4.0' });
+    expect(parseOfedInfo(loadFixture(OFED.s40))).toMatchObject({
+      version: '4.0-2.0.0.1',
+      flavor: 'MLNX_OFED',
+      release: '4.0',
+    });
     expect(parseOfedInfo(loadFixture(OFED.s5436))).toMatchObject({ version: '5.4-3.6.8', build: '3.6.8' });
   });
 
@@ -35,8 +54,16 @@ describe('parseOfedInfo', () => {
   });
 
   it('reads the DOCA OFED-internal form among other output', () => {
-    expect(parseOfedInfo(loadFixture(OFED.doca))).toMatchObject({ version: '24.07-0.6.1', flavor: 'DOCA', release: '24.07', build: '0.6.1' });
-    expect(parseOfedInfo('OFED-internal-25.10-1.7.1.413:\n')).toMatchObject({ version: '25.10-1.7.1.413', flavor: 'DOCA' });
+    expect(parseOfedInfo(loadFixture(OFED.doca))).toMatchObject({
+      version: '24.07-0.6.1',
+      flavor: 'DOCA',
+      release: '24.07',
+      build: '0.6.1',
+    });
+    expect(parseOfedInfo('OFED-internal-25.10-1.7.1.413:\n')).toMatchObject({
+      version: '25.10-1.7.1.413',
+      flavor: 'DOCA',
+    });
   });
 
   it('reports a missing ofed_info (inbox stack)', () => {
@@ -76,17 +103,30 @@ describe('parseNvidiaDriverVersion', () => {
     });
   });
 
-  it('reads the proprietary wording, through the author\'s `## ` prefix', () => {
+  it("reads the proprietary wording, through the author's `## ` prefix", () => {
     const [a, b] = splitSamples(loadFixture('corpus/proc-driver-nvidia-version__proprietary-515-and-580.txt'));
-    expect(parseNvidiaDriverVersion(a ?? '')).toMatchObject({ present: true, version: '515.76', openKernelModule: false, gccVersion: '7.5.0', build: 'Mon Sep 12 19:21:56 UTC 2022' });
+    expect(parseNvidiaDriverVersion(a ?? '')).toMatchObject({
+      present: true,
+      version: '515.76',
+      openKernelModule: false,
+      gccVersion: '7.5.0',
+      build: 'Mon Sep 12 19:21:56 UTC 2022',
+    });
     expect(parseNvidiaDriverVersion(b ?? '')).toMatchObject({ version: '580.159.04', openKernelModule: false });
     expect(parseNvidiaDriverVersion(b ?? '').gccVersion).toBeUndefined();
   });
 
   it('reads the lab driver line and reports a missing file', () => {
-    const lab = 'NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.126.09  Release Build  (dvs-builder@U22-I3-AF03-09-1)  Fri Jan 23 17:04:04 UTC 2026\nGCC version:  gcc version 11.4.0 (Ubuntu 11.4.0-1ubuntu1~22.04) \n';
-    expect(parseNvidiaDriverVersion(lab)).toMatchObject({ version: '580.126.09', openKernelModule: true, gccVersion: '11.4.0' });
-    expect(parseNvidiaDriverVersion('cat: /proc/driver/nvidia/version: No such file or directory\n')).toEqual({ present: false });
+    const lab =
+      'NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.126.09  Release Build  (dvs-builder@U22-I3-AF03-09-1)  Fri Jan 23 17:04:04 UTC 2026\nGCC version:  gcc version 11.4.0 (Ubuntu 11.4.0-1ubuntu1~22.04) \n';
+    expect(parseNvidiaDriverVersion(lab)).toMatchObject({
+      version: '580.126.09',
+      openKernelModule: true,
+      gccVersion: '11.4.0',
+    });
+    expect(parseNvidiaDriverVersion('cat: /proc/driver/nvidia/version: No such file or directory\n')).toEqual({
+      present: false,
+    });
   });
 
   it('survives variations; a line cut at the version yields no version', () => {
@@ -95,7 +135,9 @@ describe('parseNvidiaDriverVersion', () => {
     for (const v of [toCrlf(text), ansiWrap(text), withPrompt(text, 'cat /proc/driver/nvidia/version')]) {
       expect(parseNvidiaDriverVersion(v)).toEqual(base);
     }
-    expect(parseNvidiaDriverVersion('NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.1').version).toBeUndefined();
+    expect(
+      parseNvidiaDriverVersion('NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.1').version,
+    ).toBeUndefined();
     for (const cut of CUTS) {
       const f = parseNvidiaDriverVersion(truncateAt(text, cut));
       if (f.version !== undefined) expect(f.version).toBe('580.159.04');
@@ -124,7 +166,13 @@ describe('parseDpkgQuery', () => {
     const { packages } = parseDpkgQuery(DPKG);
     expect(packages).toHaveLength(11);
     expect(packages[0]).toEqual({ name: 'rdma-core', version: '2410mlnx54-1.2410068', status: 'ii', installed: true });
-    expect(packages[4]).toEqual({ name: 'nvidia-driver-580-open', version: '580.126.09-0ubuntu0.22.04.1', status: 'hi', installed: true, held: true });
+    expect(packages[4]).toEqual({
+      name: 'nvidia-driver-580-open',
+      version: '580.126.09-0ubuntu0.22.04.1',
+      status: 'hi',
+      installed: true,
+      held: true,
+    });
     expect(packages[5]).toMatchObject({ name: 'nvidia-driver-535', status: 'rc', installed: false });
     expect(packages[6]).toEqual({ name: 'mlnx-ofed-kernel-dkms', status: 'un', installed: false });
     expect(packages[7]).toMatchObject({ name: 'libnccl2', status: 'iU', installed: false });
@@ -143,7 +191,11 @@ describe('parseDpkgQuery', () => {
 
   it('survives variations and truncation', () => {
     const base = parseDpkgQuery(DPKG);
-    for (const v of [toCrlf(DPKG), ansiWrap(DPKG), withPrompt(DPKG, "dpkg-query -W -f='${db:Status-Abbrev} ${Package} ${Version}\\n' rdma-core")]) {
+    for (const v of [
+      toCrlf(DPKG),
+      ansiWrap(DPKG),
+      withPrompt(DPKG, "dpkg-query -W -f='${db:Status-Abbrev} ${Package} ${Version}\\n' rdma-core"),
+    ]) {
       expect(parseDpkgQuery(v)).toEqual(base);
     }
     for (const cut of CUTS) {

@@ -46,7 +46,11 @@ describe('parseSysfsNet', () => {
 
   it('survives CRLF, ANSI, a prompt and truncation', () => {
     const base = parseSysfsNet(SAMPLE);
-    for (const v of [toCrlf(SAMPLE), ansiWrap(SAMPLE), withPrompt(SAMPLE, 'for i in /sys/class/net/*; do echo "$i $(readlink -f $i/device)"; done')]) {
+    for (const v of [
+      toCrlf(SAMPLE),
+      ansiWrap(SAMPLE),
+      withPrompt(SAMPLE, 'for i in /sys/class/net/*; do echo "$i $(readlink -f $i/device)"; done'),
+    ]) {
       expect(parseSysfsNet(v)).toEqual(base);
     }
     for (const cut of CUTS) {

@@ -13,7 +13,15 @@
  */
 import { execFileSync } from 'node:child_process';
 import {
-  chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync,
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,22 +33,46 @@ import { NOPW_USER, startSshd, type Sshd } from '../helpers/sshd.js';
 const BARE_USER = 'l20t-bare';
 const REMOVED = ['lspci', 'ip', 'ethtool', 'rdma', 'systemctl', 'nvidia-smi'] as const;
 const PACKAGE: Record<(typeof REMOVED)[number], string> = {
-  lspci: 'pciutils', ip: 'iproute2', ethtool: 'ethtool', rdma: 'iproute2', systemctl: 'systemd',
+  lspci: 'pciutils',
+  ip: 'iproute2',
+  ethtool: 'ethtool',
+  rdma: 'iproute2',
+  systemctl: 'systemd',
   'nvidia-smi': 'nvidia-utils',
 };
 const SUDOERS = `/etc/sudoers.d/${BARE_USER}`;
 const STAGES = [
-  'inventory', 'os', 'nic-stack', 'network', 'qos', 'rdma-link', 'gpu-driver', 'gpudirect', 'nccl', 'ray', 'vllm',
+  'inventory',
+  'os',
+  'nic-stack',
+  'network',
+  'qos',
+  'rdma-link',
+  'gpu-driver',
+  'gpudirect',
+  'nccl',
+  'ray',
+  'vllm',
 ];
 
-interface Check { id: string; host: string | null; status: string; summary: string; evidence: string; fix?: string }
-interface CheckReport { stages: Array<{ id: string; checks: Check[] }> }
+interface Check {
+  id: string;
+  host: string | null;
+  status: string;
+  summary: string;
+  evidence: string;
+  fix?: string;
+}
+interface CheckReport {
+  stages: Array<{ id: string; checks: Check[] }>;
+}
 
 let sshd: Sshd;
 let farm: string;
 let work: string;
 const runs: Record<'full' | 'bare', { inventory: string; check?: CheckReport; checkCode?: number }> = {
-  full: { inventory: '' }, bare: { inventory: '' },
+  full: { inventory: '' },
+  bare: { inventory: '' },
 };
 
 /** A bin directory holding every program of the standard PATH but the removed ones (links, as a package would). */
@@ -59,21 +91,30 @@ function binFarm(): string {
 
 function inventory(hosts: Array<{ name: string; user: string }>): string {
   const path = join(work, `${hosts.map((h) => h.name).join('+')}.json`);
-  writeFileSync(path, JSON.stringify({
-    version: 1,
-    hosts: hosts.map((h, i) => ({
-      name: h.name, address: '127.0.0.1', port: sshd.port, user: h.user, role: i === 0 ? 'head' : 'worker',
-      auth: { method: 'identityFile', path: sshd.clientKeyPath }, knownHostsFile: sshd.knownHostsPath,
-    })),
-  }));
+  writeFileSync(
+    path,
+    JSON.stringify({
+      version: 1,
+      hosts: hosts.map((h, i) => ({
+        name: h.name,
+        address: '127.0.0.1',
+        port: sshd.port,
+        user: h.user,
+        role: i === 0 ? 'head' : 'worker',
+        auth: { method: 'identityFile', path: sshd.clientKeyPath },
+        knownHostsFile: sshd.knownHostsPath,
+      })),
+    }),
+  );
   return path;
 }
 
 const allChecks = (r: CheckReport): Check[] => r.stages.flatMap((s) => s.checks);
 const key = (c: Check) => `${c.id}@${c.host ?? 'cluster'}`;
 const namesRemovedTool = (text: string) =>
-  REMOVED.some((t) => new RegExp(`\\b${t.replace('-', '\\-')} is not installed on \\S+ \\(package [^)]*${PACKAGE[t]}`)
-    .test(text));
+  REMOVED.some((t) =>
+    new RegExp(`\\b${t.replace('-', '\\-')} is not installed on \\S+ \\(package [^)]*${PACKAGE[t]}`).test(text),
+  );
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'l20-realhost-'));
@@ -85,7 +126,8 @@ beforeAll(async () => {
   execFileSync('visudo', ['-cf', candidate]);
   execFileSync('mv', [candidate, SUDOERS]);
   sshd = await startSshd({
-    extraUsers: [BARE_USER], extraConfig: [`Match User ${BARE_USER}`, `  SetEnv PATH=${farm}`],
+    extraUsers: [BARE_USER],
+    extraConfig: [`Match User ${BARE_USER}`, `  SetEnv PATH=${farm}`],
   });
   runs.full.inventory = inventory([{ name: 'real', user: NOPW_USER }]);
   runs.bare.inventory = inventory([{ name: 'real-bare', user: BARE_USER }]);
@@ -105,12 +147,28 @@ afterAll(async () => {
 
 describe('the bare user really lacks the tools', () => {
   it('over SSH and through sudo', async () => {
-    const probe = 'for t in lspci ip ethtool rdma systemctl nvidia-smi bash cat; do '
-      + 'command -v $t >/dev/null && echo "has $t"; done';
-    const ssh = (user: string, cmd: string) => execFileSync('ssh', [
-      '-o', 'BatchMode=yes', '-o', `UserKnownHostsFile=${sshd.knownHostsPath}`, '-o', 'StrictHostKeyChecking=yes',
-      '-i', sshd.clientKeyPath, '-p', String(sshd.port), `${user}@127.0.0.1`, cmd,
-    ], { encoding: 'utf8' });
+    const probe =
+      'for t in lspci ip ethtool rdma systemctl nvidia-smi bash cat; do ' +
+      'command -v $t >/dev/null && echo "has $t"; done';
+    const ssh = (user: string, cmd: string) =>
+      execFileSync(
+        'ssh',
+        [
+          '-o',
+          'BatchMode=yes',
+          '-o',
+          `UserKnownHostsFile=${sshd.knownHostsPath}`,
+          '-o',
+          'StrictHostKeyChecking=yes',
+          '-i',
+          sshd.clientKeyPath,
+          '-p',
+          String(sshd.port),
+          `${user}@127.0.0.1`,
+          cmd,
+        ],
+        { encoding: 'utf8' },
+      );
     expect(ssh(BARE_USER, probe).trim().split('\n')).toEqual(['has bash', 'has cat']);
     expect(ssh(BARE_USER, `sudo -n bash -c '${probe}'`).trim().split('\n')).toEqual(['has bash', 'has cat']);
     expect(ssh(NOPW_USER, probe)).toContain('has lspci');
@@ -209,10 +267,16 @@ describe('the other read-only verbs', () => {
   it.each(['full', 'bare'] as const)('bundle and report finish and show no unread value (%s)', (mode) => {
     expect(verbs[mode].bundle!.code, verbs[mode].bundle!.stderr).toBe(0);
     expect([0, 1, 2]).toContain(verbs[mode].report!.code);
-    const texts = [['SUMMARY.md', verbs[mode].summary!.stdout], ['report', verbs[mode].report!.stdout]] as const;
+    const texts = [
+      ['SUMMARY.md', verbs[mode].summary!.stdout],
+      ['report', verbs[mode].report!.stdout],
+    ] as const;
     for (const [name, text] of texts) {
       expect(text.length, name).toBeGreaterThan(500);
-      expect(text.split('\n').filter((l) => /\bundefined\b|\bNaN\b|\[object Object\]/.test(l)), name).toEqual([]);
+      expect(
+        text.split('\n').filter((l) => /\bundefined\b|\bNaN\b|\[object Object\]/.test(l)),
+        name,
+      ).toEqual([]);
     }
     if (mode === 'bare') {
       expect(verbs.bare.summary!.stdout).toContain('lspci is not installed');
@@ -223,7 +287,10 @@ describe('the other read-only verbs', () => {
 
 describe('one machine under two names', () => {
   it('is refused by name', async () => {
-    const inv = inventory([{ name: 'gpu-a', user: NOPW_USER }, { name: 'gpu-b', user: NOPW_USER }]);
+    const inv = inventory([
+      { name: 'gpu-a', user: NOPW_USER },
+      { name: 'gpu-b', user: NOPW_USER },
+    ]);
     const r = await cli(['check', '--inventory', inv, '--stage', 'inventory', '--json'], cliEnv());
     const c = allChecks(JSON.parse(r.stdout) as CheckReport).find((x) => x.id === 'inventory.distinct-hosts')!;
     const machineId = readFileSync('/etc/machine-id', 'utf8').trim();

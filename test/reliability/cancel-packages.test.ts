@@ -18,12 +18,17 @@ import { rng } from '../../lab/util/prng.js';
 let t: LabTarget;
 
 // Slow enough that the cancel lands inside the dpkg phase it was aimed at (a few seconds per install).
-beforeAll(async () => { t = await labTarget({ scenario: 'fresh', speed: 40 }); }, 60_000);
+beforeAll(async () => {
+  t = await labTarget({ scenario: 'fresh', speed: 40 });
+}, 60_000);
 afterAll(() => t?.close());
 
 /** The packages this test takes away and the os stage installs again, with the dpkg phase to cancel in. */
 const TARGETS = ['jq', 'chrony', 'lldpd'] as const;
-const PHASES = [{ status: 'iH ', what: 'unpacking' }, { status: 'iU ', what: 'unpacked, not configured' }] as const;
+const PHASES = [
+  { status: 'iH ', what: 'unpacking' },
+  { status: 'iU ', what: 'unpacked, not configured' },
+] as const;
 
 async function packageState(host: number) {
   return parsePackageState(await t.hosts[host]!.run(PACKAGE_STATE_COMMAND));
@@ -38,7 +43,10 @@ describe('cancel during apt-get install, then apply again', () => {
       // The packages go again (purge, so their postinst runs again), so every round installs them.
       const purge = { argv: ['env', 'DEBIAN_FRONTEND=noninteractive', 'apt-get', 'purge', '-y', ...TARGETS] };
       const purged = await Promise.all(t.hosts.map((h) => h.run(purge, { sudo: true })));
-      expect(purged.map((r) => r.exitCode), purged.map((r) => r.stderr).join('')).toEqual([0, 0]);
+      expect(
+        purged.map((r) => r.exitCode),
+        purged.map((r) => r.stderr).join(''),
+      ).toEqual([0, 0]);
 
       const pkg = TARGETS[random.int(0, TARGETS.length - 1)]!;
       const phase = PHASES[random.int(0, PHASES.length - 1)]!;
@@ -62,22 +70,33 @@ describe('cancel during apt-get install, then apply again', () => {
       const left = await packageState(host);
       expect(interrupted(left), `${moment}: ${JSON.stringify(left)}`).toBe(true);
       const refused = await t.hosts[host]!.run({ argv: ['apt-get', 'install', '-y', 'jq'] }, { sudo: true });
-      const message = "E: dpkg was interrupted, you must manually run 'sudo dpkg --configure -a' "
-        + 'to correct the problem. \n';
+      const message =
+        "E: dpkg was interrupted, you must manually run 'sudo dpkg --configure -a' " + 'to correct the problem. \n';
       expect([refused.exitCode, refused.stderr]).toEqual([100, message]);
 
       // Apply again: the guard finishes the interrupted run before the stage's apt-get, and the stage converges.
       const notes: string[] = [];
       const again = new Engine(t.hosts, { config: t.config });
-      again.subscribe((e) => { if (e.type === 'step.note') notes.push(e.line); });
+      again.subscribe((e) => {
+        if (e.type === 'step.note') notes.push(e.line);
+      });
       const next = await new StepExecutor(again, { dryRun: false, yes: true, allowReboot: false }).applyStage(osStage);
-      expect(next.steps?.filter((s) => s.status === 'failed').map((s) => s.error), moment).toEqual([]);
+      expect(
+        next.steps?.filter((s) => s.status === 'failed').map((s) => s.error),
+        moment,
+      ).toEqual([]);
       const notPassing = next.results.filter((r) => r.status !== 'pass' && r.status !== 'warn');
-      expect(notPassing.map((r) => `${r.host}:${r.id} ${r.summary}`), moment).toEqual([]);
+      expect(
+        notPassing.map((r) => `${r.host}:${r.id} ${r.summary}`),
+        moment,
+      ).toEqual([]);
       expect(exitCodeFor([next])).toBe(0);
       expect(verificationText([next])).toBe('verification: every check passes or warns');
       const guardNote = `${t.lab.hosts[host]!.name}: a package operation was interrupted`;
-      expect(notes.some((l) => l.includes(guardNote)), `${moment}: ${notes.join('\n')}`).toBe(true);
+      expect(
+        notes.some((l) => l.includes(guardNote)),
+        `${moment}: ${notes.join('\n')}`,
+      ).toBe(true);
       for (const h of [0, 1]) {
         const after = await packageState(h);
         expect(after, moment).toEqual({ audit: '', journal: [] });

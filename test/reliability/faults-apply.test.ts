@@ -18,7 +18,14 @@ import { STAGES } from '../../checks/stages.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
 import { mulberry32 as rng } from '../helpers/fuzz.js';
 
-interface Trial { host: string; step: string; n: number; phase: 'before' | 'after'; dropsBefore: number; fired?: boolean }
+interface Trial {
+  host: string;
+  step: string;
+  n: number;
+  phase: 'before' | 'after';
+  dropsBefore: number;
+  fired?: boolean;
+}
 
 interface ApplyRun {
   steps: StepResult[];
@@ -37,7 +44,9 @@ function withoutRunId(text: string | undefined): string | undefined {
 }
 
 function notPassing(results: readonly CheckResult[]): string[] {
-  return results.filter((r) => r.status !== 'pass' && r.status !== 'skip').map((r) => `${r.host ?? 'cluster'}:${r.id} ${r.status}: ${r.summary}`);
+  return results
+    .filter((r) => r.status !== 'pass' && r.status !== 'skip')
+    .map((r) => `${r.host ?? 'cluster'}:${r.id} ${r.status}: ${r.summary}`);
 }
 
 /** Applies every stage; with a seed, arms a drop on the step's host at every step.start. */
@@ -54,7 +63,13 @@ async function applyAll(t: LabTarget, seed: number | undefined): Promise<ApplyRu
     if (e.type === 'step.start') {
       for (const f of e.undo?.files ?? []) written.get(e.host)!.add(f.path);
       if (!random) return;
-      const trial: Trial = { host: e.host, step: e.step, n: 1 + Math.floor(random() * 6), phase: random() < 0.5 ? 'before' : 'after', dropsBefore: labHost(e.host).stats().injectedDrops };
+      const trial: Trial = {
+        host: e.host,
+        step: e.step,
+        n: 1 + Math.floor(random() * 6),
+        phase: random() < 0.5 ? 'before' : 'after',
+        dropsBefore: labHost(e.host).stats().injectedDrops,
+      };
       labHost(e.host).faults.dropAt(trial.n, trial.phase);
       trials.push(trial);
       open.set(e.host, trial);
@@ -71,7 +86,12 @@ async function applyAll(t: LabTarget, seed: number | undefined): Promise<ApplyRu
       notes.push(`${e.host ?? 'cluster'} ${e.step}: ${e.line}`);
     }
   });
-  const first = await new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: true, reconnectTimeoutMs: 60_000 }).applyStages(STAGES);
+  const first = await new StepExecutor(engine, {
+    dryRun: false,
+    yes: true,
+    allowReboot: true,
+    reconnectTimeoutMs: 60_000,
+  }).applyStages(STAGES);
   for (const h of t.lab.hosts) h.faults.cancelDrop();
   const second = await new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: true }).applyStages(STAGES);
   return {
@@ -86,19 +106,39 @@ async function applyAll(t: LabTarget, seed: number | undefined): Promise<ApplyRu
 }
 
 /** Everything a fault could have spoiled, read from the host itself. */
-async function hostState(t: LabTarget, host: string, paths: Iterable<string>): Promise<{ files: Record<string, string>; leftovers: string; duplicates: string; backups: string[] }> {
+async function hostState(
+  t: LabTarget,
+  host: string,
+  paths: Iterable<string>,
+): Promise<{ files: Record<string, string>; leftovers: string; duplicates: string; backups: string[] }> {
   const h = t.hosts.find((x) => x.name === host)!;
   const files: Record<string, string> = {};
   for (const p of [...paths].sort()) {
     const r = await h.run({ argv: ['cat', '--', p] }, { sudo: true });
     files[p] = r.exitCode === 0 ? r.stdout : `(missing: exit ${r.exitCode})`;
   }
-  const leftovers = (await h.run({ script: 'find /etc /usr/local /var/lib/l20-setup /opt /root /home -name "*.l20tmp.*" 2>/dev/null; true\n' }, { sudo: true })).stdout;
+  const leftovers = (
+    await h.run(
+      { script: 'find /etc /usr/local /var/lib/l20-setup /opt /root /home -name "*.l20tmp.*" 2>/dev/null; true\n' },
+      { sudo: true },
+    )
+  ).stdout;
   // A line that a step appended twice: every non-blank, non-comment line of the module lists appears once.
-  const duplicates = (await h.run({
-    script: 'for f in /etc/modules-load.d/*.conf /etc/modules /etc/modprobe.d/*.conf; do [ -f "$f" ] || continue; grep -v "^[[:space:]]*#" "$f" | grep -v "^[[:space:]]*$" | sort | uniq -d | sed "s|^|$f: |"; done; true\n',
-  }, { sudo: true })).stdout;
-  const backupList = (await h.run({ script: 'cd /var/lib/l20-setup/backup 2>/dev/null && find . -type f | sed "s|^\\./[^/]*||" | sort; true\n' }, { sudo: true })).stdout;
+  const duplicates = (
+    await h.run(
+      {
+        script:
+          'for f in /etc/modules-load.d/*.conf /etc/modules /etc/modprobe.d/*.conf; do [ -f "$f" ] || continue; grep -v "^[[:space:]]*#" "$f" | grep -v "^[[:space:]]*$" | sort | uniq -d | sed "s|^|$f: |"; done; true\n',
+      },
+      { sudo: true },
+    )
+  ).stdout;
+  const backupList = (
+    await h.run(
+      { script: 'cd /var/lib/l20-setup/backup 2>/dev/null && find . -type f | sed "s|^\\./[^/]*||" | sort; true\n' },
+      { sudo: true },
+    )
+  ).stdout;
   return { files, leftovers, duplicates, backups: backupList.split('\n').filter(Boolean) };
 }
 
@@ -118,7 +158,9 @@ describe('connections dropped at random points of every apply step', () => {
   });
 
   it('the fault-free reference apply converges (what every faulty run is compared with)', () => {
-    expect(reference.run.steps.filter((s) => s.status === 'failed').map((s) => `${s.host} ${s.id}: ${s.error}`)).toEqual([]);
+    expect(
+      reference.run.steps.filter((s) => s.status === 'failed').map((s) => `${s.host} ${s.id}: ${s.error}`),
+    ).toEqual([]);
     expect(notPassing(reference.run.results)).toEqual([]);
     expect(reference.run.changedAgain).toBe(0);
     expect(reference.run.steps.filter((s) => s.changed).length).toBeGreaterThan(20);
@@ -134,7 +176,9 @@ describe('connections dropped at random points of every apply step', () => {
         const before = fired.filter((x) => x.phase === 'before').length;
         const failed = run.steps.filter((s) => s.status === 'failed').map((s) => `${s.host} ${s.id}: ${s.error}`);
         // The figure docs/RELIABILITY.md reports.
-        console.log(`faults: seed ${seed}: ${fired.length} drops injected (${before} before / ${fired.length - before} after the command) in ${run.trials.length} step runs (${new Set(fired.map((x) => x.step)).size} distinct steps: ${[...new Set(fired.map((x) => x.step))].join(' ')}); ${failed.length === 0 ? fired.length : 0} survived`);
+        console.log(
+          `faults: seed ${seed}: ${fired.length} drops injected (${before} before / ${fired.length - before} after the command) in ${run.trials.length} step runs (${new Set(fired.map((x) => x.step)).size} distinct steps: ${[...new Set(fired.map((x) => x.step))].join(' ')}); ${failed.length === 0 ? fired.length : 0} survived`,
+        );
         expect(failed).toEqual([]);
         expect(fired.length).toBeGreaterThanOrEqual(25);
         injected += fired.length;

@@ -18,7 +18,20 @@ import { clusterSchema } from '../../src/config/schema.js';
 import { loadInventoryFile, SavedConfig } from '../../src/config/store.js';
 import { asciiSafe, ConfigError } from '../../src/config/errors.js';
 import { buildCommand, quoteArgv, quoteWord } from '../../src/transport/quote.js';
-import { batches, echoMismatch, fuzzCases, hostileArg, hostileAtoms, hostileString, injectionPayloads, caseRng, pathText, show, stringLeaves, type FuzzCase } from '../helpers/fuzz.js';
+import {
+  batches,
+  echoMismatch,
+  fuzzCases,
+  hostileArg,
+  hostileAtoms,
+  hostileString,
+  injectionPayloads,
+  caseRng,
+  pathText,
+  show,
+  stringLeaves,
+  type FuzzCase,
+} from '../helpers/fuzz.js';
 
 const SEED = 0x1_20_7; // issue 7
 const COUNT = 10_000;
@@ -38,19 +51,23 @@ const RAW = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\
 /** The path a problem line starts with: `hosts[1].port = 70000: …` or `hosts[0]: unknown field …`. */
 const linePath = (line: string): string => /^(.*?)(?: = |: )/.exec(line)?.[1] ?? '';
 /** `p` is `want` or a field inside it. */
-const within = (p: string, want: string): boolean => want === '(top level)' || p === want || p.startsWith(`${want}.`) || p.startsWith(`${want}[`);
+const within = (p: string, want: string): boolean =>
+  want === '(top level)' || p === want || p.startsWith(`${want}.`) || p.startsWith(`${want}[`);
 const related = (p: string, want: string): boolean => within(p, want) || within(want, p);
 
 /** What is wrong with a rejection of case `c` (empty: nothing). */
 function rejectionProblems(c: FuzzCase, err: unknown, file: string): string[] {
-  if (!(err instanceof ConfigError)) return [`threw ${(err as Error)?.name}: ${String((err as Error)?.message).slice(0, 200)}`];
+  if (!(err instanceof ConfigError))
+    return [`threw ${(err as Error)?.name}: ${String((err as Error)?.message).slice(0, 200)}`];
   const bad: string[] = [];
   if (!err.message.includes(file)) bad.push('message does not name the file');
   if (err.message.length > 20_000) bad.push(`message is ${err.message.length} chars`);
-  for (const line of [err.message, ...err.problems]) if (RAW.test(line.replace(/\n {2}/g, ''))) bad.push(`raw control or invisible character in ${show(line)}`);
+  for (const line of [err.message, ...err.problems])
+    if (RAW.test(line.replace(/\n {2}/g, ''))) bad.push(`raw control or invisible character in ${show(line)}`);
   if (c.kind === 'file') {
     // Whole-file damage is named as such: unparsable, invalid, nested past the depth bound, or over the size cap.
-    const explained = /not valid JSON or YAML|invalid configuration|nested more than \d+ levels deep at line \d+|is larger than \d+ [KM]iB/;
+    const explained =
+      /not valid JSON or YAML|invalid configuration|nested more than \d+ levels deep at line \d+|is larger than \d+ [KM]iB/;
     if (!explained.test(err.message)) bad.push(`unexplained: ${err.message.slice(0, 200)}`);
     return bad;
   }
@@ -60,15 +77,18 @@ function rejectionProblems(c: FuzzCase, err: unknown, file: string): string[] {
     const line = err.problems.find((p) => p.startsWith(`${parent}: unknown field`));
     if (!line) bad.push(`no "${parent}: unknown field" in ${show(err.problems)}`);
     // A short printable key is shown as is (JSON-quoted); anything else escaped (checked by RAW above).
-    else if (/^[\x20-\x7e]{0,40}$/.test(key) && !line.includes(JSON.stringify(key))) bad.push(`key ${JSON.stringify(key)} not shown in ${line}`);
+    else if (/^[\x20-\x7e]{0,40}$/.test(key) && !line.includes(JSON.stringify(key)))
+      bad.push(`key ${JSON.stringify(key)} not shown in ${line}`);
     for (const p of err.problems) if (!related(linePath(p), parent)) bad.push(`unrelated problem ${p}`);
     return bad;
   }
   const want = pathText(c.path);
-  if (!err.problems.some((p) => within(linePath(p), want) || p.includes(want))) bad.push(`no problem names ${want}: ${show(err.problems)}`);
+  if (!err.problems.some((p) => within(linePath(p), want) || p.includes(want)))
+    bad.push(`no problem names ${want}: ${show(err.problems)}`);
   for (const p of err.problems) {
     if (!related(linePath(p), want) && !p.includes(want)) bad.push(`unrelated problem ${p.slice(0, 200)}`);
-    if (!/expected|must equal|unknown fields? .*; remove/i.test(p)) bad.push(`does not say what is expected: ${p.slice(0, 200)}`);
+    if (!/expected|must equal|unknown fields? .*; remove/i.test(p))
+      bad.push(`does not say what is expected: ${p.slice(0, 200)}`);
   }
   return bad;
 }
@@ -103,10 +123,16 @@ async function roundTrip(words: readonly string[]): Promise<string[]> {
     const argv = buildCommand({ argv: ['printf', '%s\\0', ...batch] });
     const sudo = buildCommand({ argv: ['printf', '%s\\0', ...batch] }, { sudo: true });
     const names = batch.map((_, i) => `FUZZ_W${i}`);
-    const env = buildCommand({ argv: ['printenv', '-0', ...names] }, { env: Object.fromEntries(names.map((n, i) => [n, batch[i]!])) });
+    const env = buildCommand(
+      { argv: ['printenv', '-0', ...names] },
+      { env: Object.fromEntries(names.map((n, i) => [n, batch[i]!])) },
+    );
     const script = buildCommand({ script: 'printf "%s\\0" "$@"\n', args: batch });
     const runs: Array<[string, Promise<{ out: Buffer; err: string; code: number | null }>]> = [
-      ['argv', bash(argv.line)], ['sudo', bash(`${SUDO_SHIM}\n${sudo.line}`)], ['env', bash(env.line)], ['script', bash(script.line, String(script.stdin))],
+      ['argv', bash(argv.line)],
+      ['sudo', bash(`${SUDO_SHIM}\n${sudo.line}`)],
+      ['env', bash(env.line)],
+      ['script', bash(script.line, String(script.stdin))],
     ];
     for (const [form, run] of runs) {
       const r = await run;
@@ -154,7 +180,10 @@ describe('fuzzing the inventory', () => {
       }
       // The object itself, as the TUI's setup screen hands it over; for JSON it must agree with the file.
       const direct = c.input !== undefined ? clusterSchema.safeParse(c.input) : undefined;
-      if (direct && c.ext === 'json' && direct.success === (error !== undefined)) failures.push(`${c.label}: file ${error ? 'rejected' : 'accepted'}, object ${direct.success ? 'accepted' : 'rejected'}`);
+      if (direct && c.ext === 'json' && direct.success === (error !== undefined))
+        failures.push(
+          `${c.label}: file ${error ? 'rejected' : 'accepted'}, object ${direct.success ? 'accepted' : 'rejected'}`,
+        );
       if (error !== undefined) {
         rejected++;
         for (const p of rejectionProblems(c, error, file)) failures.push(`${c.label}: ${p}`);
@@ -163,7 +192,8 @@ describe('fuzzing the inventory', () => {
         for (const w of stringLeaves(loaded)) {
           if (w.includes('\0')) failures.push(`${c.label}: accepted a NUL in ${show(w)}`);
           // Quoting keeps a word one word, but a program still reads "-x" as an option: none may start so.
-          else if (w.startsWith('-')) failures.push(`${c.label}: accepted ${show(w)}, which a program would read as an option`);
+          else if (w.startsWith('-'))
+            failures.push(`${c.label}: accepted ${show(w)}, which a program would read as an option`);
           else words.add(w);
         }
       }
@@ -179,8 +209,10 @@ describe('fuzzing the inventory', () => {
         } catch (err) {
           savedError = err;
         }
-        if ((savedError === undefined) !== (error === undefined)) failures.push(`${c.label}: saved inventory ${savedError ? 'rejected' : 'accepted'}, file the other way`);
-        if (savedError !== undefined && c.kind === 'field' && !(savedError as Error).message.includes(pathText(c.path))) failures.push(`${c.label}: saved inventory error does not name ${pathText(c.path)}`);
+        if ((savedError === undefined) !== (error === undefined))
+          failures.push(`${c.label}: saved inventory ${savedError ? 'rejected' : 'accepted'}, file the other way`);
+        if (savedError !== undefined && c.kind === 'field' && !(savedError as Error).message.includes(pathText(c.path)))
+          failures.push(`${c.label}: saved inventory error does not name ${pathText(c.path)}`);
       }
       if (existsSync(canary)) failures.push(`${c.label}: the canary exists`);
     }
@@ -188,7 +220,9 @@ describe('fuzzing the inventory', () => {
     failures.push(...(await roundTrip([...words])));
     const injected = existsSync(canary) ? 1 : 0;
     const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
-    console.log(`fuzz: ${COUNT} cases (${kinds.field} field, ${kinds['extra-key']} extra key, ${kinds.file} whole file; ${saved} also as the saved inventory), ${rejected} rejected, ${accepted} accepted (${words.size} distinct strings round-tripped through bash in 4 command forms), ${injected} injected — ${s(checkedAt - start)} loading, ${s(Date.now() - checkedAt)} bash`);
+    console.log(
+      `fuzz: ${COUNT} cases (${kinds.field} field, ${kinds['extra-key']} extra key, ${kinds.file} whole file; ${saved} also as the saved inventory), ${rejected} rejected, ${accepted} accepted (${words.size} distinct strings round-tripped through bash in 4 command forms), ${injected} injected — ${s(checkedAt - start)} loading, ${s(Date.now() - checkedAt)} bash`,
+    );
     expect(failures.slice(0, 30)).toEqual([]);
     expect(rejected + accepted).toBe(COUNT);
     // Both outcomes happen: the fuzz reaches the accepted path, not only the schema's refusals.
@@ -199,7 +233,12 @@ describe('fuzzing the inventory', () => {
 
   it('quoting alone holds: every hostile string (1 MB ones too) comes back byte-identical from bash and dash; NUL is refused', async () => {
     const rng = caseRng(SEED, -1);
-    const words = [...hostileAtoms(canary), ...Array.from({ length: 3000 }, () => hostileString(rng, opts)), `${'$(touch '.repeat(1000)}${canary}${')'.repeat(1000)}`, `x;touch ${canary}`.repeat(1 << 16)];
+    const words = [
+      ...hostileAtoms(canary),
+      ...Array.from({ length: 3000 }, () => hostileString(rng, opts)),
+      `${'$(touch '.repeat(1000)}${canary}${')'.repeat(1000)}`,
+      `x;touch ${canary}`.repeat(1 << 16),
+    ];
     const withNul = words.filter((w) => w.includes('\0'));
     expect(withNul.length).toBeGreaterThan(0);
     for (const w of withNul) expect(() => quoteWord(w)).toThrow(/NUL/);
@@ -222,7 +261,10 @@ async function runMain(argv: string[]): Promise<Outcome> {
   const out = { stdout: process.stdout.write, stderr: process.stderr.write };
   let err = '';
   process.stdout.write = (() => true) as typeof process.stdout.write;
-  process.stderr.write = ((chunk: string | Uint8Array) => ((err += String(chunk)), true)) as typeof process.stderr.write;
+  process.stderr.write = ((chunk: string | Uint8Array) => (
+    (err += String(chunk)),
+    true
+  )) as typeof process.stderr.write;
   try {
     return { code: await main(argv), err };
   } catch (e) {
@@ -237,14 +279,37 @@ describe('fuzzing the CLI flags', () => {
   it('400 seeded draws of hostile values for --stage, --scenario, --seed, --interval, --speed, --hosts, unknown flags and verbs: exit 2 naming the flag; nothing connects or serves; no canary', async () => {
     const { STAGE_IDS } = await import('../../src/engine/types.js');
     const { resolveScenario } = await import('../../lab/scenarios/index.js');
-    const KNOWN = ['help', 'version', 'lab', 'scenario', 'seed', 'hosts', 'inventory', 'inventory-out', 'stage', 'json', 'verbose', 'yes', 'allow-reboot', 'speed', 'once', 'interval', 'record', 'replay', 'load', 'out', 'format'];
+    const KNOWN = [
+      'help',
+      'version',
+      'lab',
+      'scenario',
+      'seed',
+      'hosts',
+      'inventory',
+      'inventory-out',
+      'stage',
+      'json',
+      'verbose',
+      'yes',
+      'allow-reboot',
+      'speed',
+      'once',
+      'interval',
+      'record',
+      'replay',
+      'load',
+      'out',
+      'format',
+    ];
     const missing = join(dir, 'no-such-inventory.json');
     // No saved inventory either: a case whose flags all happen to be valid stops at "no inventory", never at a host.
     const env = { XDG_CONFIG_HOME: process.env.XDG_CONFIG_HOME };
     process.env.XDG_CONFIG_HOME = join(dir, 'xdg');
     const rng = caseRng(SEED, -2);
     const form = (flag: string, v: string): string[] => (rng.chance(0.5) ? [`--${flag}=${v}`] : [`--${flag}`, v]);
-    const whole = (v: string, min: number, max: number): boolean => /^\d+$/.test(v) && Number(v) >= min && Number(v) <= max;
+    const whole = (v: string, min: number, max: number): boolean =>
+      /^\d+$/.test(v) && Number(v) >= min && Number(v) <= max;
     const scenarioOk = (v: string): boolean => {
       try {
         resolveScenario(v);
@@ -259,15 +324,49 @@ describe('fuzzing the CLI flags', () => {
     try {
       for (let i = 0; i < 400; i++) {
         const kind = rng.pick(['stage', 'scenario', 'seed', 'interval', 'speed', 'hosts', 'unknown', 'verb'] as const);
-        const v = hostileArg(rng, opts, { stage: 'network', scenario: 'ready', seed: '7', interval: '1000', speed: 'max', hosts: '2', unknown: 'stagee', verb: 'checkk' }[kind]);
+        const v = hostileArg(
+          rng,
+          opts,
+          {
+            stage: 'network',
+            scenario: 'ready',
+            seed: '7',
+            interval: '1000',
+            speed: 'max',
+            hosts: '2',
+            unknown: 'stagee',
+            verb: 'checkk',
+          }[kind],
+        );
         // [argv, the text stderr must hold]; the flag's own name whenever the value is invalid.
         let c: [string[], string];
-        if (kind === 'stage') c = [['check', ...form('stage', v), '--inventory', missing], v.split(',').every((s) => (STAGE_IDS as readonly string[]).includes(s)) ? 'cannot read inventory' : '--stage'];
-        else if (kind === 'seed') c = [['check', ...form('seed', v), '--inventory', missing], v === '' || whole(v, 0, 2 ** 31) ? 'cannot read inventory' : '--seed'];
-        else if (kind === 'speed') c = [['check', ...form('speed', v), '--inventory', missing], v === 'max' || (/^\d+(\.\d+)?$/.test(v) && Number(v) > 0 && Number(v) <= 10_000) ? 'cannot read inventory' : '--speed'];
-        else if (kind === 'interval') c = [['monitor', '--once', '--json', ...form('interval', v), '--inventory', missing], whole(v, 100, 3_600_000) ? 'cannot read inventory' : '--interval'];
+        if (kind === 'stage')
+          c = [
+            ['check', ...form('stage', v), '--inventory', missing],
+            v.split(',').every((s) => (STAGE_IDS as readonly string[]).includes(s))
+              ? 'cannot read inventory'
+              : '--stage',
+          ];
+        else if (kind === 'seed')
+          c = [
+            ['check', ...form('seed', v), '--inventory', missing],
+            v === '' || whole(v, 0, 2 ** 31) ? 'cannot read inventory' : '--seed',
+          ];
+        else if (kind === 'speed')
+          c = [
+            ['check', ...form('speed', v), '--inventory', missing],
+            v === 'max' || (/^\d+(\.\d+)?$/.test(v) && Number(v) > 0 && Number(v) <= 10_000)
+              ? 'cannot read inventory'
+              : '--speed',
+          ];
+        else if (kind === 'interval')
+          c = [
+            ['monitor', '--once', '--json', ...form('interval', v), '--inventory', missing],
+            whole(v, 100, 3_600_000) ? 'cannot read inventory' : '--interval',
+          ];
         // --seed is always bad here, so a valid --hosts stops there and `lab serve` never serves.
-        else if (kind === 'hosts') c = [['lab', 'serve', ...form('hosts', v), '--seed=not-a-seed'], whole(v, 1, 256) ? '--seed' : '--hosts'];
+        else if (kind === 'hosts')
+          c = [['lab', 'serve', ...form('hosts', v), '--seed=not-a-seed'], whole(v, 1, 256) ? '--seed' : '--hosts'];
         else if (kind === 'unknown') {
           const flag = `--${v}`;
           if (KNOWN.includes(flag.slice(2).split('=')[0]!) || flag === '--') continue;
@@ -286,16 +385,22 @@ describe('fuzzing the CLI flags', () => {
         const r = await runMain(argv);
         const label = `#${i} ${show(argv)}`;
         if (r.code !== 2) failures.push(`${label}: exit ${r.code} ${r.err.slice(0, 200)}`);
-        else if (!r.err.includes(want)) failures.push(`${label}: stderr lacks ${show(want)}: ${show(r.err.slice(0, 200))}`);
+        else if (!r.err.includes(want))
+          failures.push(`${label}: stderr lacks ${show(want)}: ${show(r.err.slice(0, 200))}`);
         // What was typed is echoed escaped: nothing in the message can drive the operator's terminal.
-        else if (/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/u.test(r.err)) failures.push(`${label}: raw control or bidi characters in stderr: ${show(r.err.slice(0, 200))}`);
+        else if (/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/u.test(r.err))
+          failures.push(`${label}: raw control or bidi characters in stderr: ${show(r.err.slice(0, 200))}`);
         if (existsSync(canary)) failures.push(`${label}: the canary exists`);
       }
     } finally {
       process.env.XDG_CONFIG_HOME = env.XDG_CONFIG_HOME;
       if (env.XDG_CONFIG_HOME === undefined) delete process.env.XDG_CONFIG_HOME;
     }
-    console.log(`fuzz cli: ${runs} runs of main() (${Object.entries(counts).map(([k, n]) => `${n} ${k}`).join(', ')}), 0 injected`);
+    console.log(
+      `fuzz cli: ${runs} runs of main() (${Object.entries(counts)
+        .map(([k, n]) => `${n} ${k}`)
+        .join(', ')}), 0 injected`,
+    );
     expect(failures.slice(0, 30)).toEqual([]);
     expect(runs).toBeGreaterThan(300);
     expect(existsSync(canary)).toBe(false);

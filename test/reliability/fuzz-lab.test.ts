@@ -58,8 +58,14 @@ function dirHolding(value: string, i: number): string {
 
 // Hand-made directory names with live payloads, plus the fuzz's accepted paths.
 const PATH_VALUES = [
-  `$(touch ${canary})`, `\`touch ${canary}\``, `'; touch ${canary}; '`, `"; touch ${canary}; "`, `a b;touch ${canary}|c&d`,
-  `*?[x]{a,b}~!#\\`, `\u202Egnp.\u200Dx\u{1F642}\u0430`, ...accepted.path.slice(0, 6),
+  `$(touch ${canary})`,
+  `\`touch ${canary}\``,
+  `'; touch ${canary}; '`,
+  `"; touch ${canary}; "`,
+  `a b;touch ${canary}|c&d`,
+  `*?[x]{a,b}~!#\\`,
+  `\u202Egnp.\u200Dx\u{1F642}\u0430`,
+  ...accepted.path.slice(0, 6),
 ];
 
 describe('fuzzed inventory values on the lab', () => {
@@ -73,12 +79,18 @@ describe('fuzzed inventory values on the lab', () => {
   beforeAll(async () => {
     t = await labTarget({ scenario: 'ready' });
     // The lab's own ConnectX ports go first, so some per-port commands find their device.
-    const ls = await t.hosts[1]!.run({ script: 'for p in /sys/class/net/*/device/infiniband; do p=${p%/device/*}; echo ${p##*/}; done\n' });
+    const ls = await t.hosts[1]!.run({
+      script: 'for p in /sys/class/net/*/device/infiniband; do p=${p%/device/*}; echo ${p##*/}; done\n',
+    });
     real = ls.stdout.split('\n').filter(Boolean).slice(0, 2);
     expect(real.length).toBe(2);
-    console.log(`fuzz lab: the schema accepted ${accepted.iface.length} interface names, ${accepted.model.length} model ids and ${accepted.path.length} local paths in 4,000 cases; e.g. ${show(accepted.iface.slice(0, 4))}, ${show(accepted.model.slice(0, 2))}, ${show(accepted.path.slice(0, 3))}`);
+    console.log(
+      `fuzz lab: the schema accepted ${accepted.iface.length} interface names, ${accepted.model.length} model ids and ${accepted.path.length} local paths in 4,000 cases; e.g. ${show(accepted.iface.slice(0, 4))}, ${show(accepted.model.slice(0, 2))}, ${show(accepted.path.slice(0, 3))}`,
+    );
     // Accepted interface names and model ids hold no shell metacharacter; accepted paths do.
-    expect([...accepted.iface, ...accepted.model].filter((v) => /[^A-Za-z0-9_./-]/.test(v) || v.startsWith('-'))).toEqual([]);
+    expect(
+      [...accepted.iface, ...accepted.model].filter((v) => /[^A-Za-z0-9_./-]/.test(v) || v.startsWith('-')),
+    ).toEqual([]);
     expect(accepted.path.filter((v) => /[$`'";&|]/.test(v)).length).toBeGreaterThan(0);
     ifaces = [...accepted.iface.slice(0, 8), ...IFACES];
     model = accepted.model[0] ?? MODELS[2]!;
@@ -89,14 +101,20 @@ describe('fuzzed inventory values on the lab', () => {
     const known = join(dirs[dirs.length - 1]!, `known_hosts'"$(touch ${canary.replace(/\//g, '_')})`);
     copyFileSync(t.identityFile, identity);
     copyFileSync(t.knownHostsFile, known);
-    config = validateCluster({
-      ...t.config,
-      hosts: t.config.hosts.map((h, i) => ({
-        ...h, auth: { method: 'identityFile', path: identity }, knownHostsFile: known,
-        mgmtInterface: ifaces[i % ifaces.length], fabricPorts: [...real, ...ifaces].slice(0, 16),
-      })),
-      vllm: { ...t.config.vllm, model },
-    }, 'fuzzed lab inventory');
+    config = validateCluster(
+      {
+        ...t.config,
+        hosts: t.config.hosts.map((h, i) => ({
+          ...h,
+          auth: { method: 'identityFile', path: identity },
+          knownHostsFile: known,
+          mgmtInterface: ifaces[i % ifaces.length],
+          fabricPorts: [...real, ...ifaces].slice(0, 16),
+        })),
+        vllm: { ...t.config.vllm, model },
+      },
+      'fuzzed lab inventory',
+    );
     hosts = hostsFromConfig(config);
   }, 60_000);
 
@@ -106,7 +124,8 @@ describe('fuzzed inventory values on the lab', () => {
     rmSync(base, { recursive: true, force: true });
   });
 
-  const canaryOnLab = (): Promise<boolean[]> => Promise.all(t.lab.hosts.map((h) => h.machine.system.shell.fs.exists(canary)));
+  const canaryOnLab = (): Promise<boolean[]> =>
+    Promise.all(t.lab.hosts.map((h) => h.machine.system.shell.fs.exists(canary)));
 
   it('the lab would show an injection: an unquoted `touch CANARY` on a lab host creates the file its model holds', async () => {
     const control = `${canary}-control`;
@@ -122,7 +141,11 @@ describe('fuzzed inventory values on the lab', () => {
     const engine = new Engine(hosts, { config });
     const net = await engine.runStage(networkStage);
     // The network stage reads the fabric from the hosts, not the inventory: ready passes as it does untouched.
-    expect(net.results.filter((r) => r.status === 'error' || r.status === 'fail').map((r) => `${r.host}:${r.id} ${r.summary}`)).toEqual([]);
+    expect(
+      net.results
+        .filter((r) => r.status === 'error' || r.status === 'fail')
+        .map((r) => `${r.host}:${r.id} ${r.summary}`),
+    ).toEqual([]);
     // No benchmark (a model the lab lacks cannot be served); vllm.model reads only the hosts' facts.
     const v = await engine.runStage(vllmStage, { skipCluster: true, pairChecksWithoutCluster: ['vllm.model'] });
     const m = v.results.find((r) => r.id === 'vllm.model');
@@ -143,20 +166,35 @@ describe('fuzzed inventory values on the lab', () => {
       // The header is the line as sent; ethtool looked the device up by exactly that name: the lab's
       // real ports answer with their driver, the borderline names with "No such device" — never a shell error.
       expect(f?.text.split('\n')[0], p).toBe(`$ ${buildCommand({ argv: ['ethtool', '-i', p] }).line}`);
-      expect(f?.output.trim(), p).toEqual(real.includes(p) ? expect.stringMatching(/^driver: mlx5_core\n/) : 'Cannot get driver information: No such device');
+      expect(f?.output.trim(), p).toEqual(
+        real.includes(p)
+          ? expect.stringMatching(/^driver: mlx5_core\n/)
+          : 'Cannot get driver information: No such device',
+      );
     }
     expect(await canaryOnLab()).toEqual([false, false]);
   }, 60_000);
 
   it('every hostile string comes back byte-identical through the lab shell: argv, sudo, env and bash -s forms', async () => {
     const rng = caseRng(SEED, -3);
-    const words = [...hostileAtoms(canary), ...Array.from({ length: 300 }, () => hostileString(rng, opts)), ...ifaces, model, ...PATH_VALUES]
+    const words = [
+      ...hostileAtoms(canary),
+      ...Array.from({ length: 300 }, () => hostileString(rng, opts)),
+      ...ifaces,
+      model,
+      ...PATH_VALUES,
+    ]
       // just-bash answers any argument "--help" with the command's help (real printf prints it): a lab gap, not quoting.
       .filter((w) => !w.includes('\0') && w !== '--help');
     const echoed = (r: { stdout: string; exitCode: number | null; stderr: string }, form: string) => {
       const got = r.stdout.split('\0');
-      const bad = words.map((w, i) => (got[i] === w ? '' : `${form} word ${i}: sent ${show(w)}, got ${show(got[i])}`)).filter(Boolean);
-      return [...bad.slice(0, 5), ...(r.exitCode === 0 ? [] : [`${form}: exit ${r.exitCode} ${r.stderr.slice(0, 200)}`])];
+      const bad = words
+        .map((w, i) => (got[i] === w ? '' : `${form} word ${i}: sent ${show(w)}, got ${show(got[i])}`))
+        .filter(Boolean);
+      return [
+        ...bad.slice(0, 5),
+        ...(r.exitCode === 0 ? [] : [`${form}: exit ${r.exitCode} ${r.stderr.slice(0, 200)}`]),
+      ];
     };
     const h = hosts[0]!;
     const names = words.map((_, i) => `FUZZ_W${i}`);
@@ -164,7 +202,13 @@ describe('fuzzed inventory values on the lab', () => {
       ...echoed(await h.run({ argv: ['printf', '%s\\0', ...words] }), 'argv'),
       ...echoed(await h.run({ argv: ['printf', '%s\\0', ...words] }, { sudo: true }), 'sudo'),
       ...echoed(await h.run({ script: 'printf "%s\\0" "$@"\n', args: words }), 'bash -s'),
-      ...echoed(await h.run({ script: `for n in ${names.join(' ')}; do printf '%s\\0' "\${!n}"; done\n` }, { env: Object.fromEntries(names.map((n, i) => [n, words[i]!])) }), 'env'),
+      ...echoed(
+        await h.run(
+          { script: `for n in ${names.join(' ')}; do printf '%s\\0' "\${!n}"; done\n` },
+          { env: Object.fromEntries(names.map((n, i) => [n, words[i]!])) },
+        ),
+        'env',
+      ),
     ];
     // Words a shell treats specially were really exercised, not just plain ones.
     expect(words.filter(shellSpecial).length).toBeGreaterThan(300);

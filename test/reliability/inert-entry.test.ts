@@ -22,7 +22,7 @@ import { serveLab, sshVia, stopLab } from '../helpers/lab-serve.js';
 import { BIN, cli, cliEnv } from '../helpers/cli.js';
 
 /** What no sink may hold: C0 but tab and newline, DEL, C1, bidi controls (BEL and ESC are C0). */
- 
+
 const RAW = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]/u;
 
 let sinksChecked = 0;
@@ -62,19 +62,32 @@ beforeAll(async () => {
   // Entry 1: a plain identification line, then the hostile disconnect. Entry 2: hostile bytes in the lines
   // before the identification line and in the identification line itself (its comment), then the same disconnect.
   servers.push(await hostileSshServer());
-  servers.push(await hostileSshServer({
-    preIdent: [`hello ${HOSTILE_TEXT}`], ident: `SSH-2.0-OpenSSH_9.6 ${HOSTILE_TEXT}`,
-  }));
+  servers.push(
+    await hostileSshServer({
+      preIdent: [`hello ${HOSTILE_TEXT}`],
+      ident: `SSH-2.0-OpenSSH_9.6 ${HOSTILE_TEXT}`,
+    }),
+  );
   execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', join(dir, 'id_ed25519')]);
   writeFileSync(join(dir, 'known_hosts'), '');
   inventory = join(dir, 'inv.json');
   const host = (name: string, port: number, role: string) => ({
-    name, address: '127.0.0.1', port, user: 'l20', role, mgmtInterface: 'eno1',
-    auth: { method: 'identityFile', path: join(dir, 'id_ed25519') }, knownHostsFile: join(dir, 'known_hosts'),
+    name,
+    address: '127.0.0.1',
+    port,
+    user: 'l20',
+    role,
+    mgmtInterface: 'eno1',
+    auth: { method: 'identityFile', path: join(dir, 'id_ed25519') },
+    knownHostsFile: join(dir, 'known_hosts'),
   });
-  writeFileSync(inventory, JSON.stringify({
-    version: 1, hosts: [host('l20-n1', servers[0]!.port, 'head'), host('l20-n2', servers[1]!.port, 'worker')],
-  }));
+  writeFileSync(
+    inventory,
+    JSON.stringify({
+      version: 1,
+      hosts: [host('l20-n1', servers[0]!.port, 'head'), host('l20-n2', servers[1]!.port, 'worker')],
+    }),
+  );
 });
 
 afterAll(async () => {
@@ -98,7 +111,7 @@ async function verb(args: string[], json = false): Promise<{ code: number; stdou
 }
 
 describe('hostile bytes before key exchange reach no sink raw', () => {
-  it('troubleshoot: stderr names each host and the server\'s words, inert', async () => {
+  it("troubleshoot: stderr names each host and the server's words, inert", async () => {
     const r = await verb(['troubleshoot', '--inventory', inventory]);
     // The description arrived (its visible words are there) and nothing else of it did.
     expect(r.stderr).toMatch(/cannot connect to l20-n1: .*evil/);
@@ -129,7 +142,10 @@ describe('hostile bytes before key exchange reach no sink raw', () => {
     const files = filesUnder(unpacked);
     const errors = files.filter((f) => f.endsWith('ERROR.txt'));
     expect(errors.length, files.join('\n')).toBe(2);
-    expect(files.some((f) => f.endsWith('SUMMARY.md')), files.join('\n')).toBe(true);
+    expect(
+      files.some((f) => f.endsWith('SUMMARY.md')),
+      files.join('\n'),
+    ).toBe(true);
     for (const f of files) inert(`bundle: ${f}`, readFileSync(f, 'utf8'));
     for (const f of errors) expect(readFileSync(f, 'utf8')).toMatch(/evil/);
   }, 60_000);
@@ -175,7 +191,7 @@ describe('hostile file names for lint and doctor', () => {
 
   it('doctor, plain and --json, a readable and a missing file', async () => {
     const file = join(dir, `doctor-${NAME}`);
-    writeFileSync(file, 'CA \'mlx5_0\'\n\tCA type: MT4129\n');
+    writeFileSync(file, "CA 'mlx5_0'\n\tCA type: MT4129\n");
     await verb(['doctor', file]);
     await verb(['doctor', '--json', file], true);
     const missing = await verb(['doctor', join(dir, `missing-${NAME}`)]);
@@ -198,7 +214,7 @@ exec /usr/bin/netplan "$@"
 `;
 
 describe('apply --stage network on a lab whose netplan prints OSC 52', () => {
-  it('the failed step\'s output shows, inert, in stdout, stderr and the session log', async () => {
+  it("the failed step's output shows, inert, in stdout, stderr and the session log", async () => {
     const labDir = mkdtempSync(join(dir, 'lab-'));
     const env = cliEnv(labDir);
     const labInventory = join(labDir, 'inv.json');
@@ -227,22 +243,46 @@ describe('a step that returns raw host output', () => {
     const stage = stageById('network')!;
     // What the armed steps do: a failed command's raw stdout+stderr tail in the error; a diff of a host's file.
     const step: StepDef<unknown> = {
-      id: 'network.hostile', title: 'hostile', danger: 'network', guards: [],
+      id: 'network.hostile',
+      title: 'hostile',
+      danger: 'network',
+      guards: [],
       execute: async (ctx) => {
         ctx.note('l20-n1', `generate said ${HOSTILE_TEXT}`);
-        return [{
-          id: 'network.hostile', stage: 'network', host: 'l20-n1', status: 'failed', danger: 'network',
-          summary: `netplan ${HOSTILE_TEXT}`, commands: [`netplan generate ${HOSTILE_TEXT}`],
-          diff: `+${HOSTILE_TEXT}\n`,
-          changed: false, error: `netplan generate failed (exit 1): ${HOSTILE_TEXT}`,
-        } satisfies StepResult];
+        return [
+          {
+            id: 'network.hostile',
+            stage: 'network',
+            host: 'l20-n1',
+            status: 'failed',
+            danger: 'network',
+            summary: `netplan ${HOSTILE_TEXT}`,
+            commands: [`netplan generate ${HOSTILE_TEXT}`],
+            diff: `+${HOSTILE_TEXT}\n`,
+            changed: false,
+            error: `netplan generate failed (exit 1): ${HOSTILE_TEXT}`,
+          } satisfies StepResult,
+        ];
       },
     } as StepDef<unknown>;
     const signal = new AbortController().signal;
-    const results = await runProcedure({
-      engine, dryRun: false, backupDir: '/tmp/none', reconnectTimeoutMs: 1000, host: () => host,
-      writeFile: () => Promise.reject(new Error('not used')),
-    }, stage, step, ['l20-n1'], [], [], engine.hostRunner('network', signal), signal);
+    const results = await runProcedure(
+      {
+        engine,
+        dryRun: false,
+        backupDir: '/tmp/none',
+        reconnectTimeoutMs: 1000,
+        host: () => host,
+        writeFile: () => Promise.reject(new Error('not used')),
+      },
+      stage,
+      step,
+      ['l20-n1'],
+      [],
+      [],
+      engine.hostRunner('network', signal),
+      signal,
+    );
     inertJson('step results', JSON.stringify(results));
     inertJson('engine events', JSON.stringify(events));
     expect(results[0]!.error).toMatch(/exit 1\): evil$/);

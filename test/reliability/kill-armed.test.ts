@@ -21,12 +21,14 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Engine } from '../../src/engine/runner.js';
 import {
-  ApplyJournal, journalTarget, processIdentity, type JournalFile, type JournalProcess,
+  ApplyJournal,
+  journalTarget,
+  processIdentity,
+  type JournalFile,
+  type JournalProcess,
 } from '../../src/engine/journal.js';
 import type { TimerAction } from '../../src/engine/journal-rollback.js';
-import {
-  journalGate, openApplyJournal, repairBeforeResume, runRollback,
-} from '../../src/commands/apply-journal.js';
+import { journalGate, openApplyJournal, repairBeforeResume, runRollback } from '../../src/commands/apply-journal.js';
 import { networkStage } from '../../checks/network/index.js';
 import { FABRIC_FILE } from '../../checks/network/probes.js';
 import { hostsFromConfig } from '../../src/target.js';
@@ -36,41 +38,70 @@ import type { Command, Host, RunOptions } from '../../src/transport/types.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
 import { applier, shellOn } from '../lab/helpers.js';
 
-const only = (...ids: string[]): StageDef<any, any> =>
-  ({ ...networkStage, steps: (networkStage.steps ?? []).filter((s) => ids.includes(s.id)) });
+const only = (...ids: string[]): StageDef<any, any> => ({
+  ...networkStage,
+  steps: (networkStage.steps ?? []).filter((s) => ids.includes(s.id)),
+});
 
 /** A Host that, once killed, drops its connection and never answers again (the run's awaits hang: a dead process). */
 class Killable implements Host {
   killed = false;
   constructor(private readonly inner: Host) {}
-  get name() { return this.inner.name; }
-  get address() { return this.inner.address; }
+  get name() {
+    return this.inner.name;
+  }
+  get address() {
+    return this.inner.address;
+  }
   private guard<T>(p: () => Promise<T>): Promise<T> {
     if (this.killed) return new Promise<T>(() => undefined);
     const never = new Promise<T>(() => undefined);
-    return p().then((v) => (this.killed ? never : v), (e: unknown) => (this.killed ? never : Promise.reject(e)));
+    return p().then(
+      (v) => (this.killed ? never : v),
+      (e: unknown) => (this.killed ? never : Promise.reject(e)),
+    );
   }
-  connect() { return this.guard(() => this.inner.connect()); }
-  run(c: Command, o?: RunOptions) { return this.guard(() => this.inner.run(c, o)); }
-  readFile(p: string, o?: { sudo?: boolean }) { return this.guard(() => this.inner.readFile(p, o)); }
+  connect() {
+    return this.guard(() => this.inner.connect());
+  }
+  run(c: Command, o?: RunOptions) {
+    return this.guard(() => this.inner.run(c, o));
+  }
+  readFile(p: string, o?: { sudo?: boolean }) {
+    return this.guard(() => this.inner.readFile(p, o));
+  }
   writeFileAtomic(...a: Parameters<Host['writeFileAtomic']>) {
     return this.guard(() => this.inner.writeFileAtomic(...a));
   }
-  onStateChange(l: Parameters<Host['onStateChange']>[0]) { return this.inner.onStateChange(l); }
-  probeFreshConnection(ms: number) { return this.guard(() => this.inner.probeFreshConnection!(ms)); }
-  knownHostKeys() { return this.inner.knownHostKeys?.() ?? []; }
+  onStateChange(l: Parameters<Host['onStateChange']>[0]) {
+    return this.inner.onStateChange(l);
+  }
+  probeFreshConnection(ms: number) {
+    return this.guard(() => this.inner.probeFreshConnection!(ms));
+  }
+  knownHostKeys() {
+    return this.inner.knownHostKeys?.() ?? [];
+  }
   kill(): Promise<void> {
     this.killed = true;
     return this.inner.close();
   }
-  close() { return this.inner.close(); }
+  close() {
+    return this.inner.close();
+  }
 }
 
 type Moment = (e: EngineEvent, seen: { applied: Set<string> }) => boolean;
 const isCmd = (e: EngineEvent, re: RegExp): e is Extract<EngineEvent, { type: 'cmd.start' }> =>
   e.type === 'cmd.start' && re.test(e.commandLine);
-const on = (h: string, re: RegExp): Moment => (e) => isCmd(e, re) && e.host === h;
-const journaled = (h: string): Moment => (e) => e.type === 'timer.armed' && e.host === h;
+const on =
+  (h: string, re: RegExp): Moment =>
+  (e) =>
+    isCmd(e, re) && e.host === h;
+const journaled =
+  (h: string): Moment =>
+  (e) =>
+    e.type === 'timer.armed' && e.host === h;
 
 /** The kill moments: which step runs, and the event after which the process dies. */
 const MOMENTS: Array<{ name: string; step: 'network.apply' | 'network.firewall'; at: (host: string) => Moment }> = [
@@ -78,7 +109,9 @@ const MOMENTS: Array<{ name: string; step: 'network.apply' | 'network.firewall';
   { name: 'netplan: armed, before the apply', step: 'network.apply', at: (h) => on(h, /systemctl list-timers/) },
   { name: 'netplan: during the apply', step: 'network.apply', at: (h) => on(h, /netplan generate && netplan apply/) },
   {
-    name: 'netplan: applied, proving, before the confirm', step: 'network.apply', at: () => (e, seen) => {
+    name: 'netplan: applied, proving, before the confirm',
+    step: 'network.apply',
+    at: () => (e, seen) => {
       if (e.type === 'cmd.start' && /netplan generate && netplan apply/.test(e.commandLine)) seen.applied.add(e.host);
       return seen.applied.size === 2 && e.type === 'cmd.start' && !/netplan apply/.test(e.commandLine);
     },
@@ -129,7 +162,8 @@ describe('kills during the armed network steps, then --resume or --rollback', ()
     return {
       files: out.map((s) => s.slice(0, s.indexOf('## '))),
       timers: out.flatMap((s, i) =>
-        (s.match(/l20-(netplan|ufw)-rollback-\S+\.timer/g) ?? []).map((u) => `l20-n${i + 1} ${u}`)),
+        (s.match(/l20-(netplan|ufw)-rollback-\S+\.timer/g) ?? []).map((u) => `l20-n${i + 1} ${u}`),
+      ),
       fabric: out.map((s) => s.slice(s.indexOf('## '))),
     };
   };
@@ -138,14 +172,20 @@ describe('kills during the armed network steps, then --resume or --rollback', ()
 
   /** Applies the step's stage part and kills the run at the moment; the journal it left. */
   async function killed(
-    seed: number, moment: (typeof MOMENTS)[number], host: string,
+    seed: number,
+    moment: (typeof MOMENTS)[number],
+    host: string,
   ): Promise<{ journal: JournalFile; reached: boolean }> {
     const hosts = hostsFromConfig(t.config).map((h) => new Killable(h));
     const engine = new Engine(hosts, { config: t.config, runId: runId() });
     const target = { source: `kill-armed seed ${seed}`, hosts };
     const where = journalTarget(target);
     const journal = new ApplyJournal({
-      key: where.key, runId: engine.context.runId, source: target.source, hosts: where.hosts, stages: ['network'],
+      key: where.key,
+      runId: engine.context.runId,
+      source: target.source,
+      hosts: where.hosts,
+      stages: ['network'],
       process: dead,
     });
     const at = moment.at(host);
@@ -161,7 +201,12 @@ describe('kills during the armed network steps, then --resume or --rollback', ()
         void Promise.all(hosts.map((h) => h.kill())).then(() => resolve());
       });
       const steps = moment.step === 'network.apply' ? only('network.write', 'network.apply') : only('network.firewall');
-      void applier(engine).applyStage(steps).then(() => resolve(), () => resolve());
+      void applier(engine)
+        .applyStage(steps)
+        .then(
+          () => resolve(),
+          () => resolve(),
+        );
     });
     await dropped;
     const j = journalGate({}, 'check', target);
@@ -216,8 +261,12 @@ describe('kills during the armed network steps, then --resume or --rollback', ()
             const applying = gate.stages ?? [];
             expect(applying.map((s) => s.id)).toEqual(['network']);
             const j = openApplyJournal(engine, target, applying, gate.carry, gate.path);
-            const run = await applier(engine).applyStages(applying).finally(() => j.finish());
-            const failed = run.outcomes.flatMap((o) => o.steps ?? []).filter((s) => s.status === 'failed')
+            const run = await applier(engine)
+              .applyStages(applying)
+              .finally(() => j.finish());
+            const failed = run.outcomes
+              .flatMap((o) => o.steps ?? [])
+              .filter((s) => s.status === 'failed')
               .map((s) => `${s.host} ${s.id}: ${s.error}`);
             expect(failed, what).toEqual([]);
             figures.resumed++;
@@ -229,7 +278,10 @@ describe('kills during the armed network steps, then --resume or --rollback', ()
         const stale = timers.filter((x) => x.found === 'waiting' || x.found === 'firing');
         figures.timersStale += stale.length;
         figures.handled += stale.filter((x) => x.ok && ['stopped', 'honoured', 'waited'].includes(x.done)).length;
-        expect(timers.every((x) => x.ok), `${what}: ${err}${out}`).toBe(true);
+        expect(
+          timers.every((x) => x.ok),
+          `${what}: ${err}${out}`,
+        ).toBe(true);
         err = '';
         expect(journalGate({}, 'check', target).kind, `${what}: the journal is gone`).toBe('run');
         expect(err, `${what}: the journal is gone`).toBe('');
@@ -278,11 +330,14 @@ describe('kills during the armed network steps, then --resume or --rollback', ()
       const engine = new Engine(hosts, { config: lost, runId: runId() });
       const gate = journalGate({ resume: true }, 'apply', { source: 'lost', hosts });
       if (gate.kind !== 'run' || !gate.resumed) throw new Error(`gate ${gate.kind}\n${err}`);
-      const refused = await repairBeforeResume(engine, gate.resumed)
-        .finally(() => Promise.all(hosts.map((h) => h.close())));
+      const refused = await repairBeforeResume(engine, gate.resumed).finally(() =>
+        Promise.all(hosts.map((h) => h.close())),
+      );
       expect(refused.ok).toBe(false);
-      expect(refused.timers.map((x) => `${x.host} ${x.done} ${x.unreachable ? 'unreachable' : 'reached'}`))
-        .toEqual(['l20-n1 stopped reached', 'l20-n2 none unreachable']);
+      expect(refused.timers.map((x) => `${x.host} ${x.done} ${x.unreachable ? 'unreachable' : 'reached'}`)).toEqual([
+        'l20-n1 stopped reached',
+        'l20-n2 none unreachable',
+      ]);
       expect(err).toContain('not resuming: a rollback timer of the interrupted run may still wait');
       expect(journalGate({}, 'check', { source: 'lost', hosts }).kind).toBe('run');
       expect(err).toContain('an apply on these hosts was interrupted');
@@ -293,10 +348,14 @@ describe('kills during the armed network steps, then --resume or --rollback', ()
       const retry = journalGate({ resume: true }, 'apply', { source: 'back', hosts: back });
       if (retry.kind !== 'run' || !retry.resumed) throw new Error(`gate ${retry.kind}\n${err}`);
       const repaired = await repairBeforeResume(again, retry.resumed);
-      expect(repaired.timers.map((x) => `${x.host} ${x.found} ${x.done}`))
-        .toEqual(['l20-n1 idle none', 'l20-n2 waiting stopped']);
+      expect(repaired.timers.map((x) => `${x.host} ${x.found} ${x.done}`)).toEqual([
+        'l20-n1 idle none',
+        'l20-n2 waiting stopped',
+      ]);
       const j = openApplyJournal(again, { source: 'back', hosts: back }, retry.stages ?? [], retry.carry, retry.path);
-      const run = await applier(again).applyStages(retry.stages ?? []).finally(() => j.finish());
+      const run = await applier(again)
+        .applyStages(retry.stages ?? [])
+        .finally(() => j.finish());
       await Promise.all(back.map((h) => h.close()));
       expect(run.outcomes.flatMap((o) => o.steps ?? []).filter((x) => x.status === 'failed')).toEqual([]);
       expect(await timersLeft()).toEqual([]);

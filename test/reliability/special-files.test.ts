@@ -59,14 +59,27 @@ function cli(args: string[], env: Record<string, string> = {}): Promise<Ran> {
 function inventory(name: string, host: { key: string; knownHosts: string }): string {
   const file = join(dir, `${name}.json`);
   const h = (n: string, role: string) => ({
-    name: n, address: '127.0.0.1', port: 1, user: 'root', role, mgmtInterface: 'eno1',
-    auth: { method: 'identityFile', path: host.key }, knownHostsFile: host.knownHosts,
+    name: n,
+    address: '127.0.0.1',
+    port: 1,
+    user: 'root',
+    role,
+    mgmtInterface: 'eno1',
+    auth: { method: 'identityFile', path: host.key },
+    knownHostsFile: host.knownHosts,
   });
-  writeFileSync(file, JSON.stringify({
-    version: 1, hosts: [h('n1', 'head'), h('n2', 'worker')], network: { design: 'A', mtu: 9000 },
-    qos: { priority: 3, dscp: 26, trust: 'dscp' }, nccl: { gidIndex: 'auto', crossNic: 0, debug: 'WARN' },
-    ray: { port: 6379, dashboardPort: 8265 }, vllm: { model: 'Qwen/Qwen2.5-7B-Instruct', port: 8000, layout: 'auto' },
-  }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      version: 1,
+      hosts: [h('n1', 'head'), h('n2', 'worker')],
+      network: { design: 'A', mtu: 9000 },
+      qos: { priority: 3, dscp: 26, trust: 'dscp' },
+      nccl: { gidIndex: 'auto', crossNic: 0, debug: 'WARN' },
+      ray: { port: 6379, dashboardPort: 8265 },
+      vllm: { model: 'Qwen/Qwen2.5-7B-Instruct', port: 8000, layout: 'auto' },
+    }),
+  );
   return file;
 }
 

@@ -28,9 +28,16 @@ function chromiumBinary(): string {
 
 /** Headless Chromium as root in a container: no sandbox, no GPU, a throwaway profile. */
 function chromium(args: string[], profile: string): string {
-  return execFileSync(chromiumBinary(), ['--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', `--user-data-dir=${profile}`, ...args], {
-    encoding: 'utf8', timeout: 120_000, maxBuffer: 64 * 1024 * 1024, stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  return execFileSync(
+    chromiumBinary(),
+    ['--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', `--user-data-dir=${profile}`, ...args],
+    {
+      encoding: 'utf8',
+      timeout: 120_000,
+      maxBuffer: 64 * 1024 * 1024,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
 }
 
 /** Width and height from the PNG's IHDR chunk. */
@@ -49,7 +56,12 @@ describe.each(['ready', 'pfc-mismatch'])('HTML report of %s in headless Chromium
     dir = mkdtempSync(join(tmpdir(), `l20-report-${scenario}-`));
     const t = await labTarget({ scenario });
     try {
-      const data = await gatherReport({ config: t.config, hosts: t.hosts, source: `lab ${scenario}`, runId: '20260101T000000Z' });
+      const data = await gatherReport({
+        config: t.config,
+        hosts: t.hosts,
+        source: `lab ${scenario}`,
+        runId: '20260101T000000Z',
+      });
       html = join(dir, 'report.html');
       writeFileSync(html, renderHtml(data));
     } finally {
@@ -76,10 +88,14 @@ describe.each(['ready', 'pfc-mismatch'])('HTML report of %s in headless Chromium
     expect(dom).toMatch(/<tr class="st-\w+"><td><a href="#stage-qos">qos<\/a><\/td>/);
     expect(dom).toContain('<table class="diff">');
     // netplan's addresses differ on every lab; pfc-mismatch adds node 2's PFC vector.
-    expect(dom).toMatch(/<tr class="differs"><td class="mark">≠<\/td><td> +ens1f0: \{renderer: networkd, optional: true, mtu: 9000, addresses: \[192\.168\.101\.<mark>1<\/mark>\/24\]\}<\/td><td> +ens1f0: \{renderer: networkd, optional: true, mtu: 9000, addresses: \[192\.168\.101\.<mark>2<\/mark>\/24\]\}<\/td><\/tr>/);
+    expect(dom).toMatch(
+      /<tr class="differs"><td class="mark">≠<\/td><td> +ens1f0: \{renderer: networkd, optional: true, mtu: 9000, addresses: \[192\.168\.101\.<mark>1<\/mark>\/24\]\}<\/td><td> +ens1f0: \{renderer: networkd, optional: true, mtu: 9000, addresses: \[192\.168\.101\.<mark>2<\/mark>\/24\]\}<\/td><\/tr>/,
+    );
     if (scenario === 'pfc-mismatch') {
       expect(dom).toMatch(/<header class="verdict s-fail">/);
-      expect(dom).toMatch(/<tr class="differs"><td class="mark">≠<\/td><td>prio-pfc 0:off 1:off 2:off 3:<mark>on<\/mark>/);
+      expect(dom).toMatch(
+        /<tr class="differs"><td class="mark">≠<\/td><td>prio-pfc 0:off 1:off 2:off 3:<mark>on<\/mark>/,
+      );
     } else {
       expect(dom).toMatch(/<header class="verdict s-pass">/);
     }

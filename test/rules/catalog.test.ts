@@ -38,7 +38,9 @@ describe('rule catalog', () => {
   });
 
   it('a graded rule says which sub-condition gets which severity', () => {
-    const silent = allRules().filter((r) => r.graded && !SEVERITY_IN_TEXT.test(r.detect)).map((r) => r.id);
+    const silent = allRules()
+      .filter((r) => r.graded && !SEVERITY_IN_TEXT.test(r.detect))
+      .map((r) => r.id);
     expect(silent).toEqual([]);
   });
 

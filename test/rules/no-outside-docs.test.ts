@@ -42,7 +42,10 @@ function textFiles(path: string): string[] {
 }
 
 const lines = SCANNED.flatMap((entry) => textFiles(join(ROOT, entry))).flatMap((path) =>
-  readFileSync(path, 'utf8').split('\n').map((text, i) => ({ where: `${relative(ROOT, path)}:${i + 1}`, text })));
+  readFileSync(path, 'utf8')
+    .split('\n')
+    .map((text, i) => ({ where: `${relative(ROOT, path)}:${i + 1}`, text })),
+);
 
 const keptOnPurpose = (text: string): boolean => HOST_CONTENT.some((h) => text.includes(h.text));
 
@@ -64,7 +67,11 @@ describe('documents the product cites', () => {
   });
 
   it('every line kept on purpose still exists (a stale entry would hide nothing)', () => {
-    for (const h of HOST_CONTENT) expect(lines.some((l) => l.text.includes(h.text)), h.text).toBe(true);
+    for (const h of HOST_CONTENT)
+      expect(
+        lines.some((l) => l.text.includes(h.text)),
+        h.text,
+      ).toBe(true);
   });
 
   it('every docs/ document they name is in the repo, the specs included', () => {

@@ -18,8 +18,9 @@ async function lint(text: string, json = false): Promise<string> {
   return out;
 }
 
-const IBSTAT_DOWN = "CA 'mlx5_0'\n\tCA type: MT4117\n\tNumber of ports: 1\n\tPort 1:\n\t\tState: Down\n"
-  + '\t\tPhysical state: Disabled\n\t\tRate: 40\n\t\tLink layer: Ethernet\n';
+const IBSTAT_DOWN =
+  "CA 'mlx5_0'\n\tCA type: MT4117\n\tNumber of ports: 1\n\tPort 1:\n\t\tState: Down\n" +
+  '\t\tPhysical state: Disabled\n\t\tRate: 40\n\t\tLink layer: Ethernet\n';
 
 describe('the rule lookup hint', () => {
   it('lint: the last line names `l20-setup rules` with a rule that was found; none without findings', async () => {
@@ -32,8 +33,14 @@ describe('the rule lookup hint', () => {
   it('doctor: after the findings, with the first one as the example; none for a clean output', () => {
     const report = renderDoctor(doctorText(IBSTAT_DOWN), false);
     expect(report.trimEnd().split('\n').at(-1)).toBe('explain a rule: l20-setup rules ID  (e.g. l20-setup rules D08)');
-    const clean = renderDoctor(doctorText(IBSTAT_DOWN.replace('State: Down', 'State: Active')
-      .replace('Physical state: Disabled', 'Physical state: LinkUp').replace('Rate: 40', 'Rate: 25')), false);
+    const clean = renderDoctor(
+      doctorText(
+        IBSTAT_DOWN.replace('State: Down', 'State: Active')
+          .replace('Physical state: Disabled', 'Physical state: LinkUp')
+          .replace('Rate: 40', 'Rate: 25'),
+      ),
+      false,
+    );
     expect(clean).toContain('no findings');
     expect(clean).not.toContain('l20-setup rules');
   });

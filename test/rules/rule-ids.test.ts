@@ -69,16 +69,23 @@ describe('rule ids in the code', () => {
 
   it('every rule id the finding code names (reported, filtered on, or cited in a message) is in the catalog', () => {
     const unknown = files.flatMap((f) =>
-      citedIds(f.text).filter((c) => ruleById(c.id) === undefined).map((c) => `${f.rel}:${c.line} ${c.id}`));
+      citedIds(f.text)
+        .filter((c) => ruleById(c.id) === undefined)
+        .map((c) => `${f.rel}:${c.line} ${c.id}`),
+    );
     expect(unknown, 'add the rule to src/rules/catalog/ (and regenerate docs/RULES.md), or fix the id').toEqual([]);
   });
 
   it('every implemented rule is reported somewhere; retired and not-implemented ones nowhere', () => {
     const reporting = files.filter((f) => !f.rel.startsWith(`${CATALOG}/`));
     const reported = new Set(reporting.flatMap((f) => [...reportedIds(f.text)]));
-    const neverReported = allRules().filter((r) => r.status === 'implemented' && !reported.has(r.id)).map((r) => r.id);
+    const neverReported = allRules()
+      .filter((r) => r.status === 'implemented' && !reported.has(r.id))
+      .map((r) => r.id);
     expect(neverReported, 'implement the rule, or mark its record not-implemented / retired').toEqual([]);
-    const stale = allRules().filter((r) => r.status !== 'implemented' && reported.has(r.id)).map((r) => r.id);
+    const stale = allRules()
+      .filter((r) => r.status !== 'implemented' && reported.has(r.id))
+      .map((r) => r.id);
     expect(stale, 'the code reports these: mark their records implemented').toEqual([]);
   });
 });

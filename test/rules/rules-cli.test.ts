@@ -39,7 +39,10 @@ describe('l20-setup rules', () => {
   it('ids are case-insensitive and printed in the order given, each once', async () => {
     const r = await cli(['rules', 'd03', 'r21', 'R21']);
     expect(r.code).toBe(0);
-    const heads = r.stdout.split('\n').filter((l) => /^[RD]\d\d {2}/.test(l)).map((l) => l.slice(0, 3));
+    const heads = r.stdout
+      .split('\n')
+      .filter((l) => /^[RD]\d\d {2}/.test(l))
+      .map((l) => l.slice(0, 3));
     expect(heads).toEqual(['D03', 'R21']);
   });
 

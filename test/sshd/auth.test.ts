@@ -33,8 +33,12 @@ describe('real sshd: authentication', () => {
     expect(r).toMatchObject({ exitCode: 0, stdout: `${sshd.users.nopw}\n`, stderr: '' });
     expect(r.commandLine).toBe('LC_ALL=C id -un');
     // sshd says which key it accepted: the harness's client key, by its fingerprint.
-    const clientFp = execFileSync('ssh-keygen', ['-lf', `${sshd.clientKeyPath}.pub`], { encoding: 'utf8' }).split(/\s+/)[1];
-    expect(acceptedLines(sshd.readLog(), sshd.users.nopw)).toEqual([expect.stringContaining(` ssh2: ED25519 ${clientFp}`)]);
+    const clientFp = execFileSync('ssh-keygen', ['-lf', `${sshd.clientKeyPath}.pub`], { encoding: 'utf8' }).split(
+      /\s+/,
+    )[1];
+    expect(acceptedLines(sshd.readLog(), sshd.users.nopw)).toEqual([
+      expect.stringContaining(` ssh2: ED25519 ${clientFp}`),
+    ]);
   });
 
   describe('through ssh-agent', () => {
@@ -61,7 +65,10 @@ describe('real sshd: authentication', () => {
     });
 
     it('logs in with the key the agent holds, no key file given', async () => {
-      const listed = execFileSync('ssh-add', ['-l'], { env: { ...process.env, SSH_AUTH_SOCK: sock }, encoding: 'utf8' });
+      const listed = execFileSync('ssh-add', ['-l'], {
+        env: { ...process.env, SSH_AUTH_SOCK: sock },
+        encoding: 'utf8',
+      });
       expect(listed).toContain('l20t-sshd-client');
       const before = acceptedLines(sshd.readLog(), sshd.users.pw).length;
       const host = new SshHost(sshd.hostOptions(sshd.users.pw, { identityFiles: [], agent: sock }));
@@ -73,11 +80,15 @@ describe('real sshd: authentication', () => {
 
     it('fails with a clear TransportError when neither the agent nor a file has an accepted key', async () => {
       execFileSync('ssh-add', ['-D'], { env: { ...process.env, SSH_AUTH_SOCK: sock }, stdio: 'pipe' });
-      const host = new SshHost(sshd.hostOptions(sshd.users.nopw, { identityFiles: [], agent: sock, readyTimeoutMs: 15_000 }));
+      const host = new SshHost(
+        sshd.hostOptions(sshd.users.nopw, { identityFiles: [], agent: sock, readyTimeoutMs: 15_000 }),
+      );
       hosts.push(host);
       const err = await host.connect().catch((e: unknown) => e);
       expect(err).toBeInstanceOf(TransportError);
-      expect((err as Error).message).toMatch(/cannot connect to l20t-nopw@127\.0\.0\.1:\d+: .*authentication methods failed/);
+      expect((err as Error).message).toMatch(
+        /cannot connect to l20t-nopw@127\.0\.0\.1:\d+: .*authentication methods failed/,
+      );
     });
   });
 });

@@ -32,26 +32,29 @@ describe('real sshd: output backpressure', () => {
     let asked = 0;
     let release!: () => void;
     const behind = new Promise<void>((r) => (release = r));
-    const run = host.run({ argv: ['sh', '-c', `echo $$ >&2; exec seq 1 ${total}`] }, {
-      onStderr: (t) => {
-        pid ||= Number(t.trim());
+    const run = host.run(
+      { argv: ['sh', '-c', `echo $$ >&2; exec seq 1 ${total}`] },
+      {
+        onStderr: (t) => {
+          pid ||= Number(t.trim());
+        },
+        onStdout: (t) => {
+          received += t.length;
+          const lines = (partial + t).split('\n');
+          partial = lines.pop() ?? '';
+          for (const l of lines) {
+            if (Number(l) !== next && !disorder) disorder = `line ${next} came as ${JSON.stringify(l)}`;
+            next++;
+          }
+        },
+        backpressure: () => {
+          asked++;
+          return holding ? behind : undefined;
+        },
+        maxBufferBytes: 4096,
+        timeoutMs: 120_000,
       },
-      onStdout: (t) => {
-        received += t.length;
-        const lines = (partial + t).split('\n');
-        partial = lines.pop() ?? '';
-        for (const l of lines) {
-          if (Number(l) !== next && !disorder) disorder = `line ${next} came as ${JSON.stringify(l)}`;
-          next++;
-        }
-      },
-      backpressure: () => {
-        asked++;
-        return holding ? behind : undefined;
-      },
-      maxBufferBytes: 4096,
-      timeoutMs: 120_000,
-    });
+    );
     // Held: seq stops, asleep writing into sshd's pipe, having written nothing more between two looks.
     let last = -2;
     await waitFor(() => {

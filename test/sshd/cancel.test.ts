@@ -39,7 +39,11 @@ describe('real sshd: cancellation and timeouts', () => {
     ac.abort();
     const r = await run;
     expect(r).toMatchObject({ cancelled: true, timedOut: false });
-    await waitFor(() => listProcesses().every((p) => ![...pids, ...bash.map((b) => b.pid)].includes(p.pid)), 'the sleeps and their bash to exit', 10_000);
+    await waitFor(
+      () => listProcesses().every((p) => ![...pids, ...bash.map((b) => b.pid)].includes(p.pid)),
+      'the sleeps and their bash to exit',
+      10_000,
+    );
     expect(pidsOf(uid, sleeps)).toEqual([]);
     // The connection is still good for the next command.
     expect((await host.run({ argv: ['echo', 'still here'] })).stdout).toBe('still here\n');
@@ -72,8 +76,14 @@ function sessionProcesses(): ProcessInfo[] {
 
 describe('real sshd: cancelling a sudo command ends its root processes too', () => {
   const commands: Array<{ what: string; command: (a: number, b: number) => Command }> = [
-    { what: "sudo bash -c 'sleep A & sleep B; wait'", command: (a, b) => ({ argv: ['bash', '-c', `sleep ${a} & sleep ${b}; wait`] }) },
-    { what: 'a sudo bash -s script that starts a background sleep', command: (a, b) => ({ script: `sleep ${a} &\necho "started $!"\nsleep ${b}\n` }) },
+    {
+      what: "sudo bash -c 'sleep A & sleep B; wait'",
+      command: (a, b) => ({ argv: ['bash', '-c', `sleep ${a} & sleep ${b}; wait`] }),
+    },
+    {
+      what: 'a sudo bash -s script that starts a background sleep',
+      command: (a, b) => ({ script: `sleep ${a} &\necho "started $!"\nsleep ${b}\n` }),
+    },
   ];
   let next = 320;
   for (const stop of ['abort', 'timeout'] as const) {
@@ -82,18 +92,29 @@ describe('real sshd: cancelling a sudo command ends its root processes too', () 
       it(`${stop}: ${c.what} leaves no process of either user behind`, async () => {
         const sleeps = [`sleep ${a}`, `sleep ${b}`];
         const ac = new AbortController();
-        const run = host.run(c.command(a, b), stop === 'abort' ? { sudo: true, signal: ac.signal } : { sudo: true, timeoutMs: 2000 });
+        const run = host.run(
+          c.command(a, b),
+          stop === 'abort' ? { sudo: true, signal: ac.signal } : { sudo: true, timeoutMs: 2000 },
+        );
         try {
           await waitFor(() => pidsOf(0, sleeps).length === 2, 'both root sleeps to run on the server');
           // Everything the command runs, by pid: a process that escapes is reparented to init, out of sshd's tree.
           const running = sessionProcesses();
-          expect(running.filter((p) => p.uid === uid).map((p) => p.args)).toEqual([expect.stringMatching(/^sudo -n -- /)]);
+          expect(running.filter((p) => p.uid === uid).map((p) => p.args)).toEqual([
+            expect.stringMatching(/^sudo -n -- /),
+          ]);
           expect(running.filter((p) => p.uid === 0 && sleeps.includes(p.args))).toHaveLength(2);
 
           if (stop === 'abort') ac.abort();
           const r = await run;
-          expect(r).toMatchObject(stop === 'abort' ? { cancelled: true, timedOut: false } : { timedOut: true, cancelled: false });
-          await waitFor(() => running.every((p) => !isAlive(p.pid)), `${running.map((p) => `${p.pid} (${p.args})`).join(', ')} to exit`, 10_000);
+          expect(r).toMatchObject(
+            stop === 'abort' ? { cancelled: true, timedOut: false } : { timedOut: true, cancelled: false },
+          );
+          await waitFor(
+            () => running.every((p) => !isAlive(p.pid)),
+            `${running.map((p) => `${p.pid} (${p.args})`).join(', ')} to exit`,
+            10_000,
+          );
           expect(listProcesses().filter((p) => sleeps.includes(p.args))).toEqual([]);
           expect(sessionProcesses()).toEqual([]);
         } finally {

@@ -16,14 +16,22 @@ import { agentInput, certificateReasons } from '../../src/transport/certificates
 import { hostCertificateAuthorities, verifyHostKey } from '../../src/transport/known-hosts.js';
 import { AgentListError, listAgentIdentities } from '../../src/transport/ssh-agent-identities.js';
 import {
-  defaultSshConfigContext, explicitSshConfigFiles, resolveSshConfig, type ResolvedSshConfig,
+  defaultSshConfigContext,
+  explicitSshConfigFiles,
+  resolveSshConfig,
+  type ResolvedSshConfig,
 } from '../../src/transport/ssh-config.js';
 import { OpensshHost } from '../../src/transport/openssh.js';
 import { SshHost, type UnknownHostKeyInfo } from '../../src/transport/ssh.js';
 import { certificateAuthorityNote } from '../../src/transport/ssh-host-key.js';
 import { HostKeyError } from '../../src/transport/types.js';
 import {
-  newCertificateAuthority, signKey, startSshd, waitFor, type CertificateAuthority, type Sshd,
+  newCertificateAuthority,
+  signKey,
+  startSshd,
+  waitFor,
+  type CertificateAuthority,
+  type Sshd,
 } from '../helpers/sshd.js';
 
 let sshd: Sshd;
@@ -76,21 +84,46 @@ afterAll(async () => {
 
 /** The real ssh client: no config, no agent, a temp HOME, strict host key checking against `knownHosts`. */
 function realSsh(key: string, knownHosts: string, extra: readonly string[] = []) {
-  return spawnSync('ssh', [
-    '-F', '/dev/null', '-v', '-o', 'BatchMode=yes', '-o', 'StrictHostKeyChecking=yes',
-    '-o', `UserKnownHostsFile=${knownHosts}`, '-o', 'GlobalKnownHostsFile=/dev/null', '-o', 'IdentitiesOnly=yes',
-    '-o', 'ConnectTimeout=10', '-i', key, '-p', String(sshd.port), ...extra, `${sshd.users.nopw}@127.0.0.1`,
-    'echo', 'reached',
-  ], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home }, timeout: 20_000 });
+  return spawnSync(
+    'ssh',
+    [
+      '-F',
+      '/dev/null',
+      '-v',
+      '-o',
+      'BatchMode=yes',
+      '-o',
+      'StrictHostKeyChecking=yes',
+      '-o',
+      `UserKnownHostsFile=${knownHosts}`,
+      '-o',
+      'GlobalKnownHostsFile=/dev/null',
+      '-o',
+      'IdentitiesOnly=yes',
+      '-o',
+      'ConnectTimeout=10',
+      '-i',
+      key,
+      '-p',
+      String(sshd.port),
+      ...extra,
+      `${sshd.users.nopw}@127.0.0.1`,
+      'echo',
+      'reached',
+    ],
+    { encoding: 'utf8', env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home }, timeout: 20_000 },
+  );
 }
 
 function ssh2Host(knownHosts: string, onUnknownHostKey?: (info: UnknownHostKeyInfo) => Promise<boolean>): SshHost {
-  const host = new SshHost(sshd.hostOptions(sshd.users.nopw, {
-    identityFiles: [userKey],
-    knownHostsFiles: [knownHosts],
-    readyTimeoutMs: 10_000,
-    ...(onUnknownHostKey ? { onUnknownHostKey } : {}),
-  }));
+  const host = new SshHost(
+    sshd.hostOptions(sshd.users.nopw, {
+      identityFiles: [userKey],
+      knownHostsFiles: [knownHosts],
+      readyTimeoutMs: 10_000,
+      ...(onUnknownHostKey ? { onUnknownHostKey } : {}),
+    }),
+  );
   hosts.push(host);
   return host;
 }
@@ -137,7 +170,9 @@ describe('the fixture, proven with the real ssh client', () => {
 
 describe('the built-in ssh2 transport against a CA-only host', () => {
   it('is refused with a message naming the CA it cannot check and the OpenSSH transport', async () => {
-    const err = await ssh2Host(caKnownHosts).connect().catch((e: unknown) => e);
+    const err = await ssh2Host(caKnownHosts)
+      .connect()
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(HostKeyError);
     const message = (err as Error).message;
     expect(message).toContain('is not known');
@@ -151,7 +186,9 @@ describe('the built-in ssh2 transport against a CA-only host', () => {
     const err = await ssh2Host(caKnownHosts, async (info) => {
       asked.push(info);
       return false;
-    }).connect().catch((e: unknown) => e);
+    })
+      .connect()
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ name: 'HostKeyError', kind: 'unknown' });
     expect(asked).toHaveLength(1);
     expect(asked[0]?.fingerprint).toBe(sshd.hostKeyFingerprint);
@@ -163,7 +200,9 @@ describe('the built-in ssh2 transport against a CA-only host', () => {
       `@cert-authority [127.0.0.1]:${sshd.port} ${hostCa.publicLine}`,
       `@revoked * ${hostCa.publicLine}`,
     ]);
-    const err = await ssh2Host(revoked).connect().catch((e: unknown) => e);
+    const err = await ssh2Host(revoked)
+      .connect()
+      .catch((e: unknown) => e);
     const message = (err as Error).message;
     expect(message).not.toContain('vouched for');
     expect(message).toContain(`${revoked}:2 marks that CA key @revoked`);
@@ -198,7 +237,8 @@ describe('known_hosts: @cert-authority entries kept apart from plain keys', () =
 });
 
 describe('certificateReasons: each source', () => {
-  const hostBlock = () => `Host certhost\n  HostName 127.0.0.1\n  Port ${sshd.port}\n  User ${sshd.users.nopw}\n` +
+  const hostBlock = () =>
+    `Host certhost\n  HostName 127.0.0.1\n  Port ${sshd.port}\n  User ${sshd.users.nopw}\n` +
     `  UserKnownHostsFile ${join(work, 'none_known_hosts')}\n  GlobalKnownHostsFile /dev/null\n`;
 
   it('a CertificateFile holding a certificate, with its file:line; a plain key there is no reason', () => {
@@ -207,20 +247,26 @@ describe('certificateReasons: each source', () => {
     copyFileSync(`${userKey}-cert.pub`, join(keys, `${sshd.users.nopw}-cert.pub`));
     const r = resolveWith(`${hostBlock()}  CertificateFile ~/keys/%r-cert.pub\n  CertificateFile ${userKey}.pub\n`);
     const reasons = certificateReasons(r);
-    expect(reasons).toEqual([{
-      what: `CertificateFile ${join(keys, `${sshd.users.nopw}-cert.pub`)} holds a ssh-ed25519-cert-v01@openssh.com ` +
-        'user certificate',
-      source: `${r.filesRead[0]}:7`,
-    }]);
+    expect(reasons).toEqual([
+      {
+        what:
+          `CertificateFile ${join(keys, `${sshd.users.nopw}-cert.pub`)} holds a ssh-ed25519-cert-v01@openssh.com ` +
+          'user certificate',
+        source: `${r.filesRead[0]}:7`,
+      },
+    ]);
   });
 
   it('<identity>-cert.pub beside the key, unless CertificateFile is set (then ssh does not look)', () => {
     const r = resolveWith(`${hostBlock()}  IdentityFile ${userKey}\n  IdentityFile ${bareKey}\n`);
-    expect(certificateReasons(r)).toEqual([{
-      what: `${userKey}-cert.pub beside the identity ${userKey} holds a ssh-ed25519-cert-v01@openssh.com user ` +
-        'certificate (ssh offers it automatically)',
-      source: `${r.filesRead[0]}:7`,
-    }]);
+    expect(certificateReasons(r)).toEqual([
+      {
+        what:
+          `${userKey}-cert.pub beside the identity ${userKey} holds a ssh-ed25519-cert-v01@openssh.com user ` +
+          'certificate (ssh offers it automatically)',
+        source: `${r.filesRead[0]}:7`,
+      },
+    ]);
     const withFile = resolveWith(`${hostBlock()}  IdentityFile ${userKey}\n  CertificateFile ${bareKey}.pub\n`);
     expect(certificateReasons(withFile)).toEqual([]);
   });
@@ -275,11 +321,14 @@ describe('certificateReasons: each source', () => {
 
   it('a CA line for a host with no plain key; none once a plain key is there or the CA is revoked', () => {
     const r = resolveWith(hostBlock());
-    expect(certificateReasons(r, { knownHostsFiles: [caKnownHosts] })).toEqual([{
-      what: `known_hosts trusts the host only through @cert-authority ssh-ed25519 ${fingerprintOf(hostCa)}: ` +
-        'its host certificate can be checked by OpenSSH only',
-      source: `${caKnownHosts}:1`,
-    }]);
+    expect(certificateReasons(r, { knownHostsFiles: [caKnownHosts] })).toEqual([
+      {
+        what:
+          `known_hosts trusts the host only through @cert-authority ssh-ed25519 ${fingerprintOf(hostCa)}: ` +
+          'its host certificate can be checked by OpenSSH only',
+        source: `${caKnownHosts}:1`,
+      },
+    ]);
     const withPlain = knownHostsFile('known_hosts_both', [
       `@cert-authority [127.0.0.1]:${sshd.port} ${hostCa.publicLine}`,
       `[127.0.0.1]:${sshd.port} ${sshd.hostPublicKeyLine}`,
@@ -338,26 +387,29 @@ describe('the OpenSSH transport (OpensshHost) with certificates', () => {
     await host.close();
   });
 
-  it('no CA known for the host: its plain key goes to the trust prompt; declining refuses, trusting records it',
-    async () => {
-      const empty = knownHostsFile('known_hosts_empty', ['# nothing yet']);
-      const asked: UnknownHostKeyInfo[] = [];
-      const declined = await opensshHost(empty, async (info) => {
-        asked.push(info);
-        return false;
-      }).connect().catch((e: unknown) => e);
-      expect(declined).toMatchObject({ name: 'HostKeyError', kind: 'unknown' });
-      expect(asked.map((a) => a.fingerprint)).toEqual([sshd.hostKeyFingerprint]);
-      expect(asked[0]?.certificateAuthority).toBeUndefined();
-      const trusting = opensshHost(empty, async () => true);
-      expect((await trusting.run({ argv: ['true'] })).exitCode).toBe(0);
-      expect(readFileSync(empty, 'utf8')).toContain(sshd.hostPublicKeyLine.split(' ')[1]);
-      await trusting.close();
-    });
+  it('no CA known for the host: its plain key goes to the trust prompt; declining refuses, trusting records it', async () => {
+    const empty = knownHostsFile('known_hosts_empty', ['# nothing yet']);
+    const asked: UnknownHostKeyInfo[] = [];
+    const declined = await opensshHost(empty, async (info) => {
+      asked.push(info);
+      return false;
+    })
+      .connect()
+      .catch((e: unknown) => e);
+    expect(declined).toMatchObject({ name: 'HostKeyError', kind: 'unknown' });
+    expect(asked.map((a) => a.fingerprint)).toEqual([sshd.hostKeyFingerprint]);
+    expect(asked[0]?.certificateAuthority).toBeUndefined();
+    const trusting = opensshHost(empty, async () => true);
+    expect((await trusting.run({ argv: ['true'] })).exitCode).toBe(0);
+    expect(readFileSync(empty, 'utf8')).toContain(sshd.hostPublicKeyLine.split(' ')[1]);
+    await trusting.close();
+  });
 
   it('a host certificate signed by another CA is refused, naming the CA line that did not vouch', async () => {
     const other = knownHostsFile('known_hosts_other_ca', [`@cert-authority * ${otherCa.publicLine}`]);
-    const err = await opensshHost(other).connect().catch((e: unknown) => e);
+    const err = await opensshHost(other)
+      .connect()
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(HostKeyError);
     expect(err).toMatchObject({ kind: 'unknown', presentedFingerprint: sshd.hostKeyFingerprint });
     const message = (err as Error).message;
@@ -371,7 +423,9 @@ describe('the OpenSSH transport (OpensshHost) with certificates', () => {
       `@cert-authority [127.0.0.1]:${sshd.port} ${hostCa.publicLine}`,
       `@revoked * ${hostCa.publicLine}`,
     ]);
-    const err = await opensshHost(revoked).connect().catch((e: unknown) => e);
+    const err = await opensshHost(revoked)
+      .connect()
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(HostKeyError);
     expect((err as Error).message).toContain(`${revoked}:2 marks that CA key @revoked`);
   });

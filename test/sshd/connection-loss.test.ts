@@ -38,8 +38,15 @@ describe('real sshd: a connection the server cuts', () => {
     await host.connect();
     const run = host.run({ argv: ['sleep', '310'] });
     run.catch(() => undefined); // awaited below; the rejection must not count as unhandled meanwhile
-    await waitFor(() => listProcesses().some((p) => p.uid === uid && p.args === 'sleep 310'), 'sleep 310 to run on the server');
-    leftovers.push(...listProcesses().filter((p) => p.uid === uid && p.args === 'sleep 310').map((p) => p.pid));
+    await waitFor(
+      () => listProcesses().some((p) => p.uid === uid && p.args === 'sleep 310'),
+      'sleep 310 to run on the server',
+    );
+    leftovers.push(
+      ...listProcesses()
+        .filter((p) => p.uid === uid && p.args === 'sleep 310')
+        .map((p) => p.pid),
+    );
 
     // Our user's sshd process of this server (not of another test file's sshd): "sshd: l20t-nopw@notty".
     const session = processTree(sshd.pid).filter((p) => p.uid === uid && p.args.startsWith('sshd'));

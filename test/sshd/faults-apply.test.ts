@@ -30,29 +30,65 @@ afterAll(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-interface Facts { done: boolean }
+interface Facts {
+  done: boolean;
+}
 
 /** Three files (64 KiB each, so a write takes a moment) and a marker line added once by an idempotent command. */
 function stage(dir: string): StageDef<Facts> {
   const content = (n: number) => `# file ${n}\n${`line ${n} `.repeat(8000)}\n`;
   return {
-    id: 'os', title: 'fault trial', purpose: 'write files under a dropped connection',
-    probes: [{ id: 'state', command: { script: `grep -c '^marker$' "$1/list.conf" 2>/dev/null; cat "$1/a.conf" "$1/b.conf" "$1/c.conf" 2>/dev/null | md5sum\n`, args: [dir] }, sudo: true }],
+    id: 'os',
+    title: 'fault trial',
+    purpose: 'write files under a dropped connection',
+    probes: [
+      {
+        id: 'state',
+        command: {
+          script: `grep -c '^marker$' "$1/list.conf" 2>/dev/null; cat "$1/a.conf" "$1/b.conf" "$1/c.conf" 2>/dev/null | md5sum\n`,
+          args: [dir],
+        },
+        sudo: true,
+      },
+    ],
     collect: ({ results }) => {
       const want = execFileSync('md5sum', { input: content(1) + content(2) + content(3), encoding: 'utf8' });
       const out = results.state?.stdout ?? '';
       return { done: out.includes(want.trim()) && /^1$/m.test(out) };
     },
-    checks: [{ id: 'os.files', scope: 'host', title: 'files in place', evaluate: (f) => ({ status: f.done ? 'pass' : 'fail', summary: f.done ? 'in place' : 'not yet', evidence: f.done ? 'all three files present' : 'files missing' }) }],
-    steps: [{
-      id: 'os.write', title: 'write', danger: 'safe', guards: ['os.files'],
-      plan: () => ({
-        summary: 'three files and a marker line',
-        files: [1, 2, 3].map((n) => ({ path: join(dir, `${'abc'[n - 1]}.conf`), content: content(n), mode: 0o640 })),
-        // Idempotent by contract, as every step command: adds the line only when it is missing.
-        commands: [{ command: { script: 'grep -qx marker "$1" 2>/dev/null || echo marker >> "$1"\n', args: [join(dir, 'list.conf')] } }],
-      }),
-    }],
+    checks: [
+      {
+        id: 'os.files',
+        scope: 'host',
+        title: 'files in place',
+        evaluate: (f) => ({
+          status: f.done ? 'pass' : 'fail',
+          summary: f.done ? 'in place' : 'not yet',
+          evidence: f.done ? 'all three files present' : 'files missing',
+        }),
+      },
+    ],
+    steps: [
+      {
+        id: 'os.write',
+        title: 'write',
+        danger: 'safe',
+        guards: ['os.files'],
+        plan: () => ({
+          summary: 'three files and a marker line',
+          files: [1, 2, 3].map((n) => ({ path: join(dir, `${'abc'[n - 1]}.conf`), content: content(n), mode: 0o640 })),
+          // Idempotent by contract, as every step command: adds the line only when it is missing.
+          commands: [
+            {
+              command: {
+                script: 'grep -qx marker "$1" 2>/dev/null || echo marker >> "$1"\n',
+                args: [join(dir, 'list.conf')],
+              },
+            },
+          ],
+        }),
+      },
+    ],
   };
 }
 
@@ -69,7 +105,9 @@ describe('real sshd: connections killed at random points of an apply step', () =
       writeFileSync(join(dir, 'a.conf'), 'the original\n', { mode: 0o644 });
       const host = new SshHost(sshd.hostOptions(sshd.users.nopw, { reconnectBackoffMs: 200 }));
       try {
-        const engine = new Engine([host], { config: clusterSchema.parse({ hosts: [{ name: host.name, address: '127.0.0.1', role: 'head' }] }) });
+        const engine = new Engine([host], {
+          config: clusterSchema.parse({ hosts: [{ name: host.name, address: '127.0.0.1', role: 'head' }] }),
+        });
         await host.connect();
         let stepStarted = false;
         let resumedHere = false;
@@ -77,7 +115,12 @@ describe('real sshd: connections killed at random points of an apply step', () =
           if (e.type === 'step.start') stepStarted = true;
           if (e.type === 'step.note' && /answers again/.test(e.line)) resumedHere = true;
         });
-        const apply = new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: false, reconnectTimeoutMs: 30_000 }).applyStage(stage(dir));
+        const apply = new StepExecutor(engine, {
+          dryRun: false,
+          yes: true,
+          allowReboot: false,
+          reconnectTimeoutMs: 30_000,
+        }).applyStage(stage(dir));
         // Kill the session's server side a seeded while after the step began (0–80 ms: within its writes).
         const delay = Math.floor(random() * 80);
         const killer = (async () => {
@@ -99,21 +142,31 @@ describe('real sshd: connections killed at random points of an apply step', () =
         const step = outcome.steps?.find((s) => s.id === 'os.write');
         expect(step?.status, `trial ${i} (kill at ${delay} ms): ${step?.error ?? ''}`).toBe('applied');
         expect(outcome.results.find((r) => r.id === 'os.files')?.status, `trial ${i}`).toBe('pass');
-        expect(readdirSync(dir).filter((n) => n.includes('.l20tmp.')), `trial ${i}: temporary files`).toEqual([]);
+        expect(
+          readdirSync(dir).filter((n) => n.includes('.l20tmp.')),
+          `trial ${i}: temporary files`,
+        ).toEqual([]);
         for (const [n, f] of ['a', 'b', 'c'].entries()) {
-          expect(readFileSync(join(dir, `${f}.conf`), 'utf8').startsWith(`# file ${n + 1}\n`), `trial ${i}: ${f}.conf whole`).toBe(true);
+          expect(
+            readFileSync(join(dir, `${f}.conf`), 'utf8').startsWith(`# file ${n + 1}\n`),
+            `trial ${i}: ${f}.conf whole`,
+          ).toBe(true);
           expect(statSync(join(dir, `${f}.conf`)).mode & 0o777).toBe(0o640);
         }
         expect(readFileSync(join(dir, 'list.conf'), 'utf8')).toBe('marker\n');
         const backup = join('/var/lib/l20-setup/backup', engine.context.runId, dir, 'a.conf');
-        expect(existsSync(backup) && readFileSync(backup, 'utf8'), `trial ${i}: backup of the original`).toBe('the original\n');
+        expect(existsSync(backup) && readFileSync(backup, 'utf8'), `trial ${i}: backup of the original`).toBe(
+          'the original\n',
+        );
         survived++;
         if (resumedHere) resumed++;
       } finally {
         await host.close();
       }
     }
-    console.log(`sshd faults: ${trials} trials, ${killed} connections killed, ${resumed} of them mid-step (the step reported the loss and resumed), ${survived} survived`);
+    console.log(
+      `sshd faults: ${trials} trials, ${killed} connections killed, ${resumed} of them mid-step (the step reported the loss and resumed), ${survived} survived`,
+    );
     expect(killed).toBeGreaterThanOrEqual(trials * 0.75);
     // How many land mid-step depends on the machine's speed (the rest hit the verification after it).
     expect(resumed).toBeGreaterThanOrEqual(trials / 4);

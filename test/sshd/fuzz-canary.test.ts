@@ -30,7 +30,10 @@ describe('real sshd: hostile strings stay data', () => {
   it('every string comes back byte-identical in argv, sudo, env and bash -s forms; the canary never appears', async () => {
     const rng = caseRng(SEED, 0);
     // NUL cannot be in an argument (the transport refuses it); everything else goes.
-    const words = [...hostileAtoms(canary), ...Array.from({ length: 2000 }, () => hostileString(rng, { canary, bigChars: 20_000 }))].filter((w) => !w.includes('\0'));
+    const words = [
+      ...hostileAtoms(canary),
+      ...Array.from({ length: 2000 }, () => hostileString(rng, { canary, bigChars: 20_000 })),
+    ].filter((w) => !w.includes('\0'));
     expect(words.filter(shellSpecial).length).toBeGreaterThan(1500);
     const problems: string[] = [];
     for (const user of [sshd.users.nopw, sshd.users.cli]) {
@@ -41,19 +44,35 @@ describe('real sshd: hostile strings stay data', () => {
         const forms: Array<[string, Promise<{ stdout: string; exitCode: number | null; stderr: string }>]> = [
           ['argv', h.run({ argv: ['printf', '%s\\0', ...batch] })],
           ['bash -s', h.run({ script: 'printf "%s\\0" "$@"\n', args: batch })],
-          ['env', h.run({ script: `for n in ${names.join(' ')}; do printf '%s\\0' "\${!n}"; done\n` }, { env: Object.fromEntries(names.map((n, i) => [n, batch[i]!])) })],
+          [
+            'env',
+            h.run(
+              { script: `for n in ${names.join(' ')}; do printf '%s\\0' "\${!n}"; done\n` },
+              { env: Object.fromEntries(names.map((n, i) => [n, batch[i]!])) },
+            ),
+          ],
         ];
         // Passwordless sudo only: l20t-cli's sudo asks for a password this file does not set.
-        if (user === sshd.users.nopw) forms.push(['sudo', h.run({ argv: ['printf', '%s\\0', ...batch] }, { sudo: true })]);
+        if (user === sshd.users.nopw)
+          forms.push(['sudo', h.run({ argv: ['printf', '%s\\0', ...batch] }, { sudo: true })]);
         for (const [form, pending] of forms) {
           const r = await pending;
           const got = r.stdout.split('\0');
-          const bad = batch.map((w, i) => (got[i] === w ? '' : `${user} ${form} word ${i}: sent ${show(w)}, got ${show(got[i])}`)).filter(Boolean);
-          problems.push(...bad.slice(0, 3), ...(r.exitCode === 0 ? [] : [`${user} ${form}: exit ${r.exitCode} ${r.stderr.slice(0, 200)} (${batch.length} words)`]));
+          const bad = batch
+            .map((w, i) => (got[i] === w ? '' : `${user} ${form} word ${i}: sent ${show(w)}, got ${show(got[i])}`))
+            .filter(Boolean);
+          problems.push(
+            ...bad.slice(0, 3),
+            ...(r.exitCode === 0
+              ? []
+              : [`${user} ${form}: exit ${r.exitCode} ${r.stderr.slice(0, 200)} (${batch.length} words)`]),
+          );
         }
       }
     }
-    console.log(`fuzz sshd: ${words.length} strings (${words.filter(shellSpecial).length} a shell treats specially) × 4 forms as the passwordless user, × 3 as the other, ${problems.length} mismatches, ${existsSync(canary) ? 'INJECTED' : '0 injected'}`);
+    console.log(
+      `fuzz sshd: ${words.length} strings (${words.filter(shellSpecial).length} a shell treats specially) × 4 forms as the passwordless user, × 3 as the other, ${problems.length} mismatches, ${existsSync(canary) ? 'INJECTED' : '0 injected'}`,
+    );
     expect(problems).toEqual([]);
     expect(existsSync(canary)).toBe(false);
   }, 180_000);

@@ -47,7 +47,11 @@ async function expectEndedBeforeAuth(offset: number, connections: number): Promi
   const ended = () => since().match(/^Disconnected from 127\.0\.0\.1 port \d+ \[preauth\]$/gm)?.length ?? 0;
   await waitFor(() => ended() >= connections, `sshd to log ${connections} refused connection(s) ending`);
   expect(ended()).toBe(connections);
-  expect(since().split('\n').filter((l) => /publickey|Accepted|Starting session|for l20t-/.test(l))).toEqual([]);
+  expect(
+    since()
+      .split('\n')
+      .filter((l) => /publickey|Accepted|Starting session|for l20t-/.test(l)),
+  ).toEqual([]);
 }
 
 describe('real sshd: host keys', () => {
@@ -66,9 +70,15 @@ describe('real sshd: host keys', () => {
     expect(err).toBeInstanceOf(HostKeyError);
     expect(err).toMatchObject({ kind: 'unknown', presentedFingerprint: sshd.hostKeyFingerprint });
     // recordIn: the file a yes would write (the TUI's prompt names it).
-    expect(asked).toEqual([{
-      host: '127.0.0.1', port: sshd.port, fingerprint: sshd.hostKeyFingerprint, keyType: 'ssh-ed25519', recordIn: knownHosts,
-    }]);
+    expect(asked).toEqual([
+      {
+        host: '127.0.0.1',
+        port: sshd.port,
+        fingerprint: sshd.hostKeyFingerprint,
+        keyType: 'ssh-ed25519',
+        recordIn: knownHosts,
+      },
+    ]);
     await expectEndedBeforeAuth(offset, 1);
     expect(existsSync(canary)).toBe(false);
     expect(existsSync(knownHosts)).toBe(false);
@@ -109,7 +119,11 @@ describe('real sshd: host keys', () => {
 
     const err = await host.connect().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(HostKeyError);
-    expect(err).toMatchObject({ kind: 'changed', presentedFingerprint: sshd.hostKeyFingerprint, knownFingerprint: oldFingerprint });
+    expect(err).toMatchObject({
+      kind: 'changed',
+      presentedFingerprint: sshd.hostKeyFingerprint,
+      knownFingerprint: oldFingerprint,
+    });
     const message = (err as Error).message;
     expect(message).toContain(sshd.hostKeyFingerprint);
     expect(message).toContain(oldFingerprint);
@@ -118,7 +132,10 @@ describe('real sshd: host keys', () => {
     await expect(host.run({ argv: ['touch', canary] })).rejects.toBe(err);
 
     // The host that trusted the old key lost its connection in the restart; reconnecting meets the new key.
-    await expect(trustingHost.run({ argv: ['touch', canary] })).rejects.toMatchObject({ name: 'HostKeyError', kind: 'changed' });
+    await expect(trustingHost.run({ argv: ['touch', canary] })).rejects.toMatchObject({
+      name: 'HostKeyError',
+      kind: 'changed',
+    });
 
     expect(asked).toBe(0);
     await expectEndedBeforeAuth(offset, 2);

@@ -36,13 +36,22 @@ const config = clusterSchema.parse({
 
 /** One probe per host that takes a while, and one check on it. */
 const slowStage: StageDef<{ out: string }> = {
-  id: 'os', title: 'slow', purpose: 'a probe that takes 3 s',
+  id: 'os',
+  title: 'slow',
+  purpose: 'a probe that takes 3 s',
   probes: [{ id: 'slow', command: { script: 'sleep 3; echo done-$(id -un)\n' }, timeoutMs: 60_000 }],
   collect: ({ results }) => ({ out: results.slow?.stdout ?? '' }),
-  checks: [{
-    id: 'os.slow', scope: 'host', title: 'slow probe answered',
-    evaluate: (f) => (/^done-/.test(f.out) ? { status: 'pass', summary: f.out.trim(), evidence: f.out } : { status: 'fail', summary: 'no answer', evidence: f.out }),
-  }],
+  checks: [
+    {
+      id: 'os.slow',
+      scope: 'host',
+      title: 'slow probe answered',
+      evaluate: (f) =>
+        /^done-/.test(f.out)
+          ? { status: 'pass', summary: f.out.trim(), evidence: f.out }
+          : { status: 'fail', summary: 'no answer', evidence: f.out },
+    },
+  ],
 };
 
 describe('real sshd: hung commands and silent hosts', () => {
@@ -51,18 +60,41 @@ describe('real sshd: hung commands and silent hosts', () => {
     hosts.push(host);
     const marker = `hung-${process.pid}`;
     const hungStage: StageDef<{ ok: boolean }> = {
-      id: 'os', title: 'hung', purpose: 'a step that hangs',
+      id: 'os',
+      title: 'hung',
+      purpose: 'a step that hangs',
       probes: [{ id: 'marker', command: { argv: ['true'] } }],
       collect: () => ({ ok: false }),
-      checks: [{ id: 'os.hung', scope: 'host', title: 'never passes', evaluate: () => ({ status: 'fail', summary: 'needs the step', evidence: '' }) }],
-      steps: [{
-        id: 'os.hang', title: 'hangs', danger: 'safe', guards: ['os.hung'],
-        plan: () => ({ summary: 'hang', commands: [{ command: { argv: ['bash', '-c', `exec -a ${marker} sleep 300`] }, sudo: false, timeoutMs: 1500 }] }),
-      }],
+      checks: [
+        {
+          id: 'os.hung',
+          scope: 'host',
+          title: 'never passes',
+          evaluate: () => ({ status: 'fail', summary: 'needs the step', evidence: '' }),
+        },
+      ],
+      steps: [
+        {
+          id: 'os.hang',
+          title: 'hangs',
+          danger: 'safe',
+          guards: ['os.hung'],
+          plan: () => ({
+            summary: 'hang',
+            commands: [
+              { command: { argv: ['bash', '-c', `exec -a ${marker} sleep 300`] }, sudo: false, timeoutMs: 1500 },
+            ],
+          }),
+        },
+      ],
     };
-    const engine = new Engine([host], { config: clusterSchema.parse({ hosts: [{ name: host.name, address: '127.0.0.1', role: 'head' }] }) });
+    const engine = new Engine([host], {
+      config: clusterSchema.parse({ hosts: [{ name: host.name, address: '127.0.0.1', role: 'head' }] }),
+    });
     const started = Date.now();
-    const outcome = await new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: false }).applyStage(hungStage);
+    const outcome = await new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: false }).applyStage(
+      hungStage,
+    );
     const step = outcome.steps?.find((s) => s.id === 'os.hang');
     expect(step?.status).toBe('failed');
     expect(step?.error).toMatch(new RegExp(`bash -c 'exec -a ${marker} sleep 300'\` on ${host.name} timed out`));
@@ -89,7 +121,10 @@ describe('real sshd: hung commands and silent hosts', () => {
     expect(session.length).toBeGreaterThan(0);
     // The whole host goes silent for b: its session and the listener (new connections get no answer either).
     // a's connection is already up and its session processes keep running.
-    const frozen = [...session.flatMap((p) => processTree(p.pid)).filter((p) => p.args.startsWith('sshd')), { pid: sshd.pid }];
+    const frozen = [
+      ...session.flatMap((p) => processTree(p.pid)).filter((p) => p.args.startsWith('sshd')),
+      { pid: sshd.pid },
+    ];
     for (const p of frozen) process.kill(p.pid, 'SIGSTOP');
     const stoppedAt = Date.now();
     try {
@@ -98,7 +133,9 @@ describe('real sshd: hung commands and silent hosts', () => {
       expect(lost, 'b reported lost').toBeDefined();
       const after = (lost!.at - stoppedAt) / 1000;
       const bound = (keepalive.keepaliveIntervalMs * (keepalive.keepaliveCountMax + 1)) / 1000 + 1;
-      console.log(`silent host: lost after ${after.toFixed(1)} s (bound ${bound.toFixed(1)} s: keepalive ${keepalive.keepaliveIntervalMs} ms × ${keepalive.keepaliveCountMax} + 1 interval + 1 s)`);
+      console.log(
+        `silent host: lost after ${after.toFixed(1)} s (bound ${bound.toFixed(1)} s: keepalive ${keepalive.keepaliveIntervalMs} ms × ${keepalive.keepaliveCountMax} + 1 interval + 1 s)`,
+      );
       expect(after).toBeLessThanOrEqual(bound);
       const ra = outcome.results.find((r) => r.host === a.name);
       const rb = outcome.results.find((r) => r.host === b.name);

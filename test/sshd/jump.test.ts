@@ -29,7 +29,10 @@ const leftovers: number[] = [];
 
 beforeAll(async () => {
   [bastion, bastion2, noForwarding, target] = await Promise.all([
-    startSshd(), startSshd(), startSshd({ extraConfig: ['AllowTcpForwarding no'] }), startSshd(),
+    startSshd(),
+    startSshd(),
+    startSshd({ extraConfig: ['AllowTcpForwarding no'] }),
+    startSshd(),
   ]);
   uid = uidOf(target.users.nopw);
   dir = mkdtempSync(join(tmpdir(), 'l20-jump-'));
@@ -59,7 +62,10 @@ function targetHost(extra: Partial<SshHostOptions>): SshHost {
 }
 
 const logins = (sshd: Sshd) =>
-  sshd.readLog().split('\n').filter((l) => l.includes(`Accepted publickey for ${sshd.users.nopw}`)).length;
+  sshd
+    .readLog()
+    .split('\n')
+    .filter((l) => l.includes(`Accepted publickey for ${sshd.users.nopw}`)).length;
 
 async function rejection(p: Promise<unknown>): Promise<Error> {
   return p.then(
@@ -73,10 +79,30 @@ async function rejection(p: Promise<unknown>): Promise<Error> {
 /** The real OpenSSH client as the ProxyCommand: only its own key and known_hosts, never ~/.ssh. */
 function sshW(via: Sshd): string {
   return quoteArgv([
-    'ssh', '-F', 'none', '-o', 'BatchMode=yes', '-o', 'StrictHostKeyChecking=yes',
-    '-o', `UserKnownHostsFile=${via.knownHostsPath}`, '-o', 'GlobalKnownHostsFile=/dev/null',
-    '-o', 'IdentitiesOnly=yes', '-o', 'IdentityAgent=none', '-i', via.clientKeyPath,
-    '-p', String(via.port), '-l', via.users.nopw, '-W', '%h:%p', '127.0.0.1',
+    'ssh',
+    '-F',
+    'none',
+    '-o',
+    'BatchMode=yes',
+    '-o',
+    'StrictHostKeyChecking=yes',
+    '-o',
+    `UserKnownHostsFile=${via.knownHostsPath}`,
+    '-o',
+    'GlobalKnownHostsFile=/dev/null',
+    '-o',
+    'IdentitiesOnly=yes',
+    '-o',
+    'IdentityAgent=none',
+    '-i',
+    via.clientKeyPath,
+    '-p',
+    String(via.port),
+    '-l',
+    via.users.nopw,
+    '-W',
+    '%h:%p',
+    '127.0.0.1',
   ]);
 }
 
@@ -88,7 +114,10 @@ async function sleepOn(host: SshHost, seconds: string): Promise<{ run: Promise<u
   let started = false;
   const run = host.run({ argv: ['sleep', seconds] }, { onStart: () => (started = true) });
   run.catch(() => undefined); // awaited by the caller; must not count as unhandled meanwhile
-  const mine = () => listProcesses().filter((p) => p.uid === uid && p.args === `sleep ${seconds}`).map((p) => p.pid);
+  const mine = () =>
+    listProcesses()
+      .filter((p) => p.uid === uid && p.args === `sleep ${seconds}`)
+      .map((p) => p.pid);
   await waitFor(() => started && mine().length > 0, `sleep ${seconds} to run on the target`);
   leftovers.push(...mine());
   return { run }; // wrapped: an async function would wait for the run itself
@@ -120,8 +149,10 @@ describe('real sshd: ProxyJump', () => {
     const host = targetHost({ jump: [hop(noForwarding, 'locked')] });
     const err = await rejection(host.connect());
     expect(err.message).toMatch(
-      new RegExp(`^l20-n1: cannot connect via jump host locked \\(l20t-nopw@127\\.0\\.0\\.1:${noForwarding.port}\\): ` +
-        `cannot open a channel to 127\\.0\\.0\\.1:${target.port}: .*administratively prohibited`),
+      new RegExp(
+        `^l20-n1: cannot connect via jump host locked \\(l20t-nopw@127\\.0\\.0\\.1:${noForwarding.port}\\): ` +
+          `cannot open a channel to 127\\.0\\.0\\.1:${target.port}: .*administratively prohibited`,
+      ),
     );
   });
 
@@ -130,9 +161,12 @@ describe('real sshd: ProxyJump', () => {
     writeFileSync(khPath, '', { mode: 0o600 });
     const asked: unknown[] = [];
     const host = targetHost({
-      jump: [hop(bastion, 'bastion', {
-        knownHostsFiles: [khPath], onUnknownHostKey: async (i) => (asked.push(i), true),
-      })],
+      jump: [
+        hop(bastion, 'bastion', {
+          knownHostsFiles: [khPath],
+          onUnknownHostKey: async (i) => (asked.push(i), true),
+        }),
+      ],
     });
     await host.connect();
     const question = { host: '127.0.0.1', port: bastion.port, fingerprint: bastion.hostKeyFingerprint };
@@ -141,7 +175,7 @@ describe('real sshd: ProxyJump', () => {
     await host.close();
   });
 
-  it("a changed hop key is refused naming the hop, and never retried; the target is never reached", async () => {
+  it('a changed hop key is refused naming the hop, and never retried; the target is never reached', async () => {
     const khPath = join(dir, 'kh-changed');
     // The target's key recorded for the bastion's address: the bastion presents another one.
     const targetKey = target.hostPublicKeyLine.split(' ').slice(0, 2).join(' ');
@@ -171,8 +205,9 @@ describe('real sshd: ProxyJump', () => {
     expect(err).toBeInstanceOf(ConnectionLostError);
     expect(down.connectionState).toBe('failed');
     expect(err.message).toMatch(
-      new RegExp(`^l20-n1: cannot connect via jump host bastion \\(l20t-nopw@127\\.0\\.0\\.1:${port}\\): ` +
-        '.*ECONNREFUSED'),
+      new RegExp(
+        `^l20-n1: cannot connect via jump host bastion \\(l20t-nopw@127\\.0\\.0\\.1:${port}\\): ` + '.*ECONNREFUSED',
+      ),
     );
 
     const silent = await listening(); // accepts and says nothing
@@ -228,7 +263,10 @@ describe('real sshd: ProxyJump', () => {
   it('cancel through two hops: the remote command and its children are gone on the target', async () => {
     const host = targetHost({ jump: [hop(bastion, 'bastion'), hop(bastion2, 'inner')] });
     const sleeps = ['sleep 340', 'sleep 341'];
-    const pids = () => listProcesses().filter((p) => p.uid === uid && sleeps.includes(p.args)).map((p) => p.pid);
+    const pids = () =>
+      listProcesses()
+        .filter((p) => p.uid === uid && sleeps.includes(p.args))
+        .map((p) => p.pid);
     const ac = new AbortController();
     const run = host.run({ argv: ['bash', '-c', 'sleep 340 & sleep 341; wait'] }, { signal: ac.signal });
     await waitFor(() => pids().length === 2, 'both sleeps to run on the target');
@@ -266,13 +304,15 @@ describe('real sshd: ProxyCommand', () => {
     expect(proxies()).toEqual([]);
   });
 
-  it("a failing proxy: the error shows its stderr, cleaned of control sequences", async () => {
+  it('a failing proxy: the error shows its stderr, cleaned of control sequences', async () => {
     const script = `printf 'no route to gpu1 \\033[31mred\\033[0m \\033]0;title\\007done\\n' >&2; exit 3`;
     const host = targetHost({ proxyCommand: quoteArgv(['sh', '-c', script]) });
     const err = await rejection(host.connect());
     expect(err.message).toMatch(
-      new RegExp('^l20-n1: cannot connect to l20t-nopw@127\\.0\\.0\\.1:\\d+: .*; ' +
-        'ProxyCommand `sh -c .*` exited 3: no route to gpu1 red done$'),
+      new RegExp(
+        '^l20-n1: cannot connect to l20t-nopw@127\\.0\\.0\\.1:\\d+: .*; ' +
+          'ProxyCommand `sh -c .*` exited 3: no route to gpu1 red done$',
+      ),
     );
     expect(err.message).not.toMatch(/[\u001b\u0007]/);
   });
@@ -281,7 +321,11 @@ describe('real sshd: ProxyCommand', () => {
     const host = targetHost({ proxyCommand: quoteArgv(['sh', '-c', 'sleep 371 & echo going >&2; exit 4']) });
     const started = Date.now();
     const err = await rejection(host.connect());
-    leftovers.push(...listProcesses().filter((p) => p.args === 'sleep 371').map((p) => p.pid));
+    leftovers.push(
+      ...listProcesses()
+        .filter((p) => p.args === 'sleep 371')
+        .map((p) => p.pid),
+    );
     expect(err.message).toMatch(/; ProxyCommand `sh -c .*` exited 4: going$/);
     expect(Date.now() - started).toBeLessThan(3000);
   });
@@ -296,21 +340,36 @@ describe('real sshd: ProxyCommand', () => {
 describe('real sshd: jump hosts from ~/.ssh/config and the inventory', () => {
   function config(khBastion: string): string {
     return [
-      'Host bastion', '  HostName 127.0.0.1', `  Port ${bastion.port}`, `  User ${bastion.users.nopw}`,
-      `  IdentityFile ${bastion.clientKeyPath}`, `  UserKnownHostsFile ${khBastion}`,
-      'Host gpu1', '  HostName 127.0.0.1', `  Port ${target.port}`, `  User ${target.users.nopw}`,
-      `  IdentityFile ${target.clientKeyPath}`, `  UserKnownHostsFile ${target.knownHostsPath}`, '  ProxyJump bastion',
-      'Host gpu2', '  HostName 127.0.0.1', `  Port ${target.port}`, `  User ${target.users.nopw}`,
-      `  IdentityFile ${target.clientKeyPath}`, `  UserKnownHostsFile ${target.knownHostsPath}`,
+      'Host bastion',
+      '  HostName 127.0.0.1',
+      `  Port ${bastion.port}`,
+      `  User ${bastion.users.nopw}`,
+      `  IdentityFile ${bastion.clientKeyPath}`,
+      `  UserKnownHostsFile ${khBastion}`,
+      'Host gpu1',
+      '  HostName 127.0.0.1',
+      `  Port ${target.port}`,
+      `  User ${target.users.nopw}`,
+      `  IdentityFile ${target.clientKeyPath}`,
+      `  UserKnownHostsFile ${target.knownHostsPath}`,
+      '  ProxyJump bastion',
+      'Host gpu2',
+      '  HostName 127.0.0.1',
+      `  Port ${target.port}`,
+      `  User ${target.users.nopw}`,
+      `  IdentityFile ${target.clientKeyPath}`,
+      `  UserKnownHostsFile ${target.knownHostsPath}`,
       `  ProxyCommand ${sshW(noForwarding)}`,
     ].join('\n');
   }
   const ctxFor = (text: string) => ({
-    homeDir: dir, localUser: 'root', env: {},
+    homeDir: dir,
+    localUser: 'root',
+    env: {},
     readFile: (p: string) => (p === join(dir, '.ssh', 'config') ? text : undefined),
   });
 
-  it("config ProxyJump: the hop resolved from the same config, its unknown key asked about by its name", async () => {
+  it('config ProxyJump: the hop resolved from the same config, its unknown key asked about by its name', async () => {
     const kh = join(dir, 'kh-config-bastion');
     writeFileSync(kh, '', { mode: 0o600 });
     const asked: unknown[] = [];
@@ -348,9 +407,10 @@ async function listening(): Promise<{ port: number; close(): Promise<void> }> {
   const a = srv.address();
   return {
     port: typeof a === 'object' && a ? a.port : 0,
-    close: () => new Promise<void>((resolve) => {
-      for (const s of sockets) s.destroy();
-      srv.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        srv.close(() => resolve());
+      }),
   };
 }

@@ -556,7 +556,9 @@ beforeAll(async () => {
     execFileSync('ssh', ['-V'], { stdio: 'ignore' });
   } catch (err) {
     const why = (err as Error).message;
-    throw new Error(`the known_hosts oracle needs the OpenSSH client (Debian package openssh-client): ${why}`, { cause: err });
+    throw new Error(`the known_hosts oracle needs the OpenSSH client (Debian package openssh-client): ${why}`, {
+      cause: err,
+    });
   }
   dir = mkdtempSync(join(tmpdir(), 'l20-kh-oracle-'));
   [single, multi, noEd25519] = await Promise.all([

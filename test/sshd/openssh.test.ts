@@ -13,7 +13,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OpensshHost, type OpensshHostOptions } from '../../src/transport/openssh.js';
 import { SshHost } from '../../src/transport/ssh.js';
 import {
-  ConnectionLostError, HostKeyError, type Command, type Host, type RunOptions,
+  ConnectionLostError,
+  HostKeyError,
+  type Command,
+  type Host,
+  type RunOptions,
 } from '../../src/transport/types.js';
 import { blockedWriting, isAlive, pidsOf, written } from '../helpers/processes.js';
 import { listProcesses, startSshd, uidOf, waitFor, type ProcessInfo, type Sshd } from '../helpers/sshd.js';
@@ -89,7 +93,11 @@ describe('OpenSSH transport: commands', () => {
       const [a, b] = await Promise.all([openssh.run(command, opts), ssh2.run(command, opts)]);
       const what = JSON.stringify(command).slice(0, 80);
       expect({ what, exitCode: a.exitCode, stdout: a.stdout, stderr: a.stderr, line: a.commandLine }).toEqual({
-        what, exitCode: b.exitCode, stdout: b.stdout, stderr: b.stderr, line: b.commandLine,
+        what,
+        exitCode: b.exitCode,
+        stdout: b.stdout,
+        stderr: b.stderr,
+        line: b.commandLine,
       });
     }
     expect((await openssh.run({ argv: ['id', '-u'] }, { sudo: true })).stdout).toBe('0\n');
@@ -128,11 +136,14 @@ describe('OpenSSH transport: commands', () => {
     let holding = true;
     let release!: () => void;
     const behind = new Promise<void>((r) => (release = r));
-    const run = host.run({ argv: ['seq', '1', String(total)] }, {
-      onStdout: (t) => (received += t.length),
-      backpressure: () => (holding ? behind : undefined),
-      maxBufferBytes: 4096,
-    });
+    const run = host.run(
+      { argv: ['seq', '1', String(total)] },
+      {
+        onStdout: (t) => (received += t.length),
+        backpressure: () => (holding ? behind : undefined),
+        maxBufferBytes: 4096,
+      },
+    );
     let last = -2;
     await waitFor(() => {
       pid ||= pidsOf(uid, [`seq 1 ${total}`])[0] ?? 0;
@@ -336,5 +347,3 @@ describe('OpenSSH transport: the master', () => {
     await expect(refusing.connect()).rejects.toThrow(/^bastion: the host key of 127\.0\.0\.1:\d+ .* is not known/);
   });
 });
-
-

@@ -24,7 +24,9 @@ describe('real sshd: quick commands', () => {
   it('400 quick commands each report their own exit code', async () => {
     const codes: Array<number | null> = [];
     for (let wave = 0; wave < 40; wave++) {
-      const runs = Array.from({ length: 10 }, (_, i) => host.run({ argv: ['sh', '-c', `printf %s ${'x'.repeat(4000)}; exit ${(wave * 10 + i) % 3}`] }));
+      const runs = Array.from({ length: 10 }, (_, i) =>
+        host.run({ argv: ['sh', '-c', `printf %s ${'x'.repeat(4000)}; exit ${(wave * 10 + i) % 3}`] }),
+      );
       for (const r of await Promise.all(runs)) codes.push(r.exitCode);
     }
     expect(codes.map((c, i) => (c === i % 3 ? 'ok' : `#${i}: ${c}`)).filter((x) => x !== 'ok')).toEqual([]);

@@ -28,13 +28,23 @@ beforeAll(async () => {
   password = sshd.users.cliPassword;
   home = mkdtempSync(join(tmpdir(), 'l20-secrets-'));
   inventory = join(home, 'inventory.json');
-  writeFileSync(inventory, JSON.stringify({
-    version: 1,
-    hosts: [{
-      name: 'sshd-a', address: '127.0.0.1', port: sshd.port, user: sshd.users.cli, role: 'head',
-      auth: { method: 'identityFile', path: sshd.clientKeyPath }, knownHostsFile: sshd.knownHostsPath,
-    }],
-  }));
+  writeFileSync(
+    inventory,
+    JSON.stringify({
+      version: 1,
+      hosts: [
+        {
+          name: 'sshd-a',
+          address: '127.0.0.1',
+          port: sshd.port,
+          user: sshd.users.cli,
+          role: 'head',
+          auth: { method: 'identityFile', path: sshd.clientKeyPath },
+          knownHostsFile: sshd.knownHostsPath,
+        },
+      ],
+    }),
+  );
 });
 
 afterAll(async () => {
@@ -47,7 +57,10 @@ function homedir(user: string): string {
 }
 
 /** Runs the CLI with the password on stdin, scanning every process on the machine while it runs. */
-async function cliWithPassword(args: string[], stdin = `${password}\n`): Promise<{ code: number; stdout: string; stderr: string; exposed: string[]; scans: number }> {
+async function cliWithPassword(
+  args: string[],
+  stdin = `${password}\n`,
+): Promise<{ code: number; stdout: string; stderr: string; exposed: string[]; scans: number }> {
   const child = spawn(process.execPath, [BIN, ...args], { env: cliEnv(home), stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -57,7 +70,12 @@ async function cliWithPassword(args: string[], stdin = `${password}\n`): Promise
   const exposed = new Set<string>();
   let scans = 0;
   let exited = false;
-  const done = new Promise<number>((resolve) => child.once('close', (code) => { exited = true; resolve(code ?? -1); }));
+  const done = new Promise<number>((resolve) =>
+    child.once('close', (code) => {
+      exited = true;
+      resolve(code ?? -1);
+    }),
+  );
   while (!exited) {
     for (const p of processesHolding(password)) exposed.add(p);
     scans++;
@@ -68,12 +86,21 @@ async function cliWithPassword(args: string[], stdin = `${password}\n`): Promise
 
 describe('the sudo password stays in memory', () => {
   it('check: sudo works with it (a root-only probe succeeds), and it is in no argv, environment, output or file', async () => {
-    const r = await cliWithPassword(['check', '--inventory', inventory, '--stage', 'network', '--sudo-password-stdin', '--json']);
+    const r = await cliWithPassword([
+      'check',
+      '--inventory',
+      inventory,
+      '--stage',
+      'network',
+      '--sudo-password-stdin',
+      '--json',
+    ]);
     expect(r.stderr).not.toMatch(/internal error/);
     // This Debian host lacks what the network stage reads (no fabric, no systemd as PID 1): some checks cannot
     // tell (exit 2), but every one of them ran over the connection.
     expect([0, 1, 2]).toContain(r.code);
-    const checks = (JSON.parse(r.stdout) as { stages: Array<{ checks: Array<{ summary: string }> }> }).stages[0]!.checks;
+    const checks = (JSON.parse(r.stdout) as { stages: Array<{ checks: Array<{ summary: string }> }> }).stages[0]!
+      .checks;
     expect(checks.length).toBeGreaterThan(5);
     expect(checks.filter((c) => /cannot connect|lost .* while probing/.test(c.summary))).toEqual([]);
     expect(r.scans).toBeGreaterThan(1);
@@ -81,7 +108,12 @@ describe('the sudo password stays in memory', () => {
     expect(r.stdout + r.stderr).not.toContain(password);
     // sudo used it: the session log has sudo commands that ran as root and exited 0.
     const logs = join(home, 'state', 'l20-setup', 'sessions');
-    const events = readdirSync(logs).flatMap((f) => readFileSync(join(logs, f), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>));
+    const events = readdirSync(logs).flatMap((f) =>
+      readFileSync(join(logs, f), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
+    );
     const sudoRuns = new Set(events.filter((e) => e.type === 'cmd.start' && e.sudo === true).map((e) => e.runId));
     const okSudo = events.filter((e) => e.type === 'cmd.exit' && sudoRuns.has(e.runId) && e.exitCode === 0);
     expect(sudoRuns.size).toBeGreaterThan(0);
@@ -90,11 +122,25 @@ describe('the sudo password stays in memory', () => {
   }, 120_000);
 
   it('bundle and report: the archive (unpacked) and the report do not hold it', async () => {
-    const bundle = await cliWithPassword(['bundle', '--inventory', inventory, '--sudo-password-stdin', '--out', join(home, 'bundle.tar.gz')]);
+    const bundle = await cliWithPassword([
+      'bundle',
+      '--inventory',
+      inventory,
+      '--sudo-password-stdin',
+      '--out',
+      join(home, 'bundle.tar.gz'),
+    ]);
     expect(bundle.stderr).not.toMatch(/internal error/);
     expect(bundle.exposed).toEqual([]);
     expect(statSync(join(home, 'bundle.tar.gz')).size).toBeGreaterThan(1000);
-    const report = await cliWithPassword(['report', '--inventory', inventory, '--sudo-password-stdin', '--out', join(home, 'report.md')]);
+    const report = await cliWithPassword([
+      'report',
+      '--inventory',
+      inventory,
+      '--sudo-password-stdin',
+      '--out',
+      join(home, 'report.md'),
+    ]);
     expect(report.stderr).not.toMatch(/internal error/);
     expect(report.exposed).toEqual([]);
     expect(readFileSync(join(home, 'report.md'), 'utf8')).toMatch(/sshd-a/);
@@ -102,7 +148,9 @@ describe('the sudo password stays in memory', () => {
     expect(filesHolding(home, password)).toEqual([]);
     expect(sshd.readLog()).not.toContain(password);
     searched.files += 3; // both outputs and the server log
-    console.log(`secrets: ${searched.files} places searched (files under the tool's home incl. the unpacked bundle, session logs, report; outputs; sshd log) plus every process's argv and environment while it ran: 0 found`);
+    console.log(
+      `secrets: ${searched.files} places searched (files under the tool's home incl. the unpacked bundle, session logs, report; outputs; sshd log) plus every process's argv and environment while it ran: 0 found`,
+    );
   }, 300_000);
 
   it('a host file that holds the password (~/.nccl.conf): every output and file has it scrubbed', async () => {
@@ -111,8 +159,15 @@ describe('the sudo password stays in memory', () => {
     writeFileSync(conf, `NCCL_DEBUG=WARN\nNCCL_PASSWORD=${password}\n`, { mode: 0o600 });
     execFileSync('chown', [`${sshd.users.cli}:`, conf]);
     try {
-      const r = await cliWithPassword(['check', '--inventory', inventory, '--stage', 'nccl', '--sudo-password-stdin',
-        '--json']);
+      const r = await cliWithPassword([
+        'check',
+        '--inventory',
+        inventory,
+        '--stage',
+        'nccl',
+        '--sudo-password-stdin',
+        '--json',
+      ]);
       expect(r.stderr).not.toMatch(/internal error/);
       expect(r.stdout).toContain('NCCL_PASSWORD=[REDACTED:sudo-password]');
       expect(r.stdout + r.stderr).not.toContain(password);

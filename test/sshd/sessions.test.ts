@@ -63,12 +63,17 @@ function peakSessionsInLog(log: string, user: string): { started: number; peak: 
 
 async function runFifty(host: SshHost, tag: string): Promise<number[]> {
   const results = await Promise.all(
-    Array.from({ length: 50 }, (_, i) => host.run({ argv: ['bash', '-c', COUNTED, '_', String(i)] }, { env: { D: dir, TAG: tag } })),
+    Array.from({ length: 50 }, (_, i) =>
+      host.run({ argv: ['bash', '-c', COUNTED, '_', String(i)] }, { env: { D: dir, TAG: tag } }),
+    ),
   );
   results.forEach((r, i) => {
     expect(r).toMatchObject({ exitCode: 0, stdout: `command ${i}\n`, stderr: '', timedOut: false, cancelled: false });
   });
-  const peaks = readFileSync(join(dir, `${tag}.peaks`), 'utf8').trim().split('\n').map(Number);
+  const peaks = readFileSync(join(dir, `${tag}.peaks`), 'utf8')
+    .trim()
+    .split('\n')
+    .map(Number);
   expect(peaks).toHaveLength(50);
   expect(readFileSync(join(dir, 'now'), 'utf8').trim()).toBe('0');
   return peaks;
@@ -122,7 +127,9 @@ describe('real sshd: 50 queued commands under MaxSessions 10', () => {
     // One wave of 10 commands that each wait until 10 are in: all 10 must get to run together (with the
     // limit lowered to 9 the tenth would start only once the others gave up waiting, and the peak is 9).
     const results = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => host.run({ argv: ['bash', '-c', COUNTED, '_', String(i)] }, { env: { D: dir, TAG: 'after-races', W: '10' } })),
+      Array.from({ length: 10 }, (_, i) =>
+        host.run({ argv: ['bash', '-c', COUNTED, '_', String(i)] }, { env: { D: dir, TAG: 'after-races', W: '10' } }),
+      ),
     );
     expect(results.map((r) => r.exitCode)).toEqual(Array(10).fill(0));
     const counts = readFileSync(join(dir, 'after-races.peaks'), 'utf8').trim().split('\n').map(Number);

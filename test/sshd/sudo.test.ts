@@ -64,7 +64,7 @@ describe('real sshd: sudo', () => {
     expect(filesHolding(`/home/${sshd.users.pw}`, password)).toEqual([]);
   });
 
-  it('fails a wrong password with sudo\'s own message, without hanging', async () => {
+  it("fails a wrong password with sudo's own message, without hanging", async () => {
     const wrong = `wrong-${sshd.users.pwPassword}`;
     const host = makeHost(sshd.users.pw, wrong);
     const r = await host.run({ argv: ['id', '-u'] }, { sudo: true, timeoutMs: 30_000 });
@@ -98,16 +98,31 @@ describe('real sshd: sudo', () => {
 describe('real sshd: the sudo wrapper changes nothing for the command', () => {
   it("exits with the command's own status; a command killed by a signal reads as 128+n", async () => {
     const host = makeHost(sshd.users.nopw);
-    expect(await host.run({ argv: ['bash', '-c', 'echo out; echo err >&2; exit 7'] }, { sudo: true })).toMatchObject({ exitCode: 7, signal: null, stdout: 'out\n', stderr: 'err\n' });
-    expect(await host.run({ script: 'echo "$1 $(id -u)"; exit 3\n', args: ['x y'] }, { sudo: true })).toMatchObject({ exitCode: 3, stdout: 'x y 0\n' });
-    expect(await host.run({ argv: ['bash', '-c', 'kill -KILL $$'] }, { sudo: true })).toMatchObject({ exitCode: 137, signal: null, cancelled: false });
+    expect(await host.run({ argv: ['bash', '-c', 'echo out; echo err >&2; exit 7'] }, { sudo: true })).toMatchObject({
+      exitCode: 7,
+      signal: null,
+      stdout: 'out\n',
+      stderr: 'err\n',
+    });
+    expect(await host.run({ script: 'echo "$1 $(id -u)"; exit 3\n', args: ['x y'] }, { sudo: true })).toMatchObject({
+      exitCode: 3,
+      stdout: 'x y 0\n',
+    });
+    expect(await host.run({ argv: ['bash', '-c', 'kill -KILL $$'] }, { sudo: true })).toMatchObject({
+      exitCode: 137,
+      signal: null,
+      cancelled: false,
+    });
   });
 
   it('sudo -S: the password works and stdin after it reaches dd byte for byte', async () => {
     const host = makeHost(sshd.users.pw, sshd.users.pwPassword);
     const target = join(sshd.dir, 'dd-target');
     // Every byte value, a line like a password, and no final newline: nothing may be added, dropped or eaten.
-    const bytes = Buffer.concat([Buffer.from(Array.from({ length: 256 }, (_, i) => i)), Buffer.from(`\n${sshd.users.pwPassword}\nlast`)]);
+    const bytes = Buffer.concat([
+      Buffer.from(Array.from({ length: 256 }, (_, i) => i)),
+      Buffer.from(`\n${sshd.users.pwPassword}\nlast`),
+    ]);
     try {
       const r = await host.run({ argv: ['dd', `of=${target}`, 'status=none'] }, { sudo: true, stdin: bytes });
       expect(r).toMatchObject({ exitCode: 0, stdout: '', stderr: '' });
@@ -125,10 +140,15 @@ describe('real sshd: the sudo wrapper changes nothing for the command', () => {
     const ac = new AbortController();
     const run = host.run({ script: 'sleep 340 &\necho "started $!"\nsleep 341\n' }, { sudo: true, signal: ac.signal });
     try {
-      await waitFor(() => listProcesses().filter((p) => p.uid === 0 && sleeps.includes(p.args)).length === 2, 'both root sleeps to run');
+      await waitFor(
+        () => listProcesses().filter((p) => p.uid === 0 && sleeps.includes(p.args)).length === 2,
+        'both root sleeps to run',
+      );
       // By pid: a process that escapes is reparented to init, out of sshd's tree.
       const running = processTree(sshd.pid).filter((p) => p.pid !== sshd.pid && !p.args.startsWith('sshd'));
-      expect(running.map((p) => p.args)).toContain(`sudo -k -S -p  -- ${SUDO_WRAPPER_ARGV.join(' ')} env LC_ALL=C bash -s --`);
+      expect(running.map((p) => p.args)).toContain(
+        `sudo -k -S -p  -- ${SUDO_WRAPPER_ARGV.join(' ')} env LC_ALL=C bash -s --`,
+      );
       ac.abort();
       expect(await run).toMatchObject({ cancelled: true });
       await waitFor(() => running.every((p) => !isAlive(p.pid)), 'every process of the run to exit', 10_000);

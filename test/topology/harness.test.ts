@@ -145,7 +145,10 @@ describe('OpenSSH through the bastions', () => {
       const block = sshdBlock(alias, s);
       return cfg.replace(block, block.replace(sshConfigPath(s.knownHostsPath), sshConfigPath(wrong)));
     };
-    const cases = [['bastion2', bastion2, 'bastion1,bastion2'], ['target', target, 'bastion1']] as const;
+    const cases = [
+      ['bastion2', bastion2, 'bastion1,bastion2'],
+      ['target', target, 'bastion1'],
+    ] as const;
     for (const [alias, s, jump] of cases) {
       const bad = join(other, `cfg-${alias}`);
       writeFileSync(bad, swap(alias, s));
@@ -161,7 +164,7 @@ describe('OpenSSH through the bastions', () => {
 });
 
 describe('lab serve --address', () => {
-  it('serves on the namespace\'s own address and names it in the inventory (above); refuses any other', async () => {
+  it("serves on the namespace's own address and names it in the inventory (above); refuses any other", async () => {
     for (const [address, why] of [
       ['0.0.0.0', /not an address of this machine's interfaces/],
       ['192.0.2.77', /not an address of this machine's interfaces/],

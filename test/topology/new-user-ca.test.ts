@@ -29,13 +29,23 @@ beforeAll(async () => {
   const userCa = newCertificateAuthority(work, 'user_ca');
   const certOnly = { trustedUserCAKeys: userCa, authorizedKeys: false } as const;
   const bastion = await startSshd({
-    netns: topo.bastion1.ns, listenAddress: topo.bastion1.address, extraConfig: ['AllowTcpForwarding yes'],
-    hostCertificate: { ca: hostCa, principals: [topo.bastion1.address] }, ...certOnly,
+    netns: topo.bastion1.ns,
+    listenAddress: topo.bastion1.address,
+    extraConfig: ['AllowTcpForwarding yes'],
+    hostCertificate: { ca: hostCa, principals: [topo.bastion1.address] },
+    ...certOnly,
   });
-  const targets = await Promise.all([22, 2222].map((port) => startSshd({
-    netns: topo.target.ns, listenAddress: topo.target.address, port,
-    hostCertificate: { ca: hostCa, principals: [topo.target.address] }, ...certOnly,
-  })));
+  const targets = await Promise.all(
+    [22, 2222].map((port) =>
+      startSshd({
+        netns: topo.target.ns,
+        listenAddress: topo.target.address,
+        port,
+        hostCertificate: { ca: hostCa, principals: [topo.target.address] },
+        ...certOnly,
+      }),
+    ),
+  );
   servers = [bastion, ...targets];
   const key = join(home, '.ssh', 'id_ed25519');
   execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'operator', '-f', key]);
@@ -44,17 +54,37 @@ beforeAll(async () => {
   const patterns = [topo.bastion1.address, topo.target.address, `[${topo.target.address}]:2222`].join(',');
   writeFileSync(join(home, '.ssh', 'known_hosts'), `@cert-authority ${patterns} ${ca}\n`, { mode: 0o600 });
   // What the operator's ssh already works with: no inventory field needed beyond the aliases.
-  writeFileSync(join(home, '.ssh', 'config'), [
-    'Host bastion', `  HostName ${topo.bastion1.address}`, '',
-    'Host gpu1 gpu2', `  HostName ${topo.target.address}`, '  ProxyJump bastion', '',
-    'Host gpu2', '  Port 2222', '',
-    'Host *', `  User ${bastion.users.nopw}`, `  IdentityFile ${sshConfigPath(key)}`,
-    `  UserKnownHostsFile ${sshConfigPath(join(home, '.ssh', 'known_hosts'))}`, '',
-  ].join('\n'), { mode: 0o600 });
-  writeFileSync(join(home, 'inventory.json'), JSON.stringify({
-    version: 1,
-    hosts: [{ name: 'gpu1', address: 'gpu1', role: 'head' }, { name: 'gpu2', address: 'gpu2', role: 'worker' }],
-  }));
+  writeFileSync(
+    join(home, '.ssh', 'config'),
+    [
+      'Host bastion',
+      `  HostName ${topo.bastion1.address}`,
+      '',
+      'Host gpu1 gpu2',
+      `  HostName ${topo.target.address}`,
+      '  ProxyJump bastion',
+      '',
+      'Host gpu2',
+      '  Port 2222',
+      '',
+      'Host *',
+      `  User ${bastion.users.nopw}`,
+      `  IdentityFile ${sshConfigPath(key)}`,
+      `  UserKnownHostsFile ${sshConfigPath(join(home, '.ssh', 'known_hosts'))}`,
+      '',
+    ].join('\n'),
+    { mode: 0o600 },
+  );
+  writeFileSync(
+    join(home, 'inventory.json'),
+    JSON.stringify({
+      version: 1,
+      hosts: [
+        { name: 'gpu1', address: 'gpu1', role: 'head' },
+        { name: 'gpu2', address: 'gpu2', role: 'worker' },
+      ],
+    }),
+  );
   // The servers really are behind the bastion.
   for (const port of [22, 2222]) expect(await tcpConnects(topo.target.address, port)).toBe(false);
 });
@@ -70,8 +100,10 @@ interface CheckReport {
 }
 
 it('check --stage inventory reaches both servers through the bastion with the certificate alone', async () => {
-  const r = await cli(['check', '--stage', 'inventory', '--json', '--inventory', join(home, 'inventory.json')],
-    cliEnv(home));
+  const r = await cli(
+    ['check', '--stage', 'inventory', '--json', '--inventory', join(home, 'inventory.json')],
+    cliEnv(home),
+  );
   expect(r.code, r.stderr).not.toBe(2);
   const checks = (JSON.parse(r.stdout) as CheckReport).stages[0]!.checks;
   // Each server's own /etc/os-release was read (this machine's OS: a verdict on it, not a connection error).

@@ -23,7 +23,11 @@ import type { JournalFile } from '../../src/engine/journal.js';
 
 type Transport = 'ssh2' | 'openssh';
 type Way = 'inventory jump' | 'ssh_config ProxyJump' | 'ssh_config ProxyCommand';
-interface Case { transport: Transport; hops: 1 | 2; way: Way }
+interface Case {
+  transport: Transport;
+  hops: 1 | 2;
+  way: Way;
+}
 
 const MEMLOCK = '/etc/security/limits.d/90-l20-memlock.conf';
 
@@ -38,23 +42,28 @@ const refusedHops: string[] = [];
 /** The ssh_config blocks of the bastions: each its own key and known_hosts, host keys checked. */
 function bastionBlocks(knownHosts: (i: number) => string = (i) => bastions[i]!.knownHostsPath): string {
   return bastions
-    .map((s, i) => [
-      `Host bastion${i + 1}`,
-      `  HostName ${s.address}`,
-      `  User ${s.users.nopw}`,
-      `  IdentityFile ${sshConfigPath(s.clientKeyPath)}`,
-      '  IdentitiesOnly yes',
-      `  UserKnownHostsFile ${sshConfigPath(knownHosts(i))}`,
-      '  StrictHostKeyChecking yes',
-      '  BatchMode yes',
-      '',
-    ].join('\n'))
+    .map((s, i) =>
+      [
+        `Host bastion${i + 1}`,
+        `  HostName ${s.address}`,
+        `  User ${s.users.nopw}`,
+        `  IdentityFile ${sshConfigPath(s.clientKeyPath)}`,
+        '  IdentitiesOnly yes',
+        `  UserKnownHostsFile ${sshConfigPath(knownHosts(i))}`,
+        '  StrictHostKeyChecking yes',
+        '  BatchMode yes',
+        '',
+      ].join('\n'),
+    )
     .join('\n');
 }
 
 /** OpenSSH to a lab host through bastion1 (the lab's own ssh_config, the case's bastion blocks): a direct look. */
 function sshThrough(
-  inventory: string, home: string, host: string, command: string,
+  inventory: string,
+  home: string,
+  host: string,
+  command: string,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   const proxy = `ProxyCommand=ssh -F ${join(home, '.ssh', 'config')} -W %h:%p bastion1`;
   return new Promise((resolve) => {
@@ -84,12 +93,16 @@ function caseSetup(c: Case, knownHosts?: (i: number) => string): { env: NodeJS.P
     if (c.way === 'inventory jump') h.jump = jumpSpec(c.hops);
   }
   // ssh reads the config of the account's home, not $HOME: the ProxyCommand's ssh is given this one with -F.
-  const proxy = c.hops === 1
-    ? `ssh -F ${sshConfigPath(config)} -W %h:%p bastion1`
-    : `ssh -F ${sshConfigPath(config)} -J bastion1 -W %h:%p bastion2`;
-  const targetBlock = c.way === 'ssh_config ProxyJump'
-    ? `Host ${topo.target.address}\n  ProxyJump ${jumpSpec(c.hops)}\n`
-    : c.way === 'ssh_config ProxyCommand' ? `Host ${topo.target.address}\n  ProxyCommand ${proxy}\n` : '';
+  const proxy =
+    c.hops === 1
+      ? `ssh -F ${sshConfigPath(config)} -W %h:%p bastion1`
+      : `ssh -F ${sshConfigPath(config)} -J bastion1 -W %h:%p bastion2`;
+  const targetBlock =
+    c.way === 'ssh_config ProxyJump'
+      ? `Host ${topo.target.address}\n  ProxyJump ${jumpSpec(c.hops)}\n`
+      : c.way === 'ssh_config ProxyCommand'
+        ? `Host ${topo.target.address}\n  ProxyCommand ${proxy}\n`
+        : '';
   writeFileSync(config, `${targetBlock}\n${bastionBlocks(knownHosts)}`, { mode: 0o600 });
   const inventory = join(home, 'inventory.json');
   writeFileSync(inventory, JSON.stringify(inv, null, 2));
@@ -98,7 +111,8 @@ function caseSetup(c: Case, knownHosts?: (i: number) => string): { env: NodeJS.P
 
 const WAYS: Way[] = ['inventory jump', 'ssh_config ProxyJump', 'ssh_config ProxyCommand'];
 const CASES: Case[] = (['ssh2', 'openssh'] as const).flatMap((transport) =>
-  WAYS.flatMap((way) => ([1, 2] as const).map((hops) => ({ transport, hops, way }))));
+  WAYS.flatMap((way) => ([1, 2] as const).map((hops) => ({ transport, hops, way }))),
+);
 const label = (c: Case) => `${c.transport}, ${c.hops} hop${c.hops > 1 ? 's' : ''}, ${c.way}`;
 
 interface CheckReport {
@@ -143,7 +157,10 @@ describe('check --stage inventory through the bastions', () => {
       const report = JSON.parse(r.stdout) as CheckReport;
       const os = report.stages[0]!.checks.filter((k) => k.id === 'inventory.os');
       // Read from each host itself: its OS release, through the chain.
-      expect(os.map((k) => [k.host, k.status])).toEqual([['l20-n1', 'pass'], ['l20-n2', 'pass']]);
+      expect(os.map((k) => [k.host, k.status])).toEqual([
+        ['l20-n1', 'pass'],
+        ['l20-n2', 'pass'],
+      ]);
       reached.push(label(c));
     });
   }
@@ -158,7 +175,8 @@ describe('host keys at every hop', () => {
     const bastion1Key = bastions[0]!.hostPublicKeyLine.split(' ').slice(0, 2).join(' ');
     writeFileSync(wrong, `${bastions[1]!.address} ${bastion1Key}\n`);
     const { env, inventory } = caseSetup({ transport, hops: 2, way: 'inventory jump' }, (i) =>
-      i === 1 ? wrong : bastions[i]!.knownHostsPath);
+      i === 1 ? wrong : bastions[i]!.knownHostsPath,
+    );
     const r = await cli(['check', '--stage', 'inventory', '--json', '--inventory', inventory], env);
     const out = `${r.stdout}\n${r.stderr}`;
     expect(out).toMatch(/bastion2/);
@@ -180,7 +198,12 @@ describe('apply, monitor and the TUI through the bastions', () => {
     const check = await cli(['check', '--stage', 'os', '--json', '--inventory', again.inventory], again.env);
     const report = JSON.parse(check.stdout) as CheckReport;
     const memlock = report.stages[0]!.checks.filter((k) => k.id === 'os.memlock');
-    expect(memlock.map((k) => [k.host, k.status])).toEqual([['l20-n2', 'pass'], ['l20-n1', 'pass']].sort());
+    expect(memlock.map((k) => [k.host, k.status])).toEqual(
+      [
+        ['l20-n2', 'pass'],
+        ['l20-n1', 'pass'],
+      ].sort(),
+    );
   });
 
   const monitorOnce = '%s: monitor --once through one hop (ProxyJump in ~/.ssh/config) samples both hosts';
@@ -247,7 +270,8 @@ describe('the bastion dies mid-apply', () => {
   /** `apply --stage os` as a child; resolves once bastion1 is killed while os.install-base runs. */
   async function applyUntilBastionDies(c: { env: NodeJS.ProcessEnv; inventory: string }) {
     const child = spawn(process.execPath, [BIN, 'apply', '--stage', 'os', '--yes', '--inventory', c.inventory], {
-      env: c.env, stdio: ['ignore', 'pipe', 'pipe'],
+      env: c.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     const run = { child, out: '', exited: new Promise<number | null>((r) => child.once('exit', (code) => r(code))) };
     child.stdout!.on('data', (d: Buffer) => (run.out += d.toString()));
@@ -264,13 +288,15 @@ describe('the bastion dies mid-apply', () => {
 
   /** The memlock file on both hosts, read directly (OpenSSH through bastion1), with what else is in its directory. */
   async function memlockFiles(labInv: string, home: string): Promise<{ content: string; listing: string[] }[]> {
-    return Promise.all(['l20-n1', 'l20-n2'].map(async (host) => {
-      const look = `cat ${MEMLOCK} 2>/dev/null; echo ---; ls -A /etc/security/limits.d 2>/dev/null; true`;
-      const r = await sshThrough(labInv, home, host, look);
-      expect(r.code, r.stderr).toBe(0);
-      const [content = '', listing = ''] = r.stdout.split('---\n');
-      return { content, listing: listing.split('\n').filter(Boolean) };
-    }));
+    return Promise.all(
+      ['l20-n1', 'l20-n2'].map(async (host) => {
+        const look = `cat ${MEMLOCK} 2>/dev/null; echo ---; ls -A /etc/security/limits.d 2>/dev/null; true`;
+        const r = await sshThrough(labInv, home, host, look);
+        expect(r.code, r.stderr).toBe(0);
+        const [content = '', listing = ''] = r.stdout.split('---\n');
+        return { content, listing: listing.split('\n').filter(Boolean) };
+      }),
+    );
   }
 
   const whole = (f: { content: string; listing: string[] }) => {

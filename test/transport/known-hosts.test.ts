@@ -60,7 +60,14 @@ describe('verifyHostKey', () => {
   it('finds plain, multi-host and [host]:port entries; skips comments and blank lines', () => {
     const file = writeKh(
       'plain',
-      ['# comment', '', `   `, `gpu1,10.0.0.5 ssh-ed25519 ${a64} root@gpu1`, `[127.0.0.1]:2222 ssh-ed25519 ${b64}`, 'garbage line'].join('\n'),
+      [
+        '# comment',
+        '',
+        `   `,
+        `gpu1,10.0.0.5 ssh-ed25519 ${a64} root@gpu1`,
+        `[127.0.0.1]:2222 ssh-ed25519 ${b64}`,
+        'garbage line',
+      ].join('\n'),
     );
     expect(verifyHostKey([file], 'gpu1', 22, a.blob)).toEqual({ status: 'known' });
     expect(verifyHostKey([file], '10.0.0.5', 22, a.blob)).toEqual({ status: 'known' });
@@ -74,7 +81,10 @@ describe('verifyHostKey', () => {
   });
 
   it('matches hashed entries for host and [host]:port', () => {
-    const file = writeKh('hashed', `${hashed('gpu1')} ssh-ed25519 ${a64}\n${hashed('[127.0.0.1]:2222')} ssh-ed25519 ${b64}\n`);
+    const file = writeKh(
+      'hashed',
+      `${hashed('gpu1')} ssh-ed25519 ${a64}\n${hashed('[127.0.0.1]:2222')} ssh-ed25519 ${b64}\n`,
+    );
     expect(verifyHostKey([file], 'gpu1', 22, a.blob)).toEqual({ status: 'known' });
     expect(verifyHostKey([file], '127.0.0.1', 2222, b.blob)).toEqual({ status: 'known' });
     expect(verifyHostKey([file], 'gpu2', 22, a.blob).status).toBe('unknown');
@@ -130,7 +140,10 @@ describe('verifyHostKey', () => {
   });
 
   it('@revoked refuses the key even if also listed; @cert-authority is ignored', () => {
-    const file = writeKh('markers', `gpu1 ssh-ed25519 ${a64}\n@revoked * ssh-ed25519 ${a64}\n@cert-authority *.lab ssh-ed25519 ${b64}\n`);
+    const file = writeKh(
+      'markers',
+      `gpu1 ssh-ed25519 ${a64}\n@revoked * ssh-ed25519 ${a64}\n@cert-authority *.lab ssh-ed25519 ${b64}\n`,
+    );
     expect(verifyHostKey([file], 'gpu1', 22, a.blob)).toMatchObject({ status: 'revoked', line: 2 });
     expect(verifyHostKey([file], 'n1.lab', 22, b.blob).status).toBe('unknown');
   });
@@ -145,7 +158,10 @@ describe('verifyHostKey', () => {
   });
 
   it('parses line numbers and markers', () => {
-    const entries = parseKnownHosts(`# x\n@revoked h ssh-ed25519 ${a64}\nh2 ssh-ed25519 ${b64} comment here\n@bogus h ssh-ed25519 ${a64}\n`, 'f');
+    const entries = parseKnownHosts(
+      `# x\n@revoked h ssh-ed25519 ${a64}\nh2 ssh-ed25519 ${b64} comment here\n@bogus h ssh-ed25519 ${a64}\n`,
+      'f',
+    );
     expect(entries.map((e) => [e.line, e.marker, e.hosts])).toEqual([
       [2, 'revoked', 'h'],
       [3, null, 'h2'],
@@ -274,8 +290,12 @@ describe('appendKnownHost', () => {
     expect(statSync(file).mode & 0o777).toBe(0o644); // existing mode kept
     expect(verifyHostKey([file], 'gpu1', 22, b.blob)).toEqual({ status: 'known' });
     expect(verifyHostKey([file], '127.0.0.1', 2222, a.blob)).toEqual({ status: 'known' });
-    expect(execFileSync('ssh-keygen', ['-F', '[127.0.0.1]:2222', '-f', file], { encoding: 'utf8' })).toContain(a.blob.toString('base64'));
-    expect(execFileSync('ssh-keygen', ['-F', 'gpu1', '-f', file], { encoding: 'utf8' })).toContain(b.blob.toString('base64'));
+    expect(execFileSync('ssh-keygen', ['-F', '[127.0.0.1]:2222', '-f', file], { encoding: 'utf8' })).toContain(
+      a.blob.toString('base64'),
+    );
+    expect(execFileSync('ssh-keygen', ['-F', 'gpu1', '-f', file], { encoding: 'utf8' })).toContain(
+      b.blob.toString('base64'),
+    );
   });
 
   it('refuses host names that would corrupt the file', () => {

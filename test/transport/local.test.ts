@@ -22,7 +22,14 @@ afterAll(async () => {
 describe('LocalHost', () => {
   it('runs through /bin/sh -c with the same command line as SSH', async () => {
     const r = await host.run({ argv: ['sh', '-c', 'echo out; echo err >&2; exit 5'] }, { env: { A: 'b c' } });
-    expect(r).toMatchObject({ exitCode: 5, signal: null, stdout: 'out\n', stderr: 'err\n', timedOut: false, cancelled: false });
+    expect(r).toMatchObject({
+      exitCode: 5,
+      signal: null,
+      stdout: 'out\n',
+      stderr: 'err\n',
+      timedOut: false,
+      cancelled: false,
+    });
     expect(r.commandLine).toBe("LC_ALL=C A='b c' sh -c 'echo out; echo err >&2; exit 5'");
     expect((await host.run({ argv: ['wc', '-c'] }, { stdin: 'abc' })).stdout.trim()).toBe('3');
     expect((await host.run({ script: 'echo "$1"', args: ['x y'] })).stdout).toBe('x y\n');
@@ -45,7 +52,10 @@ describe('LocalHost', () => {
 
   it('times out by killing the whole process group', async () => {
     const pidFile = join(dir, 'bg.pid');
-    const r = await host.run({ argv: ['sh', '-c', 'sleep 30 & echo $! > "$1"; wait', 'sh', pidFile] }, { timeoutMs: 300 });
+    const r = await host.run(
+      { argv: ['sh', '-c', 'sleep 30 & echo $! > "$1"; wait', 'sh', pidFile] },
+      { timeoutMs: 300 },
+    );
     expect(r.timedOut).toBe(true);
     expect(r.exitCode).toBeNull();
     expect(r.signal).toBe('SIGTERM');

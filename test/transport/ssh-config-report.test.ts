@@ -60,8 +60,16 @@ describe('alias view and rows (what resolve and the setup screen show)', () => {
     if (!r.ok) throw r.error;
     const rows = resolutionRows(r.resolved);
     expect(rows.map((row) => row.field)).toEqual([
-      'hostName', 'port', 'user', 'identityFiles', 'userKnownHostsFiles', 'strictHostKeyChecking',
-      'identitiesOnly', 'serverAliveInterval', 'serverAliveCountMax', 'proxyJump',
+      'hostName',
+      'port',
+      'user',
+      'identityFiles',
+      'userKnownHostsFiles',
+      'strictHostKeyChecking',
+      'identitiesOnly',
+      'serverAliveInterval',
+      'serverAliveCountMax',
+      'proxyJump',
     ]);
     expect(rows.find((row) => row.field === 'proxyJump')).toEqual({
       field: 'proxyJump',
@@ -78,10 +86,18 @@ describe('alias view and rows (what resolve and the setup screen show)', () => {
 
 describe('the path to a host (resolve and the setup screen)', () => {
   const config = [
-    'Host gpu-a', '  HostName 10.0.0.11', '  ProxyJump jump@bastion,relay:2200',
-    'Host bastion', '  HostName 192.0.2.10', '  User ops', '  Port 2022',
-    'Host gpu-b', '  ProxyCommand ssh -W %h:%p bastion',
-    'Host gpu-c', '  PKCS11Provider /usr/lib/p11.so', '',
+    'Host gpu-a',
+    '  HostName 10.0.0.11',
+    '  ProxyJump jump@bastion,relay:2200',
+    'Host bastion',
+    '  HostName 192.0.2.10',
+    '  User ops',
+    '  Port 2022',
+    'Host gpu-b',
+    '  ProxyCommand ssh -W %h:%p bastion',
+    'Host gpu-c',
+    '  PKCS11Provider /usr/lib/p11.so',
+    '',
   ].join('\n');
   const hops = (name: string) => {
     const r = resolveHost(name, { configFile: CONFIG, ctx: ctx(config) });

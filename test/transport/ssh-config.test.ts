@@ -15,7 +15,8 @@ function ctx(files: Record<string, string>): SshConfigContext {
     listDir: (d) => {
       const prefix = d.endsWith('/') ? d : `${d}/`;
       const names = new Set<string>();
-      for (const f of Object.keys(files)) if (f.startsWith(prefix)) names.add(f.slice(prefix.length).split('/')[0] as string);
+      for (const f of Object.keys(files))
+        if (f.startsWith(prefix)) names.add(f.slice(prefix.length).split('/')[0] as string);
       return [...names];
     },
   };
@@ -131,7 +132,11 @@ Host gpu-*
 `,
     );
     expect(r.hostName).toBe('gpu-b.lab.example');
-    expect(r.identityFiles).toEqual([`${HOME}/.ssh/op-root@gpu-b.lab.example:22`, `${HOME}/.ssh/gpu-b_key`, '/keys/100%']);
+    expect(r.identityFiles).toEqual([
+      `${HOME}/.ssh/op-root@gpu-b.lab.example:22`,
+      `${HOME}/.ssh/gpu-b_key`,
+      '/keys/100%',
+    ]);
     expect(r.identitiesOnly).toBe(true);
   });
 
@@ -152,7 +157,13 @@ Host *
   User last
 `;
     const r = resolveSshConfig('gpu-a', ctx({ [USER]: user, ...files }));
-    expect(r).toMatchObject({ hostName: '10.9.9.9', user: 'from-b', port: 2002, serverAliveInterval: 30, serverAliveCountMax: 7 });
+    expect(r).toMatchObject({
+      hostName: '10.9.9.9',
+      user: 'from-b',
+      port: 2002,
+      serverAliveInterval: 30,
+      serverAliveCountMax: 7,
+    });
     expect(r.filesRead).toEqual([
       USER,
       `${HOME}/.ssh/config.d/10-a.conf`,
@@ -166,7 +177,9 @@ Host *
   });
 
   it('restores the enclosing state after an Include that changed it', () => {
-    const r = resolve('gpu-a', 'Host gpu-a\n  Include inc\n  Port 2345\n', { [`${HOME}/.ssh/inc`]: 'Host nomatch\n  User x\n' });
+    const r = resolve('gpu-a', 'Host gpu-a\n  Include inc\n  Port 2345\n', {
+      [`${HOME}/.ssh/inc`]: 'Host nomatch\n  User x\n',
+    });
     expect(r.port).toBe(2345);
     expect(r.user).toBe('op');
   });
@@ -215,7 +228,9 @@ Match all
   });
 
   it('returns identityAgent expanded', () => {
-    expect(resolve('a', 'IdentityAgent ~/.1password/agent.sock\n').identityAgent).toBe(posix.join(HOME, '.1password/agent.sock'));
+    expect(resolve('a', 'IdentityAgent ~/.1password/agent.sock\n').identityAgent).toBe(
+      posix.join(HOME, '.1password/agent.sock'),
+    );
     expect(resolve('a', 'IdentityAgent none\n').identityAgent).toBe('none');
   });
 });

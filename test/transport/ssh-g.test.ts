@@ -143,7 +143,10 @@ describe('ssh -G and the built-in resolver', () => {
   it('refuses an alias that ssh would read as an option; parses keyword lines', () => {
     expect(() => runSshG('-oProxyCommand=x')).toThrow(SshConfigError);
     expect(parseSshG('user root\nidentityfile ~/a\nidentityfile ~/b\n\n')).toEqual(
-      new Map([['user', ['root']], ['identityfile', ['~/a', '~/b']]]),
+      new Map([
+        ['user', ['root']],
+        ['identityfile', ['~/a', '~/b']],
+      ]),
     );
   });
 });

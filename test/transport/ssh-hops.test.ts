@@ -15,7 +15,11 @@ const CONFIG = `${HOME}/.ssh/config`;
 
 function ctx(config: string): SshConfigContext {
   return {
-    homeDir: HOME, localUser: 'op', localHostName: 'laptop', uid: 1000, env: {},
+    homeDir: HOME,
+    localUser: 'op',
+    localHostName: 'laptop',
+    uid: 1000,
+    env: {},
     readFile: (p) => (p === CONFIG ? config : undefined),
   };
 }
@@ -25,7 +29,8 @@ const hops = (jump: string, config: string, knownHostsFile?: string) =>
 
 describe('resolveJumpChain', () => {
   it('resolves each hop through the config; user and port written in the hop win', () => {
-    const config = 'Host bastion\n  HostName 10.0.0.1\n  User admin\n  Port 2200\n  IdentityFile ~/.ssh/bastion_key\n' +
+    const config =
+      'Host bastion\n  HostName 10.0.0.1\n  User admin\n  Port 2200\n  IdentityFile ~/.ssh/bastion_key\n' +
       'Host inner\n  HostName 10.1.0.1\n  User ops\n';
     const chain = hops('bastion,root@inner:2222', config, '/inv/known_hosts');
     expect(chain.map((h) => [h.name, h.user, h.host, h.port])).toEqual([
@@ -39,8 +44,15 @@ describe('resolveJumpChain', () => {
 
   it("puts the first hop's own ProxyJump before it, recursively, and runs only the first hop's ProxyCommand", () => {
     const config = [
-      'Host edge', '  ProxyJump outer', 'Host outer', '  ProxyJump far', 'Host far', '  ProxyCommand nc -x proxy %h %p',
-      'Host inner', '  ProxyJump elsewhere', '  ProxyCommand never-run %h',
+      'Host edge',
+      '  ProxyJump outer',
+      'Host outer',
+      '  ProxyJump far',
+      'Host far',
+      '  ProxyCommand nc -x proxy %h %p',
+      'Host inner',
+      '  ProxyJump elsewhere',
+      '  ProxyCommand never-run %h',
     ].join('\n');
     const chain = hops('edge,inner', config);
     expect(chain.map((h) => h.name)).toEqual(['far', 'outer', 'edge', 'inner']);
@@ -58,7 +70,8 @@ describe('resolveJumpChain', () => {
     }
     expect(err).toBeInstanceOf(JumpChainError);
     expect(err).toMatchObject({
-      message: 'l20-n1: the jump hosts loop: l20-n1 → a → b → a', chain: ['l20-n1', 'a', 'b', 'a'],
+      message: 'l20-n1: the jump hosts loop: l20-n1 → a → b → a',
+      chain: ['l20-n1', 'a', 'b', 'a'],
     });
   });
 
@@ -95,8 +108,9 @@ describe('resolveJumpChain', () => {
 describe('expandProxyCommand', () => {
   const t = { host: '10.0.0.9', port: 2222, user: 'ubuntu', originalHost: 'gpu1' };
   it('expands %h %p %r %n and %% as ssh does', () => {
-    expect(expandProxyCommand('ssh -W %h:%p -l %r jump # %n 100%%', t))
-      .toBe('ssh -W 10.0.0.9:2222 -l ubuntu jump # gpu1 100%');
+    expect(expandProxyCommand('ssh -W %h:%p -l %r jump # %n 100%%', t)).toBe(
+      'ssh -W 10.0.0.9:2222 -l ubuntu jump # gpu1 100%',
+    );
   });
   it('refuses other tokens and a trailing %', () => {
     expect(() => expandProxyCommand('nc %h %d', t)).toThrow(/unknown token %d/);

@@ -1,13 +1,27 @@
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fingerprintSha256, verifyHostKey } from '../../src/transport/known-hosts.js';
 import { quoteArgv, SUDO_WRAPPER_ARGV } from '../../src/transport/quote.js';
 import { SshHost, type SshHostOptions, type UnknownHostKeyInfo } from '../../src/transport/ssh.js';
-import { CommandFailedError, HostKeyError, TransportError, type HostConnectionState } from '../../src/transport/types.js';
+import {
+  CommandFailedError,
+  HostKeyError,
+  TransportError,
+  type HostConnectionState,
+} from '../../src/transport/types.js';
 import { generateEd25519, startTestServer, waitFor, type TestServer } from './helpers/ssh-server.js';
 import { processRunning } from '../../src/util/process-running.js';
 
@@ -60,7 +74,15 @@ describe('SshHost: commands', () => {
     expect(states).toEqual(['connecting', 'connected']);
 
     const ok = await host.run({ argv: ['echo', 'hello world'] });
-    expect(ok).toMatchObject({ exitCode: 0, signal: null, stdout: 'hello world\n', stderr: '', timedOut: false, cancelled: false, truncated: false });
+    expect(ok).toMatchObject({
+      exitCode: 0,
+      signal: null,
+      stdout: 'hello world\n',
+      stderr: '',
+      timedOut: false,
+      cancelled: false,
+      truncated: false,
+    });
     expect(ok.commandLine).toBe("LC_ALL=C echo 'hello world'");
 
     const bad = await host.run({ argv: ['sh', '-c', 'echo oops >&2; exit 3'] });
@@ -128,7 +150,9 @@ describe('SshHost: commands', () => {
       writeFileSync(join(dir, 'kh-strict'), knownLine(strict.port, strict.hostKeyBlob));
       const host = makeHost(strict, { maxSessions: 25, knownHostsFiles: [join(dir, 'kh-strict')] });
       const results = await Promise.all(
-        Array.from({ length: 50 }, (_, i) => host.run({ argv: ['sh', '-c', 'sleep 0.05; echo "$1"', 'sh', String(i)] })),
+        Array.from({ length: 50 }, (_, i) =>
+          host.run({ argv: ['sh', '-c', 'sleep 0.05; echo "$1"', 'sh', String(i)] }),
+        ),
       );
       expect(results.map((r) => r.stdout)).toEqual(Array.from({ length: 50 }, (_, i) => `${i}\n`));
       expect(results.every((r) => r.exitCode === 0)).toBe(true);
@@ -145,7 +169,10 @@ describe('SshHost: commands', () => {
     const sent: string[] = [];
     const host = makeHost(server, { debug: (m) => (m.includes('signal') ? sent.push(m) : undefined) });
     const pidFile = join(dir, 'timeout.pid');
-    const result = await host.run({ argv: ['sh', '-c', 'echo $$ > "$1"; exec sleep 30', 'sh', pidFile] }, { timeoutMs: 300 });
+    const result = await host.run(
+      { argv: ['sh', '-c', 'echo $$ > "$1"; exec sleep 30', 'sh', pidFile] },
+      { timeoutMs: 300 },
+    );
     expect(result.timedOut).toBe(true);
     expect(result.cancelled).toBe(false);
     expect(result.exitCode).toBeNull();
@@ -181,7 +208,13 @@ describe('SshHost: commands', () => {
   it('never lets an argv word change the command (canary)', async () => {
     const host = makeHost(server);
     const canary = join(dir, 'canary');
-    const evil = [`'; touch ${canary}; echo '`, `$(touch ${canary})`, `\`touch ${canary}\``, `a"b'c\\d; touch ${canary}`, `\n touch ${canary}`];
+    const evil = [
+      `'; touch ${canary}; echo '`,
+      `$(touch ${canary})`,
+      `\`touch ${canary}\``,
+      `a"b'c\\d; touch ${canary}`,
+      `\n touch ${canary}`,
+    ];
     for (const word of evil) {
       const r = await host.run({ argv: ['printf', '%s', word] }, { env: { X: word } });
       expect(r.stdout).toBe(word);
@@ -274,7 +307,11 @@ describe('SshHost: host keys', () => {
       writeFileSync(pub, `ssh-ed25519 ${srv.hostKeyBlob.toString('base64')} test\n`);
       const keygen = execFileSync('ssh-keygen', ['-lf', pub], { encoding: 'utf8' }).split(' ')[1];
       expect(asked[0]).toEqual({
-        host: '127.0.0.1', port: srv.port, fingerprint: keygen, keyType: 'ssh-ed25519', recordIn: kh,
+        host: '127.0.0.1',
+        port: srv.port,
+        fingerprint: keygen,
+        keyType: 'ssh-ed25519',
+        recordIn: kh,
       });
       expect(existsSync(kh)).toBe(false);
 
@@ -473,7 +510,11 @@ echo "unexpected sudo call: $*" >&2; exit 2
       writeFileSync(modeFile, mode);
       const password = `s3cr'et pw`;
       const srv = await startTestServer({
-        env: { PATH: `${bin}:${process.env.PATH ?? '/usr/bin:/bin'}`, FAKE_SUDO_MODE_FILE: modeFile, FAKE_SUDO_PASSWORD: password },
+        env: {
+          PATH: `${bin}:${process.env.PATH ?? '/usr/bin:/bin'}`,
+          FAKE_SUDO_MODE_FILE: modeFile,
+          FAKE_SUDO_PASSWORD: password,
+        },
       });
       try {
         const kh = join(dir, `kh-sudo-${mode}`);
@@ -485,13 +526,21 @@ echo "unexpected sudo call: $*" >&2; exit 2
         expect(r.commandLine).not.toContain('s3cr');
         expect(srv.stats.execRequests.every((c) => !c.includes('s3cr'))).toBe(true);
         const wrapper = quoteArgv(SUDO_WRAPPER_ARGV);
-        expect(r.commandLine).toBe(mode === 'passwd' ? `sudo -k -S -p '' -- ${wrapper} env LC_ALL=C cat` : `sudo -n -- ${wrapper} env LC_ALL=C cat`);
+        expect(r.commandLine).toBe(
+          mode === 'passwd'
+            ? `sudo -k -S -p '' -- ${wrapper} env LC_ALL=C cat`
+            : `sudo -n -- ${wrapper} env LC_ALL=C cat`,
+        );
 
         const file = join(bin, 'conf');
-        expect(await host.writeFileAtomic(file, 'root content\n', { sudo: true, backupDir: join(bin, 'bk') })).toEqual({ changed: true });
+        expect(await host.writeFileAtomic(file, 'root content\n', { sudo: true, backupDir: join(bin, 'bk') })).toEqual({
+          changed: true,
+        });
         expect(readFileSync(file, 'utf8')).toBe('root content\n');
         expect(await host.readFile(file, { sudo: true })).toBe('root content\n');
-        expect((await host.run({ script: 'echo "in script: $1"', args: ['x'] }, { sudo: true })).stdout).toBe('in script: x\n');
+        expect((await host.run({ script: 'echo "in script: $1"', args: ['x'] }, { sudo: true })).stdout).toBe(
+          'in script: x\n',
+        );
       } finally {
         await Promise.all(hosts.splice(0).map((h) => h.close()));
         await srv.close();
@@ -555,7 +604,9 @@ describe('SshHost: keys and configuration', () => {
       localUser: 'op',
       readFile: (p) => (p === '/home/op/.ssh/config' ? cfgText : undefined),
     });
-    const { options, unsupported } = sshHostOptionsFromConfig('gpu-a', resolved, { env: { SSH_AUTH_SOCK: '/run/agent.sock' } });
+    const { options, unsupported } = sshHostOptionsFromConfig('gpu-a', resolved, {
+      env: { SSH_AUTH_SOCK: '/run/agent.sock' },
+    });
     expect(options).toMatchObject({
       name: 'gpu-a',
       host: '10.0.0.11',
@@ -564,7 +615,12 @@ describe('SshHost: keys and configuration', () => {
       agent: '/run/agent.sock',
       keepaliveIntervalMs: 10_000,
       keepaliveCountMax: 4,
-      knownHostsFiles: ['/home/op/.ssh/known_hosts', '/home/op/.ssh/known_hosts2', '/etc/ssh/ssh_known_hosts', '/etc/ssh/ssh_known_hosts2'],
+      knownHostsFiles: [
+        '/home/op/.ssh/known_hosts',
+        '/home/op/.ssh/known_hosts2',
+        '/etc/ssh/ssh_known_hosts',
+        '/etc/ssh/ssh_known_hosts2',
+      ],
     });
     expect(await options.onUnknownHostKey?.({ host: 'x', port: 1, fingerprint: 'f', keyType: 't' })).toBe(true);
     // ProxyJump is followed now: the caller resolves the hops (ssh-hops.ts); nothing is left unsupported.
@@ -576,12 +632,23 @@ describe('SshHost: keys and configuration', () => {
 describe('SshHost: pinned fingerprint', () => {
   it('accepts the pinned key without a known_hosts entry and refuses another one as changed', async () => {
     const empty = join(dir, 'kh-empty-pin');
-    const ok = makeHost(server, { knownHostsFiles: [empty], expectedFingerprint: fingerprintSha256(server.hostKeyBlob) });
+    const ok = makeHost(server, {
+      knownHostsFiles: [empty],
+      expectedFingerprint: fingerprintSha256(server.hostKeyBlob),
+    });
     await ok.connect();
     const other = fingerprintSha256(generateEd25519().blob);
     const sessions = server.stats.sessionsOpened;
-    const bad = makeHost(server, { knownHostsFiles: [knownHosts], expectedFingerprint: other, onUnknownHostKey: async () => true });
-    await expect(bad.connect()).rejects.toMatchObject({ name: 'HostKeyError', kind: 'changed', knownFingerprint: other });
+    const bad = makeHost(server, {
+      knownHostsFiles: [knownHosts],
+      expectedFingerprint: other,
+      onUnknownHostKey: async () => true,
+    });
+    await expect(bad.connect()).rejects.toMatchObject({
+      name: 'HostKeyError',
+      kind: 'changed',
+      knownFingerprint: other,
+    });
     expect(server.stats.sessionsOpened).toBe(sessions);
   });
 });

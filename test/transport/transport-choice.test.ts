@@ -42,7 +42,12 @@ function privateKeyOfType(type: string): string {
   const pub = wire(Buffer.concat([wire(Buffer.from(type)), wire(Buffer.alloc(32, 7)), wire(Buffer.from('ssh:'))]));
   const body = Buffer.concat([
     Buffer.from('openssh-key-v1\0', 'latin1'),
-    wire(Buffer.from('none')), wire(Buffer.from('none')), wire(Buffer.alloc(0)), count, pub, wire(Buffer.alloc(8)),
+    wire(Buffer.from('none')),
+    wire(Buffer.from('none')),
+    wire(Buffer.alloc(0)),
+    count,
+    pub,
+    wire(Buffer.alloc(8)),
   ]);
   return `-----BEGIN OPENSSH PRIVATE KEY-----\n${body.toString('base64')}\n-----END OPENSSH PRIVATE KEY-----\n`;
 }
@@ -54,7 +59,8 @@ describe('opensshReasons: what ssh2 cannot do, with the line that asks for it', 
 
   it('Match exec evaluated for the host, matched or not', () => {
     const r = resolve('Match exec "test -e /x" host gpu\n  User a\nMatch exec "false"\n  User b\n', 'gpu', (c) =>
-      c === 'false' ? 1 : 0);
+      c === 'false' ? 1 : 0,
+    );
     expect(opensshReasons(r, probe())).toEqual([
       { what: 'Match exec "test -e /x" (matched)', source: `${CONFIG}:1` },
       { what: 'Match exec "false" (evaluated)', source: `${CONFIG}:3` },
@@ -108,10 +114,12 @@ describe('opensshReasons: certificates (certificates.ts)', () => {
   it('a CertificateFile holding a certificate, with its line; auto then takes openssh', () => {
     const r = resolve('Host gpu\n  IdentityFile ~/.ssh/k\n  CertificateFile ~/.ssh/k-cert.pub\n');
     const reasons = opensshReasons(r, probe({ '/home/op/.ssh/k-cert.pub': cert }));
-    expect(reasons).toEqual([{
-      what: 'CertificateFile /home/op/.ssh/k-cert.pub holds a ssh-ed25519-cert-v01@openssh.com user certificate',
-      source: `${CONFIG}:3`,
-    }]);
+    expect(reasons).toEqual([
+      {
+        what: 'CertificateFile /home/op/.ssh/k-cert.pub holds a ssh-ed25519-cert-v01@openssh.com user certificate',
+        source: `${CONFIG}:3`,
+      },
+    ]);
     expect(chooseTransport({}, r, reasons).transport).toBe('openssh');
   });
 
@@ -121,13 +129,23 @@ describe('opensshReasons: certificates (certificates.ts)', () => {
       `${CONFIG}:2`,
     ]);
     const blob = Buffer.concat([Buffer.from([0, 0, 0, 32]), Buffer.from('ssh-ed25519-cert-v01@openssh.com')]);
-    const agent = { socket: '/run/agent.sock', identities: [{
-      keyType: 'ssh-ed25519-cert-v01@openssh.com', fingerprint: 'SHA256:x', comment: 'k', keyBlob: blob,
-    }] };
-    expect(opensshReasons(r, { ...probe(), agent })).toEqual([{
-      what: 'the agent holds a ssh-ed25519-cert-v01@openssh.com user certificate SHA256:x (k)',
-      source: 'ssh-agent /run/agent.sock',
-    }]);
+    const agent = {
+      socket: '/run/agent.sock',
+      identities: [
+        {
+          keyType: 'ssh-ed25519-cert-v01@openssh.com',
+          fingerprint: 'SHA256:x',
+          comment: 'k',
+          keyBlob: blob,
+        },
+      ],
+    };
+    expect(opensshReasons(r, { ...probe(), agent })).toEqual([
+      {
+        what: 'the agent holds a ssh-ed25519-cert-v01@openssh.com user certificate SHA256:x (k)',
+        source: 'ssh-agent /run/agent.sock',
+      },
+    ]);
   });
 });
 

@@ -25,10 +25,25 @@ interface Want {
 }
 
 const SCENARIOS: Record<string, Want> = {
-  'pfc-mismatch': { symptom: 'pfc-one-side', cause: 'pfc-differs', rules: ['R26'], hosts: ['l20-n2'], differs: /mlnx_qos/ },
-  'mtu-mismatch': { symptom: 'mtu-mismatch', cause: 'mtu-differs', rules: ['R24'], hosts: ['l20-n1', 'l20-n2'], differs: /active_mtu/ },
+  'pfc-mismatch': {
+    symptom: 'pfc-one-side',
+    cause: 'pfc-differs',
+    rules: ['R26'],
+    hosts: ['l20-n2'],
+    differs: /mlnx_qos/,
+  },
+  'mtu-mismatch': {
+    symptom: 'mtu-mismatch',
+    cause: 'mtu-differs',
+    rules: ['R24'],
+    hosts: ['l20-n1', 'l20-n2'],
+    differs: /active_mtu/,
+  },
   'link-down': {
-    symptom: 'link-down', cause: 'port-down', rules: ['D08', 'D09'], hosts: ['l20-n1', 'l20-n2'],
+    symptom: 'link-down',
+    cause: 'port-down',
+    rules: ['D08', 'D09'],
+    hosts: ['l20-n1', 'l20-n2'],
     physicalFix: (t) => {
       for (const c of t.lab.cluster.cables) c.plugged = true;
       for (const m of t.lab.cluster.machines) m.revision++;
@@ -36,8 +51,20 @@ const SCENARIOS: Record<string, Want> = {
   },
   'no-peermem': { symptom: 'peermem-broken', cause: 'not-loaded', rules: ['R34', 'D14'], hosts: ['l20-n1', 'l20-n2'] },
   'acs-enabled': { symptom: 'acs', cause: 'acs-on', rules: ['R36'], hosts: ['l20-n1'], differs: /ACS/ },
-  'wrong-gid': { symptom: 'wrong-gid', cause: 'pinned-index', rules: ['R05'], hosts: ['l20-n1', 'l20-n2'], differs: /GID/ },
-  'driver-mismatch': { symptom: 'driver-mismatch', cause: 'gpu-driver-differs', rules: ['R47'], hosts: ['l20-n1', 'l20-n2'], differs: /nvidia\/version/ },
+  'wrong-gid': {
+    symptom: 'wrong-gid',
+    cause: 'pinned-index',
+    rules: ['R05'],
+    hosts: ['l20-n1', 'l20-n2'],
+    differs: /GID/,
+  },
+  'driver-mismatch': {
+    symptom: 'driver-mismatch',
+    cause: 'gpu-driver-differs',
+    rules: ['R47'],
+    hosts: ['l20-n1', 'l20-n2'],
+    differs: /nvidia\/version/,
+  },
   tutorial: { symptom: 'bond-one-port', cause: 'no-roce-lag', rules: ['R16'], hosts: ['l20-n1', 'l20-n2'] },
 };
 
@@ -86,7 +113,9 @@ export function describeTroubleshootScenarios(shard: number, shards: number): vo
 
         want.physicalFix?.(t);
         const fix = await applyFix(engine, d!, { dryRun: false, yes: true, allowReboot: true });
-        const failed = fix.outcomes.flatMap((o) => (o.steps ?? []).filter((s) => s.status === 'failed').map((s) => `${s.host} ${s.id}: ${s.error}`));
+        const failed = fix.outcomes.flatMap((o) =>
+          (o.steps ?? []).filter((s) => s.status === 'failed').map((s) => `${s.host} ${s.id}: ${s.error}`),
+        );
         expect(failed).toEqual([]);
         expect(fix.stoppedAfter).toBeUndefined();
         if (!want.physicalFix) expect(fix.outcomes.reduce((n, o) => n + (o.changed ?? 0), 0)).toBeGreaterThan(0);
@@ -96,16 +125,17 @@ export function describeTroubleshootScenarios(shard: number, shards: number): vo
       }, 300_000);
     }
 
-    if (mine.has('ready')) it('ready: every symptom clear, benchmarks included', async () => {
-      t = await labTarget({ scenario: 'ready' });
-      const engine = new Engine(t.hosts, { config: t.config });
-      const all = await diagnose(engine, SYMPTOMS, { benchmarks: true });
-      expect(all.map((d) => d.symptom)).toEqual(SYMPTOMS.map((s) => s.id));
-      expect(all.filter((d) => d.status !== 'clear').map(brief)).toEqual([]);
-      // The side-by-side outputs are there even when nothing is wrong, equal on both hosts.
-      const pfc = all.find((d) => d.symptom === 'pfc-one-side')!;
-      expect(pfc.comparisons[0]!.byHost['l20-n1']!.length).toBeGreaterThan(0);
-      expect(pfc.comparisons[0]!.differing).toEqual([]);
-    }, 300_000);
+    if (mine.has('ready'))
+      it('ready: every symptom clear, benchmarks included', async () => {
+        t = await labTarget({ scenario: 'ready' });
+        const engine = new Engine(t.hosts, { config: t.config });
+        const all = await diagnose(engine, SYMPTOMS, { benchmarks: true });
+        expect(all.map((d) => d.symptom)).toEqual(SYMPTOMS.map((s) => s.id));
+        expect(all.filter((d) => d.status !== 'clear').map(brief)).toEqual([]);
+        // The side-by-side outputs are there even when nothing is wrong, equal on both hosts.
+        const pfc = all.find((d) => d.symptom === 'pfc-one-side')!;
+        expect(pfc.comparisons[0]!.byHost['l20-n1']!.length).toBeGreaterThan(0);
+        expect(pfc.comparisons[0]!.differing).toEqual([]);
+      }, 300_000);
   });
 }

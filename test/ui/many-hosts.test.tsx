@@ -49,31 +49,63 @@ function gridCells(frame: string): Array<[string, string]> {
 }
 
 describe('the host grid, worst first', () => {
-  it('orders a stage\'s hosts: unreachable or error, fail, warn, running, not run, pass — then inventory order', () => {
+  it("orders a stage's hosts: unreachable or error, fail, warn, running, not run, pass — then inventory order", () => {
     let s = initialState(hostsOf(8));
-    const result = (host: string, status: CheckStatus) => ({ type: 'check.result' as const, result: { id: 'inventory.os', stage: 'inventory' as const, host, status, summary: '', evidence: '' } });
+    const result = (host: string, status: CheckStatus) => ({
+      type: 'check.result' as const,
+      result: { id: 'inventory.os', stage: 'inventory' as const, host, status, summary: '', evidence: '' },
+    });
     s = reduce(s, { type: 'stage.state', stage: 'inventory', state: 'running' });
     s = reduce(s, result('l20-n2', 'pass'));
     s = reduce(s, result('l20-n3', 'warn'));
     s = reduce(s, result('l20-n4', 'fail'));
     s = reduce(s, result('l20-n5', 'error'));
-    s = reduce(s, { type: 'cmd.start', host: 'l20-n6', runId: 'r6', stage: 'inventory', probe: 'lspci', commandLine: 'lspci', sudo: false });
+    s = reduce(s, {
+      type: 'cmd.start',
+      host: 'l20-n6',
+      runId: 'r6',
+      stage: 'inventory',
+      probe: 'lspci',
+      commandLine: 'lspci',
+      sudo: false,
+    });
     s = reduce(s, result('l20-n7', 'pass'));
     s = reduce(s, { type: 'host.state', host: 'l20-n8', state: 'failed', detail: clean('connect ECONNREFUSED') });
     // The stage still runs: hosts without a verdict are running, finished ones show theirs.
     expect(hostsWorstFirst(s, 'inventory').map((e) => `${e.host}:${e.trouble ? 'unreachable' : e.status}`)).toEqual([
-      'l20-n5:error', 'l20-n8:unreachable', 'l20-n4:fail', 'l20-n3:warn', 'l20-n1:running', 'l20-n6:running', 'l20-n2:pass', 'l20-n7:pass',
+      'l20-n5:error',
+      'l20-n8:unreachable',
+      'l20-n4:fail',
+      'l20-n3:warn',
+      'l20-n1:running',
+      'l20-n6:running',
+      'l20-n2:pass',
+      'l20-n7:pass',
     ]);
     s = reduce(s, { type: 'stage.state', stage: 'inventory', state: 'error' });
-    s = reduce(s, { type: 'cmd.exit', host: 'l20-n6', runId: 'r6', exitCode: 0, signal: null, durationMs: 5, timedOut: false, cancelled: false });
-    expect(hostsWorstFirst(s, 'inventory').map((e) => e.status).slice(4, 6)).toEqual(['pending', 'pending']);
+    s = reduce(s, {
+      type: 'cmd.exit',
+      host: 'l20-n6',
+      runId: 'r6',
+      exitCode: 0,
+      signal: null,
+      durationMs: 5,
+      timedOut: false,
+      cancelled: false,
+    });
+    expect(
+      hostsWorstFirst(s, 'inventory')
+        .map((e) => e.status)
+        .slice(4, 6),
+    ).toEqual(['pending', 'pending']);
   });
 
-  it('the pipeline\'s memoized cell says what stageStatusFor says, for every stage, host and the cluster', () => {
+  it("the pipeline's memoized cell says what stageStatusFor says, for every stage, host and the cluster", () => {
     const store = ranStore(16, 'pipeline');
     store.dispatch({ type: 'stage.state', stage: 'qos', state: 'running' });
     const s = store.getState();
-    for (const st of STAGE_IDS) for (const h of [...s.hostOrder, null]) expect(cellStatus(s, st, h)).toBe(stageStatusFor(s, st, h));
+    for (const st of STAGE_IDS)
+      for (const h of [...s.hostOrder, null]) expect(cellStatus(s, st, h)).toBe(stageStatusFor(s, st, h));
   });
 
   it('moves the cursor worst first (tab wraps, a row is clamped) and puts its host into either pane', () => {
@@ -104,13 +136,20 @@ describe('the host grid, worst first', () => {
     store.dispatch({ type: 'ui.showHost', side: 'right' });
     expect(store.getState().ui).toMatchObject({ leftHost: 19, rightHost: 0 });
     // The cursor stays on its host when a verdict reorders the grid.
-    store.dispatch({ type: 'check.result', result: { id: 'inventory.os', stage: 'inventory', host: 'l20-n1', status: 'fail', summary: '', evidence: '' } });
+    store.dispatch({
+      type: 'check.result',
+      result: { id: 'inventory.os', stage: 'inventory', host: 'l20-n1', status: 'fail', summary: '', evidence: '' },
+    });
     expect(at()).toBe('l20-n1');
   });
 });
 
 describe('64 hosts in the stage view', () => {
-  for (const size of [{ columns: 120, rows: 40 }, { columns: 200, rows: 50 }, { columns: 160, rows: 48 }]) {
+  for (const size of [
+    { columns: 120, rows: 40 },
+    { columns: 200, rows: 50 },
+    { columns: 160, rows: 48 },
+  ]) {
     it(`fit ${size.columns}×${size.rows}: the grid worst first above two panes of a usable height`, async () => {
       const store = ranStore(64, 'stage');
       const ui = mountSized(store, controller(), size);
@@ -119,7 +158,13 @@ describe('64 hosts in the stage view', () => {
       frameFits(frame, size);
       expect(frame).toContain('64 hosts: 1 ? error · 1 ⊘ unreachable · 1 ✘ fail · 1 ! warn · 60 ✔ pass');
       const cells = gridCells(frame);
-      expect(cells.slice(0, 5)).toEqual([['?', 'l20-n20'], ['⊘', 'l20-n40'], ['✘', 'l20-n7'], ['!', 'l20-n12'], ['✔', 'l20-n1']]);
+      expect(cells.slice(0, 5)).toEqual([
+        ['?', 'l20-n20'],
+        ['⊘', 'l20-n40'],
+        ['✘', 'l20-n7'],
+        ['!', 'l20-n12'],
+        ['✔', 'l20-n1'],
+      ]);
       // The panes: both borders on screen, at least MIN_PANE_HEIGHT rows apart.
       const lines = frame.split('\n');
       const top = lines.findIndex((l) => l.startsWith('╭'));
@@ -163,7 +208,7 @@ describe('64 hosts in the stage view', () => {
     ui.unmount();
   });
 
-  it('keeps the cursor\'s host in view when it goes past the rows shown', async () => {
+  it("keeps the cursor's host in view when it goes past the rows shown", async () => {
     const store = ranStore(64, 'stage');
     const ui = mountSized(store, controller(), { columns: 120, rows: 40 });
     await until(() => ui.lastFrame().includes('64 hosts:'), 'the grid');
@@ -195,7 +240,10 @@ function hostsOfGrid(store: AppStore): number[] {
 }
 
 describe('the pipeline at 64 hosts', () => {
-  for (const size of [{ columns: 120, rows: 40 }, { columns: 200, rows: 50 }]) {
+  for (const size of [
+    { columns: 120, rows: 40 },
+    { columns: 200, rows: 50 },
+  ]) {
     it(`is compact at ${size.columns}×${size.rows}: a glyph per host, trouble first, failing hosts named, connections counted`, async () => {
       const store = ranStore(64, 'pipeline');
       const ui = mountSized(store, controller(), size);
@@ -206,8 +254,12 @@ describe('the pipeline at 64 hosts', () => {
       // Columns worst first over every stage: l20-n20 (error) and l20-n40 (lost), then l20-n7 and l20-n33 (fail), l20-n12 (warn).
       const glyphs = inventory.slice(16).replace(/ /g, '');
       expect(glyphs.slice(0, 5)).toBe('?✔✘✔!');
-      expect(inventory).toContain(size.columns >= 200 ? '1 error · 1 fail · 1 warn · 61 pass' : '1err 1fail 1warn 61pass');
-      expect(frame).toContain('inventory on 64 hosts: ? error: l20-n20 · ⊘ unreachable: l20-n40 · ✘ fail: l20-n7 · ! warn: l20-n12 · 60 ✔ pass');
+      expect(inventory).toContain(
+        size.columns >= 200 ? '1 error · 1 fail · 1 warn · 61 pass' : '1err 1fail 1warn 61pass',
+      );
+      expect(frame).toContain(
+        'inventory on 64 hosts: ? error: l20-n20 · ⊘ unreachable: l20-n40 · ✘ fail: l20-n7 · ! warn: l20-n12 · 60 ✔ pass',
+      );
       expect(frame).toContain('connections: 1 lost: l20-n40 (read ECONNRESET) · 63 connected');
       expect(frame).not.toContain('● l20-n');
       // The ruler names the columns: l20-n20, l20-n40, l20-n7, l20-n33, l20-n12.
@@ -220,7 +272,7 @@ describe('the pipeline at 64 hosts', () => {
     });
   }
 
-  it('names the selected stage\'s failing hosts as the cursor moves', async () => {
+  it("names the selected stage's failing hosts as the cursor moves", async () => {
     const store = ranStore(64, 'pipeline');
     const ui = mountSized(store, controller(), { columns: 120, rows: 40 });
     ui.stdin.write('j');
@@ -235,11 +287,27 @@ describe('the pipeline at 64 hosts', () => {
     await until(() => ui.lastFrame().includes('connections:'), 'the pipeline');
     const before = ui.writes();
     for (const h of store.getState().hostOrder) {
-      store.dispatch({ type: 'cmd.output', host: h, runId: `vllm-${h}-0`, stream: 'stdout', lines: [clean('another line')] });
+      store.dispatch({
+        type: 'cmd.output',
+        host: h,
+        runId: `vllm-${h}-0`,
+        stream: 'stdout',
+        lines: [clean('another line')],
+      });
     }
     await new Promise((r) => setImmediate(r));
     expect(ui.writes()).toBe(before);
-    store.dispatch({ type: 'check.result', result: { id: 'inventory.os', stage: 'inventory', host: 'l20-n64', status: 'fail', summary: 'Ubuntu 20.04', evidence: '' } });
+    store.dispatch({
+      type: 'check.result',
+      result: {
+        id: 'inventory.os',
+        stage: 'inventory',
+        host: 'l20-n64',
+        status: 'fail',
+        summary: 'Ubuntu 20.04',
+        evidence: '',
+      },
+    });
     await until(() => ui.lastFrame().includes('✘ fail: l20-n7 l20-n64'), 'the new verdict');
     ui.unmount();
   });
@@ -249,10 +317,22 @@ describe('the pipeline at 64 hosts', () => {
     const ui = mountSized(store, controller(), { columns: 160, rows: 48 });
     await until(() => ui.lastFrame().includes('64 hosts:'), 'the grid');
     const before = ui.writes();
-    store.dispatch({ type: 'cmd.output', host: 'l20-n50', runId: 'inventory-l20-n50-0', stream: 'stdout', lines: [clean('another line')] });
+    store.dispatch({
+      type: 'cmd.output',
+      host: 'l20-n50',
+      runId: 'inventory-l20-n50-0',
+      stream: 'stdout',
+      lines: [clean('another line')],
+    });
     await new Promise((r) => setImmediate(r));
     expect(ui.writes()).toBe(before);
-    store.dispatch({ type: 'cmd.output', host: 'l20-n1', runId: 'inventory-l20-n1-0', stream: 'stdout', lines: [clean('a line in the left pane')] });
+    store.dispatch({
+      type: 'cmd.output',
+      host: 'l20-n1',
+      runId: 'inventory-l20-n1-0',
+      stream: 'stdout',
+      lines: [clean('a line in the left pane')],
+    });
     await until(() => ui.lastFrame().includes('a line in the left pane'), 'the left pane');
     ui.unmount();
   });
@@ -274,18 +354,33 @@ describe('a small terminal', () => {
 });
 
 describe('layout functions', () => {
-  it('gives the grid at most one body row in eight and never the panes\' minimum', () => {
-    expect(stageLayout({ height: 36, hostCount: 64, perRow: 10, fixedRows: 6 })).toEqual({ gridRows: 4, paneHeight: 25 });
-    expect(stageLayout({ height: 44, hostCount: 64, perRow: 14, fixedRows: 6 })).toEqual({ gridRows: 5, paneHeight: 32 });
-    expect(stageLayout({ height: 20, hostCount: 64, perRow: 7, fixedRows: 6 })).toEqual({ gridRows: 1, paneHeight: 12 });
-    expect(stageLayout({ height: 36, hostCount: 2, perRow: 10, fixedRows: 6 })).toEqual({ gridRows: 0, paneHeight: 30 });
+  it("gives the grid at most one body row in eight and never the panes' minimum", () => {
+    expect(stageLayout({ height: 36, hostCount: 64, perRow: 10, fixedRows: 6 })).toEqual({
+      gridRows: 4,
+      paneHeight: 25,
+    });
+    expect(stageLayout({ height: 44, hostCount: 64, perRow: 14, fixedRows: 6 })).toEqual({
+      gridRows: 5,
+      paneHeight: 32,
+    });
+    expect(stageLayout({ height: 20, hostCount: 64, perRow: 7, fixedRows: 6 })).toEqual({
+      gridRows: 1,
+      paneHeight: 12,
+    });
+    expect(stageLayout({ height: 36, hostCount: 2, perRow: 10, fixedRows: 6 })).toEqual({
+      gridRows: 0,
+      paneHeight: 30,
+    });
   });
 
-  it('scrolls the grid so the cursor\'s row is the last shown', () => {
+  it("scrolls the grid so the cursor's row is the last shown", () => {
     const s = initialState(hostsOf(30));
     const entries = hostsWorstFirst(s, 'inventory');
     const v = gridView(entries, { cursor: 25, left: 0, right: 1, perRow: 5, maxRows: 2, nameWidth: 7 });
-    expect(v.rows.map((r) => r.map((c) => c.index))).toEqual([[20, 21, 22, 23, 24], [25, 26, 27, 28, 29]]);
+    expect(v.rows.map((r) => r.map((c) => c.index))).toEqual([
+      [20, 21, 22, 23, 24],
+      [25, 26, 27, 28, 29],
+    ]);
     expect(v).toMatchObject({ above: 20, below: 0 });
     expect(v.rows[1]![0]).toMatchObject({ cursor: true, text: '· l20-n26 ' });
   });
@@ -303,13 +398,22 @@ describe('layout functions', () => {
 
   it('says "all" when every host has the same verdict instead of naming each', () => {
     const s = initialState(hostsOf(16));
-    expect(stageHostsTokens(s, 'os', []).map((t) => t.text).join(' ')).toBe('os on 16 hosts: all · not run');
-    const lost = stageHostsTokens(s, 'os', ['l20-n3']).map((t) => t.text).join(' ');
+    expect(
+      stageHostsTokens(s, 'os', [])
+        .map((t) => t.text)
+        .join(' '),
+    ).toBe('os on 16 hosts: all · not run');
+    const lost = stageHostsTokens(s, 'os', ['l20-n3'])
+      .map((t) => t.text)
+      .join(' ');
     expect(lost).toBe('os on 16 hosts: ⊘ unreachable: l20-n3 · 15 · not run');
   });
 
   it('wraps names into the lines given and counts the hosts left out', () => {
-    const tokens = [{ text: 'fail:' }, ...Array.from({ length: 20 }, (_, i) => ({ text: `l20-n${i + 1}`, host: true }))];
+    const tokens = [
+      { text: 'fail:' },
+      ...Array.from({ length: 20 }, (_, i) => ({ text: `l20-n${i + 1}`, host: true })),
+    ];
     const lines = wrapTokens(tokens, 30, 2).map((l) => l.map((t) => t.text).join(''));
     expect(lines).toEqual(['fail: l20-n1 l20-n2 l20-n3', 'l20-n4 l20-n5 … +15 more']);
     expect(lines.every((l) => Array.from(l).length <= 30)).toBe(true);

@@ -4,7 +4,14 @@ import type { Controller } from '../../src/engine/controller.js';
 import { fakeController } from '../helpers/fake-controller.js';
 import { mountSized, until } from '../helpers/sized-app.js';
 import type { Screen } from '../../screens/state/ui-types.js';
-import { seriesKey, type Alert, type GpuReading, type HostSample, type MonitorFrame, type PortReading } from '../../src/monitor/types.js';
+import {
+  seriesKey,
+  type Alert,
+  type GpuReading,
+  type HostSample,
+  type MonitorFrame,
+  type PortReading,
+} from '../../src/monitor/types.js';
 import { hostColumnLines, monitorLayout, pickerItems, pickerWindow } from '../../screens/monitor/layout.js';
 
 // ── A terminal of a given size (ink-testing-library's has 100 columns and no rows) ────────────────
@@ -21,23 +28,61 @@ const NETDEVS = ['ens1f0np0', 'ens1f1np1', 'ens2f0np0', 'ens2f1np1'];
 
 function gpu(index: number): GpuReading {
   return {
-    index, name: 'NVIDIA L20', uuid: `GPU-${index}`, utilPct: 90 + index, memUsedMiB: 40210, memTotalMiB: 46068, tempC: 60 + index, powerW: 300, powerCapW: 350,
-    smClockMHz: 2520, smClockMaxMHz: 2520, pstate: 'P0', eventReasons: 0, processes: [{ pid: 4000 + index, name: 'VllmWorker', memUsedMiB: 39014 }],
+    index,
+    name: 'NVIDIA L20',
+    uuid: `GPU-${index}`,
+    utilPct: 90 + index,
+    memUsedMiB: 40210,
+    memTotalMiB: 46068,
+    tempC: 60 + index,
+    powerW: 300,
+    powerCapW: 350,
+    smClockMHz: 2520,
+    smClockMaxMHz: 2520,
+    pstate: 'P0',
+    eventReasons: 0,
+    processes: [{ pid: 4000 + index, name: 'VllmWorker', memUsedMiB: 39014 }],
   };
 }
 
 function port(i: number): PortReading {
   return {
-    netdev: NETDEVS[i]!, rdmaDevice: `mlx5_${i}`, speedGbps: 25, up: true, adminUp: true, txGbps: 21.7, rxGbps: 21.5, rdmaTxGbps: 21, rdmaRxGbps: 20.9,
-    pauseRxPerSec: { '3': 120 }, pauseTxPerSec: { '3': 0 }, discardsPerSec: 0, outOfBufferPerSec: 0,
+    netdev: NETDEVS[i]!,
+    rdmaDevice: `mlx5_${i}`,
+    speedGbps: 25,
+    up: true,
+    adminUp: true,
+    txGbps: 21.7,
+    rxGbps: 21.5,
+    rdmaTxGbps: 21,
+    rdmaRxGbps: 20.9,
+    pauseRxPerSec: { '3': 120 },
+    pauseTxPerSec: { '3': 0 },
+    discardsPerSec: 0,
+    outOfBufferPerSec: 0,
   };
 }
 
 function host(name: string, over: Partial<HostSample> = {}): HostSample {
   return {
-    name, stale: false, updated: TIME, error: null, gpus: [0, 1, 2, 3, 4, 5, 6, 7].map(gpu), ports: [0, 1, 2, 3].map(port),
-    vllm: { url: 'http://127.0.0.1:8000', running: 12, waiting: 3, generationTokensPerSec: 1843, promptTokensPerSec: 900, kvCacheUsagePct: 41, ttftMs: 182 },
-    xids: [], alerts: [], ...over,
+    name,
+    stale: false,
+    updated: TIME,
+    error: null,
+    gpus: [0, 1, 2, 3, 4, 5, 6, 7].map(gpu),
+    ports: [0, 1, 2, 3].map(port),
+    vllm: {
+      url: 'http://127.0.0.1:8000',
+      running: 12,
+      waiting: 3,
+      generationTokensPerSec: 1843,
+      promptTokensPerSec: 900,
+      kvCacheUsagePct: 41,
+      ttftMs: 182,
+    },
+    xids: [],
+    alerts: [],
+    ...over,
   };
 }
 
@@ -48,29 +93,58 @@ function frame(hosts: HostSample[], over: Partial<MonitorFrame> = {}): MonitorFr
   const history: MonitorFrame['history'] = {};
   for (const h of hosts) {
     const series: Record<string, (number | null)[]> = {};
-    for (const g of h.gpus) for (const [m, top] of [['util', 100], ['mem', 100], ['temp', 100], ['power', 350], ['sm', 2520]] as const) series[seriesKey.gpu(g.index, m)] = ramp(top);
+    for (const g of h.gpus)
+      for (const [m, top] of [
+        ['util', 100],
+        ['mem', 100],
+        ['temp', 100],
+        ['power', 350],
+        ['sm', 2520],
+      ] as const)
+        series[seriesKey.gpu(g.index, m)] = ramp(top);
     for (const p of h.ports) series[seriesKey.port(p.netdev, 'tx')] = ramp(25);
     series[seriesKey.vllm('tokens')] = ramp(2000);
     history[h.name] = series;
   }
-  return { sample: { version: 1, time: TIME, hosts }, timebase: '1m', history, source: 'live', replay: null, intervalMs: 1000, ...over };
+  return {
+    sample: { version: 1, time: TIME, hosts },
+    timebase: '1m',
+    history,
+    source: 'live',
+    replay: null,
+    intervalMs: 1000,
+    ...over,
+  };
 }
 
 const thermal: Alert = { kind: 'thermal', subject: 'gpu3', message: '92 °C, HW slowdown', severity: 'fail' };
-const storm: Alert = { kind: 'pause-storm', subject: 'ens1f0np0', message: '12k pause frames/s on priority 3', severity: 'warn' };
+const storm: Alert = {
+  kind: 'pause-storm',
+  subject: 'ens1f0np0',
+  message: '12k pause frames/s on priority 3',
+  severity: 'warn',
+};
 
 function monitorStore(names: string[], screen: Screen = 'monitor'): AppStore {
-  return new AppStore(appState(names.map((n, i) => ({ name: n, address: `127.0.0.1:${4001 + i}` })), { screen }));
+  return new AppStore(
+    appState(
+      names.map((n, i) => ({ name: n, address: `127.0.0.1:${4001 + i}` })),
+      { screen },
+    ),
+  );
 }
 
 const count = (text: string, part: string): number => text.split(part).length - 1;
 
 describe('monitor screen', () => {
-  it('waits for the first sample, then shows both hosts\' 8 GPUs and 4 ports with bars, sparklines, vLLM and highlighted alerts', async () => {
+  it("waits for the first sample, then shows both hosts' 8 GPUs and 4 ports with bars, sparklines, vLLM and highlighted alerts", async () => {
     const store = monitorStore(['l20-n1', 'l20-n2']);
     const ui = mount(store, controller());
     await until(() => ui.lastFrame().includes('waiting for the first sample from l20-n1, l20-n2…'), 'waiting line');
-    store.dispatch({ type: 'monitor.frame', frame: frame([host('l20-n1'), host('l20-n2', { alerts: [thermal, storm] })]) });
+    store.dispatch({
+      type: 'monitor.frame',
+      frame: frame([host('l20-n1'), host('l20-n2', { alerts: [thermal, storm] })]),
+    });
     await until(() => ui.lastFrame().includes('l20-n2  updated'), 'the columns');
     const f = ui.lastFrame();
     expect(f).toContain('live · every 1s · timebase 1m (t) · GPU sparkline util (s)');
@@ -88,7 +162,9 @@ describe('monitor screen', () => {
     // The alerts' subjects are marked on their rows (and coloured), failures listed first.
     expect(f).toMatch(/✘  3 ▕/);
     expect(f).toContain('! ens1f0np0');
-    expect(f.indexOf('✘ gpu3 thermal — 92 °C, HW slowdown')).toBeLessThan(f.indexOf('! ens1f0np0 pause-storm — 12k pause frames/s'));
+    expect(f.indexOf('✘ gpu3 thermal — 92 °C, HW slowdown')).toBeLessThan(
+      f.indexOf('! ens1f0np0 pause-storm — 12k pause frames/s'),
+    );
     expect(count(f, '✔ no alerts')).toBe(1);
     expect(f.split('\n').length).toBeLessThanOrEqual(59);
     ui.unmount();
@@ -150,10 +226,13 @@ describe('monitor screen', () => {
     ui.unmount();
   });
 
-  it('with three hosts a picker shows each host\'s status; → moves the cursor and ] puts that host in the right column', async () => {
+  it("with three hosts a picker shows each host's status; → moves the cursor and ] puts that host in the right column", async () => {
     const store = monitorStore(['l20-n1', 'l20-n2', 'l20-n3']);
     const ui = mount(store, controller());
-    store.dispatch({ type: 'monitor.frame', frame: frame([host('l20-n1'), host('l20-n2', { alerts: [storm] }), host('l20-n3', { alerts: [thermal] })]) });
+    store.dispatch({
+      type: 'monitor.frame',
+      frame: frame([host('l20-n1'), host('l20-n2', { alerts: [storm] }), host('l20-n3', { alerts: [thermal] })]),
+    });
     await until(() => ui.lastFrame().includes('hosts ✔ l20-n1 ◧  ! l20-n2 ◨  ✘ l20-n3'), 'the picker');
     expect(ui.lastFrame()).not.toContain('l20-n3  updated');
     ui.stdin.write('\u001b[C');
@@ -174,7 +253,13 @@ describe('monitor screen', () => {
   it('a stale host says STALE with its error and keeps its last values; one host gets one full-width column', async () => {
     const store = monitorStore(['l20-n1', 'l20-n2']);
     const ui = mount(store, controller(), { columns: 160, rows: 40 });
-    store.dispatch({ type: 'monitor.frame', frame: frame([host('l20-n1'), host('l20-n2', { stale: true, updated: '2026-11-29T11:59:40.000Z', error: 'connection lost: ECONNRESET' })]) });
+    store.dispatch({
+      type: 'monitor.frame',
+      frame: frame([
+        host('l20-n1'),
+        host('l20-n2', { stale: true, updated: '2026-11-29T11:59:40.000Z', error: 'connection lost: ECONNRESET' }),
+      ]),
+    });
     await until(() => ui.lastFrame().includes('STALE'), 'stale header');
     expect(ui.lastFrame()).toMatch(/⊘ l20-n2 +STALE — connection lost: ECONNRESET · last data \d\d:\d\d:\d\d/);
     expect(count(ui.lastFrame(), '▕')).toBe(16); // its last readings stay on screen (dimmed)
@@ -191,14 +276,26 @@ describe('monitor screen', () => {
   });
 
   it('shows the replay position and never draws a frame taller than the terminal', async () => {
-    for (const size of [{ columns: 80, rows: 24 }, { columns: 100, rows: 30 }, { columns: 60, rows: 12 }, { columns: 200, rows: 60 }, { columns: 240, rows: 18 }]) {
+    for (const size of [
+      { columns: 80, rows: 24 },
+      { columns: 100, rows: 30 },
+      { columns: 60, rows: 12 },
+      { columns: 200, rows: 60 },
+      { columns: 240, rows: 18 },
+    ]) {
       const store = monitorStore(['l20-n1', 'l20-n2', 'l20-n3']);
       const ui = mount(store, controller(), size);
       store.dispatch({
         type: 'monitor.frame',
-        frame: frame([host('l20-n1', { alerts: [thermal, storm, thermal, storm] }), host('l20-n2'), host('l20-n3')], { source: 'replay', replay: { position: 37, total: 120, file: 'run.jsonl' } }),
+        frame: frame([host('l20-n1', { alerts: [thermal, storm, thermal, storm] }), host('l20-n2'), host('l20-n3')], {
+          source: 'replay',
+          replay: { position: 37, total: 120, file: 'run.jsonl' },
+        }),
       });
-      await until(() => ui.lastFrame().includes('replay 37/120 run.jsonl'), `replay line at ${size.columns}×${size.rows}`);
+      await until(
+        () => ui.lastFrame().includes('replay 37/120 run.jsonl'),
+        `replay line at ${size.columns}×${size.rows}`,
+      );
       const lines = ui.lastFrame().split('\n');
       expect(lines.length, `${size.columns}×${size.rows}`).toBeLessThanOrEqual(size.rows - 1);
       for (const l of lines) expect(Array.from(l).length).toBeLessThanOrEqual(size.columns);
@@ -209,9 +306,12 @@ describe('monitor screen', () => {
 });
 
 describe('monitor layout', () => {
-  const full = host('l20-n1', { alerts: [thermal, storm, { ...storm, subject: 'l20-n1', kind: 'stale', message: 'sampler restarted' }] });
+  const full = host('l20-n1', {
+    alerts: [thermal, storm, { ...storm, subject: 'l20-n1', kind: 'stale', message: 'sampler restarted' }],
+  });
   const history = frame([full]).history['l20-n1']!;
-  const lines = (height: number, width = 90) => hostColumnLines(full, history, { width, height, metric: 'util', timebase: '1m', now: TIME });
+  const lines = (height: number, width = 90) =>
+    hostColumnLines(full, history, { width, height, metric: 'util', timebase: '1m', now: TIME });
   const keys = (height: number) => lines(height).map((l) => l.key);
 
   it('fits any height and width exactly, and drops lines in the stated order', () => {
@@ -236,7 +336,12 @@ describe('monitor layout', () => {
     expect(keys(16)).not.toContain('port-head');
     expect(keys(15)).not.toContain('gpu-head');
     expect(keys(15)).toContain('alert0');
-    expect(keys(14)).toEqual(['header', ...[0, 1, 2, 3, 4, 5, 6, 7].map((i) => `gpu${i}`), ...NETDEVS.map((n) => `port:${n}`), 'vllm']);
+    expect(keys(14)).toEqual([
+      'header',
+      ...[0, 1, 2, 3, 4, 5, 6, 7].map((i) => `gpu${i}`),
+      ...NETDEVS.map((n) => `port:${n}`),
+      'vllm',
+    ]);
     expect(keys(10).at(-1)).toBe('cut');
     expect(lines(10).at(-1)?.text).toContain('… 5 more rows (terminal too short)');
   });
@@ -246,7 +351,13 @@ describe('monitor layout', () => {
     const bare = host('l20-n2', { gpus: [], error: why, gpuError: why });
     const ls = hostColumnLines(bare, history, { width: 120, height: 30, metric: 'util', timebase: '1m', now: TIME });
     expect(ls.find((l) => l.key === 'gpu-none')?.text.trimEnd()).toBe(`GPUs: no readings — ${why}`);
-    const quiet = hostColumnLines(host('l20-n2', { gpus: [] }), history, { width: 120, height: 30, metric: 'util', timebase: '1m', now: TIME });
+    const quiet = hostColumnLines(host('l20-n2', { gpus: [] }), history, {
+      width: 120,
+      height: 30,
+      metric: 'util',
+      timebase: '1m',
+      now: TIME,
+    });
     expect(quiet.find((l) => l.key === 'gpu-none')?.text.trimEnd()).toBe('GPUs: no readings');
   });
 
@@ -258,7 +369,7 @@ describe('monitor layout', () => {
     expect(ls.find((l) => l.key === 'header')?.color).toBe('yellow'); // the host-level warning
   });
 
-  it('splits the body and keeps the picker\'s cursor in view', () => {
+  it("splits the body and keeps the picker's cursor in view", () => {
     expect(monitorLayout(20, 2)).toEqual({ picker: false, columnHeight: 19 });
     expect(monitorLayout(20, 3)).toEqual({ picker: true, columnHeight: 18 });
     expect(monitorLayout(1, 5)).toEqual({ picker: true, columnHeight: 0 });

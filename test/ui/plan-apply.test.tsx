@@ -9,7 +9,10 @@ import { fakeController } from '../helpers/fake-controller.js';
 import type { StepResult } from '../../src/engine/types.js';
 import { plannedCount, planLines } from '../../screens/stage/plan-lines.js';
 
-const hosts = [{ name: 'l20-n1', address: '127.0.0.1:4001' }, { name: 'l20-n2', address: '127.0.0.1:4002' }];
+const hosts = [
+  { name: 'l20-n1', address: '127.0.0.1:4001' },
+  { name: 'l20-n2', address: '127.0.0.1:4002' },
+];
 
 const controller = (): Controller => fakeController({}, ['inventory', 'os', 'qos']);
 const calls = (f: unknown): number => (f as ReturnType<typeof vi.fn>).mock.calls.length;
@@ -23,9 +26,19 @@ async function until(check: () => boolean, what: string): Promise<void> {
 }
 
 const step = (host: string, over: Partial<StepResult> = {}): StepResult => ({
-  id: 'qos.persist', stage: 'qos', host, status: 'planned', danger: 'disruptive', summary: `write the QoS script and unit on ${host}`,
-  commands: ['sudo install -D -m 0755 -o root -g root /dev/stdin /usr/local/sbin/l20-roce-qos', 'sudo systemctl restart l20-roce-qos.service'],
-  diff: `--- /dev/null\n+++ /usr/local/sbin/l20-roce-qos\n@@ -0,0 +1,2 @@\n+#!/bin/sh\n+for i in ens1f0 ens1f1; do :; done # ${host}\n`, changed: false, ...over,
+  id: 'qos.persist',
+  stage: 'qos',
+  host,
+  status: 'planned',
+  danger: 'disruptive',
+  summary: `write the QoS script and unit on ${host}`,
+  commands: [
+    'sudo install -D -m 0755 -o root -g root /dev/stdin /usr/local/sbin/l20-roce-qos',
+    'sudo systemctl restart l20-roce-qos.service',
+  ],
+  diff: `--- /dev/null\n+++ /usr/local/sbin/l20-roce-qos\n@@ -0,0 +1,2 @@\n+#!/bin/sh\n+for i in ens1f0 ens1f1; do :; done # ${host}\n`,
+  changed: false,
+  ...over,
 });
 
 /** The stage view of qos, the store knowing the controller's stages. */
@@ -39,7 +52,11 @@ describe('plan and apply from the stage view', () => {
   it('a previews per-host diffs, y applies, a dangerous step asks naming its hosts', async () => {
     const c = controller();
     const store = qosStage(c);
-    const ui = render(<Providers store={store} controller={c}><App /></Providers>);
+    const ui = render(
+      <Providers store={store} controller={c}>
+        <App />
+      </Providers>,
+    );
     ui.stdin.write('a');
     await until(() => (c.planStage as ReturnType<typeof vi.fn>).mock.calls.length === 1, 'planStage');
     expect(c.planStage).toHaveBeenCalledWith('qos');
@@ -66,9 +83,19 @@ describe('plan and apply from the stage view', () => {
     // The session closes the preview and applies; a dangerous step asks, naming its hosts.
     store.dispatch({ type: 'prompt.close', id: 7 });
     store.dispatch({ type: 'session.apply', apply: { stage: 'qos', phase: 'applying' } });
-    const confirm = { id: 8, kind: 'confirm', stage: 'qos', step: 'qos.persist', danger: 'disruptive', hosts: ['l20-n2', 'l20-n1'] } as const;
+    const confirm = {
+      id: 8,
+      kind: 'confirm',
+      stage: 'qos',
+      step: 'qos.persist',
+      danger: 'disruptive',
+      hosts: ['l20-n2', 'l20-n1'],
+    } as const;
     store.dispatch({ type: 'prompt.open', prompt: { ...confirm, hosts: [...confirm.hosts] } });
-    await until(() => (ui.lastFrame() ?? '').includes('Apply qos.persist (disruptive) on l20-n2, l20-n1?'), 'the confirmation');
+    await until(
+      () => (ui.lastFrame() ?? '').includes('Apply qos.persist (disruptive) on l20-n2, l20-n1?'),
+      'the confirmation',
+    );
     expect(ui.lastFrame()).not.toContain('m monitor'); // the question stays on screen until answered
     ui.stdin.write('n');
     await until(() => calls(c.answerConfirm) === 1, 'answerConfirm');
@@ -78,42 +105,72 @@ describe('plan and apply from the stage view', () => {
     store.dispatch({ type: 'prompt.close', id: 8 });
     store.dispatch({ type: 'step.result', result: step('l20-n2', { status: 'applied', changed: true }) });
     store.dispatch({ type: 'step.result', result: step('l20-n1', { status: 'failed', error: 'exit 1' }) });
-    await until(() => (ui.lastFrame() ?? '').includes('steps: ✔ qos.persist (l20-n2) · ✘ qos.persist (l20-n1)'), 'the step row');
+    await until(
+      () => (ui.lastFrame() ?? '').includes('steps: ✔ qos.persist (l20-n2) · ✘ qos.persist (l20-n1)'),
+      'the step row',
+    );
     ui.unmount();
   });
 
   it('keys typed faster than a render, Enter included, are all handled ("jjjj⏎" opens stage 5)', async () => {
     const store = new AppStore(appState(hosts));
-    const ui = render(<Providers store={store} controller={controller()}><App /></Providers>);
+    const ui = render(
+      <Providers store={store} controller={controller()}>
+        <App />
+      </Providers>,
+    );
     ui.stdin.write('jjjj\r');
     await until(() => (ui.lastFrame() ?? '').includes('stage 5/11 qos'), 'the qos stage view');
     expect(store.getState().ui.screen).toBe('stage');
     ui.unmount();
   });
 
-  it('a long plan keeps its header (the dangerous step\'s question) on screen', async () => {
+  it("a long plan keeps its header (the dangerous step's question) on screen", async () => {
     const c = controller();
     const store = qosStage(c);
-    const ui = render(<Providers store={store} controller={c}><App /></Providers>);
+    const ui = render(
+      <Providers store={store} controller={c}>
+        <App />
+      </Providers>,
+    );
     const long = Array.from({ length: 80 }, (_, i) => `sudo step-command-${i}`);
     store.dispatch({ type: 'step.result', result: step('l20-n1', { commands: long }) });
     store.dispatch({ type: 'step.result', result: step('l20-n2', { commands: long }) });
-    store.dispatch({ type: 'prompt.open', prompt: { id: 1, kind: 'confirm', stage: 'qos', step: 'qos.persist', danger: 'disruptive', hosts: ['l20-n2'] } });
+    store.dispatch({
+      type: 'prompt.open',
+      prompt: { id: 1, kind: 'confirm', stage: 'qos', step: 'qos.persist', danger: 'disruptive', hosts: ['l20-n2'] },
+    });
     await until(() => (ui.lastFrame() ?? '').includes('more lines'), 'the long plan');
     expect(ui.lastFrame()).toContain('Apply qos.persist (disruptive) on l20-n2? y yes');
     ui.unmount();
   });
 
   it('plan lines: the step under confirmation first, skipped hosts dimmed, diffs toned', () => {
-    const other: StepResult = { ...step('l20-n1'), id: 'qos.other', status: 'skipped', summary: 'nothing to do', commands: [], diff: '' };
+    const other: StepResult = {
+      ...step('l20-n1'),
+      id: 'qos.other',
+      status: 'skipped',
+      summary: 'nothing to do',
+      commands: [],
+      diff: '',
+    };
     const lines = planLines([other, step('l20-n1')], ['l20-n1', 'l20-n2'], 'qos.persist');
     expect(lines[0]).toEqual({ text: 'qos.persist (disruptive)', tone: 'title' });
     expect(lines.find((l) => l.text.includes('+#!/bin/sh'))?.tone).toBe('add');
     expect(lines.find((l) => l.text.includes('@@'))?.tone).toBe('hunk');
     // A multi-line script is one command: `$` on its first line only.
-    const script = planLines([{ ...step('l20-n1'), commands: ["sudo bash -s <<'EOF'\nset -e\nEOF"], diff: '' }], ['l20-n1']);
-    expect(script.filter((l) => l.tone === 'command').map((l) => l.text)).toEqual(["      $ sudo bash -s <<'EOF'", '        set -e', '        EOF']);
-    expect(plannedCount([step('l20-n1'), step('l20-n2'), { ...step('l20-n1'), id: 'qos.other' }])).toBe('2 steps on 2 hosts');
+    const script = planLines(
+      [{ ...step('l20-n1'), commands: ["sudo bash -s <<'EOF'\nset -e\nEOF"], diff: '' }],
+      ['l20-n1'],
+    );
+    expect(script.filter((l) => l.tone === 'command').map((l) => l.text)).toEqual([
+      "      $ sudo bash -s <<'EOF'",
+      '        set -e',
+      '        EOF',
+    ]);
+    expect(plannedCount([step('l20-n1'), step('l20-n2'), { ...step('l20-n1'), id: 'qos.other' }])).toBe(
+      '2 steps on 2 hosts',
+    );
     expect(lines.find((l) => l.text === 'qos.other (disruptive) — nothing to do')).toBeDefined();
     expect(lines.find((l) => l.text.includes('nothing to do') && l.text.startsWith('  -'))?.tone).toBe('dim');
   });

@@ -9,10 +9,16 @@ import { fakeController } from '../helpers/fake-controller.js';
 import { aliasView, hopResolver, pathView, resolveHost } from '../../src/transport/ssh-config-report.js';
 import { clean } from '../../src/util/sanitize.js';
 
-const hosts = [{ name: 'l20-n1', address: '127.0.0.1:4001' }, { name: 'l20-n2', address: '127.0.0.1:4002' }];
+const hosts = [
+  { name: 'l20-n1', address: '127.0.0.1:4001' },
+  { name: 'l20-n2', address: '127.0.0.1:4002' },
+];
 
 const controller = (over: Partial<Controller> = {}): Controller =>
-  fakeController({ testConnection: vi.fn(async () => ({ ok: true, message: 'connected to l20-n1 in 3 ms' })), ...over });
+  fakeController({
+    testConnection: vi.fn(async () => ({ ok: true, message: 'connected to l20-n1 in 3 ms' })),
+    ...over,
+  });
 
 async function until(check: () => boolean, what: string): Promise<void> {
   for (let i = 0; i < 200; i++) {
@@ -54,13 +60,66 @@ describe('pipeline and stage view', () => {
     store.dispatch({ type: 'stage.state', stage: 'inventory', state: 'running' });
     for (const h of ['l20-n1', 'l20-n2']) {
       store.dispatch({ type: 'host.state', host: h, state: 'connected' });
-      store.dispatch({ type: 'cmd.start', host: h, runId: `${h}1`, stage: 'inventory', probe: 'kernel', commandLine: 'LC_ALL=C uname -r', sudo: false });
-      store.dispatch({ type: 'cmd.output', host: h, runId: `${h}1`, stream: 'stdout', lines: [clean(`5.15.0-126-generic on ${h}`)] });
-      store.dispatch({ type: 'cmd.exit', host: h, runId: `${h}1`, exitCode: 0, signal: null, durationMs: 42, timedOut: false, cancelled: false });
+      store.dispatch({
+        type: 'cmd.start',
+        host: h,
+        runId: `${h}1`,
+        stage: 'inventory',
+        probe: 'kernel',
+        commandLine: 'LC_ALL=C uname -r',
+        sudo: false,
+      });
+      store.dispatch({
+        type: 'cmd.output',
+        host: h,
+        runId: `${h}1`,
+        stream: 'stdout',
+        lines: [clean(`5.15.0-126-generic on ${h}`)],
+      });
+      store.dispatch({
+        type: 'cmd.exit',
+        host: h,
+        runId: `${h}1`,
+        exitCode: 0,
+        signal: null,
+        durationMs: 42,
+        timedOut: false,
+        cancelled: false,
+      });
     }
-    store.dispatch({ type: 'check.result', result: { id: 'inventory.os', stage: 'inventory', host: 'l20-n1', status: 'pass', summary: 'Ubuntu 22.04.5 LTS', evidence: '' } });
-    store.dispatch({ type: 'check.result', result: { id: 'inventory.os', stage: 'inventory', host: 'l20-n2', status: 'fail', summary: 'Ubuntu 20.04', evidence: '' } });
-    store.dispatch({ type: 'check.result', result: { id: 'inventory.pair-hardware', stage: 'inventory', host: null, status: 'pass', summary: '2 hosts match', evidence: '' } });
+    store.dispatch({
+      type: 'check.result',
+      result: {
+        id: 'inventory.os',
+        stage: 'inventory',
+        host: 'l20-n1',
+        status: 'pass',
+        summary: 'Ubuntu 22.04.5 LTS',
+        evidence: '',
+      },
+    });
+    store.dispatch({
+      type: 'check.result',
+      result: {
+        id: 'inventory.os',
+        stage: 'inventory',
+        host: 'l20-n2',
+        status: 'fail',
+        summary: 'Ubuntu 20.04',
+        evidence: '',
+      },
+    });
+    store.dispatch({
+      type: 'check.result',
+      result: {
+        id: 'inventory.pair-hardware',
+        stage: 'inventory',
+        host: null,
+        status: 'pass',
+        summary: '2 hosts match',
+        evidence: '',
+      },
+    });
     await until(() => (ui.lastFrame() ?? '').includes('2 hosts match'), 'cluster row');
     const frame = ui.lastFrame() ?? '';
     expect(frame).toContain('5.15.0-126-generic on l20-n1');
@@ -75,9 +134,33 @@ describe('pipeline and stage view', () => {
     const store = new AppStore(appState(hosts, { screen: 'stage' }));
     const ui = mount(store, controller());
     const h = 'l20-n1';
-    store.dispatch({ type: 'cmd.start', host: h, runId: 'r1', stage: 'inventory', probe: 'ip-addr', commandLine: 'LC_ALL=C ip -j addr show', sudo: false, reusedFrom: 'os/ip-addr' });
-    store.dispatch({ type: 'cmd.output', host: h, runId: 'r1', stream: 'stdout', lines: [clean('[{"ifname":"eno1"}]')] });
-    store.dispatch({ type: 'cmd.exit', host: h, runId: 'r1', exitCode: 0, signal: null, durationMs: 0, timedOut: false, cancelled: false });
+    store.dispatch({
+      type: 'cmd.start',
+      host: h,
+      runId: 'r1',
+      stage: 'inventory',
+      probe: 'ip-addr',
+      commandLine: 'LC_ALL=C ip -j addr show',
+      sudo: false,
+      reusedFrom: 'os/ip-addr',
+    });
+    store.dispatch({
+      type: 'cmd.output',
+      host: h,
+      runId: 'r1',
+      stream: 'stdout',
+      lines: [clean('[{"ifname":"eno1"}]')],
+    });
+    store.dispatch({
+      type: 'cmd.exit',
+      host: h,
+      runId: 'r1',
+      exitCode: 0,
+      signal: null,
+      durationMs: 0,
+      timedOut: false,
+      cancelled: false,
+    });
     await until(() => (ui.lastFrame() ?? '').includes('reused from'), 'the reused command');
     const frame = ui.lastFrame() ?? '';
     expect(frame).toContain('$ ip-addr: exit 0 · reused from os/ip-addr'); // whole, in a pane of a 100-column terminal
@@ -86,15 +169,32 @@ describe('pipeline and stage view', () => {
     ui.unmount();
   });
 
-  it('shows each stage its own run: after two stages ran, the first stage\'s view has its commands and output', async () => {
+  it("shows each stage its own run: after two stages ran, the first stage's view has its commands and output", async () => {
     const store = new AppStore(appState(hosts, { screen: 'stage' }));
     const ui = mount(store, controller());
     const h = 'l20-n1';
     const runStage = (stage: 'inventory' | 'os', probe: string, line: string) => {
       store.dispatch({ type: 'stage.state', stage, state: 'running' });
-      store.dispatch({ type: 'cmd.start', host: h, runId: `${stage}-1`, stage, probe, commandLine: probe, sudo: false });
+      store.dispatch({
+        type: 'cmd.start',
+        host: h,
+        runId: `${stage}-1`,
+        stage,
+        probe,
+        commandLine: probe,
+        sudo: false,
+      });
       store.dispatch({ type: 'cmd.output', host: h, runId: `${stage}-1`, stream: 'stdout', lines: [clean(line)] });
-      store.dispatch({ type: 'cmd.exit', host: h, runId: `${stage}-1`, exitCode: 0, signal: null, durationMs: 7, timedOut: false, cancelled: false });
+      store.dispatch({
+        type: 'cmd.exit',
+        host: h,
+        runId: `${stage}-1`,
+        exitCode: 0,
+        signal: null,
+        durationMs: 7,
+        timedOut: false,
+        cancelled: false,
+      });
       store.dispatch({ type: 'stage.state', stage, state: 'pass' });
     };
     runStage('inventory', 'lspci-gpus', '8 × NVIDIA L20');
@@ -115,8 +215,29 @@ describe('pipeline and stage view', () => {
   it('opens verdict details worst first, with evidence and fix', async () => {
     const store = new AppStore(appState(hosts, { screen: 'stage' }));
     const ui = mount(store, controller());
-    store.dispatch({ type: 'check.result', result: { id: 'inventory.os', stage: 'inventory', host: 'l20-n1', status: 'pass', summary: 'Ubuntu 22.04.5 LTS', evidence: 'VERSION_ID="22.04"' } });
-    store.dispatch({ type: 'check.result', result: { id: 'inventory.links', stage: 'inventory', host: 'l20-n2', status: 'fail', summary: 'ens1f0: Link detected: no', evidence: 'ens1f0: admin up, Speed Unknown!', fix: 'check the DAC cable' } });
+    store.dispatch({
+      type: 'check.result',
+      result: {
+        id: 'inventory.os',
+        stage: 'inventory',
+        host: 'l20-n1',
+        status: 'pass',
+        summary: 'Ubuntu 22.04.5 LTS',
+        evidence: 'VERSION_ID="22.04"',
+      },
+    });
+    store.dispatch({
+      type: 'check.result',
+      result: {
+        id: 'inventory.links',
+        stage: 'inventory',
+        host: 'l20-n2',
+        status: 'fail',
+        summary: 'ens1f0: Link detected: no',
+        evidence: 'ens1f0: admin up, Speed Unknown!',
+        fix: 'check the DAC cable',
+      },
+    });
     ui.stdin.write('d');
     await until(() => (ui.lastFrame() ?? '').includes('fix: check the DAC cable'), 'details of the worst check');
     const frame = ui.lastFrame() ?? '';
@@ -154,7 +275,10 @@ describe('pipeline and stage view', () => {
     const c = controller();
     const ui = mount(store, c);
     const trust = { id: 1, kind: 'trust', host: 'l20-n1', address: '10.0.0.1:22', keyType: 'ssh-ed25519' } as const;
-    store.dispatch({ type: 'prompt.open', prompt: { ...trust, fingerprint: 'SHA256:abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQ' } });
+    store.dispatch({
+      type: 'prompt.open',
+      prompt: { ...trust, fingerprint: 'SHA256:abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQ' },
+    });
     await until(() => (ui.lastFrame() ?? '').includes('SHA256:abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQ'), 'prompt');
     ui.stdin.write('y');
     await until(() => (c.answerTrust as ReturnType<typeof vi.fn>).mock.calls.length === 1, 'answer');
@@ -167,7 +291,14 @@ describe('pipeline and stage view', () => {
     const ui = mount(store, controller());
     const file = '/srv/cluster/known_hosts';
     // One question shown again with new content keeps its id.
-    const prompt = { id: 1, kind: 'trust', host: 'l20-n1', address: '10.0.0.1:22', keyType: 'ssh-ed25519', fingerprint: 'SHA256:abc' } as const;
+    const prompt = {
+      id: 1,
+      kind: 'trust',
+      host: 'l20-n1',
+      address: '10.0.0.1:22',
+      keyType: 'ssh-ed25519',
+      fingerprint: 'SHA256:abc',
+    } as const;
     store.dispatch({ type: 'prompt.open', prompt: { ...prompt, knownHostsFile: file } });
     await until(() => (ui.lastFrame() ?? '').includes(`y adds it to ${file}`), 'the file in the prompt');
     expect(ui.lastFrame()).not.toContain('~/.ssh/known_hosts');
@@ -179,7 +310,14 @@ describe('pipeline and stage view', () => {
   it('says when a certificate authority vouches for the host, which only the OpenSSH transport can check', async () => {
     const store = new AppStore(appState(hosts));
     const ui = mount(store, controller());
-    const prompt = { id: 1, kind: 'trust', host: 'l20-n1', address: '10.0.0.1:22', keyType: 'ssh-ed25519', fingerprint: 'SHA256:abc' } as const;
+    const prompt = {
+      id: 1,
+      kind: 'trust',
+      host: 'l20-n1',
+      address: '10.0.0.1:22',
+      keyType: 'ssh-ed25519',
+      fingerprint: 'SHA256:abc',
+    } as const;
     store.dispatch({ type: 'prompt.open', prompt });
     await until(() => (ui.lastFrame() ?? '').includes('SHA256:abc'), 'the plain prompt');
     expect(ui.lastFrame()).not.toContain('certificate authority');
@@ -214,10 +352,16 @@ describe('setup screen', () => {
     await until(() => (ui.lastFrame() ?? '').includes('Network design: A  [B]  tutorial'), 'design B');
     expect(ui.lastFrame()).toContain('802.3ad RoCE-LAG bond per NIC');
     ui.stdin.write('n');
-    await until(() => (ui.lastFrame() ?? '').includes('DCB cannot be set on the bond (R25)'), 'the tutorial design and its consequences');
+    await until(
+      () => (ui.lastFrame() ?? '').includes('DCB cannot be set on the bond (R25)'),
+      'the tutorial design and its consequences',
+    );
     ui.stdin.write('w');
     await until(() => (c.saveHosts as ReturnType<typeof vi.fn>).mock.calls.length === 1, 'save');
-    const saved = (c.saveHosts as ReturnType<typeof vi.fn>).mock.calls[0]![0] as Array<{ name: string; address: string }>;
+    const saved = (c.saveHosts as ReturnType<typeof vi.fn>).mock.calls[0]![0] as Array<{
+      name: string;
+      address: string;
+    }>;
     expect(saved[0]).toMatchObject({ name: 'l20-n1', address: '10.0.0.1', role: 'head' });
     expect((c.saveHosts as ReturnType<typeof vi.fn>).mock.calls[0]![1]).toEqual({ design: 'tutorial' });
     ui.unmount();
@@ -248,7 +392,8 @@ describe('setup screen', () => {
     const store = new AppStore(appState([], { screen: 'setup' }));
     const configFile = new URL('../fixtures/ssh-config/proxy/config', import.meta.url).pathname;
     const describePath = vi.fn((h: { address: string }) =>
-      pathView(h, resolveHost(h.address, { configFile }), hopResolver({ configFile })));
+      pathView(h, resolveHost(h.address, { configFile }), hopResolver({ configFile })),
+    );
     const ui = mount(store, controller({ describePath }));
     await typeAddress(ui, 'pj-multi');
     await until(() => (ui.lastFrame() ?? '').includes('⇢ via hop1 → hop2 → ssh2'), 'the path line');

@@ -10,7 +10,10 @@ import type { CheckResult } from '../../src/engine/types.js';
 import { pfcDiagnosis, symptoms } from './troubleshoot-fixtures.js';
 import { clean } from '../../src/util/sanitize.js';
 
-const hosts = [{ name: 'l20-n1', address: '127.0.0.1:4001' }, { name: 'l20-n2', address: '127.0.0.1:4002' }];
+const hosts = [
+  { name: 'l20-n1', address: '127.0.0.1:4001' },
+  { name: 'l20-n2', address: '127.0.0.1:4002' },
+];
 
 const controller = (): Controller => fakeController({}, ['inventory', 'os', 'qos']);
 
@@ -29,13 +32,28 @@ function opened() {
   const store = new AppStore(appState(hosts));
   store.dispatch({ type: 'troubleshoot.open', symptoms });
   const c = controller();
-  const ui = render(<Providers store={store} controller={c}><App /></Providers>);
+  const ui = render(
+    <Providers store={store} controller={c}>
+      <App />
+    </Providers>,
+  );
   const frame = () => ui.lastFrame() ?? '';
   return { store, c, ui, frame };
 }
 
-const check = (id: string, status: CheckResult['status'], rule?: string, host: string | null = 'l20-n2'): CheckResult => ({
-  id, stage: id.split('.')[0] as CheckResult['stage'], host, status, summary: `${id} ${status}`, evidence: '', ...(rule ? { rule } : {}),
+const check = (
+  id: string,
+  status: CheckResult['status'],
+  rule?: string,
+  host: string | null = 'l20-n2',
+): CheckResult => ({
+  id,
+  stage: id.split('.')[0] as CheckResult['stage'],
+  host,
+  status,
+  summary: `${id} ${status}`,
+  evidence: '',
+  ...(rule ? { rule } : {}),
 });
 
 describe('troubleshoot from a check (T)', () => {
@@ -46,7 +64,11 @@ describe('troubleshoot from a check (T)', () => {
     store.dispatch({ type: 'check.result', result: check('qos.dcbx', 'warn', 'R28', 'l20-n1') });
     store.dispatch({ type: 'ui.details', index: 0 });
     const c = controller();
-    const ui = render(<Providers store={store} controller={c}><App /></Providers>);
+    const ui = render(
+      <Providers store={store} controller={c}>
+        <App />
+      </Providers>,
+    );
     expect(ui.lastFrame()).toContain('T troubleshoot');
     ui.stdin.write('T');
     await until(() => calls(c.openTroubleshoot).length === 1, 'openTroubleshoot');
@@ -54,11 +76,15 @@ describe('troubleshoot from a check (T)', () => {
     ui.unmount();
   });
 
-  it('in the panes, T takes the stage\'s worst not-passing check; with none it says so', async () => {
+  it("in the panes, T takes the stage's worst not-passing check; with none it says so", async () => {
     const store = new AppStore(appState(hosts, { screen: 'stage' }));
     store.dispatch({ type: 'ui.selectStage', stage: 'network' });
     const c = controller();
-    const ui = render(<Providers store={store} controller={c}><App /></Providers>);
+    const ui = render(
+      <Providers store={store} controller={c}>
+        <App />
+      </Providers>,
+    );
     ui.stdin.write('T');
     await until(() => (ui.lastFrame() ?? '').includes('no failing check in network to troubleshoot'), 'the notice');
     store.dispatch({ type: 'check.result', result: check('network.mtu', 'pass') });
@@ -74,7 +100,11 @@ describe('troubleshoot screen', () => {
   it('x from the pipeline opens it; the list shows every symptom; ↑↓ pick, ⏎ runs, a runs all, esc goes back', async () => {
     const store = new AppStore(appState(hosts));
     const c = controller();
-    const ui = render(<Providers store={store} controller={c}><App /></Providers>);
+    const ui = render(
+      <Providers store={store} controller={c}>
+        <App />
+      </Providers>,
+    );
     expect(ui.lastFrame()).toContain('x troubleshoot');
     ui.stdin.write('x');
     await until(() => calls(c.openTroubleshoot).length === 1, 'openTroubleshoot');
@@ -89,7 +119,10 @@ describe('troubleshoot screen', () => {
     expect(frame).toMatch(/↑↓ symptom {2}⏎ run {2}a run all {2}jk scroll/);
     expect(frame).not.toContain('f fix');
     ui.stdin.write('f');
-    await until(() => (ui.lastFrame() ?? '').includes('run it first (⏎): the fix follows from the diagnosis'), 'why f does nothing');
+    await until(
+      () => (ui.lastFrame() ?? '').includes('run it first (⏎): the fix follows from the diagnosis'),
+      'why f does nothing',
+    );
     expect(calls(c.fixSymptom)).toHaveLength(0);
     ui.stdin.write('\u001B[B');
     await until(() => store.getState().ui.troubleshoot.cursor === 1, 'the cursor');
@@ -103,18 +136,42 @@ describe('troubleshoot screen', () => {
     ui.unmount();
   });
 
-  it('while probing, both hosts\' panes show the probes\' live output', async () => {
+  it("while probing, both hosts' panes show the probes' live output", async () => {
     const { store, ui, frame } = opened();
     store.dispatch({ type: 'troubleshoot.running', symptom: 'pfc-one-side' });
     store.dispatch({ type: 'stage.state', stage: 'qos', state: 'running' });
-    for (const [h, pfc] of [['l20-n1', '0   0   0   1'], ['l20-n2', '0   0   0   0']] as const) {
+    for (const [h, pfc] of [
+      ['l20-n1', '0   0   0   1'],
+      ['l20-n2', '0   0   0   0'],
+    ] as const) {
       store.dispatch({ type: 'host.state', host: h, state: 'connected' });
-      store.dispatch({ type: 'cmd.start', host: h, runId: `${h}q`, stage: 'qos', probe: 'mlnx_qos', commandLine: 'mlnx_qos -i ens1f0', sudo: true });
-      store.dispatch({ type: 'cmd.output', host: h, runId: `${h}q`, stream: 'stdout', lines: [clean('PFC configuration:'), clean(`\tenabled     ${pfc}`)] });
+      store.dispatch({
+        type: 'cmd.start',
+        host: h,
+        runId: `${h}q`,
+        stage: 'qos',
+        probe: 'mlnx_qos',
+        commandLine: 'mlnx_qos -i ens1f0',
+        sudo: true,
+      });
+      store.dispatch({
+        type: 'cmd.output',
+        host: h,
+        runId: `${h}q`,
+        stream: 'stdout',
+        lines: [clean('PFC configuration:'), clean(`\tenabled     ${pfc}`)],
+      });
     }
     // ink-testing-library's terminal is 100 columns: each pane shows the start of its lines.
     const both = (r: string, text: string) => r.split(text).length === 3;
-    await until(() => frame().split('\n').some((r) => both(r, 'mlnx_qos    │  enabled')), 'both panes\' output', frame);
+    await until(
+      () =>
+        frame()
+          .split('\n')
+          .some((r) => both(r, 'mlnx_qos    │  enabled')),
+      "both panes' output",
+      frame,
+    );
     const rows = frame().split('\n');
     expect(rows.some((r) => both(r, 'mlnx_qos    │PFC configurati'))).toBe(true);
     expect(rows.some((r) => both(r, '$ [root] mlnx_qos: running'))).toBe(true);
@@ -129,7 +186,10 @@ describe('troubleshoot screen', () => {
     store.dispatch({ type: 'troubleshoot.cursor', delta: 1 });
     // Two ports' outputs: more lines than the 24-row terminal shows, so j scrolls.
     const d = pfcDiagnosis();
-    store.dispatch({ type: 'troubleshoot.diagnosis', diagnosis: { ...d, comparisons: [...d.comparisons, { ...d.comparisons[0]!, label: 'mlnx_qos -i ens1f1' }] } });
+    store.dispatch({
+      type: 'troubleshoot.diagnosis',
+      diagnosis: { ...d, comparisons: [...d.comparisons, { ...d.comparisons[0]!, label: 'mlnx_qos -i ens1f1' }] },
+    });
     await until(() => frame().includes('cause found'), 'the diagnosis', frame);
     const f = frame();
     expect(f).toContain('✘ PFC configured on one side only — cause found');

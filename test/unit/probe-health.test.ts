@@ -10,8 +10,16 @@ import type { RunResult } from '../../src/transport/types.js';
 import { STAGES } from '../../checks/stages.js';
 
 const result = (over: Partial<RunResult>): RunResult => ({
-  commandLine: 'lspci -D -nn -d 10de:', exitCode: 0, signal: null, stdout: '', stderr: '', durationMs: 1,
-  timedOut: false, cancelled: false, truncated: false, ...over,
+  commandLine: 'lspci -D -nn -d 10de:',
+  exitCode: 0,
+  signal: null,
+  stdout: '',
+  stderr: '',
+  durationMs: 1,
+  timedOut: false,
+  cancelled: false,
+  truncated: false,
+  ...over,
 });
 
 describe('missing tools', () => {
@@ -19,8 +27,7 @@ describe('missing tools', () => {
     expect(notFoundTools('bash: line 1: lspci: command not found\n')).toEqual(['lspci']);
     expect(notFoundTools('sudo: ethtool: command not found\n')).toEqual(['ethtool']);
     const cnf = "Command 'nvidia-smi' not found, but can be installed with:\n\nsudo apt install nvidia-utils-535\n";
-    expect(notFoundTools(cnf))
-      .toEqual(['nvidia-smi']);
+    expect(notFoundTools(cnf)).toEqual(['nvidia-smi']);
     expect(notFoundTools('sh: 1: rdma: not found\n')).toEqual(['rdma']);
     expect(notFoundTools("env: 'ip': No such file or directory\n")).toEqual(['ip']);
     expect(notFoundTools('ls: cannot access x: No such file or directory\n')).toEqual([]);
@@ -39,7 +46,9 @@ describe('missing tools', () => {
 
   it('a script probe counts only the tools it declares; an undeclared miss is left to its collect', () => {
     const probe: ProbeDef = {
-      id: 'ethtool', command: { script: 'lspci -d 15b3:; ethtool x; lldpcli show' }, tools: ['ethtool'],
+      id: 'ethtool',
+      command: { script: 'lspci -d 15b3:; ethtool x; lldpcli show' },
+      tools: ['ethtool'],
     };
     const stderr = 'bash: line 3: lldpcli: command not found\nbash: line 2: ethtool: command not found\n';
     const out = result({ exitCode: 0, stderr });
@@ -51,7 +60,7 @@ describe('missing tools', () => {
     const refused = result({ exitCode: 1, stderr: 'sudo: a password is required\n' });
     expect(probeProblems(sudo, refused)).toMatchObject([{ kind: 'sudo' }]);
     const unit: ProbeDef = { id: 'units', command: { argv: ['systemctl', 'is-active', 'chrony'] } };
-    const said = 'System has not been booted with systemd as init system (PID 1). Can\'t operate.\n';
+    const said = "System has not been booted with systemd as init system (PID 1). Can't operate.\n";
     const problems = probeProblems(unit, result({ exitCode: 1, stdout: said }));
     expect(problems).toMatchObject([{ kind: 'unit-manager' }]);
     expect(cannotTellVerdict(problems, 'n1').summary).toContain('no systemd unit manager');
@@ -66,7 +75,9 @@ describe('missing tools', () => {
 
   it('an accepted absence under sudo is not blamed on sudo', () => {
     const probe: ProbeDef = { id: 'dkms', command: { argv: ['dkms', 'status'] }, sudo: true, tools: [] };
-    expect(probeProblems(probe, result({ exitCode: 127, stderr: 'env: ‘dkms’: No such file or directory\n' }))).toEqual([]);
+    expect(probeProblems(probe, result({ exitCode: 127, stderr: 'env: ‘dkms’: No such file or directory\n' }))).toEqual(
+      [],
+    );
   });
 
   it('nvidia-smi comes with the driver, not a package of its own name', () => {

@@ -30,35 +30,41 @@ function deliveries(buf: Buffer): Buffer[][] {
 
 function expectInert(line: string, what: string): void {
   const bad = FORBIDDEN.exec(line);
-  expect(bad, `${what}: U+${bad?.[0].codePointAt(0)?.toString(16).padStart(4, '0')} in ${JSON.stringify(line)}`).toBeNull();
+  expect(
+    bad,
+    `${what}: U+${bad?.[0].codePointAt(0)?.toString(16).padStart(4, '0')} in ${JSON.stringify(line)}`,
+  ).toBeNull();
 }
 
 describe('hostile remote output is inert once sanitized', () => {
   let splits = 0;
 
-  it.each(HOSTILE.map((e) => [e.name, e] as const))('%s: alone, split at every byte offset, and mid-line', (_name, e) => {
-    // Alone, as a line of its own.
-    const alone = display([Buffer.concat([e.bytes, Buffer.from('\n')])]);
-    expect(alone).toEqual([e.shows]);
-    expectInert(alone[0]!, 'alone');
+  it.each(HOSTILE.map((e) => [e.name, e] as const))(
+    '%s: alone, split at every byte offset, and mid-line',
+    (_name, e) => {
+      // Alone, as a line of its own.
+      const alone = display([Buffer.concat([e.bytes, Buffer.from('\n')])]);
+      expect(alone).toEqual([e.shows]);
+      expectInert(alone[0]!, 'alone');
 
-    // Between ordinary text, with a tab kept; and as the last line without a newline (flushed at the end).
-    const before = 'ok\tbefore ';
-    const after = ' after ok';
-    const line = Buffer.concat([Buffer.from(before), e.bytes, Buffer.from(after)]);
-    const want = expectedLine(e, before, after);
-    expect(display([line, Buffer.from('\nnext line\n')])).toEqual([want, 'next line']);
-    expect(display([line])).toEqual([want]);
-    expectInert(want.replace(/\t/g, ' '), 'mid-line');
-    if (!e.repaints) expect(want.startsWith(before) && want.endsWith(after)).toBe(true);
+      // Between ordinary text, with a tab kept; and as the last line without a newline (flushed at the end).
+      const before = 'ok\tbefore ';
+      const after = ' after ok';
+      const line = Buffer.concat([Buffer.from(before), e.bytes, Buffer.from(after)]);
+      const want = expectedLine(e, before, after);
+      expect(display([line, Buffer.from('\nnext line\n')])).toEqual([want, 'next line']);
+      expect(display([line])).toEqual([want]);
+      expectInert(want.replace(/\t/g, ' '), 'mid-line');
+      if (!e.repaints) expect(want.startsWith(before) && want.endsWith(after)).toBe(true);
 
-    // The same bytes however the stream is cut: the splitter holds the partial line, the decoder a partial character.
-    const stream = Buffer.concat([Buffer.from('first\n'), line, Buffer.from('\nlast\n')]);
-    for (const chunks of deliveries(stream)) {
-      expect(display(chunks)).toEqual(['first', want, 'last']);
-      splits++;
-    }
-  });
+      // The same bytes however the stream is cut: the splitter holds the partial line, the decoder a partial character.
+      const stream = Buffer.concat([Buffer.from('first\n'), line, Buffer.from('\nlast\n')]);
+      for (const chunks of deliveries(stream)) {
+        expect(display(chunks)).toEqual(['first', want, 'last']);
+        splits++;
+      }
+    },
+  );
 
   it('every kind, one per line as a file holds them, in one stream', () => {
     const { bytes, expected } = hostileLines();
@@ -78,7 +84,9 @@ describe('hostile remote output is inert once sanitized', () => {
       expectInert(tail[i]!, `tail of ${e.name}`);
       if (!e.repaints) expect(tail[i]).toBe(expected[i]);
     });
-    console.log(`sanitize-hostile: ${HOSTILE.length} kinds of control sequence checked alone, mid-line and cut at every byte offset (${splits} deliveries): all inert, surrounding text kept`);
+    console.log(
+      `sanitize-hostile: ${HOSTILE.length} kinds of control sequence checked alone, mid-line and cut at every byte offset (${splits} deliveries): all inert, surrounding text kept`,
+    );
   });
 
   it('decodes a stream with a streaming decoder: characters split across chunks stay whole, bad bytes become U+FFFD', () => {

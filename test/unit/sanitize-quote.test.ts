@@ -2,7 +2,15 @@ import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { collapseCarriageReturns, LineSplitter, sanitize } from '../../src/util/sanitize.js';
 import { spawn, spawnSync } from 'node:child_process';
-import { buildCommand, insideSudoWrapper, quoteArgv, quoteWord, SUDO_WRAPPER_ARGV, SUDO_WRAPPER_SCRIPT, withoutSudoWrapper } from '../../src/transport/quote.js';
+import {
+  buildCommand,
+  insideSudoWrapper,
+  quoteArgv,
+  quoteWord,
+  SUDO_WRAPPER_ARGV,
+  SUDO_WRAPPER_SCRIPT,
+  withoutSudoWrapper,
+} from '../../src/transport/quote.js';
 import { isAlive, listProcesses, waitFor } from '../helpers/processes.js';
 
 /** The wrapper as it appears in every sudo line. */
@@ -10,7 +18,8 @@ const WRAPPER = `bash -c 'trap "trap - TERM HUP INT; kill -TERM 0" TERM HUP INT;
 
 describe('sanitize', () => {
   it('removes OSC (title, clipboard), CSI (clear, cursor moves), C1 controls and bidi overrides', () => {
-    const evil = 'a\u001b]0;pwned\u0007b\u001b]52;c;ZXZpbA==\u001b\\c\u001b[2J\u001b[3J\u001b[10;5Hd\u009b31me\u202ef\u0000g\u0007h';
+    const evil =
+      'a\u001b]0;pwned\u0007b\u001b]52;c;ZXZpbA==\u001b\\c\u001b[2J\u001b[3J\u001b[10;5Hd\u009b31me\u202ef\u0000g\u0007h';
     expect(sanitize(evil)).toBe('abcdefgh');
   });
   it('keeps tabs and text, collapses carriage-return progress', () => {
@@ -78,8 +87,15 @@ describe('sudo lines: the wrapper that takes a cancel to the whole process group
     const cat = spawnSync('bash', wrapped('bash', '-c', 'cat; exit 7'), { input: bytes });
     expect(cat.status).toBe(7);
     expect(Buffer.compare(cat.stdout, bytes)).toBe(0);
-    const script = spawnSync('bash', wrapped('bash', '-s', '--', 'a b'), { input: 'read -r line; echo "$1|$line"; exit 3\nnext line\n', encoding: 'utf8' });
-    expect({ status: script.status, stdout: script.stdout, stderr: script.stderr }).toEqual({ status: 3, stdout: 'a b|next line\n', stderr: '' });
+    const script = spawnSync('bash', wrapped('bash', '-s', '--', 'a b'), {
+      input: 'read -r line; echo "$1|$line"; exit 3\nnext line\n',
+      encoding: 'utf8',
+    });
+    expect({ status: script.status, stdout: script.stdout, stderr: script.stderr }).toEqual({
+      status: 3,
+      stdout: 'a b|next line\n',
+      stderr: '',
+    });
     // A command killed by a signal reads as 128+n (the shell convention), not as the wrapper dying of it.
     const killed = spawnSync('bash', wrapped('bash', '-c', 'kill -KILL $$'));
     expect({ status: killed.status, signal: killed.signal }).toEqual({ status: 137, signal: null });
@@ -88,7 +104,10 @@ describe('sudo lines: the wrapper that takes a cancel to the whole process group
   it('a TERM to the wrapper alone (as sudo relays it) ends the command and everything it started', async () => {
     const sleeps = ['sleep 371', 'sleep 372'];
     // Its own process group (detached), as under sshd: the wrapper signals its whole group.
-    const child = spawn('bash', wrapped('bash', '-c', 'sleep 371 & sleep 372; wait'), { detached: true, stdio: 'ignore' });
+    const child = spawn('bash', wrapped('bash', '-c', 'sleep 371 & sleep 372; wait'), {
+      detached: true,
+      stdio: 'ignore',
+    });
     const exited = new Promise<string | null>((resolve) => child.once('exit', (_code, signal) => resolve(signal)));
     await waitFor(() => listProcesses().filter((p) => sleeps.includes(p.args)).length === 2, 'both sleeps to run');
     const started = listProcesses().filter((p) => sleeps.includes(p.args) || p.args.startsWith('bash -c sleep 371 &'));

@@ -8,7 +8,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { LocalHost } from '../../src/transport/local.js';
 import { quoteWord } from '../../src/transport/quote.js';
 import {
-  StreamScrubber, echoForms, forgetHeldSecrets, heldSecretForms, registerSecret, scrub,
+  StreamScrubber,
+  echoForms,
+  forgetHeldSecrets,
+  heldSecretForms,
+  registerSecret,
+  scrub,
 } from '../../src/util/secrets.js';
 
 const SECRET = `pa ss'w"o$rd\\;x`;
@@ -19,13 +24,21 @@ describe('scrub', () => {
   it('removes the plain value and each echo form', () => {
     registerSecret(SECRET, 'sudo-password');
     const forms = echoForms(SECRET);
-    expect(forms).toEqual(expect.arrayContaining([
-      SECRET, `pa ss'\\''w"o$rd\\;x`, `pa\\ ss\\'w\\"o\\$rd\\\\\\;x`, `pa ss'w\\"o\\$rd\\\\;x`,
-      JSON.stringify(SECRET).slice(1, -1),
-    ]));
+    expect(forms).toEqual(
+      expect.arrayContaining([
+        SECRET,
+        `pa ss'\\''w"o$rd\\;x`,
+        `pa\\ ss\\'w\\"o\\$rd\\\\\\;x`,
+        `pa ss'w\\"o\\$rd\\\\;x`,
+        JSON.stringify(SECRET).slice(1, -1),
+      ]),
+    );
     const text = [
-      `NCCL_PASSWORD=${SECRET}`, `set -x: ${quoteWord(SECRET)}`, `printf %q: pa\\ ss\\'w\\"o\\$rd\\\\\\;x`,
-      JSON.stringify({ pw: SECRET }), `"${SECRET.replace(/["\\$`]/g, (c) => `\\${c}`)}"`,
+      `NCCL_PASSWORD=${SECRET}`,
+      `set -x: ${quoteWord(SECRET)}`,
+      `printf %q: pa\\ ss\\'w\\"o\\$rd\\\\\\;x`,
+      JSON.stringify({ pw: SECRET }),
+      `"${SECRET.replace(/["\\$`]/g, (c) => `\\${c}`)}"`,
     ].join('\n');
     const out = scrub(text);
     for (const f of forms) expect(out).not.toContain(f);

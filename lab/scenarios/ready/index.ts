@@ -35,10 +35,12 @@ export function putReadyFiles(cluster: Cluster): void {
   }
   cluster.machines.forEach((m, i) => {
     const host = recorded[i]!;
-    m.packages = new Map(host.packages.map((entry) => {
-      const [status, name, version, arch] = entry.split('|') as [string, string, string, string];
-      return [name, { name, version, arch, status }];
-    }));
+    m.packages = new Map(
+      host.packages.map((entry) => {
+        const [status, name, version, arch] = entry.split('|') as [string, string, string, string];
+        return [name, { name, version, arch, status }];
+      }),
+    );
     aptState(m).auto = new Set(host.autoInstalled);
     m.files ??= new Map();
     m.links ??= new Map();

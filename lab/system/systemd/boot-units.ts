@@ -19,7 +19,8 @@ export async function enabledUnits(sd: Systemd): Promise<string[]> {
     return out;
   }
   for (const d of dirs) {
-    for (const n of (await fs.readdir(`/etc/systemd/system/${d}`).catch(() => [] as string[])).sort()) if (!out.includes(n)) out.push(n);
+    for (const n of (await fs.readdir(`/etc/systemd/system/${d}`).catch(() => [] as string[])).sort())
+      if (!out.includes(n)) out.push(n);
   }
   return out;
 }

@@ -14,14 +14,23 @@ import { DEFAULT_LIMITS, parseUnitLimit, type ResourceLimits } from '../limits.j
 import type { MachineSystem } from '../machine-system.js';
 import type { ExitStatus, Process } from '../processes.js';
 import { findServiceProgram, type ServiceContext } from './programs.js';
-import { parseEnvironment, parseEnvironmentFile, unitValue, unitValues, type ExecCommand, type UnitFile } from './unit-file.js';
+import {
+  parseEnvironment,
+  parseEnvironmentFile,
+  unitValue,
+  unitValues,
+  type ExecCommand,
+  type UnitFile,
+} from './unit-file.js';
 
-export type OutputTarget = { kind: 'journal' } | { kind: 'append' | 'file'; path: string } | { kind: 'null' } | { kind: 'inherit' };
+export type OutputTarget =
+  { kind: 'journal' } | { kind: 'append' | 'file'; path: string } | { kind: 'null' } | { kind: 'inherit' };
 
 /** StandardOutput= / StandardError= values the lab understands. */
 export function parseOutputTarget(v: string | undefined, dflt: OutputTarget): OutputTarget {
   if (v === undefined || v === '') return dflt;
-  if (v === 'journal' || v === 'syslog' || v === 'kmsg' || v === 'journal+console' || v === 'tty') return { kind: 'journal' };
+  if (v === 'journal' || v === 'syslog' || v === 'kmsg' || v === 'journal+console' || v === 'tty')
+    return { kind: 'journal' };
   if (v === 'null') return { kind: 'null' };
   if (v === 'inherit') return { kind: 'inherit' };
   const m = /^(append|file|truncate):(.+)$/.exec(v);
@@ -37,12 +46,16 @@ export interface ServiceIdentity {
 }
 
 /** User= → uid via /etc/passwd (root when unset); undefined for an unknown user. */
-export async function serviceIdentity(sys: MachineSystem, file: UnitFile | undefined): Promise<ServiceIdentity | undefined> {
+export async function serviceIdentity(
+  sys: MachineSystem,
+  file: UnitFile | undefined,
+): Promise<ServiceIdentity | undefined> {
   const user = unitValue(file, 'Service', 'User') ?? 'root';
   const passwd = await sys.readFile('/etc/passwd').catch(() => '');
   for (const line of passwd.split('\n')) {
     const f = line.split(':');
-    if (f[0] === user || (/^\d+$/.test(user) && f[2] === user)) return { user: f[0] as string, uid: Number(f[2]), gid: Number(f[3]), home: f[5] ?? '/' };
+    if (f[0] === user || (/^\d+$/.test(user) && f[2] === user))
+      return { user: f[0] as string, uid: Number(f[2]), gid: Number(f[3]), home: f[5] ?? '/' };
   }
   // Accounts a jammy server has that the lab's /etc/passwd does not list.
   const known = SYSTEM_ACCOUNTS.find(([name, uid]) => name === user || String(uid) === user);
@@ -50,13 +63,22 @@ export async function serviceIdentity(sys: MachineSystem, file: UnitFile | undef
 }
 
 /** The environment systemd gives a service's processes. */
-export async function serviceEnvironment(sys: MachineSystem, unit: string, file: UnitFile | undefined, id: ServiceIdentity, invocation: number): Promise<Record<string, string>> {
+export async function serviceEnvironment(
+  sys: MachineSystem,
+  unit: string,
+  file: UnitFile | undefined,
+  id: ServiceIdentity,
+  invocation: number,
+): Promise<Record<string, string>> {
   const env: Record<string, string> = {
     LANG: 'C.UTF-8',
     PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/snap/bin',
     INVOCATION_ID: rng(sys.machine.seed, sys.machine.hostname, 'invocation', unit, invocation).hex(32),
     // systemd sets these for User= services; the lab also sets them for root so tools see root.
-    USER: id.user, LOGNAME: id.user, HOME: id.home, SHELL: id.uid === 0 ? '/bin/bash' : '/bin/bash',
+    USER: id.user,
+    LOGNAME: id.user,
+    HOME: id.home,
+    SHELL: id.uid === 0 ? '/bin/bash' : '/bin/bash',
   };
   for (const spec of unitValues(file, 'Service', 'EnvironmentFile')) {
     const optional = spec.startsWith('-');
@@ -82,7 +104,12 @@ export function serviceLimits(file: UnitFile | undefined): ResourceLimits {
 }
 
 /** Collects a stream into journal lines: each complete line becomes one entry. */
-function journalSink(sys: MachineSystem, unit: string, ident: () => string, pid: () => number): { sink: OutputSink; flush(): void } {
+function journalSink(
+  sys: MachineSystem,
+  unit: string,
+  ident: () => string,
+  pid: () => number,
+): { sink: OutputSink; flush(): void } {
   let partial = '';
   const add = (message: string): void => {
     sys.journal.add({ at: sys.now(), boot: sys.boot.count, ident: ident(), pid: pid(), unit, message });
@@ -121,7 +148,14 @@ export interface ServiceOutput {
  * Sinks for a service's stdout and stderr: the journal, or a file systemd opened as root
  * (append:, file:), or nothing. `file:` truncates when the service starts.
  */
-export async function serviceOutput(sys: MachineSystem, unit: string, stdout: OutputTarget, stderr: OutputTarget, ident: () => string, pid: () => number): Promise<ServiceOutput> {
+export async function serviceOutput(
+  sys: MachineSystem,
+  unit: string,
+  stdout: OutputTarget,
+  stderr: OutputTarget,
+  ident: () => string,
+  pid: () => number,
+): Promise<ServiceOutput> {
   const flushes: Array<() => void> = [];
   const make = async (t: OutputTarget): Promise<OutputSink> => {
     if (t.kind === 'null' || t.kind === 'inherit') return async () => undefined;
@@ -174,9 +208,21 @@ export async function runServiceCommand(sys: MachineSystem, spec: RunSpec): Prom
   else spec.stop.addEventListener('abort', onStop, { once: true });
   let killedBy: string | null = null;
   const proc = sys.processes.spawn({
-    argv: spec.command.argv, uid: spec.id.uid, unit: spec.unit, limits: spec.limits,
+    argv: spec.command.argv,
+    uid: spec.id.uid,
+    unit: spec.unit,
+    limits: spec.limits,
     onSignal: (sig) => {
-      if (sig === 'TERM' || sig === 'INT' || sig === 'QUIT' || sig === 'HUP' || sig === 'USR1' || sig === 'USR2' || sig === 'PIPE' || sig === 'ALRM') {
+      if (
+        sig === 'TERM' ||
+        sig === 'INT' ||
+        sig === 'QUIT' ||
+        sig === 'HUP' ||
+        sig === 'USR1' ||
+        sig === 'USR2' ||
+        sig === 'PIPE' ||
+        sig === 'ALRM'
+      ) {
         killedBy = sig;
         ac.abort();
       }
@@ -206,14 +252,27 @@ export async function runServiceCommand(sys: MachineSystem, spec: RunSpec): Prom
   }
 }
 
-async function runIt(sys: MachineSystem, spec: RunSpec, proc: Process, ac: AbortController, killedBy: () => string | null): Promise<ExitStatus> {
+async function runIt(
+  sys: MachineSystem,
+  spec: RunSpec,
+  proc: Process,
+  ac: AbortController,
+  killedBy: () => string | null,
+): Promise<ExitStatus> {
   const m = sys.machine;
   const program = findServiceProgram(spec.command.argv, m);
   if (program) {
     let readyCalled = false;
     const ctx: ServiceContext = {
-      machine: m, cluster: sys.cluster, unit: spec.unit, argv: spec.command.argv, env: spec.env, uid: spec.id.uid, main: proc,
-      spawn: (argv, o) => sys.processes.spawn({ ppid: proc.pid, uid: spec.id.uid, limits: spec.limits, ...o, argv, unit: spec.unit }),
+      machine: m,
+      cluster: sys.cluster,
+      unit: spec.unit,
+      argv: spec.command.argv,
+      env: spec.env,
+      uid: spec.id.uid,
+      main: proc,
+      spawn: (argv, o) =>
+        sys.processes.spawn({ ppid: proc.pid, uid: spec.id.uid, limits: spec.limits, ...o, argv, unit: spec.unit }),
       out: (t) => spec.output.stdout(Buffer.from(t, 'utf8')),
       err: (t) => spec.output.stderr(Buffer.from(t, 'utf8')),
       sleep: (ms) => m.clock.sleep(ms, ac.signal),
@@ -223,7 +282,10 @@ async function runIt(sys: MachineSystem, spec: RunSpec, proc: Process, ac: Abort
         if (!readyCalled) spec.ready?.();
         readyCalled = true;
       },
-      until: () => new Promise<void>((resolve) => (ac.signal.aborted ? resolve() : ac.signal.addEventListener('abort', () => resolve(), { once: true }))),
+      until: () =>
+        new Promise<void>((resolve) =>
+          ac.signal.aborted ? resolve() : ac.signal.addEventListener('abort', () => resolve(), { once: true }),
+        ),
     };
     const r = await program.run(ctx);
     if (typeof r !== 'number') return r;
@@ -232,15 +294,22 @@ async function runIt(sys: MachineSystem, spec: RunSpec, proc: Process, ac: Abort
   }
   const exe = spec.command.argv[0] ?? '';
   if (exe.startsWith('/') && !(await sys.shell.fsAs(0).exists(exe))) {
-    const log = (message: string): void => sys.journal.add({ at: sys.now(), boot: sys.boot.count, ident: 'systemd', pid: 1, unit: spec.unit, message });
+    const log = (message: string): void =>
+      sys.journal.add({ at: sys.now(), boot: sys.boot.count, ident: 'systemd', pid: 1, unit: spec.unit, message });
     log(`${spec.unit}: Failed to locate executable ${exe}: No such file or directory`);
     log(`${spec.unit}: Failed at step EXEC spawning ${exe}: No such file or directory`);
     return { code: 203, signal: null };
   }
   spec.ready?.();
   const res = await sys.shell.run({
-    commandLine: quoteArgv(spec.command.argv), env: spec.env, stdin: Buffer.alloc(0), signal: ac.signal,
-    stdout: spec.output.stdout, stderr: spec.output.stderr, uid: spec.id.uid, cwd: spec.cwd,
+    commandLine: quoteArgv(spec.command.argv),
+    env: spec.env,
+    stdin: Buffer.alloc(0),
+    signal: ac.signal,
+    stdout: spec.output.stdout,
+    stderr: spec.output.stderr,
+    uid: spec.id.uid,
+    cwd: spec.cwd,
   });
   if (res.stdout.length > 0) await spec.output.stdout(res.stdout);
   if (res.stderr.length > 0) await spec.output.stderr(res.stderr);

@@ -23,7 +23,8 @@ export async function journalctl(sys: MachineSystem, args: string[], ctx: Resolv
   let follow = false;
   for (let i = 0; i < args.length; i++) {
     const a = args[i] as string;
-    const val = (): string | undefined => (a.includes('=') ? a.slice(a.indexOf('=') + 1) : /^-[uontb]./.test(a) ? a.slice(2) : args[++i]);
+    const val = (): string | undefined =>
+      a.includes('=') ? a.slice(a.indexOf('=') + 1) : /^-[uontb]./.test(a) ? a.slice(2) : args[++i];
     if (a === '-u' || a.startsWith('--unit') || /^-u./.test(a)) units.push(unitName(val() ?? ''));
     else if (a === '-o' || a.startsWith('--output') || /^-o./.test(a)) output = val() ?? 'short';
     else if (a === '-n' || a.startsWith('--lines') || /^-n\d/.test(a)) {
@@ -39,7 +40,22 @@ export async function journalctl(sys: MachineSystem, args: string[], ctx: Resolv
     } else if (a === '-q' || a === '--quiet') quiet = true;
     else if (a === '-f' || a === '--follow') follow = true;
     else if (a === '-e' || a === '--pager-end') lines ??= 1000;
-    else if (['--no-pager', '-x', '--catalog', '-a', '--all', '--no-hostname', '--system', '--merge', '-m', '-l', '--full'].includes(a)) continue;
+    else if (
+      [
+        '--no-pager',
+        '-x',
+        '--catalog',
+        '-a',
+        '--all',
+        '--no-hostname',
+        '--system',
+        '--merge',
+        '-m',
+        '-l',
+        '--full',
+      ].includes(a)
+    )
+      continue;
     else if (a.startsWith('-')) return res('', `journalctl: unrecognized option '${a}'\n`, 1);
   }
   if (!['short', 'cat', 'short-iso', 'short-precise', 'with-unit'].includes(output)) {
@@ -47,7 +63,13 @@ export async function journalctl(sys: MachineSystem, args: string[], ctx: Resolv
   }
 
   const hostname = sys.machine.hostname;
-  const kernelEntries = (): JournalEntry[] => sys.kernel.ring.map((k) => ({ at: sys.boot.at + k.t * 1000, boot: sys.boot.count, ident: 'kernel', message: k.text }));
+  const kernelEntries = (): JournalEntry[] =>
+    sys.kernel.ring.map((k) => ({
+      at: sys.boot.at + k.t * 1000,
+      boot: sys.boot.count,
+      ident: 'kernel',
+      message: k.text,
+    }));
   const select = (): JournalEntry[] => {
     let all = kernel ? kernelEntries() : sys.journal.entries;
     if (bootOnly) all = all.filter((e) => e.boot === sys.boot.count);
@@ -80,7 +102,9 @@ export async function journalctl(sys: MachineSystem, args: string[], ctx: Resolv
   if (!quiet && (lines !== 0 || follow) && everything.length > 0) {
     const first = (everything[0] as JournalEntry).at;
     const last = (everything[everything.length - 1] as JournalEntry).at;
-    out += follow ? `-- Journal begins at ${systemdTime(first)}. --\n` : `-- Journal begins at ${systemdTime(first)}, ends at ${systemdTime(last)}. --\n`;
+    out += follow
+      ? `-- Journal begins at ${systemdTime(first)}. --\n`
+      : `-- Journal begins at ${systemdTime(first)}, ends at ${systemdTime(last)}. --\n`;
   }
   if (shown.length === 0 && !quiet && !follow) out += '-- No entries --\n';
   out += render(shown, undefined);

@@ -8,7 +8,14 @@
  */
 import { posix } from 'node:path';
 import type { MachineSystem } from '../machine-system.js';
-import { runServiceCommand, serviceEnvironment, serviceIdentity, serviceLimits, serviceOutput, type OutputTarget } from './exec.js';
+import {
+  runServiceCommand,
+  serviceEnvironment,
+  serviceIdentity,
+  serviceLimits,
+  serviceOutput,
+  type OutputTarget,
+} from './exec.js';
 import { bootUnits } from './boot-units.js';
 import { startService } from './service-start.js';
 import { TRANSIENT_DIR, UNIT_DIRS, unitName, type ActiveState, type JobResult, type UnitRuntime } from './types.js';
@@ -28,7 +35,14 @@ export class Systemd {
   }
 
   log(unit: string | undefined, message: string, at = this.now()): void {
-    this.sys.journal.add({ at, boot: this.sys.boot.count, ident: 'systemd', pid: 1, ...(unit ? { unit } : {}), message });
+    this.sys.journal.add({
+      at,
+      boot: this.sys.boot.count,
+      ident: 'systemd',
+      pid: 1,
+      ...(unit ? { unit } : {}),
+      message,
+    });
   }
 
   private async readUnitText(name: string): Promise<{ path: string; text: string; masked: boolean } | undefined> {
@@ -37,7 +51,8 @@ export class Systemd {
       const path = `${dir}/${name}`;
       try {
         const st = await fs.lstat(path);
-        if (st.isSymbolicLink && posix.resolve(dir, await fs.readlink(path)) === '/dev/null') return { path, text: '', masked: true };
+        if (st.isSymbolicLink && posix.resolve(dir, await fs.readlink(path)) === '/dev/null')
+          return { path, text: '', masked: true };
         if (!(await fs.exists(path))) continue;
         return { path, text: await fs.readFile(path), masked: false };
       } catch {
@@ -49,9 +64,24 @@ export class Systemd {
 
   private fresh(name: string): UnitRuntime {
     return {
-      name, kind: name.endsWith('.timer') ? 'timer' : 'service', loadState: 'not-found', file: undefined, path: undefined, text: undefined,
-      transient: false, collect: false, description: name, active: 'inactive', sub: 'dead', result: 'success', mainPid: 0, ran: [],
-      nRestarts: 0, invocations: 0, stateChangeAt: 0, starts: [],
+      name,
+      kind: name.endsWith('.timer') ? 'timer' : 'service',
+      loadState: 'not-found',
+      file: undefined,
+      path: undefined,
+      text: undefined,
+      transient: false,
+      collect: false,
+      description: name,
+      active: 'inactive',
+      sub: 'dead',
+      result: 'success',
+      mainPid: 0,
+      ran: [],
+      nRestarts: 0,
+      invocations: 0,
+      stateChangeAt: 0,
+      starts: [],
     };
   }
 
@@ -82,7 +112,8 @@ export class Systemd {
       const onActive = parseTimespan(unitValue(u.file, 'Timer', 'OnActiveSec') ?? '') ?? 0;
       u.timer = {
         unit: unitValue(u.file, 'Timer', 'Unit') ?? u.name.replace(/\.timer$/, '.service'),
-        onActiveMs: onActive, accuracyMs: parseTimespan(unitValue(u.file, 'Timer', 'AccuracySec') ?? '1min') ?? 60000,
+        onActiveMs: onActive,
+        accuracyMs: parseTimespan(unitValue(u.file, 'Timer', 'AccuracySec') ?? '1min') ?? 60000,
       };
     }
   }
@@ -122,14 +153,18 @@ export class Systemd {
     }
     if (!wasActive && isActive) u.activeEnterAt = t;
     if (wasActive && !isActive) u.activeExitAt = t;
-    if ((active === 'inactive' || active === 'failed') && u.active !== 'inactive' && u.active !== 'failed') u.inactiveEnterAt = t;
+    if ((active === 'inactive' || active === 'failed') && u.active !== 'inactive' && u.active !== 'failed')
+      u.inactiveEnterAt = t;
     u.active = active;
     u.sub = sub;
     u.stateChangeAt = t;
   }
 
   serviceType(u: UnitRuntime): string {
-    return unitValue(u.file, 'Service', 'Type') ?? (unitValues(u.file, 'Service', 'ExecStart').length === 0 ? 'oneshot' : 'simple');
+    return (
+      unitValue(u.file, 'Service', 'Type') ??
+      (unitValues(u.file, 'Service', 'ExecStart').length === 0 ? 'oneshot' : 'simple')
+    );
   }
 
   /** Unloads a transient unit that is done, and a transient service no loaded timer refers to. */
@@ -137,12 +172,16 @@ export class Systemd {
     if (!u.transient) return;
     const idle = u.active === 'inactive' || (u.active === 'failed' && u.collect);
     if (!idle) return;
-    if (u.kind === 'service' && [...this.units.values()].some((t) => t.timer?.unit === u.name && t.active === 'active')) return;
+    if (u.kind === 'service' && [...this.units.values()].some((t) => t.timer?.unit === u.name && t.active === 'active'))
+      return;
     this.units.delete(u.name);
     // An unloaded transient unit leaves nothing behind: `systemctl start` of it finds no unit.
     if (u.path?.startsWith(`${TRANSIENT_DIR}/`)) {
       const path = u.path;
-      void this.sys.shell.fsAs(0).rm(path, { force: true }).catch(() => undefined);
+      void this.sys.shell
+        .fsAs(0)
+        .rm(path, { force: true })
+        .catch(() => undefined);
     }
     if (u.kind === 'timer' && u.timer) {
       const svc = this.units.get(u.timer.unit);
@@ -151,7 +190,11 @@ export class Systemd {
   }
 
   /** A transient unit defined by systemd-run (written under /run/systemd/transient). */
-  async addTransient(name: string, text: string, opts: { collect: boolean; output?: { stdout: OutputTarget; stderr: OutputTarget } }): Promise<UnitRuntime> {
+  async addTransient(
+    name: string,
+    text: string,
+    opts: { collect: boolean; output?: { stdout: OutputTarget; stderr: OutputTarget } },
+  ): Promise<UnitRuntime> {
     const path = `${TRANSIENT_DIR}/${name}`;
     const fs = this.sys.shell.fsAs(0);
     await fs.mkdir(TRANSIENT_DIR, { recursive: true });
@@ -171,8 +214,10 @@ export class Systemd {
     const warnings: string[] = [];
     const w = await this.changedOnDisk(u);
     if (w) warnings.push(w);
-    if (u.loadState === 'not-found') return { ok: false, error: `Failed to start ${u.name}: Unit ${u.name} not found.`, warnings };
-    if (u.loadState === 'masked') return { ok: false, error: `Failed to start ${u.name}: Unit ${u.name} is masked.`, warnings };
+    if (u.loadState === 'not-found')
+      return { ok: false, error: `Failed to start ${u.name}: Unit ${u.name} not found.`, warnings };
+    if (u.loadState === 'masked')
+      return { ok: false, error: `Failed to start ${u.name}: Unit ${u.name} is masked.`, warnings };
     if (u.kind === 'timer') {
       this.startTimer(u);
       return { ok: true, warnings };
@@ -185,16 +230,18 @@ export class Systemd {
     }
     const ok = await job;
     if (ok) return { ok: true, warnings };
-    const why = u.result === 'start-limit-hit'
-      ? `Job for ${u.name} failed.\nSee "systemctl status ${u.name}" and "journalctl -xeu ${u.name}" for details.`
-      : `Job for ${u.name} failed because the control process exited with error code.\nSee "systemctl status ${u.name}" and "journalctl -xeu ${u.name}" for details.`;
+    const why =
+      u.result === 'start-limit-hit'
+        ? `Job for ${u.name} failed.\nSee "systemctl status ${u.name}" and "journalctl -xeu ${u.name}" for details.`
+        : `Job for ${u.name} failed because the control process exited with error code.\nSee "systemctl status ${u.name}" and "journalctl -xeu ${u.name}" for details.`;
     return { ok: false, error: why, warnings };
   }
 
   /** `systemctl stop`: ExecStop=, then SIGTERM to the unit's processes, waiting for the main one. */
   async stop(arg: string): Promise<JobResult> {
     const u = await this.load(arg);
-    if (u.loadState === 'not-found') return { ok: false, error: `Failed to stop ${u.name}: Unit ${u.name} not loaded.`, warnings: [] };
+    if (u.loadState === 'not-found')
+      return { ok: false, error: `Failed to stop ${u.name}: Unit ${u.name} not loaded.`, warnings: [] };
     const warnings: string[] = [];
     const w = await this.changedOnDisk(u);
     if (w) warnings.push(w);
@@ -214,13 +261,32 @@ export class Systemd {
     if (stopCmds.length > 0) {
       const id = await serviceIdentity(this.sys, u.file);
       if (id) {
-        const env = { ...(await serviceEnvironment(this.sys, u.name, u.file, id, u.invocations).catch(() => ({}))), MAINPID: String(u.mainPid) };
-        const output = await serviceOutput(this.sys, u.name, { kind: 'journal' }, { kind: 'inherit' }, () => u.name.replace(/\.service$/, ''), () => u.mainPid);
+        const env = {
+          ...(await serviceEnvironment(this.sys, u.name, u.file, id, u.invocations).catch(() => ({}))),
+          MAINPID: String(u.mainPid),
+        };
+        const output = await serviceOutput(
+          this.sys,
+          u.name,
+          { kind: 'journal' },
+          { kind: 'inherit' },
+          () => u.name.replace(/\.service$/, ''),
+          () => u.mainPid,
+        );
         for (const line of stopCmds) {
           const c = parseExecLine(line, env);
           if (!c) continue;
           const never = new AbortController();
-          const st = await runServiceCommand(this.sys, { unit: u.name, command: c, env, id, limits: serviceLimits(u.file), output, cwd: '/', stop: never.signal });
+          const st = await runServiceCommand(this.sys, {
+            unit: u.name,
+            command: c,
+            env,
+            id,
+            limits: serviceLimits(u.file),
+            output,
+            cwd: '/',
+            stop: never.signal,
+          });
           u.ran.push({ key: 'ExecStop', pid: 0, raw: c.raw, status: st });
         }
         output.flush();
@@ -242,7 +308,8 @@ export class Systemd {
 
   async restart(arg: string): Promise<JobResult> {
     const u = await this.load(arg);
-    if (u.loadState === 'not-found') return { ok: false, error: `Failed to restart ${u.name}: Unit ${u.name} not found.`, warnings: [] };
+    if (u.loadState === 'not-found')
+      return { ok: false, error: `Failed to restart ${u.name}: Unit ${u.name} not found.`, warnings: [] };
     if (u.active !== 'inactive' && u.active !== 'failed') await this.stop(u.name);
     return this.start(u.name);
   }

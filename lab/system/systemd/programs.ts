@@ -80,7 +80,11 @@ export function findServiceProgram(argv: readonly string[], machine: Machine): S
  * A daemon that runs until stopped: `paths` are the binaries it answers for; `children` are the
  * extra processes it keeps (chronyd's second process, sshd's listener title).
  */
-export function daemonProgram(name: string, paths: readonly string[], opts: { children?: (argv: readonly string[]) => string[][]; comm?: string } = {}): ServiceProgram {
+export function daemonProgram(
+  name: string,
+  paths: readonly string[],
+  opts: { children?: (argv: readonly string[]) => string[][]; comm?: string } = {},
+): ServiceProgram {
   return {
     name,
     matches: (argv) => paths.includes(argv[0] ?? ''),

@@ -55,9 +55,11 @@ function glyph(u: UnitRuntime, utf8: boolean): string {
 }
 
 function activeLine(u: UnitRuntime, now: number): string {
-  const since = (t: number | undefined): string => (t === undefined ? '' : ` since ${systemdTime(t)}; ${relativeTime(now - t)}`);
+  const since = (t: number | undefined): string =>
+    t === undefined ? '' : ` since ${systemdTime(t)}; ${relativeTime(now - t)}`;
   if (u.active === 'failed') return `failed (Result: ${u.result})${since(u.stateChangeAt)}`;
-  if (u.active === 'inactive') return `inactive (dead)${u.inactiveEnterAt !== undefined ? since(u.inactiveEnterAt) : ''}`;
+  if (u.active === 'inactive')
+    return `inactive (dead)${u.inactiveEnterAt !== undefined ? since(u.inactiveEnterAt) : ''}`;
   if (u.active === 'active') return `active (${u.sub})${since(u.activeEnterAt)}`;
   return `${u.active} (${u.sub})${since(u.stateChangeAt)}`;
 }
@@ -70,7 +72,13 @@ function usage(sys: MachineSystem, u: UnitRuntime): { memory: string; cpu: strin
   return { memory, cpu: `${r.int(2, 900)}ms` };
 }
 
-export function renderStatus(sys: MachineSystem, u: UnitRuntime, fileState: string, utf8: boolean, lines: number): string {
+export function renderStatus(
+  sys: MachineSystem,
+  u: UnitRuntime,
+  fileState: string,
+  utf8: boolean,
+  lines: number,
+): string {
   const now = sys.machine.clock.now();
   const out: string[] = [];
   out.push(`${glyph(u, utf8)} ${u.name}${u.description !== u.name ? ` - ${u.description}` : ''}`);
@@ -83,7 +91,9 @@ export function renderStatus(sys: MachineSystem, u: UnitRuntime, fileState: stri
     out.push(`    Trigger: ${t.due !== undefined ? `${systemdTime(t.due)}; ${relativeTime(now - t.due)}` : 'n/a'}`);
     out.push(`   Triggers: ${utf8 ? '●' : '*'} ${t.unit}`);
   }
-  const docs = unitValues(u.file, 'Unit', 'Documentation').flatMap((d) => d.split(/\s+/)).filter((d) => d !== '');
+  const docs = unitValues(u.file, 'Unit', 'Documentation')
+    .flatMap((d) => d.split(/\s+/))
+    .filter((d) => d !== '');
   docs.forEach((d, i) => out.push(`${i === 0 ? '       Docs: ' : '             '}${d}`));
   // A oneshot's ExecStart shows as both a Process: line and Main PID:, as systemd prints it.
   for (const r of u.ran) {
@@ -118,48 +128,85 @@ const usec = (ms: number | undefined): string => (ms === undefined ? '' : system
 const limitText = (l: Limit): string => (l === null ? 'infinity' : String(l));
 
 /** Unit properties in bus order: [name, value or undefined when unset]. */
-export function unitProperties(sys: MachineSystem, u: UnitRuntime, fileState: string): Array<[string, string | undefined]> {
+export function unitProperties(
+  sys: MachineSystem,
+  u: UnitRuntime,
+  fileState: string,
+): Array<[string, string | undefined]> {
   const f = u.file;
   const props: Array<[string, string | undefined]> = [];
   if (u.kind === 'service') {
-    const type = unitValue(f, 'Service', 'Type') ?? (unitValues(f, 'Service', 'ExecStart').length === 0 && f ? 'oneshot' : 'simple');
+    const type =
+      unitValue(f, 'Service', 'Type') ??
+      (unitValues(f, 'Service', 'ExecStart').length === 0 && f ? 'oneshot' : 'simple');
     const em = u.execMain;
     const ems = em && em.exitAt !== undefined ? exitStatusText(em.status) : undefined;
     const memlock = parseUnitLimit(unitValue(f, 'Service', 'LimitMEMLOCK') ?? '8M', true) ?? [8388608, 8388608];
     const nofile = parseUnitLimit(unitValue(f, 'Service', 'LimitNOFILE') ?? '524288', false) ?? [524288, 524288];
     const nofileSoft = unitValue(f, 'Service', 'LimitNOFILE') === undefined ? 1024 : nofile[0];
     props.push(
-      ['Type', type], ['Restart', unitValue(f, 'Service', 'Restart') ?? 'no'], ['NotifyAccess', type === 'notify' ? 'main' : 'none'],
+      ['Type', type],
+      ['Restart', unitValue(f, 'Service', 'Restart') ?? 'no'],
+      ['NotifyAccess', type === 'notify' ? 'main' : 'none'],
       ['RestartUSec', formatTimespan(parseTimespan(unitValue(f, 'Service', 'RestartSec') ?? '100ms') ?? 100)],
-      ['TimeoutStartUSec', type === 'oneshot' ? 'infinity' : '1min 30s'], ['TimeoutStopUSec', '1min 30s'],
+      ['TimeoutStartUSec', type === 'oneshot' ? 'infinity' : '1min 30s'],
+      ['TimeoutStopUSec', '1min 30s'],
       ['RemainAfterExit', unitBool(f, 'Service', 'RemainAfterExit', false) ? 'yes' : 'no'],
-      ['MainPID', String(u.mainPid)], ['ControlPID', '0'], ['Result', u.result], ['NRestarts', String(u.nRestarts)],
-      ['ExecMainStartTimestamp', usec(em?.startAt)], ['ExecMainExitTimestamp', usec(em?.exitAt)],
-      ['ExecMainPID', String(em?.pid ?? 0)], ['ExecMainCode', ems ? (ems.code === 'exited' ? '1' : '2') : '0'],
+      ['MainPID', String(u.mainPid)],
+      ['ControlPID', '0'],
+      ['Result', u.result],
+      ['NRestarts', String(u.nRestarts)],
+      ['ExecMainStartTimestamp', usec(em?.startAt)],
+      ['ExecMainExitTimestamp', usec(em?.exitAt)],
+      ['ExecMainPID', String(em?.pid ?? 0)],
+      ['ExecMainCode', ems ? (ems.code === 'exited' ? '1' : '2') : '0'],
       ['ExecMainStatus', ems ? String(em?.status.code ?? 15) : '0'],
     );
     for (const line of unitValues(f, 'Service', 'ExecStart')) {
-      const path = line.replace(/^[-@+!:]+/, '').trim().split(/\s+/)[0] ?? '';
-      props.push(['ExecStart', `{ path=${path} ; argv[]=${line.replace(/^[-@+!:]+/, '').trim()} ; ignore_errors=${line.startsWith('-') ? 'yes' : 'no'} ; start_time=[${em ? systemdTime(em.startAt) : 'n/a'}] ; stop_time=[${em?.exitAt !== undefined ? systemdTime(em.exitAt) : 'n/a'}] ; pid=${em?.pid ?? 0} ; code=${ems?.code ?? '(null)'} ; status=${em?.status.code ?? 0}/${em?.status.code ?? 0} }`]);
+      const path =
+        line
+          .replace(/^[-@+!:]+/, '')
+          .trim()
+          .split(/\s+/)[0] ?? '';
+      props.push([
+        'ExecStart',
+        `{ path=${path} ; argv[]=${line.replace(/^[-@+!:]+/, '').trim()} ; ignore_errors=${line.startsWith('-') ? 'yes' : 'no'} ; start_time=[${em ? systemdTime(em.startAt) : 'n/a'}] ; stop_time=[${em?.exitAt !== undefined ? systemdTime(em.exitAt) : 'n/a'}] ; pid=${em?.pid ?? 0} ; code=${ems?.code ?? '(null)'} ; status=${em?.status.code ?? 0}/${em?.status.code ?? 0} }`,
+      ]);
     }
     props.push(
-      ['LimitNOFILE', limitText(nofile[1])], ['LimitNOFILESoft', limitText(nofileSoft)],
-      ['LimitMEMLOCK', limitText(memlock[1])], ['LimitMEMLOCKSoft', limitText(memlock[0])],
+      ['LimitNOFILE', limitText(nofile[1])],
+      ['LimitNOFILESoft', limitText(nofileSoft)],
+      ['LimitMEMLOCK', limitText(memlock[1])],
+      ['LimitMEMLOCKSoft', limitText(memlock[0])],
       ['User', unitValue(f, 'Service', 'User')],
     );
   } else if (u.timer) {
     const t = u.timer;
     props.push(
-      ['Unit', t.unit], ['NextElapseUSecRealtime', usec(t.due)], ['NextElapseUSecMonotonic', t.due !== undefined ? formatTimespan(t.due - sys.boot.at) : '0'],
-      ['LastTriggerUSec', usec(t.lastTrigger)], ['Result', u.result], ['AccuracyUSec', formatTimespan(t.accuracyMs)],
+      ['Unit', t.unit],
+      ['NextElapseUSecRealtime', usec(t.due)],
+      ['NextElapseUSecMonotonic', t.due !== undefined ? formatTimespan(t.due - sys.boot.at) : '0'],
+      ['LastTriggerUSec', usec(t.lastTrigger)],
+      ['Result', u.result],
+      ['AccuracyUSec', formatTimespan(t.accuracyMs)],
     );
   }
   props.push(
-    ['Id', u.name], ['Names', u.name], ['Description', u.description], ['LoadState', u.loadState], ['ActiveState', u.active],
-    ['SubState', u.sub], ['FragmentPath', u.path ?? ''], ['UnitFileState', fileState], ['UnitFilePreset', u.transient || u.loadState !== 'loaded' ? '' : 'enabled'],
-    ['StateChangeTimestamp', usec(u.stateChangeAt || undefined)], ['InactiveExitTimestamp', usec(u.inactiveExitAt)],
-    ['ActiveEnterTimestamp', usec(u.activeEnterAt)], ['ActiveExitTimestamp', usec(u.activeExitAt)],
-    ['InactiveEnterTimestamp', usec(u.inactiveEnterAt)], ['CanStart', u.loadState === 'loaded' ? 'yes' : 'no'],
+    ['Id', u.name],
+    ['Names', u.name],
+    ['Description', u.description],
+    ['LoadState', u.loadState],
+    ['ActiveState', u.active],
+    ['SubState', u.sub],
+    ['FragmentPath', u.path ?? ''],
+    ['UnitFileState', fileState],
+    ['UnitFilePreset', u.transient || u.loadState !== 'loaded' ? '' : 'enabled'],
+    ['StateChangeTimestamp', usec(u.stateChangeAt || undefined)],
+    ['InactiveExitTimestamp', usec(u.inactiveExitAt)],
+    ['ActiveEnterTimestamp', usec(u.activeEnterAt)],
+    ['ActiveExitTimestamp', usec(u.activeExitAt)],
+    ['InactiveEnterTimestamp', usec(u.inactiveEnterAt)],
+    ['CanStart', u.loadState === 'loaded' ? 'yes' : 'no'],
     ['Transient', u.transient ? 'yes' : 'no'],
   );
   return props;
@@ -169,7 +216,11 @@ export function unitProperties(sys: MachineSystem, u: UnitRuntime, fileState: st
  * `systemctl show`: without -p, the set properties; with -p, those named (unset ones print empty),
  * always in bus order. `--value` prints values only.
  */
-export function renderShow(props: Array<[string, string | undefined]>, wanted: readonly string[], valueOnly: boolean): string {
+export function renderShow(
+  props: Array<[string, string | undefined]>,
+  wanted: readonly string[],
+  valueOnly: boolean,
+): string {
   let out = '';
   for (const [name, value] of props) {
     if (wanted.length > 0 ? !wanted.includes(name) : value === undefined || value === '') continue;
@@ -179,10 +230,19 @@ export function renderShow(props: Array<[string, string | undefined]>, wanted: r
 }
 
 /** `systemctl list-timers`. */
-export function renderTimers(sys: MachineSystem, timers: UnitRuntime[], fixed: Array<{ next: number; last?: number; unit: string; activates: string }>): string {
+export function renderTimers(
+  sys: MachineSystem,
+  timers: UnitRuntime[],
+  fixed: Array<{ next: number; last?: number; unit: string; activates: string }>,
+): string {
   const now = sys.machine.clock.now();
   const rows = [
-    ...timers.map((u) => ({ next: u.timer?.due, last: u.timer?.lastTrigger, unit: u.name, activates: u.timer?.unit ?? '' })),
+    ...timers.map((u) => ({
+      next: u.timer?.due,
+      last: u.timer?.lastTrigger,
+      unit: u.name,
+      activates: u.timer?.unit ?? '',
+    })),
     ...fixed,
   ].sort((a, b) => (a.next ?? Infinity) - (b.next ?? Infinity));
   const cells = rows.map((r) => [
@@ -195,7 +255,8 @@ export function renderTimers(sys: MachineSystem, timers: UnitRuntime[], fixed: A
   ]);
   const head = ['NEXT', 'LEFT', 'LAST', 'PASSED', 'UNIT', 'ACTIVATES'];
   const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => (c[i] as string).length)));
-  const line = (c: string[]): string => c.map((x, i) => (i === c.length - 1 ? x : x.padEnd(widths[i] as number))).join(' ');
+  const line = (c: string[]): string =>
+    c.map((x, i) => (i === c.length - 1 ? x : x.padEnd(widths[i] as number))).join(' ');
   let out = `${line(head)}\n${cells.map(line).join('\n')}${cells.length > 0 ? '\n' : ''}`;
   out += `\n${rows.length} timers listed.\nPass --all to see loaded but inactive timers, too.\n`;
   return out;

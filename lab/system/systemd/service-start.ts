@@ -6,11 +6,25 @@
  */
 import type { ExitStatus } from '../processes.js';
 import {
-  OutputSetupError, parseOutputTarget, runServiceCommand, serviceEnvironment, serviceIdentity, serviceLimits, serviceOutput,
+  OutputSetupError,
+  parseOutputTarget,
+  runServiceCommand,
+  serviceEnvironment,
+  serviceIdentity,
+  serviceLimits,
+  serviceOutput,
 } from './exec.js';
 import type { Systemd } from './manager.js';
 import { exitStatusText, unitName, type UnitRuntime } from './types.js';
-import { parseExecLine, parseTimespan, unitBool, unitList, unitValue, unitValues, type ExecCommand } from './unit-file.js';
+import {
+  parseExecLine,
+  parseTimespan,
+  unitBool,
+  unitList,
+  unitValue,
+  unitValues,
+  type ExecCommand,
+} from './unit-file.js';
 
 function startLimitHit(sd: Systemd, u: UnitRuntime): boolean {
   const interval = parseTimespan(unitValue(u.file, 'Unit', 'StartLimitIntervalSec') ?? '10s') ?? 10000;
@@ -45,7 +59,13 @@ export async function startService(sd: Systemd, u: UnitRuntime): Promise<boolean
   const type = sd.serviceType(u);
   sd.setState(u, 'activating', type === 'oneshot' ? 'start' : 'start-pre');
   if (!sd.startOrder.includes(u.name)) sd.startOrder.push(u.name);
-  if (type === 'oneshot' || type === 'notify' || type === 'forking' || unitValues(u.file, 'Service', 'ExecStartPre').length > 0) sd.log(u.name, `Starting ${u.description}...`);
+  if (
+    type === 'oneshot' ||
+    type === 'notify' ||
+    type === 'forking' ||
+    unitValues(u.file, 'Service', 'ExecStartPre').length > 0
+  )
+    sd.log(u.name, `Starting ${u.description}...`);
 
   const fail = (result: string, failedToStart: boolean): false => {
     u.result = result;
@@ -59,7 +79,10 @@ export async function startService(sd: Systemd, u: UnitRuntime): Promise<boolean
   const id = await serviceIdentity(sys, u.file);
   if (!id) {
     sd.log(u.name, `${u.name}: Failed to determine user credentials: No such process`);
-    sd.log(u.name, `${u.name}: Failed at step USER spawning ${unitValues(u.file, 'Service', 'ExecStart')[0] ?? ''}: No such process`);
+    sd.log(
+      u.name,
+      `${u.name}: Failed at step USER spawning ${unitValues(u.file, 'Service', 'ExecStart')[0] ?? ''}: No such process`,
+    );
     sd.log(u.name, `${u.name}: Main process exited, code=exited, status=217/USER`);
     return fail('exit-code', true);
   }
@@ -70,7 +93,10 @@ export async function startService(sd: Systemd, u: UnitRuntime): Promise<boolean
     sd.log(u.name, `${u.name}: ${(e as Error).message}`);
     return fail('resources', true);
   }
-  const cmds = (key: string): ExecCommand[] => unitValues(u.file, 'Service', key).map((l) => parseExecLine(l, env)).filter((c): c is ExecCommand => c !== undefined);
+  const cmds = (key: string): ExecCommand[] =>
+    unitValues(u.file, 'Service', key)
+      .map((l) => parseExecLine(l, env))
+      .filter((c): c is ExecCommand => c !== undefined);
   const out = u.output ?? {
     stdout: parseOutputTarget(unitValue(u.file, 'Service', 'StandardOutput'), { kind: 'journal' }),
     stderr: parseOutputTarget(unitValue(u.file, 'Service', 'StandardError'), { kind: 'inherit' }),
@@ -78,10 +104,20 @@ export async function startService(sd: Systemd, u: UnitRuntime): Promise<boolean
   let current = { ident: u.name.replace(/\.service$/, ''), pid: 0 };
   let output: Awaited<ReturnType<typeof serviceOutput>>;
   try {
-    output = await serviceOutput(sys, u.name, out.stdout, out.stderr, () => current.ident, () => current.pid);
+    output = await serviceOutput(
+      sys,
+      u.name,
+      out.stdout,
+      out.stderr,
+      () => current.ident,
+      () => current.pid,
+    );
   } catch (e) {
     if (!(e instanceof OutputSetupError)) throw e;
-    const exe = unitValues(u.file, 'Service', 'ExecStart').map((l) => parseExecLine(l, env)).find((c) => c !== undefined)?.argv[0] ?? '';
+    const exe =
+      unitValues(u.file, 'Service', 'ExecStart')
+        .map((l) => parseExecLine(l, env))
+        .find((c) => c !== undefined)?.argv[0] ?? '';
     // A simple service counts as started once forked: the child's failure comes after the job.
     const simple = type === 'simple';
     if (simple) {
@@ -90,7 +126,10 @@ export async function startService(sd: Systemd, u: UnitRuntime): Promise<boolean
     }
     sd.log(u.name, `${u.name}: ${e.message}`);
     sd.log(u.name, `${u.name}: Failed at step ${e.step} spawning ${exe}: No such file or directory`);
-    sd.log(u.name, `${u.name}: Main process exited, code=exited, status=${e.step === 'STDOUT' ? '209/STDOUT' : '210/STDERR'}`);
+    sd.log(
+      u.name,
+      `${u.name}: Main process exited, code=exited, status=${e.step === 'STDOUT' ? '209/STDOUT' : '210/STDERR'}`,
+    );
     fail('exit-code', !simple);
     return simple;
   }
@@ -103,7 +142,14 @@ export async function startService(sd: Systemd, u: UnitRuntime): Promise<boolean
   /** Runs one control command to its end; false when it failed (and the failure counts). */
   const control = async (key: string, c: ExecCommand): Promise<ExitStatus> => {
     const st = await runServiceCommand(sys, {
-      unit: u.name, command: c, env, id, limits, output, cwd, stop: stop.signal,
+      unit: u.name,
+      command: c,
+      env,
+      id,
+      limits,
+      output,
+      cwd,
+      stop: stop.signal,
       started: (p) => (current = { ident: p.comm, pid: p.pid }),
     });
     u.ran.push({ key, pid: current.pid, raw: c.raw, status: st });
@@ -173,7 +219,14 @@ export async function startService(sd: Systemd, u: UnitRuntime): Promise<boolean
     readyResolve(true);
   };
   const mainRun = runServiceCommand(sys, {
-    unit: u.name, command: first, env, id, limits, output, cwd, stop: stop.signal,
+    unit: u.name,
+    command: first,
+    env,
+    id,
+    limits,
+    output,
+    cwd,
+    stop: stop.signal,
     started: (p) => {
       current = { ident: p.comm, pid: p.pid };
       u.mainPid = p.pid;

@@ -22,7 +22,16 @@ interface Options {
 }
 
 function parse(args: readonly string[]): Options | string {
-  const o: Options = { now: false, noBlock: false, quiet: false, value: false, all: false, properties: [], lines: 10, args: [] };
+  const o: Options = {
+    now: false,
+    noBlock: false,
+    quiet: false,
+    value: false,
+    all: false,
+    properties: [],
+    lines: 10,
+    args: [],
+  };
   for (let i = 0; i < args.length; i++) {
     const a = args[i] as string;
     if (a === '--') {
@@ -39,8 +48,28 @@ function parse(args: readonly string[]): Options | string {
     else if (/^-p./.test(a)) o.properties.push(...a.slice(2).split(','));
     else if (a === '-n' || a === '--lines') o.lines = Number(args[++i] ?? '10');
     else if (a.startsWith('--lines=')) o.lines = Number(a.slice(8));
-    else if (['--no-pager', '--no-legend', '--plain', '--full', '-l', '--system', '--no-ask-password', '-f', '--force', '--runtime'].includes(a)) continue;
-    else if (/^--(type|state|output|job-mode)=/.test(a) || a === '-t' || a === '--type' || a === '--state' || a === '-o') {
+    else if (
+      [
+        '--no-pager',
+        '--no-legend',
+        '--plain',
+        '--full',
+        '-l',
+        '--system',
+        '--no-ask-password',
+        '-f',
+        '--force',
+        '--runtime',
+      ].includes(a)
+    )
+      continue;
+    else if (
+      /^--(type|state|output|job-mode)=/.test(a) ||
+      a === '-t' ||
+      a === '--type' ||
+      a === '--state' ||
+      a === '-o'
+    ) {
       if (!a.includes('=')) i++;
     } else if (a.startsWith('-') && a !== '-') return `systemctl: unrecognized option '${a}'`;
     else o.args.push(a);
@@ -56,12 +85,22 @@ export async function unitFileState(sys: MachineSystem, u: UnitRuntime): Promise
   if (u.loadState === 'masked') return 'masked';
   if (u.transient) return 'transient';
   if (u.loadState !== 'loaded') return '';
-  const targets = [...unitList(u.file, 'Install', 'WantedBy').map((t) => `${t}.wants`), ...unitList(u.file, 'Install', 'RequiredBy').map((t) => `${t}.requires`)];
+  const targets = [
+    ...unitList(u.file, 'Install', 'WantedBy').map((t) => `${t}.wants`),
+    ...unitList(u.file, 'Install', 'RequiredBy').map((t) => `${t}.requires`),
+  ];
   const aliases = unitList(u.file, 'Install', 'Alias');
   if (targets.length === 0 && aliases.length === 0 && unitList(u.file, 'Install', 'Also').length === 0) return 'static';
   const fs = sys.shell.fsAs(0);
   // An enable link counts whether or not its target resolves, as systemctl reads the link itself.
-  for (const t of targets) if (await fs.lstat(`/etc/systemd/system/${t}/${u.name}`).then(() => true, () => false)) return 'enabled';
+  for (const t of targets)
+    if (
+      await fs.lstat(`/etc/systemd/system/${t}/${u.name}`).then(
+        () => true,
+        () => false,
+      )
+    )
+      return 'enabled';
   return 'disabled';
 }
 
@@ -87,9 +126,15 @@ async function enableDisable(sys: MachineSystem, names: string[], enable: boolea
   const fs = sys.shell.fsAs(0);
   for (const n of names) {
     const u = await sys.systemd.load(n);
-    if (u.loadState === 'not-found') return res('', `${err}Failed to ${verb} unit: Unit file ${u.name} does not exist.\n`, 1);
+    if (u.loadState === 'not-found')
+      return res('', `${err}Failed to ${verb} unit: Unit file ${u.name} does not exist.\n`, 1);
     if (u.transient) return res('', `${err}Failed to ${verb} unit: Unit ${u.name} is transient or generated.\n`, 1);
-    if (u.loadState === 'masked') return res('', `${err}Failed to ${verb} unit: Unit file ${posix.join('/etc/systemd/system', u.name)} is masked.\n`, 1);
+    if (u.loadState === 'masked')
+      return res(
+        '',
+        `${err}Failed to ${verb} unit: Unit file ${posix.join('/etc/systemd/system', u.name)} is masked.\n`,
+        1,
+      );
     const base = u.name.replace(/\.service$/, '');
     if (u.path?.startsWith('/lib/') && (await fs.exists(`/etc/init.d/${base}`))) {
       err += `Synchronizing state of ${u.name} with SysV service script with /lib/systemd/systemd-sysv-install.\nExecuting: /lib/systemd/systemd-sysv-install ${verb} ${base}\n`;
@@ -104,7 +149,10 @@ async function enableDisable(sys: MachineSystem, names: string[], enable: boolea
       continue;
     }
     for (const link of links) {
-      const exists = await fs.lstat(link).then(() => true, () => false);
+      const exists = await fs.lstat(link).then(
+        () => true,
+        () => false,
+      );
       if (enable && !exists) {
         await fs.mkdir(posix.dirname(link), { recursive: true });
         await fs.symlink(u.path as string, link);
@@ -130,16 +178,31 @@ function standardTimers(sys: MachineSystem): Array<{ next: number; last?: number
     return t;
   };
   return [
-    { next: boot + 15 * 60000 + day, last: boot + 15 * 60000 <= now ? boot + 15 * 60000 : undefined, unit: 'systemd-tmpfiles-clean.timer', activates: 'systemd-tmpfiles-clean.service' },
+    {
+      next: boot + 15 * 60000 + day,
+      last: boot + 15 * 60000 <= now ? boot + 15 * 60000 : undefined,
+      unit: 'systemd-tmpfiles-clean.timer',
+      activates: 'systemd-tmpfiles-clean.service',
+    },
     { next: nextDaily(6, 12), unit: 'apt-daily-upgrade.timer', activates: 'apt-daily-upgrade.service' },
     { next: nextDaily(13, 41), unit: 'apt-daily.timer', activates: 'apt-daily.service' },
     { next: nextDaily(0, 0), unit: 'logrotate.timer', activates: 'logrotate.service' },
     { next: nextDaily(0, 0), unit: 'man-db.timer', activates: 'man-db.service' },
     { next: nextDaily(0, 0), unit: 'dpkg-db-backup.timer', activates: 'dpkg-db-backup.service' },
-  ].map((t) => (t.last === undefined ? { next: t.next, unit: t.unit, activates: t.activates } : t)) as Array<{ next: number; last?: number; unit: string; activates: string }>;
+  ].map((t) => (t.last === undefined ? { next: t.next, unit: t.unit, activates: t.activates } : t)) as Array<{
+    next: number;
+    last?: number;
+    unit: string;
+    activates: string;
+  }>;
 }
 
-export async function systemctl(sys: MachineSystem, args: string[], ctx: ResolvedCommandContext, root: boolean): Promise<ExecResult> {
+export async function systemctl(
+  sys: MachineSystem,
+  args: string[],
+  ctx: ResolvedCommandContext,
+  root: boolean,
+): Promise<ExecResult> {
   if (args[0] === '--version') args = ['version', ...args.slice(1)];
   const parsed = parse(args);
   if (typeof parsed === 'string') return res('', `${parsed}\n`, 1);
@@ -153,7 +216,11 @@ export async function systemctl(sys: MachineSystem, args: string[], ctx: Resolve
 
   switch (verb) {
     case 'version':
-      return res('systemd 249 (249.11-0ubuntu3.12)\n+PAM +AUDIT +SELINUX +APPARMOR +IMA +SMACK +SECCOMP +GCRYPT +GNUTLS +OPENSSL +ACL +BLKID +CURL +ELFUTILS +FIDO2 +IDN2 -IDN +IPTC +KMOD +LIBCRYPTSETUP +LIBFDISK +PCRE2 -PWQUALITY -P11KIT -QRENCODE +BZIP2 +LZ4 +XZ +ZLIB +ZSTD -XKBCOMMON +UTMP +SYSVINIT default-hierarchy=unified\n', '', 0);
+      return res(
+        'systemd 249 (249.11-0ubuntu3.12)\n+PAM +AUDIT +SELINUX +APPARMOR +IMA +SMACK +SECCOMP +GCRYPT +GNUTLS +OPENSSL +ACL +BLKID +CURL +ELFUTILS +FIDO2 +IDN2 -IDN +IPTC +KMOD +LIBCRYPTSETUP +LIBFDISK +PCRE2 -PWQUALITY -P11KIT -QRENCODE +BZIP2 +LZ4 +XZ +ZLIB +ZSTD -XKBCOMMON +UTMP +SYSVINIT default-hierarchy=unified\n',
+        '',
+        0,
+      );
     case 'daemon-reload': {
       const denied = needRoot(`Failed to reload daemon: ${AUTH}`);
       if (denied) return denied;
@@ -167,7 +234,12 @@ export async function systemctl(sys: MachineSystem, args: string[], ctx: Resolve
     case 'reload-or-restart': {
       if (names.length === 0) return res('', `Too few arguments.\n`, 1);
       const word = verb === 'reload-or-restart' ? 'reload-or-restart' : verb === 'try-restart' ? 'try-restart' : verb;
-      if (!root) return res('', `Failed to ${word} ${names[0]}: ${AUTH}\nSee system logs and 'systemctl status ${names[0]}' for details.\n`, 1);
+      if (!root)
+        return res(
+          '',
+          `Failed to ${word} ${names[0]}: ${AUTH}\nSee system logs and 'systemctl status ${names[0]}' for details.\n`,
+          1,
+        );
       let err = '';
       for (const n of names) {
         let r;
@@ -209,7 +281,12 @@ export async function systemctl(sys: MachineSystem, args: string[], ctx: Resolve
           await fs.rm(link, { force: true }).catch(() => undefined);
           await fs.symlink('/dev/null', link);
           err += `Created symlink ${link} ${utf8 ? '→' : '->'} /dev/null.\n`;
-        } else if (await fs.lstat(link).then((s) => s.isSymbolicLink, () => false)) {
+        } else if (
+          await fs.lstat(link).then(
+            (s) => s.isSymbolicLink,
+            () => false,
+          )
+        ) {
           await fs.rm(link);
           err += `Removed ${link}.\n`;
         }
@@ -241,7 +318,8 @@ export async function systemctl(sys: MachineSystem, args: string[], ctx: Resolve
         }
         const st = await unitFileState(sys, u);
         out += `${st}\n`;
-        if (['enabled', 'static', 'transient', 'alias', 'indirect', 'generated', 'enabled-runtime'].includes(st)) ok = true;
+        if (['enabled', 'static', 'transient', 'alias', 'indirect', 'generated', 'enabled-runtime'].includes(st))
+          ok = true;
       }
       return res(o.quiet ? '' : out, err, ok ? 0 : 1);
     }
@@ -297,18 +375,32 @@ export async function systemctl(sys: MachineSystem, args: string[], ctx: Resolve
       return res('', '', 0);
     }
     case 'reboot': {
-      if (!root) return res('', `Failed to reboot system via logind: ${AUTH}\nFailed to start reboot.target: ${AUTH}\nSee system logs and 'systemctl status reboot.target' for details.\n`, 1);
+      if (!root)
+        return res(
+          '',
+          `Failed to reboot system via logind: ${AUTH}\nFailed to start reboot.target: ${AUTH}\nSee system logs and 'systemctl status reboot.target' for details.\n`,
+          1,
+        );
       return requestReboot(sys, ctx);
     }
     case 'list-units': {
-      const units = [...sd.units.values()].filter((u) => u.loadState === 'loaded' && (o.all || u.active !== 'inactive')).sort((a, b) => a.name.localeCompare(b.name));
+      const units = [...sd.units.values()]
+        .filter((u) => u.loadState === 'loaded' && (o.all || u.active !== 'inactive'))
+        .sort((a, b) => a.name.localeCompare(b.name));
       const rows = units.map((u) => [u.name, u.loadState, u.active, u.sub, u.description]);
       const w = [4, 4, 6, 3].map((min, i) => Math.max(min, ...rows.map((r) => (r[i] as string).length)));
-      const line = (r: string[]): string => `  ${r.slice(0, 4).map((x, i) => x.padEnd(w[i] as number)).join(' ')} ${r[4]}`;
-      return res(`${line(['UNIT', 'LOAD', 'ACTIVE', 'SUB', 'DESCRIPTION'])}\n${rows.map((r) => `${line(r)}\n`).join('')}\nLOAD   = Reflects whether the unit definition was properly loaded.\nACTIVE = The high-level unit activation state, i.e. generalization of SUB.\nSUB    = The low-level unit activation state, values depend on unit type.\n${rows.length} loaded units listed.\n`, '', 0);
+      const line = (r: string[]): string =>
+        `  ${r
+          .slice(0, 4)
+          .map((x, i) => x.padEnd(w[i] as number))
+          .join(' ')} ${r[4]}`;
+      return res(
+        `${line(['UNIT', 'LOAD', 'ACTIVE', 'SUB', 'DESCRIPTION'])}\n${rows.map((r) => `${line(r)}\n`).join('')}\nLOAD   = Reflects whether the unit definition was properly loaded.\nACTIVE = The high-level unit activation state, i.e. generalization of SUB.\nSUB    = The low-level unit activation state, values depend on unit type.\n${rows.length} loaded units listed.\n`,
+        '',
+        0,
+      );
     }
     default:
       return res('', `Unknown command verb ${verb}.\n`, 1);
   }
 }
-

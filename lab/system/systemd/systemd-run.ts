@@ -9,15 +9,39 @@ import type { MachineSystem } from '../machine-system.js';
 import { formatTimespan, parseTimespan } from './unit-file.js';
 
 const res = (stdout: string, stderr: string, exitCode: number): ExecResult => ({ stdout, stderr, exitCode });
-const TAKES_VALUE = new Set(['--unit', '-u', '--property', '-p', '--description', '--on-active', '--on-boot', '--on-calendar', '--timer-property',
-  '--setenv', '-E', '--uid', '--gid', '--working-directory', '--service-type', '--slice', '--nice', '--path-property', '--socket-property']);
+const TAKES_VALUE = new Set([
+  '--unit',
+  '-u',
+  '--property',
+  '-p',
+  '--description',
+  '--on-active',
+  '--on-boot',
+  '--on-calendar',
+  '--timer-property',
+  '--setenv',
+  '-E',
+  '--uid',
+  '--gid',
+  '--working-directory',
+  '--service-type',
+  '--slice',
+  '--nice',
+  '--path-property',
+  '--socket-property',
+]);
 
 /** systemd quotes every word of a transient ExecStart=. */
 const quoteExec = (argv: readonly string[]): string => argv.map((a) => `"${a.replace(/(["\\])/g, '\\$1')}"`).join(' ');
 
 let anonymous = 0;
 
-export async function systemdRun(sys: MachineSystem, args: string[], ctx: ResolvedCommandContext, root: boolean): Promise<ExecResult> {
+export async function systemdRun(
+  sys: MachineSystem,
+  args: string[],
+  ctx: ResolvedCommandContext,
+  root: boolean,
+): Promise<ExecResult> {
   let unit: string | undefined;
   let collect = false;
   let wait = false;
@@ -87,7 +111,12 @@ export async function systemdRun(sys: MachineSystem, args: string[], ctx: Resolv
   if (typeof start !== 'number') return start;
   const argv = args.slice(start);
   if (argv.length === 0) return res('', 'Command line to execute required.\n', 1);
-  if (!root) return res('', `Failed to start transient ${onActive ? 'timer' : 'service'} unit: Interactive authentication required.\n`, 1);
+  if (!root)
+    return res(
+      '',
+      `Failed to start transient ${onActive ? 'timer' : 'service'} unit: Interactive authentication required.\n`,
+      1,
+    );
 
   // systemd-run resolves the command to an absolute path first, as execve() needs one.
   let exe = argv[0] as string;
@@ -111,7 +140,11 @@ export async function systemdRun(sys: MachineSystem, args: string[], ctx: Resolv
   for (const n of onActive ? [service, timer] : [service]) {
     const existing = sd.units.get(n);
     if (existing && existing.active !== 'inactive') {
-      return res('', `Failed to start transient ${n.endsWith('.timer') ? 'timer' : 'service'} unit: Unit ${n} was already loaded or has a fragment file.\n`, 1);
+      return res(
+        '',
+        `Failed to start transient ${n.endsWith('.timer') ? 'timer' : 'service'} unit: Unit ${n} was already loaded or has a fragment file.\n`,
+        1,
+      );
     }
   }
   const desc = description ?? cmd.join(' ');

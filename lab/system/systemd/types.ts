@@ -70,7 +70,9 @@ export type JobResult = { ok: true; warnings: string[] } | { ok: false; error: s
 
 /** `foo` → `foo.service`; names with a known suffix stay. */
 export function unitName(arg: string): string {
-  return /\.(service|timer|target|socket|mount|path|slice|scope|device|swap|automount)$/.test(arg) ? arg : `${arg}.service`;
+  return /\.(service|timer|target|socket|mount|path|slice|scope|device|swap|automount)$/.test(arg)
+    ? arg
+    : `${arg}.service`;
 }
 
 /** `code=exited, status=1/FAILURE`, `code=killed, status=9/KILL` as systemd words an exit. */
@@ -78,8 +80,19 @@ export function exitStatusText(s: ExitStatus): { code: string; status: string } 
   if (s.signal) return { code: 'killed', status: `${SIGNALS.indexOf(s.signal)}/${s.signal}` };
   const n = s.code ?? 0;
   const names: Record<number, string> = {
-    0: 'SUCCESS', 1: 'FAILURE', 2: 'INVALIDARGUMENT', 3: 'NOTIMPLEMENTED', 4: 'NOPERMISSION', 5: 'NOTINSTALLED', 6: 'NOTCONFIGURED',
-    7: 'NOTRUNNING', 200: 'CHDIR', 203: 'EXEC', 209: 'STDOUT', 210: 'STDERR', 217: 'USER',
+    0: 'SUCCESS',
+    1: 'FAILURE',
+    2: 'INVALIDARGUMENT',
+    3: 'NOTIMPLEMENTED',
+    4: 'NOPERMISSION',
+    5: 'NOTINSTALLED',
+    6: 'NOTCONFIGURED',
+    7: 'NOTRUNNING',
+    200: 'CHDIR',
+    203: 'EXEC',
+    209: 'STDOUT',
+    210: 'STDERR',
+    217: 'USER',
   };
   return { code: 'exited', status: `${n}/${names[n] ?? 'n/a'}` };
 }

@@ -36,7 +36,8 @@ export function parseUnitFile(text: string): UnitFile {
 export function unitValue(u: UnitFile | undefined, section: string, key: string): string | undefined {
   const entries = u?.sections.get(section);
   if (!entries) return undefined;
-  for (let i = entries.length - 1; i >= 0; i--) if ((entries[i] as [string, string])[0] === key) return (entries[i] as [string, string])[1];
+  for (let i = entries.length - 1; i >= 0; i--)
+    if ((entries[i] as [string, string])[0] === key) return (entries[i] as [string, string])[1];
   return undefined;
 }
 
@@ -53,7 +54,9 @@ export function unitValues(u: UnitFile | undefined, section: string, key: string
 
 /** Space-separated list values (After=, WantedBy=) over every assignment. */
 export function unitList(u: UnitFile | undefined, section: string, key: string): string[] {
-  return unitValues(u, section, key).flatMap((v) => v.split(/\s+/)).filter((x) => x !== '');
+  return unitValues(u, section, key)
+    .flatMap((v) => v.split(/\s+/))
+    .filter((x) => x !== '');
 }
 
 export function unitBool(u: UnitFile | undefined, section: string, key: string, dflt: boolean): boolean {
@@ -164,9 +167,28 @@ export function parseExecLine(raw: string, env: Record<string, string>): ExecCom
 /** systemd time span (`180`, `3min`, `1h 30s`, `500ms`) in milliseconds; undefined if invalid. */
 export function parseTimespan(s: string, defaultUnitMs = 1000): number | undefined {
   const units: Record<string, number> = {
-    us: 0.001, usec: 0.001, ms: 1, msec: 1, s: 1000, sec: 1000, second: 1000, seconds: 1000, m: 60000, min: 60000, minute: 60000,
-    minutes: 60000, h: 3600000, hr: 3600000, hour: 3600000, hours: 3600000, d: 86400000, day: 86400000, days: 86400000,
-    w: 604800000, week: 604800000, weeks: 604800000,
+    us: 0.001,
+    usec: 0.001,
+    ms: 1,
+    msec: 1,
+    s: 1000,
+    sec: 1000,
+    second: 1000,
+    seconds: 1000,
+    m: 60000,
+    min: 60000,
+    minute: 60000,
+    minutes: 60000,
+    h: 3600000,
+    hr: 3600000,
+    hour: 3600000,
+    hours: 3600000,
+    d: 86400000,
+    day: 86400000,
+    days: 86400000,
+    w: 604800000,
+    week: 604800000,
+    weeks: 604800000,
   };
   const t = s.trim();
   if (t === 'infinity') return Infinity;
@@ -190,7 +212,13 @@ export function formatTimespan(ms: number): string {
   if (ms === 0) return '0';
   const parts: string[] = [];
   let rest = Math.round(ms);
-  for (const [unit, size] of [['d', 86400000], ['h', 3600000], ['min', 60000], ['s', 1000], ['ms', 1]] as const) {
+  for (const [unit, size] of [
+    ['d', 86400000],
+    ['h', 3600000],
+    ['min', 60000],
+    ['s', 1000],
+    ['ms', 1],
+  ] as const) {
     if (rest >= size) {
       parts.push(`${Math.floor(rest / size)}${unit}`);
       rest %= size;

@@ -46,7 +46,11 @@ function findingsOf(text: string): Finding[] {
   return lintText(text).findings;
 }
 
-function def<F>(kind: LintKind, parse: (text: string) => F, summary: (facts: F) => Array<[string, string]>): KindDef<F> {
+function def<F>(
+  kind: LintKind,
+  parse: (text: string) => F,
+  summary: (facts: F) => Array<[string, string]>,
+): KindDef<F> {
   return {
     kind,
     detect: (text) => (kindOf(text) === kind ? (SCORES[kind]?.(text) ?? 0) : 0),
@@ -56,7 +60,9 @@ function def<F>(kind: LintKind, parse: (text: string) => F, summary: (facts: F) 
   };
 }
 
-const confFacts = (text: string): { vars: Record<string, string>; malformed: Array<{ line: number; reason: string }> } => {
+const confFacts = (
+  text: string,
+): { vars: Record<string, string>; malformed: Array<{ line: number; reason: string }> } => {
   const c = parseNcclConf(text);
   return { vars: c.vars, malformed: c.malformed.map((m) => ({ line: m.line, reason: m.reason })) };
 };
@@ -67,7 +73,9 @@ const confSummary = (f: { vars: Record<string, string> }): Array<[string, string
 };
 
 function commandFacts(text: string): { commands: Array<{ line: number; program: string; argv: string[] }> } {
-  return { commands: parseShell(text).map((c) => ({ line: c.line, program: c.program, argv: c.argv.map((w) => w.text) })) };
+  return {
+    commands: parseShell(text).map((c) => ({ line: c.line, program: c.program, argv: c.argv.map((w) => w.text) })),
+  };
 }
 
 export const configKinds: KindDef[] = [
@@ -81,18 +89,38 @@ export const configKinds: KindDef[] = [
         const { lines: _l, ...rest } = d;
         return rest;
       };
-      return { ...(n.version !== undefined ? { version: n.version } : {}), ethernets: n.ethernets.map(strip), bonds: n.bonds.map(strip), bridges: n.bridges.map(strip), vlans: n.vlans.map(strip), errors: n.errors };
+      return {
+        ...(n.version !== undefined ? { version: n.version } : {}),
+        ethernets: n.ethernets.map(strip),
+        bonds: n.bonds.map(strip),
+        bridges: n.bridges.map(strip),
+        vlans: n.vlans.map(strip),
+        errors: n.errors,
+      };
     },
     (f) => [
-      ['ethernets', f.ethernets.map((e) => `${e.name}${e.addresses.length ? ` ${e.addresses.join(',')}` : ''}${e.mtu ? ` mtu ${e.mtu}` : ''}`).join('; ') || '—'],
-      ['bonds', f.bonds.map((b) => `${b.name} = ${b.interfaces.join('+')} (${b.mode ?? 'balance-rr'})`).join('; ') || '—'],
+      [
+        'ethernets',
+        f.ethernets
+          .map(
+            (e) => `${e.name}${e.addresses.length ? ` ${e.addresses.join(',')}` : ''}${e.mtu ? ` mtu ${e.mtu}` : ''}`,
+          )
+          .join('; ') || '—',
+      ],
+      [
+        'bonds',
+        f.bonds.map((b) => `${b.name} = ${b.interfaces.join('+')} (${b.mode ?? 'balance-rr'})`).join('; ') || '—',
+      ],
       ...(f.errors.length ? [['YAML errors', String(f.errors.length)] as [string, string]] : []),
     ],
   ) as KindDef,
   def(
     'systemd-unit',
     (text) => ({ entries: parseUnit(text).entries }),
-    (f) => f.entries.filter((e) => /^(?:ExecStart|Type|LimitMEMLOCK|After)$/.test(e.key)).map((e): [string, string] => [e.key, e.value]),
+    (f) =>
+      f.entries
+        .filter((e) => /^(?:ExecStart|Type|LimitMEMLOCK|After)$/.test(e.key))
+        .map((e): [string, string] => [e.key, e.value]),
   ) as KindDef,
   def('shell-script', commandFacts, (f) => [
     ['commands', String(f.commands.length)],
@@ -106,8 +134,23 @@ export const configKinds: KindDef[] = [
     'python-launcher',
     (text) => {
       const p = parsePythonLaunch(text);
-      return { usesVllm: p.usesVllm, calls: p.calls.map((c) => ({ callee: c.callee, line: c.line, model: c.model?.literal ?? c.model?.text, kwargs: Object.fromEntries(Object.entries(c.kwargs).map(([k, v]) => [k, v.literal ?? v.text])) })), env: p.env };
+      return {
+        usesVllm: p.usesVllm,
+        calls: p.calls.map((c) => ({
+          callee: c.callee,
+          line: c.line,
+          model: c.model?.literal ?? c.model?.text,
+          kwargs: Object.fromEntries(Object.entries(c.kwargs).map(([k, v]) => [k, v.literal ?? v.text])),
+        })),
+        env: p.env,
+      };
     },
-    (f) => f.calls.flatMap((c): Array<[string, string]> => [[c.callee, String(c.model ?? '—')], ...Object.entries(c.kwargs).slice(0, 6).map(([k, v]): [string, string] => [k, String(v)])]),
+    (f) =>
+      f.calls.flatMap((c): Array<[string, string]> => [
+        [c.callee, String(c.model ?? '—')],
+        ...Object.entries(c.kwargs)
+          .slice(0, 6)
+          .map(([k, v]): [string, string] => [k, String(v)]),
+      ]),
   ) as KindDef,
 ];

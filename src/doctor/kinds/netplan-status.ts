@@ -18,12 +18,17 @@ export const netplanStatusKind: KindDef<NetplanStatusFacts> = {
     const down = f.interfaces.filter((i) => !i.up);
     return [
       ...(f.onlineState ? ([['online state', f.onlineState]] as Array<[string, string]>) : []),
-      ['interfaces', `${f.interfaces.length}: ${f.interfaces.length - down.length} up${down.length ? `, down: ${down.map((i) => i.name).join(' ')}` : ''}`],
+      [
+        'interfaces',
+        `${f.interfaces.length}: ${f.interfaces.length - down.length} up${down.length ? `, down: ${down.map((i) => i.name).join(' ')}` : ''}`,
+      ],
       ...f.interfaces
         .filter((i) => i.addresses.length > 0)
         .slice(0, 6)
         .map((i): [string, string] => [i.name, `${i.type} ${i.state} ${i.addresses.join(' ')}`]),
-      ...(f.hiddenInactive ? ([['hidden', `${f.hiddenInactive} inactive (netplan status --all shows them)`]] as Array<[string, string]>) : []),
+      ...(f.hiddenInactive
+        ? ([['hidden', `${f.hiddenInactive} inactive (netplan status --all shows them)`]] as Array<[string, string]>)
+        : []),
     ];
   },
 };

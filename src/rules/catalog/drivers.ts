@@ -141,9 +141,7 @@ export const DRIVER_RULES: readonly RuleRecord[] = [
     why:
       'With ACS on, P2P and GDR detour through the root complex: "significant performance reduction or ' +
       'even a hang" (NCCL troubleshooting; NVIDIA/nccl#2079).',
-    fix:
-      'Disable ACS in the BIOS, or run `setpci -s <bdf> ECAP_ACS+0x6.w=0000` from a boot unit; set ' +
-      '`iommu=pt`.',
+    fix: 'Disable ACS in the BIOS, or run `setpci -s <bdf> ECAP_ACS+0x6.w=0000` from a boot unit; set ' + '`iommu=pt`.',
   },
   {
     id: 'R37',
@@ -181,8 +179,7 @@ export const DRIVER_RULES: readonly RuleRecord[] = [
     scope: ['host'],
     status: 'implemented',
     detect:
-      "Report each GPU's NIC column from `nvidia-smi topo -m`, and which GPUs get GDR by default (PXB " +
-      'or closer).',
+      "Report each GPU's NIC column from `nvidia-smi topo -m`, and which GPUs get GDR by default (PXB " + 'or closer).',
     why: 'Only GPUs close to a NIC get GDR by default; the others stage through host memory.',
     fix: 'Nothing to change: never widen the level to force it (R04).',
   },

@@ -3,12 +3,7 @@
  * writes it; test/rules/rules-doc.test.ts fails when the committed file differs from what this renders now.
  */
 import { wrapText } from '../../util/wrap-text.js';
-import {
-  OUTPUT_RULES_LEAD,
-  RULES_DOC_ACCEPTANCE,
-  RULES_DOC_DEFINITIONS,
-  RULES_DOC_LEAD,
-} from './doc-text.js';
+import { OUTPUT_RULES_LEAD, RULES_DOC_ACCEPTANCE, RULES_DOC_DEFINITIONS, RULES_DOC_LEAD } from './doc-text.js';
 import { allRules, FAMILY_TITLES, severityLine } from './index.js';
 import { FAMILIES, type RuleRecord } from './schema.js';
 

@@ -170,8 +170,7 @@ export const NCCL_RULES: readonly RuleRecord[] = [
     detect:
       'The trust mode (from the supplied QoS script, or live from mlnx_qos) is PCP and (SL & 7) ≠ the ' +
       'PFC prio. Under DSCP trust the SL is inert and the rule stays silent.',
-    why:
-      'The SL selects the class only under PCP trust (VLAN-tagged RoCE), where the priority is SL & 7.',
+    why: 'The SL selects the class only under PCP trust (VLAN-tagged RoCE), where the priority is SL & 7.',
     fix: 'Set `NCCL_IB_SL` to the PFC prio, or move to DSCP trust (R08).',
   },
   {

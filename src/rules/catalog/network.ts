@@ -51,8 +51,7 @@ export const NETWORK_RULES: readonly RuleRecord[] = [
     graded: false,
     scope: ['cfg'],
     status: 'implemented',
-    detect:
-      '`lacp-rate` appears with another mode. Live: `/proc/net/bonding` shows no `LACP rate:`.',
+    detect: '`lacp-rate` appears with another mode. Live: `/proc/net/bonding` shows no `LACP rate:`.',
     why:
       'networkd applies it only in 802.3ad, so netplan drops it silently, and the kernel rejects it: the ' +
       'file promises a setting that is not in force.',
@@ -80,8 +79,7 @@ export const NETWORK_RULES: readonly RuleRecord[] = [
     graded: false,
     scope: ['cfg'],
     status: 'implemented',
-    detect:
-      'It is 0 or absent on a bond without ARP monitoring. A bare number is in ms (netplan ≥ 0.100).',
+    detect: 'It is 0 or absent on a bond without ARP monitoring. A bare number is in ms (netplan ≥ 0.100).',
     why: 'Without MII or ARP monitoring, link loss goes unseen and the bond keeps sending on a dead slave.',
     fix: "Add `mii-monitor-interval: 100` under the bond's parameters.",
   },
@@ -142,8 +140,7 @@ export const NETWORK_RULES: readonly RuleRecord[] = [
     scope: ['pair'],
     status: 'implemented',
     detect:
-      '- cable ends, or a bond and its slaves, have different MTUs → `high`;\n' +
-      '- both ends are < 4200 → `medium`.',
+      '- cable ends, or a bond and its slaves, have different MTUs → `high`;\n' + '- both ends are < 4200 → `medium`.',
     evidence: '`ip -d link` and `active_mtu` from both hosts.',
     why:
       'Since NCCL 2.20 an MTU mismatch causes errors and hangs (NVIDIA/nccl#1524). Below 4200 the RoCE ' +

@@ -188,7 +188,7 @@ export const FABRIC_OUTPUT_RULES: readonly RuleRecord[] = [
       'grades the first two `high`); ConnectX-4 Lx firmware below 14.32 → `low`. Inbox on ConnectX-4 Lx ' +
       'is supported.',
     why:
-      'The same reasoning as R30: a stack past the device\'s support gets no fixes for it, an ' +
+      "The same reasoning as R30: a stack past the device's support gets no fixes for it, an " +
       'unpublished version cannot be reproduced, and short-lived branches end early.',
     fix: 'The R30 fix.',
   },

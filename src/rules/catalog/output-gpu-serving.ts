@@ -130,8 +130,7 @@ export const GPU_SERVING_OUTPUT_RULES: readonly RuleRecord[] = [
       '- CSV: `mig.mode.current` = Enabled.\n' +
       'The L20 reports `N/A`.',
     why:
-      'The cause is earlier partitioning: CUDA exposes one MIG instance per process, so TP cannot span ' +
-      'instances.',
+      'The cause is earlier partitioning: CUDA exposes one MIG instance per process, so TP cannot span ' + 'instances.',
     fix: '`nvidia-smi -i <n> -mig 0`, then reset the GPU.',
   },
   {

@@ -237,8 +237,6 @@ export const NCCL_OUTPUT_RULES: readonly RuleRecord[] = [
       '1. The image ships a plugin for another fabric or NCCL (HPC-X SHARP, aws-ofi-nccl).\n' +
       '2. Its dependencies are missing.\n' +
       '3. NCCL_NET_PLUGIN names a library that is not on the loader path.',
-    fix:
-      'Internal IB is the right transport here: set `NCCL_NET_PLUGIN=none`. A fallback to Socket is ' +
-      'D01.',
+    fix: 'Internal IB is the right transport here: set `NCCL_NET_PLUGIN=none`. A fallback to Socket is ' + 'D01.',
   },
 ];

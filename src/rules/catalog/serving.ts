@@ -162,8 +162,7 @@ export const SERVING_RULES: readonly RuleRecord[] = [
     scope: ['cfg'],
     status: 'implemented',
     detect:
-      'The plan disables the firewall (`ufw disable`, `iptables -F`), or presents UDP 4791 rules as ' +
-      'required.',
+      'The plan disables the firewall (`ufw disable`, `iptables -F`), or presents UDP 4791 rules as ' + 'required.',
     why:
       'Without a firewall the Ray and vLLM control planes are open to every network the hosts are on ' +
       '(R46). Hardware RoCE bypasses netfilter, so a UDP 4791 rule does nothing.',

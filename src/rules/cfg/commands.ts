@@ -9,7 +9,6 @@ function basename(p: string): string {
   return p.slice(p.lastIndexOf('/') + 1);
 }
 
-
 export interface Flag {
   /** As written, `=value` removed (`--tensor-parallel-size`, `-i`). */
   name: string;
@@ -18,7 +17,10 @@ export interface Flag {
 }
 
 /** `--x=v`, `--x v`, `-x v`; a following word starting with `-` (and not a number) is not a value. */
-export function parseFlags(args: readonly Word[], booleans: ReadonlySet<string> = new Set()): { flags: Flag[]; positional: Word[] } {
+export function parseFlags(
+  args: readonly Word[],
+  booleans: ReadonlySet<string> = new Set(),
+): { flags: Flag[]; positional: Word[] } {
   const flags: Flag[] = [];
   const positional: Word[] = [];
   for (let k = 0; k < args.length; k++) {
@@ -77,9 +79,14 @@ export function dcbOf(c: ShellCommand): { object: string; action: string; dev?: 
   return { object: args[0]?.text ?? '', action: args[1]?.text ?? '', ...(dev ? { dev } : {}) };
 }
 
-export function rayStartOf(c: ShellCommand): { flags: Flag[]; get(name: string): Flag | undefined; head: boolean } | undefined {
+export function rayStartOf(
+  c: ShellCommand,
+): { flags: Flag[]; get(name: string): Flag | undefined; head: boolean } | undefined {
   if (c.program !== 'ray' || sub(c, 1) !== 'start') return undefined;
-  const { flags } = parseFlags(c.argv.slice(2), new Set(['--head', '--block', '--disable-usage-stats', '--include-dashboard']));
+  const { flags } = parseFlags(
+    c.argv.slice(2),
+    new Set(['--head', '--block', '--disable-usage-stats', '--include-dashboard']),
+  );
   const get = (name: string): Flag | undefined => flags.find((x) => x.name.replace(/_/g, '-') === name);
   return { flags, get, head: !!get('--head') };
 }
@@ -94,10 +101,24 @@ const VLLM_ALIASES: Record<string, string> = {
   '-q': '--quantization',
 };
 const VLLM_BOOLEANS = new Set(
-  ['headless', 'engine-use-ray', 'worker-use-ray', 'trust-remote-code', 'enforce-eager', 'disable-log-requests', 'disable-log-stats', 'enable-prefix-caching', 'enable-chunked-prefill', 'enable-expert-parallel', 'disable-custom-all-reduce', 'enable-auto-tool-choice'].map((x) => `--${x}`),
+  [
+    'headless',
+    'engine-use-ray',
+    'worker-use-ray',
+    'trust-remote-code',
+    'enforce-eager',
+    'disable-log-requests',
+    'disable-log-stats',
+    'enable-prefix-caching',
+    'enable-chunked-prefill',
+    'enable-expert-parallel',
+    'disable-custom-all-reduce',
+    'enable-auto-tool-choice',
+  ].map((x) => `--${x}`),
 );
 
-const DOCKER_BOOLEANS = /^(?:--rm|-d|--detach|-i|-t|-it|-ti|--interactive|--tty|--privileged|--init|-P|--publish-all|--read-only)$/;
+const DOCKER_BOOLEANS =
+  /^(?:--rm|-d|--detach|-i|-t|-it|-ti|--interactive|--tty|--privileged|--init|-P|--publish-all|--read-only)$/;
 
 /** Index of the image in `docker run [options] image [args]`, or -1. */
 function dockerImage(argv: readonly Word[]): number {
@@ -146,7 +167,12 @@ export function vllmLaunchOf(c: ShellCommand): VllmLaunch | undefined {
   const get = (name: string): Flag | undefined => flags.find((x) => x.name === name);
   const out: VllmLaunch = { via, flags, get };
   const mf = get('--model');
-  const model = via === 'serve' && positional[0] ? { value: positional[0].text, line: positional[0].line } : mf?.value ? { value: mf.value, line: mf.line } : undefined;
+  const model =
+    via === 'serve' && positional[0]
+      ? { value: positional[0].text, line: positional[0].line }
+      : mf?.value
+        ? { value: mf.value, line: mf.line }
+        : undefined;
   if (model) out.model = model;
   return out;
 }
@@ -165,7 +191,23 @@ export function pipInstallOf(c: ShellCommand): { interpreter: string; packages: 
   else if (c.program === 'uv' && sub(c, 1) === 'pip') k = 2;
   else return undefined;
   if (sub(c, k) !== 'install') return undefined;
-  const { flags, positional } = parseFlags(c.argv.slice(k + 1), new Set(['-U', '--upgrade', '--user', '--system', '--pre', '--no-deps', '-q', '--quiet', '-v', '--break-system-packages', '--no-cache-dir', '--force-reinstall']));
+  const { flags, positional } = parseFlags(
+    c.argv.slice(k + 1),
+    new Set([
+      '-U',
+      '--upgrade',
+      '--user',
+      '--system',
+      '--pre',
+      '--no-deps',
+      '-q',
+      '--quiet',
+      '-v',
+      '--break-system-packages',
+      '--no-cache-dir',
+      '--force-reinstall',
+    ]),
+  );
   return { interpreter: c.argv[0]?.text ?? '', packages: positional, flags };
 }
 
@@ -176,7 +218,8 @@ export function downloadsOf(c: ShellCommand): Word[] {
 }
 
 export function ofedInstallOf(c: ShellCommand): Flag[] | undefined {
-  if (c.program !== 'mlnxofedinstall' && !(/^(?:ba)?sh$/.test(c.program) && basename(sub(c, 1)) === 'mlnxofedinstall')) return undefined;
+  if (c.program !== 'mlnxofedinstall' && !(/^(?:ba)?sh$/.test(c.program) && basename(sub(c, 1)) === 'mlnxofedinstall'))
+    return undefined;
   const from = c.program === 'mlnxofedinstall' ? 1 : 2;
   return parseFlags(c.argv.slice(from), new Set(c.argv.slice(from).map((w) => w.text))).flags;
 }

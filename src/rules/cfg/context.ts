@@ -112,8 +112,23 @@ export function cmdText(f: CfgFile, c: ShellCommand, line = c.line): string {
   return clip(f.proseEvidence.get(c) ?? lineText(f, line), 300);
 }
 
-export function mk(rule: { id: string; title: string }, severity: Severity, f: CfgFile, line: number | undefined, evidence: string, fix: string, title = rule.title): Finding {
-  const out: Finding = { rule: rule.id, severity, title, evidence: clip(evidence, 2000), fix, source: line ? `${f.name}:${line}` : f.name };
+export function mk(
+  rule: { id: string; title: string },
+  severity: Severity,
+  f: CfgFile,
+  line: number | undefined,
+  evidence: string,
+  fix: string,
+  title = rule.title,
+): Finding {
+  const out: Finding = {
+    rule: rule.id,
+    severity,
+    title,
+    evidence: clip(evidence, 2000),
+    fix,
+    source: line ? `${f.name}:${line}` : f.name,
+  };
   if (line) out.line = line;
   return out;
 }
@@ -133,11 +148,15 @@ export function settingsOf(f: CfgFile, key: string): Setting[] {
 }
 
 export function allSettings(ctx: CfgContext, key?: string): Array<{ file: CfgFile; s: Setting }> {
-  return ctx.files.flatMap((file) => file.settings.filter((s) => key === undefined || s.key === key).map((s) => ({ file, s })));
+  return ctx.files.flatMap((file) =>
+    file.settings.filter((s) => key === undefined || s.key === key).map((s) => ({ file, s })),
+  );
 }
 
 export function allCommands(ctx: CfgContext): Array<{ file: CfgFile; c: ShellCommand }> {
-  return ctx.files.flatMap((file) => [...file.commands, ...file.units.flatMap((u) => u.commands)].map((c) => ({ file, c })));
+  return ctx.files.flatMap((file) =>
+    [...file.commands, ...file.units.flatMap((u) => u.commands)].map((c) => ({ file, c })),
+  );
 }
 
 /** Commands of a file, including its units' Exec lines. */
@@ -155,7 +174,10 @@ export function allDevices(ctx: CfgContext): Array<{ file: CfgFile; d: NetplanDe
 
 /** A variable set anywhere in the run (settings, env prefixes, unit Environment=). */
 export function isSetAnywhere(ctx: CfgContext, key: string): boolean {
-  return allSettings(ctx, key).length > 0 || allCommands(ctx).some(({ c }) => c.env.some((e) => e.name === key) || c.assigns.some((a) => a.name === key));
+  return (
+    allSettings(ctx, key).length > 0 ||
+    allCommands(ctx).some(({ c }) => c.env.some((e) => e.name === key) || c.assigns.some((a) => a.name === key))
+  );
 }
 
 /** Compares dotted versions: <0, 0, >0. */
@@ -175,7 +197,8 @@ export function ipv4Net(cidr: string): { ip: number; net: number; len: number } 
   if (!m) return undefined;
   const oct = m.slice(1, 5).map(Number);
   if (oct.some((o) => o > 255)) return undefined;
-  const ip = (((oct[0] as number) << 24) >>> 0) + ((oct[1] as number) << 16) + ((oct[2] as number) << 8) + (oct[3] as number);
+  const ip =
+    (((oct[0] as number) << 24) >>> 0) + ((oct[1] as number) << 16) + ((oct[2] as number) << 8) + (oct[3] as number);
   const len = m[5] === undefined ? 32 : Math.min(32, Number(m[5]));
   const mask = len === 0 ? 0 : (0xffffffff << (32 - len)) >>> 0;
   return { ip, net: (ip & mask) >>> 0, len };
@@ -186,10 +209,14 @@ export function inSubnet(ip: string, cidr: string): boolean {
   const n = ipv4Net(cidr);
   if (!a || !n) return false;
   const mask = n.len === 0 ? 0 : (0xffffffff << (32 - n.len)) >>> 0;
-  return ((a.ip & mask) >>> 0) === n.net;
+  return (a.ip & mask) >>> 0 === n.net;
 }
 
 /** The management (default-route) devices of the run's netplan. */
 export function mgmtDevices(ctx: CfgContext): Set<string> {
-  return new Set(allDevices(ctx).filter(({ d }) => d.gateway4 !== undefined || d.gateway6 !== undefined || d.defaultVia !== undefined).map(({ d }) => d.name));
+  return new Set(
+    allDevices(ctx)
+      .filter(({ d }) => d.gateway4 !== undefined || d.gateway6 !== undefined || d.defaultVia !== undefined)
+      .map(({ d }) => d.name),
+  );
 }

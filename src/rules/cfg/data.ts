@@ -120,17 +120,32 @@ export const MODELS_NONEXISTENT: Record<string, string> = {
  * are Distill-Qwen / Distill-Llama.
  */
 export const SINGLE_SIZE_FAMILIES: Array<{ re: RegExp; family: string; size: string; replacement: string }> = [
-  { re: /^deepseek-ai\/deepseek-(?:v3|r1)(?:-\d{4})?-(\d+(?:\.\d+)?)b$/i, family: 'DeepSeek-V3/R1', size: '671B', replacement: 'deepseek-ai/DeepSeek-R1-Distill-Llama-8B' },
+  {
+    re: /^deepseek-ai\/deepseek-(?:v3|r1)(?:-\d{4})?-(\d+(?:\.\d+)?)b$/i,
+    family: 'DeepSeek-V3/R1',
+    size: '671B',
+    replacement: 'deepseek-ai/DeepSeek-R1-Distill-Llama-8B',
+  },
 ];
 
 /** Checkpoint names that are already quantized (R44). */
-export const QUANTIZED_NAME = /(?:^|[-_/.])(?:fp8|awq|gptq|int4|int8|w8a8|w4a16|nvfp4|mxfp4|bnb|4bit|8bit|gguf)(?:$|[-_.])/i;
+export const QUANTIZED_NAME =
+  /(?:^|[-_/.])(?:fp8|awq|gptq|int4|int8|w8a8|w4a16|nvfp4|mxfp4|bnb|4bit|8bit|gguf)(?:$|[-_.])/i;
 
 // ─── Ray / vLLM ─────────────────────────────────────────────────────────────────────────────────────────
 
 /** vLLM flags that are gone or never existed (docs/RULES.md R40). */
 export const VLLM_REMOVED_FLAGS: Record<string, { why: string; fix: string }> = {
-  '--engine-use-ray': { why: 'removed in vllm-project/vllm#8126', fix: 'delete `--engine-use-ray` (the engine runs in the API server process)' },
-  '--worker-use-ray': { why: 'removed; now `--distributed-executor-backend ray`', fix: 'replace `--worker-use-ray` with `--distributed-executor-backend ray`' },
-  '--ray-address': { why: 'never existed: vLLM joins the running Ray cluster, or reads RAY_ADDRESS', fix: 'delete `--ray-address …`; vLLM joins the running cluster (set `RAY_ADDRESS=<head-ip>:6379` only if it does not)' },
+  '--engine-use-ray': {
+    why: 'removed in vllm-project/vllm#8126',
+    fix: 'delete `--engine-use-ray` (the engine runs in the API server process)',
+  },
+  '--worker-use-ray': {
+    why: 'removed; now `--distributed-executor-backend ray`',
+    fix: 'replace `--worker-use-ray` with `--distributed-executor-backend ray`',
+  },
+  '--ray-address': {
+    why: 'never existed: vLLM joins the running Ray cluster, or reads RAY_ADDRESS',
+    fix: 'delete `--ray-address …`; vLLM joins the running cluster (set `RAY_ADDRESS=<head-ip>:6379` only if it does not)',
+  },
 };

@@ -31,10 +31,15 @@ export function lagProblems(bond: NetplanDevice): string[] {
   const out: string[] = [];
   const fns = bond.interfaces.map(pciFunction);
   const devices = new Set(fns.map((f, i) => f?.device ?? bond.interfaces[i]));
-  if (bond.interfaces.length !== 2) out.push(`${bond.interfaces.length} slaves on ${devices.size} PCI device${devices.size === 1 ? '' : 's'} (${[...devices].map((d) => `${d}f*`).join(', ')}); a LAG needs exactly the 2 PFs of one device`);
-  else if (devices.size !== 1 || fns.some((f) => !f)) out.push(`slaves ${bond.interfaces.join(' + ')} are not the two functions of one PCI device`);
+  if (bond.interfaces.length !== 2)
+    out.push(
+      `${bond.interfaces.length} slaves on ${devices.size} PCI device${devices.size === 1 ? '' : 's'} (${[...devices].map((d) => `${d}f*`).join(', ')}); a LAG needs exactly the 2 PFs of one device`,
+    );
+  else if (devices.size !== 1 || fns.some((f) => !f))
+    out.push(`slaves ${bond.interfaces.join(' + ')} are not the two functions of one PCI device`);
   const mode = String(bond.mode ?? 'balance-rr');
-  if (!['active-backup', 'balance-xor', '802.3ad', '1', '2', '4'].includes(mode)) out.push(`mode ${mode} (a LAG needs active-backup, balance-xor or 802.3ad)`);
+  if (!['active-backup', 'balance-xor', '802.3ad', '1', '2', '4'].includes(mode))
+    out.push(`mode ${mode} (a LAG needs active-backup, balance-xor or 802.3ad)`);
   return out;
 }
 
@@ -42,7 +47,13 @@ export function designOf(ctx: CfgContext): Design {
   const mgmt = mgmtDevices(ctx);
   const devs = allDevices(ctx);
   const slaves = new Set(devs.filter(({ d }) => d.type === 'bond').flatMap(({ d }) => d.interfaces));
-  const ports = [...new Set(devs.filter(({ d }) => d.type === 'ethernet' && !mgmt.has(d.name) && (d.addresses.length > 0 || slaves.has(d.name))).map(({ d }) => d.name))];
+  const ports = [
+    ...new Set(
+      devs
+        .filter(({ d }) => d.type === 'ethernet' && !mgmt.has(d.name) && (d.addresses.length > 0 || slaves.has(d.name)))
+        .map(({ d }) => d.name),
+    ),
+  ];
   const bonds = devs.filter(({ d }) => d.type === 'bond' && d.addresses.length > 0 && !mgmt.has(d.name));
   const hostOf = (d: NetplanDevice): number | undefined => {
     const a = d.addresses.map(ipv4Net).find(Boolean);
@@ -51,14 +62,20 @@ export function designOf(ctx: CfgContext): Design {
   if (bonds.length > 0) {
     const lag = bonds.every(({ d }) => lagProblems(d).length === 0);
     const first = bonds[0]?.d as NetplanDevice;
-    const kind = lag ? 'B' : first.interfaces.length === 4 && String(first.mode) === 'balance-xor' ? 'tutorial' : 'other';
+    const kind = lag
+      ? 'B'
+      : first.interfaces.length === 4 && String(first.mode) === 'balance-xor'
+        ? 'tutorial'
+        : 'other';
     const h = hostOf(first);
     return { kind, ports, bonds, control: first.name, ...(h !== undefined ? { hostIndex: h } : {}) };
   }
   // per netplan file (one host's view): several addressed fabric ports, each in its own subnet
   let addressed: NetplanDevice[] = [];
   for (const file of ctx.files) {
-    const mine = devs.filter(({ file: f, d }) => f === file && d.type === 'ethernet' && !mgmt.has(d.name) && d.addresses.length > 0).map(({ d }) => d);
+    const mine = devs
+      .filter(({ file: f, d }) => f === file && d.type === 'ethernet' && !mgmt.has(d.name) && d.addresses.length > 0)
+      .map(({ d }) => d);
     const nets = new Set(mine.flatMap((d) => d.addresses.map((a) => ipv4Net(a)?.net)));
     if (mine.length >= 2 && nets.size >= mine.length) {
       addressed = mine;
@@ -68,7 +85,13 @@ export function designOf(ctx: CfgContext): Design {
   if (addressed.length >= 2) {
     const c1 = addressed.find((d) => d.addresses.some((a) => a.startsWith('192.168.101.'))) ?? addressed[0];
     const h = c1 ? hostOf(c1) : undefined;
-    return { kind: 'A', ports, bonds, ...(c1 ? { control: c1.name } : {}), ...(h !== undefined ? { hostIndex: h } : {}) };
+    return {
+      kind: 'A',
+      ports,
+      bonds,
+      ...(c1 ? { control: c1.name } : {}),
+      ...(h !== undefined ? { hostIndex: h } : {}),
+    };
   }
   return { kind: ports.length > 0 ? 'other' : 'none', ports, bonds };
 }

@@ -30,7 +30,11 @@ export function envEchoFindings(
     kind: 'env',
     lines: [],
     settings: echoes.map((e) => ({
-      key: e.key, value: e.value, line: e.line, raw: `${e.key}=${e.value}`, origin: 'export' as const,
+      key: e.key,
+      value: e.value,
+      line: e.line,
+      raw: `${e.key}=${e.value}`,
+      origin: 'export' as const,
     })),
     confMalformed: [],
     netplans: [],

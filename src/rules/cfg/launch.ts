@@ -37,7 +37,12 @@ function fromCli(c: ShellCommand, cli: VllmLaunch): Launch {
   const pp = intOf(f('--pipeline-parallel-size')?.value) ?? 1;
   const backend = f('--distributed-executor-backend')?.value;
   const q = f('--quantization');
-  const usesRay = backend === 'ray' || !!f('--engine-use-ray') || !!f('--worker-use-ray') || !!f('--ray-address') || (backend !== 'mp' && tp * pp > G);
+  const usesRay =
+    backend === 'ray' ||
+    !!f('--engine-use-ray') ||
+    !!f('--worker-use-ray') ||
+    !!f('--ray-address') ||
+    (backend !== 'mp' && tp * pp > G);
   return {
     form: cli.via,
     line: c.line,
@@ -63,7 +68,10 @@ function fromPython(call: PyCall & { model?: PyValue }, rayInit: boolean): Launc
   const pp = num('pipeline_parallel_size', 1);
   const backend = call.kwargs.distributed_executor_backend?.literal;
   const q = call.kwargs.quantization;
-  const model = call.model && typeof call.model.literal === 'string' ? { value: call.model.literal, line: call.model.line } : undefined;
+  const model =
+    call.model && typeof call.model.literal === 'string'
+      ? { value: call.model.literal, line: call.model.line }
+      : undefined;
   return {
     form: 'python',
     line: call.line,
@@ -85,7 +93,9 @@ export function launchesOf(f: CfgFile): Launch[] {
     const cli = vllmLaunchOf(c);
     if (cli) out.push(fromCli(c, cli));
   }
-  for (const py of f.python) for (const call of py.calls) if (call.callee.endsWith('LLM') || call.callee.endsWith('EngineArgs')) out.push(fromPython(call, !!py.rayInit));
+  for (const py of f.python)
+    for (const call of py.calls)
+      if (call.callee.endsWith('LLM') || call.callee.endsWith('EngineArgs')) out.push(fromPython(call, !!py.rayInit));
   return out;
 }
 

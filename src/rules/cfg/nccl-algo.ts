@@ -6,8 +6,13 @@ import { CURRENT_NCCL, NCCL_ALGOS, NCCL_FUNCS, NCCL_PROTOS, NCCL_STRICT_PARSE_SI
 
 /** The NCCL version the files pin, or the current release (flagged as assumed). */
 export function ncclVersion(ctx: CfgContext): { version: string; assumed: boolean; note: string } {
-  if (ctx.versions.nccl) return { version: ctx.versions.nccl, assumed: false, note: `NCCL ${ctx.versions.nccl} (pinned in the files)` };
-  return { version: CURRENT_NCCL, assumed: true, note: `NCCL version unknown: assuming the current release (${CURRENT_NCCL})` };
+  if (ctx.versions.nccl)
+    return { version: ctx.versions.nccl, assumed: false, note: `NCCL ${ctx.versions.nccl} (pinned in the files)` };
+  return {
+    version: CURRENT_NCCL,
+    assumed: true,
+    note: `NCCL version unknown: assuming the current release (${CURRENT_NCCL})`,
+  };
 }
 
 function supported(spec: { since?: string; until?: string } | undefined, version: string): boolean {
@@ -18,7 +23,11 @@ function supported(spec: { since?: string; until?: string } | undefined, version
 }
 
 /** NCCL's parse of an ALGO/PROTO value: the messages NCCL prints, in order. */
-export function grammarErrors(value: string, table: Record<string, { since?: string; until?: string }>, version: string): Array<{ token: string; message: string }> {
+export function grammarErrors(
+  value: string,
+  table: Record<string, { since?: string; until?: string }>,
+  version: string,
+): Array<{ token: string; message: string }> {
   const out: Array<{ token: string; message: string }> = [];
   const entries = value.split(';');
   entries.forEach((entry, i) => {
@@ -28,13 +37,16 @@ export function grammarErrors(value: string, table: Record<string, { since?: str
     if (colon >= 0) {
       const func = entry.slice(0, colon).trim();
       list = entry.slice(colon + 1);
-      if (!NCCL_FUNCS.includes(func.toLowerCase())) out.push({ token: func, message: `Unrecognized prefix token "${func}" when parsing "${value}"` });
-    } else if (i > 0) out.push({ token: entry.trim(), message: `All entries except the first must have a prefix: "${value}"` });
+      if (!NCCL_FUNCS.includes(func.toLowerCase()))
+        out.push({ token: func, message: `Unrecognized prefix token "${func}" when parsing "${value}"` });
+    } else if (i > 0)
+      out.push({ token: entry.trim(), message: `All entries except the first must have a prefix: "${value}"` });
     const body = list.trim().replace(/^\^/, '');
     for (const raw of body.split(',')) {
       const tok = raw.trim();
       if (tok === '') continue;
-      if (!supported(table[tok.toLowerCase()], version)) out.push({ token: tok, message: `Unrecognized element token "${tok}" when parsing "${list.trim()}"` });
+      if (!supported(table[tok.toLowerCase()], version))
+        out.push({ token: tok, message: `Unrecognized element token "${tok}" when parsing "${list.trim()}"` });
     }
   });
   return out;

@@ -20,7 +20,9 @@ export const R03: CfgRule = {
           f,
           s.line,
           `${s.raw} → ${s.key} was ${r.replacement ? `renamed ${r.replacement}` : 'removed'} in NCCL ${r.removedIn}; NCCL never warns about unknown variables, so the line does nothing`,
-          r.replacement ? `Replace with \`${r.replacement}=${s.value}\` only if a measured gain needs it (see R04), else delete \`${s.raw}\`.` : `Delete \`${s.raw}\`${s.key === 'NCCL_IB_CUDA_SUPPORT' ? ' (GPUDirect RDMA is used automatically when available; see R34)' : ''}.`,
+          r.replacement
+            ? `Replace with \`${r.replacement}=${s.value}\` only if a measured gain needs it (see R04), else delete \`${s.raw}\`.`
+            : `Delete \`${s.raw}\`${s.key === 'NCCL_IB_CUDA_SUPPORT' ? ' (GPUDirect RDMA is used automatically when available; see R34)' : ''}.`,
         );
       });
   },
@@ -45,7 +47,9 @@ export const R04: CfgRule = {
         const wide = l.name === 'PHB' || l.name === 'SYS';
         if (!l.legacy && !wide) continue;
         const what = key === 'NCCL_NET_GDR_LEVEL' ? 'GPUDirect RDMA' : 'GPU peer-to-peer';
-        const arith = l.legacy ? `${s.value.trim()} is a legacy integer (0 LOC, 1 PIX, 2 PXB, 3 PHB, 4 SYS; above 4 is SYS) → ${l.name}` : `${l.name}`;
+        const arith = l.legacy
+          ? `${s.value.trim()} is a legacy integer (0 LOC, 1 PIX, 2 PXB, 3 PHB, 4 SYS; above 4 is SYS) → ${l.name}`
+          : `${l.name}`;
         out.push(
           mk(
             this,
@@ -93,13 +97,19 @@ export const R06: CfgRule = {
       const exclude = v.startsWith('^');
       if (exclude) v = v.slice(1);
       if (v.startsWith('=')) v = v.slice(1);
-      const tokens = v.split(',').map((t) => t.trim()).filter(Boolean);
+      const tokens = v
+        .split(',')
+        .map((t) => t.trim())
+        .filter(Boolean);
       const bad: string[] = [];
       const devices = new Set<string>();
       for (const t of tokens) {
         const [hca, port] = t.split(':');
         if (!hca || (port !== undefined && !/^\d+$/.test(port))) bad.push(`${t} (not <hca>[:<port>])`);
-        else if (/^mlx5_/.test(hca) && port !== undefined && port !== '1') bad.push(`${t} (port ${port}: ${hca} has phys_port_cnt 1 — every ConnectX-4+ port, mlx5_bond_N included, is its own device with port 1)`);
+        else if (/^mlx5_/.test(hca) && port !== undefined && port !== '1')
+          bad.push(
+            `${t} (port ${port}: ${hca} has phys_port_cnt 1 — every ConnectX-4+ port, mlx5_bond_N included, is its own device with port 1)`,
+          );
         else devices.add(hca);
       }
       if (bad.length === 0 || exclude) continue;
@@ -129,7 +139,16 @@ export const R10: CfgRule = {
   check(f: CfgFile): Finding[] {
     return f.settings
       .filter((s) => NCCL_DEFAULTS[s.key] !== undefined && s.value.trim() === NCCL_DEFAULTS[s.key])
-      .map((s) => mk(this, 'low', f, s.line, `${s.raw} → ${s.value.trim()} is the default: it only pins today's behaviour across NCCL upgrades`, `Delete \`${s.raw}\`.`));
+      .map((s) =>
+        mk(
+          this,
+          'low',
+          f,
+          s.line,
+          `${s.raw} → ${s.value.trim()} is the default: it only pins today's behaviour across NCCL upgrades`,
+          `Delete \`${s.raw}\`.`,
+        ),
+      );
   },
 };
 
@@ -144,13 +163,24 @@ export const R11: CfgRule = {
       // a one-off command line with NCCL_DEBUG=INFO is the recommended bring-up, not configuration
       if (s.origin === 'env-prefix' && f.kind === 'command-line') continue;
       let why: string | undefined;
-      if (s.key === 'NCCL_DEBUG' && /^(?:INFO|TRACE)$/i.test(s.value.trim())) why = `${s.value.trim().toUpperCase()} logs every init, connection and ${s.value.trim().toUpperCase() === 'TRACE' ? 'call' : 'topology decision'} for every NCCL user`;
+      if (s.key === 'NCCL_DEBUG' && /^(?:INFO|TRACE)$/i.test(s.value.trim()))
+        why = `${s.value.trim().toUpperCase()} logs every init, connection and ${s.value.trim().toUpperCase() === 'TRACE' ? 'call' : 'topology decision'} for every NCCL user`;
       if (s.key === 'NCCL_DEBUG_SUBSYS' && !s.value.trim().startsWith('^')) {
-        const hit = s.value.split(',').map((x) => x.trim().toUpperCase()).filter((x) => NOISY_SUBSYS.includes(x));
-        if (hit.length > 0) why = `${hit.join(', ')} ${hit.includes('COLL') ? 'logs every collective (tensor parallelism runs 2 all-reduces per layer per step)' : 'logs every call'}`;
+        const hit = s.value
+          .split(',')
+          .map((x) => x.trim().toUpperCase())
+          .filter((x) => NOISY_SUBSYS.includes(x));
+        if (hit.length > 0)
+          why = `${hit.join(', ')} ${hit.includes('COLL') ? 'logs every collective (tensor parallelism runs 2 all-reduces per layer per step)' : 'logs every call'}`;
       }
       if (!why) continue;
-      const where = { conf: 'nccl.conf', unit: 'a unit', python: 'the launcher (reaches every Ray worker)', prose: 'the published configuration' }[s.origin as string] ?? 'a start script';
+      const where =
+        {
+          conf: 'nccl.conf',
+          unit: 'a unit',
+          python: 'the launcher (reaches every Ray worker)',
+          prose: 'the published configuration',
+        }[s.origin as string] ?? 'a start script';
       out.push(
         mk(
           this,

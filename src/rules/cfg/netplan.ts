@@ -13,20 +13,30 @@ function* bondsOf(f: CfgFile): Generator<{ n: NetplanFacts; b: NetplanDevice }> 
 /** Why a bond carries RDMA / NCCL / Ray traffic (cross-file facts), or [] when nothing says so. */
 function traffic(b: NetplanDevice, ctx: CfgContext): string[] {
   const out: string[] = [];
-  for (const { file, s } of allSettings(ctx, 'NCCL_SOCKET_IFNAME')) if (ifnameSelects(s.value, b.name)) out.push(`NCCL: ${s.raw} (${short(file.name)}:${s.line})`);
+  for (const { file, s } of allSettings(ctx, 'NCCL_SOCKET_IFNAME'))
+    if (ifnameSelects(s.value, b.name)) out.push(`NCCL: ${s.raw} (${short(file.name)}:${s.line})`);
   const ips: Array<{ ip: string; where: string }> = [];
   for (const { file, c } of allCommands(ctx)) {
     const r = rayStartOf(c);
-    for (const fl of r ? [r.get('--address'), r.get('--node-ip-address')] : []) if (fl?.value) ips.push({ ip: fl.value.split(':')[0] as string, where: `Ray: ${fl.name}=${fl.value} (${short(file.name)}:${fl.line})` });
+    for (const fl of r ? [r.get('--address'), r.get('--node-ip-address')] : [])
+      if (fl?.value)
+        ips.push({
+          ip: fl.value.split(':')[0] as string,
+          where: `Ray: ${fl.name}=${fl.value} (${short(file.name)}:${fl.line})`,
+        });
     const v = vllmLaunchOf(c)?.get('--data-parallel-address');
-    if (v?.value) ips.push({ ip: v.value, where: `vLLM: --data-parallel-address ${v.value} (${short(file.name)}:${v.line})` });
+    if (v?.value)
+      ips.push({ ip: v.value, where: `vLLM: --data-parallel-address ${v.value} (${short(file.name)}:${v.line})` });
   }
-  for (const { file, s } of allSettings(ctx, 'VLLM_HOST_IP')) ips.push({ ip: s.value, where: `vLLM: ${s.raw} (${short(file.name)}:${s.line})` });
-  for (const { ip, where } of ips) if (b.addresses.some((a) => inSubnet(ip, a))) out.push(`${where} is in ${b.addresses.join(', ')}`);
+  for (const { file, s } of allSettings(ctx, 'VLLM_HOST_IP'))
+    ips.push({ ip: s.value, where: `vLLM: ${s.raw} (${short(file.name)}:${s.line})` });
+  for (const { ip, where } of ips)
+    if (b.addresses.some((a) => inSubnet(ip, a))) out.push(`${where} is in ${b.addresses.join(', ')}`);
   const qosPorts = new Set(allCommands(ctx).flatMap(({ c }) => mlnxQosOf(c)?.iface?.value ?? []));
   const rdmaSlaves = b.interfaces.filter((s) => qosPorts.has(s));
   if (rdmaSlaves.length > 0) out.push(`slaves ${rdmaSlaves.join(', ')} are RoCE ports (DCB set on them)`);
-  else if (b.interfaces.length > 0 && b.interfaces.every((s) => pciFunction(s))) out.push(`slaves are named as PCI functions of multi-port NICs (RDMA ports, statically)`);
+  else if (b.interfaces.length > 0 && b.interfaces.every((s) => pciFunction(s)))
+    out.push(`slaves are named as PCI functions of multi-port NICs (RDMA ports, statically)`);
   return out;
 }
 
@@ -73,7 +83,16 @@ export const R17: CfgRule = {
           const other = seen.get(key);
           if (other && other.name !== d.name) {
             const line = d.lines.addresses ?? d.lines.name;
-            out.push(mk(this, 'high', f, line, `${line ? lineText(f, line) : a} → ${d.name} (${a}) and ${other.name} (${other.addresses.join(', ')}) share one subnet: replies leave through either port (ARP flux; NVIDIA/nccl#1269, #1348)`, 'One /24 per back-to-back cable: 192.168.101.0/24 … 192.168.104.0/24, host i = .i (design A).'));
+            out.push(
+              mk(
+                this,
+                'high',
+                f,
+                line,
+                `${line ? lineText(f, line) : a} → ${d.name} (${a}) and ${other.name} (${other.addresses.join(', ')}) share one subnet: replies leave through either port (ARP flux; NVIDIA/nccl#1269, #1348)`,
+                'One /24 per back-to-back cable: 192.168.101.0/24 … 192.168.104.0/24, host i = .i (design A).',
+              ),
+            );
           } else seen.set(key, d);
         }
       }
@@ -98,7 +117,16 @@ export const R18: CfgRule = {
       const p = param(f, b, 'lacp-rate');
       const mode = String(b.mode ?? 'balance-rr');
       if (!p || mode === '802.3ad' || mode === '4') continue;
-      out.push(mk(this, 'medium', f, p.line, `${p.text} → ${b.name} runs mode ${mode}: networkd applies lacp-rate only in 802.3ad, so netplan drops it silently and the kernel would reject it (live: no "LACP rate:" in /proc/net/bonding/${b.name})`, `Remove \`lacp-rate: ${p.value}\`, or use \`mode: 802.3ad\` on both ends.`));
+      out.push(
+        mk(
+          this,
+          'medium',
+          f,
+          p.line,
+          `${p.text} → ${b.name} runs mode ${mode}: networkd applies lacp-rate only in 802.3ad, so netplan drops it silently and the kernel would reject it (live: no "LACP rate:" in /proc/net/bonding/${b.name})`,
+          `Remove \`lacp-rate: ${p.value}\`, or use \`mode: 802.3ad\` on both ends.`,
+        ),
+      );
     }
     return out;
   },
@@ -113,7 +141,16 @@ export const R19: CfgRule = {
       const p = param(f, b, 'transmit-hash-policy');
       const mode = String(b.mode ?? 'balance-rr');
       if (!p || ['balance-xor', '802.3ad', 'balance-tlb', '2', '4', '5'].includes(mode)) continue;
-      out.push(mk(this, 'low', f, p.line, `${p.text} → ${b.name} runs mode ${mode}, which ignores the hash policy; no policy spreads one flow or QP anyway`, `Remove \`transmit-hash-policy: ${p.value}\`.`));
+      out.push(
+        mk(
+          this,
+          'low',
+          f,
+          p.line,
+          `${p.text} → ${b.name} runs mode ${mode}, which ignores the hash policy; no policy spreads one flow or QP anyway`,
+          `Remove \`transmit-hash-policy: ${p.value}\`.`,
+        ),
+      );
     }
     return out;
   },
@@ -136,7 +173,16 @@ export const R20: CfgRule = {
       const ms = p ? miiMs(p.value) : undefined;
       if (p && ms !== 0) continue;
       const line = p?.line ?? b.lines.parameters ?? b.lines.name;
-      out.push(mk(this, 'low', f, line, `${line ? lineText(f, line) : b.name} → ${b.name}: ${p ? 'mii-monitor-interval 0' : 'no mii-monitor-interval'} and no ARP monitoring, so a slave's link loss goes unseen`, `Add \`mii-monitor-interval: 100\` under ${b.name}'s parameters (a bare number is milliseconds, netplan ≥ 0.100).`));
+      out.push(
+        mk(
+          this,
+          'low',
+          f,
+          line,
+          `${line ? lineText(f, line) : b.name} → ${b.name}: ${p ? 'mii-monitor-interval 0' : 'no mii-monitor-interval'} and no ARP monitoring, so a slave's link loss goes unseen`,
+          `Add \`mii-monitor-interval: 100\` under ${b.name}'s parameters (a bare number is milliseconds, netplan ≥ 0.100).`,
+        ),
+      );
     }
     return out;
   },
@@ -148,19 +194,48 @@ export const R21: CfgRule = {
   check(f: CfgFile): Finding[] {
     const out: Finding[] = [];
     for (const n of f.netplans) {
-      for (const e of n.errors) out.push(mk(this, 'high', f, e.line, `${lineText(f, e.line)} → YAML error: ${e.message}; \`netplan generate\` rejects the whole file`, 'Fix the YAML (spaces, not tabs; closed brackets), then run `sudo netplan generate` before applying.', 'Netplan YAML does not parse'));
+      for (const e of n.errors)
+        out.push(
+          mk(
+            this,
+            'high',
+            f,
+            e.line,
+            `${lineText(f, e.line)} → YAML error: ${e.message}; \`netplan generate\` rejects the whole file`,
+            'Fix the YAML (spaces, not tabs; closed brackets), then run `sudo netplan generate` before applying.',
+            'Netplan YAML does not parse',
+          ),
+        );
       for (const d of devicesOf(n)) {
         for (const k of ['gateway4', 'gateway6'] as const) {
           const gw = d[k];
           if (gw === undefined) continue;
           const line = d.lines[k];
-          out.push(mk(this, 'low', f, line, `${line ? lineText(f, line) : `${k}: ${gw}`} → ${k} is deprecated (netplan warns at every generate)`, `Replace with \`routes: [{to: default, via: ${gw}}]\` under ${d.name}.`));
+          out.push(
+            mk(
+              this,
+              'low',
+              f,
+              line,
+              `${line ? lineText(f, line) : `${k}: ${gw}`} → ${k} is deprecated (netplan warns at every generate)`,
+              `Replace with \`routes: [{to: default, via: ${gw}}]\` under ${d.name}.`,
+            ),
+          );
         }
       }
     }
     if (f.kind === 'netplan-yaml' && f.mode !== undefined && (f.mode & 0o077) !== 0) {
       const m = (f.mode & 0o777).toString(8).padStart(4, '0');
-      out.push(mk(this, 'low', f, undefined, `${f.name}: mode ${m} → netplan warns "Permissions for ${f.name} are too open" (the file may hold secrets)`, `\`sudo chmod 600 /etc/netplan/${short(f.name)}\``));
+      out.push(
+        mk(
+          this,
+          'low',
+          f,
+          undefined,
+          `${f.name}: mode ${m} → netplan warns "Permissions for ${f.name} are too open" (the file may hold secrets)`,
+          `\`sudo chmod 600 /etc/netplan/${short(f.name)}\``,
+        ),
+      );
     }
     return out;
   },

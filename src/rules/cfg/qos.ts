@@ -19,8 +19,10 @@ export function qosState(ctx: CfgContext): { trust?: 'dscp' | 'pcp'; prios: numb
       v?.forEach((x, i) => x === 1 && prios.add(i));
     }
     const d = dcbOf(c);
-    if (d && d.object === 'app' && /replace|add|set/.test(d.action) && c.argv.some((w) => w.text === 'dscp-prio')) trusts.add('dscp');
-    if (d && d.object === 'pfc' && /set/.test(d.action)) for (const w of c.argv) for (const m of w.text.matchAll(/\b([0-7]):on\b/g)) prios.add(Number(m[1]));
+    if (d && d.object === 'app' && /replace|add|set/.test(d.action) && c.argv.some((w) => w.text === 'dscp-prio'))
+      trusts.add('dscp');
+    if (d && d.object === 'pfc' && /set/.test(d.action))
+      for (const w of c.argv) for (const m of w.text.matchAll(/\b([0-7]):on\b/g)) prios.add(Number(m[1]));
   }
   const trust = trusts.has('dscp') ? 'dscp' : trusts.has('pcp') ? 'pcp' : undefined;
   return { ...(trust ? { trust } : {}), prios: [...prios].sort() };
@@ -29,7 +31,8 @@ export function qosState(ctx: CfgContext): { trust?: 'dscp' | 'pcp'; prios: numb
 /** Why `iface` is not a physical PF, statically; undefined when it may be one. */
 function virtualReason(iface: string, ctx: CfgContext): string | undefined {
   for (const { file, d } of allDevices(ctx)) {
-    if (d.name === iface && d.type !== 'ethernet' && d.type !== 'other') return `${iface} is a ${d.type} (${short(file.name)}:${d.lines.name} defines it under ${d.type}s)`;
+    if (d.name === iface && d.type !== 'ethernet' && d.type !== 'other')
+      return `${iface} is a ${d.type} (${short(file.name)}:${d.lines.name} defines it under ${d.type}s)`;
   }
   if (/^bond/.test(iface)) return `${iface} is a bond (named bond*)`;
   if (/\.\d+$/.test(iface)) return `${iface} is a VLAN (named <if>.<vid>)`;
@@ -50,7 +53,9 @@ export const R25: CfgRule = {
       if (!target?.value || target.value.includes('$')) continue;
       const why = virtualReason(target.value, ctx);
       if (!why) continue;
-      const slaves = allDevices(ctx).find(({ d: dev }) => dev.name === target.value && dev.interfaces.length > 0)?.d.interfaces ?? fabricPorts(ctx);
+      const slaves =
+        allDevices(ctx).find(({ d: dev }) => dev.name === target.value && dev.interfaces.length > 0)?.d.interfaces ??
+        fabricPorts(ctx);
       const setting = q ? `--trust dscp --pfc 0,0,0,1,0,0,0,0` : '';
       out.push(
         mk(
@@ -59,7 +64,9 @@ export const R25: CfgRule = {
           f,
           target.line,
           `${cmdText(f, c, target.line)} → ${why}: it has no DCB operations, so ${q ? '`mlnx_qos` prints "Priority trust state is not supported on your system" and exits 1' : '`dcb` fails with "Operation not supported"'}, aborting a \`set -e\` script. Live sysfs/driver check: not checked (needs host)`,
-          q ? `Delete the line; set DCB on the physical ports only: ${slaves.map((s) => `\`mlnx_qos -i ${s} ${setting}\``).join(', ')}.` : `Delete the line; run the \`dcb\` command on each physical port (${slaves.join(', ')}).`,
+          q
+            ? `Delete the line; set DCB on the physical ports only: ${slaves.map((s) => `\`mlnx_qos -i ${s} ${setting}\``).join(', ')}.`
+            : `Delete the line; run the \`dcb\` command on each physical port (${slaves.join(', ')}).`,
         ),
       );
     }
@@ -88,7 +95,7 @@ function persisted(f: CfgFile, ctx: CfgContext): boolean {
       (c.program === 'systemctl' && c.argv.some((w) => w.text === 'enable')) ||
       c.redirects.some((r) => /\/etc\/systemd\/system\/|\/etc\/rc\.local|\/etc\/cron/.test(r.target)) ||
       (c.program === 'tee' && c.argv.some((w) => /\/etc\/systemd\/system\//.test(w.text))) ||
-      (c.program === 'crontab') ||
+      c.program === 'crontab' ||
       c.argv.some((w) => w.text === '@reboot'),
   );
 }

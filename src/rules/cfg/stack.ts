@@ -24,13 +24,20 @@ export const R30: CfgRule = {
         seen.add(version);
         const why: Array<[Severity, string]> = [];
         const ga = OFED_UNPUBLISHED[version];
-        if (ga) why.push(['high', `MLNX_OFED ${version} was never published (the ${branch} GA is ${ga}): the download 404s`]);
-        if (cmpVersion(branch, OFED_LAST) > 0) why.push(['high', `no MLNX_OFED ${branch} exists: ${OFED_LAST} LTS was the last standalone release`]);
-        else if (!OFED_LTS.includes(branch)) why.push(['medium', `${branch} is a short-lived branch (LTS: ${OFED_LTS.join(', ')})`]);
-        why.push(['info', `MLNX_OFED is end-of-line (${OFED_LAST} LTS was the last; successor DOCA-OFED). The NIC (ConnectX-4 15b3:1013 vs ConnectX-4 Lx 15b3:1015) is identified by PCI ID, never by the label "CX4": not checked (needs host: lspci -nn)`]);
+        if (ga)
+          why.push(['high', `MLNX_OFED ${version} was never published (the ${branch} GA is ${ga}): the download 404s`]);
+        if (cmpVersion(branch, OFED_LAST) > 0)
+          why.push(['high', `no MLNX_OFED ${branch} exists: ${OFED_LAST} LTS was the last standalone release`]);
+        else if (!OFED_LTS.includes(branch))
+          why.push(['medium', `${branch} is a short-lived branch (LTS: ${OFED_LTS.join(', ')})`]);
+        why.push([
+          'info',
+          `MLNX_OFED is end-of-line (${OFED_LAST} LTS was the last; successor DOCA-OFED). The NIC (ConnectX-4 15b3:1013 vs ConnectX-4 Lx 15b3:1015) is identified by PCI ID, never by the label "CX4": not checked (needs host: lspci -nn)`,
+        ]);
         const sev = worst(why.map(([s]) => s));
         if (sev === 'info') continue;
-        const url = /^(?:https?|ftp):/.test(w.text) && ga ? ` (that release: \`wget ${w.text.split(version).join(ga)}\`)` : '';
+        const url =
+          /^(?:https?|ftp):/.test(w.text) && ga ? ` (that release: \`wget ${w.text.split(version).join(ga)}\`)` : '';
         out.push(
           mk(
             this,
@@ -51,7 +58,8 @@ const OFED_NEEDLESS: Record<string, string> = {
   '--enable-gds': 'GPUDirect Storage (NCCL does not use it)',
   '--with-nvmf': 'NVMe-oF target/host modules',
   '--with-neohost-backend': 'the NEO-Host management backend',
-  '--add-kernel-support': 'a rebuild against the running kernel (only needed when no prebuilt kernel matches `uname -r`)',
+  '--add-kernel-support':
+    'a rebuild against the running kernel (only needed when no prebuilt kernel matches `uname -r`)',
 };
 
 export const R31: CfgRule = {
@@ -64,7 +72,14 @@ export const R31: CfgRule = {
       const extra = (flags ?? []).filter((x) => OFED_NEEDLESS[x.name]);
       if (extra.length === 0) continue;
       out.push(
-        mk(this, 'low', f, c.line, `${cmdText(f, c)} → ${extra.map((x) => `${x.name}: ${OFED_NEEDLESS[x.name]}`).join('; ')}. The installer also flashes NIC firmware by default`, '`sudo ./mlnxofedinstall --skip-unsupported-devices-check --without-fw-update` (add `--add-kernel-support` only for a kernel without prebuilt modules).'),
+        mk(
+          this,
+          'low',
+          f,
+          c.line,
+          `${cmdText(f, c)} → ${extra.map((x) => `${x.name}: ${OFED_NEEDLESS[x.name]}`).join('; ')}. The installer also flashes NIC firmware by default`,
+          '`sudo ./mlnxofedinstall --skip-unsupported-devices-check --without-fw-update` (add `--add-kernel-support` only for a kernel without prebuilt modules).',
+        ),
       );
     }
     return out;
@@ -97,7 +112,16 @@ function driverInstalls(file: CfgFile, c: ShellCommand): DriverInstall[] {
     const drv = /^NVIDIA-Linux-[\w-]{1,40}?-(\d{3})\.[\d.]{1,20}\.run$/.exec(name);
     const flags = r.args.map((w) => w.text);
     if (drv) out.push({ file, c, line: r.file.line, method: 'runfile', branch: Number(drv[1]), what: name });
-    else if (cuda && (flags.includes('--driver') || !flags.includes('--toolkit'))) out.push({ file, c, line: r.file.line, method: 'runfile', branch: Number(cuda[2]), what: `${name} --driver`, cuda: cuda[1] as string });
+    else if (cuda && (flags.includes('--driver') || !flags.includes('--toolkit')))
+      out.push({
+        file,
+        c,
+        line: r.file.line,
+        method: 'runfile',
+        branch: Number(cuda[2]),
+        what: `${name} --driver`,
+        cuda: cuda[1] as string,
+      });
   }
   return out;
 }
@@ -106,7 +130,8 @@ function allDriverInstalls(ctx: CfgContext): DriverInstall[] {
   return allCommands(ctx).flatMap(({ file, c }) => driverInstalls(file, c));
 }
 
-const where = (d: DriverInstall, f: CfgFile): string => (d.file === f ? `line ${d.line}` : `${short(d.file.name)}:${d.line}`);
+const where = (d: DriverInstall, f: CfgFile): string =>
+  d.file === f ? `line ${d.line}` : `${short(d.file.name)}:${d.line}`;
 
 export const R32: CfgRule = {
   id: 'R32',
@@ -119,7 +144,12 @@ export const R32: CfgRule = {
     const mine = all.filter((d) => d.file === f);
     const at = mine.find((d) => d.method === 'runfile') ?? mine[mine.length - 1];
     if (!at) return [];
-    const list = all.map((d) => `${d.method === 'apt' ? 'apt' : 'runfile'} ${d.what}${d.branch ? ` (branch ${d.branch})` : ''} at ${where(d, f)}`).join('; ');
+    const list = all
+      .map(
+        (d) =>
+          `${d.method === 'apt' ? 'apt' : 'runfile'} ${d.what}${d.branch ? ` (branch ${d.branch})` : ''} at ${where(d, f)}`,
+      )
+      .join('; ');
     const cudaRun = all.find((d) => d.cuda);
     return [
       mk(
@@ -167,12 +197,27 @@ export const R33: CfgRule = {
       if (b.status === 'nfb') why.push(['high', `${b.note}: short-lived, not for production`]);
       for (const rt of runtimes) {
         const [dMaj, rMaj] = [parseInt(b.cuda, 10), parseInt(rt.version, 10)];
-        if (rMaj > dMaj) why.push(['blocker', `${rt.what} needs CUDA ${rt.version} > driver ${d.branch}'s CUDA ${b.cuda} ("CUDA driver version is insufficient for CUDA runtime version"; 13.x needs ≥ 580)`]);
-        else if (rMaj === dMaj && cmpVersion(rt.version, b.cuda) > 0) why.push(['medium', `${rt.what} is CUDA ${rt.version} on driver ${d.branch} (CUDA ${b.cuda}): minor-version compatibility only, no newer-PTX JIT`]);
+        if (rMaj > dMaj)
+          why.push([
+            'blocker',
+            `${rt.what} needs CUDA ${rt.version} > driver ${d.branch}'s CUDA ${b.cuda} ("CUDA driver version is insufficient for CUDA runtime version"; 13.x needs ≥ 580)`,
+          ]);
+        else if (rMaj === dMaj && cmpVersion(rt.version, b.cuda) > 0)
+          why.push([
+            'medium',
+            `${rt.what} is CUDA ${rt.version} on driver ${d.branch} (CUDA ${b.cuda}): minor-version compatibility only, no newer-PTX JIT`,
+          ]);
       }
       if (why.length === 0) continue;
       out.push(
-        mk(this, worst(why.map(([s]) => s)), f, d.line, `${cmdText(f, d.c, d.line)} → ${why.map(([, t]) => t).join('; ')}. Installed driver vs torch.version.cuda: not checked (needs host)`, `\`sudo apt-get install -y ${DRIVER_FIX}\` (R580 LTSB, EOL June 2028, open kernel modules), the same version on both hosts, then hold it (\`apt-mark hold\`).`),
+        mk(
+          this,
+          worst(why.map(([s]) => s)),
+          f,
+          d.line,
+          `${cmdText(f, d.c, d.line)} → ${why.map(([, t]) => t).join('; ')}. Installed driver vs torch.version.cuda: not checked (needs host)`,
+          `\`sudo apt-get install -y ${DRIVER_FIX}\` (R580 LTSB, EOL June 2028, open kernel modules), the same version on both hosts, then hold it (\`apt-mark hold\`).`,
+        ),
       );
     }
     return out;
@@ -192,19 +237,50 @@ export const R35: CfgRule = {
       const lim = u.entries.find((e) => e.key === 'LimitMEMLOCK');
       if (lim && /^(?:infinity|unlimited)$/i.test(lim.value.trim())) continue;
       const line = lim?.line ?? job.line;
-      out.push(mk(this, 'high', f, line, `${lim ? `${lim.key}=${lim.value}` : cmdText(f, job)} → a unit starting ${job.program} ${lim ? 'caps' : 'has no'} LimitMEMLOCK=infinity (limits.conf does not reach services): "Call to ibv_reg_mr failed with error Cannot allocate memory"`, 'Add `LimitMEMLOCK=infinity` to the [Service] section.'));
+      out.push(
+        mk(
+          this,
+          'high',
+          f,
+          line,
+          `${lim ? `${lim.key}=${lim.value}` : cmdText(f, job)} → a unit starting ${job.program} ${lim ? 'caps' : 'has no'} LimitMEMLOCK=infinity (limits.conf does not reach services): "Call to ibv_reg_mr failed with error Cannot allocate memory"`,
+          'Add `LimitMEMLOCK=infinity` to the [Service] section.',
+        ),
+      );
     }
     for (const c of commandsOf(f)) {
       const l = c.program === 'ulimit' ? c.argv.findIndex((w) => /^-\w*l$/.test(w.text)) : -1;
       const v = l > 0 ? c.argv[l + 1]?.text : undefined;
       if (v && v !== 'unlimited' && commandsOf(f).some((x) => x.line > c.line && JOB.test(x.program))) {
-        out.push(mk(this, 'high', f, c.line, `${cmdText(f, c)} → locked memory capped at ${v} KiB for the jobs this script starts: "Call to ibv_reg_mr failed with error Cannot allocate memory"`, '`ulimit -l unlimited` (needs the hard limit: /etc/security/limits.d/90-l20-memlock.conf with `* hard memlock unlimited`).'));
+        out.push(
+          mk(
+            this,
+            'high',
+            f,
+            c.line,
+            `${cmdText(f, c)} → locked memory capped at ${v} KiB for the jobs this script starts: "Call to ibv_reg_mr failed with error Cannot allocate memory"`,
+            '`ulimit -l unlimited` (needs the hard limit: /etc/security/limits.d/90-l20-memlock.conf with `* hard memlock unlimited`).',
+          ),
+        );
       }
       if (!(c.program === 'docker' || c.program === 'podman') || c.argv[1]?.text !== 'run') continue;
       const a = c.argv.map((w) => w.text).join(' ');
       if (!/--gpus|\/dev\/infiniband/.test(a) || /--privileged/.test(a)) continue;
-      const missing = [!/--ulimit[ =]memlock=-1/.test(a) && '--ulimit memlock=-1', !/--cap-add[ =](?:IPC_LOCK|ALL)/.test(a) && '--cap-add IPC_LOCK'].filter(Boolean);
-      if (missing.length > 0) out.push(mk(this, 'high', f, c.line, `${cmdText(f, c)} → the container lacks ${missing.join(' and ')}: RDMA memory registration fails`, `Add ${missing.map((m) => `\`${m}\``).join(' ')} (and \`--device /dev/infiniband\`).`));
+      const missing = [
+        !/--ulimit[ =]memlock=-1/.test(a) && '--ulimit memlock=-1',
+        !/--cap-add[ =](?:IPC_LOCK|ALL)/.test(a) && '--cap-add IPC_LOCK',
+      ].filter(Boolean);
+      if (missing.length > 0)
+        out.push(
+          mk(
+            this,
+            'high',
+            f,
+            c.line,
+            `${cmdText(f, c)} → the container lacks ${missing.join(' and ')}: RDMA memory registration fails`,
+            `Add ${missing.map((m) => `\`${m}\``).join(' ')} (and \`--device /dev/infiniband\`).`,
+          ),
+        );
     }
     return out;
   },

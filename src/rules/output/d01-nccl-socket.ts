@@ -19,8 +19,10 @@ export function d01NcclSocket(scan: NcclLogScan): Finding | undefined {
   const f = scan.facts;
   const reasons: string[] = [];
   if ((f.nNodes ?? 0) > 1) reasons.push(`nNodes ${f.nNodes}`);
-  if (f.hosts.length >= 2) reasons.push(`${f.hosts.length} hosts (${f.hosts.slice(0, 4).join(', ')}${f.hosts.length > 4 ? ', …' : ''})`);
-  if (scan.socketChannels.length > 0) reasons.push(`${f.channels['NET/Socket'] ?? scan.socketChannels.length} channels via NET/Socket`);
+  if (f.hosts.length >= 2)
+    reasons.push(`${f.hosts.length} hosts (${f.hosts.slice(0, 4).join(', ')}${f.hosts.length > 4 ? ', …' : ''})`);
+  if (scan.socketChannels.length > 0)
+    reasons.push(`${f.channels['NET/Socket'] ?? scan.socketChannels.length} channels via NET/Socket`);
   const multi = reasons.length > 0;
   // One line of each trigger kind, in log order.
   const seen = new Set<string>();
@@ -43,7 +45,7 @@ export function d01NcclSocket(scan: NcclLogScan): Finding | undefined {
     fix:
       'Causes, most likely first: NCCL_IB_HCA matches no device (R06); a container without /dev/infiniband, IPC_LOCK and memlock; ' +
       'libibverbs, ib_uverbs or mlx5_ib missing; NCCL_NET=Socket or NCCL_IB_DISABLE=1; RDMA ports down (D08). ' +
-      'Next: run `rdma link show` (and `ibv_devices`) in the job\'s environment on every node; success looks like ' +
+      "Next: run `rdma link show` (and `ibv_devices`) in the job's environment on every node; success looks like " +
       '`NET/IB : Using [0]mlx5_0:1/RoCE …` with `via NET/IB/<n>` channels.',
     line: first.line,
   };

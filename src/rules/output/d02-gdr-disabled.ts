@@ -20,7 +20,9 @@ export function d02GdrDisabled(scan: NcclLogScan): Finding | undefined {
     if (lines.length >= 4) break;
   }
   const corroborate =
-    scan.ibChannelsNoGdr > 0 ? `\n${scan.ibChannelsNoGdr} channel(s) via NET/IB without /GDRDMA: data is staged through host memory.` : '';
+    scan.ibChannelsNoGdr > 0
+      ? `\n${scan.ibChannelsNoGdr} channel(s) via NET/IB without /GDRDMA: data is staged through host memory.`
+      : '';
   return {
     rule: 'D02',
     severity: 'medium',

@@ -21,21 +21,28 @@ const CAUSES: Record<number, string> = {
   4: 'Cause of 4: GDR or P2P through ACS/IOMMU (R36); try NCCL_NET_GDR_LEVEL=LOC to confirm.',
   1: 'Cause of 1: MTU differs between the cable ends (R24): set mtu 9000 on both.',
   13: 'Cause of 13: the receiver posted no buffers in time (a stalled or dead peer).',
-  5: 'Status 5 follows another failure: read the peer\'s log for its first error.',
+  5: "Status 5 follows another failure: read the peer's log for its first error.",
 };
 
 export function d04CompletionError(hits: readonly CompletionHit[]): Finding | undefined {
   if (hits.length === 0) return undefined;
   const primary = hits.find((h) => h.status !== 5) ?? hits[0];
   if (!primary) return undefined;
-  const others = hits.filter((h) => h !== primary).slice(0, 2).map((h) => `line ${h.line}: ${h.text}`);
+  const others = hits
+    .filter((h) => h !== primary)
+    .slice(0, 2)
+    .map((h) => `line ${h.line}: ${h.text}`);
   const meaning = MEANING[primary.status] ?? `IBV_WC status ${primary.status}`;
   const hca = primary.hca ?? '<hca>';
   return {
     rule: 'D04',
     severity: 'blocker',
     title: `RDMA completion error ${primary.status}${primary.peer ? ` from peer ${primary.peer}` : ''}`,
-    evidence: [`line ${primary.line}: ${primary.text}`, `status ${primary.status}: ${meaning}${primary.vendorErr !== undefined ? `; vendor err ${primary.vendorErr}` : ''}`, ...others].join('\n'),
+    evidence: [
+      `line ${primary.line}: ${primary.text}`,
+      `status ${primary.status}: ${meaning}${primary.vendorErr !== undefined ? `; vendor err ${primary.vendorErr}` : ''}`,
+      ...others,
+    ].join('\n'),
     fix:
       `${CAUSES[primary.status] ?? CAUSES[12]} Next: \`ib_write_bw -d ${hca} -x <v2 GID index> --tclass=106 -F --report_gbits\` between the same HCA pair, ` +
       'and compare `show_gids` on both hosts (the GID index must be a RoCE v2 IPv4 entry on both).',

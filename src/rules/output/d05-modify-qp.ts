@@ -7,7 +7,7 @@ import type { ModifyQpHit } from '../../parse/nccl-log.js';
 import type { Finding } from '../types.js';
 
 const BY_ERRNO: Record<number, string> = {
-  101: 'errno 101 Network is unreachable: no route from this port to the remote GID\'s IP (a cross-subnet QP, R15).',
+  101: "errno 101 Network is unreachable: no route from this port to the remote GID's IP (a cross-subnet QP, R15).",
   110: 'errno 110 Connection timed out: neighbour resolution failed (cabling, peer port down, cross-rail); NCCL hints NCCL_CROSS_NIC=0 (R15).',
   22: 'errno 22 Invalid argument: a forced GID index of the wrong type (R05); NCCL hints NCCL_IB_GID_INDEX=-1 (unset it).',
 };

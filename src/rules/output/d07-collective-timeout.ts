@@ -17,7 +17,10 @@ export function d07CollectiveTimeout(hits: readonly LogHit[], earlier: readonly 
     if (r) ranks.add(r[1] ?? r[2] ?? '');
   }
   const lines = [`line ${first.line}: ${first.text}`];
-  if (ranks.size > 1) lines.push(`${hits.length}${hits.length >= 20 ? '+' : ''} watchdog lines from ranks ${[...ranks].slice(0, 16).join(', ')}`);
+  if (ranks.size > 1)
+    lines.push(
+      `${hits.length}${hits.length >= 20 ? '+' : ''} watchdog lines from ranks ${[...ranks].slice(0, 16).join(', ')}`,
+    );
   if (earlier.length > 0) lines.push(`earlier in this text: ${earlier.join(', ')} (see those findings)`);
   return {
     rule: 'D07',
@@ -27,7 +30,7 @@ export function d07CollectiveTimeout(hits: readonly LogHit[], earlier: readonly 
     fix:
       'Causes, most likely first: another rank died or stalled (an earlier D04, D05 or D17 here or on the peer); a network hang ' +
       '(cross-NIC, R15/R16, or GDR through ACS, R36); SeqNum or OpType differing across ranks (an application bug); a timeout shorter ' +
-      'than a long first operation. Next: collect both hosts\' logs with `NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET` and run ' +
+      "than a long first operation. Next: collect both hosts' logs with `NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET` and run " +
       'nccl-tests `all_reduce_perf -b 8 -e 1G -f 2 -g 1` across the nodes.',
     line: first.line,
   };

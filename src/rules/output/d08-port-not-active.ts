@@ -22,7 +22,11 @@ export interface PortStateInput {
   kind?: string;
 }
 
-const norm = (s: string | undefined): string | undefined => s?.toLowerCase().replace(/^port_/, '').replace(/[\s_]/g, '');
+const norm = (s: string | undefined): string | undefined =>
+  s
+    ?.toLowerCase()
+    .replace(/^port_/, '')
+    .replace(/[\s_]/g, '');
 
 /** True when the printed state is an active state (`Active`, `ACTIVE`, `PORT_ACTIVE`, `4: ACTIVE`). */
 export function isActiveState(state: string | undefined): boolean | undefined {
@@ -48,11 +52,18 @@ export function d08PortNotActive(p: PortStateInput): Finding | undefined {
   const ib = /^infiniband$/i.test(p.linkLayer ?? '');
   const dev = p.device ?? '<dev>';
   const netdev = p.netdev ?? `<netdev of ${dev}>`;
-  const find = p.netdev ? '' : ` (find it with \`rdma link show ${dev}/${p.port ?? 1}\` or \`ibdev2netdev | grep -w ${dev}\`)`;
+  const find = p.netdev
+    ? ''
+    : ` (find it with \`rdma link show ${dev}/${p.port ?? 1}\` or \`ibdev2netdev | grep -w ${dev}\`)`;
   let cause: string;
   if (phys === 'disabled') cause = 'Physical state Disabled: the netdev is admin-down or missing from netplan.';
-  else if (phys === 'polling') cause = 'Physical state Polling: no carrier — the cable, a wrong port, or the peer port is down; or a speed/FEC/autoneg mismatch (D09).';
-  else if (st === 'initializing' || st === 'init') cause = ib ? 'Initializing on an InfiniBand port: no subnet manager is running.' : 'The port is not yet active: check carrier and the peer.';
+  else if (phys === 'polling')
+    cause =
+      'Physical state Polling: no carrier — the cable, a wrong port, or the peer port is down; or a speed/FEC/autoneg mismatch (D09).';
+  else if (st === 'initializing' || st === 'init')
+    cause = ib
+      ? 'Initializing on an InfiniBand port: no subnet manager is running.'
+      : 'The port is not yet active: check carrier and the peer.';
   else if (st === 'armed') cause = 'Armed: the port waits for the subnet manager to activate it.';
   else cause = 'The link is down: admin-down netdev, no carrier, or a speed/FEC mismatch (D09).';
   const fix = ib

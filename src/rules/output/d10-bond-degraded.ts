@@ -14,7 +14,10 @@ interface Hit {
 }
 
 /** Line numbers of each slave block and of bond-level keys, from the text the facts came from. */
-function locate(lines: readonly string[]): { slaveStart: Map<string, number>; find: (re: RegExp, from?: number, to?: number) => number } {
+function locate(lines: readonly string[]): {
+  slaveStart: Map<string, number>;
+  find: (re: RegExp, from?: number, to?: number) => number;
+} {
   const slaveStart = new Map<string, number>();
   lines.forEach((l, i) => {
     const m = /^\s*Slave Interface:\s*(\S+)/.exec(l);
@@ -37,23 +40,36 @@ export function d10BondDegraded(f: BondingFacts, lines: readonly string[]): Find
     const next = [...slaveStart.values()].filter((v) => v > start).sort((a, b) => a - b)[0];
     return next ?? lines.length;
   };
-  const at = (i: number): { text: string; line?: number } => (i >= 0 ? { text: (lines[i] ?? '').trim(), line: i + 1 } : { text: '' });
+  const at = (i: number): { text: string; line?: number } =>
+    i >= 0 ? { text: (lines[i] ?? '').trim(), line: i + 1 } : { text: '' };
   const is8023ad = f.mode === '802.3ad';
 
   for (const s of f.slaves) {
     if (s.mii === 'down') {
       const start = slaveStart.get(s.name) ?? -1;
       const i = start >= 0 ? find(/^\s*MII Status:\s*down/i, start, blockEnd(s.name)) : -1;
-      hits.push({ evidence: `Slave Interface: ${s.name} / ${at(i).text || 'MII Status: down'}`, line: at(i).line, what: `slave ${s.name} is down` });
+      hits.push({
+        evidence: `Slave Interface: ${s.name} / ${at(i).text || 'MII Status: down'}`,
+        line: at(i).line,
+        what: `slave ${s.name} is down`,
+      });
     }
   }
   if (f.noActiveAggregator) {
     const i = find(/has no active aggregator/);
-    hits.push({ evidence: at(i).text || `bond ${bond} has no active aggregator`, line: at(i).line, what: 'no active aggregator (LACP never formed)' });
+    hits.push({
+      evidence: at(i).text || `bond ${bond} has no active aggregator`,
+      line: at(i).line,
+      what: 'no active aggregator (LACP never formed)',
+    });
   }
   if (is8023ad && f.activeAggregator?.partnerMac === '00:00:00:00:00:00') {
     const i = find(/^\s*Partner Mac Address:\s*00:00:00:00:00:00/i);
-    hits.push({ evidence: at(i).text || 'Partner Mac Address: 00:00:00:00:00:00', line: at(i).line, what: 'no LACP partner (the peer does not speak LACP)' });
+    hits.push({
+      evidence: at(i).text || 'Partner Mac Address: 00:00:00:00:00:00',
+      line: at(i).line,
+      what: 'no LACP partner (the peer does not speak LACP)',
+    });
   }
   const activeId = f.activeAggregator?.id;
   if (activeId !== undefined) {
@@ -72,7 +88,11 @@ export function d10BondDegraded(f: BondingFacts, lines: readonly string[]): Find
     const ports = f.activeAggregator?.ports;
     if (ports !== undefined && ports < up) {
       const i = find(/^\s*Number of ports:/);
-      hits.push({ evidence: `${at(i).text || `Number of ports: ${ports}`} < ${up} slaves up`, line: at(i).line, what: `only ${ports} of ${up} up slaves aggregate` });
+      hits.push({
+        evidence: `${at(i).text || `Number of ports: ${ports}`} < ${up} slaves up`,
+        line: at(i).line,
+        what: `only ${ports} of ${up} up slaves aggregate`,
+      });
     }
   }
   const churned: string[] = [];
@@ -89,7 +109,8 @@ export function d10BondDegraded(f: BondingFacts, lines: readonly string[]): Find
       churnLine ??= at(i).line;
     }
   }
-  if (churned.length) hits.push({ evidence: churned.join('; '), line: churnLine, what: 'LACP churned (negotiation failed)' });
+  if (churned.length)
+    hits.push({ evidence: churned.join('; '), line: churnLine, what: 'LACP churned (negotiation failed)' });
 
   if (f.slaves.length === 0 && f.mode !== undefined) {
     // A bond without slaves prints its header and nothing after; a cut paste looks the same. So the last
@@ -102,11 +123,16 @@ export function d10BondDegraded(f: BondingFacts, lines: readonly string[]): Find
       : /^\s*(?:(?:Peer Notification Delay|Down Delay) \(ms\):\s*\d+|ARP IP target\/s \(n\.n\.n\.n form\):.*\d|ARP Missed Max:\s*\d+)\s*$/;
     if (last >= 0 && last < lines.length - 1 && tail.test(lines[last] ?? '')) {
       const m = find(/^\s*Bonding Mode:/);
-      hits.push({ evidence: `${at(m).text} — no Slave Interface: section`, line: at(m).line, what: 'the bond has no slaves' });
+      hits.push({
+        evidence: `${at(m).text} — no Slave Interface: section`,
+        line: at(m).line,
+        what: 'the bond has no slaves',
+      });
     }
   }
   const speeds = new Map<number, string[]>();
-  for (const s of f.slaves) if (s.speedMbps !== undefined) speeds.set(s.speedMbps, [...(speeds.get(s.speedMbps) ?? []), s.name]);
+  for (const s of f.slaves)
+    if (s.speedMbps !== undefined) speeds.set(s.speedMbps, [...(speeds.get(s.speedMbps) ?? []), s.name]);
   if (speeds.size > 1) {
     const parts = [...speeds.entries()].map(([sp, names]) => `${names.join(', ')}: Speed: ${sp} Mbps`);
     hits.push({ evidence: parts.join('; '), what: 'slaves run at unequal speeds' });

@@ -10,13 +10,18 @@ export const ROCE_TC = 106;
 export const ROCE_DSCP = ROCE_TC >> 2;
 export const ROCE_PRIO = 3;
 
-export function d11LosslessQos(f: MlnxQosFacts, lines: readonly string[], roceDscp: number = ROCE_DSCP): Finding | undefined {
+export function d11LosslessQos(
+  f: MlnxQosFacts,
+  lines: readonly string[],
+  roceDscp: number = ROCE_DSCP,
+): Finding | undefined {
   const ev: string[] = [];
   let line: number | undefined;
   const find = (re: RegExp): number => lines.findIndex((l) => re.test(l));
   const pf = f.netdev ?? '<pf>';
   const enabledIdx = find(/^\s*enabled(?:\s+\d){8}\s*$/);
-  const enabledText = enabledIdx >= 0 ? (lines[enabledIdx] ?? '').trim().replace(/\s+/g, ' ') : f.pfc ? `enabled ${f.pfc.join(' ')}` : '';
+  const enabledText =
+    enabledIdx >= 0 ? (lines[enabledIdx] ?? '').trim().replace(/\s+/g, ' ') : f.pfc ? `enabled ${f.pfc.join(' ')}` : '';
   const wantPrio = f.dscp2prio?.[String(roceDscp)] ?? ROCE_PRIO;
   if (f.pfc && f.pfc.every((x) => x === 0)) {
     ev.push(`PFC configuration: ${enabledText} (no lossless priority)`);
@@ -24,10 +29,18 @@ export function d11LosslessQos(f: MlnxQosFacts, lines: readonly string[], roceDs
   }
   if (f.trust === 'pcp') {
     const i = find(/Priority trust (?:state|mode):\s*pcp/i);
-    ev.push(`${i >= 0 ? (lines[i] ?? '').trim() : 'Priority trust state: pcp'} (RoCE is DSCP-marked: TC ${ROCE_TC} → DSCP ${roceDscp})`);
+    ev.push(
+      `${i >= 0 ? (lines[i] ?? '').trim() : 'Priority trust state: pcp'} (RoCE is DSCP-marked: TC ${ROCE_TC} → DSCP ${roceDscp})`,
+    );
     line = line === undefined || (i >= 0 && i + 1 < line) ? (i >= 0 ? i + 1 : line) : line;
   }
-  if (f.trust === 'dscp' && f.pfc && !f.pfc.every((x) => x === 0) && f.dscp2prio && f.dscp2prio[String(roceDscp)] !== undefined) {
+  if (
+    f.trust === 'dscp' &&
+    f.pfc &&
+    !f.pfc.every((x) => x === 0) &&
+    f.dscp2prio &&
+    f.dscp2prio[String(roceDscp)] !== undefined
+  ) {
     const prio = f.dscp2prio[String(roceDscp)]!;
     if (f.pfc[prio] !== 1) {
       const rowIdx = find(new RegExp(`^\\s*prio:\\s*${prio}\\s+dscp:`));

@@ -6,7 +6,8 @@
  */
 import type { Finding } from '../types.js';
 
-const DROP_NAMES = /^(?:tx_pause_storm_warning_events|tx_pause_storm_error_events|rx_discards_phy|rx_out_of_buffer|out_of_buffer|rx_prio[0-7]_discards|tx_global_pause)$/;
+const DROP_NAMES =
+  /^(?:tx_pause_storm_warning_events|tx_pause_storm_error_events|rx_discards_phy|rx_out_of_buffer|out_of_buffer|rx_prio[0-7]_discards|tx_global_pause)$/;
 
 /** The counters D12 reads that are non-zero, name → value (names trimmed). */
 export function d12Triggers(counters: Record<string, number>): Array<[string, number]> {
@@ -15,7 +16,13 @@ export function d12Triggers(counters: Record<string, number>): Array<[string, nu
     .filter(([k, v]) => DROP_NAMES.test(k) && v > 0);
 }
 
-export function d12PauseDrops(input: { counters: Record<string, number>; lines: readonly string[]; where?: string; netdev?: string; kind: string }): Finding | undefined {
+export function d12PauseDrops(input: {
+  counters: Record<string, number>;
+  lines: readonly string[];
+  where?: string;
+  netdev?: string;
+  kind: string;
+}): Finding | undefined {
   const hits = d12Triggers(input.counters);
   if (hits.length === 0) return undefined;
   const ev: string[] = [];
@@ -28,10 +35,13 @@ export function d12PauseDrops(input: { counters: Record<string, number>; lines: 
   }
   const names = hits.map(([n]) => n);
   const causes: string[] = [];
-  if (names.some((n) => n.startsWith('tx_pause_storm'))) causes.push('a pause storm: a stuck receiver or PFC on all priorities (R26)');
-  if (names.some((n) => /discards|^rx_out_of_buffer$/.test(n))) causes.push('no PFC, so overload turns into drops (D11), or a receiver that cannot drain (PCIe/ACS: R38, R36)');
+  if (names.some((n) => n.startsWith('tx_pause_storm')))
+    causes.push('a pause storm: a stuck receiver or PFC on all priorities (R26)');
+  if (names.some((n) => /discards|^rx_out_of_buffer$/.test(n)))
+    causes.push('no PFC, so overload turns into drops (D11), or a receiver that cannot drain (PCIe/ACS: R38, R36)');
   if (names.includes('out_of_buffer')) causes.push('RQ starvation (out_of_buffer; benign at low rates)');
-  if (names.includes('tx_global_pause')) causes.push('802.3x global pause in use instead of PFC on the RoCE priority (D11)');
+  if (names.includes('tx_global_pause'))
+    causes.push('802.3x global pause in use instead of PFC on the RoCE priority (D11)');
   const dev = input.netdev ?? input.where ?? '<if>';
   return {
     rule: 'D12',

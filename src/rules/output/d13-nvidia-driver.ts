@@ -26,7 +26,10 @@ export function d13NvidiaDriver(hits: readonly D13Hit[]): Finding | undefined {
     rule: 'D13',
     severity: 'blocker',
     title: 'NVIDIA driver not usable',
-    evidence: hits.slice(0, 3).map((h) => (h.line !== undefined ? `line ${h.line}: ${h.text}` : h.text)).join('\n'),
+    evidence: hits
+      .slice(0, 3)
+      .map((h) => (h.line !== undefined ? `line ${h.line}: ${h.text}` : h.text))
+      .join('\n'),
     fix:
       `${hint} Next, on the host: \`cat /proc/driver/nvidia/version\`, \`dkms status\`, \`mokutil --sb-state\`, \`dmesg | grep NVRM\`. ` +
       'Use one install method (R32).',

@@ -39,12 +39,20 @@ export function d14Peermem(f: LsmodFacts, lines?: readonly string[]): Finding | 
     while (last >= 0 && (lines[last] ?? '').trim() === '') last--;
     const l = (lines[last] ?? '').trim();
     const complete =
-      /^[A-Za-z0-9_]+\s+\d+\s+-?\d+(?:\s+\S+)?$/.test(l) || /^Module\s+Size\s+Used by$/.test(l) || /lsmod\b/.test(l) || /^(?:\S+@\S+|\[[^\]]*\])\S*\s*[$#>]\s*$/.test(l) || /^[$#>]\s*$/.test(l);
+      /^[A-Za-z0-9_]+\s+\d+\s+-?\d+(?:\s+\S+)?$/.test(l) ||
+      /^Module\s+Size\s+Used by$/.test(l) ||
+      /lsmod\b/.test(l) ||
+      /^(?:\S+@\S+|\[[^\]]*\])\S*\s*[$#>]\s*$/.test(l) ||
+      /^[$#>]\s*$/.test(l);
     if (!complete) return undefined;
   }
   const decisive = f.full === true || (f.grep !== undefined && grepWouldShowPeermem(f.grep) === true);
   if (!decisive) return undefined;
-  const present = f.modules.some((m) => (PEERMEM as readonly string[]).includes(m.name) || m.usedBy.some((u) => (PEERMEM as readonly string[]).includes(u)));
+  const present = f.modules.some(
+    (m) =>
+      (PEERMEM as readonly string[]).includes(m.name) ||
+      m.usedBy.some((u) => (PEERMEM as readonly string[]).includes(u)),
+  );
   if (present) return undefined;
   const grepText = `lsmod | grep ${f.grep?.flags ? `-${f.grep.flags} ` : ''}${f.grep?.pattern ?? ''}`;
   const what = f.full

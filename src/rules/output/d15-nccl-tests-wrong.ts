@@ -6,11 +6,20 @@
 import type { NcclTestsFacts } from '../../parse/nccl-tests.js';
 import type { Finding } from '../types.js';
 
-export function d15NcclTestsWrong(facts: NcclTestsFacts, footerLine?: { line: number; text: string }): Finding | undefined {
+export function d15NcclTestsWrong(
+  facts: NcclTestsFacts,
+  footerLine?: { line: number; text: string },
+): Finding | undefined {
   const bad = facts.rows.filter((r) => (r.wrongOut ?? 0) > 0 || (r.wrongIn ?? 0) > 0);
-  const failedFooter = facts.outOfBoundsStatus !== undefined && /FAIL/i.test(facts.outOfBoundsStatus) ? footerLine : undefined;
+  const failedFooter =
+    facts.outOfBoundsStatus !== undefined && /FAIL/i.test(facts.outOfBoundsStatus) ? footerLine : undefined;
   if (bad.length === 0 && !failedFooter && !((facts.outOfBounds ?? 0) > 0 && footerLine)) return undefined;
-  const ev: string[] = bad.slice(0, 4).map((r) => `line ${r.line}: ${r.bytes} B ${r.type}: #wrong out-of-place ${r.wrongOut ?? '-'}, in-place ${r.wrongIn ?? '-'}`);
+  const ev: string[] = bad
+    .slice(0, 4)
+    .map(
+      (r) =>
+        `line ${r.line}: ${r.bytes} B ${r.type}: #wrong out-of-place ${r.wrongOut ?? '-'}, in-place ${r.wrongIn ?? '-'}`,
+    );
   if (bad.length > 4) ev.push(`… ${bad.length} rows with wrong values in total`);
   if (footerLine) ev.push(`line ${footerLine.line}: ${footerLine.text}`);
   const line = bad[0]?.line ?? footerLine?.line;

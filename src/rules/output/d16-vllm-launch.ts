@@ -41,16 +41,27 @@ export function d16VllmLaunch(lines: readonly string[]): Finding | undefined {
   const causes: string[] = [];
   if (/unrecognized arguments/i.test(all)) {
     const flags = /unrecognized arguments:\s*(.*)$/i.exec(all)?.[1];
-    causes.push(`a removed or invented flag${flags ? ` (${flags.trim()})` : ''}: R40 (--engine-use-ray was removed, --worker-use-ray is --distributed-executor-backend ray, --ray-address never existed; vLLM reads RAY_ADDRESS)`);
+    causes.push(
+      `a removed or invented flag${flags ? ` (${flags.trim()})` : ''}: R40 (--engine-use-ray was removed, --worker-use-ray is --distributed-executor-backend ray, --ray-address never existed; vLLM reads RAY_ADDRESS)`,
+    );
   }
-  if (localRay) causes.push(`vLLM started its own Ray (line ${localRay.line}: "Started a local Ray instance"): export RAY_ADDRESS=<head IP>:6379 before \`vllm serve\``);
-  if (/World size|local_world_size|Tensor parallel size/i.test(all)) causes.push('TP × PP exceeds one node under the mp backend without --nnodes, or CUDA_VISIBLE_DEVICES hides GPUs');
-  if (/placement group/i.test(all)) causes.push('the Ray cluster lacks nodes or GPUs (D24, R45): `ray status` must show 2 nodes and 16.0 GPU');
+  if (localRay)
+    causes.push(
+      `vLLM started its own Ray (line ${localRay.line}: "Started a local Ray instance"): export RAY_ADDRESS=<head IP>:6379 before \`vllm serve\``,
+    );
+  if (/World size|local_world_size|Tensor parallel size/i.test(all))
+    causes.push('TP × PP exceeds one node under the mp backend without --nnodes, or CUDA_VISIBLE_DEVICES hides GPUs');
+  if (/placement group/i.test(all))
+    causes.push('the Ray cluster lacks nodes or GPUs (D24, R45): `ray status` must show 2 nodes and 16.0 GPU');
   return {
     rule: 'D16',
     severity: 'blocker',
     title: 'vLLM launch or configuration error',
-    evidence: trig.slice(0, 4).map((h) => `line ${h.line}: ${h.text}`).join('\n') + (localRay ? `\nline ${localRay.line}: ${localRay.text}` : ''),
+    evidence:
+      trig
+        .slice(0, 4)
+        .map((h) => `line ${h.line}: ${h.text}`)
+        .join('\n') + (localRay ? `\nline ${localRay.line}: ${localRay.text}` : ''),
     fix: `Causes here: ${causes.join('; ')}. Next: \`ray status\` on the head, then \`l20-setup lint\` on the vllm command line (R40, R42).`,
     line: first.line,
   };

@@ -7,7 +7,11 @@
 import type { LogHit } from '../../parse/nccl-log.js';
 import type { Finding } from '../types.js';
 
-export function d17NcclUnhandled(hits: readonly LogHit[], related: readonly string[] = [], texts: readonly string[] = []): Finding | undefined {
+export function d17NcclUnhandled(
+  hits: readonly LogHit[],
+  related: readonly string[] = [],
+  texts: readonly string[] = [],
+): Finding | undefined {
   const first = hits[0];
   if (!first) return undefined;
   const cuda = hits.some((h) => /unhandled cuda error/i.test(h.text));
@@ -23,7 +27,8 @@ export function d17NcclUnhandled(hits: readonly LogHit[], related: readonly stri
   }
   const joined = texts.join('\n');
   const hints: string[] = [];
-  if (/ibv_reg_mr failed with error Cannot allocate memory/i.test(joined)) hints.push('memlock: `ibv_reg_mr … Cannot allocate memory` (R35)');
+  if (/ibv_reg_mr failed with error Cannot allocate memory/i.test(joined))
+    hints.push('memlock: `ibv_reg_mr … Cannot allocate memory` (R35)');
   if (/Error while creating shared memory segment/i.test(joined)) hints.push('a small /dev/shm in a container');
   const causes: string[] = [];
   if (system)
@@ -31,7 +36,8 @@ export function d17NcclUnhandled(hits: readonly LogHit[], related: readonly stri
       'system error: memlock (`Call to ibv_reg_mr failed with error Cannot allocate memory`, R35); QP setup (D05); a small /dev/shm in a container ' +
         '(`Error while creating shared memory segment`); a firewalled NCCL port range (R48)',
     );
-  if (cuda) causes.push('CUDA error: a runtime newer than the driver (R33); P2P or IPC (R36, R37); a bad GPU (D21); MIG (D23)');
+  if (cuda)
+    causes.push('CUDA error: a runtime newer than the driver (R33); P2P or IPC (R36, R37); a bad GPU (D21); MIG (D23)');
   return {
     rule: 'D17',
     severity: 'blocker',

@@ -8,10 +8,12 @@ import type { Finding } from '../types.js';
 
 function causeOf(test: string): string {
   const t = test.toLowerCase();
-  if (t.includes('persistence')) return 'persistence mode is off: `nvidia-smi -pm 1` on every GPU (or enable nvidia-persistenced)';
+  if (t.includes('persistence'))
+    return 'persistence mode is off: `nvidia-smi -pm 1` on every GPU (or enable nvidia-persistenced)';
   if (t.includes('pcie')) return 'PCIe link health or ACS/IOMMU (R38, R36)';
   if (/denylist|nvml|cuda|library|software/.test(t)) return 'the driver install (D13, R32)';
-  if (/memory|diagnostic|stress|power|eud|sm /.test(t)) return 'hardware: drain the node, reset the GPU, RMA if it recurs';
+  if (/memory|diagnostic|stress|power|eud|sm /.test(t))
+    return 'hardware: drain the node, reset the GPU, RMA if it recurs';
   return 'see the DCGM error text';
 }
 

@@ -27,7 +27,9 @@ export function d19RoceV2Gid(p: GidPortInput): Finding | undefined {
   const ok = p.gids.some((g) => g.ipv4 !== undefined && (!p.typed || g.version === 'v2'));
   if (ok) return undefined;
   const name = `${p.device ?? 'port'}${p.device ? ` port ${p.port}` : ` ${p.port}`}`;
-  const list = p.gids.map((g) => `${g.index}: ${g.gid}${g.version ? ` ${g.version}` : ''}${g.ipv4 ? ` ${g.ipv4}` : ''}`).join('; ');
+  const list = p.gids
+    .map((g) => `${g.index}: ${g.gid}${g.version ? ` ${g.version}` : ''}${g.ipv4 ? ` ${g.ipv4}` : ''}`)
+    .join('; ');
   const nd = p.netdev ?? `<netdev of ${p.device ?? 'the port'}>`;
   return {
     rule: 'D19',

@@ -21,12 +21,17 @@ export function d21GpuErrors(hits: readonly D21Hit[]): Finding | undefined {
     rule: 'D21',
     severity,
     title: severity === 'high' ? 'GPU reporting errors (fan sensor ERR!)' : 'GPU reporting errors',
-    evidence: hits.slice(0, 5).map((h) => (h.line !== undefined ? `line ${h.line}: ${h.text}` : h.text)).join('\n'),
+    evidence: hits
+      .slice(0, 5)
+      .map((h) => (h.line !== undefined ? `line ${h.line}: ${h.text}` : h.text))
+      .join('\n'),
     fix:
       'Causes: a PCIe, riser or power fault; a memory ECC fault; a driver hang. Next: drain the node; ' +
       '`nvidia-smi -q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER`; reset the GPU (`nvidia-smi -r -i <n>`; pending remaps apply at reset); ' +
       '`dcgmi diag -r 3`; RMA if it recurs.' +
-      (severity === 'high' ? ' A fan-only ERR! on a passively cooled card is usually a sensor read fault: check the chassis fans and BMC.' : ''),
+      (severity === 'high'
+        ? ' A fan-only ERR! on a passively cooled card is usually a sensor read fault: check the chassis fans and BMC.'
+        : ''),
     ...(first.line !== undefined ? { line: first.line } : {}),
   };
 }

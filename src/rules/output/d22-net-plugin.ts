@@ -13,11 +13,17 @@ export function d22NetPlugin(scan: NcclLogScan): Finding | undefined {
   const internal = scan.usingNetwork.find((h) => /Using network (?:IB|Socket)\s*$/.test(h.text));
   const usedPlugin = scan.usingNetwork.find((h) => !/Using network (?:IB|Socket)\s*$/.test(h.text));
   const triggers: LogHit[] = [...scan.pluginLoadFailed, ...scan.pluginInitFailed];
-  if (scan.pluginSymbolMissing.length > 0 && scan.loadedPlugin.length === 0) triggers.push(scan.pluginSymbolMissing[0] as LogHit);
+  if (scan.pluginSymbolMissing.length > 0 && scan.loadedPlugin.length === 0)
+    triggers.push(scan.pluginSymbolMissing[0] as LogHit);
   if (scan.pluginInitialized.length > 0 && internal && !usedPlugin) triggers.push(scan.pluginInitialized[0] as LogHit);
   // `Could not find: libnccl-net.so` is the normal state, unless a plugin was asked for.
-  const asked = scan.pluginRequested[0] ?? (scan.facts.env.NCCL_NET_PLUGIN !== undefined && !/^none$/i.test(scan.facts.env.NCCL_NET_PLUGIN) ? scan.pluginNotFound[0] : undefined);
-  if (asked && scan.pluginNotFound.length > 0 && scan.loadedPlugin.length === 0) triggers.push(scan.pluginNotFound[0] as LogHit);
+  const asked =
+    scan.pluginRequested[0] ??
+    (scan.facts.env.NCCL_NET_PLUGIN !== undefined && !/^none$/i.test(scan.facts.env.NCCL_NET_PLUGIN)
+      ? scan.pluginNotFound[0]
+      : undefined);
+  if (asked && scan.pluginNotFound.length > 0 && scan.loadedPlugin.length === 0)
+    triggers.push(scan.pluginNotFound[0] as LogHit);
   triggers.sort((a, b) => a.line - b.line);
   const first = triggers[0];
   if (!first) return undefined;

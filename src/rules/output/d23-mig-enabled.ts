@@ -20,7 +20,10 @@ export function d23MigEnabled(hits: readonly D23Hit[]): Finding | undefined {
     rule: 'D23',
     severity: 'medium',
     title: `MIG enabled${gpus.length > 0 ? ` on GPU ${gpus.join(', ')}` : ''}`,
-    evidence: hits.slice(0, 4).map((h) => (h.line !== undefined ? `line ${h.line}: ${h.text}` : h.text)).join('\n'),
+    evidence: hits
+      .slice(0, 4)
+      .map((h) => (h.line !== undefined ? `line ${h.line}: ${h.text}` : h.text))
+      .join('\n'),
     fix:
       'CUDA exposes one MIG instance per process, so vLLM tensor parallelism cannot span instances. ' +
       `Next: stop the GPU's processes, \`nvidia-smi -i ${target} -mig 0\`, then reset the GPU (\`nvidia-smi -r -i ${target}\`) or reboot.`,

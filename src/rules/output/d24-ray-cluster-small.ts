@@ -18,11 +18,15 @@ export function d24RayClusterSmall(scan: RayStatusScan, expect?: RayExpectation)
   let line: number | undefined;
   const alive = f.nodesActive !== undefined ? f.nodesActive + (f.nodesIdle ?? 0) : undefined;
   if (expect && alive !== undefined && alive < expect.nodes) {
-    ev.push(`${alive} node(s) alive (Active ${f.nodesActive}${f.nodesIdle !== undefined ? `, Idle ${f.nodesIdle}` : ''}) < ${expect.nodes} expected`);
+    ev.push(
+      `${alive} node(s) alive (Active ${f.nodesActive}${f.nodesIdle !== undefined ? `, Idle ${f.nodesIdle}` : ''}) < ${expect.nodes} expected`,
+    );
     line ??= scan.activeHeader;
   }
   if (expect && f.gpusTotal !== undefined && f.gpusTotal < expect.gpus) {
-    ev.push(`${scan.gpuLine ? `line ${scan.gpuLine.line}: ${scan.gpuLine.text}: ` : ''}${f.gpusTotal} GPU < ${expect.gpus} expected`);
+    ev.push(
+      `${scan.gpuLine ? `line ${scan.gpuLine.line}: ${scan.gpuLine.text}: ` : ''}${f.gpusTotal} GPU < ${expect.gpus} expected`,
+    );
     line ??= scan.gpuLine?.line;
   }
   for (const p of scan.pendingLines.slice(0, 3)) ev.push(`line ${p.line}: Pending: ${p.text}`);
@@ -37,7 +41,7 @@ export function d24RayClusterSmall(scan: RayStatusScan, expect?: RayExpectation)
     fix:
       'Causes: the worker never joined or joined a wrong address; it registered a management IP (R45: `ray start --address=<head>:6379 ' +
       '--node-ip-address=<cluster IP>`); the firewall blocks Ray (R48); Ray or Python versions differ (R47); the worker has no GPUs ' +
-      '(D13, `--num-gpus=0`). Next: `ray list nodes` on the head, and the worker\'s `ray start` output.',
+      "(D13, `--num-gpus=0`). Next: `ray list nodes` on the head, and the worker's `ray start` output.",
     ...(line !== undefined ? { line } : {}),
   };
 }

@@ -45,7 +45,9 @@ function release(version: string): string | undefined {
 }
 
 /** An `ethtool -i` driver version that is an OFED version (`5.0-2.1.8`, `23.10-1.1.9`), not the kernel's. */
-export function ofedVersionFromDriver(version: string | undefined): { version: string; flavor?: 'MLNX_OFED' } | undefined {
+export function ofedVersionFromDriver(
+  version: string | undefined,
+): { version: string; flavor?: 'MLNX_OFED' } | undefined {
   if (!version) return undefined;
   const m = /^(\d+\.\d+-\d+\.\d+\.\d+(?:\.\d+)?)$/.exec(version.trim());
   if (!m || m[1] === undefined) return undefined;
@@ -66,7 +68,15 @@ function cmpFw(a: string, b: string): number {
 export function d25NicStack(input: D25Input): Finding[] {
   const out: Finding[] = [];
   const push = (severity: Severity, title: string, evidence: string, fix: string, line?: number): void => {
-    out.push({ rule: 'D25', severity, title, evidence, fix, ...(line !== undefined ? { line } : {}), source: input.kind });
+    out.push({
+      rule: 'D25',
+      severity,
+      title,
+      evidence,
+      fix,
+      ...(line !== undefined ? { line } : {}),
+      source: input.kind,
+    });
   };
   const s = input.stack;
   const gen = input.device?.generation;

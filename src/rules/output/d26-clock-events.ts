@@ -71,7 +71,10 @@ export function d26ClockEvents(hits: readonly D26Hit[]): Finding | undefined {
     rule: 'D26',
     severity: thermal || hardware ? 'high' : 'medium',
     title: `GPU clocks held down: ${names.join(', ')}${gpus.length > 0 ? ` (GPU ${gpus.join(', ')})` : ''}`,
-    evidence: judged.slice(0, 4).flatMap(({ h }) => [`GPU ${h.gpu}:`, ...h.evidence.map((e) => `  ${e}`)]).join('\n'),
+    evidence: judged
+      .slice(0, 4)
+      .flatMap(({ h }) => [`GPU ${h.gpu}:`, ...h.evidence.map((e) => `  ${e}`)])
+      .join('\n'),
     fix: fixes.join(' '),
     ...(first.h.line !== undefined ? { line: first.h.line } : {}),
   };

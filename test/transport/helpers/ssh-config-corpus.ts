@@ -8,11 +8,15 @@ export const CORPUS = join(__dirname, '..', '..', 'fixtures', 'ssh-config');
 
 /** The corpus trees (one directory each, with `config` and `aliases`), sorted. */
 export function corpusTrees(): string[] {
-  return readdirSync(CORPUS).filter((d) => statSync(join(CORPUS, d)).isDirectory()).sort();
+  return readdirSync(CORPUS)
+    .filter((d) => statSync(join(CORPUS, d)).isDirectory())
+    .sort();
 }
 
 export function corpusAliases(tree: string): string[] {
-  return readFileSync(join(CORPUS, tree, 'aliases'), 'utf8').split('\n').filter((a) => a !== '');
+  return readFileSync(join(CORPUS, tree, 'aliases'), 'utf8')
+    .split('\n')
+    .filter((a) => a !== '');
 }
 
 /**

@@ -81,7 +81,9 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     stats.connections++;
     connections.add(conn);
     // Refuse like OpenSSH's MaxSessions: "open failed".
-    const proto = (conn as unknown as { _protocol: { channelOpenFail: (r: number, reason: number, desc: string) => void } })._protocol;
+    const proto = (
+      conn as unknown as { _protocol: { channelOpenFail: (r: number, reason: number, desc: string) => void } }
+    )._protocol;
     const openFail = proto.channelOpenFail.bind(proto);
     proto.channelOpenFail = (recipient, reason, desc) => openFail(recipient, reason, desc || 'open failed');
 
@@ -188,7 +190,11 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
 }
 
 /** Polls `condition` until it holds (or fails after `timeoutMs`). */
-export async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs = 10_000, what = 'condition'): Promise<void> {
+export async function waitFor(
+  condition: () => boolean | Promise<boolean>,
+  timeoutMs = 10_000,
+  what = 'condition',
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await condition()) return;

@@ -12,7 +12,8 @@ import type { Finding } from '../../../rules/types.js';
 const HEAD = 256 * 1024;
 export const head = (t: string, n = HEAD): string => (t.length > n ? t.slice(0, n) : t);
 export const defined = (xs: Array<Finding | undefined>): Finding[] => xs.filter((x): x is Finding => x !== undefined);
-export const fmt = (n: number | undefined, unit = ''): string => (n === undefined ? '?' : `${Math.round(n * 100) / 100}${unit}`);
+export const fmt = (n: number | undefined, unit = ''): string =>
+  n === undefined ? '?' : `${Math.round(n * 100) / 100}${unit}`;
 
 /** Cheap gate before any regex: does the text hold one of these literal strings? */
 export const hasAny = (t: string, ...needles: string[]): boolean => needles.some((n) => t.includes(n));
@@ -54,7 +55,11 @@ export function smiDriverHits(text: string): D13Hit[] {
 }
 
 /** The driver / CUDA / GPU-count rows the nvidia-smi table and `nvidia-smi -q` summaries start with. */
-export function smiHeaderRows(f: { driverVersion?: string; cudaVersion?: string; gpus: Array<{ name?: string }> }): Array<[string, string]> {
+export function smiHeaderRows(f: {
+  driverVersion?: string;
+  cudaVersion?: string;
+  gpus: Array<{ name?: string }>;
+}): Array<[string, string]> {
   const rows: Array<[string, string]> = [];
   if (f.driverVersion) rows.push(['driver', f.driverVersion]);
   if (f.cudaVersion) rows.push(['CUDA (driver)', f.cudaVersion]);
@@ -67,4 +72,3 @@ export function smiHeaderRows(f: { driverVersion?: string; cudaVersion?: string;
 export function smiFindings(d13: Finding | undefined, d21: D21Hit[], d23: D23Hit[]): Finding[] {
   return defined([d13, d21GpuErrors(d21), d23MigEnabled(d23)]);
 }
-

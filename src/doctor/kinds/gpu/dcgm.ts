@@ -22,11 +22,15 @@ export const dcgmiDiag: KindDef<DcgmiDiagFacts> = {
     const rows: Array<[string, string]> = [];
     if (f.dcgmVersion) rows.push(['DCGM', f.dcgmVersion]);
     if (f.driverVersion) rows.push(['driver', f.driverVersion]);
-    rows.push(['tests', `${f.results.length}: ${count('Pass')} pass, ${count('Fail')} fail, ${count('Warn')} warn, ${count('Skip')} skip`]);
+    rows.push([
+      'tests',
+      `${f.results.length}: ${count('Pass')} pass, ${count('Fail')} fail, ${count('Warn')} warn, ${count('Skip')} skip`,
+    ]);
     const failed = f.results.filter((r) => r.result === 'Fail').map((r) => r.test);
     if (failed.length > 0) rows.push(['failed', failed.join(', ')]);
     const ran = f.results.filter((r) => r.section !== 'Deployment' && r.section !== 'Metadata');
-    if (ran.length > 0 && ran.every((r) => r.result === 'Skip')) rows.push(['note', 'every test after Deployment was skipped: the diagnostic did not run']);
+    if (ran.length > 0 && ran.every((r) => r.result === 'Skip'))
+      rows.push(['note', 'every test after Deployment was skipped: the diagnostic did not run']);
     return rows;
   },
 };
@@ -42,7 +46,12 @@ export const dcgmiDiscovery: KindDef<DcgmiDiscoveryFacts> = {
   parse: parseDcgmiDiscovery,
   findings: () => [],
   summary: (f) => [
-    ['GPUs', `${f.gpusFound ?? f.gpus.length}${f.gpus[0]?.name ? ` × ${[...new Set(f.gpus.map((g) => g.name))].join(', ')}` : ''}`],
-    ...(f.nvSwitchesFound !== undefined ? ([['NvSwitches', String(f.nvSwitchesFound)]] as Array<[string, string]>) : []),
+    [
+      'GPUs',
+      `${f.gpusFound ?? f.gpus.length}${f.gpus[0]?.name ? ` × ${[...new Set(f.gpus.map((g) => g.name))].join(', ')}` : ''}`,
+    ],
+    ...(f.nvSwitchesFound !== undefined
+      ? ([['NvSwitches', String(f.nvSwitchesFound)]] as Array<[string, string]>)
+      : []),
   ],
 };

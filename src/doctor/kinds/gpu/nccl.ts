@@ -34,7 +34,12 @@ export function ncclLogFindings(text: string, opts: { socket?: boolean } = {}): 
   // that cause, the generic line is no rejected configuration.
   const rejected = d06 ? scan.configRejected.filter((h) => !/invalid usage/i.test(h.text)) : scan.configRejected;
   const related = [d01, d04, d05, d06].filter((x): x is Finding => x !== undefined).map((f) => f.rule);
-  const d07 = d07CollectiveTimeout(scan.watchdog, [d04, d05, ...(scan.unhandled.length > 0 ? ['D17'] : [])].filter((x) => x !== undefined).map((x) => (typeof x === 'string' ? x : x.rule)));
+  const d07 = d07CollectiveTimeout(
+    scan.watchdog,
+    [d04, d05, ...(scan.unhandled.length > 0 ? ['D17'] : [])]
+      .filter((x) => x !== undefined)
+      .map((x) => (typeof x === 'string' ? x : x.rule)),
+  );
   return defined([
     d01,
     d02GdrDisabled(scan),
@@ -70,8 +75,25 @@ export const ncclLog: KindDef<NcclLogFacts> = {
     if (t.includes('NCCL version') && /^NCCL version \d+\.\d+\.\d+/m.test(t)) return 0.55;
     // A lone NCCL error message pasted without its prefix.
     const h = head(t, 16 * 1024);
-    if (!hasAny(h, 'ibv_modify_qp', 'Got completion', 'socket interface', 'nrecognized', 'ntries except', 'lgorithm/protocol', 'nvalid usage')) return 0;
-    return CONFIG_REJECTED.test(h) || /Call to ibv_modify_qp failed|Got completion from peer \S+ with (?:error|status)|Bootstrap\s*:\s*no socket interface found/.test(h) ? 0.55 : 0;
+    if (
+      !hasAny(
+        h,
+        'ibv_modify_qp',
+        'Got completion',
+        'socket interface',
+        'nrecognized',
+        'ntries except',
+        'lgorithm/protocol',
+        'nvalid usage',
+      )
+    )
+      return 0;
+    return CONFIG_REJECTED.test(h) ||
+      /Call to ibv_modify_qp failed|Got completion from peer \S+ with (?:error|status)|Bootstrap\s*:\s*no socket interface found/.test(
+        h,
+      )
+      ? 0.55
+      : 0;
   },
   parse: parseNcclLog,
   findings: (_facts, text) => pastedNcclFindings(text),
@@ -81,7 +103,8 @@ export const ncclLog: KindDef<NcclLogFacts> = {
     if (f.network) rows.push(['network', f.network]);
     rows.push(['HCAs', f.hcas.length > 0 ? f.hcas.join(' ') : 'none']);
     if (f.gdr !== undefined) rows.push(['GPUDirect RDMA', f.gdr ? 'used' : 'disabled']);
-    if (f.nNodes !== undefined || f.nRanks !== undefined) rows.push(['nodes / ranks', `${f.nNodes ?? '?'} / ${f.nRanks ?? '?'}`]);
+    if (f.nNodes !== undefined || f.nRanks !== undefined)
+      rows.push(['nodes / ranks', `${f.nNodes ?? '?'} / ${f.nRanks ?? '?'}`]);
     const ch = Object.entries(f.channels);
     if (ch.length > 0) rows.push(['channels', ch.map(([k, v]) => `${k} ${v}`).join(', ')]);
     rows.push(['WARN lines', String(f.warnCount)]);
@@ -91,14 +114,18 @@ export const ncclLog: KindDef<NcclLogFacts> = {
 
 // ---------------------------------------------------------------- nccl-tests
 
-const ROW = /^\s*\d+\s+\d+\s+(?:float|double|half|bfloat16|int8|uint8|int32|uint32|int64|uint64|f8e4m3|f8e5m2|fp8_e4m3|fp8_e5m2|int|char)\s+\S/m;
+const ROW =
+  /^\s*\d+\s+\d+\s+(?:float|double|half|bfloat16|int8|uint8|int32|uint32|int64|uint64|f8e4m3|f8e5m2|fp8_e4m3|fp8_e5m2|int|char)\s+\S/m;
 
 export const ncclTests: KindDef<NcclTestsFacts> = {
   kind: 'nccl-tests',
   detect(text) {
     const t = head(text, 1024 * 1024);
     if (!hasAny(t, 'busbw', 'nThread', 'Collective test', 'Avg bus bandwidth')) return 0;
-    const header = /^#\s*nThread \d+ nGpus \d+/m.test(t) || /^#\s+size\s+count\s+type\b/m.test(t) || /^#\s*Collective test starting:/m.test(t);
+    const header =
+      /^#\s*nThread \d+ nGpus \d+/m.test(t) ||
+      /^#\s+size\s+count\s+type\b/m.test(t) ||
+      /^#\s*Collective test starting:/m.test(t);
     const rows = ROW.test(t);
     if (header && rows) return 0.95;
     if (header || (rows && /^#\s*(?:Avg bus bandwidth|Out of bounds values)\s*:/m.test(t))) return 0.85;
@@ -110,7 +137,10 @@ export const ncclTests: KindDef<NcclTestsFacts> = {
     const oobIdx = lines.findIndex((l) => /^#\s*Out of bounds values\s*:/.test(l));
     const footer = oobIdx >= 0 ? { line: oobIdx + 1, text: (lines[oobIdx] ?? '').trim() } : undefined;
     const out: Array<Finding | undefined> = [d15NcclTestsWrong(f, footer)];
-    const largest = f.rows.reduce<NcclTestsFacts['rows'][number] | undefined>((m, r) => (m === undefined || r.bytes >= m.bytes ? r : m), undefined);
+    const largest = f.rows.reduce<NcclTestsFacts['rows'][number] | undefined>(
+      (m, r) => (m === undefined || r.bytes >= m.bytes ? r : m),
+      undefined,
+    );
     const isAllReduce = f.test !== undefined && /^all_reduce/.test(f.test);
     const interNode = f.hosts.length >= 2 ? true : f.hosts.length === 1 ? false : undefined;
     const l20 = f.ranks.length === 8 && f.ranks.every((r) => /\bL20\b/.test(r.name ?? ''));
@@ -137,10 +167,15 @@ export const ncclTests: KindDef<NcclTestsFacts> = {
     if (f.test) rows.push(['test', f.test]);
     rows.push(['rows', String(f.rows.length)]);
     const last = f.rows[f.rows.length - 1];
-    if (last) rows.push(['largest size', `${last.bytes} B: busbw ${fmt(last.busbwOut ?? undefined)} / ${fmt(last.busbwIn ?? undefined)} GB/s (out / in)`]);
+    if (last)
+      rows.push([
+        'largest size',
+        `${last.bytes} B: busbw ${fmt(last.busbwOut ?? undefined)} / ${fmt(last.busbwIn ?? undefined)} GB/s (out / in)`,
+      ]);
     if (f.avgBusbw !== undefined) rows.push(['avg busbw', `${f.avgBusbw} GB/s`]);
     if (f.hosts.length > 0) rows.push(['hosts', `${f.hosts.length} (${f.ranks.length} ranks)`]);
-    if (f.outOfBounds !== undefined) rows.push(['out of bounds', `${f.outOfBounds} ${f.outOfBoundsStatus ?? ''}`.trim()]);
+    if (f.outOfBounds !== undefined)
+      rows.push(['out of bounds', `${f.outOfBounds} ${f.outOfBoundsStatus ?? ''}`.trim()]);
     if (f.validated === false) rows.push(['validation', 'not validated (#wrong N/A or validation: 0)']);
     return rows;
   },
@@ -153,13 +188,21 @@ export const torchWatchdog: KindDef<TorchWatchdogFacts> = {
   detect(text) {
     const t = head(text);
     if (!hasAny(t, 'atchdog', 'WorkNCCL')) return 0;
-    if (/Watchdog caught collective operation timeout|Exception \(either an error or timeout\) detected by watchdog/i.test(t)) return 0.85;
+    if (
+      /Watchdog caught collective operation timeout|Exception \(either an error or timeout\) detected by watchdog/i.test(
+        t,
+      )
+    )
+      return 0.85;
     return /ProcessGroupNCCL/.test(t) && /WorkNCCL\(/.test(t) ? 0.75 : 0;
   },
   parse: parseTorchWatchdog,
   findings(_f, text) {
     const scan = scanNcclLog(text);
-    return defined([d07CollectiveTimeout(scan.watchdog, scan.unhandled.length > 0 ? ['D17'] : []), d17NcclUnhandled(scan.unhandled, [], scan.facts.errors)]);
+    return defined([
+      d07CollectiveTimeout(scan.watchdog, scan.unhandled.length > 0 ? ['D17'] : []),
+      d17NcclUnhandled(scan.unhandled, [], scan.facts.errors),
+    ]);
   },
   summary(f) {
     return [

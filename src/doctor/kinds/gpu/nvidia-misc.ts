@@ -4,7 +4,12 @@
  */
 import { parseNvcc, type NvccFacts } from '../../../parse/nvcc.js';
 import { parseNvidiaDriverVersion, type NvidiaDriverVersionFacts } from '../../../parse/nvidia-driver-version.js';
-import { parseNvidiaSmiList, parseNvidiaSmiVersion, type NvidiaSmiListFacts, type NvidiaSmiVersionFacts } from '../../../parse/nvidia-smi-misc.js';
+import {
+  parseNvidiaSmiList,
+  parseNvidiaSmiVersion,
+  type NvidiaSmiListFacts,
+  type NvidiaSmiVersionFacts,
+} from '../../../parse/nvidia-smi-misc.js';
 import { parseNvidiaSmiTopo, type NvidiaSmiTopoFacts } from '../../../parse/nvidia-smi-topo.js';
 import type { KindDef } from '../../types.js';
 import { hasAny, head, lineIndexOf } from './common.js';
@@ -20,7 +25,10 @@ export const nvcc: KindDef<NvccFacts> = {
   },
   parse: parseNvcc,
   findings: () => [],
-  summary: (f) => [['CUDA toolkit', f.cudaVersion ?? '?'], ...(f.cudaBuildVersion ? ([['build', f.cudaBuildVersion]] as Array<[string, string]>) : [])],
+  summary: (f) => [
+    ['CUDA toolkit', f.cudaVersion ?? '?'],
+    ...(f.cudaBuildVersion ? ([['build', f.cudaBuildVersion]] as Array<[string, string]>) : []),
+  ],
 };
 
 export const nvidiaDriverVersion: KindDef<NvidiaDriverVersionFacts> = {
@@ -28,7 +36,11 @@ export const nvidiaDriverVersion: KindDef<NvidiaDriverVersionFacts> = {
   detect: (text) => {
     const t = head(text, 64 * 1024);
     if (!hasAny(t, 'NVRM version', '/proc/driver/nvidia/version')) return 0;
-    return /NVRM version:\s*NVIDIA\b/.test(t) ? 0.95 : /\/proc\/driver\/nvidia\/version: No such file/.test(t) ? 0.7 : 0;
+    return /NVRM version:\s*NVIDIA\b/.test(t)
+      ? 0.95
+      : /\/proc\/driver\/nvidia\/version: No such file/.test(t)
+        ? 0.7
+        : 0;
   },
   parse: parseNvidiaDriverVersion,
   findings: () => [],
@@ -36,7 +48,10 @@ export const nvidiaDriverVersion: KindDef<NvidiaDriverVersionFacts> = {
     if (f.present === false) return [['driver', 'not loaded (/proc/driver/nvidia/version missing)']];
     return [
       ['driver', f.version ?? '?'],
-      ['kernel module', f.openKernelModule === undefined ? '?' : f.openKernelModule ? 'open (DMA-BUF capable)' : 'proprietary'],
+      [
+        'kernel module',
+        f.openKernelModule === undefined ? '?' : f.openKernelModule ? 'open (DMA-BUF capable)' : 'proprietary',
+      ],
       ...(f.gccVersion ? ([['GCC', f.gccVersion]] as Array<[string, string]>) : []),
     ];
   },
@@ -63,7 +78,11 @@ export const nvidiaSmiTopo: KindDef<NvidiaSmiTopoFacts> = {
     ];
     for (const g of f.gpus.slice(0, 16)) {
       const near = f.nics.filter((n) => /^(?:PIX|PXB)$/.test(f.links[g]?.[n] ?? ''));
-      if (f.nics.length > 0) rows.push([g, near.length > 0 ? `GDR-close NIC: ${near.map((n) => f.nicNames[n] ?? n).join(', ')}` : 'no NIC at PIX/PXB']);
+      if (f.nics.length > 0)
+        rows.push([
+          g,
+          near.length > 0 ? `GDR-close NIC: ${near.map((n) => f.nicNames[n] ?? n).join(', ')}` : 'no NIC at PIX/PXB',
+        ]);
     }
     return rows;
   },
@@ -71,15 +90,23 @@ export const nvidiaSmiTopo: KindDef<NvidiaSmiTopoFacts> = {
 
 export const nvidiaSmiList: KindDef<NvidiaSmiListFacts> = {
   kind: 'nvidia-smi-list',
-  detect: (text) => (text.includes('(UUID: GPU-') && /^GPU \d+: .+ \(UUID: GPU-[0-9a-fA-F-]+\)/m.test(head(text, 64 * 1024)) ? 0.8 : 0),
+  detect: (text) =>
+    text.includes('(UUID: GPU-') && /^GPU \d+: .+ \(UUID: GPU-[0-9a-fA-F-]+\)/m.test(head(text, 64 * 1024)) ? 0.8 : 0,
   parse: parseNvidiaSmiList,
   findings: () => [],
-  summary: (f) => [['GPUs', `${f.gpus.length}${f.gpus[0]?.name ? ` × ${[...new Set(f.gpus.map((g) => g.name))].join(', ')}` : ''}`]],
+  summary: (f) => [
+    ['GPUs', `${f.gpus.length}${f.gpus[0]?.name ? ` × ${[...new Set(f.gpus.map((g) => g.name))].join(', ')}` : ''}`],
+  ],
 };
 
 export const nvidiaSmiVersion: KindDef<NvidiaSmiVersionFacts> = {
   kind: 'nvidia-smi-version',
-  detect: (text) => (text.includes('NVIDIA-SMI version') && /^NVIDIA-SMI version\s*:/m.test(head(text, 64 * 1024)) && /^DRIVER version\s*:/im.test(head(text, 64 * 1024)) ? 0.9 : 0),
+  detect: (text) =>
+    text.includes('NVIDIA-SMI version') &&
+    /^NVIDIA-SMI version\s*:/m.test(head(text, 64 * 1024)) &&
+    /^DRIVER version\s*:/im.test(head(text, 64 * 1024))
+      ? 0.9
+      : 0,
   parse: parseNvidiaSmiVersion,
   findings: () => [],
   summary: (f) => [

@@ -23,10 +23,30 @@ export const nvidiaSmi: KindDef<NvidiaSmiFacts> = {
   detect(text) {
     const t = head(text, 64 * 1024);
     if (t.includes('NVIDIA-SMI') && /NVIDIA-SMI \d+\.\d+/.test(t) && /(?:Driver|KMD) Version:/.test(t)) return 0.95;
-    if (t.includes('MiB') && /^\|\s*(?:\d+%|N\/A|ERR!)\s+(?:\d+C|N\/A|ERR!)\s+P\d+\s/m.test(t) && /MiB\s*\/\s*\d+MiB/.test(t)) return 0.75;
+    if (
+      t.includes('MiB') &&
+      /^\|\s*(?:\d+%|N\/A|ERR!)\s+(?:\d+C|N\/A|ERR!)\s+P\d+\s/m.test(t) &&
+      /MiB\s*\/\s*\d+MiB/.test(t)
+    )
+      return 0.75;
     if (/^\|\s+\d+\s+(?:N\/A|\d+)\s+(?:N\/A|\d+)\s+\d+\s+[CGM]\S{0,2}\s+\S.*\d+MiB\s*\|$/m.test(t)) return 0.6;
-    if (!hasAny(t, 'NVIDIA-SMI has failed', 'NVML', 'No devices were found', 'No NVIDIA graphics', 'version mismatch', 'device handle', 'fallen off the bus')) return 0;
-    return SMI_DRIVER_ERROR.test(t) || /Unable to determine the device handle for GPU|GPU has fallen off the bus/.test(t) ? 0.6 : 0;
+    if (
+      !hasAny(
+        t,
+        'NVIDIA-SMI has failed',
+        'NVML',
+        'No devices were found',
+        'No NVIDIA graphics',
+        'version mismatch',
+        'device handle',
+        'fallen off the bus',
+      )
+    )
+      return 0;
+    return SMI_DRIVER_ERROR.test(t) ||
+      /Unable to determine the device handle for GPU|GPU has fallen off the bus/.test(t)
+      ? 0.6
+      : 0;
   },
   parse: parseNvidiaSmi,
   findings(_f, text) {
@@ -34,7 +54,11 @@ export const nvidiaSmi: KindDef<NvidiaSmiFacts> = {
     const d21: D21Hit[] = [
       ...s.gpuLost.map((h) => ({ line: h.line, text: h.text })),
       ...s.eccRows.map((h) => ({ line: h.line, text: `${h.text}  (Volatile Uncorr. ECC ${h.count})` })),
-      ...s.errRows.map((h) => ({ line: h.line, text: `${h.text}  (ERR! in ${h.fields.join(', ')})`, fanOnly: h.fields.every((x) => x === 'fan') })),
+      ...s.errRows.map((h) => ({
+        line: h.line,
+        text: `${h.text}  (ERR! in ${h.fields.join(', ')})`,
+        fanOnly: h.fields.every((x) => x === 'fan'),
+      })),
     ].sort((a, b) => a.line - b.line);
     const d23: D23Hit[] = s.mig.map((h) => ({ line: h.line, text: h.text }));
     const migGpus = s.facts.gpus.filter((g) => g.migMode === 'Enabled').map((g) => g.index);
@@ -54,7 +78,8 @@ export const nvidiaSmi: KindDef<NvidiaSmiFacts> = {
 // ---------------------------------------------------------------- nvidia-smi --query-gpu / --query-compute-apps
 
 const CSV_HEADER = /^\s*[a-z_][a-z0-9_.]*(?: \[[^\]]+\])?(?:\s*,\s*[a-z_][a-z0-9_.]*(?: \[[^\]]+\])?)+\s*$/;
-const KNOWN_FIELD = /(?:^|,\s*)(?:index|name|uuid|gpu_uuid|gpu_name|gpu_bus_id|pci\.bus_id|pid|process_name|used_gpu_memory|timestamp|driver_version|[a-z_]+\.[a-z_.]+)(?: \[[^\]]+\])?\s*(?:,|$)/;
+const KNOWN_FIELD =
+  /(?:^|,\s*)(?:index|name|uuid|gpu_uuid|gpu_name|gpu_bus_id|pci\.bus_id|pid|process_name|used_gpu_memory|timestamp|driver_version|[a-z_]+\.[a-z_.]+)(?: \[[^\]]+\])?\s*(?:,|$)/;
 
 /**
  * The field lists l20-setup itself queries with `noheader` (inventory, gpu-driver, the monitor with and without
@@ -73,7 +98,9 @@ const OWN_QUERIES: ReadonlyArray<readonly string[]> = [
 export const nvidiaSmiCsv: KindDef<NvidiaSmiCsvFacts> = {
   kind: 'nvidia-smi-csv',
   detect(text) {
-    const lines = firstLines(text, 60).map((l) => l.trim()).filter((l) => l !== '');
+    const lines = firstLines(text, 60)
+      .map((l) => l.trim())
+      .filter((l) => l !== '');
     const hi = lines.findIndex((l) => CSV_HEADER.test(l) && KNOWN_FIELD.test(l));
     if (hi >= 0) {
       const width = (lines[hi] ?? '').split(',').length;
@@ -84,20 +111,32 @@ export const nvidiaSmiCsv: KindDef<NvidiaSmiCsvFacts> = {
     if (rows.length === 0) return 0;
     const width = (rows[0] ?? '').split(',').length;
     const uniform = rows.filter((l) => l.split(',').length === width).length >= Math.max(1, rows.length - 1);
-    const smiish = rows.some((l) => /GPU-[0-9a-f]{8}-|[0-9A-F]{8}:[0-9A-F]{2}:[0-9A-F]{2}\.\d|\bNVIDIA\b|\[N\/A\]|^\d{4}\/\d\d\/\d\d \d\d:\d\d:\d\d\.\d{3},/i.test(l));
+    const smiish = rows.some((l) =>
+      /GPU-[0-9a-f]{8}-|[0-9A-F]{8}:[0-9A-F]{2}:[0-9A-F]{2}\.\d|\bNVIDIA\b|\[N\/A\]|^\d{4}\/\d\d\/\d\d \d\d:\d\d:\d\d\.\d{3},/i.test(
+        l,
+      ),
+    );
     return uniform && smiish ? 0.6 : 0;
   },
   parse: (text) => parseNvidiaSmiCsv(text, { known: OWN_QUERIES }),
   findings(f, text) {
-    const d13 = f.driverLoaded === false || f.nvmlError !== undefined || f.noDevices ? d13NvidiaDriver(smiDriverHits(text)) : undefined;
+    const d13 =
+      f.driverLoaded === false || f.nvmlError !== undefined || f.noDevices
+        ? d13NvidiaDriver(smiDriverHits(text))
+        : undefined;
     const d21: D21Hit[] = [];
     const d23: D23Hit[] = [];
     const d26: D26Hit[] = [];
     f.rows.forEach((r, k) => {
       const gpu = r.index ?? k;
       for (const [c, v] of Object.entries(r)) {
-        if (/^ecc\.errors\.uncorrected\.volatile\./.test(c) && typeof v === 'number' && v > 0) d21.push({ text: `GPU ${gpu}: ${c} = ${v}` });
-        if (c === 'mig.mode.current' && typeof v === 'string' && /^enabled$/i.test(v)) d23.push({ text: `GPU ${gpu}: mig.mode.current = ${v}`, gpu: typeof gpu === 'number' || typeof gpu === 'string' ? gpu : undefined });
+        if (/^ecc\.errors\.uncorrected\.volatile\./.test(c) && typeof v === 'number' && v > 0)
+          d21.push({ text: `GPU ${gpu}: ${c} = ${v}` });
+        if (c === 'mig.mode.current' && typeof v === 'string' && /^enabled$/i.test(v))
+          d23.push({
+            text: `GPU ${gpu}: mig.mode.current = ${v}`,
+            gpu: typeof gpu === 'number' || typeof gpu === 'string' ? gpu : undefined,
+          });
       }
       // `clocks_event_reasons.active` (the bitmask) or one column per reason (`clocks_event_reasons.sw_power_cap`).
       const reasons = new Set<EventReason>();
@@ -141,8 +180,15 @@ export const nvidiaSmiQ: KindDef<NvidiaSmiQFacts> = {
     const s = scanNvidiaSmiQ(text);
     let lines: string[] | undefined;
     const where = (h: { line: number }): string => ((lines ??= logLines(text))[h.line - 1] ?? '').trim();
-    const d21 = s.hits.filter((h) => h.rule === 'D21').map((h) => ({ line: h.line, text: `GPU ${h.gpu}: ${h.field}: ${h.value}${f.format === 'xml' ? `  (${where(h)})` : ''}` }));
-    const d23 = s.hits.filter((h) => h.rule === 'D23').map((h) => ({ line: h.line, text: `GPU ${h.gpu}: MIG Mode Current: ${h.value}`, gpu: h.gpu }));
+    const d21 = s.hits
+      .filter((h) => h.rule === 'D21')
+      .map((h) => ({
+        line: h.line,
+        text: `GPU ${h.gpu}: ${h.field}: ${h.value}${f.format === 'xml' ? `  (${where(h)})` : ''}`,
+      }));
+    const d23 = s.hits
+      .filter((h) => h.rule === 'D23')
+      .map((h) => ({ line: h.line, text: `GPU ${h.gpu}: MIG Mode Current: ${h.value}`, gpu: h.gpu }));
     const d13 = f.errors.some((e) => SMI_DRIVER_ERROR.test(e)) ? d13NvidiaDriver(smiDriverHits(text)) : undefined;
     // One D26 hit per GPU, with every active reason's line.
     const d26 = new Map<string, D26Hit & { reasons: EventReason[] }>();

@@ -106,7 +106,13 @@ export const vllmBench: KindDef<VllmBenchFacts> = {
     if (!hasAny(t, 'Benchmark Result', 'TTFT', 'throughput', 'Successful requests')) return 0;
     if (/=+\s*Serving Benchmark Result\s*=+/.test(t)) return 0.97;
     let n = 0;
-    for (const re of [/^Successful requests:\s+\d/m, /^Request throughput \(req\/s\):\s+[\d.]/m, /^Mean TTFT \(ms\):\s+[\d.]/m, /^Output token throughput \(tok\/s\):\s+[\d.]/m]) if (re.test(t)) n++;
+    for (const re of [
+      /^Successful requests:\s+\d/m,
+      /^Request throughput \(req\/s\):\s+[\d.]/m,
+      /^Mean TTFT \(ms\):\s+[\d.]/m,
+      /^Output token throughput \(tok\/s\):\s+[\d.]/m,
+    ])
+      if (re.test(t)) n++;
     return n >= 2 ? 0.85 : 0;
   },
   parse: parseVllmBench,
@@ -117,7 +123,8 @@ export const vllmBench: KindDef<VllmBenchFacts> = {
     if (f.requestThroughput !== undefined) rows.push(['request throughput', `${f.requestThroughput} req/s`]);
     if (f.outputTokThroughput !== undefined) rows.push(['output tokens', `${f.outputTokThroughput} tok/s`]);
     if (f.totalTokThroughput !== undefined) rows.push(['total tokens', `${f.totalTokThroughput} tok/s`]);
-    if (f.meanTtftMs !== undefined) rows.push(['TTFT mean / median / p99', `${fmt(f.meanTtftMs)} / ${fmt(f.medianTtftMs)} / ${fmt(f.p99TtftMs)} ms`]);
+    if (f.meanTtftMs !== undefined)
+      rows.push(['TTFT mean / median / p99', `${fmt(f.meanTtftMs)} / ${fmt(f.medianTtftMs)} / ${fmt(f.p99TtftMs)} ms`]);
     if (f.meanTpotMs !== undefined) rows.push(['TPOT mean', `${f.meanTpotMs} ms`]);
     return rows;
   },

@@ -33,8 +33,10 @@ export function idx(lines: readonly string[], re: RegExp, from = 0, to = lines.l
 /** Device/port → netdev, from ibdev2netdev or rdma link lines anywhere in the text. */
 export function netdevsInText(text: string): Map<string, string> {
   const map = new Map<string, string>();
-  if (text.includes('==>')) for (const l of parseIbdev2netdev(text).links) if (l.netdev) map.set(`${l.device}/${l.port}`, l.netdev);
-  if (/\bnetdev\s+\S/.test(text)) for (const p of parseRdmaLink(boundBlanks(text)).ports) if (p.netdev) map.set(`${p.device}/${p.port}`, p.netdev);
+  if (text.includes('==>'))
+    for (const l of parseIbdev2netdev(text).links) if (l.netdev) map.set(`${l.device}/${l.port}`, l.netdev);
+  if (/\bnetdev\s+\S/.test(text))
+    for (const p of parseRdmaLink(boundBlanks(text)).ports) if (p.netdev) map.set(`${p.device}/${p.port}`, p.netdev);
   return map;
 }
 
@@ -60,18 +62,38 @@ export function portStatesInText(text: string): Map<string, PortState> {
   const ll = (l: string | undefined): boolean | undefined => (l === undefined ? undefined : /^ethernet$/i.test(l));
   if (/^\s*CA:? '/m.test(text))
     for (const p of parseIbstat(text).ports)
-      put(`${p.device}/${p.port}`, { active: isActiveState(p.state), ethernet: ll(p.linkLayer), rateGbps: p.rateGbps, evidence: `ibstat State: ${p.state ?? '?'}` });
+      put(`${p.device}/${p.port}`, {
+        active: isActiveState(p.state),
+        ethernet: ll(p.linkLayer),
+        rateGbps: p.rateGbps,
+        evidence: `ibstat State: ${p.state ?? '?'}`,
+      });
   if (/Infiniband device '/.test(text))
     for (const p of parseIbstatus(text).ports)
-      put(`${p.device}/${p.port}`, { active: isActiveState(p.state), ethernet: ll(p.linkLayer), rateGbps: p.rateGbps, evidence: `ibstatus state: ${p.state ?? '?'}` });
+      put(`${p.device}/${p.port}`, {
+        active: isActiveState(p.state),
+        ethernet: ll(p.linkLayer),
+        rateGbps: p.rateGbps,
+        evidence: `ibstatus state: ${p.state ?? '?'}`,
+      });
   if (/^\s*hca_id:/m.test(text))
     for (const p of parseIbvDevinfo(text).ports)
-      if (p.device) put(`${p.device}/${p.port}`, { active: isActiveState(p.state), ethernet: ll(p.linkLayer), evidence: `ibv_devinfo state: ${p.state ?? '?'}` });
+      if (p.device)
+        put(`${p.device}/${p.port}`, {
+          active: isActiveState(p.state),
+          ethernet: ll(p.linkLayer),
+          evidence: `ibv_devinfo state: ${p.state ?? '?'}`,
+        });
   if (/\bstate\s+[A-Z_]+\s+physical_state/.test(text))
-    for (const p of parseRdmaLink(boundBlanks(text)).ports) put(`${p.device}/${p.port}`, { active: isActiveState(p.state), evidence: `rdma link state ${p.state ?? '?'}` });
+    for (const p of parseRdmaLink(boundBlanks(text)).ports)
+      put(`${p.device}/${p.port}`, { active: isActiveState(p.state), evidence: `rdma link state ${p.state ?? '?'}` });
   if (text.includes('==>'))
     for (const l of parseIbdev2netdev(text).links)
-      if (l.portState) put(`${l.device}/${l.port}`, { active: isActiveState(l.portState), evidence: `ibdev2netdev -v (${l.portState})` });
+      if (l.portState)
+        put(`${l.device}/${l.port}`, {
+          active: isActiveState(l.portState),
+          evidence: `ibdev2netdev -v (${l.portState})`,
+        });
   return map;
 }
 
@@ -79,14 +101,17 @@ export function portStatesInText(text: string): Map<string, PortState> {
 export function lineRateInText(text: string, device: string | undefined): number | undefined {
   const states = portStatesInText(text);
   if (device) {
-    for (const [k, s] of states) if (k.startsWith(`${device}/`) && s.active !== false && s.rateGbps !== undefined) return s.rateGbps;
+    for (const [k, s] of states)
+      if (k.startsWith(`${device}/`) && s.active !== false && s.rateGbps !== undefined) return s.rateGbps;
   }
   if (/^\s*Settings for \S+:/m.test(text)) {
     const e = parseEthtool(boundBlanks(text));
     if (e.speedMbps !== undefined && e.linkDetected !== false) return e.speedMbps / 1000;
   }
   if (!device) {
-    const rates = [...states.values()].filter((s) => s.active === true && s.rateGbps !== undefined).map((s) => s.rateGbps!);
+    const rates = [...states.values()]
+      .filter((s) => s.active === true && s.rateGbps !== undefined)
+      .map((s) => s.rateGbps!);
     if (rates.length > 0 && rates.every((r) => r === rates[0])) return rates[0];
   }
   return undefined;

@@ -9,7 +9,12 @@ import { parseEthtoolStats, type EthtoolStatsFacts } from '../../../parse/ethtoo
 import { countMatches, firstMatch, scoreAt, textLines } from '../../../parse/rdma-util.js';
 import { d09EthernetLink } from '../../../rules/output/d09-ethernet-link.js';
 import { d12PauseDrops } from '../../../rules/output/d12-pause-drops.js';
-import { d25NicStack, nicGeneration, ofedVersionFromDriver, type D25Input } from '../../../rules/output/d25-nic-stack.js';
+import {
+  d25NicStack,
+  nicGeneration,
+  ofedVersionFromDriver,
+  type D25Input,
+} from '../../../rules/output/d25-nic-stack.js';
 import { boundBlanks, by, escapeRe, idx, lineNo, nonEmptyCount, uniq } from './common.js';
 
 // ---------------------------------------------------------------------------------------------------------
@@ -19,9 +24,12 @@ export const ethtool: KindDef<EthtoolFacts> = {
   kind: 'ethtool',
   detect(text) {
     const s = firstMatch(text, /^[ \t]*Settings for [^\s:]+:[ \t]*$/m);
-    const keys = ['Supported link modes:', 'Speed:', 'Link detected:', 'Duplex:', 'Auto-negotiation:'].filter((k) => text.includes(k)).length;
+    const keys = ['Supported link modes:', 'Speed:', 'Link detected:', 'Duplex:', 'Auto-negotiation:'].filter((k) =>
+      text.includes(k),
+    ).length;
     if (s >= 0) return scoreAt(keys >= 1 ? 0.95 : 0.7, s, text.length);
-    if (keys >= 3 && /^[ \t]*Link detected:[ \t]*(?:yes|no)/m.test(text)) return by(text, /^[ \t]*(?:Supported ports|Supported link modes|Speed):/m, 0.8);
+    if (keys >= 3 && /^[ \t]*Link detected:[ \t]*(?:yes|no)/m.test(text))
+      return by(text, /^[ \t]*(?:Supported ports|Supported link modes|Speed):/m, 0.8);
     return 0;
   },
   parse: (text) => parseEthtool(boundBlanks(text)),
@@ -32,8 +40,15 @@ export const ethtool: KindDef<EthtoolFacts> = {
   summary(f) {
     const rows: Array<[string, string]> = [];
     if (f.netdev) rows.push(['interface', f.netdev]);
-    rows.push(['speed', f.speedMbps !== undefined ? `${f.speedMbps} Mb/s` : f.fields['Speed'] ?? '?']);
-    rows.push(['link', f.linkDetected === undefined ? '?' : f.linkDetected ? 'detected' : `not detected${f.linkReason ? ` (${f.linkReason})` : ''}`]);
+    rows.push(['speed', f.speedMbps !== undefined ? `${f.speedMbps} Mb/s` : (f.fields['Speed'] ?? '?')]);
+    rows.push([
+      'link',
+      f.linkDetected === undefined
+        ? '?'
+        : f.linkDetected
+          ? 'detected'
+          : `not detected${f.linkReason ? ` (${f.linkReason})` : ''}`,
+    ]);
     if (f.supportedLinkModes?.length) rows.push(['supported', f.supportedLinkModes.join(' ')]);
     if (f.autoneg !== undefined) rows.push(['autoneg', f.autoneg ? 'on' : 'off']);
     return rows;
@@ -50,7 +65,9 @@ export const ethtoolI: KindDef<EthtoolInfoKindFacts> = {
   detect(text) {
     const d = firstMatch(text, /^[ \t]*driver:[ \t]*\S/m);
     if (d < 0) return 0;
-    const more = ['firmware-version:', 'bus-info:', 'supports-statistics:', 'expansion-rom-version:'].filter((k) => text.includes(k)).length;
+    const more = ['firmware-version:', 'bus-info:', 'supports-statistics:', 'expansion-rom-version:'].filter((k) =>
+      text.includes(k),
+    ).length;
     return more >= 2 ? scoreAt(0.95, d, text.length) : more === 1 ? scoreAt(0.75, d, text.length) : 0;
   },
   parse(text) {
@@ -69,8 +86,18 @@ export const ethtoolI: KindDef<EthtoolInfoKindFacts> = {
       const fi = b.firmware ? idx(lines, new RegExp(`^\\s*firmware-version:\\s*${escapeRe(b.firmware)}`)) : -1;
       const gen = nicGeneration({ firmware: b.firmwareVersion });
       const input: D25Input = { kind: 'ethtool-i' };
-      if (stack) input.stack = { ...stack, evidence: `version: ${b.version} (driver ${b.driver ?? '?'}${b.busInfo ? `, ${b.busInfo}` : ''})`, line: lineNo(vi) };
-      if (b.firmwareVersion) input.firmware = { version: b.firmwareVersion, evidence: `firmware-version: ${b.firmware}${b.busInfo ? ` (${b.busInfo})` : ''}`, line: lineNo(fi) };
+      if (stack)
+        input.stack = {
+          ...stack,
+          evidence: `version: ${b.version} (driver ${b.driver ?? '?'}${b.busInfo ? `, ${b.busInfo}` : ''})`,
+          line: lineNo(vi),
+        };
+      if (b.firmwareVersion)
+        input.firmware = {
+          version: b.firmwareVersion,
+          evidence: `firmware-version: ${b.firmware}${b.busInfo ? ` (${b.busInfo})` : ''}`,
+          line: lineNo(fi),
+        };
       if (gen) input.device = { generation: gen, evidence: `firmware ${b.firmwareVersion} → ${gen}` };
       for (const d of d25NicStack(input)) {
         // One finding per stack version and per firmware level, however many interfaces share it.
@@ -104,12 +131,19 @@ export const ethtoolS: KindDef<EthtoolStatsFacts> = {
     const rxtx = countMatches(head, /^[ \t]*(?:rx|tx)[\w.[\]-]*:[ \t]*\d+[ \t]*$/gm, 5000);
     const all = countMatches(head, /^[ \t]*[A-Za-z][\w.[\]-]*:[ \t]*\d+[ \t]*$/gm, 5000);
     if (rxtx >= 1 && cmd) return by(text, /^[ \t]*(?:rx|tx)[\w.[\]-]*:[ \t]*\d+[ \t]*$/m, 0.9);
-    if (rxtx >= 4 && rxtx * 3 >= all * 2 && all * 2 >= nonEmptyCount(head, 5000)) return by(text, /^[ \t]*(?:rx|tx)[\w.[\]-]*:[ \t]*\d+[ \t]*$/m, 0.85);
+    if (rxtx >= 4 && rxtx * 3 >= all * 2 && all * 2 >= nonEmptyCount(head, 5000))
+      return by(text, /^[ \t]*(?:rx|tx)[\w.[\]-]*:[ \t]*\d+[ \t]*$/m, 0.85);
     return 0;
   },
   parse: parseEthtoolStats,
   findings(f, text) {
-    const d = d12PauseDrops({ counters: f.counters, lines: textLines(text), where: f.netdev, netdev: f.netdev, kind: 'ethtool-S' });
+    const d = d12PauseDrops({
+      counters: f.counters,
+      lines: textLines(text),
+      where: f.netdev,
+      netdev: f.netdev,
+      kind: 'ethtool-S',
+    });
     return d ? [d] : [];
   },
   summary(f) {

@@ -20,7 +20,8 @@ export const showGids: KindDef<ShowGidsFacts> = {
   detect(text) {
     const h = by(text, /^[ \t]*DEV[ \t]+PORT[ \t]+INDEX[ \t]+GID[ \t]+IPv4[ \t]+VER[ \t]+DEV[ \t]*$/m, 0.95);
     if (h > 0) return h;
-    const rows = /^[ \t]*\S+[ \t]+\d+[ \t]+\d+[ \t]+[0-9a-fx]{4}(?::[0-9a-fx]{4}){7}[ \t]+(?:\d{1,3}(?:\.\d{1,3}){3}[ \t]+)?v[12]\b/m;
+    const rows =
+      /^[ \t]*\S+[ \t]+\d+[ \t]+\d+[ \t]+[0-9a-fx]{4}(?::[0-9a-fx]{4}){7}[ \t]+(?:\d{1,3}(?:\.\d{1,3}){3}[ \t]+)?v[12]\b/m;
     const f = by(text, /^[ \t]*n_gids_found=\d+[ \t]*$/m, 0.9);
     if (f > 0 && rows.test(text)) return by(text, rows, 0.9);
     return by(text, rows, 0.7, 2);
@@ -58,14 +59,23 @@ export const showGids: KindDef<ShowGidsFacts> = {
   },
   summary(f) {
     const ports = uniq(f.gids.map((g) => `${g.device}/${g.port}`));
-    const withV2 = ports.filter((k) => f.gids.some((g) => `${g.device}/${g.port}` === k && g.version === 'v2' && g.ipv4));
+    const withV2 = ports.filter((k) =>
+      f.gids.some((g) => `${g.device}/${g.port}` === k && g.version === 'v2' && g.ipv4),
+    );
     const rows: Array<[string, string]> = [
       ['GIDs', `${f.gids.length}${f.nGidsFound !== undefined ? ` (n_gids_found=${f.nGidsFound})` : ''}`],
       ['ports', ports.join(', ')],
-      ['RoCE v2 + IPv4', f.gids.filter((g) => g.version === 'v2' && g.ipv4).map((g) => `${g.device}/${g.port} idx ${g.index} ${g.ipv4}${g.netdev ? ` (${g.netdev})` : ''}`).join(', ') || 'none'],
+      [
+        'RoCE v2 + IPv4',
+        f.gids
+          .filter((g) => g.version === 'v2' && g.ipv4)
+          .map((g) => `${g.device}/${g.port} idx ${g.index} ${g.ipv4}${g.netdev ? ` (${g.netdev})` : ''}`)
+          .join(', ') || 'none',
+      ],
     ];
     const without = ports.filter((k) => !withV2.includes(k));
-    if (without.length) rows.push(['no v2 IPv4 GID', `${without.join(', ')} (state not shown here: D19 needs the port active)`]);
+    if (without.length)
+      rows.push(['no v2 IPv4 GID', `${without.join(', ')} (state not shown here: D19 needs the port active)`]);
     return rows;
   },
 };
@@ -76,7 +86,11 @@ export const showGids: KindDef<ShowGidsFacts> = {
 export const ibdev2netdev: KindDef<Ibdev2netdevFacts> = {
   kind: 'ibdev2netdev',
   detect(text) {
-    const s = by(text, /[ \t]port[ \t]+\d+[ \t]+(?:\([ \t]*[A-Z_]+[ \t]*\)[ \t]+)?==>[ \t]*\S+[ \t]+\((?:Up|Down)\)/m, 0.98);
+    const s = by(
+      text,
+      /[ \t]port[ \t]+\d+[ \t]+(?:\([ \t]*[A-Z_]+[ \t]*\)[ \t]+)?==>[ \t]*\S+[ \t]+\((?:Up|Down)\)/m,
+      0.98,
+    );
     if (s > 0) return s;
     return by(text, /[ \t]port[ \t]+\d+[ \t]+\([ \t]*(?:ACTIVE|DOWN|INIT|ARMED)[ \t]*\)/m, 0.8);
   },
@@ -84,8 +98,16 @@ export const ibdev2netdev: KindDef<Ibdev2netdevFacts> = {
   findings: () => [],
   summary(f) {
     const rows: Array<[string, string]> = [
-      ['links', `${f.links.length}: ${f.links.filter((l) => l.up === true).length} Up, ${f.links.filter((l) => l.up === false).length} Down`],
-      ['map', f.links.map((l) => `${l.device}/${l.port}→${l.netdev ?? '?'}${l.up === undefined ? '' : l.up ? ' (Up)' : ' (Down)'}`).join(', ')],
+      [
+        'links',
+        `${f.links.length}: ${f.links.filter((l) => l.up === true).length} Up, ${f.links.filter((l) => l.up === false).length} Down`,
+      ],
+      [
+        'map',
+        f.links
+          .map((l) => `${l.device}/${l.port}→${l.netdev ?? '?'}${l.up === undefined ? '' : l.up ? ' (Up)' : ' (Down)'}`)
+          .join(', '),
+      ],
     ];
     const ps = f.links.filter((l) => l.portState);
     if (ps.length) rows.push(['port states', countBy(ps, (l) => l.portState)]);
@@ -102,7 +124,10 @@ export const rdmaLink: KindDef<RdmaLinkFacts> = {
   kind: 'rdma-link',
   detect(text) {
     const json = /^\s*\[\s*\{[^\n]{0,200}"ifname"[^\n]{0,200}"physical_state"/.test(text) ? 0.9 : 0;
-    return Math.max(json, by(text, /^[ \t]*(?:link[ \t]+|\d+\/\d+:[ \t]+)[^\s/]+\/\d+:?[ \t]+(?:state|subnet_prefix)[ \t]/m, 0.95));
+    return Math.max(
+      json,
+      by(text, /^[ \t]*(?:link[ \t]+|\d+\/\d+:[ \t]+)[^\s/]+\/\d+:?[ \t]+(?:state|subnet_prefix)[ \t]/m, 0.95),
+    );
   },
   parse: (text) => parseRdmaLink(boundBlanks(text)),
   findings(f, text) {

@@ -90,7 +90,11 @@ export const lspci: KindDef<LspciFacts> = {
     const gen = nicGeneration({ pciId: `15b3:${dev.deviceId}` });
     if (!gen) return [];
     return d25NicStack({
-      stack: { version: ofed.version, ...(ofed.flavor ? { flavor: ofed.flavor } : {}), evidence: ofed.raw ?? ofed.version },
+      stack: {
+        version: ofed.version,
+        ...(ofed.flavor ? { flavor: ofed.flavor } : {}),
+        evidence: ofed.raw ?? ofed.version,
+      },
       device: { generation: gen, evidence: `${dev.bdf} [15b3:${dev.deviceId}] ${dev.description}` },
       kind: 'lspci',
     });
@@ -142,9 +146,14 @@ export const lsmod: KindDef<LsmodFacts> = {
   },
   summary(f) {
     const peer = f.modules.filter((m) => /^(nvidia_peermem|nv_peer_mem)$/.test(m.name)).map((m) => m.name);
-    const users = f.modules.filter((m) => m.usedBy.some((u) => /^(nvidia_peermem|nv_peer_mem)$/.test(u))).map((m) => m.name);
+    const users = f.modules
+      .filter((m) => m.usedBy.some((u) => /^(nvidia_peermem|nv_peer_mem)$/.test(u)))
+      .map((m) => m.name);
     return [
-      ['modules', `${f.modules.length}${f.full ? ' (full listing)' : f.grep ? ` (grep ${f.grep.pattern})` : ' (filtered listing)'}`],
+      [
+        'modules',
+        `${f.modules.length}${f.full ? ' (full listing)' : f.grep ? ` (grep ${f.grep.pattern})` : ' (filtered listing)'}`,
+      ],
       [
         'peermem',
         peer.length
@@ -179,7 +188,8 @@ export const modinfo: KindDef<ModinfoFacts> = {
   ],
 };
 
-const DKMS_ROW = /^[ \t]*[\w.+-]+(?:\/|,[ \t]*)[\w.+~-]+(?:,[ \t]*[\w.+~-]+){0,2}:[ \t]*(?:installed|built|added|broken)\b/m;
+const DKMS_ROW =
+  /^[ \t]*[\w.+-]+(?:\/|,[ \t]*)[\w.+~-]+(?:,[ \t]*[\w.+~-]+){0,2}:[ \t]*(?:installed|built|added|broken)\b/m;
 
 export const dkmsStatus: KindDef<DkmsStatusFacts> = {
   kind: 'dkms-status',
@@ -192,7 +202,11 @@ export const dkmsStatus: KindDef<DkmsStatusFacts> = {
   parse: parseDkmsStatus,
   findings: () => [],
   summary: (f) => [
-    ['modules', f.modules.map((m) => `${m.name} ${m.version} ${m.kernel ?? ''} ${m.status}`.replace(/\s+/g, ' ')).join('; ') || 'none'],
+    [
+      'modules',
+      f.modules.map((m) => `${m.name} ${m.version} ${m.kernel ?? ''} ${m.status}`.replace(/\s+/g, ' ')).join('; ') ||
+        'none',
+    ],
   ],
 };
 
@@ -208,8 +222,20 @@ export const mstStatus: KindDef<MstStatusFacts> = {
   parse: parseMstStatus,
   findings: () => [],
   summary: (f) => [
-    ['MST modules', `pci ${f.pciModuleLoaded === undefined ? '?' : f.pciModuleLoaded ? 'loaded' : 'not loaded'}, pciconf ${f.pciConfModuleLoaded === undefined ? '?' : f.pciConfModuleLoaded ? 'loaded' : 'not loaded'}`],
-    ['devices', f.devices.map((d) => `${d.type ?? d.mst ?? '?'} ${d.bdf ?? ''} ${d.rdma ?? ''}${d.net ? `→${d.net}` : ''}`.replace(/\s+/g, ' ').trim()).join('; ') || 'none'],
+    [
+      'MST modules',
+      `pci ${f.pciModuleLoaded === undefined ? '?' : f.pciModuleLoaded ? 'loaded' : 'not loaded'}, pciconf ${f.pciConfModuleLoaded === undefined ? '?' : f.pciConfModuleLoaded ? 'loaded' : 'not loaded'}`,
+    ],
+    [
+      'devices',
+      f.devices
+        .map((d) =>
+          `${d.type ?? d.mst ?? '?'} ${d.bdf ?? ''} ${d.rdma ?? ''}${d.net ? `→${d.net}` : ''}`
+            .replace(/\s+/g, ' ')
+            .trim(),
+        )
+        .join('; ') || 'none',
+    ],
   ],
 };
 

@@ -57,10 +57,18 @@ export const ibstat: KindDef<IbstatFacts> = {
     for (const ca of f.cas) {
       const gen = nicGeneration({ caType: ca.caType });
       if (gen !== 'ConnectX-4 Lx' || !ca.firmware) continue;
-      const i = idx(lines, new RegExp(`^\\s*Firmware version:\\s*${escapeRe(ca.firmware)}`), idx(lines, new RegExp(`^\\s*CA:? '${escapeRe(ca.device)}'`)));
+      const i = idx(
+        lines,
+        new RegExp(`^\\s*Firmware version:\\s*${escapeRe(ca.firmware)}`),
+        idx(lines, new RegExp(`^\\s*CA:? '${escapeRe(ca.device)}'`)),
+      );
       out.push(
         ...d25NicStack({
-          firmware: { version: ca.firmware, evidence: `${ca.device}: Firmware version: ${ca.firmware}`, line: lineNo(i) },
+          firmware: {
+            version: ca.firmware,
+            evidence: `${ca.device}: Firmware version: ${ca.firmware}`,
+            line: lineNo(i),
+          },
           device: { generation: gen, evidence: `CA type: ${ca.caType}` },
           kind: 'ibstat',
         }),
@@ -73,11 +81,22 @@ export const ibstat: KindDef<IbstatFacts> = {
       ['CAs', `${f.cas.length}${f.cas.length ? ` (${countBy(f.cas, (c) => c.caType)})` : ''}`],
       ['ports', `${f.ports.length}: ${countBy(f.ports, (p) => p.state)}`],
     ];
-    const down = f.ports.filter((p) => isActiveState(p.state) === false || (p.physState !== undefined && p.physState !== 'LinkUp'));
-    if (down.length) rows.push(['not active', down.map((p) => `${p.device}/${p.port} ${p.state ?? '?'}/${p.physState ?? '?'}`).join(', ')]);
+    const down = f.ports.filter(
+      (p) => isActiveState(p.state) === false || (p.physState !== undefined && p.physState !== 'LinkUp'),
+    );
+    if (down.length)
+      rows.push([
+        'not active',
+        down.map((p) => `${p.device}/${p.port} ${p.state ?? '?'}/${p.physState ?? '?'}`).join(', '),
+      ]);
     const eth = f.ports.filter((p) => p.linkLayer === 'Ethernet').length;
     rows.push(['link layer', `${eth} Ethernet, ${f.ports.length - eth} other`]);
-    const rates = uniq(f.ports.filter((p) => isActiveState(p.state)).map((p) => p.rateGbps).filter((r) => r !== undefined));
+    const rates = uniq(
+      f.ports
+        .filter((p) => isActiveState(p.state))
+        .map((p) => p.rateGbps)
+        .filter((r) => r !== undefined),
+    );
     if (rates.length) rows.push(['rate (active)', rates.map((r) => `${r} Gb/s`).join(', ')]);
     if (f.errors?.length) rows.push(['errors', f.errors.join(' | ')]);
     return rows;
@@ -104,7 +123,11 @@ export const ibstatus: KindDef<IbstatusFacts> = {
       const st = h >= 0 ? idx(lines, /^\s*state:/, h, end) : -1;
       const ph = h >= 0 ? idx(lines, /^\s*phys state:/, h, end) : -1;
       const ev = [st, ph].filter((i) => i >= 0).map((i) => (lines[i] ?? '').trim().replace(/\s+/g, ' '));
-      const state = p.state ?? (p.stateCode !== undefined ? (['', 'DOWN', 'INIT', 'ARMED', 'ACTIVE', 'ACTIVE_DEFER'][p.stateCode] ?? undefined) : undefined);
+      const state =
+        p.state ??
+        (p.stateCode !== undefined
+          ? (['', 'DOWN', 'INIT', 'ARMED', 'ACTIVE', 'ACTIVE_DEFER'][p.stateCode] ?? undefined)
+          : undefined);
       const finding = d08PortNotActive({
         device: p.device,
         port: p.port,
@@ -123,7 +146,8 @@ export const ibstatus: KindDef<IbstatusFacts> = {
   summary(f) {
     const rows: Array<[string, string]> = [['ports', `${f.ports.length}: ${countBy(f.ports, (p) => p.state)}`]];
     const down = f.ports.filter((p) => isActiveState(p.state) === false);
-    if (down.length) rows.push(['not active', down.map((p) => `${p.device}/${p.port} ${p.state}/${p.physState ?? '?'}`).join(', ')]);
+    if (down.length)
+      rows.push(['not active', down.map((p) => `${p.device}/${p.port} ${p.state}/${p.physState ?? '?'}`).join(', ')]);
     const rates = uniq(f.ports.map((p) => p.rate).filter((r) => r !== undefined));
     if (rates.length) rows.push(['rates', rates.join(', ')]);
     rows.push(['link layer', countBy(f.ports, (p) => p.linkLayer) || '?']);
@@ -209,13 +233,19 @@ export const ibvDevinfo: KindDef<IbvDevinfoFacts> = {
       }
     }
     for (const d of f.devices) {
-      const gen = nicGeneration({ caType: d.vendorPartId !== undefined ? `MT${d.vendorPartId}` : undefined, firmware: d.fwVer });
+      const gen = nicGeneration({
+        caType: d.vendorPartId !== undefined ? `MT${d.vendorPartId}` : undefined,
+        firmware: d.fwVer,
+      });
       if (gen !== 'ConnectX-4 Lx' || !d.fwVer) continue;
       const i = idx(lines, /^\s*fw_ver:/, idx(lines, new RegExp(`^\\s*hca_id:\\s*${escapeRe(d.device)}`)));
       out.push(
         ...d25NicStack({
           firmware: { version: d.fwVer, evidence: `${d.device}: fw_ver: ${d.fwVer}`, line: lineNo(i) },
-          device: { generation: gen, evidence: d.vendorPartId !== undefined ? `vendor_part_id: ${d.vendorPartId}` : `fw ${d.fwVer}` },
+          device: {
+            generation: gen,
+            evidence: d.vendorPartId !== undefined ? `vendor_part_id: ${d.vendorPartId}` : `fw ${d.fwVer}`,
+          },
           kind: 'ibv_devinfo',
         }),
       );
@@ -225,10 +255,25 @@ export const ibvDevinfo: KindDef<IbvDevinfoFacts> = {
   summary(f) {
     const rows: Array<[string, string]> = [];
     if (f.hcas) rows.push(['HCAs', f.hcas.join(', ')]);
-    if (f.devices.length) rows.push(['devices', f.devices.map((d) => `${d.device}${d.fwVer ? ` fw ${d.fwVer}` : ''}`).join(', ')]);
-    if (f.ports.length) rows.push(['ports', f.ports.map((p) => `${p.device ?? '?'}/${p.port} ${p.state ?? '?'} ${p.linkLayer ?? ''} mtu ${p.activeMtu ?? '?'}`.trim()).join('; ')]);
-    const small = f.ports.filter((p) => p.activeMtu !== undefined && p.activeMtu < 4096 && /^ethernet$/i.test(p.linkLayer ?? ''));
-    if (small.length) rows.push(['active_mtu < 4096', `${small.map((p) => `${p.device ?? '?'}/${p.port}: ${p.activeMtu}`).join(', ')} (netdev MTU < 4200; R24)`]);
+    if (f.devices.length)
+      rows.push(['devices', f.devices.map((d) => `${d.device}${d.fwVer ? ` fw ${d.fwVer}` : ''}`).join(', ')]);
+    if (f.ports.length)
+      rows.push([
+        'ports',
+        f.ports
+          .map((p) =>
+            `${p.device ?? '?'}/${p.port} ${p.state ?? '?'} ${p.linkLayer ?? ''} mtu ${p.activeMtu ?? '?'}`.trim(),
+          )
+          .join('; '),
+      ]);
+    const small = f.ports.filter(
+      (p) => p.activeMtu !== undefined && p.activeMtu < 4096 && /^ethernet$/i.test(p.linkLayer ?? ''),
+    );
+    if (small.length)
+      rows.push([
+        'active_mtu < 4096',
+        `${small.map((p) => `${p.device ?? '?'}/${p.port}: ${p.activeMtu}`).join(', ')} (netdev MTU < 4200; R24)`,
+      ]);
     if (f.gids) rows.push(['GIDs', `${f.gids.length} (${f.gids.filter((g) => g.ipv4).length} IPv4-mapped)`]);
     if (f.noDevices) rows.push(['devices', 'none (No IB devices found)']);
     return rows;

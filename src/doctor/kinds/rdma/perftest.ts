@@ -14,7 +14,10 @@ import { by, fmtGbps, idx, lineRateInText } from './common.js';
 export const perftest: KindDef<PerftestFacts> = {
   kind: 'perftest',
   detect(text) {
-    const title = firstMatch(text, /^[ \t]*(?:RDMA_Write|RDMA_Read|Send|Atomic\w*|Raw Ethernet)(?: Post List)? (?:BW|Latency) Test[ \t]*$/m);
+    const title = firstMatch(
+      text,
+      /^[ \t]*(?:RDMA_Write|RDMA_Read|Send|Atomic\w*|Raw Ethernet)(?: Post List)? (?:BW|Latency) Test[ \t]*$/m,
+    );
     const table = /^[ \t]*#bytes[ \t]+#iterations/m.test(text);
     const labels = /^[ \t]*(?:Dual-port|Number of qps|Connection type|Link type)[ \t]*:/m.test(text);
     if (title >= 0) return scoreAt(table || labels ? 0.97 : 0.8, title, text.length);
@@ -45,12 +48,18 @@ export const perftest: KindDef<PerftestFacts> = {
   },
   summary(f) {
     const rows: Array<[string, string]> = [[`test`, `${f.test ?? '?'}${f.side ? ` (${f.side})` : ''}`]];
-    rows.push(['device', `${f.device ?? '?'}${f.linkType ? `, link ${f.linkType}` : ''}${f.gidIndex !== undefined ? `, GID index ${f.gidIndex}` : ''}${f.mtu ? `, MTU ${f.mtu}` : ''}`]);
+    rows.push([
+      'device',
+      `${f.device ?? '?'}${f.linkType ? `, link ${f.linkType}` : ''}${f.gidIndex !== undefined ? `, GID index ${f.gidIndex}` : ''}${f.mtu ? `, MTU ${f.mtu}` : ''}`,
+    ]);
     const last = [...f.results].sort((a, b) => b.bytes - a.bytes)[0];
-    if (last && f.metric !== 'lat') rows.push(['BW average', `${fmtGbps(last.bwAvgGbps)} at ${last.bytes} B (peak ${fmtGbps(last.bwPeakGbps)})`]);
-    if (last && f.metric === 'lat') rows.push(['latency', `typical ${last.tTypicalUs ?? '?'} µs, avg ${last.tAvgUs ?? '?'} µs at ${last.bytes} B`]);
+    if (last && f.metric !== 'lat')
+      rows.push(['BW average', `${fmtGbps(last.bwAvgGbps)} at ${last.bytes} B (peak ${fmtGbps(last.bwPeakGbps)})`]);
+    if (last && f.metric === 'lat')
+      rows.push(['latency', `typical ${last.tTypicalUs ?? '?'} µs, avg ${last.tAvgUs ?? '?'} µs at ${last.bytes} B`]);
     if (!last) rows.push(['results', 'none (cut before the result row)']);
-    if (f.mtu === 1024 && /ethernet/i.test(f.linkType ?? '')) rows.push(['note', 'Mtu 1024: netdev MTU < 4200 (R24), ≈ 5 % goodput lost']);
+    if (f.mtu === 1024 && /ethernet/i.test(f.linkType ?? ''))
+      rows.push(['note', 'Mtu 1024: netdev MTU < 4200 (R24), ≈ 5 % goodput lost']);
     if (f.errors?.length) rows.push(['errors', f.errors.join(' | ')]);
     return rows;
   },

@@ -33,7 +33,17 @@ export const mlnxQos: KindDef<MlnxQosFacts> = {
     const rows: Array<[string, string]> = [];
     if (f.netdev) rows.push(['interface', f.netdev]);
     rows.push(['trust', f.trust ?? 'not printed']);
-    rows.push(['PFC', f.pfc ? `${f.pfc.join(' ')} (on: ${f.pfc.map((v, i) => (v ? i : -1)).filter((i) => i >= 0).join(',') || 'none'})` : '?']);
+    rows.push([
+      'PFC',
+      f.pfc
+        ? `${f.pfc.join(' ')} (on: ${
+            f.pfc
+              .map((v, i) => (v ? i : -1))
+              .filter((i) => i >= 0)
+              .join(',') || 'none'
+          })`
+        : '?',
+    ]);
     if (f.dscp2prio?.['26'] !== undefined) rows.push(['DSCP 26 →', `prio ${f.dscp2prio['26']}`]);
     if (f.dcbx) rows.push(['DCBX', f.dcbx]);
     if (f.errors?.length) rows.push(['errors', f.errors.join(' | ')]);
@@ -51,15 +61,28 @@ export const bonding: KindDef<BondingFacts> = {
     if (d > 0) return d;
     const mode = firstMatch(text, /^[ \t]*Bonding Mode:[ \t]*\S/m);
     if (mode < 0) return 0;
-    return scoreAt(/^[ \t]*Slave Interface:/m.test(text) || /^[ \t]*MII Status:/m.test(text) ? 0.9 : 0.7, mode, text.length);
+    return scoreAt(
+      /^[ \t]*Slave Interface:/m.test(text) || /^[ \t]*MII Status:/m.test(text) ? 0.9 : 0.7,
+      mode,
+      text.length,
+    );
   },
   parse: parseBonding,
   findings: (f, text) => d10BondDegraded(f, textLines(text)),
   summary(f) {
-    const rows: Array<[string, string]> = [['mode', `${f.mode ?? '?'}${f.hashPolicy ? `, ${f.hashPolicy}` : ''}${f.lacpRate ? `, lacp ${f.lacpRate}` : ''}`]];
+    const rows: Array<[string, string]> = [
+      ['mode', `${f.mode ?? '?'}${f.hashPolicy ? `, ${f.hashPolicy}` : ''}${f.lacpRate ? `, lacp ${f.lacpRate}` : ''}`],
+    ];
     if (f.miimonMs !== undefined) rows.push(['miimon', `${f.miimonMs} ms`]);
-    rows.push(['slaves', f.slaves.map((s) => `${s.name} ${s.mii ?? '?'}${s.speedMbps ? ` ${s.speedMbps} Mb/s` : ''}`).join(', ') || 'none']);
-    if (f.activeAggregator) rows.push(['active aggregator', `id ${f.activeAggregator.id ?? '?'}, ${f.activeAggregator.ports ?? '?'} ports, partner ${f.activeAggregator.partnerMac ?? '?'}`]);
+    rows.push([
+      'slaves',
+      f.slaves.map((s) => `${s.name} ${s.mii ?? '?'}${s.speedMbps ? ` ${s.speedMbps} Mb/s` : ''}`).join(', ') || 'none',
+    ]);
+    if (f.activeAggregator)
+      rows.push([
+        'active aggregator',
+        `id ${f.activeAggregator.id ?? '?'}, ${f.activeAggregator.ports ?? '?'} ports, partner ${f.activeAggregator.partnerMac ?? '?'}`,
+      ]);
     if (f.noActiveAggregator) rows.push(['aggregator', 'none active']);
     return rows;
   },

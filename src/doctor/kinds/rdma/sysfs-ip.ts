@@ -23,7 +23,15 @@ export const showCounters: KindDef<ShowCountersFacts> = {
   detect: (text) => by(text, /^[ \t]*Port[ \t]+\d+[ \t]+(?:hw[ \t]+)?counters:?[ \t]*$/m, 0.95),
   parse: parseShowCounters,
   findings(f, text) {
-    const d = d12PauseDrops({ counters: f.counters, lines: textLines(text), where: f.device, netdev: f.device ? netdevsInText(text).get(`${f.device}/${f.sections[0]?.port ?? 1}`) ?? `<netdev of ${f.device}>` : undefined, kind: 'show_counters' });
+    const d = d12PauseDrops({
+      counters: f.counters,
+      lines: textLines(text),
+      where: f.device,
+      netdev: f.device
+        ? (netdevsInText(text).get(`${f.device}/${f.sections[0]?.port ?? 1}`) ?? `<netdev of ${f.device}>`)
+        : undefined,
+      kind: 'show_counters',
+    });
     return d ? [d] : [];
   },
   summary(f) {
@@ -52,7 +60,9 @@ export const sysfsInfiniband: KindDef<SysfsInfinibandFacts> = {
       const st = idx(lines, new RegExp(`/sys/class/infiniband/${escapeRe(p.device)}/ports/${p.port}/state:`));
       const ph = idx(lines, new RegExp(`/sys/class/infiniband/${escapeRe(p.device)}/ports/${p.port}/phys_state:`));
       const ev = [st, ph].filter((i) => i >= 0).map((i) => (lines[i] ?? '').trim());
-      const state = p.state ?? (p.stateCode !== undefined ? ['', 'DOWN', 'INIT', 'ARMED', 'ACTIVE', 'ACTIVE_DEFER'][p.stateCode] : undefined);
+      const state =
+        p.state ??
+        (p.stateCode !== undefined ? ['', 'DOWN', 'INIT', 'ARMED', 'ACTIVE', 'ACTIVE_DEFER'][p.stateCode] : undefined);
       const d = d08PortNotActive({
         device: p.device,
         port: p.port,
@@ -66,17 +76,38 @@ export const sysfsInfiniband: KindDef<SysfsInfinibandFacts> = {
       if (d) out.push(d);
     }
     for (const [key, counters] of Object.entries(f.counters)) {
-      const d = d12PauseDrops({ counters, lines, where: key, netdev: `<netdev of ${key.split('/')[0]}>`, kind: 'sysfs-infiniband' });
+      const d = d12PauseDrops({
+        counters,
+        lines,
+        where: key,
+        netdev: `<netdev of ${key.split('/')[0]}>`,
+        kind: 'sysfs-infiniband',
+      });
       if (d) out.push(d);
     }
     return out;
   },
   summary(f) {
     const rows: Array<[string, string]> = [];
-    if (f.devices.length) rows.push(['devices', f.devices.map((d) => `${d.device}${d.hcaType ? ` ${d.hcaType}` : ''}${d.fwVer ? ` fw ${d.fwVer}` : ''}`).join(', ')]);
-    if (f.ports.length) rows.push(['ports', f.ports.map((p) => `${p.device}/${p.port} ${p.state ?? '?'} ${p.rate ?? ''} ${p.linkLayer ?? ''}`.replace(/\s+/g, ' ').trim()).join('; ')]);
+    if (f.devices.length)
+      rows.push([
+        'devices',
+        f.devices
+          .map((d) => `${d.device}${d.hcaType ? ` ${d.hcaType}` : ''}${d.fwVer ? ` fw ${d.fwVer}` : ''}`)
+          .join(', '),
+      ]);
+    if (f.ports.length)
+      rows.push([
+        'ports',
+        f.ports
+          .map((p) =>
+            `${p.device}/${p.port} ${p.state ?? '?'} ${p.rate ?? ''} ${p.linkLayer ?? ''}`.replace(/\s+/g, ' ').trim(),
+          )
+          .join('; '),
+      ]);
     const keys = Object.keys(f.counters);
-    if (keys.length) rows.push(['counters', keys.map((k) => `${k} (${Object.keys(f.counters[k] ?? {}).length})`).join(', ')]);
+    if (keys.length)
+      rows.push(['counters', keys.map((k) => `${k} (${Object.keys(f.counters[k] ?? {}).length})`).join(', ')]);
     if (f.gids?.length) rows.push(['GIDs', String(f.gids.length)]);
     return rows;
   },
@@ -93,7 +124,8 @@ const IP_ONELINE = /^[ \t]*\d+:[ \t]+[^\s:@]+[ \t]+inet6?[ \t]+[0-9a-fA-F:.]+\/\
 export const ipLink: KindDef<IpKindFacts> = {
   kind: 'ip-link',
   detect(text) {
-    if (/^\s*\[\s*\{[^\n]{0,300}"ifname"/.test(text) && /"(?:operstate|addr_info|link_type)"/.test(text.slice(0, 4096))) return 0.9;
+    if (/^\s*\[\s*\{[^\n]{0,300}"ifname"/.test(text) && /"(?:operstate|addr_info|link_type)"/.test(text.slice(0, 4096)))
+      return 0.9;
     const h = by(text, IP_HEAD, 0.9);
     if (h > 0) return h;
     return by(text, IP_ONELINE, 0.85);
@@ -105,12 +137,31 @@ export const ipLink: KindDef<IpKindFacts> = {
   findings: () => [],
   summary(f) {
     const rows: Array<[string, string]> = [
-      ['interfaces', f.netdevs.map((n) => `${n.ifname} ${n.operstate ?? '?'}${n.mtu ? ` mtu ${n.mtu}` : ''}${n.linkKind ? ` ${n.linkKind}` : ''}`).join(', ')],
+      [
+        'interfaces',
+        f.netdevs
+          .map(
+            (n) =>
+              `${n.ifname} ${n.operstate ?? '?'}${n.mtu ? ` mtu ${n.mtu}` : ''}${n.linkKind ? ` ${n.linkKind}` : ''}`,
+          )
+          .join(', '),
+      ],
     ];
-    const addrs = f.netdevs.flatMap((n) => (n.addresses ?? []).filter((a) => a.family === 'inet').map((a) => `${n.ifname} ${a.local}/${a.prefixlen ?? '?'}`));
+    const addrs = f.netdevs.flatMap((n) =>
+      (n.addresses ?? []).filter((a) => a.family === 'inet').map((a) => `${n.ifname} ${a.local}/${a.prefixlen ?? '?'}`),
+    );
     if (addrs.length) rows.push(['IPv4', addrs.join(', ')]);
     const bonds = f.netdevs.filter((n) => n.bond);
-    if (bonds.length) rows.push(['bonds', bonds.map((b) => `${b.ifname} mode ${b.bond?.mode ?? '?'}${b.bond?.miimon !== undefined ? ` miimon ${b.bond.miimon}` : ''}`).join(', ')]);
+    if (bonds.length)
+      rows.push([
+        'bonds',
+        bonds
+          .map(
+            (b) =>
+              `${b.ifname} mode ${b.bond?.mode ?? '?'}${b.bond?.miimon !== undefined ? ` miimon ${b.bond.miimon}` : ''}`,
+          )
+          .join(', '),
+      ]);
     return rows;
   },
 };
@@ -137,7 +188,13 @@ const RV_SYS = /^[ \t]*netns[ \t]+(shared|exclusive)(?:[ \t]+copy-on-fork[ \t]+(
 export const roceValidate: KindDef<RoceValidateFacts> = {
   kind: 'roce-validate',
   detect(text) {
-    const parts = [RV_STATE.test(text), RV_LL.test(text), RV_SYS.test(text), IP_HEAD.test(text) || IP_ONELINE.test(text), countMatches(text, LSMOD_ROW, 2) >= 1];
+    const parts = [
+      RV_STATE.test(text),
+      RV_LL.test(text),
+      RV_SYS.test(text),
+      IP_HEAD.test(text) || IP_ONELINE.test(text),
+      countMatches(text, LSMOD_ROW, 2) >= 1,
+    ];
     const n = parts.filter(Boolean).length;
     if (n >= 3 && (parts[0] || parts[2])) return 0.97;
     return 0;
@@ -172,10 +229,27 @@ export const roceValidate: KindDef<RoceValidateFacts> = {
   },
   summary(f) {
     return [
-      ['interfaces', f.netdevs.map((n) => `${n.ifname} ${n.operstate ?? ''} mtu ${n.mtu ?? '?'} ${(n.addresses ?? []).map((a) => `${a.local}/${a.prefixlen ?? '?'}`).join(' ')}`.replace(/\s+/g, ' ').trim()).join('; ')],
+      [
+        'interfaces',
+        f.netdevs
+          .map((n) =>
+            `${n.ifname} ${n.operstate ?? ''} mtu ${n.mtu ?? '?'} ${(n.addresses ?? []).map((a) => `${a.local}/${a.prefixlen ?? '?'}`).join(' ')}`
+              .replace(/\s+/g, ' ')
+              .trim(),
+          )
+          .join('; '),
+      ],
       ['RDMA port', `${f.portState ?? '?'} ${f.linkLayer ?? ''}`.trim()],
-      ['rdma system', f.rdmaSystem ? `netns ${f.rdmaSystem.netns}${f.rdmaSystem.copyOnFork ? `, copy-on-fork ${f.rdmaSystem.copyOnFork}` : ''}` : '?'],
-      ['peermem', f.modules.some((m) => m.name === 'nvidia_peermem' || m.name === 'nv_peer_mem') ? 'loaded' : 'not listed'],
+      [
+        'rdma system',
+        f.rdmaSystem
+          ? `netns ${f.rdmaSystem.netns}${f.rdmaSystem.copyOnFork ? `, copy-on-fork ${f.rdmaSystem.copyOnFork}` : ''}`
+          : '?',
+      ],
+      [
+        'peermem',
+        f.modules.some((m) => m.name === 'nvidia_peermem' || m.name === 'nv_peer_mem') ? 'loaded' : 'not listed',
+      ],
     ];
   },
 };
