@@ -1,5 +1,5 @@
 /** The registry of stages with checks. Later stages join this list as they are built. */
-import type { StageDef, StageId } from '../src/engine/types.js';
+import type { StageId, AnyStageDef } from '../src/engine/types.js';
 import { inventoryStage } from './inventory/index.js';
 import { osStage } from './os/index.js';
 import { nicStackStage } from './nic-stack/index.js';
@@ -12,7 +12,7 @@ import { ncclStage } from './nccl/index.js';
 import { rayStage } from './ray/index.js';
 import { vllmStage } from './vllm/index.js';
 
-export const STAGES: ReadonlyArray<StageDef<any, any>> = [
+export const STAGES: ReadonlyArray<AnyStageDef> = [
   inventoryStage,
   osStage,
   nicStackStage,
@@ -26,7 +26,7 @@ export const STAGES: ReadonlyArray<StageDef<any, any>> = [
   vllmStage,
 ];
 
-export function stageById(id: StageId): StageDef<any, any> | undefined {
+export function stageById(id: StageId): AnyStageDef | undefined {
   return STAGES.find((s) => s.id === id);
 }
 

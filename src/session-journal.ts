@@ -27,7 +27,7 @@ import type { Engine } from './engine/runner.js';
 import type { StepExecutor } from './engine/steps.js';
 import type { EngineStore } from './engine/store-types.js';
 import { verificationText } from './engine/run-output.js';
-import type { StageDef, StageId } from './engine/types.js';
+import type { StageId, AnyStageDef } from './engine/types.js';
 import type { Target } from './target.js';
 import { stageById } from '../checks/stages.js';
 
@@ -139,7 +139,7 @@ export class TuiJournal {
     if (!found || this.modal?.ui.phase !== 'ask') return;
     if (engine.busy) return this.notice('a stage is running; wait for it or press c to cancel');
     const ids = resumeStages(found.journal);
-    const defs = ids.map((id) => stageById(id)).filter((d): d is StageDef<any, any> => d !== undefined);
+    const defs = ids.map((id) => stageById(id)).filter((d): d is AnyStageDef => d !== undefined);
     const first = defs[0];
     if (!first) return;
     let journal: ApplyJournal | undefined;

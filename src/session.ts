@@ -8,7 +8,7 @@ import { SessionLog } from './engine/session-log.js';
 import type { EngineStore } from './engine/store-types.js';
 import { PaneOutputCoalescer } from './engine/output-coalescer.js';
 import { Prompts, type Answers } from './engine/prompts.js';
-import type { StageDef, StageId } from './engine/types.js';
+import type { StageId, AnyStageDef } from './engine/types.js';
 import type { ClusterConfig, HostConfig } from './config/schema.js';
 import { ConfigError } from './config/errors.js';
 import { SavedConfig } from './config/store.js';
@@ -39,7 +39,7 @@ export interface SessionOptions {
   /** For hosts the setup screen adds: the sudo password typed at start (memory only). */
   sudoPassword?: string;
   /** The stages to offer instead of the registry (bench/stream.mjs runs one streaming stage through the real TUI). */
-  stages?: ReadonlyArray<StageDef<any, any>>;
+  stages?: ReadonlyArray<AnyStageDef>;
 }
 
 export interface TrustQuestion {
@@ -61,7 +61,7 @@ export class TuiSession implements Controller {
   private engine: Engine | undefined;
   private unsubscribe: (() => void) | undefined;
   private readonly prompts: Prompts;
-  private readonly stages: ReadonlyArray<StageDef<any, any>>;
+  private readonly stages: ReadonlyArray<AnyStageDef>;
   readonly implementedStages: readonly StageId[];
   readonly initialHosts: HostConfig[];
   readonly initialDesign: ClusterConfig['network']['design'];
@@ -345,7 +345,7 @@ export class TuiSession implements Controller {
     }
   }
 
-  private stageDef(id: StageId): StageDef<any, any> | undefined {
+  private stageDef(id: StageId): AnyStageDef | undefined {
     return this.stages.find((s) => s.id === id);
   }
 

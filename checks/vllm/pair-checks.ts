@@ -81,7 +81,7 @@ export async function vllmClusterRun(ctx: ClusterRunContext<VllmFacts>): Promise
     parts.set(block.slice(0, nl).trim(), block.slice(nl + 1).trim());
   }
   const code = Number(parts.get('health')?.split('\n').pop());
-  let models: string[] = [];
+  let models: string[];
   try {
     const j = JSON.parse(parts.get('models') ?? '') as { data?: Array<{ id?: string }> };
     models = (j.data ?? []).map((m) => String(m.id));

@@ -14,7 +14,10 @@ const MARK: Record<StepResult['status'], string> = { planned: 'â—', applied: 'â
 export function planLines(steps: readonly StepResult[], hostOrder: readonly string[], focus?: string): PlanLine[] {
   const ids = [...new Set(steps.map((s) => s.id))];
   // A step waiting for confirmation is shown first.
-  if (focus && ids.includes(focus)) (ids.splice(ids.indexOf(focus), 1), ids.unshift(focus));
+  if (focus && ids.includes(focus)) {
+    ids.splice(ids.indexOf(focus), 1);
+    ids.unshift(focus);
+  }
   const out: PlanLine[] = [];
   for (const id of ids) {
     const forStep = steps

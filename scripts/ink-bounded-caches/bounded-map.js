@@ -7,7 +7,8 @@
 export class BoundedMap {
   /** @param {number} limit */
   constructor(limit) {
-    if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`BoundedMap limit must be a positive integer, got ${limit}`);
+    if (!Number.isInteger(limit) || limit < 1)
+      throw new RangeError(`BoundedMap limit must be a positive integer, got ${limit}`);
     this.limit = limit;
     /** @type {Map<string, unknown>} */
     this.map = new Map();

@@ -9,7 +9,7 @@ import { chmodSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { Engine, type StageOutcome } from '../engine/runner.js';
-import type { CheckResult, StageDef } from '../engine/types.js';
+import type { CheckResult, AnyStageDef } from '../engine/types.js';
 import type { ClusterConfig } from '../config/schema.js';
 import type { Host } from '../transport/types.js';
 import { jsonReport } from '../engine/run-output.js';
@@ -35,7 +35,7 @@ export interface BundleOptions {
   deltaSeconds?: number;
   /** Secrets known up front (a sudo password): redacted wherever they appear. */
   knownSecrets?: readonly string[];
-  stages?: ReadonlyArray<StageDef<any, any>>;
+  stages?: ReadonlyArray<AnyStageDef>;
   signal?: AbortSignal;
   now?: Date;
   /** Progress lines for the terminal (never secret: names and counts only). */
@@ -58,7 +58,7 @@ export interface Bundle {
  * Runs every stage's read-only checks. The benchmark stages' cluster runs are left out; their pair
  * checks that compare only the hosts' facts (GIDs, active MTU, versions) still run.
  */
-export function readOnlyChecks(engine: Engine, stages: ReadonlyArray<StageDef<any, any>>): Promise<StageOutcome[]> {
+export function readOnlyChecks(engine: Engine, stages: ReadonlyArray<AnyStageDef>): Promise<StageOutcome[]> {
   // One pass: each host is read once (Engine.runStages).
   return engine.runStages(stages, (s) =>
     BENCHMARK_STAGES.has(s.id) ? { skipCluster: true, pairChecksWithoutCluster: FACT_PAIR_CHECKS } : {},

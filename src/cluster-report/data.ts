@@ -6,7 +6,14 @@
  * through the bundle's redaction, since reports get pasted into tickets as readily as bundles.
  */
 import { Engine, type StageOutcome } from '../engine/runner.js';
-import { worstStatus, type CheckResult, type CheckStatus, type StageDef, type StageId } from '../engine/types.js';
+import {
+  worstStatus,
+  type CheckResult,
+  type CheckStatus,
+  type StageDef,
+  type StageId,
+  type AnyStageDef,
+} from '../engine/types.js';
 import type { ClusterConfig } from '../config/schema.js';
 import type { Host } from '../transport/types.js';
 import { STAGES, STAGE_TITLES } from '../../checks/stages.js';
@@ -48,7 +55,7 @@ export interface GatherOptions {
   hosts: readonly Host[];
   source: string;
   runId: string;
-  stages?: ReadonlyArray<StageDef<any, any>>;
+  stages?: ReadonlyArray<AnyStageDef>;
   signal?: AbortSignal;
   now?: Date;
   progress?: (line: string) => void;

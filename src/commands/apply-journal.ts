@@ -24,7 +24,7 @@ import {
 } from '../engine/journal-rollback.js';
 import { describeFound } from '../engine/journal-text.js';
 import type { Engine } from '../engine/runner.js';
-import type { StageDef, StageId } from '../engine/types.js';
+import type { StageId, AnyStageDef } from '../engine/types.js';
 import type { Target } from '../target.js';
 import { stageById } from '../../checks/stages.js';
 import { UsageError, type CliValues } from './common.js';
@@ -34,7 +34,7 @@ type Mode = 'check' | 'plan' | 'apply';
 export type Gate =
   | { kind: 'exit'; code: number }
   | { kind: 'rollback'; found: Extract<FoundJournal, { state: 'interrupted' }> }
-  | { kind: 'run'; stages?: Array<StageDef<any, any>>; carry?: JournalStep[]; resumed?: JournalFile; path?: string };
+  | { kind: 'run'; stages?: Array<AnyStageDef>; carry?: JournalStep[]; resumed?: JournalFile; path?: string };
 
 /** The TARGET flags as the operator gave them, for commands they can paste. */
 function targetArgs(values: CliValues): string {

@@ -5,11 +5,11 @@
 import type { Engine } from './runner.js';
 import type { StepUndo } from './events.js';
 import type {
+  AnyStageDef,
   CheckResult,
   FileChange,
   HostFacts,
   HostRunner,
-  StageDef,
   StepDef,
   StepExecContext,
   StepResult,
@@ -40,7 +40,7 @@ export interface ProcedureDeps {
  */
 export async function runProcedure(
   x: ProcedureDeps,
-  stage: StageDef<any, any>,
+  stage: AnyStageDef,
   step: StepDef<unknown>,
   targets: string[],
   all: HostFacts<unknown>[],

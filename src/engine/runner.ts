@@ -13,6 +13,7 @@ import { cannotTellVerdict, unreadableNeeds } from './probe-health.js';
 import { groundedVerdict } from './verdict-guard.js';
 import {
   worstStatus,
+  type AnyStageDef,
   type CheckResult,
   type HostCheckDef,
   type HostFacts,
@@ -170,8 +171,8 @@ export class Engine {
    * are dropped, unless it says it only reads (HostRunner `readsOnly`: the os stage's clock read).
    */
   async runStages(
-    stages: readonly StageDef<any>[],
-    optionsFor: (stage: StageDef<any>) => Omit<RunStageOptions, 'signal'> = () => ({}),
+    stages: readonly AnyStageDef[],
+    optionsFor: (stage: AnyStageDef) => Omit<RunStageOptions, 'signal'> = () => ({}),
   ): Promise<StageOutcome[]> {
     return this.busyWhile(async (signal) => {
       const outcomes: StageOutcome[] = [];

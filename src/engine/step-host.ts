@@ -42,7 +42,7 @@ export async function probeFresh(host: Host): Promise<{ ok: boolean; detail: str
 export async function awaitHost(host: Host, limit = 120_000): Promise<{ ok: boolean; detail: string }> {
   const started = Date.now();
   let pause = 1000;
-  let last = '';
+  let last: string;
   for (let tries = 1; ; tries++) {
     try {
       const left = Math.max(1, started + limit - Date.now());

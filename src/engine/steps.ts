@@ -10,6 +10,7 @@
 import { posix } from 'node:path';
 import type { Engine, StageOutcome } from './runner.js';
 import type {
+  AnyStageDef,
   CheckResult,
   Danger,
   FileChange,
@@ -62,7 +63,7 @@ function fileCommand(f: FileChange): string {
   return `sudo install -D -m ${f.mode.toString(8).padStart(4, '0')} -o root -g root /dev/stdin ${quoteArgv([f.path])}`;
 }
 
-function skipped(stage: StageDef<any, any>, step: StepDef<unknown>, host: string | null, summary: string): StepResult {
+function skipped(stage: AnyStageDef, step: StepDef<unknown>, host: string | null, summary: string): StepResult {
   return {
     id: step.id,
     stage: stage.id,
@@ -114,11 +115,11 @@ export class StepExecutor {
    * again at the end, after the later stages had their chance.
    */
   async applyStages(
-    stages: ReadonlyArray<StageDef<any, any>>,
-  ): Promise<{ outcomes: StageOutcome[]; stoppedAfter?: StageDef<any, any>['id']; notRun: string[] }> {
+    stages: ReadonlyArray<AnyStageDef>,
+  ): Promise<{ outcomes: StageOutcome[]; stoppedAfter?: AnyStageDef['id']; notRun: string[] }> {
     const outcomes: StageOutcome[] = [];
     const recheck: number[] = [];
-    let stoppedAfter: StageDef<any, any>['id'] | undefined;
+    let stoppedAfter: AnyStageDef['id'] | undefined;
     for (const stage of stages) {
       const outcome = await this.applyStage(stage);
       outcomes.push(outcome);
@@ -196,7 +197,7 @@ export class StepExecutor {
   }
 
   private async runStep(
-    stage: StageDef<any, any>,
+    stage: AnyStageDef,
     step: StepDef<unknown>,
     results: readonly CheckResult[],
     all: HostFacts<unknown>[],
@@ -298,7 +299,7 @@ export class StepExecutor {
   }
 
   private async confirmed(
-    stage: StageDef<any, any>,
+    stage: AnyStageDef,
     step: StepDef<unknown>,
     hosts: readonly string[],
     plans: readonly StepResult[],
@@ -313,7 +314,7 @@ export class StepExecutor {
    * files exist now (what undoing it takes: a file written later without a backup was new).
    */
   private async preview(
-    stage: StageDef<any, any>,
+    stage: AnyStageDef,
     step: StepDef<unknown>,
     host: string,
     plan: StepPlan | null,
@@ -380,7 +381,7 @@ export class StepExecutor {
    * Any other failure rolls back what this step changed, across every attempt.
    */
   private async execute(
-    stage: StageDef<any, any>,
+    stage: AnyStageDef,
     step: StepDef<unknown>,
     host: string,
     plan: StepPlan,

@@ -135,6 +135,13 @@ export interface StageDef<F = unknown, C = unknown> {
   steps?: readonly StepDef<F>[];
 }
 
+/**
+ * A stage whatever its facts and cluster-facts types: the registry, the runner and the session hold stages of
+ * different types side by side, and each stage's functions only ever see the facts its own probes produced.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- existential: each stage's types are its own
+export type AnyStageDef = StageDef<any, any>;
+
 /** docs/STAGES.md §1: what a step may interrupt. */
 export type Danger = 'safe' | 'disruptive' | 'network' | 'reboot';
 

@@ -77,7 +77,7 @@ export async function lintFiles(paths: string[]): Promise<LintReport> {
     files: built.map((b) => {
       const file = escapeInvisible(b.path);
       if (!b.file) return { file, kind: 'unreadable', findings: [], error: escapeInvisible(b.error ?? 'cannot read') };
-      let findings: Finding[] = [];
+      let findings: Finding[];
       try {
         findings = runCfgRules(b.file, ctx);
       } catch {

@@ -10,14 +10,14 @@ import { collapseCarriageReturns, sanitize } from '../util/sanitize.js';
 export function logLines(text: unknown): string[] {
   if (typeof text !== 'string' || text === '') return [];
   const lines = text.split('\n');
-  // eslint-disable-next-line no-control-regex
+
   const anyControl = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]/.test(text);
   if (!anyControl) return lines;
   for (let i = 0; i < lines.length; i++) {
     let l = lines[i] ?? '';
     if (l.endsWith('\r')) l = l.slice(0, -1);
     // Fast path: most log lines carry no control characters at all.
-    // eslint-disable-next-line no-control-regex
+
     if (/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]/.test(l)) {
       l = sanitize(collapseCarriageReturns(l));
     }

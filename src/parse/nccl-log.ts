@@ -303,7 +303,8 @@ function scanIbErrors(s: NcclLogScan, msg: string, hit: () => LogHit): void {
     if (m && !/retrying/i.test(msg)) {
       const message = (m[2] ?? '').trim();
       const errno = m[1] !== undefined ? Number(m[1]) : ERRNO_BY_TEXT[message.toLowerCase()];
-      s.modifyQp.length < MAX_HITS && s.modifyQp.push({ ...hit(), message, ...(errno !== undefined ? { errno } : {}) });
+      if (s.modifyQp.length < MAX_HITS)
+        s.modifyQp.push({ ...hit(), message, ...(errno !== undefined ? { errno } : {}) });
     }
   }
   if (msg.includes('Got completion')) {

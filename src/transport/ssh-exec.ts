@@ -19,7 +19,7 @@ import {
 import { windowValve } from './ssh-window.js';
 import { yieldWhenBusy } from './ssh-slice.js';
 import { exitOf, openExecChannel, type ActiveRun, type Connection, type ConnectionLabel } from './ssh-channel-queue.js';
-import { ConnectionLostError, TransportError, type RunOptions, type RunResult } from './types.js';
+import { ConnectionLostError, type RunOptions, type RunResult } from './types.js';
 
 /**
  * Sends a signal request for the channel. ssh2's `channel.signal()` is a no-op once our side has sent EOF

@@ -140,7 +140,8 @@ export class SshHost implements Host {
   async connect(): Promise<void> {
     this.closedByUser = false;
     // An explicit connect re-checks the host keys (e.g. after ssh-keygen -R), the jump hosts' too.
-    for (let hop: SshHost | undefined = this; hop; hop = hop.via) hop.permanentError = undefined;
+    this.permanentError = undefined;
+    for (let hop = this.via; hop; hop = hop.via) hop.permanentError = undefined;
     await this.ensureConnected(undefined, true);
   }
 

@@ -8,7 +8,7 @@
  */
 import type { Engine, StageOutcome } from '../engine/runner.js';
 import { StepExecutor, type ApplyOptions } from '../engine/steps.js';
-import { STAGE_IDS, type StageDef, type StageId } from '../engine/types.js';
+import { STAGE_IDS, type StageId, type AnyStageDef } from '../engine/types.js';
 import { stageById } from '../../checks/stages.js';
 import { FACT_PAIR_CHECKS } from '../../checks/troubleshoot/symptoms.js';
 import { diagnoseSymptom, type StageRun } from './match.js';
@@ -78,10 +78,10 @@ export async function runProbes(
 }
 
 /** The stage definitions a diagnosis' fix runs, in pipeline order. */
-export function fixStageDefs(d: Pick<Diagnosis, 'fixStages'>): StageDef<any, any>[] {
+export function fixStageDefs(d: Pick<Diagnosis, 'fixStages'>): AnyStageDef[] {
   return STAGE_IDS.filter((id) => d.fixStages.includes(id))
     .map((id) => stageById(id))
-    .filter((s): s is StageDef<any, any> => s !== undefined);
+    .filter((s): s is AnyStageDef => s !== undefined);
 }
 
 /**

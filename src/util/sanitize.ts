@@ -19,9 +19,8 @@
  * No sequence crosses a newline: an unterminated OSC must not swallow the lines after it (the evidence).
  */
 const SEQUENCES =
-  // eslint-disable-next-line no-control-regex
   /(?:\u001b\[|\u009b)[0-?]*[ -/]*[@-~]|(?:\u001b\]|\u009d)[^\u0007\u001b\u009c\n]*(?:\u0007|\u001b\\|\u009c)?|(?:\u001b[PX^_k]|[\u0090\u0098\u009e\u009f])(?:[^\u001b\u009c\n]|\u001b[^\\\n])*(?:\u001b\\|\u009c)?|\u001b[ -/]*[0-~]|\u001b[^\u0000-\u001f]?/gu;
-// eslint-disable-next-line no-control-regex
+
 const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
 const BIDI = /[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]/g;
 
@@ -29,7 +28,7 @@ const BIDI = /[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]/g;
  * Every character that sanitize or collapseCarriageReturns acts on (each sequence starts with ESC or a C1
  * control; \r is a control): text without any of them comes out of both unchanged.
  */
-// eslint-disable-next-line no-control-regex
+
 const NEEDS_CLEANING = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]/;
 
 /** Removes control sequences; keeps text, tabs and newlines. `\r` is removed too (callers collapse it first). */
@@ -103,5 +102,5 @@ export function escapeInvisible(text: string): CleanText {
   const escaped = text.replace(INVISIBLE, (c) => `\\u${c.codePointAt(0)!.toString(16).padStart(4, '0')}`);
   return escaped as CleanText;
 }
-// eslint-disable-next-line no-control-regex
+
 const INVISIBLE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/gu;

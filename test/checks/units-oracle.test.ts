@@ -15,7 +15,7 @@ import { DISCOVER_SCRIPT, hostCommands, portCommands } from '../../src/bundle/co
 import { clusterSchema, type ClusterConfig } from '../../src/config/schema.js';
 import { Engine } from '../../src/engine/runner.js';
 import { StepExecutor } from '../../src/engine/steps.js';
-import type { StageDef, StepDef, StepPlanContext } from '../../src/engine/types.js';
+import type { StepDef, StepPlanContext, AnyStageDef } from '../../src/engine/types.js';
 import { STAGES } from '../../checks/stages.js';
 import { SUDO_WRAPPER_SCRIPT } from '../../src/transport/quote.js';
 import { labTarget } from '../helpers/lab-target.js';
@@ -86,7 +86,7 @@ function collectScripts(rec: Recording, where: string): void {
  * The stages as the engine sees them, each step's plan() kept as it returns: a plan's rollback commands run
  * only when a step fails, so the apply alone would not send them.
  */
-function planRecorded(where: string): ReadonlyArray<StageDef<any, any>> {
+function planRecorded(where: string): ReadonlyArray<AnyStageDef> {
   return STAGES.map((stage) => ({
     ...stage,
     steps: stage.steps?.map((step: StepDef<unknown>) => {

@@ -96,8 +96,8 @@ describe('l20-setup CLI', () => {
   it('prints plain lines without a TTY and no colour codes', async () => {
     const r = await cli(['check', '--lab', '--stage', 'inventory'], { NO_COLOR: '1' });
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^\[l20-n1\] PASS  inventory\.gpus  8 × NVIDIA L20/m);
-    expect(r.stdout).toMatch(/^\[cluster\] PASS  inventory\.pair-hardware/m);
+    expect(r.stdout).toMatch(/^\[l20-n1\] PASS {2}inventory\.gpus {2}8 × NVIDIA L20/m);
+    expect(r.stdout).toMatch(/^\[cluster\] PASS {2}inventory\.pair-hardware/m);
     expect(r.stdout).not.toMatch(/\u001b\[/);
   });
 

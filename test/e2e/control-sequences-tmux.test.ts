@@ -105,7 +105,7 @@ async function writeBytesAsRoot(inventory: string, path: string, bytes: Buffer):
 /** Parameters of every SGR sequence in a `capture-pane -e` row, colour arguments (38/48;5;n, 38/48;2;r;g;b) skipped. */
 function sgrAttributes(row: string): number[] {
   const attrs: number[] = [];
-  // eslint-disable-next-line no-control-regex
+
   for (const m of row.matchAll(/\u001b\[([0-9;]*)m/g)) {
     const ps = (m[1] || '0').split(';').map(Number);
     for (let i = 0; i < ps.length; i++) {

@@ -86,7 +86,7 @@ export function expectedLine(e: HostileEntry, before: string, after: string): st
 }
 
 /** Characters no sanitized text may contain: C0 but tab (and newline between lines), DEL, C1, bidi controls. */
-// eslint-disable-next-line no-control-regex
+
 export const FORBIDDEN = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]/u;
 
 /** Every entry on its own line between ordinary text, as a file on a host would hold them; and what each line shows. */

@@ -5,7 +5,7 @@
  */
 import { AppStore, appState } from '../../screens/state/app-store.js';
 import { STAGES } from '../../checks/stages.js';
-import { worstStatus, type CheckStatus, type StageDef, type StageId } from '../../src/engine/types.js';
+import { worstStatus, type CheckStatus, type StageId, type AnyStageDef } from '../../src/engine/types.js';
 import { clean } from '../../src/util/sanitize.js';
 
 export function hostsOf(n: number): Array<{ name: string; address: string }> {
@@ -18,7 +18,7 @@ export type Verdict = (stage: StageId, check: string, host: string | null) => Ch
 export function runStages(
   store: AppStore,
   verdict: Verdict,
-  o: { stages?: readonly StageDef<any, any>[]; lines?: number } = {},
+  o: { stages?: readonly AnyStageDef[]; lines?: number } = {},
 ): void {
   const hosts = store.getState().hostOrder;
   for (const h of hosts) store.dispatch({ type: 'host.state', host: h, state: 'connected' });

@@ -3,11 +3,11 @@
  * needs could not be read on the host (tool missing, sudo refused, no unit manager), else undefined.
  */
 import { cannotTellVerdict, unreadableNeeds } from '../../src/engine/probe-health.js';
-import type { StageDef, Verdict } from '../../src/engine/types.js';
+import type { Verdict, AnyStageDef } from '../../src/engine/types.js';
 import type { RunResult } from '../../src/transport/types.js';
 
 export function unreadableVerdict(
-  stage: StageDef<any, any>,
+  stage: AnyStageDef,
   checkId: string,
   outputs: Readonly<Record<string, RunResult>>,
   host = 'l20-n1',

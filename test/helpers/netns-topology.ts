@@ -64,7 +64,7 @@ function ip(args: readonly string[]): string {
     return execFileSync('ip', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   } catch (err) {
     const e = err as { stderr?: string; message: string };
-    throw new Error(`ip ${args.join(' ')} failed: ${(e.stderr ?? '').trim() || e.message}`);
+    throw new Error(`ip ${args.join(' ')} failed: ${(e.stderr ?? '').trim() || e.message}`, { cause: err });
   }
 }
 

@@ -155,7 +155,7 @@ function run(cmd: string, args: readonly string[], input?: string): string {
     });
   } catch (err) {
     const e = err as { stderr?: string; message: string };
-    throw new Error(`${cmd} ${args.join(' ')} failed: ${(e.stderr ?? '').trim() || e.message}`);
+    throw new Error(`${cmd} ${args.join(' ')} failed: ${(e.stderr ?? '').trim() || e.message}`, { cause: err });
   }
 }
 
@@ -185,7 +185,7 @@ async function ensureUser(user: string): Promise<void> {
       return userExists(user);
     }, `account ${user} to exist`);
   } catch (err) {
-    throw new Error(`${(err as Error).message}; last error: ${lastError}`);
+    throw new Error(`${(err as Error).message}; last error: ${lastError}`, { cause: err });
   }
 }
 

@@ -9,7 +9,7 @@ import { rayStage } from '../../checks/ray/index.js';
 import { vllmStage } from '../../checks/vllm/index.js';
 import { clusterSchema } from '../../src/config/schema.js';
 import { Engine } from '../../src/engine/runner.js';
-import type { CheckResult, StageDef } from '../../src/engine/types.js';
+import type { CheckResult, AnyStageDef } from '../../src/engine/types.js';
 import { parseRayStart } from '../../src/parse/ray-start.js';
 import { parseRayStatus } from '../../src/parse/ray-status.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
@@ -19,7 +19,7 @@ const show = (rs: readonly CheckResult[]): string[] =>
   rs.map((r) => `${r.host ?? 'pair'}:${r.id} ${r.status}${r.rule ? ` ${r.rule}` : ''} ${r.summary}`);
 const get = (rs: readonly CheckResult[], id: string, host: string | null): CheckResult | undefined =>
   rs.find((r) => r.id === id && r.host === host);
-const apply = (engine: Engine, stage: StageDef<any, any>) => applier(engine).applyStage(stage);
+const apply = (engine: Engine, stage: AnyStageDef) => applier(engine).applyStage(stage);
 
 describe('the tutorial as written', () => {
   let t: LabTarget;

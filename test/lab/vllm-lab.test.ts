@@ -8,7 +8,7 @@ import { rayStage } from '../../checks/ray/index.js';
 import { vllmStage } from '../../checks/vllm/index.js';
 import { BENCH_SCRIPT } from '../../checks/vllm/pair-checks.js';
 import { Engine } from '../../src/engine/runner.js';
-import type { CheckResult, StageDef } from '../../src/engine/types.js';
+import type { CheckResult, AnyStageDef } from '../../src/engine/types.js';
 import { parseVllmBench } from '../../src/parse/vllm-bench.js';
 import { parseVllmLog } from '../../src/parse/vllm-log.js';
 import type { Host } from '../../src/transport/types.js';
@@ -44,7 +44,7 @@ describe('vllm on the ready lab', () => {
   });
 
   it('a second apply of both stages changes nothing', async () => {
-    for (const stage of [rayStage, vllmStage] as Array<StageDef<any, any>>) {
+    for (const stage of [rayStage, vllmStage] as Array<AnyStageDef>) {
       const o = await applier(engine).applyStage(stage);
       expect(o.changed, stage.id).toBe(0);
     }

@@ -33,12 +33,12 @@ import { networkStage } from '../../checks/network/index.js';
 import { FABRIC_FILE } from '../../checks/network/probes.js';
 import { hostsFromConfig } from '../../src/target.js';
 import type { EngineEvent } from '../../src/engine/events.js';
-import type { StageDef } from '../../src/engine/types.js';
+import type { AnyStageDef } from '../../src/engine/types.js';
 import type { Command, Host, RunOptions } from '../../src/transport/types.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
 import { applier, shellOn } from '../lab/helpers.js';
 
-const only = (...ids: string[]): StageDef<any, any> => ({
+const only = (...ids: string[]): AnyStageDef => ({
   ...networkStage,
   steps: (networkStage.steps ?? []).filter((s) => ids.includes(s.id)),
 });

@@ -7,7 +7,6 @@ import { colorWanted, fitColumns, outputRow } from '../../screens/stage/live-row
 
 /** Columns as Ink's grid counts them after SGR codes are gone: one per character, two for wide ones. */
 function columns(row: string): number {
-  // eslint-disable-next-line no-control-regex
   return Array.from(row.replace(/\u001b\[[0-9;]*m/g, '')).reduce(
     (n, c) =>
       n +

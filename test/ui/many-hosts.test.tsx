@@ -193,7 +193,7 @@ describe('64 hosts in the stage view', () => {
     await until(() => store.getState().ui.gridHost === 19, 'cursor on l20-n20');
     ui.stdin.write('}');
     await until(() => ui.lastFrame().includes('│ l20-n20  127.0.0.1:4020'), 'l20-n20 in the right pane');
-    expect(ui.lastFrame()).toMatch(/╭─+╮╭─+╮\n│ l20-n12  127\.0\.0\.1:4012 .*││ l20-n20  127\.0\.0\.1:4020/);
+    expect(ui.lastFrame()).toMatch(/╭─+╮╭─+╮\n│ l20-n12 {2}127\.0\.0\.1:4012 .*││ l20-n20 {2}127\.0\.0\.1:4020/);
     // The marks: ◧ on the left pane's host, ◨ on the right's.
     expect(ui.lastFrame()).toContain('l20-n12◧');
     expect(ui.lastFrame()).toContain('l20-n20◨');

@@ -132,7 +132,7 @@ describe('table rows', () => {
   it('a GPU row has index, bar, util, memory, temperature, power/cap, SM clock and the sparkline at a wide width', () => {
     const row = gpuRow(gpu(0), history, 80);
     expect(width(row)).toBe(80);
-    expect(row).toMatch(/^ {3}0 ▕███████ ▏  87% +39\.3\/45\.0 61°C 302\/350W 2520MHz +▄█$/);
+    expect(row).toMatch(/^ {3}0 ▕███████ ▏ {2}87% +39\.3\/45\.0 61°C 302\/350W 2520MHz +▄█$/);
     expect(gpuRow(gpu(0), history, 80, 'power')).toMatch(/███$/);
     expect(gpuRow(gpu(3), {}, 80, 'util', 'fail').startsWith('✘  3')).toBe(true);
     expect(width(gpuHeader(80, 'util', '1m'))).toBe(80);
@@ -179,8 +179,8 @@ describe('table rows', () => {
   it('a port row has netdev, RDMA device, speed, tx/rx with the share of line rate, pause by priority, discards, tx sparkline', () => {
     const row = portRow(port(), history, 90);
     expect(width(row)).toBe(90);
-    expect(row).toMatch(/^  ens1f0np0 mlx5_0    25G 21\.7  87% 21\.5  86% p3 1\.2k\/0 +0 +█▄·$/);
-    expect(portRow(port({ up: false, speedGbps: null, txGbps: 0, rxGbps: 0 }), {}, 90)).toMatch(/down  0\.0 +0\.0/);
+    expect(row).toMatch(/^ {2}ens1f0np0 mlx5_0 {4}25G 21\.7 {2}87% 21\.5 {2}86% p3 1\.2k\/0 +0 +█▄·$/);
+    expect(portRow(port({ up: false, speedGbps: null, txGbps: 0, rxGbps: 0 }), {}, 90)).toMatch(/down {2}0\.0 +0\.0/);
     expect(portRow(port(), history, 90, 'warn').startsWith('! ens1f0np0')).toBe(true);
   });
 

@@ -160,7 +160,7 @@ describe('monitor screen', () => {
     expect(count(f, 'vLLM  run 12  wait 3  gen 1.8k tok/s  KV 41%  TTFT 182ms')).toBe(2);
     expect(count(f, 'VllmWorker ×8 · 38.1 GiB each · gpu0–7')).toBe(2);
     // The alerts' subjects are marked on their rows (and coloured), failures listed first.
-    expect(f).toMatch(/✘  3 ▕/);
+    expect(f).toMatch(/✘ {2}3 ▕/);
     expect(f).toContain('! ens1f0np0');
     expect(f.indexOf('✘ gpu3 thermal — 92 °C, HW slowdown')).toBeLessThan(
       f.indexOf('! ens1f0np0 pause-storm — 12k pause frames/s'),
