@@ -7,6 +7,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import ts from 'typescript';
 import { z } from 'zod';
 import { clusterSchema, hostSchema } from '../../src/config/schema.js';
 import { ROOT } from '../helpers/cli.js';
@@ -41,13 +42,30 @@ function sourceFiles(dir: string): string[] {
     .map((d) => join(d.parentPath, d.name));
 }
 
-/** Every line of checks/ and src/ that gives a fix and mentions the inventory, with where it is. */
-const FIX_LINES = [...sourceFiles(join(ROOT, 'checks')), ...sourceFiles(join(ROOT, 'src'))].flatMap((f) =>
-  readFileSync(f, 'utf8')
-    .split('\n')
-    .map((line, i) => ({ where: `${f.slice(ROOT.length + 1)}:${i + 1}`, line }))
-    .filter((l) => /fix/i.test(l.line) && /\binventory\b/.test(l.line)),
-);
+/**
+ * Every fix text of checks/ and src/ that mentions the inventory, with where it is: the initializer of each
+ * property, variable or function whose name says fix (`fix:`, `MIGRATE_FIX`), read with the TypeScript parser, so a
+ * text that spans lines (a ternary of two templates) is one text.
+ */
+const FIX_LINES = [...sourceFiles(join(ROOT, 'checks')), ...sourceFiles(join(ROOT, 'src'))].flatMap((f) => {
+  const source = ts.createSourceFile(f, readFileSync(f, 'utf8'), ts.ScriptTarget.Latest, true);
+  const found: Array<{ where: string; line: string }> = [];
+  const visit = (node: ts.Node): void => {
+    const fixNamed = (name: ts.Node | undefined): boolean => !!name && ts.isIdentifier(name) && /fix/i.test(name.text);
+    let init: ts.Node | undefined;
+    if ((ts.isPropertyAssignment(node) || ts.isVariableDeclaration(node)) && fixNamed(node.name))
+      init = node.initializer;
+    else if (ts.isFunctionDeclaration(node) && fixNamed(node.name)) init = node.body;
+    if (init) {
+      const text = init.getText(source).replace(/\s*\n\s*/g, ' ');
+      const at = source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1;
+      if (/\binventory\b/.test(text)) found.push({ where: `${f.slice(ROOT.length + 1)}:${at}`, line: text });
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+});
 
 /** Inventory settings a fix names: `X.Y in the inventory`, `inventory X.Y` (check ids are `inventory.x`). */
 function namedKeys(line: string): string[] {
