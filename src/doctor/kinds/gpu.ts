@@ -21,8 +21,6 @@ import { nvcc, nvidiaDriverVersion, nvidiaSmiList, nvidiaSmiTopo, nvidiaSmiVersi
 import { nvidiaSmi, nvidiaSmiCsv, nvidiaSmiDmon, nvidiaSmiQ } from './gpu/nvidia-smi.js';
 import { rayStart, rayStatus, vllmBench, vllmLog } from './gpu/ray-vllm.js';
 
-export { ncclLogFindings } from './gpu/nccl.js';
-
 export const gpuKinds: KindDef[] = [
   nvidiaSmi,
   nvidiaSmiCsv,
