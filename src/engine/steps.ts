@@ -32,9 +32,6 @@ import { failingGuards } from './guards.js';
 import { runProcedure, type ProcedureDeps } from './procedure.js';
 import { repairPackageState, runsPackageTool } from '../../checks/os/package-guard.js';
 
-export { displayCommand } from './step-host.js';
-export { failingGuards } from './guards.js';
-
 export interface ApplyOptions {
   /** Plan only: compute commands and diffs, change nothing. */
   dryRun: boolean;
