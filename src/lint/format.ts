@@ -1,6 +1,6 @@
 /** Human output of `lint`: per file its kind, findings worst first with line, evidence and fix, then a summary. */
 import { NOT_CHECKED } from '../rules/cfg/index.js';
-import type { LintKind } from '../rules/cfg/index.js';
+import type { LintKind } from '../rules/cfg/context.js';
 import type { Severity } from '../rules/types.js';
 import type { LintReport } from './report.js';
 import { ruleHint } from '../rules/hint.js';

@@ -8,7 +8,7 @@
 import { stat } from 'node:fs/promises';
 import { FileRefusedError, looksBinary, readFileSafely, textEnd } from '../util/read-file-safely.js';
 import { runCfgRules } from '../rules/cfg/index.js';
-import type { CfgFile } from '../rules/cfg/index.js';
+import type { CfgFile } from '../rules/cfg/context.js';
 import { sortFindings } from '../rules/types.js';
 import type { Finding } from '../rules/types.js';
 import { buildFile, contextOf } from './build.js';

@@ -80,5 +80,3 @@ export const NOT_CHECKED: Partial<Record<LintKind, string>> = {
   'systemd-unit': 'R27 read-back, R35 live ulimit',
   markdown: 'host parts of every rule',
 };
-
-export type { CfgContext, CfgFile, CfgRule, LintKind } from './context.js';
