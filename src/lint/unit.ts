@@ -4,7 +4,7 @@
  * become settings. Never throws.
  */
 import { parseShell } from '../parse/shell-commands.js';
-import type { Setting, UnitEntry, UnitFacts } from '../rules/cfg/context.js';
+import type { Setting, UnitFacts } from '../rules/cfg/context.js';
 import { sanitize } from '../util/sanitize.js';
 
 export function parseUnit(text: string, firstLine = 1): UnitFacts {
@@ -51,5 +51,3 @@ export function unitSettings(u: UnitFacts, raw: (line: number) => string): Setti
   }
   return out;
 }
-
-export type { UnitEntry };
