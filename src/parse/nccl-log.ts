@@ -29,19 +29,6 @@ import {
   type NcclLogScan,
 } from './nccl-log-schema.js';
 
-export {
-  CONFIG_REJECTED,
-  NcclLogFactsSchema,
-  UNHANDLED,
-  WATCHDOG,
-  mayRejectConfig,
-  type CompletionHit,
-  type LogHit,
-  type ModifyQpHit,
-  type NcclLogFacts,
-  type NcclLogScan,
-} from './nccl-log-schema.js';
-
 const MAX_HITS = 20;
 const MAX_ERRORS = 100;
 

@@ -1,6 +1,6 @@
 /** NCCL logs, nccl-tests and torch watchdog logs: facts and the NCCL output rules. */
 import { describe, expect, it } from 'vitest';
-import type { NcclLogFacts } from '../../src/parse/nccl-log.js';
+import type { NcclLogFacts } from '../../src/parse/nccl-log-schema.js';
 import type { NcclTestsFacts } from '../../src/parse/nccl-tests.js';
 import type { TorchWatchdogFacts } from '../../src/parse/torch-nccl-watchdog.js';
 import { doctorText } from '../../src/doctor/doctor.js';

@@ -3,7 +3,7 @@
  * high when the job spans nodes (nNodes > 1, two or more hostnames, or a `via NET/Socket` channel); info for a
  * one-node log without NET channels, since NCCL picks a network even when no collective leaves the node.
  */
-import type { NcclLogScan } from '../../parse/nccl-log.js';
+import type { NcclLogScan } from '../../parse/nccl-log-schema.js';
 import type { Finding } from '../types.js';
 
 export function d01NcclSocket(scan: NcclLogScan): Finding | undefined {

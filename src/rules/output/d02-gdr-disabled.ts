@@ -3,7 +3,7 @@
  * `NET/IB : GPU Direct RDMA Disabled for HCA <n> '<dev>'` (older: `(no module)` appended); `NET/Socket : …`
  * does not count (that is D01). `via NET/IB/<n>` channels without `/GDRDMA` corroborate.
  */
-import type { NcclLogScan } from '../../parse/nccl-log.js';
+import type { NcclLogScan } from '../../parse/nccl-log-schema.js';
 import type { Finding } from '../types.js';
 
 export function d02GdrDisabled(scan: NcclLogScan): Finding | undefined {

@@ -4,7 +4,7 @@
  * `All entries except the first must have a prefix`, `No algorithm/protocol available for function …`
  * (older `Error : no algorithm/protocol available`), `invalid usage (run with NCCL_DEBUG=WARN for details)`.
  */
-import type { LogHit } from '../../parse/nccl-log.js';
+import type { LogHit } from '../../parse/nccl-log-schema.js';
 import type { Finding } from '../types.js';
 
 export function d03NcclConfigRejected(hits: readonly LogHit[], algoEnv: readonly LogHit[] = []): Finding | undefined {

@@ -3,7 +3,7 @@
  * (≤ 2.19), `… with status=12 …` (2.2x), `… with status=IBV_WC_RETRY_EXC_ERR(12) … vendor_err=129 … hca mlx5_1`.
  * The earliest error is reported; status 5 (flushed) is secondary to any other.
  */
-import type { CompletionHit } from '../../parse/nccl-log.js';
+import type { CompletionHit } from '../../parse/nccl-log-schema.js';
 import type { Finding } from '../types.js';
 
 const MEANING: Record<number, string> = {

@@ -3,7 +3,7 @@
  * (older) or `… failed with 110 Connection timed out, on dev mlx5_x:1, curr state INIT, next state RTR, …`.
  * An INFO `… retrying 1/N` line alone does not count (the scanner skips it).
  */
-import type { ModifyQpHit } from '../../parse/nccl-log.js';
+import type { ModifyQpHit } from '../../parse/nccl-log-schema.js';
 import type { Finding } from '../types.js';
 
 const BY_ERRNO: Record<number, string> = {

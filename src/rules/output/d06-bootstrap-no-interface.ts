@@ -2,7 +2,7 @@
  * D06 NCCL bootstrap found no socket interface — blocker (docs/RULES.md §3). `Bootstrap : no socket interface found`,
  * `NET/Socket : No usable listening interface found`, `NET/Socket : no interface found`.
  */
-import type { LogHit } from '../../parse/nccl-log.js';
+import type { LogHit } from '../../parse/nccl-log-schema.js';
 import type { Finding } from '../types.js';
 
 export function d06BootstrapNoInterface(

@@ -3,7 +3,7 @@
  * `Watchdog caught collective operation timeout: WorkNCCL(SeqNum=…, OpType=…, … Timeout(ms)=…) ran for … milliseconds
  * before timing out`, or `Exception (either an error or timeout) detected by watchdog`.
  */
-import type { LogHit } from '../../parse/nccl-log.js';
+import type { LogHit } from '../../parse/nccl-log-schema.js';
 import type { Finding } from '../types.js';
 
 export function d07CollectiveTimeout(hits: readonly LogHit[], earlier: readonly string[] = []): Finding | undefined {

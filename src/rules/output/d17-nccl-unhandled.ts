@@ -4,7 +4,7 @@
  * `remote process exited or there was a network error`. When the text holds the underlying WARN rule (D01, D04,
  * D05, D06), that rule fires too and this finding points to it.
  */
-import type { LogHit } from '../../parse/nccl-log.js';
+import type { LogHit } from '../../parse/nccl-log-schema.js';
 import type { Finding } from '../types.js';
 
 export function d17NcclUnhandled(

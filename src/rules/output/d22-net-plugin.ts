@@ -6,7 +6,7 @@
  * but was dropped for `Using network IB|Socket`. `Could not find: libnccl-net.so` / `No plugin found` alone is normal,
  * unless NCCL_NET_PLUGIN asked for a plugin (`Plugin name set by env to …`, or the variable echoed in the log).
  */
-import type { LogHit, NcclLogScan } from '../../parse/nccl-log.js';
+import type { LogHit, NcclLogScan } from '../../parse/nccl-log-schema.js';
 import type { Finding } from '../types.js';
 
 export function d22NetPlugin(scan: NcclLogScan): Finding | undefined {

@@ -3,7 +3,8 @@
  * `ncclLogFindings`, the NCCL-log rules (D01–D07, D17, D22) that vLLM logs and nccl-tests reuse.
  */
 import { countIncludes, logLines } from '../../../parse/log-lines.js';
-import { CONFIG_REJECTED, parseNcclLog, scanNcclLog, type NcclLogFacts } from '../../../parse/nccl-log.js';
+import { parseNcclLog, scanNcclLog } from '../../../parse/nccl-log.js';
+import { CONFIG_REJECTED, type NcclLogFacts } from '../../../parse/nccl-log-schema.js';
 import { parseNcclTests, type NcclTestsFacts } from '../../../parse/nccl-tests.js';
 import { parseTorchWatchdog, type TorchWatchdogFacts } from '../../../parse/torch-nccl-watchdog.js';
 import { d01NcclSocket } from '../../../rules/output/d01-nccl-socket.js';
