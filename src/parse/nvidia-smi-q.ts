@@ -26,15 +26,6 @@ import {
 } from './nvidia-smi-q-facts.js';
 import { scanXml } from './nvidia-smi-q-xml.js';
 
-export {
-  NvidiaSmiQFactsSchema,
-  SmiQGpuSchema,
-  type NvidiaSmiQFacts,
-  type NvidiaSmiQScan,
-  type SmiQGpu,
-  type SmiQHit,
-} from './nvidia-smi-q-facts.js';
-
 function scanText(lines: string[]): NvidiaSmiQScan {
   const facts: NvidiaSmiQFacts = { format: 'text', gpus: [], errors: [] };
   const hits: SmiQHit[] = [];

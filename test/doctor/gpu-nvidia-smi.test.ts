@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { NvidiaSmiFacts } from '../../src/parse/nvidia-smi.js';
 import type { NvidiaSmiCsvFacts } from '../../src/parse/nvidia-smi-csv.js';
-import type { NvidiaSmiQFacts } from '../../src/parse/nvidia-smi-q.js';
+import type { NvidiaSmiQFacts } from '../../src/parse/nvidia-smi-q-facts.js';
 import type { NvidiaSmiDmonFacts } from '../../src/parse/nvidia-smi-dmon.js';
 import { doctorInput, expectDetected, finding, rules, run } from './gpu-helpers.js';
 

@@ -8,7 +8,8 @@ import { APPS_FIELDS, EVENT_REASON_FIELDS, GPU_FIELDS as MONITOR_FIELDS } from '
 import { HEADERLESS_UNKNOWN, parseNvidiaSmiCsv, type NvidiaSmiCsvFacts } from '../../../parse/nvidia-smi-csv.js';
 import { INVENTORY_GPU_FIELDS } from '../../../parse/nvidia-smi-query-gpu.js';
 import { parseNvidiaSmiDmon, type NvidiaSmiDmonFacts } from '../../../parse/nvidia-smi-dmon.js';
-import { parseNvidiaSmiQ, scanNvidiaSmiQ, type NvidiaSmiQFacts } from '../../../parse/nvidia-smi-q.js';
+import { parseNvidiaSmiQ, scanNvidiaSmiQ } from '../../../parse/nvidia-smi-q.js';
+import type { NvidiaSmiQFacts } from '../../../parse/nvidia-smi-q-facts.js';
 import { parseNvidiaSmi, scanNvidiaSmi, SMI_DRIVER_ERROR, type NvidiaSmiFacts } from '../../../parse/nvidia-smi.js';
 import { reasonFromName, reasonsFromBitmask, type EventReason } from '../../../parse/clock-events.js';
 import { d13NvidiaDriver } from '../../../rules/output/d13-nvidia-driver.js';
