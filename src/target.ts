@@ -6,8 +6,10 @@ import { existsSync, mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir, homedir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import type { ClusterConfig, HostConfig } from './config/schema.js';
-import { loadInventoryFile, SavedConfig, writeInventoryFile } from './config/store.js';
-import { SshHost, sshHostOptionsFromConfig, type SshHostOptions } from './transport/ssh.js';
+import { loadInventoryFile, SavedConfig } from './config/store.js';
+import { SshHost } from './transport/ssh.js';
+import { sshHostOptionsFromConfig } from './transport/ssh-options-from-config.js';
+import type { SshHostOptions } from './transport/ssh-options.js';
 import { OpensshHost } from './transport/openssh.js';
 import { ConfigError } from './config/errors.js';
 import {
@@ -100,8 +102,6 @@ export function labInventory(
   } as ClusterConfig;
   return { config, files: { dir, identityFile, knownHostsFile } };
 }
-
-export { writeInventoryFile };
 
 function expandHome(p: string): string {
   return p.startsWith('~/') ? join(homedir(), p.slice(2)) : p;

@@ -5,7 +5,8 @@ import { networkInterfaces } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { UsageError } from './common.js';
 import { showValue } from '../config/errors.js';
-import { labInventory, writeInventoryFile } from '../target.js';
+import { labInventory } from '../target.js';
+import { writeInventoryFile } from '../config/store.js';
 import { quoteWord, sshConfigPath } from '../transport/quote.js';
 
 /** A value in Ansible's INI inventory, whose lines are split with Python's shlex (POSIX): double-quoted. */

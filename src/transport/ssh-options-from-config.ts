@@ -1,7 +1,7 @@
 /**
  * Maps a resolved ~/.ssh/config entry (ssh-config.ts) onto SshHost options, so an inventory host can be
  * reached the way the operator's own `ssh alias` reaches it. Kept out of ssh.ts because it is policy about
- * OpenSSH settings, not connection handling; ssh.ts re-exports it for existing importers.
+ * OpenSSH settings, not connection handling.
  */
 import type { ResolvedSshConfig } from './ssh-config.js';
 import type { SshHostOptions } from './ssh-options.js';

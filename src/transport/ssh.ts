@@ -57,10 +57,6 @@ import {
   type WriteFileResult,
 } from './types.js';
 import { ConnectionState, type StateListener } from './state-emitter.js';
-
-export type { UnknownHostKeyInfo } from './ssh-options.js';
-export { sshHostOptionsFromConfig } from './ssh-options-from-config.js';
-export type { SshHostOptions } from './ssh-options.js';
 import type { SshHostOptions } from './ssh-options.js';
 import { registerSecret } from '../util/secrets.js';
 

@@ -41,7 +41,8 @@ import { checkJournalFlags, journalGate } from '../../src/commands/apply-journal
 import { UsageError } from '../../src/commands/common.js';
 import type { Target } from '../../src/target.js';
 import type { StepResult } from '../../src/engine/types.js';
-import { labInventory, openTarget, writeInventoryFile } from '../../src/target.js';
+import { labInventory, openTarget } from '../../src/target.js';
+import { writeInventoryFile } from '../../src/config/store.js';
 import { SavedConfig } from '../../src/config/store.js';
 import { generateEd25519 } from '../../src/util/ssh-keys.js';
 import { parsePublicKey } from '../../lab/server.js';

@@ -22,7 +22,8 @@ import {
   type ResolvedSshConfig,
 } from '../../src/transport/ssh-config.js';
 import { OpensshHost } from '../../src/transport/openssh.js';
-import { SshHost, type UnknownHostKeyInfo } from '../../src/transport/ssh.js';
+import { SshHost } from '../../src/transport/ssh.js';
+import type { UnknownHostKeyInfo } from '../../src/transport/ssh-options.js';
 import { certificateAuthorityNote } from '../../src/transport/ssh-host-key.js';
 import { HostKeyError } from '../../src/transport/types.js';
 import {

@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fingerprintSha256 } from '../../src/transport/known-hosts.js';
-import { SshHost, type UnknownHostKeyInfo } from '../../src/transport/ssh.js';
+import { SshHost } from '../../src/transport/ssh.js';
+import type { UnknownHostKeyInfo } from '../../src/transport/ssh-options.js';
 import { HostKeyError } from '../../src/transport/types.js';
 import { startSshd, waitFor, type Sshd } from '../helpers/sshd.js';
 

@@ -14,7 +14,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HostConfig } from '../../src/config/schema.js';
 import { hostFromConfig } from '../../src/target.js';
 import { quoteArgv } from '../../src/transport/quote.js';
-import { SshHost, type SshHostOptions } from '../../src/transport/ssh.js';
+import { SshHost } from '../../src/transport/ssh.js';
+import type { SshHostOptions } from '../../src/transport/ssh-options.js';
 import { ConnectionLostError, HostKeyError, type HostConnectionState } from '../../src/transport/types.js';
 import { listProcesses, processTree, startSshd, uidOf, waitFor, type Sshd } from '../helpers/sshd.js';
 

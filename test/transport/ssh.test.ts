@@ -15,7 +15,8 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fingerprintSha256, verifyHostKey } from '../../src/transport/known-hosts.js';
 import { quoteArgv, SUDO_WRAPPER_ARGV } from '../../src/transport/quote.js';
-import { SshHost, type SshHostOptions, type UnknownHostKeyInfo } from '../../src/transport/ssh.js';
+import { SshHost } from '../../src/transport/ssh.js';
+import type { SshHostOptions, UnknownHostKeyInfo } from '../../src/transport/ssh-options.js';
 import {
   CommandFailedError,
   HostKeyError,
@@ -597,7 +598,7 @@ describe('SshHost: keys and configuration', () => {
 
   it('builds SshHost options from a resolved ssh config', async () => {
     const { resolveSshConfig } = await import('../../src/transport/ssh-config.js');
-    const { sshHostOptionsFromConfig } = await import('../../src/transport/ssh.js');
+    const { sshHostOptionsFromConfig } = await import('../../src/transport/ssh-options-from-config.js');
     const cfgText = `Host gpu-a\n  HostName 10.0.0.11\n  User ubuntu\n  Port 2222\n  ServerAliveInterval 10\n  ServerAliveCountMax 4\n  StrictHostKeyChecking accept-new\n  ProxyJump bastion\n`;
     const resolved = resolveSshConfig('gpu-a', {
       homeDir: '/home/op',
