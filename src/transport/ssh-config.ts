@@ -47,8 +47,6 @@ import {
   type StrictHostKeyChecking,
 } from './ssh-config-parse.js';
 
-export type { StrictHostKeyChecking } from './ssh-config-parse.js';
-
 export interface SshConfigContext {
   /** Home directory of the local user (for `~` and `%d`); ssh takes it from the password database. */
   homeDir: string;

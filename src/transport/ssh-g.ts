@@ -18,8 +18,8 @@ import {
   SshConfigError,
   type ResolvedSshConfig,
   type SshConfigContext,
-  type StrictHostKeyChecking,
 } from './ssh-config.js';
+import type { StrictHostKeyChecking } from './ssh-config-parse.js';
 
 /** The source recorded for a value that `ssh -G` decided against the built-in resolver. */
 export const SSH_G_SOURCE = 'ssh -G';
