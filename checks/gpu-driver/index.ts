@@ -20,5 +20,3 @@ export const gpuDriverStage: StageDef<GpuDriverFacts> = {
   checks: gpuDriverChecks,
   steps: gpuDriverSteps,
 };
-
-export type { GpuDriverFacts };

@@ -20,5 +20,3 @@ export const gpudirectStage: StageDef<GpudirectFacts> = {
   checks: gpudirectChecks,
   steps: gpudirectSteps,
 };
-
-export type { GpudirectFacts };

@@ -14,5 +14,3 @@ export const inventoryStage: StageDef<InventoryFacts> = {
   collect: collectInventory,
   checks: inventoryChecks,
 };
-
-export type { InventoryFacts };

@@ -1,6 +1,6 @@
 /** nccl verdicts on configuration and versions (docs/STAGES.md §3.9; R01–R15, R47). The validation run is in validation.ts. */
 import { controlSubnet } from '../common/design.js';
-import type { CheckDef, HostCheckDef, PairCheckDef, StageContext } from '../../src/engine/types.js';
+import type { CheckDef, HostCheckDef, PairCheckDef } from '../../src/engine/types.js';
 import { buildFile, contextOf } from '../../src/lint/build.js';
 import { runCfgRules } from '../../src/rules/cfg/index.js';
 import type { Finding } from '../../src/rules/types.js';
@@ -409,5 +409,3 @@ export const configChecks: readonly CheckDef<NcclFacts, unknown>[] = [
   confParity,
   versionParity,
 ];
-
-export type { StageContext };

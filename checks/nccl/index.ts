@@ -70,5 +70,3 @@ export const ncclStage: StageDef<NcclFacts, NcclCluster> = {
   checks: [...configChecks, validationCheck],
   steps: [confStep, benchToolsStep],
 };
-
-export type { NcclFacts, NcclCluster };

@@ -23,5 +23,3 @@ export const networkStage: StageDef<NetworkFacts, ReachCluster> = {
   checks: [...networkHostChecks, ...networkPairChecks],
   steps: [...networkSteps, firewallStep],
 };
-
-export type { NetworkFacts, ReachCluster };

@@ -86,5 +86,3 @@ export const nicStackStage: StageDef<NicStackFacts> = {
   checks: nicStackChecks,
   steps: [installInbox, installDoca],
 };
-
-export type { NicStackFacts };

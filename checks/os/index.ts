@@ -91,5 +91,3 @@ export const osStage: StageDef<OsFacts, OsCluster> = {
   checks: osChecks,
   steps: [installBase, memlock, holds],
 };
-
-export type { OsFacts };

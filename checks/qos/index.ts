@@ -73,5 +73,3 @@ export const qosStage: StageDef<QosFacts> = {
   checks: qosChecks,
   steps: [persist],
 };
-
-export type { QosFacts };

@@ -68,5 +68,3 @@ export const rayStage: StageDef<RayFacts, RayCluster> = {
   checks: rayChecks,
   steps: [units],
 };
-
-export type { RayFacts, RayCluster };

@@ -19,5 +19,3 @@ export const rdmaLinkStage: StageDef<RdmaLinkFacts, RdmaLinkCluster> = {
   cluster: runRdmaLinkCluster,
   checks: [portsCheck, gidsCheck, activeMtuCheck, bwCheck, aggregateCheck, lagCheck, crossPairCheck, countersCheck],
 };
-
-export type { RdmaLinkFacts, RdmaLinkCluster };

@@ -480,4 +480,3 @@ export const unitsCheck: CheckDef<VllmFacts> = {
 };
 
 export const vllmHostChecks = [flagsCheck, layoutCheck, exposureCheck, unitsCheck] as const;
-export type { Verdict };

@@ -22,5 +22,3 @@ export const vllmStage: StageDef<VllmFacts, VllmCluster> = {
   checks: [vllmPairChecks[0], vllmPairChecks[1], ...vllmHostChecks, vllmPairChecks[2], vllmPairChecks[3]],
   steps: vllmSteps,
 };
-
-export type { VllmFacts, VllmCluster };

@@ -1,6 +1,7 @@
 /** The nic-stack stage against the lab over real SSH: ready passes, tutorial's OFED, fresh → install-inbox. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nicStackStage, type NicStackFacts } from '../../checks/nic-stack/index.js';
+import { nicStackStage } from '../../checks/nic-stack/index.js';
+import type { NicStackFacts } from '../../checks/nic-stack/facts.js';
 import { Engine } from '../../src/engine/runner.js';
 import { StepExecutor } from '../../src/engine/steps.js';
 import type { CheckResult } from '../../src/engine/types.js';

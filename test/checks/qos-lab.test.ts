@@ -4,7 +4,8 @@
  * is a targets warning (R25: the operator's file, which nothing on the host runs); fresh converges. Every apply is followed by one that changes nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { qosStage, type QosFacts } from '../../checks/qos/index.js';
+import { qosStage } from '../../checks/qos/index.js';
+import type { QosFacts } from '../../checks/qos/facts.js';
 import { Engine } from '../../src/engine/runner.js';
 import { StepExecutor } from '../../src/engine/steps.js';
 import type { CheckResult } from '../../src/engine/types.js';

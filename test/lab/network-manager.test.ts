@@ -7,7 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine, type StageOutcome } from '../../src/engine/runner.js';
 import type { StageDef } from '../../src/engine/types.js';
-import { networkStage, type NetworkFacts } from '../../checks/network/index.js';
+import { networkStage } from '../../checks/network/index.js';
+import type { NetworkFacts } from '../../checks/network/facts.js';
 import { labTarget, type LabTarget } from '../helpers/lab-target.js';
 import { applier, shellOn } from './helpers.js';
 
