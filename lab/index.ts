@@ -5,17 +5,13 @@
  */
 import { createCluster, type Cluster } from './model/cluster.js';
 import type { Machine } from './model/types.js';
-import { resolveScenario, SCENARIOS } from './scenarios/index.js';
+import { resolveScenario } from './scenarios/index.js';
 import { generateEd25519 } from '../src/util/ssh-keys.js';
 import { HostServer, parsePublicKey, type LabHostStats } from './server.js';
 import { createShell } from './shell/shell.js';
 import { coldBoot } from './system/boot.js';
 import { TOOLS } from './tools/index.js';
 import { createHash } from 'node:crypto';
-
-export { SCENARIOS };
-export type { LabHostStats };
-export type { Machine };
 
 export interface LabOptions {
   hosts?: number;

@@ -226,5 +226,3 @@ export const DOCA_PACKAGES: readonly ArchivePackage[] = [
     depends: ['libibverbs1', 'librdmacm1'],
   }),
 ];
-
-export { DOCA_VERSION };

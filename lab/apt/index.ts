@@ -14,13 +14,3 @@ import './systemd-bridge.js';
 import './downloads.js';
 
 export const APT_TOOLS: readonly Tool[] = [aptGet, apt, aptCache, aptMark, dpkg];
-
-export { installInModel, onPackagesChanged, packageFiles, type PackageChange } from './dpkg-db.js';
-export { aptInstallInModel, staticView } from './model-install.js';
-export { debFileName, debPackage } from './dpkg.js';
-export { findVersion, versionsOf } from './archive.js';
-export type { ArchivePackage } from './archive-types.js';
-export { aptState, installedVersion } from './state.js';
-export { installedUnits, serviceBackend, setServiceBackend, type ServiceBackend } from './services.js';
-export { DRIVER_580_SERVER_OPEN } from './archive-nvidia.js';
-export { DOCA_VERSION } from './repos.js';

@@ -31,8 +31,6 @@ import type { GidEntry, Machine, NetDev, PciFunction, RdmaDevice } from '../mode
 import { cudaRuntime, gdrPath, type CudaRuntime } from './cuda-runtime.js';
 import { matchIfList, parseAlgoList, parseIfList, type NcclSettings } from './nccl-settings.js';
 
-export { ncclConfPaths, ncclSettings, parseAlgoList, parseNcclConfFile, type NcclSettings } from './nccl-settings.js';
-
 export const NCCL_VERSION = PINS.nccl;
 export const NCCL_BUILD = `${PINS.nccl}+cuda${PINS.ncclCuda}`;
 /** ncclResult_t values NCCL prints in its `-> N` trail. */

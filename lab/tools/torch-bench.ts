@@ -32,15 +32,8 @@ import { toolIo, type ToolIo } from '../system/live.js';
 import { rng, type Rng } from '../util/prng.js';
 import { HostLogger, type RankIds } from './nccl-log.js';
 import { backendError, childFailed, tsPrefix, traceback } from './torch-errors.js';
-import {
-  hostPlan,
-  ipReachable,
-  jobOutcome,
-  ncclConfPaths,
-  ncclSettings,
-  type HostPlan,
-  type JobOutcome,
-} from './nccl.js';
+import { hostPlan, ipReachable, jobOutcome, type HostPlan, type JobOutcome } from './nccl.js';
+import { ncclConfPaths, ncclSettings } from './nccl-settings.js';
 import { scriptEnv } from './venv.js';
 
 /** How the lab recognises the benchmark (its docstring's first line, checks/nccl/bench-script.ts). */

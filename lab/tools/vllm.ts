@@ -11,7 +11,7 @@ import { toolIo } from '../system/live.js';
 import { registerServiceProgram } from '../system/systemd/programs.js';
 import { benchServe } from './vllm-bench.js';
 import { serveHelp } from './vllm-args.js';
-import { runServe, VLLM_VERSION } from './vllm-serve.js';
+import { runServe } from './vllm-serve.js';
 
 const ENTRY = 'vllm.entrypoints.cli.main';
 const MAIN_USAGE = 'usage: vllm [-h] [-v] {chat,complete,serve,bench,collect-env,run-batch} ...\n';
@@ -154,5 +154,3 @@ registerServiceProgram({
     );
   },
 });
-
-export { VLLM_VERSION };

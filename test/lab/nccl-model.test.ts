@@ -11,14 +11,8 @@ import { syncGids } from '../../lab/model/rdma.js';
 import type { Machine } from '../../lab/model/types.js';
 import { resolveScenario } from '../../lab/scenarios/index.js';
 import { HostLogger, type RankIds } from '../../lab/tools/nccl-log.js';
-import {
-  hostPlan,
-  jobOutcome,
-  ncclSettings,
-  parseAlgoList,
-  parseNcclConfFile,
-  type JobOutcome,
-} from '../../lab/tools/nccl.js';
+import { hostPlan, jobOutcome, type JobOutcome } from '../../lab/tools/nccl.js';
+import { ncclSettings, parseAlgoList, parseNcclConfFile } from '../../lab/tools/nccl-settings.js';
 import { scanNcclLog } from '../../src/parse/nccl-log.js';
 import { rng } from '../../lab/util/prng.js';
 

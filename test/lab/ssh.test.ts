@@ -5,7 +5,8 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type Client } from 'ssh2';
-import { SCENARIOS, startLab, type Lab, type LabHost } from '../../lab/index.js';
+import { startLab, type Lab, type LabHost } from '../../lab/index.js';
+import { SCENARIOS } from '../../lab/scenarios/index.js';
 import { closeLab, collect, connect, end, exec, openExec, openLab, text, waitFor } from './helpers.js';
 import { generateEd25519 } from '../../src/util/ssh-keys.js';
 import { buildCommand, quoteArgv, SUDO_WRAPPER_ARGV } from '../../src/transport/quote.js';

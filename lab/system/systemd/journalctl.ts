@@ -8,7 +8,7 @@ import type { ExecResult, ResolvedCommandContext } from 'just-bash';
 import { toolIo } from '../live.js';
 import { systemdTime, type JournalEntry } from '../journal.js';
 import type { MachineSystem } from '../machine-system.js';
-import { unitName } from './manager.js';
+import { unitName } from './types.js';
 
 const res = (stdout: string, stderr: string, exitCode: number): ExecResult => ({ stdout, stderr, exitCode });
 

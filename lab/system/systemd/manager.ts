@@ -21,8 +21,6 @@ import { startService } from './service-start.js';
 import { TRANSIENT_DIR, UNIT_DIRS, unitName, type ActiveState, type JobResult, type UnitRuntime } from './types.js';
 import { parseExecLine, parseTimespan, parseUnitFile, unitValue, unitValues } from './unit-file.js';
 
-export * from './types.js';
-
 export class Systemd {
   readonly units = new Map<string, UnitRuntime>();
   /** Order in which units were started this boot (shutdown stops them in reverse). */

@@ -7,7 +7,7 @@
  */
 import { rng } from '../../util/prng.js';
 import { formatTimespan, parseTimespan, unitBool, unitValue, unitValues } from './unit-file.js';
-import { exitStatusText, type UnitRuntime } from './manager.js';
+import { exitStatusText, type UnitRuntime } from './types.js';
 import type { MachineSystem } from '../machine-system.js';
 import { systemdTime } from '../journal.js';
 import { parseUnitLimit, type Limit } from '../limits.js';
