@@ -11,7 +11,8 @@
  * - No import cycle outside the lab (type-only imports count: see import-graph.ts); the lab's known ones may
  *   only shrink (docs/lab-cycles.md has the plan).
  * - Only src/cli.ts and src/commands/ import src/commands/ (the entry points sit on top).
- * - No re-export shims: a name is imported from the module that defines it.
+ * - No re-export shims, and no re-export lines in src/, screens/, checks/ and the lab: a name is imported from
+ *   the module that defines it, so moving a name means pointing its importers at the new home.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,6 +23,7 @@ import {
   buildImportGraph,
   describeCycle,
   importCycles,
+  passThroughReExports,
   reExportOnlyFiles,
   type BoundaryRule,
   type ImportEdge,
@@ -183,15 +185,28 @@ function shims(graph: ImportGraph): string[] {
   return reExportOnlyFiles(graph).filter((f) => f !== LAB_CHECKS_SURFACE);
 }
 
+/** Where no statement may pass on another module's names (the lab's checks surface aside, as above). */
+const NO_RE_EXPORTS = ['src', 'screens', 'checks', LAB];
+
+function reExportLines(graph: ImportGraph): string[] {
+  return passThroughReExports(graph, (f) => NO_RE_EXPORTS.some((dir) => inDir(dir)(f)) && f !== LAB_CHECKS_SURFACE);
+}
+
 describe('module boundaries', () => {
   const planted = mkdtempSync(join(tmpdir(), 'l20-boundaries-'));
   afterAll(() => rmSync(planted, { recursive: true, force: true }));
 
-  it('the checker reports a planted cycle (type-only), forbidden imports, a shim and a broken import', () => {
+  it('the checker reports a planted cycle (type-only), forbidden imports, shims, re-exports, a broken import', () => {
     const files: Record<string, string> = {
       'src/engine/a.ts': "import type { B } from './b.js';\nexport interface A { b?: B }\n",
       'src/engine/b.ts': "import type { A } from './a.js';\nexport interface B { a?: A }\n",
       'src/engine/forward.ts': "export type { A } from './a.js';\n",
+      // Declares something, so it is no shim, but three of its statements pass names on; the last two do not.
+      'src/engine/mixed.ts':
+        "import type { B } from './b.js';\nimport { t } from './view.js';\n" +
+        "export * from './a.js';\nexport { type A as Alias } from './a.js';\nexport type { B };\n" +
+        'const own = 1;\nexport { own };\nexport const views = [t];\n',
+      'screens/default.ts': "import Host from './Host.js';\nexport default Host;\n",
       'src/engine/view.ts': "import { Text } from 'ink';\nexport const t = Text;\n",
       'src/engine/broken.ts': "import { gone } from './gone.js';\nexport const g = gone;\n",
       'src/transport/ssh.ts': 'export class SshHost {}\n',
@@ -223,6 +238,13 @@ describe('module boundaries', () => {
       ].sort(),
     );
     expect(shims(graph)).toEqual(['src/engine/forward.ts']);
+    expect(reExportLines(graph)).toEqual([
+      'screens/default.ts:2: export default Host;',
+      "src/engine/forward.ts:1: export type { A } from './a.js';",
+      "src/engine/mixed.ts:3: export * from './a.js';",
+      "src/engine/mixed.ts:4: export { type A as Alias } from './a.js';",
+      'src/engine/mixed.ts:5: export type { B };',
+    ]);
     expect(graph.unresolved).toEqual(['src/engine/broken.ts: ./gone.js']);
   });
 
@@ -263,5 +285,10 @@ describe('module boundaries', () => {
 
   it('no re-export shims', () => {
     expect(shims(graph), 'import each name from the module that defines it, then delete the shim').toEqual([]);
+  });
+
+  it("no statement passes on another module's names", () => {
+    const fix = 'point the importers at the module that defines the name, then delete the re-export';
+    expect(reExportLines(graph), fix).toEqual([]);
   });
 });

@@ -249,3 +249,50 @@ export function reExportOnlyFiles(graph: ImportGraph): string[] {
     return forwards && statements.some(ts.isExportDeclaration);
   });
 }
+
+/** The names a file's import declarations bind locally (default, namespace and named imports, type-only too). */
+function importedBindings(source: ts.SourceFile): Set<string> {
+  const names = new Set<string>();
+  for (const statement of source.statements) {
+    const clause = ts.isImportDeclaration(statement) ? statement.importClause : undefined;
+    if (!clause) continue;
+    if (clause.name) names.add(clause.name.text);
+    const bindings = clause.namedBindings;
+    if (bindings && ts.isNamespaceImport(bindings)) names.add(bindings.name.text);
+    if (bindings && ts.isNamedImports(bindings)) for (const element of bindings.elements) names.add(element.name.text);
+  }
+  return names;
+}
+
+/**
+ * Every statement that passes on a name another module defines, as `file:line: statement`: `export … from`
+ * (named, `*` or `* as ns`), and `export { x }` or `export default x` where `x` is an import. Unlike
+ * reExportOnlyFiles this finds them in files that also declare things, where a split left forwarding lines behind.
+ * Using an import (a registry listing the kinds it imports in an array) is not passing it on.
+ */
+export function passThroughReExports(graph: ImportGraph, include: (file: string) => boolean): string[] {
+  const found: string[] = [];
+  for (const file of graph.files.filter(include)) {
+    const text = readFileSync(join(graph.root, file), 'utf8');
+    // Only these statement forms can pass a name on; most files have none of them and need no parse.
+    if (!/^\s*export\s*(?:\*|\{|type\s*\{|default\s+[\w$]+\s*(?:;|$)|=)/m.test(text)) continue;
+    const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+    const imported = importedBindings(source);
+    const importedNames = (names: readonly ts.ExportSpecifier[]) =>
+      names.some((element) => imported.has((element.propertyName ?? element.name).text));
+    for (const statement of source.statements) {
+      const passesOn = ts.isExportDeclaration(statement)
+        ? statement.moduleSpecifier !== undefined ||
+          (statement.exportClause !== undefined &&
+            ts.isNamedExports(statement.exportClause) &&
+            importedNames(statement.exportClause.elements))
+        : ts.isExportAssignment(statement) &&
+          ts.isIdentifier(statement.expression) &&
+          imported.has(statement.expression.text);
+      if (!passesOn) continue;
+      const line = source.getLineAndCharacterOfPosition(statement.getStart(source)).line + 1;
+      found.push(`${file}:${line}: ${statement.getText(source).replace(/\s+/g, ' ')}`);
+    }
+  }
+  return found;
+}
