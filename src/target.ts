@@ -12,12 +12,9 @@ import { sshHostOptionsFromConfig } from './transport/ssh-options-from-config.js
 import type { SshHostOptions } from './transport/ssh-options.js';
 import { OpensshHost } from './transport/openssh.js';
 import { ConfigError } from './config/errors.js';
-import {
-  defaultSshConfigContext,
-  SshConfigError,
-  type ResolvedSshConfig,
-  type SshConfigContext,
-} from './transport/ssh-config.js';
+import type { ResolvedSshConfig } from './transport/ssh-config.js';
+import { defaultSshConfigContext, type SshConfigContext } from './transport/ssh-config-context.js';
+import { SshConfigError } from './transport/ssh-config-read.js';
 import { resolveThroughSsh } from './transport/ssh-g.js';
 import { JumpChainError, resolveJumpChain } from './transport/ssh-hops.js';
 import { chooseTransport, opensshReasons, requireOpensshClient } from './transport/transport-choice.js';

@@ -2,13 +2,12 @@
  * The lexical layer of OpenSSH client configuration, as OpenSSH 9.2's readconf.c and misc.c do it: the
  * keyword split (strdelim: whitespace, one `=`, double quotes), argument splitting (argv_split: quotes,
  * backslash escapes, `#` comments), `~`/`~user`, `%x` tokens and `${ENV}` expansion, time values and the
- * typed values of the options the transport reads. It knows nothing of Host matching, Include or which value
- * wins; that is ssh-config.ts. A value OpenSSH refuses makes these functions return undefined or throw a
- * `SshSyntaxError`, so the resolver can refuse the config the way `ssh` does (it exits 255).
+ * typed values of the options the transport reads. It knows nothing of files and Include (ssh-config-read.ts),
+ * Host and Match (ssh-config-match.ts) or which value wins (ssh-config-values.ts). A value OpenSSH refuses makes
+ * these functions return undefined or throw a `SshSyntaxError`, so the resolver can refuse the config the way
+ * `ssh` does (it exits 255).
  */
-import { posix } from 'node:path';
 import { isIP } from 'node:net';
-import { matchPattern } from './ssh-pattern.js';
 
 export type StrictHostKeyChecking = 'yes' | 'no' | 'ask' | 'accept-new';
 
@@ -168,24 +167,6 @@ export function percentExpand(
   return out;
 }
 
-/**
- * OpenSSH's match_pattern_list: comma-separated patterns, `!` negates; a negated match is -1 (a veto), a
- * positive one 1, none 0. `lower` lower-cases the patterns (the caller lower-cases the text).
- */
-export function matchPatternList(text: string, list: string, lower: boolean): -1 | 0 | 1 {
-  let positive = false;
-  for (const raw of list.split(',')) {
-    const negated = raw.startsWith('!');
-    let pattern = negated ? raw.slice(1) : raw;
-    if (lower) pattern = pattern.toLowerCase();
-    if (matchPattern(text, pattern)) {
-      if (negated) return -1;
-      positive = true;
-    }
-  }
-  return positive ? 1 : 0;
-}
-
 /** True for what ssh.c calls an address (is_addr): it is not lower-cased and not canonicalised by name. */
 export function isAddress(name: string): boolean {
   return name.includes('%') || name.includes(':') || /^[0-9.]*$/.test(name) || isIP(name) !== 0;
@@ -332,32 +313,4 @@ export function parseProxyJump(
     (bracket ? `[${last.host}]` : last.host) +
     (last.port === undefined ? '' : `:${last.port}`);
   return { none: false, hops, text: formatted };
-}
-
-/** fnmatch-style glob of one path segment (`*`, `?`, `[...]`), as glob(3) matches file names. */
-export function globSegmentMatch(name: string, pattern: string): boolean {
-  let re = '^';
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i] as string;
-    if (c === '*') re += '.*';
-    else if (c === '?') re += '.';
-    else if (c === '[') {
-      const close = pattern.indexOf(']', i + 2);
-      if (close < 0) {
-        re += '\\[';
-        continue;
-      }
-      let body = pattern.slice(i + 1, close);
-      const negate = body.startsWith('!') || body.startsWith('^');
-      if (negate) body = body.slice(1);
-      re += `[${negate ? '^' : ''}${body.replace(/[\\\]^]/g, '\\$&')}]`;
-      i = close;
-    } else re += c.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
-  }
-  return new RegExp(`${re}$`, 's').test(name);
-}
-
-/** Joins a directory and a name like glob(3) reports paths. */
-export function joinPath(dir: string, name: string): string {
-  return posix.join(dir, name);
 }

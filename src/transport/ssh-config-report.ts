@@ -4,15 +4,14 @@
  * ProxyCommand), the transport and why. One source for the `resolve` verb (text and JSON) and the setup
  * screen, so both say the same thing.
  */
+import { resolveSshConfig, type ResolvedSshConfig } from './ssh-config.js';
 import {
   defaultSshConfigContext,
   defaultSshConfigFiles,
   explicitSshConfigFiles,
-  resolveSshConfig,
-  SshConfigError,
-  type ResolvedSshConfig,
   type SshConfigContext,
-} from './ssh-config.js';
+} from './ssh-config-context.js';
+import { SshConfigError } from './ssh-config-read.js';
 import { parseProxyJump } from './ssh-config-parse.js';
 import { resolveThroughSsh, type SshGOptions } from './ssh-g.js';
 import {

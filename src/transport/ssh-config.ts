@@ -3,99 +3,37 @@
  * the way OpenSSH 9.2p1's `ssh` does it (readconf.c, ssh.c); test/transport/ssh-config-oracle.test.ts checks
  * it against the real `ssh -G` field by field.
  *
- * What it follows: files in order (user config, then system config); the first obtained value of an option
- * wins, IdentityFile accumulates (duplicates dropped). `Host` patterns (`*`, `?`, `!`) are matched
- * case-sensitively against the name as given; `Match` takes host / originalhost (case-insensitive), user,
- * localuser, exec (run through the injected runner, tokens expanded), all, canonical and final, each
- * negatable with `!`. `Match final` (or CanonicalizeHostname) makes a second pass in which Host patterns see
- * the resolved HostName, as ssh does. `Include` takes globs, relative paths (~/.ssh for user files, /etc/ssh
- * for system files), and refuses nesting deeper than 16. Values are validated where ssh validates them — in
- * every block, matching or not — and a config ssh refuses throws `SshConfigError` naming the file, line and
- * reason. HostName expands %h; IdentityFile, CertificateFile, UserKnownHostsFile and IdentityAgent expand `~`,
- * `~user`, %%, %C, %d, %h, %i, %k, %L, %l, %n, %p, %r, %u and `${ENV}`.
+ * What it follows: files in order (user config, then system config), read by ssh-config-read.ts (Include,
+ * unknown keywords, the refusals with file and line); the first obtained value of an option wins
+ * (ssh-config-values.ts); `Host` and `Match` lines decide which blocks apply (ssh-config-match.ts). `Match final`
+ * (or CanonicalizeHostname) makes a second pass in which Host patterns see the resolved HostName, as ssh does.
+ * HostName expands %h; the path values expand `~` and the %-tokens (ssh-config-match.ts). What is not set gets
+ * OpenSSH's default, and every value says which line (or "default") decided it.
  *
  * Not done: CanonicalizeHostname's DNS look-ups (the name is kept; a warning says so); ssh's owner and mode
  * check of config files is done only when the context offers `statFile`.
  *
- * Pure: file access, environment, user database and `Match exec` go through the injected context.
- * Line splitting and value parsing are in ssh-config-parse.ts.
+ * Pure: file access, environment, user database and `Match exec` go through the injected context
+ * (ssh-config-context.ts). Line splitting and value parsing are in ssh-config-parse.ts.
  */
-import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { FileRefusedError, readFileSafelySync } from '../util/read-file-safely.js';
-import { homedir, hostname, userInfo } from 'node:os';
-import { posix } from 'node:path';
-import { OPENSSH_KEYWORDS } from './ssh-config-keywords.js';
-import { matchPattern } from './ssh-pattern.js';
+import { defaultSshConfigFiles, type SshConfigContext, type SshConfigFile } from './ssh-config-context.js';
 import {
-  globSegmentMatch,
+  evaluateMatch,
+  expandConfigPath,
+  hostPatternsMatch,
+  type MatchExecEvaluated,
+  type MatchObserver,
+  type MatchSubject,
+} from './ssh-config-match.js';
+import {
   isAddress,
-  matchPatternList,
-  parseFlag,
-  parseInteger,
-  parsePort,
-  parseProxyJump,
-  parseStrict,
-  parseTime,
   percentExpand,
-  splitArgs,
-  splitConfigLine,
   SshSyntaxError,
-  strdelim,
   tildeExpand,
   type StrictHostKeyChecking,
 } from './ssh-config-parse.js';
-
-export interface SshConfigContext {
-  /** Home directory of the local user (for `~` and `%d`); ssh takes it from the password database. */
-  homeDir: string;
-  /** Local user name (for `%u`, `Match localuser` and the default `User`). */
-  localUser: string;
-  /** Local host name as gethostname(2) gives it (for `%l`, `%L`, `%C`); defaults to "localhost". */
-  localHostName?: string;
-  /** Local uid (for `%i`). */
-  uid?: number;
-  /** Returns a file's text, or undefined when it cannot be read; may throw FileRefusedError (a FIFO, a device). */
-  readFile: (path: string) => string | undefined;
-  /** Returns the entry names of a directory, or [] when it cannot be read (used for Include globs). */
-  listDir?: (path: string) => string[];
-  /** Environment for `${NAME}` and for `~` in Include (glob(3) takes it from $HOME). Default: none set. */
-  env?: Readonly<Record<string, string | undefined>>;
-  /** Home directory of another user, for `~user` (ssh asks getpwnam). */
-  userHome?: (name: string) => string | undefined;
-  /** Port of a TCP service name, for `Port ssh` (ssh asks getservbyname). */
-  servicePort?: (name: string) => number | undefined;
-  /**
-   * Runs a `Match exec` command through the shell, as ssh does; returns its exit status, or undefined when it
-   * could not run or died of a signal (ssh then refuses the config). Without it, `Match exec` is refused.
-   */
-  runMatchExec?: (command: string) => number | undefined;
-  /** Owner uid and mode of a file, for ssh's "Bad owner or permissions" check of ~/.ssh/config and includes. */
-  statFile?: (path: string) => { uid: number; mode: number } | undefined;
-}
-
-export interface SshConfigFile {
-  path: string;
-  /** Base directory for relative Include paths: ~/.ssh for user files, /etc/ssh for system files. */
-  kind: 'user' | 'system';
-  /** True when a missing file is an error, as for `ssh -F FILE`. */
-  required?: boolean;
-  /** True when ssh checks the file's owner and mode (the default ~/.ssh/config; every included file). */
-  checkPerm?: boolean;
-}
-
-/** A config that OpenSSH refuses (`ssh` exits 255): the file, line and reason. */
-export class SshConfigError extends Error {
-  constructor(
-    readonly file: string,
-    readonly line: number | undefined,
-    readonly reason: string,
-  ) {
-    super(`${file}${line === undefined ? '' : ` line ${line}`}: ${reason}`);
-    this.name = 'SshConfigError';
-  }
-}
+import { readConfigFiles, splitWhere, SshConfigError, type ConfigLineHandler } from './ssh-config-read.js';
+import { applyOption, emptyCollected, type Collected, type Sourced } from './ssh-config-values.js';
 
 /** Where a value came from: `file:line`, or "default" for OpenSSH's default. */
 export type SshConfigSource = string;
@@ -120,15 +58,6 @@ export interface SshConfigSources {
   pkcs11Provider: SshConfigSource;
   /** One per CertificateFile line kept (same order as certificateFiles). */
   certificateFiles: SshConfigSource[];
-}
-
-/** A `Match exec` line that was evaluated for this host (its command ran), and whether it matched. */
-export interface MatchExecEvaluated {
-  /** The command as run (tokens expanded). */
-  command: string;
-  /** `file:line` of the Match line. */
-  where: string;
-  matched: boolean;
 }
 
 export interface ResolvedSshConfig {
@@ -180,11 +109,6 @@ export interface ResolvedSshConfig {
   filesRead: string[];
 }
 
-const MAX_INCLUDE_DEPTH = 16;
-const MAX_IDENTITY_FILES = 100;
-const MAX_HOSTS_FILES = 16;
-const INT_MAX = 2_147_483_647;
-
 const DEFAULT_IDENTITY_FILES = [
   'id_rsa',
   'id_ecdsa',
@@ -195,181 +119,10 @@ const DEFAULT_IDENTITY_FILES = [
   'id_dsa',
 ];
 
-function readTextOrUndefined(path: string): string | undefined {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * An ssh config file (or an Include'd one) as the default context reads it: undefined when it cannot be
- * opened, or is a directory, as ssh skips both (`Include inc.d` naming a directory resolves fine with the real
- * ssh: see the oracle test); a FIFO, device or oversized file throws FileRefusedError, which readConfig turns
- * into an SshConfigError naming the file (ssh itself would hang on a FIFO or read /dev/zero for ever).
- */
-function readConfigFile(path: string): string | undefined {
-  try {
-    return readFileSafelySync(path, 'ssh config').toString('utf8');
-  } catch (err) {
-    if (err instanceof FileRefusedError && !/^is a directory/.test(err.reason)) throw err;
-    return undefined;
-  }
-}
-
-/** ctx.readFile with a refused file reported as ssh reports a bad config: by file. */
-function readConfigText(ctx: SshConfigContext, path: string): string | undefined {
-  try {
-    return ctx.readFile(path);
-  } catch (err) {
-    if (err instanceof FileRefusedError) throw new SshConfigError(path, undefined, err.reason);
-    throw err;
-  }
-}
-
-/** `getpwnam`-like look-up in /etc/passwd (ssh would also ask NSS; local accounts are what matter here). */
-function passwdHome(name: string): string | undefined {
-  for (const line of (readTextOrUndefined('/etc/passwd') ?? '').split('\n')) {
-    const fields = line.split(':');
-    if (fields[0] === name && fields[5] !== undefined) return fields[5];
-  }
-  return undefined;
-}
-
-/** `getservbyname(name, "tcp")` from /etc/services. */
-function servicesPort(name: string): number | undefined {
-  for (const line of (readTextOrUndefined('/etc/services') ?? '').split('\n')) {
-    const words = line.replace(/#.*/, '').trim().split(/\s+/);
-    const m = /^(\d+)\/tcp$/.exec(words[1] ?? '');
-    if (m && (words[0] === name || words.slice(2).includes(name))) return Number(m[1]);
-  }
-  return undefined;
-}
-
-/** Runs a `Match exec` command like ssh's execute_in_shell: $SHELL -c, stdin and stdout to /dev/null. */
-export function runInShell(command: string, env: NodeJS.ProcessEnv = process.env): number | undefined {
-  const shell = env.SHELL || '/bin/sh';
-  const r = spawnSync(shell, ['-c', command], { stdio: ['ignore', 'ignore', 'pipe'], env });
-  return r.error || r.status === null ? undefined : r.status;
-}
-
-/**
- * The context for the current process: real user, host name, files, environment and shell. The home
- * directory honours $HOME (os.homedir) where ssh reads the password database; they agree whenever HOME is
- * the account's home, and tests rely on pointing HOME elsewhere.
- */
-export function defaultSshConfigContext(): SshConfigContext {
-  const info = userInfo();
-  return {
-    homeDir: homedir(),
-    localUser: info.username,
-    localHostName: hostname(),
-    uid: info.uid,
-    readFile: readConfigFile,
-    listDir: (path) => {
-      try {
-        return readdirSync(path);
-      } catch {
-        return [];
-      }
-    },
-    env: process.env,
-    userHome: passwdHome,
-    servicePort: servicesPort,
-    runMatchExec: (command) => runInShell(command),
-    statFile: (path) => {
-      try {
-        const st = statSync(path);
-        return { uid: st.uid, mode: st.mode };
-      } catch {
-        return undefined;
-      }
-    },
-  };
-}
-
-/** Default files: `~/.ssh/config` then `/etc/ssh/ssh_config`, as ssh reads them. */
-export function defaultSshConfigFiles(homeDir: string): SshConfigFile[] {
-  return [
-    { path: posix.join(homeDir, '.ssh', 'config'), kind: 'user', checkPerm: true },
-    { path: '/etc/ssh/ssh_config', kind: 'system' },
-  ];
-}
-
-/** The files `ssh -F FILE` reads: only FILE, as a user file, which must exist. */
-export function explicitSshConfigFiles(path: string): SshConfigFile[] {
-  return [{ path, kind: 'user', required: true }];
-}
-
-const GLOB_MAGIC = /[*?[]/;
-
-/** glob(3) without GLOB_NOCHECK: existing paths matching `pattern`, sorted per directory; dotfiles need a dot. */
-function globPaths(pattern: string, ctx: SshConfigContext): string[] {
-  if (!GLOB_MAGIC.test(pattern)) return readConfigText(ctx, pattern) === undefined ? [] : [pattern];
-  const listDir = ctx.listDir ?? (() => []);
-  const segments = pattern.split('/');
-  let current = [segments[0] === '' ? '/' : '.'];
-  for (const seg of segments.slice(segments[0] === '' ? 1 : 0)) {
-    if (seg === '') continue;
-    const next: string[] = [];
-    for (const base of current) {
-      if (GLOB_MAGIC.test(seg)) {
-        const names = listDir(base)
-          .filter((name) => !name.startsWith('.') || seg.startsWith('.'))
-          .filter((name) => globSegmentMatch(name, seg))
-          .sort();
-        for (const name of names) next.push(posix.join(base, name));
-      } else {
-        next.push(posix.join(base, seg));
-      }
-    }
-    current = next;
-  }
-  return current.filter((p) => readConfigText(ctx, p) !== undefined);
-}
-
-interface Sourced<T> {
-  value: T;
-  where: string;
-}
-
-interface Collected {
-  hostName?: Sourced<string>;
-  port?: Sourced<number>;
-  user?: Sourced<string>;
-  identityFiles: Sourced<string>[];
-  certificateFiles: Sourced<string>[];
-  identitiesOnly?: Sourced<boolean>;
-  userKnownHostsFiles?: Sourced<string[]>;
-  globalKnownHostsFiles?: Sourced<string[]>;
-  strictHostKeyChecking?: Sourced<StrictHostKeyChecking>;
-  serverAliveInterval?: Sourced<number>;
-  serverAliveCountMax?: Sourced<number>;
-  connectTimeout?: Sourced<number>;
-  identityAgent?: Sourced<string>;
-  hostKeyAlias?: Sourced<string>;
-  ignoreUnknown?: Sourced<string>;
-  canonicalizeHostname?: Sourced<'no' | 'yes' | 'always'>;
-  proxyJump?: Sourced<string>;
-  proxyCommand?: Sourced<string>;
-  gssapiAuthentication?: Sourced<boolean>;
-  pkcs11Provider?: Sourced<string>;
-}
-
 interface Pass {
   /** What Host patterns and `Match host` see: the alias in the first pass, the HostName in the final one. */
   host: string;
   final: boolean;
-}
-
-type Settable = Exclude<keyof Collected, 'identityFiles' | 'certificateFiles'>;
-
-/** SHA-1 of %l%h%p%r, as ssh's %C (readconf.c ssh_connection_hash). */
-function connectionHash(localHost: string, host: string, port: string, user: string): string {
-  return createHash('sha1')
-    .update(localHost + host + port + user)
-    .digest('hex');
 }
 
 /**
@@ -385,17 +138,11 @@ export function resolveSshConfig(
   if (!validHostArgument(alias)) {
     throw new SshConfigError(`host ${JSON.stringify(alias)}`, undefined, 'hostname contains invalid characters');
   }
-  const c: Collected = { identityFiles: [], certificateFiles: [] };
+  const c: Collected = emptyCollected();
   const matchExec: MatchExecEvaluated[] = [];
   const warnings: string[] = [];
   const filesRead: string[] = [];
-  const localHost = ctx.localHostName ?? 'localhost';
-  const uid = String(ctx.uid ?? '');
   let wantFinal = false;
-
-  const set = <K extends Settable>(key: K, value: NonNullable<Collected[K]>['value'], where: string): void => {
-    if (c[key] === undefined) (c as unknown as Record<string, Sourced<unknown>>)[key] = { value, where };
-  };
 
   /** The host `Match host` and `%h` in Match exec see at this point (readconf.c match_cfg_line). */
   const hostSoFar = (pass: Pass): string => {
@@ -403,322 +150,6 @@ export function resolveSshConfig(
     const configured = c.hostName;
     if (configured === undefined) return alias;
     return expandAt(configured.where, () => percentExpand(configured.value, { h: alias }));
-  };
-
-  const evaluateMatch = (rest: string, pass: Pass, matchWhere: string, fail: (reason: string) => never): boolean => {
-    let result = true;
-    let attributes = 0;
-    let cursor: string | null = rest;
-    const next = (): string | null => {
-      if (cursor === null) return null;
-      const d = strdelim(cursor);
-      if (d === null) return (cursor = null);
-      cursor = d.rest;
-      return d.word;
-    };
-    const host = hostSoFar(pass);
-    for (let word = next(); word !== null && word !== ''; word = next()) {
-      if (word.startsWith('#')) break;
-      const negate = word.startsWith('!');
-      const attrib = (negate ? word.slice(1) : word).toLowerCase();
-      if (attrib === 'all') {
-        const after = next();
-        if (attributes > 1 || (after !== null && after !== '' && !after.startsWith('#'))) {
-          fail(`'${word}' cannot be combined with other Match attributes`);
-        }
-        if (result) result = !negate;
-        return result;
-      }
-      attributes++;
-      if (attrib === 'canonical' || attrib === 'final') {
-        if (attrib === 'final') wantFinal = true;
-        if (pass.final === negate) result = false;
-        continue;
-      }
-      const arg = next();
-      if (arg === null || arg === '' || arg.startsWith('#')) fail(`missing Match criteria for ${attrib}`);
-      const user = c.user?.value ?? ctx.localUser;
-      let matched: boolean;
-      switch (attrib) {
-        case 'host':
-          matched = matchPatternList(host.toLowerCase(), arg, true) === 1;
-          break;
-        case 'originalhost':
-          matched = matchPatternList(alias.toLowerCase(), arg, true) === 1;
-          break;
-        case 'user':
-          matched = matchPatternList(user, arg, false) === 1;
-          break;
-        case 'localuser':
-          matched = matchPatternList(ctx.localUser, arg, false) === 1;
-          break;
-        case 'exec': {
-          const port = String(c.port?.value ?? 22);
-          const tokens = {
-            C: connectionHash(localHost, host, port, user),
-            L: localHost.split('.')[0] as string,
-            d: ctx.homeDir,
-            h: host,
-            k: c.hostKeyAlias?.value ?? host,
-            l: localHost,
-            n: alias,
-            p: port,
-            r: user,
-            u: ctx.localUser,
-            i: uid,
-          };
-          let command: string;
-          try {
-            command = percentExpand(arg, tokens);
-          } catch (e) {
-            return fail((e as Error).message);
-          }
-          if (!result) continue; // ssh skips the command once an earlier criterion failed
-          if (!ctx.runMatchExec) fail(`Match exec "${command}" needs a command runner, and none was given`);
-          const status = ctx.runMatchExec(command);
-          if (status === undefined) fail(`match exec '${command}' error`);
-          matched = status === 0;
-          matchExec.push({ command, where: matchWhere, matched: matched !== negate });
-          break;
-        }
-        default:
-          return fail(`unsupported Match attribute ${attrib}`);
-      }
-      if (matched === negate) result = false;
-    }
-    if (attributes === 0) fail('one or more attributes required for Match');
-    return result;
-  };
-
-  const readConfig = (
-    file: SshConfigFile,
-    pass: Pass,
-    state: { active: boolean },
-    neverMatch: boolean,
-    depth: number,
-    includedAt?: string,
-  ): void => {
-    if (depth > MAX_INCLUDE_DEPTH) {
-      const [inFile, inLine] = splitWhere(includedAt ?? file.path);
-      throw new SshConfigError(inFile, inLine, 'Too many recursive configuration includes');
-    }
-    const text = readConfigText(ctx, file.path);
-    if (text === undefined) {
-      if (file.required) throw new SshConfigError(file.path, undefined, "Can't open user config file");
-      return;
-    }
-    if (file.checkPerm && ctx.statFile) {
-      const st = ctx.statFile(file.path);
-      if (st && ((st.uid !== 0 && st.uid !== ctx.uid) || (st.mode & 0o022) !== 0)) {
-        throw new SshConfigError(file.path, undefined, `Bad owner or permissions on ${file.path}`);
-      }
-    }
-    filesRead.push(file.path);
-    const lines = text.split('\n');
-    if (lines[lines.length - 1] === '') lines.pop();
-    for (let i = 0; i < lines.length; i++) {
-      const where = `${file.path}:${i + 1}`;
-      const fail = (reason: string): never => {
-        throw new SshConfigError(file.path, i + 1, reason);
-      };
-      const parsed = splitConfigLine(lines[i] ?? '');
-      if (!parsed) continue;
-      const { keyword, rest } = parsed;
-      if (rest === '') fail(`no argument after keyword "${keyword}"`);
-      if (!OPENSSH_KEYWORDS.has(keyword)) {
-        const ignored = c.ignoreUnknown !== undefined && matchPatternList(keyword, c.ignoreUnknown.value, true) === 1;
-        if (!ignored) fail(`Bad configuration option: ${keyword}`);
-        continue;
-      }
-      let args: string[];
-      try {
-        args = splitArgs(rest);
-      } catch {
-        return fail('invalid quotes');
-      }
-      const active = state.active;
-      switch (keyword) {
-        case 'host': {
-          state.active = false;
-          for (const raw of args) {
-            if (raw === '') fail('keyword host empty argument');
-            if (neverMatch) break;
-            const negated = raw.startsWith('!');
-            if (matchPattern(pass.host, negated ? raw.slice(1) : raw)) {
-              if (negated) {
-                state.active = false;
-                break;
-              }
-              state.active = true;
-            }
-          }
-          break;
-        }
-        case 'match': {
-          const value = evaluateMatch(rest, pass, where, fail);
-          state.active = neverMatch ? false : value;
-          break;
-        }
-        case 'include': {
-          for (const raw of args) {
-            if (raw === '') fail('keyword include empty argument');
-            if (raw.startsWith('~') && file.kind !== 'user') fail(`bad include path ${raw}`);
-            const anchored =
-              raw.startsWith('/') || raw.startsWith('~')
-                ? raw
-                : `${file.kind === 'user' ? '~/.ssh' : '/etc/ssh'}/${raw}`;
-            const pattern = globTilde(anchored, ctx);
-            for (const path of globPaths(pattern, ctx)) {
-              const sub: SshConfigFile = { path, kind: file.kind, checkPerm: true };
-              readConfig(sub, pass, state, neverMatch || !active, depth + 1, where);
-              state.active = active; // a Match inside an include does not change the including file's state
-            }
-          }
-          break;
-        }
-        default:
-          applyOption(keyword, args, rest, where, active, fail);
-      }
-    }
-  };
-
-  const applyOption = (
-    keyword: string,
-    args: string[],
-    rest: string,
-    where: string,
-    active: boolean,
-    fail: (reason: string) => never,
-  ): void => {
-    const arg = args[0];
-    const single = (): string => {
-      if (arg === undefined || arg === '') fail('missing argument');
-      if (args.length > 1) fail(`keyword ${keyword} extra arguments at end of line`);
-      return arg as string;
-    };
-    const time = (key: 'serverAliveInterval' | 'connectTimeout'): void => {
-      if (arg === undefined || arg === '') fail('missing time value');
-      if (args.length > 1) fail(`keyword ${keyword} extra arguments at end of line`);
-      const seconds = arg === 'none' ? -1 : parseTime(arg as string);
-      if (seconds === undefined) fail(`invalid time value "${arg}"`);
-      if (active && seconds !== -1) set(key, seconds as number, where); // `none` leaves it unset, as in ssh
-    };
-    const hostsFiles = (key: 'userKnownHostsFiles' | 'globalKnownHostsFiles'): void => {
-      args.forEach((a, i) => {
-        if (a === '') fail(`keyword ${keyword} empty argument`);
-        if (a.toLowerCase() === 'none' && (i > 0 || args.length > 1)) {
-          fail(`keyword ${keyword} "none" argument must appear alone`);
-        }
-      });
-      if (args.length > MAX_HOSTS_FILES && active && c[key] === undefined) fail(`too many ${keyword} entries`);
-      if (active && args.length > 0) set(key, args, where);
-    };
-    switch (keyword) {
-      case 'hostname': {
-        const v = single();
-        if (active) set('hostName', v, where);
-        return;
-      }
-      case 'user': {
-        const v = single();
-        if (active) set('user', v, where);
-        return;
-      }
-      case 'hostkeyalias': {
-        const v = single();
-        if (active) set('hostKeyAlias', v, where);
-        return;
-      }
-      case 'identityagent': {
-        const v = single();
-        if (active) set('identityAgent', v, where);
-        return;
-      }
-      case 'ignoreunknown': {
-        const v = single();
-        if (active) set('ignoreUnknown', v, where);
-        return;
-      }
-      case 'port': {
-        const v = single();
-        const port = parsePort(v, ctx.servicePort);
-        if (port === undefined) fail(`Bad port '${v}'`);
-        if (active) set('port', port as number, where);
-        return;
-      }
-      case 'identityfile':
-      case 'identityfile2':
-      case 'certificatefile': {
-        const v = single();
-        if (!active) return;
-        const cert = keyword === 'certificatefile';
-        const list = cert ? c.certificateFiles : c.identityFiles;
-        if (list.length >= MAX_IDENTITY_FILES) {
-          fail(`too many ${cert ? 'certificate' : 'identity'} files (max ${MAX_IDENTITY_FILES})`);
-        }
-        if (!list.some((f) => f.value === v)) list.push({ value: v, where });
-        return;
-      }
-      case 'pkcs11provider': {
-        const v = single();
-        if (active) set('pkcs11Provider', v, where);
-        return;
-      }
-      case 'identitiesonly':
-      case 'gssapiauthentication': {
-        const v = parseFlag(single());
-        if (v === undefined) fail(`unsupported option "${arg}"`);
-        if (active) set(keyword === 'identitiesonly' ? 'identitiesOnly' : 'gssapiAuthentication', v as boolean, where);
-        return;
-      }
-      case 'stricthostkeychecking': {
-        const v = parseStrict(single());
-        if (v === undefined) fail(`unsupported option "${arg}"`);
-        if (active) set('strictHostKeyChecking', v as StrictHostKeyChecking, where);
-        return;
-      }
-      case 'canonicalizehostname': {
-        const raw = single().toLowerCase();
-        const flag = parseFlag(raw);
-        const v = raw === 'always' ? 'always' : flag === undefined ? undefined : flag ? 'yes' : 'no';
-        if (v === undefined) fail(`unsupported option "${arg}"`);
-        if (active) set('canonicalizeHostname', v as 'no' | 'yes' | 'always', where);
-        return;
-      }
-      case 'userknownhostsfile':
-        return hostsFiles('userKnownHostsFiles');
-      case 'globalknownhostsfile':
-        return hostsFiles('globalKnownHostsFiles');
-      case 'serveraliveinterval':
-        return time('serverAliveInterval');
-      case 'connecttimeout':
-        return time('connectTimeout');
-      case 'serveralivecountmax': {
-        if (arg === undefined || arg === '') fail('integer value missing');
-        if (args.length > 1) fail(`keyword ${keyword} extra arguments at end of line`);
-        const v = parseInteger(arg, 0, INT_MAX);
-        if (v === undefined) fail(`integer value ${JSON.stringify(arg)} is invalid`);
-        if (active) set('serverAliveCountMax', v as number, where);
-        return;
-      }
-      case 'proxycommand': {
-        const command = rest.replace(/^[ \t\r\n=]+/, '');
-        if (active && c.proxyJump === undefined) set('proxyCommand', command, where);
-        return;
-      }
-      case 'proxyjump': {
-        const value = rest.replace(/^[ \t\r\n=]+/, '');
-        const jump = parseProxyJump(value, ctx.servicePort);
-        if (jump === undefined) fail(`Invalid ProxyJump "${value}"`);
-        if (active && c.proxyCommand === undefined && c.proxyJump === undefined) {
-          set('proxyJump', jump!.none ? 'none' : jump!.text, where);
-          if (!jump!.none) set('proxyCommand', 'none', where);
-        }
-        return;
-      }
-      default:
-        return; // a known option the transport does not use
-    }
   };
 
   const expandAt = <T>(where: string, run: () => T): T => {
@@ -732,7 +163,29 @@ export function resolveSshConfig(
   };
 
   const runPass = (pass: Pass): void => {
-    for (const f of files) readConfig(f, pass, { active: true }, false, 0);
+    const observer: MatchObserver = {
+      wantFinal: () => {
+        wantFinal = true;
+      },
+      execEvaluated: (evaluated) => matchExec.push(evaluated),
+    };
+    const handler: ConfigLineHandler = {
+      ignoreUnknown: () => c.ignoreUnknown?.value,
+      host: (patterns, fail) => hostPatternsMatch(pass.host, patterns, fail),
+      match: (criteria, where, fail) => {
+        const subject: MatchSubject = {
+          host: hostSoFar(pass),
+          alias,
+          user: c.user?.value ?? ctx.localUser,
+          port: c.port?.value ?? 22,
+          final: pass.final,
+          ...(c.hostKeyAlias !== undefined ? { hostKeyAlias: c.hostKeyAlias.value } : {}),
+        };
+        return evaluateMatch(criteria, subject, ctx, where, observer, fail);
+      },
+      option: (line, active, fail) => applyOption(c, line, active, fail, ctx.servicePort),
+    };
+    readConfigFiles(files, ctx, handler, filesRead);
   };
 
   runPass({ host: alias, final: false });
@@ -831,51 +284,9 @@ export function resolveSshConfig(
 }
 
 /**
- * A path value (IdentityFile, CertificateFile, UserKnownHostsFile) expanded as ssh expands it for this host:
- * `~`, `~user`, the %-tokens and `${ENV}`. Throws SshSyntaxError for an unknown token or unset variable.
- */
-export function expandConfigPath(
-  path: string,
-  r: Pick<ResolvedSshConfig, 'alias' | 'hostName' | 'port' | 'user' | 'hostKeyAlias'>,
-  ctx: SshConfigContext,
-): string {
-  const localHost = ctx.localHostName ?? 'localhost';
-  const tokens: Record<string, string> = {
-    C: connectionHash(localHost, r.hostName, String(r.port), r.user),
-    L: localHost.split('.')[0] as string,
-    i: String(ctx.uid ?? ''),
-    k: r.hostKeyAlias?.toLowerCase() ?? r.alias,
-    l: localHost,
-    n: r.alias,
-    p: String(r.port),
-    d: ctx.homeDir,
-    h: r.hostName,
-    r: r.user,
-    u: ctx.localUser,
-  };
-  return percentExpand(tildeExpand(path, ctx.homeDir, ctx.userHome), tokens, ctx.env ?? {});
-}
-
-/**
  * ssh refuses a host argument that could smuggle shell syntax into %-tokens (ssh_valid_hostname, in
  * Debian's 9.2p1 as a security fix): a leading `-`, quotes, `$`, `\\`, `;&<>|(){},`, spaces and controls.
  */
 function validHostArgument(name: string): boolean {
   return !name.startsWith('-') && !/[\s'`"$\\;&<>|(){},\x00-\x1f\x7f]/.test(name);
-}
-
-/** Include's glob(3) GLOB_TILDE: `~` is $HOME (else the home directory), `~user` that user's home. */
-function globTilde(pattern: string, ctx: SshConfigContext): string {
-  if (!pattern.startsWith('~')) return pattern;
-  const slash = pattern.indexOf('/');
-  const name = slash < 0 ? pattern.slice(1) : pattern.slice(1, slash);
-  const tail = slash < 0 ? '' : pattern.slice(slash);
-  const home = name === '' ? (ctx.env?.HOME ?? ctx.homeDir) : ctx.userHome?.(name);
-  return home === undefined ? pattern : `${home}${tail}`;
-}
-
-/** Splits "file:line" (the file may contain colons). */
-function splitWhere(where: string): [string, number | undefined] {
-  const m = /^(.*):(\d+)$/.exec(where);
-  return m ? [m[1] as string, Number(m[2])] : [where, undefined];
 }

@@ -10,15 +10,10 @@
 import { spawnSync } from 'node:child_process';
 import { userInfo } from 'node:os';
 import { SshSyntaxError } from './ssh-config-parse.js';
-import {
-  defaultSshConfigFiles,
-  expandConfigPath,
-  explicitSshConfigFiles,
-  resolveSshConfig,
-  SshConfigError,
-  type ResolvedSshConfig,
-  type SshConfigContext,
-} from './ssh-config.js';
+import { resolveSshConfig, type ResolvedSshConfig } from './ssh-config.js';
+import { defaultSshConfigFiles, explicitSshConfigFiles, type SshConfigContext } from './ssh-config-context.js';
+import { expandConfigPath } from './ssh-config-match.js';
+import { SshConfigError } from './ssh-config-read.js';
 import type { StrictHostKeyChecking } from './ssh-config-parse.js';
 
 /** The source recorded for a value that `ssh -G` decided against the built-in resolver. */

@@ -12,7 +12,8 @@
  * keys there), then the hop's own files, with the same question for an unknown key, naming the hop.
  */
 import { parseProxyJump } from './ssh-config-parse.js';
-import { resolveSshConfig, type SshConfigContext, type SshConfigFile } from './ssh-config.js';
+import { resolveSshConfig } from './ssh-config.js';
+import type { SshConfigContext, SshConfigFile } from './ssh-config-context.js';
 import { sshHostOptionsFromConfig } from './ssh-options-from-config.js';
 import type { SshHostOptions, UnknownHostKeyInfo } from './ssh-options.js';
 

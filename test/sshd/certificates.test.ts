@@ -15,12 +15,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentInput, certificateReasons } from '../../src/transport/certificates.js';
 import { hostCertificateAuthorities, verifyHostKey } from '../../src/transport/known-hosts.js';
 import { AgentListError, listAgentIdentities } from '../../src/transport/ssh-agent-identities.js';
-import {
-  defaultSshConfigContext,
-  explicitSshConfigFiles,
-  resolveSshConfig,
-  type ResolvedSshConfig,
-} from '../../src/transport/ssh-config.js';
+import { resolveSshConfig, type ResolvedSshConfig } from '../../src/transport/ssh-config.js';
+import { defaultSshConfigContext, explicitSshConfigFiles } from '../../src/transport/ssh-config-context.js';
 import { OpensshHost } from '../../src/transport/openssh.js';
 import { SshHost } from '../../src/transport/ssh.js';
 import type { UnknownHostKeyInfo } from '../../src/transport/ssh-options.js';

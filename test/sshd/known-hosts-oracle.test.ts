@@ -16,7 +16,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultSshConfigContext, resolveSshConfig } from '../../src/transport/ssh-config.js';
+import { resolveSshConfig } from '../../src/transport/ssh-config.js';
+import { defaultSshConfigContext } from '../../src/transport/ssh-config-context.js';
 import { sshHostOptionsFromConfig } from '../../src/transport/ssh-options-from-config.js';
 import { SshHost } from '../../src/transport/ssh.js';
 import { HostKeyError } from '../../src/transport/types.js';

@@ -11,12 +11,9 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  explicitSshConfigFiles,
-  resolveSshConfig,
-  SshConfigError,
-  type ResolvedSshConfig,
-} from '../../src/transport/ssh-config.js';
+import { resolveSshConfig, type ResolvedSshConfig } from '../../src/transport/ssh-config.js';
+import { explicitSshConfigFiles } from '../../src/transport/ssh-config-context.js';
+import { SshConfigError } from '../../src/transport/ssh-config-read.js';
 import { corpusAliases, corpusContext, corpusTrees, installTree, removeAll } from './helpers/ssh-config-corpus.js';
 
 const temps: string[] = [];

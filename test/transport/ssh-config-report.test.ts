@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { SshConfigContext } from '../../src/transport/ssh-config.js';
+import type { SshConfigContext } from '../../src/transport/ssh-config-context.js';
 import {
   aliasView,
   hostPath,

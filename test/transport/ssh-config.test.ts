@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { posix } from 'node:path';
-import { resolveSshConfig, type SshConfigContext } from '../../src/transport/ssh-config.js';
+import { resolveSshConfig } from '../../src/transport/ssh-config.js';
+import type { SshConfigContext } from '../../src/transport/ssh-config-context.js';
 import { splitArgs } from '../../src/transport/ssh-config-parse.js';
 
 const HOME = '/home/op';

@@ -8,7 +8,7 @@ import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SshConfigError } from '../../src/transport/ssh-config.js';
+import { SshConfigError } from '../../src/transport/ssh-config-read.js';
 import { parseSshG, resolveThroughSsh, runSshG } from '../../src/transport/ssh-g.js';
 import { corpusAliases, corpusContext, corpusTrees, installTree, removeAll } from './helpers/ssh-config-corpus.js';
 

@@ -4,7 +4,7 @@
  * runaway depth are refused naming the chain; ProxyCommand's tokens expand as ssh's do.
  */
 import { describe, expect, it } from 'vitest';
-import type { SshConfigContext } from '../../src/transport/ssh-config.js';
+import type { SshConfigContext } from '../../src/transport/ssh-config-context.js';
 import { JumpChainError, MAX_JUMP_DEPTH, resolveJumpChain } from '../../src/transport/ssh-hops.js';
 import { expandProxyCommand } from '../../src/transport/ssh-tunnel.js';
 import { sshHostOptionsFromConfig } from '../../src/transport/ssh-options-from-config.js';

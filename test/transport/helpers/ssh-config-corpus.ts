@@ -2,7 +2,11 @@
 import { chmodSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { hostname, tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
-import { defaultSshConfigContext, runInShell, type SshConfigContext } from '../../../src/transport/ssh-config.js';
+import {
+  defaultSshConfigContext,
+  runInShell,
+  type SshConfigContext,
+} from '../../../src/transport/ssh-config-context.js';
 
 export const CORPUS = join(__dirname, '..', '..', 'fixtures', 'ssh-config');
 
