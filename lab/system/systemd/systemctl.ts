@@ -7,7 +7,7 @@ import type { ExecResult, ResolvedCommandContext } from 'just-bash';
 import type { MachineSystem } from '../machine-system.js';
 import { requestReboot } from '../boot.js';
 import { isUtf8Locale, renderShow, renderStatus, renderTimers, unitProperties } from './render.js';
-import { type Systemd } from './manager.js';
+import type { Systemd } from './manager.js';
 import { unitName, type UnitRuntime } from './types.js';
 import { unitList } from './unit-file.js';
 
