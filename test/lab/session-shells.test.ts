@@ -72,7 +72,7 @@ describe('session shells', () => {
   it('after && the drain runs only when the first part succeeded', async () => {
     const ch = await openExec(c, 'false && exec cat >/dev/null');
     const r = await collect(ch); // no EOF sent: it must end by itself
-    expect(r.code).toBe(1);
+    expect(r.code, `exit signal ${r.signal}; stderr: ${r.stderr.toString()}`).toBe(1);
   });
 
   it('only a final `cat >/dev/null` is a drain, and only when the first part does not read stdin itself', () => {
