@@ -3,6 +3,10 @@
  * bench/ui-memory.mjs for the views): ESM for Node 20; ssh2 (optional native parts), just-bash (the lab)
  * and react-devtools-core (never loaded in production) left outside; Ink's text caches bounded.
  */
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
 import { inkBoundedCaches } from './ink-bounded-caches.mjs';
 
 export function nodeBundleOptions({ boundInkCaches = true } = {}) {
@@ -20,4 +24,26 @@ export function nodeBundleOptions({ boundInkCaches = true } = {}) {
     },
     plugins: boundInkCaches ? [inkBoundedCaches()] : [],
   };
+}
+
+/**
+ * Bundles one TypeScript module of the project (packages stay in node_modules) into dist/<name>/ and imports
+ * it: how the dev scripts run TypeScript without a full build (scripts/record-ready.mjs, readme-keys.mjs).
+ */
+export async function importBundled(root, entry, name) {
+  const outdir = join(root, 'dist', name);
+  rmSync(outdir, { recursive: true, force: true });
+  mkdirSync(outdir, { recursive: true });
+  const outfile = join(outdir, `${name}.mjs`);
+  await build({
+    entryPoints: [join(root, entry)],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    packages: 'external',
+    logLevel: 'warning',
+  });
+  return import(pathToFileURL(outfile).href);
 }

@@ -4,27 +4,13 @@
  * binding; test/ui/readme-keys.test.ts fails until then. Bundles the generator with esbuild (packages stay in
  * node_modules) into dist/readme-keys and replaces what lies between the list's markers.
  */
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { build } from 'esbuild';
+import { fileURLToPath } from 'node:url';
+import { importBundled } from './esbuild-node.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const outdir = join(root, 'dist/readme-keys');
-rmSync(outdir, { recursive: true, force: true });
-mkdirSync(outdir, { recursive: true });
-const outfile = join(outdir, 'keys-doc.mjs');
-await build({
-  entryPoints: [join(root, 'screens/input/keys-doc.ts')],
-  outfile,
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
-  packages: 'external',
-  logLevel: 'warning',
-});
-const { keysMarkdown, KEYS_BEGIN, KEYS_END } = await import(pathToFileURL(outfile).href);
+const { keysMarkdown, KEYS_BEGIN, KEYS_END } = await importBundled(root, 'screens/input/keys-doc.ts', 'readme-keys');
 const readme = join(root, 'README.md');
 const text = readFileSync(readme, 'utf8');
 const begin = text.indexOf(KEYS_BEGIN);

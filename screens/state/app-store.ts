@@ -3,7 +3,7 @@
  * side by side, one dispatch for engine events, the session's events and the screens' actions. The
  * session sees it as an EngineStore; the views subscribe to slices of it.
  */
-import { initialState, reduce as reduceEngine } from '../../src/engine/store.js';
+import { initialState, reduce as reduceEngine, ReducerStore } from '../../src/engine/store.js';
 import type { EngineStore } from '../../src/engine/store-types.js';
 import { initialUi, reduceUi, type UiOptions } from './ui-reducer.js';
 import { isUiAction, type AppAction, type AppState } from './ui-types.js';
@@ -20,26 +20,9 @@ export function reduceApp(state: AppState, action: AppAction): AppState {
   return { ...engine, ui };
 }
 
-/** A minimal external store for useSyncExternalStore: dispatch, getState, subscribe. */
-export class AppStore implements EngineStore {
-  private state: AppState;
-  private readonly listeners = new Set<() => void>();
-
+/** The TUI's store: the engine's and the screens' state behind one reducer. */
+export class AppStore extends ReducerStore<AppState, AppAction> implements EngineStore {
   constructor(initial: AppState) {
-    this.state = initial;
+    super(initial, reduceApp);
   }
-
-  getState = (): AppState => this.state;
-
-  dispatch = (action: AppAction): void => {
-    const next = reduceApp(this.state, action);
-    if (next === this.state) return;
-    this.state = next;
-    for (const l of this.listeners) l();
-  };
-
-  subscribe = (listener: () => void): (() => void) => {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  };
 }

@@ -240,19 +240,22 @@ export function reduce(state: EngineState, action: EngineAction): EngineState {
   }
 }
 
-/** The engine's state alone (the CLI-free session in tests); the TUI's store is screens/state/app-store.ts. */
-export class Store implements EngineStore {
-  private state: EngineState;
+/** A state held behind a reducer, for useSyncExternalStore: dispatch, getState, subscribe. */
+export class ReducerStore<S, A> {
+  private state: S;
   private readonly listeners = new Set<() => void>();
 
-  constructor(initial: EngineState) {
+  constructor(
+    initial: S,
+    private readonly reducer: (state: S, action: A) => S,
+  ) {
     this.state = initial;
   }
 
-  getState = (): EngineState => this.state;
+  getState = (): S => this.state;
 
-  dispatch = (action: EngineAction): void => {
-    const next = reduce(this.state, action);
+  dispatch = (action: A): void => {
+    const next = this.reducer(this.state, action);
     if (next === this.state) return;
     this.state = next;
     for (const l of this.listeners) l();
@@ -262,6 +265,13 @@ export class Store implements EngineStore {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   };
+}
+
+/** The engine's state alone (the CLI-free session in tests); the TUI's store is screens/state/app-store.ts. */
+export class Store extends ReducerStore<EngineState, EngineAction> implements EngineStore {
+  constructor(initial: EngineState) {
+    super(initial, reduce);
+  }
 }
 
 /** A stage's verdicts worst first (error, fail, warn, skip, pass), then hosts in inventory order. */
