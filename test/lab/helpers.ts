@@ -45,23 +45,39 @@ export function connect(
   });
 }
 
+/**
+ * The exit status as it arrived: ssh2 emits `exit` while it parses the packet, which can be the same read as the
+ * exec's success, before a caller awaiting openExec could add a listener (the product's queue does the same).
+ */
+const exits = new WeakMap<ClientChannel, { code: number | null; signal: string | null }>();
+
+function recordExit(ch: ClientChannel): void {
+  if (exits.has(ch)) return;
+  exits.set(ch, { code: null, signal: null });
+  ch.on('exit', (code: number | null, signal?: string) => exits.set(ch, { code, signal: signal ?? null }));
+}
+
 export function openExec(conn: Client, command: string): Promise<ClientChannel> {
-  return new Promise((resolve, reject) => conn.exec(command, (err, ch) => (err ? reject(err) : resolve(ch))));
+  return new Promise((resolve, reject) =>
+    conn.exec(command, (err, ch) => {
+      if (err) return reject(err);
+      recordExit(ch);
+      resolve(ch);
+    }),
+  );
 }
 
 export function collect(ch: ClientChannel): Promise<ExecResult> {
   return new Promise((resolve) => {
     const out: Buffer[] = [];
     const err: Buffer[] = [];
-    let code: number | null = null;
-    let signal: string | null = null;
+    recordExit(ch);
     ch.on('data', (d: Buffer) => out.push(d));
     ch.stderr.on('data', (d: Buffer) => err.push(d));
-    ch.on('exit', (c: number | null, s?: string) => {
-      code = c;
-      signal = s ?? null;
+    ch.on('close', () => {
+      const { code, signal } = exits.get(ch) ?? { code: null, signal: null };
+      resolve({ stdout: Buffer.concat(out), stderr: Buffer.concat(err), code, signal });
     });
-    ch.on('close', () => resolve({ stdout: Buffer.concat(out), stderr: Buffer.concat(err), code, signal }));
   });
 }
 

@@ -75,6 +75,14 @@ describe('session shells', () => {
     expect(r.code, `exit signal ${r.signal}; stderr: ${r.stderr.toString()}`).toBe(1);
   });
 
+  it('an exit status that arrived before the test listened is still the result', async () => {
+    // A short command's exit can come in the same read as the exec's success, before any caller's listener.
+    const ch = await openExec(c, 'exit 3');
+    await new Promise((resolve) => ch.once('exit', resolve));
+    const r = await collect(ch);
+    expect([r.code, r.signal]).toEqual([3, null]);
+  });
+
   it('only a final `cat >/dev/null` is a drain, and only when the first part does not read stdin itself', () => {
     expect(stdinDrain('echo ok && exec cat >/dev/null')).toEqual({ first: 'echo ok', always: false });
     expect(stdinDrain('echo ok; cat > /dev/null')).toEqual({ first: 'echo ok', always: true });
