@@ -229,6 +229,8 @@ results.push(
         type: 'cmd.output',
         host: HOSTS[i % 2],
         runId: `r-${HOSTS[i % 2]}`,
+        stage: STAGES[0].id,
+        probe: 'stream',
         stream: 'stdout',
         lines: [`${i} ${(rnd() * 1e6).toFixed(0)}`],
       }),

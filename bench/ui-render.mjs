@@ -71,6 +71,8 @@ function filledStore(n) {
           type: 'cmd.output',
           host: h,
           runId,
+          stage: stage.id,
+          probe: p.id,
           stream: 'stdout',
           lines: Array.from({ length: linesPerProbe }, (_, k) => `${p.id}: line ${k} of the probe's output on ${h}`),
         });
@@ -156,11 +158,14 @@ async function measure(view, n) {
   const hidden = n > 2 ? store.getState().hostOrder[n - 2] : null;
   // Output of the viewed stage's first probe (a pane shows its own stage's output only).
   const viewed = store.getState().ui.selectedStage;
+  const viewedProbe = STAGES.find((s) => s.id === viewed).probes[0].id;
   const tick = (host) => (i) =>
     store.dispatch({
       type: 'cmd.output',
       host,
       runId: `${viewed}-${host}-0`,
+      stage: viewed,
+      probe: viewedProbe,
       stream: 'stdout',
       lines: Array.from({ length: 10 }, (_, k) => `tick ${i} line ${k} on ${host}`),
     });

@@ -19,7 +19,20 @@ export type EngineEvent =
       /** Not run: the result of this command as `stage/probe` ran it earlier in the same pass (Engine.runStages). */
       reusedFrom?: string;
     }
-  | { type: 'cmd.output'; host: string; runId: string; stream: 'stdout' | 'stderr'; lines: CleanText[] }
+  /**
+   * A command's lines, with the stage and probe it runs for (as its cmd.start says), so a consumer files them
+   * without looking the command up. Session logs written before
+   * `stage` and `probe` were on this event lack them.
+   */
+  | {
+      type: 'cmd.output';
+      host: string;
+      runId: string;
+      stage: StageId;
+      probe: string;
+      stream: 'stdout' | 'stderr';
+      lines: CleanText[];
+    }
   | {
       type: 'cmd.exit';
       host: string;

@@ -9,8 +9,15 @@
  */
 import { PANE_LINES } from './store.js';
 import type { PaneOutputAction } from './store-types.js';
+import type { StageId } from './types.js';
 
-type OutputEvent = { host: string; runId: string; stream: 'stdout' | 'stderr'; lines: readonly string[] };
+type OutputEvent = {
+  host: string;
+  stage: StageId;
+  probe: string;
+  stream: 'stdout' | 'stderr';
+  lines: readonly string[];
+};
 type Batch = PaneOutputAction['batches'][number];
 
 interface Pending {
@@ -42,8 +49,9 @@ export class PaneOutputCoalescer {
     const lines = e.lines.length > this.keep ? e.lines.slice(-this.keep) : e.lines;
     p.omitted += e.lines.length - lines.length;
     const last = p.batches[p.batches.length - 1];
-    if (last && last.runId === e.runId && last.stream === e.stream) last.lines = last.lines.concat(lines);
-    else p.batches.push({ runId: e.runId, stream: e.stream, lines });
+    if (last && last.stage === e.stage && last.probe === e.probe && last.stream === e.stream)
+      last.lines = last.lines.concat(lines);
+    else p.batches.push({ stage: e.stage, probe: e.probe, stream: e.stream, lines });
     p.size += lines.length;
     this.trim(p);
     this.schedule();

@@ -458,7 +458,9 @@ export class Engine {
       ...script,
       reusedFrom: from,
     });
-    const batcher = new OutputBatcher((stream, lines) => this.emit({ type: 'cmd.output', host, runId, stream, lines }));
+    const batcher = new OutputBatcher((stream, lines) =>
+      this.emit({ type: 'cmd.output', host, runId, stage, probe: probe.id, stream, lines }),
+    );
     batcher.push('stdout', result.stdout);
     batcher.push('stderr', result.stderr);
     batcher.end();
@@ -483,7 +485,7 @@ export class Engine {
   ): Promise<RunResult> {
     const runId = `${host.name}:${stage}:${probe.id}:${++this.seq}`;
     const batcher = new OutputBatcher((stream, lines) =>
-      this.emit({ type: 'cmd.output', host: host.name, runId, stream, lines }),
+      this.emit({ type: 'cmd.output', host: host.name, runId, stage, probe: probe.id, stream, lines }),
     );
     let started = false;
     const script = 'script' in probe.command ? { script: probe.command.script } : {};

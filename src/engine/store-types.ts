@@ -118,14 +118,15 @@ export type SessionEvent =
   | { type: 'monitor.close' };
 
 /**
- * Output as the TUI hands it to the store (engine/output-coalescer.ts): a burst's newest lines per command and
- * stream, in order, and how many lines before them were left out (counted, not shown; the session log has them).
+ * Output as the TUI hands it to the store (engine/output-coalescer.ts): a burst's newest lines per stage, probe
+ * and stream, in order, and how many lines before them were left out (counted, not shown; the session log has
+ * them).
  */
 export type PaneOutputAction = {
   type: 'pane.output';
   host: string;
   omitted: number;
-  batches: ReadonlyArray<{ runId: string; stream: 'stdout' | 'stderr'; lines: readonly string[] }>;
+  batches: ReadonlyArray<{ stage: StageId; probe: string; stream: 'stdout' | 'stderr'; lines: readonly string[] }>;
 };
 
 export type EngineAction = EngineEvent | SessionDataAction | SessionEvent | PaneOutputAction;

@@ -85,26 +85,23 @@ function appendLines(
 }
 
 /**
- * Appends output to a pane, each command's lines to its stage. `omitted`: lines the coalescer counted but did
- * not carry; they belong to the stage of the batches it carried (it flushes before every other event, so one
- * action never spans two stages' runs). Output of a command the pane never saw start has no stage to go to.
+ * Appends output to a pane, each batch's lines to the stage its event named. `omitted`: lines the coalescer
+ * counted but did not carry; they belong to the stage of the batches it carried (it flushes before every other
+ * event, so one action never spans two stages' runs).
  */
 function appendOutput(p: PaneState, batches: PaneOutputAction['batches'], omitted: number): PaneState {
   // Gathered per stage first, so a flush of many interleaved batches copies each stage's ring once.
   const byStage = new Map<StageId, { added: StageOutput['lines']; uncarried: number }>();
   let lastStage: StageId | undefined;
   for (const b of batches) {
-    const cmd = p.commands.find((c) => c.runId === b.runId);
-    if (!cmd) continue;
-    let into = byStage.get(cmd.stage);
-    if (!into) byStage.set(cmd.stage, (into = { added: [], uncarried: 0 }));
+    let into = byStage.get(b.stage);
+    if (!into) byStage.set(b.stage, (into = { added: [], uncarried: 0 }));
     const stderr = b.stream === 'stderr';
     // Only the last PANE_LINES of a batch can stay; the rest are counted.
     const from = Math.max(0, b.lines.length - PANE_LINES);
     into.uncarried += from;
-    for (let i = from; i < b.lines.length; i++)
-      into.added.push({ text: b.lines[i] as string, stderr, probe: cmd.probe });
-    lastStage = cmd.stage;
+    for (let i = from; i < b.lines.length; i++) into.added.push({ text: b.lines[i] as string, stderr, probe: b.probe });
+    lastStage = b.stage;
   }
   if (lastStage !== undefined) byStage.get(lastStage)!.uncarried += omitted;
   let next = p;

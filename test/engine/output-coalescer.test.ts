@@ -33,7 +33,14 @@ function started(): EngineState {
   return s;
 }
 
-type Out = { host: string; runId: string; stream: 'stdout' | 'stderr'; lines: string[] };
+type Out = {
+  host: string;
+  runId: string;
+  stage: 'inventory';
+  probe: string;
+  stream: 'stdout' | 'stderr';
+  lines: string[];
+};
 
 /** A deterministic interleaving: hosts, commands and streams alternate in bursts of varying size. */
 function traffic(events: number): Out[] {
@@ -47,6 +54,8 @@ function traffic(events: number): Out[] {
     out.push({
       host,
       runId: `${host}-${probe}`,
+      stage: 'inventory',
+      probe,
       stream,
       lines: Array.from({ length: size }, () => `${host} ${probe} ${stream} #${n++}`),
     });
@@ -98,19 +107,24 @@ describe('pane output coalescing', () => {
     vi.useFakeTimers();
     const actions: EngineAction[] = [];
     const co = new PaneOutputCoalescer((a) => actions.push(a), 100);
-    co.push({ host: 'a', runId: 'a-p1', stream: 'stdout', lines: ['first'] });
+    co.push({ host: 'a', stage: 'inventory', probe: 'p1', stream: 'stdout', lines: ['first'] });
     expect(actions).toHaveLength(1);
-    co.push({ host: 'a', runId: 'a-p1', stream: 'stdout', lines: ['second'] });
-    co.push({ host: 'a', runId: 'a-p1', stream: 'stdout', lines: ['third'] });
+    co.push({ host: 'a', stage: 'inventory', probe: 'p1', stream: 'stdout', lines: ['second'] });
+    co.push({ host: 'a', stage: 'inventory', probe: 'p1', stream: 'stdout', lines: ['third'] });
     expect(actions).toHaveLength(1);
     vi.advanceTimersByTime(100);
     expect(actions).toEqual([
-      { type: 'pane.output', host: 'a', omitted: 0, batches: [{ runId: 'a-p1', stream: 'stdout', lines: ['first'] }] },
       {
         type: 'pane.output',
         host: 'a',
         omitted: 0,
-        batches: [{ runId: 'a-p1', stream: 'stdout', lines: ['second', 'third'] }],
+        batches: [{ stage: 'inventory', probe: 'p1', stream: 'stdout', lines: ['first'] }],
+      },
+      {
+        type: 'pane.output',
+        host: 'a',
+        omitted: 0,
+        batches: [{ stage: 'inventory', probe: 'p1', stream: 'stdout', lines: ['second', 'third'] }],
       },
     ]);
   });
@@ -120,17 +134,17 @@ describe('pane output coalescing', () => {
     const actions: EngineAction[] = [];
     const co = new PaneOutputCoalescer((a) => actions.push(a), 100, 250);
     const flood = Array.from({ length: PANE_LINES + 1 }, (_, i) => `${i}`);
-    co.push({ host: 'a', runId: 'a-p1', stream: 'stdout', lines: ['calm'] });
-    co.push({ host: 'a', runId: 'a-p1', stream: 'stdout', lines: flood });
+    co.push({ host: 'a', stage: 'inventory', probe: 'p1', stream: 'stdout', lines: ['calm'] });
+    co.push({ host: 'a', stage: 'inventory', probe: 'p1', stream: 'stdout', lines: flood });
     vi.advanceTimersByTime(100);
     expect(actions).toHaveLength(2);
-    co.push({ host: 'a', runId: 'a-p1', stream: 'stdout', lines: ['after the flood'] });
+    co.push({ host: 'a', stage: 'inventory', probe: 'p1', stream: 'stdout', lines: ['after the flood'] });
     vi.advanceTimersByTime(249);
     expect(actions).toHaveLength(2);
     vi.advanceTimersByTime(1);
     expect(actions).toHaveLength(3);
     // That flush was calm: the next one comes after the short interval again.
-    co.push({ host: 'a', runId: 'a-p1', stream: 'stdout', lines: ['calm again'] });
+    co.push({ host: 'a', stage: 'inventory', probe: 'p1', stream: 'stdout', lines: ['calm again'] });
     vi.advanceTimersByTime(100);
     expect(actions).toHaveLength(4);
   });
@@ -139,11 +153,12 @@ describe('pane output coalescing', () => {
     vi.useFakeTimers();
     const actions: Array<Extract<EngineAction, { type: 'pane.output' }>> = [];
     const co = new PaneOutputCoalescer((a) => actions.push(a), 100);
-    co.push({ host: 'a', runId: 'a-p1', stream: 'stdout', lines: ['warm-up'] });
+    co.push({ host: 'a', stage: 'inventory', probe: 'p1', stream: 'stdout', lines: ['warm-up'] });
     for (let i = 0; i < 100; i++)
       co.push({
         host: 'a',
-        runId: 'a-p1',
+        stage: 'inventory',
+        probe: 'p1',
         stream: 'stdout',
         lines: Array.from({ length: 10_000 }, (_, j) => `${i}:${j}`),
       });
@@ -158,8 +173,8 @@ describe('pane output coalescing', () => {
     vi.useFakeTimers();
     let s = started();
     const co = new PaneOutputCoalescer((a) => (s = reduce(s, a)), 100);
-    co.push({ host: 'a', runId: 'a-p1', stream: 'stdout', lines: ['x'] });
-    co.push({ host: 'a', runId: 'a-p1', stream: 'stdout', lines: ['last words'] });
+    co.push({ host: 'a', stage: 'inventory', probe: 'p1', stream: 'stdout', lines: ['x'] });
+    co.push({ host: 'a', stage: 'inventory', probe: 'p1', stream: 'stdout', lines: ['last words'] });
     co.flush();
     s = reduce(s, {
       type: 'cmd.exit',

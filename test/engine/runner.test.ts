@@ -77,6 +77,15 @@ describe('Engine', () => {
       (e): e is Extract<EngineEvent, { type: 'cmd.output' }> => e.type === 'cmd.output' && e.host === 'a',
     );
     expect(out.flatMap((e) => e.lines)).toEqual(expect.arrayContaining(['1', '2', '3', 'good']));
+    // Each output event names the stage and probe of its command, as its cmd.start did.
+    for (const e of out)
+      expect(starts.find((st) => st.runId === e.runId)).toMatchObject({ stage: e.stage, probe: e.probe });
+    expect(out.map((e) => [e.stage, e.probe])).toEqual(
+      expect.arrayContaining([
+        ['inventory', 'rel'],
+        ['inventory', 'lines'],
+      ]),
+    );
     expect(events[0]).toMatchObject({ type: 'stage.state', stage: 'inventory', state: 'running' });
     expect(events.at(-2)).toMatchObject({ type: 'stage.state', state: 'fail' });
     expect(events.at(-1)).toEqual({ type: 'engine.idle' });

@@ -33,6 +33,8 @@ const output = (n: number, lines: string[]): EngineEvent => ({
   type: 'cmd.output',
   host: 'a',
   runId: `r${n}`,
+  stage: 'inventory',
+  probe: 'p',
   stream: 'stdout',
   lines: lines.map(clean),
 });

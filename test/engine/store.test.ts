@@ -22,7 +22,15 @@ describe('store reducer', () => {
       sudo: false,
     });
     const many = Array.from({ length: PANE_LINES + 50 }, (_, i) => `line ${i}`);
-    s = reduce(s, { type: 'cmd.output', host: 'a', runId: 'r1', stream: 'stdout', lines: many.map(clean) });
+    s = reduce(s, {
+      type: 'cmd.output',
+      host: 'a',
+      runId: 'r1',
+      stage: 'inventory',
+      probe: 'kernel',
+      stream: 'stdout',
+      lines: many.map(clean),
+    });
     s = reduce(s, {
       type: 'cmd.exit',
       host: 'a',
@@ -87,7 +95,15 @@ describe('store reducer', () => {
         commandLine: 'x',
         sudo: false,
       });
-      s = reduce(s, { type: 'cmd.output', host: 'a', runId, stream: 'stdout', lines: lines.map(clean) });
+      s = reduce(s, {
+        type: 'cmd.output',
+        host: 'a',
+        runId,
+        stage,
+        probe: `${stage}-probe`,
+        stream: 'stdout',
+        lines: lines.map(clean),
+      });
       s = reduce(s, {
         type: 'cmd.exit',
         host: 'a',
@@ -119,25 +135,38 @@ describe('store reducer', () => {
     expect(s.panes.a!.output.os!.totalLines).toBe(2);
     // Lines the coalescer counted but did not carry go to the stage of the lines it carried.
     s = reduce(s, {
-      type: 'cmd.start',
-      host: 'a',
-      runId: 'r3',
-      stage: 'inventory',
-      probe: 'p',
-      commandLine: 'x',
-      sudo: false,
-    });
-    s = reduce(s, {
       type: 'pane.output',
       host: 'a',
       omitted: 40,
-      batches: [{ runId: 'r3', stream: 'stderr', lines: ['tail'] }],
+      batches: [{ stage: 'inventory', probe: 'p', stream: 'stderr', lines: ['tail'] }],
     });
     expect(s.panes.a!.output.inventory).toEqual({
       lines: [{ text: 'tail', stderr: true, probe: 'p' }],
       totalLines: 41,
     });
     expect(s.panes.a!.output.os!.totalLines).toBe(2);
+  });
+
+  it('files output under the stage and probe its event names, whatever else the pane has seen', () => {
+    let s = initialState(hosts);
+    s = reduce(s, {
+      type: 'cmd.output',
+      host: 'a',
+      runId: 'r9',
+      stage: 'os',
+      probe: 'sysctl',
+      stream: 'stderr',
+      lines: [clean('one'), clean('two')],
+    });
+    expect(s.panes.a!.output).toEqual({
+      os: {
+        lines: [
+          { text: 'one', stderr: true, probe: 'sysctl' },
+          { text: 'two', stderr: true, probe: 'sysctl' },
+        ],
+        totalLines: 2,
+      },
+    });
   });
 
   it('leaves other panes untouched (identity) so their views do not re-render', () => {
@@ -150,7 +179,15 @@ describe('store reducer', () => {
       commandLine: 'x',
       sudo: false,
     });
-    const s1 = reduce(s0, { type: 'cmd.output', host: 'a', runId: 'r', stream: 'stdout', lines: [clean('x')] });
+    const s1 = reduce(s0, {
+      type: 'cmd.output',
+      host: 'a',
+      runId: 'r',
+      stage: 'inventory',
+      probe: 'p',
+      stream: 'stdout',
+      lines: [clean('x')],
+    });
     expect(s1.panes.b).toBe(s0.panes.b);
     expect(s1.panes.a).not.toBe(s0.panes.a);
   });
@@ -168,7 +205,15 @@ describe('store reducer', () => {
       type: 'check.result',
       result: { id: 'inventory.os', stage: 'inventory', host: 'a', status: 'pass', summary: 'x', evidence: '' },
     });
-    store.dispatch({ type: 'cmd.output', host: 'nobody', runId: 'r', stream: 'stdout', lines: [clean('x')] });
+    store.dispatch({
+      type: 'cmd.output',
+      host: 'nobody',
+      runId: 'r',
+      stage: 'inventory',
+      probe: 'p',
+      stream: 'stdout',
+      lines: [clean('x')],
+    });
     expect(calls).toBe(1);
     expect(store.getState().checks.inventory).toHaveLength(1);
     expect(Object.keys(store.getState())).not.toContain('ui');

@@ -38,7 +38,15 @@ export function runStages(
           sudo: p.sudo ?? false,
         });
         const lines = Array.from({ length: o.lines ?? 3 }, (_, k) => `${p.id} line ${k} on ${h}`);
-        store.dispatch({ type: 'cmd.output', host: h, runId, stream: 'stdout', lines: lines.map(clean) });
+        store.dispatch({
+          type: 'cmd.output',
+          host: h,
+          runId,
+          stage: stage.id,
+          probe: p.id,
+          stream: 'stdout',
+          lines: lines.map(clean),
+        });
         store.dispatch({
           type: 'cmd.exit',
           host: h,

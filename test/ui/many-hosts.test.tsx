@@ -291,6 +291,8 @@ describe('the pipeline at 64 hosts', () => {
         type: 'cmd.output',
         host: h,
         runId: `vllm-${h}-0`,
+        stage: 'vllm',
+        probe: 'ssh-connection',
         stream: 'stdout',
         lines: [clean('another line')],
       });
@@ -321,6 +323,8 @@ describe('the pipeline at 64 hosts', () => {
       type: 'cmd.output',
       host: 'l20-n50',
       runId: 'inventory-l20-n50-0',
+      stage: 'inventory',
+      probe: 'os-release',
       stream: 'stdout',
       lines: [clean('another line')],
     });
@@ -330,6 +334,8 @@ describe('the pipeline at 64 hosts', () => {
       type: 'cmd.output',
       host: 'l20-n1',
       runId: 'inventory-l20-n1-0',
+      stage: 'inventory',
+      probe: 'os-release',
       stream: 'stdout',
       lines: [clean('a line in the left pane')],
     });

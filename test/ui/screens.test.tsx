@@ -73,6 +73,8 @@ describe('pipeline and stage view', () => {
         type: 'cmd.output',
         host: h,
         runId: `${h}1`,
+        stage: 'inventory',
+        probe: 'kernel',
         stream: 'stdout',
         lines: [clean(`5.15.0-126-generic on ${h}`)],
       });
@@ -148,6 +150,8 @@ describe('pipeline and stage view', () => {
       type: 'cmd.output',
       host: h,
       runId: 'r1',
+      stage: 'inventory',
+      probe: 'ip-addr',
       stream: 'stdout',
       lines: [clean('[{"ifname":"eno1"}]')],
     });
@@ -184,7 +188,15 @@ describe('pipeline and stage view', () => {
         commandLine: probe,
         sudo: false,
       });
-      store.dispatch({ type: 'cmd.output', host: h, runId: `${stage}-1`, stream: 'stdout', lines: [clean(line)] });
+      store.dispatch({
+        type: 'cmd.output',
+        host: h,
+        runId: `${stage}-1`,
+        stage,
+        probe,
+        stream: 'stdout',
+        lines: [clean(line)],
+      });
       store.dispatch({
         type: 'cmd.exit',
         host: h,

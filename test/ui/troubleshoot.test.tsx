@@ -158,6 +158,8 @@ describe('troubleshoot screen', () => {
         type: 'cmd.output',
         host: h,
         runId: `${h}q`,
+        stage: 'qos',
+        probe: 'mlnx_qos',
         stream: 'stdout',
         lines: [clean('PFC configuration:'), clean(`\tenabled     ${pfc}`)],
       });

@@ -54,7 +54,15 @@ describe("the screens' state", () => {
     const store = new AppStore(s2);
     let calls = 0;
     store.subscribe(() => calls++);
-    store.dispatch({ type: 'cmd.output', host: 'nobody', runId: 'r', stream: 'stdout', lines: [clean('x')] });
+    store.dispatch({
+      type: 'cmd.output',
+      host: 'nobody',
+      runId: 'r',
+      stage: 'inventory',
+      probe: 'p',
+      stream: 'stdout',
+      lines: [clean('x')],
+    });
     store.dispatch({ type: 'prompt.close', id: 99 });
     expect(calls).toBe(0);
   });
