@@ -141,8 +141,9 @@ export class TuiSession implements Controller {
   private attach(target: Target): void {
     this.target = target;
     this.engine = new Engine(target.hosts, { config: target.config, backpressure: () => this.log.whenWritable() });
-    // The log gets every line as it comes; the store a pane's worth per interval (output-coalescer.ts), flushed
-    // before any other event so the store sees them in order.
+    // The log gets every line as the engine publishes it (per chunk); the store a pane's worth per interval
+    // (output-coalescer.ts, the TUI's one output timer), flushed before any other event so the store sees them
+    // in order.
     const output = new PaneOutputCoalescer(this.store.dispatch);
     const off = this.engine.subscribe((e) => {
       this.log.record(e);

@@ -6,6 +6,7 @@
 import React from 'react';
 import { Box, Text } from 'ink';
 import type { StageId } from '../../src/engine/types.js';
+import { lastLines } from '../../src/engine/store.js';
 import { useSelector } from '../store-context.js';
 import { fit, formatDuration, formatExit, STATUS_COLOR, STATUS_GLYPH } from '../format.js';
 import { LiveRows } from './LiveRows.js';
@@ -44,7 +45,7 @@ export function HostPane(props: { host: string; stage: StageId; width: number; h
   const stageOutput = pane.output[props.stage];
   const layout = paneLayout(props.height, ran.length, mine.length);
   const commands = ran.slice(-layout.commands);
-  const output = stageOutput?.lines.slice(-layout.output) ?? [];
+  const output = lastLines(stageOutput, layout.output);
   const totalLines = stageOutput?.totalLines ?? 0;
   const running = ran.filter((c) => c.running).length;
   const finished = ran.length - running;

@@ -20,8 +20,8 @@ export type EngineEvent =
       reusedFrom?: string;
     }
   /**
-   * A command's lines, with the stage and probe it runs for (as its cmd.start says), so a consumer files them
-   * without looking the command up. Session logs written before
+   * A command's lines as they arrived (each chunk's complete lines), with the stage and probe it runs for (as its
+   * cmd.start says), so a consumer files them without looking the command up. Session logs written before
    * `stage` and `probe` were on this event lack them.
    */
   | {

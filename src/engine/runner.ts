@@ -6,7 +6,7 @@
 import { setMaxListeners } from 'node:events';
 import { ConnectionLostError, type Host, type RunResult } from '../transport/types.js';
 import type { EngineEvent, EngineListener } from './events.js';
-import { OutputBatcher } from './output-batcher.js';
+import { OutputLines } from './output-lines.js';
 import { SharedProbes, type SharedProbe } from './shared-probes.js';
 import { clean, sanitize, type CleanText } from '../util/sanitize.js';
 import { cannotTellVerdict, unreadableNeeds } from './probe-health.js';
@@ -458,12 +458,12 @@ export class Engine {
       ...script,
       reusedFrom: from,
     });
-    const batcher = new OutputBatcher((stream, lines) =>
+    const output = new OutputLines((stream, lines) =>
       this.emit({ type: 'cmd.output', host, runId, stage, probe: probe.id, stream, lines }),
     );
-    batcher.push('stdout', result.stdout);
-    batcher.push('stderr', result.stderr);
-    batcher.end();
+    output.push('stdout', result.stdout);
+    output.push('stderr', result.stderr);
+    output.end();
     this.emit({
       type: 'cmd.exit',
       host,
@@ -484,7 +484,7 @@ export class Engine {
     signal: AbortSignal,
   ): Promise<RunResult> {
     const runId = `${host.name}:${stage}:${probe.id}:${++this.seq}`;
-    const batcher = new OutputBatcher((stream, lines) =>
+    const output = new OutputLines((stream, lines) =>
       this.emit({ type: 'cmd.output', host: host.name, runId, stage, probe: probe.id, stream, lines }),
     );
     let started = false;
@@ -498,8 +498,8 @@ export class Engine {
         ...(probe.stdin !== undefined ? { stdin: probe.stdin } : {}),
         ...(probe.keepOutputBytes !== undefined ? { maxBufferBytes: probe.keepOutputBytes } : {}),
         ...(this.backpressure ? { backpressure: this.backpressure } : {}),
-        onStdout: (c) => batcher.push('stdout', c),
-        onStderr: (c) => batcher.push('stderr', c),
+        onStdout: (c) => output.push('stdout', c),
+        onStderr: (c) => output.push('stderr', c),
         onStart: (commandLine: string) => {
           started = true;
           this.emit({
@@ -514,7 +514,7 @@ export class Engine {
           });
         },
       });
-      batcher.end();
+      output.end();
       if (!started)
         this.emit({
           type: 'cmd.start',
@@ -538,7 +538,7 @@ export class Engine {
       });
       return result;
     } catch (err) {
-      batcher.end();
+      output.end();
       this.emit({
         type: 'cmd.exit',
         host: host.name,

@@ -26,12 +26,29 @@ export interface CommandView {
   running: boolean;
 }
 
-/** A pane's output of one stage: its last PANE_LINES lines (stderr lines marked, each with the probe that printed it). */
+/** A line of a pane as a view draws it: stderr lines marked, each with the probe (or step) that printed it. */
+export interface PaneLine {
+  text: string;
+  stderr: boolean;
+  probe: string;
+}
+
+/** Lines a probe (or step) printed on one stream, as they arrived together: what a pane keeps, no object per line. */
+export interface OutputRun {
+  probe: string;
+  stderr: boolean;
+  lines: readonly string[];
+}
+
+/** A pane's output of one stage: its last PANE_LINES lines, in the runs they came in (store.ts lastLines reads them). */
 export interface StageOutput {
-  lines: Array<{ text: string; stderr: boolean; probe: string }>;
+  runs: OutputRun[];
   /** Total lines seen, so views can show "last n of m lines". */
   totalLines: number;
 }
+
+/** A pane's output per stage. */
+export type PaneOutput = Partial<Record<StageId, StageOutput>>;
 
 export interface PaneState {
   host: string;
@@ -44,7 +61,7 @@ export interface PaneState {
    * Output per stage, from its latest run: after a run-all, the first stage's view still shows what the first
    * stage printed, not what the stage that ran last did.
    */
-  output: Partial<Record<StageId, StageOutput>>;
+  output: PaneOutput;
 }
 
 /** The live monitor's data: the newest frame and the timebase its samplers keep. */
@@ -118,16 +135,11 @@ export type SessionEvent =
   | { type: 'monitor.close' };
 
 /**
- * Output as the TUI hands it to the store (engine/output-coalescer.ts): a burst's newest lines per stage, probe
- * and stream, in order, and how many lines before them were left out (counted, not shown; the session log has
- * them).
+ * Output as the TUI hands it to the store (engine/output-coalescer.ts): per stage, a burst's newest lines (at
+ * most PANE_LINES, in their runs) and how many lines the burst had (`totalLines`: the others are counted, not
+ * shown; the session log has them).
  */
-export type PaneOutputAction = {
-  type: 'pane.output';
-  host: string;
-  omitted: number;
-  batches: ReadonlyArray<{ stage: StageId; probe: string; stream: 'stdout' | 'stderr'; lines: readonly string[] }>;
-};
+export type PaneOutputAction = { type: 'pane.output'; host: string; output: PaneOutput };
 
 export type EngineAction = EngineEvent | SessionDataAction | SessionEvent | PaneOutputAction;
 

@@ -11,7 +11,9 @@ import type {
   EngineAction,
   EngineState,
   EngineStore,
-  PaneOutputAction,
+  OutputRun,
+  PaneLine,
+  PaneOutput,
   PaneState,
   StageOutput,
 } from './store-types.js';
@@ -49,18 +51,61 @@ function updatePane(state: EngineState, host: string, f: (p: PaneState) => PaneS
   return { ...state, panes: { ...state.panes, [host]: f(pane) } };
 }
 
-const NO_OUTPUT: StageOutput = { lines: [], totalLines: 0 };
+const NO_OUTPUT: StageOutput = { runs: [], totalLines: 0 };
 
-/** A stage's output with `added` appended (only its last PANE_LINES kept) and `uncarried` more lines counted. */
-function withLines(o: StageOutput, added: StageOutput['lines'], uncarried: number): StageOutput {
-  const kept = added.length > PANE_LINES ? added.slice(-PANE_LINES) : added;
-  const old = PANE_LINES - kept.length;
-  const lines = old <= 0 ? kept : o.lines.length <= old ? [...o.lines, ...kept] : [...o.lines.slice(-old), ...kept];
-  return { lines, totalLines: o.totalLines + added.length + uncarried };
+/**
+ * A stage's output with `added` runs appended: only the newest PANE_LINES lines are kept (older runs dropped, the
+ * oldest kept one cut), and `counted` lines go into the total. The one place the pane cap is applied: the store's
+ * appends and the TUI's coalescer (withCommandOutput) go through it.
+ */
+function appendRuns(o: StageOutput, added: readonly OutputRun[], counted: number): StageOutput {
+  const runs = [...o.runs, ...added];
+  let size = 0;
+  for (const r of runs) size += r.lines.length;
+  let drop = 0;
+  while (size > PANE_LINES) {
+    const first = runs[drop] as OutputRun;
+    const excess = size - PANE_LINES;
+    if (first.lines.length <= excess) {
+      drop++;
+      size -= first.lines.length;
+    } else {
+      runs[drop] = { ...first, lines: first.lines.slice(excess) };
+      size = PANE_LINES;
+    }
+  }
+  return { runs: drop > 0 ? runs.slice(drop) : runs, totalLines: o.totalLines + counted };
 }
 
-function appendToStage(p: PaneState, stage: StageId, added: StageOutput['lines'], uncarried: number): PaneState {
-  return { ...p, output: { ...p.output, [stage]: withLines(p.output[stage] ?? NO_OUTPUT, added, uncarried) } };
+/**
+ * A pane's output with a command's lines added to the stage the command belongs to (the event says which): the
+ * store's reduction of cmd.output, and how the TUI's coalescer gathers a burst.
+ */
+export function withCommandOutput(
+  output: PaneOutput,
+  e: { stage: StageId; probe: string; stream: 'stdout' | 'stderr'; lines: readonly string[] },
+): PaneOutput {
+  const run = { probe: e.probe, stderr: e.stream === 'stderr', lines: e.lines };
+  return { ...output, [e.stage]: appendRuns(output[e.stage] ?? NO_OUTPUT, [run], e.lines.length) };
+}
+
+/** A pane's output with a coalesced burst added: each stage's runs, and all the lines its burst counted. */
+function withBurst(output: PaneOutput, burst: PaneOutput): PaneOutput {
+  const next = { ...output };
+  for (const [stage, b] of Object.entries(burst) as Array<[StageId, StageOutput]>)
+    next[stage] = appendRuns(output[stage] ?? NO_OUTPUT, b.runs, b.totalLines);
+  return next;
+}
+
+/** The last `n` lines of a stage's output, oldest first, as a view draws them. */
+export function lastLines(o: StageOutput | undefined, n: number): PaneLine[] {
+  const lines: PaneLine[] = [];
+  for (let i = (o?.runs.length ?? 0) - 1; i >= 0 && lines.length < n; i--) {
+    const run = (o as StageOutput).runs[i] as OutputRun;
+    for (let j = run.lines.length - 1; j >= 0 && lines.length < n; j--)
+      lines.push({ text: run.lines[j] as string, stderr: run.stderr, probe: run.probe });
+  }
+  return lines.reverse();
 }
 
 /** Lines the engine itself writes into panes (step markers, procedure notes), tagged with the step. */
@@ -73,39 +118,10 @@ function appendLines(
 ): EngineState {
   let next = state;
   for (const h of hosts)
-    next = updatePane(next, h, (p) =>
-      appendToStage(
-        p,
-        stage,
-        texts.map((text) => ({ text, stderr: false, probe })),
-        0,
-      ),
-    );
-  return next;
-}
-
-/**
- * Appends output to a pane, each batch's lines to the stage its event named. `omitted`: lines the coalescer
- * counted but did not carry; they belong to the stage of the batches it carried (it flushes before every other
- * event, so one action never spans two stages' runs).
- */
-function appendOutput(p: PaneState, batches: PaneOutputAction['batches'], omitted: number): PaneState {
-  // Gathered per stage first, so a flush of many interleaved batches copies each stage's ring once.
-  const byStage = new Map<StageId, { added: StageOutput['lines']; uncarried: number }>();
-  let lastStage: StageId | undefined;
-  for (const b of batches) {
-    let into = byStage.get(b.stage);
-    if (!into) byStage.set(b.stage, (into = { added: [], uncarried: 0 }));
-    const stderr = b.stream === 'stderr';
-    // Only the last PANE_LINES of a batch can stay; the rest are counted.
-    const from = Math.max(0, b.lines.length - PANE_LINES);
-    into.uncarried += from;
-    for (let i = from; i < b.lines.length; i++) into.added.push({ text: b.lines[i] as string, stderr, probe: b.probe });
-    lastStage = b.stage;
-  }
-  if (lastStage !== undefined) byStage.get(lastStage)!.uncarried += omitted;
-  let next = p;
-  for (const [stage, { added, uncarried }] of byStage) next = appendToStage(next, stage, added, uncarried);
+    next = updatePane(next, h, (p) => {
+      const o = appendRuns(p.output[stage] ?? NO_OUTPUT, [{ probe, stderr: false, lines: texts }], texts.length);
+      return { ...p, output: { ...p.output, [stage]: o } };
+    });
   return next;
 }
 
@@ -154,9 +170,9 @@ export function reduce(state: EngineState, action: EngineAction): EngineState {
         ],
       }));
     case 'cmd.output':
-      return updatePane(state, action.host, (p) => appendOutput(p, [action], 0));
+      return updatePane(state, action.host, (p) => ({ ...p, output: withCommandOutput(p.output, action) }));
     case 'pane.output':
-      return updatePane(state, action.host, (p) => appendOutput(p, action.batches, action.omitted));
+      return updatePane(state, action.host, (p) => ({ ...p, output: withBurst(p.output, action.output) }));
     case 'cmd.exit':
       return updatePane(state, action.host, (p) =>
         updateCommand(p, action.runId, (c) => ({

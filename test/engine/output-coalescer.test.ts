@@ -1,12 +1,13 @@
 /**
  * The TUI's output path (issue 8): every line of every command reaches the session log as the engine emits it,
  * while the store gets at most one update per host per interval carrying a pane's worth of lines. Whatever the
- * interleaving, the pane must end with exactly the newest lines in order and the right count.
+ * interleaving, the pane must end with exactly the newest lines in order and the right count. The engine holds
+ * nothing back: each chunk's complete lines are published with it (the coalescer is the TUI's only timer).
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { OutputBatcher } from '../../src/engine/output-batcher.js';
 import { PaneOutputCoalescer } from '../../src/engine/output-coalescer.js';
-import { initialState, PANE_LINES, reduce } from '../../src/engine/store.js';
+import { OutputLines } from '../../src/engine/output-lines.js';
+import { initialState, lastLines, PANE_LINES, reduce } from '../../src/engine/store.js';
 import type { EngineAction, EngineState } from '../../src/engine/store-types.js';
 import { clean } from '../../src/util/sanitize.js';
 
@@ -91,14 +92,20 @@ describe('pane output coalescing', () => {
         events.filter((e) => e.host === h).reduce((n, e) => n + e.lines.length, 0),
       );
       expect(coalesced.panes[h]!.output.inventory!.totalLines).toBe(direct.panes[h]!.output.inventory!.totalLines);
-      expect(coalesced.panes[h]!.output.inventory!.lines).toEqual(direct.panes[h]!.output.inventory!.lines);
-      expect(coalesced.panes[h]!.output.inventory!.lines).toHaveLength(PANE_LINES);
+      expect(lastLines(coalesced.panes[h]!.output.inventory, Infinity)).toEqual(
+        lastLines(direct.panes[h]!.output.inventory, Infinity),
+      );
+      expect(lastLines(coalesced.panes[h]!.output.inventory, Infinity)).toHaveLength(PANE_LINES);
     }
     // Stderr lines stay marked and every line names its command's probe.
     expect(
-      coalesced.panes.a!.output.inventory!.lines.filter((l) => l.stderr).every((l) => l.text.includes('stderr')),
+      lastLines(coalesced.panes.a!.output.inventory, Infinity)
+        .filter((l) => l.stderr)
+        .every((l) => l.text.includes('stderr')),
     ).toBe(true);
-    expect(coalesced.panes.a!.output.inventory!.lines.every((l) => l.text.includes(` ${l.probe} `))).toBe(true);
+    expect(lastLines(coalesced.panes.a!.output.inventory, Infinity).every((l) => l.text.includes(` ${l.probe} `))).toBe(
+      true,
+    );
     // 400 events became a handful of store updates: the first at once, then at most one per host per interval.
     expect(actions.length).toBeLessThanOrEqual(2 * (1 + 8 + 1));
   });
@@ -113,18 +120,13 @@ describe('pane output coalescing', () => {
     co.push({ host: 'a', stage: 'inventory', probe: 'p1', stream: 'stdout', lines: ['third'] });
     expect(actions).toHaveLength(1);
     vi.advanceTimersByTime(100);
+    const run = (lines: string[]) => ({ probe: 'p1', stderr: false, lines });
     expect(actions).toEqual([
+      { type: 'pane.output', host: 'a', output: { inventory: { runs: [run(['first'])], totalLines: 1 } } },
       {
         type: 'pane.output',
         host: 'a',
-        omitted: 0,
-        batches: [{ stage: 'inventory', probe: 'p1', stream: 'stdout', lines: ['first'] }],
-      },
-      {
-        type: 'pane.output',
-        host: 'a',
-        omitted: 0,
-        batches: [{ stage: 'inventory', probe: 'p1', stream: 'stdout', lines: ['second', 'third'] }],
+        output: { inventory: { runs: [run(['second']), run(['third'])], totalLines: 2 } },
       },
     ]);
   });
@@ -163,10 +165,10 @@ describe('pane output coalescing', () => {
         lines: Array.from({ length: 10_000 }, (_, j) => `${i}:${j}`),
       });
     co.flush();
-    const burst = actions[1]!;
-    expect(burst.batches.reduce((n, b) => n + b.lines.length, 0)).toBe(PANE_LINES);
-    expect(burst.omitted + PANE_LINES).toBe(1_000_000);
-    expect(burst.batches.at(-1)!.lines.at(-1)).toBe('99:9999');
+    const burst = actions[1]!.output.inventory!;
+    expect(lastLines(burst, Infinity)).toHaveLength(PANE_LINES);
+    expect(burst.totalLines).toBe(1_000_000);
+    expect(lastLines(burst, 1)[0]!.text).toBe('99:9999');
   });
 
   it('flush hands pending output over before the caller dispatches a later event (the session keeps order)', () => {
@@ -186,27 +188,34 @@ describe('pane output coalescing', () => {
       timedOut: false,
       cancelled: false,
     });
-    expect(s.panes.a!.output.inventory!.lines.map((l) => l.text)).toEqual(['x', 'last words']);
+    expect(lastLines(s.panes.a!.output.inventory, Infinity).map((l) => l.text)).toEqual(['x', 'last words']);
     expect(s.panes.a!.commands[0]).toMatchObject({ running: false, exitCode: 0 });
   });
 });
 
-describe('output batcher', () => {
-  it('publishes every line once, in order, split across chunks, large batches at once and the last partial line at the end', () => {
-    vi.useFakeTimers();
+describe('output lines', () => {
+  it("publishes each chunk's complete lines with it, every line once and in order, and the last partial line at the end", () => {
     const published: Array<[string, string[]]> = [];
-    const b = new OutputBatcher((stream, lines) => published.push([stream, lines]), 80, 2000);
+    const output = new OutputLines((stream, lines) => published.push([stream, lines]));
     let text = '';
     for (let i = 0; i < 5000; i++) text += `line ${i}\n`;
     text += 'no newline';
-    // Uneven chunks that cut lines (and one control sequence) in two.
-    for (let at = 0; at < text.length; at += 977) b.push('stdout', text.slice(at, at + 977));
-    b.push('stderr', 'warn\u001b[3');
-    b.push('stderr', '1m red\u001b[0m\n');
-    expect(published.length).toBeGreaterThan(0); // 2000 lines went out without waiting for the timer
-    b.end();
-    const stdout = published.filter(([s]) => s === 'stdout').flatMap(([, l]) => l);
-    expect(stdout).toEqual([...Array.from({ length: 5000 }, (_, i) => `line ${i}`), 'no newline']);
+    const stdout = () => published.filter(([s]) => s === 'stdout').flatMap(([, l]) => l);
+    // Uneven chunks that cut lines in two: after each, every line it completed is out, nothing waits.
+    for (let at = 0; at < text.length; at += 977) {
+      output.push('stdout', text.slice(at, at + 977));
+      const complete = text
+        .slice(0, at + 977)
+        .split('\n')
+        .slice(0, -1);
+      expect(stdout()).toEqual(complete);
+    }
+    // A control sequence cut in two is stripped whole.
+    output.push('stderr', 'warn\u001b[3');
+    output.push('stderr', '1m red\u001b[0m\n');
+    output.end();
+    expect(stdout()).toEqual([...Array.from({ length: 5000 }, (_, i) => `line ${i}`), 'no newline']);
     expect(published.filter(([s]) => s === 'stderr').flatMap(([, l]) => l)).toEqual(['warn red']);
+    expect(published.every(([, l]) => l.length > 0)).toBe(true);
   });
 });

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { initialState, PANE_LINES, reduce, stageStatusFor, Store } from '../../src/engine/store.js';
+import { initialState, lastLines, PANE_LINES, reduce, stageStatusFor, Store } from '../../src/engine/store.js';
+import type { StageOutput } from '../../src/engine/store-types.js';
 import { clean } from '../../src/util/sanitize.js';
+
+/** Every line a stage's output keeps, oldest first. */
+const kept = (o: StageOutput | undefined) => lastLines(o, Infinity);
 
 const hosts = [
   { name: 'a', address: '127.0.0.1:1' },
@@ -41,8 +45,8 @@ describe('store reducer', () => {
       timedOut: false,
       cancelled: false,
     });
-    expect(s.panes.a!.output.inventory!.lines).toHaveLength(PANE_LINES);
-    expect(s.panes.a!.output.inventory!.lines.at(-1)?.text).toBe(`line ${PANE_LINES + 49}`);
+    expect(kept(s.panes.a!.output.inventory)).toHaveLength(PANE_LINES);
+    expect(kept(s.panes.a!.output.inventory).at(-1)?.text).toBe(`line ${PANE_LINES + 49}`);
     expect(s.panes.a!.output.inventory!.totalLines).toBe(PANE_LINES + 50);
     expect(s.panes.a!.commands[0]).toMatchObject({ running: false, exitCode: 0, durationMs: 12 });
     expect(s.panes.b!.output).toEqual({});
@@ -122,28 +126,25 @@ describe('store reducer', () => {
       ['inventory', 'r1'],
       ['os', 'r2'],
     ]);
-    expect(s.panes.a!.output.inventory!.lines.map((l) => [l.text, l.probe])).toEqual([
+    expect(kept(s.panes.a!.output.inventory).map((l) => [l.text, l.probe])).toEqual([
       ['inv 1', 'inventory-probe'],
       ['inv 2', 'inventory-probe'],
       ['inventory note', 'note'],
     ]);
-    expect(s.panes.a!.output.os!.lines.map((l) => l.text)).toEqual(['os 1', 'os note']);
+    expect(kept(s.panes.a!.output.os).map((l) => l.text)).toEqual(['os 1', 'os note']);
     // Running inventory again replaces only its own commands and output.
     s = reduce(s, { type: 'stage.state', stage: 'inventory', state: 'running' });
     expect(s.panes.a!.commands.map((c) => c.runId)).toEqual(['r2']);
     expect(s.panes.a!.output.inventory).toBeUndefined();
     expect(s.panes.a!.output.os!.totalLines).toBe(2);
-    // Lines the coalescer counted but did not carry go to the stage of the lines it carried.
+    // A coalesced burst adds each stage's lines and its count (lines counted but not carried) to that stage only.
     s = reduce(s, {
       type: 'pane.output',
       host: 'a',
-      omitted: 40,
-      batches: [{ stage: 'inventory', probe: 'p', stream: 'stderr', lines: ['tail'] }],
+      output: { inventory: { runs: [{ probe: 'p', stderr: true, lines: ['tail'] }], totalLines: 41 } },
     });
-    expect(s.panes.a!.output.inventory).toEqual({
-      lines: [{ text: 'tail', stderr: true, probe: 'p' }],
-      totalLines: 41,
-    });
+    expect(kept(s.panes.a!.output.inventory)).toEqual([{ text: 'tail', stderr: true, probe: 'p' }]);
+    expect(s.panes.a!.output.inventory!.totalLines).toBe(41);
     expect(s.panes.a!.output.os!.totalLines).toBe(2);
   });
 
@@ -158,15 +159,43 @@ describe('store reducer', () => {
       stream: 'stderr',
       lines: [clean('one'), clean('two')],
     });
-    expect(s.panes.a!.output).toEqual({
-      os: {
-        lines: [
-          { text: 'one', stderr: true, probe: 'sysctl' },
-          { text: 'two', stderr: true, probe: 'sysctl' },
-        ],
-        totalLines: 2,
-      },
-    });
+    expect(Object.keys(s.panes.a!.output)).toEqual(['os']);
+    expect(kept(s.panes.a!.output.os)).toEqual([
+      { text: 'one', stderr: true, probe: 'sysctl' },
+      { text: 'two', stderr: true, probe: 'sysctl' },
+    ]);
+    expect(s.panes.a!.output.os!.totalLines).toBe(2);
+  });
+
+  it("keeps a stage's newest PANE_LINES lines across the runs they came in, in order, and counts every line", () => {
+    let s = initialState(hosts);
+    const out = (probe: string, stream: 'stdout' | 'stderr', lines: string[]) => {
+      s = reduce(s, {
+        type: 'cmd.output',
+        host: 'a',
+        runId: probe,
+        stage: 'os',
+        probe,
+        stream,
+        lines: lines.map(clean),
+      });
+    };
+    const texts = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `${tag} ${i}`);
+    out('p1', 'stdout', texts(200, 'first'));
+    out('p2', 'stderr', texts(150, 'second'));
+    out('p1', 'stdout', ['last']);
+    const all = kept(s.panes.a!.output.os);
+    expect(s.panes.a!.output.os!.totalLines).toBe(351);
+    expect(all).toHaveLength(PANE_LINES);
+    expect(all.map((l) => l.text)).toEqual([...texts(200, 'first').slice(51), ...texts(150, 'second'), 'last']);
+    expect(all.filter((l) => l.stderr).map((l) => l.probe)).toEqual(Array(150).fill('p2'));
+    // A view asks for the rows it has room for: the newest, oldest first.
+    expect(lastLines(s.panes.a!.output.os, 3)).toEqual([
+      { text: 'second 148', stderr: true, probe: 'p2' },
+      { text: 'second 149', stderr: true, probe: 'p2' },
+      { text: 'last', stderr: false, probe: 'p1' },
+    ]);
+    expect(lastLines(undefined, 3)).toEqual([]);
   });
 
   it('leaves other panes untouched (identity) so their views do not re-render', () => {
