@@ -9,7 +9,10 @@ import { close, mkdirSync, openSync, write } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { EngineEvent } from './events.js';
+import type { CleanText } from '../util/sanitize.js';
 import { scrub } from '../util/secrets.js';
+
+type OutputEvent = Extract<EngineEvent, { type: 'cmd.output' }>;
 
 export function stateDir(): string {
   const base = process.env.XDG_STATE_HOME || join(homedir(), '.local', 'state');
@@ -27,7 +30,9 @@ const BUFFER_BYTES = 2 * 1024 * 1024;
  * JSON text dies at once: text that waited for the disk would outlive the young-generation collections, and
  * a host pouring out output would grow the old generation by tens of MB (so would WriteStream, which makes a
  * Buffer of every write). Only when both buffers are full does text queue, and then whenWritable holds the
- * output back.
+ * output back. Output that arrives while a write runs joins the record before it when that record is output of
+ * the same command and stream: a flooding host costs one record per write, not one per SSH packet, and no timer
+ * is needed for it (an idle disk takes each record at once).
  */
 export class SessionLog {
   private readonly fd: number;
@@ -44,6 +49,8 @@ export class SessionLog {
   private finishClose: (() => void) | undefined;
   private broken = false;
   private drained: { promise: Promise<void>; resolve: () => void } | undefined;
+  /** The newest output record, still open to more lines of its command and stream while a write runs. */
+  private pending: { event: OutputEvent; t: string; lines: CleanText[]; chars: number } | undefined;
 
   constructor(
     dir: string = join(stateDir(), 'sessions'),
@@ -56,12 +63,35 @@ export class SessionLog {
 
   record(event: EngineEvent): void {
     if (this.closing || this.broken) return;
-    const line = `${scrub(JSON.stringify({ t: new Date().toISOString(), ...event }))}\n`;
+    const t = new Date().toISOString();
+    const p = this.pending;
+    if (event.type === 'cmd.output' && p && sameOutput(p.event, event)) {
+      for (const l of event.lines) {
+        p.lines.push(l);
+        p.chars += l.length;
+      }
+    } else {
+      this.settlePending();
+      if (event.type === 'cmd.output') {
+        this.pending = { event, t, lines: [...event.lines], chars: event.lines.reduce((n, l) => n + l.length, 0) };
+      } else this.append(`${scrub(JSON.stringify({ t, ...event }))}\n`);
+    }
+    if (!this.writing) this.writeNext();
+  }
+
+  /** The open output record goes into the buffers as it stands. */
+  private settlePending(): void {
+    const p = this.pending;
+    if (!p) return;
+    this.pending = undefined;
+    this.append(`${scrub(JSON.stringify({ t: p.t, ...p.event, lines: p.lines }))}\n`);
+  }
+
+  private append(line: string): void {
     if (this.overflow.length > 0 || !this.copy(line)) {
       this.overflow.push(line);
       this.overflowBytes += Buffer.byteLength(line);
     }
-    if (!this.writing) this.writeNext();
   }
 
   /**
@@ -89,7 +119,7 @@ export class SessionLog {
   }
 
   private waiting(): number {
-    return this.filled + this.overflowBytes;
+    return this.filled + this.overflowBytes + (this.pending?.chars ?? 0);
   }
 
   /** Copies `line` into the current buffer if it fits. */
@@ -102,6 +132,7 @@ export class SessionLog {
   }
 
   private writeNext(): void {
+    this.settlePending();
     while (this.overflow.length > 0 && this.copy(this.overflow[0] as string)) {
       this.overflowBytes -= Buffer.byteLength(this.overflow.shift() as string);
     }
@@ -132,6 +163,7 @@ export class SessionLog {
       if (err) {
         // A full or vanished disk: the session goes on without its log rather than stopping every command.
         this.broken = true;
+        this.pending = undefined;
         this.filled = 0;
         this.overflow = [];
         this.overflowBytes = 0;
@@ -150,6 +182,10 @@ export class SessionLog {
     this.drained = undefined;
     d?.resolve();
   }
+}
+
+function sameOutput(a: OutputEvent, b: OutputEvent): boolean {
+  return a.host === b.host && a.runId === b.runId && a.stream === b.stream;
 }
 
 export function newRunId(now = new Date()): string {

@@ -80,6 +80,35 @@ describe('session log', () => {
     expect(events[2]!.lines).toEqual(['after']);
   });
 
+  it("joins a command's output that arrives while a write runs into one record, and nothing else", async () => {
+    const log = newLog();
+    const chunk = (stream: 'stdout' | 'stderr', runId: string, lines: string[]): EngineEvent => ({
+      ...(output(0, lines) as Extract<EngineEvent, { type: 'cmd.output' }>),
+      runId,
+      stream,
+    });
+    log.record(chunk('stdout', 'r1', ['first'])); // the disk is idle: written at once, on its own
+    for (let i = 0; i < 1000; i++) log.record(chunk('stdout', 'r1', [`out ${i}`]));
+    log.record(chunk('stderr', 'r1', ['err 0']));
+    log.record(chunk('stderr', 'r1', ['err 1']));
+    log.record(chunk('stdout', 'r2', ['other run']));
+    log.record({ type: 'engine.idle' });
+    log.record(chunk('stdout', 'r2', ['after idle']));
+    await log.close();
+    const events = read(log);
+    expect(events.map((e) => [e.type, e.runId, e.stream, (e.lines as string[] | undefined)?.length])).toEqual([
+      ['cmd.output', 'r1', 'stdout', 1],
+      ['cmd.output', 'r1', 'stdout', 1000],
+      ['cmd.output', 'r1', 'stderr', 2],
+      ['cmd.output', 'r2', 'stdout', 1],
+      ['engine.idle', undefined, undefined, undefined],
+      ['cmd.output', 'r2', 'stdout', 1],
+    ]);
+    expect(events[1]!.lines).toEqual(Array.from({ length: 1000 }, (_, i) => `out ${i}`));
+    expect(events[2]!.lines).toEqual(['err 0', 'err 1']);
+    expect(String(events[1]!.t) <= String(events[2]!.t)).toBe(true);
+  });
+
   it('records nothing after close and never holds output once closed', async () => {
     const log = newLog();
     log.record(output(1, ['kept']));
