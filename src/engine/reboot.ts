@@ -1,12 +1,15 @@
 /**
  * Reboot a host and wait for it (docs/STAGES.md §1): read the boot id, ask systemd to reboot, then poll with
- * new connections until SSH answers with a different `/proc/sys/kernel/random/boot_id` (limit 15 min).
+ * new connections (soon at first, then every `pollMs`) until SSH answers with a different `/proc/sys/kernel/random/boot_id` (limit 15 min).
  * The reboot command itself usually loses its connection; that is expected, not a failure. But a connection
  * lost before the command reached the host looks the same, so while the host still answers with the old boot
  * id the request is sent again every `reissueMs` (a second request during a shutdown changes nothing).
  */
 import type { Host } from '../transport/types.js';
 import type { HostRunner } from './types.js';
+
+/** The first poll's delay after the reboot request; each later one doubles, up to `pollMs`. */
+const FIRST_POLL_MS = 100;
 
 const BOOT_ID = { argv: ['cat', '/proc/sys/kernel/random/boot_id'] } as const;
 
@@ -33,8 +36,11 @@ export async function rebootAndWait(
   let requestedAt = started;
   let requests = 1;
   let last = 'no answer yet';
-  while (Date.now() - started < options.timeoutMs) {
-    await new Promise((r) => setTimeout(r, pollMs));
+  // The first polls come quickly and back off to pollMs: a host that reboots fast (a VM, the lab) is seen back at
+  // once, and a slow one is asked no more often than every pollMs.
+  for (let delay = Math.min(FIRST_POLL_MS, pollMs); Date.now() - started < options.timeoutMs; ) {
+    await new Promise((r) => setTimeout(r, delay));
+    delay = Math.min(delay * 2, pollMs);
     try {
       await host.connect();
       const now = await host.run(BOOT_ID, { timeoutMs: 10_000 });
