@@ -47,6 +47,8 @@ export interface ApplyOptions {
     plans: readonly StepResult[],
   ) => Promise<boolean>;
   rebootTimeoutMs?: number;
+  /** How long a host may answer with its old boot id before the reboot is requested again (default 30 s). */
+  rebootReissueMs?: number;
   /** How long a host that lost its connection during a step is waited for before the step fails (default 120 s). */
   reconnectTimeoutMs?: number;
 }
@@ -470,6 +472,7 @@ export class StepExecutor {
           changed = true;
           const r = await rebootAndWait(this.host(host), run, {
             timeoutMs: this.options.rebootTimeoutMs ?? 15 * 60_000,
+            ...(this.options.rebootReissueMs !== undefined ? { reissueMs: this.options.rebootReissueMs } : {}),
           });
           if (!r.ok) return { ...preview, status: 'failed', changed, error: r.detail };
         }

@@ -1,9 +1,9 @@
-/** Starts a lab and returns SSH hosts connected through the real transport (as --lab does). */
+/** Starts a lab (at full speed unless told) and returns SSH hosts connected through the real transport (as --lab does). */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startLab, type Lab, type LabOptions } from '../../lab/index.js';
-import { hostsFromConfig, labInventory } from '../../src/target.js';
+import { LAB_MAX_SPEED_RECONNECT_MS, hostsFromConfig, labInventory } from '../../src/target.js';
 import type { ClusterConfig } from '../../src/config/schema.js';
 import type { Host } from '../../src/transport/types.js';
 
@@ -18,10 +18,12 @@ export interface LabTarget {
 }
 
 export async function labTarget(options: LabOptions = {}): Promise<LabTarget> {
-  const lab = await startLab({ speed: 'max', ...options });
+  const speed = options.speed ?? 'max';
+  const lab = await startLab({ ...options, speed });
   const dir = mkdtempSync(join(tmpdir(), 'l20-labt-'));
   const { config, files } = labInventory(lab, dir);
-  const hosts = hostsFromConfig(config);
+  // As `--lab --speed max` connects (src/target.ts).
+  const hosts = hostsFromConfig(config, speed === 'max' ? { reconnectBackoffMs: LAB_MAX_SPEED_RECONNECT_MS } : {});
   return {
     lab,
     config,

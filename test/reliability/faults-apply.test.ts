@@ -91,6 +91,8 @@ async function applyAll(t: LabTarget, seed: number | undefined): Promise<ApplyRu
     yes: true,
     allowReboot: true,
     reconnectTimeoutMs: 60_000,
+    // A reboot request cut before it ran leaves the lab on its old boot id: ask again soon, not after 30 s.
+    rebootReissueMs: 3000,
   }).applyStages(STAGES);
   for (const h of t.lab.hosts) h.faults.cancelDrop();
   const second = await new StepExecutor(engine, { dryRun: false, yes: true, allowReboot: true }).applyStages(STAGES);
