@@ -12,7 +12,7 @@ import { Lab, notPassing, type Report } from './crash-lab.js';
 
 describe('crash journal: kill -9 in the middle of an apply', () => {
   const lab = new Lab();
-  beforeAll(() => lab.start('fresh', '20'), 60_000);
+  beforeAll(() => lab.start('fresh', '30'), 60_000);
   afterAll(() => lab.stop());
 
   it('the next apply refuses naming host and step; check warns; --rollback undoes the step on both hosts', async () => {
