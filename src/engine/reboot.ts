@@ -38,7 +38,7 @@ export async function rebootAndWait(
   let last = 'no answer yet';
   // The first polls come quickly and back off to pollMs: a host that reboots fast (a VM, the lab) is seen back at
   // once, and a slow one is asked no more often than every pollMs.
-  for (let delay = Math.min(FIRST_POLL_MS, pollMs); Date.now() - started < options.timeoutMs; ) {
+  for (let delay = Math.min(FIRST_POLL_MS, pollMs); Date.now() - started < options.timeoutMs;) {
     await new Promise((r) => setTimeout(r, delay));
     delay = Math.min(delay * 2, pollMs);
     try {
