@@ -1,26 +1,33 @@
 /**
  * Test order for a clean clone, where vitest has no timings cached and would start files in glob order:
- * the files that take a minute or more start first, longest first, so the three workers finish together
- * instead of one of them starting a two-minute file last. With a cache, vitest's own order (failed first,
+ * the files that take half a minute or more start first, longest first, so the workers finish together
+ * instead of one of them starting a long file last. With a cache, vitest's own order (failed first,
  * then longest) applies to the rest. Durations: `npx vitest run --reporter=json` on this 2-core machine.
  */
 import { relative } from 'node:path';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 export const HEAVY_FILES = [
-  'test/reliability/faults-apply.test.ts',
   'test/e2e/crash-journal.test.ts',
   'test/checks/units-oracle.test.ts',
   'test/reliability/kill-armed.test.ts',
-  'test/e2e/acceptance.test.ts',
-  'test/doctor/cuts-1.test.ts',
-  'test/doctor/cuts-2.test.ts',
-  'test/doctor/cuts-3.test.ts',
-  'test/bundle/bundle-cli.test.ts',
-  'test/e2e/troubleshoot-cli.test.ts',
+  'test/reliability/faults-apply.test.ts',
   'test/topology/through-bastions.test.ts',
-  'test/e2e/secrets-planted.test.ts',
+  'test/e2e/acceptance.test.ts',
+  'test/lab/network-stage.test.ts',
   'test/reliability/fuzz-inventory.test.ts',
+  'test/doctor/cuts-3.test.ts',
+  'test/integration/scenarios-1.test.ts',
+  'test/doctor/cuts-2.test.ts',
+  'test/troubleshoot/scenarios-2.test.ts',
+  'test/integration/scenarios-2.test.ts',
+  'test/realhost/conformance.test.ts',
+  'test/doctor/cuts-1.test.ts',
+  'test/troubleshoot/scenarios-1.test.ts',
+  'test/e2e/secrets-planted.test.ts',
+  'test/lab/no-peermem.test.ts',
+  'test/integration/scenarios-3.test.ts',
+  'test/bundle/bundle-cli.test.ts',
 ];
 
 export class HeavyFirstSequencer extends BaseSequencer {
