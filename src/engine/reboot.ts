@@ -1,6 +1,7 @@
 /**
  * Reboot a host and wait for it (docs/STAGES.md §1): read the boot id, ask systemd to reboot, then poll with
- * new connections (soon at first, then every `pollMs`) until SSH answers with a different `/proc/sys/kernel/random/boot_id` (limit 15 min).
+ * new connections (soon at first, then every `pollMs`) until SSH answers with a different
+ * `/proc/sys/kernel/random/boot_id` (limit 15 min).
  * The reboot command itself usually loses its connection; that is expected, not a failure. But a connection
  * lost before the command reached the host looks the same, so while the host still answers with the old boot
  * id the request is sent again every `reissueMs` (a second request during a shutdown changes nothing).

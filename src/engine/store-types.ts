@@ -40,7 +40,10 @@ export interface OutputRun {
   lines: readonly string[];
 }
 
-/** A pane's output of one stage: its last PANE_LINES lines, in the runs they came in (store.ts lastLines reads them). */
+/**
+ * A pane's output of one stage: its last PANE_LINES lines, in the runs they came in (store.ts lastLines reads
+ * them).
+ */
 export interface StageOutput {
   runs: OutputRun[];
   /** Total lines seen, so views can show "last n of m lines". */

@@ -194,7 +194,7 @@ describe('pane output coalescing', () => {
 });
 
 describe('output lines', () => {
-  it("publishes each chunk's complete lines with it, every line once and in order, and the last partial line at the end", () => {
+  it("publishes each chunk's whole lines at once, each line once and in order, the partial last one at the end", () => {
     const published: Array<[string, string[]]> = [];
     const output = new OutputLines((stream, lines) => published.push([stream, lines]));
     let text = '';

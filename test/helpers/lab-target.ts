@@ -1,4 +1,7 @@
-/** Starts a lab (at full speed unless told) and returns SSH hosts connected through the real transport (as --lab does). */
+/**
+ * Starts a lab (at full speed unless told) and returns SSH hosts connected through the real transport
+ * (as --lab does).
+ */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
